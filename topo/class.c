@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Node class: a key made only of hardware facts that identical nodes share,
+ * and an id that is a readable slug plus 8 hex digits of a hash of the key.
+ * Host names, bus ids, serials and software versions never enter the key.
+ * The matrix enters as the sorted list of each device's sorted row, so that
+ * bus numbering (which orders devices) does not change the key.
+ */
+#include "topo/internal.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static json_t *sorted_strings(char **items, int n)
+{
+    qsort(items, (size_t)n, sizeof(char *), cmp_str);
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        json_array_append_new(arr, json_string(items[i]));
+        free(items[i]);
+    }
+    free(items);
+    return arr;
+}
+
+/* One device's row as "GPU|NIC-kind:" plus its sorted cells: order-free by construction. */
+static char *device_signature(const struct topo *t, int d)
+{
+    int n = t->ngpus + t->nnics;
+    const char **cells = calloc((size_t)n, sizeof(char *));
+    struct util_buf b = UTIL_BUF_INIT;
+    if (!cells)
+        abort();
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        const char *c = t->matrix[d * n + j];
+        if (j == d)
+            continue;
+        cells[k++] = c ? c : "?";
+    }
+    /* Peer type matters (a GPU near a NIC is not a GPU near a GPU): sort each group apart. */
+    int first_nic = d < t->ngpus ? t->ngpus - 1 : t->ngpus;
+    qsort(cells, (size_t)first_nic, sizeof(char *), cmp_str);
+    qsort(cells + first_nic, (size_t)(k - first_nic), sizeof(char *), cmp_str);
+    util_buf_adds(&b, d < t->ngpus ? "GPU" : topo_nic_kind_name(t->nics[d - t->ngpus].kind));
+    for (int j = 0; j < k; j++)
+        util_buf_addf(&b, "%s%s", j == first_nic ? "|" : " ", cells[j]);
+    free(cells);
+    return util_buf_detach(&b);
+}
+
+static json_t *matrix_key(const struct topo *t)
+{
+    int n = t->ngpus + t->nnics;
+    char **rows = calloc((size_t)n + 1, sizeof(char *));
+    if (!rows)
+        abort();
+    for (int d = 0; d < n; d++)
+        rows[d] = device_signature(t, d);
+    return sorted_strings(rows, n);
+}
+
+static json_t *nics_key(const struct topo *t)
+{
+    char **items = calloc((size_t)t->nnics + 1, sizeof(char *));
+    if (!items)
+        abort();
+    for (int i = 0; i < t->nnics; i++) {
+        struct util_buf b = UTIL_BUF_INIT;
+        util_buf_addf(&b, "%s:%d", topo_nic_kind_name(t->nics[i].kind), t->nics[i].speed_gbps);
+        items[i] = util_buf_detach(&b);
+    }
+    return sorted_strings(items, t->nnics);
+}
+
+/* "model/memory" of every GPU, sorted: mixed nodes differ from uniform ones. */
+static json_t *gpus_key(const struct topo *t)
+{
+    char **items = calloc((size_t)t->ngpus + 1, sizeof(char *));
+    if (!items)
+        abort();
+    for (int i = 0; i < t->ngpus; i++) {
+        struct util_buf b = UTIL_BUF_INIT;
+        util_buf_addf(&b, "%s/%lld", t->gpus[i].model ? t->gpus[i].model : "?",
+                      t->gpus[i].memory_mib);
+        items[i] = util_buf_detach(&b);
+    }
+    return sorted_strings(items, t->ngpus);
+}
+
+static json_t *build_key(const struct topo *t)
+{
+    json_t *gpu = json_object();
+    util_json_set(gpu, "models", gpus_key(t));
+    util_json_set(gpu, "count", json_integer(t->ngpus));
+    json_t *cpu = json_object();
+    util_json_set(cpu, "vendor", util_json_str_or_null(t->cpu.vendor));
+    util_json_set(cpu, "model", util_json_str_or_null(t->cpu.model));
+    util_json_set(cpu, "sockets", util_json_count_or_null(t->cpu.sockets));
+    util_json_set(cpu, "numa_nodes", util_json_count_or_null(t->cpu.numa_nodes));
+    json_t *key = json_object();
+    util_json_set(key, "gpu", gpu);
+    util_json_set(key, "nvswitches", util_json_count_or_null(t->nvswitches));
+    util_json_set(key, "nvlink_known", json_boolean(t->nvlink_known));
+    util_json_set(key, "nics", nics_key(t));
+    util_json_set(key, "matrix", matrix_key(t));
+    util_json_set(key, "cpu", cpu);
+    return key;
+}
+
+static uint64_t fnv1a64(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* "Tesla V100-SXM2-16GB" -> "v100-sxm2-16gb": vendor words dropped, lowercase, dashes. */
+static void slug_model(const char *model, struct util_buf *b)
+{
+    static const char *drop[] = {"NVIDIA ", "Tesla ", "GeForce "};
+    if (!model) {
+        util_buf_adds(b, "unknown-gpu");
+        return;
+    }
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < 3; i++)
+            if (strncmp(model, drop[i], strlen(drop[i])) == 0) {
+                model += strlen(drop[i]);
+                again = 1;
+            }
+    }
+    int dash = 0;
+    for (const char *p = model; *p; p++) {
+        if (isalnum((unsigned char)*p)) {
+            if (dash && b->len)
+                util_buf_adds(b, "-");
+            char c = (char)tolower((unsigned char)*p);
+            util_buf_add(b, &c, 1);
+            dash = 0;
+        } else {
+            dash = 1;
+        }
+    }
+}
+
+static int max_nvlink(const struct topo *t)
+{
+    int m = 0;
+    for (int i = 0; i < t->ngpus * t->ngpus; i++)
+        m = t->nvlink[i] > m ? t->nvlink[i] : m;
+    return m;
+}
+
+int topo_compute_class(struct topo *t)
+{
+    json_decref(t->class_key);
+    t->class_key = build_key(t);
+    char *canon = json_dumps(t->class_key, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!canon)
+        return UTIL_ENOMEM;
+    uint64_t h = fnv1a64(canon);
+    free(canon);
+    struct util_buf b = UTIL_BUF_INIT;
+    if (t->ngpus) {
+        slug_model(t->gpus[0].model, &b);
+        util_buf_addf(&b, "-%dx", t->ngpus);
+    } else {
+        util_buf_adds(&b, "cpu-only");
+    }
+    int nv = max_nvlink(t);
+    if (t->nvswitches > 0 || t->nvswitches == TOPO_UNKNOWN)
+        util_buf_addf(&b, "-nvs%d", nv);
+    else if (nv)
+        util_buf_addf(&b, "-nv%d", nv);
+    int rdma = 0, speed = 0;
+    const char *kind = NULL;
+    for (int i = 0; i < t->nnics; i++)
+        if (t->nics[i].kind != TOPO_NIC_ETH && t->nics[i].kind != TOPO_NIC_UNKNOWN) {
+            rdma++;
+            kind = topo_nic_kind_name(t->nics[i].kind);
+            speed = t->nics[i].speed_gbps > speed ? t->nics[i].speed_gbps : speed;
+        }
+    if (rdma && speed > 0)
+        util_buf_addf(&b, "-%dx%s%d", rdma, kind, speed);
+    else if (rdma)
+        util_buf_addf(&b, "-%dx%s", rdma, kind);
+    util_buf_addf(&b, "-%08x", (unsigned)(h >> 32));
+    free(t->class_id);
+    t->class_id = util_buf_detach(&b);
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* What the readers, probes and the matrix share inside topo/. */
+#ifndef TOPO_INTERNAL_H
+#define TOPO_INTERNAL_H
+
+#include "topo/topo.h"
+
+#include <hwloc.h>
+#include <libxml/tree.h>
+
+/*
+ * The PCI tree the readers build. Locality nodes are NUMA-level attach points
+ * (hwloc's non-I/O parents, NCCL's <cpu>); host bridges hang below them, PCIe
+ * bridges below those, devices at the leaves. `bridges` counts the PCIe
+ * bridges a node stands for: one per hwloc bridge object, three for an NCCL
+ * <pci> switch (a path through a switch crosses a downstream port, the
+ * upstream port and another downstream port). The matrix letters come from
+ * the lowest common ancestor of two devices and the bridges crossed.
+ */
+enum topo_pnode_kind { TOPO_PNODE_LOCALITY, TOPO_PNODE_HOSTBRIDGE, TOPO_PNODE_BRIDGE, TOPO_PNODE_DEVICE };
+
+/* Adds a node and returns its index, or -1 when out of memory. */
+int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa);
+/* Appends a zeroed GPU or NIC with unknown fields; NULL when out of memory. */
+struct topo_gpu *topo_add_gpu(struct topo *t);
+struct topo_nic *topo_add_nic(struct topo *t);
+/* Allocates the ngpus x ngpus NVLink table, zeroed. */
+int topo_alloc_nvlink(struct topo *t);
+
+/*
+ * Records NVLinks through an NVSwitch fabric: fabric[i] links of GPU i go to
+ * switches, so every pair of fabric GPUs is joined by the smaller count, as
+ * nvidia-smi shows (NV6 between any two DGX-2 GPUs). Also sets each GPU's
+ * nvlinks total from direct links plus fabric links.
+ */
+void topo_set_nvlink_totals(struct topo *t, const int *fabric);
+/* 1 when every GPU is a model known to have no NVLink at all. */
+int topo_gpus_lack_nvlink(const struct topo *t);
+
+/* nvidia-smi letter for a pair of nodes (never "X" or "NV#"), or NULL if unknown. */
+const char *topo_path_letter(const struct topo *t, int a, int b);
+/* Fills t->matrix from nodes and NVLink counts. */
+int topo_compute_matrix(struct topo *t);
+/* Fills class_key and class_id. */
+int topo_compute_class(struct topo *t);
+
+/* Readers: each fills t from its source and prints its own errors. */
+int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live);
+int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc);
+
+/* Live probes, all reading under util_sysfs_root(). */
+void topo_probe_system(struct topo *t);
+void topo_probe_software(struct topo *t);
+void topo_probe_nic(struct topo_nic *nic);
+/* GPUs, NVLink and P2P from libcuda and libnvidia-ml when they load; 0 if absent. */
+int topo_probe_nvidia(struct topo *t, hwloc_topology_t h);
+
+/* GPU facts by model name or PCI device id. */
+struct topo_gpu_info {
+    const char *match;   /* substring of the model name */
+    unsigned device_id;  /* PCI device id, 0 if not listed */
+    const char *name;    /* canonical name */
+    int sm;
+    int nvlinks;         /* NVLinks per GPU, 0 for PCIe cards without a bridge */
+    int link_mbs;        /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
+};
+const struct topo_gpu_info *topo_gpu_info_by_name(const char *model);
+const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id);
+
+/* Duplicates s (NULL stays NULL); aborts on out of memory like git's xstrdup. */
+char *topo_strdup(const char *s);
+
+#endif

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads a hwloc topology (live or from an XML export) into struct topo. */
+#include "topo/internal.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_VENDOR_AMAZON 0x1d0f
+
+static int is_io(hwloc_obj_t o)
+{
+    return o->type == HWLOC_OBJ_BRIDGE || o->type == HWLOC_OBJ_PCI_DEVICE ||
+           o->type == HWLOC_OBJ_OS_DEVICE;
+}
+
+static int single_numa(hwloc_obj_t o)
+{
+    if (!o->nodeset || hwloc_bitmap_weight(o->nodeset) != 1)
+        return TOPO_UNKNOWN;
+    return hwloc_bitmap_first(o->nodeset);
+}
+
+/* The tree node of an object, made on first use and remembered in userdata. */
+static int node_of(struct topo *t, hwloc_obj_t o)
+{
+    if (!o)
+        return -1;
+    if (o->userdata)
+        return (int)(intptr_t)o->userdata - 1;
+    int idx;
+    if (!is_io(o)) {
+        idx = topo_add_pnode(t, TOPO_PNODE_LOCALITY, -1, 0, single_numa(o));
+    } else {
+        int parent = node_of(t, o->parent);
+        if (o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
+            idx = topo_add_pnode(t, TOPO_PNODE_HOSTBRIDGE, parent, 0, TOPO_UNKNOWN);
+        else if (o->type == HWLOC_OBJ_BRIDGE)
+            idx = topo_add_pnode(t, TOPO_PNODE_BRIDGE, parent, 1, TOPO_UNKNOWN);
+        else
+            idx = topo_add_pnode(t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN);
+    }
+    if (idx >= 0)
+        o->userdata = (void *)(intptr_t)(idx + 1);
+    return idx;
+}
+
+static void format_busid(hwloc_obj_t pci, char out[16])
+{
+    snprintf(out, 16, "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain & 0xffffu,
+             pci->attr->pcidev.bus, pci->attr->pcidev.dev, pci->attr->pcidev.func);
+}
+
+static void set_locality(hwloc_topology_t h, hwloc_obj_t o, int *numa, char **cpuset)
+{
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(h, o);
+    if (!anc)
+        return;
+    *numa = single_numa(anc);
+    if (anc->cpuset && !hwloc_bitmap_iszero(anc->cpuset)) {
+        char *s = NULL;
+        if (hwloc_bitmap_list_asprintf(&s, anc->cpuset) >= 0)
+            *cpuset = s;
+    }
+}
+
+static const char *osdev_info(hwloc_obj_t pci, const char *key)
+{
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+        const char *v = hwloc_obj_get_info_by_name(c, key);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static int cmp_busid(const void *a, const void *b)
+{
+    hwloc_obj_t x = *(hwloc_obj_t const *)a, y = *(hwloc_obj_t const *)b;
+    unsigned long long kx = ((unsigned long long)x->attr->pcidev.domain << 24) |
+                            ((unsigned)x->attr->pcidev.bus << 16) |
+                            ((unsigned)x->attr->pcidev.dev << 8) | x->attr->pcidev.func;
+    unsigned long long ky = ((unsigned long long)y->attr->pcidev.domain << 24) |
+                            ((unsigned)y->attr->pcidev.bus << 16) |
+                            ((unsigned)y->attr->pcidev.dev << 8) | y->attr->pcidev.func;
+    return kx < ky ? -1 : kx > ky;
+}
+
+static int is_gpu_pci(hwloc_obj_t p)
+{
+    unsigned cls = p->attr->pcidev.class_id;
+    return p->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
+}
+
+/* By class, or by hwloc's subtype: the DGX-2 export has one NVSwitch whose PCI ids read as zero. */
+static int is_nvswitch_pci(hwloc_obj_t p)
+{
+    if (p->subtype && strcmp(p->subtype, "NVSwitch") == 0)
+        return 1;
+    return p->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA && p->attr->pcidev.class_id == 0x0680;
+}
+
+static void add_gpu_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
+{
+    struct topo_gpu *g = topo_add_gpu(t);
+    if (!g)
+        return;
+    format_busid(p, g->pci);
+    const char *model = osdev_info(p, "GPUModel");
+    const struct topo_gpu_info *gi = model ? topo_gpu_info_by_name(model)
+                                           : topo_gpu_info_by_device(p->attr->pcidev.device_id);
+    if (!model)
+        model = gi ? gi->name : hwloc_obj_get_info_by_name(p, "PCIDevice");
+    g->model = topo_strdup(model);
+    const char *mem = osdev_info(p, "CUDAGlobalMemorySize"); /* KiB */
+    if (mem)
+        g->memory_mib = strtoll(mem, NULL, 10) / 1024;
+    if (gi)
+        g->sm = gi->sm;
+    if (p->attr->pcidev.linkspeed > 0)
+        g->pcie_gbs = p->attr->pcidev.linkspeed;
+    g->node = node_of(t, p);
+    set_locality(h, p, &g->numa, &g->cpuset);
+}
+
+/* GPUs from OS devices when their PCI objects were filtered out (prefer nvml*, then cuda*). */
+static void add_gpus_from_osdevs(struct topo *t, hwloc_topology_t h)
+{
+    static const char *prefixes[] = {"nvml", "cuda"};
+    for (int k = 0; k < 2 && t->ngpus == 0; k++) {
+        for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(h, o));) {
+            if (!o->name || strncmp(o->name, prefixes[k], 4) != 0)
+                continue;
+            struct topo_gpu *g = topo_add_gpu(t);
+            if (!g)
+                return;
+            const char *model = hwloc_obj_get_info_by_name(o, "GPUModel");
+            g->model = topo_strdup(model);
+            const struct topo_gpu_info *gi = topo_gpu_info_by_name(model);
+            if (gi)
+                g->sm = gi->sm;
+            if (o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE) {
+                format_busid(o->parent, g->pci);
+                g->node = node_of(t, o->parent);
+            }
+            set_locality(h, o, &g->numa, &g->cpuset);
+        }
+    }
+}
+
+static enum topo_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj_t netdev)
+{
+    if (pci->attr->pcidev.vendor_id == PCI_VENDOR_AMAZON)
+        return ofdev ? TOPO_NIC_EFA : TOPO_NIC_ETH;
+    if (ofdev) {
+        /* RoCE ports have no LID; InfiniBand ports get one from the subnet manager. */
+        const char *lid = hwloc_obj_get_info_by_name(ofdev, "Port1LID");
+        if (!lid)
+            return pci->attr->pcidev.class_id == 0x0207 ? TOPO_NIC_IB : TOPO_NIC_UNKNOWN;
+        return strtoul(lid, NULL, 0) ? TOPO_NIC_IB : TOPO_NIC_ROCE;
+    }
+    if (pci->attr->pcidev.class_id == 0x0207)
+        return TOPO_NIC_IB;
+    if (netdev && netdev->name && strncmp(netdev->name, "ib", 2) == 0)
+        return TOPO_NIC_IB;
+    return TOPO_NIC_ETH;
+}
+
+static void add_nic_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
+{
+    hwloc_obj_t of = NULL, net = NULL;
+    for (hwloc_obj_t c = p->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE)
+            continue;
+        if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !of)
+            of = c;
+        if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !net)
+            net = c;
+    }
+    if (!of && !net)
+        return;
+    struct topo_nic *n = topo_add_nic(t);
+    if (!n)
+        return;
+    n->name = topo_strdup(of ? of->name : net->name);
+    n->netdev = topo_strdup(net ? net->name : NULL);
+    n->kind = nic_kind(p, of, net);
+    format_busid(p, n->pci);
+    const char *state = of ? hwloc_obj_get_info_by_name(of, "Port1State") : NULL;
+    if (state) /* ibv port states: 4 is ACTIVE */
+        n->state = topo_strdup(strcmp(state, "4") == 0 ? "up" : "down");
+    n->node = node_of(t, p);
+    set_locality(h, p, &n->numa, &n->cpuset);
+}
+
+static int gpu_of_obj(const struct topo *t, hwloc_obj_t o)
+{
+    if (o && o->type == HWLOC_OBJ_OS_DEVICE)
+        o = o->parent;
+    if (!o || o->type != HWLOC_OBJ_PCI_DEVICE || !o->userdata)
+        return -1;
+    int node = (int)(intptr_t)o->userdata - 1;
+    for (int i = 0; i < t->ngpus; i++)
+        if (t->gpus[i].node == node)
+            return i;
+    return -1;
+}
+
+/*
+ * hwloc's NVLinkBandwidth matrix holds MB/s between GPUs, NVSwitches and CPUs;
+ * dividing by the GPU generation's per-link rate gives link counts.
+ */
+static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
+{
+    struct hwloc_distances_s *d = NULL;
+    unsigned nr = 1;
+    if (hwloc_distances_get_by_name(h, "NVLinkBandwidth", &nr, &d, 0) || nr == 0)
+        return;
+    int *fabric = calloc((size_t)t->ngpus + 1, sizeof(int));
+    int ok = fabric != NULL;
+    for (unsigned i = 0; ok && i < d->nbobjs; i++) {
+        int gi = gpu_of_obj(t, d->objs[i]);
+        const struct topo_gpu_info *info = gi >= 0 ? topo_gpu_info_by_name(t->gpus[gi].model) : NULL;
+        if (gi < 0)
+            continue;
+        if (!info || info->link_mbs <= 0) {
+            warning("NVLink bandwidth given for GPU%d (%s) but its per-link rate is unknown: "
+                    "NVLink counts left unknown", gi, t->gpus[gi].model ? t->gpus[gi].model : "?");
+            ok = 0;
+            break;
+        }
+        for (unsigned j = 0; j < d->nbobjs; j++) {
+            hwloc_uint64_t bw = d->values[i * d->nbobjs + j];
+            if (i == j || bw == 0)
+                continue;
+            int links = (int)lround((double)bw / info->link_mbs);
+            int gj = gpu_of_obj(t, d->objs[j]);
+            if (gj >= 0)
+                t->nvlink[gi * t->ngpus + gj] = links;
+            else if (d->objs[j]->type == HWLOC_OBJ_PCI_DEVICE && is_nvswitch_pci(d->objs[j]))
+                fabric[gi] += links;
+        }
+    }
+    if (ok) {
+        topo_set_nvlink_totals(t, fabric);
+        t->nvlink_known = 1;
+    }
+    free(fabric);
+    hwloc_distances_release(h, d);
+}
+
+static void read_cpu(struct topo *t, hwloc_topology_t h)
+{
+    t->cpu.sockets = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE);
+    t->cpu.numa_nodes = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    t->cpu.cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+    t->cpu.pus = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+    hwloc_obj_t pkg = hwloc_get_obj_by_type(h, HWLOC_OBJ_PACKAGE, 0);
+    hwloc_obj_t root = hwloc_get_root_obj(h);
+    const char *vendor = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUVendor") : NULL;
+    const char *model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+    if (!model)
+        model = hwloc_obj_get_info_by_name(root, "CPUModel");
+    if (!vendor && model && strncmp(model, "POWER", 5) == 0)
+        vendor = "IBM";
+    t->cpu.vendor = topo_strdup(vendor);
+    t->cpu.model = topo_strdup(model);
+}
+
+int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
+{
+    read_cpu(t, h);
+    hwloc_obj_t root = hwloc_get_root_obj(h);
+    if (!live) {
+        t->host = topo_strdup(hwloc_obj_get_info_by_name(root, "HostName"));
+        t->software.hwloc = topo_strdup(hwloc_obj_get_info_by_name(root, "hwlocVersion"));
+        t->software.kernel = topo_strdup(hwloc_obj_get_info_by_name(root, "OSRelease"));
+    }
+    int npci = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PCI_DEVICE);
+    hwloc_obj_t *pcis = calloc((size_t)npci + 1, sizeof(*pcis));
+    if (!pcis)
+        return UTIL_ENOMEM;
+    int n = 0;
+    for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(h, p)) && n < npci;)
+        pcis[n++] = p;
+    qsort(pcis, (size_t)n, sizeof(*pcis), cmp_busid);
+    for (int i = 0; i < n; i++) {
+        if (is_gpu_pci(pcis[i]))
+            add_gpu_from_pci(t, h, pcis[i]);
+        else if (is_nvswitch_pci(pcis[i]))
+            t->nvswitches++;
+        else
+            add_nic_from_pci(t, h, pcis[i]);
+    }
+    free(pcis);
+    if (t->ngpus == 0)
+        add_gpus_from_osdevs(t, h);
+    if (topo_alloc_nvlink(t))
+        return UTIL_ENOMEM;
+    read_nvlink_distances(t, h);
+    if (!t->nvlink_known && topo_gpus_lack_nvlink(t)) {
+        t->nvlink_known = 1;
+        topo_set_nvlink_totals(t, NULL);
+    }
+    return 0;
+}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads an NCCL topology file (NCCL_TOPO_FILE format, <system version="1">).
+ * Nesting as NCCL's loader accepts it: system > cpu > (pci | nic); pci > (pci |
+ * gpu | nic); gpu > nvlink; nic > net. Every attribute used is validated, and
+ * the first bad one is reported with its element and line.
+ */
+#include "topo/internal.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nccl_reader {
+    struct topo *t;
+    const char *name;
+    int failed;
+    /* NVLink targets per GPU, resolved once every GPU is known. */
+    struct pending_link {
+        int gpu;
+        char target[32];
+        unsigned tclass;
+        int count;
+    } *links;
+    int nlinks;
+    int any_nvlink;
+    char *cpuset; /* of the <cpu> being read */
+};
+
+static int bad_attr(struct nccl_reader *r, xmlNode *n, const char *attr, const char *value,
+                    const char *want)
+{
+    if (!r->failed)
+        error("cannot read topology '%s': line %d: <%s %s=\"%s\">: %s", r->name, n->line,
+              (const char *)n->name, attr, value, want);
+    r->failed = 1;
+    return -1;
+}
+
+/* Returns the attribute (caller xmlFree's it) or NULL when absent. */
+static char *attr(xmlNode *n, const char *name)
+{
+    return (char *)xmlGetProp(n, (const xmlChar *)name);
+}
+
+static int is(xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && xmlStrcmp(n->name, (const xmlChar *)name) == 0;
+}
+
+/* Integer attribute in [min, max]; absent or "" gives *out = TOPO_UNKNOWN. */
+static int int_attr(struct nccl_reader *r, xmlNode *n, const char *name, long min, long max,
+                    int base, long *out)
+{
+    char *v = attr(n, name);
+    *out = TOPO_UNKNOWN;
+    int rc = 0;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long x = strtol(v, &end, base);
+        if (errno || *end || x < min || x > max)
+            rc = bad_attr(r, n, name, v, base == 16 ? "expected a hex number" : "expected a number in range");
+        else
+            *out = x;
+    }
+    xmlFree(v);
+    return rc;
+}
+
+/* "dddd:bb:dd.f" in hex, as NCCL writes bus ids (virtual ones like ffff:ff:01.0 included). */
+static int valid_busid(const char *s)
+{
+    unsigned d, b, dev, f;
+    char tail;
+    size_t len = strlen(s);
+    if (len < 7 || len > 15)
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
+            return 0;
+    return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4;
+}
+
+/*
+ * link_speed is free text in the wild: "16 GT/s", "32.0 GT/s PCIe", even
+ * "32 GT/s PCIe/s" (AWS p5). A number then "GT/s" is required; the rest is ignored.
+ */
+static int parse_link_speed(struct nccl_reader *r, xmlNode *n, int *gen)
+{
+    char *v = attr(n, "link_speed");
+    *gen = TOPO_UNKNOWN;
+    int rc = 0;
+    if (v && *v) {
+        char *end;
+        double gts = strtod(v, &end);
+        while (*end == ' ')
+            end++;
+        if (end == v || strncmp(end, "GT/s", 4) != 0 || gts <= 0)
+            rc = bad_attr(r, n, "link_speed", v, "expected a rate such as \"16.0 GT/s PCIe\"");
+        else
+            *gen = gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : 1;
+    }
+    xmlFree(v);
+    return rc;
+}
+
+static const double pcie_lane_gbs[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+
+static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node, int numa,
+                    long device, int gen, long width)
+{
+    struct topo_gpu *g = topo_add_gpu(r->t);
+    if (!g)
+        return;
+    char *busid = attr(pci, "busid");
+    snprintf(g->pci, sizeof(g->pci), "%s", busid ? busid : "");
+    xmlFree(busid);
+    const struct topo_gpu_info *gi = device > 0 ? topo_gpu_info_by_device((unsigned)device) : NULL;
+    g->model = topo_strdup(gi ? gi->name : NULL);
+    g->node = node;
+    g->numa = numa;
+    g->cpuset = topo_strdup(r->cpuset);
+    g->pcie_gen = gen;
+    g->pcie_width = width > 0 ? (int)width : TOPO_UNKNOWN;
+    if (gen > 0 && width > 0)
+        g->pcie_gbs = pcie_lane_gbs[gen] * (double)width;
+    long sm = TOPO_UNKNOWN;
+    if (gpu && int_attr(r, gpu, "sm", 10, 1000, 10, &sm) == 0 && sm > 0)
+        g->sm = (int)sm;
+    else if (gi)
+        g->sm = gi->sm;
+    for (xmlNode *c = gpu ? gpu->children : NULL; c; c = c->next) {
+        if (!is(c, "nvlink"))
+            continue;
+        long count, tclass;
+        char *target = attr(c, "target");
+        if (int_attr(r, c, "count", 0, 64, 10, &count) ||
+            int_attr(r, c, "tclass", 0, 0xffffff, 16, &tclass)) {
+            xmlFree(target);
+            return;
+        }
+        r->any_nvlink = 1;
+        struct pending_link *l = realloc(r->links, (size_t)(r->nlinks + 1) * sizeof(*l));
+        if (!l) {
+            xmlFree(target);
+            return;
+        }
+        r->links = l;
+        l = &r->links[r->nlinks++];
+        l->gpu = r->t->ngpus - 1;
+        snprintf(l->target, sizeof(l->target), "%s", target ? target : "");
+        l->tclass = tclass < 0 ? 0 : (unsigned)tclass;
+        l->count = count < 0 ? 0 : (int)count;
+        xmlFree(target);
+    }
+}
+
+static enum topo_nic_kind kind_of(long cls, long vendor, const char *name)
+{
+    if (vendor == 0x1d0f)
+        return TOPO_NIC_EFA;
+    if (cls >= 0 && (cls >> 8) == 0x0207)
+        return TOPO_NIC_IB;
+    if (name && strncmp(name, "mlx5", 4) == 0 && cls < 0)
+        return TOPO_NIC_IB;
+    if (cls >= 0 && (cls >> 16) == 0x02)
+        return TOPO_NIC_ETH;
+    return name ? TOPO_NIC_ETH : TOPO_NIC_UNKNOWN;
+}
+
+static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, long cls, long vendor,
+                    int node, int numa)
+{
+    struct topo_nic *n = topo_add_nic(r->t);
+    if (!n)
+        return;
+    snprintf(n->pci, sizeof(n->pci), "%s", busid ? busid : "");
+    n->node = node;
+    n->numa = numa;
+    n->cpuset = topo_strdup(r->cpuset);
+    if (net) {
+        char *name = attr(net, "name");
+        long speed;
+        if (int_attr(r, net, "speed", 0, 100000000, 10, &speed) == 0 && speed > 0)
+            n->speed_gbps = (int)(speed / 1000);
+        n->name = topo_strdup(name);
+        xmlFree(name);
+    }
+    n->kind = kind_of(cls, vendor, n->name);
+}
+
+/* <nic> groups the ports of one NIC: one topo NIC per <net> port. */
+static void read_nic(struct nccl_reader *r, xmlNode *nic, const char *busid, long cls, long vendor,
+                     int node, int numa)
+{
+    int ports = 0;
+    for (xmlNode *c = nic ? nic->children : NULL; c && !r->failed; c = c->next)
+        if (is(c, "net")) {
+            add_nic(r, busid, c, cls, vendor, node, numa);
+            ports++;
+        }
+    if (!ports)
+        add_nic(r, busid, NULL, cls, vendor, node, numa);
+}
+
+static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa);
+
+static void read_pci_children(struct nccl_reader *r, xmlNode *pci, int node, int numa)
+{
+    for (xmlNode *c = pci->children; c && !r->failed; c = c->next)
+        if (is(c, "pci"))
+            read_pci(r, c, node, numa);
+}
+
+static xmlNode *child(xmlNode *n, const char *name)
+{
+    for (xmlNode *c = n->children; c; c = c->next)
+        if (is(c, name))
+            return c;
+    return NULL;
+}
+
+static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
+{
+    char *busid = attr(pci, "busid");
+    long cls, vendor, device, width;
+    int gen;
+    if (busid && !valid_busid(busid))
+        bad_attr(r, pci, "busid", busid, "expected a PCI bus id such as 0000:17:00.0");
+    if (!r->failed && !int_attr(r, pci, "class", 0, 0xffffff, 16, &cls) &&
+        !int_attr(r, pci, "vendor", 0, 0xffff, 16, &vendor) &&
+        !int_attr(r, pci, "device", 0, 0xffff, 16, &device) &&
+        !int_attr(r, pci, "link_width", 0, 32, 10, &width) && !parse_link_speed(r, pci, &gen)) {
+        xmlNode *gpu = child(pci, "gpu"), *nic = child(pci, "nic");
+        int has_pci_child = child(pci, "pci") != NULL;
+        if (gpu || (cls >= 0 && (cls >> 16) == 0x03)) {
+            add_gpu(r, pci, gpu, topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN),
+                    numa, device, gen, width);
+        } else if (nic || (cls >= 0 && (cls >> 16) == 0x02)) {
+            read_nic(r, nic, busid, cls, vendor,
+                     topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN), numa);
+        } else if (cls == 0x068000) {
+            r->t->nvswitches++;
+        } else if (has_pci_child || (cls >= 0 && (cls >> 8) == 0x0604)) {
+            read_pci_children(r, pci, topo_add_pnode(r->t, TOPO_PNODE_BRIDGE, parent, 3, TOPO_UNKNOWN),
+                              numa);
+        } else {
+            r->t->unclassified_pci++;
+        }
+    }
+    xmlFree(busid);
+}
+
+/*
+ * NCCL writes affinity as Linux's cpumap ("00000000,00ffffff": 32-bit hex
+ * words, most significant first); hwloc parses the same words with "0x".
+ * Returns the bitmap (caller frees with hwloc_bitmap_free) or NULL if malformed.
+ */
+static hwloc_bitmap_t parse_affinity(const char *mask)
+{
+    char buf[1024];
+    size_t o = 0;
+    for (const char *w = mask; *w && o + 12 < sizeof(buf);) {
+        size_t len = strcspn(w, ",");
+        if (len == 0 || len > 8)
+            return NULL;
+        for (size_t k = 0; k < len; k++)
+            if (!isxdigit((unsigned char)w[k]))
+                return NULL;
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s0x%.*s", o ? "," : "", (int)len, w);
+        w += len + (w[len] == ',');
+    }
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set && (o == 0 || hwloc_bitmap_sscanf(set, buf) < 0)) {
+        hwloc_bitmap_free(set);
+        return NULL;
+    }
+    return set;
+}
+
+static void read_cpu(struct nccl_reader *r, xmlNode *cpu)
+{
+    long numa, family, model;
+    if (int_attr(r, cpu, "numaid", 0, 4096, 10, &numa) ||
+        int_attr(r, cpu, "familyid", 0, 4096, 10, &family) ||
+        int_attr(r, cpu, "modelid", 0, 4096, 10, &model))
+        return;
+    struct topo *t = r->t;
+    t->cpu.numa_nodes = (t->cpu.numa_nodes < 0 ? 0 : t->cpu.numa_nodes) + 1;
+    char *vendor = attr(cpu, "vendor"), *aff = attr(cpu, "affinity");
+    if (vendor && !t->cpu.vendor)
+        t->cpu.vendor = topo_strdup(vendor);
+    if (family >= 0 && model >= 0 && !t->cpu.model) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "family %ld model %ld", family, model);
+        t->cpu.model = topo_strdup(buf);
+    }
+    hwloc_bitmap_t set = aff ? parse_affinity(aff) : NULL;
+    if (aff && !set) {
+        bad_attr(r, cpu, "affinity", aff, "expected a CPU mask such as \"00000000,00ffffff\"");
+        xmlFree(vendor);
+        xmlFree(aff);
+        return;
+    }
+    char *cpuset = NULL;
+    if (set) {
+        t->cpu.pus = (t->cpu.pus < 0 ? 0 : t->cpu.pus) + hwloc_bitmap_weight(set);
+        if (!hwloc_bitmap_iszero(set) && hwloc_bitmap_list_asprintf(&cpuset, set) < 0)
+            cpuset = NULL;
+        hwloc_bitmap_free(set);
+    }
+    r->cpuset = cpuset;
+    xmlFree(vendor);
+    xmlFree(aff);
+    /* NCCL models a NUMA node as one CPU holding the root complex: one host bridge. */
+    int loc = topo_add_pnode(t, TOPO_PNODE_LOCALITY, -1, 0, (int)numa);
+    int hb = topo_add_pnode(t, TOPO_PNODE_HOSTBRIDGE, loc, 0, TOPO_UNKNOWN);
+    for (xmlNode *c = cpu->children; c && !r->failed; c = c->next) {
+        if (is(c, "pci"))
+            read_pci(r, c, hb, (int)numa);
+        else if (is(c, "nic"))
+            read_nic(r, c, NULL, TOPO_UNKNOWN, TOPO_UNKNOWN, hb, (int)numa);
+    }
+    free(r->cpuset);
+    r->cpuset = NULL;
+}
+
+static int gpu_by_busid(const struct topo *t, const char *busid)
+{
+    for (int i = 0; i < t->ngpus; i++)
+        if (strcasecmp(t->gpus[i].pci, busid) == 0)
+            return i;
+    return -1;
+}
+
+/*
+ * NVLink targets: a GPU of the file, an NVSwitch (class 0x068000, or a target
+ * NCCL cannot resolve, which it assumes to be one), or a CPU (ignored, as
+ * nvidia-smi's matrix does). A link to the GPU's own bus id is an edited-file
+ * artefact (Azure NC A100 v4) and is ignored with a warning.
+ */
+static void resolve_nvlinks(struct nccl_reader *r)
+{
+    struct topo *t = r->t;
+    int *fabric = calloc((size_t)t->ngpus + 1, sizeof(int));
+    char **switches = calloc((size_t)r->nlinks + 1, sizeof(char *));
+    int nswitch = 0, sentinel = 0, warned = 0;
+    if (!fabric || !switches)
+        goto out;
+    for (int i = 0; i < r->nlinks; i++) {
+        struct pending_link *l = &r->links[i];
+        int peer = gpu_by_busid(t, l->target);
+        if (peer == l->gpu) {
+            if (!warned++)
+                warning("'%s': NVLink from a GPU to its own bus id %s ignored", r->name, l->target);
+        } else if (peer >= 0) {
+            t->nvlink[l->gpu * t->ngpus + peer] = l->count;
+        } else if (l->tclass == 0x068001) {
+            continue; /* a CPU */
+        } else {
+            fabric[l->gpu] += l->count;
+            int seen = 0;
+            for (int k = 0; k < nswitch; k++)
+                seen |= strcasecmp(switches[k], l->target) == 0;
+            if (strncmp(l->target, "fffffff", 7) == 0)
+                sentinel = 1;
+            else if (!seen)
+                switches[nswitch++] = l->target;
+        }
+    }
+    topo_set_nvlink_totals(t, fabric);
+    t->nvswitches = sentinel ? TOPO_UNKNOWN : t->nvswitches + nswitch;
+out:
+    free(fabric);
+    free(switches);
+}
+
+int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
+{
+    struct nccl_reader r = {.t = t, .name = name};
+    xmlNode *root = xmlDocGetRootElement(doc);
+    char *version = attr(root, "version");
+    if (!version || strcmp(version, "1") != 0)
+        bad_attr(&r, root, "version", version ? version : "",
+                 "NCCL reads topology files of version 1 only");
+    xmlFree(version);
+    char *sysname = attr(root, "name");
+    t->host = topo_strdup(sysname);
+    xmlFree(sysname);
+    for (xmlNode *c = root->children; c && !r.failed; c = c->next)
+        if (is(c, "cpu"))
+            read_cpu(&r, c);
+    if (!r.failed && topo_alloc_nvlink(t) == 0) {
+        if (r.any_nvlink) {
+            resolve_nvlinks(&r);
+            t->nvlink_known = 1;
+        } else if (topo_gpus_lack_nvlink(t)) {
+            topo_set_nvlink_totals(t, NULL);
+            t->nvlink_known = 1;
+        }
+    }
+    free(r.links);
+    return r.failed ? UTIL_EINVAL : 0;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The topology of one node: CPUs, GPUs, NICs, NVLink and the PCIe paths between
+ * them, from the live machine, a hwloc XML export or an NCCL topology XML.
+ *
+ * Unknown facts stay unknown: integers are TOPO_UNKNOWN (-1) and strings NULL,
+ * written as JSON null. Nothing is guessed.
+ */
+#ifndef TOPO_TOPO_H
+#define TOPO_TOPO_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#define TOPO_UNKNOWN (-1)
+
+enum topo_source {
+    TOPO_SOURCE_LIVE,
+    TOPO_SOURCE_HWLOC_XML,
+    TOPO_SOURCE_NCCL_XML,
+    TOPO_SOURCE_SPEC, /* hardware specs: the reader arrives with the hardware catalog */
+};
+
+enum topo_nic_kind { TOPO_NIC_UNKNOWN, TOPO_NIC_IB, TOPO_NIC_ROCE, TOPO_NIC_EFA, TOPO_NIC_ETH };
+
+struct topo_gpu {
+    char *model;      /* "Tesla V100-SXM2-16GB", or NULL */
+    char pci[16];     /* "0000:18:00.0", or "" when the source does not say */
+    int numa;         /* NUMA node, or TOPO_UNKNOWN */
+    char *cpuset;     /* CPUs near the GPU as a list, "0-47", or NULL */
+    long long memory_mib;
+    int sm;           /* compute capability x 10 */
+    int pcie_gen, pcie_width;
+    double pcie_gbs;  /* link bandwidth per direction as the source states it, or < 0 */
+    int nvlinks;      /* active NVLinks of this GPU to GPUs and NVSwitches */
+    int node;         /* its place in the PCI tree (internal.h), or -1 */
+};
+
+struct topo_nic {
+    char *name;   /* "mlx5_0" or the network interface when there is no RDMA device */
+    char *netdev; /* "ib0", or NULL */
+    enum topo_nic_kind kind;
+    char pci[16];
+    int numa;
+    char *cpuset;
+    int speed_gbps;
+    char *state; /* "up", "down", or NULL */
+    int node;
+};
+
+/* A PCI tree node; see internal.h for how the matrix uses it. */
+struct topo_pnode {
+    int kind;     /* enum topo_pnode_kind */
+    int parent;   /* index, or -1 at the top */
+    int bridges;  /* PCIe bridges this node stands for (0 for non-bridges) */
+    int numa;     /* for locality nodes: the NUMA node, or TOPO_UNKNOWN */
+};
+
+struct topo {
+    char *host;
+    enum topo_source source;
+    char *source_path;
+
+    struct {
+        char *vendor, *model;
+        int sockets, numa_nodes, cores, pus;
+    } cpu;
+
+    struct topo_gpu *gpus;
+    int ngpus;
+    struct topo_nic *nics;
+    int nnics;
+    int nvswitches;      /* TOPO_UNKNOWN when the source has NVLink but no switch count */
+    int nvlink_known;    /* the source describes NVLink (or the GPUs have none) */
+    int *nvlink;         /* ngpus x ngpus: NVLinks joining each pair */
+    int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
+
+    char **matrix;       /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
+    const char *p2p_source; /* "cuda", "nvml" or "none" */
+    char **p2p;          /* ngpus x ngpus: "X", "OK", "NS", "DIS", or NULL when p2p_source is none */
+
+    struct {
+        long long shm_bytes;     /* /dev/shm size, TOPO_UNKNOWN if unknown */
+        long long memlock_bytes; /* -1 unlimited, -2 unknown */
+        int container;           /* 1, 0, or TOPO_UNKNOWN */
+        char *iommu;             /* IOMMU words of the kernel command line, or NULL */
+        json_t *acs_bridges;     /* array of {bridge, control, redirect}, or NULL if unreadable */
+    } system;
+
+    struct {
+        char *driver, *cuda, *nccl, *hwloc, *kernel;
+    } software;
+
+    char *class_id;
+    json_t *class_key;
+
+    struct topo_pnode *nodes;
+    int nnodes;
+};
+
+#define TOPO_MEMLOCK_UNKNOWN (-2)
+
+/* Empty topology; topo_release frees what loading added. */
+void topo_init(struct topo *t);
+void topo_release(struct topo *t);
+
+/*
+ * Maps the live machine (input NULL) or a file: a hwloc XML export or an NCCL
+ * topology XML, told apart by content. Computes the matrix and the node class.
+ * Returns 0, or a negative UTIL_E* code after printing one line naming the file
+ * and what is wrong (UTIL_EINVAL, UTIL_ENOENT, UTIL_ENOTSUP).
+ */
+int topo_load(struct topo *t, const char *input);
+
+/* Same as topo_load for a file already in memory (the fuzz target's entry point). */
+int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t len);
+
+/* New reference: the topology JSON (schema topotune/topology/1). */
+json_t *topo_to_json(const struct topo *t);
+
+/* The human summary and the nvidia-smi style matrix, to out. */
+void topo_print_summary(const struct topo *t, FILE *out);
+void topo_print_matrix(const struct topo *t, FILE *out);
+
+/* "ib", "roce", "efa", "eth" or "unknown". */
+const char *topo_nic_kind_name(enum topo_nic_kind kind);
+
+/* `topotune topo`: returns the process exit code. */
+int cmd_topo(int argc, char **argv);
+
+#endif

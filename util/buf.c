@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Growable buffer: doubling growth, NUL kept after the last byte. */
+#include "util/buf.h"
+#include "util/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void util_buf_release(struct util_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void util_buf_reset(struct util_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+static int buf_grow(struct util_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return UTIL_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int util_buf_add(struct util_buf *b, const void *data, size_t len)
+{
+    if (buf_grow(b, len))
+        return UTIL_ENOMEM;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int util_buf_adds(struct util_buf *b, const char *s)
+{
+    return util_buf_add(b, s, strlen(s));
+}
+
+int util_buf_addf(struct util_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || buf_grow(b, (size_t)n))
+        return UTIL_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+const char *util_buf_str(const struct util_buf *b)
+{
+    return b->data ? b->data : "";
+}
+
+char *util_buf_detach(struct util_buf *b)
+{
+    char *s = b->data ? b->data : strdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return s;
+}

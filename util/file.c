@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* File helpers: bounded reads, atomic replace, and the sysfs root used by every probe. */
+#include "util/file.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
+    char chunk[8192];
+    size_t total = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = UTIL_EIO;
+            break;
+        }
+        if (n == 0)
+            break;
+        total += (size_t)n;
+        if (total > max_bytes) {
+            rc = UTIL_EINVAL;
+            break;
+        }
+        if (util_buf_add(out, chunk, (size_t)n)) {
+            rc = UTIL_ENOMEM;
+            break;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* fsync of the directory makes the rename itself durable. */
+static void sync_parent_dir(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
+int util_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    struct util_buf tmp = UTIL_BUF_INIT;
+    if (util_buf_addf(&tmp, "%s.tmp.XXXXXX", path))
+        return UTIL_ENOMEM;
+    int fd = mkstemp(tmp.data);
+    if (fd < 0) {
+        error("cannot write '%s': %s", path, strerror(errno));
+        util_buf_release(&tmp);
+        return UTIL_EIO;
+    }
+    int err = 0;
+    if (write_all(fd, data, len) || fsync(fd))
+        err = errno ? errno : EIO;
+    if (fchmod(fd, 0644) && !err)
+        err = errno;
+    if (close(fd) && !err)
+        err = errno;
+    if (!err && rename(tmp.data, path))
+        err = errno;
+    if (err) {
+        unlink(tmp.data);
+        error("cannot write '%s': %s", path, strerror(err));
+        util_buf_release(&tmp);
+        return UTIL_EIO;
+    }
+    sync_parent_dir(path);
+    util_buf_release(&tmp);
+    return 0;
+}
+
+const char *util_sysfs_root(void)
+{
+    const char *root = getenv("TOPOTUNE_SYSFS_ROOT");
+    return root ? root : "";
+}
+
+int util_sysfs_read(const char *path, struct util_buf *out)
+{
+    struct util_buf full = UTIL_BUF_INIT;
+    util_buf_reset(out);
+    if (util_buf_addf(&full, "%s%s", util_sysfs_root(), path))
+        return UTIL_ENOMEM;
+    int rc = util_file_read(full.data, 1 << 20, out);
+    util_buf_release(&full);
+    return rc ? UTIL_ENOENT : 0;
+}
+
+int util_sysfs_read_line(const char *path, struct util_buf *out)
+{
+    int rc = util_sysfs_read(path, out);
+    if (rc)
+        return rc;
+    char *nl = strchr(util_buf_str(out), '\n');
+    if (nl) {
+        *nl = '\0';
+        out->len = (size_t)(nl - out->data);
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole-file reads, atomic writes, and reads of /sys and /proc through one root. */
+#ifndef UTIL_FILE_H
+#define UTIL_FILE_H
+
+#include "util/buf.h"
+
+#include <stddef.h>
+
+/*
+ * Reads at most max_bytes of path into out (appended). Returns 0, UTIL_ENOENT,
+ * UTIL_EIO, or UTIL_EINVAL when the file is larger than max_bytes. Prints nothing:
+ * the caller knows what the file is for and says so.
+ */
+int util_file_read(const char *path, size_t max_bytes, struct util_buf *out);
+
+/*
+ * Writes data to path atomically: a temporary file in the same directory,
+ * written whole, fsync'ed, then renamed over path, then the directory fsync'ed.
+ * On any failure (a full disk included) the temporary file is removed, path is
+ * untouched, an error naming path is printed, and UTIL_EIO is returned.
+ */
+int util_file_write_atomic(const char *path, const void *data, size_t len);
+
+/*
+ * The root under which /sys and /proc are read: $TOPOTUNE_SYSFS_ROOT, or "" for
+ * the real ones. Tests point it at a captured tree.
+ */
+const char *util_sysfs_root(void);
+
+/*
+ * Reads the first line of a file under the sysfs root (path starts with "/sys"
+ * or "/proc"), without its newline, into out (replaced). Returns 0 or UTIL_ENOENT.
+ */
+int util_sysfs_read_line(const char *path, struct util_buf *out);
+
+/* Same for a whole small file (at most 1 MiB). */
+int util_sysfs_read(const char *path, struct util_buf *out);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Jansson helpers: every output goes through one writer so files are always atomic. */
+#include "util/json.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *util_json_str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+json_t *util_json_count_or_null(long long v)
+{
+    return v < 0 ? json_null() : json_integer(v);
+}
+
+int util_json_set(json_t *obj, const char *key, json_t *value)
+{
+    return json_object_set_new(obj, key, value) ? UTIL_ENOMEM : 0;
+}
+
+int util_json_write(const char *path, const json_t *j)
+{
+    char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!text)
+        return error("cannot serialise JSON for '%s'", path ? path : "-"), UTIL_ENOMEM;
+    size_t len = strlen(text);
+    int rc = 0;
+    if (!path || strcmp(path, "-") == 0) {
+        if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
+            rc = UTIL_EIO;
+    } else {
+        text[len] = '\0';
+        char *withnl = malloc(len + 2);
+        if (!withnl) {
+            free(text);
+            return UTIL_ENOMEM;
+        }
+        memcpy(withnl, text, len);
+        withnl[len] = '\n';
+        rc = util_file_write_atomic(path, withnl, len + 1);
+        free(withnl);
+    }
+    free(text);
+    return rc;
+}
+
+json_t *util_json_load(const char *path)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    int rc = util_file_read(path, 64u << 20, &text);
+    if (rc) {
+        error("cannot read '%s': %s", path,
+              rc == UTIL_EINVAL ? "larger than 64 MiB" : util_strerror(rc));
+        util_buf_release(&text);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *j = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &err);
+    if (!j)
+        error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column, err.text);
+    util_buf_release(&text);
+    return j;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers over Jansson: nullable values, and writing or reading a JSON file. */
+#ifndef UTIL_JSON_H
+#define UTIL_JSON_H
+
+#include <jansson.h>
+
+/* New reference: s as a JSON string, or JSON null when s is NULL. */
+json_t *util_json_str_or_null(const char *s);
+/* New reference: v as a JSON integer, or null when v is negative (unknown). */
+json_t *util_json_count_or_null(long long v);
+
+/* Sets key in obj, stealing the reference to value; returns 0 or UTIL_ENOMEM. */
+int util_json_set(json_t *obj, const char *key, json_t *value);
+
+/*
+ * Serialises j (indented, a final newline) to path, or to stdout when path is
+ * NULL or "-". Files are written atomically. Returns 0 or UTIL_EIO.
+ */
+int util_json_write(const char *path, const json_t *j);
+
+/*
+ * Reads a JSON document of at most 64 MiB from path. Returns a new reference,
+ * or NULL after printing an error that names the file, line and column.
+ */
+json_t *util_json_load(const char *path);
+
+#endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Diagnostics on stderr: errors, warnings, progress and detail, by level. */
+#ifndef UTIL_LOG_H
+#define UTIL_LOG_H
+
+#include <stdarg.h>
+
+enum util_log_level {
+    UTIL_LOG_QUIET = 0, /* errors only (-q) */
+    UTIL_LOG_INFO = 1,  /* warnings and progress (default) */
+    UTIL_LOG_DEBUG = 2, /* detail (-v) */
+};
+
+/* Sets the level for the whole process; the program name prefixes every line. */
+void util_log_init(const char *progname, enum util_log_level level);
+enum util_log_level util_log_level(void);
+
+/* Prints "PROG: error: MSG" to stderr and returns -1, so callers can `return error(...)`. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: warning: MSG" unless quiet. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: MSG" unless quiet: progress and notes. */
+void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: debug: MSG" only with -v. */
+void debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Option parsing from a table, in the manner of git's parse-options, much smaller. */
+#include "util/opts.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <string.h>
+
+void util_opts_usage(FILE *out, const char *cmd, const char *usage, const struct util_opt *opts)
+{
+    fprintf(out, "usage: topotune %s %s\n\n", cmd, usage);
+    for (const struct util_opt *o = opts; o->name; o++) {
+        char left[64];
+        int n = o->letter ? snprintf(left, sizeof(left), "-%c, --%s", o->letter, o->name)
+                          : snprintf(left, sizeof(left), "    --%s", o->name);
+        if (o->arg && (size_t)n < sizeof(left))
+            snprintf(left + n, sizeof(left) - (size_t)n,
+                     o->type == UTIL_OPT_OPTSTRING ? " [%s]" : " %s", o->arg);
+        fprintf(out, "  %-28s %s\n", left, o->help);
+    }
+    fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+static const struct util_opt *find(const struct util_opt *opts, const char *name, size_t len,
+                                   char letter)
+{
+    for (const struct util_opt *o = opts; o->name; o++)
+        if ((letter && o->letter == letter) ||
+            (!letter && strlen(o->name) == len && strncmp(o->name, name, len) == 0))
+            return o;
+    return NULL;
+}
+
+int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
+                    char **argv, char **positional, int *npositional)
+{
+    *npositional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            util_opts_usage(stdout, cmd, usage, opts);
+            return 1;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            positional[(*npositional)++] = argv[i];
+            continue;
+        }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        const struct util_opt *o =
+            a[1] == '-' ? find(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
+                        : (a[2] == '\0' ? find(opts, NULL, 0, a[1]) : NULL);
+        if (!o) {
+            error("unknown option '%s' for 'topotune %s' (see 'topotune %s --help')", a, cmd, cmd);
+            return UTIL_EUSAGE;
+        }
+        if (o->type == UTIL_OPT_FLAG) {
+            if (eq)
+                return error("option '--%s' takes no value", o->name), UTIL_EUSAGE;
+            *(int *)o->field = 1;
+        } else if (eq) {
+            *(const char **)o->field = eq + 1;
+        } else if (i + 1 < argc && (o->type == UTIL_OPT_STRING || argv[i + 1][0] != '-' ||
+                                    strcmp(argv[i + 1], "-") == 0)) {
+            *(const char **)o->field = argv[++i];
+        } else if (o->type == UTIL_OPT_OPTSTRING) {
+            *(const char **)o->field = "-";
+        } else {
+            error("option '--%s' needs a value (%s)", o->name, o->arg ? o->arg : "value");
+            return UTIL_EUSAGE;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Table-driven command-line options: parse everything into caller fields first, then act. */
+#ifndef UTIL_OPTS_H
+#define UTIL_OPTS_H
+
+#include <stdio.h>
+
+enum util_opt_type {
+    UTIL_OPT_FLAG,     /* int field set to 1 */
+    UTIL_OPT_STRING,   /* const char * field: the next argument or --name=value */
+    UTIL_OPT_OPTSTRING /* const char * field: "-" when given bare, the value when one follows */
+};
+
+struct util_opt {
+    const char *name; /* long name without "--" */
+    char letter;      /* short letter, or 0 */
+    enum util_opt_type type;
+    void *field;
+    const char *arg;  /* argument name for --help, or NULL */
+    const char *help;
+};
+
+/*
+ * Parses argv[1..] (argv[0] is the command name) against opts (terminated by a
+ * zero entry). Positional arguments are collected into positional (which has
+ * room for argc entries) and counted in *npositional. "--help"/"-h" prints the
+ * usage to stdout and returns 1. Unknown options or missing values print an
+ * error naming the flag and return UTIL_EUSAGE.
+ */
+int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
+                    char **argv, char **positional, int *npositional);
+
+/* Prints "usage: ..." and the option list. */
+void util_opts_usage(FILE *out, const char *cmd, const char *usage, const struct util_opt *opts);
+
+#endif
