@@ -166,6 +166,24 @@ static int max_nvlink(const struct topo *t)
     return m;
 }
 
+/* The most common GPU model (ties: the first by name), so mixed nodes get an order-free slug. */
+static const char *main_model(const struct topo *t)
+{
+    const char *best = NULL;
+    int best_count = 0;
+    for (int i = 0; i < t->ngpus; i++) {
+        const char *m = t->gpus[i].model ? t->gpus[i].model : "";
+        int count = 0;
+        for (int j = 0; j < t->ngpus; j++)
+            count += strcmp(m, t->gpus[j].model ? t->gpus[j].model : "") == 0;
+        if (count > best_count || (count == best_count && strcmp(m, best) < 0)) {
+            best = m;
+            best_count = count;
+        }
+    }
+    return best && *best ? best : NULL;
+}
+
 int topo_compute_class(struct topo *t)
 {
     json_decref(t->class_key);
@@ -177,13 +195,13 @@ int topo_compute_class(struct topo *t)
     free(canon);
     struct util_buf b = UTIL_BUF_INIT;
     if (t->ngpus) {
-        slug_model(t->gpus[0].model, &b);
+        slug_model(main_model(t), &b);
         util_buf_addf(&b, "-%dx", t->ngpus);
     } else {
         util_buf_adds(&b, "cpu-only");
     }
     int nv = max_nvlink(t);
-    if (t->nvswitches > 0 || t->nvswitches == TOPO_UNKNOWN)
+    if (t->nvswitches > 0 || (t->nvswitches == TOPO_UNKNOWN && t->nvlink_known))
         util_buf_addf(&b, "-nvs%d", nv);
     else if (nv)
         util_buf_addf(&b, "-nv%d", nv);

@@ -29,8 +29,10 @@ void topo_print_summary(const struct topo *t, FILE *out)
             !t->nvlink_known ? "not described by this source (matrix shows PCIe paths only)"
             : t->ngpus && t->gpus[0].nvlinks > 0 ? "yes"
                                                   : "none");
-    if (t->nvswitches == TOPO_UNKNOWN)
+    if (t->nvswitches == TOPO_UNKNOWN && t->nvlink_known)
         fprintf(out, "NVSwitch:  present (count not given by this source)\n");
+    else if (t->nvswitches == TOPO_UNKNOWN)
+        fprintf(out, "NVSwitch:  unknown (not described by this source)\n");
     else
         fprintf(out, "NVSwitch:  %d\n", t->nvswitches);
     fprintf(out, "NICs:      %d\n", t->nnics);

@@ -62,8 +62,13 @@ static int int_attr(struct nccl_reader *r, xmlNode *n, const char *name, long mi
         char *end;
         errno = 0;
         long x = strtol(v, &end, base);
+        char want[80];
+        if (base == 16)
+            snprintf(want, sizeof(want), "expected a hex number up to 0x%lx", max);
+        else
+            snprintf(want, sizeof(want), "expected an integer from %ld to %ld", min, max);
         if (errno || *end || x < min || x > max)
-            rc = bad_attr(r, n, name, v, base == 16 ? "expected a hex number" : "expected a number in range");
+            rc = bad_attr(r, n, name, v, want);
         else
             *out = x;
     }
@@ -401,6 +406,8 @@ int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
         } else if (topo_gpus_lack_nvlink(t)) {
             topo_set_nvlink_totals(t, NULL);
             t->nvlink_known = 1;
+        } else if (t->nvswitches == 0) {
+            t->nvswitches = TOPO_UNKNOWN; /* NCCL detects NVLink live: the file is silent */
         }
     }
     free(r.links);

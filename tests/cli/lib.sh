@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for the CLI tests: sourced by every tests/cli/tNNN-*.sh.
+# shellcheck shell=bash
+set -u
+
+: "${TOPOTUNE_BIN:?set by ctest: the directory holding topotune}"
+: "${TOPOTUNE_FIXTURES:?set by ctest: tests/fixtures}"
+TOPOTUNE="$TOPOTUNE_BIN/topotune"
+TEST_TMP=$(mktemp -d)
+trap 'rm -rf "$TEST_TMP"' EXIT
+failures=0
+checks=0
+
+pass() { checks=$((checks + 1)); }
+fail() {
+    checks=$((checks + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*" >&2
+}
+
+# expect_exit CODE DESCRIPTION -- COMMAND...: runs COMMAND, output to $TEST_TMP/out and err.
+expect_exit() {
+    local want=$1 what=$2
+    shift 3
+    "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then pass; else
+        fail "$what: exit $got, expected $want"
+        sed 's/^/  stderr: /' "$TEST_TMP/err" | head -5 >&2
+    fi
+}
+
+# expect_stderr_lines N DESCRIPTION: the last command wrote exactly N lines to stderr.
+expect_stderr_lines() {
+    local n
+    n=$(wc -l <"$TEST_TMP/err")
+    if [ "$n" -eq "$1" ]; then pass; else fail "$2: $n stderr lines, expected $1: $(head -3 "$TEST_TMP/err")"; fi
+}
+
+# expect_stderr_has TEXT DESCRIPTION
+expect_stderr_has() {
+    if grep -qF -- "$1" "$TEST_TMP/err"; then pass; else fail "$2: stderr lacks '$1': $(cat "$TEST_TMP/err")"; fi
+}
+
+expect_no_file() {
+    if [ -e "$1" ]; then fail "$2: '$1' was written"; else pass; fi
+}
+
+finish() {
+    echo "$((checks - failures)) passed, $failures failed"
+    [ "$failures" -eq 0 ]
+}
