@@ -22,7 +22,8 @@ int cmd_topo(int argc, char **argv)
     const struct util_opt opts[] = {
         {"input", 'i', UTIL_OPT_STRING, &o.input, "FILE",
          "hwloc XML export or NCCL topology XML instead of this machine"},
-        {"json", 0, UTIL_OPT_OPTSTRING, &o.json, "FILE", "write the topology JSON (stdout: - or none)"},
+        {"json", 0, UTIL_OPT_OPTSTRING, &o.json, "FILE",
+         "write the topology JSON (stdout: - or none)"},
         {"matrix", 'm', UTIL_OPT_FLAG, &o.matrix, NULL, "print only the GPU/NIC matrix"},
         {0},
     };

@@ -17,7 +17,12 @@
  * upstream port and another downstream port). The matrix letters come from
  * the lowest common ancestor of two devices and the bridges crossed.
  */
-enum topo_pnode_kind { TOPO_PNODE_LOCALITY, TOPO_PNODE_HOSTBRIDGE, TOPO_PNODE_BRIDGE, TOPO_PNODE_DEVICE };
+enum topo_pnode_kind {
+    TOPO_PNODE_LOCALITY,
+    TOPO_PNODE_HOSTBRIDGE,
+    TOPO_PNODE_BRIDGE,
+    TOPO_PNODE_DEVICE
+};
 
 /* Adds a node and returns its index, or -1 when out of memory. */
 int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa);
@@ -57,12 +62,12 @@ int topo_probe_nvidia(struct topo *t, hwloc_topology_t h);
 
 /* GPU facts by model name or PCI device id. */
 struct topo_gpu_info {
-    const char *match;   /* substring of the model name */
-    unsigned device_id;  /* PCI device id, 0 if not listed */
-    const char *name;    /* canonical name */
+    const char *match;  /* substring of the model name */
+    unsigned device_id; /* PCI device id, 0 if not listed */
+    const char *name;   /* canonical name */
     int sm;
-    int nvlinks;         /* NVLinks per GPU, 0 for PCIe cards without a bridge */
-    int link_mbs;        /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
+    int nvlinks;  /* NVLinks per GPU, 0 for PCIe cards without a bridge */
+    int link_mbs; /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
 };
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model);
 const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id);

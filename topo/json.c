@@ -25,7 +25,8 @@ static json_t *gpu_json(const struct topo *t, int i)
     util_json_set(pcie, "width", util_json_count_or_null(g->pcie_width));
     util_json_set(pcie, "gbs", g->pcie_gbs >= 0 ? json_real(g->pcie_gbs) : json_null());
     util_json_set(o, "pcie", pcie);
-    util_json_set(o, "nvlinks", t->nvlink_known ? util_json_count_or_null(g->nvlinks) : json_null());
+    util_json_set(o, "nvlinks",
+                  t->nvlink_known ? util_json_count_or_null(g->nvlinks) : json_null());
     return o;
 }
 
@@ -76,11 +77,12 @@ static json_t *system_json(const struct topo *t)
 {
     json_t *o = json_object();
     util_json_set(o, "shm_bytes", util_json_count_or_null(t->system.shm_bytes));
-    util_json_set(o, "memlock_bytes", t->system.memlock_bytes == TOPO_MEMLOCK_UNKNOWN
-                                          ? json_null()
-                                          : json_integer(t->system.memlock_bytes));
-    util_json_set(o, "container", t->system.container < 0 ? json_null()
-                                                           : json_boolean(t->system.container));
+    util_json_set(o, "memlock_bytes",
+                  t->system.memlock_bytes == TOPO_MEMLOCK_UNKNOWN
+                      ? json_null()
+                      : json_integer(t->system.memlock_bytes));
+    util_json_set(o, "container",
+                  t->system.container < 0 ? json_null() : json_boolean(t->system.container));
     util_json_set(o, "iommu", util_json_str_or_null(t->system.iommu));
     util_json_set(o, "acs_bridges",
                   t->system.acs_bridges ? json_incref(t->system.acs_bridges) : json_null());

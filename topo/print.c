@@ -28,7 +28,7 @@ void topo_print_summary(const struct topo *t, FILE *out)
     fprintf(out, "\nNVLink:    %s\n",
             !t->nvlink_known ? "not described by this source (matrix shows PCIe paths only)"
             : t->ngpus && t->gpus[0].nvlinks > 0 ? "yes"
-                                                  : "none");
+                                                 : "none");
     if (t->nvswitches == TOPO_UNKNOWN && t->nvlink_known)
         fprintf(out, "NVSwitch:  present (count not given by this source)\n");
     else if (t->nvswitches == TOPO_UNKNOWN)
@@ -48,7 +48,8 @@ void topo_print_summary(const struct topo *t, FILE *out)
         fputc('\n', out);
     }
     if (t->unclassified_pci)
-        fprintf(out, "Unclassified PCI devices: %d (no class in the file; NCCL fills them in live)\n",
+        fprintf(out,
+                "Unclassified PCI devices: %d (no class in the file; NCCL fills them in live)\n",
                 t->unclassified_pci);
     fprintf(out, "Class:     %s\n", or_unknown(t->class_id));
 }
@@ -86,18 +87,19 @@ void topo_print_matrix(const struct topo *t, FILE *out)
         else
             fprintf(out, "N/A\n");
     }
-    fprintf(out, "\nLegend:\n\n"
-                 "  X    = Self\n"
-                 "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA "
-                 "nodes (e.g., QPI/UPI)\n"
-                 "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host "
-                 "Bridges within a NUMA node\n"
-                 "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the "
-                 "CPU)\n"
-                 "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe "
-                 "Host Bridge)\n"
-                 "  PIX  = Connection traversing at most a single PCIe bridge\n"
-                 "  NV#  = Connection traversing a bonded set of # NVLinks\n");
+    fprintf(out,
+            "\nLegend:\n\n"
+            "  X    = Self\n"
+            "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA "
+            "nodes (e.g., QPI/UPI)\n"
+            "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host "
+            "Bridges within a NUMA node\n"
+            "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the "
+            "CPU)\n"
+            "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe "
+            "Host Bridge)\n"
+            "  PIX  = Connection traversing at most a single PCIe bridge\n"
+            "  NV#  = Connection traversing a bonded set of # NVLinks\n");
     if (t->nnics) {
         fprintf(out, "\nNIC Legend:\n\n");
         for (int i = 0; i < t->nnics; i++)

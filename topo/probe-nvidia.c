@@ -43,13 +43,13 @@ struct cuda_api {
     int (*peer)(int *, int, int);
 };
 
-#define CU_ATTR_PCI_BUS 33
-#define CU_ATTR_PCI_DEVICE 34
-#define CU_ATTR_PCI_DOMAIN 50
-#define NVML_P2P_READ 0
-#define NVML_P2P_OK 0
+#define CU_ATTR_PCI_BUS             33
+#define CU_ATTR_PCI_DEVICE          34
+#define CU_ATTR_PCI_DOMAIN          50
+#define NVML_P2P_READ               0
+#define NVML_P2P_OK                 0
 #define NVML_P2P_DISABLED_BY_REGKEY 4
-#define NVML_MAX_LINKS 18
+#define NVML_MAX_LINKS              18
 
 /* nvmlPciInfo_t: busIdLegacy[16], then domain, bus, device; at most 68 bytes today. */
 struct nvml_pci_raw {
@@ -85,7 +85,8 @@ static int load_nvml(struct nvml_api *n)
     *(void **)&n->p2p = sym(n->lib, "nvmlDeviceGetP2PStatus");
     *(void **)&n->driver = sym(n->lib, "nvmlSystemGetDriverVersion");
     if (!n->init || !n->count || !n->handle || !n->pci || n->init() != 0) {
-        debug("NVML not available (libnvidia-ml.so.1 %s)", n->lib ? "did not initialise" : "not found");
+        debug("NVML not available (libnvidia-ml.so.1 %s)",
+              n->lib ? "did not initialise" : "not found");
         if (n->lib)
             dlclose(n->lib);
         n->lib = NULL;
@@ -220,9 +221,10 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
                 if (i == j)
                     t->p2p[i * t->ngpus + j] = topo_strdup("X");
                 else if (dev[i] && dev[j] && n->p2p(dev[i], dev[j], NVML_P2P_READ, &st) == 0)
-                    t->p2p[i * t->ngpus + j] = topo_strdup(st == NVML_P2P_OK ? "OK"
-                                                           : st == NVML_P2P_DISABLED_BY_REGKEY ? "DIS"
-                                                                                               : "NS");
+                    t->p2p[i * t->ngpus + j] =
+                        topo_strdup(st == NVML_P2P_OK                   ? "OK"
+                                    : st == NVML_P2P_DISABLED_BY_REGKEY ? "DIS"
+                                                                        : "NS");
             }
         if (t->p2p)
             t->p2p_source = "nvml";
@@ -295,6 +297,7 @@ int topo_probe_nvidia(struct topo *t, hwloc_topology_t h)
     }
     if (load_cuda(&c))
         probe_cuda(t, &c);
-    /* Libraries stay loaded, as NCCL leaves them: unloading a driver library is not worth the risk. */
+    /* Libraries stay loaded, as NCCL leaves them: unloading a driver library is not worth the risk.
+     */
     return 0;
 }

@@ -75,16 +75,21 @@ static void probe_gpu_link(struct topo_gpu *g)
     if (util_sysfs_read_line(path.data, &val) == 0) {
         double gts = atof(util_buf_str(&val));
         if (gts > 0)
-            g->pcie_gen = gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : 1;
+            g->pcie_gen = gts >= 60   ? 6
+                          : gts >= 30 ? 5
+                          : gts >= 15 ? 4
+                          : gts >= 7  ? 3
+                          : gts >= 4  ? 2
+                                      : 1;
     }
     util_buf_release(&path);
     util_buf_release(&val);
 }
 
-#define PCI_EXT_CAP_START 0x100
+#define PCI_EXT_CAP_START  0x100
 #define PCI_EXT_CAP_ID_ACS 0x000d
-#define PCI_ACS_RR 0x0004 /* P2P request redirect */
-#define PCI_ACS_CR 0x0008 /* P2P completion redirect */
+#define PCI_ACS_RR         0x0004 /* P2P request redirect */
+#define PCI_ACS_CR         0x0008 /* P2P completion redirect */
 
 /*
  * The ACS control register of a bridge, from its config space, or -1 when the

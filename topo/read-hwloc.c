@@ -112,8 +112,8 @@ static void add_gpu_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
         return;
     format_busid(p, g->pci);
     const char *model = osdev_info(p, "GPUModel");
-    const struct topo_gpu_info *gi = model ? topo_gpu_info_by_name(model)
-                                           : topo_gpu_info_by_device(p->attr->pcidev.device_id);
+    const struct topo_gpu_info *gi =
+        model ? topo_gpu_info_by_name(model) : topo_gpu_info_by_device(p->attr->pcidev.device_id);
     if (!model)
         model = gi ? gi->name : hwloc_obj_get_info_by_name(p, "PCIDevice");
     g->model = topo_strdup(model);
@@ -225,12 +225,14 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
     int ok = fabric != NULL;
     for (unsigned i = 0; ok && i < d->nbobjs; i++) {
         int gi = gpu_of_obj(t, d->objs[i]);
-        const struct topo_gpu_info *info = gi >= 0 ? topo_gpu_info_by_name(t->gpus[gi].model) : NULL;
+        const struct topo_gpu_info *info =
+            gi >= 0 ? topo_gpu_info_by_name(t->gpus[gi].model) : NULL;
         if (gi < 0)
             continue;
         if (!info || info->link_mbs <= 0) {
             warning("NVLink bandwidth given for GPU%d (%s) but its per-link rate is unknown: "
-                    "NVLink counts left unknown", gi, t->gpus[gi].model ? t->gpus[gi].model : "?");
+                    "NVLink counts left unknown",
+                    gi, t->gpus[gi].model ? t->gpus[gi].model : "?");
             ok = 0;
             break;
         }

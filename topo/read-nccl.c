@@ -24,7 +24,7 @@ struct nccl_reader {
         char target[32];
         unsigned tclass;
         int count;
-    } *links;
+    } * links;
     int nlinks;
     int any_nvlink;
     char *cpuset; /* of the <cpu> being read */
@@ -251,8 +251,8 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
         } else if (cls == 0x068000) {
             r->t->nvswitches++;
         } else if (has_pci_child || (cls >= 0 && (cls >> 8) == 0x0604)) {
-            read_pci_children(r, pci, topo_add_pnode(r->t, TOPO_PNODE_BRIDGE, parent, 3, TOPO_UNKNOWN),
-                              numa);
+            read_pci_children(
+                r, pci, topo_add_pnode(r->t, TOPO_PNODE_BRIDGE, parent, 3, TOPO_UNKNOWN), numa);
         } else {
             r->t->unclassified_pci++;
         }

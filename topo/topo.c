@@ -168,7 +168,7 @@ static int check_hwloc_version(const char *name, xmlNode *root)
 {
     xmlChar *v = xmlGetProp(root, (const xmlChar *)"version");
     int rc = 0;
-    if (v && !(v[0] == '1' || v[0] == '2') ) {
+    if (v && !(v[0] == '1' || v[0] == '2')) {
         error("cannot read topology '%s': hwloc XML version %s is newer than this build's hwloc %s "
               "reads: export it again with lstopo from hwloc 2.x (lstopo --of xml)",
               name, (const char *)v, HWLOC_VERSION);
@@ -216,8 +216,8 @@ static int load_xml(struct topo *t, const char *name, const char *data, size_t l
             snprintf(msg, sizeof(msg), "%s", e->message);
             msg[strcspn(msg, "\n")] = '\0';
         }
-        error("cannot read topology '%s': not well-formed XML (line %d: %s)", name,
-              e ? e->line : 0, msg);
+        error("cannot read topology '%s': not well-formed XML (line %d: %s)", name, e ? e->line : 0,
+              msg);
         return UTIL_EINVAL;
     }
     xmlNode *root = xmlDocGetRootElement(doc);

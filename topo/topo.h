@@ -24,16 +24,16 @@ enum topo_source {
 enum topo_nic_kind { TOPO_NIC_UNKNOWN, TOPO_NIC_IB, TOPO_NIC_ROCE, TOPO_NIC_EFA, TOPO_NIC_ETH };
 
 struct topo_gpu {
-    char *model;      /* "Tesla V100-SXM2-16GB", or NULL */
-    char pci[16];     /* "0000:18:00.0", or "" when the source does not say */
-    int numa;         /* NUMA node, or TOPO_UNKNOWN */
-    char *cpuset;     /* CPUs near the GPU as a list, "0-47", or NULL */
+    char *model;  /* "Tesla V100-SXM2-16GB", or NULL */
+    char pci[16]; /* "0000:18:00.0", or "" when the source does not say */
+    int numa;     /* NUMA node, or TOPO_UNKNOWN */
+    char *cpuset; /* CPUs near the GPU as a list, "0-47", or NULL */
     long long memory_mib;
-    int sm;           /* compute capability x 10 */
+    int sm; /* compute capability x 10 */
     int pcie_gen, pcie_width;
-    double pcie_gbs;  /* link bandwidth per direction as the source states it, or < 0 */
-    int nvlinks;      /* active NVLinks of this GPU to GPUs and NVSwitches */
-    int node;         /* its place in the PCI tree (internal.h), or -1 */
+    double pcie_gbs; /* link bandwidth per direction as the source states it, or < 0 */
+    int nvlinks;     /* active NVLinks of this GPU to GPUs and NVSwitches */
+    int node;        /* its place in the PCI tree (internal.h), or -1 */
 };
 
 struct topo_nic {
@@ -50,10 +50,10 @@ struct topo_nic {
 
 /* A PCI tree node; see internal.h for how the matrix uses it. */
 struct topo_pnode {
-    int kind;     /* enum topo_pnode_kind */
-    int parent;   /* index, or -1 at the top */
-    int bridges;  /* PCIe bridges this node stands for (0 for non-bridges) */
-    int numa;     /* for locality nodes: the NUMA node, or TOPO_UNKNOWN */
+    int kind;    /* enum topo_pnode_kind */
+    int parent;  /* index, or -1 at the top */
+    int bridges; /* PCIe bridges this node stands for (0 for non-bridges) */
+    int numa;    /* for locality nodes: the NUMA node, or TOPO_UNKNOWN */
 };
 
 struct topo {
@@ -70,14 +70,14 @@ struct topo {
     int ngpus;
     struct topo_nic *nics;
     int nnics;
-    int nvswitches;      /* TOPO_UNKNOWN when the source has NVLink but no switch count */
-    int nvlink_known;    /* the source describes NVLink (or the GPUs have none) */
-    int *nvlink;         /* ngpus x ngpus: NVLinks joining each pair */
+    int nvswitches;       /* TOPO_UNKNOWN when the source has NVLink but no switch count */
+    int nvlink_known;     /* the source describes NVLink (or the GPUs have none) */
+    int *nvlink;          /* ngpus x ngpus: NVLinks joining each pair */
     int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
 
-    char **matrix;       /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
+    char **matrix;          /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
     const char *p2p_source; /* "cuda", "nvml" or "none" */
-    char **p2p;          /* ngpus x ngpus: "X", "OK", "NS", "DIS", or NULL when p2p_source is none */
+    char **p2p; /* ngpus x ngpus: "X", "OK", "NS", "DIS", or NULL when p2p_source is none */
 
     struct {
         long long shm_bytes;     /* /dev/shm size, TOPO_UNKNOWN if unknown */

@@ -12,7 +12,10 @@ struct util_buf {
     size_t cap;
 };
 
-#define UTIL_BUF_INIT {NULL, 0, 0}
+#define UTIL_BUF_INIT                                                                              \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Releases the memory; the buffer is empty and reusable afterwards. */
 void util_buf_release(struct util_buf *b);

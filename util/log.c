@@ -19,7 +19,8 @@ enum util_log_level util_log_level(void)
     return log_level;
 }
 
-static void log_line(const char *tag, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_line(const char *tag, const char *fmt,
+                                                           va_list ap)
 {
     fprintf(stderr, "%s: %s", log_prog, tag);
     vfprintf(stderr, fmt, ap);

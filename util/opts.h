@@ -16,7 +16,7 @@ struct util_opt {
     char letter;      /* short letter, or 0 */
     enum util_opt_type type;
     void *field;
-    const char *arg;  /* argument name for --help, or NULL */
+    const char *arg; /* argument name for --help, or NULL */
     const char *help;
 };
 

@@ -5,13 +5,20 @@ set -u
 
 : "${TOPOTUNE_BIN:?set by ctest: the directory holding topotune}"
 : "${TOPOTUNE_FIXTURES:?set by ctest: tests/fixtures}"
-TOPOTUNE="$TOPOTUNE_BIN/topotune"
+export TOPOTUNE="$TOPOTUNE_BIN/topotune"
 TEST_TMP=$(mktemp -d)
 trap 'rm -rf "$TEST_TMP"' EXIT
 failures=0
 checks=0
 
 pass() { checks=$((checks + 1)); }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass; else fail "$what"; fi
+}
 fail() {
     checks=$((checks + 1))
     failures=$((failures + 1))

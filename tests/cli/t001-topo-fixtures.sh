@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # topo --input on every real-machine fixture: counts, matrix and class id as expected.
 # TOPOTUNE_UPDATE_EXPECTED=1 rewrites the expected files (review the diff before committing).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 facts="$(dirname "$0")/topo-facts.py"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Identical hardware with other PCI bus numbers (device order reversed) keeps its class id.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 class_of() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"]["id"])' "$1"

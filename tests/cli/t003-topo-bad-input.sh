@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every bad input: exit 2, one line on stderr naming the file, and no output file.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fx=$TOPOTUNE_FIXTURES
 bad=$TEST_TMP/bad
@@ -41,5 +42,5 @@ expect_exit 2 "missing value" -- "$TOPOTUNE" topo --input
 expect_stderr_has "--input" "flag without value is named"
 expect_exit 2 "unknown command" -- "$TOPOTUNE" nosuchcommand
 expect_exit 0 "topo --help" -- "$TOPOTUNE" topo --help
-grep -q -- "--input" "$TEST_TMP/out" && pass || fail "topo --help lists --input"
+check "topo --help lists --input" grep -q -- "--input" "$TEST_TMP/out"
 finish

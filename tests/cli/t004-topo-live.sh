@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The live path on this machine: a summary, valid JSON, and no GPU is an empty list, not an error.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 expect_exit 0 "topo (live)" -- "$TOPOTUNE" topo
-grep -q '^Class:' "$TEST_TMP/out" && pass || fail "summary has a Class line"
+check "summary has a Class line" grep -q '^Class:' "$TEST_TMP/out"
 expect_exit 0 "topo --json (live)" -- "$TOPOTUNE" topo --json
-python3 -m json.tool "$TEST_TMP/out" >/dev/null && pass || fail "live JSON does not parse"
-python3 - "$TEST_TMP/out" <<'PY' && pass || fail "live JSON content"
+check "live JSON parses" python3 -m json.tool "$TEST_TMP/out" >/dev/null
+check "live JSON content" python3 - "$TEST_TMP/out" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 assert t["schema"] == "topotune/topology/1"
@@ -20,7 +21,7 @@ if not t["gpus"]:  # no GPU visible: no P2P facts either
 PY
 # --json FILE writes the file atomically and prints nothing on stdout.
 expect_exit 0 "topo --json FILE" -- "$TOPOTUNE" topo --json "$TEST_TMP/live.json"
-[ -s "$TEST_TMP/live.json" ] && [ ! -s "$TEST_TMP/out" ] && pass || fail "--json FILE"
+check "--json FILE writes the file, not stdout" test -s "$TEST_TMP/live.json" -a ! -s "$TEST_TMP/out"
 # A full disk is an error, and leaves no file behind (needs root for a tiny tmpfs).
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     expect_exit 1 "full disk" -- unshare -m sh -c "mount -t tmpfs -o size=4k tmpfs '$TEST_TMP/full-mnt' 2>/dev/null || { mkdir -p '$TEST_TMP/full-mnt' && mount -t tmpfs -o size=4k tmpfs '$TEST_TMP/full-mnt'; } && head -c 4096 /dev/zero > '$TEST_TMP/full-mnt/filler'; '$TOPOTUNE' topo --input '$TOPOTUNE_FIXTURES/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml' --json '$TEST_TMP/full-mnt/t.json'; rc=\$?; ls '$TEST_TMP/full-mnt' | grep -q 't.json' && exit 9; exit \$rc"
