@@ -6,11 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour=${1:-plain}
 case "$flavour" in
-plain) dir=build; args=() ;;
-asan) dir=build-asan; args=(-DTOPOTUNE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
-fuzz) dir=build-fuzz; args=(-DTOPOTUNE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang) ;;
+plain) dir=build; args=(); targets=() ;;
+asan) dir=build-asan; args=(-DTOPOTUNE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug); targets=() ;;
+fuzz) dir=build-fuzz; args=(-DTOPOTUNE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang)
+    targets=(--target fuzz-topology) ;;
 *) echo "usage: tools/build.sh [plain|asan|fuzz]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -DTOPOTUNE_WERROR=ON "${args[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 sed -n '/configuration summary/,/fuzz targets/p' "$dir.configure.log" | sed 's/^-- //'
-cmake --build "$dir" -j "$(nproc)"
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

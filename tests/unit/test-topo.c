@@ -82,7 +82,7 @@ static int make_fake_sysfs(void **state)
     snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", link);
     assert_int_equal(system(cmd), 0);
     snprintf(link, sizeof(link), "%s/sys/bus/pci/devices/0000:03:00.0", root);
-    snprintf(target, sizeof(target), "../../..%s", GPU_DIR + 4);
+    snprintf(target, sizeof(target), "../../..%s", &GPU_DIR[4]);
     return symlink(target, link);
 }
 
