@@ -22,6 +22,11 @@ PY
 # --json FILE writes the file atomically and prints nothing on stdout.
 expect_exit 0 "topo --json FILE" -- "$TOPOTUNE" topo --json "$TEST_TMP/live.json"
 check "--json FILE writes the file, not stdout" test -s "$TEST_TMP/live.json" -a ! -s "$TEST_TMP/out"
+# -q silences warnings; -v adds debug detail; both keep stdout for data.
+expect_exit 0 "topo -q" -- "$TOPOTUNE" -q topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ncv4.xml"
+expect_stderr_lines 0 "-q silences the self-link warning"
+expect_exit 0 "topo -v" -- "$TOPOTUNE" topo -v
+expect_stderr_has "debug:" "-v shows detail"
 # A full disk is an error, and leaves no file behind (needs root for a tiny tmpfs).
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     expect_exit 1 "full disk" -- unshare -m sh -c "mount -t tmpfs -o size=4k tmpfs '$TEST_TMP/full-mnt' 2>/dev/null || { mkdir -p '$TEST_TMP/full-mnt' && mount -t tmpfs -o size=4k tmpfs '$TEST_TMP/full-mnt'; } && head -c 4096 /dev/zero > '$TEST_TMP/full-mnt/filler'; '$TOPOTUNE' topo --input '$TOPOTUNE_FIXTURES/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml' --json '$TEST_TMP/full-mnt/t.json'; rc=\$?; ls '$TEST_TMP/full-mnt' | grep -q 't.json' && exit 9; exit \$rc"
