@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The `topotune` command: global flags, the command table, dispatch. */
+#include "bench/bench.h"
 #include "topo/topo.h"
 #include "util/log.h"
 
@@ -18,6 +19,7 @@ static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
     {"topo", cmd_topo, "map this machine (or a topology file): GPUs, NICs, NVLink, PCIe matrix"},
+    {"bench", cmd_bench, "one all_reduce benchmark run under a launcher, as nccl-tests prints it"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };
 

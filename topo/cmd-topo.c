@@ -29,7 +29,7 @@ int cmd_topo(int argc, char **argv)
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
     int npos = 0;
-    int rc = util_opts_parse("topo", topo_usage, opts, argc, argv, pos, &npos);
+    int rc = util_opts_parse("topotune topo", topo_usage, opts, argc, argv, pos, &npos);
     free(pos);
     if (rc)
         return rc > 0 ? 0 : 2;

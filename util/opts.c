@@ -8,7 +8,7 @@
 
 void util_opts_usage(FILE *out, const char *cmd, const char *usage, const struct util_opt *opts)
 {
-    fprintf(out, "usage: topotune %s %s\n\n", cmd, usage);
+    fprintf(out, "usage: %s %s\n\n", cmd, usage);
     for (const struct util_opt *o = opts; o->name; o++) {
         char left[64];
         int n = o->letter ? snprintf(left, sizeof(left), "-%c, --%s", o->letter, o->name)
@@ -50,7 +50,7 @@ int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *o
             a[1] == '-' ? find(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
                         : (a[2] == '\0' ? find(opts, NULL, 0, a[1]) : NULL);
         if (!o) {
-            error("unknown option '%s' for 'topotune %s' (see 'topotune %s --help')", a, cmd, cmd);
+            error("unknown option '%s' for '%s' (see '%s --help')", a, cmd, cmd);
             return UTIL_EUSAGE;
         }
         if (o->type == UTIL_OPT_FLAG) {

@@ -21,7 +21,7 @@ struct util_opt {
 };
 
 /*
- * Parses argv[1..] (argv[0] is the command name) against opts (terminated by a
+ * Parses argv[1..] against opts for the command cmd ("topotune topo") (terminated by a
  * zero entry). Positional arguments are collected into positional (which has
  * room for argc entries) and counted in *npositional. "--help"/"-h" prints the
  * usage to stdout and returns 1. Unknown options or missing values print an

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nccl backend: ncclAllReduce on GPU buffers, one rank per GPU; -g N GPUs
+ * per process, MPI broadcasting the unique id between processes.
+ *
+ * Nothing here may wait forever (NCCL reference section 8): communicators are
+ * non-blocking, and every wait polls the stream's event and
+ * ncclCommGetAsyncError against the stage deadline; on an error or timeout all
+ * local communicators are aborted before the process exits with 3 or 4. Times
+ * come from CUDA events around the timed batch (the slowest local GPU).
+ */
+#include "bench/internal.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+#define HAVE_NCCL_MEM_ALLOC 1
+#endif
+
+struct nccl_gpu {
+    int device;
+    ncclComm_t comm;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    void *send, *recv;
+};
+
+struct nccl_state {
+    int ngpus;
+    struct nccl_gpu *gpu;
+    void *host; /* for filling and checking */
+    size_t bytes;
+    char *log_path; /* NCCL_DEBUG_FILE resolved for this process, or NULL */
+};
+
+static const char *nccl_unsupported(int dtype, int op)
+{
+    (void)dtype;
+    (void)op;
+    return NULL; /* NCCL reduces every type and op topotune-bench knows */
+}
+
+static ncclDataType_t nccl_type(int dtype)
+{
+    static const ncclDataType_t map[BENCH_NDTYPES] = {
+        ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
+        ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16,
+    };
+    return map[dtype];
+}
+
+static ncclRedOp_t nccl_op(int op)
+{
+    static const ncclRedOp_t map[BENCH_NOPS] = {ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg};
+    return map[op];
+}
+
+static int cuda_fail(const char *what, cudaError_t e)
+{
+    error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), cudaGetErrorString(e),
+          cudaGetErrorName(e));
+    return BENCH_EXIT_CUDA;
+}
+
+#define CUDA_TRY(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cuda_fail(#call, e_);                                                           \
+    } while (0)
+
+static void abort_all(struct nccl_state *s)
+{
+    for (int g = 0; g < s->ngpus; g++)
+        if (s->gpu[g].comm) {
+            ncclCommAbort(s->gpu[g].comm);
+            s->gpu[g].comm = NULL;
+        }
+}
+
+static int nccl_fail(struct nccl_state *s, const char *what, ncclResult_t r)
+{
+    error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), ncclGetErrorString(r),
+          ncclGetLastError(NULL));
+    abort_all(s);
+    return BENCH_EXIT_COMM;
+}
+
+/*
+ * Waits until every communicator is out of ncclInProgress (and, when events is
+ * set, every GPU's stop event has completed), polling against the deadline.
+ */
+static int wait_all(struct nccl_state *s, int events)
+{
+    for (;;) {
+        int pending = 0;
+        for (int g = 0; g < s->ngpus; g++) {
+            ncclResult_t async = ncclSuccess;
+            ncclCommGetAsyncError(s->gpu[g].comm, &async);
+            if (async == ncclInProgress) {
+                pending = 1;
+            } else if (async != ncclSuccess) {
+                return nccl_fail(s, "NCCL (asynchronous error)", async);
+            } else if (events) {
+                cudaError_t e = cudaEventQuery(s->gpu[g].stop);
+                if (e == cudaErrorNotReady)
+                    pending = 1;
+                else if (e != cudaSuccess) {
+                    abort_all(s);
+                    return cuda_fail("cudaEventQuery", e);
+                }
+            }
+        }
+        if (!pending)
+            return 0;
+        if (bench_deadline_passed()) {
+            error("timeout in stage %s: aborting the NCCL communicators", bench_current_stage());
+            abort_all(s);
+            return BENCH_EXIT_TIMEOUT;
+        }
+        sched_yield();
+    }
+}
+
+/* NCCL_DEBUG_FILE with %h (host) and %p (pid) as NCCL expands them. */
+static char *resolve_log_path(void)
+{
+    const char *pattern = getenv("NCCL_DEBUG_FILE");
+    if (!pattern || !*pattern)
+        return NULL;
+    struct util_buf b = UTIL_BUF_INIT;
+    char host[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    for (const char *p = pattern; *p; p++) {
+        if (p[0] == '%' && p[1] == 'h')
+            util_buf_adds(&b, host), p++;
+        else if (p[0] == '%' && p[1] == 'p')
+            util_buf_addf(&b, "%d", (int)getpid()), p++;
+        else
+            util_buf_add(&b, p, 1);
+    }
+    return util_buf_detach(&b);
+}
+
+static int pick_devices(struct bench_ctx *c, struct nccl_state *s)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        error("no GPU visible: cudaGetDeviceCount: %s; the nccl backend needs NVIDIA GPUs (use "
+              "--backend mpi to measure MPI on this machine)",
+              e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return BENCH_EXIT_CUDA;
+    }
+    int first = c->local_proc * s->ngpus;
+    if (first + s->ngpus > count) {
+        error("invalid number of GPUs: %d requested by local process %d but only %d visible",
+              s->ngpus, c->local_proc, count);
+        return BENCH_EXIT_CUDA;
+    }
+    for (int g = 0; g < s->ngpus; g++) {
+        struct cudaDeviceProp prop;
+        char pci[16];
+        s->gpu[g].device = first + g;
+        CUDA_TRY(cudaGetDeviceProperties(&prop, s->gpu[g].device));
+        snprintf(pci, sizeof(pci), "%04x:%02x:%02x", prop.pciDomainID & 0xffff,
+                 prop.pciBusID & 0xff, prop.pciDeviceID & 0xff);
+        json_t *dev = json_object();
+        json_object_set_new(dev, "device", json_integer(s->gpu[g].device));
+        json_object_set_new(dev, "pci", json_string(pci));
+        json_object_set_new(dev, "name", json_string(prop.name));
+        json_array_append_new(c->devices, dev);
+    }
+    return 0;
+}
+
+static int alloc_buffers(struct nccl_gpu *g, size_t bytes)
+{
+    CUDA_TRY(cudaSetDevice(g->device));
+    CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaEventCreate(&g->start));
+    CUDA_TRY(cudaEventCreate(&g->stop));
+#ifdef HAVE_NCCL_MEM_ALLOC
+    if (ncclMemAlloc(&g->send, bytes) == ncclSuccess &&
+        ncclMemAlloc(&g->recv, bytes) == ncclSuccess)
+        return 0;
+#endif
+    CUDA_TRY(cudaMalloc(&g->send, bytes));
+    CUDA_TRY(cudaMalloc(&g->recv, bytes));
+    return 0;
+}
+
+static int init_comms(struct bench_ctx *c, struct nccl_state *s)
+{
+    ncclUniqueId id;
+    memset(&id, 0, sizeof(id));
+    if (c->proc == 0) {
+        ncclResult_t r = ncclGetUniqueId(&id);
+        if (r != ncclSuccess)
+            return nccl_fail(s, "ncclGetUniqueId", r);
+    }
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, c->comm);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = ncclGroupStart();
+    for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++) {
+        CUDA_TRY(cudaSetDevice(s->gpu[g].device));
+        r = ncclCommInitRankConfig(&s->gpu[g].comm, c->nranks, id, c->rank + g, &config);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess && r != ncclInProgress)
+        return nccl_fail(s, "ncclCommInitRankConfig", r);
+    if (end != ncclSuccess && end != ncclInProgress)
+        return nccl_fail(s, "ncclGroupEnd", end);
+    return wait_all(s, 0);
+}
+
+static int nccl_init(struct bench_ctx *c)
+{
+    struct nccl_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return BENCH_EXIT_CUDA;
+    c->state = s;
+    s->ngpus = c->opt->ngpus;
+    s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
+    s->gpu = calloc((size_t)s->ngpus, sizeof(*s->gpu));
+    s->host = malloc(s->bytes);
+    s->log_path = resolve_log_path();
+    if (!s->gpu || !s->host)
+        return BENCH_EXIT_CUDA;
+    int rc = pick_devices(c, s);
+    for (int g = 0; !rc && g < s->ngpus; g++)
+        rc = alloc_buffers(&s->gpu[g], s->bytes);
+    if (!rc)
+        rc = init_comms(c, s);
+    return rc;
+}
+
+/* One collective per local GPU, as one group. */
+static int launch(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place)
+{
+    ncclResult_t r = ncclGroupStart();
+    for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++) {
+        struct nccl_gpu *gpu = &s->gpu[g];
+        r = ncclAllReduce(in_place ? gpu->recv : gpu->send, gpu->recv, count, nccl_type(c->dtype),
+                          nccl_op(c->op), gpu->comm, gpu->stream);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (r != ncclSuccess && r != ncclInProgress)
+        return nccl_fail(s, "ncclAllReduce", r);
+    if (end != ncclSuccess && end != ncclInProgress)
+        return nccl_fail(s, "ncclGroupEnd", end);
+    return 0;
+}
+
+static int record(struct nccl_state *s, int start)
+{
+    for (int g = 0; g < s->ngpus; g++) {
+        CUDA_TRY(cudaSetDevice(s->gpu[g].device));
+        CUDA_TRY(cudaEventRecord(start ? s->gpu[g].start : s->gpu[g].stop, s->gpu[g].stream));
+    }
+    return 0;
+}
+
+static int batch(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place, int n)
+{
+    int rc = record(s, 1);
+    for (int i = 0; i < n && !rc; i++)
+        rc = launch(c, s, count, in_place);
+    if (!rc)
+        rc = record(s, 0);
+    return rc ? rc : wait_all(s, 1);
+}
+
+static int check_pass(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place,
+                      int seed, long long *wrong)
+{
+    size_t bytes = count * bench_dtype_size(c->dtype);
+    for (int g = 0; g < s->ngpus; g++) {
+        struct nccl_gpu *gpu = &s->gpu[g];
+        bench_fill(s->host, count, c->dtype, c->op, c->rank + g, c->nranks, seed);
+        CUDA_TRY(cudaSetDevice(gpu->device));
+        CUDA_TRY(
+            cudaMemcpy(in_place ? gpu->recv : gpu->send, s->host, bytes, cudaMemcpyHostToDevice));
+        if (!in_place)
+            CUDA_TRY(cudaMemset(gpu->recv, 0, bytes));
+    }
+    int rc = batch(c, s, count, in_place, 1);
+    for (int g = 0; !rc && g < s->ngpus; g++) {
+        CUDA_TRY(cudaSetDevice(s->gpu[g].device));
+        CUDA_TRY(cudaMemcpy(s->host, s->gpu[g].recv, bytes, cudaMemcpyDeviceToHost));
+        struct bench_ctx local = *c;
+        local.rank = c->rank + g;
+        bench_hook_corrupt(&local, s->host, count);
+        *wrong += bench_check(s->host, count, c->dtype, c->op, c->nranks, seed);
+    }
+    return rc;
+}
+
+static void read_log(struct bench_ctx *c, struct nccl_state *s, size_t bytes,
+                     struct bench_result *r)
+{
+    struct util_buf log = UTIL_BUF_INIT;
+    if (!s->log_path || util_file_read(s->log_path, 256u << 20, &log))
+        return;
+    bench_nccl_log_choice(util_buf_str(&log), bytes, r->algo, r->proto);
+    json_decref(c->effective_env);
+    c->effective_env = bench_nccl_log_env(util_buf_str(&log));
+    util_buf_release(&log);
+}
+
+static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r)
+{
+    struct nccl_state *s = c->state;
+    const struct bench_options *o = c->opt;
+    size_t bytes = count * bench_dtype_size(c->dtype);
+    bench_stage(c, "warmup");
+    int rc = o->warmup ? batch(c, s, count, in_place, o->warmup) : 0;
+    bench_stage(c, "size:%zu", bytes);
+    bench_hook_stall(c);
+    if (!rc)
+        rc = batch(c, s, count, in_place, o->iters);
+    r->time_us = 0;
+    for (int g = 0; !rc && g < s->ngpus; g++) {
+        float ms = 0;
+        CUDA_TRY(cudaEventElapsedTime(&ms, s->gpu[g].start, s->gpu[g].stop));
+        double us = (double)ms * 1000.0 / o->iters;
+        r->time_us = us > r->time_us ? us : r->time_us;
+    }
+    bench_stage(c, "check");
+    r->wrong = o->check ? 0 : -1;
+    for (int rep = 0; rep < o->check && !rc; rep++)
+        rc = check_pass(c, s, count, in_place, rep, &r->wrong);
+    if (!rc)
+        read_log(c, s, bytes, r);
+    return rc;
+}
+
+static void nccl_release(struct bench_ctx *c)
+{
+    struct nccl_state *s = c->state;
+    if (!s)
+        return;
+    for (int g = 0; s->gpu && g < s->ngpus; g++) {
+        struct nccl_gpu *gpu = &s->gpu[g];
+        if (gpu->comm) {
+            /* Finalize can block on a dead peer: abort is always safe and frees as well. */
+            ncclCommAbort(gpu->comm);
+        }
+        cudaSetDevice(gpu->device);
+#ifdef HAVE_NCCL_MEM_ALLOC
+        if (gpu->send && ncclMemFree(gpu->send) != ncclSuccess)
+            cudaFree(gpu->send);
+        if (gpu->recv && ncclMemFree(gpu->recv) != ncclSuccess)
+            cudaFree(gpu->recv);
+#else
+        cudaFree(gpu->send);
+        cudaFree(gpu->recv);
+#endif
+        if (gpu->stream)
+            cudaStreamDestroy(gpu->stream);
+    }
+    free(s->gpu);
+    free(s->host);
+    free(s->log_path);
+    free(s);
+    c->state = NULL;
+}
+
+const struct bench_backend bench_backend_nccl = {
+    .name = "nccl",
+    .default_average = 1, /* nccl-tests' -a 1: the mean over ranks */
+    .unsupported = nccl_unsupported,
+    .init = nccl_init,
+    .run = nccl_run,
+    .release = nccl_release,
+};

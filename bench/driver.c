@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topotune-bench: parse the flags, bring up MPI (a singleton without mpirun),
+ * let the backend set up, then per size: warm-up, timed batch, check; combine
+ * over ranks (time with -a, wrong summed) and report. Exit codes as nccl-tests.
+ */
+#include "bench/internal.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HOST_LEN    64
+#define DEVICE_TEXT 4096
+
+static const struct bench_backend *find_backend(const char *name)
+{
+    if (strcmp(name, "mpi") == 0)
+        return &bench_backend_mpi;
+    if (strcmp(name, "nccl") == 0)
+        return &bench_backend_nccl;
+    return NULL;
+}
+
+/* Host names of every process; local_proc and node count follow from them. */
+static int gather_hosts(struct bench_ctx *c)
+{
+    char me[HOST_LEN] = "";
+    gethostname(me, sizeof(me) - 1);
+    char *all = calloc((size_t)c->nprocs, HOST_LEN);
+    if (!all)
+        return BENCH_EXIT_COMM;
+    MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
+    c->hosts = json_array();
+    c->nodes = 0;
+    c->local_proc = 0;
+    for (int p = 0; p < c->nprocs; p++) {
+        const char *h = all + (size_t)p * HOST_LEN;
+        json_array_append_new(c->hosts, json_string(h));
+        int first = 1;
+        for (int q = 0; q < p; q++)
+            first &= strcmp(h, all + (size_t)q * HOST_LEN) != 0;
+        c->nodes += first;
+        if (p < c->proc && strcmp(h, me) == 0)
+            c->local_proc++;
+    }
+    free(all);
+    return 0;
+}
+
+/* nccl-tests' device lines, this process's part. */
+static void device_text(const struct bench_ctx *c, char *out, size_t len)
+{
+    char host[HOST_LEN] = "";
+    gethostname(host, sizeof(host) - 1);
+    size_t used = 0;
+    out[0] = '\0';
+    size_t i;
+    json_t *dev;
+    json_array_foreach(c->devices, i, dev)
+    {
+        int n = snprintf(out + used, len - used,
+                         "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n",
+                         c->rank + (int)i, 0, (int)getpid(), host,
+                         (int)json_integer_value(json_object_get(dev, "device")),
+                         json_string_value(json_object_get(dev, "pci")),
+                         json_string_value(json_object_get(dev, "name")));
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static char *gather_device_text(const struct bench_ctx *c)
+{
+    char mine[DEVICE_TEXT];
+    device_text(c, mine, sizeof(mine));
+    char *all = c->proc == 0 ? calloc((size_t)c->nprocs, DEVICE_TEXT) : NULL;
+    MPI_Gather(mine, DEVICE_TEXT, MPI_CHAR, all, DEVICE_TEXT, MPI_CHAR, 0, c->comm);
+    if (!all)
+        return NULL;
+    for (int p = 1; p < c->nprocs; p++) /* pack the lines together */
+        strcat(all, all + (size_t)p * DEVICE_TEXT);
+    return all;
+}
+
+static json_t *versions(void)
+{
+    json_t *v = json_object();
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, ",\n")] = '\0';
+    json_object_set_new(v, "topotune", json_string("0.1.0"));
+    json_object_set_new(v, "mpi", json_string(lib));
+    return v;
+}
+
+static double combine_time(const struct bench_ctx *c, double t, int average)
+{
+    double out = t;
+    switch (average) {
+    case 0:
+        MPI_Bcast(&out, 1, MPI_DOUBLE, 0, c->comm);
+        return out;
+    case 2:
+        MPI_Allreduce(&t, &out, 1, MPI_DOUBLE, MPI_MIN, c->comm);
+        return out;
+    case 3:
+        MPI_Allreduce(&t, &out, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+        return out;
+    default:
+        MPI_Allreduce(&t, &out, 1, MPI_DOUBLE, MPI_SUM, c->comm);
+        return out / c->nprocs;
+    }
+}
+
+static void to_line(const struct bench_ctx *c, size_t bytes, const struct bench_result *r,
+                    int average, struct bench_line *l)
+{
+    long long wrong = r->wrong, total = 0;
+    l->time_us = combine_time(c, r->time_us, average);
+    MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
+    l->wrong = c->opt->check ? total : -1;
+    l->algbw = l->time_us > 0 ? (double)bytes / (l->time_us * 1e-6) / 1e9 : 0;
+    l->busbw = l->algbw * 2.0 * (c->nranks - 1) / c->nranks;
+    memcpy(l->algo, r->algo, sizeof(l->algo));
+    memcpy(l->proto, r->proto, sizeof(l->proto));
+}
+
+static size_t next_size(const struct bench_options *o, size_t size)
+{
+    size_t next =
+        o->step_factor > 1 ? (size_t)((double)size * o->step_factor) : size + o->step_bytes;
+    return next > size ? next : size + 1;
+}
+
+/*
+ * A failure on one process leaves the others waiting in a collective: with
+ * several processes, abort the job with the code (mpirun passes it on).
+ */
+static int fail(struct bench_ctx *c, int code)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%s backend failed in stage %s (rank %d, exit %d)", c->opt->backend,
+             bench_current_stage(), c->rank, code);
+    bench_report_error(c, bench_current_stage(), msg);
+    bench_report_end(c, code);
+    fflush(stdout);
+    if (c->nprocs > 1)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    return code;
+}
+
+static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int average)
+{
+    const struct bench_options *o = c->opt;
+    size_t tsize = bench_dtype_size(c->dtype);
+    int wrong = 0;
+    for (size_t size = o->min_bytes; size <= o->max_bytes; size = next_size(o, size)) {
+        size_t count = size / tsize;
+        if (count == 0)
+            continue;
+        struct bench_result r[2] = {{0}};
+        struct bench_line l[2];
+        for (int in_place = 0; in_place < 2; in_place++) {
+            int rc = b->run(c, count, in_place, &r[in_place]);
+            if (rc)
+                return fail(c, rc);
+            to_line(c, count * tsize, &r[in_place], average, &l[in_place]);
+        }
+        bench_report_size(c, count * tsize, count, &l[0], &l[1]);
+        wrong |= l[0].wrong > 0 || l[1].wrong > 0; /* summed over ranks: all agree */
+    }
+    return wrong ? BENCH_EXIT_WRONG : 0;
+}
+
+static int run(struct bench_ctx *c, const struct bench_backend *b)
+{
+    int rc = gather_hosts(c);
+    if (rc)
+        return rc;
+    if (bench_report_open(c))
+        return BENCH_EXIT_USAGE;
+    bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
+    bench_stage(c, "init");
+    c->devices = json_array();
+    rc = b->init(c);
+    /* Every process must agree that init worked before anyone waits in a collective. */
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
+    if (worst) {
+        if (rc)
+            bench_report_error(c, "init", "backend initialisation failed");
+        return bench_report_end(c, worst);
+    }
+    char *devices = gather_device_text(c);
+    json_t *v = versions();
+    bench_report_header(c, devices ? devices : "", v);
+    json_decref(v);
+    free(devices);
+    rc = run_sizes(c, b, c->opt->average >= 0 ? c->opt->average : b->default_average);
+    return bench_report_end(c, rc);
+}
+
+int bench_main(int argc, char **argv)
+{
+    util_log_init("topotune-bench", UTIL_LOG_INFO);
+    struct bench_options o;
+    int rc = bench_parse_options(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (strcmp(o.backend, "sim") == 0) {
+        error("the sim backend is not built yet: it arrives with the performance model; use "
+              "--backend mpi or --backend nccl");
+        return BENCH_EXIT_USAGE;
+    }
+    const struct bench_backend *b = find_backend(o.backend);
+    struct bench_ctx c = {
+        .opt = &o, .dtype = bench_dtype_parse(o.dtype), .op = bench_op_parse(o.op)};
+    const char *why = b->unsupported(c.dtype, c.op);
+    if (why) {
+        error("-d %s -o %s: %s", o.dtype, o.op, why);
+        return BENCH_EXIT_USAGE;
+    }
+    if (strcmp(b->name, "mpi") == 0 && o.ngpus != 1) {
+        error("-g (--ngpus) %d: the mpi backend runs one rank per process; use mpirun -np N",
+              o.ngpus);
+        return BENCH_EXIT_USAGE;
+    }
+    MPI_Init(&argc, &argv);
+    c.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(c.comm, &c.proc);
+    MPI_Comm_size(c.comm, &c.nprocs);
+    c.rank = c.proc * o.ngpus;
+    c.nranks = c.nprocs * o.ngpus;
+    rc = run(&c, b);
+    if (b->release)
+        b->release(&c);
+    json_decref(c.hosts);
+    json_decref(c.devices);
+    json_decref(c.effective_env);
+    fflush(stdout);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* What the benchmark driver, its backends and its report share inside bench/. */
+#ifndef BENCH_INTERNAL_H
+#define BENCH_INTERNAL_H
+
+#include "bench/bench.h"
+
+#include <jansson.h>
+#include <mpi.h>
+#include <stdint.h>
+
+enum bench_op { BENCH_OP_SUM, BENCH_OP_PROD, BENCH_OP_MIN, BENCH_OP_MAX, BENCH_OP_AVG, BENCH_NOPS };
+
+enum bench_dtype {
+    BENCH_INT8,
+    BENCH_UINT8,
+    BENCH_INT32,
+    BENCH_UINT32,
+    BENCH_INT64,
+    BENCH_UINT64,
+    BENCH_HALF,
+    BENCH_FLOAT,
+    BENCH_DOUBLE,
+    BENCH_BFLOAT16,
+    BENCH_NDTYPES
+};
+
+/* Name and size of a dtype or op; parse returns -1 for an unknown name. */
+const char *bench_dtype_name(int dtype);
+size_t bench_dtype_size(int dtype);
+int bench_dtype_parse(const char *name);
+const char *bench_op_name(int op);
+int bench_op_parse(const char *name);
+
+/*
+ * The correctness pattern: rank r's element i is a small integer chosen so that
+ * the reduced result is exact in every dtype (at most 64 ranks for int8 sums),
+ * known without the other ranks' data. seed varies the pattern between passes.
+ */
+void bench_fill(void *buf, size_t count, int dtype, int op, int rank, int nranks, int seed);
+/* Counts elements of a reduced buffer that differ from the exact result. */
+long long bench_check(const void *buf, size_t count, int dtype, int op, int nranks, int seed);
+/* Element access through double, exact for the pattern's values. */
+double bench_get(const void *buf, size_t i, int dtype);
+void bench_set(void *buf, size_t i, int dtype, double v);
+
+/* One size and placement, as a rank measured it. */
+struct bench_result {
+    double time_us; /* per operation, this rank (or process) */
+    long long wrong;
+    char algo[16], proto[16]; /* from NCCL's TUNING log, "" when unknown */
+};
+
+struct bench_ctx {
+    const struct bench_options *opt;
+    int dtype, op;
+    int proc, nprocs; /* MPI process */
+    int rank, nranks; /* first rank of this process; all ranks (nprocs x GPUs) */
+    int local_proc;   /* index of this process among those on its host */
+    int nodes;
+    MPI_Comm comm;
+    json_t *hosts;         /* array of host names, one per process */
+    json_t *devices;       /* array of device description strings, this process */
+    json_t *effective_env; /* what the library reports it applied, or NULL */
+    void *state;           /* the backend's */
+};
+
+struct bench_backend {
+    const char *name;
+    int default_average; /* -a when not given */
+    /* NULL when dtype and op are supported, else why not (for the usage error). */
+    const char *(*unsupported)(int dtype, int op);
+    /* After MPI is up: devices, communicators, buffers. Returns a bench_exit code. */
+    int (*init)(struct bench_ctx *c);
+    /* One size: warm-up, a timed batch of -n operations, then -c check passes. */
+    int (*run)(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r);
+    void (*release)(struct bench_ctx *c);
+};
+
+extern const struct bench_backend bench_backend_mpi;
+extern const struct bench_backend bench_backend_nccl;
+
+/*
+ * Stages and deadlines. bench_stage names what the process does now ("init",
+ * "warmup", "size:N", "check") and starts its -T deadline; a watchdog thread
+ * ends the process with exit 4, naming the stage, when it passes (plus grace
+ * for backends that abort on their own). bench_deadline_passed lets polling
+ * backends give up first.
+ */
+void bench_stage(struct bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *bench_current_stage(void);
+/* Starts the watchdog when -T is set; grace_s is added to each deadline. */
+int bench_watchdog_start(const struct bench_ctx *c, double grace_s);
+int bench_deadline_passed(void);
+
+/* Test-only hooks, off unless their variables are set (see bench/hooks.c). */
+void bench_hook_stall(const struct bench_ctx *c);
+void bench_hook_corrupt(const struct bench_ctx *c, void *buf, size_t count);
+
+/* A size's result once combined over ranks. */
+struct bench_line {
+    double time_us, algbw, busbw;
+    long long wrong; /* -1: not checked (-c 0) */
+    char algo[16], proto[16];
+};
+
+/*
+ * Output, written by process 0 only: nccl-tests' text table on stdout (unless
+ * JSON goes to stdout) and the JSON Lines events. Safe to call from the
+ * watchdog thread. device_lines is the "# Using devices" block.
+ */
+int bench_report_open(const struct bench_ctx *c);
+void bench_report_header(const struct bench_ctx *c, const char *device_lines, json_t *versions);
+void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
+                       const struct bench_line *out_of_place, const struct bench_line *in_place);
+void bench_report_error(const struct bench_ctx *c, const char *stage, const char *message);
+/* Footer and end event; returns code, or BENCH_EXIT_WRONG when a result was wrong. */
+int bench_report_end(const struct bench_ctx *c, int code);
+
+/* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
+json_t *bench_nccl_log_env(const char *log_text);
+int bench_nccl_log_choice(const char *log_text, size_t bytes, char algo[16], char proto[16]);
+
+#endif

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What topotune-bench prints: nccl-tests' header, device lines, columns and
+ * footer (so parsers of all_reduce_perf output keep working), and the JSON
+ * Lines events of DESIGN.md section 5. Only process 0 writes.
+ */
+#include "bench/internal.h"
+#include "util/env.h"
+#include "util/log.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    pthread_mutex_t lock;
+    FILE *text; /* NULL when the JSON goes to stdout */
+    FILE *json;
+    double busbw_sum;
+    int nresults;
+    long long wrong_total;
+    int ended;
+    int table; /* the header is out: a footer belongs under it */
+} rep = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int writer(const struct bench_ctx *c)
+{
+    return c->proc == 0;
+}
+
+int bench_report_open(const struct bench_ctx *c)
+{
+    if (!writer(c))
+        return 0;
+    const char *json = c->opt->json;
+    rep.text = json && strcmp(json, "-") == 0 ? NULL : stdout;
+    if (json && strcmp(json, "-") == 0) {
+        rep.json = stdout;
+    } else if (json) {
+        rep.json = fopen(json, "w");
+        if (!rep.json)
+            return error("cannot write '%s': %m", json), BENCH_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void emit(json_t *event)
+{
+    if (rep.json) {
+        char *line = json_dumps(event, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (line) {
+            fprintf(rep.json, "%s\n", line);
+            fflush(rep.json);
+        }
+        free(line);
+    }
+    json_decref(event);
+}
+
+static const char *outcome_of(int code)
+{
+    switch (code) {
+    case BENCH_EXIT_OK:
+        return "ok";
+    case BENCH_EXIT_TIMEOUT:
+        return "timeout";
+    case BENCH_EXIT_WRONG:
+        return "wrong";
+    default:
+        return "error";
+    }
+}
+
+void bench_report_header(const struct bench_ctx *c, const char *device_lines, json_t *versions)
+{
+    if (!writer(c))
+        return;
+    const struct bench_options *o = c->opt;
+    pthread_mutex_lock(&rep.lock);
+    if (rep.text) {
+        fprintf(rep.text,
+                "# topotune-bench 0.1.0 (nccl-tests all_reduce_perf format) backend: %s\n",
+                o->backend);
+        fprintf(rep.text, "# Collective test starting: all_reduce_perf\n");
+        fprintf(rep.text, "# nThread 1 nGpus %d minBytes %zu maxBytes %zu step: ", o->ngpus,
+                o->min_bytes, o->max_bytes);
+        if (o->step_factor > 1)
+            fprintf(rep.text, "%g(factor)", o->step_factor);
+        else
+            fprintf(rep.text, "%zu(bytes)", o->step_bytes);
+        fprintf(rep.text,
+                " warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0 unalign: 0\n",
+                o->warmup, o->iters, o->check ? 1 : 0);
+        fprintf(rep.text, "#\n# Using devices\n%s", device_lines);
+        fprintf(rep.text, "#\n"
+                          "#                                                              "
+                          "out-of-place                       in-place          \n"
+                          "#       size         count      type   redop    root     time   algbw   "
+                          "busbw  #wrong     time   algbw   busbw  #wrong \n"
+                          "#        (B)    (elements)                               (us)  (GB/s)  "
+                          "(GB/s)             (us)  (GB/s)  (GB/s)         \n");
+        fflush(rep.text);
+        rep.table = 1;
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "event", json_string("start"));
+    json_object_set_new(e, "backend", json_string(o->backend));
+    json_object_set_new(e, "predicted", json_false());
+    json_object_set_new(e, "ranks", json_integer(c->nranks));
+    json_object_set_new(e, "procs", json_integer(c->nprocs));
+    json_object_set_new(e, "gpus_per_proc", json_integer(o->ngpus));
+    json_object_set_new(e, "nodes", json_integer(c->nodes));
+    json_object_set_new(e, "hosts", json_incref(c->hosts));
+    json_object_set_new(e, "dtype", json_string(bench_dtype_name(c->dtype)));
+    json_object_set_new(e, "op", json_string(bench_op_name(c->op)));
+    json_object_set_new(e, "min_bytes", json_integer((json_int_t)o->min_bytes));
+    json_object_set_new(e, "max_bytes", json_integer((json_int_t)o->max_bytes));
+    if (o->step_factor > 1)
+        json_object_set_new(e, "step_factor", json_real(o->step_factor));
+    else
+        json_object_set_new(e, "step_bytes", json_integer((json_int_t)o->step_bytes));
+    json_object_set_new(e, "iters", json_integer(o->iters));
+    json_object_set_new(e, "warmup", json_integer(o->warmup));
+    json_object_set_new(e, "check", json_integer(o->check));
+    json_object_set_new(e, "timeout_s", json_real(o->timeout_s));
+    json_object_set_new(e, "versions", json_incref(versions));
+    json_object_set_new(e, "env", util_env_recorded());
+    emit(e);
+    pthread_mutex_unlock(&rep.lock);
+}
+
+/* A number in width columns as nccl-tests formats it: 2 decimals, then fewer, then exponent. */
+static const char *fit(char *buf, size_t len, int width, double v)
+{
+    for (int decimals = 2; decimals >= 0; decimals--) {
+        int n = snprintf(buf, len, "%.*f", decimals, v);
+        if (n <= width)
+            return buf;
+    }
+    snprintf(buf, len, "%.*e", width > 6 ? width - 6 : 0, v);
+    return buf;
+}
+
+static void text_block(const struct bench_line *l)
+{
+    char t[32], a[32], b[32], w[32];
+    if (l->wrong < 0)
+        snprintf(w, sizeof(w), "N/A");
+    else
+        snprintf(w, sizeof(w), "%lld", l->wrong);
+    fprintf(rep.text, "  %7s  %6s  %6s  %6s", fit(t, sizeof(t), 7, l->time_us),
+            fit(a, sizeof(a), 6, l->algbw), fit(b, sizeof(b), 6, l->busbw), w);
+}
+
+static json_t *line_json(const struct bench_line *l)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "time_us", json_real(l->time_us));
+    json_object_set_new(o, "algbw", json_real(l->algbw));
+    json_object_set_new(o, "busbw", json_real(l->busbw));
+    json_object_set_new(o, "wrong", l->wrong < 0 ? json_null() : json_integer(l->wrong));
+    return o;
+}
+
+static void tally(const struct bench_line *l)
+{
+    rep.busbw_sum += l->busbw;
+    rep.nresults++;
+    if (l->wrong > 0)
+        rep.wrong_total += l->wrong;
+}
+
+void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
+                       const struct bench_line *oop, const struct bench_line *ip)
+{
+    if (!writer(c))
+        return;
+    pthread_mutex_lock(&rep.lock);
+    tally(oop);
+    tally(ip);
+    if (rep.text) {
+        fprintf(rep.text, "%12zu  %12zu  %8s  %6s  %6s", bytes, count, bench_dtype_name(c->dtype),
+                bench_op_name(c->op), "-1");
+        text_block(oop);
+        text_block(ip);
+        fputc('\n', rep.text);
+        fflush(rep.text);
+    }
+    json_t *e = line_json(oop);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "event", json_string("size"));
+    json_object_set_new(ev, "size", json_integer((json_int_t)bytes));
+    json_object_set_new(ev, "count", json_integer((json_int_t)count));
+    json_object_set_new(ev, "dtype", json_string(bench_dtype_name(c->dtype)));
+    json_object_update(ev, e);
+    json_decref(e);
+    json_object_set_new(ev, "algo", oop->algo[0] ? json_string(oop->algo) : json_null());
+    json_object_set_new(ev, "proto", oop->proto[0] ? json_string(oop->proto) : json_null());
+    json_object_set_new(ev, "in_place", line_json(ip));
+    json_object_set_new(ev, "predicted", json_false());
+    emit(ev);
+    pthread_mutex_unlock(&rep.lock);
+}
+
+void bench_report_error(const struct bench_ctx *c, const char *stage, const char *message)
+{
+    if (!writer(c))
+        return;
+    pthread_mutex_lock(&rep.lock);
+    json_t *e = json_object();
+    json_object_set_new(e, "event", json_string("error"));
+    json_object_set_new(e, "stage", json_string(stage));
+    json_object_set_new(e, "message", json_string(message));
+    emit(e);
+    pthread_mutex_unlock(&rep.lock);
+}
+
+int bench_report_end(const struct bench_ctx *c, int code)
+{
+    if (!writer(c))
+        return code;
+    pthread_mutex_lock(&rep.lock);
+    if (code == BENCH_EXIT_OK && rep.wrong_total > 0)
+        code = BENCH_EXIT_WRONG;
+    if (rep.ended) {
+        pthread_mutex_unlock(&rep.lock);
+        return code;
+    }
+    rep.ended = 1;
+    double avg = rep.nresults ? rep.busbw_sum / rep.nresults : 0;
+    if (rep.text && rep.table && code != BENCH_EXIT_TIMEOUT) {
+        fprintf(rep.text, "# Out of bounds values : %lld %s\n", rep.wrong_total,
+                rep.wrong_total ? "FAILED" : "OK");
+        fprintf(rep.text, "# Avg bus bandwidth    : %g \n#\n", avg);
+        fprintf(rep.text, "# Collective test concluded: all_reduce_perf\n#\n");
+        fflush(rep.text);
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "event", json_string("end"));
+    json_object_set_new(e, "outcome", json_string(outcome_of(code)));
+    json_object_set_new(e, "exit_code", json_integer(code));
+    json_object_set_new(e, "wrong", json_integer(rep.wrong_total));
+    json_object_set_new(e, "avg_busbw", json_real(avg));
+    json_object_set_new(e, "effective_env",
+                        c->effective_env ? json_incref(c->effective_env) : json_null());
+    json_object_set_new(e, "predicted", json_false());
+    emit(e);
+    if (rep.json && rep.json != stdout)
+        fclose(rep.json);
+    rep.json = NULL;
+    pthread_mutex_unlock(&rep.lock);
+    return code;
+}
