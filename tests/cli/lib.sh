@@ -53,6 +53,22 @@ expect_no_file() {
     if [ -e "$1" ]; then fail "$2: '$1' was written"; else pass; fi
 }
 
+export TOPOTUNE_BENCH="$TOPOTUNE_BIN/topotune-bench"
+
+# mpirun_np N [NAME=VALUE...] PROGRAM ARGS...: Open MPI with what this machine needs
+# (root, 2 cores); leading assignments reach every rank through -x.
+mpirun_np() {
+    local np=$1
+    shift
+    local extra=(--oversubscribe --mca btl "self,vader,tcp")
+    [ "$(id -u)" = 0 ] && extra+=(--allow-run-as-root)
+    while [[ "${1:-}" =~ ^[A-Z_][A-Z0-9_]*= ]]; do
+        extra+=(-x "$1")
+        shift
+    done
+    mpirun -np "$np" "${extra[@]}" "$@"
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]

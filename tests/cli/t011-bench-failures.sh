@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The benchmark's failure paths on real ranks: corrupted results (exit 7), a stalled rank
+# under -T (exit 4, stage named), no GPU for the nccl backend (exit 2, fast), bad usage (exit 6).
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+expect_exit 7 "corrupted rank" -- \
+    mpirun_np 2 TOPOTUNE_BENCH_TEST_CORRUPT=1 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 1K -f 2 -n 2 --json "$TEST_TMP/c.json"
+check "corruption counted" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-1]["outcome"] == "wrong" and ev[-1]["wrong"] > 0
+assert all(e["wrong"] > 0 for e in ev if e["event"] == "size")' "$TEST_TMP/c.json"
+check "table says FAILED" grep -q "Out of bounds values : [1-9][0-9]* FAILED" "$TEST_TMP/out"
+
+start=$(date +%s)
+expect_exit 4 "stalled rank under -T 2" -- \
+    mpirun_np 2 TOPOTUNE_BENCH_TEST_STALL=1 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 1K -f 2 -n 2 -T 2 --json "$TEST_TMP/t.json"
+elapsed=$(($(date +%s) - start))
+check "timeout fires within 15 s (took ${elapsed}s)" test "$elapsed" -lt 15
+expect_stderr_has "stage size:8" "the stage is named"
+check "timeout events" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-2]["event"] == "error" and ev[-2]["stage"] == "size:8"
+assert ev[-1]["outcome"] == "timeout" and ev[-1]["exit_code"] == 4' "$TEST_TMP/t.json"
+
+start=$(date +%s)
+expect_exit 2 "nccl backend without a GPU" -- "$TOPOTUNE_BENCH" --backend nccl -b 8 -e 1M
+elapsed=$(($(date +%s) - start))
+if [ -e /dev/nvidia0 ]; then
+    echo "skipped: this machine has a GPU"
+else
+    check "nccl backend fails in under 5 s (took ${elapsed}s)" test "$elapsed" -lt 5
+    expect_stderr_has "no GPU visible" "the message says so"
+fi
+
+# Bad usage: exit 6, the flag named.
+for args in "-b 1X:-b" "-b 8 -e 4:-e" "-d quad:-d" "-n 0:-n" "-o mulsum:-o" "-T x:-T" "--backend tcp:--backend"; do
+    flags=${args%%:*}
+    named=${args##*:}
+    # shellcheck disable=SC2086
+    expect_exit 6 "bad flags '$flags'" -- "$TOPOTUNE_BENCH" --backend mpi $flags
+    expect_stderr_has "$named" "'$flags' names $named"
+done
+expect_exit 6 "half with mpi" -- "$TOPOTUNE_BENCH" --backend mpi -d half
+expect_stderr_has "half" "unsupported dtype named"
+expect_exit 6 "avg with mpi" -- "$TOPOTUNE_BENCH" --backend mpi -o avg
+expect_stderr_has "avg" "unsupported op named"
+expect_exit 6 "sim not built yet" -- "$TOPOTUNE_BENCH" --backend sim
+expect_stderr_has "not built yet" "sim says so"
+expect_exit 0 "--help" -- "$TOPOTUNE_BENCH" --help
+check "--help lists -T" grep -q -- "--timeout" "$TEST_TMP/out"
+finish
