@@ -99,8 +99,9 @@ static void test_options(void **state)
     assert_true(o.timeout_s == 30.0);
     assert_int_equal(parse("-b 0.5K -e 4M", &o), 0);
     assert_int_equal(o.min_bytes, 512);
-    const char *bad[] = {"-b 1X", "-b 8 -e 4", "-d quad", "-o mulsum", "-n 0", "-g 0",
-                         "-a 7", "-T -1", "--backend tcp", "-i 0 -b 8 -e 16", "-w", "--bogus", "stray"};
+    const char *bad[] = {"-b 1X", "-b 8 -e 4", "-d quad", "-o mulsum",     "-n 0",
+                         "-g 0",  "-a 7",      "-T -1",   "--backend tcp", "-i 0 -b 8 -e 16",
+                         "-w",    "--bogus",   "stray"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(parse(bad[i], &o), BENCH_EXIT_USAGE);
 }
@@ -108,14 +109,16 @@ static void test_options(void **state)
 static void test_nccl_log(void **state)
 {
     (void)state;
-    const char *log =
-        "node1:123:123 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
-        "node1:123:123 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
-        "node1:123:123 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n"
-        "node1:123:123 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to PHB\n"
-        "node1:123:130 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}\n"
-        "node1:123:130 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}\n"
-        "node1:123:130 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n";
+    const char *log = "node1:123:123 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                      "node1:123:123 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+                      "node1:123:123 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\n"
+                      "node1:123:123 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to PHB\n"
+                      "node1:123:130 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto LL "
+                      "channel{Lo..Hi}={0..1}\n"
+                      "node1:123:130 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo RING proto "
+                      "SIMPLE channel{Lo..Hi}={0..3}\n"
+                      "node1:123:130 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL "
+                      "channel{Lo..Hi}={0..0}\n";
     json_t *env = bench_nccl_log_env(log);
     assert_int_equal(json_object_size(env), 3);
     assert_string_equal(json_string_value(json_object_get(env, "NCCL_ALGO")), "Ring");
