@@ -375,6 +375,24 @@ static void nccl_release(struct bench_ctx *c)
     c->state = NULL;
 }
 
+static void nccl_versions(json_t *v)
+{
+    int nccl = 0, runtime = 0, driver = 0;
+    char buf[32];
+    if (ncclGetVersion(&nccl) == ncclSuccess) {
+        snprintf(buf, sizeof(buf), "%d.%d.%d", nccl / 10000, (nccl % 10000) / 100, nccl % 100);
+        json_object_set_new(v, "nccl", json_string(buf));
+    }
+    if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+        snprintf(buf, sizeof(buf), "%d.%d", runtime / 1000, (runtime % 1000) / 10);
+        json_object_set_new(v, "cuda_runtime", json_string(buf));
+    }
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
+        snprintf(buf, sizeof(buf), "%d.%d", driver / 1000, (driver % 1000) / 10);
+        json_object_set_new(v, "cuda_driver", json_string(buf));
+    }
+}
+
 const struct bench_backend bench_backend_nccl = {
     .name = "nccl",
     .default_average = 1, /* nccl-tests' -a 1: the mean over ranks */
@@ -382,4 +400,5 @@ const struct bench_backend bench_backend_nccl = {
     .init = nccl_init,
     .run = nccl_run,
     .release = nccl_release,
+    .versions = nccl_versions,
 };

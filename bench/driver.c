@@ -86,7 +86,7 @@ static char *gather_device_text(const struct bench_ctx *c)
     return all;
 }
 
-static json_t *versions(void)
+static json_t *versions(const struct bench_backend *b)
 {
     json_t *v = json_object();
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -95,6 +95,8 @@ static json_t *versions(void)
     lib[strcspn(lib, ",\n")] = '\0';
     json_object_set_new(v, "topotune", json_string("0.1.0"));
     json_object_set_new(v, "mpi", json_string(lib));
+    if (b->versions)
+        b->versions(v);
     return v;
 }
 
@@ -197,7 +199,7 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
         return bench_report_end(c, worst);
     }
     char *devices = gather_device_text(c);
-    json_t *v = versions();
+    json_t *v = versions(b);
     bench_report_header(c, devices ? devices : "", v);
     json_decref(v);
     free(devices);

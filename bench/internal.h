@@ -75,6 +75,8 @@ struct bench_backend {
     /* One size: warm-up, a timed batch of -n operations, then -c check passes. */
     int (*run)(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r);
     void (*release)(struct bench_ctx *c);
+    /* Adds the library versions it runs with to v (optional). */
+    void (*versions)(json_t *v);
 };
 
 extern const struct bench_backend bench_backend_mpi;
