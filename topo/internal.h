@@ -52,6 +52,8 @@ int topo_compute_class(struct topo *t);
 /* Readers: each fills t from its source and prints its own errors. */
 int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live);
 int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc);
+int topo_read_spec(struct topo *t, const char *name, json_t *spec);
+int topo_read_json(struct topo *t, const char *name, json_t *doc);
 
 /* Live probes, all reading under util_sysfs_root(). */
 void topo_probe_system(struct topo *t);

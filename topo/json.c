@@ -127,6 +127,8 @@ json_t *topo_to_json(const struct topo *t)
     util_json_set(o, "nvswitches", util_json_count_or_null(t->nvswitches));
     util_json_set(o, "nvlink_known", json_boolean(t->nvlink_known));
     util_json_set(o, "unclassified_pci", json_integer(t->unclassified_pci));
+    util_json_set(o, "p2p_broken", t->p2p_broken < 0 ? json_null() : json_boolean(t->p2p_broken));
+    util_json_set(o, "nodes", json_integer(t->job_nodes));
     json_t *m = json_object();
     util_json_set(m, "labels", labels_json(t));
     util_json_set(m, "rows", square_json(t->matrix, t->ngpus + t->nnics));

@@ -33,6 +33,8 @@ void topo_init(struct topo *t)
     t->system.shm_bytes = TOPO_UNKNOWN;
     t->system.memlock_bytes = TOPO_MEMLOCK_UNKNOWN;
     t->system.container = TOPO_UNKNOWN;
+    t->p2p_broken = TOPO_UNKNOWN;
+    t->job_nodes = 1;
 }
 
 static void free_strings(char **v, int n)
@@ -132,7 +134,7 @@ static int finish(struct topo *t)
 {
     if (!t->nvlink && topo_alloc_nvlink(t))
         return UTIL_ENOMEM;
-    int rc = topo_compute_matrix(t);
+    int rc = t->matrix ? 0 : topo_compute_matrix(t); /* a topology JSON brings its own */
     return rc ? rc : topo_compute_class(t);
 }
 
@@ -239,6 +241,35 @@ static int load_xml(struct topo *t, const char *name, const char *data, size_t l
     return rc;
 }
 
+/* JSON inputs: a hardware spec or a topology written by `topotune topo --json`. */
+static int load_json(struct topo *t, const char *name, const char *data, size_t len)
+{
+    json_error_t err;
+    json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+    if (!doc || !json_is_object(doc)) {
+        error("cannot read topology '%s': not valid JSON (line %d: %s)", name, doc ? 1 : err.line,
+              doc ? "expected an object" : err.text);
+        json_decref(doc);
+        return UTIL_EINVAL;
+    }
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    int rc;
+    if (schema && strcmp(schema, "topotune/spec/1") == 0) {
+        rc = topo_read_spec(t, name, doc);
+    } else if (schema && strcmp(schema, "topotune/topology/1") == 0) {
+        t->source = TOPO_SOURCE_SPEC;
+        rc = topo_read_json(t, name, doc);
+    } else {
+        error(
+            "cannot read topology '%s': field \"schema\": expected \"topotune/spec/1\" (a hardware "
+            "spec) or \"topotune/topology/1\" (topotune topo --json)",
+            name);
+        rc = UTIL_EINVAL;
+    }
+    json_decref(doc);
+    return rc;
+}
+
 int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t len)
 {
     size_t i = 0;
@@ -250,10 +281,8 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
     }
     t->source_path = topo_strdup(name);
     if (data[i] == '{') {
-        error("cannot read topology '%s': hardware specs (JSON) are not supported yet: give a "
-              "hwloc XML export or an NCCL topology XML",
-              name);
-        return UTIL_ENOTSUP;
+        int rc = load_json(t, name, data, len);
+        return rc ? rc : finish(t);
     }
     if (data[i] != '<') {
         error("cannot read topology '%s': not XML: expected a hwloc XML export or an NCCL "

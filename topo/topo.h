@@ -74,6 +74,9 @@ struct topo {
     int nvlink_known;     /* the source describes NVLink (or the GPUs have none) */
     int *nvlink;          /* ngpus x ngpus: NVLinks joining each pair */
     int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
+    int p2p_broken; /* PCIe P2P between GPUs is known not to work (consumer GPUs, ACS redirect);
+                       TOPO_UNKNOWN when nobody could tell */
+    int job_nodes;  /* nodes of this class in the job: 1, or what a spec says */
 
     char **matrix;          /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
     const char *p2p_source; /* "cuda", "nvml" or "none" */
@@ -121,6 +124,16 @@ json_t *topo_to_json(const struct topo *t);
 /* The human summary and the nvidia-smi style matrix, to out. */
 void topo_print_summary(const struct topo *t, FILE *out);
 void topo_print_matrix(const struct topo *t, FILE *out);
+
+/*
+ * The hardware catalog (profiles/hardware/, built into the program): the
+ * entry for a GPU or NIC model name as a borrowed reference, or NULL. names
+ * lists the valid names, comma-separated (static storage).
+ */
+json_t *topo_catalog_gpu(const char *name);
+json_t *topo_catalog_nic(const char *name);
+const char *topo_catalog_gpu_names(void);
+const char *topo_catalog_nic_names(void);
 
 /* "ib", "roce", "efa", "eth" or "unknown". */
 const char *topo_nic_kind_name(enum topo_nic_kind kind);
