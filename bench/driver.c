@@ -21,6 +21,8 @@ static const struct bench_backend *find_backend(const char *name)
         return &bench_backend_mpi;
     if (strcmp(name, "nccl") == 0)
         return &bench_backend_nccl;
+    if (strcmp(name, "sim") == 0)
+        return &bench_backend_sim;
     return NULL;
 }
 
@@ -214,11 +216,6 @@ int bench_main(int argc, char **argv)
     int rc = bench_parse_options(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (strcmp(o.backend, "sim") == 0) {
-        error("the sim backend is not built yet: it arrives with the performance model; use "
-              "--backend mpi or --backend nccl");
-        return BENCH_EXIT_USAGE;
-    }
     const struct bench_backend *b = find_backend(o.backend);
     struct bench_ctx c = {
         .opt = &o, .dtype = bench_dtype_parse(o.dtype), .op = bench_op_parse(o.op)};

@@ -62,6 +62,7 @@ struct bench_ctx {
     json_t *hosts;         /* array of host names, one per process */
     json_t *devices;       /* array of device description strings, this process */
     json_t *effective_env; /* what the library reports it applied, or NULL */
+    int predicted;         /* the sim backend: every number is a prediction */
     void *state;           /* the backend's */
 };
 
@@ -81,6 +82,7 @@ struct bench_backend {
 
 extern const struct bench_backend bench_backend_mpi;
 extern const struct bench_backend bench_backend_nccl;
+extern const struct bench_backend bench_backend_sim;
 
 /*
  * Stages and deadlines. bench_stage names what the process does now ("init",

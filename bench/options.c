@@ -14,10 +14,11 @@
 static const char bench_usage[] =
     "[-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c CHECKS]\n"
     "       [-d TYPE] [-o OP] [-g GPUS] [-T SECONDS] [-a MODE] [--backend nccl|mpi|sim]\n"
-    "       [--json FILE|-] [--topology FILE]";
+    "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]]";
 
 struct raw_options {
-    const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology;
+    const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology, *nodes,
+        *seed, *noise;
 };
 
 /* "8", "1K", "0.5G", "4M": bytes, with binary suffixes as nccl-tests reads them. */
@@ -107,6 +108,23 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     }
     o->json = r->json;
     o->topology = r->topology;
+    if (r->nodes && parse_int(r->nodes, 1, 4096, &o->nodes))
+        return bad("--nodes", r->nodes, "expected a number of nodes from 1 to 4096");
+    int seed = 0;
+    if (r->seed && parse_int(r->seed, 0, 2147483647, &seed))
+        return bad("--seed", r->seed, "expected a non-negative integer");
+    o->seed = (unsigned)seed;
+    if (r->noise) {
+        char *end;
+        o->noise = strtod(r->noise, &end);
+        if (end == r->noise || *end || !(o->noise >= 0 && o->noise <= 1))
+            return bad("--noise", r->noise,
+                       "expected a fraction from 0 to 1 (0.02: 2% run-to-run spread)");
+    }
+    if ((r->topology || r->nodes || r->seed || r->noise) && strcmp(o->backend, "sim") != 0) {
+        error("--topology, --nodes, --seed and --noise belong to --backend sim");
+        return BENCH_EXIT_USAGE;
+    }
     if (o->max_bytes < o->min_bytes) {
         error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as large as -b",
               o->max_bytes, o->min_bytes);
@@ -133,6 +151,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         .average = -1,
         .dtype = "float",
         .op = "sum",
+        .seed = 1,
+        .noise = 0.02,
     };
     struct raw_options r = {0};
     const struct util_opt opts[] = {
@@ -156,7 +176,12 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
          "combine rank times: 0 rank 0, 1 mean, 2 min, 3 max"},
         {"backend", 0, UTIL_OPT_STRING, &r.backend, "NAME", "nccl (default), mpi or sim"},
         {"json", 0, UTIL_OPT_STRING, &r.json, "FILE", "JSON Lines events to FILE, or - for stdout"},
-        {"topology", 0, UTIL_OPT_STRING, &r.topology, "FILE", "topology for the sim backend"},
+        {"topology", 0, UTIL_OPT_STRING, &r.topology, "FILE", "sim: topology or spec to predict"},
+        {"nodes", 0, UTIL_OPT_STRING, &r.nodes, "N",
+         "sim: number of nodes (default: the topology's)"},
+        {"seed", 0, UTIL_OPT_STRING, &r.seed, "S",
+         "sim: noise seed (default 1): same seed, same output"},
+        {"noise", 0, UTIL_OPT_STRING, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));

@@ -83,6 +83,10 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
                 "# topotune-bench 0.1.0 (nccl-tests all_reduce_perf format) backend: %s\n",
                 o->backend);
         fprintf(rep.text, "# Collective test starting: all_reduce_perf\n");
+        if (c->predicted)
+            fprintf(rep.text,
+                    "# PREDICTED: the sim backend moved no data; every time below comes from "
+                    "the topotune model\n");
         fprintf(rep.text, "# nThread 1 nGpus %d minBytes %zu maxBytes %zu step: ", o->ngpus,
                 o->min_bytes, o->max_bytes);
         if (o->step_factor > 1)
@@ -106,7 +110,7 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     json_t *e = json_object();
     json_object_set_new(e, "event", json_string("start"));
     json_object_set_new(e, "backend", json_string(o->backend));
-    json_object_set_new(e, "predicted", json_false());
+    json_object_set_new(e, "predicted", json_boolean(c->predicted));
     json_object_set_new(e, "ranks", json_integer(c->nranks));
     json_object_set_new(e, "procs", json_integer(c->nprocs));
     json_object_set_new(e, "gpus_per_proc", json_integer(o->ngpus));
@@ -198,7 +202,7 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
     json_object_set_new(ev, "algo", oop->algo[0] ? json_string(oop->algo) : json_null());
     json_object_set_new(ev, "proto", oop->proto[0] ? json_string(oop->proto) : json_null());
     json_object_set_new(ev, "in_place", line_json(ip));
-    json_object_set_new(ev, "predicted", json_false());
+    json_object_set_new(ev, "predicted", json_boolean(c->predicted));
     emit(ev);
     pthread_mutex_unlock(&rep.lock);
 }
@@ -244,7 +248,7 @@ int bench_report_end(const struct bench_ctx *c, int code)
     json_object_set_new(e, "avg_busbw", json_real(avg));
     json_object_set_new(e, "effective_env",
                         c->effective_env ? json_incref(c->effective_env) : json_null());
-    json_object_set_new(e, "predicted", json_false());
+    json_object_set_new(e, "predicted", json_boolean(c->predicted));
     emit(e);
     if (rep.json && rep.json != stdout)
         fclose(rep.json);

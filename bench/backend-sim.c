@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sim backend: no data moves. Each size's time comes from the model for
+ * the --topology on --nodes nodes under this process's environment, with
+ * reproducible noise (--seed, --noise). What the model predicts as a fault is
+ * acted out for real: a hang blocks until the -T watchdog or the parent's
+ * kill, a failure exits 3, corruption shows as wrong elements (exit 7).
+ */
+#include "bench/internal.h"
+#include "bench/model.h"
+#include "topo/topo.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct sim_state {
+    struct topo topo;
+    struct bench_model model;
+    uint64_t rng;
+    int collectives; /* how many have run: the first one may fail */
+};
+
+static const char *sim_unsupported(int dtype, int op)
+{
+    (void)dtype;
+    (void)op;
+    return NULL;
+}
+
+static const char *process_env(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)
+{
+    json_decref(c->hosts);
+    c->hosts = json_array();
+    for (int node = 0; node < nodes; node++) {
+        char host[32];
+        snprintf(host, sizeof(host), "sim-node%d", node);
+        json_array_append_new(c->hosts, json_string(host));
+        for (int g = 0; g < t->ngpus; g++) {
+            char pci[16];
+            snprintf(pci, sizeof(pci), "%.10s", t->gpus[g].pci[0] ? t->gpus[g].pci : "0000:00:00");
+            json_t *dev = json_object();
+            json_object_set_new(dev, "device", json_integer(g));
+            json_object_set_new(dev, "pci", json_string(pci));
+            char name[160];
+            snprintf(name, sizeof(name), "%s (predicted)",
+                     t->gpus[g].model ? t->gpus[g].model : "GPU");
+            json_object_set_new(dev, "name", json_string(name));
+            json_object_set_new(dev, "host", json_string(host));
+            json_array_append_new(c->devices, dev);
+        }
+    }
+}
+
+static int sim_init(struct bench_ctx *c)
+{
+    const struct bench_options *o = c->opt;
+    struct sim_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return BENCH_EXIT_USAGE;
+    c->state = s;
+    c->predicted = 1;
+    topo_init(&s->topo);
+    if (!o->topology) {
+        error("--backend sim needs --topology FILE (a hwloc XML, NCCL topology XML, topology JSON "
+              "or spec)");
+        return BENCH_EXIT_USAGE;
+    }
+    if (topo_load(&s->topo, o->topology))
+        return BENCH_EXIT_USAGE;
+    if (bench_model_init(&s->model, &s->topo, o->nodes, process_env, NULL)) {
+        error("topology '%s' has no GPU to simulate", o->topology);
+        return BENCH_EXIT_USAGE;
+    }
+    s->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+    c->nranks = s->model.nranks;
+    c->nodes = s->model.nodes;
+    add_devices(c, &s->topo, s->model.nodes);
+    if (s->model.fault == BENCH_FAULT_HANG_INIT) {
+        warning("predicted: %s", s->model.why);
+        for (;;) /* as NCCL does: init never returns; the watchdog or the parent ends it */
+            pause();
+    }
+    if (s->model.fault == BENCH_FAULT_FAIL_INIT) {
+        error("NCCL error at init (predicted): %s", s->model.why);
+        return BENCH_EXIT_COMM;
+    }
+    return 0;
+}
+
+static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r)
+{
+    struct sim_state *s = c->state;
+    size_t bytes = count * bench_dtype_size(c->dtype);
+    (void)in_place;
+    bench_stage(c, "size:%zu", bytes);
+    struct bench_prediction p;
+    if (s->model.fault == BENCH_FAULT_FAIL_COLL || bench_model_predict(&s->model, bytes, &p)) {
+        error("NCCL error in the first collective (predicted): %s", s->model.why);
+        return BENCH_EXIT_COMM;
+    }
+    s->collectives++;
+    r->time_us = p.time_us * bench_model_noise(&s->rng, c->opt->noise);
+    snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
+    snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
+    /* LL128 where it is unsafe: some elements come back wrong, as the field reports. */
+    r->wrong = c->opt->check ? (p.wrong ? (long long)(count / 64 + 1) : 0) : -1;
+    return 0;
+}
+
+static void sim_release(struct bench_ctx *c)
+{
+    struct sim_state *s = c->state;
+    if (!s)
+        return;
+    topo_release(&s->topo);
+    free(s);
+    c->state = NULL;
+}
+
+const struct bench_backend bench_backend_sim = {
+    .name = "sim",
+    .default_average = 3,
+    .unsupported = sim_unsupported,
+    .init = sim_init,
+    .run = sim_run,
+    .release = sim_release,
+};

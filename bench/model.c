@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The analytic all_reduce model. Constants are NCCL's (shared/reference/nccl.md
+ * section 7, hardware-facts.md section 1); link rates come from the topology.
+ * Calibrated from those alone: published end-to-end results are kept aside to
+ * validate it (docs/model.md).
+ */
+#include "bench/model.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum arch { VOLTA, AMPERE, HOPPER, BLACKWELL };
+
+/* Base latency (us) per algorithm and protocol (LL, LL128, Simple). */
+static const double base_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
+/* Hardware latency per step: NVLink, PCI, network. */
+static const double nvl_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+    {.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}};
+static const double pci_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+    {1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}};
+static const double net_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+    {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}};
+
+/* Caps per channel (GB/s); columns: 1 node, 2 nodes, more. */
+static const double ll_max_1node[4] = {39.0, 87.7, 141.0, 282.0};
+static const double ll_max_multi[2][2] = {{39.0, 20.4}, {22.5, 19.0}}; /* Intel, AMD */
+static const double ring_ll128_cap[4] = {20, 20, 36.7, 40};
+static const double tree_ll128_cap[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double tree_cap[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+static const double nvlstree_cap[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
+
+/* treeCorrectionFactor[proto][log2(bytes/64)] */
+static const double tree_correction[BENCH_NPROTOS][24] = {
+    {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
+    {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+static const char *algo_names[BENCH_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE"};
+static const char *proto_names[BENCH_NPROTOS] = {"LL", "LL128", "SIMPLE"};
+
+const char *bench_algo_name(int algo)
+{
+    return algo_names[algo];
+}
+
+const char *bench_proto_name(int proto)
+{
+    return proto_names[proto];
+}
+
+static enum arch arch_of(int sm)
+{
+    return sm >= 100 ? BLACKWELL : sm >= 90 ? HOPPER : sm >= 80 ? AMPERE : VOLTA;
+}
+
+/* NCCL's NVLink bandwidth per link (GB/s) by SM. */
+static double nvlink_link_bw(int sm)
+{
+    if (sm >= 100)
+        return 40.1;
+    if (sm >= 90)
+        return 20.6;
+    if (sm == 86 || sm == 89)
+        return 12.0;
+    if (sm >= 70)
+        return 20.0;
+    return 18.0;
+}
+
+/* NCCL's PCIe bandwidth: width x per-lane speed / 80 (Gen3 x16 = 12, Gen4 = 24, Gen5 = 48). */
+static double pcie_bw(const struct topo_gpu *g)
+{
+    static const double lane[] = {60, 15, 30, 60, 120, 240, 480};
+    int gen = g->pcie_gen;
+    if (gen < 1 && g->pcie_gbs > 0) /* only the link rate known: read it as x16 */
+        gen = g->pcie_gbs > 50 ? 5 : g->pcie_gbs > 25 ? 4 : g->pcie_gbs > 12 ? 3 : 2;
+    int width = g->pcie_width > 0 ? g->pcie_width : 16;
+    return width * lane[gen >= 1 && gen <= 6 ? gen : 0] / 80.0;
+}
+
+/* Inter-socket bandwidth (GB/s) NCCL assigns by CPU. */
+static double cpu_bw(const struct topo *t)
+{
+    const char *v = t->cpu.vendor ? t->cpu.vendor : "";
+    if (strstr(v, "AMD"))
+        return 16;
+    if (strstr(v, "IBM") || (t->cpu.model && strstr(t->cpu.model, "POWER")))
+        return 32;
+    if (strstr(v, "ARM"))
+        return 6;
+    return 10; /* Intel Skylake-class QPI/UPI */
+}
+
+/* Path levels in NCCL's order, for P2P and GDR levels. */
+static int level_of(const char *s)
+{
+    static const char *names[] = {"LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS"};
+    if (!s)
+        return -1;
+    if (strncmp(s, "NV", 2) == 0 && isdigit((unsigned char)s[2]))
+        return 1;
+    if (strcmp(s, "NODE") == 0)
+        return 5;
+    for (int i = 0; i < 7; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    if (isdigit((unsigned char)s[0])) { /* legacy integers 0..4: LOC PIX PXB PHB SYS */
+        static const int legacy[] = {0, 3, 4, 5, 6};
+        int v = atoi(s);
+        return legacy[v < 0 ? 0 : v > 4 ? 4 : v];
+    }
+    return -1;
+}
+
+/*
+ * NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^NVLS", or per function
+ * "allreduce:ring;broadcast:tree" (the first entry may omit the function).
+ * Fills allowed[] for the all_reduce entry. Returns 0, or -1 for a name NCCL
+ * does not know (written to bad).
+ */
+static int parse_list(const char *value, const char *const *names, int n, int *allowed, char *bad,
+                      size_t badlen)
+{
+    for (int i = 0; i < n; i++)
+        allowed[i] = 1;
+    if (!value || !*value)
+        return 0;
+    char buf[256];
+    const char *list = NULL;
+    snprintf(buf, sizeof(buf), "%s", value);
+    char *save = NULL;
+    for (char *part = strtok_r(buf, ";", &save); part; part = strtok_r(NULL, ";", &save)) {
+        char *colon = strchr(part, ':');
+        if (!colon && !list)
+            list = part;
+        else if (colon && strncasecmp(part, "allreduce", (size_t)(colon - part)) == 0 &&
+                 colon - part == 9)
+            list = colon + 1;
+    }
+    if (!list)
+        return 0;
+    int exclude = list[0] == '^';
+    for (int i = 0; i < n; i++)
+        allowed[i] = exclude;
+    char items[256];
+    snprintf(items, sizeof(items), "%s", list + exclude);
+    char *save2 = NULL;
+    for (char *it = strtok_r(items, ",", &save2); it; it = strtok_r(NULL, ",", &save2)) {
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (strcasecmp(it, names[i]) == 0) {
+                allowed[i] = !exclude;
+                found = 1;
+            }
+        if (!found && strcasecmp(it, "CollNetDirect") && strcasecmp(it, "CollNetChain") &&
+            strcasecmp(it, "PAT")) {
+            snprintf(bad, badlen, "%s", it);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * NCCL_SOCKET_IFNAME / NCCL_IB_HCA matching: comma list of prefixes, "^"
+ * excludes, "=" asks for exact names. 1 when some name of names[] is selected.
+ */
+static int selects_any(const char *spec, const char *const *names, int n)
+{
+    int exclude = spec[0] == '^';
+    const char *s = spec + exclude;
+    int exact = s[0] == '=';
+    s += exact;
+    for (int i = 0; i < n; i++) {
+        int match = 0;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", s);
+        char *save = NULL;
+        for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+            char *port = strchr(it, ':'); /* IB_HCA entries may name a port: mlx5_0:1 */
+            if (port)
+                *port = '\0';
+            match |= exact ? strcmp(names[i], it) == 0 : strncmp(names[i], it, strlen(it)) == 0;
+        }
+        if (match != exclude)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *cell(const struct topo *t, int a, int b)
+{
+    return t->matrix[a * (t->ngpus + t->nnics) + b];
+}
+
+static void fault(struct bench_model *m, enum bench_fault f, const char *why)
+{
+    if (m->fault == BENCH_FAULT_NONE) {
+        m->fault = f;
+        snprintf(m->why, sizeof(m->why), "%s", why);
+    }
+}
+
+static int is_rdma(const struct topo_nic *n)
+{
+    return n->kind == TOPO_NIC_IB || n->kind == TOPO_NIC_ROCE || n->kind == TOPO_NIC_EFA;
+}
+
+/* Interface and HCA names a setting can select; a fault when it selects none. */
+static void check_names(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+{
+    const char *names[512];
+    int n = 0;
+    const char *ifname = env("NCCL_SOCKET_IFNAME", ctx);
+    if (ifname && *ifname) {
+        names[n++] = "lo";
+        for (int i = 0; i < t->nnics && n < 511; i++)
+            if (t->nics[i].netdev || t->nics[i].kind == TOPO_NIC_ETH)
+                names[n++] = t->nics[i].netdev ? t->nics[i].netdev : t->nics[i].name;
+        if (!selects_any(ifname, names, n)) {
+            char why[256];
+            snprintf(why, sizeof(why),
+                     "NCCL_SOCKET_IFNAME=%s matches no network interface: bootstrap "
+                     "has no socket to listen on (NCCL: no socket interface found)",
+                     ifname);
+            fault(m, BENCH_FAULT_FAIL_INIT, why);
+        }
+    }
+    const char *hca = env("NCCL_IB_HCA", ctx);
+    n = 0;
+    for (int i = 0; i < t->nnics && n < 512; i++)
+        if (is_rdma(&t->nics[i]) && t->nics[i].name)
+            names[n++] = t->nics[i].name;
+    if (hca && *hca && !selects_any(hca, names, n)) {
+        char why[256];
+        snprintf(why, sizeof(why),
+                 "NCCL_IB_HCA=%s matches no RDMA device of this node (NCCL: NET/IB no "
+                 "device found)",
+                 hca);
+        fault(m, BENCH_FAULT_FAIL_INIT, why);
+    }
+}
+
+static int env_int(bench_env_fn env, void *ctx, const char *name, int dflt)
+{
+    const char *v = env(name, ctx);
+    return v && *v ? (int)strtol(v, NULL, 0) : dflt;
+}
+
+/*
+ * The intra-node ring: NVLink where every pair has it and P2P may use it;
+ * otherwise PCIe (P2P) or host memory (SHM), limited by the CPU interconnect
+ * when the GPUs span sockets; the network when P2P and SHM are both off.
+ * Also decides whether P2P would run over a path where it is broken.
+ */
+static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+{
+    int n = t->ngpus, all_nvl = 1, spans_numa = 0;
+    int amd = m->amd && n <= 2;
+    int level =
+        env_int(env, ctx, "NCCL_P2P_DISABLE", 0) == 1 ? 0 : level_of(env("NCCL_P2P_LEVEL", ctx));
+    if (level < 0)
+        level = amd ? 6 : 4; /* default PXB; SYS on AMD with two GPUs or fewer */
+    double pcie = 1e9, link = nvlink_link_bw(m->sm), nvl = 1e9;
+    int p2p_pcie = 0;
+    for (int i = 0; i < n; i++) {
+        pcie = fmin(pcie, pcie_bw(&t->gpus[i]));
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            int lv = level_of(cell(t, i, j));
+            int links = t->nvlink ? t->nvlink[i * n + j] : 0;
+            all_nvl &= links > 0;
+            spans_numa |= lv == 6;
+            if (links == 0 && lv >= 0 && lv <= level)
+                p2p_pcie = 1;
+            if (links > 0)
+                nvl = fmin(nvl, t->nvswitches != 0 ? t->gpus[i].nvlinks * link : links * link);
+        }
+    }
+    if (p2p_pcie && t->p2p_broken == 1)
+        fault(
+            m, BENCH_FAULT_HANG_INIT,
+            "P2P is enabled over PCIe between GPUs whose P2P is broken (consumer GPUs or PCIe ACS "
+            "redirect): NCCL hangs at init; set NCCL_P2P_DISABLE=1");
+    int shm_off = env_int(env, ctx, "NCCL_SHM_DISABLE", 0) == 1;
+    double host = (spans_numa ? fmin(pcie, cpu_bw(t)) : pcie);
+    if (all_nvl && n > 1 && level >= 1) {
+        /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
+         * without switches uses half of a GPU's links in each direction. */
+        m->intra_bw = nvl;
+        if (t->nvswitches == 0 && n > 2) {
+            m->intra_bw = 1e9;
+            for (int i = 0; i < n; i++)
+                m->intra_bw = fmin(m->intra_bw, t->gpus[i].nvlinks * link * 0.5);
+        }
+        m->intra_nvlink = 1;
+    } else if (p2p_pcie || !shm_off) {
+        m->intra_bw =
+            p2p_pcie && !spans_numa ? pcie : host * 0.8; /* SHM: a copy through host memory */
+    } else {
+        m->intra_net = 1;
+        m->intra_bw = 0; /* filled from the network */
+    }
+}
+
+/* The network between nodes: usable RDMA NICs (GDR or staged), or sockets. */
+static void inter(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+{
+    int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1;
+    int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
+    if (gdr_level < 0)
+        gdr_level = 4; /* PXB */
+    double rdma = 0, eth = 0, ipoib = 0;
+    int gdr = 1;
+    for (int i = 0; i < t->nnics; i++) {
+        const struct topo_nic *nic = &t->nics[i];
+        double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
+        if (nic->kind == TOPO_NIC_ETH)
+            eth += gbs;
+        else if (nic->kind == TOPO_NIC_EFA || (!ib_off && is_rdma(nic)))
+            rdma += gbs;
+        else
+            ipoib += gbs * 0.3; /* IB disabled: its IP interface over sockets */
+        int best = 6;
+        for (int g = 0; g < t->ngpus; g++) {
+            int lv = level_of(cell(t, g, t->ngpus + i));
+            best = lv >= 0 && lv < best ? lv : best;
+        }
+        if (is_rdma(nic) && best > gdr_level)
+            gdr = 0;
+    }
+    if (rdma > 0)
+        m->inter_bw =
+            rdma * (gdr ? 1.0 : 0.75); /* without GDR data is staged through host memory */
+    else
+        m->inter_bw = fmax(eth + ipoib, 1.25) * 0.6; /* sockets: TCP costs; at least a 10G port */
+}
+
+/* NCCL_BUFFSIZE: the Simple pipeline's step is buffsize/8; small steps cost per-step overhead. */
+static double simple_eff(int buffsize)
+{
+    if (buffsize <= 0)
+        return 1;
+    double f = (double)buffsize / (buffsize + 262144.0), d = 4194304.0 / (4194304.0 + 262144.0);
+    return f / d;
+}
+
+static void enable(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+{
+    int algo_ok[BENCH_NALGOS], proto_ok[BENCH_NPROTOS];
+    char bad[64] = "", why[256];
+    if (parse_list(env("NCCL_ALGO", ctx), algo_names, BENCH_NALGOS, algo_ok, bad, sizeof(bad))) {
+        snprintf(why, sizeof(why),
+                 "NCCL_ALGO names an unknown algorithm '%s' (NCCL: invalid usage)", bad);
+        fault(m, BENCH_FAULT_FAIL_INIT, why);
+    }
+    if (parse_list(env("NCCL_PROTO", ctx), proto_names, BENCH_NPROTOS, proto_ok, bad,
+                   sizeof(bad))) {
+        snprintf(why, sizeof(why),
+                 "NCCL_PROTO names an unknown protocol '%s' (NCCL: invalid usage)", bad);
+        fault(m, BENCH_FAULT_FAIL_INIT, why);
+    }
+    const char *proto = env("NCCL_PROTO", ctx);
+    int ll128_forced = proto && proto[0] != '^' && proto_ok[BENCH_PROTO_LL128];
+    int ll128_safe = m->intra_nvlink && m->sm >= 70 && (m->nodes == 1 || m->sm >= 90);
+    int nvls_ok = t->nvswitches != 0 && m->sm >= 90 && m->ppn >= 2 && !m->intra_net &&
+                  env_int(env, ctx, "NCCL_NVLS_ENABLE", 2) != 0 && m->intra_nvlink;
+    for (int a = 0; a < BENCH_NALGOS; a++)
+        for (int p = 0; p < BENCH_NPROTOS; p++) {
+            int on = algo_ok[a] && proto_ok[p];
+            if (a >= BENCH_ALGO_NVLS)
+                on &= p == BENCH_PROTO_SIMPLE && nvls_ok &&
+                      (a == BENCH_ALGO_NVLS ? m->nodes == 1 : m->nodes > 1);
+            if (p == BENCH_PROTO_LL128)
+                on &= ll128_safe || ll128_forced;
+            m->enabled[a][p] = on;
+        }
+    m->ll128_unsafe = ll128_forced && !ll128_safe;
+    int any = 0;
+    for (int a = 0; a < BENCH_NALGOS; a++)
+        for (int p = 0; p < BENCH_NPROTOS; p++)
+            any |= m->enabled[a][p];
+    if (!any)
+        fault(m, BENCH_FAULT_FAIL_COLL,
+              "NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol usable here: the first "
+              "collective "
+              "fails (NCCL: no algorithm/protocol available)");
+}
+
+int bench_model_init(struct bench_model *m, const struct topo *t, int nodes, bench_env_fn env,
+                     void *ctx)
+{
+    memset(m, 0, sizeof(*m));
+    if (t->ngpus == 0 || !t->matrix)
+        return -1;
+    m->nodes = nodes > 0 ? nodes : (t->job_nodes > 0 ? t->job_nodes : 1);
+    m->ppn = t->ngpus;
+    m->nranks = m->ppn * m->nodes;
+    m->sm = 1000;
+    for (int i = 0; i < t->ngpus; i++)
+        m->sm = t->gpus[i].sm > 0 && t->gpus[i].sm < m->sm ? t->gpus[i].sm : m->sm;
+    if (m->sm == 1000)
+        m->sm = 70;
+    m->amd = t->cpu.vendor && strstr(t->cpu.vendor, "AMD") != NULL;
+    m->net_overhead = m->amd ? 2.0 : 1.0;
+    intra(m, t, env, ctx);
+    if (m->nodes > 1 || m->intra_net)
+        inter(m, t, env, ctx);
+    if (m->intra_net)
+        m->intra_bw = m->inter_bw;
+    if (m->ppn == 1)
+        m->intra_bw = 1e4; /* no local peer: the network decides */
+    static const double ladder_top[4] = {40, 40, 60, 90};
+    m->channels = (int)ceil(m->intra_bw / ladder_top[arch_of(m->sm)]);
+    m->channels = m->channels < 2 ? 2 : m->channels > 32 ? 32 : m->channels;
+    int max_ctas = env_int(env, ctx, "NCCL_MAX_CTAS", env_int(env, ctx, "NCCL_MAX_NCHANNELS", 0));
+    m->chan_scale =
+        max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
+    m->simple_eff = simple_eff(env_int(env, ctx, "NCCL_BUFFSIZE", 0));
+    check_names(m, t, env, ctx);
+    enable(m, t, env, ctx);
+    return 0;
+}
+
+static int log2floor(double x)
+{
+    int l = 0;
+    while (x >= 2) {
+        x /= 2;
+        l++;
+    }
+    return l;
+}
+
+/* Bus bandwidth NCCL assigns to (algorithm, protocol), before the conversion to algbw. */
+static double bus_bw(const struct bench_model *m, int a, int p)
+{
+    enum arch ar = arch_of(m->sm);
+    int scale = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
+    double total = m->nodes > 1 ? fmin(m->intra_bw, m->inter_bw) : m->intra_bw;
+    double C = m->channels, bus = total * m->chan_scale;
+    double ll_max = m->nodes == 1 ? ll_max_1node[ar] : ll_max_multi[m->amd][scale == 1 ? 0 : 1];
+    if (a == BENCH_ALGO_RING) {
+        if (p == BENCH_PROTO_LL)
+            return fmin(ll_max, 0.5 * bus);
+        if (p == BENCH_PROTO_LL128)
+            return fmin(0.92 * bus, C * ring_ll128_cap[ar]);
+        return bus * m->simple_eff;
+    }
+    if (a == BENCH_ALGO_TREE) {
+        double tb = fmin(0.92 * bus, C * tree_cap[ar][scale]);
+        if (p == BENCH_PROTO_LL)
+            return fmin(tb / 3.8, ll_max);
+        if (p == BENCH_PROTO_LL128)
+            return fmin(tb * (m->nodes == 1 ? 7.0 / 9 : 120.0 / 128),
+                        C * tree_ll128_cap[ar][scale]);
+        return tb * m->simple_eff;
+    }
+    /* NVLS / NVLSTree: NVSwitch multicast, 16 channels on Hopper, 24 or 32 on Blackwell. */
+    double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
+    double intra_ch = m->intra_bw / cn * nvls_eff[ar] * (cn - 1) / cn * 2;
+    double bw = intra_ch;
+    if (a == BENCH_ALGO_NVLSTREE)
+        bw = fmin(fmin(intra_ch, m->inter_bw / cn * (m->nodes <= 2 ? 2 : 1)),
+                  nvlstree_cap[ar][scale]);
+    return cn * bw * m->chan_scale;
+}
+
+static double latency(const struct bench_model *m, int a, int p, size_t bytes)
+{
+    double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][p];
+    double inter = net_lat[m->ppn == 1 ? BENCH_ALGO_TREE : a][p];
+    int n = m->nranks, nn = m->nodes;
+    if (a == BENCH_ALGO_RING) {
+        int steps = 2 * (n - 1), ninter = 2 * (nn - 1);
+        double intra2 =
+            nn > 1 ? fmax(intra, m->net_overhead * (p == BENCH_PROTO_SIMPLE ? 3 : 1)) : intra;
+        double lat = base_lat[a][p] + (steps - ninter) * intra2 + ninter * inter;
+        if (nn > 1 && p == BENCH_PROTO_SIMPLE && bytes / ((size_t)m->channels * (size_t)n) >= 64)
+            lat *= m->sm >= 80 ? 1.4 : 1.9;
+        return lat;
+    }
+    if (a == BENCH_ALGO_TREE)
+        return base_lat[a][p] + 2 * ((m->ppn - 1) * intra + log2floor(nn) * inter);
+    if (a == BENCH_ALGO_NVLS)
+        return intra + (nn > 1 ? inter : 0);
+    return intra + 2 * log2floor(nn) * inter;
+}
+
+int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_prediction *p)
+{
+    memset(p, 0, sizeof(*p));
+    int n = m->nranks;
+    if (n <= 1) { /* a local copy */
+        p->time_us = 2.0 + (double)bytes / 1e6;
+        p->algo = "RING";
+        p->proto = "SIMPLE";
+    } else {
+        double best = -1;
+        for (int a = 0; a < BENCH_NALGOS; a++)
+            for (int q = 0; q < BENCH_NPROTOS; q++) {
+                if (!m->enabled[a][q])
+                    continue;
+                double bw = bus_bw(m, a, q);
+                bw *= a == BENCH_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
+                if (a == BENCH_ALGO_TREE) {
+                    int idx = log2floor((double)bytes / 64);
+                    bw *= tree_correction[q][idx > 23 ? 23 : idx];
+                }
+                if (bw <= 0)
+                    continue;
+                double t = latency(m, a, q, bytes) + (double)bytes / (1000.0 * bw);
+                if (best < 0 || t < best) {
+                    best = t;
+                    p->algo = algo_names[a];
+                    p->proto = proto_names[q];
+                    p->wrong = q == BENCH_PROTO_LL128 && m->ll128_unsafe;
+                }
+            }
+        if (best < 0)
+            return -1;
+        p->time_us = best;
+    }
+    p->algbw = (double)bytes / (p->time_us * 1e-6) / 1e9;
+    p->busbw = p->algbw * 2.0 * (n - 1) / n;
+    return 0;
+}
+
+double bench_model_noise(uint64_t *s, double sigma)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) { /* xorshift64*, then a uniform in (0, 1) */
+        *s ^= *s >> 12;
+        *s ^= *s << 25;
+        *s ^= *s >> 27;
+        u[i] = ((double)((*s * 2685821657736338717ULL) >> 11) + 0.5) / 9007199254740992.0;
+    }
+    double z = sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]); /* Box-Muller */
+    return exp(sigma * z);
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The performance model behind the sim backend and `topotune predict`, in the
+ * shape of NCCL's own (shared/reference/nccl.md section 7): per algorithm and
+ * protocol a latency plus bytes over bandwidth, NCCL's enable rules and
+ * constants, the minimum wins. Inputs come from a topology and the
+ * configuration's environment; faults of the field are predicted, not hidden.
+ * Everything it returns is a prediction and is labelled so by its callers.
+ */
+#ifndef BENCH_MODEL_H
+#define BENCH_MODEL_H
+
+#include "topo/topo.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum bench_algo {
+    BENCH_ALGO_TREE,
+    BENCH_ALGO_RING,
+    BENCH_ALGO_NVLS,
+    BENCH_ALGO_NVLSTREE,
+    BENCH_NALGOS
+};
+enum bench_proto { BENCH_PROTO_LL, BENCH_PROTO_LL128, BENCH_PROTO_SIMPLE, BENCH_NPROTOS };
+
+enum bench_fault {
+    BENCH_FAULT_NONE,
+    BENCH_FAULT_HANG_INIT, /* P2P over a path where it is broken: init never returns */
+    BENCH_FAULT_FAIL_INIT, /* a setting naming nothing present: init fails */
+    BENCH_FAULT_FAIL_COLL, /* nothing usable left: the first collective fails */
+};
+
+struct bench_model {
+    int nranks, nodes, ppn, sm, amd;
+    double intra_bw;   /* GB/s per GPU around the node's ring */
+    double inter_bw;   /* GB/s per node over the network (multi-node) */
+    int intra_nvlink;  /* the intra-node path is NVLink (else PCI or host memory) */
+    int intra_net;     /* P2P and SHM both off: even local peers go through the network */
+    int channels;      /* search channels (NCCL's C) */
+    double chan_scale; /* NCCL_MAX_CTAS below the channels NCCL would use */
+    double simple_eff; /* NCCL_BUFFSIZE's effect on the Simple pipeline */
+    double net_overhead;
+    int enabled[BENCH_NALGOS][BENCH_NPROTOS];
+    int ll128_unsafe; /* LL128 forced where NCCL would not enable it: corrupts data */
+    enum bench_fault fault;
+    char why[256]; /* the fault, in words */
+};
+
+/* Where the model reads the configuration's variables (getenv, or a --env list). */
+typedef const char *(*bench_env_fn)(const char *name, void *ctx);
+
+/*
+ * Prepares the model for topology t on nodes nodes (0: the topology's own
+ * count) under the environment env. Returns 0, or -1 when t has no GPU.
+ */
+int bench_model_init(struct bench_model *m, const struct topo *t, int nodes, bench_env_fn env,
+                     void *ctx);
+
+struct bench_prediction {
+    double time_us, algbw, busbw;
+    const char *algo, *proto; /* NCCL's names: "RING", "SIMPLE"... */
+    int wrong;                /* the chosen protocol corrupts data here */
+};
+
+/* The fastest enabled algorithm and protocol for bytes, as NCCL would pick them. 0, or -1 if none.
+ */
+int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_prediction *p);
+
+/* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */
+double bench_model_noise(uint64_t *state, double sigma);
+
+const char *bench_algo_name(int algo);
+const char *bench_proto_name(int proto);
+
+#endif
