@@ -34,7 +34,10 @@ static int gather_hosts(struct bench_ctx *c)
     char *all = calloc((size_t)c->nprocs, HOST_LEN);
     if (!all)
         return BENCH_EXIT_COMM;
-    MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
+    if (c->mpi)
+        MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
+    else
+        memcpy(all, me, HOST_LEN);
     c->hosts = json_array();
     c->nodes = 0;
     c->local_proc = 0;
@@ -80,7 +83,10 @@ static char *gather_device_text(const struct bench_ctx *c)
     char mine[DEVICE_TEXT];
     device_text(c, mine, sizeof(mine));
     char *all = c->proc == 0 ? calloc((size_t)c->nprocs, DEVICE_TEXT) : NULL;
-    MPI_Gather(mine, DEVICE_TEXT, MPI_CHAR, all, DEVICE_TEXT, MPI_CHAR, 0, c->comm);
+    if (c->mpi)
+        MPI_Gather(mine, DEVICE_TEXT, MPI_CHAR, all, DEVICE_TEXT, MPI_CHAR, 0, c->comm);
+    else if (all)
+        memcpy(all, mine, DEVICE_TEXT);
     if (!all)
         return NULL;
     for (int p = 1; p < c->nprocs; p++) /* pack the lines together */
@@ -88,15 +94,17 @@ static char *gather_device_text(const struct bench_ctx *c)
     return all;
 }
 
-static json_t *versions(const struct bench_backend *b)
+static json_t *versions(const struct bench_ctx *c, const struct bench_backend *b)
 {
     json_t *v = json_object();
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    lib[strcspn(lib, ",\n")] = '\0';
     json_object_set_new(v, "topotune", json_string("0.1.0"));
-    json_object_set_new(v, "mpi", json_string(lib));
+    if (c->mpi) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, ",\n")] = '\0';
+        json_object_set_new(v, "mpi", json_string(lib));
+    }
     if (b->versions)
         b->versions(v);
     return v;
@@ -105,6 +113,8 @@ static json_t *versions(const struct bench_backend *b)
 static double combine_time(const struct bench_ctx *c, double t, int average)
 {
     double out = t;
+    if (!c->mpi)
+        return t;
     switch (average) {
     case 0:
         MPI_Bcast(&out, 1, MPI_DOUBLE, 0, c->comm);
@@ -126,7 +136,10 @@ static void to_line(const struct bench_ctx *c, size_t bytes, const struct bench_
 {
     long long wrong = r->wrong, total = 0;
     l->time_us = combine_time(c, r->time_us, average);
-    MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
+    if (c->mpi)
+        MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
+    else
+        total = wrong;
     l->wrong = c->opt->check ? total : -1;
     l->algbw = l->time_us > 0 ? (double)bytes / (l->time_us * 1e-6) / 1e9 : 0;
     l->busbw = l->algbw * 2.0 * (c->nranks - 1) / c->nranks;
@@ -153,7 +166,7 @@ static int fail(struct bench_ctx *c, int code)
     bench_report_error(c, bench_current_stage(), msg);
     bench_report_end(c, code);
     fflush(stdout);
-    if (c->nprocs > 1)
+    if (c->mpi && c->nprocs > 1)
         MPI_Abort(MPI_COMM_WORLD, code);
     return code;
 }
@@ -194,14 +207,15 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
     rc = b->init(c);
     /* Every process must agree that init worked before anyone waits in a collective. */
     int worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
+    if (c->mpi)
+        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
     if (worst) {
         if (rc)
             bench_report_error(c, "init", "backend initialisation failed");
         return bench_report_end(c, worst);
     }
     char *devices = gather_device_text(c);
-    json_t *v = versions(b);
+    json_t *v = versions(c, b);
     bench_report_header(c, devices ? devices : "", v);
     json_decref(v);
     free(devices);
@@ -229,10 +243,14 @@ int bench_main(int argc, char **argv)
               o.ngpus);
         return BENCH_EXIT_USAGE;
     }
-    MPI_Init(&argc, &argv);
-    c.comm = MPI_COMM_WORLD;
-    MPI_Comm_rank(c.comm, &c.proc);
-    MPI_Comm_size(c.comm, &c.nprocs);
+    c.nprocs = 1;
+    c.mpi = strcmp(b->name, "sim") != 0;
+    if (c.mpi) {
+        MPI_Init(&argc, &argv);
+        c.comm = MPI_COMM_WORLD;
+        MPI_Comm_rank(c.comm, &c.proc);
+        MPI_Comm_size(c.comm, &c.nprocs);
+    }
     c.rank = c.proc * o.ngpus;
     c.nranks = c.nprocs * o.ngpus;
     rc = run(&c, b);
@@ -242,6 +260,7 @@ int bench_main(int argc, char **argv)
     json_decref(c.devices);
     json_decref(c.effective_env);
     fflush(stdout);
-    MPI_Finalize();
+    if (c.mpi)
+        MPI_Finalize();
     return rc;
 }

@@ -63,6 +63,7 @@ struct bench_ctx {
     json_t *devices;       /* array of device description strings, this process */
     json_t *effective_env; /* what the library reports it applied, or NULL */
     int predicted;         /* the sim backend: every number is a prediction */
+    int mpi;               /* MPI is up (not for sim: its output must not depend on MPI's state) */
     void *state;           /* the backend's */
 };
 

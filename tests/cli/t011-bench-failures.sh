@@ -48,8 +48,10 @@ expect_exit 6 "half with mpi" -- "$TOPOTUNE_BENCH" --backend mpi -d half
 expect_stderr_has "half" "unsupported dtype named"
 expect_exit 6 "avg with mpi" -- "$TOPOTUNE_BENCH" --backend mpi -o avg
 expect_stderr_has "avg" "unsupported op named"
-expect_exit 6 "sim not built yet" -- "$TOPOTUNE_BENCH" --backend sim
-expect_stderr_has "not built yet" "sim says so"
+expect_exit 6 "sim without a topology" -- "$TOPOTUNE_BENCH" --backend sim
+expect_stderr_has "--topology" "sim names the missing flag"
+expect_exit 6 "--topology without sim" -- "$TOPOTUNE_BENCH" --backend mpi --topology x.json
+expect_stderr_has "--backend sim" "the flag's backend is named"
 expect_exit 0 "--help" -- "$TOPOTUNE_BENCH" --help
 check "--help lists -T" grep -q -- "--timeout" "$TEST_TMP/out"
 finish

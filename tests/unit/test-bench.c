@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for bench/: the correctness pattern, flag validation, NCCL log parsing. */
 #include "bench/internal.h"
+#include "bench/model.h"
+#include "topo/topo.h"
 #include "util/log.h"
 
 #include <setjmp.h>
@@ -134,13 +136,192 @@ static void test_nccl_log(void **state)
     assert_int_equal(bench_nccl_log_choice(log, 4096, algo, proto), 0);
 }
 
+/* ---- the model ---- */
+
+static const char *spec_h100 =
+    "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", \"count\": 8, "
+    "\"nics\": [{\"model\": \"CX7-400G-IB\", \"count\": 8, \"per\": \"gpu\"}]}";
+static const char *spec_l40s =
+    "{\"schema\": \"topotune/spec/1\", \"gpu\": \"L40S\", \"count\": 4, "
+    "\"nics\": [{\"model\": \"ROCE-200G\", \"count\": 2, \"per\": \"node\"}]}";
+
+static const char *env_list(const char *name, void *ctx)
+{
+    for (const char **e = ctx; e && *e; e++) {
+        size_t len = strlen(name);
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e + len + 1;
+    }
+    return NULL;
+}
+
+static void model_for(const char *spec, int nodes, const char **env, struct bench_model *m)
+{
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "spec", spec, strlen(spec)), 0);
+    assert_int_equal(bench_model_init(m, &t, nodes, env_list, env), 0);
+    topo_release(&t);
+}
+
+static double busbw_at(const struct bench_model *m, size_t bytes, const char **algo,
+                       const char **proto)
+{
+    struct bench_prediction p;
+    assert_int_equal(bench_model_predict(m, bytes, &p), 0);
+    assert_true(fabs(p.busbw - p.algbw * 2.0 * (m->nranks - 1) / m->nranks) < 1e-9 * (1 + p.busbw));
+    assert_true(fabs(p.algbw - bytes / (p.time_us * 1e-6) / 1e9) < 1e-9 * (1 + p.algbw));
+    if (algo)
+        *algo = p.algo;
+    if (proto)
+        *proto = p.proto;
+    return p.busbw;
+}
+
+static void test_model_rules(void **state)
+{
+    (void)state;
+    struct bench_model m;
+    const char *algo, *proto;
+    model_for(spec_h100, 1, NULL, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    assert_true(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_SIMPLE]);      /* NVSwitch and SM90 */
+    assert_false(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_LL]);         /* NVLS is Simple only */
+    assert_false(m.enabled[BENCH_ALGO_NVLSTREE][BENCH_PROTO_SIMPLE]); /* off on one node */
+    assert_true(m.enabled[BENCH_ALGO_RING][BENCH_PROTO_LL128]);       /* NVLink: LL128 on */
+    double nvls = busbw_at(&m, 1u << 30, &algo, NULL);
+    assert_string_equal(algo, "NVLS");
+    busbw_at(&m, 8, &algo, &proto);
+    assert_string_equal(proto, "LL"); /* small messages: latency wins */
+
+    const char *no_nvls[] = {"NCCL_NVLS_ENABLE=0", NULL};
+    model_for(spec_h100, 1, no_nvls, &m);
+    double ring = busbw_at(&m, 1u << 30, &algo, &proto);
+    assert_string_equal(algo, "RING");
+    assert_string_equal(proto, "SIMPLE");
+    assert_true(ring < nvls);
+    /* Ring Simple at 1 GiB: 18 links x 20.6 GB/s = 370.8, less the 14 latency steps. */
+    assert_true(ring > 330 && ring < 371);
+
+    model_for(spec_l40s, 1, NULL, &m); /* PCIe only: no LL128, no NVLS */
+    assert_false(m.enabled[BENCH_ALGO_RING][BENCH_PROTO_LL128]);
+    assert_false(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_SIMPLE]);
+    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    const char *forced[] = {"NCCL_PROTO=LL128", NULL};
+    model_for(spec_l40s, 1, forced, &m);
+    assert_true(m.ll128_unsafe);
+    struct bench_prediction p;
+    assert_int_equal(bench_model_predict(&m, 1u << 20, &p), 0);
+    assert_true(p.wrong);
+}
+
+static void test_model_env(void **state)
+{
+    (void)state;
+    struct bench_model m;
+    const char *algo, *proto;
+    model_for(spec_h100, 1, NULL, &m);
+    double base = busbw_at(&m, 1u << 30, NULL, NULL);
+    const char *unknown[] = {"NCCL_FOO=1", "SOMETHING=else", NULL};
+    model_for(spec_h100, 1, unknown, &m);
+    assert_true(busbw_at(&m, 1u << 30, NULL, NULL) == base); /* unknown variables change nothing */
+
+    const char *per_func[] = {"NCCL_ALGO=allreduce:tree;broadcast:ring", NULL};
+    model_for(spec_h100, 1, per_func, &m);
+    busbw_at(&m, 1u << 30, &algo, NULL);
+    assert_string_equal(algo, "TREE");
+    const char *exclude[] = {"NCCL_ALGO=^nvls,tree", NULL};
+    model_for(spec_h100, 1, exclude, &m);
+    busbw_at(&m, 1u << 30, &algo, NULL);
+    assert_string_equal(algo, "RING");
+    const char *ll[] = {"NCCL_PROTO=LL", NULL};
+    model_for(spec_h100, 1, ll, &m);
+    busbw_at(&m, 1u << 30, NULL, &proto);
+    assert_string_equal(proto, "LL");
+
+    const char *no_nvls[] = {"NCCL_NVLS_ENABLE=0", NULL};
+    const char *few_ctas[] = {"NCCL_NVLS_ENABLE=0", "NCCL_MAX_CTAS=4", NULL};
+    const char *small_buf[] = {"NCCL_NVLS_ENABLE=0", "NCCL_BUFFSIZE=65536", NULL};
+    const char *no_p2p[] = {"NCCL_NVLS_ENABLE=0", "NCCL_P2P_DISABLE=1", NULL};
+    model_for(spec_h100, 1, no_nvls, &m);
+    double ring = busbw_at(&m, 1u << 30, NULL, NULL);
+    model_for(spec_h100, 1, few_ctas, &m);
+    assert_true(busbw_at(&m, 1u << 30, NULL, NULL) < ring * 0.5);
+    model_for(spec_h100, 1, small_buf, &m);
+    assert_true(busbw_at(&m, 1u << 30, NULL, NULL) < ring);
+    model_for(spec_h100, 1, no_p2p, &m);
+    assert_false(m.intra_nvlink); /* through host memory instead */
+    assert_true(busbw_at(&m, 1u << 30, NULL, NULL) < ring * 0.2);
+    const char *no_p2p_shm[] = {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", NULL};
+    model_for(spec_h100, 1, no_p2p_shm, &m);
+    assert_true(m.intra_net);
+
+    /* Two nodes: the network matters; IB off or GDR off costs bandwidth. */
+    model_for(spec_h100, 2, no_nvls, &m);
+    assert_int_equal(m.nranks, 16);
+    double two = busbw_at(&m, 1u << 30, NULL, NULL);
+    const char *no_ib[] = {"NCCL_NVLS_ENABLE=0", "NCCL_IB_DISABLE=1", NULL};
+    model_for(spec_h100, 2, no_ib, &m);
+    assert_true(busbw_at(&m, 1u << 30, NULL, NULL) < two * 0.5);
+    const char *no_gdr[] = {"NCCL_NVLS_ENABLE=0", "NCCL_NET_GDR_LEVEL=LOC", NULL};
+    model_for(spec_h100, 2, no_gdr, &m);
+    assert_true(m.inter_bw < 400);
+}
+
+static void test_model_faults(void **state)
+{
+    (void)state;
+    struct bench_model m;
+    const char *ifname[] = {"NCCL_SOCKET_IFNAME=^ib,eth,lo", NULL};
+    model_for(spec_h100, 1, ifname, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    const char *ifname_ok[] = {"NCCL_SOCKET_IFNAME==ib3", NULL};
+    model_for(spec_h100, 1, ifname_ok, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    const char *hca[] = {"NCCL_IB_HCA=^mlx5", NULL};
+    model_for(spec_h100, 1, hca, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    const char *bad_algo[] = {"NCCL_ALGO=Rinng", NULL};
+    model_for(spec_h100, 1, bad_algo, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    const char *nothing[] = {"NCCL_ALGO=NVLS", "NCCL_PROTO=LL", NULL};
+    model_for(spec_h100, 1, nothing, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_FAIL_COLL);
+    const char *rtx = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"RTX-4090\", \"count\": 4}";
+    model_for(rtx, 1, NULL, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_HANG_INIT);
+    const char *p2p_off[] = {"NCCL_P2P_DISABLE=1", NULL};
+    model_for(rtx, 1, p2p_off, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    const char *p2p_phb[] = {"NCCL_P2P_LEVEL=LOC", NULL};
+    model_for(rtx, 1, p2p_phb, &m);
+    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+}
+
+static void test_noise(void **state)
+{
+    (void)state;
+    uint64_t a = 42, b = 42, c = 43;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < 10000; i++) {
+        double x = bench_model_noise(&a, 0.05);
+        assert_true(x == bench_model_noise(&b, 0.05)); /* same seed, same sequence */
+        sum += log(x);
+        sq += log(x) * log(x);
+    }
+    double mean = sum / 10000, sd = sqrt(sq / 10000 - mean * mean);
+    assert_true(fabs(mean) < 0.005 && fabs(sd - 0.05) < 0.005);
+    assert_true(bench_model_noise(&a, 0.05) != bench_model_noise(&c, 0.05));
+    assert_true(bench_model_noise(&c, 0) == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pattern_exact),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_nccl_log),
+        cmocka_unit_test(test_pattern_exact), cmocka_unit_test(test_names),
+        cmocka_unit_test(test_options),       cmocka_unit_test(test_nccl_log),
+        cmocka_unit_test(test_model_rules),   cmocka_unit_test(test_model_env),
+        cmocka_unit_test(test_model_faults),  cmocka_unit_test(test_noise),
     };
     return cmocka_run_group_tests_name("unit.bench", tests, NULL, NULL);
 }

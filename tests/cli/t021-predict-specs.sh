@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Hardware specs through topo and predict: expansion, predicted labels, bad specs.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+specs="$TOPOTUNE_SRC/profiles/specs"
+
+expect_exit 0 "topo --input spec" -- "$TOPOTUNE" topo --input "$specs/hgx-h100.json" --json "$TEST_TMP/h100.json"
+check "spec expands: 8 GPUs, NV18 on 4 NVSwitches, 8 NICs at 400G, each beside its GPU" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["source"]["kind"] == "spec" and len(t["gpus"]) == 8 and t["nvswitches"] == 4
+assert all(c == "NV18" for i, r in enumerate(t["matrix"]["rows"][:8]) for j, c in enumerate(r[:8]) if i != j)
+assert len(t["nics"]) == 8 and all(n["speed_gbps"] == 400 and n["kind"] == "ib" for n in t["nics"])
+assert all(t["matrix"]["rows"][g][8 + g] == "PIX" for g in range(8))
+assert t["gpus"][0]["sm"] == 90 and t["p2p_broken"] is False' "$TEST_TMP/h100.json"
+# A topology JSON reads back with the same class.
+expect_exit 0 "topology JSON as input" -- "$TOPOTUNE" topo --input "$TEST_TMP/h100.json" --json "$TEST_TMP/again.json"
+check "same class after a round trip" python3 -c '
+import json, sys
+a, b = (json.load(open(f))["class"]["id"] for f in sys.argv[1:])
+assert a == b, (a, b)' "$TEST_TMP/h100.json" "$TEST_TMP/again.json"
+
+expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
+check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
+check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"
+expect_exit 0 "predict --json" -- "$TOPOTUNE" predict --input "$specs/hgx-h100-2nodes.json" --json
+check "JSON events predicted, 16 ranks" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[0]["ranks"] == 16 and ev[0]["nodes"] == 2
+assert all(e["predicted"] is True for e in ev if "predicted" in e)
+assert [e["event"] for e in ev][-1] == "end"' "$TEST_TMP/out"
+expect_exit 1 "predicted hang exits 1" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json"
+check "the hang is explained" grep -q "predicted outcome: hang at init" "$TEST_TMP/out"
+expect_exit 0 "with the fix" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --env NCCL_P2P_DISABLE=1
+expect_exit 2 "bad --env" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" --env "NCCL_ALGO=\$(rm)"
+
+# Bad specs: exit 2, the field named, the catalog's names listed; nothing written.
+spec() { printf '{"schema": "topotune/spec/1", %s}\n' "$1" >"$TEST_TMP/$2.json"; }
+spec '"gpu": "H100-SXM9", "count": 8' unknown-gpu
+spec '"gpu": "H100-SXM5-80GB", "count": 0' zero-count
+spec '"gpu": "H100-SXM5-80GB", "count": 8, "nics": [{"model": "CX9-1600G", "count": 8, "per": "gpu"}]' unknown-nic
+spec '"gpu": "H100-SXM5-80GB", "count": 8, "colour": "green"' unknown-field
+spec '"gpu": "RTX-4090", "count": 8, "fabric": "nvswitch"' no-nvlink
+for name in unknown-gpu zero-count unknown-nic unknown-field no-nvlink; do
+    expect_exit 2 "$name" -- "$TOPOTUNE" topo --input "$TEST_TMP/$name.json" --json "$TEST_TMP/$name.out"
+    expect_stderr_lines 1 "$name: one line"
+    expect_no_file "$TEST_TMP/$name.out" "$name"
+done
+expect_exit 2 "unknown GPU (again, for its message)" -- "$TOPOTUNE" topo --input "$TEST_TMP/unknown-gpu.json"
+expect_stderr_has 'field "gpu"' "the field is named"
+expect_stderr_has "H100-SXM5-80GB, " "the catalog's names are listed"
+expect_exit 2 "unknown NIC (again)" -- "$TOPOTUNE" topo --input "$TEST_TMP/unknown-nic.json"
+expect_stderr_has "CX7-400G-IB" "the NIC catalog is listed"
+expect_exit 2 "zero count (again)" -- "$TOPOTUNE" topo --input "$TEST_TMP/zero-count.json"
+expect_stderr_has 'field "count"' "count is named"
+expect_exit 2 "predict a bad spec" -- "$TOPOTUNE" predict --input "$TEST_TMP/unknown-gpu.json"
+finish
