@@ -115,14 +115,18 @@ static int mpi_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     bench_stage(c, "warmup");
     for (int i = 0; i < o->warmup && !rc; i++)
         rc = allreduce(c, count, in_place);
+    if (rc)
+        return rc; /* failed in warm-up: the stage says so */
     bench_stage(c, "size:%zu", bytes);
     bench_hook_stall(c);
-    if (!rc && MPI_Barrier(c->comm) != MPI_SUCCESS)
+    if (MPI_Barrier(c->comm) != MPI_SUCCESS)
         rc = BENCH_EXIT_COMM;
     double t0 = MPI_Wtime();
     for (int i = 0; i < o->iters && !rc; i++)
         rc = allreduce(c, count, in_place);
     r->time_us = (MPI_Wtime() - t0) / o->iters * 1e6;
+    if (rc)
+        return rc;
     bench_stage(c, "check");
     r->wrong = o->check ? 0 : -1;
     for (int rep = 0; rep < o->check && !rc; rep++) {

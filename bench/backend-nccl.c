@@ -200,22 +200,37 @@ static int alloc_buffers(struct nccl_gpu *g, size_t bytes)
 
 static int init_comms(struct bench_ctx *c, struct nccl_state *s)
 {
-    ncclUniqueId id;
-    memset(&id, 0, sizeof(id));
+    /* Process 0 sends its status with the id, so nobody waits in NCCL init alone. */
+    struct {
+        int status;
+        ncclUniqueId id;
+    } msg;
+    memset(&msg, 0, sizeof(msg));
     if (c->proc == 0) {
-        ncclResult_t r = ncclGetUniqueId(&id);
+        ncclResult_t r = ncclGetUniqueId(&msg.id);
+        msg.status = r == ncclSuccess ? 0 : BENCH_EXIT_COMM;
         if (r != ncclSuccess)
-            return nccl_fail(s, "ncclGetUniqueId", r);
+            error("ncclGetUniqueId failed: %s", ncclGetErrorString(r));
     }
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, c->comm);
+    MPI_Bcast(&msg, sizeof(msg), MPI_BYTE, 0, c->comm);
+    if (msg.status)
+        return msg.status;
+    ncclUniqueId id = msg.id;
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclResult_t r = ncclGroupStart();
+    cudaError_t ce = cudaSuccess;
     for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++) {
-        CUDA_TRY(cudaSetDevice(s->gpu[g].device));
+        ce = cudaSetDevice(s->gpu[g].device);
+        if (ce != cudaSuccess)
+            break; /* the group must still be closed */
         r = ncclCommInitRankConfig(&s->gpu[g].comm, c->nranks, id, c->rank + g, &config);
     }
     ncclResult_t end = ncclGroupEnd();
+    if (ce != cudaSuccess) {
+        abort_all(s);
+        return cuda_fail("cudaSetDevice", ce);
+    }
     if (r != ncclSuccess && r != ncclInProgress)
         return nccl_fail(s, "ncclCommInitRankConfig", r);
     if (end != ncclSuccess && end != ncclInProgress)
@@ -239,9 +254,10 @@ static int nccl_init(struct bench_ctx *c)
     int rc = pick_devices(c, s);
     for (int g = 0; !rc && g < s->ngpus; g++)
         rc = alloc_buffers(&s->gpu[g], s->bytes);
-    if (!rc)
-        rc = init_comms(c, s);
-    return rc;
+    /* Every process must have its devices before any enters the collective init. */
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
+    return worst ? worst : init_comms(c, s);
 }
 
 /* One collective per local GPU, as one group. */
@@ -258,7 +274,8 @@ static int launch(struct bench_ctx *c, struct nccl_state *s, size_t count, int i
         return nccl_fail(s, "ncclAllReduce", r);
     if (end != ncclSuccess && end != ncclInProgress)
         return nccl_fail(s, "ncclGroupEnd", end);
-    return 0;
+    /* Non-blocking: no further call on a communicator until it leaves ncclInProgress. */
+    return end == ncclInProgress || r == ncclInProgress ? wait_all(s, 0) : 0;
 }
 
 static int record(struct nccl_state *s, int start)
@@ -309,8 +326,10 @@ static void read_log(struct bench_ctx *c, struct nccl_state *s, size_t bytes,
                      struct bench_result *r)
 {
     struct util_buf log = UTIL_BUF_INIT;
-    if (!s->log_path || util_file_read(s->log_path, 256u << 20, &log))
+    if (!s->log_path || util_file_read(s->log_path, 256u << 20, &log)) {
+        util_buf_release(&log);
         return;
+    }
     bench_nccl_log_choice(util_buf_str(&log), bytes, r->algo, r->proto);
     json_decref(c->effective_env);
     c->effective_env = bench_nccl_log_env(util_buf_str(&log));
@@ -324,10 +343,11 @@ static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct benc
     size_t bytes = count * bench_dtype_size(c->dtype);
     bench_stage(c, "warmup");
     int rc = o->warmup ? batch(c, s, count, in_place, o->warmup) : 0;
+    if (rc)
+        return rc; /* each failure keeps the stage it happened in */
     bench_stage(c, "size:%zu", bytes);
     bench_hook_stall(c);
-    if (!rc)
-        rc = batch(c, s, count, in_place, o->iters);
+    rc = batch(c, s, count, in_place, o->iters);
     r->time_us = 0;
     for (int g = 0; !rc && g < s->ngpus; g++) {
         float ms = 0;
@@ -335,6 +355,8 @@ static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct benc
         double us = (double)ms * 1000.0 / o->iters;
         r->time_us = us > r->time_us ? us : r->time_us;
     }
+    if (rc)
+        return rc;
     bench_stage(c, "check");
     r->wrong = o->check ? 0 : -1;
     for (int rep = 0; rep < o->check && !rc; rep++)
@@ -367,6 +389,10 @@ static void nccl_release(struct bench_ctx *c)
 #endif
         if (gpu->stream)
             cudaStreamDestroy(gpu->stream);
+        if (gpu->start)
+            cudaEventDestroy(gpu->start);
+        if (gpu->stop)
+            cudaEventDestroy(gpu->stop);
     }
     free(s->gpu);
     free(s->host);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct launch {
@@ -119,6 +120,54 @@ static void trace(char **argv)
     util_buf_release(&b);
 }
 
+/* The benchmark's flags are checked here first, so a typo is topotune's usage error (2). */
+static int check_flags(const struct launch *l)
+{
+    char **argv = calloc((size_t)l->npass + 4, sizeof(char *));
+    int n = 0;
+    argv[n++] = "topotune-bench";
+    argv[n++] = "--backend";
+    argv[n++] = (char *)l->backend;
+    for (int i = 0; i < l->npass; i++)
+        argv[n++] = l->pass[i];
+    struct bench_options o;
+    int rc = bench_parse_options(n, argv, &o);
+    free(argv);
+    return rc == BENCH_EXIT_USAGE ? 2 : 0;
+}
+
+/*
+ * Runs the launcher and maps topotune-bench's codes (nccl-tests') onto
+ * topotune's: 6 usage -> 2; 2 no GPU or CUDA -> 3 (the environment lacks
+ * something); 3, 4, 7 and signals -> 1 (the run failed); exec failure -> 3.
+ */
+static int run_and_map(char **args)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp(args[0], args);
+        fprintf(stderr, "topotune: error: cannot run '%s': %s\n", args[0], strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid < 0 || !WIFEXITED(status))
+        return 1;
+    switch (WEXITSTATUS(status)) {
+    case 0:
+        return 0;
+    case BENCH_EXIT_USAGE:
+        return 2;
+    case BENCH_EXIT_CUDA:
+    case 127:
+        return 3;
+    default:
+        return 1;
+    }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct launch l = {.backend = "nccl"};
@@ -182,11 +231,11 @@ int cmd_bench(int argc, char **argv)
         args[n++] = l.pass[i];
     args[n] = NULL;
     trace(args);
-    fflush(stdout);
-    execvp(args[0], args);
-    error("cannot run '%s': %s", args[0], strerror(errno));
+    rc = check_flags(&l);
+    if (!rc)
+        rc = run_and_map(args);
     free(bench);
     free(args);
     free(l.pass);
-    return 3;
+    return rc;
 }

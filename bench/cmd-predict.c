@@ -139,15 +139,16 @@ static int report(struct predict_opts *o, const struct topo *t, const struct ben
     int code = 0;
     if (m->fault != BENCH_FAULT_NONE) {
         code = 1;
-        printf("# predicted outcome: %s: %s\n",
-               m->fault == BENCH_FAULT_HANG_INIT   ? "hang at init"
-               : m->fault == BENCH_FAULT_FAIL_INIT ? "error at init"
-                                                   : "error at the first collective",
-               m->why);
+        fprintf(o->json ? stderr : stdout, "# predicted outcome: %s: %s\n",
+                m->fault == BENCH_FAULT_HANG_INIT   ? "hang at init"
+                : m->fault == BENCH_FAULT_FAIL_INIT ? "error at init"
+                                                    : "error at the first collective",
+                m->why);
         if (o->json)
             bench_report_error(&c, m->fault == BENCH_FAULT_FAIL_COLL ? "size" : "init", m->why);
     }
-    for (size_t size = bo->min_bytes; !m->fault && size <= bo->max_bytes; size *= 2) {
+    for (size_t size = bo->min_bytes ? bo->min_bytes : 1; !m->fault && size <= bo->max_bytes;
+         size *= 2) {
         struct bench_prediction p;
         if (bench_model_predict(m, size, &p))
             break;

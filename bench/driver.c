@@ -147,11 +147,14 @@ static void to_line(const struct bench_ctx *c, size_t bytes, const struct bench_
     memcpy(l->proto, r->proto, sizeof(l->proto));
 }
 
+/* The next size, or SIZE_MAX past -e (computed in floating point: no overflow). */
 static size_t next_size(const struct bench_options *o, size_t size)
 {
-    size_t next =
-        o->step_factor > 1 ? (size_t)((double)size * o->step_factor) : size + o->step_bytes;
-    return next > size ? next : size + 1;
+    double next =
+        o->step_factor > 1 ? (double)size * o->step_factor : (double)size + (double)o->step_bytes;
+    if (next > (double)o->max_bytes)
+        return SIZE_MAX;
+    return (size_t)next > size ? (size_t)next : size + 1;
 }
 
 /*
@@ -176,7 +179,8 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
     const struct bench_options *o = c->opt;
     size_t tsize = bench_dtype_size(c->dtype);
     int wrong = 0;
-    for (size_t size = o->min_bytes; size <= o->max_bytes; size = next_size(o, size)) {
+    for (size_t size = o->min_bytes; size <= o->max_bytes && size != SIZE_MAX;
+         size = next_size(o, size)) {
         size_t count = size / tsize;
         if (count == 0)
             continue;
@@ -199,7 +203,10 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
     int rc = gather_hosts(c);
     if (rc)
         return rc;
-    if (bench_report_open(c))
+    int opened = bench_report_open(c), worst_open = opened;
+    if (c->mpi) /* process 0 opens the file; nobody goes on without it */
+        MPI_Allreduce(&opened, &worst_open, 1, MPI_INT, MPI_MAX, c->comm);
+    if (worst_open)
         return BENCH_EXIT_USAGE;
     bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
     bench_stage(c, "init");
@@ -210,8 +217,8 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
     if (c->mpi)
         MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
     if (worst) {
-        if (rc)
-            bench_report_error(c, "init", "backend initialisation failed");
+        bench_report_error(
+            c, "init", rc ? "backend initialisation failed" : "initialisation failed elsewhere");
         return bench_report_end(c, worst);
     }
     char *devices = gather_device_text(c);
@@ -220,7 +227,9 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
     json_decref(v);
     free(devices);
     rc = run_sizes(c, b, c->opt->average >= 0 ? c->opt->average : b->default_average);
-    return bench_report_end(c, rc);
+    rc = bench_report_end(c, rc);
+    bench_stage_done();
+    return rc;
 }
 
 int bench_main(int argc, char **argv)

@@ -4,6 +4,7 @@
 #define BENCH_INTERNAL_H
 
 #include "bench/bench.h"
+#include "topo/topo.h"
 
 #include <jansson.h>
 #include <mpi.h>
@@ -94,6 +95,8 @@ extern const struct bench_backend bench_backend_sim;
  */
 void bench_stage(struct bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *bench_current_stage(void);
+/* Disarms the watchdog once the results are out: teardown is not a stage. */
+void bench_stage_done(void);
 /* Starts the watchdog when -T is set; grace_s is added to each deadline. */
 int bench_watchdog_start(const struct bench_ctx *c, double grace_s);
 int bench_deadline_passed(void);
@@ -121,6 +124,28 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
 void bench_report_error(const struct bench_ctx *c, const char *stage, const char *message);
 /* Footer and end event; returns code, or BENCH_EXIT_WRONG when a result was wrong. */
 int bench_report_end(const struct bench_ctx *c, int code);
+
+/* A search space (schema topotune/space/1). */
+struct bench_space {
+    json_t *doc;  /* the file as read */
+    json_t *vars; /* after pruning: NAME -> [values] */
+    const char *backend, *dtype, *op;
+    size_t min_bytes, max_bytes, obj_min, obj_max;
+    double factor, timeout_s, cv_max;
+    int repeat, iters, warmup;
+};
+
+/* Names [A-Z_][A-Z0-9_]*, values [A-Za-z0-9_.,:=^/+-]* (and @ for space macros). */
+int bench_valid_name(const char *s);
+int bench_valid_value(const char *s);
+/* Loads and validates; errors name the file, the entry and the fix. 0 or UTIL_EINVAL. */
+int bench_space_load(struct bench_space *s, const char *path);
+void bench_space_release(struct bench_space *s);
+/* Drops variables whose `requires` feature t lacks; expands @interfaces. New reference: [{var,
+ * reason}]. */
+json_t *bench_space_prune(struct bench_space *s, const struct topo *t, int nodes);
+/* New reference: [{id, env}], the all-unset baseline first, excludes applied. */
+json_t *bench_space_configs(const struct bench_space *s);
 
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);

@@ -68,9 +68,9 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     if (r->f) {
         char *end;
         o->step_factor = strtod(r->f, &end);
-        if (end == r->f || *end || !(o->step_factor >= 0))
+        if (end == r->f || *end || !(o->step_factor >= 0 && o->step_factor <= 1024))
             return bad("-f (--stepfactor)", r->f,
-                       "expected a number (2 doubles the size each step)");
+                       "expected a number up to 1024 (2 doubles the size each step)");
     }
     if (r->n && parse_int(r->n, 1, 1000000000, &o->iters))
         return bad("-n (--iters)", r->n, "expected an integer of at least 1");

@@ -42,6 +42,14 @@ void bench_stage(struct bench_ctx *c, const char *fmt, ...)
     pthread_mutex_unlock(&wd.lock);
 }
 
+void bench_stage_done(void)
+{
+    pthread_mutex_lock(&wd.lock);
+    wd.deadline = 0;
+    snprintf(wd.stage, sizeof(wd.stage), "done");
+    pthread_mutex_unlock(&wd.lock);
+}
+
 const char *bench_current_stage(void)
 {
     return wd.stage;

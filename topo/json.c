@@ -96,6 +96,7 @@ static json_t *software_json(const struct topo *t)
     util_json_set(o, "cuda", util_json_str_or_null(t->software.cuda));
     util_json_set(o, "nccl", util_json_str_or_null(t->software.nccl));
     util_json_set(o, "hwloc", util_json_str_or_null(t->software.hwloc));
+    util_json_set(o, "mpi", util_json_str_or_null(t->software.mpi));
     util_json_set(o, "kernel", util_json_str_or_null(t->software.kernel));
     return o;
 }

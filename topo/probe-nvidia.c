@@ -161,11 +161,15 @@ static void nvml_links(struct topo *t, struct nvml_api *n, nvml_device *dev, int
                     known |= strcmp(seen[k], pci) == 0;
                 if (!known && cls && nseen < 64)
                     snprintf(seen[nseen++], 16, "%s", pci);
+                if (!cls)
+                    fabric[t->ngpus] = 1; /* marks a hidden switch */
             }
         }
     }
+    int hidden = fabric[t->ngpus]; /* links to bus ids the host cannot see: switches in a VM */
+    fabric[t->ngpus] = 0;
     if (t->nvswitches == 0)
-        t->nvswitches = nseen;
+        t->nvswitches = nseen ? nseen : hidden ? TOPO_UNKNOWN : 0;
 }
 
 static void probe_nvml(struct topo *t, struct nvml_api *n)
@@ -210,9 +214,11 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
     }
     if (topo_alloc_nvlink(t))
         goto out;
-    nvml_links(t, n, dev, fabric);
-    topo_set_nvlink_totals(t, fabric);
-    t->nvlink_known = 1;
+    if (n->link_state && n->link_remote) { /* without them NVLink stays unknown, not zero */
+        nvml_links(t, n, dev, fabric);
+        topo_set_nvlink_totals(t, fabric);
+        t->nvlink_known = 1;
+    }
     if (n->p2p) {
         t->p2p = calloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));
         for (int i = 0; t->p2p && i < t->ngpus; i++)

@@ -59,12 +59,29 @@ static char *nccl_version(void)
     return topo_strdup(buf);
 }
 
+/* Open MPI's library version, asked without initialising MPI (allowed since MPI-3). */
+static char *mpi_version(void)
+{
+    void *lib = dlopen("libmpi.so.40", RTLD_NOW | RTLD_LOCAL);
+    int (*get)(char *, int *) = NULL;
+    char buf[8192];
+    int len = 0;
+    if (!lib)
+        return NULL;
+    *(void **)&get = dlsym(lib, "MPI_Get_library_version");
+    if (!get || get(buf, &len) != 0)
+        return NULL;
+    buf[strcspn(buf, ",\n")] = '\0';
+    return topo_strdup(buf);
+}
+
 void topo_probe_software(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
     if (!t->software.driver)
         t->software.driver = driver_from_proc();
     t->software.nccl = nccl_version();
+    t->software.mpi = mpi_version();
     t->software.hwloc = topo_strdup(HWLOC_VERSION);
     if (util_sysfs_read_line("/proc/sys/kernel/osrelease", &b) == 0)
         t->software.kernel = topo_strdup(util_buf_str(&b));

@@ -112,6 +112,8 @@ static void read_nics(struct json_reader *r, struct topo *t, json_t *list)
 static void read_matrix(struct json_reader *r, struct topo *t, json_t *rows)
 {
     int n = t->ngpus + t->nnics;
+    if (t->too_many)
+        return;
     if (!json_is_array(rows) || (int)json_array_size(rows) != n)
         return (void)bad(r, "matrix.rows", "expected one row per GPU and NIC");
     t->matrix = calloc((size_t)(n ? n * n : 1), sizeof(char *));

@@ -211,7 +211,7 @@ static void build(struct topo *t, json_t *g, int count, int sockets, const char 
         for (int i = 0; i < count; i++)
             fabric_links[i] = links;
         int sw_count = (int)json_integer_value(json_object_get(g, "nvswitches"));
-        t->nvswitches = sw_count > 0 ? sw_count : 1;
+        t->nvswitches = sw_count > 0 ? sw_count : TOPO_UNKNOWN;
     } else if (strcmp(fabric, "nvlink") == 0) {
         for (int i = 0; i + 1 < count; i += 2)
             t->nvlink[i * count + i + 1] = t->nvlink[(i + 1) * count + i] = links;

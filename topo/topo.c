@@ -75,6 +75,7 @@ void topo_release(struct topo *t)
     free(t->software.cuda);
     free(t->software.nccl);
     free(t->software.hwloc);
+    free(t->software.mpi);
     free(t->software.kernel);
     free(t->class_id);
     json_decref(t->class_key);
@@ -93,6 +94,10 @@ int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa)
 
 struct topo_gpu *topo_add_gpu(struct topo *t)
 {
+    if (t->ngpus + t->nnics >= TOPO_MAX_DEVICES) {
+        t->too_many = 1;
+        return NULL;
+    }
     struct topo_gpu *g = realloc(t->gpus, (size_t)(t->ngpus + 1) * sizeof(*g));
     if (!g)
         return NULL;
@@ -107,6 +112,10 @@ struct topo_gpu *topo_add_gpu(struct topo *t)
 
 struct topo_nic *topo_add_nic(struct topo *t)
 {
+    if (t->ngpus + t->nnics >= TOPO_MAX_DEVICES) {
+        t->too_many = 1;
+        return NULL;
+    }
     struct topo_nic *n = realloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*n));
     if (!n)
         return NULL;
@@ -132,6 +141,11 @@ const char *topo_nic_kind_name(enum topo_nic_kind kind)
 
 static int finish(struct topo *t)
 {
+    if (t->too_many) {
+        error("cannot read topology '%s': more than %d GPUs and NICs: this is not one node",
+              t->source_path ? t->source_path : "this machine", TOPO_MAX_DEVICES);
+        return UTIL_EINVAL;
+    }
     if (!t->nvlink && topo_alloc_nvlink(t))
         return UTIL_ENOMEM;
     int rc = t->matrix ? 0 : topo_compute_matrix(t); /* a topology JSON brings its own */

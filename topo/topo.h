@@ -12,7 +12,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#define TOPO_UNKNOWN (-1)
+#define TOPO_UNKNOWN     (-1)
+#define TOPO_MAX_DEVICES 1024 /* GPUs and NICs of one node; the matrix is its square */
 
 enum topo_source {
     TOPO_SOURCE_LIVE,
@@ -76,6 +77,7 @@ struct topo {
     int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
     int p2p_broken; /* PCIe P2P between GPUs is known not to work (consumer GPUs, ACS redirect);
                        TOPO_UNKNOWN when nobody could tell */
+    int too_many;   /* a reader met more than TOPO_MAX_DEVICES devices */
     int job_nodes;  /* nodes of this class in the job: 1, or what a spec says */
 
     char **matrix;          /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
@@ -91,7 +93,7 @@ struct topo {
     } system;
 
     struct {
-        char *driver, *cuda, *nccl, *hwloc, *kernel;
+        char *driver, *cuda, *nccl, *hwloc, *mpi, *kernel;
     } software;
 
     char *class_id;

@@ -22,6 +22,11 @@ sed '0,/numaid="0"/s//numaid="zero"/' "$fx/nccl-topo-azure-ndv2.xml" >"$bad/nccl
 sed '0,/affinity="[^"]*"/s//affinity="not-a-mask"/' "$fx/nccl-topo-azure-ndv2.xml" >"$bad/nccl-affinity.xml"
 sed 's/speed="100000"/speed="100G"/' "$fx/nccl-topo-azure-ncv4.xml" >"$bad/nccl-net-speed.xml"
 
+python3 -c '
+import sys
+nics = "".join("<pci busid=\"0000:%02x:%02x.0\" class=\"0x020000\"/>" % (i // 32, i % 32) for i in range(2000))
+open(sys.argv[1], "w").write("<system version=\"1\"><cpu numaid=\"0\">" + nics + "</cpu></system>")' "$bad/too-many-devices.xml"
+
 for input in "$bad"/*.xml "$bad/missing.xml"; do
     name=$(basename "$input")
     out=$TEST_TMP/out-$name.json

@@ -36,6 +36,17 @@ else
     expect_stderr_has "no GPU visible" "the message says so"
 fi
 
+# An output file that cannot be opened stops every rank, none waits for the others.
+start=$(date +%s)
+expect_exit 6 "unwritable --json under mpirun" -- timeout 60 bash -c "$(declare -f mpirun_np); mpirun_np 2 '$TOPOTUNE_BENCH' --backend mpi -b 8 -e 8 --json /nonexistent/dir/x.json"
+check "no hang on an unwritable --json (took $(($(date +%s) - start))s)" test $(($(date +%s) - start)) -lt 30
+
+# topotune bench speaks topotune's exit codes: usage 2, no GPU 3.
+expect_exit 2 "topotune bench with a bad flag" -- "$TOPOTUNE" bench -b foo
+if [ ! -e /dev/nvidia0 ]; then
+    expect_exit 3 "topotune bench without a GPU" -- "$TOPOTUNE" bench -b 8 -e 8
+fi
+
 # Bad usage: exit 6, the flag named.
 for args in "-b 1X:-b" "-b 8 -e 4:-e" "-d quad:-d" "-n 0:-n" "-o mulsum:-o" "-T x:-T" "--backend tcp:--backend"; do
     flags=${args%%:*}

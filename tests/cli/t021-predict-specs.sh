@@ -31,6 +31,11 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 assert ev[0]["ranks"] == 16 and ev[0]["nodes"] == 2
 assert all(e["predicted"] is True for e in ev if "predicted" in e)
 assert [e["event"] for e in ev][-1] == "end"' "$TEST_TMP/out"
+expect_exit 1 "predicted hang, JSON" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --json
+check "stdout stays JSON Lines with a predicted hang" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-1]["outcome"] == "timeout"' "$TEST_TMP/out"
 expect_exit 1 "predicted hang exits 1" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json"
 check "the hang is explained" grep -q "predicted outcome: hang at init" "$TEST_TMP/out"
 expect_exit 0 "with the fix" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --env NCCL_P2P_DISABLE=1

@@ -103,7 +103,7 @@ static void test_options(void **state)
     assert_int_equal(o.min_bytes, 512);
     const char *bad[] = {"-b 1X", "-b 8 -e 4", "-d quad", "-o mulsum",     "-n 0",
                          "-g 0",  "-a 7",      "-T -1",   "--backend tcp", "-i 0 -b 8 -e 16",
-                         "-w",    "--bogus",   "stray"};
+                         "-w",    "--bogus",   "stray",   "-f inf",        "-f 2000"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(parse(bad[i], &o), BENCH_EXIT_USAGE);
 }
