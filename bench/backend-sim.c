@@ -11,6 +11,7 @@
 #include "topo/topo.h"
 #include "util/log.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -102,6 +103,12 @@ static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     (void)in_place;
     bench_stage(c, "size:%zu", bytes);
     struct bench_prediction p;
+    if (s->model.fault == BENCH_FAULT_CRASH) {
+        fprintf(stderr, "topotune-bench: predicted: %s\n", s->model.why);
+        fflush(NULL);
+        signal(SIGBUS, SIG_DFL);
+        raise(SIGBUS); /* as NCCL does when /dev/shm cannot back its buffers */
+    }
     if (s->model.fault == BENCH_FAULT_FAIL_COLL || bench_model_predict(&s->model, bytes, &p)) {
         error("NCCL error in the first collective (predicted): %s", s->model.why);
         return BENCH_EXIT_COMM;

@@ -49,6 +49,9 @@ int bench_main(int argc, char **argv);
 /* `topotune bench`: one run under a launcher; returns the exit code. */
 int cmd_bench(int argc, char **argv);
 
+/* `topotune sweep`: every configuration of a space, supervised; returns the exit code. */
+int cmd_sweep(int argc, char **argv);
+
 /* `topotune predict`: the model's prediction for a topology; returns the exit code. */
 int cmd_predict(int argc, char **argv);
 

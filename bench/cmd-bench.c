@@ -6,7 +6,7 @@
  * oversubscribes when asked for more ranks than cores). Flags it does not know
  * go to topotune-bench unchanged.
  */
-#include "bench/bench.h"
+#include "bench/internal.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -76,9 +76,11 @@ static int parse(int argc, char **argv, struct launch *l)
     return 0;
 }
 
-/* topotune-bench next to this topotune (the build or install directory), else from PATH. */
-static char *bench_path(void)
+char *bench_program_path(void)
 {
+    const char *forced = getenv("TOPOTUNE_BENCH_PROGRAM"); /* tests and wrappers */
+    if (forced && *forced)
+        return strdup(forced);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n > 0) {
@@ -223,7 +225,7 @@ int cmd_bench(int argc, char **argv)
             args[n++] = (char *)l.hosts;
         }
     }
-    char *bench = bench_path();
+    char *bench = bench_program_path();
     args[n++] = bench;
     args[n++] = "--backend";
     args[n++] = (char *)l.backend;

@@ -142,6 +142,7 @@ static int report(struct predict_opts *o, const struct topo *t, const struct ben
         fprintf(o->json ? stderr : stdout, "# predicted outcome: %s: %s\n",
                 m->fault == BENCH_FAULT_HANG_INIT   ? "hang at init"
                 : m->fault == BENCH_FAULT_FAIL_INIT ? "error at init"
+                : m->fault == BENCH_FAULT_CRASH     ? "crash (SIGBUS) at the first collective"
                                                     : "error at the first collective",
                 m->why);
         if (o->json)
@@ -166,10 +167,11 @@ static int report(struct predict_opts *o, const struct topo *t, const struct ben
         printf("# predicted outcome: wrong results: %s\n",
                "LL128 forced where NCCL would not enable it corrupts data");
     if (o->json)
-        bench_report_end(&c, m->fault == BENCH_FAULT_HANG_INIT ? BENCH_EXIT_TIMEOUT
-                             : m->fault                        ? BENCH_EXIT_COMM
-                             : code                            ? BENCH_EXIT_WRONG
-                                                               : 0);
+        bench_report_end(&c, m->fault == BENCH_FAULT_CRASH       ? BENCH_EXIT_COMM
+                             : m->fault == BENCH_FAULT_HANG_INIT ? BENCH_EXIT_TIMEOUT
+                             : m->fault                          ? BENCH_EXIT_COMM
+                             : code                              ? BENCH_EXIT_WRONG
+                                                                 : 0);
     json_decref(versions);
     json_decref(c.hosts);
     return code ? 1 : 0;

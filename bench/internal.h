@@ -147,6 +147,37 @@ json_t *bench_space_prune(struct bench_space *s, const struct topo *t, int nodes
 /* New reference: [{id, env}], the all-unset baseline first, excludes applied. */
 json_t *bench_space_configs(const struct bench_space *s);
 
+/* results.jsonl: the runs so far (a torn last line is cut away), or NULL on a read error. */
+json_t *bench_results_load(const char *path);
+/* Appends one result line with fsync; on failure nothing of the line stays. 0 or UTIL_EIO. */
+int bench_results_append(const char *path, const json_t *result);
+
+/* A sweep in progress (bench/sweep.c); cmd-sweep.c fills the first block. */
+struct bench_sweep {
+    struct bench_space space;
+    const char *dir, *backend, *launcher, *hosts, *strategy, *topology, *bench;
+    const char *class_id;
+    json_t *configs; /* [{id, env}] */
+    int np, nodes, repeat;
+    unsigned seed;
+    double timeout_s;
+    /* progress */
+    json_t *results;
+    int total, done, ran;
+    double spent_s, best;
+    char best_id[32];
+};
+
+/* Measures every planned run not already in DIR/results.jsonl. 0, or UTIL_EIO (results unwritable).
+ */
+int bench_sweep_run(struct bench_sweep *sw);
+/* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */
+double bench_objective(const json_t *result, size_t min, size_t max);
+
+/* $TOPOTUNE_BENCH_PROGRAM, else topotune-bench next to this topotune (build or install directory),
+ * else from PATH. */
+char *bench_program_path(void);
+
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);
 int bench_nccl_log_choice(const char *log_text, size_t bytes, char algo[16], char proto[16]);

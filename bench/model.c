@@ -294,6 +294,21 @@ static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env,
             "P2P is enabled over PCIe between GPUs whose P2P is broken (consumer GPUs or PCIe ACS "
             "redirect): NCCL hangs at init; set NCCL_P2P_DISABLE=1");
     int shm_off = env_int(env, ctx, "NCCL_SHM_DISABLE", 0) == 1;
+    /* SHM buffers live in /dev/shm: per local peer a send and a receive side of
+     * the Simple buffer plus the LL/LL128 ones (about 5 MiB). Containers default
+     * to 64 MB, and NCCL dies of SIGBUS when the file cannot be backed. */
+    int buff = env_int(env, ctx, "NCCL_BUFFSIZE", 4 << 20);
+    double shm_need = (double)n * 2 * ((buff > 0 ? buff : 4 << 20) + 5.0 * (1 << 20));
+    int uses_shm = !(all_nvl && level >= 1) && !p2p_pcie && !shm_off && n > 1;
+    if (uses_shm && t->system.shm_bytes > 0 && (double)t->system.shm_bytes < shm_need) {
+        char why[256];
+        snprintf(
+            why, sizeof(why),
+            "the SHM transport needs about %.0f MB of /dev/shm for %d GPUs but it has %.0f MB: "
+            "NCCL dies of SIGBUS (raise --shm-size, use --ipc=host, or a memory-backed volume)",
+            shm_need / 1e6, n, (double)t->system.shm_bytes / 1e6);
+        fault(m, BENCH_FAULT_CRASH, why);
+    }
     double host = (spans_numa ? fmin(pcie, cpu_bw(t)) : pcie);
     if (all_nvl && n > 1 && level >= 1) {
         /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring

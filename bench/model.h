@@ -29,6 +29,7 @@ enum bench_fault {
     BENCH_FAULT_HANG_INIT, /* P2P over a path where it is broken: init never returns */
     BENCH_FAULT_FAIL_INIT, /* a setting naming nothing present: init fails */
     BENCH_FAULT_FAIL_COLL, /* nothing usable left: the first collective fails */
+    BENCH_FAULT_CRASH,     /* the SHM transport outgrows /dev/shm: SIGBUS at the first collective */
 };
 
 struct bench_model {

@@ -156,6 +156,8 @@ int topo_read_json(struct topo *t, const char *name, json_t *doc)
         t->nvlink_known = json_is_true(json_object_get(doc, "nvlink_known"));
         json_t *broken = json_object_get(doc, "p2p_broken");
         t->p2p_broken = json_is_boolean(broken) ? json_is_true(broken) : TOPO_UNKNOWN;
+        t->system.shm_bytes =
+            opt_int(&r, json_object_get(doc, "system"), "shm_bytes", "system.shm_bytes");
         long long nodes = opt_int(&r, doc, "nodes", "nodes");
         t->job_nodes = nodes > 0 ? (int)nodes : 1;
         read_gpus(&r, t, gpus);

@@ -226,7 +226,7 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
 {
     struct spec_reader r = {.name = name};
     static const char *const keys[] = {"schema", "gpu",   "count", "fabric", "nics",
-                                       "cpu",    "nodes", "name",  NULL};
+                                       "cpu",    "nodes", "name",  "shm_mb", NULL};
     static const char *const cpu_keys[] = {"vendor", "sockets", "model", NULL};
     if (check_keys(&r, spec, keys, ""))
         return UTIL_EINVAL;
@@ -244,6 +244,7 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     int sockets = get_int(&r, cpu, "sockets", "cpu.sockets", 1, 8, 2);
     const char *vendor = r.failed ? NULL : cpu_vendor(&r, cpu);
     int nodes = get_int(&r, spec, "nodes", "nodes", 1, 4096, 1);
+    int shm_mb = get_int(&r, spec, "shm_mb", "shm_mb", 1, 1 << 24, -1); /* a container's /dev/shm */
     const char *fabric = json_string_value(json_object_get(spec, "fabric"));
     int links = (int)json_integer_value(json_object_get(g, "nvlinks"));
     int switches = (int)json_integer_value(json_object_get(g, "nvswitches"));
@@ -266,6 +267,7 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     t->cpu.model = topo_strdup(json_string_value(json_object_get(cpu, "model")));
     t->cpu.sockets = t->cpu.numa_nodes = sockets;
     t->job_nodes = nodes;
+    t->system.shm_bytes = shm_mb > 0 ? (long long)shm_mb << 20 : TOPO_UNKNOWN;
     build(t, g, count, sockets, fabric, groups, ngroups);
     return 0;
 }

@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep: every configuration of a search space, each run a fresh
+ * supervised process tree (NCCL reads most variables once per process),
+ * classified and appended to DIR/results.jsonl before the next run starts.
+ * Strategies: grid (every configuration `repeat` times) and halving (all at
+ * low effort, keep the better half, double the effort, until the survivors
+ * are measured at full effort `repeat` times).
+ */
+#include "bench/internal.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sweep_run {
+    json_t *config; /* {id, env} */
+    int rep, rung, iters, final;
+};
+
+static const char *run_name(const struct sweep_run *r, char *buf, size_t len)
+{
+    if (r->final)
+        snprintf(buf, len, "%s-r%d", json_string_value(json_object_get(r->config, "id")), r->rep);
+    else
+        snprintf(buf, len, "%s-g%d", json_string_value(json_object_get(r->config, "id")), r->rung);
+    return buf;
+}
+
+static void add_arg(char ***argv, int *n, const char *a)
+{
+    *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
+    (*argv)[(*n)++] = strdup(a);
+    (*argv)[*n] = NULL;
+}
+
+static void add_argf(char ***argv, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_argf(char ***argv, int *n, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    add_arg(argv, n, buf);
+}
+
+static void free_strv(char **v)
+{
+    for (char **p = v; p && *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* The environment of a run: fixed, then the configuration, then NCCL's own account for nccl. */
+static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, const char *name)
+{
+    char **env = NULL;
+    int n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(sw->space.doc, "fixed"), k, v)
+    {
+        char text[300];
+        if (json_is_string(v))
+            snprintf(text, sizeof(text), "%s=%s", k, json_string_value(v));
+        else
+            snprintf(text, sizeof(text), "%s=%lld", k, (long long)json_integer_value(v));
+        add_arg(&env, &n, text);
+    }
+    json_object_foreach(json_object_get(r->config, "env"), k, v)
+        add_argf(&env, &n, "%s=%s", k, json_string_value(v));
+    if (strcmp(sw->backend, "nccl") == 0) {
+        json_t *fixed = json_object_get(sw->space.doc, "fixed");
+        if (!json_object_get(fixed, "NCCL_DEBUG"))
+            add_arg(&env, &n, "NCCL_DEBUG=INFO");
+        if (!json_object_get(fixed, "NCCL_DEBUG_SUBSYS"))
+            add_arg(&env, &n, "NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING");
+        if (!json_object_get(fixed, "NCCL_DEBUG_FILE"))
+            add_argf(&env, &n, "NCCL_DEBUG_FILE=%s/logs/%s.nccl.%%h.%%p.log", sw->dir, name);
+    }
+    if (!env)
+        add_arg(&env, &n, "TOPOTUNE_SWEEP=1"); /* never an empty list */
+    return env;
+}
+
+static char **run_argv(const struct bench_sweep *sw, const struct sweep_run *r, char **env,
+                       const char *name)
+{
+    char **argv = NULL;
+    int n = 0;
+    if (strcmp(sw->launcher, "mpirun") == 0) {
+        add_arg(&argv, &n, "mpirun");
+        add_argf(&argv, &n, "-np");
+        add_argf(&argv, &n, "%d", sw->np);
+        if (geteuid() == 0)
+            add_arg(&argv, &n, "--allow-run-as-root");
+        add_arg(&argv, &n, "--oversubscribe");
+        if (sw->hosts) {
+            add_arg(&argv, &n, "--host");
+            add_arg(&argv, &n, sw->hosts);
+        }
+        for (char **e = env; *e; e++) { /* remote ranks get the configuration too */
+            add_arg(&argv, &n, "-x");
+            add_arg(&argv, &n, *e);
+        }
+    } else if (strcmp(sw->launcher, "srun") == 0) {
+        struct util_buf exp = UTIL_BUF_INIT;
+        util_buf_adds(&exp, "--export=ALL");
+        for (char **e = env; *e; e++)
+            util_buf_addf(&exp, ",%s", *e);
+        add_arg(&argv, &n, "srun");
+        add_argf(&argv, &n, "-n%d", sw->np);
+        add_arg(&argv, &n, util_buf_str(&exp));
+        util_buf_release(&exp);
+    }
+    add_arg(&argv, &n, sw->bench);
+    add_argf(&argv, &n, "--backend=%s", sw->backend);
+    const char *flags[] = {"-b", "-e", "-f", "-n", "-w", "-T", "-d", "-o"};
+    char values[8][64];
+    snprintf(values[0], 64, "%zu", sw->space.min_bytes);
+    snprintf(values[1], 64, "%zu", sw->space.max_bytes);
+    snprintf(values[2], 64, "%g", sw->space.factor);
+    snprintf(values[3], 64, "%d", r->iters);
+    snprintf(values[4], 64, "%d", sw->space.warmup);
+    snprintf(values[5], 64, "%g", sw->timeout_s);
+    snprintf(values[6], 64, "%s", sw->space.dtype ? sw->space.dtype : "float");
+    snprintf(values[7], 64, "%s", sw->space.op ? sw->space.op : "sum");
+    for (int i = 0; i < 8; i++) {
+        add_arg(&argv, &n, flags[i]);
+        add_arg(&argv, &n, values[i]);
+    }
+    add_argf(&argv, &n, "--json=%s/logs/%s.jsonl", sw->dir, name);
+    if (strcmp(sw->backend, "sim") == 0) {
+        add_argf(&argv, &n, "--topology=%s", sw->topology);
+        add_argf(&argv, &n, "--nodes=%d", sw->nodes);
+        unsigned seed = sw->seed * 7919u + (unsigned)(r->rep * 104729 + r->rung * 1299709);
+        for (const char *p = json_string_value(json_object_get(r->config, "id")); *p; p++)
+            seed = seed * 31u + (unsigned char)*p;
+        add_argf(&argv, &n, "--seed=%u", seed % 2147483647u);
+    }
+    return argv;
+}
+
+static const char *signal_name(int sig)
+{
+    static char buf[16];
+    const char *abbrev = sigabbrev_np(sig);
+    snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "?");
+    return buf;
+}
+
+/* The last lines of the run's log, for the result (the whole log stays in DIR/logs). */
+static json_t *log_tail(const char *path)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    util_file_read(path, 64u << 20, &b);
+    const char *s = util_buf_str(&b);
+    size_t len = b.len, start = len;
+    for (int lines = 0; start > 0 && lines <= 10; start--)
+        lines += s[start - 1] == '\n';
+    if (len - start > 2000)
+        start = len - 2000;
+    json_t *t = json_stringn(s + start, len - start);
+    if (!t) /* not UTF-8: JSON cannot carry it */
+        t = json_string("(log not UTF-8: see the log file)");
+    util_buf_release(&b);
+    return t;
+}
+
+/* Reads the run's JSON events into the result: sizes, stage reached, hosts, effective_env. */
+static int read_events(const char *path, json_t *result, char *stage, size_t stagelen)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    util_file_read(path, 64u << 20, &b);
+    json_t *sizes = json_array();
+    int started = 0;
+    snprintf(stage, stagelen, "init");
+    for (char *line = b.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        json_t *e = json_loadb(line, nl ? (size_t)(nl - line) : strlen(line), 0, NULL);
+        const char *ev = json_string_value(json_object_get(e, "event"));
+        if (ev && !strcmp(ev, "start")) {
+            started = 1;
+            snprintf(stage, stagelen, "warmup");
+            json_object_set(result, "hosts", json_object_get(e, "hosts"));
+            json_object_set(result, "nodes", json_object_get(e, "nodes"));
+            json_object_set(result, "ranks", json_object_get(e, "ranks"));
+        } else if (ev && !strcmp(ev, "size")) {
+            json_t *s = json_object();
+            static const char *keys[] = {"size",  "count", "time_us", "algbw",
+                                         "busbw", "wrong", "algo",    "proto"};
+            for (int k = 0; k < 8; k++)
+                json_object_set(s, keys[k], json_object_get(e, keys[k]));
+            json_array_append_new(sizes, s);
+            snprintf(stage, stagelen, "after size:%lld",
+                     (long long)json_integer_value(json_object_get(e, "size")));
+        } else if (ev && !strcmp(ev, "error")) {
+            snprintf(stage, stagelen, "%s", json_string_value(json_object_get(e, "stage")));
+        } else if (ev && !strcmp(ev, "end")) {
+            json_object_set(result, "effective_env", json_object_get(e, "effective_env"));
+        }
+        json_decref(e);
+    }
+    json_object_set_new(result, "sizes", sizes);
+    util_buf_release(&b);
+    return started;
+}
+
+static void classify(const struct util_child *ch, int started, const char *stage, json_t *result)
+{
+    const char *outcome;
+    if (ch->exec_errno)
+        outcome = "launch-failed";
+    else if (ch->timed_out)
+        outcome = "timeout";
+    else if (ch->signal)
+        outcome = "crash";
+    else if (ch->exit_code == 0)
+        outcome = "ok";
+    else if (ch->exit_code == BENCH_EXIT_TIMEOUT)
+        outcome = "timeout";
+    else if (ch->exit_code == BENCH_EXIT_WRONG)
+        outcome = "wrong";
+    else if (ch->exit_code > 128 && ch->exit_code < 160) /* a launcher reporting a rank's signal */
+        outcome = "crash";
+    else if (!started && ch->exit_code != BENCH_EXIT_CUDA && ch->exit_code != BENCH_EXIT_COMM &&
+             ch->exit_code != BENCH_EXIT_USAGE)
+        outcome = "launch-failed"; /* the launcher ran but never started the benchmark */
+    else
+        outcome = "error";
+    json_object_set_new(result, "outcome", json_string(outcome));
+    json_object_set_new(result, "stage", strcmp(outcome, "ok") ? json_string(stage) : json_null());
+    int sig = ch->signal ? ch->signal
+                         : (ch->exit_code > 128 && ch->exit_code < 160 ? ch->exit_code - 128 : 0);
+    json_object_set_new(result, "signal",
+                        !strcmp(outcome, "crash") && sig ? json_string(signal_name(sig))
+                                                         : json_null());
+    json_object_set_new(result, "exit_code",
+                        ch->exec_errno || ch->exit_code < 0 ? json_null()
+                                                            : json_integer(ch->exit_code));
+}
+
+/* Requested NCCL variables NCCL's log does not show as applied (nccl backend only). */
+static void flag_not_applied(json_t *result, json_t *env)
+{
+    json_t *eff = json_object_get(result, "effective_env"), *missing = json_array();
+    const char *k;
+    json_t *v;
+    if (json_is_object(eff))
+        json_object_foreach(env, k, v) if (!strncmp(k, "NCCL_", 5) && !json_object_get(eff, k))
+            json_array_append_new(missing, json_string(k));
+    json_object_set_new(result, "not_applied", missing);
+}
+
+double bench_objective(const json_t *result, size_t min, size_t max)
+{
+    double sum = 0;
+    int n = 0;
+    size_t i;
+    json_t *s;
+    json_array_foreach(json_object_get(result, "sizes"), i, s)
+    {
+        json_int_t size = json_integer_value(json_object_get(s, "size"));
+        if ((size_t)size >= min && (size_t)size <= max) {
+            sum += json_number_value(json_object_get(s, "busbw"));
+            n++;
+        }
+    }
+    return n ? sum / n : 0;
+}
+
+static json_t *run_one(struct bench_sweep *sw, const struct sweep_run *r)
+{
+    char name[64], logpath[1200], events[1200];
+    run_name(r, name, sizeof(name));
+    snprintf(logpath, sizeof(logpath), "%s/logs/%s.log", sw->dir, name);
+    snprintf(events, sizeof(events), "%s/logs/%s.jsonl", sw->dir, name);
+    unlink(events); /* a resumed run starts clean */
+    char **env = run_env(sw, r, name);
+    char **argv = run_argv(sw, r, env, name);
+    int nsizes = (int)(log((double)sw->space.max_bytes /
+                           (double)(sw->space.min_bytes ? sw->space.min_bytes : 1)) /
+                       log(sw->space.factor)) +
+                 1;
+    struct util_child ch = {.argv = argv,
+                            .env = env,
+                            .log = logpath,
+                            .grace_s = 3,
+                            .timeout_s = sw->timeout_s * (1 + nsizes / 4.0)};
+    if (getenv("TOPOTUNE_TRACE")) {
+        struct util_buf t = UTIL_BUF_INIT;
+        for (char **e = env; *e; e++)
+            util_buf_addf(&t, "%s ", *e);
+        for (char **a = argv; *a; a++)
+            util_buf_addf(&t, "%s ", *a);
+        fprintf(stderr, "topotune: trace: %s\n", util_buf_str(&t));
+        util_buf_release(&t);
+    }
+    util_child_run(&ch);
+    json_t *res = json_object();
+    json_object_set(res, "config_id", json_object_get(r->config, "id"));
+    json_object_set(res, "env", json_object_get(r->config, "env"));
+    json_object_set_new(res, "rep", json_integer(r->rep));
+    json_object_set_new(res, "rung", json_integer(r->rung));
+    json_object_set_new(res, "final", json_boolean(r->final));
+    json_object_set_new(res, "iters", json_integer(r->iters));
+    char stage[64];
+    int started = read_events(events, res, stage, sizeof(stage));
+    classify(&ch, started, stage, res);
+    if (ch.exec_errno)
+        json_object_set_new(res, "stderr_tail",
+                            json_sprintf("cannot run '%s': %s", argv[0], strerror(ch.exec_errno)));
+    else
+        json_object_set_new(res, "stderr_tail", log_tail(logpath));
+    if (strcmp(sw->backend, "nccl") == 0)
+        flag_not_applied(res, json_object_get(r->config, "env"));
+    json_object_set_new(res, "class", json_string(sw->class_id));
+    json_object_set_new(res, "wall_s", json_real(ch.wall_s));
+    json_object_set_new(res, "deadline_s", json_real(ch.timeout_s));
+    json_object_set_new(res, "log", json_sprintf("logs/%s.log", name));
+    json_object_set_new(res, "predicted", json_boolean(strcmp(sw->backend, "sim") == 0));
+    free_strv(argv);
+    free_strv(env);
+    return res;
+}
+
+static void progress(struct bench_sweep *sw, const struct sweep_run *r, const json_t *res)
+{
+    const char *outcome = json_string_value(json_object_get(res, "outcome"));
+    double obj = bench_objective(res, sw->space.obj_min, sw->space.obj_max);
+    if (!strcmp(outcome, "ok") && obj > sw->best) {
+        sw->best = obj;
+        snprintf(sw->best_id, sizeof(sw->best_id), "%s",
+                 json_string_value(json_object_get(r->config, "id")));
+    }
+    sw->done++;
+    sw->spent_s += json_real_value(json_object_get(res, "wall_s"));
+    double eta = sw->ran ? sw->spent_s / sw->ran * (sw->total - sw->done) : 0;
+    struct util_buf env = UTIL_BUF_INIT;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(r->config, "env"), k, v)
+        util_buf_addf(&env, "%s%s=%s", env.len ? " " : "", k, json_string_value(v));
+    if (util_log_level() >= UTIL_LOG_INFO)
+        fprintf(stderr, "%s[%d/%d] %s %s %s%d: %s%s%.2f GB/s | best %.2f GB/s (%s) | ETA %.0fs%s",
+                isatty(STDERR_FILENO) ? "\r\033[K" : "", sw->done, sw->total,
+                json_string_value(json_object_get(r->config, "id")),
+                env.len ? util_buf_str(&env) : "(NCCL defaults)", r->final ? "r" : "rung ",
+                r->final ? r->rep : r->rung, outcome, strcmp(outcome, "ok") ? " " : " ", obj,
+                sw->best, sw->best_id[0] ? sw->best_id : "-", eta,
+                isatty(STDERR_FILENO) ? "" : "\n");
+    util_buf_release(&env);
+}
+
+/* Runs r unless a finished run of it is on file; appends its result. 0, or UTIL_EIO. */
+static int measure(struct bench_sweep *sw, const struct sweep_run *r, json_t **result)
+{
+    *result = NULL;
+    size_t i;
+    json_t *x;
+    const char *id = json_string_value(json_object_get(r->config, "id"));
+    json_array_foreach(sw->results, i,
+                       x) if (!strcmp(json_string_value(json_object_get(x, "config_id")), id) &&
+                              json_integer_value(json_object_get(x, "rep")) == r->rep &&
+                              json_integer_value(json_object_get(x, "rung")) == r->rung)
+    {
+        *result = x;
+        sw->done++;
+        return 0;
+    }
+    json_t *res = run_one(sw, r);
+    sw->ran++;
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
+    int rc = bench_results_append(path, res);
+    if (rc) {
+        json_decref(res);
+        return rc;
+    }
+    json_array_append_new(sw->results, res);
+    *result = res;
+    progress(sw, r, res);
+    return 0;
+}
+
+static int run_grid(struct bench_sweep *sw)
+{
+    size_t n = json_array_size(sw->configs);
+    sw->total = (int)n * sw->repeat;
+    for (size_t c = 0; c < n; c++)
+        for (int rep = 0; rep < sw->repeat; rep++) {
+            struct sweep_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
+            json_t *res;
+            if (measure(sw, &r, &res))
+                return UTIL_EIO;
+        }
+    return 0;
+}
+
+struct ranked {
+    json_t *config;
+    double obj;
+};
+
+static int by_objective(const void *a, const void *b)
+{
+    double x = ((const struct ranked *)a)->obj, y = ((const struct ranked *)b)->obj;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Successive halving: rung g measures the survivors once with iters >> (R-g)
+ * (at least 2); the better half (by objective; failures drop out; the baseline
+ * stays) goes on; the last rung measures the survivors `repeat` times at full
+ * effort. Survivors are re-derived from results.jsonl, so resuming works.
+ */
+static int run_halving(struct bench_sweep *sw)
+{
+    size_t n = json_array_size(sw->configs);
+    int rungs = 0;
+    while ((1u << rungs) < n)
+        rungs++;
+    struct ranked *alive = calloc(n + 1, sizeof(*alive));
+    size_t nalive = n;
+    for (size_t i = 0; i < n; i++)
+        alive[i].config = json_array_get(sw->configs, i);
+    sw->total = 0;
+    for (int g = 0, left = (int)n; g < rungs; g++, left = (left + 1) / 2)
+        sw->total += left;
+    sw->total += 2 * sw->repeat;
+    for (int g = 0; g < rungs && nalive > 2; g++) {
+        int iters = sw->space.iters >> (rungs - g);
+        for (size_t i = 0; i < nalive; i++) {
+            struct sweep_run r = {alive[i].config, 0, g + 1, iters < 2 ? 2 : iters, 0};
+            json_t *res;
+            if (measure(sw, &r, &res)) {
+                free(alive);
+                return UTIL_EIO;
+            }
+            int ok = !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
+            alive[i].obj = ok ? bench_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
+        }
+        qsort(alive, nalive, sizeof(*alive), by_objective);
+        size_t keep = (nalive + 1) / 2, k = 0;
+        int baseline_kept = 0;
+        for (size_t i = 0; i < nalive; i++) {
+            int baseline = json_object_size(json_object_get(alive[i].config, "env")) == 0;
+            if ((i < keep && alive[i].obj >= 0) || (baseline && !baseline_kept)) {
+                baseline_kept |= baseline;
+                alive[k++] = alive[i];
+            }
+        }
+        nalive = k;
+    }
+    sw->total = sw->done + (int)nalive * sw->repeat;
+    for (size_t i = 0; i < nalive; i++)
+        for (int rep = 0; rep < sw->repeat; rep++) {
+            struct sweep_run r = {alive[i].config, rep, 0, sw->space.iters, 1};
+            json_t *res;
+            if (measure(sw, &r, &res)) {
+                free(alive);
+                return UTIL_EIO;
+            }
+        }
+    free(alive);
+    return 0;
+}
+
+int bench_sweep_run(struct bench_sweep *sw)
+{
+    util_child_setup();
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
+    sw->results = bench_results_load(path);
+    if (!sw->results)
+        return UTIL_EIO;
+    if (json_array_size(sw->results))
+        info("resuming: %zu runs already in '%s' are not measured again",
+             json_array_size(sw->results), path);
+    int rc = strcmp(sw->strategy, "halving") == 0 ? run_halving(sw) : run_grid(sw);
+    if (isatty(STDERR_FILENO) && util_log_level() >= UTIL_LOG_INFO)
+        fputc('\n', stderr);
+    return rc;
+}

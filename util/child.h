@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Child processes with a contract: each runs in its own process group with an
+ * added environment, its stdout and stderr in one log file, and a deadline on
+ * the monotonic clock; on expiry SIGTERM, then SIGKILL after a grace period,
+ * to the whole group. Exec failures come back through a close-on-exec pipe,
+ * so "mpirun not found" differs from "mpirun exited 127". Every live child is
+ * registered: util_child_kill_all (from a signal handler too) ends them all.
+ */
+#ifndef UTIL_CHILD_H
+#define UTIL_CHILD_H
+
+#include <sys/types.h>
+
+struct util_child {
+    /* set by the caller */
+    char **argv;      /* argv[0] is looked up in PATH */
+    char **env;       /* NAME=VALUE added to (or replacing in) this process's environment */
+    const char *log;  /* stdout and stderr go here (created or truncated); NULL: /dev/null */
+    double timeout_s; /* 0: none */
+    double grace_s;   /* between SIGTERM and SIGKILL */
+    /* set by util_child_start / util_child_wait */
+    pid_t pid;
+    int exec_errno; /* the exec failed with this errno: nothing ran */
+    int timed_out;  /* the deadline passed and the group was killed */
+    int exit_code;  /* when it exited, else -1 */
+    int signal;     /* when a signal ended it (ours after a timeout included), else 0 */
+    double wall_s;
+};
+
+/*
+ * Makes this process the reaper of orphaned descendants (so grandchildren that
+ * outlive their parent come back to us) and installs SIGINT/SIGTERM handlers
+ * that kill every registered child's group before the process exits with 128
+ * plus the signal. Call once before starting children.
+ */
+void util_child_setup(void);
+
+/* Starts c. Returns 0, or -1 when it could not start (exec_errno tells why). */
+int util_child_start(struct util_child *c);
+
+/*
+ * Waits for c to end, enforcing its deadline; then kills whatever is left of
+ * its process group and reaps every exited descendant. Returns 0.
+ */
+int util_child_wait(struct util_child *c);
+
+/* util_child_start then util_child_wait. */
+int util_child_run(struct util_child *c);
+
+/* SIGKILL to every registered child's process group. Async-signal-safe. */
+void util_child_kill_all(void);
+
+#endif
