@@ -10,6 +10,7 @@
 #include "topo/topo.h"
 #include "util/log.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static int valid_assignment(const char *s)
     if (!eq || eq == s || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z')))
         return 0;
     for (const char *p = s; p < eq; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+        if (!(*p == '_' || isalnum((unsigned char)*p)))
             return 0;
     for (const char *p = eq + 1; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=^/+-", *p))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Stands in for topotune-bench in supervision tests; FAKE_MODE picks the behaviour:
+#   ok           writes start, one size and end events, exits 0
+#   ignore-term  ignores SIGTERM and never ends (the supervisor must SIGKILL it)
+#   grandchild   leaves children behind, one in its own session, and exits 0
+#   crash        dies of SIGSEGV
+json=
+for arg in "$@"; do
+    case "$arg" in --json=*) json=${arg#--json=} ;; esac
+done
+case "${FAKE_MODE:-ok}" in
+ok)
+    {
+        echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
+        echo '{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.0,"wrong":0}'
+        echo '{"event":"end","outcome":"ok","exit_code":0}'
+    } >"$json"
+    ;;
+ignore-term)
+    trap '' TERM
+    while :; do sleep 1; done
+    ;;
+grandchild)
+    sleep 300 &
+    echo $! >>"$FAKE_PIDS"
+    setsid sleep 300 &
+    echo $! >>"$FAKE_PIDS"
+    exit 0
+    ;;
+crash)
+    kill -SEGV $$
+    ;;
+esac

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune sweep on sim topologies: a complete sweep, the field's failures classified within
+# their deadlines, kill -9 then --resume, halving, and bad spaces.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+specs="$TOPOTUNE_SRC/profiles/specs"
+spaces="$TOPOTUNE_SRC/profiles/spaces"
+
+# The acceptance sweep: HGX H100 spec, the quick space.
+expect_exit 0 "quick space on HGX H100" -- "$TOPOTUNE" sweep --backend sim --topology "$specs/hgx-h100.json" \
+    --space "$spaces/nccl-quick.json" --out "$TEST_TMP/h100"
+check "sweep.json, results.jsonl and logs" test -s "$TEST_TMP/h100/sweep.json" -a -s "$TEST_TMP/h100/results.jsonl" \
+    -a -n "$(ls "$TEST_TMP/h100/logs")"
+check "every run classified, every configuration twice" python3 - "$TEST_TMP/h100" <<'PY'
+import collections, json, sys
+d = sys.argv[1]
+sweep = json.load(open(d + "/sweep.json"))
+runs = [json.loads(l) for l in open(d + "/results.jsonl")]
+count = collections.Counter(r["config_id"] for r in runs)
+assert len(count) == len(sweep["configs"]) == 18 and set(count.values()) == {2}, count
+assert all(r["outcome"] in ("ok", "wrong", "error", "crash", "timeout", "launch-failed") for r in runs)
+assert all(r["predicted"] is True and r["class"] == sweep["class"] for r in runs)
+ok = [r for r in runs if r["outcome"] == "ok"]
+assert ok and all(r["sizes"] and r["sizes"][-1]["algo"] for r in ok)
+assert sweep["configs"][0]["env"] == {}, "the baseline comes first"
+PY
+
+# Hang, crash and wrong results on 8 RTX 4090 in a container: classified, hangs within deadline + 5 s.
+expect_exit 1 "RTX 4090 faults (the baseline hangs: exit 1)" -- "$TOPOTUNE" sweep \
+    --topology "$specs/rtx4090-8x-pcie-container.json" --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" \
+    --out "$TEST_TMP/rtx"
+check "faults classified" python3 - "$TEST_TMP/rtx/results.jsonl" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+def outcome(**env):
+    got = {r["outcome"] for r in runs if r["env"] == {k: v for k, v in env.items()}}
+    assert len(got) == 1, (env, got)
+    return got.pop()
+assert outcome() == "timeout"                                          # P2P where it is broken
+assert outcome(NCCL_P2P_DISABLE="1") == "crash"                        # SHM outgrows /dev/shm
+assert outcome(NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1") == "ok"     # the network works
+assert outcome(NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", NCCL_PROTO="LL128") == "wrong"
+for r in runs:
+    if r["outcome"] == "timeout":
+        assert r["stage"] == "init" and r["wall_s"] <= 3 + 5, r
+    if r["outcome"] == "crash":
+        assert r["signal"] == "SIGBUS", r
+PY
+check "no benchmark left running" bash -c "! pgrep -f -- 'topotune-bench[ ]--backend' >/dev/null"
+
+# kill -9 in the middle, then --resume: every configuration exactly `repeat` times, no torn line.
+"$TOPOTUNE" -q sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+    --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed" 2>/dev/null &
+pid=$!
+sleep 5
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+check "the killed sweep had started" test -s "$TEST_TMP/killed/sweep.json"
+printf '{"config_id": "torn' >>"$TEST_TMP/killed/results.jsonl" # as a kill mid-write would leave it
+expect_exit 1 "--resume" -- "$TOPOTUNE" sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+    --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed" --resume
+expect_stderr_has "torn" "the torn line is reported"
+check "each configuration exactly twice, every line whole" python3 - "$TEST_TMP/killed/results.jsonl" <<'PY'
+import collections, json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "ends with a newline"
+runs = [json.loads(l) for l in lines[:-1]]
+keys = collections.Counter((r["config_id"], r["rep"]) for r in runs)
+assert len(keys) == 16 and set(keys.values()) == {1}, keys
+PY
+expect_exit 2 "no resume without --resume" -- "$TOPOTUNE" sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+    --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed"
+expect_stderr_has "--resume" "the fix is named"
+expect_exit 2 "resume with another space" -- "$TOPOTUNE" sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+    --space "$spaces/nccl-quick.json" --backend sim --out "$TEST_TMP/killed" --resume
+expect_stderr_has "another space" "refused"
+expect_exit 2 "resume on another topology" -- "$TOPOTUNE" sweep --topology "$specs/hgx-h100.json" \
+    --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed" --resume
+expect_stderr_has "node class" "refused"
+
+# Halving: rungs at growing effort, survivors measured at full effort `repeat` times.
+expect_exit 0 "halving" -- "$TOPOTUNE" sweep --backend sim --topology "$specs/hgx-h100.json" \
+    --space "$spaces/nccl-default.json" --strategy halving --out "$TEST_TMP/halving"
+check "halving shape" python3 - "$TEST_TMP/halving/results.jsonl" <<'PY'
+import collections, json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+rungs = collections.Counter(r["rung"] for r in runs if not r["final"])
+assert len(rungs) >= 3 and all(rungs[g + 1] <= (rungs[g] + 1) // 2 + 1 for g in range(1, len(rungs))), rungs
+final = collections.Counter(r["config_id"] for r in runs if r["final"])
+assert final and set(final.values()) == {3}, final
+assert any(r["env"] == {} for r in runs if r["final"]), "the baseline reaches the final rung"
+PY
+
+# Bad spaces: exit 2, the entry named.
+bad() { printf '%s\n' "$2" >"$TEST_TMP/bad-$1.json"; }
+bad unknown-key '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": [null]}, "varz": 1}'
+bad duplicate '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": [null], "NCCL_ALGO": ["Ring"]}}'
+bad name '{"schema": "topotune/space/1", "vars": {"nccl_algo": [null, "Ring"]}}'
+bad value '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": ["Ring; rm -rf /"]}}'
+bad empty '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": []}}'
+bad size '{"schema": "topotune/space/1", "sizes": {"min": "1X"}, "vars": {"NCCL_ALGO": [null]}}'
+bad minmax '{"schema": "topotune/space/1", "sizes": {"min": "1G", "max": "8"}, "vars": {"NCCL_ALGO": [null]}}'
+bad requires '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": [null]}, "requires": {"NCCL_ALGO": "warp-drive"}}'
+bad fixed-swept '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": [null]}, "fixed": {"NCCL_ALGO": "Ring"}}'
+for f in unknown-key:varz duplicate:NCCL_ALGO name:nccl_algo value:vars.NCCL_ALGO empty:vars.NCCL_ALGO \
+    size:sizes.min minmax:sizes requires:requires.NCCL_ALGO fixed-swept:vars.NCCL_ALGO; do
+    name=${f%%:*}
+    expect_exit 2 "bad space: $name" -- "$TOPOTUNE" sweep --backend sim --topology "$specs/hgx-h100.json" \
+        --space "$TEST_TMP/bad-$name.json" --out "$TEST_TMP/bad-out-$name"
+    expect_stderr_has "${f#*:}" "bad space $name names its entry"
+    expect_no_file "$TEST_TMP/bad-out-$name" "bad space $name"
+done
+finish

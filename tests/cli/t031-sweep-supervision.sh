@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Supervision with misbehaving children: one that ignores SIGTERM, one that leaves grandchildren
+# (one in its own session), one that crashes; a launcher that does not exist; a full disk.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+fake="$(dirname "$0")/fake-bench.sh"
+pids=$TEST_TMP/pids
+: >"$pids"
+cat >"$TEST_TMP/space.json" <<JSON
+{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+ "vars": {"FAKE_MODE": ["ignore-term", "grandchild", "crash"]},
+ "fixed": {"FAKE_PIDS": "$pids"}, "repeat": 1, "timeout_s": 1}
+JSON
+
+start=$(date +%s)
+expect_exit 0 "sweep of misbehaving children" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep"
+took=$(($(date +%s) - start))
+check "over in bounded time (${took}s)" test "$took" -lt 30
+check "outcomes classified" python3 - "$TEST_TMP/sweep/results.jsonl" <<'PY'
+import json, sys
+runs = {tuple(sorted(r["env"].items())): r for r in map(json.loads, open(sys.argv[1]))}
+mode = lambda m: runs[(("FAKE_MODE", m),)] if m else runs[()]
+assert mode(None)["outcome"] == "ok", mode(None)
+assert mode("ignore-term")["outcome"] == "timeout", mode("ignore-term")
+assert mode("ignore-term")["wall_s"] < mode("ignore-term")["deadline_s"] + 5
+assert mode("grandchild")["outcome"] == "launch-failed" or mode("grandchild")["outcome"] in ("ok", "error")
+assert mode("crash")["outcome"] == "crash" and mode("crash")["signal"] == "SIGSEGV", mode("crash")
+PY
+check "grandchildren were recorded" test -s "$pids"
+alive=0
+while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done <"$pids"
+check "no grandchild outlives the sweep ($alive alive)" test "$alive" -eq 0
+check "no fake bench left running" bash -c "! pgrep -f -- 'fake-bench[.]sh --backend' >/dev/null"
+
+# A launcher that does not exist: launch-failed, not a started run that failed.
+expect_exit 1 "missing program" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench \
+    "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/missing"
+check "launch-failed" python3 -c '
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+assert runs and all(r["outcome"] == "launch-failed" for r in runs), runs
+assert "No such file" in runs[0]["stderr_tail"]' "$TEST_TMP/missing/results.jsonl"
+
+# A full disk for the results file (results.jsonl on a full tmpfs): the sweep stops with an
+# error naming the file, and the file holds no torn line.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p "$TEST_TMP/full" "$TEST_TMP/fullsweep"
+    ln -s "$TEST_TMP/full/results.jsonl" "$TEST_TMP/fullsweep/results.jsonl"
+    expect_exit 1 "full disk" -- unshare -m bash -c "
+        mount -t tmpfs -o size=16k tmpfs '$TEST_TMP/full' || exit 8
+        head -c 1M /dev/zero > '$TEST_TMP/full/filler' 2>/dev/null
+        TOPOTUNE_BENCH_PROGRAM='$fake' '$TOPOTUNE' sweep --space '$TEST_TMP/space.json' --out '$TEST_TMP/fullsweep'
+        rc=\$?
+        test ! -s '$TEST_TMP/full/results.jsonl' || exit 9
+        exit \$rc"
+    expect_stderr_has "cannot append to" "the full disk is reported"
+else
+    echo "skipped: the full-disk check needs root and mount namespaces"
+fi
+finish
