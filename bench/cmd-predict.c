@@ -90,7 +90,7 @@ static int parse(int argc, char **argv, struct predict_opts *o)
         } else if (!strcmp(a, "--env")) {
             if (!valid_assignment(v))
                 return error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
-                             "[A-Z_][A-Z0-9_]* "
+                             "[A-Z_][A-Za-z0-9_]* "
                              "and VALUE in [A-Za-z0-9_.,:=^/+-]*",
                              v),
                        2;
