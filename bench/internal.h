@@ -135,7 +135,8 @@ struct bench_space {
     int repeat, iters, warmup;
 };
 
-/* Names [A-Z_][A-Za-z0-9_]* (MCA names carry lowercase), values [A-Za-z0-9_.,:=^/+-]* (and @ for space macros). */
+/* Names [A-Z_][A-Za-z0-9_]* (MCA names carry lowercase), values [A-Za-z0-9_.,:=^/+-]* (and @ for
+ * space macros). */
 int bench_valid_name(const char *s);
 int bench_valid_value(const char *s);
 /* Loads and validates; errors name the file, the entry and the fix. 0 or UTIL_EINVAL. */

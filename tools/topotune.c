@@ -20,7 +20,8 @@ static int cmd_help(int argc, char **argv);
 static const struct command commands[] = {
     {"topo", cmd_topo, "map this machine (or a topology file): GPUs, NICs, NVLink, PCIe matrix"},
     {"bench", cmd_bench, "one all_reduce benchmark run under a launcher, as nccl-tests prints it"},
-    {"sweep", cmd_sweep, "benchmark every configuration of a search space, each in a supervised process"},
+    {"sweep", cmd_sweep,
+     "benchmark every configuration of a search space, each in a supervised process"},
     {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };
