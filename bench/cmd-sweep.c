@@ -44,8 +44,9 @@ static int parse_count(const char *flag, const char *v, int min, int max, int *o
 
 static int mkdir_p(const char *dir)
 {
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%s", dir);
+    char buf[2048];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return error("directory name too long: '%s'", dir), -1;
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
