@@ -82,7 +82,7 @@ expect_stderr_has "node class" "refused"
 
 # Halving: rungs at growing effort, survivors measured at full effort `repeat` times.
 expect_exit 0 "halving" -- "$TOPOTUNE" sweep --backend sim --topology "$specs/hgx-h100.json" \
-    --space "$spaces/nccl-default.json" --strategy halving --out "$TEST_TMP/halving"
+    --space "$spaces/nccl-quick.json" --strategy halving --repeat 3 --out "$TEST_TMP/halving"
 check "halving shape" python3 - "$TEST_TMP/halving/results.jsonl" <<'PY'
 import collections, json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
