@@ -5,6 +5,8 @@
 #   ignore-term  ignores SIGTERM and never ends (the supervisor must SIGKILL it)
 #   grandchild   leaves children behind, one in its own session, and exits 0
 #   crash        dies of SIGSEGV
+#   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
+#                NCCL_DEBUG* environment in the size event's algo field
 json=
 for arg in "$@"; do
     case "$arg" in --json=*) json=${arg#--json=} ;; esac
@@ -30,5 +32,12 @@ grandchild)
     ;;
 crash)
     kill -SEGV $$
+    ;;
+nccl-log)
+    {
+        echo '{"event":"start","backend":"nccl","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
+        echo "{\"event\":\"size\",\"size\":8,\"count\":2,\"time_us\":1.0,\"algbw\":0.008,\"busbw\":0.0,\"wrong\":0,\"algo\":\"${NCCL_DEBUG:-}/${NCCL_DEBUG_SUBSYS:-}/${NCCL_DEBUG_FILE:+file}\"}"
+        echo '{"event":"end","outcome":"ok","exit_code":0,"effective_env":{"NCCL_ALGO":"Ring"}}'
+    } >"$json"
     ;;
 esac

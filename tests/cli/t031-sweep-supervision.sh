@@ -34,6 +34,24 @@ while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done <
 check "no grandchild outlives the sweep ($alive alive)" test "$alive" -eq 0
 check "no fake bench left running" bash -c "! pgrep -f -- 'fake-bench[.]sh --backend' >/dev/null"
 
+# nccl backend: every run gets NCCL's debug variables; a variable NCCL did not report as
+# applied is flagged.
+cat >"$TEST_TMP/nccl-space.json" <<'JSON'
+{"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "8", "max": "8"},
+ "vars": {"NCCL_PROTO": ["Simple"]}, "fixed": {"NCCL_ALGO": "Ring", "FAKE_MODE": "nccl-log"},
+ "repeat": 1, "timeout_s": 5}
+JSON
+expect_exit 0 "nccl sweep (fake)" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    "$TOPOTUNE" sweep --space "$TEST_TMP/nccl-space.json" --out "$TEST_TMP/nccl"
+check "debug variables set, unapplied variable flagged" python3 - "$TEST_TMP/nccl/results.jsonl" <<'PY'
+import json, sys
+runs = {json.dumps(r["env"], sort_keys=True): r for r in map(json.loads, open(sys.argv[1]))}
+r = runs[json.dumps({"NCCL_PROTO": "Simple"})]
+assert r["sizes"][0]["algo"] == "INFO/INIT,ENV,TUNING/file", r["sizes"]
+assert r["not_applied"] == ["NCCL_PROTO"], r["not_applied"]
+assert r["effective_env"] == {"NCCL_ALGO": "Ring"}
+PY
+
 # A launcher that does not exist: launch-failed, not a started run that failed.
 expect_exit 1 "missing program" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench \
     "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/missing"
