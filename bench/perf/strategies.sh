@@ -9,6 +9,7 @@
 # usage: bench/perf/strategies.sh [BUILD_DIR]
 #   SEEDS (default 10), SPACE (default profiles/spaces/nccl-default.json: about an hour with
 #   the RTX 4090's hangs; profiles/spaces/nccl-quick.json takes minutes), TIMEOUT (s, default 0.5)
+#   TOPOS (default: dgx-a100 hgx-h100 rtx4090-8x-pcie hgx-h100-2nodes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -17,7 +18,7 @@ space=${SPACE:-profiles/spaces/nccl-default.json}
 timeout=${TIMEOUT:-0.5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for topo in dgx-a100 hgx-h100 rtx4090-8x-pcie hgx-h100-2nodes; do
+for topo in ${TOPOS:-dgx-a100 hgx-h100 rtx4090-8x-pcie hgx-h100-2nodes}; do
     for seed in $(seq "$seeds"); do
         for strategy in grid halving; do
             "$build/topotune" -q sweep --backend sim --topology "profiles/specs/$topo.json" --space "$space" \
