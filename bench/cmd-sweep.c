@@ -120,6 +120,9 @@ static int sweep_file(struct bench_sweep *sw, const struct topo *t, json_t *prun
     json_object_set_new(doc, "nodes", json_integer(sw->nodes));
     json_object_set_new(doc, "repeat", json_integer(sw->repeat));
     json_object_set_new(doc, "timeout_s", json_real(sw->timeout_s));
+    json_object_set_new(doc, "cv_max", json_real(sw->space.cv_max));
+    json_object_set_new(doc, "objective_min", json_integer((json_int_t)sw->space.obj_min));
+    json_object_set_new(doc, "objective_max", json_integer((json_int_t)sw->space.obj_max));
     json_object_set_new(doc, "predicted", json_boolean(strcmp(sw->backend, "sim") == 0));
     json_object_set_new(doc, "configs", json_incref(sw->configs));
     json_object_set_new(doc, "pruned", json_incref(pruned));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The `topotune` command: global flags, the command table, dispatch. */
 #include "bench/bench.h"
+#include "gen/gen.h"
 #include "topo/topo.h"
 #include "util/log.h"
 
@@ -22,6 +23,9 @@ static const struct command commands[] = {
     {"bench", cmd_bench, "one all_reduce benchmark run under a launcher, as nccl-tests prints it"},
     {"sweep", cmd_sweep,
      "benchmark every configuration of a search space, each in a supervised process"},
+    {"gen", cmd_gen, "choose the fastest stable configuration per node class and write profiles"},
+    {"profiles", cmd_profiles, "list, show and diff the stored profiles"},
+    {"run", cmd_run, "the main job: map this machine, sweep, and write its profile"},
     {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };

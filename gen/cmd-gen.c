@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* `topotune gen`: read sweep directories, choose per node class, store versioned profiles. */
+#include "bench/internal.h"
+#include "gen/gen.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Adds DIR's sweep.json (with "dir") to sweeps and its results to results. 0 or -1. */
+static int load_sweep(const char *dir, json_t *sweeps, json_t *results)
+{
+    char path[2048];
+    snprintf(path, sizeof(path), "%s/sweep.json", dir);
+    json_t *sweep = util_json_load(path);
+    if (!sweep)
+        return error("'%s' is not a sweep directory (no readable sweep.json): give topotune "
+                     "sweep's --out",
+                     dir),
+               -1;
+    const char *schema = json_string_value(json_object_get(sweep, "schema"));
+    if (!schema || strcmp(schema, "topotune/sweep/1")) {
+        json_decref(sweep);
+        return error("'%s/sweep.json' is not a topotune sweep (schema topotune/sweep/1)", dir), -1;
+    }
+    snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+    json_t *runs = bench_results_load(path);
+    if (!runs) {
+        json_decref(sweep);
+        return -1;
+    }
+    json_object_set_new(sweep, "dir", json_string(dir));
+    json_array_append_new(sweeps, sweep);
+    json_array_extend(results, runs);
+    json_decref(runs);
+    return 0;
+}
+
+static const char gen_usage[] = "--runs DIR [DIR...] [--profiles ROOT]";
+
+int cmd_gen(int argc, char **argv)
+{
+    const char *runs = NULL, *root = "profiles";
+    const struct util_opt opts[] = {
+        {"runs", 'r', UTIL_OPT_STRING, &runs, "DIR",
+         "a sweep directory (more may follow as arguments)"},
+        {"profiles", 'p', UTIL_OPT_STRING, &root, "ROOT", "profile root (default ./profiles)"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0, rc = util_opts_parse("topotune gen", gen_usage, opts, argc, argv, pos, &npos);
+    if (rc) {
+        free(pos);
+        return rc > 0 ? 0 : 2;
+    }
+    if (!runs && !npos) {
+        free(pos);
+        return error("topotune gen needs --runs DIR (a directory written by topotune sweep)"), 2;
+    }
+    json_t *sweeps = json_array(), *results = json_array();
+    rc = runs ? load_sweep(runs, sweeps, results) : 0;
+    for (int i = 0; !rc && i < npos; i++)
+        rc = load_sweep(pos[i], sweeps, results);
+    free(pos);
+    json_t *classes = json_object();
+    size_t i;
+    json_t *s;
+    json_array_foreach(sweeps, i, s)
+        json_object_set_new(classes, json_string_value(json_object_get(s, "class")), json_true());
+    int exit_code = rc ? 2 : 0;
+    const char *cls;
+    json_t *unused;
+    json_object_foreach(classes, cls, unused)
+    {
+        if (rc)
+            break;
+        json_t *cs = json_array(), *cr = json_array();
+        json_t *x;
+        json_array_foreach(sweeps, i, x) if (!strcmp(json_string_value(json_object_get(x, "class")),
+                                                     cls)) json_array_append(cs, x);
+        json_array_foreach(results, i,
+                           x) if (!strcmp(json_string_value(json_object_get(x, "class")), cls))
+            json_array_append(cr, x);
+        json_t *content = gen_select(cs, cr, cls);
+        int version = 0, created = 0;
+        if (!content || gen_store(root, content, &version, &created)) {
+            exit_code = 1;
+        } else {
+            printf("%s: %s v%d: %s\n", cls, created ? "wrote" : "unchanged,", version,
+                   json_string_value(json_object_get(content, "summary")));
+            size_t k;
+            json_t *v;
+            json_array_foreach(json_object_get(content, "variables"), k, v)
+                printf("  %s=%s (%s)\n", json_string_value(json_object_get(v, "name")),
+                       json_string_value(json_object_get(v, "value")),
+                       json_string_value(json_object_get(v, "role")));
+            /* Exit 1 only when nothing ever worked; an unstable class still gets its profile. */
+            if (!json_integer_value(json_object_get(
+                    json_object_get(json_object_get(content, "sweep"), "outcomes"), "ok")))
+                exit_code = 1;
+        }
+        json_decref(content);
+        json_decref(cs);
+        json_decref(cr);
+    }
+    if (!exit_code)
+        info("profiles in '%s' (index.json lists them; 'topotune profiles list')", root);
+    json_decref(classes);
+    json_decref(sweeps);
+    json_decref(results);
+    return exit_code;
+}

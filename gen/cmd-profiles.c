@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* `topotune profiles list|show|diff`: what is stored under a profile root, and what changed. */
+#include "gen/gen.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *load_profile(const char *root, const char *cls, int version)
+{
+    char path[2048];
+    if (version > 0)
+        snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
+    else
+        snprintf(path, sizeof(path), "%s/%s/latest/profile.json", root, cls);
+    return util_json_load(path);
+}
+
+static int parse_version(const char *s)
+{
+    return s && s[0] == 'v' ? atoi(s + 1) : s ? atoi(s) : 0;
+}
+
+static int list(const char *root)
+{
+    char path[2048];
+    snprintf(path, sizeof(path), "%s/index.json", root);
+    json_t *index = util_json_load(path);
+    if (!index)
+        return 2;
+    const char *cls;
+    json_t *c;
+    json_object_foreach(json_object_get(index, "classes"), cls, c)
+    {
+        json_t *versions = json_object_get(c, "versions");
+        json_t *last = json_array_get(versions, json_array_size(versions) - 1);
+        printf("%s  v%lld (%zu version%s)  %s\n", cls,
+               (long long)json_integer_value(json_object_get(c, "latest")),
+               json_array_size(versions), json_array_size(versions) == 1 ? "" : "s",
+               json_string_value(json_object_get(last, "summary")));
+    }
+    json_decref(index);
+    return 0;
+}
+
+static int show(const char *root, const char *cls, int version)
+{
+    json_t *p = load_profile(root, cls, version);
+    if (!p)
+        return 2;
+    printf("class:    %s\nversion:  v%lld (created %s, content %s)\nsummary:  %s\n", cls,
+           (long long)json_integer_value(json_object_get(p, "version")),
+           json_string_value(json_object_get(p, "created")),
+           json_string_value(json_object_get(p, "content_hash")),
+           json_string_value(json_object_get(p, "summary")));
+    printf("software: NCCL %s\n",
+           json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
+               ? json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
+               : "unknown");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(p, "variables"), i, v)
+        printf("  %s=%s  [%s] %s\n", json_string_value(json_object_get(v, "name")),
+               json_string_value(json_object_get(v, "value")),
+               json_string_value(json_object_get(v, "role")),
+               json_string_value(json_object_get(v, "evidence")));
+    json_decref(p);
+    return 0;
+}
+
+static const char *var_value(json_t *p, const char *name, const char **role)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(p, "variables"), i,
+                       v) if (!strcmp(json_string_value(json_object_get(v, "name")), name))
+    {
+        *role = json_string_value(json_object_get(v, "role"));
+        return json_string_value(json_object_get(v, "value"));
+    }
+    return NULL;
+}
+
+static int diff(const char *root, const char *cls, int a, int b)
+{
+    if (!b) {
+        json_t *latest = load_profile(root, cls, 0);
+        if (!latest)
+            return 2;
+        b = (int)json_integer_value(json_object_get(latest, "version"));
+        json_decref(latest);
+        a = a ? a : b - 1;
+    }
+    if (a < 1)
+        return error("class '%s' has only v%d: nothing to compare", cls, b), 2;
+    json_t *pa = load_profile(root, cls, a), *pb = load_profile(root, cls, b);
+    if (!pa || !pb) {
+        json_decref(pa);
+        json_decref(pb);
+        return 2;
+    }
+    printf("%s: v%d -> v%d\n", cls, a, b);
+    printf("  summary: %s\n       -> %s\n", json_string_value(json_object_get(pa, "summary")),
+           json_string_value(json_object_get(pb, "summary")));
+    json_t *both[2] = {pa, pb};
+    for (int side = 0; side < 2; side++) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(both[side], "variables"), i, v)
+        {
+            const char *name = json_string_value(json_object_get(v, "name"));
+            const char *role_other = NULL, *other = var_value(both[!side], name, &role_other);
+            const char *value = json_string_value(json_object_get(v, "value"));
+            const char *role = json_string_value(json_object_get(v, "role"));
+            if (!other)
+                printf("  %c %s=%s (%s)\n", side ? '+' : '-', name, value, role);
+            else if (side && (strcmp(other, value) || strcmp(role_other, role)))
+                printf("  ~ %s: %s (%s) -> %s (%s)\n", name, other, role_other, value, role);
+        }
+    }
+    json_t *wa = json_object_get(pa, "winner"), *wb = json_object_get(pb, "winner");
+    printf("  objective: %.2f -> %.2f GB/s mean busbw\n",
+           json_number_value(json_object_get(wa, "objective")),
+           json_number_value(json_object_get(wb, "objective")));
+    json_decref(pa);
+    json_decref(pb);
+    return 0;
+}
+
+int cmd_profiles(int argc, char **argv)
+{
+    const char *root = "profiles", *args[4] = {0};
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--profiles") && i + 1 < argc)
+            root = argv[++i];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: topotune profiles [--profiles ROOT] list\n"
+                   "       topotune profiles [--profiles ROOT] show CLASS [vN]\n"
+                   "       topotune profiles [--profiles ROOT] diff CLASS [vA vB]\n");
+            return 0;
+        } else if (n < 4)
+            args[n++] = argv[i];
+        else
+            return error("too many arguments for 'topotune profiles' (see --help)"), 2;
+    }
+    if (!n || !strcmp(args[0], "list"))
+        return list(root);
+    if (!strcmp(args[0], "show") && args[1])
+        return show(root, args[1], parse_version(args[2]));
+    if (!strcmp(args[0], "diff") && args[1])
+        return diff(root, args[1], parse_version(args[2]), parse_version(args[3]));
+    return error("unknown 'topotune profiles %s': use list, show CLASS or diff CLASS (see --help)",
+                 args[0]),
+           2;
+}

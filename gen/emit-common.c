@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* Pieces every emitter shares: the header, the validated variables, the shell prelude. */
+#include "bench/internal.h"
+#include "gen/internal.h"
+#include "util/log.h"
+
+#include <string.h>
+
+static const char *str(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+void gen_header(const json_t *profile, const char *what, struct util_buf *out)
+{
+    const json_t *sw = json_object_get(profile, "software");
+    util_buf_addf(out, "# %s: topotune profile %s v%lld (schema topotune/profile/1)\n", what,
+                  str(profile, "class", "?"),
+                  (long long)json_integer_value(json_object_get(profile, "version")));
+    util_buf_addf(out, "# created %s by topotune %s, content %s\n", str(profile, "created", "?"),
+                  str(profile, "tool_version", "?"), str(profile, "content_hash", "?"));
+    util_buf_addf(
+        out, "# measured with NCCL %s, CUDA %s, driver %s, MPI %s%s\n", str(sw, "nccl", "unknown"),
+        str(sw, "cuda", "unknown"), str(sw, "driver", "unknown"), str(sw, "mpi", "unknown"),
+        json_is_true(json_object_get(profile, "predicted")) ? " (PREDICTED by the sim backend)"
+                                                            : "");
+    util_buf_addf(out, "# %s\n", str(profile, "summary", ""));
+    util_buf_addf(out,
+                  "# valid while the node class and NCCL version match; tuning variables must be\n"
+                  "# re-validated (topotune sweep, then topotune gen) after every NCCL upgrade.\n");
+}
+
+int gen_each_var(const json_t *profile,
+                 int (*fn)(const char *name, const char *value, const char *role, void *ctx),
+                 void *ctx)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(profile, "variables"), i, v)
+    {
+        const char *name = str(v, "name", NULL), *value = str(v, "value", NULL);
+        /* Validated when the space was read; checked again: nothing unvalidated is emitted. */
+        if (!bench_valid_name(name) || !bench_valid_value(value) || strchr(value, '@')) {
+            error("refusing to write %s=%s into a profile: names are [A-Z_][A-Za-z0-9_]*, values "
+                  "[A-Za-z0-9_.,:=^/+-]*; fix the sweep's space",
+                  name ? name : "?", value ? value : "?");
+            return -1;
+        }
+        if (fn(name, value, str(v, "role", "tuning"), ctx))
+            return -1;
+    }
+    return 0;
+}
+
+/* /dev/shm the SHM transport needs for this many GPUs (as the model estimates it), in KiB. */
+long long gen_shm_need_kb(const json_t *profile)
+{
+    long long gpus =
+        json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
+    return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
+}
+
+void gen_shell_prelude(const json_t *profile, struct util_buf *out)
+{
+    const char *nccl = str(json_object_get(profile, "software"), "nccl", "");
+    util_buf_adds(
+        out,
+        "set -euo pipefail\n"
+        "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
+        "# shellcheck source=/dev/null\n"
+        ". \"$profile_dir/nccl.env\"\n"
+        "export NCCL_CONF_FILE=\"$profile_dir/nccl.conf\"\n\n"
+        "# One launcher per job: a process started by another launcher already has a rank.\n"
+        "if [ -n \"${RANK:-}${LOCAL_RANK:-}${OMPI_COMM_WORLD_RANK:-}\" ] && [ -z "
+        "\"${TOPOTUNE_NESTED_OK:-}\" ]; then\n"
+        "    echo \"$0: already started by a launcher (RANK or OMPI_COMM_WORLD_RANK is set): use "
+        "one launcher per job\" >&2\n"
+        "    exit 2\n"
+        "fi\n\n");
+    util_buf_addf(
+        out,
+        "# The NCCL version must be the one this profile was measured with.\n"
+        "want_nccl=\"%s\"\n"
+        "have_nccl=$(python3 -c 'import torch; v = torch.cuda.nccl.version(); "
+        "print(\".\".join(map(str, v)) if isinstance(v, tuple) else v)' 2>/dev/null || true)\n"
+        "if [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" ] "
+        "&& [ -z \"${TOPOTUNE_IGNORE_NCCL_VERSION:-}\" ]; then\n"
+        "    echo \"$0: profile measured with NCCL $want_nccl but this runs NCCL $have_nccl: run "
+        "topotune sweep and gen again, or set TOPOTUNE_IGNORE_NCCL_VERSION=1\" >&2\n"
+        "    exit 3\n"
+        "fi\n\n",
+        nccl);
+    util_buf_addf(out,
+                  "# NCCL's SHM transport lives in /dev/shm (containers default to 64 MB).\n"
+                  "shm_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $2}')\n"
+                  "if [ -n \"$shm_kb\" ] && [ \"$shm_kb\" -lt %lld ]; then\n"
+                  "    echo \"$0: warning: /dev/shm has $((shm_kb / 1024)) MB, NCCL may need %lld "
+                  "MB: docker run --shm-size=16g or --ipc=host\" >&2\n"
+                  "fi\n\n",
+                  gen_shm_need_kb(profile), gen_shm_need_kb(profile) / 1024);
+    util_buf_adds(
+        out,
+        "# PyTorch's NCCL error handling and flight recorder, by the names this PyTorch reads.\n"
+        "torch_version=$(python3 -c 'import torch; print(torch.__version__.split(\"+\")[0])' "
+        "2>/dev/null || echo 0)\n"
+        "if printf '%s\\n2.1.999\\n' \"$torch_version\" | sort -V -C; then\n"
+        "    export NCCL_ASYNC_ERROR_HANDLING=\"${NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"
+        "else\n"
+        "    export TORCH_NCCL_ASYNC_ERROR_HANDLING=\"${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"
+        "    export TORCH_NCCL_TRACE_BUFFER_SIZE=\"${TORCH_NCCL_TRACE_BUFFER_SIZE:-2000}\"\n"
+        "    export TORCH_NCCL_DUMP_ON_TIMEOUT=\"${TORCH_NCCL_DUMP_ON_TIMEOUT:-1}\"\n"
+        "fi\n\n");
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* nccl.env (sourceable shell) and nccl.conf (NCCL_CONF_FILE format). */
+#include "gen/internal.h"
+
+static int env_line(const char *name, const char *value, const char *role, void *ctx)
+{
+    util_buf_addf(ctx, "export %s=%s  # %s\n", name, value, role);
+    return 0;
+}
+
+static int conf_line(const char *name, const char *value, const char *role, void *ctx)
+{
+    (void)role;
+    util_buf_addf(ctx, "%s=%s\n", name, value);
+    return 0;
+}
+
+static int emit_env(const json_t *profile, struct util_buf *out)
+{
+    gen_header(profile, "nccl.env", out);
+    util_buf_adds(
+        out,
+        "# source this file; roles: system (this hardware needs it), tuning (measured speed-up)\n");
+    if (json_is_true(json_object_get(profile, "defaults_best")))
+        util_buf_adds(out, "# NCCL defaults are best here: no tuning variable is set.\n");
+    return gen_each_var(profile, env_line, out);
+}
+
+static int emit_conf(const json_t *profile, struct util_buf *out)
+{
+    gen_header(profile, "nccl.conf", out);
+    util_buf_adds(out, "# NCCL_CONF_FILE=<this file>; the process environment wins over it.\n");
+    return gen_each_var(profile, conf_line, out);
+}
+
+const struct gen_emitter gen_emit_env = {"nccl.env", 0, emit_env};
+const struct gen_emitter gen_emit_conf = {"nccl.conf", 0, emit_conf};

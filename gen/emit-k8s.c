@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launch/pytorchjob.yaml (Kubeflow: memory-backed /dev/shm, IPC_LOCK, the
+ * profile's variables) and launch/Dockerfile.fragment (the profile in the image,
+ * NCCL_CONF_FILE pointing at it). Values were validated against a character set
+ * that needs no escaping inside double quotes.
+ */
+#include "gen/internal.h"
+
+#include <stdio.h>
+
+static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
+{
+    util_buf_addf(ctx, "                - name: %s  # %s\n                  value: \"%s\"\n", name,
+                  role, value);
+    return 0;
+}
+
+static void comment_header(const json_t *profile, const char *what, struct util_buf *out)
+{
+    gen_header(profile, what, out);
+}
+
+static int replica(const json_t *profile, const char *kind, int replicas, struct util_buf *out)
+{
+    long long gpus =
+        json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
+    util_buf_addf(out,
+                  "    %s:\n"
+                  "      replicas: %d\n"
+                  "      restartPolicy: OnFailure\n"
+                  "      template:\n"
+                  "        spec:\n"
+                  "          containers:\n"
+                  "            - name: pytorch\n"
+                  "              image: REPLACE_WITH_YOUR_IMAGE\n"
+                  "              command: [\"torchrun\", \"--nproc-per-node=%lld\", \"train.py\"]\n"
+                  "              resources:\n"
+                  "                limits:\n"
+                  "                  nvidia.com/gpu: %lld\n"
+                  "              securityContext:\n"
+                  "                capabilities:\n"
+                  "                  add: [\"IPC_LOCK\"]\n"
+                  "              volumeMounts:\n"
+                  "                - name: dshm\n"
+                  "                  mountPath: /dev/shm\n"
+                  "              env:\n"
+                  "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
+                  "                  value: \"1\"\n"
+                  "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
+                  "                  value: \"2000\"\n"
+                  "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
+                  "                  value: \"1\"\n",
+                  kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
+    if (gen_each_var(profile, yaml_env, out))
+        return -1;
+    util_buf_adds(out, "          volumes:\n"
+                       "            - name: dshm\n"
+                       "              emptyDir:\n"
+                       "                medium: Memory\n"
+                       "                sizeLimit: 16Gi\n");
+    return 0;
+}
+
+static int emit_pytorchjob(const json_t *profile, struct util_buf *out)
+{
+    comment_header(profile, "launch/pytorchjob.yaml", out);
+    util_buf_addf(out,
+                  "# Kubeflow PyTorchJob: the operator sets RANK/WORLD_SIZE; torchrun starts the "
+                  "local ranks.\n"
+                  "apiVersion: kubeflow.org/v1\n"
+                  "kind: PyTorchJob\n"
+                  "metadata:\n"
+                  "  name: topotune-%.40s\n"
+                  "spec:\n"
+                  "  pytorchReplicaSpecs:\n",
+                  json_string_value(json_object_get(profile, "content_hash")));
+    return replica(profile, "Master", 1, out) || replica(profile, "Worker", 1, out) ? -1 : 0;
+}
+
+static int emit_dockerfile(const json_t *profile, struct util_buf *out)
+{
+    gen_header(profile, "launch/Dockerfile.fragment", out);
+    util_buf_adds(
+        out,
+        "# Add to the image's Dockerfile, with the profile directory in the build context as "
+        "./topotune-profile.\n"
+        "# Run containers with --shm-size=16g (or --ipc=host) and --ulimit memlock=-1 for RDMA.\n"
+        "COPY topotune-profile /opt/topotune/profile\n"
+        "ENV NCCL_CONF_FILE=/opt/topotune/profile/nccl.conf\n"
+        "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n");
+    return 0;
+}
+
+const struct gen_emitter gen_emit_pytorchjob = {"launch/pytorchjob.yaml", 0, emit_pytorchjob};
+const struct gen_emitter gen_emit_dockerfile = {"launch/Dockerfile.fragment", 0, emit_dockerfile};

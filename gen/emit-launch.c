@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shell launch templates: launch/torchrun.sh (single and multi-node, c10d
+ * rendezvous, node rank from Slurm or flags), launch/sbatch.sh (one torchrun
+ * per node through srun) and launch/mpirun.sh (-x per variable, a rank per GPU).
+ */
+#include "gen/internal.h"
+
+#include <string.h>
+
+static long long gpus(const json_t *profile)
+{
+    long long g = json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
+    return g > 0 ? g : 1;
+}
+
+static int emit_torchrun(const json_t *profile, struct util_buf *out)
+{
+    util_buf_adds(out, "#!/usr/bin/env bash\n");
+    gen_header(profile, "launch/torchrun.sh", out);
+    util_buf_addf(out, "# usage: torchrun.sh [--nnodes N] [--node-rank R] [--nproc-per-node G] "
+                       "[--rdzv-endpoint HOST:PORT]\n"
+                       "#                    [--rdzv-id ID] -- train.py [args]   (extra torchrun "
+                       "flags: TOPOTUNE_TORCHRUN_ARGS)\n"
+                       "# torchrun starts the ranks and sets RANK, LOCAL_RANK and WORLD_SIZE: the "
+                       "script must not spawn its own.\n");
+    gen_shell_prelude(profile, out);
+    util_buf_addf(
+        out,
+        "nnodes=${SLURM_NNODES:-1}\n"
+        "node_rank=${SLURM_NODEID:-0}\n"
+        "nproc=%lld\n"
+        "rdzv_id=${SLURM_JOB_ID:-topotune-$$}\n"
+        "rdzv_endpoint=\n"
+        "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
+        "    rdzv_endpoint=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n "
+        "1):29400\"\n"
+        "fi\n"
+        "while [ $# -gt 0 ]; do\n"
+        "    case \"$1\" in\n"
+        "    --nnodes) nnodes=$2; shift 2 ;;\n"
+        "    --node-rank) node_rank=$2; shift 2 ;;\n"
+        "    --nproc-per-node) nproc=$2; shift 2 ;;\n"
+        "    --rdzv-endpoint) rdzv_endpoint=$2; shift 2 ;;\n"
+        "    --rdzv-id) rdzv_id=$2; shift 2 ;;\n"
+        "    --) shift; break ;;\n"
+        "    *) break ;;\n"
+        "    esac\n"
+        "done\n"
+        "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n"
+        "read -r -a extra <<<\"${TOPOTUNE_TORCHRUN_ARGS:-}\"\n"
+        "if [ \"$nnodes\" = 1 ]; then\n"
+        "    exec torchrun --standalone --nnodes 1 --nproc-per-node \"$nproc\" \"${extra[@]}\" "
+        "\"$@\"\n"
+        "fi\n"
+        "[ -n \"$rdzv_endpoint\" ] || { echo \"$0: --rdzv-endpoint HOST:PORT is needed for $nnodes "
+        "nodes\" >&2; exit 2; }\n"
+        "exec torchrun --nnodes \"$nnodes\" --node-rank \"$node_rank\" --nproc-per-node \"$nproc\" "
+        "\\\n"
+        "    --rdzv-backend c10d --rdzv-endpoint \"$rdzv_endpoint\" --rdzv-id \"$rdzv_id\" "
+        "\"${extra[@]}\" \"$@\"\n",
+        gpus(profile));
+    return 0;
+}
+
+static int emit_sbatch(const json_t *profile, struct util_buf *out)
+{
+    util_buf_adds(out, "#!/usr/bin/env bash\n");
+    util_buf_addf(out,
+                  "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=%lld\n"
+                  "#SBATCH --exclusive\n",
+                  gpus(profile));
+    gen_header(profile, "launch/sbatch.sh", out);
+    util_buf_adds(
+        out,
+        "# usage: TOPOTUNE_PROFILE=/path/to/profile sbatch sbatch.sh train.py [args]\n"
+        "# (sbatch runs a copy of this script: TOPOTUNE_PROFILE says where the profile is)\n"
+        "# One torchrun per node, started by srun; torchrun starts one rank per GPU.\n"
+        "set -euo pipefail\n"
+        "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
+        "# memlock must be unlimited for RDMA registration\n"
+        "ulimit -l unlimited 2>/dev/null || echo \"$0: warning: cannot raise the memlock limit "
+        "(RDMA needs it unlimited)\" >&2\n"
+        "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+        "srun --ntasks-per-node=1 --export=ALL,TOPOTUNE_PROFILE=\"$profile_dir\" \\\n"
+        "    \"$profile_dir/launch/torchrun.sh\" --nnodes \"$SLURM_NNODES\" --rdzv-endpoint "
+        "\"$head_node:29400\" \\\n"
+        "    --rdzv-id \"$SLURM_JOB_ID\" -- \"$@\"\n");
+    return 0;
+}
+
+static int x_flag(const char *name, const char *value, const char *role, void *ctx)
+{
+    (void)value;
+    (void)role;
+    util_buf_addf(ctx, "    -x %s \\\n", name);
+    return 0;
+}
+
+static int emit_mpirun(const json_t *profile, struct util_buf *out)
+{
+    util_buf_adds(out, "#!/usr/bin/env bash\n");
+    gen_header(profile, "launch/mpirun.sh", out);
+    util_buf_addf(out,
+                  "# usage: NP=<ranks> [HOSTFILE=file] mpirun.sh program [args]   (one rank per "
+                  "GPU: %lld per node)\n",
+                  gpus(profile));
+    gen_shell_prelude(profile, out);
+    util_buf_addf(
+        out,
+        "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
+        "exec mpirun -np \"${NP:-%lld}\" --map-by \"ppr:%lld:node\" \"${hostfile[@]}\" \\\n",
+        gpus(profile), gpus(profile));
+    if (gen_each_var(profile, x_flag, out))
+        return -1;
+    util_buf_adds(
+        out,
+        "    -x NCCL_CONF_FILE -x TORCH_NCCL_ASYNC_ERROR_HANDLING -x NCCL_ASYNC_ERROR_HANDLING \\\n"
+        "    \"$@\"\n");
+    return 0;
+}
+
+const struct gen_emitter gen_emit_torchrun = {"launch/torchrun.sh", 1, emit_torchrun};
+const struct gen_emitter gen_emit_sbatch = {"launch/sbatch.sh", 1, emit_sbatch};
+const struct gen_emitter gen_emit_mpirun = {"launch/mpirun.sh", 1, emit_mpirun};

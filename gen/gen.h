@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profiles: the fastest stable configuration per node class, chosen from sweep
+ * results, written as versioned directories of what teams store with their
+ * container images (DESIGN.md section 8).
+ */
+#ifndef GEN_GEN_H
+#define GEN_GEN_H
+
+#include <jansson.h>
+
+/*
+ * Chooses one class's profile from the results of sweeps of that class.
+ * sweeps: array of sweep.json documents; results: array of result lines of
+ * that class. Returns a new reference to the profile's content (schema
+ * topotune/profile/1, without version, date or hash), or NULL with an error.
+ */
+json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id);
+
+/*
+ * Stores content under root/<class>/v<N> when it differs from the latest
+ * version (by content hash), updates `latest` and root/index.json. Every file
+ * is written to a temporary name first; the version directory appears whole.
+ * *version gets the version written or the unchanged latest; *created 1 when new.
+ * Returns 0 or a negative UTIL_E* code.
+ */
+int gen_store(const char *root, json_t *content, int *version, int *created);
+
+/* The commands: returns the process exit code. */
+int cmd_gen(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

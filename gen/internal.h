@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* What gen/ shares internally: the emitters of a profile's files. */
+#ifndef GEN_INTERNAL_H
+#define GEN_INTERNAL_H
+
+#include "gen/gen.h"
+#include "util/buf.h"
+
+/*
+ * One output format: path inside the version directory, and a function that
+ * renders the stored profile (profile.json's content, version and hash
+ * included) into out. Returns 0, or -1 when something refuses to be emitted.
+ */
+struct gen_emitter {
+    const char *path;
+    int executable;
+    int (*emit)(const json_t *profile, struct util_buf *out);
+};
+
+extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen_emit_torchrun,
+    gen_emit_sbatch, gen_emit_mpirun, gen_emit_pytorchjob, gen_emit_dockerfile;
+
+/* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
+long long gen_shm_need_kb(const json_t *profile);
+/* The checks every launch script starts with: profile, one launcher, NCCL version, /dev/shm,
+ * PyTorch's NCCL error handling under the names the installed PyTorch reads. */
+void gen_shell_prelude(const json_t *profile, struct util_buf *out);
+
+/* A header of comment lines (prefix "# ") naming the profile, its validity and evidence. */
+void gen_header(const json_t *profile, const char *what, struct util_buf *out);
+/* Each variable of the profile as NAME=value, after checking names and values again. -1 if bad. */
+int gen_each_var(const json_t *profile,
+                 int (*fn)(const char *name, const char *value, const char *role, void *ctx),
+                 void *ctx);
+
+#endif

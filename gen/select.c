@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Selection (DESIGN.md section 8): a configuration is stable when every one of
+ * its full-effort runs is ok, it has at least `repeat` of them, and its
+ * objective varies by at most cv_max. The winner is the stable configuration
+ * with the best mean objective that beats the baseline beyond the noise; ties
+ * (within the noise) go to fewer variables. Variables that cured a failing
+ * baseline are `system`; those that only add speed are `tuning`.
+ */
+#include "bench/internal.h"
+#include "gen/gen.h"
+#include "util/log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct config_stats {
+    const char *id;
+    json_t *env;
+    int runs, ok;
+    double mean, cv;
+    json_t *outcomes;  /* outcome -> count */
+    const char *stage; /* of the first failure */
+};
+
+static json_t *final_runs(json_t *results, const char *id)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i,
+                       r) if (json_is_true(json_object_get(r, "final")) &&
+                              !strcmp(json_string_value(json_object_get(r, "config_id")), id))
+        json_array_append(out, r);
+    return out;
+}
+
+static void stats(json_t *runs, size_t omin, size_t omax, struct config_stats *s)
+{
+    double sum = 0, sq = 0;
+    size_t i;
+    json_t *r;
+    s->outcomes = json_object();
+    json_array_foreach(runs, i, r)
+    {
+        const char *o = json_string_value(json_object_get(r, "outcome"));
+        json_object_set_new(s->outcomes, o,
+                            json_integer(json_integer_value(json_object_get(s->outcomes, o)) + 1));
+        s->runs++;
+        if (strcmp(o, "ok")) {
+            if (!s->stage)
+                s->stage = json_string_value(json_object_get(r, "stage"));
+            continue;
+        }
+        double obj = bench_objective(r, omin, omax);
+        s->ok++;
+        sum += obj;
+        sq += obj * obj;
+    }
+    s->mean = s->ok ? sum / s->ok : 0;
+    double var = s->ok > 1 ? fmax(0, (sq - s->ok * s->mean * s->mean) / (s->ok - 1)) : 0;
+    s->cv = s->mean > 0 ? sqrt(var) / s->mean : 0;
+}
+
+static int stable(const struct config_stats *s, int repeat, double cv_max)
+{
+    return s->runs > 0 && s->ok == s->runs && s->runs >= repeat && s->cv <= cv_max;
+}
+
+/* busbw per size, averaged over a configuration's ok full-effort runs; algo/proto of the last. */
+static json_t *per_size(json_t *runs)
+{
+    json_t *sizes = json_array();
+    size_t i, k;
+    json_t *r, *s;
+    json_array_foreach(runs, i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
+            continue;
+        json_array_foreach(json_object_get(r, "sizes"), k, s)
+        {
+            json_t *row = json_array_get(sizes, k);
+            if (!row) {
+                row = json_object();
+                json_object_set(row, "size", json_object_get(s, "size"));
+                json_object_set_new(row, "busbw", json_real(0));
+                json_object_set_new(row, "n", json_integer(0));
+                json_array_append_new(sizes, row);
+            }
+            json_int_t n = json_integer_value(json_object_get(row, "n"));
+            double b = json_real_value(json_object_get(row, "busbw"));
+            json_object_set_new(
+                row, "busbw",
+                json_real((b * n + json_number_value(json_object_get(s, "busbw"))) / (n + 1)));
+            json_object_set_new(row, "n", json_integer(n + 1));
+            json_object_set(row, "algo", json_object_get(s, "algo"));
+            json_object_set(row, "proto", json_object_get(s, "proto"));
+        }
+    }
+    json_array_foreach(sizes, i, s) json_object_del(s, "n");
+    return sizes;
+}
+
+static const char *const system_vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_TOPO_FILE",
+                                          NULL};
+static const char *const cure_vars[] = {"NCCL_P2P_DISABLE",         "NCCL_P2P_LEVEL",
+                                        "NCCL_SHM_DISABLE",         "NCCL_IB_DISABLE",
+                                        "NCCL_IGNORE_DISABLED_P2P", NULL};
+
+static int listed(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(name, *list))
+            return 1;
+    return 0;
+}
+
+static json_t *variables(const struct config_stats *w, const struct config_stats *base, int base_ok,
+                         size_t omin, size_t omax)
+{
+    json_t *vars = json_array();
+    const char *name;
+    json_t *v;
+    json_object_foreach(w->env, name, v)
+    {
+        const char *role = "tuning";
+        char evidence[512];
+        if (!strncmp(name, "NCCL_DEBUG", 10))
+            role = "debug";
+        else if (listed(name, system_vars) || (!base_ok && listed(name, cure_vars)))
+            role = "system";
+        if (!strcmp(role, "system") && !base_ok)
+            snprintf(evidence, sizeof(evidence),
+                     "NCCL defaults failed here (%s in %d of %d runs, stage %s); with %s=%s all %d "
+                     "runs were ok",
+                     json_object_iter_key(json_object_iter(base->outcomes)), base->runs - base->ok,
+                     base->runs, base->stage ? base->stage : "?", name, json_string_value(v),
+                     w->runs);
+        else if (base_ok)
+            snprintf(evidence, sizeof(evidence),
+                     "mean busbw %.2f GB/s against %.2f with NCCL defaults over %zu..%zu B, %d "
+                     "runs, cv %.3f",
+                     w->mean, base->mean, omin, omax, w->runs, w->cv);
+        else
+            snprintf(evidence, sizeof(evidence),
+                     "mean busbw %.2f GB/s over %zu..%zu B, %d runs, cv %.3f "
+                     "(NCCL defaults failed)",
+                     w->mean, omin, omax, w->runs, w->cv);
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(name));
+        json_object_set(o, "value", v);
+        json_object_set_new(o, "role", json_string(role));
+        json_object_set_new(o, "evidence", json_string(evidence));
+        json_array_append_new(vars, o);
+    }
+    return vars;
+}
+
+/* NCCL's names to the example tuner's spellings. */
+static const char *tuner_name(const char *s)
+{
+    static const char *map[][2] = {{"RING", "ring"},
+                                   {"TREE", "tree"},
+                                   {"NVLS", "nvls"},
+                                   {"NVLSTREE", "nvls_tree"},
+                                   {"COLLNET_DIRECT", "collnet_direct"},
+                                   {"COLLNET_CHAIN", "collnet_chain"},
+                                   {"PAT", "pat"},
+                                   {"LL", "ll"},
+                                   {"LL128", "ll128"},
+                                   {"SIMPLE", "simple"}};
+    for (size_t i = 0; s && i < sizeof(map) / sizeof(map[0]); i++)
+        if (!strcasecmp(s, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+/* Per size, the best stable configuration's algorithm/protocol, merged into byte ranges. */
+static json_t *tuner(json_t *stable_sizes)
+{
+    json_t *rules = json_array(), *best = json_array();
+    size_t c, k;
+    json_t *sizes, *s;
+    json_array_foreach(stable_sizes, c, sizes) json_array_foreach(sizes, k, s)
+    {
+        json_t *b = json_array_get(best, k);
+        if (!b)
+            json_array_append(best, s);
+        else if (json_number_value(json_object_get(s, "busbw")) >
+                 json_number_value(json_object_get(b, "busbw")))
+            json_array_set(best, k, s);
+    }
+    json_int_t prev = -1;
+    json_array_foreach(best, k, s)
+    {
+        const char *a = tuner_name(json_string_value(json_object_get(s, "algo")));
+        const char *p = tuner_name(json_string_value(json_object_get(s, "proto")));
+        json_int_t size = json_integer_value(json_object_get(s, "size"));
+        json_t *last = json_array_get(rules, json_array_size(rules) - 1);
+        if (!a || !p) {
+            prev = size;
+            continue;
+        }
+        if (last && !strcmp(json_string_value(json_object_get(last, "algorithm")), a) &&
+            !strcmp(json_string_value(json_object_get(last, "protocol")), p)) {
+            json_object_set_new(last, "max_bytes", json_integer(size));
+        } else {
+            json_t *r = json_object();
+            json_object_set_new(r, "min_bytes", json_integer(prev + 1));
+            json_object_set_new(r, "max_bytes", json_integer(size));
+            json_object_set_new(r, "algorithm", json_string(a));
+            json_object_set_new(r, "protocol", json_string(p));
+            json_array_append_new(rules, r);
+        }
+        prev = size;
+    }
+    json_t *last = json_array_get(rules, json_array_size(rules) - 1);
+    if (last) /* the largest rule covers everything above too */
+        json_object_set_new(last, "max_bytes", json_integer(4294967295LL));
+    json_decref(best);
+    return rules;
+}
+
+static json_t *hardware(json_t *topo)
+{
+    json_t *h = json_object(), *gpus = json_object_get(topo, "gpus");
+    json_object_set_new(h, "gpus", json_integer((json_int_t)json_array_size(gpus)));
+    json_object_set(h, "gpu_model", json_object_get(json_array_get(gpus, 0), "model"));
+    json_object_set(h, "nvswitches", json_object_get(topo, "nvswitches"));
+    json_object_set(h, "nics",
+                    json_integer((json_int_t)json_array_size(json_object_get(topo, "nics"))));
+    json_object_set(h, "cpu", json_object_get(topo, "cpu"));
+    json_object_set(h, "matrix", json_object_get(topo, "matrix"));
+    json_object_set(h, "class_key", json_object_get(json_object_get(topo, "class"), "key"));
+    return h;
+}
+
+static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
+{
+    json_t *s = json_object(), *outcomes = json_object(), *dirs = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r)
+    {
+        const char *o = json_string_value(json_object_get(r, "outcome"));
+        json_object_set_new(outcomes, o,
+                            json_integer(json_integer_value(json_object_get(outcomes, o)) + 1));
+    }
+    json_array_foreach(sweeps, i, r) json_array_append(dirs, json_object_get(r, "dir"));
+    json_object_set_new(s, "sweeps", dirs);
+    json_object_set_new(s, "configurations", json_integer((json_int_t)nconfigs));
+    json_object_set_new(s, "runs", json_integer((json_int_t)json_array_size(results)));
+    json_object_set_new(s, "outcomes", outcomes);
+    json_object_set(s, "strategy", json_object_get(json_array_get(sweeps, 0), "strategy"));
+    json_object_set(s, "backend", json_object_get(json_array_get(sweeps, 0), "backend"));
+    return s;
+}
+
+json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
+{
+    json_t *first = json_array_get(sweeps, 0), *space = json_object_get(first, "space");
+    (void)space;
+    double cv_max = json_number_value(json_object_get(first, "cv_max"));
+    int repeat = (int)json_integer_value(json_object_get(first, "repeat"));
+    size_t omin = (size_t)json_integer_value(json_object_get(first, "objective_min"));
+    size_t omax = (size_t)json_integer_value(json_object_get(first, "objective_max"));
+    if (!omax) /* a sweep.json without the objective: every size counts */
+        omax = (size_t)-1;
+    /* Every configuration seen in any sweep of the class. */
+    json_t *ids = json_object();
+    size_t i, k;
+    json_t *sw, *c;
+    json_array_foreach(sweeps, i, sw) json_array_foreach(json_object_get(sw, "configs"), k, c)
+        json_object_set(ids, json_string_value(json_object_get(c, "id")),
+                        json_object_get(c, "env"));
+    struct config_stats base = {0}, best = {0};
+    int have_best = 0, base_seen = 0;
+    json_t *stable_sizes = json_array(), *best_runs = NULL, *base_runs = NULL;
+    const char *id;
+    json_t *env;
+    json_object_foreach(ids, id, env)
+    {
+        json_t *runs = final_runs(results, id);
+        struct config_stats s = {.id = id, .env = env};
+        stats(runs, omin, omax, &s);
+        int is_base = json_object_size(env) == 0;
+        if (stable(&s, repeat, cv_max))
+            json_array_append_new(stable_sizes, per_size(runs));
+        if (is_base) {
+            base = s;
+            base_seen = 1;
+            base_runs = json_incref(runs);
+        } else if (stable(&s, repeat, cv_max)) {
+            double noise = fmax(cv_max, fmax(s.cv, best.cv)) * fmax(s.mean, best.mean);
+            int better = !have_best || s.mean > best.mean + noise ||
+                         (fabs(s.mean - best.mean) <= noise &&
+                          json_object_size(env) < json_object_size(best.env));
+            if (better) {
+                if (have_best)
+                    json_decref(best.outcomes);
+                json_decref(best_runs);
+                best = s;
+                best_runs = json_incref(runs);
+                have_best = 1;
+                json_decref(runs);
+                continue;
+            }
+        }
+        if (!is_base)
+            json_decref(s.outcomes);
+        json_decref(runs);
+    }
+    int base_ok = base_seen && stable(&base, repeat, cv_max);
+    double noise = fmax(cv_max, base.cv + best.cv) * base.mean;
+    int winner = have_best && (!base_ok || best.mean > base.mean + noise);
+    json_t *p = json_object();
+    json_object_set_new(p, "schema", json_string("topotune/profile/1"));
+    json_object_set_new(p, "class", json_string(class_id));
+    json_object_set_new(p, "hardware", hardware(json_object_get(first, "topology")));
+    json_object_set(p, "software", json_object_get(first, "versions"));
+    json_object_set(p, "predicted", json_object_get(first, "predicted"));
+    json_object_set_new(p, "defaults_best", json_boolean(base_ok && !winner));
+    json_object_set_new(
+        p, "objective",
+        json_pack("{s:I,s:I}", "min_bytes", (json_int_t)omin, "max_bytes", (json_int_t)omax));
+    if (base_ok && !winner)
+        json_object_set_new(
+            p, "summary",
+            json_string(
+                "NCCL defaults are best here: no stable configuration beat them beyond the noise"));
+    else if (winner)
+        json_object_set_new(p, "summary",
+                            json_sprintf("configuration %s: mean busbw %.2f GB/s%s", best.id,
+                                         best.mean, base_ok ? "" : " (NCCL defaults failed here)"));
+    else
+        json_object_set_new(p, "summary",
+                            json_string("no configuration was stable: nothing to recommend"));
+    json_object_set_new(p, "variables",
+                        winner ? variables(&best, &base, base_ok, omin, omax) : json_array());
+    json_t *b = json_object();
+    json_object_set_new(b, "stable", json_boolean(base_ok));
+    json_object_set_new(b, "objective", json_real(base.mean));
+    json_object_set_new(b, "outcomes", base.outcomes ? json_incref(base.outcomes) : json_object());
+    json_object_set_new(b, "per_size", base_runs ? per_size(base_runs) : json_array());
+    json_object_set_new(p, "baseline", b);
+    if (winner) {
+        json_t *w = json_object();
+        json_object_set_new(w, "config_id", json_string(best.id));
+        json_object_set(w, "env", best.env);
+        json_object_set_new(w, "objective", json_real(best.mean));
+        json_object_set_new(w, "cv", json_real(best.cv));
+        json_object_set_new(w, "runs", json_integer(best.runs));
+        json_object_set_new(w, "per_size", per_size(best_runs));
+        json_object_set_new(p, "winner", w);
+    } else {
+        json_object_set_new(p, "winner", json_null());
+    }
+    json_t *rules = tuner(stable_sizes),
+           *any = best_runs ? json_array_get(best_runs, 0) : json_array_get(base_runs, 0);
+    json_array_foreach(rules, i, c)
+    {
+        json_object_set(c, "nodes", json_object_get(any, "nodes"));
+        json_object_set(c, "ranks", json_object_get(any, "ranks"));
+    }
+    json_object_set_new(p, "tuner", rules);
+    json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
+    json_object_set_new(p, "tool_version", json_string("0.1.0"));
+    json_decref(base.outcomes);
+    if (have_best)
+        json_decref(best.outcomes);
+    json_decref(best_runs);
+    json_decref(base_runs);
+    json_decref(stable_sizes);
+    json_decref(ids);
+    return p;
+}
