@@ -26,7 +26,7 @@ void gen_header(const json_t *profile, const char *what, struct util_buf *out)
         json_is_true(json_object_get(profile, "predicted")) ? " (PREDICTED by the sim backend)"
                                                             : "");
     util_buf_addf(out, "# %s\n", str(profile, "summary", ""));
-    util_buf_addf(out,
+    util_buf_adds(out,
                   "# valid while the node class and NCCL version match; tuning variables must be\n"
                   "# re-validated (topotune sweep, then topotune gen) after every NCCL upgrade.\n");
 }
@@ -78,11 +78,19 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
+    util_buf_adds(
+        out, "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says.\n"
+             "torchrun_path=$(command -v torchrun || true)\n"
+             "py=${TOPOTUNE_PYTHON:-}\n"
+             "if [ -z \"$py\" ] && [ -n \"$torchrun_path\" ]; then\n"
+             "    py=$(sed -n '1s/^#! *//p' \"$torchrun_path\" | cut -d' ' -f1)\n"
+             "fi\n"
+             "py=${py:-python3}\n\n");
     util_buf_addf(
         out,
         "# The NCCL version must be the one this profile was measured with.\n"
         "want_nccl=\"%s\"\n"
-        "have_nccl=$(python3 -c 'import torch; v = torch.cuda.nccl.version(); "
+        "have_nccl=$(\"$py\" -c 'import torch; v = torch.cuda.nccl.version(); "
         "print(\".\".join(map(str, v)) if isinstance(v, tuple) else v)' 2>/dev/null || true)\n"
         "if [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" ] "
         "&& [ -z \"${TOPOTUNE_IGNORE_NCCL_VERSION:-}\" ]; then\n"
@@ -102,7 +110,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     util_buf_adds(
         out,
         "# PyTorch's NCCL error handling and flight recorder, by the names this PyTorch reads.\n"
-        "torch_version=$(python3 -c 'import torch; print(torch.__version__.split(\"+\")[0])' "
+        "torch_version=$(\"$py\" -c 'import torch; print(torch.__version__.split(\"+\")[0])' "
         "2>/dev/null || echo 0)\n"
         "if printf '%s\\n2.1.999\\n' \"$torch_version\" | sort -V -C; then\n"
         "    export NCCL_ASYNC_ERROR_HANDLING=\"${NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"

@@ -34,7 +34,7 @@ static int replica(const json_t *profile, const char *kind, int replicas, struct
                   "          containers:\n"
                   "            - name: pytorch\n"
                   "              image: REPLACE_WITH_YOUR_IMAGE\n"
-                  "              command: [\"torchrun\", \"--nproc-per-node=%lld\", \"train.py\"]\n"
+                  "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
                   "              resources:\n"
                   "                limits:\n"
                   "                  nvidia.com/gpu: %lld\n"

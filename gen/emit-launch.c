@@ -18,12 +18,15 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
 {
     util_buf_adds(out, "#!/usr/bin/env bash\n");
     gen_header(profile, "launch/torchrun.sh", out);
-    util_buf_addf(out, "# usage: torchrun.sh [--nnodes N] [--node-rank R] [--nproc-per-node G] "
-                       "[--rdzv-endpoint HOST:PORT]\n"
-                       "#                    [--rdzv-id ID] -- train.py [args]   (extra torchrun "
-                       "flags: TOPOTUNE_TORCHRUN_ARGS)\n"
-                       "# torchrun starts the ranks and sets RANK, LOCAL_RANK and WORLD_SIZE: the "
-                       "script must not spawn its own.\n");
+    util_buf_addf(
+        out,
+        "# usage: torchrun.sh [--nnodes N] [--node-rank R] [--nproc-per-node G] "
+        "[--rdzv-endpoint HOST:PORT]\n"
+        "#                    [--rdzv-id ID] -- train.py [args]   (extra torchrun "
+        "flags: TOPOTUNE_TORCHRUN_ARGS)\n"
+        "# torchrun's flags are spelled with underscores, which every PyTorch release accepts.\n"
+        "# torchrun starts the ranks and sets RANK, LOCAL_RANK and WORLD_SIZE: the "
+        "script must not spawn its own.\n");
     gen_shell_prelude(profile, out);
     util_buf_addf(
         out,
@@ -50,14 +53,14 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
         "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n"
         "read -r -a extra <<<\"${TOPOTUNE_TORCHRUN_ARGS:-}\"\n"
         "if [ \"$nnodes\" = 1 ]; then\n"
-        "    exec torchrun --standalone --nnodes 1 --nproc-per-node \"$nproc\" \"${extra[@]}\" "
+        "    exec torchrun --standalone --nnodes 1 --nproc_per_node \"$nproc\" \"${extra[@]}\" "
         "\"$@\"\n"
         "fi\n"
         "[ -n \"$rdzv_endpoint\" ] || { echo \"$0: --rdzv-endpoint HOST:PORT is needed for $nnodes "
         "nodes\" >&2; exit 2; }\n"
-        "exec torchrun --nnodes \"$nnodes\" --node-rank \"$node_rank\" --nproc-per-node \"$nproc\" "
+        "exec torchrun --nnodes \"$nnodes\" --node_rank \"$node_rank\" --nproc_per_node \"$nproc\" "
         "\\\n"
-        "    --rdzv-backend c10d --rdzv-endpoint \"$rdzv_endpoint\" --rdzv-id \"$rdzv_id\" "
+        "    --rdzv_backend c10d --rdzv_endpoint \"$rdzv_endpoint\" --rdzv_id \"$rdzv_id\" "
         "\"${extra[@]}\" \"$@\"\n",
         gpus(profile));
     return 0;

@@ -4,7 +4,7 @@
 # processes all_reduce a tensor and see the profile's variables in their environment.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-if ! command -v torchrun >/dev/null || ! python3 -c 'import torch.distributed' 2>/dev/null; then
+if ! command -v torchrun >/dev/null || ! torchrun --help >/dev/null 2>&1; then
     echo "skipped: torchrun not installed (tools/install-deps.sh installs python3-torch)"
     finish
     exit 0
