@@ -228,8 +228,8 @@ static json_t *hardware(json_t *topo)
     json_object_set_new(h, "gpus", json_integer((json_int_t)json_array_size(gpus)));
     json_object_set(h, "gpu_model", json_object_get(json_array_get(gpus, 0), "model"));
     json_object_set(h, "nvswitches", json_object_get(topo, "nvswitches"));
-    json_object_set(h, "nics",
-                    json_integer((json_int_t)json_array_size(json_object_get(topo, "nics"))));
+    json_object_set_new(h, "nics",
+                        json_integer((json_int_t)json_array_size(json_object_get(topo, "nics"))));
     json_object_set(h, "cpu", json_object_get(topo, "cpu"));
     json_object_set(h, "matrix", json_object_get(topo, "matrix"));
     json_object_set(h, "class_key", json_object_get(json_object_get(topo, "class"), "key"));

@@ -7,8 +7,9 @@
 # halving/grid ratios. Target: halving within 2% of the grid's best for at least 90% of
 # seeds, at most 25% of the grid's time.
 # usage: bench/perf/strategies.sh [BUILD_DIR]
-#   SEEDS (default 10), SPACE (default profiles/spaces/nccl-default.json: about an hour with
-#   the RTX 4090's hangs; profiles/spaces/nccl-quick.json takes minutes), TIMEOUT (s, default 0.5)
+#   SEEDS (default 10), SPACE (default profiles/spaces/nccl-default.json: several hours, since
+#   the RTX 4090's hangs cost TIMEOUT each and the 2-node H100 sweeps every interface for
+#   NCCL_SOCKET_IFNAME; profiles/spaces/nccl-quick.json takes minutes), TIMEOUT (s, default 0.5)
 #   TOPOS (default: dgx-a100 hgx-h100 rtx4090-8x-pcie hgx-h100-2nodes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
