@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The `topotune` command: global flags, the command table, dispatch. */
 #include "bench/bench.h"
+#include "doctor/doctor.h"
 #include "gen/gen.h"
 #include "topo/topo.h"
 #include "util/log.h"
@@ -26,6 +27,7 @@ static const struct command commands[] = {
     {"gen", cmd_gen, "choose the fastest stable configuration per node class and write profiles"},
     {"profiles", cmd_profiles, "list, show and diff the stored profiles"},
     {"run", cmd_run, "the main job: map this machine, sweep, and write its profile"},
+    {"doctor", cmd_doctor, "preflight checks for the pitfalls that hang distributed jobs"},
     {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };

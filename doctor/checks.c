@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The checks. Facts come from the topology (hardware, P2P, ACS, IOMMU, /dev/shm,
+ * memlock, all read under TOPOTUNE_SYSFS_ROOT), /sys/class/net for interfaces,
+ * and this process's environment for the launch variables.
+ */
+#include "doctor/doctor.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((format(printf, 5, 6))) static void
+add(json_t *checks, const char *name, const char *status, const char *fix, const char *fmt, ...)
+{
+    char evidence[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(evidence, sizeof(evidence), fmt, ap);
+    va_end(ap);
+    json_array_append_new(checks, json_pack("{s:s,s:s,s:s,s:s?}", "name", name, "status", status,
+                                            "evidence", evidence, "fix", fix));
+}
+
+/* 1. /dev/shm against the SHM transport's needs: a send and receive side of ~9 MiB per local peer.
+ */
+static void check_shm(json_t *c, const struct topo *t)
+{
+    long long need = (long long)t->ngpus * 2 * 9 * (1 << 20);
+    const char *fix =
+        "give the container more /dev/shm: docker run --shm-size=16g (or --ipc=host); on "
+        "Kubernetes mount an emptyDir with medium: Memory at /dev/shm";
+    if (t->system.shm_bytes < 0)
+        add(c, "shm", "unknown", fix, "the size of /dev/shm could not be read");
+    else if (t->ngpus < 2)
+        add(c, "shm", "pass", NULL,
+            "/dev/shm has %lld MB; with %d GPU(s) NCCL's SHM transport is not needed",
+            t->system.shm_bytes >> 20, t->ngpus);
+    else
+        add(c, "shm", t->system.shm_bytes < need ? "fail" : "pass",
+            t->system.shm_bytes < need ? fix : NULL,
+            "/dev/shm has %lld MB; NCCL's SHM transport needs about %lld MB for %d GPUs",
+            t->system.shm_bytes >> 20, need >> 20, t->ngpus);
+}
+
+static int rdma_nics(const struct topo *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->nnics; i++)
+        n += t->nics[i].kind == TOPO_NIC_IB || t->nics[i].kind == TOPO_NIC_ROCE ||
+             t->nics[i].kind == TOPO_NIC_EFA;
+    return n;
+}
+
+/* 2. Locked memory where RDMA registers buffers. */
+static void check_memlock(json_t *c, const struct topo *t)
+{
+    const char *fix =
+        "raise the locked-memory limit: ulimit -l unlimited (limits.conf), docker run --ulimit "
+        "memlock=-1, or Slurm's PropagateResourceLimits";
+    long long m = t->system.memlock_bytes;
+    if (!rdma_nics(t))
+        add(c, "memlock", "pass", NULL, "no RDMA NIC on this node: the limit does not matter");
+    else if (m == TOPO_MEMLOCK_UNKNOWN)
+        add(c, "memlock", "unknown", fix, "%d RDMA NIC(s), but the memlock limit could not be read",
+            rdma_nics(t));
+    else if (m == -1)
+        add(c, "memlock", "pass", NULL, "memlock unlimited with %d RDMA NIC(s)", rdma_nics(t));
+    else
+        add(c, "memlock", "fail", fix,
+            "memlock is %lld KB with %d RDMA NIC(s): memory registration fails or hangs", m >> 10,
+            rdma_nics(t));
+}
+
+/* 3. P2P per GPU pair, as NVML and the CUDA driver report it. */
+static void check_p2p(json_t *c, const struct topo *t)
+{
+    const char *fix =
+        "set NCCL_P2P_DISABLE=1, or make P2P work (disable PCIe ACS on bare metal, check the "
+        "IOMMU setting, use a driver that supports P2P on these GPUs)";
+    if (t->ngpus < 2) {
+        add(c, "p2p", t->ngpus ? "pass" : "unknown", NULL, "%s",
+            t->ngpus ? "one GPU: no peer to reach" : "no GPU visible: P2P cannot be checked here");
+        return;
+    }
+    if (!t->p2p) {
+        add(c, "p2p", t->p2p_broken == 1 ? "fail" : "unknown", t->p2p_broken == 1 ? fix : NULL,
+            "%s",
+            t->p2p_broken == 1 ? "these GPUs are known not to support PCIe P2P (topology fact)"
+                               : "neither NVML nor the CUDA driver answered: P2P status unknown");
+        return;
+    }
+    int bad = 0;
+    struct util_buf pairs = UTIL_BUF_INIT;
+    for (int i = 0; i < t->ngpus; i++)
+        for (int j = 0; j < t->ngpus; j++) {
+            const char *s = t->p2p[i * t->ngpus + j];
+            if (i != j && s && strcmp(s, "OK")) {
+                bad++;
+                if (bad <= 4)
+                    util_buf_addf(&pairs, " GPU%d-GPU%d %s", i, j, s);
+            }
+        }
+    add(c, "p2p", bad ? "fail" : "pass", bad ? fix : NULL,
+        "%s reports %d pair(s) without P2P%s (functional "
+        "copy test not run: it needs a GPU)",
+        t->p2p_source, bad, util_buf_str(&pairs));
+    util_buf_release(&pairs);
+}
+
+/* 4. ACS redirecting peer traffic through the root complex, and the IOMMU mode. */
+static void check_acs(json_t *c, const struct topo *t)
+{
+    const char *fix =
+        "disable ACS on the PCIe switches above the GPUs (BIOS or setpci) on bare metal, or set "
+        "NCCL_P2P_DISABLE=1; in VMs keep ACS and enable ATS on the NICs";
+    json_t *acs = t->system.acs_bridges;
+    int redirect = 0, unreadable = 0;
+    size_t i;
+    json_t *b;
+    json_array_foreach(acs, i, b)
+    {
+        redirect += json_is_true(json_object_get(b, "redirect"));
+        unreadable += json_is_null(json_object_get(b, "control"));
+    }
+    const char *iommu = t->system.iommu ? t->system.iommu : "unknown";
+    if (t->ngpus < 2)
+        add(c, "acs-iommu", "pass", NULL,
+            "fewer than two GPUs: no peer traffic for ACS to redirect; IOMMU: %s", iommu);
+    else if (!acs)
+        add(c, "acs-iommu", "unknown", NULL,
+            "ACS could not be read (no sysfs for this topology); IOMMU: %s", iommu);
+    else if (redirect)
+        add(c, "acs-iommu", "fail", fix,
+            "%d bridge(s) above GPUs redirect P2P requests (ACS RR/CR); IOMMU: %s", redirect,
+            iommu);
+    else if (unreadable)
+        add(c, "acs-iommu", "unknown", "run topotune doctor as root to read PCIe config space",
+            "%d bridge(s) above GPUs could not be read (not root?); IOMMU: %s", unreadable, iommu);
+    else
+        add(c, "acs-iommu", "pass", NULL, "no ACS redirect on %zu bridge(s) above GPUs; IOMMU: %s",
+            json_array_size(acs), iommu);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+struct iface {
+    char name[256];
+    long index;
+};
+
+static int by_index(const void *a, const void *b)
+{
+    long x = ((const struct iface *)a)->index, y = ((const struct iface *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+static int bridge_like(const char *n)
+{
+    return starts(n, "docker") || starts(n, "virbr") || starts(n, "veth") || starts(n, "br-") ||
+           starts(n, "cni") || starts(n, "flannel");
+}
+
+/* Interfaces that are up ("unknown" counts: dummies and some drivers never say up), in ifindex
+ * order. */
+static int up_interfaces(struct iface *out, int max)
+{
+    struct util_buf dir = UTIL_BUF_INIT, val = UTIL_BUF_INIT, path = UTIL_BUF_INIT;
+    util_buf_addf(&dir, "%s/sys/class/net", util_sysfs_root());
+    DIR *d = opendir(dir.data);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+            continue;
+        util_buf_reset(&path);
+        util_buf_addf(&path, "/sys/class/net/%s/operstate", e->d_name);
+        if (util_sysfs_read_line(path.data, &val) ||
+            (strcmp(util_buf_str(&val), "up") && strcmp(util_buf_str(&val), "unknown")))
+            continue;
+        snprintf(out[n].name, sizeof(out[n].name), "%s", e->d_name);
+        util_buf_reset(&path);
+        util_buf_addf(&path, "/sys/class/net/%s/ifindex", e->d_name);
+        out[n].index = util_sysfs_read_line(path.data, &val) ? 1 << 30 : atol(util_buf_str(&val));
+        n++;
+    }
+    if (d)
+        closedir(d);
+    util_buf_release(&dir);
+    util_buf_release(&val);
+    util_buf_release(&path);
+    qsort(out, (size_t)n, sizeof(*out), by_index);
+    return n;
+}
+
+/*
+ * 5. Interfaces: NCCL's default pick (an ib* interface, else the first one, in
+ * the kernel's order, that is not docker, lo or virbr) and whether that is a
+ * container bridge or veth whose traffic may never leave the host.
+ */
+static void check_interfaces(json_t *c)
+{
+    struct iface ifs[64];
+    int n = up_interfaces(ifs, 64);
+    const char *pick = NULL, *good = NULL;
+    struct util_buf up = UTIL_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        util_buf_addf(&up, "%s%s", up.len ? "," : "", ifs[i].name);
+        if (starts(ifs[i].name, "ib") && (!pick || !starts(pick, "ib")))
+            pick = ifs[i].name;
+        else if (!pick && !starts(ifs[i].name, "docker") && !starts(ifs[i].name, "virbr"))
+            pick = ifs[i].name;
+        if (!good && !bridge_like(ifs[i].name))
+            good = ifs[i].name;
+    }
+    struct util_buf fix = UTIL_BUF_INIT;
+    util_buf_addf(&fix, "export NCCL_SOCKET_IFNAME==%s",
+                  good ? good : "<the data network's interface>");
+    int bad = pick && bridge_like(pick) && !getenv("NCCL_SOCKET_IFNAME");
+    if (!n)
+        add(c, "interfaces", "fail", "bring up a network interface for NCCL's bootstrap",
+            "no interface is up besides lo");
+    else
+        add(c, "interfaces", bad ? "warn" : "pass", bad ? util_buf_str(&fix) : NULL,
+            "up: %s; NCCL would pick %s by default%s%s", util_buf_str(&up), pick ? pick : "nothing",
+            bad ? " (a container bridge or veth: its traffic may not leave this host)" : "",
+            getenv("NCCL_SOCKET_IFNAME") ? "; NCCL_SOCKET_IFNAME is set" : "");
+    util_buf_release(&up);
+    util_buf_release(&fix);
+}
+
+static long env_long(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : -1;
+}
+
+/* 6. The launch environment: ranks consistent, one launcher. */
+static void check_launch(json_t *c, const struct topo *t)
+{
+    long rank = env_long("RANK"), local = env_long("LOCAL_RANK"), world = env_long("WORLD_SIZE"),
+         lworld = env_long("LOCAL_WORLD_SIZE"), mpi = env_long("OMPI_COMM_WORLD_RANK"),
+         slurm = env_long("SLURM_PROCID"), slurm_n = env_long("SLURM_NTASKS");
+    char problems[512] = "";
+    size_t n = 0;
+#define PROBLEM(...)                                                                               \
+    n += (size_t)snprintf(problems + n, n < sizeof(problems) ? sizeof(problems) - n : 0,           \
+                          __VA_ARGS__)
+    if (rank < 0 && world < 0 && local < 0) {
+        add(c, "launch", "pass", NULL,
+            "not started by a launcher (no RANK, WORLD_SIZE or LOCAL_RANK)");
+        return;
+    }
+    if (rank >= 0 && world >= 0 && rank >= world)
+        PROBLEM("RANK %ld is not below WORLD_SIZE %ld; ", rank, world);
+    if (local >= 0 && lworld >= 0 && local >= lworld)
+        PROBLEM("LOCAL_RANK %ld is not below LOCAL_WORLD_SIZE %ld; ", local, lworld);
+    if (lworld > 0 && world > 0 && world % lworld)
+        PROBLEM("WORLD_SIZE %ld is not a multiple of LOCAL_WORLD_SIZE %ld; ", world, lworld);
+    if (t->ngpus > 0 && local >= t->ngpus)
+        PROBLEM("LOCAL_RANK %ld but only %d GPU(s) visible; ", local, t->ngpus);
+    if (mpi >= 0 && rank >= 0 && mpi != rank)
+        PROBLEM("two launchers: RANK %ld but OMPI_COMM_WORLD_RANK %ld; ", rank, mpi);
+    if (slurm >= 0 && rank >= 0 && slurm != rank && slurm_n > 1)
+        PROBLEM("two launchers: RANK %ld but SLURM_PROCID %ld; ", rank, slurm);
+    if (rank >= 0 && (!getenv("MASTER_ADDR") || !getenv("MASTER_PORT")))
+        PROBLEM("MASTER_ADDR or MASTER_PORT missing; ");
+#undef PROBLEM
+    add(c, "launch", n ? "fail" : "pass",
+        n ? "start ranks with one launcher only (torchrun or mpirun or srun), and do not spawn "
+            "ranks in the script"
+          : NULL,
+        "%s", n ? problems : "RANK, LOCAL_RANK and WORLD_SIZE are consistent");
+}
+
+/* 7. A profile: same class, same software, its variables set here. */
+static void check_profile(json_t *c, const struct topo *t, const json_t *p)
+{
+    if (!p)
+        return;
+    const char *cls = json_string_value(json_object_get(p, "class"));
+    if (!cls || !t->class_id || strcmp(cls, t->class_id)) {
+        add(c, "profile", "fail", "use the profile made for this node class, or sweep this class",
+            "the profile is for class %s, this node is %s", cls ? cls : "?",
+            t->class_id ? t->class_id : "?");
+        return;
+    }
+    const char *want = json_string_value(json_object_get(json_object_get(p, "software"), "nccl"));
+    if (want && t->software.nccl && strcmp(want, t->software.nccl)) {
+        add(c, "profile", "fail",
+            "sweep again with this NCCL (topotune sweep, then gen): tuning variables are only "
+            "valid for the NCCL they were measured with",
+            "the profile was measured with NCCL %s, this node has %s", want, t->software.nccl);
+        return;
+    }
+    struct util_buf missing = UTIL_BUF_INIT;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(p, "variables"), i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        const char *value = json_string_value(json_object_get(v, "value"));
+        const char *have = name ? getenv(name) : NULL;
+        if (!have || strcmp(have, value))
+            util_buf_addf(&missing, " %s=%s", name, value);
+    }
+    add(c, "profile", missing.len ? "warn" : "pass",
+        missing.len ? "source the profile's nccl.env before launching" : NULL,
+        "class and NCCL version match%s%s", missing.len ? "; not set in this environment:" : "",
+        util_buf_str(&missing));
+    util_buf_release(&missing);
+}
+
+json_t *doctor_run(const struct topo *t, const json_t *profile)
+{
+    json_t *checks = json_array();
+    check_shm(checks, t);
+    check_memlock(checks, t);
+    check_p2p(checks, t);
+    check_acs(checks, t);
+    check_interfaces(checks);
+    check_launch(checks, t);
+    check_profile(checks, t, profile);
+    return checks;
+}
