@@ -58,24 +58,12 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
-static char *space_hash(const json_t *doc)
-{
-    char *canon = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-    unsigned long long h = 1469598103934665603ULL;
-    for (const char *p = canon ? canon : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    free(canon);
-    char *out = malloc(20);
-    snprintf(out, 20, "%016llx", h);
-    return out;
-}
-
 /* sweep.json: written on a new sweep; on --resume the space, class and backend must match. */
 static int sweep_file(struct bench_sweep *sw, const struct topo *t, json_t *pruned, int resume)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
-    char *hash = space_hash(sw->space.doc);
+    char *hash = util_json_hash(sw->space.doc);
     int rc = 0;
     if (access(path, F_OK) == 0) {
         json_t *old = util_json_load(path);

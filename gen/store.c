@@ -41,18 +41,6 @@ __attribute__((format(printf, 3, 4))) static int pathf(char *buf, size_t len, co
     return 0;
 }
 
-static char *content_hash(const json_t *content)
-{
-    char *canon = json_dumps(content, JSON_COMPACT | JSON_SORT_KEYS);
-    unsigned long long h = 1469598103934665603ULL;
-    for (const char *p = canon ? canon : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    free(canon);
-    char *out = malloc(20);
-    snprintf(out, 20, "%016llx", h);
-    return out;
-}
-
 /* The highest v<N> under dir, 0 when none. */
 static int latest_version(const char *dir)
 {
@@ -176,7 +164,7 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
     pathf(classdir, sizeof(classdir), "%s/%s", root, class_id);
     if (mkdirs(classdir))
         return error("cannot create '%s': %s", classdir, strerror(errno)), UTIL_EIO;
-    char *hash = content_hash(content);
+    char *hash = util_json_hash(content);
     int latest = latest_version(classdir);
     *created = 0;
     *version = latest;

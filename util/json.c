@@ -19,6 +19,19 @@ json_t *util_json_count_or_null(long long v)
     return v < 0 ? json_null() : json_integer(v);
 }
 
+char *util_json_hash(const json_t *j)
+{
+    char *canon = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned long long h = 1469598103934665603ULL;
+    for (const char *p = canon ? canon : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    free(canon);
+    char *out = malloc(20);
+    if (out)
+        snprintf(out, 20, "%016llx", h);
+    return out;
+}
+
 int util_json_set(json_t *obj, const char *key, json_t *value)
 {
     return json_object_set_new(obj, key, value) ? UTIL_ENOMEM : 0;

@@ -10,6 +10,12 @@ json_t *util_json_str_or_null(const char *s);
 /* New reference: v as a JSON integer, or null when v is negative (unknown). */
 json_t *util_json_count_or_null(long long v);
 
+/*
+ * A stable fingerprint of j: 16 hex digits of FNV-1a over its compact, key-sorted
+ * serialisation. The caller frees the string with free().
+ */
+char *util_json_hash(const json_t *j);
+
 /* Sets key in obj, stealing the reference to value; returns 0 or UTIL_ENOMEM. */
 int util_json_set(json_t *obj, const char *key, json_t *value);
 
