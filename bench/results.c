@@ -56,7 +56,6 @@ int bench_results_append(const char *path, const json_t *result)
     if (!line)
         return UTIL_ENOMEM;
     size_t len = strlen(line);
-    line[len] = '\0';
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     off_t before = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
     struct util_buf b = UTIL_BUF_INIT;

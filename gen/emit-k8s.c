@@ -16,11 +16,6 @@ static int yaml_env(const char *name, const char *value, const char *role, void 
     return 0;
 }
 
-static void comment_header(const json_t *profile, const char *what, struct util_buf *out)
-{
-    gen_header(profile, what, out);
-}
-
 static int replica(const json_t *profile, const char *kind, int replicas, struct util_buf *out)
 {
     long long gpus =
@@ -64,7 +59,7 @@ static int replica(const json_t *profile, const char *kind, int replicas, struct
 
 static int emit_pytorchjob(const json_t *profile, struct util_buf *out)
 {
-    comment_header(profile, "launch/pytorchjob.yaml", out);
+    gen_header(profile, "launch/pytorchjob.yaml", out);
     util_buf_addf(out,
                   "# Kubeflow PyTorchJob: the operator sets RANK/WORLD_SIZE; torchrun starts the "
                   "local ranks.\n"

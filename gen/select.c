@@ -259,8 +259,7 @@ static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
 
 json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
 {
-    json_t *first = json_array_get(sweeps, 0), *space = json_object_get(first, "space");
-    (void)space;
+    json_t *first = json_array_get(sweeps, 0);
     double cv_max = json_number_value(json_object_get(first, "cv_max"));
     int repeat = (int)json_integer_value(json_object_get(first, "repeat"));
     size_t omin = (size_t)json_integer_value(json_object_get(first, "objective_min"));

@@ -12,7 +12,6 @@
 #include "util/json.h"
 
 #include <ctype.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,16 +117,6 @@ static json_t *build_key(const struct topo *t)
     return key;
 }
 
-static uint64_t fnv1a64(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* "Tesla V100-SXM2-16GB" -> "v100-sxm2-16gb": vendor words dropped, lowercase, dashes. */
 static void slug_model(const char *model, struct util_buf *b)
 {
@@ -188,11 +177,9 @@ int topo_compute_class(struct topo *t)
 {
     json_decref(t->class_key);
     t->class_key = build_key(t);
-    char *canon = json_dumps(t->class_key, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!canon)
+    char *hash = util_json_hash(t->class_key); /* its first 8 hex digits end the id */
+    if (!hash)
         return UTIL_ENOMEM;
-    uint64_t h = fnv1a64(canon);
-    free(canon);
     struct util_buf b = UTIL_BUF_INIT;
     if (t->ngpus) {
         slug_model(main_model(t), &b);
@@ -217,7 +204,8 @@ int topo_compute_class(struct topo *t)
         util_buf_addf(&b, "-%dx%s%d", rdma, kind, speed);
     else if (rdma)
         util_buf_addf(&b, "-%dx%s", rdma, kind);
-    util_buf_addf(&b, "-%08x", (unsigned)(h >> 32));
+    util_buf_addf(&b, "-%.8s", hash);
+    free(hash);
     free(t->class_id);
     t->class_id = util_buf_detach(&b);
     return 0;

@@ -48,7 +48,6 @@ int util_json_write(const char *path, const json_t *j)
         if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
             rc = UTIL_EIO;
     } else {
-        text[len] = '\0';
         char *withnl = malloc(len + 2);
         if (!withnl) {
             free(text);

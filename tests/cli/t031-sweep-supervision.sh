@@ -25,7 +25,7 @@ mode = lambda m: runs[(("FAKE_MODE", m),)] if m else runs[()]
 assert mode(None)["outcome"] == "ok", mode(None)
 assert mode("ignore-term")["outcome"] == "timeout", mode("ignore-term")
 assert mode("ignore-term")["wall_s"] < mode("ignore-term")["deadline_s"] + 5
-assert mode("grandchild")["outcome"] == "launch-failed" or mode("grandchild")["outcome"] in ("ok", "error")
+assert mode("grandchild")["outcome"] == "ok", mode("grandchild")  # it exits 0; its children are ours to end
 assert mode("crash")["outcome"] == "crash" and mode("crash")["signal"] == "SIGSEGV", mode("crash")
 PY
 check "grandchildren were recorded" test -s "$pids"
