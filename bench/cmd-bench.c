@@ -8,6 +8,7 @@
  */
 #include "bench/internal.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -78,20 +79,7 @@ static int parse(int argc, char **argv, struct launch *l)
 
 char *bench_program_path(void)
 {
-    const char *forced = getenv("TOPOTUNE_BENCH_PROGRAM"); /* tests and wrappers */
-    if (forced && *forced)
-        return strdup(forced);
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        struct util_buf b = UTIL_BUF_INIT;
-        util_buf_addf(&b, "%s/topotune-bench", dirname(self));
-        if (access(b.data, X_OK) == 0)
-            return util_buf_detach(&b);
-        util_buf_release(&b);
-    }
-    return strdup("topotune-bench");
+    return util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
 }
 
 static int in_path(const char *prog)

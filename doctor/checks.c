@@ -5,6 +5,7 @@
  * and this process's environment for the launch variables.
  */
 #include "doctor/doctor.h"
+#include "doctor/internal.h"
 #include "util/buf.h"
 #include "util/file.h"
 
@@ -14,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-__attribute__((format(printf, 5, 6))) static void
-add(json_t *checks, const char *name, const char *status, const char *fix, const char *fmt, ...)
+void doctor_add(json_t *checks, const char *name, const char *status, const char *fix,
+                const char *fmt, ...)
 {
-    char evidence[1024];
+    char evidence[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(evidence, sizeof(evidence), fmt, ap);
@@ -35,16 +36,16 @@ static void check_shm(json_t *c, const struct topo *t)
         "give the container more /dev/shm: docker run --shm-size=16g (or --ipc=host); on "
         "Kubernetes mount an emptyDir with medium: Memory at /dev/shm";
     if (t->system.shm_bytes < 0)
-        add(c, "shm", "unknown", fix, "the size of /dev/shm could not be read");
+        doctor_add(c, "shm", "unknown", fix, "the size of /dev/shm could not be read");
     else if (t->ngpus < 2)
-        add(c, "shm", "pass", NULL,
-            "/dev/shm has %lld MB; with %d GPU(s) NCCL's SHM transport is not needed",
-            t->system.shm_bytes >> 20, t->ngpus);
+        doctor_add(c, "shm", "pass", NULL,
+                   "/dev/shm has %lld MB; with %d GPU(s) NCCL's SHM transport is not needed",
+                   t->system.shm_bytes >> 20, t->ngpus);
     else
-        add(c, "shm", t->system.shm_bytes < need ? "fail" : "pass",
-            t->system.shm_bytes < need ? fix : NULL,
-            "/dev/shm has %lld MB; NCCL's SHM transport needs about %lld MB for %d GPUs",
-            t->system.shm_bytes >> 20, need >> 20, t->ngpus);
+        doctor_add(c, "shm", t->system.shm_bytes < need ? "fail" : "pass",
+                   t->system.shm_bytes < need ? fix : NULL,
+                   "/dev/shm has %lld MB; NCCL's SHM transport needs about %lld MB for %d GPUs",
+                   t->system.shm_bytes >> 20, need >> 20, t->ngpus);
 }
 
 static int rdma_nics(const struct topo *t)
@@ -64,16 +65,18 @@ static void check_memlock(json_t *c, const struct topo *t)
         "memlock=-1, or Slurm's PropagateResourceLimits";
     long long m = t->system.memlock_bytes;
     if (!rdma_nics(t))
-        add(c, "memlock", "pass", NULL, "no RDMA NIC on this node: the limit does not matter");
+        doctor_add(c, "memlock", "pass", NULL,
+                   "no RDMA NIC on this node: the limit does not matter");
     else if (m == TOPO_MEMLOCK_UNKNOWN)
-        add(c, "memlock", "unknown", fix, "%d RDMA NIC(s), but the memlock limit could not be read",
-            rdma_nics(t));
+        doctor_add(c, "memlock", "unknown", fix,
+                   "%d RDMA NIC(s), but the memlock limit could not be read", rdma_nics(t));
     else if (m == -1)
-        add(c, "memlock", "pass", NULL, "memlock unlimited with %d RDMA NIC(s)", rdma_nics(t));
+        doctor_add(c, "memlock", "pass", NULL, "memlock unlimited with %d RDMA NIC(s)",
+                   rdma_nics(t));
     else
-        add(c, "memlock", "fail", fix,
-            "memlock is %lld KB with %d RDMA NIC(s): memory registration fails or hangs", m >> 10,
-            rdma_nics(t));
+        doctor_add(c, "memlock", "fail", fix,
+                   "memlock is %lld KB with %d RDMA NIC(s): memory registration fails or hangs",
+                   m >> 10, rdma_nics(t));
 }
 
 /* 3. P2P per GPU pair, as NVML and the CUDA driver report it. */
@@ -83,15 +86,17 @@ static void check_p2p(json_t *c, const struct topo *t)
         "set NCCL_P2P_DISABLE=1, or make P2P work (disable PCIe ACS on bare metal, check the "
         "IOMMU setting, use a driver that supports P2P on these GPUs)";
     if (t->ngpus < 2) {
-        add(c, "p2p", t->ngpus ? "pass" : "unknown", NULL, "%s",
-            t->ngpus ? "one GPU: no peer to reach" : "no GPU visible: P2P cannot be checked here");
+        doctor_add(c, "p2p", t->ngpus ? "pass" : "unknown", NULL, "%s",
+                   t->ngpus ? "one GPU: no peer to reach"
+                            : "no GPU visible: P2P cannot be checked here");
         return;
     }
     if (!t->p2p) {
-        add(c, "p2p", t->p2p_broken == 1 ? "fail" : "unknown", t->p2p_broken == 1 ? fix : NULL,
-            "%s",
-            t->p2p_broken == 1 ? "these GPUs are known not to support PCIe P2P (topology fact)"
-                               : "neither NVML nor the CUDA driver answered: P2P status unknown");
+        doctor_add(c, "p2p", t->p2p_broken == 1 ? "fail" : "unknown",
+                   t->p2p_broken == 1 ? fix : NULL, "%s",
+                   t->p2p_broken == 1
+                       ? "these GPUs are known not to support PCIe P2P (topology fact)"
+                       : "neither NVML nor the CUDA driver answered: P2P status unknown");
         return;
     }
     int bad = 0;
@@ -105,10 +110,8 @@ static void check_p2p(json_t *c, const struct topo *t)
                     util_buf_addf(&pairs, " GPU%d-GPU%d %s", i, j, s);
             }
         }
-    add(c, "p2p", bad ? "fail" : "pass", bad ? fix : NULL,
-        "%s reports %d pair(s) without P2P%s (functional "
-        "copy test not run: it needs a GPU)",
-        t->p2p_source, bad, util_buf_str(&pairs));
+    doctor_add(c, "p2p", bad ? "fail" : "pass", bad ? fix : NULL,
+               "%s reports %d pair(s) without P2P%s", t->p2p_source, bad, util_buf_str(&pairs));
     util_buf_release(&pairs);
 }
 
@@ -129,21 +132,23 @@ static void check_acs(json_t *c, const struct topo *t)
     }
     const char *iommu = t->system.iommu ? t->system.iommu : "unknown";
     if (t->ngpus < 2)
-        add(c, "acs-iommu", "pass", NULL,
-            "fewer than two GPUs: no peer traffic for ACS to redirect; IOMMU: %s", iommu);
+        doctor_add(c, "acs-iommu", "pass", NULL,
+                   "fewer than two GPUs: no peer traffic for ACS to redirect; IOMMU: %s", iommu);
     else if (!acs)
-        add(c, "acs-iommu", "unknown", NULL,
-            "ACS could not be read (no sysfs for this topology); IOMMU: %s", iommu);
+        doctor_add(c, "acs-iommu", "unknown", NULL,
+                   "ACS could not be read (no sysfs for this topology); IOMMU: %s", iommu);
     else if (redirect)
-        add(c, "acs-iommu", "fail", fix,
-            "%d bridge(s) above GPUs redirect P2P requests (ACS RR/CR); IOMMU: %s", redirect,
-            iommu);
+        doctor_add(c, "acs-iommu", "fail", fix,
+                   "%d bridge(s) above GPUs redirect P2P requests (ACS RR/CR); IOMMU: %s", redirect,
+                   iommu);
     else if (unreadable)
-        add(c, "acs-iommu", "unknown", "run topotune doctor as root to read PCIe config space",
+        doctor_add(
+            c, "acs-iommu", "unknown", "run topotune doctor as root to read PCIe config space",
             "%d bridge(s) above GPUs could not be read (not root?); IOMMU: %s", unreadable, iommu);
     else
-        add(c, "acs-iommu", "pass", NULL, "no ACS redirect on %zu bridge(s) above GPUs; IOMMU: %s",
-            json_array_size(acs), iommu);
+        doctor_add(c, "acs-iommu", "pass", NULL,
+                   "no ACS redirect on %zu bridge(s) above GPUs; IOMMU: %s", json_array_size(acs),
+                   iommu);
 }
 
 static int starts(const char *s, const char *prefix)
@@ -160,12 +165,6 @@ static int by_index(const void *a, const void *b)
 {
     long x = ((const struct iface *)a)->index, y = ((const struct iface *)b)->index;
     return x < y ? -1 : x > y;
-}
-
-static int bridge_like(const char *n)
-{
-    return starts(n, "docker") || starts(n, "virbr") || starts(n, "veth") || starts(n, "br-") ||
-           starts(n, "cni") || starts(n, "flannel");
 }
 
 /* Interfaces that are up ("unknown" counts: dummies and some drivers never say up), in ifindex
@@ -216,21 +215,22 @@ static void check_interfaces(json_t *c)
             pick = ifs[i].name;
         else if (!pick && !starts(ifs[i].name, "docker") && !starts(ifs[i].name, "virbr"))
             pick = ifs[i].name;
-        if (!good && !bridge_like(ifs[i].name))
+        if (!good && !topo_iface_is_virtual(ifs[i].name))
             good = ifs[i].name;
     }
     struct util_buf fix = UTIL_BUF_INIT;
     util_buf_addf(&fix, "export NCCL_SOCKET_IFNAME==%s",
                   good ? good : "<the data network's interface>");
-    int bad = pick && bridge_like(pick) && !getenv("NCCL_SOCKET_IFNAME");
+    int bad = pick && topo_iface_is_virtual(pick) && !getenv("NCCL_SOCKET_IFNAME");
     if (!n)
-        add(c, "interfaces", "fail", "bring up a network interface for NCCL's bootstrap",
-            "no interface is up besides lo");
+        doctor_add(c, "interfaces", "fail", "bring up a network interface for NCCL's bootstrap",
+                   "no interface is up besides lo");
     else
-        add(c, "interfaces", bad ? "warn" : "pass", bad ? util_buf_str(&fix) : NULL,
-            "up: %s; NCCL would pick %s by default%s%s", util_buf_str(&up), pick ? pick : "nothing",
-            bad ? " (a container bridge or veth: its traffic may not leave this host)" : "",
-            getenv("NCCL_SOCKET_IFNAME") ? "; NCCL_SOCKET_IFNAME is set" : "");
+        doctor_add(c, "interfaces", bad ? "warn" : "pass", bad ? util_buf_str(&fix) : NULL,
+                   "up: %s; NCCL would pick %s by default%s%s", util_buf_str(&up),
+                   pick ? pick : "nothing",
+                   bad ? " (a container bridge or veth: its traffic may not leave this host)" : "",
+                   getenv("NCCL_SOCKET_IFNAME") ? "; NCCL_SOCKET_IFNAME is set" : "");
     util_buf_release(&up);
     util_buf_release(&fix);
 }
@@ -253,8 +253,8 @@ static void check_launch(json_t *c, const struct topo *t)
     n += (size_t)snprintf(problems + n, n < sizeof(problems) ? sizeof(problems) - n : 0,           \
                           __VA_ARGS__)
     if (rank < 0 && world < 0 && local < 0) {
-        add(c, "launch", "pass", NULL,
-            "not started by a launcher (no RANK, WORLD_SIZE or LOCAL_RANK)");
+        doctor_add(c, "launch", "pass", NULL,
+                   "not started by a launcher (no RANK, WORLD_SIZE or LOCAL_RANK)");
         return;
     }
     if (rank >= 0 && world >= 0 && rank >= world)
@@ -272,7 +272,8 @@ static void check_launch(json_t *c, const struct topo *t)
     if (rank >= 0 && (!getenv("MASTER_ADDR") || !getenv("MASTER_PORT")))
         PROBLEM("MASTER_ADDR or MASTER_PORT missing; ");
 #undef PROBLEM
-    add(c, "launch", n ? "fail" : "pass",
+    doctor_add(
+        c, "launch", n ? "fail" : "pass",
         n ? "start ranks with one launcher only (torchrun or mpirun or srun), and do not spawn "
             "ranks in the script"
           : NULL,
@@ -286,18 +287,30 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
         return;
     const char *cls = json_string_value(json_object_get(p, "class"));
     if (!cls || !t->class_id || strcmp(cls, t->class_id)) {
-        add(c, "profile", "fail", "use the profile made for this node class, or sweep this class",
-            "the profile is for class %s, this node is %s", cls ? cls : "?",
-            t->class_id ? t->class_id : "?");
+        doctor_add(c, "profile", "fail",
+                   "use the profile made for this node class, or sweep this class",
+                   "the profile is for class %s, this node is %s", cls ? cls : "?",
+                   t->class_id ? t->class_id : "?");
         return;
     }
-    const char *want = json_string_value(json_object_get(json_object_get(p, "software"), "nccl"));
+    const json_t *sw = json_object_get(p, "software");
+    const char *want = json_string_value(json_object_get(sw, "nccl"));
     if (want && t->software.nccl && strcmp(want, t->software.nccl)) {
-        add(c, "profile", "fail",
-            "sweep again with this NCCL (topotune sweep, then gen): tuning variables are only "
-            "valid for the NCCL they were measured with",
-            "the profile was measured with NCCL %s, this node has %s", want, t->software.nccl);
+        doctor_add(c, "profile", "fail",
+                   "sweep again with this NCCL (topotune sweep, then gen): tuning variables are "
+                   "only valid for the NCCL they were measured with",
+                   "the profile was measured with NCCL %s, this node has %s", want,
+                   t->software.nccl);
         return;
+    }
+    /* CUDA and the driver change less of NCCL's choices: a warning, with the versions. */
+    struct util_buf drift = UTIL_BUF_INIT;
+    const char *names[] = {"cuda", "driver"};
+    const char *here[] = {t->software.cuda, t->software.driver};
+    for (int i = 0; i < 2; i++) {
+        const char *was = json_string_value(json_object_get(sw, names[i]));
+        if (was && here[i] && strcmp(was, here[i]))
+            util_buf_addf(&drift, "; %s %s when measured, %s here", names[i], was, here[i]);
     }
     struct util_buf missing = UTIL_BUF_INIT;
     size_t i;
@@ -310,21 +323,38 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
         if (!have || strcmp(have, value))
             util_buf_addf(&missing, " %s=%s", name, value);
     }
-    add(c, "profile", missing.len ? "warn" : "pass",
-        missing.len ? "source the profile's nccl.env before launching" : NULL,
-        "class and NCCL version match%s%s", missing.len ? "; not set in this environment:" : "",
-        util_buf_str(&missing));
+    int warn = missing.len || drift.len;
+    doctor_add(c, "profile", warn ? "warn" : "pass",
+               missing.len ? "source the profile's nccl.env before launching"
+               : drift.len ? "sweep again on this software to confirm the profile still wins"
+                           : NULL,
+               "class and NCCL version match%s%s%s", util_buf_str(&drift),
+               missing.len ? "; not set in this environment:" : "", util_buf_str(&missing));
+    util_buf_release(&drift);
     util_buf_release(&missing);
 }
 
-json_t *doctor_run(const struct topo *t, const json_t *profile)
+char *doctor_up_interfaces(void)
+{
+    struct iface ifs[64];
+    int n = up_interfaces(ifs, 64);
+    struct util_buf b = UTIL_BUF_INIT;
+    util_buf_adds(&b, "");
+    for (int i = 0; i < n; i++)
+        util_buf_addf(&b, "%s%s", i ? "," : "", ifs[i].name);
+    return util_buf_detach(&b);
+}
+
+json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_timeout_s)
 {
     json_t *checks = json_array();
     check_shm(checks, t);
     check_memlock(checks, t);
     check_p2p(checks, t);
+    doctor_check_p2p_copy(checks, t, copy_timeout_s);
     check_acs(checks, t);
     check_interfaces(checks);
+    doctor_check_rdma(checks);
     check_launch(checks, t);
     check_profile(checks, t, profile);
     return checks;

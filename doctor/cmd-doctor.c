@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* `topotune doctor`: the checks as a table (or JSON), exit 1 when one fails. */
+/*
+ * `topotune doctor`: the checks as a table (or JSON), exit 1 when one fails.
+ * With --hosts (or --allocation inside Slurm) every node runs its checks through
+ * mpirun, and the nodes are compared.
+ */
+#include "cluster/cluster.h"
 #include "doctor/doctor.h"
 #include "topo/internal.h"
+#include "util/child.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -10,50 +16,109 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char doctor_usage[] = "[--input FILE] [--profile DIR] [--json]";
+static const char doctor_usage[] =
+    "[--input FILE] [--profile DIR] [--json [FILE]] [--copy-timeout S]\n"
+    "       [--hosts h1,h2,... | --allocation] [--timeout S]";
 
-static void print_table(json_t *checks)
+static void print_checks(const json_t *checks)
 {
-    printf("%-12s %-8s %s\n", "check", "status", "evidence / fix");
+    printf("%-16s %-8s %s\n", "check", "status", "evidence / fix");
     size_t i;
     json_t *c;
     json_array_foreach(checks, i, c)
     {
-        printf("%-12s %-8s %s\n", json_string_value(json_object_get(c, "name")),
+        printf("%-16s %-8s %s\n", json_string_value(json_object_get(c, "name")),
                json_string_value(json_object_get(c, "status")),
                json_string_value(json_object_get(c, "evidence")));
         const char *fix = json_string_value(json_object_get(c, "fix"));
         if (fix)
-            printf("%-12s %-8s fix: %s\n", "", "", fix);
+            printf("%-16s %-8s fix: %s\n", "", "", fix);
     }
 }
 
-int cmd_doctor(int argc, char **argv)
+static const char *str_or(const json_t *o, const char *key, const char *dflt)
 {
-    const char *input = NULL, *profile_dir = NULL, *json = NULL, *hosts = NULL;
-    const struct util_opt opts[] = {
-        {"input", 'i', UTIL_OPT_STRING, &input, "FILE",
-         "hardware from a topology or spec; the rest from here"},
-        {"profile", 'p', UTIL_OPT_STRING, &profile_dir, "DIR", "check this node against a profile"},
-        {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
-         "JSON {\"checks\": [...]} (stdout: - or none)"},
-        {"hosts", 0, UTIL_OPT_STRING, &hosts, "LIST", "check several nodes (not built yet)"},
-        {0},
-    };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0,
-        rc = util_opts_parse("topotune doctor", doctor_usage, opts, argc, argv, pos, &npos);
-    free(pos);
-    if (rc)
-        return rc > 0 ? 0 : 2;
-    if (hosts)
-        return error("--hosts: checking several nodes arrives with the multi-node work; run "
-                     "topotune doctor on "
-                     "each node (srun topotune doctor --json) for now"),
-               2;
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+/* One row per node (the facts compared), then the across-node checks. */
+static void print_nodes(const json_t *nodes, const json_t *checks)
+{
+    printf("%-12s %-28s %-10s %-8s %-10s %-16s %8s %s\n", "host", "class", "nccl", "cuda", "driver",
+           "interfaces", "shm MB", "failed checks");
+    size_t i, j;
+    json_t *n, *c;
+    json_array_foreach(nodes, i, n)
+    {
+        const json_t *sw = json_object_get(n, "software");
+        char failed[512] = "";
+        size_t len = 0;
+        json_array_foreach(json_object_get(n, "checks"), j, c)
+        {
+            if (!strcmp(str_or(c, "status", ""), "fail") && len < sizeof(failed))
+                len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%s", len ? "," : "",
+                                        str_or(c, "name", "?"));
+        }
+        printf("%-12s %-28s %-10s %-8s %-10s %-16s %8lld %s\n", str_or(n, "host", "?"),
+               str_or(n, "class", json_object_get(n, "error") ? "(no report)" : "?"),
+               str_or(sw, "nccl", "-"), str_or(sw, "cuda", "-"), str_or(sw, "driver", "-"),
+               str_or(n, "interfaces", "-"),
+               (long long)json_integer_value(json_object_get(n, "shm_mb")), len ? failed : "-");
+    }
+    printf("\n");
+    print_checks(checks);
+}
+
+static int any_failed(const json_t *checks)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(checks, i, c) if (!strcmp(str_or(c, "status", ""), "fail")) return 1;
+    return 0;
+}
+
+static int emit(const char *json, json_t *doc, const json_t *nodes, const json_t *checks)
+{
+    int failed = any_failed(checks);
+    if (json) {
+        if (util_json_write(json, doc))
+            failed = 1;
+    } else if (nodes) {
+        print_nodes(nodes, checks);
+    } else {
+        print_checks(checks);
+    }
+    return failed ? 1 : 0;
+}
+
+static int across_nodes(const char *hosts, const char *profile_dir, const char *copy_timeout,
+                        double timeout, const char *json)
+{
+    char *args[5] = {NULL};
+    int n = 0;
+    if (profile_dir)
+        args[n++] = "--profile", args[n++] = (char *)profile_dir;
+    if (copy_timeout)
+        args[n++] = "--copy-timeout", args[n++] = (char *)copy_timeout;
+    json_t *nodes = cluster_gather(hosts, "doctor", args, timeout);
+    if (!nodes)
+        return 3;
+    json_t *checks = doctor_compare_nodes(nodes);
+    json_t *doc = json_pack("{s:O,s:O}", "checks", checks, "nodes", nodes);
+    int rc = emit(json, doc, nodes, checks);
+    json_decref(doc);
+    json_decref(checks);
+    json_decref(nodes);
+    return rc;
+}
+
+static int this_node(const char *input, const char *profile_dir, double copy_timeout,
+                     const char *json)
+{
     json_t *profile = NULL;
     if (profile_dir) {
-        char path[2048];
+        char path[4096];
         snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
         profile = util_json_load(path);
         if (!profile)
@@ -70,22 +135,65 @@ int cmd_doctor(int argc, char **argv)
         if (!t.software.nccl)
             topo_probe_software(&t);
     }
-    json_t *checks = doctor_run(&t, profile);
-    int failed = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(checks, i, c) failed |=
-        !strcmp(json_string_value(json_object_get(c, "status")), "fail");
-    if (json) {
-        json_t *doc = json_pack("{s:o}", "checks", json_incref(checks));
-        if (util_json_write(json, doc))
-            failed = 1;
-        json_decref(doc);
-    } else {
-        print_table(checks);
-    }
+    json_t *checks = doctor_run(&t, profile, copy_timeout);
+    json_t *doc = json_pack("{s:O}", "checks", checks);
+    int rc = emit(json, doc, NULL, checks);
+    json_decref(doc);
     json_decref(checks);
     json_decref(profile);
     topo_release(&t);
-    return failed ? 1 : 0;
+    return rc;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    const char *input = NULL, *profile_dir = NULL, *json = NULL, *hosts = NULL,
+               *copy_timeout = NULL, *timeout = NULL;
+    int allocation = 0;
+    const struct util_opt opts[] = {
+        {"input", 'i', UTIL_OPT_STRING, &input, "FILE",
+         "hardware from a topology or spec; the rest from here"},
+        {"profile", 'p', UTIL_OPT_STRING, &profile_dir, "DIR", "check this node against a profile"},
+        {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
+         "JSON {\"checks\": [...]} (stdout: - or none)"},
+        {"copy-timeout", 0, UTIL_OPT_STRING, &copy_timeout, "S",
+         "deadline of the P2P copy test (default 15 s + 0.5 s per GPU pair)"},
+        {"hosts", 0, UTIL_OPT_STRING, &hosts, "LIST",
+         "check these nodes through mpirun and compare them (h1,h2,...)"},
+        {"allocation", 0, UTIL_OPT_FLAG, &allocation, NULL,
+         "check every node of the Slurm allocation this runs in, through mpirun"},
+        {"timeout", 0, UTIL_OPT_STRING, &timeout, "S",
+         "deadline for all nodes together with --hosts (default 300)"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0,
+        rc = util_opts_parse("topotune doctor", doctor_usage, opts, argc, argv, pos, &npos);
+    free(pos);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    char *end = NULL;
+    double copy_s = copy_timeout ? strtod(copy_timeout, &end) : 0;
+    if (copy_timeout && (*end || copy_s <= 0))
+        return error("invalid value '%s' for --copy-timeout: expected seconds > 0", copy_timeout),
+               2;
+    double timeout_s = timeout ? strtod(timeout, &end) : 300;
+    if (timeout && (*end || timeout_s <= 0))
+        return error("invalid value '%s' for --timeout: expected seconds > 0", timeout), 2;
+    if ((hosts || allocation) && input)
+        return error("--input describes one node: it cannot be combined with --hosts or "
+                     "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
+               2;
+    if (hosts && allocation)
+        return error("--hosts and --allocation both name the nodes: give one"), 2;
+    if (hosts && !cluster_count_hosts(hosts))
+        return error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts), 2;
+    if (allocation && !cluster_in_slurm())
+        return error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
+                     "inside salloc or sbatch, or give --hosts"),
+               2;
+    util_child_setup();
+    if (hosts || allocation)
+        return across_nodes(hosts, profile_dir, copy_timeout, timeout_s, json);
+    return this_node(input, profile_dir, copy_s, json);
 }

@@ -1,20 +1,87 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune topo`: map this machine or a topology file; print the summary and matrix, or JSON. */
+#include "cluster/cluster.h"
 #include "topo/topo.h"
+#include "util/child.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct topo_options {
     const char *input;
     const char *json; /* NULL: no JSON; "-": stdout */
     int matrix;
+    const char *hosts;
+    int allocation;
 };
 
-static const char topo_usage[] = "[--input FILE] [--json [FILE]] [--matrix]";
+static const char topo_usage[] =
+    "[--input FILE] [--json [FILE]] [--matrix] [--hosts h1,h2,... | --allocation]";
+
+/* {"classes": [{"id", "hosts": [...], "gpus", "gpu_model", "nics"}], "nodes": [...]} */
+static json_t *group_classes(json_t *nodes)
+{
+    json_t *classes = json_array(), *by_id = json_object();
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n)
+    {
+        const json_t *t = json_object_get(n, "topology");
+        const char *id = json_string_value(json_object_get(json_object_get(t, "class"), "id"));
+        const char *host = json_string_value(json_object_get(n, "host"));
+        id = id ? id : "(could not be mapped)";
+        json_t *cls = json_object_get(by_id, id);
+        if (!cls) {
+            const json_t *gpus = json_object_get(t, "gpus");
+            cls = json_pack("{s:s,s:[],s:I,s:O?,s:I}", "id", id, "hosts", "gpus",
+                            (json_int_t)json_array_size(gpus), "gpu_model",
+                            json_object_get(json_array_get(gpus, 0), "model"), "nics",
+                            (json_int_t)json_array_size(json_object_get(t, "nics")));
+            json_object_set_new(by_id, id, cls);
+            json_array_append(classes, cls);
+        }
+        json_array_append_new(json_object_get(cls, "hosts"), json_string(host ? host : "?"));
+    }
+    json_decref(by_id);
+    return json_pack("{s:o,s:O}", "classes", classes, "nodes", nodes);
+}
+
+static int topo_hosts(const struct topo_options *o)
+{
+    json_t *nodes = cluster_gather(o->hosts, "topo", NULL, 300);
+    if (!nodes)
+        return 3;
+    json_t *doc = group_classes(nodes);
+    json_decref(nodes);
+    int exit_code = 0;
+    if (o->json) {
+        exit_code = util_json_write(o->json, doc) ? 1 : 0;
+    } else {
+        size_t i, j;
+        json_t *c, *h;
+        json_t *classes = json_object_get(doc, "classes");
+        printf("%zu node(s) in %zu node class(es)\n",
+               json_array_size(json_object_get(doc, "nodes")), json_array_size(classes));
+        json_array_foreach(classes, i, c)
+        {
+            const char *model = json_string_value(json_object_get(c, "gpu_model"));
+            printf("\nclass %s: %lld GPU(s)%s%s, %lld NIC(s)\n  hosts:",
+                   json_string_value(json_object_get(c, "id")),
+                   (long long)json_integer_value(json_object_get(c, "gpus")), model ? " " : "",
+                   model ? model : "", (long long)json_integer_value(json_object_get(c, "nics")));
+            json_array_foreach(json_object_get(c, "hosts"), j, h)
+                printf(" %s", json_string_value(h));
+            printf("\n");
+        }
+    }
+    json_decref(doc);
+    return exit_code;
+}
 
 int cmd_topo(int argc, char **argv)
 {
@@ -25,6 +92,10 @@ int cmd_topo(int argc, char **argv)
         {"json", 0, UTIL_OPT_OPTSTRING, &o.json, "FILE",
          "write the topology JSON (stdout: - or none)"},
         {"matrix", 'm', UTIL_OPT_FLAG, &o.matrix, NULL, "print only the GPU/NIC matrix"},
+        {"hosts", 0, UTIL_OPT_STRING, &o.hosts, "LIST",
+         "map these nodes through mpirun and group them into node classes"},
+        {"allocation", 0, UTIL_OPT_FLAG, &o.allocation, NULL,
+         "map every node of the Slurm allocation this runs in, through mpirun"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
@@ -36,6 +107,23 @@ int cmd_topo(int argc, char **argv)
     if (npos) {
         error("'topotune topo' takes no arguments: use --input FILE to read a topology file");
         return 2;
+    }
+    if ((o.hosts || o.allocation) && (o.input || o.matrix)) {
+        error("--hosts and --allocation map live nodes: they take neither --input nor --matrix");
+        return 2;
+    }
+    if (o.hosts && !cluster_count_hosts(o.hosts)) {
+        error("invalid value '%s' for --hosts: expected host names, h1,h2,...", o.hosts);
+        return 2;
+    }
+    if (o.allocation && !cluster_in_slurm()) {
+        error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it inside "
+              "salloc or sbatch, or give --hosts");
+        return 2;
+    }
+    if (o.hosts || o.allocation) {
+        util_child_setup();
+        return topo_hosts(&o);
     }
     struct topo t;
     topo_init(&t);

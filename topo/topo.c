@@ -313,8 +313,32 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
     return rc ? rc : finish(t);
 }
 
+/*
+ * $TOPOTUNE_TOPOLOGY describes this node's hardware with a file (a test harness
+ * giving each simulated host its own class, or a site whose nodes cannot be
+ * mapped live); the host name, system facts and software stay this machine's.
+ */
+static int load_described_node(struct topo *t, const char *file)
+{
+    int rc = topo_load(t, file);
+    if (rc)
+        return rc;
+    char host[256] = "";
+    if (gethostname(host, sizeof(host) - 1) == 0) {
+        free(t->host);
+        t->host = topo_strdup(host);
+    }
+    topo_probe_system(t);
+    if (!t->software.nccl)
+        topo_probe_software(t);
+    return 0;
+}
+
 int topo_load(struct topo *t, const char *input)
 {
+    const char *described = getenv("TOPOTUNE_TOPOLOGY");
+    if (!input && described && *described)
+        return load_described_node(t, described);
     if (!input)
         return load_live(t);
     struct util_buf data = UTIL_BUF_INIT;
@@ -354,4 +378,13 @@ int topo_gpus_lack_nvlink(const struct topo *t)
             return 0;
     }
     return 1;
+}
+
+int topo_iface_is_virtual(const char *name)
+{
+    const char *prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
 }

@@ -105,12 +105,19 @@ struct topo {
 
 #define TOPO_MEMLOCK_UNKNOWN (-2)
 
+/*
+ * 1 for network interfaces whose traffic may never leave the host, going by
+ * name: container bridges and veths (docker*, virbr*, veth*, br-*, cni*, flannel*).
+ */
+int topo_iface_is_virtual(const char *name);
+
 /* Empty topology; topo_release frees what loading added. */
 void topo_init(struct topo *t);
 void topo_release(struct topo *t);
 
 /*
- * Maps the live machine (input NULL) or a file: a hwloc XML export or an NCCL
+ * Maps the live machine (input NULL; $TOPOTUNE_TOPOLOGY, when set, names a file
+ * that stands for its hardware) or a file: a hwloc XML export or an NCCL
  * topology XML, told apart by content. Computes the matrix and the node class.
  * Returns 0, or a negative UTIL_E* code after printing one line naming the file
  * and what is wrong (UTIL_EINVAL, UTIL_ENOENT, UTIL_ENOTSUP).

@@ -74,10 +74,11 @@ static void exec_child(const struct util_child *c, int errfd)
     signal(SIGTERM, SIG_DFL);
     int fd = open(c->log ? c->log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY);
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
+    int out = c->out ? open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : fd;
+    if (fd >= 0)
         dup2(fd, STDERR_FILENO);
-    }
+    if (out >= 0)
+        dup2(out, STDOUT_FILENO);
     if (in >= 0)
         dup2(in, STDIN_FILENO);
     for (char **e = c->env; e && *e; e++)

@@ -17,6 +17,7 @@ struct util_child {
     char **argv;      /* argv[0] is looked up in PATH */
     char **env;       /* NAME=VALUE added to (or replacing in) this process's environment */
     const char *log;  /* stdout and stderr go here (created or truncated); NULL: /dev/null */
+    const char *out;  /* when set, stdout alone goes here instead (a result to parse) */
     double timeout_s; /* 0: none */
     double grace_s;   /* between SIGTERM and SIGKILL */
     /* set by util_child_start / util_child_wait */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,4 +133,22 @@ int util_sysfs_read_line(const char *path, struct util_buf *out)
         out->len = (size_t)(nl - out->data);
     }
     return 0;
+}
+
+char *util_sibling_program(const char *name, const char *override_env)
+{
+    const char *forced = override_env ? getenv(override_env) : NULL;
+    if (forced && *forced)
+        return strdup(forced);
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        struct util_buf b = UTIL_BUF_INIT;
+        util_buf_addf(&b, "%s/%s", dirname(self), name);
+        if (access(b.data, X_OK) == 0)
+            return util_buf_detach(&b);
+        util_buf_release(&b);
+    }
+    return strdup(name);
 }

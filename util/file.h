@@ -37,4 +37,11 @@ int util_sysfs_read_line(const char *path, struct util_buf *out);
 /* Same for a whole small file (at most 1 MiB). */
 int util_sysfs_read(const char *path, struct util_buf *out);
 
+/*
+ * The path of a companion program installed next to this one: $override_env
+ * when set (tests and wrappers), else name in this executable's directory when
+ * it is there, else name alone (looked up in PATH). Free the result.
+ */
+char *util_sibling_program(const char *name, const char *override_env);
+
 #endif

@@ -15,17 +15,18 @@ fix_of() {
 
 # This machine: a full table, GPU checks unknown with the reason, exit 0; JSON with the same checks.
 expect_exit 0 "doctor here" -- "$TOPOTUNE" doctor
-for name in shm memlock p2p acs-iommu interfaces launch; do
+for name in shm memlock p2p p2p-copy acs-iommu interfaces rdma launch; do
     check "table has $name" grep -q "^$name " "$TEST_TMP/out"
 done
 if [ ! -e /dev/nvidia0 ]; then
     check "P2P unknown, with why" grep -q "^p2p *unknown *no GPU visible" "$TEST_TMP/out"
+    check "P2P copy unknown, with why" grep -q "^p2p-copy *unknown *no GPU visible" "$TEST_TMP/out"
 fi
 expect_exit 0 "doctor --json" -- "$TOPOTUNE" doctor --json
 check "JSON parses with name/status/evidence/fix" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert len(d["checks"]) == 6 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
+assert len(d["checks"]) == 8 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
 assert all(c["status"] in ("pass", "warn", "fail", "unknown") for c in d["checks"])' "$TEST_TMP/out"
 
 root_ns() { [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; }
@@ -44,6 +45,45 @@ fi
 expect_exit 1 "low memlock" -- bash -c "ulimit -l 64 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
 check "memlock fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
 check "memlock fix" bash -c "grep -q 'ulimit -l unlimited' '$TEST_TMP/ml.json'"
+
+# 3b. The functional P2P copy test, supervised. The real program, where it was built, finds no GPU
+# here (unknown); programs that really hang (ignoring SIGTERM) or report corruption give fail.
+two_gpus=$TEST_TMP/two-gpus.xml
+cat >"$two_gpus" <<'XML'
+<system version="1"><cpu numaid="0" affinity="0000ffff" vendor="GenuineIntel">
+<pci busid="0000:02:08.0" class="0x060400">
+<pci busid="0000:03:00.0" class="0x030200" device="0x2684"/><pci busid="0000:04:00.0" class="0x030200" device="0x2684"/>
+</pci></cpu></system>
+XML
+if [ -x "$TOPOTUNE_BIN/topotune-p2p-copy" ] && [ ! -e /dev/nvidia0 ]; then
+    expect_exit 0 "real copy test, no GPU" -- env TOPOTUNE_P2P_PROGRAM="$TOPOTUNE_BIN/topotune-p2p-copy" \
+        "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy0.json"
+    check "copy test unknown: no GPU" bash -c "grep -q 'no GPU visible to the copy test' '$TEST_TMP/copy0.json'"
+fi
+cat >"$TEST_TMP/p2p-hang.sh" <<'SH'
+#!/bin/sh
+trap '' TERM
+echo "pair 0 1 ok 20.0"
+echo "pair 1 0 start"
+exec sleep 600
+SH
+cat >"$TEST_TMP/p2p-corrupt.sh" <<'SH'
+#!/bin/sh
+echo "pair 0 1 start"; echo "pair 0 1 wrong 4096"; echo "pair 1 0 start"; echo "pair 1 0 ok 21.5"; exit 7
+SH
+chmod +x "$TEST_TMP/p2p-hang.sh" "$TEST_TMP/p2p-corrupt.sh"
+start=$(date +%s)
+expect_exit 1 "copy that hangs" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-hang.sh" \
+    "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy1.json"
+check "hang killed within the deadline and grace" test $(($(date +%s) - start)) -le 10
+check "hang fails naming the pair" bash -c "grep -q 'peer copy GPU1->GPU0 hung' '$TEST_TMP/copy1.json'"
+check "hang fix is NCCL_P2P_DISABLE" test "$(fix_of p2p-copy "$TEST_TMP/copy1.json" | cut -c1-24)" = "set NCCL_P2P_DISABLE=1, "
+check "no copy process left" bash -c "! pgrep -f '[p]2p-hang.sh' >/dev/null"
+expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
+    "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"
+check "corruption fails with the pair" bash -c "grep -q 'corrupted data (first: GPU0->GPU1: 4096 words)' '$TEST_TMP/copy2.json'"
+expect_exit 2 "bad --copy-timeout" -- "$TOPOTUNE" doctor --copy-timeout 0
+expect_stderr_has "--copy-timeout" "bad --copy-timeout named"
 
 # 3./4. ACS redirect on the bridge above two GPUs, IOMMU on, in a fake sysfs tree.
 fake=$TEST_TMP/sysfs
@@ -66,13 +106,7 @@ for gpu in ("0000:03:00.0", "0000:04:00.0"):
 config(bridge + "/config", 0x1d)  # source validation + P2P request and completion redirect
 put("/proc/cmdline", "root=/dev/sda1 intel_iommu=on iommu=pt\n")
 PY
-cat >"$TEST_TMP/two-gpus.xml" <<'XML'
-<system version="1"><cpu numaid="0" affinity="0000ffff" vendor="GenuineIntel">
-<pci busid="0000:02:08.0" class="0x060400">
-<pci busid="0000:03:00.0" class="0x030200" device="0x2684"/><pci busid="0000:04:00.0" class="0x030200" device="0x2684"/>
-</pci></cpu></system>
-XML
-expect_exit 1 "ACS redirect" -- env TOPOTUNE_SYSFS_ROOT="$fake" "$TOPOTUNE" doctor --input "$TEST_TMP/two-gpus.xml" --json "$TEST_TMP/acs.json"
+expect_exit 1 "ACS redirect" -- env TOPOTUNE_SYSFS_ROOT="$fake" "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/acs.json"
 check "acs-iommu fails" test "$(status_of acs-iommu "$TEST_TMP/acs.json")" = fail
 check "IOMMU words reported" bash -c "grep -q 'intel_iommu=on iommu=pt' '$TEST_TMP/acs.json'"
 check "ACS fix names NCCL_P2P_DISABLE" bash -c "grep -q 'NCCL_P2P_DISABLE=1' '$TEST_TMP/acs.json'"
@@ -91,6 +125,47 @@ if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
 else
     echo "skipped: the interface check needs root and network namespaces"
 fi
+
+# 5b. InfiniBand and RoCE ports in a fake sysfs tree: an IB port and a RoCE port whose RoCE v2 IPv4
+# GID is index 3 (0 and 1 are link-local, 2 is RoCE v1).
+rdma=$TEST_TMP/rdma
+make_rdma() { # ROOT IB_STATE ROCE_STATE WITH_IPV4
+    python3 - "$@" <<'PY'
+import os, sys
+root, ib_state, roce_state, ipv4 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+def put(path, data):
+    os.makedirs(os.path.dirname(root + path), exist_ok=True)
+    open(root + path, "w").write(data + "\n")
+port = "/sys/class/infiniband/mlx5_0/ports/1"
+put(port + "/state", ib_state); put(port + "/link_layer", "InfiniBand")
+put(port + "/gids/0", "fe80:0000:0000:0000:0e42:a1ff:fe00:0001"); put(port + "/gid_attrs/types/0", "IB/RoCE v1")
+port = "/sys/class/infiniband/mlx5_1/ports/1"
+put(port + "/state", roce_state); put(port + "/link_layer", "Ethernet")
+gids = [("fe80:0000:0000:0000:0e42:a1ff:fe00:0002", "IB/RoCE v1"), ("fe80:0000:0000:0000:0e42:a1ff:fe00:0002", "RoCE v2")]
+if ipv4:
+    gids += [("0000:0000:0000:0000:0000:ffff:0a01:0005", "IB/RoCE v1"), ("0000:0000:0000:0000:0000:ffff:0a01:0005", "RoCE v2")]
+for i, (gid, kind) in enumerate(gids):
+    put(f"{port}/gids/{i}", gid); put(f"{port}/gid_attrs/types/{i}", kind)
+put(f"{port}/gids/{len(gids)}", "0000:0000:0000:0000:0000:0000:0000:0000")
+put("/sys/class/net/eth0/operstate", "up"); put("/sys/class/net/eth0/ifindex", "2")
+PY
+}
+make_rdma "$rdma/ok" "4: ACTIVE" "4: ACTIVE" 1
+expect_exit 0 "IB and RoCE active" -- env -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/r1.json"
+check "rdma passes" test "$(status_of rdma "$TEST_TMP/r1.json")" = pass
+check "RoCE v2 GID index 3 found" bash -c "grep -q 'mlx5_1/1 RoCE ACTIVE RoCE v2 GID index 3 (10.1.0.5)' '$TEST_TMP/r1.json'"
+expect_exit 1 "wrong NCCL_IB_GID_INDEX" -- env NCCL_IB_GID_INDEX=0 TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/r2.json"
+check "wrong GID index fails" test "$(fix_of rdma "$TEST_TMP/r2.json")" = "export NCCL_IB_GID_INDEX=3"
+make_rdma "$rdma/down" "1: DOWN" "1: DOWN" 1
+expect_exit 1 "every port down" -- env TOPOTUNE_SYSFS_ROOT="$rdma/down" "$TOPOTUNE" doctor --json "$TEST_TMP/r3.json"
+check "ports down fail" bash -c "grep -q 'falls back to TCP sockets' '$TEST_TMP/r3.json'"
+make_rdma "$rdma/half" "1: DOWN" "4: ACTIVE" 1
+expect_exit 0 "one port down" -- env -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$rdma/half" "$TOPOTUNE" doctor --json "$TEST_TMP/r4.json"
+check "one port down warns" test "$(status_of rdma "$TEST_TMP/r4.json")" = warn
+make_rdma "$rdma/noip" "4: ACTIVE" "4: ACTIVE" 0
+expect_exit 0 "RoCE without IPv4" -- env -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$rdma/noip" "$TOPOTUNE" doctor --json "$TEST_TMP/r5.json"
+check "RoCE without IPv4 GID warns" test "$(status_of rdma "$TEST_TMP/r5.json")" = warn
+check "fix says give it an address" bash -c "grep -q 'IPv4 address so that a RoCE v2 GID' '$TEST_TMP/r5.json'"
 
 # 6. Launch environments.
 expect_exit 1 "RANK past WORLD_SIZE" -- env RANK=3 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=h MASTER_PORT=1 "$TOPOTUNE" doctor --json "$TEST_TMP/l1.json"

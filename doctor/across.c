@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * doctor --hosts: what must agree between the nodes of one job. Each fact is
+ * compared against the value most nodes have, and the nodes that differ are
+ * named: one odd node out is the usual cause of a job that hangs at init.
+ */
+#include "doctor/doctor.h"
+#include "doctor/internal.h"
+#include "util/buf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *doctor_node_report(const struct topo *t, const json_t *profile, double copy_timeout_s)
+{
+    char *ifs = doctor_up_interfaces();
+    json_t *r = json_pack("{s:s?,s:i,s:{s:s?,s:s?,s:s?},s:s,s:I,s:o}", "class", t->class_id, "gpus",
+                          t->ngpus, "software", "nccl", t->software.nccl, "cuda", t->software.cuda,
+                          "driver", t->software.driver, "interfaces", ifs, "shm_mb",
+                          (json_int_t)(t->system.shm_bytes >= 0 ? t->system.shm_bytes >> 20 : -1),
+                          "checks", doctor_run(t, profile, copy_timeout_s));
+    free(ifs);
+    return r;
+}
+
+typedef void (*fact_fn)(const json_t *node, struct util_buf *out);
+
+static void fact_class(const json_t *n, struct util_buf *out)
+{
+    const char *c = json_string_value(json_object_get(n, "class"));
+    util_buf_addf(out, "%s (%lld GPUs)", c ? c : "unknown",
+                  (long long)json_integer_value(json_object_get(n, "gpus")));
+}
+
+static void fact_software(const json_t *n, struct util_buf *out)
+{
+    const json_t *sw = json_object_get(n, "software");
+    const char *names[] = {"nccl", "cuda", "driver"};
+    for (int i = 0; i < 3; i++) {
+        const char *v = json_string_value(json_object_get(sw, names[i]));
+        util_buf_addf(out, "%s%s %s", i ? ", " : "", names[i], v ? v : "none");
+    }
+}
+
+static void fact_interfaces(const json_t *n, struct util_buf *out)
+{
+    const char *v = json_string_value(json_object_get(n, "interfaces"));
+    util_buf_adds(out, v && *v ? v : "none up");
+}
+
+static void fact_shm(const json_t *n, struct util_buf *out)
+{
+    util_buf_addf(out, "%lld MB", (long long)json_integer_value(json_object_get(n, "shm_mb")));
+}
+
+static const char *host_of(const json_t *n)
+{
+    const char *h = json_string_value(json_object_get(n, "host"));
+    return h ? h : "?";
+}
+
+/* Compares one fact; the most common value wins (the first seen on a tie). */
+static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_fn fact,
+                         const char *status_if_odd, const char *fix)
+{
+    size_t n = json_array_size(nodes), best = 0, best_count = 0;
+    struct util_buf *vals = calloc(n, sizeof(*vals));
+    for (size_t i = 0; i < n; i++)
+        fact(json_array_get(nodes, i), &vals[i]);
+    for (size_t i = 0; i < n; i++) {
+        size_t count = 0;
+        for (size_t j = 0; j < n; j++)
+            count += !strcmp(util_buf_str(&vals[i]), util_buf_str(&vals[j]));
+        if (count > best_count)
+            best = i, best_count = count;
+    }
+    struct util_buf odd = UTIL_BUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(util_buf_str(&vals[i]), util_buf_str(&vals[best])))
+            util_buf_addf(&odd, "%s%s has %s", odd.len ? "; " : "",
+                          host_of(json_array_get(nodes, i)), util_buf_str(&vals[i]));
+    if (odd.len)
+        doctor_add(c, name, status_if_odd, fix, "%zu of %zu node(s) have %s; odd: %s", best_count,
+                   n, util_buf_str(&vals[best]), util_buf_str(&odd));
+    else
+        doctor_add(c, name, "pass", NULL, "all %zu node(s): %s", n, util_buf_str(&vals[best]));
+    for (size_t i = 0; i < n; i++)
+        util_buf_release(&vals[i]);
+    free(vals);
+    util_buf_release(&odd);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Clocks read right after a barrier: more than a second apart means no time sync. */
+static void compare_clocks(json_t *c, const json_t *nodes)
+{
+    size_t n = json_array_size(nodes);
+    double *t = calloc(n, sizeof(double)), *sorted = calloc(n, sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = t[i] = json_number_value(json_object_get(json_array_get(nodes, i), "clock"));
+    qsort(sorted, n, sizeof(double), by_value);
+    double median = n ? sorted[n / 2] : 0, worst = 0;
+    struct util_buf odd = UTIL_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        double off = t[i] - median;
+        worst = fabs(off) > worst ? fabs(off) : worst;
+        if (fabs(off) > 1.0)
+            util_buf_addf(&odd, "%s%s is %+.1f s off", odd.len ? "; " : "",
+                          host_of(json_array_get(nodes, i)), off);
+    }
+    if (odd.len)
+        doctor_add(c, "nodes-clock", "warn",
+                   "synchronise the clocks (chrony or ntpd): logs and timeouts across nodes "
+                   "stop making sense",
+                   "%s", util_buf_str(&odd));
+    else
+        doctor_add(c, "nodes-clock", "pass", NULL, "clocks within %.3f s of each other", worst);
+    util_buf_release(&odd);
+    free(t);
+    free(sorted);
+}
+
+/* Each node's own failed (and unknown-worthy) checks, and nodes that could not report at all. */
+static void node_checks(json_t *c, const json_t *nodes)
+{
+    struct util_buf bad = UTIL_BUF_INIT;
+    size_t i, j;
+    json_t *node, *check;
+    json_array_foreach(nodes, i, node)
+    {
+        const char *err = json_string_value(json_object_get(node, "error"));
+        if (err)
+            util_buf_addf(&bad, "%s%s: %s", bad.len ? "; " : "", host_of(node), err);
+        json_array_foreach(json_object_get(node, "checks"), j, check)
+        {
+            if (strcmp(json_string_value(json_object_get(check, "status")), "fail"))
+                continue;
+            util_buf_addf(&bad, "%s%s: %s failed (%s)", bad.len ? "; " : "", host_of(node),
+                          json_string_value(json_object_get(check, "name")),
+                          json_string_value(json_object_get(check, "fix")));
+        }
+    }
+    if (bad.len)
+        doctor_add(c, "nodes-checks", "fail",
+                   "run topotune doctor on the node(s) named for the whole evidence", "%s",
+                   util_buf_str(&bad));
+    else
+        doctor_add(c, "nodes-checks", "pass", NULL, "no check failed on any of the %zu node(s)",
+                   json_array_size(nodes));
+    util_buf_release(&bad);
+}
+
+json_t *doctor_compare_nodes(const json_t *nodes)
+{
+    json_t *c = json_array();
+    compare_fact(c, nodes, "nodes-class", fact_class, "fail",
+                 "one job per node class: a profile tuned for one class misleads the other; "
+                 "exclude the odd node or make a profile per class");
+    compare_fact(c, nodes, "nodes-software", fact_software, "fail",
+                 "install the same NCCL, CUDA and driver on every node (one container image): "
+                 "mixed NCCL versions hang or fail at init");
+    compare_fact(c, nodes, "nodes-interfaces", fact_interfaces, "fail",
+                 "name the data interfaces alike on every node, or set NCCL_SOCKET_IFNAME to a "
+                 "prefix list that matches each node (NCCL_SOCKET_IFNAME=eth,ens)");
+    compare_fact(c, nodes, "nodes-shm", fact_shm, "warn",
+                 "give every node's containers the same /dev/shm (--shm-size or --ipc=host)");
+    compare_clocks(c, nodes);
+    node_checks(c, nodes);
+    return c;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The functional P2P test: topotune-p2p-copy in a child process under a
+ * deadline. P2P that NVML and the driver call fine can still hang or corrupt on
+ * consumer GPUs behind PCIe switches; only a real copy tells.
+ */
+#include "doctor/internal.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char copy_fix[] =
+    "set NCCL_P2P_DISABLE=1, or make P2P work (disable PCIe ACS on bare metal, check the IOMMU "
+    "setting, use a driver that supports P2P on these GPUs)";
+
+struct copy_log {
+    int ok, wrong, skipped, open_src, open_dst; /* open_*: a pair started and not finished */
+    double min_gbps;
+    char first_wrong[64];
+};
+
+static void parse_log(const char *text, struct copy_log *l)
+{
+    l->open_src = -1;
+    l->min_gbps = -1;
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+        int src, dst, used = 0;
+        char word[16];
+        if (sscanf(line, "pair %d %d %15s %n", &src, &dst, word, &used) < 3)
+            continue;
+        if (!strcmp(word, "start")) {
+            l->open_src = src, l->open_dst = dst;
+            continue;
+        }
+        l->open_src = -1;
+        if (!strcmp(word, "ok")) {
+            double gbps = atof(line + used);
+            l->ok++;
+            if (l->min_gbps < 0 || gbps < l->min_gbps)
+                l->min_gbps = gbps;
+        } else if (!strcmp(word, "wrong")) {
+            if (!l->wrong++)
+                snprintf(l->first_wrong, sizeof(l->first_wrong), "GPU%d->GPU%d: %ld words", src,
+                         dst, atol(line + used));
+        } else if (!strcmp(word, "skip")) {
+            l->skipped++;
+        }
+    }
+}
+
+/* The last non-empty line of text (the child's own explanation, usually). */
+static void last_line(const char *text, char *out, size_t len)
+{
+    size_t end = strlen(text);
+    while (end && text[end - 1] == '\n')
+        end--;
+    size_t start = end;
+    while (start && text[start - 1] != '\n')
+        start--;
+    snprintf(out, len, "%.*s", (int)(end - start), text + start);
+}
+
+static void report(json_t *c, const struct util_child *ch, const char *text, double deadline)
+{
+    struct copy_log l = {0};
+    parse_log(text, &l);
+    char tail[256];
+    last_line(text, tail, sizeof(tail));
+    if (ch->exec_errno)
+        doctor_add(c, "p2p-copy", "unknown", NULL, "the copy test could not start: %s",
+                   strerror(ch->exec_errno));
+    else if (ch->timed_out && l.open_src >= 0)
+        doctor_add(c, "p2p-copy", "fail", copy_fix,
+                   "the peer copy GPU%d->GPU%d hung: killed after %.0f s (%d pair(s) verified "
+                   "before it)",
+                   l.open_src, l.open_dst, deadline, l.ok);
+    else if (ch->timed_out)
+        doctor_add(c, "p2p-copy", "fail", copy_fix, "the copy test hung: killed after %.0f s",
+                   deadline);
+    else if (l.wrong || ch->exit_code == 7)
+        doctor_add(c, "p2p-copy", "fail", copy_fix,
+                   "%d peer copy(ies) corrupted data (first: %s); %d verified", l.wrong,
+                   l.first_wrong[0] ? l.first_wrong : "?", l.ok);
+    else if (ch->exit_code == 3)
+        doctor_add(c, "p2p-copy", "unknown", NULL, "no GPU visible to the copy test: %s", tail);
+    else if (ch->exit_code != 0)
+        doctor_add(c, "p2p-copy", "fail", copy_fix, "the copy test failed (%s %d%s): %s",
+                   ch->signal ? "signal" : "exit", ch->signal ? ch->signal : ch->exit_code,
+                   l.open_src >= 0 ? ", during a peer copy" : "", tail);
+    else if (!l.ok)
+        doctor_add(c, "p2p-copy", "pass", NULL,
+                   "no GPU pair claims peer access (%d pair(s) skipped): NCCL will not use P2P",
+                   l.skipped);
+    else
+        doctor_add(c, "p2p-copy", "pass", NULL,
+                   "%d peer copies of 32 MiB verified (slowest %.1f GB/s), %d pair(s) without "
+                   "peer access",
+                   l.ok, l.min_gbps, l.skipped);
+}
+
+void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s)
+{
+    char *prog = util_sibling_program("topotune-p2p-copy", "TOPOTUNE_P2P_PROGRAM");
+    int forced = getenv("TOPOTUNE_P2P_PROGRAM") && *getenv("TOPOTUNE_P2P_PROGRAM");
+    if (!forced && (t->source != TOPO_SOURCE_LIVE || t->ngpus < 2)) {
+        doctor_add(c, "p2p-copy", t->ngpus == 1 ? "pass" : "unknown", NULL, "%s",
+                   t->source != TOPO_SOURCE_LIVE
+                       ? "the hardware comes from a file: no GPU here to copy between"
+                   : t->ngpus ? "one GPU: no peer to copy to"
+                              : "no GPU visible: the copy test needs two");
+    } else if (!forced && !strchr(prog, '/')) {
+        doctor_add(c, "p2p-copy", "unknown", NULL,
+                   "topotune-p2p-copy was not built (no CUDA toolkit when topotune was built)");
+    } else {
+        char log[] = "/tmp/topotune-p2p-XXXXXX";
+        int fd = mkstemp(log);
+        double deadline = timeout_s > 0 ? timeout_s : 15 + 0.5 * t->ngpus * t->ngpus;
+        char *argv[] = {prog, NULL};
+        struct util_child ch = {.argv = argv, .log = log, .timeout_s = deadline, .grace_s = 2};
+        struct util_buf text = UTIL_BUF_INIT;
+        if (fd >= 0) {
+            close(fd);
+            util_child_run(&ch);
+            util_file_read(log, 1 << 20, &text);
+            unlink(log);
+            report(c, &ch, util_buf_str(&text), deadline);
+        } else {
+            doctor_add(c, "p2p-copy", "unknown", NULL, "no temporary file for the copy test's log");
+        }
+        util_buf_release(&text);
+    }
+    free(prog);
+}

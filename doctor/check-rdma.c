@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * InfiniBand and RoCE ports, read from /sys/class/infiniband (under the sysfs
+ * root): NCCL skips ports that are not ACTIVE, so a node whose ports are all
+ * down silently falls back to TCP sockets. On RoCE, NCCL needs the GID index of
+ * a RoCE v2 GID carrying an IPv4 address; older NCCL takes index 0 (RoCE v1 or
+ * a link-local address) unless NCCL_IB_GID_INDEX says otherwise.
+ */
+#include "doctor/internal.h"
+#include "util/buf.h"
+#include "util/file.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GIDS 256
+
+struct rdma_scan {
+    int ports, active, roce, roce_bad, gid_wrong;
+    int suggest; /* the RoCE v2 IPv4 GID index of the first RoCE port, or -1 */
+    struct util_buf evidence;
+};
+
+/* Reads /sys/class/infiniband/DEV/ports/PORT/ATTR; index >= 0 is appended to attr ("gids/3"). */
+static int read_attr(struct util_buf *val, const char *dev, const char *port, const char *attr,
+                     int index)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    util_buf_addf(&path, "/sys/class/infiniband/%s/ports/%s/%s", dev, port, attr);
+    if (index >= 0)
+        util_buf_addf(&path, "/%d", index);
+    int rc = util_sysfs_read_line(path.data, val);
+    util_buf_release(&path);
+    return rc;
+}
+
+/* "0000:0000:0000:0000:0000:ffff:0a00:0001" is ::ffff:10.0.0.1: an IPv4 GID. */
+static int ipv4_gid(const char *gid, char *addr, size_t len)
+{
+    unsigned a, b, c, d;
+    if (strncmp(gid, "0000:0000:0000:0000:0000:ffff:", 30) ||
+        sscanf(gid + 30, "%2x%2x:%2x%2x", &a, &b, &c, &d) != 4)
+        return 0;
+    snprintf(addr, len, "%u.%u.%u.%u", a, b, c, d);
+    return 1;
+}
+
+/* The first GID index of a port that is RoCE v2 with an IPv4 address, or -1. */
+static int roce_v2_index(const char *dev, const char *port, char *addr, size_t len)
+{
+    struct util_buf gid = UTIL_BUF_INIT, type = UTIL_BUF_INIT;
+    int found = -1;
+    for (int i = 0; i < MAX_GIDS && found < 0; i++) {
+        if (read_attr(&gid, dev, port, "gids", i))
+            break;
+        if (read_attr(&type, dev, port, "gid_attrs/types", i) == 0 &&
+            strcmp(util_buf_str(&type), "RoCE v2") == 0 && ipv4_gid(util_buf_str(&gid), addr, len))
+            found = i;
+    }
+    util_buf_release(&gid);
+    util_buf_release(&type);
+    return found;
+}
+
+static void scan_port(struct rdma_scan *s, const char *dev, const char *port)
+{
+    struct util_buf state = UTIL_BUF_INIT, layer = UTIL_BUF_INIT;
+    read_attr(&state, dev, port, "state", -1);
+    read_attr(&layer, dev, port, "link_layer", -1);
+    int active = strstr(util_buf_str(&state), "ACTIVE") != NULL;
+    int roce = strcmp(util_buf_str(&layer), "Ethernet") == 0;
+    s->ports++;
+    s->active += active;
+    util_buf_addf(&s->evidence, "%s%s/%s %s %s", s->evidence.len ? "; " : "", dev, port,
+                  roce ? "RoCE" : "IB", active ? "ACTIVE" : "not active");
+    if (roce && active) {
+        char addr[64];
+        int index = roce_v2_index(dev, port, addr, sizeof(addr));
+        const char *want = getenv("NCCL_IB_GID_INDEX");
+        s->roce++;
+        if (index < 0) {
+            s->roce_bad++;
+            util_buf_addf(&s->evidence, " with no RoCE v2 GID holding an IPv4 address");
+        } else {
+            util_buf_addf(&s->evidence, " RoCE v2 GID index %d (%s)", index, addr);
+            if (s->suggest < 0)
+                s->suggest = index;
+            if (want && *want && atoi(want) != index) {
+                s->gid_wrong++;
+                util_buf_addf(&s->evidence, ", but NCCL_IB_GID_INDEX=%s", want);
+            }
+        }
+    }
+    util_buf_release(&state);
+    util_buf_release(&layer);
+}
+
+static void scan_device(struct rdma_scan *s, const char *dev)
+{
+    struct util_buf dir = UTIL_BUF_INIT;
+    util_buf_addf(&dir, "%s/sys/class/infiniband/%s/ports", util_sysfs_root(), dev);
+    DIR *d = opendir(dir.data);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            scan_port(s, dev, e->d_name);
+    if (d)
+        closedir(d);
+    util_buf_release(&dir);
+}
+
+void doctor_check_rdma(json_t *c)
+{
+    struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
+    struct util_buf dir = UTIL_BUF_INIT, fix = UTIL_BUF_INIT;
+    util_buf_addf(&dir, "%s/sys/class/infiniband", util_sysfs_root());
+    DIR *d = opendir(dir.data);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            scan_device(&s, e->d_name);
+    if (d)
+        closedir(d);
+    const char *status = "pass";
+    if (!s.ports) {
+        doctor_add(c, "rdma", "pass", NULL, "no InfiniBand or RoCE device: NCCL uses sockets");
+        goto out;
+    }
+    if (!s.active) {
+        status = "fail";
+        util_buf_addf(&fix, "no port is active, so NCCL falls back to TCP sockets: check cables "
+                            "and the subnet manager (ibstat, ibv_devinfo)");
+    } else if (s.gid_wrong) {
+        status = "fail";
+        util_buf_addf(&fix, "export NCCL_IB_GID_INDEX=%d", s.suggest);
+    } else if (s.roce_bad) {
+        status = "warn";
+        util_buf_addf(&fix, "give the RoCE interface an IPv4 address so that a RoCE v2 GID "
+                            "exists (ip addr add ... dev <netdev>)");
+    } else if (s.active < s.ports) {
+        status = "warn";
+        util_buf_addf(&fix, "NCCL skips ports that are not active: fix their cables or leave "
+                            "them out on purpose with NCCL_IB_HCA");
+    } else if (s.suggest >= 0 && !getenv("NCCL_IB_GID_INDEX")) {
+        util_buf_addf(&s.evidence,
+                      "; NCCL 2.21 and later find this GID themselves, older "
+                      "NCCL needs NCCL_IB_GID_INDEX=%d",
+                      s.suggest);
+    }
+    doctor_add(c, "rdma", status, fix.len ? util_buf_str(&fix) : NULL,
+               "%d of %d port(s) active: %s", s.active, s.ports, util_buf_str(&s.evidence));
+out:
+    util_buf_release(&s.evidence);
+    util_buf_release(&dir);
+    util_buf_release(&fix);
+}

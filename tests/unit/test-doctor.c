@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for doctor/: a profile measured on other software, and comparing node reports. */
+#include "doctor/doctor.h"
+#include "topo/topo.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const json_t *find(const json_t *checks, const char *name)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(
+        checks, i, c) if (!strcmp(json_string_value(json_object_get(c, "name")), name)) return c;
+    fail_msg("no check named %s", name);
+    return NULL;
+}
+
+static const char *field(const json_t *checks, const char *name, const char *key)
+{
+    return json_string_value(json_object_get(find(checks, name), key));
+}
+
+/* Same class and NCCL, but CUDA and the driver moved on: a warning that names both versions. */
+static void profile_software_drift(void **state)
+{
+    (void)state;
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load(&t, TOPOTUNE_FIXTURES "/../../profiles/specs/hgx-h100.json"), 0);
+    free(t.software.nccl), free(t.software.cuda), free(t.software.driver);
+    t.software.nccl = strdup("2.21.5");
+    t.software.cuda = strdup("12.4");
+    t.software.driver = strdup("550.54.15");
+    json_t *profile =
+        json_pack("{s:s,s:{s:s,s:s,s:s},s:[]}", "class", t.class_id, "software", "nccl", "2.21.5",
+                  "cuda", "12.2", "driver", "535.104.05", "variables");
+    json_t *checks = doctor_run(&t, profile, 0);
+    assert_string_equal(field(checks, "profile", "status"), "warn");
+    assert_non_null(
+        strstr(field(checks, "profile", "evidence"), "cuda 12.2 when measured, 12.4 here"));
+    assert_non_null(strstr(field(checks, "profile", "evidence"),
+                           "driver 535.104.05 when measured, 550.54.15 here"));
+    json_decref(checks);
+    json_decref(profile);
+    topo_release(&t);
+}
+
+static json_t *node(const char *host, const char *cls, const char *nccl, const char *ifs,
+                    double clock, const char *failing)
+{
+    json_t *checks = json_array();
+    if (failing)
+        json_array_append_new(checks, json_pack("{s:s,s:s,s:s,s:s}", "name", failing, "status",
+                                                "fail", "evidence", "e", "fix", "the fix"));
+    return json_pack("{s:s,s:s,s:i,s:{s:s,s:s,s:s},s:s,s:i,s:f,s:o}", "host", host, "class", cls,
+                     "gpus", 8, "software", "nccl", nccl, "cuda", "12.4", "driver", "550",
+                     "interfaces", ifs, "shm_mb", 1024, "clock", clock, "checks", checks);
+}
+
+/* Three nodes, each odd in one way: the odd one is named, the majority value given. */
+static void compare_names_the_odd_node(void **state)
+{
+    (void)state;
+    json_t *nodes = json_pack("[o,o,o]", node("h1", "a100-x", "2.21.5", "eth0", 100.0, NULL),
+                              node("h2", "a100-x", "2.19.3", "eth0", 100.2, NULL),
+                              node("h3", "h100-y", "2.21.5", "ens5", 105.0, "shm"));
+    json_t *c = doctor_compare_nodes(nodes);
+    assert_string_equal(field(c, "nodes-class", "status"), "fail");
+    assert_non_null(strstr(field(c, "nodes-class", "evidence"), "2 of 3 node(s) have a100-x"));
+    assert_non_null(strstr(field(c, "nodes-class", "evidence"), "odd: h3 has h100-y"));
+    assert_non_null(strstr(field(c, "nodes-software", "evidence"), "odd: h2 has nccl 2.19.3"));
+    assert_non_null(strstr(field(c, "nodes-interfaces", "evidence"), "odd: h3 has ens5"));
+    assert_string_equal(field(c, "nodes-shm", "status"), "pass");
+    assert_string_equal(field(c, "nodes-clock", "status"), "warn");
+    assert_non_null(strstr(field(c, "nodes-clock", "evidence"), "h3 is +4.8 s off"));
+    assert_non_null(strstr(field(c, "nodes-checks", "evidence"), "h3: shm failed (the fix)"));
+    json_decref(c);
+    json_decref(nodes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(profile_software_drift),
+        cmocka_unit_test(compare_names_the_odd_node),
+    };
+    return cmocka_run_group_tests_name("unit.doctor", tests, NULL, NULL);
+}
