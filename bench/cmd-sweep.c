@@ -4,6 +4,8 @@
  * DIR/sweep.json (or check it on --resume), run the sweep, print a summary.
  */
 #include "bench/internal.h"
+#include "cluster/cluster.h"
+#include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -98,6 +100,11 @@ static int sweep_file(struct bench_sweep *sw, const struct topo *t, json_t *prun
     json_object_set_new(doc, "topology", topo_to_json(t));
     json_object_set_new(doc, "class", json_string(sw->class_id));
     json_object_set_new(doc, "hosts", sw->hosts ? json_string(sw->hosts) : json_null());
+    if (sw->host_nodes) { /* what each host was when mapped, and the network chosen from that */
+        json_object_set(doc, "host_nodes", sw->host_nodes);
+        json_object_set_new(doc, "btl_tcp_if_include",
+                            sw->btl_subnet ? json_string(sw->btl_subnet) : json_null());
+    }
     json_object_set_new(doc, "versions",
                         json_incref(json_object_get(json_object_get(doc, "topology"), "software")));
     json_object_set_new(doc, "started", json_string(started));
@@ -161,6 +168,19 @@ static int summary(const struct bench_sweep *sw)
     return baseline_ok ? 0 : 1;
 }
 
+/* The sim backend predicts the hosts' class from its topology, written into the run directory. */
+static int hosts_topology_file(struct bench_sweep *sw)
+{
+    static char path[1200];
+    if (!sw->host_topology || sw->topology)
+        return 0;
+    snprintf(path, sizeof(path), "%s/topology.json", sw->dir);
+    if (util_file_write_atomic(path, sw->host_topology, strlen(sw->host_topology)))
+        return 1;
+    sw->topology = path;
+    return 0;
+}
+
 static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t)
 {
     if (!o->space)
@@ -202,13 +222,34 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
                2;
     if (!strcmp(sw->launcher, "direct") && sw->np > 1)
         return error("--np %d needs --launcher mpirun or srun", sw->np), 2;
-    if (!strcmp(sw->backend, "sim") && !o->topology)
-        return error(
-                   "--backend sim needs --topology FILE (a topology or hardware spec to predict)"),
+    if (!strcmp(sw->backend, "sim") && !o->topology && !o->hosts)
+        return error("--backend sim needs --topology FILE (a topology or hardware spec to "
+                     "predict) or --hosts (their class is predicted)"),
                2;
     sw->hosts = o->hosts;
     sw->topology = o->topology;
-    if (topo_load(t, o->topology))
+    if (o->hosts) {
+        int nhosts = cluster_count_hosts(o->hosts);
+        if (!nhosts)
+            return error("invalid value '%s' for --hosts: expected host names, h1,h2,...",
+                         o->hosts),
+                   2;
+        if (strcmp(sw->launcher, "mpirun"))
+            return error("--hosts goes with --launcher mpirun (under srun, the allocation names "
+                         "the nodes)"),
+                   2;
+        if (!o->np)
+            sw->np = nhosts; /* one rank per host */
+        if (!o->topology) {
+            util_child_setup();
+            int rc = bench_sweep_map_hosts(sw, t);
+            if (rc)
+                return rc;
+            if (!sw->nodes)
+                sw->nodes = nhosts;
+        }
+    }
+    if (!sw->host_nodes && topo_load(t, o->topology))
         return 2;
     if (!sw->nodes)
         sw->nodes = !strcmp(sw->backend, "sim") ? t->job_nodes : 1;
@@ -269,7 +310,9 @@ int cmd_sweep(int argc, char **argv)
         sw.dir = dir;
         char logs[1100];
         snprintf(logs, sizeof(logs), "%s/logs", dir);
-        rc = mkdir_p(logs) ? 1 : sweep_file(&sw, &t, pruned, o.resume);
+        rc = mkdir_p(logs) ? 1 : hosts_topology_file(&sw);
+        if (!rc)
+            rc = sweep_file(&sw, &t, pruned, o.resume);
     }
     if (!rc) {
         sw.bench = bench_program_path();
@@ -279,6 +322,9 @@ int cmd_sweep(int argc, char **argv)
         free((char *)sw.bench);
     }
     json_decref(pruned);
+    json_decref(sw.host_nodes);
+    free(sw.host_topology);
+    free(sw.btl_subnet);
     json_decref(sw.configs);
     json_decref(sw.results);
     bench_space_release(&sw.space);

@@ -158,6 +158,9 @@ struct bench_sweep {
     struct bench_space space;
     const char *dir, *backend, *launcher, *hosts, *strategy, *topology, *bench;
     const char *class_id;
+    /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
+    json_t *host_nodes;
+    char *host_topology, *btl_subnet;
     json_t *configs; /* [{id, env}] */
     int np, nodes, repeat;
     unsigned seed;
@@ -168,6 +171,13 @@ struct bench_sweep {
     double spent_s, best;
     char best_id[32];
 };
+
+/*
+ * --hosts: maps the hosts through mpirun into host_nodes; they must be one node
+ * class, whose topology is loaded into t; for the mpi backend, picks btl_subnet.
+ * Returns 0, 2 (hosts of several classes) or 3 (mapping failed), after saying why.
+ */
+int bench_sweep_map_hosts(struct bench_sweep *sw, struct topo *t);
 
 /* Measures every planned run not already in DIR/results.jsonl. 0, or UTIL_EIO (results unwritable).
  */

@@ -81,6 +81,9 @@ static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, c
     }
     json_object_foreach(json_object_get(r->config, "env"), k, v)
         add_argf(&env, &n, "%s=%s", k, json_string_value(v));
+    if (sw->btl_subnet &&
+        !json_object_get(json_object_get(sw->space.doc, "fixed"), "OMPI_MCA_btl_tcp_if_include"))
+        add_argf(&env, &n, "OMPI_MCA_btl_tcp_if_include=%s", sw->btl_subnet);
     if (strcmp(sw->backend, "nccl") == 0) {
         json_t *fixed = json_object_get(sw->space.doc, "fixed");
         if (!json_object_get(fixed, "NCCL_DEBUG"))
@@ -107,9 +110,11 @@ static char **run_argv(const struct bench_sweep *sw, const struct sweep_run *r, 
         if (geteuid() == 0)
             add_arg(&argv, &n, "--allow-run-as-root");
         add_arg(&argv, &n, "--oversubscribe");
-        if (sw->hosts) {
+        if (sw->hosts) { /* one rank per host in turn */
             add_arg(&argv, &n, "--host");
             add_arg(&argv, &n, sw->hosts);
+            add_arg(&argv, &n, "--map-by");
+            add_arg(&argv, &n, "node");
         }
         for (char **e = env; *e; e++) { /* remote ranks get the configuration too */
             add_arg(&argv, &n, "-x");

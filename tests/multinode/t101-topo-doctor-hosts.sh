@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topo --hosts and doctor --hosts across three simulated hosts (tests/multinode/hosts.sh): h1 and h2
+# are DGX A100s, h3 an HGX H100 whose data interface is named ens5. topo groups them into two
+# classes; doctor names h3 as the odd node for class and interface names; a host that is down makes
+# doctor fail promptly with mpirun's words, and nothing is left behind.
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$0")/../cli/lib.sh"
+# shellcheck source=hosts.sh
+. "$(dirname "$0")/hosts.sh"
+if ! why=$(mn_supported); then
+    echo "skipped: $why"
+    exit 77
+fi
+trap 'mn_down; rm -rf "$TEST_TMP"' EXIT
+specs=$TOPOTUNE_SRC/profiles/specs
+export MN_TOPOLOGY_h1=$specs/dgx-a100.json MN_TOPOLOGY_h2=$specs/dgx-a100.json
+export MN_TOPOLOGY_h3=$specs/hgx-h100.json MN_IFNAME_h3=ens5
+mn_up 3 || { fail "the hosts did not come up"; finish; exit 1; }
+
+expect_exit 0 "topo --hosts" -- mn_head "$TOPOTUNE" topo --hosts h1,h2,h3
+check "two classes" grep -q "^3 node(s) in 2 node class(es)" "$TEST_TMP/out"
+check "A100 class holds h1 and h2" bash -c "grep -A1 '^class a100-' '$TEST_TMP/out' | grep -q 'hosts: h1 h2$'"
+check "H100 class holds h3" bash -c "grep -A1 '^class h100-' '$TEST_TMP/out' | grep -q 'hosts: h3$'"
+expect_exit 0 "topo --hosts --json" -- mn_head "$TOPOTUNE" topo --hosts h1,h2,h3 --json
+check "JSON: nodes with their topology, classes with hosts" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(n["host"] for n in d["nodes"]) == ["h1", "h2", "h3"]
+assert all(n["topology"]["schema"] == "topotune/topology/1" for n in d["nodes"])
+assert sorted(sorted(c["hosts"]) for c in d["classes"]) == [["h1", "h2"], ["h3"]]' "$TEST_TMP/out"
+
+# doctor: exit 1 (checks fail), the odd node named in the table and in JSON.
+expect_exit 1 "doctor --hosts" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3
+check "table: one row per host" test "$(grep -cE '^h[123] ' "$TEST_TMP/out")" -eq 3
+check "class: h3 is odd" grep -qE "^nodes-class +fail .*odd: h3 has h100-" "$TEST_TMP/out"
+check "interfaces: h3 is odd" grep -qE "^nodes-interfaces +fail .*2 of 3 node\(s\) have eth0; odd: h3 has ens5" "$TEST_TMP/out"
+check "software agrees" grep -qE "^nodes-software +pass" "$TEST_TMP/out"
+check "clocks agree" grep -qE "^nodes-clock +pass" "$TEST_TMP/out"
+expect_exit 1 "doctor --hosts --json" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3 --json
+check "JSON: the across-node checks and the nodes' own" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [c["name"] for c in d["checks"]]
+assert names == ["nodes-class", "nodes-software", "nodes-interfaces", "nodes-shm", "nodes-clock", "nodes-checks"], names
+assert all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
+assert sorted(n["host"] for n in d["nodes"]) == ["h1", "h2", "h3"]
+assert all(len(n["checks"]) >= 8 for n in d["nodes"])' "$TEST_TMP/out"
+
+# Only the two A100 hosts, same interface names: class and interfaces pass.
+expect_exit 1 "doctor --hosts h1,h2" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2
+check "one class" grep -qE "^nodes-class +pass +all 2 node\(s\): a100-" "$TEST_TMP/out"
+check "same interfaces" grep -qE "^nodes-interfaces +pass +all 2 node\(s\): eth0" "$TEST_TMP/out"
+
+# A host that is down: mpirun cannot start it; doctor says so within its deadline.
+mn_kill_host h2
+start=$(date +%s)
+expect_exit 3 "a host down" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3 --timeout 60
+check "prompt (under 60 s)" test $(($(date +%s) - start)) -lt 60
+expect_stderr_has "mpirun failed" "mpirun's failure reported"
+expect_stderr_has "h2" "the host named"
+
+# Bad flags.
+expect_exit 2 "--hosts with --input" -- "$TOPOTUNE" doctor --hosts h1 --input "$specs/hgx-h100.json"
+expect_exit 2 "--allocation outside Slurm" -- env -u SLURM_JOB_ID "$TOPOTUNE" doctor --allocation
+expect_stderr_has "not inside a Slurm allocation" "--allocation explained"
+expect_exit 2 "empty --hosts" -- "$TOPOTUNE" topo --hosts ,
+
+mn_down
+check "nothing left behind" test -z "$(mn_leftovers)"
+finish

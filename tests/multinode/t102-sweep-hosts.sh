@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Sweeps across simulated hosts (tests/multinode/hosts.sh): the mpi space with real ranks on h1
+# and h2 over TCP between namespaces, Open MPI's TCP pinned to the subnet the hosts' mapping shows;
+# a sim sweep of the hosts' class (two HGX H100 nodes); hosts of two classes refused; a host killed
+# mid-sweep: the run is classified, the sweep goes on, nothing hangs or is left behind.
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$0")/../cli/lib.sh"
+# shellcheck source=hosts.sh
+. "$(dirname "$0")/hosts.sh"
+if ! why=$(mn_supported); then
+    echo "skipped: $why"
+    exit 77
+fi
+trap 'mn_down; rm -rf "$TEST_TMP"' EXIT
+spaces=$TOPOTUNE_SRC/profiles/spaces
+mn_up 2 || { fail "the hosts did not come up"; finish; exit 1; }
+
+# 1. The mpi space, one run per configuration, ranks on h1 and h2.
+expect_exit 0 "mpi sweep across h1,h2" -- mn_head "$TOPOTUNE" sweep --backend mpi --launcher mpirun \
+    --hosts h1,h2 --space "$spaces/mpi-default.json" --repeat 1 --out "$TEST_TMP/mpi"
+check "every run on both hosts; shared memory alone cannot join them" python3 - "$TEST_TMP/mpi" <<'PY'
+import json, sys
+d = sys.argv[1]
+sweep = json.load(open(f"{d}/sweep.json"))
+assert sweep["btl_tcp_if_include"] == "10.77.0.0/24", sweep["btl_tcp_if_include"]
+assert [n["host"] for n in sweep["host_nodes"]] == ["h1", "h2"]
+assert sweep["np"] == 2 and sweep["hosts"] == "h1,h2"
+runs = [json.loads(l) for l in open(f"{d}/results.jsonl")]
+assert len(runs) == 40, len(runs)
+for r in runs:
+    btl = r["env"].get("OMPI_MCA_btl")
+    if btl == "self,vader":  # no transport between hosts: MPI_Init fails
+        assert r["outcome"] == "launch-failed", r
+    else:
+        assert r["outcome"] == "ok", (r["env"], r["outcome"], r["stderr_tail"])
+        assert sorted(r["hosts"]) == ["h1", "h2"], r["hosts"]
+        assert all(s["wrong"] == 0 for s in r["sizes"])
+PY
+
+# 2. A sim sweep of the hosts' class: the topology comes from mapping them.
+mn_down
+export MN_TOPOLOGY_h1=$TOPOTUNE_SRC/profiles/specs/hgx-h100.json MN_TOPOLOGY_h2=$TOPOTUNE_SRC/profiles/specs/hgx-h100.json
+export MN_TOPOLOGY_h3=$TOPOTUNE_SRC/profiles/specs/dgx-a100.json
+mn_up 3 || { fail "the hosts did not come up again"; finish; exit 1; }
+expect_exit 0 "sim sweep of the hosts' class" -- mn_head "$TOPOTUNE" sweep --backend sim --hosts h1,h2 \
+    --space "$spaces/nccl-quick.json" --repeat 1 --out "$TEST_TMP/sim"
+check "predicted for two H100 nodes" python3 - "$TEST_TMP/sim" <<'PY'
+import json, sys
+d = sys.argv[1]
+sweep = json.load(open(f"{d}/sweep.json"))
+assert sweep["class"].startswith("h100-"), sweep["class"]
+assert sweep["nodes"] == 2 and sweep["predicted"] is True
+json.load(open(f"{d}/topology.json"))
+runs = [json.loads(l) for l in open(f"{d}/results.jsonl")]
+assert runs and all(r["outcome"] == "ok" and r["predicted"] for r in runs)
+PY
+expect_exit 2 "hosts of two classes" -- mn_head "$TOPOTUNE" sweep --backend sim --hosts h1,h2,h3 \
+    --space "$spaces/nccl-quick.json" --out "$TEST_TMP/mixed"
+expect_stderr_has "h3 is a100-" "the odd host and its class named"
+expect_no_file "$TEST_TMP/mixed" "nothing written for a refused sweep"
+
+# 3. h2 dies in the middle of a run (after the run reported its first sizes): that run is
+# classified, the rest fail to launch quickly, and the sweep finishes. The slow space makes runs
+# long enough to be caught in the middle.
+dies=$TEST_TMP/dies
+(
+    for _ in $(seq 600); do
+        for f in "$dies"/logs/*-r1.jsonl; do # the second round: the first one ran whole
+            if [ -f "$f" ] && grep -q '"event":"size"' "$f" && ! grep -q '"event":"end"' "$f"; then
+                basename "$f" .jsonl >"$TEST_TMP/killed-during"
+                mn_kill_host h2
+                exit 0
+            fi
+        done
+        sleep 0.1
+    done
+) &
+killer=$!
+start=$(date +%s)
+mn_head "$TOPOTUNE" sweep --backend mpi --hosts h1,h2 --space "$TOPOTUNE_FIXTURES/space-mpi-hosts.json" \
+    --out "$dies" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+wait "$killer"
+check "the sweep ended by itself (exit $rc)" test "$rc" -le 1
+check "no hang: under 150 s" test $(($(date +%s) - start)) -lt 150
+check "h2 was killed during a run" test -s "$TEST_TMP/killed-during"
+check "the run in flight classified at its stage, later runs not ok" python3 - "$dies" "$(cat "$TEST_TMP/killed-during" 2>/dev/null)" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(f"{sys.argv[1]}/results.jsonl")]
+killed = sys.argv[2]
+print("outcomes in order:", " ".join(f'{r["config_id"][:4]}-r{r["rep"]}:{r["outcome"]}' for r in runs))
+assert len(runs) == 8, len(runs)
+hit = [r for r in runs if f'{r["config_id"]}-r{r["rep"]}' == killed]
+assert len(hit) == 1, killed
+assert hit[0]["outcome"] in ("error", "crash", "timeout"), hit[0]
+assert hit[0]["stage"].startswith("after size:") or hit[0]["stage"] == "warmup", hit[0]["stage"]
+print("killed run:", hit[0]["outcome"], hit[0]["stage"], hit[0]["stderr_tail"][-200:].replace("\n", " "))
+after = runs[runs.index(hit[0]) + 1:]
+assert after and all(r["outcome"] != "ok" for r in after), [r["outcome"] for r in after]
+PY
+check "no rank or daemon left" bash -c "! pgrep -f '[t]opotune-bench --backend' && ! pgrep -x orted"
+
+mn_down
+check "nothing left behind" test -z "$(mn_leftovers)"
+finish
