@@ -232,6 +232,8 @@ static void classify(const struct util_child *ch, int started, const char *stage
         outcome = "timeout";
     else if (ch->signal)
         outcome = "crash";
+    else if (ch->exit_code == 0 && !started)
+        outcome = "error"; /* ran, but its results never reached DIR/logs (see below) */
     else if (ch->exit_code == 0)
         outcome = "ok";
     else if (ch->exit_code == BENCH_EXIT_TIMEOUT)
@@ -246,6 +248,10 @@ static void classify(const struct util_child *ch, int started, const char *stage
     else
         outcome = "error";
     json_object_set_new(result, "outcome", json_string(outcome));
+    /* A launcher that exits 0 without the benchmark's events: rank 0 wrote them on a host whose
+     * filesystem is not this one (--out must be shared by every host). */
+    if (ch->exit_code == 0 && !started && !ch->timed_out && !ch->signal && !ch->exec_errno)
+        stage = "results-missing";
     json_object_set_new(result, "stage", strcmp(outcome, "ok") ? json_string(stage) : json_null());
     int sig = ch->signal ? ch->signal
                          : (ch->exit_code > 128 && ch->exit_code < 160 ? ch->exit_code - 128 : 0);

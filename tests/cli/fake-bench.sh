@@ -3,7 +3,8 @@
 # Stands in for topotune-bench in supervision tests; FAKE_MODE picks the behaviour:
 #   ok           writes start, one size and end events, exits 0
 #   ignore-term  ignores SIGTERM and never ends (the supervisor must SIGKILL it)
-#   grandchild   leaves children behind, one in its own session, and exits 0
+#   grandchild   leaves children behind, one in its own session, writes the ok events, exits 0
+#   no-json      exits 0 without writing its events (as when rank 0's filesystem is another host's)
 #   crash        dies of SIGSEGV
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
@@ -11,13 +12,19 @@ json=
 for arg in "$@"; do
     case "$arg" in --json=*) json=${arg#--json=} ;; esac
 done
-case "${FAKE_MODE:-ok}" in
-ok)
+ok_events() {
     {
         echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
         echo '{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.0,"wrong":0}'
         echo '{"event":"end","outcome":"ok","exit_code":0}'
     } >"$json"
+}
+case "${FAKE_MODE:-ok}" in
+ok)
+    ok_events
+    ;;
+no-json)
+    exit 0
     ;;
 ignore-term)
     trap '' TERM
@@ -28,6 +35,7 @@ grandchild)
     echo $! >>"$FAKE_PIDS"
     setsid sleep 300 &
     echo $! >>"$FAKE_PIDS"
+    ok_events
     exit 0
     ;;
 crash)

@@ -9,7 +9,7 @@ pids=$TEST_TMP/pids
 : >"$pids"
 cat >"$TEST_TMP/space.json" <<JSON
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
- "vars": {"FAKE_MODE": ["ignore-term", "grandchild", "crash"]},
+ "vars": {"FAKE_MODE": ["ignore-term", "grandchild", "crash", "no-json"]},
  "fixed": {"FAKE_PIDS": "$pids"}, "repeat": 1, "timeout_s": 1}
 JSON
 
@@ -27,6 +27,7 @@ assert mode("ignore-term")["outcome"] == "timeout", mode("ignore-term")
 assert mode("ignore-term")["wall_s"] < mode("ignore-term")["deadline_s"] + 5
 assert mode("grandchild")["outcome"] == "ok", mode("grandchild")  # it exits 0; its children are ours to end
 assert mode("crash")["outcome"] == "crash" and mode("crash")["signal"] == "SIGSEGV", mode("crash")
+assert mode("no-json")["outcome"] == "error" and mode("no-json")["stage"] == "results-missing", mode("no-json")
 PY
 check "grandchildren were recorded" test -s "$pids"
 alive=0
