@@ -83,4 +83,16 @@ runs = [json.loads(l) for l in open(d + "/results.jsonl")]
 assert sweep["launcher"] == "srun" and len(runs) == len(sweep["configs"]) == 18
 assert all(r["outcome"] == "ok" for r in runs), [(r["env"], r["outcome"], r["stderr_tail"]) for r in runs]
 PY
+
+# Inside an allocation, --allocation maps and checks every allocated node through mpirun.
+expect_exit 0 "topo --allocation inside salloc" -- salloc -N1 "$TOPOTUNE" topo --allocation --json
+check "the allocated node mapped" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["nodes"]) == 1 and len(d["classes"]) == 1, d["classes"]' "$TEST_TMP/out"
+salloc -N1 "$TOPOTUNE" doctor --allocation --json >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+check "doctor --allocation reports the node" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["nodes"]) == 1 and d["checks"][0]["name"] == "nodes-class", d' "$TEST_TMP/out"
 finish
