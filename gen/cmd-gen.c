@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Adds DIR's sweep.json (with "dir") to sweeps and its results to results. 0 or -1. */
-static int load_sweep(const char *dir, json_t *sweeps, json_t *results)
+int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
 {
     char path[2048];
     snprintf(path, sizeof(path), "%s/sweep.json", dir);
@@ -61,9 +60,9 @@ int cmd_gen(int argc, char **argv)
         return error("topotune gen needs --runs DIR (a directory written by topotune sweep)"), 2;
     }
     json_t *sweeps = json_array(), *results = json_array();
-    rc = runs ? load_sweep(runs, sweeps, results) : 0;
+    rc = runs ? gen_load_sweep(runs, sweeps, results) : 0;
     for (int i = 0; !rc && i < npos; i++)
-        rc = load_sweep(pos[i], sweeps, results);
+        rc = gen_load_sweep(pos[i], sweeps, results);
     free(pos);
     json_t *classes = json_object();
     size_t i;

@@ -19,11 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/*
- * profiles/spaces/<backend>-default.json: under $TOPOTUNE_DATA, else next to
- * the program (the source tree above build/, or the install prefix's share/topotune).
- */
-static int find_space(const char *backend, struct util_buf *out)
+int gen_find_space(const char *backend, struct util_buf *out)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -49,19 +45,21 @@ static int find_space(const char *backend, struct util_buf *out)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *backend = NULL, *root = "profiles", *out = NULL;
+    const char *backend = NULL, *root = "profiles", *out = NULL, *space_file = NULL;
     const struct util_opt opts[] = {
         {"backend", 0, UTIL_OPT_STRING, &backend, "B",
          "nccl or mpi (default: nccl when GPUs are visible)"},
         {"profiles", 'p', UTIL_OPT_STRING, &root, "ROOT", "profile root (default ./profiles)"},
         {"out", 'o', UTIL_OPT_STRING, &out, "DIR",
          "sweep directory (default sweeps/run-CLASS-TIME)"},
+        {"space", 's', UTIL_OPT_STRING, &space_file, "FILE",
+         "search space (default profiles/spaces/<backend>-default.json)"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0,
-        rc = util_opts_parse("topotune run", "[--backend B] [--profiles ROOT] [--out DIR]", opts,
-                             argc, argv, pos, &npos);
+    int npos = 0, rc = util_opts_parse("topotune run",
+                                       "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE]",
+                                       opts, argc, argv, pos, &npos);
     free(pos);
     if (rc)
         return rc > 0 ? 0 : 2;
@@ -77,7 +75,9 @@ int cmd_run(int argc, char **argv)
     }
     struct util_buf space = UTIL_BUF_INIT;
     char dir[1024], np[16];
-    if (find_space(backend, &space)) {
+    if (space_file)
+        util_buf_adds(&space, space_file);
+    else if (gen_find_space(backend, &space)) {
         util_buf_release(&space);
         topo_release(&t);
         return error("cannot find profiles/spaces/%s-default.json next to topotune: set "

@@ -26,6 +26,20 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id);
  */
 int gen_store(const char *root, json_t *content, int *version, int *created);
 
+/*
+ * Adds DIR's sweep.json (with "dir" added) to sweeps and its result lines to
+ * results. Returns 0, or -1 after an error naming DIR.
+ */
+int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
+
+/*
+ * Finds profiles/spaces/<backend>-default.json: under $TOPOTUNE_DATA, else next
+ * to the program (the source tree above build/, or the install prefix's
+ * share/topotune). Returns 0 with the path in out, or -1.
+ */
+struct util_buf;
+int gen_find_space(const char *backend, struct util_buf *out);
+
 /* The commands: returns the process exit code. */
 int cmd_gen(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);

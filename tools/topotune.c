@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The `topotune` command: global flags, the command table, dispatch. */
 #include "bench/bench.h"
+#include "compare/compare.h"
 #include "doctor/doctor.h"
 #include "gen/gen.h"
 #include "topo/topo.h"
@@ -29,6 +30,8 @@ static const struct command commands[] = {
     {"run", cmd_run, "the main job: map this machine, sweep, and write its profile"},
     {"doctor", cmd_doctor, "preflight checks for the pitfalls that hang distributed jobs"},
     {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
+    {"compare", cmd_compare,
+     "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };
 

@@ -21,6 +21,21 @@ void util_opts_usage(FILE *out, const char *cmd, const char *usage, const struct
     fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
+/* Stores one value; a list collects them. 0, or UTIL_EUSAGE when a list is full. */
+static int set_value(const struct util_opt *o, const char *value)
+{
+    if (o->type != UTIL_OPT_LIST) {
+        *(const char **)o->field = value;
+        return 0;
+    }
+    struct util_opt_list *l = o->field;
+    if (l->n == UTIL_OPT_LIST_MAX)
+        return error("option '--%s' given more than %d times", o->name, UTIL_OPT_LIST_MAX),
+               UTIL_EUSAGE;
+    l->items[l->n++] = value;
+    return 0;
+}
+
 static const struct util_opt *find(const struct util_opt *opts, const char *name, size_t len,
                                    char letter)
 {
@@ -58,10 +73,12 @@ int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *o
                 return error("option '--%s' takes no value", o->name), UTIL_EUSAGE;
             *(int *)o->field = 1;
         } else if (eq) {
-            *(const char **)o->field = eq + 1;
-        } else if (i + 1 < argc && (o->type == UTIL_OPT_STRING || argv[i + 1][0] != '-' ||
+            if (set_value(o, eq + 1))
+                return UTIL_EUSAGE;
+        } else if (i + 1 < argc && (o->type != UTIL_OPT_OPTSTRING || argv[i + 1][0] != '-' ||
                                     strcmp(argv[i + 1], "-") == 0)) {
-            *(const char **)o->field = argv[++i];
+            if (set_value(o, argv[++i]))
+                return UTIL_EUSAGE;
         } else if (o->type == UTIL_OPT_OPTSTRING) {
             *(const char **)o->field = "-";
         } else {

@@ -6,9 +6,16 @@
 #include <stdio.h>
 
 enum util_opt_type {
-    UTIL_OPT_FLAG,     /* int field set to 1 */
-    UTIL_OPT_STRING,   /* const char * field: the next argument or --name=value */
-    UTIL_OPT_OPTSTRING /* const char * field: "-" when given bare, the value when one follows */
+    UTIL_OPT_FLAG,      /* int field set to 1 */
+    UTIL_OPT_STRING,    /* const char * field: the next argument or --name=value */
+    UTIL_OPT_OPTSTRING, /* const char * field: "-" when given bare, the value when one follows */
+    UTIL_OPT_LIST       /* struct util_opt_list field: every occurrence's value, in order */
+};
+
+#define UTIL_OPT_LIST_MAX 64
+struct util_opt_list {
+    const char *items[UTIL_OPT_LIST_MAX];
+    int n;
 };
 
 struct util_opt {

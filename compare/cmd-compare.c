@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* `topotune compare A B ...`: inputs loaded, prices matched to them, then the reports. */
+#include "compare/compare.h"
+#include "util/child.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_INPUTS 64
+
+static const char compare_usage[] =
+    "INPUT... [--md FILE] [--html FILE] [--price NAME=AMOUNT]... [--nodes N] [--space FILE]\n\n"
+    "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
+    "topology or hardware spec, predicted with the model (its numbers say predicted).";
+
+/* --price NAME=AMOUNT: NAME is an input's label as the tables show it. */
+static int apply_prices(const struct util_opt_list *prices, struct compare_input *in, int n)
+{
+    for (int p = 0; p < prices->n; p++) {
+        const char *eq = strchr(prices->items[p], '=');
+        char *end = NULL;
+        double amount = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || eq == prices->items[p] || *end || !(amount > 0))
+            return error("invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT > 0",
+                         prices->items[p]),
+                   2;
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (strlen(in[i].label) == (size_t)(eq - prices->items[p]) &&
+                !strncmp(in[i].label, prices->items[p], (size_t)(eq - prices->items[p])))
+                in[i].price = amount, found = 1;
+        if (!found) {
+            fprintf(stderr, "topotune: error: --price %s names no input; the inputs are:",
+                    prices->items[p]);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, " %s", in[i].label);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *md = NULL, *html = NULL, *nodes_s = NULL, *space = NULL;
+    struct util_opt_list prices = {0};
+    const struct util_opt opts[] = {
+        {"md", 0, UTIL_OPT_STRING, &md, "FILE", "write the comparison as Markdown tables"},
+        {"html", 0, UTIL_OPT_STRING, &html, "FILE",
+         "write one self-contained HTML file: tables and plots (gnuplot)"},
+        {"price", 0, UTIL_OPT_LIST, &prices, "NAME=AMOUNT",
+         "price of an input (by its label): adds busbw per unit of price"},
+        {"nodes", 0, UTIL_OPT_STRING, &nodes_s, "N",
+         "predict topology and spec inputs for N nodes (default: the file's)"},
+        {"space", 0, UTIL_OPT_STRING, &space, "FILE",
+         "configurations the model tries for predicted inputs (default nccl-default)"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0,
+        rc = util_opts_parse("topotune compare", compare_usage, opts, argc, argv, pos, &npos);
+    if (rc || !npos) {
+        if (!rc)
+            error("topotune compare needs at least one input (see --help)");
+        free(pos);
+        return rc > 0 ? 0 : 2;
+    }
+    char *end = NULL;
+    long nodes = nodes_s ? strtol(nodes_s, &end, 10) : 0;
+    if (nodes_s && (*end || nodes < 1 || nodes > 4096)) {
+        free(pos);
+        return error("invalid value '%s' for --nodes: expected 1 to 4096", nodes_s), 2;
+    }
+    util_child_setup();
+    struct compare_input *in = calloc(MAX_INPUTS, sizeof(*in));
+    int n = 0;
+    for (int i = 0; i < npos && !rc; i++) {
+        if (n == MAX_INPUTS) {
+            error("more than %d inputs: compare fewer at once", MAX_INPUTS);
+            rc = 2;
+            break;
+        }
+        int got = compare_load(pos[i], (int)nodes, space, &in[n], MAX_INPUTS - n);
+        if (got < 0)
+            rc = 2;
+        else
+            n += got;
+    }
+    if (!rc)
+        rc = apply_prices(&prices, in, n);
+    if (!rc) {
+        compare_print_text(in, n, stdout);
+        if (md && compare_write_md(in, n, md))
+            rc = 1;
+        if (html && compare_write_html(in, n, html))
+            rc = 1;
+    }
+    for (int i = 0; i < n; i++)
+        json_decref(in[i].profile);
+    free(in);
+    free(pos);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune compare`: node classes side by side, from measured profiles and
+ * sweeps or from predictions for hardware not owned yet. Every input becomes a
+ * profile's content (what gen_select makes of a sweep), so measured and
+ * predicted inputs are read the same way, and each keeps its "predicted" flag
+ * all the way to every number printed.
+ */
+#ifndef COMPARE_COMPARE_H
+#define COMPARE_COMPARE_H
+
+#include "topo/topo.h"
+
+#include <jansson.h>
+
+/* One input: {"label", "kind": profile|sweep|spec, "source", "profile": {...}, "price"?}. */
+struct compare_input {
+    const char *path;
+    char label[128];
+    const char *kind;
+    json_t *profile; /* schema topotune/profile/1 content, "predicted" set */
+    double price;    /* 0: none given */
+};
+
+/*
+ * Loads path as a profile directory (profile.json, or a class directory's
+ * latest), a sweep directory, or a topology/spec file predicted for nodes nodes
+ * over the space space_path (NULL: the sim backend's default space). A profiles
+ * root yields one input per class: up to max inputs are filled. Returns how
+ * many, or -1 after one error line naming path.
+ */
+int compare_load(const char *path, int nodes, const char *space_path, struct compare_input *out,
+                 int max);
+
+/*
+ * A predicted profile for topology t: every configuration of the space through
+ * the model (no noise), one run each, chosen by gen_select as a sweep would be.
+ */
+json_t *compare_predict(const struct topo *t, int nodes, const char *space_path);
+
+/* Reports: plain text on stdout, Markdown, and one self-contained HTML file. */
+void compare_print_text(const struct compare_input *in, int n, FILE *out);
+int compare_write_md(const struct compare_input *in, int n, const char *path);
+int compare_write_html(const struct compare_input *in, int n, const char *path);
+
+/*
+ * Plots busbw against size, one curve per input (baseline dashed), for sizes in
+ * [min, max], as SVG text drawn by gnuplot. Returns a malloc'd SVG, or NULL with
+ * *why saying why (gnuplot missing or failing).
+ */
+char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
+                       const char *title, const char **why);
+
+int cmd_compare(int argc, char **argv);
+
+#endif

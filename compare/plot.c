@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busbw against message size as SVG, drawn by gnuplot (a child under a
+ * deadline, reading a script with the data inline). Best configurations are
+ * solid, the defaults (nothing set) dashed; predicted curves have hollow points and say
+ * "(predicted)" in their titles. No scripts or links in the SVG: it is pasted
+ * into an HTML file that must open from disk with no network.
+ */
+#include "compare/compare.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Appends a datablock of (size, busbw) within [min, max]; returns the points written. */
+static int datablock(struct util_buf *s, const char *name, const json_t *per_size, size_t min,
+                     size_t max)
+{
+    size_t i;
+    json_t *row;
+    int n = 0;
+    util_buf_addf(s, "$%s << EOD\n", name);
+    json_array_foreach(per_size, i, row)
+    {
+        json_int_t size = json_integer_value(json_object_get(row, "size"));
+        double bw = json_number_value(json_object_get(row, "busbw"));
+        if (size >= (json_int_t)min && size <= (json_int_t)max && bw > 0) {
+            util_buf_addf(s, "%lld %.6g\n", (long long)size, bw);
+            n++;
+        }
+    }
+    util_buf_adds(s, "EOD\n");
+    return n;
+}
+
+/* Titles go through gnuplot's string syntax: no quotes or backslashes in them. */
+static void title(struct util_buf *s, const char *label, const char *what, int predicted)
+{
+    util_buf_adds(s, " title \"");
+    for (const char *p = label; *p; p++)
+        if (*p != '"' && *p != '\\')
+            util_buf_add(s, p, 1);
+    util_buf_addf(s, " %s%s\" noenhanced", what, predicted ? " (predicted)" : "");
+}
+
+static void script(struct util_buf *s, const struct compare_input *in, int n, size_t min,
+                   size_t max, const char *plot_title, const char *out)
+{
+    util_buf_addf(s,
+                  "set terminal svg size 860,460 dynamic font 'sans,11' background rgb 'white'\n"
+                  "set output '%s'\nset logscale x 2\nset format x '%%.0b%%B'\n"
+                  "set xlabel 'message size (bytes)'\nset ylabel 'busbw (GB/s)'\n"
+                  "set title '%s' noenhanced\nset grid\nset key left top\nset yrange [0:*]\n",
+                  out, plot_title);
+    struct util_buf plots = UTIL_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        const json_t *p = in[i].profile, *winner = json_object_get(p, "winner");
+        const json_t *base = json_object_get(json_object_get(p, "baseline"), "per_size");
+        int predicted = json_is_true(json_object_get(p, "predicted")), pt = predicted ? 6 : 7;
+        char name[32];
+        snprintf(name, sizeof(name), "best%d", i);
+        if (json_is_object(winner) &&
+            datablock(s, name, json_object_get(winner, "per_size"), min, max)) {
+            util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 1 pt %d lc %d",
+                          plots.len ? ", " : "", name, pt, i + 1);
+            title(&plots, in[i].label, "best", predicted);
+        }
+        snprintf(name, sizeof(name), "base%d", i);
+        if (datablock(s, name, base, min, max)) {
+            util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 2 pt %d lc %d",
+                          plots.len ? ", " : "", name, pt, i + 1);
+            title(&plots, in[i].label,
+                  json_is_true(json_object_get(p, "defaults_best")) ? "defaults (best here)"
+                                                                    : "defaults",
+                  predicted);
+        }
+    }
+    if (!plots.len) /* nothing ran ok in this range: an empty frame says so */
+        util_buf_adds(&plots, "NaN title 'no configuration ran ok in this range'");
+    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
+    util_buf_release(&plots);
+}
+
+char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
+                       const char *plot_title, const char **why)
+{
+    char dir[] = "/tmp/topotune-plot-XXXXXX";
+    if (!mkdtemp(dir))
+        return *why = "no temporary directory for gnuplot", NULL;
+    struct util_buf gp = UTIL_BUF_INIT, svg_path = UTIL_BUF_INIT, gp_path = UTIL_BUF_INIT,
+                    log_path = UTIL_BUF_INIT, svg = UTIL_BUF_INIT;
+    util_buf_addf(&svg_path, "%s/plot.svg", dir);
+    util_buf_addf(&gp_path, "%s/plot.gp", dir);
+    util_buf_addf(&log_path, "%s/gnuplot.log", dir);
+    script(&gp, in, n, min, max, plot_title, svg_path.data);
+    char *result = NULL;
+    FILE *f = fopen(gp_path.data, "w");
+    if (f) {
+        fwrite(gp.data, 1, gp.len, f);
+        fclose(f);
+        char *argv[] = {"gnuplot", gp_path.data, NULL};
+        struct util_child ch = {.argv = argv, .log = log_path.data, .timeout_s = 30, .grace_s = 2};
+        util_child_run(&ch);
+        if (ch.exec_errno)
+            *why = "gnuplot is not installed (Debian: apt install gnuplot-nox)";
+        else if (ch.exit_code != 0 || util_file_read(svg_path.data, 16 << 20, &svg))
+            *why = "gnuplot failed to draw the plot";
+        else
+            result = util_buf_detach(&svg);
+    } else {
+        *why = "cannot write gnuplot's script";
+    }
+    unlink(gp_path.data);
+    unlink(svg_path.data);
+    unlink(log_path.data);
+    rmdir(dir);
+    util_buf_release(&gp);
+    util_buf_release(&svg_path);
+    util_buf_release(&gp_path);
+    util_buf_release(&log_path);
+    util_buf_release(&svg);
+    return result;
+}

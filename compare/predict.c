@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A predicted "sweep" for hardware not owned: the model evaluates each
+ * configuration of the space as the sim backend would (without noise, so one
+ * run is as good as many), and gen_select chooses as it would from a real sweep:
+ * faults the model predicts (a hang at init on broken P2P) fail the baseline
+ * and make the cure a system variable, exactly as measured sweeps do.
+ */
+#include "bench/internal.h"
+#include "bench/model.h"
+#include "compare/compare.h"
+#include "gen/gen.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *env_lookup(const char *name, void *ctx)
+{
+    return json_string_value(json_object_get(ctx, name));
+}
+
+/* The configuration's environment: the space's fixed variables, then its own. */
+static json_t *config_env(const struct bench_space *s, const json_t *config)
+{
+    json_t *env = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(s->doc, "fixed"), k, v)
+    {
+        if (json_is_string(v))
+            json_object_set(env, k, v);
+        else
+            json_object_set_new(env, k, json_sprintf("%lld", (long long)json_integer_value(v)));
+    }
+    json_object_update(env, json_object_get(config, "env"));
+    return env;
+}
+
+static const char *fault_outcome(enum bench_fault f, const char **stage)
+{
+    *stage = f == BENCH_FAULT_HANG_INIT || f == BENCH_FAULT_FAIL_INIT ? "init" : "size:first";
+    return f == BENCH_FAULT_HANG_INIT ? "timeout" : f == BENCH_FAULT_CRASH ? "crash" : "error";
+}
+
+/* One result line, shaped as results.jsonl's. */
+static json_t *predicted_run(const struct bench_space *s, const struct topo *t, int nodes,
+                             const json_t *config)
+{
+    json_t *env = config_env(s, config);
+    struct bench_model m;
+    json_t *r = json_pack("{s:O,s:O,s:i,s:b,s:b,s:s}", "config_id", json_object_get(config, "id"),
+                          "env", json_object_get(config, "env"), "rep", 0, "final", 1, "predicted",
+                          1, "class", t->class_id);
+    if (bench_model_init(&m, t, nodes, env_lookup, env)) {
+        json_decref(env);
+        json_decref(r);
+        return NULL;
+    }
+    json_object_set_new(r, "nodes", json_integer(m.nodes));
+    json_object_set_new(r, "ranks", json_integer(m.nranks));
+    json_t *sizes = json_array();
+    int wrong = 0;
+    for (size_t size = s->min_bytes; !m.fault && size <= s->max_bytes;
+         size = (size_t)((double)size * (s->factor > 1 ? s->factor : 2))) {
+        struct bench_prediction p;
+        if (bench_model_predict(&m, size, &p))
+            break;
+        wrong |= p.wrong;
+        json_array_append_new(sizes,
+                              json_pack("{s:I,s:f,s:f,s:f,s:i,s:s,s:s}", "size", (json_int_t)size,
+                                        "time_us", p.time_us, "algbw", p.algbw, "busbw", p.busbw,
+                                        "wrong", p.wrong, "algo", p.algo, "proto", p.proto));
+    }
+    const char *stage = NULL, *outcome = m.fault ? fault_outcome(m.fault, &stage)
+                                         : wrong ? "wrong"
+                                                 : "ok";
+    json_object_set_new(r, "outcome", json_string(outcome));
+    json_object_set_new(r, "stage", stage ? json_string(stage) : json_null());
+    json_object_set_new(r, "sizes", sizes);
+    json_decref(env);
+    return r;
+}
+
+json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
+{
+    struct bench_space s;
+    struct util_buf found = UTIL_BUF_INIT;
+    if (!space_path) {
+        if (gen_find_space("nccl", &found))
+            return error("cannot find profiles/spaces/nccl-default.json next to topotune: set "
+                         "TOPOTUNE_DATA or give --space"),
+                   NULL;
+        space_path = util_buf_str(&found);
+    }
+    json_t *profile = NULL;
+    if (bench_space_load(&s, space_path)) {
+        util_buf_release(&found);
+        return NULL;
+    }
+    int job_nodes = nodes ? nodes : t->job_nodes > 0 ? t->job_nodes : 1;
+    json_decref(bench_space_prune(&s, t, job_nodes));
+    json_t *configs = bench_space_configs(&s), *results = json_array(), *c;
+    size_t i;
+    json_array_foreach(configs, i, c)
+    {
+        json_t *r = predicted_run(&s, t, job_nodes, c);
+        if (!r)
+            goto out; /* no GPU: the caller says so */
+        json_array_append_new(results, r);
+    }
+    json_t *sweep =
+        json_pack("{s:o,s:O,s:b,s:f,s:i,s:I,s:I,s:O,s:s,s:s,s:s}", "topology", topo_to_json(t),
+                  "versions", json_null(), "predicted", 1, "cv_max", s.cv_max, "repeat", 1,
+                  "objective_min", (json_int_t)s.obj_min, "objective_max", (json_int_t)s.obj_max,
+                  "configs", configs, "strategy", "model", "backend", "sim", "dir", space_path);
+    json_t *sweeps = json_pack("[o]", sweep);
+    profile = gen_select(sweeps, results, t->class_id);
+    json_object_set_new(profile, "nodes", json_integer(job_nodes));
+    json_decref(sweeps);
+out:
+    json_decref(results);
+    json_decref(configs);
+    bench_space_release(&s);
+    util_buf_release(&found);
+    return profile;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune compare: three specs (predicted) into Markdown and HTML with plots; a real measured
+# profile of this machine against a spec; the HTML rendered by headless Chromium; plots skipped
+# without gnuplot; bad inputs.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+specs=$TOPOTUNE_SRC/profiles/specs
+cd "$TEST_TMP" || exit 1
+
+# 1. Three specs: every number predicted, one plot per size range.
+expect_exit 0 "compare three specs" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" "$specs/dgx-a100.json" \
+    "$specs/rtx4090-8x-pcie.json" --html r.html --md r.md --price hgx-h100=300000 --price dgx-a100=150000
+check "text names all three" bash -c "grep -q '^hgx-h100 ' out && grep -q '^dgx-a100 ' out && grep -q '^rtx4090-8x-pcie ' out"
+check "every number from a spec says predicted (Markdown)" python3 - r.md <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+cells = [c.strip() for line in text.splitlines() if line.startswith("| ") for c in line.strip("|").split("|")]
+numbers = [c for c in cells if re.fullmatch(r"[0-9.]+( predicted)?", c)]
+assert len(numbers) > 50, len(numbers)
+bare = [c for c in numbers if not c.endswith("predicted")]
+# the only bare numbers allowed are the prices the user gave
+assert set(bare) <= {"300000", "150000"}, bare
+assert "(PREDICTED by the topotune model)" in text
+assert "fails (timeout) predicted" in text  # the 4090's NCCL defaults hang at init (broken P2P)
+assert "NCCL_P2P_DISABLE=1 (system)" in text
+assert "| dgx-a100 | GPU links | NV18 (4 NVSwitch) | NV12 (6 NVSwitch) |" in text, "differences"
+PY
+check "HTML: three plots, tables, no script or external reference" python3 - r.html <<'PY'
+import sys
+html = open(sys.argv[1]).read()
+assert html.count("<svg") == 3, html.count("<svg")
+assert html.count("<table>") == 3
+assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
+for t in ("small messages", "medium messages", "large messages"):
+    assert t in html, t
+assert "hgx-h100 defaults (best here) (predicted)" in html  # curve titles carry the word
+PY
+
+# 2. A measured profile of this machine (topotune run, real MPI ranks) against a spec.
+expect_exit 0 "topotune run (tiny space)" -- "$TOPOTUNE" run --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json" \
+    --profiles profiles --out run-sweep
+expect_exit 0 "compare measured with predicted" -- "$TOPOTUNE" compare profiles "$specs/hgx-h100.json" --md mixed.md --html mixed.html
+check "measured and predicted told apart" python3 - mixed.md <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+rows = [l for l in text.splitlines() if re.match(r"\| [0-9]+ [KMG]?i?B \|", l)]
+assert rows, "no busbw rows"
+for row in rows:
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    measured, predicted = cells[1:3], cells[3:5]
+    assert all(c == "-" or re.fullmatch(r"[0-9.]+", c) or c.startswith("fails") for c in measured), row
+    assert any(re.fullmatch(r"[0-9.]+", c) for c in measured) or rows.index(row) > 0, row
+    assert all(c == "-" or c.endswith("predicted") for c in predicted), row
+assert "(measured, mpi backend)" in text and "(PREDICTED by the topotune model)" in text
+assert "no GPU" in text
+PY
+
+# 3. Headless Chromium renders the HTML: the SVG is in the page, no console error, a PNG is made.
+if command -v chromium >/dev/null; then
+    render() { # HTML PNG: dumps the DOM to dom.html and the console to console.log
+        timeout 90 chromium --headless --no-sandbox --disable-gpu --window-size=1400,3000 \
+            --enable-logging=stderr --v=0 --virtual-time-budget=3000 --screenshot="$2" "file://$TEST_TMP/$1" \
+            >/dev/null 2>"$TEST_TMP/console.log"
+        timeout 90 chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$TEST_TMP/$1" \
+            2>/dev/null >"$TEST_TMP/dom.html"
+    }
+    # Chromium logs every console message as "INFO:CONSOLE:<line>] ...": the page has no script, so
+    # any message at all (an error, a failed load) counts.
+    console_errors() { grep -cE 'CONSOLE|Uncaught' "$TEST_TMP/console.log"; }
+    # The check must be able to fail: a page that logs an error is caught.
+    printf '<!DOCTYPE html><html><body><script>console.error("broken page")</script></body></html>\n' >bad.html
+    render bad.html bad.png
+    check "a console error is detected" test "$(console_errors)" -gt 0
+    render r.html r.png
+    check "PNG written" bash -c "[ -s r.png ] && head -c 8 r.png | grep -q PNG"
+    check "the rendered page has the SVG plots" test "$(grep -c '<svg' dom.html)" -ge 3
+    check "no console errors" test "$(console_errors)" -eq 0
+else
+    echo "skipped: the Chromium check (tools/install-deps.sh installs chromium)"
+fi
+
+# 4. No gnuplot: plots skipped and said so; tables still there.
+mkdir -p nopath
+expect_exit 0 "compare without gnuplot" -- env PATH="$TEST_TMP/nopath" "$TOPOTUNE" compare "$specs/dgx-a100.json" --html nogp.html
+check "plots skipped, with why" grep -q "skipped: gnuplot is not installed" nogp.html
+check "tables still written" grep -q "<table>" nogp.html
+
+# 5. Bad inputs: exit 2 naming the input, nothing written.
+mkdir -p empty-dir
+expect_exit 2 "a directory that is neither" -- "$TOPOTUNE" compare empty-dir --html bad1.html
+expect_stderr_has "'empty-dir' is neither a profile" "the directory named"
+expect_no_file bad1.html "no HTML for bad input"
+printf '{"schema": "topotune/spec/1", "gpu": {"model": "NVIDIA Z9000", "count": 8}}\n' >z9000.json
+expect_exit 2 "unknown spec GPU" -- "$TOPOTUNE" compare z9000.json "$specs/dgx-a100.json" --md bad2.md
+expect_stderr_has "z9000.json" "the spec named"
+expect_no_file bad2.md "no Markdown for bad input"
+expect_exit 2 "price for no input" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --price h200=1
+expect_stderr_has "the inputs are: dgx-a100" "labels listed"
+expect_exit 2 "no input" -- "$TOPOTUNE" compare
+finish
