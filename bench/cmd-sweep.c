@@ -240,6 +240,12 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
                    2;
         if (!o->np)
             sw->np = nhosts; /* one rank per host */
+        if (sw->np % nhosts)
+            return error("--np %d is not a multiple of the %d host(s): every host runs the same "
+                         "number of ranks",
+                         sw->np, nhosts),
+                   2;
+        sw->nhosts = nhosts;
         if (!o->topology) {
             util_child_setup();
             int rc = bench_sweep_map_hosts(sw, t);

@@ -161,6 +161,7 @@ struct bench_sweep {
     /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
     json_t *host_nodes;
     char *host_topology, *btl_subnet;
+    int nhosts;
     json_t *configs; /* [{id, env}] */
     int np, nodes, repeat;
     unsigned seed;

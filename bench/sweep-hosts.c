@@ -2,7 +2,7 @@
 /*
  * sweep --hosts: the sweep measures the hosts, not the machine it is started
  * on. They are mapped first through mpirun (cluster_gather); they must be one
- * node class, whose topology then stands for the sweep's. For the mpi backend,
+ * node class, whose topology then stands for the sweep's. For measuring backends,
  * Open MPI's TCP transport is pinned to the IPv4 subnet every host shares, with
  * loopback and container bridges left out: a docker0 exists on every node and
  * joins none of them, and trying it stalls or fails the ranks.
@@ -93,18 +93,22 @@ static int one_class(const json_t *nodes)
     json_array_foreach(nodes, i, n)
     {
         const char *host = json_string_value(json_object_get(n, "host"));
-        if (!class_of(n))
-            return error("host %s could not be mapped: run topotune topo on it", host ? host : "?"),
+        if (!class_of(n)) {
+            util_buf_release(&odd);
+            return error("host %s could not be mapped (%s): run topotune topo on it",
+                         host ? host : "?",
+                         json_string_value(json_object_get(n, "error")) ?: "no topology"),
                    3;
+        }
         if (first && strcmp(class_of(n), first))
             util_buf_addf(&odd, ", %s is %s", host ? host : "?", class_of(n));
     }
+    int rc = odd.len ? 2 : 0;
     if (odd.len)
         error("the hosts are not one node class (%s is %s%s): sweep each class on its own, "
               "with --hosts listing that class's hosts (topotune topo --hosts groups them)",
               json_string_value(json_object_get(json_array_get(nodes, 0), "host")), first,
               util_buf_str(&odd));
-    int rc = odd.len ? 2 : 0;
     util_buf_release(&odd);
     return rc;
 }
@@ -123,7 +127,7 @@ int bench_sweep_map_hosts(struct bench_sweep *sw, struct topo *t)
                  ? 3
                  : 0;
     }
-    if (!rc && !strcmp(sw->backend, "mpi")) {
+    if (!rc && strcmp(sw->backend, "sim")) { /* nccl also starts, and bootstraps, through MPI */
         sw->btl_subnet = shared_subnet(nodes);
         if (!sw->btl_subnet) {
             error("the hosts share no IPv4 subnet outside loopback and container bridges: set "

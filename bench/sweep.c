@@ -8,6 +8,7 @@
  * are measured at full effort `repeat` times).
  */
 #include "bench/internal.h"
+#include "cluster/cluster.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -81,11 +82,19 @@ static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, c
     }
     json_object_foreach(json_object_get(r->config, "env"), k, v)
         add_argf(&env, &n, "%s=%s", k, json_string_value(v));
-    if (sw->btl_subnet &&
-        !json_object_get(json_object_get(sw->space.doc, "fixed"), "OMPI_MCA_btl_tcp_if_include"))
+    json_t *fixed = json_object_get(sw->space.doc, "fixed");
+    if (sw->btl_subnet && !json_object_get(fixed, "OMPI_MCA_btl_tcp_if_include") &&
+        !json_object_get(fixed, "OMPI_MCA_btl_tcp_if_exclude") &&
+        !getenv("OMPI_MCA_btl_tcp_if_include") && !getenv("OMPI_MCA_btl_tcp_if_exclude"))
         add_argf(&env, &n, "OMPI_MCA_btl_tcp_if_include=%s", sw->btl_subnet);
+    if (sw->hosts) { /* mpirun's own channel to its daemons: off container bridges too */
+        char *tcp[3] = {NULL};
+        for (int i = 0, count = cluster_tcp_env(tcp, 0); i < count; i++) {
+            add_arg(&env, &n, tcp[i]);
+            free(tcp[i]);
+        }
+    }
     if (strcmp(sw->backend, "nccl") == 0) {
-        json_t *fixed = json_object_get(sw->space.doc, "fixed");
         if (!json_object_get(fixed, "NCCL_DEBUG"))
             add_arg(&env, &n, "NCCL_DEBUG=INFO");
         if (!json_object_get(fixed, "NCCL_DEBUG_SUBSYS"))
@@ -110,11 +119,11 @@ static char **run_argv(const struct bench_sweep *sw, const struct sweep_run *r, 
         if (geteuid() == 0)
             add_arg(&argv, &n, "--allow-run-as-root");
         add_arg(&argv, &n, "--oversubscribe");
-        if (sw->hosts) { /* one rank per host in turn */
+        if (sw->hosts) { /* the same number of ranks on every host, consecutive ranks together */
             add_arg(&argv, &n, "--host");
             add_arg(&argv, &n, sw->hosts);
             add_arg(&argv, &n, "--map-by");
-            add_arg(&argv, &n, "node");
+            add_argf(&argv, &n, "ppr:%d:node", sw->np / (sw->nhosts > 0 ? sw->nhosts : 1));
         }
         for (char **e = env; *e; e++) { /* remote ranks get the configuration too */
             add_arg(&argv, &n, "-x");

@@ -88,7 +88,9 @@ static void script(struct util_buf *s, const struct compare_input *in, int n, si
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
                        const char *plot_title, const char **why)
 {
-    char dir[] = "/tmp/topotune-plot-XXXXXX";
+    char dir[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/topotune-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return *why = "no temporary directory for gnuplot", NULL;
     struct util_buf gp = UTIL_BUF_INIT, svg_path = UTIL_BUF_INIT, gp_path = UTIL_BUF_INIT,

@@ -60,12 +60,24 @@ static const char *host_of(const json_t *n)
     return h ? h : "?";
 }
 
-/* Compares one fact; the most common value wins (the first seen on a tie). */
+static const char *str_or(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+/*
+ * Compares one fact. The value most nodes have is the reference and the others
+ * are named; when no value has a majority (two nodes that differ), every node's
+ * value is listed: there is no telling which one is odd.
+ */
 static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_fn fact,
                          const char *status_if_odd, const char *fix)
 {
     size_t n = json_array_size(nodes), best = 0, best_count = 0;
     struct util_buf *vals = calloc(n, sizeof(*vals));
+    if (!vals)
+        return;
     for (size_t i = 0; i < n; i++)
         fact(json_array_get(nodes, i), &vals[i]);
     for (size_t i = 0; i < n; i++) {
@@ -76,11 +88,15 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
             best = i, best_count = count;
     }
     struct util_buf odd = UTIL_BUF_INIT;
+    int majority = 2 * best_count > n;
     for (size_t i = 0; i < n; i++)
-        if (strcmp(util_buf_str(&vals[i]), util_buf_str(&vals[best])))
+        if (!majority || strcmp(util_buf_str(&vals[i]), util_buf_str(&vals[best])))
             util_buf_addf(&odd, "%s%s has %s", odd.len ? "; " : "",
                           host_of(json_array_get(nodes, i)), util_buf_str(&vals[i]));
-    if (odd.len)
+    if (best_count < n && !majority)
+        doctor_add(c, name, status_if_odd, fix, "the nodes disagree, no value has a majority: %s",
+                   util_buf_str(&odd));
+    else if (best_count < n)
         doctor_add(c, name, status_if_odd, fix, "%zu of %zu node(s) have %s; odd: %s", best_count,
                    n, util_buf_str(&vals[best]), util_buf_str(&odd));
     else
@@ -102,6 +118,11 @@ static void compare_clocks(json_t *c, const json_t *nodes)
 {
     size_t n = json_array_size(nodes);
     double *t = calloc(n, sizeof(double)), *sorted = calloc(n, sizeof(double));
+    if (!t || !sorted) {
+        free(t);
+        free(sorted);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         sorted[i] = t[i] = json_number_value(json_object_get(json_array_get(nodes, i), "clock"));
     qsort(sorted, n, sizeof(double), by_value);
@@ -126,39 +147,54 @@ static void compare_clocks(json_t *c, const json_t *nodes)
     free(sorted);
 }
 
-/* Each node's own failed (and unknown-worthy) checks, and nodes that could not report at all. */
+/*
+ * Each node's own failed checks, and nodes that could not report at all (fail);
+ * else the checks no node could make (warn: unknown is not pass).
+ */
 static void node_checks(json_t *c, const json_t *nodes)
 {
-    struct util_buf bad = UTIL_BUF_INIT;
+    struct util_buf bad = UTIL_BUF_INIT, unknown = UTIL_BUF_INIT;
     size_t i, j;
     json_t *node, *check;
     json_array_foreach(nodes, i, node)
     {
-        const char *err = json_string_value(json_object_get(node, "error"));
+        const char *err = str_or(node, "error", NULL);
         if (err)
             util_buf_addf(&bad, "%s%s: %s", bad.len ? "; " : "", host_of(node), err);
         json_array_foreach(json_object_get(node, "checks"), j, check)
         {
-            if (strcmp(json_string_value(json_object_get(check, "status")), "fail"))
+            const char *status = str_or(check, "status", "unknown");
+            if (!strcmp(status, "unknown"))
+                util_buf_addf(&unknown, "%s%s: %s", unknown.len ? "; " : "", host_of(node),
+                              str_or(check, "name", "?"));
+            if (strcmp(status, "fail"))
                 continue;
             util_buf_addf(&bad, "%s%s: %s failed (%s)", bad.len ? "; " : "", host_of(node),
-                          json_string_value(json_object_get(check, "name")),
-                          json_string_value(json_object_get(check, "fix")));
+                          str_or(check, "name", "?"), str_or(check, "fix", "no fix given"));
         }
     }
     if (bad.len)
         doctor_add(c, "nodes-checks", "fail",
                    "run topotune doctor on the node(s) named for the whole evidence", "%s",
                    util_buf_str(&bad));
+    else if (unknown.len)
+        doctor_add(c, "nodes-checks", "warn",
+                   "run topotune doctor on those nodes to see why each check could not be made",
+                   "no check failed, but some could not be made: %s", util_buf_str(&unknown));
     else
         doctor_add(c, "nodes-checks", "pass", NULL, "no check failed on any of the %zu node(s)",
                    json_array_size(nodes));
     util_buf_release(&bad);
+    util_buf_release(&unknown);
 }
 
 json_t *doctor_compare_nodes(const json_t *nodes)
 {
     json_t *c = json_array();
+    if (!json_array_size(nodes)) {
+        doctor_add(c, "nodes", "fail", "check --hosts and mpirun's output", "no node reported");
+        return c;
+    }
     compare_fact(c, nodes, "nodes-class", fact_class, "fail",
                  "one job per node class: a profile tuned for one class misleads the other; "
                  "exclude the odd node or make a profile per class");

@@ -65,7 +65,17 @@ static void last_line(const char *text, char *out, size_t len)
     snprintf(out, len, "%.*s", (int)(end - start), text + start);
 }
 
-static void report(json_t *c, const struct util_child *ch, const char *text, double deadline)
+/* NVML or the driver said OK for some pair (the topology's P2P table). */
+static int claimed_ok(const struct topo *t)
+{
+    for (int i = 0; t->p2p && i < t->ngpus * t->ngpus; i++)
+        if (i / t->ngpus != i % t->ngpus && t->p2p[i] && !strcmp(t->p2p[i], "OK"))
+            return 1;
+    return 0;
+}
+
+static void report(json_t *c, const struct topo *t, const struct util_child *ch, const char *text,
+                   double deadline)
 {
     struct copy_log l = {0};
     parse_log(text, &l);
@@ -92,6 +102,11 @@ static void report(json_t *c, const struct util_child *ch, const char *text, dou
         doctor_add(c, "p2p-copy", "fail", copy_fix, "the copy test failed (%s %d%s): %s",
                    ch->signal ? "signal" : "exit", ch->signal ? ch->signal : ch->exit_code,
                    l.open_src >= 0 ? ", during a peer copy" : "", tail);
+    else if (!l.ok && claimed_ok(t))
+        doctor_add(c, "p2p-copy", "warn",
+                   "check the driver and the IOMMU/ACS settings: NCCL will fall back to SHM",
+                   "%s reports P2P OK, but CUDA grants no peer access (%d pair(s) skipped)",
+                   t->p2p_source, l.skipped);
     else if (!l.ok)
         doctor_add(c, "p2p-copy", "pass", NULL,
                    "no GPU pair claims peer access (%d pair(s) skipped): NCCL will not use P2P",
@@ -117,8 +132,8 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s)
         doctor_add(c, "p2p-copy", "unknown", NULL,
                    "topotune-p2p-copy was not built (no CUDA toolkit when topotune was built)");
     } else {
-        char log[] = "/tmp/topotune-p2p-XXXXXX";
-        int fd = mkstemp(log);
+        char log[4096];
+        int fd = util_temp_file(log, sizeof(log), "topotune-p2p");
         double deadline = timeout_s > 0 ? timeout_s : 15 + 0.5 * t->ngpus * t->ngpus;
         char *argv[] = {prog, NULL};
         struct util_child ch = {.argv = argv, .log = log, .timeout_s = deadline, .grace_s = 2};
@@ -128,7 +143,7 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s)
             util_child_run(&ch);
             util_file_read(log, 1 << 20, &text);
             unlink(log);
-            report(c, &ch, util_buf_str(&text), deadline);
+            report(c, t, &ch, util_buf_str(&text), deadline);
         } else {
             doctor_add(c, "p2p-copy", "unknown", NULL, "no temporary file for the copy test's log");
         }

@@ -87,7 +87,8 @@ static void scan_port(struct rdma_scan *s, const char *dev, const char *port)
             util_buf_addf(&s->evidence, " RoCE v2 GID index %d (%s)", index, addr);
             if (s->suggest < 0)
                 s->suggest = index;
-            if (want && *want && atoi(want) != index) {
+            /* a negative index is NCCL's own default: it picks the GID itself */
+            if (want && *want && atoi(want) >= 0 && atoi(want) != index) {
                 s->gid_wrong++;
                 util_buf_addf(&s->evidence, ", but NCCL_IB_GID_INDEX=%s", want);
             }
@@ -141,7 +142,8 @@ void doctor_check_rdma(json_t *c)
         status = "warn";
         util_buf_addf(&fix, "NCCL skips ports that are not active: fix their cables or leave "
                             "them out on purpose with NCCL_IB_HCA");
-    } else if (s.suggest >= 0 && !getenv("NCCL_IB_GID_INDEX")) {
+    } else if (s.suggest >= 0 &&
+               (!getenv("NCCL_IB_GID_INDEX") || atoi(getenv("NCCL_IB_GID_INDEX")) < 0)) {
         util_buf_addf(&s.evidence,
                       "; NCCL 2.21 and later find this GID themselves, older "
                       "NCCL needs NCCL_IB_GID_INDEX=%d",

@@ -9,7 +9,10 @@
 #include "util/buf.h"
 #include "util/file.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,9 +137,9 @@ static void check_acs(json_t *c, const struct topo *t)
     if (t->ngpus < 2)
         doctor_add(c, "acs-iommu", "pass", NULL,
                    "fewer than two GPUs: no peer traffic for ACS to redirect; IOMMU: %s", iommu);
-    else if (!acs)
+    else if (!acs || !json_array_size(acs)) /* no GPU's PCIe path was found to read */
         doctor_add(c, "acs-iommu", "unknown", NULL,
-                   "ACS could not be read (no sysfs for this topology); IOMMU: %s", iommu);
+                   "ACS could not be read (no PCIe path to these GPUs here); IOMMU: %s", iommu);
     else if (redirect)
         doctor_add(c, "acs-iommu", "fail", fix,
                    "%d bridge(s) above GPUs redirect P2P requests (ACS RR/CR); IOMMU: %s", redirect,
@@ -159,12 +162,59 @@ static int starts(const char *s, const char *prefix)
 struct iface {
     char name[256];
     long index;
+    char addr[64]; /* its first address ("10.0.0.5/24"), "" when it has none */
 };
 
 static int by_index(const void *a, const void *b)
 {
     long x = ((const struct iface *)a)->index, y = ((const struct iface *)b)->index;
     return x < y ? -1 : x > y;
+}
+
+/*
+ * NCCL only uses interfaces that have an address. A captured sysfs tree has no
+ * addresses to go with it: there every interface counts as addressed ("?").
+ */
+static void add_addresses(struct iface *ifs, int n)
+{
+    struct ifaddrs *all = NULL;
+    int real = !*util_sysfs_root() && getifaddrs(&all) == 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(ifs[i].addr, sizeof(ifs[i].addr), "%s", real ? "" : "?");
+        for (struct ifaddrs *a = all; a && !ifs[i].addr[0]; a = a->ifa_next) {
+            if (!a->ifa_addr || strcmp(a->ifa_name, ifs[i].name) ||
+                (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
+                continue;
+            char host[INET6_ADDRSTRLEN] = "";
+            const void *sa =
+                a->ifa_addr->sa_family == AF_INET
+                    ? (const void *)&((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr
+                    : (const void *)&((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr;
+            inet_ntop(a->ifa_addr->sa_family, sa, host, sizeof(host));
+            if (a->ifa_addr->sa_family == AF_INET6 && starts(host, "fe80")) /* link-local only */
+                continue;
+            snprintf(ifs[i].addr, sizeof(ifs[i].addr), "%s", host);
+        }
+    }
+    if (all)
+        freeifaddrs(all);
+}
+
+/* The interface of the default route, from /proc/net/route, or "" when there is none. */
+static void default_route(char *out, size_t len)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    out[0] = '\0';
+    if (util_sysfs_read("/proc/net/route", &b) == 0)
+        for (char *line = b.data; line && *line; line = strchr(line, '\n'), line += !!line) {
+            char name[64];
+            unsigned long dest;
+            if (sscanf(line, "%63s %lx", name, &dest) == 2 && dest == 0) {
+                snprintf(out, len, "%s", name);
+                break;
+            }
+        }
+    util_buf_release(&b);
 }
 
 /* Interfaces that are up ("unknown" counts: dummies and some drivers never say up), in ifindex
@@ -195,22 +245,32 @@ static int up_interfaces(struct iface *out, int max)
     util_buf_release(&val);
     util_buf_release(&path);
     qsort(out, (size_t)n, sizeof(*out), by_index);
+    add_addresses(out, n);
     return n;
 }
 
 /*
  * 5. Interfaces: NCCL's default pick (an ib* interface, else the first one, in
- * the kernel's order, that is not docker, lo or virbr) and whether that is a
- * container bridge or veth whose traffic may never leave the host.
+ * the kernel's order, that has an address and is not docker, lo or virbr) and
+ * whether that is a container bridge or veth whose traffic may never leave the
+ * host; which interface holds the default route (the routable one).
  */
 static void check_interfaces(json_t *c)
 {
     struct iface ifs[64];
     int n = up_interfaces(ifs, 64);
     const char *pick = NULL, *good = NULL;
+    char route[64];
+    default_route(route, sizeof(route));
     struct util_buf up = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
-        util_buf_addf(&up, "%s%s", up.len ? "," : "", ifs[i].name);
+        int addressed = ifs[i].addr[0] != '\0';
+        util_buf_addf(&up, "%s%s (%s)", up.len ? ", " : "", ifs[i].name,
+                      !addressed                 ? "no address"
+                      : strcmp(ifs[i].addr, "?") ? ifs[i].addr
+                                                 : "address unknown");
+        if (!addressed)
+            continue;
         if (starts(ifs[i].name, "ib") && (!pick || !starts(pick, "ib")))
             pick = ifs[i].name;
         else if (!pick && !starts(ifs[i].name, "docker") && !starts(ifs[i].name, "virbr"))
@@ -225,11 +285,16 @@ static void check_interfaces(json_t *c)
     if (!n)
         doctor_add(c, "interfaces", "fail", "bring up a network interface for NCCL's bootstrap",
                    "no interface is up besides lo");
+    else if (!pick)
+        doctor_add(c, "interfaces", "fail",
+                   "give the data interface an IP address: NCCL's bootstrap needs one",
+                   "up: %s; none has an address NCCL could use", util_buf_str(&up));
     else
         doctor_add(c, "interfaces", bad ? "warn" : "pass", bad ? util_buf_str(&fix) : NULL,
-                   "up: %s; NCCL would pick %s by default%s%s", util_buf_str(&up),
-                   pick ? pick : "nothing",
+                   "up: %s; NCCL would pick %s by default%s; default route: %s%s",
+                   util_buf_str(&up), pick,
                    bad ? " (a container bridge or veth: its traffic may not leave this host)" : "",
+                   route[0] ? route : "none",
                    getenv("NCCL_SOCKET_IFNAME") ? "; NCCL_SOCKET_IFNAME is set" : "");
     util_buf_release(&up);
     util_buf_release(&fix);
@@ -334,10 +399,16 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
     util_buf_release(&missing);
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct iface *)a)->name, ((const struct iface *)b)->name);
+}
+
 char *doctor_up_interfaces(void)
 {
     struct iface ifs[64];
     int n = up_interfaces(ifs, 64);
+    qsort(ifs, (size_t)n, sizeof(*ifs), by_name); /* nodes are compared by names, not order */
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_adds(&b, "");
     for (int i = 0; i < n; i++)

@@ -95,6 +95,14 @@ static int emit(const char *json, json_t *doc, const json_t *nodes, const json_t
 static int across_nodes(const char *hosts, const char *profile_dir, const char *copy_timeout,
                         double timeout, const char *json)
 {
+    if (profile_dir) { /* read here first: a typo should not become a failed check per node */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
+        json_t *p = util_json_load(path);
+        if (!p)
+            return 2;
+        json_decref(p);
+    }
     char *args[5] = {NULL};
     int n = 0;
     if (profile_dir)

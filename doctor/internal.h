@@ -12,7 +12,7 @@ __attribute__((format(printf, 5, 6))) void doctor_add(json_t *checks, const char
                                                       const char *status, const char *fix,
                                                       const char *fmt, ...);
 
-/* The interfaces that are up, besides lo, in the kernel's order: "eth0,ib0" (free it). */
+/* The interfaces that are up, besides lo, by name: "eth0,ib0" (free it). */
 char *doctor_up_interfaces(void);
 
 /* 5b. InfiniBand and RoCE ports: active, and the RoCE v2 GID index NCCL needs. */

@@ -6,7 +6,10 @@
  * in a child under a deadline and reads one line per step from stdout:
  *   pair I J start
  *   pair I J ok GBPS | pair I J wrong WORDS | pair I J skip REASON
- * Exit: 0 every copy verified, 7 a copy was wrong, 2 CUDA error, 3 no GPU, 6 usage.
+ * Peer access is enabled both ways and checked both ways: a copy between GPUs
+ * without it goes through host memory and would prove nothing about P2P.
+ * Exit: 0 every copy verified, 7 a copy was wrong, 5 a peer operation failed,
+ * 2 another CUDA error (not P2P's fault), 3 no GPU, 6 usage.
  */
 #include <cuda_runtime.h>
 
@@ -16,6 +19,19 @@
 #include <string.h>
 
 #define WORDS (8u << 20) /* 32 MiB of 32-bit words per copy */
+
+/* Enables access from device `from` to device `to`'s memory; already enabled is fine. */
+static cudaError_t enable_peer(int from, int to)
+{
+    cudaError_t e = cudaSetDevice(from);
+    if (e == cudaSuccess)
+        e = cudaDeviceEnablePeerAccess(to, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError(); /* clear the sticky "already enabled" */
+        e = cudaSuccess;
+    }
+    return e;
+}
 
 static int cuda_failed(cudaError_t e, const char *what)
 {
@@ -30,7 +46,7 @@ static uint32_t pattern(uint32_t i, int src)
     return (i * 2654435761u) ^ (uint32_t)(src + 1) * 0x9e3779b9u;
 }
 
-/* Copies src's pattern to dst through peer access; returns 0 ok, 7 wrong, 2 CUDA error. */
+/* Copies src's pattern to dst through peer access; 0 ok, 7 wrong, 5 peer failure, 2 CUDA error. */
 static int copy_pair(int src, int dst, uint32_t *host)
 {
     void *a = NULL, *b = NULL;
@@ -42,22 +58,25 @@ static int copy_pair(int src, int dst, uint32_t *host)
         host[i] = pattern(i, src);
     printf("pair %d %d start\n", src, dst);
     fflush(stdout);
-    cudaError_t peer;
     if (cuda_failed(cudaSetDevice(dst), "cudaSetDevice") ||
-        ((peer = cudaDeviceEnablePeerAccess(src, 0)) != cudaSuccess &&
-         peer != cudaErrorPeerAccessAlreadyEnabled && cuda_failed(peer, "enable peer access")) ||
         cuda_failed(cudaMalloc(&b, bytes), "cudaMalloc") ||
         cuda_failed(cudaSetDevice(src), "cudaSetDevice") ||
         cuda_failed(cudaMalloc(&a, bytes), "cudaMalloc") ||
         cuda_failed(cudaStreamCreate(&s), "cudaStreamCreate") ||
         cuda_failed(cudaEventCreate(&t0), "cudaEventCreate") ||
         cuda_failed(cudaEventCreate(&t1), "cudaEventCreate") ||
-        cuda_failed(cudaMemcpy(a, host, bytes, cudaMemcpyHostToDevice), "copy to GPU") ||
+        cuda_failed(cudaMemcpy(a, host, bytes, cudaMemcpyHostToDevice), "copy to GPU"))
+        goto out;
+    rc = 5; /* from here on, a failure is the peer path's */
+    if (cuda_failed(enable_peer(src, dst), "enable peer access") ||
+        cuda_failed(enable_peer(dst, src), "enable peer access") ||
+        cuda_failed(cudaSetDevice(src), "cudaSetDevice") ||
         cuda_failed(cudaEventRecord(t0, s), "cudaEventRecord") ||
         cuda_failed(cudaMemcpyPeerAsync(b, dst, a, src, bytes, s), "peer copy") ||
         cuda_failed(cudaEventRecord(t1, s), "cudaEventRecord") ||
         cuda_failed(cudaStreamSynchronize(s), "peer copy"))
         goto out;
+    rc = 2;
     memset(host, 0, bytes);
     if (cuda_failed(cudaMemcpy(host, b, bytes, cudaMemcpyDeviceToHost), "copy from GPU"))
         goto out;
@@ -104,21 +123,22 @@ int main(int argc, char **argv)
     int worst = 0;
     for (int src = 0; src < n; src++)
         for (int dst = 0; dst < n; dst++) {
-            int can = 0;
+            int there = 0, back = 0;
             if (src == dst)
                 continue;
-            if (cuda_failed(cudaDeviceCanAccessPeer(&can, dst, src), "cudaDeviceCanAccessPeer")) {
+            if (cuda_failed(cudaDeviceCanAccessPeer(&there, src, dst), "cudaDeviceCanAccessPeer") ||
+                cuda_failed(cudaDeviceCanAccessPeer(&back, dst, src), "cudaDeviceCanAccessPeer")) {
                 free(host);
                 return 2;
             }
-            if (!can) {
+            if (!there || !back) {
                 printf("pair %d %d skip no-peer-access\n", src, dst);
                 continue;
             }
             int rc = copy_pair(src, dst, host);
-            if (rc == 2) {
+            if (rc == 2 || rc == 5) {
                 free(host);
-                return 2;
+                return rc;
             }
             worst = rc > worst ? rc : worst;
         }

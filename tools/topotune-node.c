@@ -50,7 +50,7 @@ static json_t *ipv4_interfaces(void)
     return list;
 }
 
-static json_t *node_report(int argc, char **argv, double clock)
+static json_t *node_report(int argc, char **argv)
 {
     const char *profile_dir = NULL;
     double copy_timeout = 0;
@@ -63,26 +63,34 @@ static json_t *node_report(int argc, char **argv, double clock)
     struct topo t;
     topo_init(&t);
     json_t *report = NULL;
+    const char *described = getenv("TOPOTUNE_TOPOLOGY");
     if (topo_load(&t, NULL))
-        report = json_pack("{s:s}", "error", "this node could not be mapped (see mpirun's stderr)");
+        report = json_pack("{s:s+}", "error", "this node could not be mapped: ",
+                           described && *described ? "its TOPOTUNE_TOPOLOGY file is unreadable"
+                                                   : "hwloc failed (run topotune topo on it)");
     else if (!strcmp(argv[1], "topo"))
         report =
             json_pack("{s:o,s:o}", "topology", topo_to_json(&t), "interfaces", ipv4_interfaces());
     else {
         json_t *profile = NULL;
+        char path[4096];
         if (profile_dir) {
-            char path[4096];
             snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
             profile = util_json_load(path);
         }
         report = doctor_node_report(&t, profile, copy_timeout);
+        if (profile_dir && !profile) /* the profile is missing here: a failed check, not silence */
+            json_array_append_new(
+                json_object_get(report, "checks"),
+                json_pack("{s:s,s:s,s:s+,s:s}", "name", "profile", "status", "fail", "evidence",
+                          "cannot read ", path, "fix",
+                          "put the profile at the same path on every node (a shared filesystem)"));
         json_decref(profile);
     }
     topo_release(&t);
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
     json_object_set_new(report, "host", json_string(host));
-    json_object_set_new(report, "clock", json_real(clock));
     return report;
 }
 
@@ -93,6 +101,9 @@ int main(int argc, char **argv)
                         "(started by topotune topo --hosts and topotune doctor --hosts)\n");
         return 2;
     }
+    /* The report first: doctor's checks start child processes (the P2P copy test), which is
+     * safer before MPI_Init than after it (fork under some interconnects' drivers). */
+    json_t *report = node_report(argc, argv);
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -101,7 +112,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    json_t *report = node_report(argc, argv, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+    json_object_set_new(report, "clock", json_real((double)ts.tv_sec + ts.tv_nsec / 1e9));
     json_object_set_new(report, "rank", json_integer(rank));
     char *text = json_dumps(report, JSON_COMPACT);
     json_decref(report);

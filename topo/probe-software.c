@@ -75,15 +75,22 @@ static char *mpi_version(void)
     return topo_strdup(buf);
 }
 
+/* Replaces *field with value (this machine's, read now); value may be NULL. */
+static void set(char **field, char *value)
+{
+    free(*field);
+    *field = value;
+}
+
 void topo_probe_software(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
     if (!t->software.driver)
         t->software.driver = driver_from_proc();
-    t->software.nccl = nccl_version();
-    t->software.mpi = mpi_version();
-    t->software.hwloc = topo_strdup(HWLOC_VERSION);
+    set(&t->software.nccl, nccl_version());
+    set(&t->software.mpi, mpi_version());
+    set(&t->software.hwloc, topo_strdup(HWLOC_VERSION));
     if (util_sysfs_read_line("/proc/sys/kernel/osrelease", &b) == 0)
-        t->software.kernel = topo_strdup(util_buf_str(&b));
+        set(&t->software.kernel, topo_strdup(util_buf_str(&b)));
     util_buf_release(&b);
 }

@@ -316,7 +316,9 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
 /*
  * $TOPOTUNE_TOPOLOGY describes this node's hardware with a file (a test harness
  * giving each simulated host its own class, or a site whose nodes cannot be
- * mapped live); the host name, system facts and software stay this machine's.
+ * mapped live). The host name and system facts are this machine's; so are the
+ * software versions, unless the file names an NCCL version (a spec of a node's
+ * image), which is then kept with the rest of the file's software block.
  */
 static int load_described_node(struct topo *t, const char *file)
 {

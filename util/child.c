@@ -75,6 +75,8 @@ static void exec_child(const struct util_child *c, int errfd)
     int fd = open(c->log ? c->log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY);
     int out = c->out ? open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : fd;
+    if (out < 0) /* never the parent's stdout: the result file is what the caller parses */
+        out = fd >= 0 ? fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (fd >= 0)
         dup2(fd, STDERR_FILENO);
     if (out >= 0)

@@ -152,3 +152,12 @@ char *util_sibling_program(const char *name, const char *override_env)
     }
     return strdup(name);
 }
+
+int util_temp_file(char *path, size_t len, const char *prefix)
+{
+    const char *dir = getenv("TMPDIR");
+    int n = snprintf(path, len, "%s/%s-XXXXXX", dir && *dir ? dir : "/tmp", prefix);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    return mkstemp(path);
+}

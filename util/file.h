@@ -38,6 +38,12 @@ int util_sysfs_read_line(const char *path, struct util_buf *out);
 int util_sysfs_read(const char *path, struct util_buf *out);
 
 /*
+ * Creates an empty temporary file named PREFIX-XXXXXX in $TMPDIR (else /tmp),
+ * its path in path. Returns an open descriptor, or -1.
+ */
+int util_temp_file(char *path, size_t len, const char *prefix);
+
+/*
  * The path of a companion program installed next to this one: $override_env
  * when set (tests and wrappers), else name in this executable's directory when
  * it is there, else name alone (looked up in PATH). Free the result.

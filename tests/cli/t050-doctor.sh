@@ -60,9 +60,10 @@ if [ -x "$TOPOTUNE_BIN/topotune-p2p-copy" ] && [ ! -e /dev/nvidia0 ]; then
         "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy0.json"
     check "copy test unknown: no GPU" bash -c "grep -q 'no GPU visible to the copy test' '$TEST_TMP/copy0.json'"
 fi
-cat >"$TEST_TMP/p2p-hang.sh" <<'SH'
+cat >"$TEST_TMP/p2p-hang.sh" <<SH
 #!/bin/sh
 trap '' TERM
+echo \$\$ >"$TEST_TMP/p2p-hang.pid"
 echo "pair 0 1 ok 20.0"
 echo "pair 1 0 start"
 exec sleep 600
@@ -78,7 +79,8 @@ expect_exit 1 "copy that hangs" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-hang.
 check "hang killed within the deadline and grace" test $(($(date +%s) - start)) -le 10
 check "hang fails naming the pair" bash -c "grep -q 'peer copy GPU1->GPU0 hung' '$TEST_TMP/copy1.json'"
 check "hang fix is NCCL_P2P_DISABLE" test "$(fix_of p2p-copy "$TEST_TMP/copy1.json" | cut -c1-24)" = "set NCCL_P2P_DISABLE=1, "
-check "no copy process left" bash -c "! pgrep -f '[p]2p-hang.sh' >/dev/null"
+check "the hanging copy test started" test -s "$TEST_TMP/p2p-hang.pid"
+check "no copy process left" bash -c "! kill -0 \$(cat '$TEST_TMP/p2p-hang.pid') 2>/dev/null"
 expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
     "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"
 check "corruption fails with the pair" bash -c "grep -q 'corrupted data (first: GPU0->GPU1: 4096 words)' '$TEST_TMP/copy2.json'"
@@ -115,13 +117,17 @@ check "ACS fix names NCCL_P2P_DISABLE" bash -c "grep -q 'NCCL_P2P_DISABLE=1' '$T
 # namespace (a dummy where the kernel has the module; else the data interface is a veth named data0).
 if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     ns=tt-doctor-$$
+    ip -n "$ns" link add bond9 type veth peer name bond9p # first, up, no address: NCCL skips it
     ip -n "$ns" link add veth0 type veth peer name veth1
     ip -n "$ns" link add data0 type dummy 2>/dev/null || ip -n "$ns" link add data0 type veth peer name data1
-    for l in veth0 veth1 data0 data1; do ip -n "$ns" link set "$l" up 2>/dev/null; done
+    for l in veth0 veth1 data0 data1 bond9 bond9p; do ip -n "$ns" link set "$l" up 2>/dev/null; done
+    ip -n "$ns" addr add 10.9.0.1/24 dev veth0
+    ip -n "$ns" addr add 10.9.1.1/24 dev data0
     expect_exit 0 "veth picked" -- ip netns exec "$ns" "$TOPOTUNE" doctor --json "$TEST_TMP/net.json"
     ip netns del "$ns"
     check "interfaces warn" test "$(status_of interfaces "$TEST_TMP/net.json")" = warn
-    check "fix names the data interface" bash -c "[[ '$(fix_of interfaces "$TEST_TMP/net.json")' == 'export NCCL_SOCKET_IFNAME==data'[01] ]]"
+    check "fix names the data interface" test "$(fix_of interfaces "$TEST_TMP/net.json")" = "export NCCL_SOCKET_IFNAME==data0"
+    check "an interface without address is shown, not picked" bash -c "grep -q 'bond9 (no address).*NCCL would pick veth0' '$TEST_TMP/net.json'"
 else
     echo "skipped: the interface check needs root and network namespaces"
 fi
@@ -156,6 +162,8 @@ check "rdma passes" test "$(status_of rdma "$TEST_TMP/r1.json")" = pass
 check "RoCE v2 GID index 3 found" bash -c "grep -q 'mlx5_1/1 RoCE ACTIVE RoCE v2 GID index 3 (10.1.0.5)' '$TEST_TMP/r1.json'"
 expect_exit 1 "wrong NCCL_IB_GID_INDEX" -- env NCCL_IB_GID_INDEX=0 TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/r2.json"
 check "wrong GID index fails" test "$(fix_of rdma "$TEST_TMP/r2.json")" = "export NCCL_IB_GID_INDEX=3"
+expect_exit 0 "NCCL_IB_GID_INDEX=-1 (NCCL picks)" -- env NCCL_IB_GID_INDEX=-1 TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/r2b.json"
+check "automatic GID index passes" test "$(status_of rdma "$TEST_TMP/r2b.json")" = pass
 make_rdma "$rdma/down" "1: DOWN" "1: DOWN" 1
 expect_exit 1 "every port down" -- env TOPOTUNE_SYSFS_ROOT="$rdma/down" "$TOPOTUNE" doctor --json "$TEST_TMP/r3.json"
 check "ports down fail" bash -c "grep -q 'falls back to TCP sockets' '$TEST_TMP/r3.json'"

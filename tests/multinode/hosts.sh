@@ -1,21 +1,32 @@
 # SPDX-License-Identifier: MIT
 # Simulated hosts on this machine, for the multi-node tests (sourced).
 #
-#   mn_up N        hosts h1..hN: each a network namespace with lo and eth0 (a veth to a bridge in a
-#                  "head" namespace at 10.77.0.1/24), address 10.77.0.1N, its own host name in a UTS
-#                  namespace, kept alive by a holder process. Before mn_up, MN_IFNAME_hI renames a
-#                  host's interface and MN_TOPOLOGY_hI gives it a topology file (TOPOTUNE_TOPOLOGY).
+#   mn_guard S ARGS  runs the test again under `timeout S` (ARGS: the script's own), with cleanup on
+#                  any exit (mn_down, $TEST_TMP): past S seconds the test is ended with SIGTERM and
+#                  still cleans up, where ctest's own timeout would SIGKILL it and leave the
+#                  namespaces behind. Call it right after sourcing lib.sh and this file.
+#   mn_up N        hosts h1..hN: each a network namespace with lo, eth0 (a veth to a bridge in a
+#                  "head" namespace at 10.77.0.1/24) at 10.77.0.1N, and a decoy docker0 at
+#                  172.17.0.1/16 (the same on every host, as Docker makes it), its own host name in
+#                  a UTS namespace, kept alive by a holder process. Before mn_up, MN_IFNAME_hI
+#                  renames a host's interface and MN_TOPOLOGY_hI gives it a topology file
+#                  (TOPOTUNE_TOPOLOGY).
 #   mn_head CMD    runs CMD in the head namespace (the "login node") with Open MPI set to reach the
 #                  hosts through tests/multinode/rsh-agent.sh.
 #   mn_kill_host H kills every process of host H's namespaces: the host is down.
-#   mn_down        removes everything mn_up made (also called from the EXIT trap).
-#   mn_leftovers   prints namespaces, veths and processes left behind (nothing when clean).
+#   mn_cut_host H  takes H's link down: it stays up but silent, packets are dropped.
+#   mn_strays      prints the pids in the hosts' namespaces besides their holders.
+#   mn_down        removes everything mn_up made.
+#   mn_leftovers   prints what mn_up made that is still there (nothing when clean): namespaces,
+#                  holders, any process in one of the namespaces.
 # Needs root, mount and network namespaces. Traffic stays inside this machine's namespaces.
 # shellcheck shell=bash
 
 MN_AGENT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/rsh-agent.sh
 MN_TAG=ttmn$$
 MN_HOSTS=()
+MN_HOLDERS=()
+MN_INODES=()
 
 mn_supported() {
     [ "$(id -u)" = 0 ] || { echo "needs root"; return 1; }
@@ -26,11 +37,23 @@ mn_supported() {
     ip netns del "$MN_TAG-probe"
 }
 
+mn_guard() {
+    local seconds=$1
+    shift
+    if [ -z "${MN_GUARDED:-}" ]; then
+        rm -rf "${TEST_TMP:-/nonexistent}" # the run under timeout makes its own
+        MN_GUARDED=1 exec timeout -s TERM -k 30 "$seconds" bash "$0" "$@"
+    fi
+    trap 'echo "multinode: ended (a signal, or past the deadline)" >&2; exit 1' TERM INT
+    trap 'kill ${MN_BACKGROUND:-} 2>/dev/null; mn_down; rm -rf "${TEST_TMP:-/nonexistent}"' EXIT
+}
+
 mn_up() {
-    local n=$1 i host ns ifname
+    local n=$1 i host ns ifname topology
     export TOPOTUNE_MN_DIR
     TOPOTUNE_MN_DIR=$(mktemp -d /tmp/topotune-mn-XXXXXX)
     ip netns add "$MN_TAG-head" || return 1
+    MN_INODES+=("$(stat -L -c %i "/run/netns/$MN_TAG-head")")
     ip -n "$MN_TAG-head" link set lo up
     ip -n "$MN_TAG-head" link add br0 type bridge
     ip -n "$MN_TAG-head" addr add 10.77.0.1/24 dev br0
@@ -41,22 +64,39 @@ mn_up() {
         ifname=MN_IFNAME_$host
         ifname=${!ifname:-eth0}
         ip netns add "$ns" || return 1
+        MN_HOSTS+=("$host") # from here on, mn_down removes it
+        MN_INODES+=("$(stat -L -c %i "/run/netns/$ns")")
+        ip -n "$ns" link set lo up
+        # the decoy first, so that it comes before the real network in every listing: a bridge
+        # with no port, administratively up with its address, as Docker leaves docker0
+        ip -n "$ns" link add docker0 type bridge
+        ip -n "$ns" addr add 172.17.0.1/16 dev docker0
+        ip -n "$ns" link set docker0 up
         ip -n "$MN_TAG-head" link add "v$host" type veth peer name "$ifname" netns "$ns" || return 1
         ip -n "$MN_TAG-head" link set "v$host" master br0 up
-        ip -n "$ns" link set lo up
         ip -n "$ns" addr add "10.77.0.1$i/24" dev "$ifname"
         ip -n "$ns" link set "$ifname" up
         # The holder: its own UTS namespace (host name) inside the host's network namespace and
         # the mount namespace `ip netns exec` makes (/sys shows the host's interfaces).
-        (ip netns exec "$ns" unshare --uts sh -c "hostname $host && echo \$\$ > '$TOPOTUNE_MN_DIR/$host.pid' && exec sleep 1000000" &)
-        local topology=MN_TOPOLOGY_$host
+        # A child of this shell (disowned: no job messages), so that its end is reaped here.
+        ip netns exec "$ns" unshare --uts sh -c "hostname $host && echo \$\$ > '$TOPOTUNE_MN_DIR/$host.pid' && exec sleep 1000000" &
+        disown
+        topology=MN_TOPOLOGY_$host
         : >"$TOPOTUNE_MN_DIR/$host.env"
         [ -n "${!topology:-}" ] && echo "TOPOTUNE_TOPOLOGY=${!topology}" >"$TOPOTUNE_MN_DIR/$host.env"
-        MN_HOSTS+=("$host")
     done
     for host in "${MN_HOSTS[@]}"; do
-        for _ in $(seq 50); do [ -s "$TOPOTUNE_MN_DIR/$host.pid" ] && break; sleep 0.1; done
+        ifname=MN_IFNAME_$host
+        ifname=${!ifname:-eth0}
+        for _ in $(seq 50); do # the holder started, and the link has its carrier (a veth takes a moment)
+            [ -s "$TOPOTUNE_MN_DIR/$host.pid" ] &&
+                ip -n "$MN_TAG-$host" -o link show "$ifname" | grep -q 'state UP' && break
+            sleep 0.1
+        done
         [ -s "$TOPOTUNE_MN_DIR/$host.pid" ] || { echo "host $host did not come up" >&2; return 1; }
+        ip -n "$MN_TAG-$host" -o link show "$ifname" | grep -q 'state UP' ||
+            { echo "host $host: $ifname is not up" >&2; return 1; }
+        MN_HOLDERS+=("$(cat "$TOPOTUNE_MN_DIR/$host.pid")")
     done
 }
 
@@ -64,17 +104,36 @@ mn_up() {
 # starve the kernel's veth traffic (a 2-rank all_reduce took 4 ms instead of 50 us), so they yield.
 mn_head() {
     local extra=(OMPI_MCA_plm_rsh_agent="$MN_AGENT" OMPI_MCA_plm_rsh_no_tree_spawn=1
-        OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 TOPOTUNE_MN_DIR="$TOPOTUNE_MN_DIR"
-        OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1)
+        TOPOTUNE_MN_DIR="$TOPOTUNE_MN_DIR" OMPI_MCA_rmaps_base_oversubscribe=1
+        OMPI_MCA_mpi_yield_when_idle=1)
     ip netns exec "$MN_TAG-head" env "${extra[@]}" "$@"
 }
 
 mn_kill_host() {
-    local pids
-    pids=$(ip netns pids "$MN_TAG-$1" 2>/dev/null)
-    # shellcheck disable=SC2086 # one pid per word
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    return 0
+    local pids tries
+    for tries in $(seq 20); do # again until none is left: a fork in between would survive
+        pids=$(ip netns pids "$MN_TAG-$1" 2>/dev/null)
+        [ -z "$pids" ] && return 0
+        # shellcheck disable=SC2086 # one pid per word
+        kill -9 $pids 2>/dev/null
+        sleep 0.05
+    done
+    echo "mn_kill_host $1: processes survive after $tries tries" >&2
+}
+
+mn_cut_host() {
+    ip -n "$MN_TAG-head" link set "v$1" down
+}
+
+mn_strays() {
+    local ns pid holder stray
+    for ns in head "${MN_HOSTS[@]}"; do
+        for pid in $(ip netns pids "$MN_TAG-$ns" 2>/dev/null); do
+            stray=1
+            for holder in "${MN_HOLDERS[@]}"; do [ "$pid" = "$holder" ] && stray=0; done
+            [ "$stray" = 1 ] && echo "$ns: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        done
+    done
 }
 
 mn_down() {
@@ -85,13 +144,20 @@ mn_down() {
     done
     mn_kill_host head
     ip netns del "$MN_TAG-head" 2>/dev/null
-    wait 2>/dev/null
     [ -n "${TOPOTUNE_MN_DIR:-}" ] && rm -rf "$TOPOTUNE_MN_DIR"
     MN_HOSTS=()
 }
 
 mn_leftovers() {
+    local pid inode link
     ip netns list 2>/dev/null | grep "$MN_TAG" | sed 's/^/namespace: /'
-    ip -o link 2>/dev/null | grep -E ' vh[0-9]+@' | sed 's/^/link: /'
-    pgrep -af "[t]opotune-mn-" | sed 's/^/process: /'
+    for pid in "${MN_HOLDERS[@]}"; do
+        kill -0 "$pid" 2>/dev/null && echo "holder: $pid"
+    done
+    for link in /proc/[0-9]*/ns/net; do
+        inode=$(stat -L -c %i "$link" 2>/dev/null) || continue
+        for i in "${MN_INODES[@]}"; do
+            [ "$inode" = "$i" ] && echo "process in a test namespace: ${link%/ns/net}"
+        done
+    done
 }

@@ -12,7 +12,7 @@ if ! why=$(mn_supported); then
     echo "skipped: $why"
     exit 77
 fi
-trap 'mn_down; rm -rf "$TEST_TMP"' EXIT
+mn_guard 500 "$@"
 specs=$TOPOTUNE_SRC/profiles/specs
 export MN_TOPOLOGY_h1=$specs/dgx-a100.json MN_TOPOLOGY_h2=$specs/dgx-a100.json
 export MN_TOPOLOGY_h3=$specs/hgx-h100.json MN_IFNAME_h3=ens5
@@ -34,7 +34,7 @@ assert sorted(sorted(c["hosts"]) for c in d["classes"]) == [["h1", "h2"], ["h3"]
 expect_exit 1 "doctor --hosts" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3
 check "table: one row per host" test "$(grep -cE '^h[123] ' "$TEST_TMP/out")" -eq 3
 check "class: h3 is odd" grep -qE "^nodes-class +fail .*odd: h3 has h100-" "$TEST_TMP/out"
-check "interfaces: h3 is odd" grep -qE "^nodes-interfaces +fail .*2 of 3 node\(s\) have eth0; odd: h3 has ens5" "$TEST_TMP/out"
+check "interfaces: h3 is odd" grep -qE "^nodes-interfaces +fail .*2 of 3 node\(s\) have docker0,eth0; odd: h3 has docker0,ens5" "$TEST_TMP/out"
 check "software agrees" grep -qE "^nodes-software +pass" "$TEST_TMP/out"
 check "clocks agree" grep -qE "^nodes-clock +pass" "$TEST_TMP/out"
 expect_exit 1 "doctor --hosts --json" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3 --json
@@ -50,7 +50,7 @@ assert all(len(n["checks"]) >= 8 for n in d["nodes"])' "$TEST_TMP/out"
 # Only the two A100 hosts, same interface names: class and interfaces pass.
 expect_exit 1 "doctor --hosts h1,h2" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2
 check "one class" grep -qE "^nodes-class +pass +all 2 node\(s\): a100-" "$TEST_TMP/out"
-check "same interfaces" grep -qE "^nodes-interfaces +pass +all 2 node\(s\): eth0" "$TEST_TMP/out"
+check "same interfaces" grep -qE "^nodes-interfaces +pass +all 2 node\(s\): docker0,eth0" "$TEST_TMP/out"
 
 # A host that is down: mpirun cannot start it; doctor says so within its deadline.
 mn_kill_host h2
@@ -58,7 +58,9 @@ start=$(date +%s)
 expect_exit 3 "a host down" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2,h3 --timeout 60
 check "prompt (under 60 s)" test $(($(date +%s) - start)) -lt 60
 expect_stderr_has "mpirun failed" "mpirun's failure reported"
-expect_stderr_has "h2" "the host named"
+expect_stderr_has "its log names h2" "the host that is down named"
+expect_stderr_has "passwordless ssh" "the fix given"
+check "no process left in the hosts' namespaces" test -z "$(mn_strays)"
 
 # Bad flags.
 expect_exit 2 "--hosts with --input" -- "$TOPOTUNE" doctor --hosts h1 --input "$specs/hgx-h100.json"
@@ -67,5 +69,5 @@ expect_stderr_has "not inside a Slurm allocation" "--allocation explained"
 expect_exit 2 "empty --hosts" -- "$TOPOTUNE" topo --hosts ,
 
 mn_down
-check "nothing left behind" test -z "$(mn_leftovers)"
+check "nothing left behind: $(mn_leftovers | head -3 | tr '\n' ' ')" test -z "$(mn_leftovers)"
 finish

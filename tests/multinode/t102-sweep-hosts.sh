@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Sweeps across simulated hosts (tests/multinode/hosts.sh): the mpi space with real ranks on h1
-# and h2 over TCP between namespaces, Open MPI's TCP pinned to the subnet the hosts' mapping shows;
-# a sim sweep of the hosts' class (two HGX H100 nodes); hosts of two classes refused; a host killed
-# mid-sweep: the run is classified, the sweep goes on, nothing hangs or is left behind.
+# and h2 over TCP between namespaces, Open MPI's TCP pinned to the subnet the hosts' mapping shows
+# (not the docker0 every host has); a sim sweep of the hosts' class (two HGX H100 nodes); hosts of
+# two classes refused; a host killed mid-run, and one cut off silently mid-run: the run is
+# classified, the sweep goes on, nothing hangs or is left behind.
 # shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
 # shellcheck source=hosts.sh
@@ -12,7 +13,7 @@ if ! why=$(mn_supported); then
     echo "skipped: $why"
     exit 77
 fi
-trap 'mn_down; rm -rf "$TEST_TMP"' EXIT
+mn_guard 560 "$@"
 spaces=$TOPOTUNE_SRC/profiles/spaces
 mn_up 2 || { fail "the hosts did not come up"; finish; exit 1; }
 
@@ -23,7 +24,8 @@ check "every run on both hosts; shared memory alone cannot join them" python3 - 
 import json, sys
 d = sys.argv[1]
 sweep = json.load(open(f"{d}/sweep.json"))
-assert sweep["btl_tcp_if_include"] == "10.77.0.0/24", sweep["btl_tcp_if_include"]
+assert sweep["btl_tcp_if_include"] == "10.77.0.0/24", sweep["btl_tcp_if_include"]  # not 172.17.0.0/16
+assert all(any(f["name"] == "docker0" for f in n["interfaces"]) for n in sweep["host_nodes"])
 assert [n["host"] for n in sweep["host_nodes"]] == ["h1", "h2"]
 assert sweep["np"] == 2 and sweep["hosts"] == "h1,h2"
 runs = [json.loads(l) for l in open(f"{d}/results.jsonl")]
@@ -77,6 +79,7 @@ dies=$TEST_TMP/dies
     done
 ) &
 killer=$!
+MN_BACKGROUND=$killer
 start=$(date +%s)
 mn_head "$TOPOTUNE" sweep --backend mpi --hosts h1,h2 --space "$TOPOTUNE_FIXTURES/space-mpi-hosts.json" \
     --out "$dies" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
@@ -99,8 +102,46 @@ print("killed run:", hit[0]["outcome"], hit[0]["stage"], hit[0]["stderr_tail"][-
 after = runs[runs.index(hit[0]) + 1:]
 assert after and all(r["outcome"] != "ok" for r in after), [r["outcome"] for r in after]
 PY
-check "no rank or daemon left" bash -c "! pgrep -f '[t]opotune-bench --backend' && ! pgrep -x orted"
+check "no rank or daemon left in the hosts' namespaces" test -z "$(mn_strays)"
+
+# 4. h2 goes silent in the middle of a run (its link down: no reset, packets dropped): the run
+# in flight ends at its deadline, and the sweep still finishes.
+mn_down
+mn_up 2 || { fail "the hosts did not come up for the cut"; finish; exit 1; }
+cut=$TEST_TMP/cut
+(
+    for _ in $(seq 600); do
+        for f in "$cut"/logs/*-r0.jsonl; do
+            if [ -f "$f" ] && grep -q '"event":"size"' "$f" && ! grep -q '"event":"end"' "$f"; then
+                basename "$f" .jsonl >"$TEST_TMP/cut-during"
+                mn_cut_host h2
+                exit 0
+            fi
+        done
+        sleep 0.1
+    done
+) &
+MN_BACKGROUND=$!
+start=$(date +%s)
+mn_head "$TOPOTUNE" sweep --backend mpi --hosts h1,h2 --space "$TOPOTUNE_FIXTURES/space-mpi-hosts.json" \
+    --repeat 1 --timeout 3 --out "$cut" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+wait "$MN_BACKGROUND"
+check "the sweep ended by itself (exit $rc)" test "$rc" -le 1
+check "bounded: under 120 s" test $(($(date +%s) - start)) -lt 120
+check "the cut run timed out, the sweep went on" python3 - "$cut" "$(cat "$TEST_TMP/cut-during" 2>/dev/null)" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(f"{sys.argv[1]}/results.jsonl")]
+print("outcomes in order:", " ".join(f'{r["config_id"][:4]}-r{r["rep"]}:{r["outcome"]}' for r in runs))
+assert len(runs) == 4, len(runs)
+hit = [r for r in runs if f'{r["config_id"]}-r{r["rep"]}' == sys.argv[2]]
+assert len(hit) == 1, sys.argv[2]
+assert hit[0]["outcome"] == "timeout", hit[0]
+assert hit[0]["wall_s"] <= hit[0]["deadline_s"] + 5, (hit[0]["wall_s"], hit[0]["deadline_s"])
+assert all(r["outcome"] != "ok" for r in runs[runs.index(hit[0]) + 1:])
+PY
+check "no rank or daemon left after the cut" test -z "$(mn_strays)"
 
 mn_down
-check "nothing left behind" test -z "$(mn_leftovers)"
+check "nothing left behind: $(mn_leftovers | head -3 | tr '\n' ' ')" test -z "$(mn_leftovers)"
 finish
