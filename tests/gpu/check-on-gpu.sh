@@ -25,6 +25,12 @@ mkdir -p "$out"
 echo "GPUs: $ngpus; results in $out"
 "$bin/topotune" topo --json "$out/topology.json" || true
 "$bin/topotune" topo > "$out/topology.txt" || true
+# doctor on real GPUs: with two or more, its P2P copy test (topotune-p2p-copy) runs for real
+"$bin/topotune" doctor --json "$out/doctor.json" || true
+"$bin/topotune" doctor > "$out/doctor.txt" || true
+if [ "$ngpus" -gt 1 ] && [ -x "$bin/topotune-p2p-copy" ]; then
+    "$bin/topotune-p2p-copy" > "$out/p2p-copy.txt" 2>&1 || echo "topotune-p2p-copy exited $?" >> "$out/p2p-copy.txt"
+fi
 
 run() { # NAME ARGS...: one benchmark, its table to NAME.txt and events to NAME.jsonl
     local name=$1
