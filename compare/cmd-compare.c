@@ -2,6 +2,7 @@
 /* `topotune compare A B ...`: inputs loaded, prices matched to them, then the reports. */
 #include "compare/compare.h"
 #include "util/child.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
 
@@ -12,7 +13,8 @@
 #define MAX_INPUTS 64
 
 static const char compare_usage[] =
-    "INPUT... [--md FILE] [--html FILE] [--price NAME=AMOUNT]... [--nodes N] [--space FILE]\n\n"
+    "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]... [--nodes N]\n"
+    "       [--space FILE]\n\n"
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
@@ -46,12 +48,14 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *md = NULL, *html = NULL, *nodes_s = NULL, *space = NULL;
+    const char *md = NULL, *html = NULL, *json = NULL, *nodes_s = NULL, *space = NULL;
     struct util_opt_list prices = {0};
     const struct util_opt opts[] = {
         {"md", 0, UTIL_OPT_STRING, &md, "FILE", "write the comparison as Markdown tables"},
         {"html", 0, UTIL_OPT_STRING, &html, "FILE",
          "write one self-contained HTML file: tables and plots (gnuplot)"},
+        {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
+         "{\"inputs\": [{label, kind, source, predicted, price, profile}]} (stdout: - or none)"},
         {"price", 0, UTIL_OPT_LIST, &prices, "NAME=AMOUNT",
          "price of an input (by its label): adds busbw per unit of price"},
         {"nodes", 0, UTIL_OPT_STRING, &nodes_s, "N",
@@ -92,8 +96,22 @@ int cmd_compare(int argc, char **argv)
     }
     if (!rc)
         rc = apply_prices(&prices, in, n);
+    if (!rc && json) {
+        json_t *list = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(list,
+                                  json_pack("{s:s,s:s,s:s,s:O,s:o,s:O}", "label", in[i].label,
+                                            "kind", in[i].kind, "source", in[i].path, "predicted",
+                                            json_object_get(in[i].profile, "predicted"), "price",
+                                            in[i].price > 0 ? json_real(in[i].price) : json_null(),
+                                            "profile", in[i].profile));
+        json_t *doc = json_pack("{s:s,s:o}", "schema", "topotune/compare/1", "inputs", list);
+        rc = util_json_write(json, doc) ? 1 : 0;
+        json_decref(doc);
+    }
     if (!rc) {
-        compare_print_text(in, n, stdout);
+        if (!json || strcmp(json, "-")) /* stdout carries the JSON when asked for */
+            compare_print_text(in, n, stdout);
         if (md && compare_write_md(in, n, md))
             rc = 1;
         if (html && compare_write_html(in, n, html))

@@ -37,6 +37,14 @@ for t in ("small messages", "medium messages", "large messages"):
 assert "hgx-h100 defaults (best here) (predicted)" in html  # curve titles carry the word
 PY
 
+expect_exit 0 "compare --json" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --json
+check "JSON: the input, predicted, with its profile" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["inputs"][0]
+assert d["schema"] == "topotune/compare/1" and i["label"] == "dgx-a100" and i["predicted"] is True
+assert i["profile"]["baseline"]["per_size"]' "$TEST_TMP/out"
+
 # 2. A measured profile of this machine (topotune run, real MPI ranks) against a spec.
 expect_exit 0 "topotune run (tiny space)" -- "$TOPOTUNE" run --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json" \
     --profiles profiles --out run-sweep
