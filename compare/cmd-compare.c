@@ -18,6 +18,26 @@ static const char compare_usage[] =
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
+/* Two inputs named alike ("a/x.json", "b/x.json"): the later ones get "#2", "#3"... */
+static void unique_labels(struct compare_input *in, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int same = 1;
+        for (int j = 0; j < i; j++)
+            same += !strcmp(in[j].label, in[i].label) ||
+                    (!strncmp(in[j].label, in[i].label, strlen(in[i].label)) &&
+                     in[j].label[strlen(in[i].label)] == '#');
+        char suffix[16];
+        int len = snprintf(suffix, sizeof(suffix), "#%d", same);
+        size_t keep = sizeof(in[i].label) - 1 - (size_t)len;
+        if (same > 1) {
+            if (strlen(in[i].label) > keep)
+                in[i].label[keep] = '\0';
+            strcat(in[i].label, suffix);
+        }
+    }
+}
+
 /* --price NAME=AMOUNT: NAME is an input's label as the tables show it. */
 static int apply_prices(const struct util_opt_list *prices, struct compare_input *in, int n)
 {
@@ -94,6 +114,7 @@ int cmd_compare(int argc, char **argv)
         else
             n += got;
     }
+    unique_labels(in, n);
     if (!rc)
         rc = apply_prices(&prices, in, n);
     if (!rc && json) {

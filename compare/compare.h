@@ -45,7 +45,7 @@ int compare_write_html(const struct compare_input *in, int n, const char *path);
 
 /*
  * Plots busbw against size, one curve per input (baseline dashed), for sizes in
- * [min, max], as SVG text drawn by gnuplot. Returns a malloc'd SVG, or NULL with
+ * [min, max), as SVG text drawn by gnuplot. Returns a malloc'd SVG, or NULL with
  * *why saying why (gnuplot missing or failing).
  */
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,

@@ -44,6 +44,15 @@ static int load_profile(const char *dir, const char *label, struct compare_input
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_addf(&b, "%s/profile.json", dir);
     in->profile = util_json_load(b.data);
+    const char *schema = json_string_value(json_object_get(in->profile, "schema"));
+    if (in->profile && (!schema || strcmp(schema, "topotune/profile/1") ||
+                        !json_is_object(json_object_get(in->profile, "hardware")))) {
+        error("'%s' is not a topotune profile (schema topotune/profile/1 with its hardware): "
+              "give what topotune gen or run wrote",
+              b.data);
+        json_decref(in->profile);
+        in->profile = NULL;
+    }
     util_buf_release(&b);
     if (!in->profile)
         return -1;
@@ -67,32 +76,54 @@ static int load_sweep(const char *dir, struct compare_input *in)
     return rc ? -1 : 1;
 }
 
-/* A profiles root: each class directory's latest version. */
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A profiles root: each class directory's latest version, by class name. */
 static int load_root(const char *root, struct compare_input *out, int max)
 {
+    char *names[1024];
+    int count = 0, n = 0, rc = 0;
     DIR *d = opendir(root);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
-        struct util_buf cls = UTIL_BUF_INIT;
-        util_buf_addf(&cls, "%s/%s/latest", root, e->d_name);
-        if (e->d_name[0] != '.' && exists(cls.data, "profile.json")) {
-            out[n].path = root;
-            if (load_profile(cls.data, e->d_name, &out[n]) < 0) {
-                util_buf_release(&cls);
-                closedir(d);
-                return -1;
-            }
-            n++;
-        }
-        util_buf_release(&cls);
+    for (struct dirent *e; d && (e = readdir(d)) && count < 1024;) {
+        struct util_buf latest = UTIL_BUF_INIT;
+        util_buf_addf(&latest, "%s/%s/latest", root, e->d_name);
+        if (e->d_name[0] != '.' && exists(latest.data, "profile.json"))
+            names[count++] = strdup(e->d_name);
+        util_buf_release(&latest);
     }
     if (d)
         closedir(d);
-    if (!n)
-        return error("'%s' holds no profile (no CLASS/latest/profile.json): run topotune gen "
-                     "or topotune run first",
-                     root),
-               -1;
+    qsort(names, (size_t)count, sizeof(names[0]), by_name);
+    if (!count)
+        rc = error("'%s' holds no profile (no CLASS/latest/profile.json): run topotune gen or "
+                   "topotune run first",
+                   root);
+    else if (count > max)
+        rc = error("'%s' holds %d classes, more than the %d inputs compare takes: give the class "
+                   "directories you want",
+                   root, count, max);
+    for (int i = 0; !rc && i < count; i++) {
+        struct util_buf latest = UTIL_BUF_INIT;
+        util_buf_addf(&latest, "%s/%s/latest", root, names[i]);
+        out[n].path = root;
+        if (load_profile(latest.data, names[i], &out[n]) < 0)
+            rc = -1;
+        else
+            n++;
+        util_buf_release(&latest);
+    }
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    if (rc) { /* nothing half-loaded goes back */
+        for (int i = 0; i < n; i++) {
+            json_decref(out[i].profile);
+            out[i].profile = NULL;
+        }
+        return -1;
+    }
     return n;
 }
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Appends a datablock of (size, busbw) within [min, max]; returns the points written. */
+/* Appends a datablock of (size, busbw) within [min, max); returns the points written. */
 static int datablock(struct util_buf *s, const char *name, const json_t *per_size, size_t min,
                      size_t max)
 {
@@ -28,7 +28,7 @@ static int datablock(struct util_buf *s, const char *name, const json_t *per_siz
     {
         json_int_t size = json_integer_value(json_object_get(row, "size"));
         double bw = json_number_value(json_object_get(row, "busbw"));
-        if (size >= (json_int_t)min && size <= (json_int_t)max && bw > 0) {
+        if (size >= (json_int_t)min && size < (json_int_t)max && bw > 0) {
             util_buf_addf(s, "%lld %.6g\n", (long long)size, bw);
             n++;
         }
@@ -37,25 +37,44 @@ static int datablock(struct util_buf *s, const char *name, const json_t *per_siz
     return n;
 }
 
-/* Titles go through gnuplot's string syntax: no quotes or backslashes in them. */
+/*
+ * Text as a gnuplot single-quoted string: gnuplot runs `commands` inside double
+ * quotes, never inside single ones; ' is written '' and control characters
+ * (a newline would end the command) are dropped.
+ */
+static void quoted(struct util_buf *s, const char *text)
+{
+    util_buf_adds(s, "'");
+    for (const char *p = text; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            continue;
+        util_buf_add(s, p, 1);
+        if (*p == '\'')
+            util_buf_add(s, p, 1);
+    }
+    util_buf_adds(s, "'");
+}
+
 static void title(struct util_buf *s, const char *label, const char *what, int predicted)
 {
-    util_buf_adds(s, " title \"");
-    for (const char *p = label; *p; p++)
-        if (*p != '"' && *p != '\\')
-            util_buf_add(s, p, 1);
-    util_buf_addf(s, " %s%s\" noenhanced", what, predicted ? " (predicted)" : "");
+    struct util_buf t = UTIL_BUF_INIT;
+    util_buf_addf(&t, "%s %s%s", label, what, predicted ? " (predicted)" : "");
+    util_buf_adds(s, " title ");
+    quoted(s, util_buf_str(&t));
+    util_buf_adds(s, " noenhanced");
+    util_buf_release(&t);
 }
 
 static void script(struct util_buf *s, const struct compare_input *in, int n, size_t min,
                    size_t max, const char *plot_title, const char *out)
 {
-    util_buf_addf(s,
-                  "set terminal svg size 860,460 dynamic font 'sans,11' background rgb 'white'\n"
-                  "set output '%s'\nset logscale x 2\nset format x '%%.0b%%B'\n"
-                  "set xlabel 'message size (bytes)'\nset ylabel 'busbw (GB/s)'\n"
-                  "set title '%s' noenhanced\nset grid\nset key left top\nset yrange [0:*]\n",
-                  out, plot_title);
+    util_buf_adds(s, "set terminal svg size 860,460 dynamic font 'sans,11' background rgb "
+                     "'white'\nset output ");
+    quoted(s, out);
+    util_buf_adds(s, "\nset logscale x 2\nset format x '%.0b%B'\n"
+                     "set xlabel 'message size (bytes)'\nset ylabel 'busbw (GB/s)'\nset title ");
+    quoted(s, plot_title);
+    util_buf_adds(s, " noenhanced\nset grid\nset key left top\nset yrange [0:*]\n");
     struct util_buf plots = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         const json_t *p = in[i].profile, *winner = json_object_get(p, "winner");

@@ -100,6 +100,13 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
         util_buf_release(&found);
         return NULL;
     }
+    if (s.backend && strcmp(s.backend, "nccl") && strcmp(s.backend, "sim")) {
+        error("'%s' is a space for the %s backend: the model predicts NCCL, give an nccl space",
+              space_path, s.backend);
+        bench_space_release(&s);
+        util_buf_release(&found);
+        return NULL;
+    }
     int job_nodes = nodes ? nodes : t->job_nodes > 0 ? t->job_nodes : 1;
     json_decref(bench_space_prune(&s, t, job_nodes));
     json_t *configs = bench_space_configs(&s), *results = json_array(), *c;

@@ -7,30 +7,50 @@
 . "$(dirname "$0")/lib.sh"
 specs=$TOPOTUNE_SRC/profiles/specs
 cd "$TEST_TMP" || exit 1
+mkdir -p tmp
+export TMPDIR=$TEST_TMP/tmp # every temporary file of compare lands here: checked empty at the end
 
 # 1. Three specs: every number predicted, one plot per size range.
 expect_exit 0 "compare three specs" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" "$specs/dgx-a100.json" \
     "$specs/rtx4090-8x-pcie.json" --html r.html --md r.md --price hgx-h100=300000 --price dgx-a100=150000
+cp out r.txt
 check "text names all three" bash -c "grep -q '^hgx-h100 ' out && grep -q '^dgx-a100 ' out && grep -q '^rtx4090-8x-pcie ' out"
-check "every number from a spec says predicted (Markdown)" python3 - r.md <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-cells = [c.strip() for line in text.splitlines() if line.startswith("| ") for c in line.strip("|").split("|")]
-numbers = [c for c in cells if re.fullmatch(r"[0-9.]+( predicted)?", c)]
-assert len(numbers) > 50, len(numbers)
-bare = [c for c in numbers if not c.endswith("predicted")]
-# the only bare numbers allowed are the prices the user gave
-assert set(bare) <= {"300000", "150000"}, bare
+check "every number from a spec says predicted (text, Markdown, HTML)" python3 - r.txt r.md r.html <<'PY'
+import html, re, sys
+txt, md, page = (open(p).read() for p in sys.argv[1:4])
+page_text = html.unescape(re.sub(r"<svg.*?</svg>", "", page, flags=re.S))
+for name, text in (("text", txt), ("md", md), ("html", page_text)):
+    if name == "text":
+        cells = [c.strip() for line in text.splitlines() for c in re.split(r"\s{2,}", line)]
+    elif name == "md":
+        cells = [c.strip() for line in text.splitlines() if line.startswith("| ") for c in line.strip("|").split("|")]
+    else:
+        cells = [c.strip() for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", page)]
+        cells = [html.unescape(c) for c in cells]
+    numbers = [c for c in cells if re.fullmatch(r"-?[0-9][0-9.e+-]*( predicted)?", c)]
+    assert len(numbers) > 50, (name, len(numbers))
+    bare = [c for c in numbers if not c.endswith("predicted")]
+    assert set(bare) <= {"300000", "150000"}, (name, bare)  # only the prices the user gave
+text = md
 assert "(PREDICTED by the topotune model)" in text
 assert "fails (timeout) predicted" in text  # the 4090's NCCL defaults hang at init (broken P2P)
 assert "NCCL_P2P_DISABLE=1 (system)" in text
 assert "| dgx-a100 | GPU links | NV18 (4 NVSwitch) | NV12 (6 NVSwitch) |" in text, "differences"
+assert "| 1 MiB |" in text and "| 1 GiB |" in text, "sizes of the table"
+# busbw per unit of price at a size common to all, three significant digits, predicted
+m = re.search(r"best busbw at (\d+ \w+) per unit of price", text)
+assert m, "price column header"
+per = re.findall(r"\| 300000 \| ([0-9.e+-]+) predicted \|", text)
+assert per and float(per[0]) > 0, per
+assert "## GPU/NIC matrix of hgx-h100" in text and "| GPU0 | X | NV18 |" in text
 PY
 check "HTML: three plots, tables, no script or external reference" python3 - r.html <<'PY'
-import sys
+import re, sys
 html = open(sys.argv[1]).read()
 assert html.count("<svg") == 3, html.count("<svg")
-assert html.count("<table>") == 3
+assert html.count("<table>") == 3 + 3  # hardware, busbw, differences, and a matrix per input
+ids = re.findall(r"""id=['"]([^'"]+)['"]""", html)
+assert len(ids) == len(set(ids)), "element ids repeat across plots"
 assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
 for t in ("small messages", "medium messages", "large messages"):
     assert t in html, t
@@ -58,10 +78,16 @@ for row in rows:
     cells = [c.strip() for c in row.strip("|").split("|")]
     measured, predicted = cells[1:3], cells[3:5]
     assert all(c == "-" or re.fullmatch(r"[0-9.]+", c) or c.startswith("fails") for c in measured), row
-    assert any(re.fullmatch(r"[0-9.]+", c) for c in measured) or rows.index(row) > 0, row
     assert all(c == "-" or c.endswith("predicted") for c in predicted), row
+assert any(re.fullmatch(r"[0-9.]+", c.strip()) for r in rows for c in r.strip("|").split("|")[1:3]), "no measured number"
 assert "(measured, mpi backend)" in text and "(PREDICTED by the topotune model)" in text
 assert "no GPU" in text
+PY
+check "plot titles: measured curves without the word, predicted ones with it" python3 - mixed.html <<'PY'
+import re, sys
+titles = set(re.findall(r"<title>([^<]*(?:best|defaults)[^<]*)</title>", open(sys.argv[1]).read()))
+assert titles, "no curve titles"
+assert all(t.endswith("(predicted)") == t.startswith("hgx-h100") for t in titles), titles
 PY
 
 # 3. Headless Chromium renders the HTML: the SVG is in the page, no console error, a PNG is made.
@@ -106,4 +132,23 @@ expect_no_file bad2.md "no Markdown for bad input"
 expect_exit 2 "price for no input" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --price h200=1
 expect_stderr_has "the inputs are: dgx-a100" "labels listed"
 expect_exit 2 "no input" -- "$TOPOTUNE" compare
+mkdir -p notprofile
+echo '{}' >notprofile/profile.json
+expect_exit 2 "a profile.json that is not a profile" -- "$TOPOTUNE" compare notprofile --md bad3.md
+expect_stderr_has "notprofile/profile.json' is not a topotune profile" "the file named"
+expect_no_file bad3.md "no Markdown for a bad profile"
+expect_exit 2 "an MPI space for a prediction" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json"
+expect_stderr_has "give an nccl space" "the space refused"
+
+# 6. Names that are markup or shell: escaped in HTML and Markdown, never run by gnuplot.
+mkdir -p odd
+# shellcheck disable=SC2016 # the backquotes are the point: a name gnuplot must not run
+cp "$specs/dgx-a100.json" 'odd/<b>x|y`touch PWNED`.json'
+cp "$specs/dgx-a100.json" "odd/a'b.json"
+expect_exit 0 "odd names" -- "$TOPOTUNE" compare odd/*.json "$specs/dgx-a100.json" "$specs/dgx-a100.json" --html odd.html --md odd.md
+check "gnuplot ran no command from a name" test ! -e PWNED
+check "no markup from a name in the HTML" bash -c "! grep -q '<b>x' odd.html && grep -q '&lt;b&gt;x|y' odd.html"
+check "no cell break from a name in Markdown" grep -qF '&lt;b>x\|y' odd.md
+check "the same name twice is told apart" grep -q 'dgx-a100#2' odd.md
+check "no temporary file left" test -z "$(ls -A tmp)"
 finish

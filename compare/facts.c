@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Facts of one input, read from its profile's content as text: what the tables
+ * show and what the differences compare. Fields a profile lacks read as "?"
+ * rather than failing: profiles written by other versions stay comparable.
+ */
+#include "compare/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const json_t *hw(const struct compare_input *in)
+{
+    return json_object_get(in->profile, "hardware");
+}
+
+static const char *str_or(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+int compare_predicted(const struct compare_input *in)
+{
+    return json_is_true(json_object_get(in->profile, "predicted"));
+}
+
+void compare_gpus(const struct compare_input *in, struct util_buf *out)
+{
+    json_int_t n = json_integer_value(json_object_get(hw(in), "gpus"));
+    if (!n) {
+        util_buf_adds(out, "no GPU");
+        return;
+    }
+    util_buf_addf(out, "%lld x %s", (long long)n, str_or(hw(in), "gpu_model", "?"));
+    long long nodes = json_integer_value(json_object_get(in->profile, "nodes"));
+    if (nodes > 1)
+        util_buf_addf(out, " per node, %lld nodes", nodes);
+}
+
+/* Counts of each matrix letter over GPU pairs (each pair once): {"NV18": 28}. */
+static json_t *pair_counts(const struct compare_input *in)
+{
+    const json_t *m = json_object_get(hw(in), "matrix"), *labels = json_object_get(m, "labels");
+    json_t *counts = json_object();
+    size_t i, j;
+    json_t *row, *cell;
+    json_array_foreach(json_object_get(m, "rows"), i, row) json_array_foreach(row, j, cell)
+    {
+        const char *a = json_string_value(json_array_get(labels, i)),
+                   *b = json_string_value(json_array_get(labels, j)), *v = json_string_value(cell);
+        if (j <= i || !a || !b || !v || strncmp(a, "GPU", 3) || strncmp(b, "GPU", 3))
+            continue;
+        json_object_set_new(counts, v,
+                            json_integer(json_integer_value(json_object_get(counts, v)) + 1));
+    }
+    return counts;
+}
+
+void compare_gpu_pairs(const struct compare_input *in, struct util_buf *out)
+{
+    json_t *counts = pair_counts(in);
+    const char *k;
+    json_t *v;
+    size_t start = out->len;
+    /* by letter, for a stable text: json objects keep insertion order, so sort the keys */
+    const char *keys[64];
+    size_t n = 0;
+    json_object_foreach(counts, k, v) if (n < 64) keys[n++] = k;
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && strcmp(keys[b - 1], keys[b]) > 0; b--) {
+            const char *t = keys[b];
+            keys[b] = keys[b - 1], keys[b - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++)
+        util_buf_addf(out, "%s%lld x %s", out->len > start ? ", " : "",
+                      (long long)json_integer_value(json_object_get(counts, keys[i])), keys[i]);
+    if (out->len == start)
+        util_buf_adds(out, "-");
+    json_decref(counts);
+}
+
+void compare_gpu_links(const struct compare_input *in, struct util_buf *out)
+{
+    json_t *counts = pair_counts(in), *v;
+    const char *k, *best = NULL;
+    json_int_t best_n = 0;
+    json_object_foreach(counts, k, v) if (json_integer_value(v) > best_n) best = k,
+                                                                          best_n =
+                                                                              json_integer_value(v);
+    util_buf_addf(out, "%s", best ? best : "-");
+    long long nvs = json_integer_value(json_object_get(hw(in), "nvswitches"));
+    if (nvs > 0)
+        util_buf_addf(out, " (%lld NVSwitch)", nvs);
+    json_decref(counts);
+}
+
+/* "8 x ib:400" from the class key's NIC list ("eth:-1", speed unknown, reads "eth:?"). */
+void compare_nics(const struct compare_input *in, struct util_buf *out)
+{
+    const json_t *list = json_object_get(json_object_get(hw(in), "class_key"), "nics");
+    size_t i, j, start = out->len;
+    json_t *v;
+    if (!json_array_size(list)) {
+        util_buf_addf(out, "%lld", (long long)json_integer_value(json_object_get(hw(in), "nics")));
+        return;
+    }
+    json_array_foreach(list, i, v)
+    {
+        int seen = 0, count = 0;
+        for (j = 0; j < i; j++)
+            seen |= json_equal(json_array_get(list, j), v);
+        if (seen)
+            continue;
+        for (j = 0; j < json_array_size(list); j++)
+            count += json_equal(json_array_get(list, j), v);
+        const char *nic = json_string_value(v) ? json_string_value(v) : "?";
+        const char *unknown = strstr(nic, ":-1");
+        util_buf_addf(out, "%s%d x %.*s%s", out->len > start ? ", " : "", count,
+                      unknown ? (int)(unknown - nic) : (int)strlen(nic), nic, unknown ? ":?" : "");
+    }
+}
+
+void compare_numa(const struct compare_input *in, struct util_buf *out)
+{
+    const json_t *cpu = json_object_get(hw(in), "cpu");
+    util_buf_addf(out, "%lld socket(s), %lld NUMA node(s)",
+                  (long long)json_integer_value(json_object_get(cpu, "sockets")),
+                  (long long)json_integer_value(json_object_get(cpu, "numa_nodes")));
+}
+
+void compare_best(const struct compare_input *in, struct util_buf *out)
+{
+    const json_t *vars = json_object_get(in->profile, "variables"), *v;
+    size_t i;
+    json_array_foreach(vars, i, v)
+        util_buf_addf(out, "%s%s=%s (%s)", i ? " " : "", str_or(v, "name", "?"),
+                      str_or(v, "value", "?"), str_or(v, "role", "?"));
+    if (!json_array_size(vars))
+        util_buf_adds(out, str_or(in->profile, "summary", "?"));
+}
+
+void compare_evidence(const struct compare_input *in, struct util_buf *out)
+{
+    const json_t *vars = json_object_get(in->profile, "variables"), *v;
+    const json_t *w = json_object_get(in->profile, "winner");
+    size_t i;
+    json_array_foreach(vars, i, v) util_buf_addf(
+        out, "%s%s: %s", i ? "; " : "", str_or(v, "name", "?"), str_or(v, "evidence", "?"));
+    if (json_is_object(w))
+        util_buf_addf(out, "%s%lld run(s), cv %.3f", out->len ? "; " : "",
+                      (long long)json_integer_value(json_object_get(w, "runs")),
+                      json_number_value(json_object_get(w, "cv")));
+    if (!out->len)
+        util_buf_adds(out, "-");
+    else if (compare_predicted(in))
+        util_buf_adds(out, " (predicted)");
+}
+
+const json_t *compare_default_sizes(const struct compare_input *in)
+{
+    return json_object_get(json_object_get(in->profile, "baseline"), "per_size");
+}
+
+const json_t *compare_best_sizes(const struct compare_input *in)
+{
+    const json_t *w = json_object_get(in->profile, "winner");
+    return json_is_object(w) ? json_object_get(w, "per_size") : compare_default_sizes(in);
+}
+
+double compare_busbw_at(const json_t *per_size, json_int_t size)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(per_size, i, r)
+    {
+        if (json_integer_value(json_object_get(r, "size")) == size)
+            return json_number_value(json_object_get(r, "busbw"));
+    }
+    return -1;
+}

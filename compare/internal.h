@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* What compare/'s reports share: facts read from an input's profile, and one table renderer. */
+#ifndef COMPARE_INTERNAL_H
+#define COMPARE_INTERNAL_H
+
+#include "compare/compare.h"
+#include "util/buf.h"
+
+/* Facts of an input, as text appended to out (the same text is compared across inputs). */
+void compare_gpus(const struct compare_input *in, struct util_buf *out);
+void compare_gpu_links(const struct compare_input *in,
+                       struct util_buf *out); /* "NV18 (4 NVSwitch)" */
+void compare_gpu_pairs(const struct compare_input *in, struct util_buf *out); /* "56 x NV18" */
+void compare_nics(const struct compare_input *in, struct util_buf *out);
+void compare_numa(const struct compare_input *in, struct util_buf *out);
+/* The best configuration's variables with their role, or the profile's summary. */
+void compare_best(const struct compare_input *in, struct util_buf *out);
+/* Each variable's evidence, ending in "predicted" for a predicted input. */
+void compare_evidence(const struct compare_input *in, struct util_buf *out);
+
+int compare_predicted(const struct compare_input *in);
+/* The per-size lists of the best configuration (the defaults when they are best) and the defaults.
+ */
+const json_t *compare_best_sizes(const struct compare_input *in);
+const json_t *compare_default_sizes(const struct compare_input *in);
+/* busbw at size in a per-size list, or -1 when absent. */
+double compare_busbw_at(const json_t *per_size, json_int_t size);
+
+enum compare_format { COMPARE_TEXT, COMPARE_MD, COMPARE_HTML };
+
+/* A table of strings; row 0 is the header. Cells are owned by the table. */
+struct compare_table {
+    int rows, cols, allocated; /* rows shown (may shrink), columns, rows allocated */
+    char ***cells;
+};
+void compare_table_init(struct compare_table *t, int rows, int cols);
+void compare_table_set(struct compare_table *t, int r, int c,
+                       struct util_buf *b); /* takes b's text */
+void compare_table_sets(struct compare_table *t, int r, int c, const char *s);
+/* Renders as aligned text, a Markdown table or an HTML table, every cell escaped for its format. */
+void compare_table_render(const struct compare_table *t, enum compare_format f,
+                          struct util_buf *out);
+void compare_table_free(struct compare_table *t);
+/* Text escaped for f: HTML entities, Markdown's | and <. */
+void compare_escape(struct util_buf *out, const char *s, enum compare_format f);
+
+#endif
