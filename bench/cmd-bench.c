@@ -12,8 +12,6 @@
 #include "util/log.h"
 
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -230,10 +230,8 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
     sw->topology = o->topology;
     if (o->hosts) {
         int nhosts = cluster_count_hosts(o->hosts);
-        if (!nhosts)
-            return error("invalid value '%s' for --hosts: expected host names, h1,h2,...",
-                         o->hosts),
-                   2;
+        if (cluster_check_nodes(o->hosts, 0))
+            return 2;
         if (strcmp(sw->launcher, "mpirun"))
             return error("--hosts goes with --launcher mpirun (under srun, the allocation names "
                          "the nodes)"),
@@ -246,6 +244,7 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
                          sw->np, nhosts),
                    2;
         sw->nhosts = nhosts;
+        cluster_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
         if (!o->topology) {
             util_child_setup();
             int rc = bench_sweep_map_hosts(sw, t);
@@ -331,6 +330,8 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.host_nodes);
     free(sw.host_topology);
     free(sw.btl_subnet);
+    for (int i = 0; sw.tcp_env[i]; i++)
+        free(sw.tcp_env[i]);
     json_decref(sw.configs);
     json_decref(sw.results);
     bench_space_release(&sw.space);

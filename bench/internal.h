@@ -145,6 +145,11 @@ void bench_space_release(struct bench_space *s);
 /* Drops variables whose `requires` feature t lacks; expands @interfaces. New reference: [{var,
  * reason}]. */
 json_t *bench_space_prune(struct bench_space *s, const struct topo *t, int nodes);
+/*
+ * New reference: a configuration's whole environment, NAME -> string: the
+ * space's fixed variables (numbers written in decimal), then config's "env".
+ */
+json_t *bench_space_env(const struct bench_space *s, const json_t *config);
 /* New reference: [{id, env}], the all-unset baseline first, excludes applied. */
 json_t *bench_space_configs(const struct bench_space *s);
 
@@ -161,6 +166,7 @@ struct bench_sweep {
     /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
     json_t *host_nodes;
     char *host_topology, *btl_subnet;
+    char *tcp_env[3]; /* --hosts: Open MPI kept off container bridges (cluster_tcp_env) */
     int nhosts;
     json_t *configs; /* [{id, env}] */
     int np, nodes, repeat;

@@ -470,3 +470,18 @@ json_t *bench_space_configs(const struct bench_space *s)
     free(idx);
     return configs;
 }
+
+json_t *bench_space_env(const struct bench_space *s, const json_t *config)
+{
+    json_t *env = json_object(), *v;
+    const char *k;
+    json_object_foreach(json_object_get(s->doc, "fixed"), k, v)
+    {
+        if (json_is_string(v))
+            json_object_set(env, k, v);
+        else
+            json_object_set_new(env, k, json_sprintf("%lld", (long long)json_integer_value(v)));
+    }
+    json_object_update(env, json_object_get(config, "env"));
+    return env;
+}

@@ -8,7 +8,6 @@
  * are measured at full effort `repeat` times).
  */
 #include "bench/internal.h"
-#include "cluster/cluster.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -71,29 +70,17 @@ static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, c
     int n = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(sw->space.doc, "fixed"), k, v)
-    {
-        char text[300];
-        if (json_is_string(v))
-            snprintf(text, sizeof(text), "%s=%s", k, json_string_value(v));
-        else
-            snprintf(text, sizeof(text), "%s=%lld", k, (long long)json_integer_value(v));
-        add_arg(&env, &n, text);
-    }
-    json_object_foreach(json_object_get(r->config, "env"), k, v)
-        add_argf(&env, &n, "%s=%s", k, json_string_value(v));
-    json_t *fixed = json_object_get(sw->space.doc, "fixed");
-    if (sw->btl_subnet && !json_object_get(fixed, "OMPI_MCA_btl_tcp_if_include") &&
-        !json_object_get(fixed, "OMPI_MCA_btl_tcp_if_exclude") &&
+    json_t *vars = bench_space_env(&sw->space, r->config);
+    json_object_foreach(vars, k, v) add_argf(&env, &n, "%s=%s", k, json_string_value(v));
+    /* the hosts' shared subnet, unless the space or the user chose the interfaces */
+    if (sw->btl_subnet && !json_object_get(vars, "OMPI_MCA_btl_tcp_if_include") &&
+        !json_object_get(vars, "OMPI_MCA_btl_tcp_if_exclude") &&
         !getenv("OMPI_MCA_btl_tcp_if_include") && !getenv("OMPI_MCA_btl_tcp_if_exclude"))
         add_argf(&env, &n, "OMPI_MCA_btl_tcp_if_include=%s", sw->btl_subnet);
-    if (sw->hosts) { /* mpirun's own channel to its daemons: off container bridges too */
-        char *tcp[3] = {NULL};
-        for (int i = 0, count = cluster_tcp_env(tcp, 0); i < count; i++) {
-            add_arg(&env, &n, tcp[i]);
-            free(tcp[i]);
-        }
-    }
+    json_decref(vars);
+    json_t *fixed = json_object_get(sw->space.doc, "fixed");
+    for (int i = 0; sw->tcp_env[i]; i++) /* mpirun's channel to its daemons, with --hosts */
+        add_arg(&env, &n, sw->tcp_env[i]);
     if (strcmp(sw->backend, "nccl") == 0) {
         if (!json_object_get(fixed, "NCCL_DEBUG"))
             add_arg(&env, &n, "NCCL_DEBUG=INFO");
@@ -181,9 +168,7 @@ static json_t *log_tail(const char *path)
     struct util_buf b = UTIL_BUF_INIT;
     util_file_read(path, 64u << 20, &b);
     const char *s = util_buf_str(&b);
-    size_t len = b.len, start = len;
-    for (int lines = 0; start > 0 && lines <= 10; start--)
-        lines += s[start - 1] == '\n';
+    size_t len = b.len, start = util_text_tail(s, &len, 10);
     if (len - start > 2000)
         start = len - 2000;
     json_t *t = json_stringn(s + start, len - start);
@@ -241,9 +226,12 @@ static void classify(const struct util_child *ch, int started, const char *stage
         outcome = "timeout";
     else if (ch->signal)
         outcome = "crash";
-    else if (ch->exit_code == 0 && !started)
-        outcome = "error"; /* ran, but its results never reached DIR/logs (see below) */
-    else if (ch->exit_code == 0)
+    else if (ch->exit_code == 0 && !started) {
+        /* the launcher exits 0 without the benchmark's events: rank 0 wrote them on a host
+         * whose filesystem is not this one (--out must be shared by every host) */
+        outcome = "error";
+        stage = "results-missing";
+    } else if (ch->exit_code == 0)
         outcome = "ok";
     else if (ch->exit_code == BENCH_EXIT_TIMEOUT)
         outcome = "timeout";
@@ -257,10 +245,6 @@ static void classify(const struct util_child *ch, int started, const char *stage
     else
         outcome = "error";
     json_object_set_new(result, "outcome", json_string(outcome));
-    /* A launcher that exits 0 without the benchmark's events: rank 0 wrote them on a host whose
-     * filesystem is not this one (--out must be shared by every host). */
-    if (ch->exit_code == 0 && !started && !ch->timed_out && !ch->signal && !ch->exec_errno)
-        stage = "results-missing";
     json_object_set_new(result, "stage", strcmp(outcome, "ok") ? json_string(stage) : json_null());
     int sig = ch->signal ? ch->signal
                          : (ch->exit_code > 128 && ch->exit_code < 160 ? ch->exit_code - 128 : 0);

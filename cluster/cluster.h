@@ -35,4 +35,11 @@ int cluster_in_slurm(void);
 /* The number of comma-separated names in hosts (0 for NULL or ""). */
 int cluster_count_hosts(const char *hosts);
 
+/*
+ * Checks a command's --hosts LIST and --allocation flag: not both, a list with
+ * names in it, an allocation only inside Slurm. Returns 0, or 2 (usage) after
+ * an error naming the flag and the fix.
+ */
+int cluster_check_nodes(const char *hosts, int allocation);
+
 #endif

@@ -61,6 +61,19 @@ int cluster_tcp_env(char **env, int btl)
     return n;
 }
 
+int cluster_check_nodes(const char *hosts, int allocation)
+{
+    if (hosts && allocation)
+        return error("--hosts and --allocation both name the nodes: give one"), 2;
+    if (hosts && !cluster_count_hosts(hosts))
+        return error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts), 2;
+    if (allocation && !cluster_in_slurm())
+        return error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
+                     "inside salloc or sbatch, or give --hosts"),
+               2;
+    return 0;
+}
+
 /* Words of the lines that say why a host failed (ssh's, the rsh agent's, Open MPI's own). */
 static int failure_line(const char *line, size_t len)
 {
@@ -125,20 +138,13 @@ static void log_tail(const char *path, char *out, size_t len)
 {
     struct util_buf b = UTIL_BUF_INIT;
     out[0] = '\0';
-    if (util_file_read(path, 1 << 20, &b))
-        goto done;
-    char *s = b.data;
-    size_t n = b.len;
-    while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
-        s[--n] = '\0';
-    const char *start = s + n;
-    for (int lines = 0; start > s && lines < 3; start--)
-        lines += start[-1] == '\n';
-    snprintf(out, len, "%s", start);
-    for (char *p = out; *p; p++)
-        if (*p == '\n')
-            *p = ' ';
-done:
+    if (util_file_read(path, 1 << 20, &b) == 0) {
+        size_t end = b.len, start = util_text_tail(b.data, &end, 3);
+        snprintf(out, len, "%.*s", (int)(end - start), b.data + start);
+        for (char *p = out; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+    }
     util_buf_release(&b);
 }
 

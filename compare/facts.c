@@ -5,6 +5,7 @@
  * rather than failing: profiles written by other versions stay comparable.
  */
 #include "compare/internal.h"
+#include "util/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,6 @@
 static const json_t *hw(const struct compare_input *in)
 {
     return json_object_get(in->profile, "hardware");
-}
-
-static const char *str_or(const json_t *o, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : dflt;
 }
 
 int compare_predicted(const struct compare_input *in)
@@ -32,7 +27,7 @@ void compare_gpus(const struct compare_input *in, struct util_buf *out)
         util_buf_adds(out, "no GPU");
         return;
     }
-    util_buf_addf(out, "%lld x %s", (long long)n, str_or(hw(in), "gpu_model", "?"));
+    util_buf_addf(out, "%lld x %s", (long long)n, util_json_str(hw(in), "gpu_model", "?"));
     long long nodes = json_integer_value(json_object_get(in->profile, "nodes"));
     if (nodes > 1)
         util_buf_addf(out, " per node, %lld nodes", nodes);
@@ -134,10 +129,10 @@ void compare_best(const struct compare_input *in, struct util_buf *out)
     const json_t *vars = json_object_get(in->profile, "variables"), *v;
     size_t i;
     json_array_foreach(vars, i, v)
-        util_buf_addf(out, "%s%s=%s (%s)", i ? " " : "", str_or(v, "name", "?"),
-                      str_or(v, "value", "?"), str_or(v, "role", "?"));
+        util_buf_addf(out, "%s%s=%s (%s)", i ? " " : "", util_json_str(v, "name", "?"),
+                      util_json_str(v, "value", "?"), util_json_str(v, "role", "?"));
     if (!json_array_size(vars))
-        util_buf_adds(out, str_or(in->profile, "summary", "?"));
+        util_buf_adds(out, util_json_str(in->profile, "summary", "?"));
 }
 
 void compare_evidence(const struct compare_input *in, struct util_buf *out)
@@ -145,8 +140,9 @@ void compare_evidence(const struct compare_input *in, struct util_buf *out)
     const json_t *vars = json_object_get(in->profile, "variables"), *v;
     const json_t *w = json_object_get(in->profile, "winner");
     size_t i;
-    json_array_foreach(vars, i, v) util_buf_addf(
-        out, "%s%s: %s", i ? "; " : "", str_or(v, "name", "?"), str_or(v, "evidence", "?"));
+    json_array_foreach(vars, i, v)
+        util_buf_addf(out, "%s%s: %s", i ? "; " : "", util_json_str(v, "name", "?"),
+                      util_json_str(v, "evidence", "?"));
     if (json_is_object(w))
         util_buf_addf(out, "%s%lld run(s), cv %.3f", out->len ? "; " : "",
                       (long long)json_integer_value(json_object_get(w, "runs")),

@@ -22,23 +22,6 @@ static const char *env_lookup(const char *name, void *ctx)
     return json_string_value(json_object_get(ctx, name));
 }
 
-/* The configuration's environment: the space's fixed variables, then its own. */
-static json_t *config_env(const struct bench_space *s, const json_t *config)
-{
-    json_t *env = json_object();
-    const char *k;
-    json_t *v;
-    json_object_foreach(json_object_get(s->doc, "fixed"), k, v)
-    {
-        if (json_is_string(v))
-            json_object_set(env, k, v);
-        else
-            json_object_set_new(env, k, json_sprintf("%lld", (long long)json_integer_value(v)));
-    }
-    json_object_update(env, json_object_get(config, "env"));
-    return env;
-}
-
 static const char *fault_outcome(enum bench_fault f, const char **stage)
 {
     *stage = f == BENCH_FAULT_HANG_INIT || f == BENCH_FAULT_FAIL_INIT ? "init" : "size:first";
@@ -49,7 +32,7 @@ static const char *fault_outcome(enum bench_fault f, const char **stage)
 static json_t *predicted_run(const struct bench_space *s, const struct topo *t, int nodes,
                              const json_t *config)
 {
-    json_t *env = config_env(s, config);
+    json_t *env = bench_space_env(s, config);
     struct bench_model m;
     json_t *r = json_pack("{s:O,s:O,s:i,s:b,s:b,s:s}", "config_id", json_object_get(config, "id"),
                           "env", json_object_get(config, "env"), "rep", 0, "final", 1, "predicted",

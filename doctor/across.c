@@ -7,6 +7,7 @@
 #include "doctor/doctor.h"
 #include "doctor/internal.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -56,14 +57,7 @@ static void fact_shm(const json_t *n, struct util_buf *out)
 
 static const char *host_of(const json_t *n)
 {
-    const char *h = json_string_value(json_object_get(n, "host"));
-    return h ? h : "?";
-}
-
-static const char *str_or(const json_t *o, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : dflt;
+    return util_json_str(n, "host", "?");
 }
 
 /*
@@ -158,19 +152,20 @@ static void node_checks(json_t *c, const json_t *nodes)
     json_t *node, *check;
     json_array_foreach(nodes, i, node)
     {
-        const char *err = str_or(node, "error", NULL);
+        const char *err = util_json_str(node, "error", NULL);
         if (err)
             util_buf_addf(&bad, "%s%s: %s", bad.len ? "; " : "", host_of(node), err);
         json_array_foreach(json_object_get(node, "checks"), j, check)
         {
-            const char *status = str_or(check, "status", "unknown");
+            const char *status = util_json_str(check, "status", "unknown");
             if (!strcmp(status, "unknown"))
                 util_buf_addf(&unknown, "%s%s: %s", unknown.len ? "; " : "", host_of(node),
-                              str_or(check, "name", "?"));
+                              util_json_str(check, "name", "?"));
             if (strcmp(status, "fail"))
                 continue;
             util_buf_addf(&bad, "%s%s: %s failed (%s)", bad.len ? "; " : "", host_of(node),
-                          str_or(check, "name", "?"), str_or(check, "fix", "no fix given"));
+                          util_json_str(check, "name", "?"),
+                          util_json_str(check, "fix", "no fix given"));
         }
     }
     if (bad.len)

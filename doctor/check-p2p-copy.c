@@ -56,12 +56,7 @@ static void parse_log(const char *text, struct copy_log *l)
 /* The last non-empty line of text (the child's own explanation, usually). */
 static void last_line(const char *text, char *out, size_t len)
 {
-    size_t end = strlen(text);
-    while (end && text[end - 1] == '\n')
-        end--;
-    size_t start = end;
-    while (start && text[start - 1] != '\n')
-        start--;
+    size_t end = strlen(text), start = util_text_tail(text, &end, 1);
     snprintf(out, len, "%.*s", (int)(end - start), text + start);
 }
 

@@ -6,7 +6,6 @@
  */
 #include "cluster/cluster.h"
 #include "doctor/doctor.h"
-#include "topo/internal.h"
 #include "util/child.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -36,12 +35,6 @@ static void print_checks(const json_t *checks)
     }
 }
 
-static const char *str_or(const json_t *o, const char *key, const char *dflt)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : dflt;
-}
-
 /* One row per node (the facts compared), then the across-node checks. */
 static void print_nodes(const json_t *nodes, const json_t *checks)
 {
@@ -56,14 +49,14 @@ static void print_nodes(const json_t *nodes, const json_t *checks)
         size_t len = 0;
         json_array_foreach(json_object_get(n, "checks"), j, c)
         {
-            if (!strcmp(str_or(c, "status", ""), "fail") && len < sizeof(failed))
+            if (!strcmp(util_json_str(c, "status", ""), "fail") && len < sizeof(failed))
                 len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%s", len ? "," : "",
-                                        str_or(c, "name", "?"));
+                                        util_json_str(c, "name", "?"));
         }
-        printf("%-12s %-28s %-10s %-8s %-10s %-16s %8lld %s\n", str_or(n, "host", "?"),
-               str_or(n, "class", json_object_get(n, "error") ? "(no report)" : "?"),
-               str_or(sw, "nccl", "-"), str_or(sw, "cuda", "-"), str_or(sw, "driver", "-"),
-               str_or(n, "interfaces", "-"),
+        printf("%-12s %-28s %-10s %-8s %-10s %-16s %8lld %s\n", util_json_str(n, "host", "?"),
+               util_json_str(n, "class", json_object_get(n, "error") ? "(no report)" : "?"),
+               util_json_str(sw, "nccl", "-"), util_json_str(sw, "cuda", "-"),
+               util_json_str(sw, "driver", "-"), util_json_str(n, "interfaces", "-"),
                (long long)json_integer_value(json_object_get(n, "shm_mb")), len ? failed : "-");
     }
     printf("\n");
@@ -74,7 +67,7 @@ static int any_failed(const json_t *checks)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(checks, i, c) if (!strcmp(str_or(c, "status", ""), "fail")) return 1;
+    json_array_foreach(checks, i, c) if (!strcmp(util_json_str(c, "status", ""), "fail")) return 1;
     return 0;
 }
 
@@ -92,17 +85,11 @@ static int emit(const char *json, json_t *doc, const json_t *nodes, const json_t
     return failed ? 1 : 0;
 }
 
+/* Every node reads profile_dir itself (it was read here first: a typo is one error, not a
+ * failed check per node). */
 static int across_nodes(const char *hosts, const char *profile_dir, const char *copy_timeout,
                         double timeout, const char *json)
 {
-    if (profile_dir) { /* read here first: a typo should not become a failed check per node */
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
-        json_t *p = util_json_load(path);
-        if (!p)
-            return 2;
-        json_decref(p);
-    }
     char *args[5] = {NULL};
     int n = 0;
     if (profile_dir)
@@ -121,34 +108,21 @@ static int across_nodes(const char *hosts, const char *profile_dir, const char *
     return rc;
 }
 
-static int this_node(const char *input, const char *profile_dir, double copy_timeout,
+static int this_node(const char *input, const json_t *profile, double copy_timeout,
                      const char *json)
 {
-    json_t *profile = NULL;
-    if (profile_dir) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
-        profile = util_json_load(path);
-        if (!profile)
-            return 2;
-    }
     struct topo t;
     topo_init(&t);
-    if (topo_load(&t, input)) {
-        json_decref(profile);
+    /* with --input the hardware is the file's; the system and software are this machine's */
+    if (input ? topo_load_as_this_node(&t, input) : topo_load(&t, NULL)) {
+        topo_release(&t);
         return 2;
-    }
-    if (input) { /* the hardware is the file's; the system and software are this machine's */
-        topo_probe_system(&t);
-        if (!t.software.nccl)
-            topo_probe_software(&t);
     }
     json_t *checks = doctor_run(&t, profile, copy_timeout);
     json_t *doc = json_pack("{s:O}", "checks", checks);
     int rc = emit(json, doc, NULL, checks);
     json_decref(doc);
     json_decref(checks);
-    json_decref(profile);
     topo_release(&t);
     return rc;
 }
@@ -192,16 +166,18 @@ int cmd_doctor(int argc, char **argv)
         return error("--input describes one node: it cannot be combined with --hosts or "
                      "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
                2;
-    if (hosts && allocation)
-        return error("--hosts and --allocation both name the nodes: give one"), 2;
-    if (hosts && !cluster_count_hosts(hosts))
-        return error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts), 2;
-    if (allocation && !cluster_in_slurm())
-        return error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
-                     "inside salloc or sbatch, or give --hosts"),
-               2;
+    if (cluster_check_nodes(hosts, allocation))
+        return 2;
+    json_t *profile = NULL;
+    if (profile_dir) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
+        if (!(profile = util_json_load(path)))
+            return 2;
+    }
     util_child_setup();
-    if (hosts || allocation)
-        return across_nodes(hosts, profile_dir, copy_timeout, timeout_s, json);
-    return this_node(input, profile_dir, copy_s, json);
+    rc = hosts || allocation ? across_nodes(hosts, profile_dir, copy_timeout, timeout_s, json)
+                             : this_node(input, profile, copy_s, json);
+    json_decref(profile);
+    return rc;
 }

@@ -112,15 +112,8 @@ int cmd_topo(int argc, char **argv)
         error("--hosts and --allocation map live nodes: they take neither --input nor --matrix");
         return 2;
     }
-    if (o.hosts && !cluster_count_hosts(o.hosts)) {
-        error("invalid value '%s' for --hosts: expected host names, h1,h2,...", o.hosts);
+    if (cluster_check_nodes(o.hosts, o.allocation))
         return 2;
-    }
-    if (o.allocation && !cluster_in_slurm()) {
-        error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it inside "
-              "salloc or sbatch, or give --hosts");
-        return 2;
-    }
     if (o.hosts || o.allocation) {
         util_child_setup();
         return topo_hosts(&o);

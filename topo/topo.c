@@ -313,14 +313,7 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
     return rc ? rc : finish(t);
 }
 
-/*
- * $TOPOTUNE_TOPOLOGY describes this node's hardware with a file (a test harness
- * giving each simulated host its own class, or a site whose nodes cannot be
- * mapped live). The host name and system facts are this machine's; so are the
- * software versions, unless the file names an NCCL version (a spec of a node's
- * image), which is then kept with the rest of the file's software block.
- */
-static int load_described_node(struct topo *t, const char *file)
+int topo_load_as_this_node(struct topo *t, const char *file)
 {
     int rc = topo_load(t, file);
     if (rc)
@@ -340,7 +333,7 @@ int topo_load(struct topo *t, const char *input)
 {
     const char *described = getenv("TOPOTUNE_TOPOLOGY");
     if (!input && described && *described)
-        return load_described_node(t, described);
+        return topo_load_as_this_node(t, described);
     if (!input)
         return load_live(t);
     struct util_buf data = UTIL_BUF_INIT;

@@ -124,6 +124,15 @@ void topo_release(struct topo *t);
  */
 int topo_load(struct topo *t, const char *input);
 
+/*
+ * The hardware of file (a topology or spec) on this machine: the host name and
+ * system facts are this machine's; so are the software versions, unless the
+ * file names an NCCL version (a spec of a node's image), which is then kept
+ * with the rest of the file's software block. What $TOPOTUNE_TOPOLOGY does for
+ * topo_load(t, NULL), and what `doctor --input` checks.
+ */
+int topo_load_as_this_node(struct topo *t, const char *file);
+
 /* Same as topo_load for a file already in memory (the fuzz target's entry point). */
 int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t len);
 

@@ -79,3 +79,14 @@ char *util_buf_detach(struct util_buf *b)
     b->len = b->cap = 0;
     return s;
 }
+
+size_t util_text_tail(const char *text, size_t *len, int lines)
+{
+    while (*len && (text[*len - 1] == '\n' || text[*len - 1] == ' '))
+        (*len)--;
+    size_t start = *len;
+    for (int seen = 0; start; start--)
+        if (text[start - 1] == '\n' && ++seen == lines)
+            break;
+    return start;
+}

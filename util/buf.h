@@ -27,6 +27,12 @@ int util_buf_adds(struct util_buf *b, const char *s);
 int util_buf_addf(struct util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The contents as a C string: "" for an empty buffer, never NULL. */
 const char *util_buf_str(const struct util_buf *b);
+/*
+ * The last `lines` lines of text[0..*len): *len is cut before trailing newlines
+ * and spaces, and the offset where those lines begin is returned (a log's tail
+ * for an error message or a result).
+ */
+size_t util_text_tail(const char *text, size_t *len, int lines);
 /* Hands the heap string over to the caller, who frees it with free(); the buffer is emptied. */
 char *util_buf_detach(struct util_buf *b);
 

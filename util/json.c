@@ -14,6 +14,12 @@ json_t *util_json_str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
+const char *util_json_str(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
 json_t *util_json_count_or_null(long long v)
 {
     return v < 0 ? json_null() : json_integer(v);

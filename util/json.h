@@ -7,6 +7,8 @@
 
 /* New reference: s as a JSON string, or JSON null when s is NULL. */
 json_t *util_json_str_or_null(const char *s);
+/* The string at key in o, or dflt when o has none there (missing, null, not a string). */
+const char *util_json_str(const json_t *o, const char *key, const char *dflt);
 /* New reference: v as a JSON integer, or null when v is negative (unknown). */
 json_t *util_json_count_or_null(long long v);
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Simulated hosts on this machine, for the multi-node tests (sourced).
 #
-#   mn_guard S ARGS  runs the test again under `timeout S` (ARGS: the script's own), with cleanup on
+#   mn_guard S ARGS  skips the test (exit 77, saying why) where namespaces cannot be made here;
+#                  else runs it again under `timeout S` (ARGS: the script's own), with cleanup on
 #                  any exit (mn_down, $TEST_TMP): past S seconds the test is ended with SIGTERM and
 #                  still cleans up, where ctest's own timeout would SIGKILL it and leave the
 #                  namespaces behind. Call it right after sourcing lib.sh and this file.
@@ -38,9 +39,13 @@ mn_supported() {
 }
 
 mn_guard() {
-    local seconds=$1
+    local seconds=$1 why
     shift
     if [ -z "${MN_GUARDED:-}" ]; then
+        if ! why=$(mn_supported); then
+            echo "skipped: $why"
+            exit 77
+        fi
         rm -rf "${TEST_TMP:-/nonexistent}" # the run under timeout makes its own
         MN_GUARDED=1 exec timeout -s TERM -k 30 "$seconds" bash "$0" "$@"
     fi

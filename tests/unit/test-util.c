@@ -64,6 +64,20 @@ static void test_buf(void **state)
     util_buf_release(&b);
 }
 
+/* The last lines of a log: trailing newlines and spaces cut, short texts whole. */
+static void test_text_tail(void **state)
+{
+    (void)state;
+    const char *t = "one\ntwo\nthree\n\n  ";
+    size_t len = strlen(t), start = util_text_tail(t, &len, 2);
+    assert_int_equal(len, strlen("one\ntwo\nthree"));
+    assert_int_equal(start, strlen("one\n"));
+    len = strlen(t);
+    assert_int_equal(util_text_tail(t, &len, 10), 0);
+    len = 0;
+    assert_int_equal(util_text_tail("", &len, 1), 0);
+}
+
 static void test_atomic_write(void **state)
 {
     (void)state;
@@ -95,6 +109,12 @@ static void test_json(void **state)
     util_json_set(o, "c", util_json_count_or_null(7));
     assert_true(json_is_null(json_object_get(o, "a")));
     assert_true(json_is_null(json_object_get(o, "b")));
+    util_json_set(o, "s", json_string("x"));
+    assert_string_equal(util_json_str(o, "s", "?"), "x");
+    assert_string_equal(util_json_str(o, "a", "?"), "?"); /* null */
+    assert_string_equal(util_json_str(o, "c", "?"), "?"); /* not a string */
+    assert_null(util_json_str(NULL, "s", NULL));
+    json_object_del(o, "s");
     assert_int_equal(json_integer_value(json_object_get(o, "c")), 7);
     char path[128];
     snprintf(path, sizeof(path), "%s/o.json", tmpdir);
@@ -143,14 +163,22 @@ static void test_opts(void **state)
     assert_int_equal(util_opts_parse("topo", "", opts, 2, argv4, pos, &npos), UTIL_EUSAGE);
     char *argv5[] = {"topo", "--matrix=1", NULL};
     assert_int_equal(util_opts_parse("topo", "", opts, 2, argv5, pos, &npos), UTIL_EUSAGE);
+
+    struct util_opt_list prices = {0};
+    const struct util_opt list_opts[] = {{"price", 0, UTIL_OPT_LIST, &prices, "N=A", "price"}, {0}};
+    char *argv6[] = {"compare", "--price", "a=1", "x", "--price=b=2", NULL};
+    assert_int_equal(util_opts_parse("compare", "", list_opts, 5, argv6, pos, &npos), 0);
+    assert_int_equal(prices.n, 2); /* every occurrence, in order */
+    assert_string_equal(prices.items[0], "a=1");
+    assert_string_equal(prices.items[1], "b=2");
+    assert_int_equal(npos, 1);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf),
-        cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
+        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
         cmocka_unit_test(test_opts),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
