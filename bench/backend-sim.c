@@ -7,7 +7,7 @@
  * kill, a failure exits 3, corruption shows as wrong elements (exit 7).
  */
 #include "bench/internal.h"
-#include "bench/model.h"
+#include "model/model.h"
 #include "topo/topo.h"
 #include "util/log.h"
 
@@ -18,7 +18,7 @@
 
 struct sim_state {
     struct topo topo;
-    struct bench_model model;
+    struct model model;
     uint64_t rng;
     int collectives; /* how many have run: the first one may fail */
 };
@@ -76,7 +76,7 @@ static int sim_init(struct bench_ctx *c)
     }
     if (topo_load(&s->topo, o->topology))
         return BENCH_EXIT_USAGE;
-    if (bench_model_init(&s->model, &s->topo, o->nodes, process_env, NULL)) {
+    if (model_init(&s->model, &s->topo, o->nodes, process_env, NULL)) {
         error("topology '%s' has no GPU to simulate", o->topology);
         return BENCH_EXIT_USAGE;
     }
@@ -84,12 +84,12 @@ static int sim_init(struct bench_ctx *c)
     c->nranks = s->model.nranks;
     c->nodes = s->model.nodes;
     add_devices(c, &s->topo, s->model.nodes);
-    if (s->model.fault == BENCH_FAULT_HANG_INIT) {
+    if (s->model.fault == MODEL_FAULT_HANG_INIT) {
         warning("predicted: %s", s->model.why);
         for (;;) /* as NCCL does: init never returns; the watchdog or the parent ends it */
             pause();
     }
-    if (s->model.fault == BENCH_FAULT_FAIL_INIT) {
+    if (s->model.fault == MODEL_FAULT_FAIL_INIT) {
         error("NCCL error at init (predicted): %s", s->model.why);
         return BENCH_EXIT_COMM;
     }
@@ -102,19 +102,19 @@ static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     size_t bytes = count * bench_dtype_size(c->dtype);
     (void)in_place;
     bench_stage(c, "size:%zu", bytes);
-    struct bench_prediction p;
-    if (s->model.fault == BENCH_FAULT_CRASH) {
+    struct model_prediction p;
+    if (s->model.fault == MODEL_FAULT_CRASH) {
         fprintf(stderr, "topotune-bench: predicted: %s\n", s->model.why);
         fflush(NULL);
         signal(SIGBUS, SIG_DFL);
         raise(SIGBUS); /* as NCCL does when /dev/shm cannot back its buffers */
     }
-    if (s->model.fault == BENCH_FAULT_FAIL_COLL || bench_model_predict(&s->model, bytes, &p)) {
+    if (s->model.fault == MODEL_FAULT_FAIL_COLL || model_predict(&s->model, bytes, &p)) {
         error("NCCL error in the first collective (predicted): %s", s->model.why);
         return BENCH_EXIT_COMM;
     }
     s->collectives++;
-    r->time_us = p.time_us * bench_model_noise(&s->rng, c->opt->noise);
+    r->time_us = p.time_us * model_noise(&s->rng, c->opt->noise);
     snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
     snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
     /* LL128 where it is unsafe: some elements come back wrong, as the field reports. */

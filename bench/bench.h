@@ -3,7 +3,7 @@
  * The all_reduce benchmark: `topotune-bench` (one process per rank, or -g GPUs
  * per process) and `topotune bench` (the same under a launcher). Flags, timing,
  * busbw and text output follow nccl-tests' all_reduce_perf; --json writes the
- * JSON Lines events of DESIGN.md section 5.
+ * JSON Lines events of docs/schemas/bench-event.schema.json.
  */
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
@@ -36,6 +36,29 @@ struct bench_options {
     double noise;         /* sim: relative run-to-run noise (sigma), default 0.02 */
 };
 
+/* Data types and reduction operations (-d, -o). */
+enum bench_op { BENCH_OP_SUM, BENCH_OP_PROD, BENCH_OP_MIN, BENCH_OP_MAX, BENCH_OP_AVG, BENCH_NOPS };
+
+enum bench_dtype {
+    BENCH_INT8,
+    BENCH_UINT8,
+    BENCH_INT32,
+    BENCH_UINT32,
+    BENCH_INT64,
+    BENCH_UINT64,
+    BENCH_HALF,
+    BENCH_FLOAT,
+    BENCH_DOUBLE,
+    BENCH_BFLOAT16,
+    BENCH_NDTYPES
+};
+
+/* Names of dtypes and ops as nccl-tests spells them; parse returns -1 for an unknown name. */
+const char *bench_dtype_name(int dtype);
+int bench_dtype_parse(const char *name);
+const char *bench_op_name(int op);
+int bench_op_parse(const char *name);
+
 /*
  * Parses topotune-bench's flags (argv[0] is the program name) into o, with
  * nccl-tests' defaults. Returns 0, 1 after --help, or BENCH_EXIT_USAGE after
@@ -46,13 +69,13 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o);
 /* `topotune-bench`: returns the process exit code. */
 int bench_main(int argc, char **argv);
 
-/* `topotune bench`: one run under a launcher; returns the exit code. */
-int cmd_bench(int argc, char **argv);
-
-/* `topotune sweep`: every configuration of a space, supervised; returns the exit code. */
-int cmd_sweep(int argc, char **argv);
-
-/* `topotune predict`: the model's prediction for a topology; returns the exit code. */
-int cmd_predict(int argc, char **argv);
+/*
+ * The sim backend's output without a run: the model m's predictions for the
+ * sizes of o (doubling from -b to -e) written as the benchmark's JSON events
+ * to stdout, every number marked predicted. Returns the exit code
+ * topotune-bench would have (a predicted fault or wrong result included).
+ */
+struct model;
+int bench_predict_events(const struct bench_options *o, const struct model *m);
 
 #endif

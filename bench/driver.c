@@ -6,6 +6,7 @@
  */
 #include "bench/internal.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static char *gather_device_text(const struct bench_ctx *c)
 static json_t *versions(const struct bench_ctx *c, const struct bench_backend *b)
 {
     json_t *v = json_object();
-    json_object_set_new(v, "topotune", json_string("0.1.0"));
+    json_object_set_new(v, "topotune", json_string(util_version()));
     if (c->mpi) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len = 0;

@@ -10,28 +10,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-enum bench_op { BENCH_OP_SUM, BENCH_OP_PROD, BENCH_OP_MIN, BENCH_OP_MAX, BENCH_OP_AVG, BENCH_NOPS };
-
-enum bench_dtype {
-    BENCH_INT8,
-    BENCH_UINT8,
-    BENCH_INT32,
-    BENCH_UINT32,
-    BENCH_INT64,
-    BENCH_UINT64,
-    BENCH_HALF,
-    BENCH_FLOAT,
-    BENCH_DOUBLE,
-    BENCH_BFLOAT16,
-    BENCH_NDTYPES
-};
-
-/* Name and size of a dtype or op; parse returns -1 for an unknown name. */
-const char *bench_dtype_name(int dtype);
 size_t bench_dtype_size(int dtype);
-int bench_dtype_parse(const char *name);
-const char *bench_op_name(int op);
-int bench_op_parse(const char *name);
 
 /*
  * The correctness pattern: rank r's element i is a small integer chosen so that
@@ -124,77 +103,6 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
 void bench_report_error(const struct bench_ctx *c, const char *stage, const char *message);
 /* Footer and end event; returns code, or BENCH_EXIT_WRONG when a result was wrong. */
 int bench_report_end(const struct bench_ctx *c, int code);
-
-/* A search space (schema topotune/space/1). */
-struct bench_space {
-    json_t *doc;  /* the file as read */
-    json_t *vars; /* after pruning: NAME -> [values] */
-    const char *backend, *dtype, *op;
-    size_t min_bytes, max_bytes, obj_min, obj_max;
-    double factor, timeout_s, cv_max;
-    int repeat, iters, warmup;
-};
-
-/* Names [A-Z_][A-Za-z0-9_]* (MCA names carry lowercase), values [A-Za-z0-9_.,:=^/+-]* (and @ for
- * space macros). */
-int bench_valid_name(const char *s);
-int bench_valid_value(const char *s);
-/* Loads and validates; errors name the file, the entry and the fix. 0 or UTIL_EINVAL. */
-int bench_space_load(struct bench_space *s, const char *path);
-void bench_space_release(struct bench_space *s);
-/* Drops variables whose `requires` feature t lacks; expands @interfaces. New reference: [{var,
- * reason}]. */
-json_t *bench_space_prune(struct bench_space *s, const struct topo *t, int nodes);
-/*
- * New reference: a configuration's whole environment, NAME -> string: the
- * space's fixed variables (numbers written in decimal), then config's "env".
- */
-json_t *bench_space_env(const struct bench_space *s, const json_t *config);
-/* New reference: [{id, env}], the all-unset baseline first, excludes applied. */
-json_t *bench_space_configs(const struct bench_space *s);
-
-/* results.jsonl: the runs so far (a torn last line is cut away), or NULL on a read error. */
-json_t *bench_results_load(const char *path);
-/* Appends one result line with fsync; on failure nothing of the line stays. 0 or UTIL_EIO. */
-int bench_results_append(const char *path, const json_t *result);
-
-/* A sweep in progress (bench/sweep.c); cmd-sweep.c fills the first block. */
-struct bench_sweep {
-    struct bench_space space;
-    const char *dir, *backend, *launcher, *hosts, *strategy, *topology, *bench;
-    const char *class_id;
-    /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
-    json_t *host_nodes;
-    char *host_topology, *btl_subnet;
-    char *tcp_env[3]; /* --hosts: Open MPI kept off container bridges (cluster_tcp_env) */
-    int nhosts;
-    json_t *configs; /* [{id, env}] */
-    int np, nodes, repeat;
-    unsigned seed;
-    double timeout_s;
-    /* progress */
-    json_t *results;
-    int total, done, ran;
-    double spent_s, best;
-    char best_id[32];
-};
-
-/*
- * --hosts: maps the hosts through mpirun into host_nodes; they must be one node
- * class, whose topology is loaded into t; for the mpi backend, picks btl_subnet.
- * Returns 0, 2 (hosts of several classes) or 3 (mapping failed), after saying why.
- */
-int bench_sweep_map_hosts(struct bench_sweep *sw, struct topo *t);
-
-/* Measures every planned run not already in DIR/results.jsonl. 0, or UTIL_EIO (results unwritable).
- */
-int bench_sweep_run(struct bench_sweep *sw);
-/* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */
-double bench_objective(const json_t *result, size_t min, size_t max);
-
-/* $TOPOTUNE_BENCH_PROGRAM, else topotune-bench next to this topotune (build or install directory),
- * else from PATH. */
-char *bench_program_path(void);
 
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);

@@ -2,11 +2,12 @@
 /*
  * What topotune-bench prints: nccl-tests' header, device lines, columns and
  * footer (so parsers of all_reduce_perf output keep working), and the JSON
- * Lines events of DESIGN.md section 5. Only process 0 writes.
+ * Lines events of docs/schemas/bench-event.schema.json. Only process 0 writes.
  */
 #include "bench/internal.h"
 #include "util/env.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -79,9 +80,8 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     const struct bench_options *o = c->opt;
     pthread_mutex_lock(&rep.lock);
     if (rep.text) {
-        fprintf(rep.text,
-                "# topotune-bench 0.1.0 (nccl-tests all_reduce_perf format) backend: %s\n",
-                o->backend);
+        fprintf(rep.text, "# topotune-bench %s (nccl-tests all_reduce_perf format) backend: %s\n",
+                util_version(), o->backend);
         fprintf(rep.text, "# Collective test starting: all_reduce_perf\n");
         if (c->predicted)
             fprintf(rep.text,

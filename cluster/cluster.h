@@ -19,27 +19,4 @@
  */
 json_t *cluster_gather(const char *hosts, const char *what, char *const *args, double timeout_s);
 
-/*
- * Open MPI settings that keep its TCP traffic off container bridges and veths
- * (docker0 has the same 172.17.0.0/16 on every node and joins none of them):
- * OMPI_MCA_oob_tcp_if_exclude, and with btl also OMPI_MCA_btl_tcp_if_exclude,
- * each only when the user has set neither its include nor its exclude. The
- * names are docker0, virbr0 and this machine's own virtual interfaces. Appends
- * malloc'd NAME=VALUE strings to env (room for 2 more); returns how many.
- */
-int cluster_tcp_env(char **env, int btl);
-
-/* 1 when hosts is NULL and this process runs inside a Slurm allocation. */
-int cluster_in_slurm(void);
-
-/* The number of comma-separated names in hosts (0 for NULL or ""). */
-int cluster_count_hosts(const char *hosts);
-
-/*
- * Checks a command's --hosts LIST and --allocation flag: not both, a list with
- * names in it, an allocation only inside Slurm. Returns 0, or 2 (usage) after
- * an error naming the flag and the fix.
- */
-int cluster_check_nodes(const char *hosts, int allocation);
-
 #endif

@@ -51,6 +51,4 @@ int compare_write_html(const struct compare_input *in, int n, const char *path);
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
                        const char *title, const char **why);
 
-int cmd_compare(int argc, char **argv);
-
 #endif

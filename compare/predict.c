@@ -6,11 +6,12 @@
  * faults the model predicts (a hang at init on broken P2P) fail the baseline
  * and make the cure a system variable, exactly as measured sweeps do.
  */
-#include "bench/internal.h"
-#include "bench/model.h"
 #include "compare/compare.h"
 #include "gen/gen.h"
+#include "model/model.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/log.h"
 
 #include <stdio.h>
@@ -22,22 +23,22 @@ static const char *env_lookup(const char *name, void *ctx)
     return json_string_value(json_object_get(ctx, name));
 }
 
-static const char *fault_outcome(enum bench_fault f, const char **stage)
+static const char *fault_outcome(enum model_fault f, const char **stage)
 {
-    *stage = f == BENCH_FAULT_HANG_INIT || f == BENCH_FAULT_FAIL_INIT ? "init" : "size:first";
-    return f == BENCH_FAULT_HANG_INIT ? "timeout" : f == BENCH_FAULT_CRASH ? "crash" : "error";
+    *stage = f == MODEL_FAULT_HANG_INIT || f == MODEL_FAULT_FAIL_INIT ? "init" : "size:first";
+    return f == MODEL_FAULT_HANG_INIT ? "timeout" : f == MODEL_FAULT_CRASH ? "crash" : "error";
 }
 
 /* One result line, shaped as results.jsonl's. */
-static json_t *predicted_run(const struct bench_space *s, const struct topo *t, int nodes,
+static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, int nodes,
                              const json_t *config)
 {
-    json_t *env = bench_space_env(s, config);
-    struct bench_model m;
+    json_t *env = sweep_space_env(s, config);
+    struct model m;
     json_t *r = json_pack("{s:O,s:O,s:i,s:b,s:b,s:s}", "config_id", json_object_get(config, "id"),
                           "env", json_object_get(config, "env"), "rep", 0, "final", 1, "predicted",
                           1, "class", t->class_id);
-    if (bench_model_init(&m, t, nodes, env_lookup, env)) {
+    if (model_init(&m, t, nodes, env_lookup, env)) {
         json_decref(env);
         json_decref(r);
         return NULL;
@@ -48,8 +49,8 @@ static json_t *predicted_run(const struct bench_space *s, const struct topo *t, 
     int wrong = 0;
     for (size_t size = s->min_bytes; !m.fault && size <= s->max_bytes;
          size = (size_t)((double)size * (s->factor > 1 ? s->factor : 2))) {
-        struct bench_prediction p;
-        if (bench_model_predict(&m, size, &p))
+        struct model_prediction p;
+        if (model_predict(&m, size, &p))
             break;
         wrong |= p.wrong;
         json_array_append_new(sizes,
@@ -69,30 +70,33 @@ static json_t *predicted_run(const struct bench_space *s, const struct topo *t, 
 
 json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
 {
-    struct bench_space s;
+    struct sweep_space s;
     struct util_buf found = UTIL_BUF_INIT;
     if (!space_path) {
-        if (gen_find_space("nccl", &found))
-            return error("cannot find profiles/spaces/nccl-default.json next to topotune: set "
-                         "TOPOTUNE_DATA or give --space"),
-                   NULL;
+        if (util_data_file("spaces/nccl-default.json", &found)) {
+            error("cannot find the shipped space spaces/nccl-default.json (looked at %s): "
+                  "reinstall topotune, set TOPOTUNE_DATA to its data directory, or give --space",
+                  util_buf_str(&found));
+            util_buf_release(&found);
+            return NULL;
+        }
         space_path = util_buf_str(&found);
     }
     json_t *profile = NULL;
-    if (bench_space_load(&s, space_path)) {
+    if (sweep_space_load(&s, space_path)) {
         util_buf_release(&found);
         return NULL;
     }
     if (s.backend && strcmp(s.backend, "nccl") && strcmp(s.backend, "sim")) {
         error("'%s' is a space for the %s backend: the model predicts NCCL, give an nccl space",
               space_path, s.backend);
-        bench_space_release(&s);
+        sweep_space_release(&s);
         util_buf_release(&found);
         return NULL;
     }
     int job_nodes = nodes ? nodes : t->job_nodes > 0 ? t->job_nodes : 1;
-    json_decref(bench_space_prune(&s, t, job_nodes));
-    json_t *configs = bench_space_configs(&s), *results = json_array(), *c;
+    json_decref(sweep_space_prune(&s, t, job_nodes));
+    json_t *configs = sweep_space_configs(&s), *results = json_array(), *c;
     size_t i;
     json_array_foreach(configs, i, c)
     {
@@ -113,7 +117,7 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
 out:
     json_decref(results);
     json_decref(configs);
-    bench_space_release(&s);
+    sweep_space_release(&s);
     util_buf_release(&found);
     return profile;
 }

@@ -30,7 +30,4 @@ json_t *doctor_node_report(const struct topo *t, const json_t *profile, double c
  */
 json_t *doctor_compare_nodes(const json_t *nodes);
 
-/* `topotune doctor`: returns the exit code (1 when a check fails). */
-int cmd_doctor(int argc, char **argv);
-
 #endif

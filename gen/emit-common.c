@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pieces every emitter shares: the header, the validated variables, the shell prelude. */
-#include "bench/internal.h"
 #include "gen/internal.h"
+#include "sweep/sweep.h"
 #include "util/log.h"
 
 #include <string.h>
@@ -41,7 +41,7 @@ int gen_each_var(const json_t *profile,
     {
         const char *name = str(v, "name", NULL), *value = str(v, "value", NULL);
         /* Validated when the space was read; checked again: nothing unvalidated is emitted. */
-        if (!bench_valid_name(name) || !bench_valid_value(value) || strchr(value, '@')) {
+        if (!sweep_valid_name(name) || !sweep_valid_value(value) || strchr(value, '@')) {
             error("refusing to write %s=%s into a profile: names are [A-Z_][A-Za-z0-9_]*, values "
                   "[A-Za-z0-9_.,:=^/+-]*; fix the sweep's space",
                   name ? name : "?", value ? value : "?");

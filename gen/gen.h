@@ -2,7 +2,7 @@
 /*
  * Profiles: the fastest stable configuration per node class, chosen from sweep
  * results, written as versioned directories of what teams store with their
- * container images (DESIGN.md section 8).
+ * container images (docs/design.md).
  */
 #ifndef GEN_GEN_H
 #define GEN_GEN_H
@@ -31,18 +31,5 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
  * results. Returns 0, or -1 after an error naming DIR.
  */
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
-
-/*
- * Finds profiles/spaces/<backend>-default.json: under $TOPOTUNE_DATA, else next
- * to the program (the source tree above build/, or the install prefix's
- * share/topotune). Returns 0 with the path in out, or -1.
- */
-struct util_buf;
-int gen_find_space(const char *backend, struct util_buf *out);
-
-/* The commands: returns the process exit code. */
-int cmd_gen(int argc, char **argv);
-int cmd_profiles(int argc, char **argv);
-int cmd_run(int argc, char **argv);
 
 #endif

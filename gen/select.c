@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Selection (DESIGN.md section 8): a configuration is stable when every one of
+ * Selection (docs/design.md, "Choosing a profile"): a configuration is stable when every one of
  * its full-effort runs is ok, it has at least `repeat` of them, and its
  * objective varies by at most cv_max. The winner is the stable configuration
  * with the best mean objective that beats the baseline beyond the noise; ties
  * (within the noise) go to fewer variables. Variables that cured a failing
  * baseline are `system`; those that only add speed are `tuning`.
  */
-#include "bench/internal.h"
 #include "gen/gen.h"
+#include "sweep/sweep.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static void stats(json_t *runs, size_t omin, size_t omax, struct config_stats *s
                 s->stage = json_string_value(json_object_get(r, "stage"));
             continue;
         }
-        double obj = bench_objective(r, omin, omax);
+        double obj = sweep_objective(r, omin, omax);
         s->ok++;
         sum += obj;
         sq += obj * obj;
@@ -364,7 +365,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     }
     json_object_set_new(p, "tuner", rules);
     json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
-    json_object_set_new(p, "tool_version", json_string("0.1.0"));
+    json_object_set_new(p, "tool_version", json_string(util_version()));
     json_decref(base.outcomes);
     if (have_best)
         json_decref(best.outcomes);

@@ -9,7 +9,8 @@ packages=(
     libhwloc-dev hwloc libjansson-dev libxml2-dev libcmocka-dev
     libopenmpi-dev openmpi-bin
     clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck
-    util-linux iproute2 slurm-wlm munge python3-yaml python3-torch gnuplot-nox chromium
+    util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
+    groff-base dpkg-dev
 )
 
 missing=()

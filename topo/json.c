@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The topology JSON (schema topotune/topology/1) of DESIGN.md section 4. */
+/* The topology JSON (schema topotune/topology/1) (docs/schemas/topology.schema.json). */
 #include "topo/internal.h"
 #include "util/json.h"
 

@@ -156,7 +156,4 @@ const char *topo_catalog_nic_names(void);
 /* "ib", "roce", "efa", "eth" or "unknown". */
 const char *topo_nic_kind_name(enum topo_nic_kind kind);
 
-/* `topotune topo`: returns the process exit code. */
-int cmd_topo(int argc, char **argv);
-
 #endif

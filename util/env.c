@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Whitelisted environment (DESIGN.md section 9): what results and profiles may carry. */
+/* The environment that results and profiles may record (docs/design.md, "What results carry"). */
 #include "util/env.h"
 
 #include <stdlib.h>

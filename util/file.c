@@ -153,6 +153,35 @@ char *util_sibling_program(const char *name, const char *override_env)
     return strdup(name);
 }
 
+int util_data_file(const char *rel, struct util_buf *out)
+{
+    const char *data = getenv("TOPOTUNE_DATA");
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0)
+        self[n] = '\0';
+    const char *bindir = n > 0 ? dirname(self) : ".";
+    struct util_buf tried = UTIL_BUF_INIT;
+    for (int i = 0; i < 3; i++) {
+        util_buf_reset(out);
+        if (i == 0 && !(data && *data))
+            continue;
+        if (i == 0)
+            util_buf_addf(out, "%s/%s", data, rel);
+        else /* installed (PREFIX/bin -> PREFIX/share/topotune), then built (build/ -> profiles/) */
+            util_buf_addf(out, "%s/../%s/%s", bindir, i == 1 ? "share/topotune" : "profiles", rel);
+        if (access(util_buf_str(out), R_OK) == 0) {
+            util_buf_release(&tried);
+            return 0;
+        }
+        util_buf_addf(&tried, "%s%s", tried.len ? ", " : "", util_buf_str(out));
+    }
+    util_buf_reset(out);
+    util_buf_adds(out, util_buf_str(&tried));
+    util_buf_release(&tried);
+    return -1;
+}
+
 int util_temp_file(char *path, size_t len, const char *prefix)
 {
     const char *dir = getenv("TMPDIR");

@@ -50,4 +50,14 @@ int util_temp_file(char *path, size_t len, const char *prefix);
  */
 char *util_sibling_program(const char *name, const char *override_env);
 
+/*
+ * Finds the shipped data file rel ("spaces/nccl-default.json", "specs/...")
+ * under $TOPOTUNE_DATA when set, else next to the program: PREFIX/share/topotune
+ * for an installed bin/topotune, the source tree's profiles/ for one built in
+ * build/. Returns 0 with the path in out, or -1 when no readable file exists
+ * (out then holds the places looked at, for the error message).
+ */
+struct util_buf;
+int util_data_file(const char *rel, struct util_buf *out);
+
 #endif

@@ -46,8 +46,25 @@ static const struct util_opt *find(const struct util_opt *opts, const char *name
     return NULL;
 }
 
-int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
-                    char **argv, char **positional, int *npositional)
+/* "-b8" is -b with the value 8 (as nccl-tests' getopt reads it) when -b takes a value. */
+static const struct util_opt *find_arg(const struct util_opt *opts, const char *a, const char **eq)
+{
+    *eq = NULL;
+    if (a[1] == '-') {
+        *eq = strchr(a, '=');
+        return find(opts, a + 2, *eq ? (size_t)(*eq - a - 2) : strlen(a + 2), 0);
+    }
+    const struct util_opt *o = find(opts, NULL, 0, a[1]);
+    if (o && a[2] != '\0') {
+        if (o->type == UTIL_OPT_FLAG)
+            return NULL;
+        *eq = a + 1; /* the value starts after the letter */
+    }
+    return o;
+}
+
+int util_opts_parse_flags(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
+                          char **argv, char **positional, int *npositional, int flags)
 {
     *npositional = 0;
     for (int i = 1; i < argc; i++) {
@@ -60,10 +77,12 @@ int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *o
             positional[(*npositional)++] = argv[i];
             continue;
         }
-        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-        const struct util_opt *o =
-            a[1] == '-' ? find(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2), 0)
-                        : (a[2] == '\0' ? find(opts, NULL, 0, a[1]) : NULL);
+        const char *eq;
+        const struct util_opt *o = find_arg(opts, a, &eq);
+        if (!o && (flags & UTIL_OPTS_KEEP_UNKNOWN)) {
+            positional[(*npositional)++] = argv[i];
+            continue;
+        }
         if (!o) {
             error("unknown option '%s' for '%s' (see '%s --help')", a, cmd, cmd);
             return UTIL_EUSAGE;
@@ -87,4 +106,10 @@ int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *o
         }
     }
     return 0;
+}
+
+int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
+                    char **argv, char **positional, int *npositional)
+{
+    return util_opts_parse_flags(cmd, usage, opts, argc, argv, positional, npositional, 0);
 }

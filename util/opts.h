@@ -29,13 +29,20 @@ struct util_opt {
 
 /*
  * Parses argv[1..] against opts for the command cmd ("topotune topo") (terminated by a
- * zero entry). Positional arguments are collected into positional (which has
- * room for argc entries) and counted in *npositional. "--help"/"-h" prints the
- * usage to stdout and returns 1. Unknown options or missing values print an
- * error naming the flag and return UTIL_EUSAGE.
+ * zero entry). Values come as "--name VALUE", "--name=VALUE", "-x VALUE" or "-xVALUE"
+ * (nccl-tests' attached form: -b8 -e128M). Positional arguments are collected into
+ * positional (which has room for argc entries) and counted in *npositional.
+ * "--help"/"-h" prints the usage to stdout and returns 1. Unknown options or
+ * missing values print an error naming the flag and return UTIL_EUSAGE.
  */
 int util_opts_parse(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
                     char **argv, char **positional, int *npositional);
+
+/* Unknown options are kept among the positional arguments, in order (for a command
+ * that passes another program's flags through, as `topotune bench` does). */
+#define UTIL_OPTS_KEEP_UNKNOWN 1
+int util_opts_parse_flags(const char *cmd, const char *usage, const struct util_opt *opts, int argc,
+                          char **argv, char **positional, int *npositional, int flags);
 
 /* Prints "usage: ..." and the option list. */
 void util_opts_usage(FILE *out, const char *cmd, const char *usage, const struct util_opt *opts);

@@ -28,7 +28,9 @@ def check_text(path, ranks, rows):
         for t, alg, bus, wrong in (d[5:9], d[9:13]):
             t, alg, bus = float(t), float(alg), float(bus)
             assert int(wrong) == 0, d
-            assert abs(alg - size / (t * 1e-6) / 1e9) <= 0.01 + alg * 0.01, d  # 2 printed decimals
+            # both columns are printed with 2 decimals: the time's rounding (up to 0.005 us, 2% of a
+            # 0.25 us operation) carries into algbw, so the bound follows it
+            assert abs(alg - size / (t * 1e-6) / 1e9) <= 0.01 + alg * (0.01 + 0.005 / t), d
             assert abs(bus - alg * factor) <= 0.011 + bus * 0.01, d
     assert any(l.startswith("# Out of bounds values : 0 OK") for l in lines)
     assert any(l.startswith("# Avg bus bandwidth    : ") for l in lines)

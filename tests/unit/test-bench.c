@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for bench/: the correctness pattern, flag validation, NCCL log parsing. */
 #include "bench/internal.h"
-#include "bench/model.h"
+#include "sweep/sweep.h"
+#include "model/model.h"
 #include "topo/topo.h"
 #include "util/log.h"
 
@@ -155,20 +156,19 @@ static const char *env_list(const char *name, void *ctx)
     return NULL;
 }
 
-static void model_for(const char *spec, int nodes, const char **env, struct bench_model *m)
+static void model_for(const char *spec, int nodes, const char **env, struct model *m)
 {
     struct topo t;
     topo_init(&t);
     assert_int_equal(topo_load_buffer(&t, "spec", spec, strlen(spec)), 0);
-    assert_int_equal(bench_model_init(m, &t, nodes, env_list, env), 0);
+    assert_int_equal(model_init(m, &t, nodes, env_list, env), 0);
     topo_release(&t);
 }
 
-static double busbw_at(const struct bench_model *m, size_t bytes, const char **algo,
-                       const char **proto)
+static double busbw_at(const struct model *m, size_t bytes, const char **algo, const char **proto)
 {
-    struct bench_prediction p;
-    assert_int_equal(bench_model_predict(m, bytes, &p), 0);
+    struct model_prediction p;
+    assert_int_equal(model_predict(m, bytes, &p), 0);
     assert_true(fabs(p.busbw - p.algbw * 2.0 * (m->nranks - 1) / m->nranks) < 1e-9 * (1 + p.busbw));
     assert_true(fabs(p.algbw - bytes / (p.time_us * 1e-6) / 1e9) < 1e-9 * (1 + p.algbw));
     if (algo)
@@ -181,14 +181,14 @@ static double busbw_at(const struct bench_model *m, size_t bytes, const char **a
 static void test_model_rules(void **state)
 {
     (void)state;
-    struct bench_model m;
+    struct model m;
     const char *algo, *proto;
     model_for(spec_h100, 1, NULL, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_NONE);
-    assert_true(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_SIMPLE]);      /* NVSwitch and SM90 */
-    assert_false(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_LL]);         /* NVLS is Simple only */
-    assert_false(m.enabled[BENCH_ALGO_NVLSTREE][BENCH_PROTO_SIMPLE]); /* off on one node */
-    assert_true(m.enabled[BENCH_ALGO_RING][BENCH_PROTO_LL128]);       /* NVLink: LL128 on */
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
+    assert_true(m.enabled[MODEL_ALGO_NVLS][MODEL_PROTO_SIMPLE]);      /* NVSwitch and SM90 */
+    assert_false(m.enabled[MODEL_ALGO_NVLS][MODEL_PROTO_LL]);         /* NVLS is Simple only */
+    assert_false(m.enabled[MODEL_ALGO_NVLSTREE][MODEL_PROTO_SIMPLE]); /* off on one node */
+    assert_true(m.enabled[MODEL_ALGO_RING][MODEL_PROTO_LL128]);       /* NVLink: LL128 on */
     double nvls = busbw_at(&m, 1u << 30, &algo, NULL);
     assert_string_equal(algo, "NVLS");
     busbw_at(&m, 8, &algo, &proto);
@@ -204,21 +204,21 @@ static void test_model_rules(void **state)
     assert_true(ring > 330 && ring < 371);
 
     model_for(spec_l40s, 1, NULL, &m); /* PCIe only: no LL128, no NVLS */
-    assert_false(m.enabled[BENCH_ALGO_RING][BENCH_PROTO_LL128]);
-    assert_false(m.enabled[BENCH_ALGO_NVLS][BENCH_PROTO_SIMPLE]);
-    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    assert_false(m.enabled[MODEL_ALGO_RING][MODEL_PROTO_LL128]);
+    assert_false(m.enabled[MODEL_ALGO_NVLS][MODEL_PROTO_SIMPLE]);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
     const char *forced[] = {"NCCL_PROTO=LL128", NULL};
     model_for(spec_l40s, 1, forced, &m);
     assert_true(m.ll128_unsafe);
-    struct bench_prediction p;
-    assert_int_equal(bench_model_predict(&m, 1u << 20, &p), 0);
+    struct model_prediction p;
+    assert_int_equal(model_predict(&m, 1u << 20, &p), 0);
     assert_true(p.wrong);
 }
 
 static void test_model_env(void **state)
 {
     (void)state;
-    struct bench_model m;
+    struct model m;
     const char *algo, *proto;
     model_for(spec_h100, 1, NULL, &m);
     double base = busbw_at(&m, 1u << 30, NULL, NULL);
@@ -271,31 +271,31 @@ static void test_model_env(void **state)
 static void test_model_faults(void **state)
 {
     (void)state;
-    struct bench_model m;
+    struct model m;
     const char *ifname[] = {"NCCL_SOCKET_IFNAME=^ib,eth,lo", NULL};
     model_for(spec_h100, 1, ifname, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    assert_int_equal(m.fault, MODEL_FAULT_FAIL_INIT);
     const char *ifname_ok[] = {"NCCL_SOCKET_IFNAME==ib3", NULL};
     model_for(spec_h100, 1, ifname_ok, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
     const char *hca[] = {"NCCL_IB_HCA=^mlx5", NULL};
     model_for(spec_h100, 1, hca, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    assert_int_equal(m.fault, MODEL_FAULT_FAIL_INIT);
     const char *bad_algo[] = {"NCCL_ALGO=Rinng", NULL};
     model_for(spec_h100, 1, bad_algo, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_FAIL_INIT);
+    assert_int_equal(m.fault, MODEL_FAULT_FAIL_INIT);
     const char *nothing[] = {"NCCL_ALGO=NVLS", "NCCL_PROTO=LL", NULL};
     model_for(spec_h100, 1, nothing, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_FAIL_COLL);
+    assert_int_equal(m.fault, MODEL_FAULT_FAIL_COLL);
     const char *rtx = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"RTX-4090\", \"count\": 4}";
     model_for(rtx, 1, NULL, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_HANG_INIT);
+    assert_int_equal(m.fault, MODEL_FAULT_HANG_INIT);
     const char *p2p_off[] = {"NCCL_P2P_DISABLE=1", NULL};
     model_for(rtx, 1, p2p_off, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
     const char *p2p_phb[] = {"NCCL_P2P_LEVEL=LOC", NULL};
     model_for(rtx, 1, p2p_phb, &m);
-    assert_int_equal(m.fault, BENCH_FAULT_NONE);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
 }
 
 static void test_noise(void **state)
@@ -304,15 +304,15 @@ static void test_noise(void **state)
     uint64_t a = 42, b = 42, c = 43;
     double sum = 0, sq = 0;
     for (int i = 0; i < 10000; i++) {
-        double x = bench_model_noise(&a, 0.05);
-        assert_true(x == bench_model_noise(&b, 0.05)); /* same seed, same sequence */
+        double x = model_noise(&a, 0.05);
+        assert_true(x == model_noise(&b, 0.05)); /* same seed, same sequence */
         sum += log(x);
         sq += log(x) * log(x);
     }
     double mean = sum / 10000, sd = sqrt(sq / 10000 - mean * mean);
     assert_true(fabs(mean) < 0.005 && fabs(sd - 0.05) < 0.005);
-    assert_true(bench_model_noise(&a, 0.05) != bench_model_noise(&c, 0.05));
-    assert_true(bench_model_noise(&c, 0) == 1.0);
+    assert_true(model_noise(&a, 0.05) != model_noise(&c, 0.05));
+    assert_true(model_noise(&c, 0) == 1.0);
 }
 
 int main(void)

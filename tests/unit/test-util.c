@@ -172,6 +172,26 @@ static void test_opts(void **state)
     assert_string_equal(prices.items[0], "a=1");
     assert_string_equal(prices.items[1], "b=2");
     assert_int_equal(npos, 1);
+
+    /* nccl-tests' attached forms: -b8 -e128M; an attached value on a flag is refused */
+    char *argv7[] = {"bench", "-ia.xml", "-m", NULL};
+    input = NULL, flag = 0;
+    assert_int_equal(util_opts_parse("bench", "", opts, 3, argv7, pos, &npos), 0);
+    assert_string_equal(input, "a.xml");
+    assert_int_equal(flag, 1);
+    char *argv8[] = {"bench", "-mx", NULL};
+    assert_int_equal(util_opts_parse("bench", "", opts, 2, argv8, pos, &npos), UTIL_EUSAGE);
+
+    /* a pass-through command keeps unknown options and their values in order */
+    char *argv9[] = {"bench", "-b", "8", "-i", "c.xml", "--e=1M", "-n5", NULL};
+    assert_int_equal(
+        util_opts_parse_flags("bench", "", opts, 7, argv9, pos, &npos, UTIL_OPTS_KEEP_UNKNOWN), 0);
+    assert_string_equal(input, "c.xml");
+    assert_int_equal(npos, 4);
+    assert_string_equal(pos[0], "-b");
+    assert_string_equal(pos[1], "8");
+    assert_string_equal(pos[2], "--e=1M");
+    assert_string_equal(pos[3], "-n5");
 }
 
 int main(void)

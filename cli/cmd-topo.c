@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune topo`: map this machine or a topology file; print the summary and matrix, or JSON. */
+#include "cli/cli.h"
 #include "cluster/cluster.h"
+#include "launch/launch.h"
 #include "topo/topo.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -112,7 +114,7 @@ int cmd_topo(int argc, char **argv)
         error("--hosts and --allocation map live nodes: they take neither --input nor --matrix");
         return 2;
     }
-    if (cluster_check_nodes(o.hosts, o.allocation))
+    if (launch_check_nodes(o.hosts, o.allocation))
         return 2;
     if (o.hosts || o.allocation) {
         util_child_setup();

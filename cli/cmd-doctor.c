@@ -4,8 +4,10 @@
  * With --hosts (or --allocation inside Slurm) every node runs its checks through
  * mpirun, and the nodes are compared.
  */
+#include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "doctor/doctor.h"
+#include "launch/launch.h"
 #include "util/child.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -166,7 +168,7 @@ int cmd_doctor(int argc, char **argv)
         return error("--input describes one node: it cannot be combined with --hosts or "
                      "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
                2;
-    if (cluster_check_nodes(hosts, allocation))
+    if (launch_check_nodes(hosts, allocation))
         return 2;
     json_t *profile = NULL;
     if (profile_dir) {

@@ -3,8 +3,11 @@
  * `topotune sweep`: load and prune the space, plan the configurations, write
  * DIR/sweep.json (or check it on --resume), run the sweep, print a summary.
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
+#include "cli/cli.h"
 #include "cluster/cluster.h"
+#include "launch/launch.h"
+#include "sweep/sweep.h"
 #include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -61,7 +64,7 @@ static int mkdir_p(const char *dir)
 }
 
 /* sweep.json: written on a new sweep; on --resume the space, class and backend must match. */
-static int sweep_file(struct bench_sweep *sw, const struct topo *t, json_t *pruned, int resume)
+static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, int resume)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
@@ -128,7 +131,7 @@ static int sweep_file(struct bench_sweep *sw, const struct topo *t, json_t *prun
 }
 
 /* Outcomes counted, and the best final configuration against the baseline. */
-static int summary(const struct bench_sweep *sw)
+static int summary(const struct sweep *sw)
 {
     const char *names[] = {"ok", "wrong", "error", "crash", "timeout", "launch-failed"};
     int counts[6] = {0}, baseline_ok = 0;
@@ -143,7 +146,7 @@ static int summary(const struct bench_sweep *sw)
             counts[k] += o && !strcmp(o, names[k]);
         if (!json_is_true(json_object_get(r, "final")) || !o || strcmp(o, "ok"))
             continue;
-        double obj = bench_objective(r, sw->space.obj_min, sw->space.obj_max);
+        double obj = sweep_objective(r, sw->space.obj_min, sw->space.obj_max);
         if (json_object_size(json_object_get(r, "env")) == 0) {
             baseline_ok = 1;
             base = base < 0 || obj < base ? obj : base; /* the baseline's worst run */
@@ -169,7 +172,7 @@ static int summary(const struct bench_sweep *sw)
 }
 
 /* The sim backend predicts the hosts' class from its topology, written into the run directory. */
-static int hosts_topology_file(struct bench_sweep *sw)
+static int hosts_topology_file(struct sweep *sw)
 {
     static char path[1200];
     if (!sw->host_topology || sw->topology)
@@ -181,11 +184,11 @@ static int hosts_topology_file(struct bench_sweep *sw)
     return 0;
 }
 
-static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t)
+static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
 {
     if (!o->space)
         return error("topotune sweep needs --space FILE (see profiles/spaces/)"), 2;
-    if (bench_space_load(&sw->space, o->space))
+    if (sweep_space_load(&sw->space, o->space))
         return 2;
     sw->backend = o->backend ? o->backend : sw->space.backend ? sw->space.backend : "nccl";
     sw->strategy = o->strategy ? o->strategy : "grid";
@@ -229,8 +232,8 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
     sw->hosts = o->hosts;
     sw->topology = o->topology;
     if (o->hosts) {
-        int nhosts = cluster_count_hosts(o->hosts);
-        if (cluster_check_nodes(o->hosts, 0))
+        int nhosts = launch_count_hosts(o->hosts);
+        if (launch_check_nodes(o->hosts, 0))
             return 2;
         if (strcmp(sw->launcher, "mpirun"))
             return error("--hosts goes with --launcher mpirun (under srun, the allocation names "
@@ -244,10 +247,10 @@ static int setup(struct sweep_options *o, struct bench_sweep *sw, struct topo *t
                          sw->np, nhosts),
                    2;
         sw->nhosts = nhosts;
-        cluster_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
+        launch_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
         if (!o->topology) {
             util_child_setup();
-            int rc = bench_sweep_map_hosts(sw, t);
+            int rc = sweep_map_hosts(sw, t);
             if (rc)
                 return rc;
             if (!sw->nodes)
@@ -289,7 +292,7 @@ int cmd_sweep(int argc, char **argv)
     free(pos);
     if (rc)
         return rc > 0 ? 0 : 2;
-    struct bench_sweep sw;
+    struct sweep sw;
     memset(&sw, 0, sizeof(sw));
     struct topo t;
     topo_init(&t);
@@ -297,13 +300,13 @@ int cmd_sweep(int argc, char **argv)
     json_t *pruned = NULL;
     char dir[1024];
     if (!rc) {
-        pruned = bench_space_prune(&sw.space, &t, sw.nodes);
+        pruned = sweep_space_prune(&sw.space, &t, sw.nodes);
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)
             info("dropped %s: %s", json_string_value(json_object_get(p, "var")),
                  json_string_value(json_object_get(p, "reason")));
-        sw.configs = bench_space_configs(&sw.space);
+        sw.configs = sweep_space_configs(&sw.space);
         if (o.out) {
             snprintf(dir, sizeof(dir), "%s", o.out);
         } else {
@@ -320,10 +323,10 @@ int cmd_sweep(int argc, char **argv)
             rc = sweep_file(&sw, &t, pruned, o.resume);
     }
     if (!rc) {
-        sw.bench = bench_program_path();
+        sw.bench = sweep_bench_program();
         info("sweep: %zu configurations x %d (%s, %s backend, %s launcher) into '%s'",
              json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher, sw.dir);
-        rc = bench_sweep_run(&sw) ? 1 : summary(&sw);
+        rc = sweep_run(&sw) ? 1 : summary(&sw);
         free((char *)sw.bench);
     }
     json_decref(pruned);
@@ -334,7 +337,7 @@ int cmd_sweep(int argc, char **argv)
         free(sw.tcp_env[i]);
     json_decref(sw.configs);
     json_decref(sw.results);
-    bench_space_release(&sw.space);
+    sweep_space_release(&sw.space);
     topo_release(&t);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune profiles list|show|diff`: what is stored under a profile root, and what changed. */
+#include "cli/cli.h"
 #include "gen/gen.h"
 #include "util/buf.h"
 #include "util/file.h"

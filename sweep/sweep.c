@@ -7,7 +7,9 @@
  * low effort, keep the better half, double the effort, until the survivors
  * are measured at full effort `repeat` times).
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
+#include "launch/launch.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -23,12 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sweep_run {
+struct planned_run {
     json_t *config; /* {id, env} */
     int rep, rung, iters, final;
 };
 
-static const char *run_name(const struct sweep_run *r, char *buf, size_t len)
+static const char *run_name(const struct planned_run *r, char *buf, size_t len)
 {
     if (r->final)
         snprintf(buf, len, "%s-r%d", json_string_value(json_object_get(r->config, "id")), r->rep);
@@ -64,13 +66,13 @@ static void free_strv(char **v)
 }
 
 /* The environment of a run: fixed, then the configuration, then NCCL's own account for nccl. */
-static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, const char *name)
+static char **run_env(const struct sweep *sw, const struct planned_run *r, const char *name)
 {
     char **env = NULL;
     int n = 0;
     const char *k;
     json_t *v;
-    json_t *vars = bench_space_env(&sw->space, r->config);
+    json_t *vars = sweep_space_env(&sw->space, r->config);
     json_object_foreach(vars, k, v) add_argf(&env, &n, "%s=%s", k, json_string_value(v));
     /* the hosts' shared subnet, unless the space or the user chose the interfaces */
     if (sw->btl_subnet && !json_object_get(vars, "OMPI_MCA_btl_tcp_if_include") &&
@@ -94,38 +96,11 @@ static char **run_env(const struct bench_sweep *sw, const struct sweep_run *r, c
     return env;
 }
 
-static char **run_argv(const struct bench_sweep *sw, const struct sweep_run *r, char **env,
+static char **run_argv(const struct sweep *sw, const struct planned_run *r, char **env,
                        const char *name)
 {
     char **argv = NULL;
     int n = 0;
-    if (strcmp(sw->launcher, "mpirun") == 0) {
-        add_arg(&argv, &n, "mpirun");
-        add_argf(&argv, &n, "-np");
-        add_argf(&argv, &n, "%d", sw->np);
-        if (geteuid() == 0)
-            add_arg(&argv, &n, "--allow-run-as-root");
-        add_arg(&argv, &n, "--oversubscribe");
-        if (sw->hosts) { /* the same number of ranks on every host, consecutive ranks together */
-            add_arg(&argv, &n, "--host");
-            add_arg(&argv, &n, sw->hosts);
-            add_arg(&argv, &n, "--map-by");
-            add_argf(&argv, &n, "ppr:%d:node", sw->np / (sw->nhosts > 0 ? sw->nhosts : 1));
-        }
-        for (char **e = env; *e; e++) { /* remote ranks get the configuration too */
-            add_arg(&argv, &n, "-x");
-            add_arg(&argv, &n, *e);
-        }
-    } else if (strcmp(sw->launcher, "srun") == 0) {
-        struct util_buf exp = UTIL_BUF_INIT;
-        util_buf_adds(&exp, "--export=ALL");
-        for (char **e = env; *e; e++)
-            util_buf_addf(&exp, ",%s", *e);
-        add_arg(&argv, &n, "srun");
-        add_argf(&argv, &n, "-n%d", sw->np);
-        add_arg(&argv, &n, util_buf_str(&exp));
-        util_buf_release(&exp);
-    }
     add_arg(&argv, &n, sw->bench);
     add_argf(&argv, &n, "--backend=%s", sw->backend);
     const char *flags[] = {"-b", "-e", "-f", "-n", "-w", "-T", "-d", "-o"};
@@ -151,7 +126,10 @@ static char **run_argv(const struct bench_sweep *sw, const struct sweep_run *r, 
             seed = seed * 31u + (unsigned char)*p;
         add_argf(&argv, &n, "--seed=%u", seed % 2147483647u);
     }
-    return argv;
+    struct launch l = {.launcher = sw->launcher, .np = sw->np, .hosts = sw->hosts, .env = env};
+    char **launched = launch_argv(&l, argv);
+    free_strv(argv);
+    return launched;
 }
 
 static const char *signal_name(int sig)
@@ -268,7 +246,7 @@ static void flag_not_applied(json_t *result, json_t *env)
     json_object_set_new(result, "not_applied", missing);
 }
 
-double bench_objective(const json_t *result, size_t min, size_t max)
+double sweep_objective(const json_t *result, size_t min, size_t max)
 {
     double sum = 0;
     int n = 0;
@@ -285,7 +263,7 @@ double bench_objective(const json_t *result, size_t min, size_t max)
     return n ? sum / n : 0;
 }
 
-static json_t *run_one(struct bench_sweep *sw, const struct sweep_run *r)
+static json_t *run_one(struct sweep *sw, const struct planned_run *r)
 {
     char name[64], logpath[1200], events[1200];
     run_name(r, name, sizeof(name));
@@ -340,10 +318,15 @@ static json_t *run_one(struct bench_sweep *sw, const struct sweep_run *r)
     return res;
 }
 
-static void progress(struct bench_sweep *sw, const struct sweep_run *r, const json_t *res)
+char *sweep_bench_program(void)
+{
+    return util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
+}
+
+static void progress(struct sweep *sw, const struct planned_run *r, const json_t *res)
 {
     const char *outcome = json_string_value(json_object_get(res, "outcome"));
-    double obj = bench_objective(res, sw->space.obj_min, sw->space.obj_max);
+    double obj = sweep_objective(res, sw->space.obj_min, sw->space.obj_max);
     if (!strcmp(outcome, "ok") && obj > sw->best) {
         sw->best = obj;
         snprintf(sw->best_id, sizeof(sw->best_id), "%s",
@@ -369,7 +352,7 @@ static void progress(struct bench_sweep *sw, const struct sweep_run *r, const js
 }
 
 /* Runs r unless a finished run of it is on file; appends its result. 0, or UTIL_EIO. */
-static int measure(struct bench_sweep *sw, const struct sweep_run *r, json_t **result)
+static int measure(struct sweep *sw, const struct planned_run *r, json_t **result)
 {
     *result = NULL;
     size_t i;
@@ -388,7 +371,7 @@ static int measure(struct bench_sweep *sw, const struct sweep_run *r, json_t **r
     sw->ran++;
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
-    int rc = bench_results_append(path, res);
+    int rc = sweep_results_append(path, res);
     if (rc) {
         json_decref(res);
         return rc;
@@ -399,13 +382,13 @@ static int measure(struct bench_sweep *sw, const struct sweep_run *r, json_t **r
     return 0;
 }
 
-static int run_grid(struct bench_sweep *sw)
+static int run_grid(struct sweep *sw)
 {
     size_t n = json_array_size(sw->configs);
     sw->total = (int)n * sw->repeat;
     for (size_t c = 0; c < n; c++)
         for (int rep = 0; rep < sw->repeat; rep++) {
-            struct sweep_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
+            struct planned_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
             json_t *res;
             if (measure(sw, &r, &res))
                 return UTIL_EIO;
@@ -430,7 +413,7 @@ static int by_objective(const void *a, const void *b)
  * stays) goes on; the last rung measures the survivors `repeat` times at full
  * effort. Survivors are re-derived from results.jsonl, so resuming works.
  */
-static int run_halving(struct bench_sweep *sw)
+static int run_halving(struct sweep *sw)
 {
     size_t n = json_array_size(sw->configs);
     int rungs = 0;
@@ -447,14 +430,14 @@ static int run_halving(struct bench_sweep *sw)
     for (int g = 0; g < rungs && nalive > 2; g++) {
         int iters = sw->space.iters >> (rungs - g);
         for (size_t i = 0; i < nalive; i++) {
-            struct sweep_run r = {alive[i].config, 0, g + 1, iters < 2 ? 2 : iters, 0};
+            struct planned_run r = {alive[i].config, 0, g + 1, iters < 2 ? 2 : iters, 0};
             json_t *res;
             if (measure(sw, &r, &res)) {
                 free(alive);
                 return UTIL_EIO;
             }
             int ok = !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
-            alive[i].obj = ok ? bench_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
+            alive[i].obj = ok ? sweep_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
         }
         qsort(alive, nalive, sizeof(*alive), by_objective);
         size_t keep = (nalive + 1) / 2, k = 0;
@@ -471,7 +454,7 @@ static int run_halving(struct bench_sweep *sw)
     sw->total = sw->done + (int)nalive * sw->repeat;
     for (size_t i = 0; i < nalive; i++)
         for (int rep = 0; rep < sw->repeat; rep++) {
-            struct sweep_run r = {alive[i].config, rep, 0, sw->space.iters, 1};
+            struct planned_run r = {alive[i].config, rep, 0, sw->space.iters, 1};
             json_t *res;
             if (measure(sw, &r, &res)) {
                 free(alive);
@@ -482,12 +465,12 @@ static int run_halving(struct bench_sweep *sw)
     return 0;
 }
 
-int bench_sweep_run(struct bench_sweep *sw)
+int sweep_run(struct sweep *sw)
 {
     util_child_setup();
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
-    sw->results = bench_results_load(path);
+    sw->results = sweep_results_load(path);
     if (!sw->results)
         return UTIL_EIO;
     if (json_array_size(sw->results))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune compare A B ...`: inputs loaded, prices matched to them, then the reports. */
+#include "cli/cli.h"
 #include "compare/compare.h"
 #include "util/child.h"
 #include "util/json.h"

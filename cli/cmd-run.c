@@ -5,9 +5,11 @@
  * space with successive halving, write the profile, and say what was chosen.
  */
 #include "bench/bench.h"
+#include "cli/cli.h"
 #include "gen/gen.h"
 #include "topo/topo.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/opts.h"
 
@@ -19,28 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
-int gen_find_space(const char *backend, struct util_buf *out)
+static int find_space(const char *backend, struct util_buf *out)
 {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    const char *data = getenv("TOPOTUNE_DATA");
-    if (n > 0)
-        self[n] = '\0';
-    const char *bindir = n > 0 ? dirname(self) : ".";
-    for (int i = 0; i < 3; i++) {
-        util_buf_reset(out);
-        if (i == 0 && !data)
-            continue;
-        if (i == 0)
-            util_buf_addf(out, "%s/profiles/spaces/%s-default.json", data, backend);
-        else
-            util_buf_addf(out, "%s/%s/%s-default.json", bindir,
-                          i == 1 ? "../profiles/spaces" : "../share/topotune/profiles/spaces",
-                          backend);
-        if (access(util_buf_str(out), R_OK) == 0)
-            return 0;
-    }
-    return -1;
+    char rel[64];
+    snprintf(rel, sizeof(rel), "spaces/%s-default.json", backend);
+    return util_data_file(rel, out);
 }
 
 int cmd_run(int argc, char **argv)
@@ -53,7 +38,7 @@ int cmd_run(int argc, char **argv)
         {"out", 'o', UTIL_OPT_STRING, &out, "DIR",
          "sweep directory (default sweeps/run-CLASS-TIME)"},
         {"space", 's', UTIL_OPT_STRING, &space_file, "FILE",
-         "search space (default profiles/spaces/<backend>-default.json)"},
+         "search space (default: the shipped spaces/<backend>-default.json)"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
@@ -77,14 +62,13 @@ int cmd_run(int argc, char **argv)
     char dir[1024], np[16];
     if (space_file)
         util_buf_adds(&space, space_file);
-    else if (gen_find_space(backend, &space)) {
+    else if (find_space(backend, &space)) {
+        error("cannot find the shipped space spaces/%s-default.json (looked at %s): reinstall "
+              "topotune, set TOPOTUNE_DATA to its data directory, or give --space",
+              backend, util_buf_str(&space));
         util_buf_release(&space);
         topo_release(&t);
-        return error("cannot find profiles/spaces/%s-default.json next to topotune: set "
-                     "TOPOTUNE_DATA to the "
-                     "directory that holds profiles/",
-                     backend),
-               3;
+        return 3;
     }
     if (out) {
         snprintf(dir, sizeof(dir), "%s", out);

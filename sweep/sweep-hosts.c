@@ -7,8 +7,10 @@
  * loopback and container bridges left out: a docker0 exists on every node and
  * joins none of them, and trying it stalls or fails the ranks.
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
 #include "cluster/cluster.h"
+#include "launch/launch.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -113,7 +115,7 @@ static int one_class(const json_t *nodes)
     return rc;
 }
 
-int bench_sweep_map_hosts(struct bench_sweep *sw, struct topo *t)
+int sweep_map_hosts(struct sweep *sw, struct topo *t)
 {
     json_t *nodes = cluster_gather(sw->hosts, "topo", NULL, 300);
     if (!nodes)

@@ -1,38 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The performance model behind the sim backend and `topotune predict`, in the
- * shape of NCCL's own (shared/reference/nccl.md section 7): per algorithm and
+ * shape of NCCL's own (src/graph/tuning.cc; docs/model.md): per algorithm and
  * protocol a latency plus bytes over bandwidth, NCCL's enable rules and
  * constants, the minimum wins. Inputs come from a topology and the
  * configuration's environment; faults of the field are predicted, not hidden.
  * Everything it returns is a prediction and is labelled so by its callers.
  */
-#ifndef BENCH_MODEL_H
-#define BENCH_MODEL_H
+#ifndef MODEL_MODEL_H
+#define MODEL_MODEL_H
 
 #include "topo/topo.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum bench_algo {
-    BENCH_ALGO_TREE,
-    BENCH_ALGO_RING,
-    BENCH_ALGO_NVLS,
-    BENCH_ALGO_NVLSTREE,
-    BENCH_NALGOS
-};
-enum bench_proto { BENCH_PROTO_LL, BENCH_PROTO_LL128, BENCH_PROTO_SIMPLE, BENCH_NPROTOS };
+/* The model's name and version, recorded with every prediction. */
+#define MODEL_VERSION "topotune-model/1"
 
-enum bench_fault {
-    BENCH_FAULT_NONE,
-    BENCH_FAULT_HANG_INIT, /* P2P over a path where it is broken: init never returns */
-    BENCH_FAULT_FAIL_INIT, /* a setting naming nothing present: init fails */
-    BENCH_FAULT_FAIL_COLL, /* nothing usable left: the first collective fails */
-    BENCH_FAULT_CRASH,     /* the SHM transport outgrows /dev/shm: SIGBUS at the first collective */
+enum model_algo {
+    MODEL_ALGO_TREE,
+    MODEL_ALGO_RING,
+    MODEL_ALGO_NVLS,
+    MODEL_ALGO_NVLSTREE,
+    MODEL_NALGOS
+};
+enum model_proto { MODEL_PROTO_LL, MODEL_PROTO_LL128, MODEL_PROTO_SIMPLE, MODEL_NPROTOS };
+
+enum model_fault {
+    MODEL_FAULT_NONE,
+    MODEL_FAULT_HANG_INIT, /* P2P over a path where it is broken: init never returns */
+    MODEL_FAULT_FAIL_INIT, /* a setting naming nothing present: init fails */
+    MODEL_FAULT_FAIL_COLL, /* nothing usable left: the first collective fails */
+    MODEL_FAULT_CRASH,     /* the SHM transport outgrows /dev/shm: SIGBUS at the first collective */
 };
 
-struct bench_model {
+struct model {
     int nranks, nodes, ppn, sm, amd;
     double intra_bw;   /* GB/s per GPU around the node's ring */
     double inter_bw;   /* GB/s per node over the network (multi-node) */
@@ -42,23 +45,22 @@ struct bench_model {
     double chan_scale; /* NCCL_MAX_CTAS below the channels NCCL would use */
     double simple_eff; /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
-    int enabled[BENCH_NALGOS][BENCH_NPROTOS];
+    int enabled[MODEL_NALGOS][MODEL_NPROTOS];
     int ll128_unsafe; /* LL128 forced where NCCL would not enable it: corrupts data */
-    enum bench_fault fault;
+    enum model_fault fault;
     char why[256]; /* the fault, in words */
 };
 
 /* Where the model reads the configuration's variables (getenv, or a --env list). */
-typedef const char *(*bench_env_fn)(const char *name, void *ctx);
+typedef const char *(*model_env_fn)(const char *name, void *ctx);
 
 /*
  * Prepares the model for topology t on nodes nodes (0: the topology's own
  * count) under the environment env. Returns 0, or -1 when t has no GPU.
  */
-int bench_model_init(struct bench_model *m, const struct topo *t, int nodes, bench_env_fn env,
-                     void *ctx);
+int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx);
 
-struct bench_prediction {
+struct model_prediction {
     double time_us, algbw, busbw;
     const char *algo, *proto; /* NCCL's names: "RING", "SIMPLE"... */
     int wrong;                /* the chosen protocol corrupts data here */
@@ -66,12 +68,12 @@ struct bench_prediction {
 
 /* The fastest enabled algorithm and protocol for bytes, as NCCL would pick them. 0, or -1 if none.
  */
-int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_prediction *p);
+int model_predict(const struct model *m, size_t bytes, struct model_prediction *p);
 
 /* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */
-double bench_model_noise(uint64_t *state, double sigma);
+double model_noise(uint64_t *state, double sigma);
 
-const char *bench_algo_name(int algo);
-const char *bench_proto_name(int proto);
+const char *model_algo_name(int algo);
+const char *model_proto_name(int proto);
 
 #endif

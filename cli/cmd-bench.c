@@ -6,10 +6,15 @@
  * oversubscribes when asked for more ranks than cores). Flags it does not know
  * go to topotune-bench unchanged.
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "launch/launch.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/opts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,66 +23,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct launch {
+struct bench_cmd {
     const char *backend, *np, *launcher, *hosts;
     char **pass; /* flags for topotune-bench */
     int npass;
 };
 
-static void usage(void)
+/* The benchmark's own flags pass through in order; topotune-bench checks them (check_flags). */
+static int parse(int argc, char **argv, struct bench_cmd *l)
 {
-    printf("usage: topotune bench [--backend nccl|mpi] [--np N] [--launcher direct|mpirun]\n"
-           "                      [--hosts LIST] [topotune-bench flags: -b -e -f -n -w -c -d -o -g "
-           "-T -a --json]\n\n"
-           "Runs topotune-bench once, N ranks under the launcher (mpirun when N > 1), and prints\n"
-           "its nccl-tests table. 'topotune-bench --help' lists the benchmark's own flags.\n");
-}
-
-/* Takes "--name VALUE" or "--name=VALUE" at argv[*i]; returns 1 when it matched. */
-static int take(char **argv, int argc, int *i, const char *name, const char **out)
-{
-    size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len) != 0)
-        return 0;
-    if (argv[*i][len] == '=') {
-        *out = argv[*i] + len + 1;
-        return 1;
-    }
-    if (argv[*i][len] != '\0')
-        return 0;
-    if (*i + 1 >= argc) {
-        *out = NULL;
-        return -1;
-    }
-    *out = argv[++*i];
-    return 1;
-}
-
-static int parse(int argc, char **argv, struct launch *l)
-{
+    const struct util_opt opts[] = {
+        {"backend", 0, UTIL_OPT_STRING, &l->backend, "NAME", "nccl (default) or mpi"},
+        {"np", 0, UTIL_OPT_STRING, &l->np, "N", "ranks in all (default 1)"},
+        {"launcher", 0, UTIL_OPT_STRING, &l->launcher, "NAME",
+         "direct or mpirun (default: mpirun when N > 1 or --hosts)"},
+        {"hosts", 0, UTIL_OPT_STRING, &l->hosts, "LIST",
+         "mpirun across these hosts, the same number of ranks on each"},
+        {0},
+    };
     l->pass = calloc((size_t)argc + 1, sizeof(char *));
-    for (int i = 1; i < argc; i++) {
-        int t = 0;
-        const char *flags[] = {"--np", "--launcher", "--hosts", "--backend"};
-        const char **fields[] = {&l->np, &l->launcher, &l->hosts, &l->backend};
-        for (int k = 0; k < 4 && !t; k++) {
-            t = take(argv, argc, &i, flags[k], fields[k]);
-            if (t < 0)
-                return error("option '%s' needs a value", flags[k]), 2;
-        }
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage();
-            return 1;
-        }
-        if (!t)
-            l->pass[l->npass++] = argv[i];
-    }
-    return 0;
-}
-
-char *bench_program_path(void)
-{
-    return util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
+    int rc = util_opts_parse_flags(
+        "topotune bench",
+        "[--backend nccl|mpi] [--np N] [--launcher direct|mpirun] [--hosts LIST]\n"
+        "       [topotune-bench flags: -b -e -f -i -n -w -c -d -o -g -T -a --json]\n\n"
+        "Runs topotune-bench once, N ranks under the launcher, and prints its nccl-tests table.\n"
+        "'topotune-bench --help' lists the benchmark's own flags.",
+        opts, argc, argv, l->pass, &l->npass, UTIL_OPTS_KEEP_UNKNOWN);
+    return rc == UTIL_EUSAGE ? 2 : rc;
 }
 
 static int in_path(const char *prog)
@@ -109,7 +81,7 @@ static void trace(char **argv)
 }
 
 /* The benchmark's flags are checked here first, so a typo is topotune's usage error (2). */
-static int check_flags(const struct launch *l)
+static int check_flags(const struct bench_cmd *l)
 {
     char **argv = calloc((size_t)l->npass + 4, sizeof(char *));
     int n = 0;
@@ -158,7 +130,7 @@ static int run_and_map(char **args)
 
 int cmd_bench(int argc, char **argv)
 {
-    struct launch l = {.backend = "nccl"};
+    struct bench_cmd l = {.backend = "nccl"};
     int rc = parse(argc, argv, &l);
     if (rc) {
         free(l.pass);
@@ -178,8 +150,8 @@ int cmd_bench(int argc, char **argv)
     const char *launcher = l.launcher ? l.launcher : (np > 1 || l.hosts ? "mpirun" : "direct");
     if (strcmp(launcher, "direct") && strcmp(launcher, "mpirun")) {
         free(l.pass);
-        return error("invalid value '%s' for --launcher: expected direct or mpirun (srun arrives "
-                     "with the sweep)",
+        return error("invalid value '%s' for --launcher: expected direct or mpirun (srun: use "
+                     "topotune sweep --launcher srun)",
                      launcher),
                2;
     }
@@ -187,43 +159,37 @@ int cmd_bench(int argc, char **argv)
         free(l.pass);
         return error("--np %ld needs a launcher: use --launcher mpirun", np), 2;
     }
-    char **args = calloc((size_t)l.npass + 16, sizeof(char *));
-    int n = 0;
-    char npbuf[16];
-    snprintf(npbuf, sizeof(npbuf), "%ld", np);
-    if (strcmp(launcher, "mpirun") == 0) {
-        if (!in_path("mpirun")) {
-            free(l.pass);
-            free(args);
-            return error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
-                         "--launcher direct"),
-                   3;
-        }
-        args[n++] = "mpirun";
-        args[n++] = "-np";
-        args[n++] = npbuf;
-        if (geteuid() == 0)
-            args[n++] = "--allow-run-as-root";
-        if (np > sysconf(_SC_NPROCESSORS_ONLN))
-            args[n++] = "--oversubscribe";
-        if (l.hosts) {
-            args[n++] = "--host";
-            args[n++] = (char *)l.hosts;
-        }
+    int nhosts = launch_count_hosts(l.hosts);
+    if (nhosts && np % nhosts) {
+        free(l.pass);
+        return error("--np %ld is not a multiple of the %d host(s): every host runs the same "
+                     "number of ranks",
+                     np, nhosts),
+               2;
     }
-    char *bench = bench_program_path();
-    args[n++] = bench;
-    args[n++] = "--backend";
-    args[n++] = (char *)l.backend;
+    if (strcmp(launcher, "mpirun") == 0 && !in_path("mpirun")) {
+        free(l.pass);
+        return error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
+                     "--launcher direct"),
+               3;
+    }
+    char **program = calloc((size_t)l.npass + 4, sizeof(char *));
+    int n = 0;
+    char *bench = sweep_bench_program();
+    program[n++] = bench;
+    program[n++] = "--backend";
+    program[n++] = (char *)l.backend;
     for (int i = 0; i < l.npass; i++)
-        args[n++] = l.pass[i];
-    args[n] = NULL;
+        program[n++] = l.pass[i];
+    struct launch spec = {.launcher = launcher, .np = (int)np, .hosts = l.hosts};
+    char **args = launch_argv(&spec, program);
     trace(args);
     rc = check_flags(&l);
     if (!rc)
         rc = run_and_map(args);
     free(bench);
-    free(args);
+    free(program);
+    launch_argv_free(args);
     free(l.pass);
     return rc;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The analytic all_reduce model. Constants are NCCL's (shared/reference/nccl.md
- * section 7, hardware-facts.md section 1); link rates come from the topology.
+ * The analytic all_reduce model. Constants are NCCL's (src/graph/tuning.cc and
+ * src/graph/topo.h in NVIDIA/nccl, cited in docs/model.md); link rates come from the topology.
  * Calibrated from those alone: published end-to-end results are kept aside to
  * validate it (docs/model.md).
  */
-#include "bench/model.h"
+#include "model/model.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -17,14 +17,14 @@
 enum arch { VOLTA, AMPERE, HOPPER, BLACKWELL };
 
 /* Base latency (us) per algorithm and protocol (LL, LL128, Simple). */
-static const double base_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+static const double base_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
     {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
 /* Hardware latency per step: NVLink, PCI, network. */
-static const double nvl_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+static const double nvl_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
     {.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}};
-static const double pci_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+static const double pci_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
     {1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}};
-static const double net_lat[BENCH_NALGOS][BENCH_NPROTOS] = {
+static const double net_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
     {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}};
 
 /* Caps per channel (GB/s); columns: 1 node, 2 nodes, more. */
@@ -39,21 +39,21 @@ static const double nvlstree_cap[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5},
 static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
 
 /* treeCorrectionFactor[proto][log2(bytes/64)] */
-static const double tree_correction[BENCH_NPROTOS][24] = {
+static const double tree_correction[MODEL_NPROTOS][24] = {
     {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
     {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
-static const char *algo_names[BENCH_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE"};
-static const char *proto_names[BENCH_NPROTOS] = {"LL", "LL128", "SIMPLE"};
+static const char *algo_names[MODEL_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE"};
+static const char *proto_names[MODEL_NPROTOS] = {"LL", "LL128", "SIMPLE"};
 
-const char *bench_algo_name(int algo)
+const char *model_algo_name(int algo)
 {
     return algo_names[algo];
 }
 
-const char *bench_proto_name(int proto)
+const char *model_proto_name(int proto)
 {
     return proto_names[proto];
 }
@@ -203,9 +203,9 @@ static const char *cell(const struct topo *t, int a, int b)
     return t->matrix[a * (t->ngpus + t->nnics) + b];
 }
 
-static void fault(struct bench_model *m, enum bench_fault f, const char *why)
+static void fault(struct model *m, enum model_fault f, const char *why)
 {
-    if (m->fault == BENCH_FAULT_NONE) {
+    if (m->fault == MODEL_FAULT_NONE) {
         m->fault = f;
         snprintf(m->why, sizeof(m->why), "%s", why);
     }
@@ -217,7 +217,7 @@ static int is_rdma(const struct topo_nic *n)
 }
 
 /* Interface and HCA names a setting can select; a fault when it selects none. */
-static void check_names(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+static void check_names(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     const char *names[512];
     int n = 0;
@@ -233,7 +233,7 @@ static void check_names(struct bench_model *m, const struct topo *t, bench_env_f
                      "NCCL_SOCKET_IFNAME=%s matches no network interface: bootstrap "
                      "has no socket to listen on (NCCL: no socket interface found)",
                      ifname);
-            fault(m, BENCH_FAULT_FAIL_INIT, why);
+            fault(m, MODEL_FAULT_FAIL_INIT, why);
         }
     }
     const char *hca = env("NCCL_IB_HCA", ctx);
@@ -247,11 +247,11 @@ static void check_names(struct bench_model *m, const struct topo *t, bench_env_f
                  "NCCL_IB_HCA=%s matches no RDMA device of this node (NCCL: NET/IB no "
                  "device found)",
                  hca);
-        fault(m, BENCH_FAULT_FAIL_INIT, why);
+        fault(m, MODEL_FAULT_FAIL_INIT, why);
     }
 }
 
-static int env_int(bench_env_fn env, void *ctx, const char *name, int dflt)
+static int env_int(model_env_fn env, void *ctx, const char *name, int dflt)
 {
     const char *v = env(name, ctx);
     return v && *v ? (int)strtol(v, NULL, 0) : dflt;
@@ -263,7 +263,7 @@ static int env_int(bench_env_fn env, void *ctx, const char *name, int dflt)
  * when the GPUs span sockets; the network when P2P and SHM are both off.
  * Also decides whether P2P would run over a path where it is broken.
  */
-static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     int n = t->ngpus, all_nvl = 1, spans_numa = 0;
     int amd = m->amd && n <= 2;
@@ -290,7 +290,7 @@ static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env,
     }
     if (p2p_pcie && t->p2p_broken == 1)
         fault(
-            m, BENCH_FAULT_HANG_INIT,
+            m, MODEL_FAULT_HANG_INIT,
             "P2P is enabled over PCIe between GPUs whose P2P is broken (consumer GPUs or PCIe ACS "
             "redirect): NCCL hangs at init; set NCCL_P2P_DISABLE=1");
     int shm_off = env_int(env, ctx, "NCCL_SHM_DISABLE", 0) == 1;
@@ -307,7 +307,7 @@ static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env,
             "the SHM transport needs about %.0f MB of /dev/shm for %d GPUs but it has %.0f MB: "
             "NCCL dies of SIGBUS (raise --shm-size, use --ipc=host, or a memory-backed volume)",
             shm_need / 1e6, n, (double)t->system.shm_bytes / 1e6);
-        fault(m, BENCH_FAULT_CRASH, why);
+        fault(m, MODEL_FAULT_CRASH, why);
     }
     double host = (spans_numa ? fmin(pcie, cpu_bw(t)) : pcie);
     if (all_nvl && n > 1 && level >= 1) {
@@ -330,7 +330,7 @@ static void intra(struct bench_model *m, const struct topo *t, bench_env_fn env,
 }
 
 /* The network between nodes: usable RDMA NICs (GDR or staged), or sockets. */
-static void inter(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+static void inter(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1;
     int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
@@ -371,50 +371,49 @@ static double simple_eff(int buffsize)
     return f / d;
 }
 
-static void enable(struct bench_model *m, const struct topo *t, bench_env_fn env, void *ctx)
+static void enable(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
-    int algo_ok[BENCH_NALGOS], proto_ok[BENCH_NPROTOS];
+    int algo_ok[MODEL_NALGOS], proto_ok[MODEL_NPROTOS];
     char bad[64] = "", why[256];
-    if (parse_list(env("NCCL_ALGO", ctx), algo_names, BENCH_NALGOS, algo_ok, bad, sizeof(bad))) {
+    if (parse_list(env("NCCL_ALGO", ctx), algo_names, MODEL_NALGOS, algo_ok, bad, sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_ALGO names an unknown algorithm '%s' (NCCL: invalid usage)", bad);
-        fault(m, BENCH_FAULT_FAIL_INIT, why);
+        fault(m, MODEL_FAULT_FAIL_INIT, why);
     }
-    if (parse_list(env("NCCL_PROTO", ctx), proto_names, BENCH_NPROTOS, proto_ok, bad,
+    if (parse_list(env("NCCL_PROTO", ctx), proto_names, MODEL_NPROTOS, proto_ok, bad,
                    sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_PROTO names an unknown protocol '%s' (NCCL: invalid usage)", bad);
-        fault(m, BENCH_FAULT_FAIL_INIT, why);
+        fault(m, MODEL_FAULT_FAIL_INIT, why);
     }
     const char *proto = env("NCCL_PROTO", ctx);
-    int ll128_forced = proto && proto[0] != '^' && proto_ok[BENCH_PROTO_LL128];
+    int ll128_forced = proto && proto[0] != '^' && proto_ok[MODEL_PROTO_LL128];
     int ll128_safe = m->intra_nvlink && m->sm >= 70 && (m->nodes == 1 || m->sm >= 90);
     int nvls_ok = t->nvswitches != 0 && m->sm >= 90 && m->ppn >= 2 && !m->intra_net &&
                   env_int(env, ctx, "NCCL_NVLS_ENABLE", 2) != 0 && m->intra_nvlink;
-    for (int a = 0; a < BENCH_NALGOS; a++)
-        for (int p = 0; p < BENCH_NPROTOS; p++) {
+    for (int a = 0; a < MODEL_NALGOS; a++)
+        for (int p = 0; p < MODEL_NPROTOS; p++) {
             int on = algo_ok[a] && proto_ok[p];
-            if (a >= BENCH_ALGO_NVLS)
-                on &= p == BENCH_PROTO_SIMPLE && nvls_ok &&
-                      (a == BENCH_ALGO_NVLS ? m->nodes == 1 : m->nodes > 1);
-            if (p == BENCH_PROTO_LL128)
+            if (a >= MODEL_ALGO_NVLS)
+                on &= p == MODEL_PROTO_SIMPLE && nvls_ok &&
+                      (a == MODEL_ALGO_NVLS ? m->nodes == 1 : m->nodes > 1);
+            if (p == MODEL_PROTO_LL128)
                 on &= ll128_safe || ll128_forced;
             m->enabled[a][p] = on;
         }
     m->ll128_unsafe = ll128_forced && !ll128_safe;
     int any = 0;
-    for (int a = 0; a < BENCH_NALGOS; a++)
-        for (int p = 0; p < BENCH_NPROTOS; p++)
+    for (int a = 0; a < MODEL_NALGOS; a++)
+        for (int p = 0; p < MODEL_NPROTOS; p++)
             any |= m->enabled[a][p];
     if (!any)
-        fault(m, BENCH_FAULT_FAIL_COLL,
+        fault(m, MODEL_FAULT_FAIL_COLL,
               "NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol usable here: the first "
               "collective "
               "fails (NCCL: no algorithm/protocol available)");
 }
 
-int bench_model_init(struct bench_model *m, const struct topo *t, int nodes, bench_env_fn env,
-                     void *ctx)
+int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx)
 {
     memset(m, 0, sizeof(*m));
     if (t->ngpus == 0 || !t->matrix)
@@ -459,25 +458,25 @@ static int log2floor(double x)
 }
 
 /* Bus bandwidth NCCL assigns to (algorithm, protocol), before the conversion to algbw. */
-static double bus_bw(const struct bench_model *m, int a, int p)
+static double bus_bw(const struct model *m, int a, int p)
 {
     enum arch ar = arch_of(m->sm);
     int scale = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
     double total = m->nodes > 1 ? fmin(m->intra_bw, m->inter_bw) : m->intra_bw;
     double C = m->channels, bus = total * m->chan_scale;
     double ll_max = m->nodes == 1 ? ll_max_1node[ar] : ll_max_multi[m->amd][scale == 1 ? 0 : 1];
-    if (a == BENCH_ALGO_RING) {
-        if (p == BENCH_PROTO_LL)
+    if (a == MODEL_ALGO_RING) {
+        if (p == MODEL_PROTO_LL)
             return fmin(ll_max, 0.5 * bus);
-        if (p == BENCH_PROTO_LL128)
+        if (p == MODEL_PROTO_LL128)
             return fmin(0.92 * bus, C * ring_ll128_cap[ar]);
         return bus * m->simple_eff;
     }
-    if (a == BENCH_ALGO_TREE) {
+    if (a == MODEL_ALGO_TREE) {
         double tb = fmin(0.92 * bus, C * tree_cap[ar][scale]);
-        if (p == BENCH_PROTO_LL)
+        if (p == MODEL_PROTO_LL)
             return fmin(tb / 3.8, ll_max);
-        if (p == BENCH_PROTO_LL128)
+        if (p == MODEL_PROTO_LL128)
             return fmin(tb * (m->nodes == 1 ? 7.0 / 9 : 120.0 / 128),
                         C * tree_ll128_cap[ar][scale]);
         return tb * m->simple_eff;
@@ -486,34 +485,34 @@ static double bus_bw(const struct bench_model *m, int a, int p)
     double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
     double intra_ch = m->intra_bw / cn * nvls_eff[ar] * (cn - 1) / cn * 2;
     double bw = intra_ch;
-    if (a == BENCH_ALGO_NVLSTREE)
+    if (a == MODEL_ALGO_NVLSTREE)
         bw = fmin(fmin(intra_ch, m->inter_bw / cn * (m->nodes <= 2 ? 2 : 1)),
                   nvlstree_cap[ar][scale]);
     return cn * bw * m->chan_scale;
 }
 
-static double latency(const struct bench_model *m, int a, int p, size_t bytes)
+static double latency(const struct model *m, int a, int p, size_t bytes)
 {
     double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][p];
-    double inter = net_lat[m->ppn == 1 ? BENCH_ALGO_TREE : a][p];
+    double inter = net_lat[m->ppn == 1 ? MODEL_ALGO_TREE : a][p];
     int n = m->nranks, nn = m->nodes;
-    if (a == BENCH_ALGO_RING) {
+    if (a == MODEL_ALGO_RING) {
         int steps = 2 * (n - 1), ninter = 2 * (nn - 1);
         double intra2 =
-            nn > 1 ? fmax(intra, m->net_overhead * (p == BENCH_PROTO_SIMPLE ? 3 : 1)) : intra;
+            nn > 1 ? fmax(intra, m->net_overhead * (p == MODEL_PROTO_SIMPLE ? 3 : 1)) : intra;
         double lat = base_lat[a][p] + (steps - ninter) * intra2 + ninter * inter;
-        if (nn > 1 && p == BENCH_PROTO_SIMPLE && bytes / ((size_t)m->channels * (size_t)n) >= 64)
+        if (nn > 1 && p == MODEL_PROTO_SIMPLE && bytes / ((size_t)m->channels * (size_t)n) >= 64)
             lat *= m->sm >= 80 ? 1.4 : 1.9;
         return lat;
     }
-    if (a == BENCH_ALGO_TREE)
+    if (a == MODEL_ALGO_TREE)
         return base_lat[a][p] + 2 * ((m->ppn - 1) * intra + log2floor(nn) * inter);
-    if (a == BENCH_ALGO_NVLS)
+    if (a == MODEL_ALGO_NVLS)
         return intra + (nn > 1 ? inter : 0);
     return intra + 2 * log2floor(nn) * inter;
 }
 
-int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_prediction *p)
+int model_predict(const struct model *m, size_t bytes, struct model_prediction *p)
 {
     memset(p, 0, sizeof(*p));
     int n = m->nranks;
@@ -523,13 +522,13 @@ int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_
         p->proto = "SIMPLE";
     } else {
         double best = -1;
-        for (int a = 0; a < BENCH_NALGOS; a++)
-            for (int q = 0; q < BENCH_NPROTOS; q++) {
+        for (int a = 0; a < MODEL_NALGOS; a++)
+            for (int q = 0; q < MODEL_NPROTOS; q++) {
                 if (!m->enabled[a][q])
                     continue;
                 double bw = bus_bw(m, a, q);
-                bw *= a == BENCH_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
-                if (a == BENCH_ALGO_TREE) {
+                bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
+                if (a == MODEL_ALGO_TREE) {
                     int idx = log2floor((double)bytes / 64);
                     bw *= tree_correction[q][idx > 23 ? 23 : idx];
                 }
@@ -540,7 +539,7 @@ int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_
                     best = t;
                     p->algo = algo_names[a];
                     p->proto = proto_names[q];
-                    p->wrong = q == BENCH_PROTO_LL128 && m->ll128_unsafe;
+                    p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
                 }
             }
         if (best < 0)
@@ -552,7 +551,7 @@ int bench_model_predict(const struct bench_model *m, size_t bytes, struct bench_
     return 0;
 }
 
-double bench_model_noise(uint64_t *s, double sigma)
+double model_noise(uint64_t *s, double sigma)
 {
     double u[2];
     for (int i = 0; i < 2; i++) { /* xorshift64*, then a uniform in (0, 1) */

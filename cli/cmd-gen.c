@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune gen`: read sweep directories, choose per node class, store versioned profiles. */
-#include "bench/internal.h"
+#include "cli/cli.h"
 #include "gen/gen.h"
+#include "sweep/sweep.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -26,7 +27,7 @@ int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
         return error("'%s/sweep.json' is not a topotune sweep (schema topotune/sweep/1)", dir), -1;
     }
     snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-    json_t *runs = bench_results_load(path);
+    json_t *runs = sweep_results_load(path);
     if (!runs) {
         json_decref(sweep);
         return -1;

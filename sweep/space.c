@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Search spaces (schema topotune/space/1, DESIGN.md section 6): validation that
+ * Search spaces (docs/schemas/space.schema.json): validation that
  * names the file, the entry and the fix; pruning by what the topology has
  * (`requires`); expansion into configurations (the all-unset baseline first),
  * each with a stable id hashed from its sorted environment.
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -13,6 +14,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +34,11 @@ static int space_bad(const char *path, const char *entry, const char *fmt, ...)
 }
 
 /*
- * DESIGN.md asks for [A-Z_][A-Z0-9_]*; Open MPI's MCA variables carry lowercase
- * parameter names (OMPI_MCA_btl, which issue 5's mpi space sweeps), so letters
+ * Names are [A-Z_][A-Z0-9_]*, but Open MPI's MCA variables carry lowercase
+ * parameter names (OMPI_MCA_btl, which the mpi space sweeps), so letters
  * of either case are allowed after an uppercase or underscore start.
  */
-int bench_valid_name(const char *s)
+int sweep_valid_name(const char *s)
 {
     if (!s || !(*s == '_' || isupper((unsigned char)*s)))
         return 0;
@@ -46,7 +48,7 @@ int bench_valid_name(const char *s)
     return 1;
 }
 
-int bench_valid_value(const char *s)
+int sweep_valid_value(const char *s)
 {
     for (; s && *s; s++)
         if (!isalnum((unsigned char)*s) && !strchr("_.,:=^/+-@", *s))
@@ -96,8 +98,9 @@ static int check_keys(const char *path, json_t *obj, const char *const *allowed,
         for (const char *const *a = allowed; *a; a++)
             ok |= strcmp(*a, key) == 0;
         if (!ok)
-            return space_bad(path, where,
-                             "unknown key \"%s\": check the spelling (DESIGN.md section 6)", key);
+            return space_bad(
+                path, where,
+                "unknown key \"%s\": check the spelling (docs/schemas/space.schema.json)", key);
     }
     return 0;
 }
@@ -112,18 +115,18 @@ static int validate_env_object(const char *path, json_t *obj, const char *what, 
     json_object_foreach(obj, name, v)
     {
         snprintf(entry, sizeof(entry), "%s.%s", what, name);
-        if (!bench_valid_name(name))
+        if (!sweep_valid_name(name))
             return space_bad(path, entry, "variable names are [A-Z_][A-Za-z0-9_]*");
         if (json_is_null(v) && allow_null)
             continue;
-        if (value_text(v, text, sizeof(text)) || !bench_valid_value(text))
+        if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text))
             return space_bad(path, entry, "values are strings of [A-Za-z0-9_.,:=^/+-]*%s",
                              allow_null ? " or null" : "");
     }
     return 0;
 }
 
-static int load_vars(struct bench_space *s, const char *path)
+static int load_vars(struct sweep_space *s, const char *path)
 {
     json_t *vars = json_object_get(s->doc, "vars");
     if (!json_is_object(vars) || json_object_size(vars) == 0)
@@ -135,7 +138,7 @@ static int load_vars(struct bench_space *s, const char *path)
     {
         char entry[300], text[256];
         snprintf(entry, sizeof(entry), "vars.%s", name);
-        if (!bench_valid_name(name))
+        if (!sweep_valid_name(name))
             return space_bad(path, entry, "variable names are [A-Z_][A-Za-z0-9_]*");
         if (json_object_get(json_object_get(s->doc, "fixed"), name))
             return space_bad(path, entry, "also in \"fixed\": a variable is either swept or fixed");
@@ -147,7 +150,7 @@ static int load_vars(struct bench_space *s, const char *path)
         {
             if (json_is_null(v))
                 continue;
-            if (value_text(v, text, sizeof(text)) || !bench_valid_value(text))
+            if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text))
                 return space_bad(path, entry,
                                  "value %zu: values are strings of [A-Za-z0-9_.,:=^/+-]* or null",
                                  i);
@@ -163,7 +166,7 @@ static int load_vars(struct bench_space *s, const char *path)
     return 0;
 }
 
-static int load_numbers(struct bench_space *s, const char *path)
+static int load_numbers(struct sweep_space *s, const char *path)
 {
     json_t *d = s->doc, *sizes = json_object_get(d, "sizes"),
            *obj = json_object_get(d, "objective");
@@ -218,7 +221,7 @@ static int load_numbers(struct bench_space *s, const char *path)
 static const char *const features[] = {"gpu", "nvlink", "nvswitch",  "ib", "roce",
                                        "efa", "rdma",   "multinode", NULL};
 
-static int load_rules(struct bench_space *s, const char *path)
+static int load_rules(struct sweep_space *s, const char *path)
 {
     json_t *ex = json_object_get(s->doc, "exclude"), *req = json_object_get(s->doc, "requires");
     if (ex && !json_is_array(ex))
@@ -251,7 +254,7 @@ static int load_rules(struct bench_space *s, const char *path)
     return 0;
 }
 
-int bench_space_load(struct bench_space *s, const char *path)
+int sweep_space_load(struct sweep_space *s, const char *path)
 {
     memset(s, 0, sizeof(*s));
     s->doc = util_json_load(path);
@@ -288,7 +291,7 @@ int bench_space_load(struct bench_space *s, const char *path)
     return 0;
 }
 
-void bench_space_release(struct bench_space *s)
+void sweep_space_release(struct sweep_space *s)
 {
     json_decref(s->doc);
     json_decref(s->vars);
@@ -317,7 +320,7 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     return nodes > 1; /* multinode */
 }
 
-json_t *bench_space_prune(struct bench_space *s, const struct topo *t, int nodes)
+json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes)
 {
     json_t *pruned = json_array();
     json_decref(s->vars);
@@ -411,7 +414,7 @@ static int excluded(json_t *exclude, json_t *env)
     return 0;
 }
 
-json_t *bench_space_configs(const struct bench_space *s)
+json_t *sweep_space_configs(const struct sweep_space *s)
 {
     json_t *configs = json_array();
     size_t nvars = json_object_size(s->vars);
@@ -471,7 +474,7 @@ json_t *bench_space_configs(const struct bench_space *s)
     return configs;
 }
 
-json_t *bench_space_env(const struct bench_space *s, const json_t *config)
+json_t *sweep_space_env(const struct sweep_space *s, const json_t *config)
 {
     json_t *env = json_object(), *v;
     const char *k;

@@ -4,7 +4,8 @@
  * fsync'ed before the next run starts, never rewritten. A line torn by a kill
  * is cut away when the sweep resumes, so the file only ever holds whole lines.
  */
-#include "bench/internal.h"
+#include "bench/bench.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-json_t *bench_results_load(const char *path)
+json_t *sweep_results_load(const char *path)
 {
     json_t *runs = json_array();
     struct util_buf text = UTIL_BUF_INIT;
@@ -50,7 +51,7 @@ json_t *bench_results_load(const char *path)
     return runs;
 }
 
-int bench_results_append(const char *path, const json_t *result)
+int sweep_results_append(const char *path, const json_t *result)
 {
     char *line = json_dumps(result, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!line)

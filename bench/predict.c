@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The sim backend's events without a run: what `topotune predict --json` prints. */
+#include "bench/internal.h"
+#include "model/model.h"
+#include "util/version.h"
+
+#include <stdio.h>
+
+static int exit_code(const struct model *m, int wrong)
+{
+    switch (m->fault) {
+    case MODEL_FAULT_NONE:
+        return wrong ? BENCH_EXIT_WRONG : BENCH_EXIT_OK;
+    case MODEL_FAULT_HANG_INIT:
+        return BENCH_EXIT_TIMEOUT;
+    default: /* init and collective failures, the SIGBUS of an outgrown /dev/shm */
+        return BENCH_EXIT_COMM;
+    }
+}
+
+int bench_predict_events(const struct bench_options *o, const struct model *m)
+{
+    struct bench_ctx c = {.opt = o,
+                          .dtype = BENCH_FLOAT,
+                          .op = BENCH_OP_SUM,
+                          .nprocs = 1,
+                          .nranks = m->nranks,
+                          .nodes = m->nodes,
+                          .predicted = 1};
+    c.hosts = json_array();
+    json_t *versions = json_object();
+    json_object_set_new(versions, "topotune", json_string(util_version()));
+    json_object_set_new(versions, "model", json_string(MODEL_VERSION));
+    bench_report_open(&c);
+    bench_report_header(&c, "", versions);
+    if (m->fault != MODEL_FAULT_NONE)
+        bench_report_error(&c, m->fault == MODEL_FAULT_FAIL_COLL ? "size" : "init", m->why);
+    int wrong = 0;
+    for (size_t size = o->min_bytes ? o->min_bytes : 1; !m->fault && size <= o->max_bytes;
+         size *= 2) {
+        struct model_prediction p;
+        if (model_predict(m, size, &p))
+            break;
+        struct bench_line l = {
+            p.time_us, p.algbw, p.busbw, p.wrong ? (long long)(size / 256 + 1) : 0, "", ""};
+        snprintf(l.algo, sizeof(l.algo), "%s", p.algo);
+        snprintf(l.proto, sizeof(l.proto), "%s", p.proto);
+        bench_report_size(&c, size, size / 4, &l, &l);
+        wrong |= p.wrong;
+    }
+    int code = bench_report_end(&c, exit_code(m, wrong));
+    json_decref(versions);
+    json_decref(c.hosts);
+    return code;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every `topotune` subcommand: argv in, exit code out (0 done, 1 a verdict the
+ * user asked about failed, 2 usage or bad input, 3 the environment failed).
+ * Each cmd_<name> parses all of its options first, then calls the modules
+ * below it; the table in cli/commands.c names and summarises them.
+ */
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include <stdio.h>
+
+int cmd_topo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+/* The command named name, or NULL. */
+const struct cli_command *cli_find(const char *name);
+
+/* "usage: topotune ..." and the command list. */
+void cli_usage(FILE *out);
+
+/* `topotune help [COMMAND]`. */
+int cmd_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune predict`: the model's all_reduce time, algbw, busbw and
+ * algorithm/protocol per size for a topology or hardware spec, under the
+ * given environment only (not this shell's), headed "predicted" everywhere.
+ * --json writes topotune-bench's JSON Lines events with "predicted": true.
+ */
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "model/model.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct predict_env {
+    char **vars; /* NAME=VALUE */
+    int n;
+};
+
+static const char *lookup(const char *name, void *ctx)
+{
+    const struct predict_env *e = ctx;
+    size_t len = strlen(name);
+    for (int i = e->n - 1; i >= 0; i--)
+        if (strncmp(e->vars[i], name, len) == 0 && e->vars[i][len] == '=')
+            return e->vars[i] + len + 1;
+    return NULL;
+}
+
+static int valid_assignment(const char *s)
+{
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (const char *p = s; p < eq; p++)
+        if (!(*p == '_' || isalnum((unsigned char)*p)))
+            return 0;
+    for (const char *p = eq + 1; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=^/+-", *p))
+            return 0;
+    return 1;
+}
+
+struct predict_opts {
+    const char *input, *min, *max, *nodes_arg;
+    int nodes, json;
+    struct util_opt_list env_list;
+    struct predict_env env;
+};
+
+static int parse(int argc, char **argv, struct predict_opts *o)
+{
+    const struct util_opt opts[] = {
+        {"input", 'i', UTIL_OPT_STRING, &o->input, "FILE",
+         "hwloc XML, NCCL topology XML, topology JSON or hardware spec"},
+        {"nodes", 0, UTIL_OPT_STRING, &o->nodes_arg, "N",
+         "nodes of that kind (default: the input's)"},
+        {"env", 0, UTIL_OPT_LIST, &o->env_list, "NAME=VALUE",
+         "a variable of the configuration (repeatable); this shell's do not count"},
+        {"minbytes", 'b', UTIL_OPT_STRING, &o->min, "SIZE", "smallest size (default 8)"},
+        {"maxbytes", 'e', UTIL_OPT_STRING, &o->max, "SIZE", "largest size (default 1G)"},
+        {"json", 0, UTIL_OPT_FLAG, &o->json, NULL,
+         "topotune-bench's JSON events, marked predicted, instead of the table"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0;
+    int rc = util_opts_parse(
+        "topotune predict",
+        "--input FILE [--nodes N] [--env NAME=VALUE]... [-b MIN] [-e MAX] [--json]\n\n"
+        "Predicted all_reduce per size (float sum) from the topotune model. Exit 1 when the\n"
+        "model predicts a hang, an init failure or wrong results.",
+        opts, argc, argv, pos, &npos);
+    if (rc == 0 && npos) {
+        error("unexpected argument '%s' (see 'topotune predict --help')", pos[0]);
+        rc = UTIL_EUSAGE;
+    }
+    free(pos);
+    if (rc)
+        return rc == 1 ? 1 : 2;
+    if (o->nodes_arg) {
+        char *end;
+        long n = strtol(o->nodes_arg, &end, 10);
+        if (end == o->nodes_arg || *end || n < 1 || n > 4096)
+            return error("invalid value '%s' for --nodes: expected 1 to 4096", o->nodes_arg), 2;
+        o->nodes = (int)n;
+    }
+    o->env.vars = (char **)o->env_list.items;
+    o->env.n = o->env_list.n;
+    for (int i = 0; i < o->env.n; i++)
+        if (!valid_assignment(o->env.vars[i]))
+            return error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
+                         "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
+                         o->env.vars[i]),
+                   2;
+    if (!o->input)
+        return error("topotune predict needs --input FILE (a topology or hardware spec)"), 2;
+    return 0;
+}
+
+static void print_row(size_t bytes, const struct model_prediction *p)
+{
+    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %s\n", bytes, bytes / 4,
+           p->time_us, p->algbw, p->busbw, p->algo, p->proto);
+}
+
+static const char *fault_words(enum model_fault f)
+{
+    return f == MODEL_FAULT_HANG_INIT   ? "hang at init"
+           : f == MODEL_FAULT_FAIL_INIT ? "error at init"
+           : f == MODEL_FAULT_CRASH     ? "crash (SIGBUS) at the first collective"
+                                        : "error at the first collective";
+}
+
+/* The text table; --json goes through the benchmark's own events instead. */
+static int report(struct predict_opts *o, const struct topo *t, const struct model *m,
+                  const struct bench_options *bo)
+{
+    if (o->json) {
+        if (m->fault != MODEL_FAULT_NONE)
+            fprintf(stderr, "# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
+        return bench_predict_events(bo, m) == BENCH_EXIT_OK ? 0 : 1;
+    }
+    printf("# PREDICTED all_reduce (float, sum) by the topotune model: no measurement\n");
+    printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
+    printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
+    for (int i = 0; i < o->env.n; i++)
+        printf(" %s", o->env.vars[i]);
+    printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %s\n",
+           o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
+           "algo", "proto");
+    if (m->fault != MODEL_FAULT_NONE) {
+        printf("# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
+        return 1;
+    }
+    int wrong = 0;
+    for (size_t size = bo->min_bytes ? bo->min_bytes : 1; size <= bo->max_bytes; size *= 2) {
+        struct model_prediction p;
+        if (model_predict(m, size, &p))
+            break;
+        print_row(size, &p);
+        wrong |= p.wrong;
+    }
+    if (wrong)
+        printf("# predicted outcome: wrong results: %s\n",
+               "LL128 forced where NCCL would not enable it corrupts data");
+    return wrong ? 1 : 0;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    struct predict_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    /* Sizes as topotune-bench reads them; 8 B to 1 GiB by default. */
+    char *bargv[] = {"topotune-bench",
+                     "--backend",
+                     "sim",
+                     "-b",
+                     (char *)(o.min ? o.min : "8"),
+                     "-e",
+                     (char *)(o.max ? o.max : "1G"),
+                     "--json",
+                     "-",
+                     NULL};
+    struct bench_options bo;
+    if (bench_parse_options(9, bargv, &bo))
+        return 2;
+    struct topo t;
+    topo_init(&t);
+    struct model m;
+    if (topo_load(&t, o.input)) {
+        rc = 2;
+    } else if (model_init(&m, &t, o.nodes, lookup, &o.env)) {
+        error("topology '%s' has no GPU: nothing to predict", o.input);
+        rc = 2;
+    } else {
+        rc = report(&o, &t, &m, &bo);
+    }
+    topo_release(&t);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* The command table: `topotune --help` and dispatch are generated from it. */
+#include "cli/cli.h"
+
+#include <string.h>
+
+static const struct cli_command commands[] = {
+    {"topo", cmd_topo, "map this machine (or a topology file): GPUs, NICs, NVLink, PCIe matrix"},
+    {"bench", cmd_bench, "one all_reduce benchmark run under a launcher, as nccl-tests prints it"},
+    {"sweep", cmd_sweep,
+     "benchmark every configuration of a search space, each in a supervised process"},
+    {"gen", cmd_gen, "choose the fastest stable configuration per node class and write profiles"},
+    {"profiles", cmd_profiles, "list, show and diff the stored profiles"},
+    {"run", cmd_run, "the main job: map this machine, sweep, and write its profile"},
+    {"doctor", cmd_doctor, "preflight checks for the pitfalls that hang distributed jobs"},
+    {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
+    {"compare", cmd_compare,
+     "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
+    {"help", cmd_help, "list the commands, or show one command's help"},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void cli_usage(FILE *out)
+{
+    fprintf(out, "usage: topotune [-q|-v] [--version] COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'topotune COMMAND --help' shows the options of one command; "
+                 "'man topotune' describes them all.\n");
+}
+
+const struct cli_command *cli_find(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int cmd_help(int argc, char **argv)
+{
+    const struct cli_command *c = argc > 1 ? cli_find(argv[1]) : NULL;
+    if (c && c->fn != cmd_help) {
+        char *help_argv[] = {argv[1], "--help", NULL};
+        return c->fn(2, help_argv);
+    }
+    cli_usage(stdout);
+    return 0;
+}

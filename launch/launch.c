@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* Launch command lines, host lists, Open MPI's TCP pinning and the hosts a launcher's log blames.
+ */
+#include "launch/launch.h"
+#include "topo/topo.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int launch_known(const char *launcher)
+{
+    return launcher && (!strcmp(launcher, "direct") || !strcmp(launcher, "mpirun") ||
+                        !strcmp(launcher, "srun"));
+}
+
+static void add(char ***argv, int *n, const char *arg)
+{
+    *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
+    (*argv)[(*n)++] = strdup(arg);
+    (*argv)[*n] = NULL;
+}
+
+/* prefix followed by v, then suffix: "-n8", "ppr:2:node". */
+static void add_int(char ***argv, int *n, const char *prefix, int v, const char *suffix)
+{
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s%d%s", prefix, v, suffix);
+    add(argv, n, buf);
+}
+
+/* Forwarding by name: the value travels in the launcher's environment, never on its command line.
+ */
+static void add_forward(char ***argv, int *n, char *const *env)
+{
+    for (char *const *e = env; e && *e; e++) {
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+        add(argv, n, "-x");
+        add(argv, n, name);
+    }
+}
+
+static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
+{
+    add(argv, n, "mpirun");
+    if (geteuid() == 0)
+        add(argv, n, "--allow-run-as-root");
+    add(argv, n, "--oversubscribe");
+    if (l->np > 0) {
+        add(argv, n, "-np");
+        add_int(argv, n, "", l->np, "");
+    }
+    if (nhosts) { /* the same number of ranks on every host, consecutive ranks together */
+        add(argv, n, "--host");
+        add(argv, n, l->hosts);
+        add(argv, n, "--map-by");
+        add_int(argv, n, "ppr:", l->np / nhosts, ":node");
+    } else if (l->np <= 0) { /* Open MPI reads the allocation: one process per node */
+        add(argv, n, "--map-by");
+        add(argv, n, "ppr:1:node");
+    }
+    add_forward(argv, n, l->env);
+}
+
+char **launch_argv(const struct launch *l, char *const *program)
+{
+    int nhosts = launch_count_hosts(l->hosts);
+    if (!launch_known(l->launcher) || (nhosts && (l->np < nhosts || l->np % nhosts)) ||
+        (!strcmp(l->launcher, "direct") && l->np > 1))
+        return NULL;
+    char **argv = NULL;
+    int n = 0;
+    if (!strcmp(l->launcher, "mpirun")) {
+        add_mpirun(&argv, &n, l, nhosts);
+    } else if (!strcmp(l->launcher, "srun")) {
+        add(&argv, &n, "srun");
+        add_int(&argv, &n, "-n", l->np > 0 ? l->np : 1, "");
+        add(&argv, &n, "--export=ALL");
+    }
+    for (char *const *p = program; *p; p++)
+        add(&argv, &n, *p);
+    return argv;
+}
+
+void launch_argv_free(char **argv)
+{
+    for (char **p = argv; p && *p; p++)
+        free(*p);
+    free(argv);
+}
+
+int launch_in_slurm(void)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    return job && *job;
+}
+
+int launch_count_hosts(const char *hosts)
+{
+    int n = 0;
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',')
+        n += strcspn(p, ",") > 0;
+    return n;
+}
+
+static int set_by_user(const char *kind)
+{
+    char inc[64], exc[64];
+    snprintf(inc, sizeof(inc), "OMPI_MCA_%s_tcp_if_include", kind);
+    snprintf(exc, sizeof(exc), "OMPI_MCA_%s_tcp_if_exclude", kind);
+    return getenv(inc) || getenv(exc);
+}
+
+int launch_tcp_env(char **env, int btl)
+{
+    struct util_buf names = UTIL_BUF_INIT;
+    util_buf_adds(&names, "docker0,virbr0");
+    DIR *d = opendir("/sys/class/net");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "docker0") && strcmp(e->d_name, "virbr0") &&
+            topo_iface_is_virtual(e->d_name))
+            util_buf_addf(&names, ",%s", e->d_name);
+    if (d)
+        closedir(d);
+    int n = 0;
+    struct util_buf b = UTIL_BUF_INIT;
+    if (!set_by_user("oob")) {
+        util_buf_addf(&b, "OMPI_MCA_oob_tcp_if_exclude=%s", util_buf_str(&names));
+        env[n++] = util_buf_detach(&b);
+    }
+    if (btl && !set_by_user("btl")) { /* Open MPI's own default excludes, kept */
+        util_buf_addf(&b, "OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,sppp,%s", util_buf_str(&names));
+        env[n++] = util_buf_detach(&b);
+    }
+    util_buf_release(&names);
+    return n;
+}
+
+int launch_check_nodes(const char *hosts, int allocation)
+{
+    if (hosts && allocation)
+        return error("--hosts and --allocation both name the nodes: give one"), 2;
+    if (hosts && !launch_count_hosts(hosts))
+        return error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts), 2;
+    if (allocation && !launch_in_slurm())
+        return error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
+                     "inside salloc or sbatch, or give --hosts"),
+               2;
+    return 0;
+}
+
+/* Words of the lines that say why a host failed (ssh's, the rsh agent's, Open MPI's own). */
+static int failure_line(const char *line, size_t len)
+{
+    static const char *words[] = {"no such host",       "Could not resolve",    "No route to host",
+                                  "Connection refused", "Connection timed out", "Permission denied",
+                                  "not reachable",      "unreachable",          "is down",
+                                  "lost communication"};
+    char copy[1024];
+    snprintf(copy, sizeof(copy), "%.*s", (int)(len < sizeof(copy) - 1 ? len : sizeof(copy) - 1),
+             line);
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcasestr(copy, words[i]))
+            return 1;
+    return 0;
+}
+
+/* A whole-word match of name in text[0..len): "h1" must not match inside "h10". */
+static int names(const char *text, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = text; n && (p = memmem(p, len - (size_t)(p - text), name, n)); p++)
+        if ((p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '-')) &&
+            (p + n == text + len || !(isalnum((unsigned char)p[n]) || p[n] == '-')))
+            return 1;
+    return 0;
+}
+
+/* Open MPI's own reports name the node in a separate line: hence the second pass. */
+void launch_hosts_blamed(const char *log_path, const char *hosts, struct util_buf *out)
+{
+    struct util_buf log = UTIL_BUF_INIT;
+    if (util_file_read(log_path, 4 << 20, &log) || !hosts) {
+        util_buf_release(&log);
+        return;
+    }
+    for (int pass = 0; pass < 2 && !out->len; pass++) {
+        for (const char *p = hosts; *p;) {
+            size_t len = strcspn(p, ",");
+            char name[256];
+            snprintf(name, sizeof(name), "%.*s", (int)(len < 255 ? len : 255), p);
+            int hit = 0;
+            for (const char *line = log.data; line && *line && !hit;) {
+                const char *nl = strchr(line, '\n');
+                size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+                hit = names(line, ll, name) && (pass == 1 || failure_line(line, ll));
+                line = nl ? nl + 1 : NULL;
+            }
+            if (hit && len)
+                util_buf_addf(out, "%s%s", out->len ? ", " : "", name);
+            p += len + (p[len] == ',');
+        }
+    }
+    util_buf_release(&log);
+}

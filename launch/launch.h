@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting one program as many processes: the one place that builds direct,
+ * mpirun and srun command lines, their environment, and the host lists they
+ * take. The sweep, `topotune bench`, the cluster gather and doctor all launch
+ * through it, so every launch follows the same rules:
+ *  - the variables of a launch are set in the launcher's own environment (the
+ *    caller passes them to util_child's env) and forwarded by name: `-x NAME`
+ *    for mpirun, `--export=ALL` for srun, so a value is never re-parsed by a
+ *    launcher (srun splits --export lists on commas);
+ *  - mpirun runs as root with --allow-run-as-root and may place more ranks
+ *    than cores (--oversubscribe): benchmark ranks wait on GPUs or the network;
+ *  - with a host list, every host gets the same number of consecutive ranks.
+ */
+#ifndef LAUNCH_LAUNCH_H
+#define LAUNCH_LAUNCH_H
+
+struct launch {
+    const char *launcher; /* "direct", "mpirun" or "srun" */
+    int np;               /* processes in all; 0 with mpirun: one per node of the allocation */
+    const char *hosts;    /* mpirun: comma-separated host names, or NULL (this host or Slurm's) */
+    char *const *env;     /* NAME=VALUE for every rank (NULL-terminated, may be NULL) */
+};
+
+/* 1 when launcher is "direct", "mpirun" or "srun". */
+int launch_known(const char *launcher);
+
+/*
+ * The command line that starts program (a NULL-terminated argv) under l.
+ * Returns a NULL-terminated argv owned by the caller (launch_argv_free), or NULL
+ * when l is invalid: an unknown launcher, direct with np > 1, np not a multiple
+ * of the hosts.
+ */
+char **launch_argv(const struct launch *l, char *const *program);
+void launch_argv_free(char **argv);
+
+/* The number of comma-separated names in hosts (0 for NULL or ""). */
+int launch_count_hosts(const char *hosts);
+
+/* 1 when this process runs inside a Slurm allocation. */
+int launch_in_slurm(void);
+
+/*
+ * Checks a command's --hosts LIST and --allocation flag: not both, a list with
+ * names in it, an allocation only inside Slurm. Returns 0, or 2 (usage) after
+ * an error naming the flag and the fix.
+ */
+int launch_check_nodes(const char *hosts, int allocation);
+
+/*
+ * Open MPI settings that keep its TCP traffic off container bridges and veths
+ * (docker0 has the same 172.17.0.0/16 on every node and joins none of them):
+ * OMPI_MCA_oob_tcp_if_exclude, and with btl also OMPI_MCA_btl_tcp_if_exclude,
+ * each only when the user has set neither its include nor its exclude. The
+ * names are docker0, virbr0 and this machine's own virtual interfaces. Appends
+ * malloc'd NAME=VALUE strings to env (room for 2 more); returns how many.
+ */
+int launch_tcp_env(char **env, int btl);
+
+/*
+ * The hosts of the comma-separated list that a launcher's log blames: those
+ * named on a line that says what failed (ssh's, the rsh agent's, Open MPI's
+ * own words), else those named anywhere. Appends "h1, h2" to out.
+ */
+struct util_buf;
+void launch_hosts_blamed(const char *log_path, const char *hosts, struct util_buf *out);
+
+#endif
