@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for util/: buffers, atomic files, JSON helpers, option parsing. */
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -194,12 +195,53 @@ static void test_opts(void **state)
     assert_string_equal(pos[3], "-n5");
 }
 
+/* The variable policy: the families the tool tunes pass, whatever loads code or touches a
+ * path is refused with its reason, and so is everything outside the families. */
+static void test_env_policy(void **state)
+{
+    (void)state;
+    const char *ok[] = {"NCCL_ALGO",
+                        "NCCL_P2P_DISABLE",
+                        "OMPI_MCA_btl",
+                        "OMPI_MCA_btl_tcp_if_include",
+                        "OMPI_MCA_coll_tuned_allreduce_algorithm",
+                        "UCX_TLS",
+                        "FI_PROVIDER",
+                        "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                        "CUDA_DEVICE_MAX_CONNECTIONS"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        assert_null(util_env_refused(ok[i]));
+    const char *bad[] = {"LD_PRELOAD",
+                         "LD_LIBRARY_PATH",
+                         "PATH",
+                         "BASH_ENV",
+                         "ENV",
+                         "PYTHONPATH",
+                         "NCCL_NET_PLUGIN",
+                         "NCCL_TUNER_PLUGIN",
+                         "CUDA_INJECTION64_PATH",
+                         "OMPI_MCA_plm_rsh_agent",
+                         "OMPI_MCA_mca_base_component_path",
+                         "FI_PROVIDER_PATH",
+                         "NCCL_DEBUG_FILE",
+                         "NCCL_TOPO_DUMP_FILE",
+                         "HOME",
+                         "nccl_algo",
+                         "NCCL-ALGO",
+                         "",
+                         "UCX_MODULE_DIR"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_non_null(util_env_refused(bad[i]));
+    assert_string_equal(util_env_refused("LD_PRELOAD"), "the dynamic loader reads it");
+    assert_string_equal(util_env_refused("BASH_ENV"), "a shell reads it at startup");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
-        cmocka_unit_test(test_opts),
+        cmocka_unit_test(test_opts),         cmocka_unit_test(test_env_policy),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }
