@@ -67,13 +67,15 @@ static int mpi_init(struct bench_ctx *c)
 {
     struct mpi_state *s = calloc(1, sizeof(*s));
     if (!s)
-        return BENCH_EXIT_COMM;
+        return BENCH_EXIT_INTERNAL;
     c->state = s;
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
+    /* Out of host memory is neither MPI's fault nor a usage error: nccl-tests' internal error. */
     if (posix_memalign(&s->send, 64, s->bytes) || posix_memalign(&s->recv, 64, s->bytes)) {
-        error("cannot allocate 2 x %zu bytes of host memory for -e %zu", s->bytes,
-              c->opt->max_bytes);
-        return BENCH_EXIT_COMM;
+        error("cannot allocate 2 x %zu bytes of host memory for -e %zu: give a smaller -e, or "
+              "free memory on this host",
+              s->bytes, c->opt->max_bytes);
+        return BENCH_EXIT_INTERNAL;
     }
     /* Errors come back as codes, so a failure names its stage instead of aborting the job. */
     MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);

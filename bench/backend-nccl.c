@@ -242,16 +242,22 @@ static int nccl_init(struct bench_ctx *c)
 {
     struct nccl_state *s = calloc(1, sizeof(*s));
     if (!s)
-        return BENCH_EXIT_CUDA;
+        return BENCH_EXIT_INTERNAL;
     c->state = s;
     s->ngpus = c->opt->ngpus;
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
     s->gpu = calloc((size_t)s->ngpus, sizeof(*s->gpu));
     s->host = malloc(s->bytes);
     s->log_path = resolve_log_path();
-    if (!s->gpu || !s->host)
-        return BENCH_EXIT_CUDA;
-    int rc = pick_devices(c, s);
+    int rc = 0;
+    if (!s->gpu || !s->host) {
+        error("cannot allocate %zu bytes of host memory for -e %zu: give a smaller -e, or free "
+              "memory on this host",
+              s->bytes, c->opt->max_bytes);
+        rc = BENCH_EXIT_INTERNAL;
+    }
+    if (!rc)
+        rc = pick_devices(c, s);
     for (int g = 0; !rc && g < s->ngpus; g++)
         rc = alloc_buffers(&s->gpu[g], s->bytes);
     /* Every process must have its devices before any enters the collective init. */
@@ -305,15 +311,21 @@ static int check_pass(struct bench_ctx *c, struct nccl_state *s, size_t count, i
         struct nccl_gpu *gpu = &s->gpu[g];
         bench_fill(s->host, count, c->dtype, c->op, c->rank + g, c->nranks, seed);
         CUDA_TRY(cudaSetDevice(gpu->device));
-        CUDA_TRY(
-            cudaMemcpy(in_place ? gpu->recv : gpu->send, s->host, bytes, cudaMemcpyHostToDevice));
+        /* On the run's own stream, which is non-blocking: a copy or memset on the legacy
+         * default stream would not be ordered before the all_reduce that reads it. The host
+         * buffer is reused for the next GPU, so each fill waits for its copy. */
+        CUDA_TRY(cudaMemcpyAsync(in_place ? gpu->recv : gpu->send, s->host, bytes,
+                                 cudaMemcpyHostToDevice, gpu->stream));
         if (!in_place)
-            CUDA_TRY(cudaMemset(gpu->recv, 0, bytes));
+            CUDA_TRY(cudaMemsetAsync(gpu->recv, 0, bytes, gpu->stream));
+        CUDA_TRY(cudaStreamSynchronize(gpu->stream));
     }
     int rc = batch(c, s, count, in_place, 1);
     for (int g = 0; !rc && g < s->ngpus; g++) {
         CUDA_TRY(cudaSetDevice(s->gpu[g].device));
-        CUDA_TRY(cudaMemcpy(s->host, s->gpu[g].recv, bytes, cudaMemcpyDeviceToHost));
+        CUDA_TRY(cudaMemcpyAsync(s->host, s->gpu[g].recv, bytes, cudaMemcpyDeviceToHost,
+                                 s->gpu[g].stream));
+        CUDA_TRY(cudaStreamSynchronize(s->gpu[g].stream));
         struct bench_ctx local = *c;
         local.rank = c->rank + g;
         bench_hook_corrupt(&local, s->host, count);

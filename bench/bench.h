@@ -13,11 +13,12 @@
 /* Exit codes, as nccl-tests'. */
 enum bench_exit {
     BENCH_EXIT_OK = 0,
-    BENCH_EXIT_CUDA = 2,    /* CUDA error, no GPU visible included */
-    BENCH_EXIT_COMM = 3,    /* NCCL (or MPI) error */
-    BENCH_EXIT_TIMEOUT = 4, /* a wait passed the -T deadline */
-    BENCH_EXIT_USAGE = 6,   /* invalid usage: the message names the flag */
-    BENCH_EXIT_WRONG = 7,   /* wrong results */
+    BENCH_EXIT_INTERNAL = 1, /* host memory ran out (nccl-tests' testInternalError) */
+    BENCH_EXIT_CUDA = 2,     /* CUDA error, no GPU visible included */
+    BENCH_EXIT_COMM = 3,     /* NCCL (or MPI) error */
+    BENCH_EXIT_TIMEOUT = 4,  /* a wait passed the -T deadline */
+    BENCH_EXIT_USAGE = 6,    /* invalid usage: the message names the flag */
+    BENCH_EXIT_WRONG = 7,    /* wrong results */
 };
 
 struct bench_options {
@@ -65,6 +66,24 @@ int bench_op_parse(const char *name);
  * printing an error that names the flag.
  */
 int bench_parse_options(int argc, char **argv, struct bench_options *o);
+
+/* BENCH_MAX_BYTES: the largest size any flag takes (10^15 bytes). */
+#define BENCH_MAX_BYTES 1000000000000000ULL
+
+/*
+ * A size as -b, -e and -i read it: bytes with an optional binary K, M or G
+ * suffix ("8", "0.5K", "1G"), at most BENCH_MAX_BYTES. Returns 0, or -1 when s
+ * is not such a size (out is then untouched). Prints nothing.
+ */
+int bench_parse_size(const char *s, size_t *out);
+
+/*
+ * The sizes a run with o measures: -b, then times -f (or plus -i) up to -e,
+ * leaving out those too small for one element of -d. Returns how many, but
+ * counts no further than limit, so a vast range costs at most limit steps:
+ * 0 means the run would measure nothing.
+ */
+size_t bench_count_sizes(const struct bench_options *o, size_t limit);
 
 /* `topotune-bench`: returns the process exit code. */
 int bench_main(int argc, char **argv);

@@ -34,7 +34,8 @@ static int gather_hosts(struct bench_ctx *c)
     gethostname(me, sizeof(me) - 1);
     char *all = calloc((size_t)c->nprocs, HOST_LEN);
     if (!all)
-        return BENCH_EXIT_COMM;
+        return error("cannot allocate the host names of %d processes", c->nprocs),
+               BENCH_EXIT_INTERNAL;
     if (c->mpi)
         MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
     else
@@ -148,16 +149,6 @@ static void to_line(const struct bench_ctx *c, size_t bytes, const struct bench_
     memcpy(l->proto, r->proto, sizeof(l->proto));
 }
 
-/* The next size, or SIZE_MAX past -e (computed in floating point: no overflow). */
-static size_t next_size(const struct bench_options *o, size_t size)
-{
-    double next =
-        o->step_factor > 1 ? (double)size * o->step_factor : (double)size + (double)o->step_bytes;
-    if (next > (double)o->max_bytes)
-        return SIZE_MAX;
-    return (size_t)next > size ? (size_t)next : size + 1;
-}
-
 /*
  * A failure on one process leaves the others waiting in a collective: with
  * several processes, abort the job with the code (mpirun passes it on).
@@ -181,7 +172,7 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
     size_t tsize = bench_dtype_size(c->dtype);
     int wrong = 0;
     for (size_t size = o->min_bytes; size <= o->max_bytes && size != SIZE_MAX;
-         size = next_size(o, size)) {
+         size = bench_next_size(o, size)) {
         size_t count = size / tsize;
         if (count == 0)
             continue;

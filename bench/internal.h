@@ -12,6 +12,9 @@
 
 size_t bench_dtype_size(int dtype);
 
+/* The size after size in o's sequence (times -f, or plus -i), or SIZE_MAX past -e. */
+size_t bench_next_size(const struct bench_options *o, size_t size);
+
 /*
  * The correctness pattern: rank r's element i is a small integer chosen so that
  * the reduced result is exact in every dtype (at most 64 ranks for int8 sums),

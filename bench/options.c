@@ -5,9 +5,11 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/size.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +24,7 @@ struct raw_options {
 };
 
 /* "8", "1K", "0.5G", "4M": bytes, with binary suffixes as nccl-tests reads them. */
-static int parse_size(const char *s, size_t *out)
+int bench_parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
@@ -34,10 +36,26 @@ static int parse_size(const char *s, size_t *out)
         mult = 1024.0 * 1024, end++;
     else if (*end == 'G' || *end == 'g')
         mult = 1024.0 * 1024 * 1024, end++;
-    if (end == s || *end || errno || !(v >= 0) || v * mult > 1e15)
+    if (end == s || *end || errno || !(v >= 0) || v * mult > (double)BENCH_MAX_BYTES)
         return -1;
     *out = (size_t)llround(v * mult);
     return 0;
+}
+
+size_t bench_next_size(const struct bench_options *o, size_t size)
+{
+    return util_next_size(size, o->step_factor, o->step_bytes, o->max_bytes);
+}
+
+size_t bench_count_sizes(const struct bench_options *o, size_t limit)
+{
+    int dtype = bench_dtype_parse(o->dtype ? o->dtype : "float");
+    size_t tsize = bench_dtype_size(dtype < 0 ? BENCH_FLOAT : dtype), n = 0;
+    /* Every step grows the size by at least 1: at most tsize - 1 steps measure nothing. */
+    for (size_t size = o->min_bytes; size <= o->max_bytes && size != SIZE_MAX && n < limit;
+         size = bench_next_size(o, size))
+        n += size >= tsize;
+    return n;
 }
 
 static int parse_int(const char *s, long min, long max, int *out)
@@ -57,14 +75,29 @@ static int bad(const char *flag, const char *value, const char *want)
     return BENCH_EXIT_USAGE;
 }
 
+#define SIZE_WANT "expected bytes from 0 to 10^15 (931322G) with an optional K, M or G suffix"
+
+/* A run that would measure no size is refused: it would exit 0 having checked nothing. */
+static int measures_something(const struct bench_options *o)
+{
+    if (bench_count_sizes(o, 1))
+        return 0;
+    size_t tsize = bench_dtype_size(bench_dtype_parse(o->dtype));
+    error("-b %zu to -e %zu measures nothing: no size holds one %s element (%zu bytes); give %s "
+          "at least %zu",
+          o->min_bytes, o->max_bytes, o->dtype, tsize, o->max_bytes < tsize ? "-b and -e" : "-b",
+          tsize);
+    return BENCH_EXIT_USAGE;
+}
+
 static int convert(const struct raw_options *r, struct bench_options *o)
 {
-    if (r->b && parse_size(r->b, &o->min_bytes))
-        return bad("-b (--minbytes)", r->b, "expected bytes with an optional K, M or G suffix");
-    if (r->e && parse_size(r->e, &o->max_bytes))
-        return bad("-e (--maxbytes)", r->e, "expected bytes with an optional K, M or G suffix");
-    if (r->i && parse_size(r->i, &o->step_bytes))
-        return bad("-i (--stepbytes)", r->i, "expected bytes with an optional K, M or G suffix");
+    if (r->b && bench_parse_size(r->b, &o->min_bytes))
+        return bad("-b (--minbytes)", r->b, SIZE_WANT);
+    if (r->e && bench_parse_size(r->e, &o->max_bytes))
+        return bad("-e (--maxbytes)", r->e, SIZE_WANT);
+    if (r->i && bench_parse_size(r->i, &o->step_bytes))
+        return bad("-i (--stepbytes)", r->i, SIZE_WANT);
     if (r->f) {
         char *end;
         o->step_factor = strtod(r->f, &end);
@@ -73,14 +106,14 @@ static int convert(const struct raw_options *r, struct bench_options *o)
                        "expected a number up to 1024 (2 doubles the size each step)");
     }
     if (r->n && parse_int(r->n, 1, 1000000000, &o->iters))
-        return bad("-n (--iters)", r->n, "expected an integer of at least 1");
+        return bad("-n (--iters)", r->n, "expected an integer from 1 to 1000000000");
     if (r->w && parse_int(r->w, 0, 1000000000, &o->warmup))
-        return bad("-w (--warmup_iters)", r->w, "expected an integer of at least 0");
+        return bad("-w (--warmup_iters)", r->w, "expected an integer from 0 to 1000000000");
     if (r->c && parse_int(r->c, 0, 1000000, &o->check))
         return bad("-c (--check)", r->c,
-                   "expected an integer of at least 0 (0 disables the check)");
+                   "expected an integer from 0 to 1000000 (0 disables the check)");
     if (r->g && parse_int(r->g, 1, 1024, &o->ngpus))
-        return bad("-g (--ngpus)", r->g, "expected an integer of at least 1");
+        return bad("-g (--ngpus)", r->g, "expected a number of GPUs from 1 to 1024");
     if (r->a && parse_int(r->a, 0, 3, &o->average))
         return bad("-a (--average)", r->a, "expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
     if (r->T) {
@@ -112,7 +145,7 @@ static int convert(const struct raw_options *r, struct bench_options *o)
         return bad("--nodes", r->nodes, "expected a number of nodes from 1 to 4096");
     int seed = 0;
     if (r->seed && parse_int(r->seed, 0, 2147483647, &seed))
-        return bad("--seed", r->seed, "expected a non-negative integer");
+        return bad("--seed", r->seed, "expected an integer from 0 to 2147483647");
     o->seed = (unsigned)seed;
     if (r->noise) {
         char *end;
@@ -133,7 +166,7 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     if (o->step_factor <= 1 && o->step_bytes == 0 && o->max_bytes > o->min_bytes)
         return bad("-i (--stepbytes)", r->i ? r->i : "0",
                    "a step of 0 never reaches -e: give -i above 0 or -f above 1");
-    return 0;
+    return measures_something(o);
 }
 
 int bench_parse_options(int argc, char **argv, struct bench_options *o)

@@ -11,34 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
-{
-    char path[2048];
-    snprintf(path, sizeof(path), "%s/sweep.json", dir);
-    json_t *sweep = util_json_load(path);
-    if (!sweep)
-        return error("'%s' is not a sweep directory (no readable sweep.json): give topotune "
-                     "sweep's --out",
-                     dir),
-               -1;
-    const char *schema = json_string_value(json_object_get(sweep, "schema"));
-    if (!schema || strcmp(schema, "topotune/sweep/1")) {
-        json_decref(sweep);
-        return error("'%s/sweep.json' is not a topotune sweep (schema topotune/sweep/1)", dir), -1;
-    }
-    snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-    json_t *runs = sweep_results_load(path);
-    if (!runs) {
-        json_decref(sweep);
-        return -1;
-    }
-    json_object_set_new(sweep, "dir", json_string(dir));
-    json_array_append_new(sweeps, sweep);
-    json_array_extend(results, runs);
-    json_decref(runs);
-    return 0;
-}
-
 static const char gen_usage[] = "--runs DIR [DIR...] [--profiles ROOT]";
 
 int cmd_gen(int argc, char **argv)

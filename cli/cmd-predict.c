@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "model/model.h"
 #include "topo/topo.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -93,12 +94,22 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     }
     o->env.vars = (char **)o->env_list.items;
     o->env.n = o->env_list.n;
-    for (int i = 0; i < o->env.n; i++)
+    for (int i = 0; i < o->env.n; i++) {
         if (!valid_assignment(o->env.vars[i]))
             return error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
                          "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
                          o->env.vars[i]),
                    2;
+        /* The policy of every variable a file or flag sets (util_env_refused), here too. */
+        const char *eq = strchr(o->env.vars[i], '=');
+        char name[160];
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - o->env.vars[i]), o->env.vars[i]);
+        const char *why = util_env_refused(name);
+        if (why)
+            return error("invalid value '%s' for --env: %s cannot be set: %s", o->env.vars[i], name,
+                         why),
+                   2;
+    }
     if (!o->input)
         return error("topotune predict needs --input FILE (a topology or hardware spec)"), 2;
     return 0;

@@ -25,14 +25,14 @@
 
 struct sweep_options {
     const char *space, *backend, *np, *out, *strategy, *repeat, *timeout, *launcher, *hosts,
-        *topology, *seed, *nodes;
+        *topology, *seed, *nodes, *max_configs;
     int resume;
 };
 
 static const char sweep_usage[] =
     "--space FILE [--backend B] [--np N] [--out DIR] [--resume]\n"
     "       [--strategy grid|halving] [--repeat R] [--timeout S] [--launcher direct|mpirun|srun]\n"
-    "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S]";
+    "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--max-configs N]";
 
 static int parse_count(const char *flag, const char *v, int min, int max, int *out)
 {
@@ -203,12 +203,15 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     if (strcmp(sw->strategy, "grid") && strcmp(sw->strategy, "halving"))
         return error("invalid value '%s' for --strategy: expected grid or halving", sw->strategy),
                2;
+    int max_configs = SWEEP_MAX_CONFIGS;
     if (parse_count("--np", o->np, 1, 4096, &sw->np) ||
         parse_count("--repeat", o->repeat, 1, 100, &sw->repeat) ||
         parse_count("--nodes", o->nodes, 1, 4096, &sw->nodes) ||
-        parse_count("--seed", o->seed, 0, 1 << 30, &seed))
+        parse_count("--seed", o->seed, 0, 1 << 30, &seed) ||
+        parse_count("--max-configs", o->max_configs, 1, 10000000, &max_configs))
         return 2;
     sw->seed = (unsigned)seed;
+    sw->space.max_configs = (size_t)max_configs;
     if (o->timeout) {
         char *end;
         sw->timeout_s = strtod(o->timeout, &end);
@@ -285,6 +288,8 @@ int cmd_sweep(int argc, char **argv)
         {"topology", 0, UTIL_OPT_STRING, &o.topology, "FILE", "topology or spec (sim: required)"},
         {"nodes", 0, UTIL_OPT_STRING, &o.nodes, "N", "sim: number of nodes"},
         {"seed", 0, UTIL_OPT_STRING, &o.seed, "S", "sim: noise seed"},
+        {"max-configs", 0, UTIL_OPT_STRING, &o.max_configs, "N",
+         "refuse a space of more configurations (default 100000)"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
@@ -307,6 +312,10 @@ int cmd_sweep(int argc, char **argv)
             info("dropped %s: %s", json_string_value(json_object_get(p, "var")),
                  json_string_value(json_object_get(p, "reason")));
         sw.configs = sweep_space_configs(&sw.space);
+        if (!sw.configs || sweep_configs_check(&sw.space, sw.configs))
+            rc = 2; /* before anything is written */
+    }
+    if (!rc) {
         if (o.out) {
             snprintf(dir, sizeof(dir), "%s", o.out);
         } else {
@@ -326,7 +335,8 @@ int cmd_sweep(int argc, char **argv)
         sw.bench = sweep_bench_program();
         info("sweep: %zu configurations x %d (%s, %s backend, %s launcher) into '%s'",
              json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher, sw.dir);
-        rc = sweep_run(&sw) ? 1 : summary(&sw);
+        int run = sweep_run(&sw);
+        rc = run == UTIL_EINVAL ? 2 : run ? 1 : summary(&sw);
         free((char *)sw.bench);
     }
     json_decref(pruned);

@@ -25,7 +25,35 @@ struct topo_options {
 static const char topo_usage[] =
     "[--input FILE] [--json [FILE]] [--matrix] [--hosts h1,h2,... | --allocation]";
 
-/* {"classes": [{"id", "hosts": [...], "gpus", "gpu_model", "nics"}], "nodes": [...]} */
+/* [{"model", "count"}] of a node's GPUs in order of appearance: a mixed node lists each model. */
+static json_t *gpu_models(const json_t *gpus)
+{
+    json_t *models = json_array();
+    size_t i, j;
+    json_t *g, *m;
+    json_array_foreach(gpus, i, g)
+    {
+        const char *model = json_string_value(json_object_get(g, "model"));
+        model = model ? model : "unknown";
+        int found = 0;
+        json_array_foreach(models, j, m)
+        {
+            if (!found && strcmp(json_string_value(json_object_get(m, "model")), model) == 0) {
+                json_object_set_new(
+                    m, "count", json_integer(json_integer_value(json_object_get(m, "count")) + 1));
+                found = 1;
+            }
+        }
+        if (!found)
+            json_array_append_new(models, json_pack("{s:s,s:i}", "model", model, "count", 1));
+    }
+    return models;
+}
+
+/*
+ * {"classes": [{"id", "hosts": [...], "gpus", "gpu_model", "gpu_models", "nics"}], "nodes": [...]}
+ * gpu_model is the one model of the class's GPUs, null when they differ (gpu_models lists them).
+ */
 static json_t *group_classes(json_t *nodes)
 {
     json_t *classes = json_array(), *by_id = json_object();
@@ -40,10 +68,14 @@ static json_t *group_classes(json_t *nodes)
         json_t *cls = json_object_get(by_id, id);
         if (!cls) {
             const json_t *gpus = json_object_get(t, "gpus");
-            cls = json_pack("{s:s,s:[],s:I,s:O?,s:I}", "id", id, "hosts", "gpus",
-                            (json_int_t)json_array_size(gpus), "gpu_model",
-                            json_object_get(json_array_get(gpus, 0), "model"), "nics",
-                            (json_int_t)json_array_size(json_object_get(t, "nics")));
+            json_t *models = gpu_models(gpus);
+            json_t *one = json_array_size(models) == 1
+                              ? json_object_get(json_array_get(models, 0), "model")
+                              : NULL;
+            cls =
+                json_pack("{s:s,s:[],s:I,s:O?,s:o,s:I}", "id", id, "hosts", "gpus",
+                          (json_int_t)json_array_size(gpus), "gpu_model", one, "gpu_models", models,
+                          "nics", (json_int_t)json_array_size(json_object_get(t, "nics")));
             json_object_set_new(by_id, id, cls);
             json_array_append(classes, cls);
         }
@@ -51,6 +83,33 @@ static json_t *group_classes(json_t *nodes)
     }
     json_decref(by_id);
     return json_pack("{s:o,s:O}", "classes", classes, "nodes", nodes);
+}
+
+/* One class of the --hosts summary; every string from the nodes is cleaned before it is printed. */
+static void print_class(const json_t *c)
+{
+    char buf[256];
+    size_t i;
+    json_t *m, *h;
+    const json_t *models = json_object_get(c, "gpu_models");
+    printf("\nclass %s: %lld GPU(s)",
+           topo_text_into(json_string_value(json_object_get(c, "id")), buf, sizeof(buf)),
+           (long long)json_integer_value(json_object_get(c, "gpus")));
+    json_array_foreach(models, i, m)
+    {
+        const char *model = json_string_value(json_object_get(m, "model"));
+        if (json_array_size(models) == 1)
+            printf(" %s", topo_text_into(model, buf, sizeof(buf)));
+        else
+            printf("%s%lld x %s", i ? ", " : " (",
+                   (long long)json_integer_value(json_object_get(m, "count")),
+                   topo_text_into(model, buf, sizeof(buf)));
+    }
+    printf("%s, %lld NIC(s)\n  hosts:", json_array_size(models) > 1 ? ")" : "",
+           (long long)json_integer_value(json_object_get(c, "nics")));
+    json_array_foreach(json_object_get(c, "hosts"), i, h)
+        printf(" %s", topo_text_into(json_string_value(h), buf, sizeof(buf)));
+    printf("\n");
 }
 
 static int topo_hosts(const struct topo_options *o)
@@ -64,21 +123,14 @@ static int topo_hosts(const struct topo_options *o)
     if (o->json) {
         exit_code = util_json_write(o->json, doc) ? 1 : 0;
     } else {
-        size_t i, j;
-        json_t *c, *h;
+        size_t i;
+        json_t *c;
         json_t *classes = json_object_get(doc, "classes");
         printf("%zu node(s) in %zu node class(es)\n",
                json_array_size(json_object_get(doc, "nodes")), json_array_size(classes));
         json_array_foreach(classes, i, c)
         {
-            const char *model = json_string_value(json_object_get(c, "gpu_model"));
-            printf("\nclass %s: %lld GPU(s)%s%s, %lld NIC(s)\n  hosts:",
-                   json_string_value(json_object_get(c, "id")),
-                   (long long)json_integer_value(json_object_get(c, "gpus")), model ? " " : "",
-                   model ? model : "", (long long)json_integer_value(json_object_get(c, "nics")));
-            json_array_foreach(json_object_get(c, "hosts"), j, h)
-                printf(" %s", json_string_value(h));
-            printf("\n");
+            print_class(c);
         }
     }
     json_decref(doc);

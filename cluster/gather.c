@@ -6,6 +6,7 @@
 #include "util/child.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -21,9 +22,12 @@ static void log_tail(const char *path, char *out, size_t len)
     out[0] = '\0';
     if (util_file_read(path, 1 << 20, &b) == 0) {
         size_t end = b.len, start = util_text_tail(b.data, &end, 3);
-        snprintf(out, len, "%.*s", (int)(end - start), b.data + start);
+        struct util_buf clean = UTIL_BUF_INIT; /* the hosts' words reach a terminal */
+        util_text_clean(&clean, b.data + start, end - start, 1);
+        snprintf(out, len, "%s", util_buf_str(&clean));
+        util_buf_release(&clean);
         for (char *p = out; *p; p++)
-            if (*p == '\n')
+            if (*p == '\n' || *p == '\t')
                 *p = ' ';
     }
     util_buf_release(&b);

@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/size.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     json_t *sizes = json_array();
     int wrong = 0;
     for (size_t size = s->min_bytes; !m.fault && size <= s->max_bytes;
-         size = (size_t)((double)size * (s->factor > 1 ? s->factor : 2))) {
+         size = util_next_size(size, s->factor, 0, s->max_bytes)) {
         struct model_prediction p;
         if (model_predict(&m, size, &p))
             break;
@@ -98,6 +99,8 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
     json_decref(sweep_space_prune(&s, t, job_nodes));
     json_t *configs = sweep_space_configs(&s), *results = json_array(), *c;
     size_t i;
+    if (!configs) /* too many configurations: sweep_space_configs said so */
+        goto out;
     json_array_foreach(configs, i, c)
     {
         json_t *r = predicted_run(&s, t, job_nodes, c);

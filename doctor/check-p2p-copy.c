@@ -5,6 +5,7 @@
  * consumer GPUs behind PCIe switches; only a real copy tells.
  */
 #include "doctor/internal.h"
+#include "util/text.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/file.h"
@@ -53,11 +54,15 @@ static void parse_log(const char *text, struct copy_log *l)
     }
 }
 
-/* The last non-empty line of text (the child's own explanation, usually). */
+/* The last non-empty line of text (the child's own explanation, usually), cleaned: it reaches
+ * a terminal and JSON. */
 static void last_line(const char *text, char *out, size_t len)
 {
     size_t end = strlen(text), start = util_text_tail(text, &end, 1);
-    snprintf(out, len, "%.*s", (int)(end - start), text + start);
+    struct util_buf clean = UTIL_BUF_INIT;
+    util_text_clean(&clean, text + start, end - start, 0);
+    snprintf(out, len, "%s", util_buf_str(&clean));
+    util_buf_release(&clean);
 }
 
 /* NVML or the driver said OK for some pair (the topology's P2P table). */

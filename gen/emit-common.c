@@ -3,6 +3,7 @@
 #include "gen/internal.h"
 #include "sweep/sweep.h"
 #include "util/log.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -12,23 +13,35 @@ static const char *str(const json_t *o, const char *key, const char *dflt)
     return s ? s : dflt;
 }
 
+/* "# " + text on one line: whatever a field holds, it cannot start a live line. */
+static void comment(struct util_buf *out, const char *fmt_before, const char *value)
+{
+    util_buf_adds(out, fmt_before);
+    util_quote_comment(out, value);
+}
+
 void gen_header(const json_t *profile, const char *what, struct util_buf *out)
 {
     const json_t *sw = json_object_get(profile, "software");
-    util_buf_addf(out, "# %s: topotune profile %s v%lld (schema topotune/profile/1)\n", what,
-                  str(profile, "class", "?"),
+    util_buf_addf(out, "# %s: topotune profile ", what);
+    util_quote_comment(out, str(profile, "class", "?"));
+    util_buf_addf(out, " v%lld (schema topotune/profile/1)\n",
                   (long long)json_integer_value(json_object_get(profile, "version")));
-    util_buf_addf(out, "# created %s by topotune %s, content %s\n", str(profile, "created", "?"),
-                  str(profile, "tool_version", "?"), str(profile, "content_hash", "?"));
-    util_buf_addf(
-        out, "# measured with NCCL %s, CUDA %s, driver %s, MPI %s%s\n", str(sw, "nccl", "unknown"),
-        str(sw, "cuda", "unknown"), str(sw, "driver", "unknown"), str(sw, "mpi", "unknown"),
-        json_is_true(json_object_get(profile, "predicted")) ? " (PREDICTED by the sim backend)"
-                                                            : "");
-    util_buf_addf(out, "# %s\n", str(profile, "summary", ""));
-    util_buf_adds(out,
-                  "# valid while the node class and NCCL version match; tuning variables must be\n"
-                  "# re-validated (topotune sweep, then topotune gen) after every NCCL upgrade.\n");
+    comment(out, "# created ", str(profile, "created", "?"));
+    comment(out, " by topotune ", str(profile, "tool_version", "?"));
+    comment(out, ", content ", str(profile, "content_hash", "?"));
+    comment(out, "\n# measured with NCCL ", str(sw, "nccl", "unknown"));
+    comment(out, ", CUDA ", str(sw, "cuda", "unknown"));
+    comment(out, ", driver ", str(sw, "driver", "unknown"));
+    comment(out, ", MPI ", str(sw, "mpi", "unknown"));
+    util_buf_addf(out, "%s\n",
+                  json_is_true(json_object_get(profile, "predicted"))
+                      ? " (PREDICTED by the sim backend)"
+                      : "");
+    comment(out, "# ", str(profile, "summary", ""));
+    util_buf_adds(
+        out, "\n# valid while the node class and NCCL version match; tuning variables must be\n"
+             "# re-validated (topotune sweep, then topotune gen) after every NCCL upgrade.\n");
 }
 
 int gen_each_var(const json_t *profile,
@@ -63,7 +76,8 @@ long long gen_shm_need_kb(const json_t *profile)
 
 void gen_shell_prelude(const json_t *profile, struct util_buf *out)
 {
-    const char *nccl = str(json_object_get(profile, "software"), "nccl", "");
+    struct util_buf want = UTIL_BUF_INIT;
+    util_quote_shell(&want, str(json_object_get(profile, "software"), "nccl", ""));
     util_buf_adds(
         out,
         "set -euo pipefail\n"
@@ -89,7 +103,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     util_buf_addf(
         out,
         "# The NCCL version must be the one this profile was measured with.\n"
-        "want_nccl=\"%s\"\n"
+        "want_nccl=%s\n"
         "have_nccl=$(\"$py\" -c 'import torch; v = torch.cuda.nccl.version(); "
         "print(\".\".join(map(str, v)) if isinstance(v, tuple) else v)' 2>/dev/null || true)\n"
         "if [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" ] "
@@ -98,7 +112,8 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "topotune sweep and gen again, or set TOPOTUNE_IGNORE_NCCL_VERSION=1\" >&2\n"
         "    exit 3\n"
         "fi\n\n",
-        nccl);
+        util_buf_str(&want));
+    util_buf_release(&want);
     util_buf_addf(out,
                   "# NCCL's SHM transport lives in /dev/shm (containers default to 64 MB).\n"
                   "shm_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $2}')\n"

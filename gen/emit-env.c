@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* nccl.env (sourceable shell) and nccl.conf (NCCL_CONF_FILE format). */
 #include "gen/internal.h"
+#include "util/quote.h"
+
+#include <string.h>
 
 static int env_line(const char *name, const char *value, const char *role, void *ctx)
 {
-    util_buf_addf(ctx, "export %s=%s  # %s\n", name, value, role);
+    util_buf_addf(ctx, "export %s=", name);
+    util_quote_shell(ctx, value);
+    util_buf_addf(ctx, "  # %s\n", role);
     return 0;
 }
 
@@ -21,8 +26,10 @@ static int emit_env(const json_t *profile, struct util_buf *out)
     util_buf_adds(
         out,
         "# source this file; roles: system (this hardware needs it), tuning (measured speed-up)\n");
+    const char *backend = json_string_value(json_object_get(profile, "backend"));
     if (json_is_true(json_object_get(profile, "defaults_best")))
-        util_buf_adds(out, "# NCCL defaults are best here: no tuning variable is set.\n");
+        util_buf_addf(out, "# %s defaults are best here: no tuning variable is set.\n",
+                      backend && !strcmp(backend, "mpi") ? "Open MPI's" : "NCCL's");
     return gen_each_var(profile, env_line, out);
 }
 

@@ -2,17 +2,19 @@
 /*
  * launch/pytorchjob.yaml (Kubeflow: memory-backed /dev/shm, IPC_LOCK, the
  * profile's variables) and launch/Dockerfile.fragment (the profile in the image,
- * NCCL_CONF_FILE pointing at it). Values were validated against a character set
- * that needs no escaping inside double quotes.
+ * NCCL_CONF_FILE pointing at it). Values were validated against a character set,
+ * and are written as YAML double-quoted scalars all the same.
  */
 #include "gen/internal.h"
+#include "util/quote.h"
 
 #include <stdio.h>
 
 static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
 {
-    util_buf_addf(ctx, "                - name: %s  # %s\n                  value: \"%s\"\n", name,
-                  role, value);
+    util_buf_addf(ctx, "                - name: %s  # %s\n                  value: ", name, role);
+    util_quote_yaml(ctx, value);
+    util_buf_adds(ctx, "\n");
     return 0;
 }
 
@@ -73,6 +75,15 @@ static int emit_pytorchjob(const json_t *profile, struct util_buf *out)
     return replica(profile, "Master", 1, out) || replica(profile, "Worker", 1, out) ? -1 : 0;
 }
 
+static int docker_env(const char *name, const char *value, const char *role, void *ctx)
+{
+    (void)role;
+    util_buf_addf(ctx, "ENV %s=", name);
+    util_quote_dockerfile(ctx, value);
+    util_buf_adds(ctx, "\n");
+    return 0;
+}
+
 static int emit_dockerfile(const json_t *profile, struct util_buf *out)
 {
     gen_header(profile, "launch/Dockerfile.fragment", out);
@@ -83,8 +94,10 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
         "# Run containers with --shm-size=16g (or --ipc=host) and --ulimit memlock=-1 for RDMA.\n"
         "COPY topotune-profile /opt/topotune/profile\n"
         "ENV NCCL_CONF_FILE=/opt/topotune/profile/nccl.conf\n"
-        "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n");
-    return 0;
+        "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n"
+        "# The profile's own variables, as nccl.env sets them: the image and the profile agree,\n"
+        "# and a value from the base image does not silently win over the measured one.\n");
+    return gen_each_var(profile, docker_env, out);
 }
 
 const struct gen_emitter gen_emit_pytorchjob = {"launch/pytorchjob.yaml", 0, emit_pytorchjob};

@@ -5,6 +5,7 @@
  * per node through srun) and launch/mpirun.sh (-x per variable, a rank per GPU).
  */
 #include "gen/internal.h"
+#include "util/quote.h"
 
 #include <string.h>
 
@@ -12,6 +13,13 @@ static long long gpus(const json_t *profile)
 {
     long long g = json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
     return g > 0 ? g : 1;
+}
+
+/* Where gen wrote this version (absolute), for scripts that run from a copy elsewhere. */
+static const char *location(const json_t *profile)
+{
+    const char *dir = json_string_value(json_object_get(profile, "location"));
+    return dir ? dir : "";
 }
 
 static int emit_torchrun(const json_t *profile, struct util_buf *out)
@@ -75,12 +83,22 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
                   gpus(profile));
     gen_header(profile, "launch/sbatch.sh", out);
     util_buf_adds(
+        out, "# usage: sbatch sbatch.sh train.py [args]   (TOPOTUNE_PROFILE=DIR: the profile "
+             "elsewhere)\n"
+             "# sbatch runs a copy of this script from its spool directory: the profile is found\n"
+             "# through TOPOTUNE_PROFILE, else where topotune gen wrote it.\n"
+             "# One torchrun per node, started by srun; torchrun starts one rank per GPU.\n"
+             "set -euo pipefail\n");
+    util_buf_adds(out, "profile_dir=${TOPOTUNE_PROFILE:-");
+    util_quote_shell(out, location(profile));
+    util_buf_adds(
         out,
-        "# usage: TOPOTUNE_PROFILE=/path/to/profile sbatch sbatch.sh train.py [args]\n"
-        "# (sbatch runs a copy of this script: TOPOTUNE_PROFILE says where the profile is)\n"
-        "# One torchrun per node, started by srun; torchrun starts one rank per GPU.\n"
-        "set -euo pipefail\n"
-        "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
+        "}\n"
+        "if [ ! -f \"$profile_dir/nccl.env\" ]; then\n"
+        "    echo \"$0: no profile at '$profile_dir': set TOPOTUNE_PROFILE to the profile "
+        "directory (the one holding nccl.env)\" >&2\n"
+        "    exit 2\n"
+        "fi\n"
         "# memlock must be unlimited for RDMA registration\n"
         "ulimit -l unlimited 2>/dev/null || echo \"$0: warning: cannot raise the memlock limit "
         "(RDMA needs it unlimited)\" >&2\n"
@@ -92,11 +110,11 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
     return 0;
 }
 
-static int x_flag(const char *name, const char *value, const char *role, void *ctx)
+static int fwd_name(const char *name, const char *value, const char *role, void *ctx)
 {
     (void)value;
     (void)role;
-    util_buf_addf(ctx, "    -x %s \\\n", name);
+    util_buf_addf(ctx, " %s", name);
     return 0;
 }
 
@@ -109,17 +127,22 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
                   "GPU: %lld per node)\n",
                   gpus(profile));
     gen_shell_prelude(profile, out);
-    util_buf_addf(
-        out,
-        "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
-        "exec mpirun -np \"${NP:-%lld}\" --map-by \"ppr:%lld:node\" \"${hostfile[@]}\" \\\n",
-        gpus(profile), gpus(profile));
-    if (gen_each_var(profile, x_flag, out))
-        return -1;
     util_buf_adds(
-        out,
-        "    -x NCCL_CONF_FILE -x TORCH_NCCL_ASYNC_ERROR_HANDLING -x NCCL_ASYNC_ERROR_HANDLING \\\n"
-        "    \"$@\"\n");
+        out, "# Remote ranks get exactly what is exported here: -x for each name that is set.\n"
+             "fwd=()\n"
+             "for name in NCCL_CONF_FILE NCCL_ASYNC_ERROR_HANDLING "
+             "TORCH_NCCL_ASYNC_ERROR_HANDLING \\\n"
+             "    TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT");
+    if (gen_each_var(profile, fwd_name, out))
+        return -1;
+    util_buf_addf(out,
+                  "; do\n"
+                  "    if [ -n \"${!name+set}\" ]; then fwd+=(-x \"$name\"); fi\n"
+                  "done\n"
+                  "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
+                  "exec mpirun -np \"${NP:-%lld}\" --map-by \"ppr:%lld:node\" \"${hostfile[@]}\" "
+                  "\"${fwd[@]}\" \"$@\"\n",
+                  gpus(profile), gpus(profile));
     return 0;
 }
 

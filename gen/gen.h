@@ -28,7 +28,8 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
 
 /*
  * Adds DIR's sweep.json (with "dir" added) to sweeps and its result lines to
- * results. Returns 0, or -1 after an error naming DIR.
+ * results, every field checked first (sweep_load_dir: a sweep directory is
+ * untrusted). Returns 0, or -1 after an error naming the file, line and field.
  */
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
 

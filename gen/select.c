@@ -117,8 +117,14 @@ static int listed(const char *name, const char *const *list)
     return 0;
 }
 
+/* Whose defaults the all-unset baseline ran with. */
+static const char *defaults_of(const char *backend)
+{
+    return backend && !strcmp(backend, "mpi") ? "Open MPI's defaults" : "NCCL's defaults";
+}
+
 static json_t *variables(const struct config_stats *w, const struct config_stats *base, int base_ok,
-                         size_t omin, size_t omax)
+                         size_t omin, size_t omax, const char *backend)
 {
     json_t *vars = json_array();
     const char *name;
@@ -133,21 +139,21 @@ static json_t *variables(const struct config_stats *w, const struct config_stats
             role = "system";
         if (!strcmp(role, "system") && !base_ok)
             snprintf(evidence, sizeof(evidence),
-                     "NCCL defaults failed here (%s in %d of %d runs, stage %s); with %s=%s all %d "
+                     "%s failed here (%s in %d of %d runs, stage %s); with %s=%s all %d "
                      "runs were ok",
-                     json_object_iter_key(json_object_iter(base->outcomes)), base->runs - base->ok,
-                     base->runs, base->stage ? base->stage : "?", name, json_string_value(v),
-                     w->runs);
+                     defaults_of(backend), json_object_iter_key(json_object_iter(base->outcomes)),
+                     base->runs - base->ok, base->runs, base->stage ? base->stage : "?", name,
+                     json_string_value(v), w->runs);
         else if (base_ok)
             snprintf(evidence, sizeof(evidence),
-                     "mean busbw %.2f GB/s against %.2f with NCCL defaults over %zu..%zu B, %d "
+                     "mean busbw %.2f GB/s against %.2f with %s over %zu..%zu B, %d "
                      "runs, cv %.3f",
-                     w->mean, base->mean, omin, omax, w->runs, w->cv);
+                     w->mean, base->mean, defaults_of(backend), omin, omax, w->runs, w->cv);
         else
             snprintf(evidence, sizeof(evidence),
                      "mean busbw %.2f GB/s over %zu..%zu B, %d runs, cv %.3f "
-                     "(NCCL defaults failed)",
-                     w->mean, omin, omax, w->runs, w->cv);
+                     "(%s failed)",
+                     w->mean, omin, omax, w->runs, w->cv, defaults_of(backend));
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(name));
         json_object_set(o, "value", v);
@@ -261,6 +267,8 @@ static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
 json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
 {
     json_t *first = json_array_get(sweeps, 0);
+    const char *backend = json_string_value(json_object_get(first, "backend"));
+    backend = backend ? backend : "nccl";
     double cv_max = json_number_value(json_object_get(first, "cv_max"));
     int repeat = (int)json_integer_value(json_object_get(first, "repeat"));
     size_t omin = (size_t)json_integer_value(json_object_get(first, "objective_min"));
@@ -317,6 +325,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_t *p = json_object();
     json_object_set_new(p, "schema", json_string("topotune/profile/1"));
     json_object_set_new(p, "class", json_string(class_id));
+    json_object_set_new(p, "backend", json_string(backend));
     json_object_set_new(p, "hardware", hardware(json_object_get(first, "topology")));
     json_object_set(p, "software", json_object_get(first, "versions"));
     json_object_set(p, "predicted", json_object_get(first, "predicted"));
@@ -325,19 +334,22 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         p, "objective",
         json_pack("{s:I,s:I}", "min_bytes", (json_int_t)omin, "max_bytes", (json_int_t)omax));
     if (base_ok && !winner)
-        json_object_set_new(
-            p, "summary",
-            json_string(
-                "NCCL defaults are best here: no stable configuration beat them beyond the noise"));
+        json_object_set_new(p, "summary",
+                            json_sprintf("%s are best here: no stable configuration beat them "
+                                         "beyond the noise",
+                                         defaults_of(backend)));
     else if (winner)
         json_object_set_new(p, "summary",
-                            json_sprintf("configuration %s: mean busbw %.2f GB/s%s", best.id,
-                                         best.mean, base_ok ? "" : " (NCCL defaults failed here)"));
+                            json_sprintf("configuration %s: mean busbw %.2f GB/s%s%s%s", best.id,
+                                         best.mean, base_ok ? "" : " (",
+                                         base_ok ? "" : defaults_of(backend),
+                                         base_ok ? "" : " failed here)"));
     else
         json_object_set_new(p, "summary",
                             json_string("no configuration was stable: nothing to recommend"));
     json_object_set_new(p, "variables",
-                        winner ? variables(&best, &base, base_ok, omin, omax) : json_array());
+                        winner ? variables(&best, &base, base_ok, omin, omax, backend)
+                               : json_array());
     json_t *b = json_object();
     json_object_set_new(b, "stable", json_boolean(base_ok));
     json_object_set_new(b, "objective", json_real(base.mean));
@@ -374,4 +386,16 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_decref(stable_sizes);
     json_decref(ids);
     return p;
+}
+
+int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
+{
+    json_t *meta, *runs;
+    if (sweep_load_dir(dir, &meta, &runs))
+        return -1;
+    json_object_set_new(meta, "dir", json_string(dir));
+    json_array_append_new(sweeps, meta);
+    json_array_extend(results, runs);
+    json_decref(runs);
+    return 0;
 }

@@ -7,14 +7,17 @@
  * renamed into place, so an interrupted gen leaves the previous state intact.
  */
 #include "gen/internal.h"
+#include "sweep/sweep.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +73,8 @@ static int mkdirs(const char *path)
     return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-static int write_version(const char *tmpdir, const json_t *profile)
+/* profile.json as stored; the emitters also get where the version will live (location). */
+static int write_version(const char *tmpdir, const json_t *profile, const char *location)
 {
     char path[2300];
     pathf(path, sizeof(path), "%s/launch", tmpdir);
@@ -79,26 +83,30 @@ static int write_version(const char *tmpdir, const json_t *profile)
     pathf(path, sizeof(path), "%s/profile.json", tmpdir);
     if (util_json_write(path, profile))
         return UTIL_EIO;
+    json_t *emitted = json_deep_copy(profile);
+    json_object_set_new(emitted, "location", json_string(location));
     for (size_t i = 0; i < sizeof(emitters) / sizeof(emitters[0]); i++) {
         struct util_buf out = UTIL_BUF_INIT;
         pathf(path, sizeof(path), "%s/%s", tmpdir, emitters[i]->path);
-        int rc = emitters[i]->emit(profile, &out);
+        int rc = emitters[i]->emit(emitted, &out);
         if (!rc)
             rc = util_file_write_atomic(path, out.data ? out.data : "", out.len);
         if (!rc && emitters[i]->executable)
             chmod(path, 0755);
         util_buf_release(&out);
-        if (rc)
+        if (rc) {
+            json_decref(emitted);
             return error("cannot write '%s'", emitters[i]->path), UTIL_EIO;
+        }
     }
+    json_decref(emitted);
     return 0;
 }
 
+/* Our own temporary directory: unlinkat, no shell, no link followed. */
 static void remove_tree(const char *dir)
 {
-    char cmd[2300];
-    pathf(cmd, sizeof(cmd), "rm -rf '%s'", dir); /* our own temporary directory, quoted */
-    if (system(cmd))
+    if (util_remove_tree_at(AT_FDCWD, dir, 4))
         warning("could not remove '%s'", dir);
 }
 
@@ -157,50 +165,117 @@ static int write_index(const char *root)
     return rc;
 }
 
+/*
+ * ROOT/<class>, created when missing: the class id is one safe path component
+ * (checked again here, wherever it came from) and the directory is a real one
+ * under the root, not a symbolic link that leads elsewhere.
+ */
+static int class_dir(const char *root, const char *class_id, char *classdir, size_t len)
+{
+    if (!sweep_valid_id(class_id))
+        return error("refusing to write a profile for class \"%.64s\": a class id is "
+                     "[A-Za-z0-9._-] without \"..\", at most 128 characters",
+                     class_id ? class_id : "(none)"),
+               UTIL_EINVAL;
+    if (mkdirs(root))
+        return error("cannot create '%s': %s", root, strerror(errno)), UTIL_EIO;
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return error("cannot open '%s': %s", root, strerror(errno)), UTIL_EIO;
+    int fd = mkdirat(rootfd, class_id, 0755) && errno != EEXIST
+                 ? -1
+                 : openat(rootfd, class_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    close(rootfd);
+    if (fd < 0)
+        return error("cannot use '%s/%s': %s (a profile class directory must be a directory, "
+                     "not a link)",
+                     root, class_id, strerror(err)),
+               UTIL_EIO;
+    close(fd);
+    return pathf(classdir, len, "%s/%s", root, class_id)
+               ? (error("profiles root path too long: '%.64s...'", root), UTIL_EINVAL)
+               : 0;
+}
+
+/* 1 when the latest version under classdir holds content of this hash. */
+static int latest_is(const char *classdir, int latest, const char *hash)
+{
+    char prev[2200];
+    if (!latest || pathf(prev, sizeof(prev), "%s/v%d/profile.json", classdir, latest))
+        return 0;
+    json_t *old = json_load_file(prev, 0, NULL);
+    const char *old_hash = json_string_value(json_object_get(old, "content_hash"));
+    int same = old_hash && !strcmp(old_hash, hash);
+    json_decref(old);
+    return same;
+}
+
+/*
+ * Writes content as version v into a temporary directory and renames it into
+ * place. Returns 0, 1 when v appeared meanwhile (another gen took it: try the
+ * next), or an error code.
+ */
+static int try_version(const char *classdir, const json_t *content, const char *hash, int v)
+{
+    json_t *profile = json_deep_copy(content);
+    char created_at[32], tmp[2200], final[2200], location[PATH_MAX + 32] = "";
+    time_t now = time(NULL);
+    strftime(created_at, sizeof(created_at), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    json_object_set_new(profile, "version", json_integer(v));
+    json_object_set_new(profile, "created", json_string(created_at));
+    json_object_set_new(profile, "content_hash", json_string(hash));
+    pathf(tmp, sizeof(tmp), "%s/.v%d.tmp-%d", classdir, v, (int)getpid());
+    pathf(final, sizeof(final), "%s/v%d", classdir, v);
+    char *abs = realpath(classdir, NULL);
+    if (abs)
+        snprintf(location, sizeof(location), "%s/v%d", abs, v);
+    free(abs);
+    remove_tree(tmp);
+    int rc = write_version(tmp, profile, location);
+    json_decref(profile);
+    if (!rc && rename(tmp, final)) {
+        int err = errno;
+        remove_tree(tmp);
+        if (err == ENOTEMPTY || err == EEXIST)
+            return 1;
+        return error("cannot create '%s': %s", final, strerror(err)), UTIL_EIO;
+    }
+    if (rc)
+        remove_tree(tmp);
+    return rc;
+}
+
 int gen_store(const char *root, json_t *content, int *version, int *created)
 {
     const char *class_id = json_string_value(json_object_get(content, "class"));
-    char classdir[2100], prev[2200];
-    pathf(classdir, sizeof(classdir), "%s/%s", root, class_id);
-    if (mkdirs(classdir))
-        return error("cannot create '%s': %s", classdir, strerror(errno)), UTIL_EIO;
+    char classdir[2100];
+    int rc = class_dir(root, class_id, classdir, sizeof(classdir));
+    if (rc)
+        return rc;
     char *hash = util_json_hash(content);
-    int latest = latest_version(classdir);
     *created = 0;
-    *version = latest;
-    if (latest) {
-        pathf(prev, sizeof(prev), "%s/v%d/profile.json", classdir, latest);
-        json_t *old = json_load_file(prev, 0, NULL);
-        const char *old_hash = json_string_value(json_object_get(old, "content_hash"));
-        int same = old_hash && !strcmp(old_hash, hash);
-        json_decref(old);
-        if (same) {
+    /* Another gen on the same root may take a version number first: then the next one, unless
+     * it wrote this very content. */
+    for (int tries = 0; tries < 100; tries++) {
+        int latest = latest_version(classdir);
+        *version = latest;
+        if (latest_is(classdir, latest, hash)) {
             free(hash);
             return write_index(root) ? UTIL_EIO : 0;
         }
+        rc = try_version(classdir, content, hash, latest + 1);
+        if (rc == 1)
+            continue;
+        free(hash);
+        if (rc)
+            return rc;
+        *version = latest + 1;
+        *created = 1;
+        rc = point_latest(classdir, latest + 1);
+        return rc ? rc : write_index(root) ? UTIL_EIO : 0;
     }
-    json_t *profile = json_deep_copy(content);
-    char created_at[32];
-    time_t now = time(NULL);
-    strftime(created_at, sizeof(created_at), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    json_object_set_new(profile, "version", json_integer(latest + 1));
-    json_object_set_new(profile, "created", json_string(created_at));
-    json_object_set_new(profile, "content_hash", json_string(hash));
     free(hash);
-    char tmp[2200], final[2200];
-    pathf(tmp, sizeof(tmp), "%s/.v%d.tmp-%d", classdir, latest + 1, (int)getpid());
-    pathf(final, sizeof(final), "%s/v%d", classdir, latest + 1);
-    remove_tree(tmp);
-    int rc = write_version(tmp, profile);
-    json_decref(profile);
-    if (!rc && rename(tmp, final))
-        rc = (error("cannot create '%s': %s", final, strerror(errno)), UTIL_EIO);
-    if (rc) {
-        remove_tree(tmp);
-        return rc;
-    }
-    *version = latest + 1;
-    *created = 1;
-    rc = point_latest(classdir, latest + 1);
-    return rc ? rc : write_index(root) ? UTIL_EIO : 0;
+    return error("'%s': versions kept appearing while writing: is a gen looping on it?", classdir),
+           UTIL_EIO;
 }

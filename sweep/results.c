@@ -2,7 +2,7 @@
 /*
  * DIR/results.jsonl: one line per run, appended with a single write and
  * fsync'ed before the next run starts, never rewritten. A line torn by a kill
- * is cut away when the sweep resumes, so the file only ever holds whole lines.
+ * is cut away only when the sweep resumes; readers leave it out and never write.
  */
 #include "bench/bench.h"
 #include "sweep/sweep.h"
@@ -15,37 +15,65 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-json_t *sweep_results_load(const char *path)
+json_t *sweep_results_parse(const char *path, const char *data, size_t len, size_t *good)
 {
     json_t *runs = json_array();
+    size_t line = 1;
+    *good = 0;
+    for (size_t at = 0; at < len; line++) {
+        const char *start = data + at, *nl = memchr(start, '\n', len - at);
+        if (!nl)
+            break; /* no newline: torn by a kill, the caller decides */
+        json_error_t err;
+        json_t *r = json_loadb(start, (size_t)(nl - start), JSON_REJECT_DUPLICATES, &err);
+        if (!r) {
+            error("'%s': line %zu is damaged (%s): only a torn last line may be cut; restore "
+                  "the file or run the sweep again",
+                  path, line, err.text);
+            json_decref(runs);
+            return NULL;
+        }
+        json_array_append_new(runs, r);
+        at = (size_t)(nl - data) + 1;
+        *good = at;
+    }
+    return runs;
+}
+
+json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
+{
     struct util_buf text = UTIL_BUF_INIT;
-    int rc = util_file_read(path, 1u << 30, &text);
+    const char *why = NULL;
+    int rc = util_file_read_regular(path, 1u << 30, &text, &why);
     if (rc) {
         util_buf_release(&text);
-        return rc == UTIL_ENOENT ? runs : (json_decref(runs), NULL);
+        if (rc == UTIL_ENOENT)
+            return json_array();
+        return error("cannot read '%s': %s", path, why), NULL;
     }
-    size_t good = 0; /* bytes of whole, parsable lines */
-    for (size_t at = 0; at < text.len;) {
-        const char *line = text.data + at, *nl = memchr(line, '\n', text.len - at);
-        if (!nl)
-            break; /* no newline: torn by a kill */
-        json_t *r = json_loadb(line, (size_t)(nl - line), 0, NULL);
-        if (!r)
-            break;
-        json_array_append_new(runs, r);
-        at = (size_t)(nl - text.data) + 1;
-        good = at;
-    }
-    if (good < text.len) {
-        warning("'%s': cutting a torn last line (%zu bytes) left by an interrupted sweep", path,
-                text.len - good);
-        if (truncate(path, (off_t)good)) {
+    size_t good;
+    json_t *runs = sweep_results_parse(path, text.data ? text.data : "", text.len, &good);
+    if (runs && good < text.len && mode == SWEEP_RESULTS_READ) {
+        warning("'%s': leaving out a torn last line (%zu bytes): the sweep was interrupted or "
+                "is still running; topotune sweep --resume repairs it",
+                path, text.len - good);
+    } else if (runs && good < text.len) {
+        /* O_NOFOLLOW: the cut lands on the file that was read, never through a link */
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || ftruncate(fd, (off_t)good)) {
             error("cannot repair '%s': %s", path, strerror(errno));
             json_decref(runs);
             runs = NULL;
+        } else {
+            warning("'%s': cut a torn last line (%zu bytes) left by an interrupted sweep", path,
+                    text.len - good);
         }
+        if (fd >= 0)
+            close(fd);
     }
     util_buf_release(&text);
     return runs;
@@ -57,7 +85,7 @@ int sweep_results_append(const char *path, const json_t *result)
     if (!line)
         return UTIL_ENOMEM;
     size_t len = strlen(line);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     off_t before = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_add(&b, line, len);

@@ -8,9 +8,11 @@
 #include "bench/bench.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/error.h"
-#include "util/json.h"
+#include "util/file.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -18,10 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int space_bad(const char *path, const char *entry, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The message names what the file says (keys, values): cleaned, no escape sequence of the file's
+ * reaches the terminal. */
 static int space_bad(const char *path, const char *entry, const char *fmt, ...)
 {
     char msg[512];
@@ -29,7 +34,13 @@ static int space_bad(const char *path, const char *entry, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    error("cannot read space '%s': %s: %s", path, entry, msg);
+    struct util_buf text = UTIL_BUF_INIT;
+    util_buf_addf(&text, "cannot read space '%s': %s: %s", path, entry, msg);
+    struct util_buf clean = UTIL_BUF_INIT;
+    util_text_clean(&clean, text.data, text.len, 0);
+    error("%s", util_buf_str(&clean));
+    util_buf_release(&clean);
+    util_buf_release(&text);
     return UTIL_EINVAL;
 }
 
@@ -75,16 +86,10 @@ static int parse_size_field(const char *path, json_t *obj, const char *key, cons
         return 0;
     if (value_text(v, text, sizeof(text)))
         return space_bad(path, entry, "expected a size such as \"8\", \"1M\" or \"1G\"");
-    char *argv[] = {"space", "-b", text, "-e", text, NULL};
-    struct bench_options o;
-    int saved = util_log_level();
-    util_log_init("topotune", UTIL_LOG_QUIET);
-    int rc = bench_parse_options(5, argv, &o);
-    util_log_init("topotune", (enum util_log_level)saved);
-    if (rc)
-        return space_bad(path, entry, "'%s' is not a size: use bytes with an optional K, M or G",
+    if (bench_parse_size(text, out))
+        return space_bad(path, entry,
+                         "'%s' is not a size: use bytes with an optional K, M or G, at most 10^15",
                          text);
-    *out = o.min_bytes;
     return 0;
 }
 
@@ -105,7 +110,22 @@ static int check_keys(const char *path, json_t *obj, const char *const *allowed,
     return 0;
 }
 
-static int validate_env_object(const char *path, json_t *obj, const char *what, int allow_null)
+/* A variable name a space may set: the syntax, then the policy (util_env_refused) with its reason.
+ */
+static int check_name(const char *path, const char *entry, const char *name)
+{
+    if (!sweep_valid_name(name))
+        return space_bad(path, entry, "variable names are [A-Z_][A-Za-z0-9_]*");
+    const char *why = util_env_refused(name);
+    if (why)
+        return space_bad(path, entry, "a space may not set this variable: %s", why);
+    return 0;
+}
+
+#define VALUE_SET "[A-Za-z0-9_.,:=^/+-]*, at most 255 characters"
+
+/* fixed (values) and exclude entries (values or null, names among vars). */
+static int validate_env_object(const char *path, json_t *obj, const char *what, json_t *vars)
 {
     const char *name;
     json_t *v;
@@ -115,77 +135,136 @@ static int validate_env_object(const char *path, json_t *obj, const char *what, 
     json_object_foreach(obj, name, v)
     {
         snprintf(entry, sizeof(entry), "%s.%s", what, name);
-        if (!sweep_valid_name(name))
-            return space_bad(path, entry, "variable names are [A-Z_][A-Za-z0-9_]*");
-        if (json_is_null(v) && allow_null)
+        if (check_name(path, entry, name))
+            return UTIL_EINVAL;
+        if (vars && !json_object_get(vars, name))
+            return space_bad(path, entry, "not a variable of \"vars\": check the spelling");
+        if (json_is_null(v) && vars)
             continue;
-        if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text))
-            return space_bad(path, entry, "values are strings of [A-Za-z0-9_.,:=^/+-]*%s",
-                             allow_null ? " or null" : "");
+        if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text) || strchr(text, '@'))
+            return space_bad(path, entry, "values are strings of " VALUE_SET "%s",
+                             vars ? " or null" : "");
     }
     return 0;
 }
 
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One vars list: every value valid and none twice (sorted: a list of n values costs n log n). */
+static int load_values(const char *path, const char *entry, json_t *list)
+{
+    size_t n = json_array_size(list), k = 0, i;
+    char **texts = calloc(n + 1, sizeof(char *));
+    int rc = texts ? 0 : space_bad(path, entry, "out of memory");
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        char text[256];
+        if (rc || json_is_null(v))
+            continue;
+        if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text))
+            rc =
+                space_bad(path, entry, "value %zu: values are strings of " VALUE_SET " or null", i);
+        else if (strchr(text, '@') && strcmp(text, "@interfaces"))
+            rc = space_bad(path, entry, "value %zu: '@' is only for \"@interfaces\"", i);
+        else if (!(texts[k++] = strdup(text)))
+            rc = space_bad(path, entry, "out of memory");
+    }
+    if (!rc)
+        qsort(texts, k, sizeof(char *), cmp_text);
+    for (i = 1; !rc && i < k; i++)
+        if (strcmp(texts[i - 1], texts[i]) == 0)
+            rc = space_bad(path, entry, "value \"%s\" is listed twice", texts[i]);
+    for (i = 0; texts && i < k; i++)
+        free(texts[i]);
+    free(texts);
+    return rc;
+}
+
 static int load_vars(struct sweep_space *s, const char *path)
 {
-    json_t *vars = json_object_get(s->doc, "vars");
+    json_t *vars = json_object_get(s->doc, "vars"), *fixed = json_object_get(s->doc, "fixed");
     if (!json_is_object(vars) || json_object_size(vars) == 0)
         return space_bad(path, "vars",
                          "expected an object of NAME: [values] with at least one variable");
+    if (json_object_size(vars) > SWEEP_MAX_VARS)
+        return space_bad(path, "vars",
+                         "%zu variables: at most %d are swept (one with a single value belongs "
+                         "in \"fixed\")",
+                         json_object_size(vars), SWEEP_MAX_VARS);
     const char *name;
     json_t *list;
     json_object_foreach(vars, name, list)
     {
-        char entry[300], text[256];
+        char entry[300];
         snprintf(entry, sizeof(entry), "vars.%s", name);
-        if (!sweep_valid_name(name))
-            return space_bad(path, entry, "variable names are [A-Z_][A-Za-z0-9_]*");
-        if (json_object_get(json_object_get(s->doc, "fixed"), name))
+        if (check_name(path, entry, name))
+            return UTIL_EINVAL;
+        if (json_object_get(fixed, name))
             return space_bad(path, entry, "also in \"fixed\": a variable is either swept or fixed");
         if (!json_is_array(list) || json_array_size(list) == 0)
             return space_bad(path, entry, "expected a non-empty list of values (null means unset)");
-        size_t i;
-        json_t *v;
-        json_array_foreach(list, i, v)
-        {
-            if (json_is_null(v))
-                continue;
-            if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text))
-                return space_bad(path, entry,
-                                 "value %zu: values are strings of [A-Za-z0-9_.,:=^/+-]* or null",
-                                 i);
-            for (size_t k = 0; k < i; k++) {
-                char other[256];
-                json_t *w = json_array_get(list, k);
-                if (!json_is_null(w) && value_text(w, other, sizeof(other)) == 0 &&
-                    strcmp(other, text) == 0)
-                    return space_bad(path, entry, "value \"%s\" is listed twice", text);
-            }
-        }
+        if (load_values(path, entry, list))
+            return UTIL_EINVAL;
     }
+    return 0;
+}
+
+/* sizes: each run measures from 1 byte to 64G, at most SWEEP_MAX_SIZES sizes, at least one. */
+static int load_sizes(struct sweep_space *s, const char *path)
+{
+    json_t *sizes = json_object_get(s->doc, "sizes");
+    static const char *const size_keys[] = {"min", "max", "factor", NULL};
+    s->min_bytes = 8;
+    s->max_bytes = 1u << 30;
+    s->factor = 2;
+    if (sizes && !json_is_object(sizes))
+        return space_bad(path, "sizes", "expected an object of min, max and factor");
+    if (sizes && (check_keys(path, sizes, size_keys, "sizes") ||
+                  parse_size_field(path, sizes, "min", "sizes.min", &s->min_bytes) ||
+                  parse_size_field(path, sizes, "max", "sizes.max", &s->max_bytes)))
+        return UTIL_EINVAL;
+    json_t *f = json_object_get(sizes, "factor");
+    if (f && (!json_is_number(f) || !(json_number_value(f) > 1 && json_number_value(f) <= 1024)))
+        return space_bad(
+            path, "sizes.factor",
+            "expected a number above 1 and at most 1024 (2 doubles the size each step)");
+    if (f)
+        s->factor = json_number_value(f);
+    if (s->min_bytes == 0)
+        return space_bad(path, "sizes.min", "expected at least 1 byte");
+    if (s->max_bytes > SWEEP_MAX_BYTES)
+        return space_bad(path, "sizes.max",
+                         "%zu bytes is above 64G: every rank holds two buffers of the largest size",
+                         s->max_bytes);
+    if (s->min_bytes > s->max_bytes)
+        return space_bad(path, "sizes", "min is above max: swap them");
+    struct bench_options o = {.min_bytes = s->min_bytes,
+                              .max_bytes = s->max_bytes,
+                              .step_factor = s->factor,
+                              .dtype = s->dtype ? s->dtype : "float"};
+    size_t n = bench_count_sizes(&o, SWEEP_MAX_SIZES + 1);
+    if (n == 0)
+        return space_bad(path, "sizes",
+                         "no size from %zu to %zu bytes holds one %s element: raise min and max",
+                         s->min_bytes, s->max_bytes, o.dtype);
+    if (n > SWEEP_MAX_SIZES)
+        return space_bad(path, "sizes.factor",
+                         "more than %d sizes from %zu to %zu bytes by %g: raise the factor",
+                         SWEEP_MAX_SIZES, s->min_bytes, s->max_bytes, s->factor);
+    s->nsizes = (int)n;
     return 0;
 }
 
 static int load_numbers(struct sweep_space *s, const char *path)
 {
-    json_t *d = s->doc, *sizes = json_object_get(d, "sizes"),
-           *obj = json_object_get(d, "objective");
-    static const char *const size_keys[] = {"min", "max", "factor", NULL};
+    json_t *d = s->doc, *obj = json_object_get(d, "objective");
     static const char *const obj_keys[] = {"min", "max", NULL};
-    s->min_bytes = 8;
-    s->max_bytes = 1u << 30;
-    s->factor = 2;
-    if (sizes && (!json_is_object(sizes) || check_keys(path, sizes, size_keys, "sizes") ||
-                  parse_size_field(path, sizes, "min", "sizes.min", &s->min_bytes) ||
-                  parse_size_field(path, sizes, "max", "sizes.max", &s->max_bytes)))
+    if (load_sizes(s, path))
         return UTIL_EINVAL;
-    json_t *f = json_object_get(sizes, "factor");
-    if (f && (!json_is_number(f) || json_number_value(f) <= 1))
-        return space_bad(path, "sizes.factor", "expected a number above 1");
-    if (f)
-        s->factor = json_number_value(f);
-    if (s->min_bytes > s->max_bytes)
-        return space_bad(path, "sizes", "min is above max: swap them");
     s->obj_min = s->min_bytes;
     s->obj_max = s->max_bytes;
     if (obj && (!json_is_object(obj) || check_keys(path, obj, obj_keys, "objective") ||
@@ -226,13 +305,16 @@ static int load_rules(struct sweep_space *s, const char *path)
     json_t *ex = json_object_get(s->doc, "exclude"), *req = json_object_get(s->doc, "requires");
     if (ex && !json_is_array(ex))
         return space_bad(path, "exclude", "expected a list of {NAME: value} objects");
+    if (json_array_size(ex) > SWEEP_MAX_EXCLUDES)
+        return space_bad(path, "exclude", "%zu entries: at most %d", json_array_size(ex),
+                         SWEEP_MAX_EXCLUDES);
     size_t i;
     json_t *e;
     json_array_foreach(ex, i, e)
     {
         char entry[64];
         snprintf(entry, sizeof(entry), "exclude[%zu]", i);
-        if (validate_env_object(path, e, entry, 1))
+        if (validate_env_object(path, e, entry, json_object_get(s->doc, "vars")))
             return UTIL_EINVAL;
     }
     if (req && !json_is_object(req))
@@ -254,12 +336,9 @@ static int load_rules(struct sweep_space *s, const char *path)
     return 0;
 }
 
-int sweep_space_load(struct sweep_space *s, const char *path)
+/* Validates s->doc, read from path (named in every message). */
+static int space_check(struct sweep_space *s, const char *path)
 {
-    memset(s, 0, sizeof(*s));
-    s->doc = util_json_load(path);
-    if (!s->doc)
-        return UTIL_EINVAL;
     static const char *const keys[] = {"schema",   "backend",   "collective", "sizes",  "dtype",
                                        "op",       "objective", "vars",       "fixed",  "exclude",
                                        "requires", "repeat",    "iters",      "warmup", "timeout_s",
@@ -285,16 +364,53 @@ int sweep_space_load(struct sweep_space *s, const char *path)
     if (s->op && bench_op_parse(s->op) < 0)
         return space_bad(path, "op", "unknown op '%s'", s->op);
     json_t *fixed = json_object_get(s->doc, "fixed");
-    if ((fixed && validate_env_object(path, fixed, "fixed", 0)) || load_vars(s, path) ||
+    if (json_object_size(fixed) > SWEEP_MAX_FIXED)
+        return space_bad(path, "fixed", "%zu variables: at most %d", json_object_size(fixed),
+                         SWEEP_MAX_FIXED);
+    if ((fixed && validate_env_object(path, fixed, "fixed", NULL)) || load_vars(s, path) ||
         load_numbers(s, path) || load_rules(s, path))
         return UTIL_EINVAL;
     return 0;
+}
+
+int sweep_space_load(struct sweep_space *s, const char *path)
+{
+    memset(s, 0, sizeof(*s));
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* a FIFO would block the read forever */
+        return error("cannot read space '%s': %s", path,
+                     S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file"),
+               UTIL_EINVAL;
+    struct util_buf text = UTIL_BUF_INIT;
+    int rc = util_file_read(path, 64u << 20, &text);
+    if (rc)
+        error("cannot read space '%s': %s", path,
+              rc == UTIL_EINVAL ? "larger than 64 MiB" : util_strerror(rc));
+    else
+        rc = sweep_space_load_buffer(s, path, text.data, text.len);
+    util_buf_release(&text);
+    return rc ? UTIL_EINVAL : 0;
+}
+
+int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char *data, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    s->path = strdup(name);
+    json_error_t err;
+    s->doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+    if (!s->doc)
+        return space_bad(name, "document", "line %d, column %d: %s", err.line, err.column,
+                         err.text);
+    if (!s->path)
+        return UTIL_EINVAL;
+    return space_check(s, name);
 }
 
 void sweep_space_release(struct sweep_space *s)
 {
     json_decref(s->doc);
     json_decref(s->vars);
+    free(s->path);
     memset(s, 0, sizeof(*s));
 }
 
@@ -320,6 +436,73 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     return nodes > 1; /* multinode */
 }
 
+/*
+ * An interface name from a topology file goes into a run's environment: it must
+ * be one a space could have written, and a name Linux could give (1 to 15
+ * characters, no '/'), in a set that cannot change what NCCL_SOCKET_IFNAME's
+ * syntax means ('^', '=' and ',' are NCCL's).
+ */
+static int valid_interface(const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0 || len > 15 || !strcmp(name, ".") || !strcmp(name, ".."))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+            return 0;
+    return 1;
+}
+
+/* Appends v to list unless seen holds it already (null counts as a value too). */
+static void append_once(json_t *list, json_t *seen, json_t *v)
+{
+    char text[256] = "";
+    if (!json_is_null(v) && value_text(v, text, sizeof(text)))
+        return;
+    char key[260];
+    snprintf(key, sizeof(key), "%c%s", json_is_null(v) ? 'n' : 'v', text);
+    if (json_object_get(seen, key))
+        return;
+    json_object_set_new(seen, key, json_true());
+    json_array_append(list, v);
+}
+
+/* New reference: the list with "@interfaces" replaced by "=NAME" per valid interface of t. */
+static json_t *interfaces_expand(json_t *list, const struct topo *t, const char *var)
+{
+    json_t *expanded = json_array(), *seen = json_object(), *val;
+    size_t i;
+    json_array_foreach(list, i, val)
+    {
+        if (!json_is_string(val) || strcmp(json_string_value(val), "@interfaces")) {
+            append_once(expanded, seen, val);
+            continue;
+        }
+        int left_out = 0;
+        const char *first = NULL;
+        for (int k = 0; k < t->nnics; k++) {
+            const char *dev = t->nics[k].netdev;
+            if (dev && !valid_interface(dev)) {
+                first = left_out++ ? first : dev;
+            } else if (dev) {
+                json_t *exact = json_sprintf("=%s", dev);
+                append_once(expanded, seen, exact);
+                json_decref(exact);
+            }
+        }
+        if (left_out) {
+            struct util_buf shown = UTIL_BUF_INIT;
+            util_text_clean(&shown, first, strnlen(first, 64), 0);
+            warning("%s: @interfaces leaves out %d interface(s) of the topology ('%s'%s): an "
+                    "interface name is 1 to 15 of A-Z a-z 0-9 _ . -",
+                    var, left_out, util_buf_str(&shown), left_out > 1 ? ", ..." : "");
+            util_buf_release(&shown);
+        }
+    }
+    json_decref(seen);
+    return expanded;
+}
+
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes)
 {
     json_t *pruned = json_array();
@@ -342,22 +525,7 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
             continue;
         }
         /* "@interfaces": each network interface of the topology, matched exactly. */
-        size_t i;
-        json_t *val;
-        json_t *expanded = json_array();
-        json_array_foreach(v, i, val)
-        {
-            if (json_is_string(val) && strcmp(json_string_value(val), "@interfaces") == 0) {
-                for (int k = 0; k < t->nnics; k++)
-                    if (t->nics[k].netdev) {
-                        char exact[64];
-                        snprintf(exact, sizeof(exact), "=%s", t->nics[k].netdev);
-                        json_array_append_new(expanded, json_string(exact));
-                    }
-            } else {
-                json_array_append(expanded, val);
-            }
-        }
+        json_t *expanded = interfaces_expand(v, t, name);
         json_object_set_new(s->vars, name, expanded);
     }
     return pruned;
@@ -371,12 +539,7 @@ static void config_id(json_t *env, char out[16])
     const char *k;
     json_t *v;
     json_object_foreach(env, k, v) keys[n++] = k;
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-            const char *x = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = x;
-        }
+    qsort(keys, n, sizeof(char *), cmp_text);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
         struct util_buf line = UTIL_BUF_INIT;
@@ -414,8 +577,31 @@ static int excluded(json_t *exclude, json_t *env)
     return 0;
 }
 
+double sweep_space_count(const struct sweep_space *s)
+{
+    double n = 1;
+    const char *name;
+    json_t *list;
+    json_object_foreach(s->vars ? s->vars : json_object_get(s->doc, "vars"), name, list)
+    {
+        size_t len = json_array_size(list);
+        n *= len ? (double)len : 1; /* an empty list (no interface) leaves the variable unset */
+    }
+    return n;
+}
+
 json_t *sweep_space_configs(const struct sweep_space *s)
 {
+    /* Counted before anything is built: a space of 10^12 configurations is refused, not tried. */
+    double count = sweep_space_count(s);
+    size_t limit = s->max_configs ? s->max_configs : SWEEP_MAX_CONFIGS;
+    if (count > (double)limit) {
+        space_bad(s->path ? s->path : "(space)", "vars",
+                  "%.15g combinations of values, above the limit of %zu configurations: shorten "
+                  "the lists, or raise the limit with topotune sweep --max-configs N",
+                  count, limit);
+        return NULL;
+    }
     json_t *configs = json_array();
     size_t nvars = json_object_size(s->vars);
     const char **names = calloc(nvars + 1, sizeof(char *));

@@ -12,16 +12,20 @@
 #include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/child.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/text.h"
 
-#include <math.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,7 +111,7 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, char
     char values[8][64];
     snprintf(values[0], 64, "%zu", sw->space.min_bytes);
     snprintf(values[1], 64, "%zu", sw->space.max_bytes);
-    snprintf(values[2], 64, "%g", sw->space.factor);
+    snprintf(values[2], 64, "%.17g", sw->space.factor); /* %g would round 1.0000001 to 1 */
     snprintf(values[3], 64, "%d", r->iters);
     snprintf(values[4], 64, "%d", sw->space.warmup);
     snprintf(values[5], 64, "%g", sw->timeout_s);
@@ -140,64 +144,207 @@ static const char *signal_name(int sig)
     return buf;
 }
 
-/* The last lines of the run's log, for the result (the whole log stays in DIR/logs). */
+/* Up to max bytes from the end of the file at path, into out. */
+static void read_end(const char *path, size_t max, struct util_buf *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        off_t from = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+        char buf[8192];
+        ssize_t got;
+        while (out->len < max && (got = pread(fd, buf, sizeof(buf), from)) > 0) {
+            util_buf_add(out, buf, (size_t)got);
+            from += got;
+        }
+    }
+    close(fd);
+}
+
+/*
+ * The last lines of the run's log, for the result (the whole log stays in
+ * DIR/logs): at most 10 lines and 2000 bytes, cleaned, so what a child prints
+ * (NUL, bytes that are not UTF-8, escape sequences) never makes a line that
+ * JSON or a terminal takes differently.
+ */
 static json_t *log_tail(const char *path)
 {
-    struct util_buf b = UTIL_BUF_INIT;
-    util_file_read(path, 64u << 20, &b);
+    struct util_buf b = UTIL_BUF_INIT, clean = UTIL_BUF_INIT;
+    read_end(path, 8192, &b);
     const char *s = util_buf_str(&b);
     size_t len = b.len, start = util_text_tail(s, &len, 10);
     if (len - start > 2000)
         start = len - 2000;
-    json_t *t = json_stringn(s + start, len - start);
-    if (!t) /* not UTF-8: JSON cannot carry it */
-        t = json_string("(log not UTF-8: see the log file)");
+    while (start < len && ((unsigned char)s[start] & 0xc0) == 0x80) /* not mid-character */
+        start++;
+    util_text_clean(&clean, s + start, len - start, 1);
+    size_t from = clean.len > 2000 ? clean.len - 2000 : 0;
+    while (from < clean.len && ((unsigned char)clean.data[from] & 0xc0) == 0x80)
+        from++;
+    json_t *t = json_stringn(util_buf_str(&clean) + from, clean.len - from);
+    util_buf_release(&clean);
+    util_buf_release(&b);
+    return t ? t : json_string("");
+}
+
+/* A string of a child's event, cleaned to one line of at most max bytes; NULL if not a string. */
+static json_t *child_text(json_t *v, size_t max)
+{
+    if (!json_is_string(v))
+        return NULL;
+    struct util_buf b = UTIL_BUF_INIT;
+    util_text_clean(&b, json_string_value(v), json_string_length(v), 0);
+    size_t n = b.len > max ? max : b.len;
+    while (n < b.len && n && ((unsigned char)b.data[n] & 0xc0) == 0x80) /* not mid-character */
+        n--;
+    json_t *t = json_stringn(util_buf_str(&b), n);
     util_buf_release(&b);
     return t;
 }
 
-/* Reads the run's JSON events into the result: sizes, stage reached, hosts, effective_env. */
+static int int_in(json_t *v, json_int_t min, json_int_t max)
+{
+    return json_is_integer(v) && json_integer_value(v) >= min && json_integer_value(v) <= max;
+}
+
+static int number_in(json_t *v, double min)
+{
+    return json_is_number(v) && json_number_value(v) >= min;
+}
+
+/* NCCL's algorithm or protocol name ("RING", "LL128"), else null. */
+static json_t *child_choice(json_t *v)
+{
+    const char *s = json_string_value(v);
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 15 ||
+        strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                  "0123456789_") != n)
+        return json_null();
+    return json_string(s);
+}
+
+/* A start event's hosts, nodes and ranks into result; 0 when they are not what the bench writes. */
+static int take_start(json_t *e, json_t *result)
+{
+    json_t *hosts = json_object_get(e, "hosts"), *h, *clean;
+    size_t i;
+    if (!json_is_array(hosts) || json_array_size(hosts) > 1000000 ||
+        !int_in(json_object_get(e, "nodes"), 1, 1 << 24) ||
+        !int_in(json_object_get(e, "ranks"), 1, 1 << 24))
+        return 0;
+    clean = json_array();
+    json_array_foreach(hosts, i, h)
+    {
+        json_t *t = child_text(h, 255);
+        json_array_append_new(clean, t ? t : json_string("?"));
+    }
+    json_object_set_new(result, "hosts", clean);
+    json_object_set(result, "nodes", json_object_get(e, "nodes"));
+    json_object_set(result, "ranks", json_object_get(e, "ranks"));
+    return 1;
+}
+
+/* A size event as the result records it, or NULL when a field is not what the bench writes. */
+static json_t *take_size(json_t *e)
+{
+    json_t *wrong = json_object_get(e, "wrong");
+    if (!int_in(json_object_get(e, "size"), 0, (json_int_t)BENCH_MAX_BYTES) ||
+        !int_in(json_object_get(e, "count"), 0, (json_int_t)BENCH_MAX_BYTES) ||
+        !number_in(json_object_get(e, "time_us"), 0) ||
+        !number_in(json_object_get(e, "algbw"), 0) || !number_in(json_object_get(e, "busbw"), 0) ||
+        !(json_is_null(wrong) || int_in(wrong, 0, INT64_MAX)))
+        return NULL;
+    json_t *s = json_object();
+    static const char *keys[] = {"size", "count", "time_us", "algbw", "busbw", "wrong"};
+    for (int k = 0; k < 6; k++)
+        json_object_set(s, keys[k], json_object_get(e, keys[k]));
+    json_object_set_new(s, "algo", child_choice(json_object_get(e, "algo")));
+    json_object_set_new(s, "proto", child_choice(json_object_get(e, "proto")));
+    return s;
+}
+
+/* A stage as the bench names one: init, warmup, check or size:N. */
+static int valid_stage(const char *s)
+{
+    if (!s)
+        return 0;
+    if (!strcmp(s, "init") || !strcmp(s, "warmup") || !strcmp(s, "check"))
+        return 1;
+    size_t digits = strncmp(s, "size:", 5) ? 0 : strspn(s + 5, "0123456789");
+    return digits && digits <= 16 && !s[5 + digits];
+}
+
+/* NCCL_ variables NCCL's log showed as applied, values cleaned; null when not an object. */
+static json_t *take_effective_env(json_t *env)
+{
+    if (!json_is_object(env))
+        return json_null();
+    json_t *out = json_object(), *v;
+    const char *k;
+    json_object_foreach(env, k, v)
+    {
+        json_t *t = child_text(v, 255);
+        if (t && !strncmp(k, "NCCL_", 5) && strlen(k) <= 128 && sweep_valid_name(k))
+            json_object_set_new(out, k, t);
+        else
+            json_decref(t);
+    }
+    return out;
+}
+
+enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2 };
+
+/*
+ * Reads the run's JSON events into the result: sizes, stage reached, hosts,
+ * effective_env. The child wrote them: every field is checked against what the
+ * bench writes (others are left out) and strings are cleaned, so the result is
+ * a line the results loader and its schema accept. Returns EVENTS_* flags:
+ * the start event came, the end event came.
+ */
 static int read_events(const char *path, json_t *result, char *stage, size_t stagelen)
 {
     struct util_buf b = UTIL_BUF_INIT;
     util_file_read(path, 64u << 20, &b);
     json_t *sizes = json_array();
-    int started = 0;
+    int flags = 0;
     snprintf(stage, stagelen, "init");
-    for (char *line = b.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-        nl = strchr(line, '\n');
-        json_t *e = json_loadb(line, nl ? (size_t)(nl - line) : strlen(line), 0, NULL);
+    json_object_set_new(result, "effective_env", json_null()); /* until an end event says */
+    /* by length: a NUL byte the child wrote must not hide the lines after it */
+    for (size_t at = 0; at < b.len;) {
+        const char *line = b.data + at, *nl = memchr(line, '\n', b.len - at);
+        size_t len = nl ? (size_t)(nl - line) : b.len - at;
+        at += len + 1;
+        json_t *e = json_loadb(line, len, 0, NULL), *sz;
         const char *ev = json_string_value(json_object_get(e, "event"));
-        if (ev && !strcmp(ev, "start")) {
-            started = 1;
+        const char *named = json_string_value(json_object_get(e, "stage"));
+        if (ev && !strcmp(ev, "start") && !(flags & EVENTS_STARTED) && take_start(e, result)) {
+            flags |= EVENTS_STARTED;
             snprintf(stage, stagelen, "warmup");
-            json_object_set(result, "hosts", json_object_get(e, "hosts"));
-            json_object_set(result, "nodes", json_object_get(e, "nodes"));
-            json_object_set(result, "ranks", json_object_get(e, "ranks"));
-        } else if (ev && !strcmp(ev, "size")) {
-            json_t *s = json_object();
-            static const char *keys[] = {"size",  "count", "time_us", "algbw",
-                                         "busbw", "wrong", "algo",    "proto"};
-            for (int k = 0; k < 8; k++)
-                json_object_set(s, keys[k], json_object_get(e, keys[k]));
-            json_array_append_new(sizes, s);
+        } else if (ev && !strcmp(ev, "size") && (sz = take_size(e))) {
             snprintf(stage, stagelen, "after size:%lld",
-                     (long long)json_integer_value(json_object_get(e, "size")));
-        } else if (ev && !strcmp(ev, "error")) {
-            snprintf(stage, stagelen, "%s", json_string_value(json_object_get(e, "stage")));
+                     (long long)json_integer_value(json_object_get(sz, "size")));
+            json_array_append_new(sizes, sz);
+        } else if (ev && !strcmp(ev, "error") && valid_stage(named)) {
+            snprintf(stage, stagelen, "%s", named);
         } else if (ev && !strcmp(ev, "end")) {
-            json_object_set(result, "effective_env", json_object_get(e, "effective_env"));
+            flags |= EVENTS_ENDED;
+            json_object_set_new(result, "effective_env",
+                                take_effective_env(json_object_get(e, "effective_env")));
         }
         json_decref(e);
     }
     json_object_set_new(result, "sizes", sizes);
     util_buf_release(&b);
-    return started;
+    return flags;
 }
 
-static void classify(const struct util_child *ch, int started, const char *stage, json_t *result)
+static void classify(const struct util_child *ch, int events, const char *stage, json_t *result)
 {
     const char *outcome;
+    int started = events & EVENTS_STARTED;
     if (ch->exec_errno)
         outcome = "launch-failed";
     else if (ch->timed_out)
@@ -217,8 +364,8 @@ static void classify(const struct util_child *ch, int started, const char *stage
         outcome = "wrong";
     else if (ch->exit_code > 128 && ch->exit_code < 160) /* a launcher reporting a rank's signal */
         outcome = "crash";
-    else if (!started && ch->exit_code != BENCH_EXIT_CUDA && ch->exit_code != BENCH_EXIT_COMM &&
-             ch->exit_code != BENCH_EXIT_USAGE)
+    else if (!started && !(events & EVENTS_ENDED) && ch->exit_code != BENCH_EXIT_CUDA &&
+             ch->exit_code != BENCH_EXIT_COMM && ch->exit_code != BENCH_EXIT_USAGE)
         outcome = "launch-failed"; /* the launcher ran but never started the benchmark */
     else
         outcome = "error";
@@ -272,10 +419,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
     unlink(events); /* a resumed run starts clean */
     char **env = run_env(sw, r, name);
     char **argv = run_argv(sw, r, env, name);
-    int nsizes = (int)(log((double)sw->space.max_bytes /
-                           (double)(sw->space.min_bytes ? sw->space.min_bytes : 1)) /
-                       log(sw->space.factor)) +
-                 1;
+    int nsizes = sw->space.nsizes ? sw->space.nsizes : 1;
     struct util_child ch = {.argv = argv,
                             .env = env,
                             .log = logpath,
@@ -299,8 +443,8 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
     json_object_set_new(res, "final", json_boolean(r->final));
     json_object_set_new(res, "iters", json_integer(r->iters));
     char stage[64];
-    int started = read_events(events, res, stage, sizeof(stage));
-    classify(&ch, started, stage, res);
+    int flags = read_events(events, res, stage, sizeof(stage));
+    classify(&ch, flags, stage, res);
     if (ch.exec_errno)
         json_object_set_new(res, "stderr_tail",
                             json_sprintf("cannot run '%s': %s", argv[0], strerror(ch.exec_errno)));
@@ -465,12 +609,43 @@ static int run_halving(struct sweep *sw)
     return 0;
 }
 
+int sweep_configs_check(const struct sweep_space *s, const json_t *configs)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(configs, i, c)
+    {
+        json_t *env = sweep_space_env(s, c), *v;
+        const char *k, *why = NULL;
+        json_object_foreach(env, k, v)
+        {
+            why = util_env_refused(k);
+            if (!why && !(json_is_string(v) && sweep_valid_value(json_string_value(v))))
+                why = "its value is not of [A-Za-z0-9_.,:=^/+-]*";
+            if (why) {
+                struct util_buf name = UTIL_BUF_INIT;
+                util_text_clean(&name, k, strnlen(k, 128), 0);
+                error("configuration %s: cannot set %s: %s",
+                      json_string_value(json_object_get(c, "id")), util_buf_str(&name), why);
+                util_buf_release(&name);
+                break;
+            }
+        }
+        json_decref(env);
+        if (why)
+            return UTIL_EINVAL;
+    }
+    return 0;
+}
+
 int sweep_run(struct sweep *sw)
 {
+    if (sweep_configs_check(&sw->space, sw->configs))
+        return UTIL_EINVAL;
     util_child_setup();
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
-    sw->results = sweep_results_load(path);
+    sw->results = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
     if (!sw->results)
         return UTIL_EIO;
     if (json_array_size(sw->results))

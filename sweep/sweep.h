@@ -9,40 +9,94 @@
 #define SWEEP_SWEEP_H
 
 #include "topo/topo.h"
+#include "util/buf.h"
 
 #include <jansson.h>
 #include <stddef.h>
+
+/*
+ * What a space may ask for. Configurations: the product of the vars lists
+ * (after pruning and @interfaces) is counted before anything is built, and a
+ * larger space is refused unless the caller raises max_configs (topotune sweep
+ * --max-configs). The others bound the environment of a run, the work per
+ * configuration and the sizes each run measures (from 1 byte to 64G, since
+ * every rank holds two buffers of the largest).
+ */
+#define SWEEP_MAX_CONFIGS  100000
+#define SWEEP_MAX_VARS     64
+#define SWEEP_MAX_FIXED    256
+#define SWEEP_MAX_EXCLUDES 256
+#define SWEEP_MAX_SIZES    1000
+#define SWEEP_MAX_BYTES    (64ULL << 30)
 
 /* A search space (schema topotune/space/1). */
 struct sweep_space {
     json_t *doc;  /* the file as read */
     json_t *vars; /* after pruning: NAME -> [values] */
+    char *path;   /* the file's name, for messages */
     const char *backend, *dtype, *op;
     size_t min_bytes, max_bytes, obj_min, obj_max;
+    size_t max_configs; /* 0: SWEEP_MAX_CONFIGS; the caller may set it after loading */
     double factor, timeout_s, cv_max;
     int repeat, iters, warmup;
+    int nsizes; /* sizes each run measures */
 };
 
 /* Names [A-Z_][A-Za-z0-9_]* (MCA names carry lowercase), values [A-Za-z0-9_.,:=^/+-]* (and @ for
  * space macros). */
 int sweep_valid_name(const char *s);
 int sweep_valid_value(const char *s);
-/* Loads and validates; errors name the file, the entry and the fix. 0 or UTIL_EINVAL. */
+/*
+ * Loads and validates; errors name the file, the entry and the fix. Variable
+ * names go through util_env_refused (a space cannot set LD_PRELOAD, PATH, ...),
+ * values through sweep_valid_value; sizes, factor and counts are range-checked.
+ * 0 or UTIL_EINVAL; release s either way.
+ */
 int sweep_space_load(struct sweep_space *s, const char *path);
+/* The same from len bytes of data, named name in messages (the fuzz target's entry point). */
+int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char *data, size_t len);
 void sweep_space_release(struct sweep_space *s);
-/* Drops variables whose `requires` feature t lacks; expands @interfaces. New reference: [{var,
- * reason}]. */
+/*
+ * Drops variables whose `requires` feature t lacks; expands @interfaces into
+ * "=NAME" per interface of t whose name is a valid value (the others are left
+ * out, with a warning); a value listed twice after expansion is kept once.
+ * New reference: [{var, reason}].
+ */
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes);
 /*
  * New reference: a configuration's whole environment, NAME -> string: the
  * space's fixed variables (numbers written in decimal), then config's "env".
  */
 json_t *sweep_space_env(const struct sweep_space *s, const json_t *config);
-/* New reference: [{id, env}], the all-unset baseline first, excludes applied. */
+/* The combinations of values of the (pruned) vars lists, before excludes: what configs would build.
+ */
+double sweep_space_count(const struct sweep_space *s);
+/*
+ * New reference: [{id, env}], the all-unset baseline first, excludes applied;
+ * NULL, after an error naming the count and the override, when
+ * sweep_space_count is above max_configs.
+ */
 json_t *sweep_space_configs(const struct sweep_space *s);
+/*
+ * The last gate before a child: every variable of every configuration's
+ * environment (fixed included) passes util_env_refused and sweep_valid_value.
+ * 0, or UTIL_EINVAL after an error naming the configuration and variable.
+ */
+int sweep_configs_check(const struct sweep_space *s, const json_t *configs);
 
-/* results.jsonl: the runs so far (a torn last line is cut away), or NULL on a read error. */
-json_t *sweep_results_load(const char *path);
+/*
+ * DIR/results.jsonl, one run per line. Only a last line without its newline is
+ * torn (a sweep killed while appending): READ leaves it out with a warning,
+ * REPAIR (sweep --resume, the directory's owner) cuts it from the file and says
+ * so. Any other unparsable line is damage: an error naming the line, NULL. The
+ * file is opened only if it is a regular file reached without a symbolic link;
+ * a missing file is an empty array. New reference.
+ */
+enum sweep_results_mode { SWEEP_RESULTS_READ, SWEEP_RESULTS_REPAIR };
+json_t *sweep_results_load(const char *path, enum sweep_results_mode mode);
+/* The lines of data (named path in messages) whole and parsable, as an array; *good: their bytes
+ * (a torn last line is not among them). NULL after an error naming a damaged line. */
+json_t *sweep_results_parse(const char *path, const char *data, size_t len, size_t *good);
 /* Appends one result line with fsync; on failure nothing of the line stays. 0 or UTIL_EIO. */
 int sweep_results_append(const char *path, const json_t *result);
 
@@ -74,11 +128,29 @@ struct sweep {
  */
 int sweep_map_hosts(struct sweep *sw, struct topo *t);
 
-/* Measures every planned run not already in DIR/results.jsonl. 0, or UTIL_EIO (results unwritable).
+/*
+ * Measures every planned run not already in DIR/results.jsonl. 0, UTIL_EINVAL
+ * (a configuration sets a variable sweep_configs_check refuses: nothing ran),
+ * or UTIL_EIO (results unwritable).
  */
 int sweep_run(struct sweep *sw);
 /* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */
 double sweep_objective(const json_t *result, size_t min, size_t max);
+/*
+ * A sweep directory as gen and compare read it (untrusted): sweep.json and every
+ * results line checked for the fields they use (sweep_meta_check,
+ * sweep_result_check). Returns 0 with two new references, or an error code
+ * after a message naming the file, the line and the field.
+ */
+int sweep_load_dir(const char *dir, json_t **meta, json_t **results);
+/* 0, or UTIL_EINVAL after an error naming path (and line, for a result) and the field. */
+int sweep_meta_check(const json_t *meta, const char *path);
+int sweep_result_check(const json_t *result, const char *path, size_t line);
+/* Node class and configuration ids: [A-Za-z0-9._-], at most 128, not starting with '.' or '-',
+ * no "..": safe as one path component. Versions: [A-Za-z0-9 .+~_:()-], at most 64. */
+int sweep_valid_id(const char *s);
+int sweep_valid_version(const char *s);
+
 /* $TOPOTUNE_BENCH_PROGRAM, else topotune-bench next to this topotune (build or install directory),
  * else from PATH. Caller frees. */
 char *sweep_bench_program(void);

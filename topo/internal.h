@@ -77,4 +77,25 @@ const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id);
 /* Duplicates s (NULL stays NULL); aborts on out of memory like git's xstrdup. */
 char *topo_strdup(const char *s);
 
+/* The longest string a reader keeps from a file (host, model, NIC names ...), in bytes. */
+#define TOPO_MAX_TEXT 255
+/*
+ * A copy of text read from a file or the system, as topo_text_into cleans it
+ * into TOPO_MAX_TEXT bytes (NULL stays NULL); every string a reader keeps goes
+ * through it, so no output echoes a terminal escape or grows with the input.
+ * Aborts on out of memory like topo_strdup.
+ */
+char *topo_text(const char *s);
+
+/*
+ * What the topology schema allows (docs/schemas/topology.schema.json), 1 or 0:
+ * a PCI bus id ("0000:18:00.0", at most 15 bytes); an RDMA device or network interface name
+ * (letters, digits, _ . @ + -, at most 64 bytes, so it is safe in an
+ * environment value or a generated script); a version string (letters,
+ * digits, . + ~ _ -, at most 64 bytes).
+ */
+int topo_valid_busid(const char *s);
+int topo_valid_ifname(const char *s);
+int topo_valid_version(const char *s);
+
 #endif

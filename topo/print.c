@@ -9,10 +9,68 @@ static const char *or_unknown(const char *s)
     return s ? s : "unknown";
 }
 
+/* Readers clean what they keep (topo_text); the source path comes from the user: clean it too. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    return topo_text_into(or_unknown(s), buf, len);
+}
+
+static int same_model(const struct topo *t, int i, int j)
+{
+    return strcmp(or_unknown(t->gpus[i].model), or_unknown(t->gpus[j].model)) == 0;
+}
+
+/* The first GPU of GPU i's model. */
+static int first_of_model(const struct topo *t, int i)
+{
+    int j = 0;
+    while (!same_model(t, i, j))
+        j++;
+    return j;
+}
+
+/* " x Tesla V100-SXM2-16GB", or for a mixed node ": 2 x Tesla M2075, 1 x Tesla K40m". */
+static void print_gpu_models(const struct topo *t, FILE *out)
+{
+    int models = 0;
+    for (int i = 0; i < t->ngpus; i++)
+        models += first_of_model(t, i) == i;
+    if (models == 1) {
+        fprintf(out, " x %s", or_unknown(t->gpus[0].model));
+        return;
+    }
+    for (int i = 0, printed = 0; i < t->ngpus; i++) {
+        if (first_of_model(t, i) != i)
+            continue;
+        int count = 0;
+        for (int j = i; j < t->ngpus; j++)
+            count += same_model(t, i, j);
+        fprintf(out, "%s %d x %s", printed++ ? "," : ":", count, or_unknown(t->gpus[i].model));
+    }
+}
+
+/* "yes", "none", or "yes, N of M GPUs" when only some GPUs have NVLink. */
+static void print_nvlink(const struct topo *t, FILE *out)
+{
+    int with = 0;
+    for (int i = 0; i < t->ngpus; i++)
+        with += t->gpus[i].nvlinks > 0;
+    if (!t->nvlink_known)
+        fprintf(out, "not described by this source (matrix shows PCIe paths only)");
+    else if (with == 0)
+        fprintf(out, "none");
+    else if (with == t->ngpus)
+        fprintf(out, "yes");
+    else
+        fprintf(out, "yes, %d of %d GPUs", with, t->ngpus);
+}
+
 void topo_print_summary(const struct topo *t, FILE *out)
 {
+    char buf[TOPO_MAX_TEXT + 1];
     fprintf(out, "Host:      %s\n", or_unknown(t->host));
-    fprintf(out, "Source:    %s\n", t->source_path ? t->source_path : "this machine (live)");
+    fprintf(out, "Source:    %s\n",
+            t->source_path ? shown(t->source_path, buf, sizeof(buf)) : "this machine (live)");
     fprintf(out, "CPU:       %s %s", or_unknown(t->cpu.vendor), or_unknown(t->cpu.model));
     if (t->cpu.sockets >= 0)
         fprintf(out, ", %d socket(s)", t->cpu.sockets);
@@ -23,12 +81,10 @@ void topo_print_summary(const struct topo *t, FILE *out)
     if (t->cpu.pus >= 0)
         fprintf(out, ", %d PUs", t->cpu.pus);
     fprintf(out, "\nGPUs:      %d", t->ngpus);
-    if (t->ngpus)
-        fprintf(out, " x %s", or_unknown(t->gpus[0].model));
-    fprintf(out, "\nNVLink:    %s\n",
-            !t->nvlink_known ? "not described by this source (matrix shows PCIe paths only)"
-            : t->ngpus && t->gpus[0].nvlinks > 0 ? "yes"
-                                                 : "none");
+    print_gpu_models(t, out);
+    fprintf(out, "\nNVLink:    ");
+    print_nvlink(t, out);
+    fputc('\n', out);
     if (t->nvswitches == TOPO_UNKNOWN && t->nvlink_known)
         fprintf(out, "NVSwitch:  present (count not given by this source)\n");
     else if (t->nvswitches == TOPO_UNKNOWN)

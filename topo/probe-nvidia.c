@@ -177,7 +177,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
     unsigned count = 0;
     char buf[96];
     if (n->driver && n->driver(buf, sizeof(buf)) == 0)
-        t->software.driver = topo_strdup(buf);
+        t->software.driver = topo_text(buf);
     if (n->count(&count) != 0 || count == 0)
         return;
     nvml_device *dev = calloc(t->ngpus + count + 1, sizeof(*dev));
@@ -205,7 +205,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         int major, minor;
         if (n->name && n->name(d, buf, sizeof(buf)) == 0) {
             free(g->model);
-            g->model = topo_strdup(buf);
+            g->model = topo_text(buf);
         }
         if (n->memory && n->memory(d, mem) == 0)
             g->memory_mib = (long long)(mem[0] >> 20);
@@ -250,7 +250,7 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
     }
     if (c->version(&v) == 0 && v > 0) {
         snprintf(buf, sizeof(buf), "%d.%d", v / 1000, (v % 1000) / 10);
-        t->software.cuda = topo_strdup(buf);
+        t->software.cuda = topo_text(buf);
     }
     if (!c->count || !c->get || !c->attr || !c->peer || c->count(&count) != 0 || count <= 0 ||
         t->ngpus == 0)

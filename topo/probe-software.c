@@ -19,7 +19,7 @@ static char *driver_from_proc(void)
         const char *p = strstr(util_buf_str(&b), "Kernel Module");
         char v[64];
         if (p && sscanf(p + strlen("Kernel Module"), "%63s", v) == 1)
-            version = topo_strdup(v);
+            version = topo_text(v);
     }
     util_buf_release(&b);
     return version;
@@ -56,7 +56,7 @@ static char *nccl_version(void)
         snprintf(buf, sizeof(buf), "%d.%d.%d", code / 10000, (code % 10000) / 100, code % 100);
     else
         snprintf(buf, sizeof(buf), "%d.%d.%d", code / 1000, (code % 1000) / 100, code % 100);
-    return topo_strdup(buf);
+    return topo_text(buf);
 }
 
 /* Open MPI's library version, asked without initialising MPI (allowed since MPI-3). */
@@ -72,7 +72,7 @@ static char *mpi_version(void)
     if (!get || get(buf, &len) != 0)
         return NULL;
     buf[strcspn(buf, ",\n")] = '\0';
-    return topo_strdup(buf);
+    return topo_text(buf);
 }
 
 /* Replaces *field with value (this machine's, read now); value may be NULL. */
@@ -91,6 +91,6 @@ void topo_probe_software(struct topo *t)
     set(&t->software.mpi, mpi_version());
     set(&t->software.hwloc, topo_strdup(HWLOC_VERSION));
     if (util_sysfs_read_line("/proc/sys/kernel/osrelease", &b) == 0)
-        set(&t->software.kernel, topo_strdup(util_buf_str(&b)));
+        set(&t->software.kernel, topo_text(util_buf_str(&b)));
     util_buf_release(&b);
 }

@@ -203,7 +203,7 @@ static void probe_iommu(struct topo *t)
              w = strtok_r(NULL, " ", &save))
             if (strstr(w, "iommu"))
                 util_buf_addf(&words, "%s%s", words.len ? " " : "", w);
-        t->system.iommu = topo_strdup(words.len ? words.data : "default");
+        t->system.iommu = topo_text(words.len ? words.data : "default");
     }
     util_buf_release(&b);
     util_buf_release(&words);

@@ -116,10 +116,11 @@ static void add_gpu_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
         model ? topo_gpu_info_by_name(model) : topo_gpu_info_by_device(p->attr->pcidev.device_id);
     if (!model)
         model = gi ? gi->name : hwloc_obj_get_info_by_name(p, "PCIDevice");
-    g->model = topo_strdup(model);
+    g->model = topo_text(model);
     const char *mem = osdev_info(p, "CUDAGlobalMemorySize"); /* KiB */
-    if (mem)
-        g->memory_mib = strtoll(mem, NULL, 10) / 1024;
+    long long kib = mem ? strtoll(mem, NULL, 10) : -1;
+    if (kib >= 0 && kib / 1024 <= (1LL << 30)) /* up to a PiB: anything else is not a GPU's */
+        g->memory_mib = kib / 1024;
     if (gi)
         g->sm = gi->sm;
     if (p->attr->pcidev.linkspeed > 0)
@@ -140,7 +141,7 @@ static void add_gpus_from_osdevs(struct topo *t, hwloc_topology_t h)
             if (!g)
                 return;
             const char *model = hwloc_obj_get_info_by_name(o, "GPUModel");
-            g->model = topo_strdup(model);
+            g->model = topo_text(model);
             const struct topo_gpu_info *gi = topo_gpu_info_by_name(model);
             if (gi)
                 g->sm = gi->sm;
@@ -153,20 +154,88 @@ static void add_gpus_from_osdevs(struct topo *t, hwloc_topology_t h)
     }
 }
 
-static enum topo_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj_t netdev)
+/* InfiniBand adapters' PCI classes: network/InfiniBand, serial bus/InfiniBand (ConnectX-2/3). */
+static int is_ib_class(unsigned cls)
+{
+    return cls == 0x0207 || cls == 0x0c06;
+}
+
+/* Bytes of a netdev's link-layer address: 20 for IPoIB (QP number and port GID), 6 for Ethernet. */
+static int address_bytes(hwloc_obj_t netdev)
+{
+    const char *a = hwloc_obj_get_info_by_name(netdev, "Address");
+    int n = a && *a ? 1 : 0;
+    for (; a && *a; a++)
+        n += *a == ':';
+    return n;
+}
+
+/* A netdev of the device's first port: hwloc says which port when it knows. */
+static int on_port1(hwloc_obj_t netdev)
+{
+    const char *port = hwloc_obj_get_info_by_name(netdev, "Port");
+    return !port || strcmp(port, "1") == 0;
+}
+
+/*
+ * 1 when port 1's GID 0 has the form RoCE gives it, fe80::/64 with an interface
+ * id made from the port's MAC address (EUI-64: ff:fe in its middle); InfiniBand
+ * puts the port GUID there. 0 when it has the other form, -1 when unknown.
+ */
+static int gid_from_mac(hwloc_obj_t ofdev)
+{
+    const char *gid = hwloc_obj_get_info_by_name(ofdev, "Port1GID0");
+    unsigned g[8];
+    char tail;
+    if (!gid || sscanf(gid, "%x:%x:%x:%x:%x:%x:%x:%x%c", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5],
+                       &g[6], &g[7], &tail) != 8)
+        return -1;
+    return (g[5] & 0xff) == 0xff && (g[6] >> 8) == 0xfe;
+}
+
+/*
+ * InfiniBand or RoCE from what the hardware says. A LID of 0 says nothing (no
+ * subnet manager has run yet, or RoCE); an IPoIB netdev on the port or a LID a
+ * subnet manager assigned says InfiniBand; an Ethernet netdev says RoCE; then
+ * GID 0's form; last the PCI class. *netdev becomes the port's netdev that
+ * matches, IPoIB first, when there is one.
+ */
+static enum topo_nic_kind rdma_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj_t *netdev)
+{
+    hwloc_obj_t ipoib = NULL, eth = NULL;
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE || c->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK ||
+            !on_port1(c))
+            continue;
+        int bytes = address_bytes(c);
+        if (!ipoib && bytes == 20)
+            ipoib = c;
+        else if (!eth && bytes == 6)
+            eth = c;
+    }
+    if (ipoib || eth)
+        *netdev = ipoib ? ipoib : eth;
+    const char *lid = hwloc_obj_get_info_by_name(ofdev, "Port1LID");
+    if (ipoib || (lid && strtoul(lid, NULL, 0) != 0)) /* RoCE ports never get a LID */
+        return TOPO_NIC_IB;
+    int roce_gid = gid_from_mac(ofdev);
+    if (eth || roce_gid == 1)
+        return TOPO_NIC_ROCE;
+    if (roce_gid == 0)
+        return TOPO_NIC_IB;
+    return is_ib_class(pci->attr->pcidev.class_id) ? TOPO_NIC_IB : TOPO_NIC_UNKNOWN;
+}
+
+static enum topo_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj_t *netdev)
 {
     if (pci->attr->pcidev.vendor_id == PCI_VENDOR_AMAZON)
         return ofdev ? TOPO_NIC_EFA : TOPO_NIC_ETH;
-    if (ofdev) {
-        /* RoCE ports have no LID; InfiniBand ports get one from the subnet manager. */
-        const char *lid = hwloc_obj_get_info_by_name(ofdev, "Port1LID");
-        if (!lid)
-            return pci->attr->pcidev.class_id == 0x0207 ? TOPO_NIC_IB : TOPO_NIC_UNKNOWN;
-        return strtoul(lid, NULL, 0) ? TOPO_NIC_IB : TOPO_NIC_ROCE;
-    }
-    if (pci->attr->pcidev.class_id == 0x0207)
+    if (ofdev)
+        return rdma_kind(pci, ofdev, netdev);
+    if (is_ib_class(pci->attr->pcidev.class_id))
         return TOPO_NIC_IB;
-    if (netdev && netdev->name && strncmp(netdev->name, "ib", 2) == 0)
+    if (*netdev && (address_bytes(*netdev) == 20 ||
+                    ((*netdev)->name && strncmp((*netdev)->name, "ib", 2) == 0)))
         return TOPO_NIC_IB;
     return TOPO_NIC_ETH;
 }
@@ -187,9 +256,9 @@ static void add_nic_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
     struct topo_nic *n = topo_add_nic(t);
     if (!n)
         return;
-    n->name = topo_strdup(of ? of->name : net->name);
-    n->netdev = topo_strdup(net ? net->name : NULL);
-    n->kind = nic_kind(p, of, net);
+    n->kind = nic_kind(p, of, &net);
+    n->name = topo_text(of ? of->name : net->name);
+    n->netdev = topo_text(net ? net->name : NULL);
     format_busid(p, n->pci);
     const char *state = of ? hwloc_obj_get_info_by_name(of, "Port1State") : NULL;
     if (state) /* ibv port states: 4 is ACTIVE */
@@ -240,7 +309,15 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
             hwloc_uint64_t bw = d->values[i * d->nbobjs + j];
             if (i == j || bw == 0)
                 continue;
-            int links = (int)lround((double)bw / info->link_mbs);
+            double count = (double)bw / info->link_mbs;
+            if (count > TOPO_MAX_NVLINKS) { /* also keeps the sums below from overflowing */
+                warning("NVLink bandwidth %llu MB/s given for GPU%d is more than %d links of %s: "
+                        "NVLink counts left unknown",
+                        (unsigned long long)bw, gi, TOPO_MAX_NVLINKS, info->name);
+                ok = 0;
+                break;
+            }
+            int links = (int)lround(count);
             int gj = gpu_of_obj(t, d->objs[j]);
             if (gj >= 0)
                 t->nvlink[gi * t->ngpus + gj] = links;
@@ -251,6 +328,8 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
     if (ok) {
         topo_set_nvlink_totals(t, fabric);
         t->nvlink_known = 1;
+    } else { /* nothing half-read */
+        memset(t->nvlink, 0, (size_t)(t->ngpus ? t->ngpus * t->ngpus : 1) * sizeof(int));
     }
     free(fabric);
     hwloc_distances_release(h, d);
@@ -270,8 +349,14 @@ static void read_cpu(struct topo *t, hwloc_topology_t h)
         model = hwloc_obj_get_info_by_name(root, "CPUModel");
     if (!vendor && model && strncmp(model, "POWER", 5) == 0)
         vendor = "IBM";
-    t->cpu.vendor = topo_strdup(vendor);
-    t->cpu.model = topo_strdup(model);
+    t->cpu.vendor = topo_text(vendor);
+    t->cpu.model = topo_text(model);
+}
+
+/* Versions end up in generated scripts: kept only when they look like one (else unknown). */
+static char *version_or_null(const char *v)
+{
+    return v && topo_valid_version(v) ? topo_strdup(v) : NULL;
 }
 
 int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
@@ -279,9 +364,9 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
     read_cpu(t, h);
     hwloc_obj_t root = hwloc_get_root_obj(h);
     if (!live) {
-        t->host = topo_strdup(hwloc_obj_get_info_by_name(root, "HostName"));
-        t->software.hwloc = topo_strdup(hwloc_obj_get_info_by_name(root, "hwlocVersion"));
-        t->software.kernel = topo_strdup(hwloc_obj_get_info_by_name(root, "OSRelease"));
+        t->host = topo_text(hwloc_obj_get_info_by_name(root, "HostName"));
+        t->software.hwloc = version_or_null(hwloc_obj_get_info_by_name(root, "hwlocVersion"));
+        t->software.kernel = version_or_null(hwloc_obj_get_info_by_name(root, "OSRelease"));
     }
     int npci = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PCI_DEVICE);
     hwloc_obj_t *pcis = calloc((size_t)npci + 1, sizeof(*pcis));

@@ -3,36 +3,63 @@
  * Reads a topology JSON (schema topotune/topology/1) back, as `topotune topo
  * --json` wrote it, so a node mapped once can feed the model and comparisons
  * elsewhere. The matrix is taken as written (the PCI tree is not in the JSON).
+ * Every number is range-checked before it is narrowed, every string cleaned
+ * (topo_text) and every matrix cell is one of nvidia-smi's letters.
  */
 #include "topo/internal.h"
 #include "util/error.h"
 #include "util/log.h"
 
+#include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What a file may say: far above any real node, far below int overflow. */
+#define MAX_NODES    4096      /* nodes of the class in a job, as specs allow */
+#define MAX_NUMA     65535     /* a NUMA node index */
+#define MAX_CPUS     (1 << 24) /* sockets, cores, PUs */
+#define MAX_MEM_MIB  (1LL << 30)
+#define MAX_SHM      (1LL << 60)
+#define MAX_SM       1000   /* compute capability x 10 */
+#define MAX_PCIE_GEN 6      /* the model's tables stop at Gen6 */
+#define MAX_WIDTH    32     /* PCIe lanes */
+#define MAX_GBS      10000  /* PCIe GB/s */
+#define MAX_SPEED    100000 /* NIC Gb/s */
 
 struct json_reader {
     const char *name;
     int failed;
 };
 
-static int bad(struct json_reader *r, const char *field, const char *want)
+__attribute__((format(printf, 3, 4))) static int bad(struct json_reader *r, const char *field,
+                                                     const char *fmt, ...)
 {
-    if (!r->failed)
-        error("cannot read topology '%s': field \"%s\": %s", r->name, field, want);
+    if (!r->failed) {
+        char msg[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        error("cannot read topology '%s': field \"%s\": %s", r->name, field, msg);
+    }
     r->failed = 1;
     return -1;
 }
 
-/* Optional integer: null or absent is unknown (-1); anything but an integer is an error. */
-static long long opt_int(struct json_reader *r, json_t *o, const char *key, const char *field)
+/* Optional integer in [min, max]: null or absent is unknown (TOPO_UNKNOWN). */
+static long long opt_int(struct json_reader *r, json_t *o, const char *key, const char *field,
+                         long long min, long long max)
 {
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return TOPO_UNKNOWN;
-    if (!json_is_integer(v) || json_integer_value(v) < -1)
-        return bad(r, field, "expected an integer or null");
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+        char f[96];
+        snprintf(f, sizeof(f), "%s%s%s", field, *field ? "." : "", key);
+        return bad(r, f, "expected an integer from %lld to %lld, or null", min, max);
+    }
     return json_integer_value(v);
 }
 
@@ -41,15 +68,58 @@ static char *opt_str(struct json_reader *r, json_t *o, const char *key, const ch
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return NULL;
-    if (!json_is_string(v))
-        return bad(r, field, "expected a string or null"), NULL;
-    return topo_strdup(json_string_value(v));
+    if (!json_is_string(v)) {
+        char f[96];
+        snprintf(f, sizeof(f), "%s%s%s", field, *field ? "." : "", key);
+        return bad(r, f, "expected a string or null"), NULL;
+    }
+    return topo_text(json_string_value(v));
 }
 
-static void read_pci(json_t *o, char out[16])
+/* "0000:18:00.0" as topo writes bus ids (NCCL's virtual ones included), or null. */
+static void read_pci(struct json_reader *r, json_t *o, const char *field, char out[16])
 {
-    const char *pci = json_string_value(json_object_get(o, "pci"));
-    snprintf(out, 16, "%s", pci ? pci : "");
+    json_t *v = json_object_get(o, "pci");
+    const char *s = json_string_value(v);
+    if (v && !json_is_null(v) && !(s && topo_valid_busid(s))) {
+        char f[96];
+        snprintf(f, sizeof(f), "%s.pci", field);
+        bad(r, f, "expected a PCI bus id such as \"0000:18:00.0\", or null");
+        return;
+    }
+    snprintf(out, 16, "%s", s ? s : "");
+}
+
+/* A device or interface name as the schema allows it (safe in a variable), or null. */
+static char *opt_ifname(struct json_reader *r, json_t *o, const char *key, const char *field)
+{
+    json_t *v = json_object_get(o, key);
+    const char *s = json_string_value(v);
+    if (v && !json_is_null(v) && !(s && topo_valid_ifname(s))) {
+        char f[96];
+        snprintf(f, sizeof(f), "%s.%s", field, key);
+        return bad(r, f,
+                   "expected a device or interface name (letters, digits, _ . @ + -, at "
+                   "most 64), or null"),
+               NULL;
+    }
+    return topo_strdup(s);
+}
+
+/* "0-23,48-71" as hwloc lists CPUs, or null. */
+static char *opt_cpuset(struct json_reader *r, json_t *o, const char *field)
+{
+    json_t *v = json_object_get(o, "cpuset");
+    const char *s = json_string_value(v);
+    int ok = !v || json_is_null(v) ||
+             (s && *s && isdigit((unsigned char)*s) && strspn(s, "0123456789-,") == strlen(s) &&
+              strlen(s) <= 4096);
+    if (!ok) {
+        char f[96];
+        snprintf(f, sizeof(f), "%s.cpuset", field);
+        return bad(r, f, "expected a CPU list such as \"0-23,48-71\", or null"), NULL;
+    }
+    return topo_strdup(s);
 }
 
 static void read_gpus(struct json_reader *r, struct topo *t, json_t *list)
@@ -59,54 +129,106 @@ static void read_gpus(struct json_reader *r, struct topo *t, json_t *list)
     char f[64];
     json_array_foreach(list, i, e)
     {
-        struct topo_gpu *g = topo_add_gpu(t);
-        if (!g || !json_is_object(e)) {
-            snprintf(f, sizeof(f), "gpus[%zu]", i);
+        snprintf(f, sizeof(f), "gpus[%zu]", i);
+        if (!json_is_object(e)) {
             bad(r, f, "expected an object");
             return;
         }
-        snprintf(f, sizeof(f), "gpus[%zu]", i);
+        struct topo_gpu *g = topo_add_gpu(t);
+        if (!g)
+            return;
         g->model = opt_str(r, e, "model", f);
-        g->cpuset = opt_str(r, e, "cpuset", f);
-        read_pci(e, g->pci);
-        g->numa = (int)opt_int(r, e, "numa", f);
-        g->memory_mib = opt_int(r, e, "memory_mib", f);
-        g->sm = (int)opt_int(r, e, "sm", f);
-        g->nvlinks = (int)opt_int(r, e, "nvlinks", f);
+        g->cpuset = opt_cpuset(r, e, f);
+        read_pci(r, e, f, g->pci);
+        g->numa = (int)opt_int(r, e, "numa", f, 0, MAX_NUMA);
+        g->memory_mib = opt_int(r, e, "memory_mib", f, 0, MAX_MEM_MIB);
+        g->sm = (int)opt_int(r, e, "sm", f, 0, MAX_SM);
+        g->nvlinks = (int)opt_int(r, e, "nvlinks", f, 0, TOPO_MAX_NVLINKS);
         json_t *pcie = json_object_get(e, "pcie");
-        g->pcie_gen = (int)opt_int(r, pcie, "gen", f);
-        g->pcie_width = (int)opt_int(r, pcie, "width", f);
+        char pf[80];
+        snprintf(pf, sizeof(pf), "%s.pcie", f);
+        if (pcie && !json_is_object(pcie) && !json_is_null(pcie)) {
+            bad(r, pf, "expected an object with gen, width and gbs");
+            return;
+        }
+        g->pcie_gen = (int)opt_int(r, pcie, "gen", pf, 1, MAX_PCIE_GEN);
+        g->pcie_width = (int)opt_int(r, pcie, "width", pf, 1, MAX_WIDTH);
         json_t *gbs = json_object_get(pcie, "gbs");
+        if (gbs && !json_is_null(gbs) &&
+            (!json_is_number(gbs) || !(json_number_value(gbs) >= 0) ||
+             json_number_value(gbs) > MAX_GBS)) {
+            snprintf(pf, sizeof(pf), "%s.pcie.gbs", f);
+            bad(r, pf, "expected a number from 0 to %d, or null", MAX_GBS);
+            return;
+        }
         g->pcie_gbs = json_is_number(gbs) ? json_number_value(gbs) : -1;
     }
 }
 
 static void read_nics(struct json_reader *r, struct topo *t, json_t *list)
 {
-    static const char *kinds[] = {"unknown", "ib", "roce", "efa", "eth"};
     size_t i;
     json_t *e;
     char f[64];
     json_array_foreach(list, i, e)
     {
-        struct topo_nic *n = topo_add_nic(t);
         snprintf(f, sizeof(f), "nics[%zu]", i);
-        if (!n || !json_is_object(e)) {
+        if (!json_is_object(e)) {
             bad(r, f, "expected an object");
             return;
         }
-        n->name = opt_str(r, e, "name", f);
-        n->netdev = opt_str(r, e, "netdev", f);
-        n->cpuset = opt_str(r, e, "cpuset", f);
-        n->state = opt_str(r, e, "state", f);
-        read_pci(e, n->pci);
-        n->numa = (int)opt_int(r, e, "numa", f);
-        n->speed_gbps = (int)opt_int(r, e, "speed_gbps", f);
+        struct topo_nic *n = topo_add_nic(t);
+        if (!n)
+            return;
+        n->name = opt_ifname(r, e, "name", f);
+        n->netdev = opt_ifname(r, e, "netdev", f);
+        n->cpuset = opt_cpuset(r, e, f);
+        read_pci(r, e, f, n->pci);
+        n->numa = (int)opt_int(r, e, "numa", f, 0, MAX_NUMA);
+        n->speed_gbps = (int)opt_int(r, e, "speed_gbps", f, 0, MAX_SPEED);
+        json_t *state = json_object_get(e, "state");
+        const char *s = json_string_value(state);
+        char sf[80];
+        if (s && (strcmp(s, "up") == 0 || strcmp(s, "down") == 0)) {
+            n->state = topo_strdup(s);
+        } else if (state && !json_is_null(state)) {
+            snprintf(sf, sizeof(sf), "%s.state", f);
+            bad(r, sf, "expected \"up\", \"down\" or null");
+        }
         const char *kind = json_string_value(json_object_get(e, "kind"));
-        for (int k = 0; kind && k < 5; k++)
-            if (strcmp(kind, kinds[k]) == 0)
-                n->kind = (enum topo_nic_kind)k;
+        int k = 0;
+        while (kind && k < 5 && strcmp(kind, topo_nic_kind_name((enum topo_nic_kind)k)) != 0)
+            k++;
+        if (!kind || k == 5) {
+            snprintf(sf, sizeof(sf), "%s.kind", f);
+            bad(r, sf, "expected \"ib\", \"roce\", \"efa\", \"eth\" or \"unknown\"");
+            return;
+        }
+        n->kind = (enum topo_nic_kind)k;
     }
+}
+
+/*
+ * NVLinks of an "NV#" cell, 0 for the other letters nvidia-smi prints, -1 for
+ * anything else (digits are read only up to TOPO_MAX_NVLINKS: no overflow).
+ */
+static int cell_links(const char *s)
+{
+    static const char *letters[] = {"X", "SYS", "NODE", "PHB", "PXB", "PIX"};
+    for (size_t i = 0; i < sizeof(letters) / sizeof(letters[0]); i++)
+        if (strcmp(s, letters[i]) == 0)
+            return 0;
+    if (strncmp(s, "NV", 2) != 0 || s[2] < '1' || s[2] > '9')
+        return -1;
+    int links = 0;
+    for (const char *p = s + 2; *p; p++) {
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        links = links * 10 + (*p - '0');
+        if (links > TOPO_MAX_NVLINKS)
+            return -1;
+    }
+    return links;
 }
 
 static void read_matrix(struct json_reader *r, struct topo *t, json_t *rows)
@@ -126,13 +248,52 @@ static void read_matrix(struct json_reader *r, struct topo *t, json_t *rows)
         for (int j = 0; j < n; j++) {
             json_t *c = json_array_get(row, (size_t)j);
             const char *s = json_string_value(c);
-            if (!s && !json_is_null(c))
-                return (void)bad(r, "matrix.rows", "cells are nvidia-smi letters or null");
+            int links = s ? cell_links(s) : 0;
+            if ((!s && !json_is_null(c)) || links < 0 || (s && (i == j) != !strcmp(s, "X"))) {
+                char f[64];
+                snprintf(f, sizeof(f), "matrix.rows[%d][%d]", i, j);
+                return (void)bad(r, f,
+                                 "expected X on the diagonal only, SYS, NODE, PHB, PXB, PIX, "
+                                 "NV1 to NV%d or null",
+                                 TOPO_MAX_NVLINKS);
+            }
+            if (links > 0 && (i >= t->ngpus || j >= t->ngpus)) {
+                char f[64];
+                snprintf(f, sizeof(f), "matrix.rows[%d][%d]", i, j);
+                return (void)bad(r, f, "NVLink joins GPUs only, not NICs");
+            }
             t->matrix[i * n + j] = topo_strdup(s);
-            if (s && i < t->ngpus && j < t->ngpus && strncmp(s, "NV", 2) == 0)
-                t->nvlink[i * t->ngpus + j] = atoi(s + 2);
+            if (links > 0)
+                t->nvlink[i * t->ngpus + j] = links;
         }
     }
+}
+
+static void read_top(struct json_reader *r, struct topo *t, json_t *doc)
+{
+    json_t *cpu = json_object_get(doc, "cpu");
+    if (cpu && !json_is_object(cpu) && !json_is_null(cpu))
+        bad(r, "cpu", "expected an object");
+    t->host = opt_str(r, doc, "host", "");
+    t->cpu.vendor = opt_str(r, cpu, "vendor", "cpu");
+    t->cpu.model = opt_str(r, cpu, "model", "cpu");
+    t->cpu.sockets = (int)opt_int(r, cpu, "sockets", "cpu", 0, MAX_CPUS);
+    t->cpu.numa_nodes = (int)opt_int(r, cpu, "numa_nodes", "cpu", 0, MAX_NUMA + 1);
+    t->cpu.cores = (int)opt_int(r, cpu, "cores", "cpu", 0, MAX_CPUS);
+    t->cpu.pus = (int)opt_int(r, cpu, "pus", "cpu", 0, MAX_CPUS);
+    t->nvswitches = (int)opt_int(r, doc, "nvswitches", "", 0, TOPO_MAX_DEVICES);
+    json_t *known = json_object_get(doc, "nvlink_known"),
+           *broken = json_object_get(doc, "p2p_broken");
+    if (known && !json_is_boolean(known))
+        bad(r, "nvlink_known", "expected true or false");
+    if (broken && !json_is_boolean(broken) && !json_is_null(broken))
+        bad(r, "p2p_broken", "expected true, false or null");
+    t->nvlink_known = json_is_true(known);
+    t->p2p_broken = json_is_boolean(broken) ? json_is_true(broken) : TOPO_UNKNOWN;
+    json_t *system = json_object_get(doc, "system");
+    t->system.shm_bytes = opt_int(r, system, "shm_bytes", "system", 0, MAX_SHM);
+    long long nodes = opt_int(r, doc, "nodes", "", 1, MAX_NODES);
+    t->job_nodes = nodes > 0 ? (int)nodes : 1;
 }
 
 int topo_read_json(struct topo *t, const char *name, json_t *doc)
@@ -143,27 +304,14 @@ int topo_read_json(struct topo *t, const char *name, json_t *doc)
         bad(&r, "gpus", "expected a list");
     if (!json_is_array(nics))
         bad(&r, "nics", "expected a list");
-    json_t *cpu = json_object_get(doc, "cpu");
-    if (!r.failed) {
-        t->host = opt_str(&r, doc, "host", "host");
-        t->cpu.vendor = opt_str(&r, cpu, "vendor", "cpu.vendor");
-        t->cpu.model = opt_str(&r, cpu, "model", "cpu.model");
-        t->cpu.sockets = (int)opt_int(&r, cpu, "sockets", "cpu.sockets");
-        t->cpu.numa_nodes = (int)opt_int(&r, cpu, "numa_nodes", "cpu.numa_nodes");
-        t->cpu.cores = (int)opt_int(&r, cpu, "cores", "cpu.cores");
-        t->cpu.pus = (int)opt_int(&r, cpu, "pus", "cpu.pus");
-        t->nvswitches = (int)opt_int(&r, doc, "nvswitches", "nvswitches");
-        t->nvlink_known = json_is_true(json_object_get(doc, "nvlink_known"));
-        json_t *broken = json_object_get(doc, "p2p_broken");
-        t->p2p_broken = json_is_boolean(broken) ? json_is_true(broken) : TOPO_UNKNOWN;
-        t->system.shm_bytes =
-            opt_int(&r, json_object_get(doc, "system"), "shm_bytes", "system.shm_bytes");
-        long long nodes = opt_int(&r, doc, "nodes", "nodes");
-        t->job_nodes = nodes > 0 ? (int)nodes : 1;
-        read_gpus(&r, t, gpus);
-        read_nics(&r, t, nics);
-    }
     if (!r.failed)
-        read_matrix(&r, t, json_object_get(json_object_get(doc, "matrix"), "rows"));
+        read_top(&r, t, doc);
+    if (!r.failed)
+        read_gpus(&r, t, gpus);
+    if (!r.failed)
+        read_nics(&r, t, nics);
+    json_t *matrix = json_object_get(doc, "matrix");
+    if (!r.failed)
+        read_matrix(&r, t, json_object_get(matrix, "rows"));
     return r.failed ? UTIL_EINVAL : 0;
 }

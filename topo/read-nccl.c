@@ -33,9 +33,10 @@ struct nccl_reader {
 static int bad_attr(struct nccl_reader *r, xmlNode *n, const char *attr, const char *value,
                     const char *want)
 {
-    if (!r->failed)
+    char shown[64];
+    if (!r->failed) /* the value as it may be printed: cut short, no terminal escapes */
         error("cannot read topology '%s': line %d: <%s %s=\"%s\">: %s", r->name, n->line,
-              (const char *)n->name, attr, value, want);
+              (const char *)n->name, attr, topo_text_into(value, shown, sizeof(shown)), want);
     r->failed = 1;
     return -1;
 }
@@ -74,20 +75,6 @@ static int int_attr(struct nccl_reader *r, xmlNode *n, const char *name, long mi
     }
     xmlFree(v);
     return rc;
-}
-
-/* "dddd:bb:dd.f" in hex, as NCCL writes bus ids (virtual ones like ffff:ff:01.0 included). */
-static int valid_busid(const char *s)
-{
-    unsigned d, b, dev, f;
-    char tail;
-    size_t len = strlen(s);
-    if (len < 7 || len > 15)
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
-            return 0;
-    return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4;
 }
 
 /*
@@ -164,11 +151,17 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
     }
 }
 
+/* InfiniBand adapters: class network/InfiniBand, or serial bus/InfiniBand (ConnectX-2/3). */
+static int is_ib_class(long cls)
+{
+    return cls >= 0 && ((cls >> 8) == 0x0207 || (cls >> 8) == 0x0c06);
+}
+
 static enum topo_nic_kind kind_of(long cls, long vendor, const char *name)
 {
     if (vendor == 0x1d0f)
         return TOPO_NIC_EFA;
-    if (cls >= 0 && (cls >> 8) == 0x0207)
+    if (is_ib_class(cls))
         return TOPO_NIC_IB;
     if (name && strncmp(name, "mlx5", 4) == 0 && cls < 0)
         return TOPO_NIC_IB;
@@ -192,7 +185,7 @@ static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, long
         long speed;
         if (int_attr(r, net, "speed", 0, 100000000, 10, &speed) == 0 && speed > 0)
             n->speed_gbps = (int)(speed / 1000);
-        n->name = topo_strdup(name);
+        n->name = topo_text(name);
         xmlFree(name);
     }
     n->kind = kind_of(cls, vendor, n->name);
@@ -234,7 +227,7 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
     char *busid = attr(pci, "busid");
     long cls, vendor, device, width;
     int gen;
-    if (busid && !valid_busid(busid))
+    if (busid && !topo_valid_busid(busid)) /* virtual ones (ffff:ff:01.0) too */
         bad_attr(r, pci, "busid", busid, "expected a PCI bus id such as 0000:17:00.0");
     if (!r->failed && !int_attr(r, pci, "class", 0, 0xffffff, 16, &cls) &&
         !int_attr(r, pci, "vendor", 0, 0xffff, 16, &vendor) &&
@@ -245,7 +238,7 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
         if (gpu || (cls >= 0 && (cls >> 16) == 0x03)) {
             add_gpu(r, pci, gpu, topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN),
                     numa, device, gen, width);
-        } else if (nic || (cls >= 0 && (cls >> 16) == 0x02)) {
+        } else if (nic || (cls >= 0 && (cls >> 16) == 0x02) || is_ib_class(cls)) {
             read_nic(r, nic, busid, cls, vendor,
                      topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN), numa);
         } else if (cls == 0x068000) {
@@ -298,7 +291,7 @@ static void read_cpu(struct nccl_reader *r, xmlNode *cpu)
     t->cpu.numa_nodes = (t->cpu.numa_nodes < 0 ? 0 : t->cpu.numa_nodes) + 1;
     char *vendor = attr(cpu, "vendor"), *aff = attr(cpu, "affinity");
     if (vendor && !t->cpu.vendor)
-        t->cpu.vendor = topo_strdup(vendor);
+        t->cpu.vendor = topo_text(vendor);
     if (family >= 0 && model >= 0 && !t->cpu.model) {
         char buf[64];
         snprintf(buf, sizeof(buf), "family %ld model %ld", family, model);
@@ -354,6 +347,7 @@ static void resolve_nvlinks(struct nccl_reader *r)
     int *fabric = calloc((size_t)t->ngpus + 1, sizeof(int));
     char **switches = calloc((size_t)r->nlinks + 1, sizeof(char *));
     int nswitch = 0, sentinel = 0, warned = 0;
+    char shown[40];
     if (!fabric || !switches)
         goto out;
     for (int i = 0; i < r->nlinks; i++) {
@@ -361,7 +355,8 @@ static void resolve_nvlinks(struct nccl_reader *r)
         int peer = gpu_by_busid(t, l->target);
         if (peer == l->gpu) {
             if (!warned++)
-                warning("'%s': NVLink from a GPU to its own bus id %s ignored", r->name, l->target);
+                warning("'%s': NVLink from a GPU to its own bus id %s ignored", r->name,
+                        topo_text_into(l->target, shown, sizeof(shown)));
         } else if (peer >= 0) {
             t->nvlink[l->gpu * t->ngpus + peer] = l->count;
         } else if (l->tclass == 0x068001) {
@@ -394,7 +389,7 @@ int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
                  "NCCL reads topology files of version 1 only");
     xmlFree(version);
     char *sysname = attr(root, "name");
-    t->host = topo_strdup(sysname);
+    t->host = topo_text(sysname);
     xmlFree(sysname);
     for (xmlNode *c = root->children; c && !r.failed; c = c->next)
         if (is(c, "cpu"))

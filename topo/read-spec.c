@@ -66,8 +66,9 @@ static int check_keys(struct spec_reader *r, json_t *obj, const char *const *all
         for (const char *const *a = allowed; *a; a++)
             ok |= strcmp(key, *a) == 0;
         if (!ok) {
-            char field[128];
-            snprintf(field, sizeof(field), "%s%s", where, key);
+            char field[128], shown[64];
+            snprintf(field, sizeof(field), "%s%s", where,
+                     topo_text_into(key, shown, sizeof(shown)));
             return bad(r, field, "unknown field: remove it or check its spelling");
         }
     }
@@ -262,9 +263,9 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     if (sockets > count)
         sockets = count;
     t->source = TOPO_SOURCE_SPEC;
-    t->host = topo_strdup(json_string_value(json_object_get(spec, "name")));
+    t->host = topo_text(json_string_value(json_object_get(spec, "name")));
     t->cpu.vendor = topo_strdup(vendor);
-    t->cpu.model = topo_strdup(json_string_value(json_object_get(cpu, "model")));
+    t->cpu.model = topo_text(json_string_value(json_object_get(cpu, "model")));
     t->cpu.sockets = t->cpu.numa_nodes = sockets;
     t->job_nodes = nodes;
     t->system.shm_bytes = shm_mb > 0 ? (long long)shm_mb << 20 : TOPO_UNKNOWN;

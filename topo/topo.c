@@ -3,13 +3,23 @@
 #include "topo/internal.h"
 #include "util/buf.h"
 #include "util/error.h"
-#include "util/file.h"
 #include "util/log.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libxml/parser.h>
+#include <libxml/SAX2.h>
+#include <libxml/parserInternals.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TOPO_MAX_INPUT (64u << 20)
@@ -22,6 +32,101 @@ char *topo_strdup(const char *s)
     if (!d)
         abort();
     return d;
+}
+
+/*
+ * Length of the character at p (at most n bytes): a well-formed UTF-8
+ * sequence, or 1 for a byte that starts none. *shown says whether it prints
+ * as itself: not for control characters (C0, DEL, C1: every terminal escape
+ * starts with one), bidirectional overrides, or bytes that are not UTF-8.
+ */
+static size_t next_char(const unsigned char *p, size_t n, int *shown)
+{
+    *shown = p[0] >= 0x20 && p[0] < 0x7f;
+    if (p[0] < 0x80)
+        return 1;
+    size_t len = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+                 : (p[0] & 0xf0) == 0xe0        ? 3
+                 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                                : 0;
+    if (len == 0 || len > n)
+        return 1;
+    unsigned cp = p[0] & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 1;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 1; /* overlong, surrogate or out of range: not UTF-8 */
+    *shown = cp >= 0xa0 && !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+    return len;
+}
+
+const char *topo_text_into(const char *s, char *out, size_t size)
+{
+    const unsigned char *text = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)text), o = 0, need = 0;
+    int shown;
+    if (size < 4) /* no room for "..." */
+        return size ? (out[0] = '\0', out) : out;
+    for (size_t i = 0, len; i < n; i += len) {
+        len = next_char(text + i, n - i, &shown);
+        need += shown ? len : 1;
+    }
+    for (size_t i = 0, len; i < n; i += len) {
+        len = next_char(text + i, n - i, &shown);
+        size_t put = shown ? len : 1;
+        if (need >= size && o + put + 4 > size) { /* keep room for "..." and the NUL */
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (shown)
+            memcpy(out + o, text + i, len);
+        else
+            out[o] = '?';
+        o += put;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+char *topo_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    char buf[TOPO_MAX_TEXT + 1];
+    return topo_strdup(topo_text_into(s, buf, sizeof(buf)));
+}
+
+#define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+int topo_valid_busid(const char *s)
+{
+    static const char hex[] = "0123456789abcdefABCDEF";
+    size_t domain = strspn(s, hex);
+    const char *p = s + domain;
+    size_t bus = *p == ':' ? strspn(p + 1, hex) : 0;
+    p += 1 + bus;
+    size_t dev = bus && *p == ':' ? strspn(p + 1, hex) : 0;
+    p += 1 + dev;
+    size_t fn = dev && *p == '.' ? strspn(p + 1, hex) : 0;
+    return domain >= 1 && domain <= 8 && bus >= 1 && bus <= 4 && dev >= 1 && dev <= 4 && fn >= 1 &&
+           fn <= 2 && p[1 + fn] == '\0' && strlen(s) <= 15;
+}
+
+int topo_valid_ifname(const char *s)
+{
+    size_t len = strlen(s);
+    return len >= 1 && len <= 64 && strchr(ALNUM "_", s[0]) && strspn(s, ALNUM "_.@+-") == len;
+}
+
+int topo_valid_version(const char *s)
+{
+    size_t len = strlen(s);
+    return len <= 64 && strspn(s, ALNUM ".+~_-") == len;
 }
 
 void topo_init(struct topo *t)
@@ -148,6 +253,26 @@ static int finish(struct topo *t)
     }
     if (!t->nvlink && topo_alloc_nvlink(t))
         return UTIL_ENOMEM;
+    for (int i = 0; t->source != TOPO_SOURCE_LIVE && i < t->nnics; i++) {
+        const struct topo_nic *n = &t->nics[i];
+        const char *name = n->name && !topo_valid_ifname(n->name) ? n->name : n->netdev;
+        if (name && !topo_valid_ifname(name)) { /* it may end up in a variable or a script */
+            error("cannot read topology '%s': NIC%d is named \"%s\": not a device or interface "
+                  "name (letters, digits, _ . @ + -, at most 64 bytes)",
+                  t->source_path, i, name);
+            return UTIL_EINVAL;
+        }
+    }
+    for (int i = 0; i < t->ngpus; i++) {
+        int links = t->gpus[i].nvlinks;
+        for (int j = 0; j < t->ngpus; j++)
+            links = t->nvlink[i * t->ngpus + j] > links ? t->nvlink[i * t->ngpus + j] : links;
+        if (links > TOPO_MAX_NVLINKS) {
+            error("cannot read topology '%s': GPU%d has %d NVLinks: no GPU has more than %d",
+                  t->source_path ? t->source_path : "this machine", i, links, TOPO_MAX_NVLINKS);
+            return UTIL_EINVAL;
+        }
+    }
     int rc = t->matrix ? 0 : topo_compute_matrix(t); /* a topology JSON brings its own */
     return rc ? rc : topo_compute_class(t);
 }
@@ -165,7 +290,7 @@ static int load_live(struct topo *t)
     t->source = TOPO_SOURCE_LIVE;
     char host[256] = "";
     if (gethostname(host, sizeof(host) - 1) == 0)
-        t->host = topo_strdup(host);
+        t->host = topo_text(host);
     int rc = topo_read_hwloc(t, h, 1);
     if (!rc)
         rc = topo_probe_nvidia(t, h);
@@ -179,37 +304,163 @@ static int load_live(struct topo *t)
     return finish(t);
 }
 
-/* hwloc 2.x reads exports of version 1.x and 2.x; 3.0 needs hwloc 3. */
+/* This build's hwloc reads exports of its own major version and older ones: 1.x, 2.x. */
 static int check_hwloc_version(const char *name, xmlNode *root)
 {
     xmlChar *v = xmlGetProp(root, (const xmlChar *)"version");
+    long newest = HWLOC_API_VERSION >> 16; /* hwloc 2.9's API version is 0x00020800 */
+    char *end = NULL, shown[32];
+    long major = v ? strtol((const char *)v, &end, 10) : 1;
     int rc = 0;
-    if (v && !(v[0] == '1' || v[0] == '2')) {
-        error("cannot read topology '%s': hwloc XML version %s is newer than this build's hwloc %s "
-              "reads: export it again with lstopo from hwloc 2.x (lstopo --of xml)",
-              name, (const char *)v, HWLOC_VERSION);
+    if (v && (end == (char *)v || major < 1 || (*end && *end != '.'))) {
+        error("cannot read topology '%s': <topology version=\"%s\">: not a hwloc XML version: "
+              "export the node again with lstopo --of xml",
+              name, topo_text_into((const char *)v, shown, sizeof(shown)));
+        rc = UTIL_EINVAL;
+    } else if (major > newest) {
+        error("cannot read topology '%s': hwloc XML version %s is newer than this build's hwloc "
+              "%s reads: convert it with lstopo from hwloc %ld (lstopo -i '%s' --of v2xml "
+              "converted.xml), or export the node with lstopo --of v2xml",
+              name, topo_text_into((const char *)v, shown, sizeof(shown)), HWLOC_VERSION, major,
+              name);
         rc = UTIL_ENOTSUP;
     }
     xmlFree(v);
     return rc;
 }
 
-static int load_hwloc_xml(struct topo *t, const char *name, const char *data, size_t len)
+#define HWLOC_IMPORT_TIMEOUT_S 60 /* hwloc reads a 64 MiB export in a few seconds */
+
+/* In the child: 0 when hwloc imports xml, 1 when it refuses it; a crash kills it. */
+static void __attribute__((noreturn)) hwloc_import_child(const char *xml, int len)
 {
+    /* The parent's handlers are not this process's, nor a sanitizer's: a crash ends it. */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        signal(sigs[i], SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct rlimit no_core = {0, 0}, cpu = {HWLOC_IMPORT_TIMEOUT_S, HWLOC_IMPORT_TIMEOUT_S};
+    setrlimit(RLIMIT_CORE, &no_core); /* a crash here is reported, not dumped */
+    setrlimit(RLIMIT_CPU, &cpu);
     hwloc_topology_t h;
-    if (hwloc_topology_init(&h))
+    int ok = hwloc_topology_init(&h) == 0;
+    if (ok) {
+        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL);
+        ok = hwloc_topology_set_xmlbuffer(h, xml, len + 1) == 0 && hwloc_topology_load(h) == 0;
+    }
+    _exit(ok ? 0 : 1);
+}
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * hwloc's XML import trusts the file: hwloc 2.9 dereferences the DOCTYPE's
+ * system id without checking it (<!DOCTYPE topology> crashed it) and crashes
+ * in hwloc_topology_load on a NUMA node without complete_nodeset (found by
+ * tests/fuzz/fuzz-hwloc-xml.c). So hwloc imports xml first in a child process:
+ * a crash or a hang there is a damaged file, reported as such, and this
+ * process imports only what hwloc imported there (the same bytes, the same
+ * library: the same outcome). Returns 0, or prints why not.
+ */
+static int hwloc_import_probe(const char *name, const char *xml, int len)
+{
+    int fds[2]; /* the child holds the write end: EOF when it is gone */
+    if (pipe2(fds, O_CLOEXEC))
+        return error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        hwloc_import_child(xml, len);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
+    }
+    double deadline = monotonic_s() + HWLOC_IMPORT_TIMEOUT_S;
+    int timed_out = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        int left_ms = (int)((deadline - monotonic_s()) * 1000);
+        int ready = left_ms > 0 ? poll(&p, 1, left_ms) : 0;
+        char byte;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready > 0 && read(fds[0], &byte, 1) > 0)
+            continue; /* nothing is written; only EOF or the deadline end the wait */
+        timed_out = ready == 0;
+        break;
+    }
+    close(fds[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    pid_t got;
+    while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    if (timed_out)
+        return error("cannot read topology '%s': hwloc did not finish importing it in %d s: the "
+                     "export is damaged or edited; export the node again with lstopo --of xml",
+                     name, HWLOC_IMPORT_TIMEOUT_S),
+               UTIL_EINVAL;
+    if (got == pid && WIFSIGNALED(status))
+        return error("cannot read topology '%s': hwloc crashed importing it (signal %d): the "
+                     "export is damaged or edited; export the node again with lstopo --of xml",
+                     name, WTERMSIG(status)),
+               UTIL_EINVAL;
+    if (got == pid && WEXITSTATUS(status) != 0)
+        return error("cannot read topology '%s': hwloc rejected the XML export (check that it "
+                     "comes from lstopo --of xml)",
+                     name),
+               UTIL_EINVAL;
+    return 0; /* or reaped by someone else (SIGCHLD ignored): the import below decides */
+}
+
+/*
+ * hwloc gets our parse written back as UTF-8 without any DOCTYPE (it would
+ * honour whatever encoding the file declares), imported first in a child
+ * (hwloc_import_probe), then here.
+ */
+static int load_hwloc_xml(struct topo *t, const char *name, xmlDoc *doc)
+{
+    xmlDtd *dtd = xmlGetIntSubset(doc);
+    if (dtd) {
+        xmlUnlinkNode((xmlNode *)dtd);
+        xmlFreeDtd(dtd);
+    }
+    xmlChar *xml = NULL;
+    int len = 0;
+    xmlDocDumpMemoryEnc(doc, &xml, &len, "UTF-8");
+    if (!xml)
         return UTIL_ENOMEM;
+    /* hwloc boxes its complaints about a file in a dozen stderr lines; ours is one line. */
+    setenv("HWLOC_HIDE_ERRORS", "2", 0);
+    hwloc_topology_t h;
+    int rc = hwloc_import_probe(name, (const char *)xml, len);
+    if (!rc && hwloc_topology_init(&h))
+        rc = UTIL_ENOMEM;
+    if (rc) {
+        xmlFree(xml);
+        return rc;
+    }
     hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL);
-    /* hwloc wants the size including the final NUL, which util_buf guarantees. */
-    if (hwloc_topology_set_xmlbuffer(h, data, (int)len + 1) || hwloc_topology_load(h)) {
+    /* hwloc wants the size including the final NUL. */
+    if (hwloc_topology_set_xmlbuffer(h, (const char *)xml, len + 1) || hwloc_topology_load(h)) {
         hwloc_topology_destroy(h);
+        xmlFree(xml);
         return error("cannot read topology '%s': hwloc rejected the XML export (check that it "
                      "comes from lstopo --of xml)",
                      name),
                UTIL_EINVAL;
     }
+    xmlFree(xml);
     t->source = TOPO_SOURCE_HWLOC_XML;
-    int rc = topo_read_hwloc(t, h, 0);
+    rc = topo_read_hwloc(t, h, 0);
     hwloc_topology_destroy(h);
     return rc;
 }
@@ -220,35 +471,122 @@ static void xml_silent(void *ctx, const char *msg, ...)
     (void)msg;
 }
 
+/* What the parse of one XML file met first: an error, or a DTD declaration we refuse. */
+struct xml_guard {
+    int line;
+    char what[200];
+};
+
+static void guard_stop(xmlParserCtxt *c, const char *what)
+{
+    struct xml_guard *g = c->_private;
+    if (!g->what[0]) {
+        g->line = c->input ? c->input->line : 0;
+        snprintf(g->what, sizeof(g->what), "%s", what);
+    }
+    xmlStopParser(c);
+}
+
+/*
+ * Neither hwloc exports nor NCCL topology files have an internal DTD subset,
+ * and one is the only place a file can declare entities (billion laughs). The
+ * parse stops at its '[', before any declaration in it is read.
+ */
+static void guard_internal_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                                  const xmlChar *system_id)
+{
+    xmlParserCtxt *c = ctx;
+    if (c->input && c->input->cur && *c->input->cur == '[') {
+        guard_stop(c, "the DOCTYPE has an internal DTD subset ([...]), which no hwloc export or "
+                      "NCCL topology file has: remove it");
+        return;
+    }
+    xmlSAX2InternalSubset(ctx, name, external_id, system_id);
+}
+
+static void guard_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
+                              const xmlChar *system_id, xmlChar *content)
+{
+    (void)name;
+    (void)type;
+    (void)public_id;
+    (void)system_id;
+    (void)content;
+    guard_stop(ctx, "the file declares an entity, which no topology file does: remove it");
+}
+
+/* libxml2 reports errors in order; the first is the cause, the rest follow from it. */
+static void guard_error(void *ctx, xmlError *e)
+{
+    xmlParserCtxt *c = ctx;
+    struct xml_guard *g = c->_private;
+    if (g->what[0] || !e || e->level < XML_ERR_ERROR || !e->message)
+        return;
+    char raw[160], msg[160];
+    snprintf(raw, sizeof(raw), "%s", e->message);
+    raw[strcspn(raw, "\n")] = '\0'; /* libxml2's messages end in a newline */
+    topo_text_into(raw, msg, sizeof(msg));
+    g->line = e->line;
+    if (strstr(e->message, "too long") || strstr(e->message, "Huge input lookup"))
+        snprintf(g->what, sizeof(g->what),
+                 "%s longer than %d bytes (libxml2's limit): no topology file has one; check "
+                 "that this is the file you meant",
+                 e->code == XML_ERR_ATTRIBUTE_NOT_FINISHED ? "an attribute value"
+                                                           : "a name, text or comment",
+                 XML_MAX_TEXT_LENGTH);
+    else
+        snprintf(g->what, sizeof(g->what), "not well-formed XML: %s", msg);
+}
+
+/*
+ * Parses data with nothing loaded from the network or disk, no entity
+ * substituted and libxml2's size limits on (no XML_PARSE_HUGE). Returns the
+ * document (caller frees it with xmlFreeDoc) or NULL after printing the first
+ * problem with its line.
+ */
+static xmlDoc *parse_xml(const char *name, const char *data, size_t len)
+{
+    struct xml_guard g = {0};
+    xmlSetGenericErrorFunc(NULL, xml_silent);
+    xmlParserCtxt *c = xmlNewParserCtxt();
+    if (!c)
+        return NULL;
+    c->_private = &g;
+    c->sax->internalSubset = guard_internal_subset;
+    c->sax->entityDecl = guard_entity_decl;
+    c->sax->serror = guard_error;
+    xmlDoc *doc =
+        xmlCtxtReadMemory(c, data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
+    if (doc && (g.what[0] || !c->wellFormed)) {
+        xmlFreeDoc(doc);
+        doc = NULL;
+    }
+    if (!doc)
+        error("cannot read topology '%s': line %d: %s", name, g.line,
+              g.what[0] ? g.what : "not well-formed XML");
+    xmlFreeParserCtxt(c);
+    return doc;
+}
+
 static int load_xml(struct topo *t, const char *name, const char *data, size_t len)
 {
-    xmlSetGenericErrorFunc(NULL, xml_silent);
-    xmlDoc *doc = xmlReadMemory(data, (int)len, name, NULL,
-                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlGetLastError();
-        char msg[160] = "unknown parse error";
-        if (e && e->message) {
-            snprintf(msg, sizeof(msg), "%s", e->message);
-            msg[strcspn(msg, "\n")] = '\0';
-        }
-        error("cannot read topology '%s': not well-formed XML (line %d: %s)", name, e ? e->line : 0,
-              msg);
+    xmlDoc *doc = parse_xml(name, data, len);
+    if (!doc)
         return UTIL_EINVAL;
-    }
     xmlNode *root = xmlDocGetRootElement(doc);
     int rc;
     if (root && xmlStrcmp(root->name, (const xmlChar *)"topology") == 0) {
         rc = check_hwloc_version(name, root);
         if (!rc)
-            rc = load_hwloc_xml(t, name, data, len);
+            rc = load_hwloc_xml(t, name, doc);
     } else if (root && xmlStrcmp(root->name, (const xmlChar *)"system") == 0) {
         t->source = TOPO_SOURCE_NCCL_XML;
         rc = topo_read_nccl_xml(t, name, doc);
     } else {
+        char shown[64];
         error("cannot read topology '%s': neither a hwloc XML export (<topology>) nor an NCCL "
               "topology file (<system version=\"1\">): the root element is <%s>",
-              name, root ? (const char *)root->name : "");
+              name, topo_text_into(root ? (const char *)root->name : "", shown, sizeof(shown)));
         rc = UTIL_EINVAL;
     }
     xmlFreeDoc(doc);
@@ -261,8 +599,9 @@ static int load_json(struct topo *t, const char *name, const char *data, size_t 
     json_error_t err;
     json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
     if (!doc || !json_is_object(doc)) {
+        char shown[sizeof(err.text)];
         error("cannot read topology '%s': not valid JSON (line %d: %s)", name, doc ? 1 : err.line,
-              doc ? "expected an object" : err.text);
+              doc ? "expected an object" : topo_text_into(err.text, shown, sizeof(shown)));
         json_decref(doc);
         return UTIL_EINVAL;
     }
@@ -287,6 +626,18 @@ static int load_json(struct topo *t, const char *name, const char *data, size_t 
 int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t len)
 {
     size_t i = 0;
+    const char *nul = memchr(data, '\0', len);
+    if (len > TOPO_MAX_INPUT) {
+        error("cannot read topology '%s': larger than 64 MiB, far more than any topology file",
+              name);
+        return UTIL_EINVAL;
+    }
+    if (nul) {
+        error("cannot read topology '%s': a NUL byte at offset %zu: not a text file (topology "
+              "files are XML or JSON text)",
+              name, (size_t)(nul - data));
+        return UTIL_EINVAL;
+    }
     while (i < len && isspace((unsigned char)data[i]))
         i++;
     if (i == len) {
@@ -304,12 +655,7 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
               name);
         return UTIL_EINVAL;
     }
-    /* Copy so that hwloc gets the NUL it needs whatever the caller passed. */
-    struct util_buf copy = UTIL_BUF_INIT;
-    if (util_buf_add(&copy, data, len))
-        return UTIL_ENOMEM;
-    int rc = load_xml(t, name, copy.data, copy.len);
-    util_buf_release(&copy);
+    int rc = load_xml(t, name, data, len);
     return rc ? rc : finish(t);
 }
 
@@ -321,12 +667,72 @@ int topo_load_as_this_node(struct topo *t, const char *file)
     char host[256] = "";
     if (gethostname(host, sizeof(host) - 1) == 0) {
         free(t->host);
-        t->host = topo_strdup(host);
+        t->host = topo_text(host);
     }
     topo_probe_system(t);
     if (!t->software.nccl)
         topo_probe_software(t);
     return 0;
+}
+
+/*
+ * Reads a topology file into out: a regular file only, opened without blocking
+ * (a FIFO without a writer would wait forever), at most TOPO_MAX_INPUT bytes.
+ * Prints the reason and returns a UTIL_E* code otherwise.
+ */
+static int read_input(const char *path, struct util_buf *out)
+{
+    static const char kinds[] = "a hwloc XML export (lstopo --of xml), an NCCL topology XML, a "
+                                "hardware spec or a topology JSON";
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            error("cannot read topology '%s': no such file", path);
+        else if (e == EACCES || e == EPERM)
+            error("cannot read topology '%s': permission denied: make it readable (chmod a+r) or "
+                  "run as a user who may read it",
+                  path);
+        else
+            error("cannot read topology '%s': %s", path, strerror(e));
+        return e == ENOENT || e == ENOTDIR ? UTIL_ENOENT : e == ENOMEM ? UTIL_ENOMEM : UTIL_EIO;
+    }
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st)) {
+        error("cannot read topology '%s': %s", path, strerror(errno));
+        rc = UTIL_EIO;
+    } else if (S_ISDIR(st.st_mode)) {
+        error("cannot read topology '%s': a directory: give a file, %s", path, kinds);
+        rc = UTIL_EINVAL;
+    } else if (!S_ISREG(st.st_mode)) {
+        error("cannot read topology '%s': not a regular file (a FIFO, socket or device): save "
+              "the topology to a file first",
+              path);
+        rc = UTIL_EINVAL;
+    } else if ((unsigned long long)st.st_size > TOPO_MAX_INPUT) {
+        error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path, kinds);
+        rc = UTIL_EINVAL;
+    }
+    char chunk[65536];
+    while (!rc) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            error("cannot read topology '%s': %s", path, strerror(errno));
+            rc = UTIL_EIO;
+        } else if (n == 0) {
+            break;
+        } else if (out->len + (size_t)n > TOPO_MAX_INPUT) { /* it grew while being read */
+            error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path, kinds);
+            rc = UTIL_EINVAL;
+        } else if (util_buf_add(out, chunk, (size_t)n)) {
+            rc = UTIL_ENOMEM;
+        }
+    }
+    close(fd);
+    return rc;
 }
 
 int topo_load(struct topo *t, const char *input)
@@ -337,13 +743,7 @@ int topo_load(struct topo *t, const char *input)
     if (!input)
         return load_live(t);
     struct util_buf data = UTIL_BUF_INIT;
-    int rc = util_file_read(input, TOPO_MAX_INPUT, &data);
-    if (rc == UTIL_ENOENT)
-        error("cannot read topology '%s': no such file", input);
-    else if (rc == UTIL_EINVAL)
-        error("cannot read topology '%s': larger than 64 MiB", input);
-    else if (rc)
-        error("cannot read topology '%s': %s", input, util_strerror(rc));
+    int rc = read_input(input, &data);
     if (!rc)
         rc = topo_load_buffer(t, input, util_buf_str(&data), data.len);
     util_buf_release(&data);

@@ -14,6 +14,7 @@
 
 #define TOPO_UNKNOWN     (-1)
 #define TOPO_MAX_DEVICES 1024 /* GPUs and NICs of one node; the matrix is its square */
+#define TOPO_MAX_NVLINKS 64   /* NVLinks of one GPU, or joining a pair (real GPUs: up to 18) */
 
 enum topo_source {
     TOPO_SOURCE_LIVE,
@@ -152,6 +153,14 @@ json_t *topo_catalog_gpu(const char *name);
 json_t *topo_catalog_nic(const char *name);
 const char *topo_catalog_gpu_names(void);
 const char *topo_catalog_nic_names(void);
+
+/*
+ * s made safe to print, in out (size bytes, at least 4): control characters
+ * (C0, DEL, C1, so every terminal escape), bidirectional overrides and bytes
+ * that are not UTF-8 become '?'; text that does not fit ends in "...". NULL
+ * reads as "". Returns out.
+ */
+const char *topo_text_into(const char *s, char *out, size_t size);
 
 /* "ib", "roce", "efa", "eth" or "unknown". */
 const char *topo_nic_kind_name(enum topo_nic_kind kind);

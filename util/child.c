@@ -28,6 +28,14 @@ static void track(pid_t pgid)
         }
 }
 
+static int tracked(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == pid)
+            return 1;
+    return 0;
+}
+
 static void untrack(pid_t pgid)
 {
     for (int i = 0; i < MAX_LIVE; i++)
@@ -66,8 +74,74 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * What the child will exec, built in the parent: after cuInit the parent has
+ * driver threads, and between fork and exec only async-signal-safe calls are
+ * allowed (no putenv, no malloc, no PATH search by execvp).
+ */
+struct exec_plan {
+    char *path;  /* argv[0] resolved through PATH */
+    char **envp; /* this process's environment with c->env added or replacing */
+    int err;     /* the program was not found: reported as the exec's errno */
+};
+
+static int same_name(const char *a, const char *b)
+{
+    size_t n = strcspn(a, "=");
+    return strncmp(a, b, n) == 0 && (b[n] == '=' || b[n] == '\0') && a[n] == '=';
+}
+
+static char **build_env(char *const *add)
+{
+    extern char **environ;
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    for (char *const *e = add; e && *e; e++)
+        k++;
+    char **envp = calloc(n + k + 1, sizeof(char *));
+    if (!envp)
+        return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int replaced = 0;
+        for (char *const *e = add; e && *e && !replaced; e++)
+            replaced = same_name(*e, environ[i]);
+        if (!replaced)
+            envp[m++] = environ[i];
+    }
+    for (char *const *e = add; e && *e; e++)
+        envp[m++] = *e;
+    return envp;
+}
+
+/* argv0 itself when it has a slash, else the first executable of that name in PATH. */
+static char *resolve(const char *argv0, int *err)
+{
+    if (strchr(argv0, '/'))
+        return strdup(argv0);
+    const char *path = getenv("PATH");
+    *err = ENOENT;
+    for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        char *cand = malloc(len + strlen(argv0) + 2);
+        if (!cand)
+            return NULL;
+        snprintf(cand, len + strlen(argv0) + 2, "%.*s%s%s", (int)len, p, len ? "/" : "", argv0);
+        if (access(cand, X_OK) == 0) {
+            *err = 0;
+            return cand;
+        }
+        if (errno == EACCES)
+            *err = EACCES;
+        free(cand);
+        p += len + (p[len] == ':');
+    }
+    return NULL;
+}
+
 /* In the child, after fork: only async-signal-safe calls until exec. */
-static void exec_child(const struct util_child *c, int errfd)
+static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd)
 {
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
@@ -83,34 +157,84 @@ static void exec_child(const struct util_child *c, int errfd)
         dup2(out, STDOUT_FILENO);
     if (in >= 0)
         dup2(in, STDIN_FILENO);
-    for (char **e = c->env; e && *e; e++)
-        putenv(*e);
-    execvp(c->argv[0], c->argv);
-    int err = errno;
+    if (plan->path)
+        execve(plan->path, c->argv, plan->envp);
+    int err = plan->path ? errno : plan->err;
     if (write(errfd, &err, sizeof(err)) < 0)
         _exit(127);
     _exit(127);
+}
+
+/* The pids whose parent is this process now (at most max), from /proc. */
+static int children_of_me(pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    pid_t me = getpid();
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        char path[64], buf[512];
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        const char *rp = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+        int ppid = 0;
+        char state;
+        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == me)
+            out[n++] = pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Our children from before the run (started some other way): never the run's orphans. */
+static pid_t before[MAX_LIVE * 4];
+static int nbefore;
+
+static int in_list(pid_t pid, const pid_t *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == pid)
+            return 1;
+    return 0;
 }
 
 int util_child_start(struct util_child *c)
 {
     int pipefd[2];
     c->exec_errno = 0;
+    c->lost = 0;
     c->timed_out = 0;
     c->exit_code = -1;
     c->signal = 0;
     c->wall_s = now();
-    if (pipe2(pipefd, O_CLOEXEC))
-        return c->exec_errno = errno, -1;
+    nbefore = children_of_me(before, MAX_LIVE * 4);
+    struct exec_plan plan = {NULL, build_env(c->env), 0};
+    plan.path = resolve(c->argv[0], &plan.err);
+    if (!plan.envp || pipe2(pipefd, O_CLOEXEC)) {
+        c->exec_errno = plan.envp ? errno : ENOMEM;
+        free(plan.envp), free(plan.path);
+        return -1;
+    }
     c->pid = fork();
     if (c->pid < 0) {
         c->exec_errno = errno;
         close(pipefd[0]);
         close(pipefd[1]);
+        free(plan.envp), free(plan.path);
         return -1;
     }
     if (c->pid == 0)
-        exec_child(c, pipefd[1]);
+        exec_child(c, &plan, pipefd[1]);
+    free(plan.envp), free(plan.path);
     setpgid(c->pid, c->pid); /* also here: no race with the first kill */
     track(c->pid);
     close(pipefd[1]);
@@ -132,47 +256,29 @@ int util_child_start(struct util_child *c)
 /*
  * Orphans reparented to us (we are their subreaper) that left the child's
  * process group (setsid): killed and reaped too, so none outlives its run.
+ * Other live children of ours, and those we had before the run, are left alone.
  */
-static void kill_orphans(pid_t keep)
+static void kill_orphans(void)
 {
-    DIR *d = opendir("/proc");
-    pid_t me = getpid();
-    for (struct dirent *e; d && (e = readdir(d));) {
-        pid_t pid = (pid_t)atoi(e->d_name);
-        char path[64], buf[512];
-        if (pid <= 0 || pid == keep)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        const char *rp = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
-        int ppid = 0;
-        char state;
-        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == me &&
-            kill(pid, SIGKILL) == 0)
-            waitpid(pid, NULL, 0);
-    }
-    if (d)
-        closedir(d);
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
+    pid_t kids[MAX_LIVE * 4];
+    int n = children_of_me(kids, MAX_LIVE * 4);
+    for (int i = 0; i < n; i++)
+        if (!tracked(kids[i]) && !in_list(kids[i], before, nbefore) && kill(kids[i], SIGKILL) == 0)
+            waitpid(kids[i], NULL, 0);
 }
 
 int util_child_wait(struct util_child *c)
 {
     double start = c->wall_s, term_at = 0;
-    int status = 0;
+    int status = 0, reaped = 0;
     for (;;) {
         pid_t r = waitpid(c->pid, &status, WNOHANG);
-        if (r == c->pid)
+        if (r == c->pid) {
+            reaped = 1;
             break;
+        }
         if (r < 0 && errno != EINTR)
-            break;
+            break; /* ECHILD: someone else reaped it; its status is unknown, never "exit 0" */
         double t = now();
         if (c->timeout_s > 0 && !c->timed_out && t - start > c->timeout_s) {
             c->timed_out = 1;
@@ -187,11 +293,12 @@ int util_child_wait(struct util_child *c)
     /* Whatever is left of the group (grandchildren) goes with it. */
     kill(-c->pid, SIGKILL);
     untrack(c->pid);
-    kill_orphans(0);
+    kill_orphans();
     c->wall_s = now() - start;
-    if (WIFEXITED(status))
+    c->lost = !reaped;
+    if (reaped && WIFEXITED(status))
         c->exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
+    else if (reaped && WIFSIGNALED(status))
         c->signal = WTERMSIG(status);
     return 0;
 }

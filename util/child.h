@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Child processes with a contract: each runs in its own process group with an
- * added environment, its stdout and stderr in one log file, and a deadline on
- * the monotonic clock; on expiry SIGTERM, then SIGKILL after a grace period,
- * to the whole group. Exec failures come back through a close-on-exec pipe,
- * so "mpirun not found" differs from "mpirun exited 127". Every live child is
- * registered: util_child_kill_all (from a signal handler too) ends them all.
+ * added environment (built before fork; the child only calls execve), its stdout and stderr in one
+ * log file, and a deadline on the monotonic clock; on expiry SIGTERM, then SIGKILL after a grace
+ * period, to the whole group. Exec failures come back through a close-on-exec pipe, so "mpirun not
+ * found" differs from "mpirun exited 127". Every live child is registered: util_child_kill_all
+ * (from a signal handler too) ends them all.
  */
 #ifndef UTIL_CHILD_H
 #define UTIL_CHILD_H
@@ -25,6 +25,7 @@ struct util_child {
     int exec_errno; /* the exec failed with this errno: nothing ran */
     int timed_out;  /* the deadline passed and the group was killed */
     int exit_code;  /* when it exited, else -1 */
+    int lost;       /* it was reaped by someone else: how it ended is unknown (exit_code -1) */
     int signal;     /* when a signal ended it (ours after a timeout included), else 0 */
     double wall_s;
 };
@@ -42,7 +43,8 @@ int util_child_start(struct util_child *c);
 
 /*
  * Waits for c to end, enforcing its deadline; then kills whatever is left of
- * its process group and reaps every exited descendant. Returns 0.
+ * its process group and the orphans it left to us (never another live child
+ * of ours, never a process we did not start through it). Returns 0.
  */
 int util_child_wait(struct util_child *c);
 

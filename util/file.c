@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "util/log.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,11 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)
+/* Reads fd to its end (at most max_bytes) into out, then closes it. */
+static int read_fd(int fd, size_t max_bytes, struct util_buf *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
     char chunk[8192];
     size_t total = 0;
     int rc = 0;
@@ -43,6 +42,39 @@ int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)
         }
     }
     close(fd);
+    return rc;
+}
+
+int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
+    return read_fd(fd, max_bytes, out);
+}
+
+int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *out,
+                           const char **why)
+{
+    static char size_words[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        *why = errno == ELOOP ? "a symbolic link (refused: it may point anywhere)"
+               : errno == ENOENT || errno == ENOTDIR ? "no such file"
+               : errno == EACCES                     ? "permission denied"
+                                                     : strerror(errno);
+        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        *why = S_ISDIR(st.st_mode) ? "a directory, not a file"
+                                   : "not a regular file (a FIFO, socket or device)";
+        close(fd);
+        return UTIL_EINVAL;
+    }
+    int rc = read_fd(fd, max_bytes, out);
+    snprintf(size_words, sizeof(size_words), "larger than %zu MiB", max_bytes >> 20);
+    *why = rc == UTIL_EINVAL ? size_words : rc ? "read error" : NULL;
     return rc;
 }
 
@@ -151,6 +183,29 @@ char *util_sibling_program(const char *name, const char *override_env)
         util_buf_release(&b);
     }
     return strdup(name);
+}
+
+int util_remove_tree_at(int at, const char *name, int depth)
+{
+    if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
+        return 0; /* a file, a link, or nothing */
+    if (depth <= 0)
+        return UTIL_EIO;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return UTIL_EIO;
+    }
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc |= util_remove_tree_at(dirfd(d), e->d_name, depth - 1);
+    closedir(d);
+    if (rc || unlinkat(at, name, AT_REMOVEDIR))
+        return UTIL_EIO;
+    return 0;
 }
 
 int util_data_file(const char *rel, struct util_buf *out)

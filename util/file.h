@@ -15,12 +15,30 @@
 int util_file_read(const char *path, size_t max_bytes, struct util_buf *out);
 
 /*
+ * util_file_read for a file that may be hostile: only a regular file, reached
+ * without following a symbolic link in its last component, opened without
+ * blocking (a FIFO is refused, not waited on). On failure *why says what the
+ * path is or what went wrong, in words for a message ("a directory", "a symbolic
+ * link", "larger than 64 MiB", ...). Returns 0, UTIL_ENOENT, UTIL_EIO or UTIL_EINVAL.
+ */
+int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *out,
+                           const char **why);
+
+/*
  * Writes data to path atomically: a temporary file in the same directory,
  * written whole, fsync'ed, then renamed over path, then the directory fsync'ed.
  * On any failure (a full disk included) the temporary file is removed, path is
  * untouched, an error naming path is printed, and UTIL_EIO is returned.
  */
 int util_file_write_atomic(const char *path, const void *data, size_t len);
+
+/*
+ * Removes the directory tree name under the directory at (AT_FDCWD: the
+ * current one) with unlinkat, never following a symbolic link (a link is
+ * removed, not what it points at) and never starting a shell. At most depth
+ * levels deep. Returns 0 (also when name does not exist) or UTIL_EIO.
+ */
+int util_remove_tree_at(int at, const char *name, int depth);
 
 /*
  * The root under which /sys and /proc are read: $TOPOTUNE_SYSFS_ROOT, or "" for

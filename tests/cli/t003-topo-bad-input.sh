@@ -27,7 +27,61 @@ import sys
 nics = "".join("<pci busid=\"0000:%02x:%02x.0\" class=\"0x020000\"/>" % (i // 32, i % 32) for i in range(2000))
 open(sys.argv[1], "w").write("<system version=\"1\"><cpu numaid=\"0\">" + nics + "</cpu></system>")' "$bad/too-many-devices.xml"
 
-for input in "$bad"/*.xml "$bad/missing.xml"; do
+# Issue 14: DTDs, entity expansion, ranges and sizes (tests/cli/t006-topo-untrusted.sh checks the messages).
+sed 's|<!DOCTYPE topology SYSTEM "hwloc2.dtd">|<!DOCTYPE topology []>|' "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$bad/hwloc-dtd-empty-subset.xml"
+sed 's|<!DOCTYPE topology SYSTEM "hwloc2.dtd">|<!DOCTYPE topology SYSTEM "hwloc2.dtd" [<!ENTITY h "x">]>|' "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$bad/hwloc-dtd-entity.xml"
+python3 -c '
+import sys
+ents = ["<!ENTITY l0 \"lollollollollollollollollollol\">"]
+ents += ["<!ENTITY l%d \"%s\">" % (i, ("&l%d;" % (i - 1)) * 10) for i in range(1, 10)]
+open(sys.argv[1], "w").write("<?xml version=\"1.0\"?>\n<!DOCTYPE system [\n" + "\n".join(ents) +
+    "\n]>\n<system version=\"1\" name=\"&l9;\"><cpu numaid=\"0\" vendor=\"&l9;\"/></system>\n")
+' "$bad/nccl-billion-laughs.xml"
+python3 -c '
+import sys
+open(sys.argv[1], "w").write("<system version=\"1\" name=\"" + "a" * 60_000_000 + "\"><cpu numaid=\"0\"/></system>")
+' "$bad/nccl-60mb-attribute.xml"
+{ cat "$fx/nccl-topo-azure-ndv2.xml"; printf '\0<system version="1"><cpu numaid="zero"/></system>'; } >"$bad/nccl-nul-garbage.xml"
+mkdir "$bad/directory.xml"
+# hwloc 2.9 crashes importing a NUMA node without complete_nodeset (found by fuzz-hwloc-xml).
+sed '0,/\(type="NUMANode"[^>]*\) complete_nodeset="[^"]*"/s//\1/' "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$bad/hwloc-numa-without-complete-nodeset.xml"
+# Names that end up in variables and scripts (@interfaces, NCCL_IB_HCA) stay names.
+# shellcheck disable=SC2016 # the $(...) is the attack, written as is
+echo '<system version="1"><cpu numaid="0"><pci busid="0000:05:00.0" class="0x020000"><nic><net name="eth0$(reboot)"/></nic></pci></cpu></system>' >"$bad/nccl-net-name.xml"
+sed 's/name="hsi0"/name="hsi0;reboot"/' "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >"$bad/hwloc-netdev-name.xml"
+"$TOPOTUNE" topo --input "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" --json "$TEST_TMP/pascal.json"
+python3 - "$TEST_TMP/pascal.json" "$bad" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["nics"][0]["netdev"] = "hsi0\nexport LD_PRELOAD=/tmp/x.so"
+json.dump(doc, open(f"{sys.argv[2]}/json-netdev-newline.json", "w"))
+doc = json.load(open(sys.argv[1]))
+doc["gpus"][0]["cpuset"] = "0-3; rm -rf /"
+json.dump(doc, open(f"{sys.argv[2]}/json-cpuset.json", "w"))
+PY
+"$TOPOTUNE" topo --input "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" --json "$TEST_TMP/minsky.json"
+python3 - "$TEST_TMP/minsky.json" "$bad" <<'PY'
+import json, sys
+base = json.load(open(sys.argv[1]))
+def write(name, edit):
+    doc = json.loads(json.dumps(base))
+    edit(doc)
+    with open(f"{sys.argv[2]}/{name}.json", "w") as f:
+        json.dump(doc, f)
+write("json-nodes-2e32", lambda d: d.update(nodes=2**32 + 5))
+write("json-nv-overflow", lambda d: d["matrix"]["rows"][0].__setitem__(1, "NV99999999999"))
+write("json-nv-garbage", lambda d: d["matrix"]["rows"][0].__setitem__(1, "NV2; rm -rf /"))
+write("json-numa-2e32", lambda d: d["gpus"][0].update(numa=2**32))
+write("json-pcie-gen", lambda d: d["gpus"][0]["pcie"].update(gen=99))
+write("json-nvlinks", lambda d: d["gpus"][0].update(nvlinks=2**31))
+write("json-cpu-sockets", lambda d: d["cpu"].update(sockets=-7))
+write("json-nic-kind", lambda d: d["nics"].append(dict(name="x", kind="infiniband")) or d["matrix"]["rows"].clear())
+write("json-gpu-not-object", lambda d: d["gpus"].append("GPU4"))
+with open(f"{sys.argv[2]}/json-nul-garbage.json", "w") as f:
+    f.write(json.dumps(base) + "\0{\"garbage\": 1}")
+PY
+
+for input in "$bad"/*.xml "$bad"/*.json "$bad/missing.xml"; do
     name=$(basename "$input")
     out=$TEST_TMP/out-$name.json
     expect_exit 2 "$name" -- "$TOPOTUNE" topo --input "$input" --json "$out"

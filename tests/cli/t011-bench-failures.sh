@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The benchmark's failure paths on real ranks: corrupted results (exit 7), a stalled rank
-# under -T (exit 4, stage named), no GPU for the nccl backend (exit 2, fast), bad usage (exit 6).
+# under -T (exit 4, stage named), no GPU for the nccl backend (exit 2, fast), bad usage (exit 6,
+# the real range named), a run that would measure nothing (exit 6), host memory that cannot be
+# had (exit 1, nccl-tests' internal error, not 3: MPI and NCCL did nothing wrong).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -54,6 +56,27 @@ for args in "-b 1X:-b" "-b 8 -e 4:-e" "-d quad:-d" "-n 0:-n" "-o mulsum:-o" "-T 
     # shellcheck disable=SC2086
     expect_exit 6 "bad flags '$flags'" -- "$TOPOTUNE_BENCH" --backend mpi $flags
     expect_stderr_has "$named" "'$flags' names $named"
+done
+expect_exit 6 "-g 10000" -- "$TOPOTUNE_BENCH" --backend nccl -g 10000
+expect_stderr_has "expected a number of GPUs from 1 to 1024" "-g names its range"
+expect_exit 6 "-n past its range" -- "$TOPOTUNE_BENCH" --backend mpi -n 2000000000
+expect_stderr_has "from 1 to 1000000000" "-n names its range"
+expect_exit 6 "-b 3 -e 7 measures nothing" -- "$TOPOTUNE_BENCH" --backend mpi -b 3 -e 7
+expect_stderr_has "measures nothing: no size holds one float element (4 bytes); give -b at least 4" \
+    "the empty range is explained"
+expect_exit 6 "-b 1 -e 7 -d double" -- "$TOPOTUNE_BENCH" --backend mpi -b 1 -e 7 -f 2 -d double
+expect_stderr_has "give -b and -e at least 8" "the fix for a range below one element"
+# An allocation larger than any address space fails at once (ASan returns NULL as malloc does).
+for backend in mpi nccl; do
+    expect_exit 1 "$backend: host memory for -e 900000G" -- env \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1" \
+        "$TOPOTUNE_BENCH" --backend $backend -b 8 -e 900000G -w 0 -n 1 -c 0 --json "$TEST_TMP/mem-$backend.json"
+    expect_stderr_has "cannot allocate" "$backend: the allocation is named"
+    expect_stderr_has "give a smaller -e" "$backend: the fix is named"
+    check "$backend: the end event says exit 1" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-1]["event"] == "end" and ev[-1]["exit_code"] == 1, ev' "$TEST_TMP/mem-$backend.json"
 done
 expect_exit 6 "half with mpi" -- "$TOPOTUNE_BENCH" --backend mpi -d half
 expect_stderr_has "half" "unsupported dtype named"

@@ -4,13 +4,23 @@
 # (one in its own session), one that crashes; a launcher that does not exist; a full disk.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-fake="$(dirname "$0")/fake-bench.sh"
-pids=$TEST_TMP/pids
+# A space sets only the variables the tool tunes (util_env_refused): the mode travels as
+# NCCL_FAKE_MODE, which this wrapper hands to fake-bench.sh; FAKE_PIDS is inherited. In mode
+# nccl-log it also keeps the NCCL_DEBUG* environment it was given in $FAKE_PIDS.env.
+fake=$TEST_TMP/fake-bench
+cat >"$fake" <<SH
+#!/usr/bin/env bash
+[ "\${NCCL_FAKE_MODE:-}" = nccl-log ] && env | grep '^NCCL_DEBUG' | sort >"\$FAKE_PIDS.env"
+FAKE_MODE=\${NCCL_FAKE_MODE:-ok} exec "$(cd "$(dirname "$0")" && pwd)/fake-bench.sh" "\$@"
+SH
+chmod +x "$fake"
+export FAKE_PIDS=$TEST_TMP/pids
+pids=$FAKE_PIDS
 : >"$pids"
 cat >"$TEST_TMP/space.json" <<JSON
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
- "vars": {"FAKE_MODE": ["ignore-term", "grandchild", "crash", "no-json"]},
- "fixed": {"FAKE_PIDS": "$pids"}, "repeat": 1, "timeout_s": 1}
+ "vars": {"NCCL_FAKE_MODE": ["ignore-term", "grandchild", "crash", "no-json"]},
+ "repeat": 1, "timeout_s": 1}
 JSON
 
 start=$(date +%s)
@@ -21,7 +31,7 @@ check "over in bounded time (${took}s)" test "$took" -lt 30
 check "outcomes classified" python3 - "$TEST_TMP/sweep/results.jsonl" <<'PY'
 import json, sys
 runs = {tuple(sorted(r["env"].items())): r for r in map(json.loads, open(sys.argv[1]))}
-mode = lambda m: runs[(("FAKE_MODE", m),)] if m else runs[()]
+mode = lambda m: runs[(("NCCL_FAKE_MODE", m),)] if m else runs[()]
 assert mode(None)["outcome"] == "ok", mode(None)
 assert mode("ignore-term")["outcome"] == "timeout", mode("ignore-term")
 assert mode("ignore-term")["wall_s"] < mode("ignore-term")["deadline_s"] + 5
@@ -39,16 +49,20 @@ check "no fake bench left running" bash -c "! pgrep -f -- 'fake-bench[.]sh --bac
 # applied is flagged.
 cat >"$TEST_TMP/nccl-space.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "8", "max": "8"},
- "vars": {"NCCL_PROTO": ["Simple"]}, "fixed": {"NCCL_ALGO": "Ring", "FAKE_MODE": "nccl-log"},
+ "vars": {"NCCL_PROTO": ["Simple"]}, "fixed": {"NCCL_ALGO": "Ring", "NCCL_FAKE_MODE": "nccl-log"},
  "repeat": 1, "timeout_s": 5}
 JSON
 expect_exit 0 "nccl sweep (fake)" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
     "$TOPOTUNE" sweep --space "$TEST_TMP/nccl-space.json" --out "$TEST_TMP/nccl"
-check "debug variables set, unapplied variable flagged" python3 - "$TEST_TMP/nccl/results.jsonl" <<'PY'
+check "debug variables set, unapplied variable flagged" python3 - "$TEST_TMP/nccl/results.jsonl" "$pids.env" <<'PY'
 import json, sys
 runs = {json.dumps(r["env"], sort_keys=True): r for r in map(json.loads, open(sys.argv[1]))}
 r = runs[json.dumps({"NCCL_PROTO": "Simple"})]
-assert r["sizes"][0]["algo"] == "INFO/INIT,ENV,TUNING/file", r["sizes"]
+env = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]))
+assert env["NCCL_DEBUG"] == "INFO" and env["NCCL_DEBUG_SUBSYS"] == "INIT,ENV,TUNING", env
+assert env["NCCL_DEBUG_FILE"].endswith(".nccl.%h.%p.log"), env
+# the fake reports them in its algo field, which is not an algorithm's name: not recorded
+assert r["sizes"][0]["algo"] is None, r["sizes"]
 assert r["not_applied"] == ["NCCL_PROTO"], r["not_applied"]
 assert r["effective_env"] == {"NCCL_ALGO": "Ring"}
 PY
@@ -62,17 +76,23 @@ runs = [json.loads(l) for l in open(sys.argv[1])]
 assert runs and all(r["outcome"] == "launch-failed" for r in runs), runs
 assert "No such file" in runs[0]["stderr_tail"]' "$TEST_TMP/missing/results.jsonl"
 
-# A full disk for the results file (results.jsonl on a full tmpfs): the sweep stops with an
-# error naming the file, and the file holds no torn line.
+# A full disk for the results file: the sweep directory on a tmpfs, filled once sweep.json is
+# there (a first sweep wrote it; results.jsonl, never a symlink, is removed), then --resume: the
+# sweep stops with an error naming the file, and the file holds no torn line.
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
-    mkdir -p "$TEST_TMP/full" "$TEST_TMP/fullsweep"
-    ln -s "$TEST_TMP/full/results.jsonl" "$TEST_TMP/fullsweep/results.jsonl"
+    mkdir -p "$TEST_TMP/fullsweep"
+    printf '{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+ "vars": {"NCCL_FAKE_MODE": ["no-json"]}, "repeat": 1, "timeout_s": 1}\n' >"$TEST_TMP/full.json"
     expect_exit 1 "full disk" -- unshare -m bash -c "
-        mount -t tmpfs -o size=16k tmpfs '$TEST_TMP/full' || exit 8
-        head -c 1M /dev/zero > '$TEST_TMP/full/filler' 2>/dev/null
-        TOPOTUNE_BENCH_PROGRAM='$fake' '$TOPOTUNE' sweep --space '$TEST_TMP/space.json' --out '$TEST_TMP/fullsweep'
+        mount -t tmpfs -o size=64k tmpfs '$TEST_TMP/fullsweep' || exit 8
+        export TOPOTUNE_BENCH_PROGRAM='$fake'
+        '$TOPOTUNE' -q sweep --space '$TEST_TMP/full.json' --out '$TEST_TMP/fullsweep' 2>/dev/null
+        test -s '$TEST_TMP/fullsweep/sweep.json' || exit 10
+        rm -f '$TEST_TMP/fullsweep/results.jsonl'
+        head -c 1M /dev/zero > '$TEST_TMP/fullsweep/filler' 2>/dev/null
+        '$TOPOTUNE' sweep --space '$TEST_TMP/full.json' --out '$TEST_TMP/fullsweep' --resume
         rc=\$?
-        test ! -s '$TEST_TMP/full/results.jsonl' || exit 9
+        test ! -s '$TEST_TMP/fullsweep/results.jsonl' || exit 9
         exit \$rc"
     expect_stderr_has "cannot append to" "the full disk is reported"
 else

@@ -33,7 +33,7 @@ assert v["NCCL_P2P_DISABLE"]["value"] == "1" and v["NCCL_P2P_DISABLE"]["role"] =
 assert "timeout" in v["NCCL_P2P_DISABLE"]["evidence"], v
 assert p["predicted"] is True and p["version"] == 1 and p["content_hash"]
 PY
-check "nccl.env carries it" grep -q '^export NCCL_P2P_DISABLE=1' "$root/$rtx/latest/nccl.env"
+check "nccl.env carries it" grep -q "^export NCCL_P2P_DISABLE='1'" "$root/$rtx/latest/nccl.env"
 check "nccl.conf carries it" grep -q '^NCCL_P2P_DISABLE=1$' "$root/$rtx/latest/nccl.conf"
 
 # Same results again: no new version.
@@ -78,6 +78,7 @@ with open(dst + "/results.jsonl", "w") as out:
             r["env"]["NCCL_P2P_DISABLE"] = "1;touch /tmp/pwned"
         out.write(json.dumps(r) + "\n")
 PY
-expect_exit 1 "a value needing quotes is refused" -- "$TOPOTUNE" gen --runs "$TEST_TMP/evil" --profiles "$TEST_TMP/evil-profiles"
+expect_exit 2 "a value needing quotes is refused" -- "$TOPOTUNE" gen --runs "$TEST_TMP/evil" --profiles "$TEST_TMP/evil-profiles"
+expect_stderr_has "value of NCCL_P2P_DISABLE" "the field is named"
 check "no version written from it" bash -c "! ls '$TEST_TMP'/evil-profiles/*/v1 >/dev/null 2>&1"
 finish

@@ -1,18 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for bench/: the correctness pattern, flag validation, NCCL log parsing. */
+/*
+ * Unit tests for bench/: the correctness pattern, flag validation, NCCL log
+ * parsing; and for what sweep/ takes from outside: spaces, interface names
+ * from a topology, the text of children.
+ */
 #include "bench/internal.h"
 #include "sweep/sweep.h"
 #include "model/model.h"
 #include "topo/topo.h"
+#include "util/buf.h"
+#include "util/error.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Reduces nranks filled buffers on the host as a collective would, then checks the result. */
 static long long reduce_and_check(int dtype, int op, int nranks, size_t count, int corrupt)
@@ -102,11 +113,274 @@ static void test_options(void **state)
     assert_true(o.timeout_s == 30.0);
     assert_int_equal(parse("-b 0.5K -e 4M", &o), 0);
     assert_int_equal(o.min_bytes, 512);
-    const char *bad[] = {"-b 1X", "-b 8 -e 4", "-d quad", "-o mulsum",     "-n 0",
-                         "-g 0",  "-a 7",      "-T -1",   "--backend tcp", "-i 0 -b 8 -e 16",
-                         "-w",    "--bogus",   "stray",   "-f inf",        "-f 2000"};
+    const char *bad[] = {
+        "-b 1X",    "-b 8 -e 4", "-d quad",        "-o mulsum",     "-n 0",
+        "-g 0",     "-a 7",      "-T -1",          "--backend tcp", "-i 0 -b 8 -e 16",
+        "-w",       "--bogus",   "stray",          "-f inf",        "-f 2000",
+        "-g 10000", "-b 3 -e 7", "-b 1 -e 3 -f 2", "-b 2000000G",   "-d double -b 4 -e 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(parse(bad[i], &o), BENCH_EXIT_USAGE);
+    /* Sizes too small for one element are skipped, as nccl-tests does; one is enough. */
+    assert_int_equal(parse("-b 3 -e 7 -f 2", &o), 0); /* 3 (nothing), then 6 */
+    assert_int_equal(bench_count_sizes(&o, 100), 1);
+    assert_int_equal(parse("-b 1 -e 1 -d int8", &o), 0);
+    assert_int_equal(parse("-b 8 -e 1G -f 2", &o), 0);
+    assert_int_equal(bench_count_sizes(&o, 100), 28);
+    assert_int_equal(bench_count_sizes(&o, 5), 5);
+    /* A step of one byte over the whole range: counting stops at the limit, fast. */
+    assert_int_equal(parse("-b 0 -e 900000G -i 1 -d double", &o), 0);
+    assert_int_equal(bench_count_sizes(&o, 1000), 1000);
+    size_t bytes = 0;
+    assert_int_equal(bench_parse_size("0.5K", &bytes), 0);
+    assert_int_equal(bytes, 512);
+    assert_int_equal(bench_parse_size("1e300", &bytes), -1);
+    assert_int_equal(bench_parse_size("nan", &bytes), -1);
+    assert_int_equal(bytes, 512);
+}
+
+/* Loads a space from text; 0 or UTIL_EINVAL. */
+static int space_from(const char *text, struct sweep_space *s)
+{
+    return sweep_space_load_buffer(s, "test-space", text, strlen(text));
+}
+
+#define SPACE_HEAD "{\"schema\": \"topotune/space/1\", "
+
+static void test_space_policy(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    const char *bad[] = {
+        SPACE_HEAD "\"vars\": {\"LD_PRELOAD\": [null, \"/tmp/x.so\"]}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"fixed\": {\"PATH\": \"/tmp\"}}",
+        SPACE_HEAD "\"vars\": {\"BASH_ENV\": [null, \"x\"]}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_NET_PLUGIN\": [null, \"x\"]}}",
+        SPACE_HEAD "\"vars\": {\"HOME\": [null, \"x\"]}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"exclude\": [{\"LD_PRELOAD\": null}]}",
+        /* exclude names a variable vars lacks: a typo, never matched */
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"exclude\": [{\"NCCL_ALOG\": null}]}",
+        /* '@' only as @interfaces in vars */
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null, \"@cores\"]}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"fixed\": {\"NCCL_X\": \"@interfaces\"}}",
+        /* sizes, factor */
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"factor\": 1e308}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"factor\": 1}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"min\": 0}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"max\": \"65G\"}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"min\": 1, \"max\": 3}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"min\": 1, \"max\": \"1G\", "
+                   "\"factor\": 1.001}}",
+        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null, 1, \"1\"]}}",
+        "{\"schema\": \"topotune/space/1\", \"vars\": ",
+    };
+    struct sweep_space s;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (space_from(bad[i], &s) != UTIL_EINVAL)
+            fail_msg("space %zu loaded: %s", i, bad[i]);
+        sweep_space_release(&s);
+    }
+    /* The shipped spaces and the test fixtures still load. */
+    const char *shipped[] = {"/../../profiles/spaces/nccl-default.json",
+                             "/../../profiles/spaces/nccl-quick.json",
+                             "/../../profiles/spaces/mpi-default.json",
+                             "/space-mpi-tiny.json",
+                             "/space-mpi-hosts.json",
+                             "/space-rtx-faults.json"};
+    for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s%s", TOPOTUNE_FIXTURES, shipped[i]);
+        if (sweep_space_load(&s, path))
+            fail_msg("'%s' does not load", path);
+        sweep_space_release(&s);
+    }
+    assert_int_equal(space_from(SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null, \"Ring\"], "
+                                           "\"OMPI_MCA_btl\": [null, \"self,tcp\"]}, "
+                                           "\"sizes\": {\"factor\": 1024}}",
+                                &s),
+                     0);
+    sweep_space_release(&s);
+}
+
+/* A topology with the given interface names, for @interfaces. */
+static void topo_with_interfaces(struct topo *t, const char *const *names, int n)
+{
+    topo_init(t);
+    t->nics = calloc((size_t)n, sizeof(*t->nics));
+    t->nnics = n;
+    for (int i = 0; i < n; i++) {
+        t->nics[i].name = strdup(names[i]);
+        t->nics[i].netdev = strdup(names[i]);
+    }
+}
+
+static void test_space_interfaces(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    struct sweep_space s;
+    assert_int_equal(space_from(SPACE_HEAD "\"vars\": {\"NCCL_SOCKET_IFNAME\": [null, "
+                                           "\"@interfaces\", \"=eth0\"]}}",
+                                &s),
+                     0);
+    const char *names[] = {"eth0", "x;reboot", "$(touch p)", "ib0\n", "eth\x1b[31m",
+                           "a,b",  "^lo",      "vlan.100",   "ib0",   "sixteen-chars-xy",
+                           "..",   "eth0"};
+    struct topo t;
+    topo_with_interfaces(&t, names, (int)(sizeof(names) / sizeof(names[0])));
+    json_decref(sweep_space_prune(&s, &t, 1));
+    json_t *list = json_object_get(s.vars, "NCCL_SOCKET_IFNAME");
+    char *text = json_dumps(list, JSON_COMPACT);
+    /* valid names once each (eth0 is listed by the space and twice by the topology) */
+    assert_string_equal(text, "[null,\"=eth0\",\"=vlan.100\",\"=ib0\"]");
+    free(text);
+    json_t *configs = sweep_space_configs(&s);
+    assert_int_equal(json_array_size(configs), 4);
+    assert_int_equal(sweep_configs_check(&s, configs), 0);
+    json_decref(configs);
+    topo_release(&t);
+    sweep_space_release(&s);
+}
+
+static void test_space_size(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    /* 10^12 combinations: refused before anything is built, at once */
+    struct util_buf text = UTIL_BUF_INIT;
+    util_buf_adds(&text, SPACE_HEAD "\"vars\": {");
+    for (int v = 0; v < 12; v++) {
+        util_buf_addf(&text, "%s\"NCCL_V%d\": [", v ? ", " : "", v);
+        for (int k = 0; k < 10; k++)
+            util_buf_addf(&text, "%s\"%d\"", k ? ", " : "", k);
+        util_buf_adds(&text, "]");
+    }
+    util_buf_adds(&text, "}}");
+    struct sweep_space s;
+    assert_int_equal(space_from(text.data, &s), 0);
+    struct topo t;
+    topo_init(&t);
+    json_decref(sweep_space_prune(&s, &t, 1));
+    assert_true(sweep_space_count(&s) == 1e12);
+    clock_t start = clock();
+    assert_null(sweep_space_configs(&s));
+    s.max_configs = 1000;
+    assert_null(sweep_space_configs(&s));
+    assert_true((double)(clock() - start) / CLOCKS_PER_SEC < 1);
+    sweep_space_release(&s);
+    util_buf_release(&text);
+
+    /* 100 x 10 x 10 = 10^4: under the default, above a lower limit */
+    assert_int_equal(space_from(SPACE_HEAD "\"vars\": {\"NCCL_A\": [0,1,2,3,4,5,6,7,8,9], "
+                                           "\"NCCL_B\": [0,1,2,3,4,5,6,7,8,9], "
+                                           "\"NCCL_C\": [0,1,2,3,4,5,6,7,8,9]}}",
+                                &s),
+                     0);
+    json_decref(sweep_space_prune(&s, &t, 1));
+    json_t *configs = sweep_space_configs(&s);
+    assert_int_equal(json_array_size(configs), 1001); /* and the baseline */
+    json_decref(configs);
+    s.max_configs = 999;
+    assert_null(sweep_space_configs(&s));
+    sweep_space_release(&s);
+
+    /* 40000 values, one listed twice at the end: the check is n log n (it took 40 s) */
+    util_buf_reset(&text);
+    util_buf_adds(&text, SPACE_HEAD "\"vars\": {\"NCCL_A\": [null");
+    for (int k = 0; k < 40000; k++)
+        util_buf_addf(&text, ", \"v%d\"", k);
+    util_buf_adds(&text, ", \"v17\"]}}");
+    start = clock();
+    assert_int_equal(space_from(text.data, &s), UTIL_EINVAL);
+    assert_true((double)(clock() - start) / CLOCKS_PER_SEC < 2);
+    sweep_space_release(&s);
+    util_buf_release(&text);
+    topo_release(&t);
+}
+
+/* The last gate: a space built without the loader (as a bug could) never reaches a child. */
+static void test_run_env_gate(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    char dir[] = "/tmp/test-bench-gate-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct sweep sw;
+    memset(&sw, 0, sizeof(sw));
+    sw.space.doc = json_loads("{\"vars\": {\"NCCL_ALGO\": [null, \"Ring\"]}, "
+                              "\"fixed\": {\"LD_PRELOAD\": \"/tmp/x.so\"}}",
+                              0, NULL);
+    sw.space.vars = json_deep_copy(json_object_get(sw.space.doc, "vars"));
+    sw.configs = sweep_space_configs(&sw.space);
+    assert_int_equal(json_array_size(sw.configs), 2);
+    sw.dir = dir;
+    sw.backend = "mpi";
+    sw.launcher = "direct";
+    sw.strategy = "grid";
+    sw.bench = "/bin/true";
+    sw.repeat = 1;
+    assert_int_equal(sweep_run(&sw), UTIL_EINVAL);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+    assert_int_equal(access(path, F_OK), -1); /* nothing ran */
+    json_decref(sw.configs);
+    json_decref(sw.results);
+    sweep_space_release(&sw.space);
+    rmdir(dir);
+}
+
+/* Cleans text; returns the result (static buffer) and the count of replacements in *n. */
+static const char *cleaned(const char *text, size_t len, int lines, size_t *n)
+{
+    static char out[512];
+    struct util_buf b = UTIL_BUF_INIT;
+    *n = util_text_clean(&b, text, len, lines);
+    snprintf(out, sizeof(out), "%s", util_buf_str(&b));
+    assert_int_equal(strlen(util_buf_str(&b)), b.len); /* no NUL inside */
+    json_t *j = json_stringn(util_buf_str(&b), b.len);
+    assert_non_null(j); /* valid UTF-8 */
+    json_decref(j);
+    util_buf_release(&b);
+    return out;
+}
+
+#define FFFD                     "\xef\xbf\xbd"
+#define CLEAN(literal, lines, n) cleaned(literal, sizeof(literal) - 1, lines, n)
+
+static void test_text_clean(void **state)
+{
+    (void)state;
+    size_t n;
+    assert_string_equal(CLEAN("plain \xc3\xa9t\xc3\xa9\n\tok", 1, &n),
+                        "plain \xc3\xa9t\xc3\xa9\n\tok");
+    assert_int_equal(n, 0);
+    assert_string_equal(CLEAN("a\0b", 1, &n), "a" FFFD "b");
+    assert_string_equal(CLEAN("\x1b[31mred\x1b[0m", 1, &n), "red");
+    assert_int_equal(n, 2);
+    assert_string_equal(CLEAN("\x1b]0;title\x07x", 1, &n), "x");
+    assert_string_equal(CLEAN("\x1b]52;c;ZXZpbA==\x1b\\x", 1, &n), "x");
+    assert_string_equal(CLEAN("\x1b"
+                              "c"
+                              "x",
+                              1, &n),
+                        "x");
+    assert_string_equal(CLEAN("\x1b(Bx", 1, &n), "x");
+    /* unfinished: only ESC and its introducer go, the rest stays text */
+    assert_string_equal(CLEAN("\x1b]0;no end\nnext", 1, &n), "0;no end\nnext");
+    assert_string_equal(CLEAN("\x1b", 1, &n), "");
+    assert_string_equal(CLEAN("\x1b\0x", 1, &n), FFFD "x");
+    /* not UTF-8: lone continuation, overlong, surrogate, past U+10FFFF, truncated */
+    assert_string_equal(CLEAN("\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82", 1, &n),
+                        FFFD FFFD FFFD FFFD FFFD FFFD FFFD FFFD FFFD FFFD FFFD FFFD);
+    /* C1 CSI, bidi override, DEL */
+    assert_string_equal(CLEAN("\xc2\x9b"
+                              "2J\xe2\x80\xae"
+                              "a\x7f",
+                              1, &n),
+                        FFFD "2J" FFFD "a" FFFD);
+    assert_int_equal(n, 3);
+    /* lines: CR LF is one newline, a lone CR a newline; one line: both replaced */
+    assert_string_equal(CLEAN("a\r\nb\rc", 1, &n), "a\nb\nc");
+    assert_string_equal(CLEAN("a\nb\tc", 0, &n), "a" FFFD "b" FFFD "c");
 }
 
 static void test_nccl_log(void **state)
@@ -322,6 +596,9 @@ int main(void)
         cmocka_unit_test(test_options),       cmocka_unit_test(test_nccl_log),
         cmocka_unit_test(test_model_rules),   cmocka_unit_test(test_model_env),
         cmocka_unit_test(test_model_faults),  cmocka_unit_test(test_noise),
+        cmocka_unit_test(test_space_policy),  cmocka_unit_test(test_space_interfaces),
+        cmocka_unit_test(test_space_size),    cmocka_unit_test(test_run_env_gate),
+        cmocka_unit_test(test_text_clean),
     };
     return cmocka_run_group_tests_name("unit.bench", tests, NULL, NULL);
 }

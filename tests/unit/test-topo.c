@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for topo/: path letters, readers on real exports, sysfs probes on a fake tree. */
 #include "topo/internal.h"
+#include "util/buf.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
 
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -288,6 +291,262 @@ static void test_nccl_nvswitch(void **state)
     topo_release(&t);
 }
 
+/* Issue 14, item 12: what a file says is printed as text, never as terminal control. */
+static void test_text_clean(void **state)
+{
+    (void)state;
+    char buf[16];
+    assert_string_equal(topo_text_into("Tesla V100", buf, sizeof(buf)), "Tesla V100");
+    assert_string_equal(topo_text_into("a\x1b[31mb", buf, sizeof(buf)), "a?[31mb");
+    assert_string_equal(topo_text_into("\xc2\x9b"
+                                       "2J",
+                                       buf, sizeof(buf)),
+                        "?2J");                                                     /* C1 CSI */
+    assert_string_equal(topo_text_into("x\xe2\x80\xaey", buf, sizeof(buf)), "x?y"); /* U+202E */
+    assert_string_equal(topo_text_into("\xff\xc0\xaf", buf, sizeof(buf)), "???");   /* not UTF-8 */
+    assert_string_equal(topo_text_into("M\xc3\xbcnchen", buf, sizeof(buf)), "M\xc3\xbcnchen");
+    assert_string_equal(topo_text_into("0123456789abcdef", buf, sizeof(buf)), "0123456789ab...");
+    assert_string_equal(topo_text_into("0123456789abcde", buf, sizeof(buf)), "0123456789abcde");
+    assert_string_equal(topo_text_into(NULL, buf, sizeof(buf)), "");
+    char big[600];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    char *kept = topo_text(big);
+    assert_int_equal(strlen(kept), TOPO_MAX_TEXT);
+    assert_string_equal(kept + TOPO_MAX_TEXT - 3, "...");
+    free(kept);
+    assert_null(topo_text(NULL));
+}
+
+/* The fixture's text with one piece replaced (which must be there); the caller frees it. */
+static char *fixture_with(const char *name, const char *from, const char *to)
+{
+    char path[512];
+    struct util_buf b = UTIL_BUF_INIT;
+    snprintf(path, sizeof(path), "%s/%s", TOPOTUNE_FIXTURES, name);
+    assert_int_equal(util_file_read(path, 1 << 20, &b), 0);
+    const char *at = strstr(util_buf_str(&b), from);
+    assert_non_null(at);
+    struct util_buf out = UTIL_BUF_INIT;
+    util_buf_add(&out, b.data, (size_t)(at - b.data));
+    util_buf_adds(&out, to);
+    util_buf_adds(&out, at + strlen(from));
+    util_buf_release(&b);
+    return util_buf_detach(&out);
+}
+
+static enum topo_nic_kind mlx4_kind(const char *from, const char *to, const char **netdev)
+{
+    char *xml = fixture_with("hwloc-sgi-uv2000-24n-mlx4-ib-lid0.xml", from, to);
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "uv2000", xml, strlen(xml)), 0);
+    free(xml);
+    assert_string_equal(t.nics[t.nnics - 1].name, "mlx4_0");
+    enum topo_nic_kind kind = t.nics[t.nnics - 1].kind;
+    static char nd[32];
+    snprintf(nd, sizeof(nd), "%s", t.nics[t.nnics - 1].netdev ? t.nics[t.nnics - 1].netdev : "");
+    *netdev = nd;
+    topo_release(&t);
+    return kind;
+}
+
+#define UV_IPOIB                                                                                   \
+    "            <object type=\"OSDev\" gp_index=\"396\" name=\"ib0\" osdev_type=\"2\">\n"         \
+    "              <info name=\"Address\" "                                                        \
+    "value=\"80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:1b:b0:a1\"/>\n"                    \
+    "              <info name=\"Port\" value=\"1\"/>\n"                                            \
+    "            </object>\n"
+#define UV_GID "<info name=\"Port1GID0\" value=\"fe80:0000:0000:0000:0002:c903:001b:b0a1\"/>"
+
+/* Issue 14, items 15 and 16: InfiniBand or RoCE from the hardware, never from the LID. */
+static void test_nic_kinds(void **state)
+{
+    (void)state;
+    const char *netdev;
+    struct topo t;
+    /* LID 0 (no subnet manager yet) and an IPoIB netdev: InfiniBand. */
+    assert_int_equal(mlx4_kind("", "", &netdev), TOPO_NIC_IB);
+    assert_string_equal(netdev, "ib0");
+    /* No IPoIB module either: GID 0 holds the port GUID, not a MAC: still InfiniBand. */
+    assert_int_equal(mlx4_kind(UV_IPOIB, "", &netdev), TOPO_NIC_IB);
+    /* The same port on Ethernet: a 6-byte MAC netdev and a GID made from it: RoCE. */
+    assert_int_equal(
+        mlx4_kind(UV_IPOIB,
+                  "<object type=\"OSDev\" gp_index=\"396\" name=\"eth9\" osdev_type=\"2\">"
+                  "<info name=\"Address\" value=\"00:02:c9:1b:b0:a1\"/></object>\n",
+                  &netdev),
+        TOPO_NIC_ROCE);
+    assert_string_equal(netdev, "eth9");
+    assert_int_equal(
+        mlx4_kind(UV_GID,
+                  "<info name=\"Port1GID0\" value=\"fe80:0000:0000:0000:0202:c9ff:fe1b:b0a1\"/>",
+                  &netdev),
+        TOPO_NIC_IB); /* the IPoIB netdev outweighs the GID */
+    /* Nothing but LID 0 and the PCI class (network/other): unknown, not RoCE. */
+    char *xml = fixture_with("hwloc-sgi-uv2000-24n-mlx4-ib-lid0.xml", UV_IPOIB, "");
+    char *no_gid = strstr(xml, UV_GID);
+    memset(no_gid, ' ', strlen(UV_GID));
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "uv2000", xml, strlen(xml)), 0);
+    assert_int_equal(t.nics[t.nnics - 1].kind, TOPO_NIC_UNKNOWN);
+    topo_release(&t);
+    free(xml);
+
+    /* Item 16: a ConnectX-2 on class 0x0c06 (serial bus/InfiniBand) with no port attributes. */
+    load_fixture(&t, "hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.xml");
+    assert_string_equal(t.nics[2].name, "mlx4_0");
+    assert_int_equal(t.nics[2].kind, TOPO_NIC_IB);
+    assert_string_equal(t.nics[2].netdev, "ib0");
+    topo_release(&t);
+    /* Ethernet RDMA with LID 0 stays RoCE. */
+    load_fixture(&t, "hwloc-cisco-16intel64-usnic-vfs.xml");
+    assert_string_equal(t.nics[2].name, "usnic_0");
+    assert_int_equal(t.nics[2].kind, TOPO_NIC_ROCE);
+    topo_release(&t);
+    /* Class 0x0c06 in an NCCL topology file: a NIC, InfiniBand. */
+    const char nccl[] = "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:05:00.0\" "
+                        "class=\"0x0c0600\" vendor=\"0x15b3\"/></cpu></system>";
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "inline", nccl, sizeof(nccl) - 1), 0);
+    assert_int_equal(t.nnics, 1);
+    assert_int_equal(t.nics[0].kind, TOPO_NIC_IB);
+    assert_int_equal(t.unclassified_pci, 0);
+    topo_release(&t);
+}
+
+/* Issue 14, item 9: hwloc never sees a DOCTYPE; an internal subset is refused. */
+static void test_doctype(void **state)
+{
+    (void)state;
+    static const char *const accepted[] = {"<!DOCTYPE topology>", "", "<!-- x -->"};
+    static const char *const refused[] = {"<!DOCTYPE topology []>",
+                                          "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\" [ ]>",
+                                          "<!DOCTYPE topology [<!ENTITY e \"x\">]>"};
+    struct topo t;
+    util_log_init("test", UTIL_LOG_QUIET);
+    for (size_t i = 0; i < 3; i++) {
+        char *xml = fixture_with("hwloc-ibm-power8-minsky-4xP100-nvlink.xml",
+                                 "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">", accepted[i]);
+        topo_init(&t);
+        assert_int_equal(topo_load_buffer(&t, "doctype", xml, strlen(xml)), 0);
+        assert_int_equal(t.ngpus, 4);
+        assert_string_equal(cell(&t, 0, 1), "NV2");
+        topo_release(&t);
+        free(xml);
+        xml = fixture_with("hwloc-ibm-power8-minsky-4xP100-nvlink.xml",
+                           "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">", refused[i]);
+        topo_init(&t);
+        assert_int_equal(topo_load_buffer(&t, "subset", xml, strlen(xml)), UTIL_EINVAL);
+        topo_release(&t);
+        free(xml);
+    }
+    const char nul[] =
+        "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", \"count\": 8}"
+        "\0garbage";
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "nul", nul, sizeof(nul) - 1), UTIL_EINVAL);
+    topo_release(&t);
+}
+
+/* A topology JSON of minsky with one edit, loaded: the return code. */
+static int minsky_json_with(const char *path, json_t *value)
+{
+    struct topo t;
+    load_fixture(&t, "hwloc-ibm-power8-minsky-4xP100-nvlink.xml");
+    json_t *doc = topo_to_json(&t);
+    topo_release(&t);
+    json_t *at = doc;
+    char key[64];
+    const char *p = path;
+    for (size_t len; (len = strcspn(p, ".")) && p[len] == '.'; p += len + 1) {
+        snprintf(key, sizeof(key), "%.*s", (int)len, p);
+        at = isdigit((unsigned char)key[0]) ? json_array_get(at, (size_t)atoi(key))
+                                            : json_object_get(at, key);
+    }
+    if (isdigit((unsigned char)p[0]))
+        json_array_set_new(at, (size_t)atoi(p), value);
+    else
+        json_object_set_new(at, p, value);
+    char *text = json_dumps(doc, 0);
+    json_decref(doc);
+    topo_init(&t);
+    int rc = topo_load_buffer(&t, "minsky.json", text, strlen(text));
+    free(text);
+    topo_release(&t);
+    return rc;
+}
+
+/* Issue 14, item 12: every number of a topology JSON is range-checked before it is narrowed. */
+static void test_json_ranges(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    assert_int_equal(minsky_json_with("nodes", json_integer(4)), 0);
+    assert_int_equal(minsky_json_with("nodes", json_integer((1LL << 32) + 5)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("nodes", json_integer(0)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("NV64")), 0);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("NV99999999999")),
+                     UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("NV65")), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("NV-1")), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("X")), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("matrix.rows.0.1", json_string("PIX")), 0);
+    assert_int_equal(minsky_json_with("gpus.0.numa", json_integer(1LL << 32)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("gpus.0.nvlinks", json_integer(1LL << 31)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("gpus.0.memory_mib", json_integer(-5)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("gpus.0.pci", json_string("0000:01:00.0; x")), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("cpu.pus", json_integer(1LL << 40)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("nvswitches", json_integer(1LL << 33)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("system.shm_bytes", json_integer(-3)), UTIL_EINVAL);
+    assert_int_equal(minsky_json_with("p2p_broken", json_string("yes")), UTIL_EINVAL);
+}
+
+/* Issue 14: NVLink counts stay bounded, whatever an NCCL file adds up. */
+static void test_nvlink_bound(void **state)
+{
+    (void)state;
+    char xml[4096];
+    int o = snprintf(xml, sizeof(xml),
+                     "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:11:00.0\" "
+                     "class=\"0x030200\" device=\"0x2330\"><gpu dev=\"0\" sm=\"90\">");
+    for (int k = 0; k < 3; k++)
+        o += snprintf(xml + o, sizeof(xml) - (size_t)o,
+                      "<nvlink target=\"0000:a%d:00.0\" count=\"30\" tclass=\"0x068000\"/>", k);
+    snprintf(xml + o, sizeof(xml) - (size_t)o, "</gpu></pci></cpu></system>");
+    struct topo t;
+    util_log_init("test", UTIL_LOG_QUIET);
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "inline", xml, strlen(xml)), UTIL_EINVAL);
+    topo_release(&t);
+}
+
+/* Issue 14, item 17: a mixed node shows every model, and NVLink on every GPU that has it. */
+static void test_summary_mixed(void **state)
+{
+    (void)state;
+    struct topo t;
+    char *text = NULL;
+    size_t len = 0;
+    load_fixture(&t, "hwloc-supermicro-x9drg-2s-K40m-mlx5.xml");
+    FILE *out = open_memstream(&text, &len);
+    topo_print_summary(&t, out);
+    fclose(out);
+    assert_non_null(strstr(text, "\nGPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m\n"));
+    free(text);
+    topo_release(&t);
+
+    load_fixture(&t, "hwloc-ibm-power8-minsky-4xP100-nvlink.xml");
+    t.gpus[0].nvlinks = 0;
+    out = open_memstream(&text, &len);
+    topo_print_summary(&t, out);
+    fclose(out);
+    assert_non_null(strstr(text, "\nGPUs:      4 x Tesla P100-SXM2-16GB\n"));
+    assert_non_null(strstr(text, "\nNVLink:    yes, 3 of 4 GPUs\n"));
+    free(text);
+    topo_release(&t);
+}
+
 static void test_live(void **state)
 {
     (void)state;
@@ -311,6 +570,9 @@ int main(void)
         cmocka_unit_test(test_path_letters),  cmocka_unit_test(test_dgx2),
         cmocka_unit_test(test_minsky),        cmocka_unit_test(test_nccl_files),
         cmocka_unit_test(test_nccl_nvswitch), cmocka_unit_test(test_live),
+        cmocka_unit_test(test_text_clean),    cmocka_unit_test(test_nic_kinds),
+        cmocka_unit_test(test_doctype),       cmocka_unit_test(test_json_ranges),
+        cmocka_unit_test(test_nvlink_bound),  cmocka_unit_test(test_summary_mixed),
     };
     return cmocka_run_group_tests_name("unit.topo", tests, make_fake_sysfs, remove_fake_sysfs);
 }

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for util/: buffers, atomic files, JSON helpers, option parsing. */
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/quote.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[64];
@@ -236,12 +240,82 @@ static void test_env_policy(void **state)
     assert_string_equal(util_env_refused("BASH_ENV"), "a shell reads it at startup");
 }
 
+/* Each format's quoting keeps a hostile value one value. */
+static void test_quote(void **state)
+{
+    (void)state;
+    struct util_buf b = UTIL_BUF_INIT;
+    util_quote_shell(&b, "x'; touch pwned; echo '");
+    assert_string_equal(util_buf_str(&b), "'x'\\''; touch pwned; echo '\\'''");
+    util_buf_reset(&b);
+    util_quote_yaml(&b, "550\n---\nkind: \"Pod\"\\");
+    assert_string_equal(util_buf_str(&b), "\"550\\x0a---\\x0akind: \\\"Pod\\\"\\\\\"");
+    util_buf_reset(&b);
+    util_quote_dockerfile(&b, "a\"$HOME\\\nb");
+    assert_string_equal(util_buf_str(&b), "\"a\\\"\\$HOME\\\\?b\"");
+    util_buf_reset(&b);
+    util_quote_csv(&b, "Ring");
+    assert_string_equal(util_buf_str(&b), "Ring");
+    util_buf_reset(&b);
+    util_quote_csv(&b, "a,\"b\"\n");
+    assert_string_equal(util_buf_str(&b), "\"a,\"\"b\"\"\n\"");
+    util_buf_reset(&b);
+    util_quote_comment(&b, "12.4\nexport LD_PRELOAD=/x\x1b[2J");
+    assert_string_equal(util_buf_str(&b), "12.4?export LD_PRELOAD=/x?[2J");
+    util_buf_release(&b);
+}
+
+/* Children: the environment is built before fork and applied by execve (PATH still searched);
+ * a child reaped by someone else is "lost", never "exit 0"; a child of ours from before the
+ * run is neither killed nor reaped by it. */
+static void test_child(void **state)
+{
+    (void)state;
+    char log[128], *env[] = {"TOPOTUNE_TEST_VALUE=a,b;c", NULL};
+    snprintf(log, sizeof(log), "%s/child.log", tmpdir);
+    char *argv[] = {"sh", "-c", "echo \"$TOPOTUNE_TEST_VALUE\"; exit 3", NULL};
+    struct util_child c = {.argv = argv, .env = env, .log = log, .timeout_s = 10, .grace_s = 1};
+    assert_int_equal(util_child_run(&c), 0);
+    assert_int_equal(c.exit_code, 3);
+    struct util_buf b = UTIL_BUF_INIT;
+    assert_int_equal(util_file_read(log, 4096, &b), 0);
+    assert_string_equal(util_buf_str(&b), "a,b;c\n");
+    util_buf_release(&b);
+
+    char *missing[] = {"topotune-no-such-program", NULL};
+    struct util_child m = {.argv = missing, .log = log};
+    assert_int_equal(util_child_run(&m), -1);
+    assert_int_equal(m.exec_errno, ENOENT);
+
+    pid_t mine = fork(); /* started some other way, before the run */
+    if (mine == 0) {
+        sleep(2);
+        _exit(5);
+    }
+    char *quick[] = {"true", NULL};
+    struct util_child q = {.argv = quick, .log = log, .timeout_s = 10};
+    assert_int_equal(util_child_run(&q), 0);
+    assert_int_equal(q.exit_code, 0);
+    int status = 0;
+    assert_int_equal(waitpid(mine, &status, 0), mine); /* still ours to reap */
+    assert_int_equal(WEXITSTATUS(status), 5);
+
+    char *slow[] = {"sleep", "0.2", NULL};
+    struct util_child s = {.argv = slow, .log = log, .timeout_s = 10};
+    assert_int_equal(util_child_start(&s), 0);
+    assert_int_equal(waitpid(s.pid, &status, 0), s.pid); /* someone else reaps it */
+    assert_int_equal(util_child_wait(&s), 0);
+    assert_int_equal(s.lost, 1);
+    assert_int_equal(s.exit_code, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
         cmocka_unit_test(test_opts),         cmocka_unit_test(test_env_policy),
+        cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }

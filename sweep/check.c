@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sweep directory is untrusted input: gen and compare read sweep.json and
+ * results.jsonl that anyone may have edited. Every field they use is checked
+ * here (type, range, character set) before it can become a path, a comment,
+ * a shell word or a YAML value; docs/schemas/sweep.schema.json and
+ * result.schema.json say the same for other readers.
+ */
+#include "sweep/sweep.h"
+#include "util/buf.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The file and the place in it, for one error message. */
+struct where {
+    const char *path;
+    size_t line; /* 0: the whole file */
+};
+
+__attribute__((format(printf, 3, 4))) static int bad(const struct where *w, const char *field,
+                                                     const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (w->line)
+        error("refusing '%s': line %zu: %s: %s: the sweep directory was edited or damaged; "
+              "run the sweep again",
+              w->path, w->line, field, msg);
+    else
+        error("refusing '%s': %s: %s: the sweep directory was edited or damaged; run the sweep "
+              "again",
+              w->path, field, msg);
+    return UTIL_EINVAL;
+}
+
+static int in_set(const char *s, size_t max, const char *extra)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr(extra, *p)))
+            return 0;
+    return 1;
+}
+
+int sweep_valid_id(const char *s)
+{
+    return s && in_set(s, 128, "._-") && s[0] != '.' && s[0] != '-' && !strstr(s, "..");
+}
+
+int sweep_valid_version(const char *s)
+{
+    return s && in_set(s, 64, " .+~_:()-") && s[0] != ' ' && s[0] != '-';
+}
+
+/*
+ * Any string anywhere in v with a control character (a newline included), as a JSON path.
+ * The child's own words (stderr_tail) keep their newlines: no reader copies them into a file.
+ */
+static int find_control(const json_t *v, struct util_buf *path)
+{
+    size_t len = path->len, i;
+    const char *k;
+    json_t *e;
+    if (json_is_string(v)) {
+        for (const unsigned char *p = (const unsigned char *)json_string_value(v); *p; p++)
+            if (*p < 0x20 || *p == 0x7f)
+                return 1;
+        return json_string_length(v) != strlen(json_string_value(v)); /* an embedded NUL */
+    }
+    json_object_foreach((json_t *)v, k, e)
+    {
+        if (!strcmp(k, "stderr_tail") && json_is_string(e))
+            continue;
+        util_buf_addf(path, ".%.64s", k);
+        if (find_control(e, path))
+            return 1;
+        path->len = len, path->data[len] = '\0';
+    }
+    json_array_foreach(v, i, e)
+    {
+        util_buf_addf(path, "[%zu]", i);
+        if (find_control(e, path))
+            return 1;
+        path->len = len, path->data[len] = '\0';
+    }
+    return 0;
+}
+
+static int no_control(const struct where *w, const json_t *doc)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    util_buf_adds(&path, "$");
+    int hit = find_control(doc, &path);
+    int rc = hit ? bad(w, util_buf_str(&path),
+                       "a control character (newline, escape or NUL) in a string")
+                 : 0;
+    util_buf_release(&path);
+    return rc;
+}
+
+static int check_env(const struct where *w, const char *field, const json_t *env)
+{
+    const char *name;
+    json_t *v;
+    if (!json_is_object(env))
+        return bad(w, field, "expected an object of NAME: value");
+    json_object_foreach((json_t *)env, name, v)
+    {
+        const char *why = util_env_refused(name);
+        if (why)
+            return bad(w, field, "variable \"%.64s\" refused: %s", name, why);
+        if (!json_is_string(v) || !sweep_valid_value(json_string_value(v)) ||
+            strchr(json_string_value(v), '@'))
+            return bad(w, field, "value of %s: expected a string of [A-Za-z0-9_.,:=^/+-]", name);
+    }
+    return 0;
+}
+
+static int check_int(const struct where *w, const json_t *o, const char *key, long long min,
+                     long long max, int required)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v && !required)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return bad(w, key, "expected an integer from %lld to %lld", min, max);
+    return 0;
+}
+
+static int check_number(const struct where *w, const json_t *o, const char *key, double min,
+                        double max, int required)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v && !required)
+        return 0;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < min ||
+        json_number_value(v) > max)
+        return bad(w, key, "expected a number from %g to %g", min, max);
+    return 0;
+}
+
+static int check_versions(const struct where *w, const json_t *versions)
+{
+    const char *k;
+    json_t *v;
+    if (!json_is_object(versions))
+        return bad(w, "versions", "expected an object");
+    json_object_foreach(
+        (json_t *)versions, k,
+        v) if (!json_is_null(v) &&
+               !sweep_valid_version(json_string_value(
+                   v))) return bad(w, "versions",
+                                   "%.32s: expected null or a version of [A-Za-z0-9 .+~_:()-], "
+                                   "at most 64 characters",
+                                   k);
+    return 0;
+}
+
+static int check_configs(const struct where *w, const json_t *configs)
+{
+    size_t i;
+    json_t *c;
+    if (!json_is_array(configs) || json_array_size(configs) == 0)
+        return bad(w, "configs", "expected a non-empty array, the all-unset baseline first");
+    json_array_foreach(configs, i, c)
+    {
+        if (!sweep_valid_id(json_string_value(json_object_get(c, "id"))))
+            return bad(w, "configs", "entry %zu: id: expected [A-Za-z0-9._-], at most 128", i);
+        if (check_env(w, "configs[].env", json_object_get(c, "env")))
+            return UTIL_EINVAL;
+    }
+    return 0;
+}
+
+int sweep_meta_check(const json_t *m, const char *path)
+{
+    struct where w = {path, 0};
+    const char *schema = json_string_value(json_object_get(m, "schema"));
+    const char *backend = json_string_value(json_object_get(m, "backend"));
+    if (!json_is_object(m) || !schema || strcmp(schema, "topotune/sweep/1"))
+        return bad(&w, "schema", "expected \"topotune/sweep/1\" (is this a sweep directory?)");
+    if (no_control(&w, m))
+        return UTIL_EINVAL;
+    if (!sweep_valid_id(json_string_value(json_object_get(m, "class"))))
+        return bad(&w, "class",
+                   "expected a node class id of [A-Za-z0-9._-] (no \"..\"), at most "
+                   "128 characters");
+    if (!backend || (strcmp(backend, "nccl") && strcmp(backend, "mpi") && strcmp(backend, "sim")))
+        return bad(&w, "backend", "expected nccl, mpi or sim");
+    if (!json_is_object(json_object_get(m, "topology")))
+        return bad(&w, "topology", "expected the topology object the sweep measured");
+    if (json_object_get(m, "predicted") && !json_is_boolean(json_object_get(m, "predicted")))
+        return bad(&w, "predicted", "expected true or false");
+    if (check_versions(&w, json_object_get(m, "versions")) ||
+        check_int(&w, m, "repeat", 1, 1000, 1) || check_number(&w, m, "cv_max", 0, 100, 1) ||
+        check_int(&w, m, "objective_min", 0, 1LL << 50, 1) ||
+        check_int(&w, m, "objective_max", 0, 1LL << 50, 1) ||
+        check_int(&w, m, "np", 1, 1 << 20, 0) || check_int(&w, m, "nodes", 1, 1 << 20, 0))
+        return UTIL_EINVAL;
+    return check_configs(&w, json_object_get(m, "configs"));
+}
+
+static int check_sizes(const struct where *w, const json_t *sizes)
+{
+    size_t i;
+    json_t *s;
+    if (!json_is_array(sizes))
+        return bad(w, "sizes", "expected an array");
+    json_array_foreach(sizes, i, s)
+    {
+        if (check_int(w, s, "size", 0, 1LL << 50, 1) || check_number(w, s, "busbw", 0, 1e9, 1) ||
+            check_number(w, s, "time_us", 0, 1e15, 0))
+            return UTIL_EINVAL;
+        const char *keys[] = {"algo", "proto"};
+        for (int k = 0; k < 2; k++) {
+            json_t *v = json_object_get(s, keys[k]);
+            if (v && !json_is_null(v) &&
+                !(json_is_string(v) &&
+                  (!json_string_length(v) || sweep_valid_id(json_string_value(v)))))
+                return bad(w, keys[k], "expected NCCL's name of an algorithm or protocol");
+        }
+    }
+    return 0;
+}
+
+int sweep_result_check(const json_t *r, const char *path, size_t line)
+{
+    static const char *const outcomes[] = {"ok",    "timeout", "crash",
+                                           "error", "wrong",   "launch-failed"};
+    struct where w = {path, line};
+    if (!json_is_object(r))
+        return bad(&w, "$", "expected a result object");
+    if (no_control(&w, r))
+        return UTIL_EINVAL;
+    const char *outcome = json_string_value(json_object_get(r, "outcome"));
+    int known = 0;
+    for (size_t i = 0; outcome && i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
+        known |= !strcmp(outcome, outcomes[i]);
+    if (!known)
+        return bad(&w, "outcome", "expected ok, timeout, crash, error, wrong or launch-failed");
+    if (!sweep_valid_id(json_string_value(json_object_get(r, "config_id"))))
+        return bad(&w, "config_id", "expected a configuration id of [A-Za-z0-9._-]");
+    if (!sweep_valid_id(json_string_value(json_object_get(r, "class"))))
+        return bad(&w, "class", "expected a node class id of [A-Za-z0-9._-] (no \"..\")");
+    if (!json_is_boolean(json_object_get(r, "final")))
+        return bad(&w, "final", "expected true or false");
+    json_t *stage = json_object_get(r, "stage");
+    if (stage && !json_is_null(stage) &&
+        !in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))
+        return bad(&w, "stage", "expected a stage name such as init or size:1024");
+    if (check_env(&w, "env", json_object_get(r, "env")) || check_int(&w, r, "rep", 0, 1 << 20, 0) ||
+        check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, 1 << 20, 0) ||
+        check_int(&w, r, "ranks", 0, 1 << 24, 0))
+        return UTIL_EINVAL;
+    return check_sizes(&w, json_object_get(r, "sizes"));
+}
+
+int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
+{
+    char path[4096];
+    const char *why = NULL;
+    struct util_buf text = UTIL_BUF_INIT;
+    *meta = *results = NULL;
+    if (snprintf(path, sizeof(path), "%s/sweep.json", dir) >= (int)sizeof(path))
+        return error("sweep directory name too long: '%.64s...'", dir), UTIL_EINVAL;
+    int rc = util_file_read_regular(path, 64u << 20, &text, &why);
+    if (rc) {
+        util_buf_release(&text);
+        return error("'%s' is not a sweep directory: cannot read sweep.json: %s: give the "
+                     "directory topotune sweep --out wrote",
+                     dir, why),
+               rc;
+    }
+    json_error_t err;
+    *meta = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &err);
+    util_buf_release(&text);
+    if (!*meta)
+        return error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column,
+                     err.text),
+               UTIL_EINVAL;
+    if (sweep_meta_check(*meta, path))
+        goto fail;
+    snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+    *results = sweep_results_load(path, SWEEP_RESULTS_READ);
+    if (!*results)
+        goto fail;
+    size_t i;
+    json_t *r;
+    json_array_foreach(*results, i, r) if (sweep_result_check(r, path, i + 1)) goto fail;
+    return 0;
+fail:
+    json_decref(*meta);
+    json_decref(*results);
+    *meta = *results = NULL;
+    return UTIL_EINVAL;
+}

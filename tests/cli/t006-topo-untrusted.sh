@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A topology file is untrusted input (issue 14): what it declares, how big it is, what kind of file
+# it is and what its strings hold never hang, crash or flood the tool, nor reach the terminal raw.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+fx=$TOPOTUNE_FIXTURES
+minsky=$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml
+esc=$(printf '\033')
+cd "$TEST_TMP" || exit 1
+
+# Item 9: a DOCTYPE without a system id crashed hwloc's import; it is neutralised, the node loads.
+expect_exit 0 "minsky as exported" -- "$TOPOTUNE" topo --input "$minsky" --json plain.json
+for doctype in '<!DOCTYPE topology>' '<!DOCTYPE topology PUBLIC "-//x//y" "hwloc2.dtd">' ''; do
+    sed "s|<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">|$doctype|" "$minsky" >doctype.xml
+    expect_exit 0 "hwloc export with '$doctype'" -- "$TOPOTUNE" topo --input doctype.xml --json doctype.json
+    check "'$doctype': same class" cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"])' plain.json) \
+        <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"])' doctype.json)
+done
+# An internal subset, even empty, is refused before any parser reads it.
+sed 's|<!DOCTYPE topology SYSTEM "hwloc2.dtd">|<!DOCTYPE topology []>|' "$minsky" >subset.xml
+expect_exit 2 "<!DOCTYPE topology []>" -- "$TOPOTUNE" topo --input subset.xml
+expect_stderr_has "internal DTD subset" "internal subset named"
+# ... and so are the commands that read a topology through TOPOTUNE_TOPOLOGY.
+TOPOTUNE_TOPOLOGY=$PWD/subset.xml expect_exit 2 "doctor with TOPOTUNE_TOPOLOGY=<!DOCTYPE topology []>" -- "$TOPOTUNE" doctor
+expect_stderr_has "internal DTD subset" "doctor: internal subset named"
+
+# hwloc's import trusts the file: a crash there (hwloc 2.9, a NUMA node without complete_nodeset,
+# found by fuzz-hwloc-xml) is reported as a damaged file, in the commands that read it too.
+sed '0,/\(type="NUMANode"[^>]*\) complete_nodeset="[^"]*"/s//\1/' "$minsky" >numa.xml
+expect_exit 2 "NUMA node without complete_nodeset" -- "$TOPOTUNE" topo --input numa.xml --json numa.json
+expect_stderr_has "hwloc crashed importing it" "the crash reported as a damaged file"
+expect_no_file numa.json "NUMA node without complete_nodeset"
+expect_exit 2 "predict on the same" -- "$TOPOTUNE" predict --input numa.xml
+check "no core file" test ! -e core
+
+# Item 10: entity expansion. A billion laughs in an NCCL file is refused at once, nothing written.
+python3 - laughs.xml <<'PY'
+import sys
+ents = ['<!ENTITY l0 "lollollollollollollollollollol">']
+ents += ['<!ENTITY l%d "%s">' % (i, ("&l%d;" % (i - 1)) * 10) for i in range(1, 10)]
+open(sys.argv[1], "w").write('<?xml version="1.0"?>\n<!DOCTYPE system [\n' + "\n".join(ents) +
+    '\n]>\n<system version="1" name="&l9;"><cpu numaid="0" vendor="&l9;"/></system>\n')
+PY
+start=$SECONDS
+expect_exit 2 "billion laughs" -- timeout 20 "$TOPOTUNE" topo --input laughs.xml --json laughs.json
+check "billion laughs refused within 5 s" test $((SECONDS - start)) -le 5
+expect_stderr_has "internal DTD subset" "billion laughs: the DTD named"
+expect_no_file laughs.json "billion laughs"
+# Quadratic blowup, which libxml2's loop detection lets through: 110 KB made a 79 MB JSON.
+python3 - quadratic.xml <<'PY'
+import sys
+nics = "".join('<pci busid="0000:%02x:%02x.0" class="0x020000"><nic><net name="&a;&a;"/></nic></pci>'
+               % (i // 32, i % 32) for i in range(1000))
+open(sys.argv[1], "w").write('<!DOCTYPE system [<!ENTITY a "' + "x" * 30000 + '">]>\n'
+    '<system version="1"><cpu numaid="0">' + nics + "</cpu></system>\n")
+PY
+expect_exit 2 "quadratic blowup" -- timeout 20 "$TOPOTUNE" topo --input quadratic.xml --json quadratic.json
+expect_stderr_has "internal DTD subset" "quadratic blowup: the DTD named"
+expect_no_file quadratic.json "quadratic blowup"
+
+# Item 13: regular files only; each other kind is named, and a FIFO without a writer does not block.
+mkfifo fifo.xml
+expect_exit 2 "FIFO without a writer" -- timeout 10 "$TOPOTUNE" topo --input fifo.xml
+expect_stderr_has "not a regular file" "FIFO named as such"
+mkdir dir.xml
+expect_exit 2 "directory" -- "$TOPOTUNE" topo --input dir.xml
+expect_stderr_has "a directory" "directory named as such"
+cp "$minsky" unreadable.xml
+chmod 000 unreadable.xml
+if [ "$(id -u)" != 0 ]; then
+    expect_exit 2 "unreadable file" -- "$TOPOTUNE" topo --input unreadable.xml
+    expect_stderr_has "permission denied" "unreadable file named as such"
+elif command -v setpriv >/dev/null && chmod 755 . && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$TOPOTUNE"; then
+    expect_exit 2 "unreadable file (as nobody)" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$TOPOTUNE" topo --input unreadable.xml
+    expect_stderr_has "permission denied" "unreadable file named as such"
+else
+    echo "skipped: unreadable file (root, and nobody cannot run $TOPOTUNE)"
+fi
+python3 -c 'import sys; open(sys.argv[1], "w").write("<system version=\"1\" name=\"" + "a" * 60_000_000 + "\"><cpu numaid=\"0\"/></system>")' big-attr.xml
+expect_exit 2 "60 MB attribute" -- "$TOPOTUNE" topo --input big-attr.xml
+expect_stderr_has "attribute value longer than" "60 MB attribute named as such"
+{ cat "$fx/nccl-topo-azure-ndv2.xml"; printf '\0garbage'; } >nul.xml
+expect_exit 2 "garbage after a NUL byte" -- "$TOPOTUNE" topo --input nul.xml
+expect_stderr_has "NUL byte at offset 1043" "NUL byte named with its offset"
+
+# Item 12: topology JSON ranges: nothing wraps around into a smaller number or the class id.
+"$TOPOTUNE" topo --input "$minsky" --json topo.json
+python3 - topo.json <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["nodes"] = 2**32 + 5
+json.dump(doc, open("nodes.json", "w"))
+doc = json.load(open(sys.argv[1]))
+doc["matrix"]["rows"][0][1] = doc["matrix"]["rows"][1][0] = "NV99999999999"
+json.dump(doc, open("nv.json", "w"))
+PY
+expect_exit 2 "nodes 2^32+5" -- "$TOPOTUNE" topo --input nodes.json
+expect_stderr_has 'field "nodes"' "nodes named"
+expect_exit 2 "NV99999999999" -- "$TOPOTUNE" topo --input nv.json
+expect_stderr_has 'matrix.rows[0][1]' "the cell named"
+expect_exit 2 "predict on nodes 2^32+5" -- "$TOPOTUNE" predict --input nodes.json
+# What topo --json writes reads back as the same node, for every fixture.
+for xml in "$fx"/*.xml; do
+    name=$(basename "$xml" .xml)
+    "$TOPOTUNE" topo --input "$xml" --json "$name.json" 2>/dev/null
+    expect_exit 0 "$name: its topology JSON reads back" -- "$TOPOTUNE" topo --input "$name.json" --json "$name.again.json"
+    check "$name: same class read back" cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"])' "$name.json") \
+        <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"])' "$name.again.json")
+done
+
+# Item 12: terminal escapes from a file reach neither the terminal nor the JSON. XML cannot carry
+# ESC, but it can carry the C1 controls CSI (U+009B), OSC (U+009D) and ST (U+009C).
+c1='\xc2[\x80-\x9f]'
+sed -e "s|<info name=\"HostName\" value=\"[^\"]*\"/>|<info name=\"HostName\" value=\"evil\&#x9d;0;pwned\&#x9c;\&#x9b;2J\"/>|" \
+    -e "s|<info name=\"GPUModel\" value=\"Tesla P100-SXM2-16GB\"/>|<info name=\"GPUModel\" value=\"P100\&#x9b;31m\"/>|" \
+    "$minsky" >escapes.xml
+check "the crafted export has C1 controls" grep -q '&#x9b;' escapes.xml
+expect_exit 0 "export with C1 controls in its strings" -- "$TOPOTUNE" topo --input escapes.xml
+check "no C1 control in the summary" test "$(LC_ALL=C grep -c -P "$c1" out)" = 0
+check "the host is still shown" grep -q '^Host:      evil.*pwned' out
+expect_exit 0 "export with C1 controls, as JSON" -- "$TOPOTUNE" topo --input escapes.xml --json -
+check "no C1 control in the JSON" python3 -c 'import json, re, sys; sys.exit(bool(re.search("[\x00-\x1f\x7f-\x9f]", json.dumps(json.load(open(sys.argv[1])), ensure_ascii=False))))' out
+sed '0,/numaid="0"/s//numaid="0\&#x9b;2J"/' "$fx/nccl-topo-azure-ndv2.xml" >escape-attr.xml
+expect_exit 2 "bad NCCL attribute with a C1 control" -- "$TOPOTUNE" topo --input escape-attr.xml
+check "no C1 control in the error" test "$(LC_ALL=C grep -c -P "$c1" err)" = 0
+expect_stderr_has 'numaid="0?2J"' "the value shown cleaned"
+python3 - topo.json <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["host"] = "h\x1b]0;owned\x07"
+doc["gpus"][0]["model"] = "\x1b[2J" + "x" * 5000
+json.dump(doc, open("escapes.json", "w"))
+PY
+expect_exit 0 "topology JSON with escapes" -- "$TOPOTUNE" topo --input escapes.json
+check "no escape from a topology JSON" test "$(grep -c "$esc" out)" = 0
+check "a 5000-byte model is cut short" test "$(grep '^GPUs:' out | wc -c)" -lt 400
+
+# Item 17: mixed GPU models and NVLink on some GPUs only.
+expect_exit 0 "mixed GPUs" -- "$TOPOTUNE" topo --input "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml"
+check "every model counted" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m' out
+python3 - topo.json <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["gpus"][0]["nvlinks"] = 0
+for i in range(4):
+    if i:
+        doc["matrix"]["rows"][0][i] = doc["matrix"]["rows"][i][0] = "SYS"
+json.dump(doc, open("some-nvlink.json", "w"))
+PY
+expect_exit 0 "NVLink on GPUs 1-3 only" -- "$TOPOTUNE" topo --input some-nvlink.json
+check "NVLink on 3 of 4 GPUs" grep -qx 'NVLink:    yes, 3 of 4 GPUs' out
+
+# Item 18: a real hwloc 3.0 export: the message says how to convert it.
+expect_exit 2 "hwloc 3.0 export" -- "$TOPOTUNE" topo --input "$fx/refused/hwloc-v3-nvidia-dgx2h-16xV100-nvswitch.xml"
+expect_stderr_has "lstopo from hwloc 3" "hwloc 3 named"
+expect_stderr_has "--of v2xml" "the conversion named"
+finish

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What children print is untrusted (issue 14): a fake benchmark that writes NUL bytes, bytes that
+# are not UTF-8, terminal escape sequences, C1 controls and bidirectional overrides to its log and
+# into its JSON events, events of the wrong types, a stage cut in a UTF-8 character, and an init
+# failure with exit 1. Every result line is one the sweep's own loader (--resume) and the result
+# schema accept, its text holds no control character, and none reaches the terminal.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+fake=$TEST_TMP/hostile-bench
+cat >"$fake" <<'SH'
+#!/usr/bin/env bash
+json=
+for arg in "$@"; do
+    case "$arg" in --json=*) json=${arg#--json=} ;; esac
+done
+junk() {
+    printf 'plain line\n'
+    printf 'nul:\0:end\n'
+    printf 'bad utf-8:\xff\xfe\xc0\xaf\xed\xa0\x80:end\n'
+    printf 'title:\e]0;pwned\a clear:\e[2J\e[H color:\e[31mred\e[0m c1:\xc2\x9b31m '
+    printf 'bidi:\xe2\x80\xaedcba cr:\rhidden\n'
+}
+case "${NCCL_FAKE_MODE:-}" in
+"")
+    junk >&2
+    {
+        printf '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["h\\u001b]0;x\\u0007ost","\\u202eevil"],"predicted":false}\n'
+        printf '{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.0,"wrong":0,"algo":"\\u001b[1mRING","proto":"LL128"}\n'
+        printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n'
+        printf 'not json \0 \xff\n'
+        printf '{"event":"end","outcome":"ok","exit_code":0,"effective_env":{"NCCL_ALGO":"Ring\\u001b[2J","NCCL_\\u001b":"x","LD_PRELOAD":"y"}}\n'
+    } >"$json"
+    ;;
+fail-init) # as topotune-bench out of host memory: its error and end events, exit 1
+    junk >&2
+    printf '{"event":"error","stage":"init","message":"cannot allocate"}\n{"event":"end","outcome":"error","exit_code":1}\n' >"$json"
+    exit 1
+    ;;
+bad-events)
+    printf '{"event":"start","ranks":"1","nodes":1,"hosts":"h"}\n{"event":"error","stage":"size:\\u00e9\\u001b[2J"}\n' >"$json"
+    ;;
+long-stage) # 64 bytes of stage would end inside a character
+    printf '{"event":"error","stage":"%s"}\n' "$(printf 'é%.0s' $(seq 100))" >"$json"
+    exit 3
+    ;;
+esac
+SH
+chmod +x "$fake"
+cat >"$TEST_TMP/space.json" <<'JSON'
+{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+ "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage"]}, "repeat": 1, "timeout_s": 5}
+JSON
+
+expect_exit 0 "sweep of a hostile benchmark" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep"
+check "no escape sequence or NUL on the terminal" python3 -c '
+import sys
+err = open(sys.argv[1], "rb").read()
+assert not any(b in err for b in (b"\x1b", b"\x00", b"\x07", b"\xc2\x9b")), err' "$TEST_TMP/err"
+check "results: clean text, checked fields, outcomes" python3 - "$TEST_TMP/sweep/results.jsonl" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1], "rb").read().decode("utf-8").splitlines()]
+by = {r["env"].get("NCCL_FAKE_MODE"): r for r in runs}
+def safe(s, lines):
+    for ch in s:
+        o = ord(ch)
+        if lines and ch in "\n\t":
+            continue
+        assert not (o < 0x20 or o == 0x7f or 0x80 <= o <= 0x9f or 0x202a <= o <= 0x202e
+                    or 0x2066 <= o <= 0x2069), (hex(o), s)
+for r in runs:
+    safe(r["stderr_tail"], True)
+    for h in r.get("hosts", []):
+        safe(h, False)
+    for k, v in (r.get("effective_env") or {}).items():
+        safe(k, False)
+        safe(v, False)
+ok = by[None]
+assert ok["outcome"] == "ok", ok
+tail = ok["stderr_tail"]
+for text in ("plain line", "nul:\ufffd:end", "color:red", "cr:\nhidden", "bidi:\ufffddcba"):
+    assert text in tail, (text, tail)
+assert ok["hosts"] == ["host", "\ufffdevil"], ok["hosts"]
+assert len(ok["sizes"]) == 1 and ok["sizes"][0]["algo"] is None and ok["sizes"][0]["proto"] == "LL128", ok["sizes"]
+assert ok["effective_env"] == {"NCCL_ALGO": "Ring"}, ok["effective_env"]
+r = by["fail-init"]  # the benchmark ran and said so: an error at init, not a launch failure
+assert (r["outcome"], r["stage"], r["exit_code"]) == ("error", "init", 1), r
+r = by["bad-events"]
+assert (r["outcome"], r["stage"]) == ("error", "results-missing") and "hosts" not in r, r
+r = by["long-stage"]
+assert (r["outcome"], r["stage"], r["exit_code"]) == ("error", "init", 3), r
+PY
+check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/result.schema.json" "$TEST_TMP/sweep/results.jsonl" --lines
+
+# The sweep's own loader takes every line back.
+expect_exit 0 "--resume" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep" --resume
+expect_stderr_has "4 runs already in" "every line read back, none run again"
+finish

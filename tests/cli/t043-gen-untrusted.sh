@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A sweep directory is untrusted input to gen and compare. Each attack the review reproduced is
+# replayed on a copy of a real sweep: gen refuses with exit 2 naming the field and writes nothing,
+# or (a torn last line) writes files byte-identical to the clean directory's. No command runs, no
+# file outside --profiles is touched, results.jsonl is never written by a reader.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},
+ "objective": {"min": "1M", "max": "64M"}, "vars": {"NCCL_P2P_DISABLE": [null, "1"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 2}' >space.json
+"$TOPOTUNE" -q sweep --topology "$TOPOTUNE_SRC/profiles/specs/rtx4090-8x-pcie.json" --space space.json \
+    --out clean || true
+expect_exit 0 "gen on the clean sweep" -- "$TOPOTUNE" gen --runs clean --profiles out-profiles
+mv out-profiles clean-profiles # the torn sweep's profiles go to the same place: same locations
+class=$(python3 -c 'import json; print(json.load(open("clean/sweep.json"))["class"])')
+
+# attack NAME FIELD-IN-MESSAGE PYTHON: a copy of the clean sweep edited by PYTHON (meta: sweep.json,
+# runs: the results lines), then gen: exit 2, the field named, nothing written, no command run.
+attack() {
+    local name=$1 field=$2 edit=$3
+    rm -rf "$name" && cp -r clean "$name"
+    python3 - "$name" "$edit" <<'PY' || { fail "$name: could not build the attack"; return; }
+import json, sys
+d, edit = sys.argv[1], sys.argv[2]
+meta = json.load(open(d + "/sweep.json"))
+runs = [json.loads(l) for l in open(d + "/results.jsonl")]
+exec(edit)
+open(d + "/sweep.json", "w").write(json.dumps(meta))
+open(d + "/results.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in runs))
+PY
+    expect_exit 2 "$name: refused" -- "$TOPOTUNE" gen --runs "$name" --profiles "$name-profiles"
+    expect_stderr_has "$field" "$name: the message names $field"
+    check "$name: nothing written" bash -c "! find '$name-profiles' -name 'v*' 2>/dev/null | grep -q ."
+    check "$name: no command ran" test ! -e pwned -a ! -e /tmp/topotune-pwned
+}
+
+# 1. a class id that was a shell command inside system("rm -rf '...'")
+attack class-shell "class" "meta['class'] = \"x'; touch pwned; echo '\""
+attack class-shell-results "class" "[r.__setitem__('class', \"x'; touch pwned; echo '\") for r in runs]"
+# 2. fields that reached the generated files: a quote in versions.nccl (torchrun.sh's check),
+#    newlines in versions.cuda and a config id, a second YAML document in the driver version
+attack nccl-quote "versions" "meta['versions']['nccl'] = '2.21.5\"; touch /tmp/topotune-pwned; \"'"
+attack cuda-newline "versions.cuda" "meta['versions']['cuda'] = '12.4\nexport LD_PRELOAD=/tmp/x.so'"
+attack config-newline "config_id" "[r.__setitem__('config_id', r['config_id'] + '\nLD_PRELOAD=/x') for r in runs]"
+attack driver-yaml "versions.driver" "meta['versions']['driver'] = '550\n---\nkind: Pod\nspec: {hostPID: true}'"
+# 3. path traversal and the root itself
+attack class-traversal "class" "meta['class'] = '../../../../x'; [r.__setitem__('class', '../../../../x') for r in runs]"
+attack class-empty "class" "meta['class'] = ''; [r.__setitem__('class', '') for r in runs]"
+attack class-dot "class" "meta['class'] = '.'; [r.__setitem__('class', '.') for r in runs]"
+check "nothing escaped the profiles root" test ! -e "$TEST_TMP/../x" -a ! -e /x
+# 4. variables outside the policy, in a configuration and in a result
+attack ld-preload "LD_PRELOAD" "meta['configs'][1]['env']['LD_PRELOAD'] = '/tmp/x.so'"
+attack bash-env "BASH_ENV" "[r['env'].__setitem__('BASH_ENV', '/tmp/x') for r in runs if r['env']]"
+# 8. results lines missing the fields gen keys on (a segfault before), sweep.json without class
+attack no-class "class" "[r.pop('class') for r in runs]"
+attack no-config "config_id" "runs[0].pop('config_id')"
+attack no-outcome "outcome" "runs[-1].pop('outcome')"
+attack meta-no-class "class" "meta.pop('class')"
+attack bad-size "busbw" "[r for r in runs if r['sizes']][0]['sizes'][0]['busbw'] = 'fast'"
+
+# 6. one damaged line in the middle is an error naming it; the file is left as it was
+cp -r clean damaged
+sed -i '2s/.*/{"config_id": "x", "outc/' damaged/results.jsonl
+sum=$(md5sum <damaged/results.jsonl)
+expect_exit 2 "a damaged middle line: refused" -- "$TOPOTUNE" gen --runs damaged --profiles damaged-profiles
+expect_stderr_has "line 2 is damaged" "the damaged line is named"
+check "readers never write: results.jsonl unchanged" test "$(md5sum <damaged/results.jsonl)" = "$sum"
+check "no profile from a damaged sweep" test ! -e damaged-profiles/index.json
+expect_exit 2 "compare refuses it too" -- "$TOPOTUNE" compare damaged
+
+# a torn last line (a sweep killed mid-append) is left out, not cut, and changes nothing
+# (the copy keeps the name "clean", in another folder: the profile records its sweep's path)
+mkdir torn && cp -r clean torn/clean
+printf '{"config_id": "14650fb0739d", "outcome": "o' >>torn/clean/results.jsonl
+sum=$(md5sum <torn/clean/results.jsonl)
+expect_exit 0 "a torn last line: gen goes on" -- bash -c "cd torn && '$TOPOTUNE' gen --runs clean --profiles ../out-profiles"
+mv out-profiles torn-profiles
+expect_stderr_has "leaving out a torn last line" "says so"
+check "the torn line is not cut by a reader" test "$(md5sum <torn/clean/results.jsonl)" = "$sum"
+check "files identical to the clean directory's" bash -c "
+    for f in nccl.env nccl.conf tuner.csv launch/torchrun.sh launch/sbatch.sh launch/mpirun.sh \
+             launch/pytorchjob.yaml launch/Dockerfile.fragment; do
+        diff <(grep -v '^# created' 'clean-profiles/$class/v1/'\$f) <(grep -v '^# created' 'torn-profiles/$class/v1/'\$f) || exit 1
+    done"
+
+# no file is read through a symbolic link it did not create; the target stays as it was
+cp -r clean linked
+echo "precious" >precious.txt
+rm linked/results.jsonl && ln -s ../precious.txt linked/results.jsonl
+expect_exit 2 "a symlinked results.jsonl is refused" -- "$TOPOTUNE" gen --runs linked --profiles linked-profiles
+expect_stderr_has "symbolic link" "says why"
+check "the link's target is untouched" test "$(cat precious.txt)" = precious
+mkfifo fifo-sweep && mkdir fifo && ln -s ../fifo-sweep fifo/x && mkfifo fifo/sweep.json
+expect_exit 2 "a FIFO for sweep.json is refused, not waited on" -- timeout 10 "$TOPOTUNE" gen --runs fifo --profiles fifo-profiles
+expect_stderr_has "not a regular file" "says why"
+
+finish

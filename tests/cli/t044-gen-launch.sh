@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Generated launch files used the way their real clients use them: mpirun.sh under Open MPI
+# forwards exactly what it exports (no warning for unset names, the flight recorder included);
+# sbatch.sh run from a copy elsewhere (Slurm's spool) finds its profile; the Dockerfile fragment
+# sets the profile's variables as nccl.env does; an MPI profile names Open MPI's defaults; gens
+# racing on one root each take a version.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+# An MPI sweep of this machine (real ranks) and its profile.
+expect_exit 0 "mpi sweep" -- "$TOPOTUNE" sweep --backend mpi --np 2 --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json" --out mpi
+expect_exit 0 "gen" -- "$TOPOTUNE" gen --runs mpi --profiles profiles
+dir=$(find "$TEST_TMP/profiles" -mindepth 2 -maxdepth 2 -name v1 | head -1)
+check "the profile says which backend it measured" python3 - "$dir/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["backend"] == "mpi", p["backend"]
+text = json.dumps(p)
+assert "NCCL defaults" not in text and "NCCL's defaults" not in text, p["summary"]
+PY
+check "nccl.env does not credit NCCL for Open MPI's defaults" bash -c "! grep -q \"NCCL's defaults\" '$dir/nccl.env'"
+
+# A profile with variables: the 4090's, where P2P hangs (sim), for the launch files below.
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},
+ "objective": {"min": "1M", "max": "64M"}, "vars": {"NCCL_P2P_DISABLE": [null, "1"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 2}' >space.json
+"$TOPOTUNE" -q sweep --topology "$TOPOTUNE_SRC/profiles/specs/rtx4090-8x-pcie.json" --space space.json --out rtx || true
+expect_exit 0 "gen (4090)" -- "$TOPOTUNE" gen --runs rtx --profiles profiles
+dir=$(find "$TEST_TMP/profiles" -mindepth 2 -maxdepth 2 -name v1 -path '*rtx*' | head -1)
+check "the 4090 profile sets a variable" grep -q '^export NCCL_P2P_DISABLE=' "$dir/nccl.env"
+
+# mpirun.sh under real Open MPI: ranks print their environment.
+cat >show-env.sh <<'EOF'
+#!/bin/sh
+env | grep -E '^(NCCL_|TORCH_NCCL_|OMPI_MCA_btl=)' | sort
+EOF
+chmod +x show-env.sh
+expect_exit 0 "mpirun.sh runs" -- env NP=2 TOPOTUNE_PYTHON=python3 "$dir/launch/mpirun.sh" "$TEST_TMP/show-env.sh"
+check "no warning about an environment variable mpirun could not find" bash -c "! grep -qi 'could not find environment variable' '$TEST_TMP/err'"
+check "each rank has what the script exported" python3 - "$TEST_TMP/out" "$dir/nccl.env" <<'PY'
+import re, sys
+seen = open(sys.argv[1]).read().splitlines()
+assert any(l.startswith("NCCL_CONF_FILE=") for l in seen), seen
+exported = re.findall(r"^export ([A-Z_a-z0-9]+)=", open(sys.argv[2]).read(), re.M)
+for name in exported:
+    assert sum(l.startswith(name + "=") for l in seen) == 2, (name, seen)
+# the error handling under the name this PyTorch reads, forwarded when set
+assert any(l.startswith("NCCL_ASYNC_ERROR_HANDLING=") or l.startswith("TORCH_NCCL_ASYNC_ERROR_HANDLING=") for l in seen), seen
+PY
+expect_exit 0 "the flight recorder's settings reach the ranks when exported" -- env NP=1 TOPOTUNE_PYTHON=python3 \
+    TORCH_NCCL_TRACE_BUFFER_SIZE=123 TORCH_NCCL_DUMP_ON_TIMEOUT=1 "$dir/launch/mpirun.sh" "$TEST_TMP/show-env.sh"
+check "TORCH_NCCL_TRACE_BUFFER_SIZE forwarded" grep -q '^TORCH_NCCL_TRACE_BUFFER_SIZE=123$' "$TEST_TMP/out"
+check "TORCH_NCCL_DUMP_ON_TIMEOUT forwarded" grep -q '^TORCH_NCCL_DUMP_ON_TIMEOUT=1$' "$TEST_TMP/out"
+
+# sbatch.sh as Slurm runs it: a copy in a spool directory, srun and scontrol on PATH.
+mkdir -p spool bin
+cp "$dir/launch/sbatch.sh" spool/slurm_script
+printf '#!/bin/sh\necho "srun $*" >>"%s/srun.log"\n' "$TEST_TMP" >bin/srun
+printf '#!/bin/sh\necho node1\n' >bin/scontrol
+chmod +x bin/srun bin/scontrol
+expect_exit 0 "sbatch.sh from Slurm's spool, no TOPOTUNE_PROFILE" -- env -u TOPOTUNE_PROFILE PATH="$TEST_TMP/bin:$PATH" \
+    SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_JOB_ID=7 bash spool/slurm_script train.py
+check "srun starts the profile's torchrun.sh where gen wrote it" grep -qF "$dir/launch/torchrun.sh" srun.log
+mv "$dir" "$TEST_TMP/moved"
+expect_exit 2 "a moved profile: a clear error" -- env -u TOPOTUNE_PROFILE PATH="$TEST_TMP/bin:$PATH" \
+    SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_JOB_ID=7 bash spool/slurm_script train.py
+expect_stderr_has "set TOPOTUNE_PROFILE" "says how to point at it"
+expect_exit 0 "TOPOTUNE_PROFILE still wins" -- env TOPOTUNE_PROFILE="$TEST_TMP/moved" PATH="$TEST_TMP/bin:$PATH" \
+    SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_JOB_ID=7 bash spool/slurm_script train.py
+mv "$TEST_TMP/moved" "$dir"
+
+# The Dockerfile fragment sets every variable of nccl.env, with the same values.
+check "Dockerfile ENV lines agree with nccl.env" python3 - "$dir/launch/Dockerfile.fragment" "$dir/nccl.env" <<'PY'
+import re, shlex, sys
+docker = {k: v[1:-1] if v.startswith('"') else v
+          for k, v in re.findall(r'^ENV ([A-Za-z_0-9]+)=(.*)$', open(sys.argv[1]).read(), re.M)}
+env = {m[0]: shlex.split(m[1])[0] for m in re.findall(r"^export ([A-Za-z_0-9]+)=(\S+)", open(sys.argv[2]).read(), re.M)}
+assert env, "nccl.env sets nothing: the check would be empty"
+for k, v in env.items():
+    assert docker.get(k) == v, (k, v, docker)
+assert docker["NCCL_CONF_FILE"] == "/opt/topotune/profile/nccl.conf"
+PY
+
+# Four gens racing on one root, each with other content (its own sweep copy): four versions.
+for n in a b c d; do cp -r mpi "race-$n"; done
+for n in a b c d; do "$TOPOTUNE" -q gen --runs "race-$n" --profiles race >"gen-$n.out" 2>"gen-$n.err" & done
+codes=0
+for job in $(jobs -p); do wait "$job" || codes=$((codes + 1)); done
+check "every racing gen succeeded" test "$codes" -eq 0
+check "each took its own version" test "$(find race -mindepth 2 -maxdepth 2 -name 'v[0-9]*' | wc -l)" -eq 4
+check "no leftover temporary directory" test -z "$(find race -name '.v*' | head -1)"
+cat gen-*.err >&2
+
+finish

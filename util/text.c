@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* util_text_clean: valid UTF-8 without controls or escape sequences, for JSON and terminals. */
+#include "util/text.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
+
+/* The length of the valid UTF-8 character at s (n bytes left), its code point in *cp; 0: invalid
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    size_t len;
+    uint32_t v, min;
+    if (s[0] < 0x80)
+        return *cp = s[0], 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        len = 2, v = s[0] & 0x1f, min = 0x80;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        len = 3, v = s[0] & 0x0f, min = 0x800;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        len = 4, v = s[0] & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+/*
+ * The length of the escape sequence at s (s[0] is ESC, n bytes left): CSI to
+ * its final byte; OSC, DCS, SOS, PM and APC to BEL or ST; the others ESC,
+ * intermediates and a final byte. One that does not end within 256 bytes or
+ * before a newline is taken as ESC and its introducer only, so an unfinished
+ * sequence cannot swallow the rest of a log.
+ */
+static size_t escape_len(const unsigned char *s, size_t n)
+{
+    size_t max = n < 256 ? n : 256, i;
+    if (n < 2)
+        return 1;
+    if (s[1] == '[') {
+        for (i = 2; i < max && s[i] >= 0x20 && s[i] <= 0x3f; i++)
+            ;
+        return i < max && s[i] >= 0x40 && s[i] <= 0x7e ? i + 1 : 2;
+    }
+    if (s[1] && strchr("]PX^_", s[1])) {
+        for (i = 2; i < max && s[i] != '\n'; i++)
+            if (s[i] == 0x07)
+                return i + 1;
+            else if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '\\')
+                return i + 2;
+        return 2;
+    }
+    for (i = 1; i < max && s[i] >= 0x20 && s[i] <= 0x2f; i++)
+        ;
+    return i < max && s[i] >= 0x30 && s[i] <= 0x7e ? i + 1 : 1;
+}
+
+/* Characters that must not reach a terminal or a JSON string as they are. */
+static int unsafe(uint32_t cp)
+{
+    return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||            /* C0, DEL, C1 */
+           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || /* bidi */
+           cp == 0x2028 || cp == 0x2029; /* line and paragraph separators */
+}
+
+size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int lines)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t changed = 0, i = 0;
+    while (i < len) {
+        uint32_t cp = 0;
+        size_t n = utf8_char(s + i, len - i, &cp);
+        if (n == 1 && cp == 0x1b) {
+            i += escape_len(s + i, len - i);
+            changed++;
+        } else if (n == 1 && lines && (cp == '\n' || cp == '\t')) {
+            util_buf_add(out, s + i++, 1);
+        } else if (n == 1 && lines && cp == '\r') {
+            if (++i == len || s[i] != '\n')
+                util_buf_add(out, "\n", 1);
+        } else if (n == 0 || unsafe(cp)) {
+            util_buf_adds(out, REPLACEMENT);
+            changed++;
+            i += n ? n : 1;
+        } else {
+            util_buf_add(out, s + i, n);
+            i += n;
+        }
+    }
+    return changed;
+}

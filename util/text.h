@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Text from children and files made safe for JSON and a terminal. */
+#ifndef UTIL_TEXT_H
+#define UTIL_TEXT_H
+
+#include "util/buf.h"
+
+#include <stddef.h>
+
+/*
+ * Appends len bytes of text to out as text safe in JSON and on a terminal:
+ * valid UTF-8 without control characters. Terminal escape sequences (ESC and
+ * what it introduces, to the sequence's end) are removed; NUL, other C0 and C1
+ * controls, DEL, bidirectional overrides and bytes that are not UTF-8 each
+ * become U+FFFD. With lines, newline and tab stay and a lone carriage return
+ * becomes a newline (CR LF is one newline); without, they become U+FFFD too.
+ * Returns how many characters were replaced or removed.
+ */
+size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int lines);
+
+#endif
