@@ -11,10 +11,12 @@ import re
 import sys
 
 # Lowest first: a folder may include only folders before it (and itself).
-LAYERS = ["util", "topo", "model", "launch", "bench", "cluster", "sweep", "doctor", "gen",
+LAYERS = ["tuner", "util", "topo", "model", "launch", "bench", "cluster", "sweep", "doctor", "gen",
           "compare", "cli", "tools"]
 # The CMake library built from each folder (tools/ holds programs, not a library).
-LIBRARY = {f: "topotune_" + f for f in LAYERS if f != "tools"}
+# tuner/ is the NCCL plugin: it stands alone (loaded into NCCL's process), its library is
+# topotune_tuner_table and it includes nothing of ours.
+LIBRARY = {f: "topotune_" + f for f in LAYERS if f not in ("tools", "tuner")}
 LIBRARY_EXTRA = {"topotune_bench_run": "bench"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/([^"]+)"', re.M)
 

@@ -16,7 +16,7 @@ echo "== fuzz: every parser of untrusted text, ${seconds} s each"
 tools/build.sh fuzz >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in topology hwloc-xml space sweepdir; do
+for target in topology hwloc-xml space sweepdir tuner-table; do
     seeds=tests/fuzz/corpus-$target
     [ -d "$seeds" ] || seeds=tests/fuzz/corpus
     mkdir -p "$work/$target"
