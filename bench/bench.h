@@ -8,6 +8,7 @@
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 /* Exit codes, as nccl-tests'. */
@@ -91,10 +92,11 @@ int bench_main(int argc, char **argv);
 /*
  * The sim backend's output without a run: the model m's predictions for the
  * sizes of o (doubling from -b to -e) written as the benchmark's JSON events
- * to stdout, every number marked predicted. Returns the exit code
+ * to stdout, every number marked predicted; env (NAME -> value) is the environment the model
+ * was given, recorded instead of this process's. Returns the exit code
  * topotune-bench would have (a predicted fault or wrong result included).
  */
 struct model;
-int bench_predict_events(const struct bench_options *o, const struct model *m);
+int bench_predict_events(const struct bench_options *o, const struct model *m, const json_t *env);
 
 #endif

@@ -45,6 +45,7 @@ struct bench_ctx {
     json_t *hosts;         /* array of host names, one per process */
     json_t *devices;       /* array of device description strings, this process */
     json_t *effective_env; /* what the library reports it applied, or NULL */
+    const json_t *env;     /* the configuration's environment; NULL: this process's recordable */
     int predicted;         /* the sim backend: every number is a prediction */
     int mpi;               /* MPI is up (not for sim: its output must not depend on MPI's state) */
     void *state;           /* the backend's */

@@ -18,7 +18,7 @@ static int exit_code(const struct model *m, int wrong)
     }
 }
 
-int bench_predict_events(const struct bench_options *o, const struct model *m)
+int bench_predict_events(const struct bench_options *o, const struct model *m, const json_t *env)
 {
     struct bench_ctx c = {.opt = o,
                           .dtype = BENCH_FLOAT,
@@ -26,7 +26,8 @@ int bench_predict_events(const struct bench_options *o, const struct model *m)
                           .nprocs = 1,
                           .nranks = m->nranks,
                           .nodes = m->nodes,
-                          .predicted = 1};
+                          .predicted = 1,
+                          .env = env};
     c.hosts = json_array();
     json_t *versions = json_object();
     json_object_set_new(versions, "topotune", json_string(util_version()));

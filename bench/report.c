@@ -129,7 +129,7 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     json_object_set_new(e, "check", json_integer(o->check));
     json_object_set_new(e, "timeout_s", json_real(o->timeout_s));
     json_object_set_new(e, "versions", json_incref(versions));
-    json_object_set_new(e, "env", util_env_recorded());
+    json_object_set_new(e, "env", c->env ? json_deep_copy(c->env) : util_env_recorded());
     emit(e);
     pthread_mutex_unlock(&rep.lock);
 }

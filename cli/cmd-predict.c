@@ -136,7 +136,16 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     if (o->json) {
         if (m->fault != MODEL_FAULT_NONE)
             fprintf(stderr, "# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
-        return bench_predict_events(bo, m) == BENCH_EXIT_OK ? 0 : 1;
+        json_t *env = json_object(); /* the --env list, never this shell's */
+        for (int i = 0; i < o->env.n; i++) {
+            const char *eq = strchr(o->env.vars[i], '=');
+            char name[256];
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - o->env.vars[i]), o->env.vars[i]);
+            json_object_set_new(env, name, json_string(eq + 1));
+        }
+        int rc = bench_predict_events(bo, m, env) == BENCH_EXIT_OK ? 0 : 1;
+        json_decref(env);
+        return rc;
     }
     printf("# PREDICTED all_reduce (float, sum) by the topotune model: no measurement\n");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
@@ -178,11 +187,13 @@ int cmd_predict(int argc, char **argv)
                      (char *)(o.min ? o.min : "8"),
                      "-e",
                      (char *)(o.max ? o.max : "1G"),
+                     "-f",
+                     "2",
                      "--json",
                      "-",
                      NULL};
     struct bench_options bo;
-    if (bench_parse_options(9, bargv, &bo))
+    if (bench_parse_options(11, bargv, &bo))
         return 2;
     struct topo t;
     topo_init(&t);

@@ -61,4 +61,15 @@ expect_stderr_has "CX7-400G-IB" "the NIC catalog is listed"
 expect_exit 2 "zero count (again)" -- "$TOPOTUNE" topo --input "$TEST_TMP/zero-count.json"
 expect_stderr_has 'field "count"' "count is named"
 expect_exit 2 "predict a bad spec" -- "$TOPOTUNE" predict --input "$TEST_TMP/unknown-gpu.json"
+
+# predict --json records the environment the model was given (--env), not this shell's; its
+# start event says the sizes double, as they do.
+expect_exit 0 "predict --json under a shell with NCCL_ALGO set" -- env NCCL_ALGO=Tree CUDA_HOME=/x \
+    "$TOPOTUNE" predict --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --env NCCL_PROTO=Simple -e 64 --json
+check "the start event records --env only, and the doubling" python3 - "$TEST_TMP/out" <<'PY'
+import json, sys
+start = json.loads(open(sys.argv[1]).readline())
+assert start["env"] == {"NCCL_PROTO": "Simple"}, start["env"]
+assert start.get("step_factor") == 2 and "step_bytes" not in start, start
+PY
 finish
