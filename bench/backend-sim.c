@@ -4,21 +4,27 @@
  * the --topology on --nodes nodes under this process's environment, with
  * reproducible noise (--seed, --noise). What the model predicts as a fault is
  * acted out for real: a hang blocks until the -T watchdog or the parent's
- * kill, a failure exits 3, corruption shows as wrong elements (exit 7).
+ * kill, a failure exits 3, corruption shows as wrong elements (exit 7). When the environment
+ * loads a tuner plugin with topotune's table (NCCL_TUNER_PLUGIN, and TOPOTUNE_TUNER_TABLE or
+ * NCCL_TUNER_CONFIG_FILE), the sim reads the table with the plugin's own parser and applies it
+ * as the plugin would; a table the plugin would refuse leaves NCCL's choice, with a warning.
  */
 #include "bench/internal.h"
 #include "model/model.h"
 #include "topo/topo.h"
+#include "tuner/tuner.h"
 #include "util/log.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct sim_state {
     struct topo topo;
     struct model model;
+    struct tuner_table table;
     uint64_t rng;
     int collectives; /* how many have run: the first one may fail */
 };
@@ -60,6 +66,30 @@ static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)
     }
 }
 
+/* The plugin's table when this environment loads a tuner plugin with one; 0 or -1 (warned). */
+static int load_table(struct tuner_table *t)
+{
+    const char *plugin = getenv("NCCL_TUNER_PLUGIN");
+    const char *path = getenv(TUNER_ENV_TABLE);
+    char err[256];
+    if (!path || !*path)
+        path = getenv(TUNER_ENV_NCCL_TABLE);
+    if (!plugin || !*plugin || !strcmp(plugin, "none") || !path || !*path)
+        return 0;
+    if (tuner_table_load(t, path, err, sizeof(err))) {
+        warning("tuner table '%s' not used (predicted: NCCL's defaults): %s", path, err);
+        return -1;
+    }
+    const char *want = getenv(TUNER_ENV_CLASS);
+    if (want && *want && t->class_id[0] && strcmp(want, t->class_id)) {
+        warning("tuner table '%s' is for class %s, not %s: not used (predicted: NCCL's defaults)",
+                path, t->class_id, want);
+        tuner_table_release(t);
+        return -1;
+    }
+    return 0;
+}
+
 static int sim_init(struct bench_ctx *c)
 {
     const struct bench_options *o = c->opt;
@@ -80,6 +110,8 @@ static int sim_init(struct bench_ctx *c)
         error("topology '%s' has no GPU to simulate", o->topology);
         return BENCH_EXIT_USAGE;
     }
+    if (load_table(&s->table) == 0 && s->table.rules)
+        s->model.table = &s->table;
     s->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     c->nranks = s->model.nranks;
     c->nodes = s->model.nodes;
@@ -128,6 +160,7 @@ static void sim_release(struct bench_ctx *c)
     if (!s)
         return;
     topo_release(&s->topo);
+    tuner_table_release(&s->table);
     free(s);
     c->state = NULL;
 }

@@ -40,8 +40,13 @@ int bench_predict_events(const struct bench_options *o, const struct model *m, c
     for (size_t size = o->min_bytes ? o->min_bytes : 1; !m->fault && size <= o->max_bytes;
          size *= 2) {
         struct model_prediction p;
-        if (model_predict(m, size, &p))
-            break;
+        if (model_predict(m, size, &p)) { /* never an empty or cut prediction that says ok */
+            bench_report_error(&c, "size", "the model found no algorithm and protocol usable here");
+            int code = bench_report_end(&c, BENCH_EXIT_COMM);
+            json_decref(versions);
+            json_decref(c.hosts);
+            return code;
+        }
         struct bench_line l = {
             p.time_us, p.algbw, p.busbw, p.wrong ? (long long)(size / 256 + 1) : 0, "", ""};
         snprintf(l.algo, sizeof(l.algo), "%s", p.algo);

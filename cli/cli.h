@@ -19,6 +19,7 @@ int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 struct cli_command {
     const char *name;

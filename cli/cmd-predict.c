@@ -159,13 +159,20 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
         printf("# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
         return 1;
     }
-    int wrong = 0;
+    int wrong = 0, rows = 0;
     for (size_t size = bo->min_bytes ? bo->min_bytes : 1; size <= bo->max_bytes; size *= 2) {
         struct model_prediction p;
-        if (model_predict(m, size, &p))
-            break;
+        if (model_predict(m, size, &p)) {
+            printf("# predicted outcome: error: no algorithm and protocol usable at %zu B\n", size);
+            return 1; /* never an empty or cut prediction with exit 0 */
+        }
         print_row(size, &p);
         wrong |= p.wrong;
+        rows++;
+    }
+    if (!rows) {
+        printf("# predicted outcome: nothing predicted: no size in -b..-e\n");
+        return 1;
     }
     if (wrong)
         printf("# predicted outcome: wrong results: %s\n",

@@ -16,9 +16,12 @@
 #include "util/opts.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,12 +66,67 @@ static int mkdir_p(const char *dir)
     return 0;
 }
 
-/* sweep.json: written on a new sweep; on --resume the space, class and backend must match. */
+/*
+ * The planning parameters a resumed sweep must share with the one it continues: any of them
+ * changed would mix results measured another way into one directory.
+ */
+static json_t *plan_params(const struct sweep *sw)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "strategy", json_string(sw->strategy));
+    json_object_set_new(p, "launcher", json_string(sw->launcher));
+    json_object_set_new(p, "hosts", sw->hosts ? json_string(sw->hosts) : json_null());
+    json_object_set_new(p, "np", json_integer(sw->np));
+    json_object_set_new(p, "nodes", json_integer(sw->nodes));
+    json_object_set_new(p, "repeat", json_integer(sw->repeat));
+    json_object_set_new(p, "timeout_s", json_real(sw->timeout_s));
+    json_object_set_new(p, "seed", json_integer(sw->seed));
+    json_object_set_new(p, "sizes",
+                        json_pack("{s:I, s:I, s:f}", "min", (json_int_t)sw->space.min_bytes, "max",
+                                  (json_int_t)sw->space.max_bytes, "factor", sw->space.factor));
+    json_object_set_new(p, "iters", json_integer(sw->space.iters));
+    json_object_set_new(p, "warmup", json_integer(sw->space.warmup));
+    return p;
+}
+
+/* A parameter's value as the user would write it, into buf. */
+static const char *param_text(const json_t *v, char *buf, size_t len)
+{
+    char *s = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(buf, len, "%s", !v ? "(not recorded)" : json_is_string(v) ? json_string_value(v) : s);
+    free(s);
+    return buf;
+}
+
+/* 0 when every planning parameter of old matches now, else an error naming the first that does
+ * not and both values. Numbers compare as numbers (timeout 30 and 30.0 are one value). */
+static int same_plan(const char *dir, const json_t *old, const json_t *now)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)now, k, v)
+    {
+        json_t *o = json_object_get(old, k);
+        int same = o && (json_equal(o, v) || (json_is_number(o) && json_is_number(v) &&
+                                              json_number_value(o) == json_number_value(v)));
+        if (!same) {
+            char a[256], b[256];
+            return error("cannot resume '%s': it was swept with %s %s, this sweep asks for %s: "
+                         "give the same %s, or another --out",
+                         dir, k, param_text(o, a, sizeof(a)), param_text(v, b, sizeof(b)), k);
+        }
+    }
+    return 0;
+}
+
+/* sweep.json: written on a new sweep; on --resume the space, class, backend and every planning
+ * parameter (plan_params) must match. */
 static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, int resume)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
     char *hash = util_json_hash(sw->space.doc);
+    json_t *plan = plan_params(sw);
     int rc = 0;
     if (access(path, F_OK) == 0) {
         json_t *old = util_json_load(path);
@@ -89,7 +147,10 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         else if (!ob || strcmp(ob, sw->backend))
             rc =
                 error("cannot resume '%s': it was swept with --backend %s", sw->dir, ob ? ob : "?");
+        else
+            rc = same_plan(sw->dir, old, plan);
         json_decref(old);
+        json_decref(plan);
         free(hash);
         return rc ? 2 : 0;
     }
@@ -102,7 +163,6 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     json_object_set_new(doc, "space_hash", json_string(hash));
     json_object_set_new(doc, "topology", topo_to_json(t));
     json_object_set_new(doc, "class", json_string(sw->class_id));
-    json_object_set_new(doc, "hosts", sw->hosts ? json_string(sw->hosts) : json_null());
     if (sw->host_nodes) { /* what each host was when mapped, and the network chosen from that */
         json_object_set(doc, "host_nodes", sw->host_nodes);
         json_object_set_new(doc, "btl_tcp_if_include",
@@ -111,13 +171,8 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     json_object_set_new(doc, "versions",
                         json_incref(json_object_get(json_object_get(doc, "topology"), "software")));
     json_object_set_new(doc, "started", json_string(started));
-    json_object_set_new(doc, "strategy", json_string(sw->strategy));
     json_object_set_new(doc, "backend", json_string(sw->backend));
-    json_object_set_new(doc, "launcher", json_string(sw->launcher));
-    json_object_set_new(doc, "np", json_integer(sw->np));
-    json_object_set_new(doc, "nodes", json_integer(sw->nodes));
-    json_object_set_new(doc, "repeat", json_integer(sw->repeat));
-    json_object_set_new(doc, "timeout_s", json_real(sw->timeout_s));
+    json_object_update(doc, plan);
     json_object_set_new(doc, "cv_max", json_real(sw->space.cv_max));
     json_object_set_new(doc, "objective_min", json_integer((json_int_t)sw->space.obj_min));
     json_object_set_new(doc, "objective_max", json_integer((json_int_t)sw->space.obj_max));
@@ -126,8 +181,82 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     json_object_set_new(doc, "pruned", json_incref(pruned));
     rc = util_json_write(path, doc) ? 1 : 0;
     json_decref(doc);
+    json_decref(plan);
     free(hash);
     return rc;
+}
+
+/*
+ * DIR/.lock, flock'ed for the sweep's life (the descriptor is close-on-exec: the runs never hold
+ * it), with the holder's pid in it for the message a second sweep gets. Returns the descriptor,
+ * or -1 after an error: 3 in *rc when another sweep holds the directory, 1 when the lock file
+ * cannot be opened.
+ */
+static int lock_dir(const char *dir, int *rc)
+{
+    char path[1100], pid[32] = "";
+    snprintf(path, sizeof(path), "%s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return *rc = 1, error("cannot open '%s': %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        ssize_t n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+        close(fd);
+        *rc = 3;
+        return error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
+                     "another --out",
+                     dir, pid[0] ? pid : "unknown");
+    }
+    int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
+        warning("cannot write the sweep's pid into '%s': %s", path, strerror(errno));
+    return fd;
+}
+
+/*
+ * What an earlier sweep of DIR left running (it was killed, or its host lost power): the
+ * process group of its last run, from DIR/sweep.pid, ended before anything is measured next to
+ * it. Called with the directory locked, so that sweep is no longer alive.
+ */
+static void end_leftovers(const char *dir)
+{
+    char path[1100], line[64];
+    snprintf(path, sizeof(path), "%s/sweep.pid", dir);
+    FILE *f = fopen(path, "re");
+    int pid = 0, pgid = 0, killed;
+    if (!f)
+        return;
+    if (fgets(line, sizeof(line), f) && sscanf(line, "%d %d", &pid, &pgid) == 2 && pgid > 1 &&
+        pgid != getpgrp() && pgid != getsid(0)) {
+        int n = util_child_end_session((pid_t)pgid, 3, &killed);
+        if (n)
+            warning("the earlier sweep of '%s' (pid %d) left %d process%s of its last run "
+                    "(process group %d): %s",
+                    dir, pid, n, n > 1 ? "es" : "", pgid,
+                    killed ? "killed (SIGKILL, after 3 s of SIGTERM)" : "stopped (SIGTERM)");
+    }
+    fclose(f);
+}
+
+/* After a signal: what was interrupted, and where the results are. */
+static void say_interrupted(const struct sweep *sw)
+{
+    int sig = util_child_interrupted();
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+    if (isatty(STDERR_FILENO))
+        fputc('\n', stderr);
+    if (sw->cut[0])
+        fprintf(stderr,
+                "topotune: sweep interrupted by %s during run %s: its processes were ended and "
+                "it is not recorded\n",
+                name, sw->cut);
+    else
+        fprintf(stderr, "topotune: sweep interrupted by %s\n", name);
+    fprintf(stderr,
+            "topotune: %zu finished runs are in '%s/results.jsonl'; 'topotune sweep --resume "
+            "--out %s' with the same options continues\n",
+            sw->results ? json_array_size(sw->results) : 0, sw->dir, sw->dir);
 }
 
 /* Outcomes counted, and the best final configuration against the baseline. */
@@ -252,7 +381,7 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         sw->nhosts = nhosts;
         launch_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
         if (!o->topology) {
-            util_child_setup();
+            util_child_supervise();
             int rc = sweep_map_hosts(sw, t);
             if (rc)
                 return rc;
@@ -304,6 +433,7 @@ int cmd_sweep(int argc, char **argv)
     rc = setup(&o, &sw, &t);
     json_t *pruned = NULL;
     char dir[1024];
+    int lockfd = -1;
     if (!rc) {
         pruned = sweep_space_prune(&sw.space, &t, sw.nodes);
         size_t i;
@@ -327,7 +457,11 @@ int cmd_sweep(int argc, char **argv)
         sw.dir = dir;
         char logs[1100];
         snprintf(logs, sizeof(logs), "%s/logs", dir);
-        rc = mkdir_p(logs) ? 1 : hosts_topology_file(&sw);
+        rc = mkdir_p(logs) ? 1 : 0;
+        if (!rc && (lockfd = lock_dir(dir, &rc)) >= 0) {
+            end_leftovers(dir);
+            rc = hosts_topology_file(&sw);
+        }
         if (!rc)
             rc = sweep_file(&sw, &t, pruned, o.resume);
     }
@@ -336,9 +470,16 @@ int cmd_sweep(int argc, char **argv)
         info("sweep: %zu configurations x %d (%s, %s backend, %s launcher) into '%s'",
              json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher, sw.dir);
         int run = sweep_run(&sw);
-        rc = run == UTIL_EINVAL ? 2 : run ? 1 : summary(&sw);
+        if (run == 1)
+            say_interrupted(&sw);
+        rc = run == 1             ? 128 + util_child_interrupted()
+             : run == UTIL_EINVAL ? 2
+             : run                ? 1
+                                  : summary(&sw);
         free((char *)sw.bench);
     }
+    if (lockfd >= 0)
+        close(lockfd); /* the lock goes with it */
     json_decref(pruned);
     json_decref(sw.host_nodes);
     free(sw.host_topology);
@@ -349,5 +490,11 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.results);
     sweep_space_release(&sw.space);
     topo_release(&t);
+    if (util_child_interrupted()) { /* die of it, as the shell that started us expects */
+        fflush(NULL);
+        signal(util_child_interrupted(), SIG_DFL);
+        raise(util_child_interrupted());
+        return 128 + util_child_interrupted();
+    }
     return rc;
 }

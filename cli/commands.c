@@ -16,6 +16,8 @@ static const struct cli_command commands[] = {
     {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
     {"compare", cmd_compare,
      "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
+    {"verify", cmd_verify,
+     "a profile's gain per size: defaults, env-only, and env with its per-size tuner table"},
     {"help", cmd_help, "list the commands, or show one command's help"},
 };
 

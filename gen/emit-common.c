@@ -5,7 +5,11 @@
 #include "util/log.h"
 #include "util/quote.h"
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *str(const json_t *o, const char *key, const char *dflt)
 {
@@ -74,6 +78,34 @@ long long gen_shm_need_kb(const json_t *profile)
     return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
 }
 
+/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed. */
+static void tuner_plugin(const json_t *profile, struct util_buf *out)
+{
+    char path[4096];
+    gen_tuner_plugin_path(path, sizeof(path));
+    util_buf_adds(
+        out,
+        "# topotune's NCCL tuner plugin applies tuner-table.txt (per message size: algorithm and\n"
+        "# protocol) inside NCCL. Found beside topotune when gen ran; TOPOTUNE_TUNER_PLUGIN=PATH\n"
+        "# names another copy. Off: TOPOTUNE_TUNER_PLUGIN=none here, or unset NCCL_TUNER_PLUGIN.\n"
+        "tuner_plugin=${TOPOTUNE_TUNER_PLUGIN:-");
+    util_quote_shell(out, path);
+    util_buf_adds(out, "}\nexport TOPOTUNE_TUNER_TABLE=\"$profile_dir/tuner-table.txt\"\n"
+                       "export TOPOTUNE_CLASS=");
+    util_quote_shell(out, str(profile, "class", ""));
+    util_buf_adds(
+        out, "\n"
+             "if [ \"$tuner_plugin\" = none ]; then\n"
+             "    unset NCCL_TUNER_PLUGIN\n"
+             "elif [ -n \"$tuner_plugin\" ] && [ -f \"$tuner_plugin\" ]; then\n"
+             "    export NCCL_TUNER_PLUGIN=\"$tuner_plugin\"\n"
+             "else\n"
+             "    echo \"$0: note: topotune's tuner plugin (libnccl-tuner-topotune.so) is not at "
+             "'${tuner_plugin:-?}': NCCL decides per size; set TOPOTUNE_TUNER_PLUGIN to its path\" "
+             ">&2\n"
+             "fi\n\n");
+}
+
 void gen_shell_prelude(const json_t *profile, struct util_buf *out)
 {
     struct util_buf want = UTIL_BUF_INIT;
@@ -92,6 +124,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
+    tuner_plugin(profile, out);
     util_buf_adds(
         out, "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says.\n"
              "torchrun_path=$(command -v torchrun || true)\n"
@@ -134,4 +167,31 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "    export TORCH_NCCL_TRACE_BUFFER_SIZE=\"${TORCH_NCCL_TRACE_BUFFER_SIZE:-2000}\"\n"
         "    export TORCH_NCCL_DUMP_ON_TIMEOUT=\"${TORCH_NCCL_DUMP_ON_TIMEOUT:-1}\"\n"
         "fi\n\n");
+}
+
+void gen_tuner_plugin_path(char *path, size_t len)
+{
+    /* Installed: PREFIX/bin/topotune -> PREFIX/lib, lib64 or the multiarch libdir; built: the
+     * build tree's tuner/ beside the program. */
+    static const char *const rel[] = {"../lib", "../lib64", "../lib/" TOPOTUNE_MULTIARCH, "tuner"};
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    path[0] = '\0';
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char candidate[PATH_MAX + 64];
+        snprintf(candidate, sizeof(candidate), "%s/%s/libnccl-tuner-topotune.so", self, rel[i]);
+        char *real = realpath(candidate, NULL);
+        if (real && access(real, R_OK) == 0 && strlen(real) < len) {
+            snprintf(path, len, "%s", real);
+            free(real);
+            return;
+        }
+        free(real);
+    }
 }

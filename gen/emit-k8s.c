@@ -10,6 +10,9 @@
 
 #include <stdio.h>
 
+/* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
+#define IMAGE_PLUGIN "/opt/topotune/lib/libnccl-tuner-topotune.so"
+
 static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
 {
     util_buf_addf(ctx, "                - name: %s  # %s\n                  value: ", name, role);
@@ -22,33 +25,44 @@ static int replica(const json_t *profile, const char *kind, int replicas, struct
 {
     long long gpus =
         json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
-    util_buf_addf(out,
-                  "    %s:\n"
-                  "      replicas: %d\n"
-                  "      restartPolicy: OnFailure\n"
-                  "      template:\n"
-                  "        spec:\n"
-                  "          containers:\n"
-                  "            - name: pytorch\n"
-                  "              image: REPLACE_WITH_YOUR_IMAGE\n"
-                  "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
-                  "              resources:\n"
-                  "                limits:\n"
-                  "                  nvidia.com/gpu: %lld\n"
-                  "              securityContext:\n"
-                  "                capabilities:\n"
-                  "                  add: [\"IPC_LOCK\"]\n"
-                  "              volumeMounts:\n"
-                  "                - name: dshm\n"
-                  "                  mountPath: /dev/shm\n"
-                  "              env:\n"
-                  "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
-                  "                  value: \"1\"\n"
-                  "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
-                  "                  value: \"2000\"\n"
-                  "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
-                  "                  value: \"1\"\n",
-                  kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
+    util_buf_addf(
+        out,
+        "    %s:\n"
+        "      replicas: %d\n"
+        "      restartPolicy: OnFailure\n"
+        "      template:\n"
+        "        spec:\n"
+        "          containers:\n"
+        "            - name: pytorch\n"
+        "              image: REPLACE_WITH_YOUR_IMAGE\n"
+        "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
+        "              resources:\n"
+        "                limits:\n"
+        "                  nvidia.com/gpu: %lld\n"
+        "              securityContext:\n"
+        "                capabilities:\n"
+        "                  add: [\"IPC_LOCK\"]\n"
+        "              volumeMounts:\n"
+        "                - name: dshm\n"
+        "                  mountPath: /dev/shm\n"
+        "              env:\n"
+        "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
+        "                  value: \"1\"\n"
+        "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
+        "                  value: \"2000\"\n"
+        "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
+        "                  value: \"1\"\n"
+        "                # topotune's NCCL tuner plugin and the profile's per-size table,\n"
+        "                # where launch/Dockerfile.fragment puts them. Off: remove\n"
+        "                # NCCL_TUNER_PLUGIN (or set it to \"none\", NCCL 2.28 and later).\n"
+        "                - name: NCCL_TUNER_PLUGIN\n"
+        "                  value: \"" IMAGE_PLUGIN "\"\n"
+        "                - name: TOPOTUNE_TUNER_TABLE\n"
+        "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n",
+        kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
+    util_buf_adds(out, "                - name: TOPOTUNE_CLASS\n                  value: ");
+    util_quote_yaml(out, json_string_value(json_object_get(profile, "class")) ?: "");
+    util_buf_adds(out, "\n");
     if (gen_each_var(profile, yaml_env, out))
         return -1;
     util_buf_adds(out, "          volumes:\n"
@@ -95,6 +109,21 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
         "COPY topotune-profile /opt/topotune/profile\n"
         "ENV NCCL_CONF_FILE=/opt/topotune/profile/nccl.conf\n"
         "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n"
+        "# topotune's NCCL tuner plugin, which applies the profile's per-size table "
+        "(tuner-table.txt)\n"
+        "# inside NCCL: put the libnccl-tuner-topotune.so built from topotune's sources (cmake "
+        "--build\n"
+        "# build: build/tuner/; installed: PREFIX/lib) in the build context next to the profile.\n"
+        "# Off: remove the NCCL_TUNER_PLUGIN line, or run with NCCL_TUNER_PLUGIN=none (NCCL "
+        "2.28+).\n"
+        "COPY libnccl-tuner-topotune.so " IMAGE_PLUGIN "\n"
+        "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
+        "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
+    util_buf_adds(out, "ENV TOPOTUNE_CLASS=");
+    util_quote_dockerfile(out, json_string_value(json_object_get(profile, "class")) ?: "");
+    util_buf_adds(
+        out,
+        "\n"
         "# The profile's own variables, as nccl.env sets them: the image and the profile agree,\n"
         "# and a value from the base image does not silently win over the measured one.\n");
     return gen_each_var(profile, docker_env, out);

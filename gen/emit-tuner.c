@@ -1,48 +1,54 @@
 /* SPDX-License-Identifier: MIT */
-/* tuner.csv: NCCL's example tuner plugin rules, one per byte range of the best stable choice. */
+/*
+ * tuner.csv: the profile's per-size rows in the CSV of NCCL's example tuner plugin, kept for
+ * those who run it. Its code starts every call at one channel, so a row without a channel count
+ * (all of ours: the sweep leaves NCCL its own count) would run on ONE channel: such rows are
+ * written as comments, and the header points to topotune's plugin, which reads tuner-table.txt.
+ */
 #include "gen/internal.h"
 #include "util/quote.h"
-
-static long long int_or(const json_t *o, const char *key, long long dflt)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
-}
-
-static const char *str_or(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
 
 static int emit_tuner(const json_t *profile, struct util_buf *out)
 {
     gen_header(profile, "tuner.csv", out);
     util_buf_adds(
         out,
-        "# For NCCL's example tuner plugin (plugins/tuner/example, ext-tuner before 2.29.7):\n"
-        "#   NCCL_TUNER_PLUGIN=<path to libnccl-tuner-example.so> NCCL_TUNER_CONFIG_FILE=<this "
-        "file>\n"
+        "# Use topotune's own plugin instead: libnccl-tuner-topotune.so (installed with topotune)\n"
+        "# with tuner-table.txt next to this file, as launch/*.sh set them:\n"
+        "#   NCCL_TUNER_PLUGIN=<PREFIX>/lib/libnccl-tuner-topotune.so "
+        "TOPOTUNE_TUNER_TABLE=<profile>/tuner-table.txt\n"
+        "# This file is the same rows for NCCL's example tuner plugin (plugins/tuner/example), "
+        "which\n"
+        "# crashes with NCCL's real cost table up to 2.29 and runs every call it does not match, "
+        "and\n"
+        "# every row without a channel count, on ONE channel. Rows with a channel count are live;\n"
+        "# the others are commented out (\"#row\"): do not enable them with the example plugin.\n"
         "# Columns: "
         "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,"
-        "regBuff\n"
-        "# Caution: the example plugin sets nChannels = 1 before matching, so unmatched sizes and\n"
-        "# rows with channels -1 run on ONE channel; build it with nChannels starting at 0 "
-        "first.\n");
+        "regBuff\n");
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(profile, "tuner"), i, r)
     {
-        util_buf_addf(out, "allreduce,%lld,%lld,", int_or(r, "min_bytes", 0),
-                      int_or(r, "max_bytes", 4294967295LL));
-        util_quote_csv(out, str_or(r, "algorithm"));
+        json_t *max = json_object_get(r, "max_bytes");
+        long long channels = json_integer_value(json_object_get(r, "channels"));
+        util_buf_addf(out, "%s%s,%lld,", channels > 0 ? "" : "#row ",
+                      json_string_value(json_object_get(r, "collective")) ?: "allreduce",
+                      (long long)json_integer_value(json_object_get(r, "min_bytes")));
+        if (json_is_integer(max))
+            util_buf_addf(out, "%lld,", (long long)json_integer_value(max));
+        else
+            util_buf_adds(out, "18446744073709551615,");
+        util_quote_csv(out, json_string_value(json_object_get(r, "algorithm")) ?: "");
         util_buf_adds(out, ",");
-        util_quote_csv(out, str_or(r, "protocol"));
-        util_buf_addf(out, ",-1,%lld,%lld,-1,-1\n", int_or(r, "nodes", -1), int_or(r, "ranks", -1));
+        util_quote_csv(out, json_string_value(json_object_get(r, "protocol")) ?: "");
+        util_buf_addf(out, ",%lld,%lld,%lld,-1,-1\n", channels > 0 ? channels : -1,
+                      (long long)json_integer_value(json_object_get(r, "nodes")),
+                      (long long)json_integer_value(json_object_get(r, "ranks")));
     }
     if (json_array_size(json_object_get(profile, "tuner")) == 0)
-        util_buf_adds(out, "# no rule: the sweep recorded no algorithm/protocol per size (mpi "
-                           "backend, or nothing stable)\n");
+        util_buf_adds(out, "# no row: no per-size choice beat NCCL's defaults beyond the noise "
+                           "(or the sweep recorded no algorithm/protocol per size)\n");
     return 0;
 }
 

@@ -17,8 +17,22 @@ struct gen_emitter {
     int (*emit)(const json_t *profile, struct util_buf *out);
 };
 
-extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen_emit_torchrun,
-    gen_emit_sbatch, gen_emit_mpirun, gen_emit_pytorchjob, gen_emit_dockerfile;
+extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen_emit_tuner_table,
+    gen_emit_torchrun, gen_emit_sbatch, gen_emit_mpirun, gen_emit_pytorchjob, gen_emit_dockerfile;
+
+/*
+ * profile.json's "tuner" rows (gen/tuner-rows.c): per measured size, the algorithm/protocol of
+ * the fastest configuration in candidates (an array of run arrays, one per stable configuration)
+ * where it differs from the reference's (the runs of NCCL's defaults) and beats its busbw there
+ * beyond the noise (cv_max x mean); adjacent sizes merged; each row with its evidence.
+ * ref_name names the reference in the evidence. Returns a new reference ([] when reference is
+ * NULL or empty).
+ */
+json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name);
+
+/* Where the tuner plugin is installed, next to this program (PREFIX/lib or PREFIX/lib64
+ * libnccl-tuner-topotune.so, or the build tree's tuner/), into path; "" when not found. */
+void gen_tuner_plugin_path(char *path, size_t len);
 
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);

@@ -7,7 +7,7 @@
  * (within the noise) go to fewer variables. Variables that cured a failing
  * baseline are `system`; those that only add speed are `tuning`.
  */
-#include "gen/gen.h"
+#include "gen/internal.h"
 #include "sweep/sweep.h"
 #include "util/log.h"
 #include "util/version.h"
@@ -164,76 +164,41 @@ static json_t *variables(const struct config_stats *w, const struct config_stats
     return vars;
 }
 
-/* NCCL's names to the example tuner's spellings. */
-static const char *tuner_name(const char *s)
+/* The GPUs' model: GPU0's when every GPU has it, else "2 x A, 1 x B" (a mixed node is not GPU0's
+ * kind); null when unknown. New reference. */
+static json_t *gpu_model(const json_t *gpus)
 {
-    static const char *map[][2] = {{"RING", "ring"},
-                                   {"TREE", "tree"},
-                                   {"NVLS", "nvls"},
-                                   {"NVLSTREE", "nvls_tree"},
-                                   {"COLLNET_DIRECT", "collnet_direct"},
-                                   {"COLLNET_CHAIN", "collnet_chain"},
-                                   {"PAT", "pat"},
-                                   {"LL", "ll"},
-                                   {"LL128", "ll128"},
-                                   {"SIMPLE", "simple"}};
-    for (size_t i = 0; s && i < sizeof(map) / sizeof(map[0]); i++)
-        if (!strcasecmp(s, map[i][0]))
-            return map[i][1];
-    return NULL;
-}
-
-/* Per size, the best stable configuration's algorithm/protocol, merged into byte ranges. */
-static json_t *tuner(json_t *stable_sizes)
-{
-    json_t *rules = json_array(), *best = json_array();
-    size_t c, k;
-    json_t *sizes, *s;
-    json_array_foreach(stable_sizes, c, sizes) json_array_foreach(sizes, k, s)
+    json_t *counts = json_object(), *g;
+    size_t i;
+    json_array_foreach(gpus, i, g)
     {
-        json_t *b = json_array_get(best, k);
-        if (!b)
-            json_array_append(best, s);
-        else if (json_number_value(json_object_get(s, "busbw")) >
-                 json_number_value(json_object_get(b, "busbw")))
-            json_array_set(best, k, s);
+        const char *m = json_string_value(json_object_get(g, "model"));
+        if (!m)
+            m = "unknown";
+        json_object_set_new(counts, m,
+                            json_integer(json_integer_value(json_object_get(counts, m)) + 1));
     }
-    json_int_t prev = -1;
-    json_array_foreach(best, k, s)
-    {
-        const char *a = tuner_name(json_string_value(json_object_get(s, "algo")));
-        const char *p = tuner_name(json_string_value(json_object_get(s, "proto")));
-        json_int_t size = json_integer_value(json_object_get(s, "size"));
-        json_t *last = json_array_get(rules, json_array_size(rules) - 1);
-        if (!a || !p) {
-            prev = size;
-            continue;
-        }
-        if (last && !strcmp(json_string_value(json_object_get(last, "algorithm")), a) &&
-            !strcmp(json_string_value(json_object_get(last, "protocol")), p)) {
-            json_object_set_new(last, "max_bytes", json_integer(size));
-        } else {
-            json_t *r = json_object();
-            json_object_set_new(r, "min_bytes", json_integer(prev + 1));
-            json_object_set_new(r, "max_bytes", json_integer(size));
-            json_object_set_new(r, "algorithm", json_string(a));
-            json_object_set_new(r, "protocol", json_string(p));
-            json_array_append_new(rules, r);
-        }
-        prev = size;
+    json_t *out = json_object_size(counts) == 1
+                      ? json_incref(json_object_get(json_array_get(gpus, 0), "model"))
+                      : NULL;
+    if (json_object_size(counts) > 1) {
+        struct util_buf b = UTIL_BUF_INIT;
+        const char *m;
+        json_t *n;
+        json_object_foreach(counts, m, n) util_buf_addf(&b, "%s%lld x %s", b.len ? ", " : "",
+                                                        (long long)json_integer_value(n), m);
+        out = json_string(util_buf_str(&b));
+        util_buf_release(&b);
     }
-    json_t *last = json_array_get(rules, json_array_size(rules) - 1);
-    if (last) /* the largest rule covers everything above too */
-        json_object_set_new(last, "max_bytes", json_integer(4294967295LL));
-    json_decref(best);
-    return rules;
+    json_decref(counts);
+    return out ? out : json_null();
 }
 
 static json_t *hardware(json_t *topo)
 {
     json_t *h = json_object(), *gpus = json_object_get(topo, "gpus");
     json_object_set_new(h, "gpus", json_integer((json_int_t)json_array_size(gpus)));
-    json_object_set(h, "gpu_model", json_object_get(json_array_get(gpus, 0), "model"));
+    json_object_set_new(h, "gpu_model", gpu_model(gpus));
     json_object_set(h, "nvswitches", json_object_get(topo, "nvswitches"));
     json_object_set_new(h, "nics",
                         json_integer((json_int_t)json_array_size(json_object_get(topo, "nics"))));
@@ -284,7 +249,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
                         json_object_get(c, "env"));
     struct config_stats base = {0}, best = {0};
     int have_best = 0, base_seen = 0;
-    json_t *stable_sizes = json_array(), *best_runs = NULL, *base_runs = NULL;
+    json_t *stable_runs = json_array(), *best_runs = NULL, *base_runs = NULL;
     const char *id;
     json_t *env;
     json_object_foreach(ids, id, env)
@@ -293,8 +258,8 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         struct config_stats s = {.id = id, .env = env};
         stats(runs, omin, omax, &s);
         int is_base = json_object_size(env) == 0;
-        if (stable(&s, repeat, cv_max))
-            json_array_append_new(stable_sizes, per_size(runs));
+        if (stable(&s, repeat, cv_max) && !is_base)
+            json_array_append(stable_runs, runs);
         if (is_base) {
             base = s;
             base_seen = 1;
@@ -368,13 +333,14 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     } else {
         json_object_set_new(p, "winner", json_null());
     }
-    json_t *rules = tuner(stable_sizes),
-           *any = best_runs ? json_array_get(best_runs, 0) : json_array_get(base_runs, 0);
-    json_array_foreach(rules, i, c)
-    {
-        json_object_set(c, "nodes", json_object_get(any, "nodes"));
-        json_object_set(c, "ranks", json_object_get(any, "ranks"));
-    }
+    /* The per-size table is measured against what runs without it: NCCL's defaults, or the
+     * profile's configuration where the defaults failed. */
+    json_t *rules =
+        gen_tuner_rows(stable_runs,
+                       base_ok  ? base_runs
+                       : winner ? best_runs
+                                : NULL,
+                       cv_max, base_ok ? defaults_of(backend) : "the profile's configuration");
     json_object_set_new(p, "tuner", rules);
     json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
     json_object_set_new(p, "tool_version", json_string(util_version()));
@@ -383,7 +349,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         json_decref(best.outcomes);
     json_decref(best_runs);
     json_decref(base_runs);
-    json_decref(stable_sizes);
+    json_decref(stable_runs);
     json_decref(ids);
     return p;
 }

@@ -512,6 +512,37 @@ static double latency(const struct model *m, int a, int p, size_t bytes)
     return intra + 2 * log2floor(nn) * inter;
 }
 
+/* The predicted time of (a, q) at bytes, or -1 when the pair is off or has no bandwidth. */
+static double pair_time(const struct model *m, int a, int q, size_t bytes)
+{
+    int n = m->nranks;
+    if (!m->enabled[a][q])
+        return -1;
+    double bw = bus_bw(m, a, q);
+    bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
+    if (a == MODEL_ALGO_TREE) {
+        int idx = log2floor((double)bytes / 64);
+        bw *= tree_correction[q][idx > 23 ? 23 : idx];
+    }
+    if (bw <= 0)
+        return -1;
+    return latency(m, a, q, bytes) + (double)bytes / (1000.0 * bw);
+}
+
+/* The model's pair for a tuner table's names, or -1 (CollNet and PAT are not modelled). */
+static void table_pair(const struct tuner_rule *r, int *a, int *q)
+{
+    static const int algos[TUNER_NUM_ALGOS] = {[TUNER_ALGO_TREE] = MODEL_ALGO_TREE,
+                                               [TUNER_ALGO_RING] = MODEL_ALGO_RING,
+                                               [TUNER_ALGO_COLLNET_DIRECT] = -1,
+                                               [TUNER_ALGO_COLLNET_CHAIN] = -1,
+                                               [TUNER_ALGO_NVLS] = MODEL_ALGO_NVLS,
+                                               [TUNER_ALGO_NVLS_TREE] = MODEL_ALGO_NVLSTREE,
+                                               [TUNER_ALGO_PAT] = -1};
+    *a = r->algo < TUNER_NUM_ALGOS ? algos[r->algo] : -1;
+    *q = r->proto < TUNER_NUM_PROTOS ? (int)r->proto : -1; /* the same order as the model's */
+}
+
 int model_predict(const struct model *m, size_t bytes, struct model_prediction *p)
 {
     memset(p, 0, sizeof(*p));
@@ -524,24 +555,30 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
         double best = -1;
         for (int a = 0; a < MODEL_NALGOS; a++)
             for (int q = 0; q < MODEL_NPROTOS; q++) {
-                if (!m->enabled[a][q])
-                    continue;
-                double bw = bus_bw(m, a, q);
-                bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
-                if (a == MODEL_ALGO_TREE) {
-                    int idx = log2floor((double)bytes / 64);
-                    bw *= tree_correction[q][idx > 23 ? 23 : idx];
-                }
-                if (bw <= 0)
-                    continue;
-                double t = latency(m, a, q, bytes) + (double)bytes / (1000.0 * bw);
-                if (best < 0 || t < best) {
+                double t = pair_time(m, a, q, bytes);
+                if (t >= 0 && (best < 0 || t < best)) {
                     best = t;
                     p->algo = algo_names[a];
                     p->proto = proto_names[q];
                     p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
                 }
             }
+        /* As the plugin does: the row's pair when NCCL has it enabled, else NCCL's choice. */
+        const struct tuner_rule *r =
+            m->table ? tuner_table_match(m->table, TUNER_COLL_ALLREDUCE, bytes, (uint64_t)m->nodes,
+                                         (uint64_t)m->nranks)
+                     : NULL;
+        int a, q;
+        if (r && best >= 0 && (table_pair(r, &a, &q), a >= 0 && q >= 0)) {
+            double t = pair_time(m, a, q, bytes);
+            if (t >= 0) {
+                best = t;
+                p->algo = algo_names[a];
+                p->proto = proto_names[q];
+                p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
+                p->tuned = 1;
+            }
+        }
         if (best < 0)
             return -1;
         p->time_us = best;

@@ -11,6 +11,7 @@
 #define MODEL_MODEL_H
 
 #include "topo/topo.h"
+#include "tuner/tuner.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,10 @@ struct model {
     int ll128_unsafe; /* LL128 forced where NCCL would not enable it: corrupts data */
     enum model_fault fault;
     char why[256]; /* the fault, in words */
+    /* The table of topotune's tuner plugin when the configuration loads it (NULL: none). Not
+     * owned. model_predict applies its row for a size as the plugin does: the row's algorithm
+     * and protocol when enabled here, else NCCL's own choice; channel counts are not modelled. */
+    const struct tuner_table *table;
 };
 
 /* Where the model reads the configuration's variables (getenv, or a --env list). */
@@ -64,10 +69,11 @@ struct model_prediction {
     double time_us, algbw, busbw;
     const char *algo, *proto; /* NCCL's names: "RING", "SIMPLE"... */
     int wrong;                /* the chosen protocol corrupts data here */
+    int tuned;                /* a row of m->table chose the pair */
 };
 
-/* The fastest enabled algorithm and protocol for bytes, as NCCL would pick them. 0, or -1 if none.
- */
+/* The fastest enabled algorithm and protocol for bytes, as NCCL would pick them, or the pair a row
+ * of m->table forces (when enabled). 0, or -1 if none. */
 int model_predict(const struct model *m, size_t bytes, struct model_prediction *p);
 
 /* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "util/text.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -410,6 +411,19 @@ double sweep_objective(const json_t *result, size_t min, size_t max)
     return n ? sum / n : 0;
 }
 
+/*
+ * DIR/sweep.pid: this sweep's pid and the process group of its run in progress, so a later
+ * sweep of the directory can end what an earlier one left (cmd-sweep: --resume).
+ */
+static void record_group(const struct sweep *sw, pid_t pgid)
+{
+    char path[1100], line[64];
+    snprintf(path, sizeof(path), "%s/sweep.pid", sw->dir);
+    int len = snprintf(line, sizeof(line), "%d %d\n", (int)getpid(), (int)pgid);
+    if (util_file_write_atomic(path, line, (size_t)len))
+        warning("cannot write '%s': a sweep that resumes this one cannot check for its runs", path);
+}
+
 static json_t *run_one(struct sweep *sw, const struct planned_run *r)
 {
     char name[64], logpath[1200], events[1200];
@@ -434,7 +448,10 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
         fprintf(stderr, "topotune: trace: %s\n", util_buf_str(&t));
         util_buf_release(&t);
     }
-    util_child_run(&ch);
+    if (util_child_start(&ch) == 0) {
+        record_group(sw, ch.pid);
+        util_child_wait(&ch);
+    }
     json_t *res = json_object();
     json_object_set(res, "config_id", json_object_get(r->config, "id"));
     json_object_set(res, "env", json_object_get(r->config, "env"));
@@ -495,7 +512,29 @@ static void progress(struct sweep *sw, const struct planned_run *r, const json_t
     util_buf_release(&env);
 }
 
-/* Runs r unless a finished run of it is on file; appends its result. 0, or UTIL_EIO. */
+/*
+ * 0 when DIR/logs takes a page of data now, else the errno of the write that failed (a full
+ * disk, a quota, a read-only remount). A run that did not end ok is checked: its events or log
+ * could have been lost to the disk, and a run the tool failed to record is no verdict on its
+ * configuration.
+ */
+static int cannot_record(const char *dir)
+{
+    char path[1200], page[4096];
+    snprintf(path, sizeof(path), "%s/logs/.probe-%d", dir, (int)getpid());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return errno;
+    memset(page, 0, sizeof(page));
+    ssize_t n = write(fd, page, sizeof(page));
+    int err = n < 0 ? errno : n != (ssize_t)sizeof(page) ? ENOSPC : fsync(fd) ? errno : 0;
+    close(fd);
+    unlink(path);
+    return err;
+}
+
+/* Runs r unless a finished run of it is on file; appends its result. 0, UTIL_EIO, or 1 when a
+ * signal came (util_child_supervise): the run it cut is not recorded. */
 static int measure(struct sweep *sw, const struct planned_run *r, json_t **result)
 {
     *result = NULL;
@@ -511,9 +550,26 @@ static int measure(struct sweep *sw, const struct planned_run *r, json_t **resul
         sw->done++;
         return 0;
     }
+    if (util_child_interrupted())
+        return 1;
     json_t *res = run_one(sw, r);
+    if (util_child_interrupted()) { /* cut by the signal: no verdict on the configuration */
+        run_name(r, sw->cut, sizeof(sw->cut));
+        json_decref(res);
+        return 1;
+    }
     sw->ran++;
-    char path[1100];
+    char path[1100], name[64];
+    int err;
+    if (strcmp(json_string_value(json_object_get(res, "outcome")), "ok") &&
+        (err = cannot_record(sw->dir))) {
+        /* its events or log may have been lost to this, not to the configuration */
+        error("run %s: cannot write into '%s/logs': %s: the run is not recorded, and "
+              "'topotune sweep --resume' runs it again once there is room",
+              run_name(r, name, sizeof(name)), sw->dir, strerror(err));
+        json_decref(res);
+        return UTIL_EIO;
+    }
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
     int rc = sweep_results_append(path, res);
     if (rc) {
@@ -534,8 +590,9 @@ static int run_grid(struct sweep *sw)
         for (int rep = 0; rep < sw->repeat; rep++) {
             struct planned_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
             json_t *res;
-            if (measure(sw, &r, &res))
-                return UTIL_EIO;
+            int rc = measure(sw, &r, &res);
+            if (rc)
+                return rc;
         }
     return 0;
 }
@@ -576,9 +633,10 @@ static int run_halving(struct sweep *sw)
         for (size_t i = 0; i < nalive; i++) {
             struct planned_run r = {alive[i].config, 0, g + 1, iters < 2 ? 2 : iters, 0};
             json_t *res;
-            if (measure(sw, &r, &res)) {
+            int rc = measure(sw, &r, &res);
+            if (rc) {
                 free(alive);
-                return UTIL_EIO;
+                return rc;
             }
             int ok = !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
             alive[i].obj = ok ? sweep_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
@@ -600,9 +658,10 @@ static int run_halving(struct sweep *sw)
         for (int rep = 0; rep < sw->repeat; rep++) {
             struct planned_run r = {alive[i].config, rep, 0, sw->space.iters, 1};
             json_t *res;
-            if (measure(sw, &r, &res)) {
+            int rc = measure(sw, &r, &res);
+            if (rc) {
                 free(alive);
-                return UTIL_EIO;
+                return rc;
             }
         }
     free(alive);
@@ -642,7 +701,7 @@ int sweep_run(struct sweep *sw)
 {
     if (sweep_configs_check(&sw->space, sw->configs))
         return UTIL_EINVAL;
-    util_child_setup();
+    util_child_supervise();
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
     sw->results = sweep_results_load(path, SWEEP_RESULTS_REPAIR);

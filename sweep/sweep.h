@@ -119,6 +119,7 @@ struct sweep {
     int total, done, ran;
     double spent_s, best;
     char best_id[32];
+    char cut[64]; /* the run a signal cut (sweep_run returned 1), else "" */
 };
 
 /*
@@ -131,7 +132,12 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t);
 /*
  * Measures every planned run not already in DIR/results.jsonl. 0, UTIL_EINVAL
  * (a configuration sets a variable sweep_configs_check refuses: nothing ran),
- * or UTIL_EIO (results unwritable).
+ * or UTIL_EIO (results unwritable, or a run's events and log could not be
+ * written: that run is not recorded, so --resume runs it again), or 1: a
+ * SIGINT, SIGTERM or SIGHUP came (util_child_interrupted names it); the run in
+ * progress (sw->cut) was killed with its whole process group and waited for,
+ * and is not recorded. Its children die with this process (util_child_supervise),
+ * and DIR/sweep.pid names the group of the run in progress.
  */
 int sweep_run(struct sweep *sw);
 /* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */

@@ -17,7 +17,7 @@ LAYERS = ["tuner", "util", "topo", "model", "launch", "bench", "cluster", "sweep
 # tuner/ is the NCCL plugin: it stands alone (loaded into NCCL's process), its library is
 # topotune_tuner_table and it includes nothing of ours.
 LIBRARY = {f: "topotune_" + f for f in LAYERS if f not in ("tools", "tuner")}
-LIBRARY_EXTRA = {"topotune_bench_run": "bench"}
+LIBRARY_EXTRA = {"topotune_bench_run": "bench", "topotune_tuner_table": "tuner"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/([^"]+)"', re.M)
 
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,12 +19,23 @@
 
 /* Process groups of live children, for the signal handler: plain ints, no locks. */
 static volatile sig_atomic_t live[MAX_LIVE];
+/* util_child_supervise: the signal that arrived (0: none), and the watchdog's pipe (-1: none). */
+static volatile sig_atomic_t interrupted, deferred;
+static int watch_fd = -1;
+
+/* Tells the watchdog that group pgid is live (+) or gone (-): one write of an int is atomic. */
+static void tell_watchdog(int pgid)
+{
+    if (watch_fd >= 0 && write(watch_fd, &pgid, sizeof(pgid)) < 0)
+        return; /* the watchdog is gone: the parent-death signal still ends the leaders */
+}
 
 static void track(pid_t pgid)
 {
     for (int i = 0; i < MAX_LIVE; i++)
         if (!live[i]) {
             live[i] = pgid;
+            tell_watchdog(pgid);
             return;
         }
 }
@@ -39,8 +51,10 @@ static int tracked(pid_t pid)
 static void untrack(pid_t pgid)
 {
     for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i] == pgid)
+        if (live[i] == pgid) {
             live[i] = 0;
+            tell_watchdog(-pgid);
+        }
 }
 
 void util_child_kill_all(void)
@@ -50,9 +64,15 @@ void util_child_kill_all(void)
             kill(-(pid_t)live[i], SIGKILL);
 }
 
+/* Deferred (util_child_supervise): the groups die now, the caller's wait reaps them and says
+ * what was interrupted; a second signal exits at once. */
 static void on_signal(int sig)
 {
     util_child_kill_all();
+    if (deferred && !interrupted) {
+        interrupted = sig;
+        return;
+    }
     signal(sig, SIG_DFL);
     _exit(128 + sig);
 }
@@ -65,6 +85,133 @@ void util_child_setup(void)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    if (deferred)
+        sigaction(SIGHUP, &sa, NULL);
+}
+
+/*
+ * The session of process pid, read from /proc/PID/stat with system calls only (the watchdog
+ * may not call malloc or stdio); 0 when gone or a zombie.
+ */
+static long session_of(const char *pid)
+{
+    char path[64] = "/proc/", buf[512];
+    size_t n = strlen(pid);
+    if (n > 20)
+        return 0;
+    memcpy(path + 6, pid, n);
+    memcpy(path + 6 + n, "/stat", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return 0;
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] == 'Z')
+        return 0;
+    p += 3;
+    for (int field = 0; field < 2; field++) /* ppid and pgrp, then the session */
+        for (p++; *p && *p != ' ';)
+            p++;
+    long sid = 0;
+    for (p++; *p >= '0' && *p <= '9'; p++)
+        sid = sid * 10 + (*p - '0');
+    return sid;
+}
+
+/* SIGKILL to every process whose session is in sids[n] (system calls only); how many. */
+static int kill_sessions(const int *sids, int n)
+{
+    char buf[8192];
+    int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = 0;
+    long got;
+    while (fd >= 0 && (got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+        for (long at = 0; at < got;) {
+            struct {
+                unsigned long long ino;
+                long long off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + at);
+            at += d->reclen;
+            long sid = d->name[0] >= '1' && d->name[0] <= '9' ? session_of(d->name) : 0;
+            for (int i = 0; sid && i < n; i++)
+                if (sids[i] == sid) {
+                    long pid = 0;
+                    for (const char *c = d->name; *c; c++)
+                        pid = pid * 10 + (*c - '0');
+                    found += kill((pid_t)pid, SIGKILL) == 0;
+                }
+        }
+    if (fd >= 0)
+        close(fd);
+    return found;
+}
+
+/*
+ * The watchdog, forked from a process that may have threads: only async-signal-safe calls. It
+ * keeps the set of live sessions the parent tells it about; when the parent dies (kill -9
+ * included) its end of the pipe closes, and the watchdog kills every process of those sessions
+ * (the launcher, and MPI ranks in process groups of their own), until none is left.
+ */
+static void watchdog(int fd)
+{
+    static int sids[MAX_LIVE];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN; /* a terminal's signals are for the sweep, which tells us */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    prctl(PR_SET_NAME, "topotune-watch", 0, 0, 0);
+    for (int i = 0; i < 1024; i++) /* no lock, log or terminal of the parent's stays open */
+        if (i != fd)
+            close(i);
+    for (;;) {
+        int g;
+        ssize_t n = read(fd, &g, sizeof(g));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof(g))
+            break; /* the parent is gone */
+        for (int i = 0; i < MAX_LIVE; i++)
+            if (g > 0 ? !sids[i] : sids[i] == -g) {
+                sids[i] = g > 0 ? g : 0;
+                break;
+            }
+    }
+    for (int round = 0; round < 250 && kill_sessions(sids, MAX_LIVE); round++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    _exit(0);
+}
+
+void util_child_supervise(void)
+{
+    deferred = 1;
+    util_child_setup();
+    int fds[2];
+    if (watch_fd >= 0 || pipe2(fds, O_CLOEXEC))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        watchdog(fds[0]);
+    }
+    close(fds[0]);
+    if (pid > 0)
+        watch_fd = fds[1];
+    else
+        close(fds[1]);
+}
+
+int util_child_interrupted(void)
+{
+    return interrupted;
 }
 
 static double now(void)
@@ -141,11 +288,17 @@ static char *resolve(const char *argv0, int *err)
 }
 
 /* In the child, after fork: only async-signal-safe calls until exec. */
-static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd)
+static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd,
+                       pid_t parent)
 {
-    setpgid(0, 0);
+    setsid(); /* its own session: ranks that take process groups of their own stay in it */
+    /* dies with us, even by SIGKILL; the parent may have died before this line */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent)
+        _exit(127);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     int fd = open(c->log ? c->log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY);
     int out = c->out ? open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : fd;
@@ -165,11 +318,13 @@ static void exec_child(const struct util_child *c, const struct exec_plan *plan,
     _exit(127);
 }
 
-/* The pids whose parent is this process now (at most max), from /proc. */
-static int children_of_me(pid_t *out, int max)
+/*
+ * From /proc, the pids (at most max) whose parent is ppid, or (ppid 0) which are in session sid
+ * and not zombies.
+ */
+static int scan_proc(pid_t ppid, pid_t sid, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");
-    pid_t me = getpid();
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
         pid_t pid = (pid_t)atoi(e->d_name);
@@ -185,14 +340,21 @@ static int children_of_me(pid_t *out, int max)
             continue;
         buf[len] = '\0';
         const char *rp = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
-        int ppid = 0;
+        int p = 0, g = 0, sess = 0;
         char state;
-        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == me)
+        if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &p, &g, &sess) != 4)
+            continue;
+        if (ppid ? p == ppid : sess == sid && state != 'Z')
             out[n++] = pid;
     }
     if (d)
         closedir(d);
     return n;
+}
+
+static int children_of_me(pid_t *out, int max)
+{
+    return scan_proc(getpid(), 0, out, max);
 }
 
 /* Our children from before the run (started some other way): never the run's orphans. */
@@ -224,6 +386,7 @@ int util_child_start(struct util_child *c)
         free(plan.envp), free(plan.path);
         return -1;
     }
+    pid_t parent = getpid();
     c->pid = fork();
     if (c->pid < 0) {
         c->exec_errno = errno;
@@ -233,10 +396,9 @@ int util_child_start(struct util_child *c)
         return -1;
     }
     if (c->pid == 0)
-        exec_child(c, &plan, pipefd[1]);
+        exec_child(c, &plan, pipefd[1], parent);
     free(plan.envp), free(plan.path);
-    setpgid(c->pid, c->pid); /* also here: no race with the first kill */
-    track(c->pid);
+    track(c->pid); /* a kill before the child's setsid misses: util_child_wait kills again */
     close(pipefd[1]);
     int err = 0;
     ssize_t n;
@@ -258,13 +420,24 @@ int util_child_start(struct util_child *c)
  * process group (setsid): killed and reaped too, so none outlives its run.
  * Other live children of ours, and those we had before the run, are left alone.
  */
-static void kill_orphans(void)
+static int kill_orphans(void)
 {
     pid_t kids[MAX_LIVE * 4];
-    int n = children_of_me(kids, MAX_LIVE * 4);
+    int n = children_of_me(kids, MAX_LIVE * 4), found = 0;
     for (int i = 0; i < n; i++)
         if (!tracked(kids[i]) && !in_list(kids[i], before, nbefore) && kill(kids[i], SIGKILL) == 0)
-            waitpid(kids[i], NULL, 0);
+            found += waitpid(kids[i], NULL, 0) > 0;
+    return found;
+}
+
+/* SIGKILL to every live process of session sid; how many there were. */
+static int kill_session(pid_t sid)
+{
+    pid_t pids[MAX_LIVE * 4];
+    int n = scan_proc(0, sid, pids, MAX_LIVE * 4);
+    for (int i = 0; i < n; i++)
+        kill(pids[i], SIGKILL);
+    return n;
 }
 
 int util_child_wait(struct util_child *c)
@@ -280,6 +453,8 @@ int util_child_wait(struct util_child *c)
         if (r < 0 && errno != EINTR)
             break; /* ECHILD: someone else reaped it; its status is unknown, never "exit 0" */
         double t = now();
+        if (interrupted) /* started as the signal came: the handler did not know it yet */
+            kill(-c->pid, SIGKILL);
         if (c->timeout_s > 0 && !c->timed_out && t - start > c->timeout_s) {
             c->timed_out = 1;
             term_at = t;
@@ -290,10 +465,21 @@ int util_child_wait(struct util_child *c)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    /* Whatever is left of the group (grandchildren) goes with it. */
-    kill(-c->pid, SIGKILL);
+    /*
+     * Whatever is left of its session (grandchildren, MPI ranks in process groups of their own)
+     * goes with it, and is waited for: ranks that outlived their launcher would otherwise run on,
+     * reparented, next to the next run. The session keeps its number while a member lives, so
+     * the kill cannot reach another's.
+     */
+    for (double until = now() + 2; now() < until;) {
+        int left = kill(-c->pid, SIGKILL) == 0;
+        left += kill_session(c->pid);
+        if (!kill_orphans() && !left)
+            break;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     untrack(c->pid);
-    kill_orphans();
     c->wall_s = now() - start;
     c->lost = !reaped;
     if (reaped && WIFEXITED(status))
@@ -308,4 +494,23 @@ int util_child_run(struct util_child *c)
     if (util_child_start(c))
         return -1;
     return util_child_wait(c);
+}
+
+int util_child_end_session(pid_t sid, double grace_s, int *killed)
+{
+    pid_t pids[MAX_LIVE * 4];
+    int n = sid > 1 ? scan_proc(0, sid, pids, MAX_LIVE * 4) : 0;
+    *killed = 0;
+    for (int i = 0; i < n; i++)
+        kill(pids[i], SIGTERM);
+    double until = now() + grace_s;
+    while (n && scan_proc(0, sid, pids, 1) && now() < until) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    for (until = now() + 5; n && kill_session(sid) && now() < until; *killed = 1) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return n;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Child processes with a contract: each runs in its own process group with an
+ * Child processes with a contract: each runs in its own session and process group with an
  * added environment (built before fork; the child only calls execve), its stdout and stderr in one
  * log file, and a deadline on the monotonic clock; on expiry SIGTERM, then SIGKILL after a grace
  * period, to the whole group. Exec failures come back through a close-on-exec pipe, so "mpirun not
  * found" differs from "mpirun exited 127". Every live child is registered: util_child_kill_all
- * (from a signal handler too) ends them all.
+ * (from a signal handler too) ends them all; every child gets SIGKILL when this process dies.
  */
 #ifndef UTIL_CHILD_H
 #define UTIL_CHILD_H
@@ -38,12 +38,33 @@ struct util_child {
  */
 void util_child_setup(void);
 
+/*
+ * util_child_setup for a supervisor that must leave nothing behind and say what it stopped:
+ * SIGINT, SIGTERM and SIGHUP kill every registered group at once but do not exit; the wait in
+ * progress kills and reaps what is left of the child's session and returns, and the caller asks
+ * util_child_interrupted() (a second signal exits at once). A watchdog process, told of every
+ * child started and ended, kills every process of the live children's sessions when this
+ * process dies, by SIGKILL too; every child also has SIGKILL as its parent-death signal. Call once
+ * before starting children; calling it again does nothing.
+ */
+void util_child_supervise(void);
+
+/* The signal util_child_supervise deferred, else 0. Async-signal-safe. */
+int util_child_interrupted(void);
+
+/*
+ * Ends what is left of session sid (not ours: the run of a sweep that died before it): SIGTERM,
+ * then SIGKILL after grace_s; waits until no process of the session is left (at most 5 s more).
+ * Returns how many processes it found (0: none); *killed is 1 when SIGKILL was needed.
+ */
+int util_child_end_session(pid_t sid, double grace_s, int *killed);
+
 /* Starts c. Returns 0, or -1 when it could not start (exec_errno tells why). */
 int util_child_start(struct util_child *c);
 
 /*
  * Waits for c to end, enforcing its deadline; then kills whatever is left of
- * its process group and the orphans it left to us (never another live child
+ * its process group and session and the orphans it left to us (never another live child
  * of ours, never a process we did not start through it). Returns 0.
  */
 int util_child_wait(struct util_child *c);

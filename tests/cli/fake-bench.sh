@@ -6,6 +6,10 @@
 #   grandchild   leaves children behind, one in its own session, writes the ok events, exits 0
 #   no-json      exits 0 without writing its events (as when rank 0's filesystem is another host's)
 #   crash        dies of SIGSEGV
+#   fill         fills the sweep directory's filesystem before writing its events (once: it
+#                leaves $FAKE_PIDS.filled), then acts as ok
+#   slow         writes the ok events after 2 seconds
+#   hang         records "PID PGID PPID" in $FAKE_PIDS and never ends, nor does its child
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
 json=
@@ -40,6 +44,22 @@ grandchild)
     ;;
 crash)
     kill -SEGV $$
+    ;;
+fill)
+    if [ ! -e "$FAKE_PIDS.filled" ]; then
+        : >"$FAKE_PIDS.filled"
+        head -c 64M /dev/zero >"$(dirname "$(dirname "$json")")/filler" 2>/dev/null
+    fi
+    ok_events 2>/dev/null
+    exit 0
+    ;;
+slow)
+    sleep 2
+    ok_events
+    ;;
+hang)
+    echo "$$ $(ps -o pgid= -p $$ | tr -d ' ') $PPID" >>"$FAKE_PIDS"
+    while :; do sleep 1; done
     ;;
 nccl-log)
     {

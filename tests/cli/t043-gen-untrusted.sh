@@ -96,4 +96,18 @@ mkfifo fifo-sweep && mkdir fifo && ln -s ../fifo-sweep fifo/x && mkfifo fifo/swe
 expect_exit 2 "a FIFO for sweep.json is refused, not waited on" -- timeout 10 "$TOPOTUNE" gen --runs fifo --profiles fifo-profiles
 expect_stderr_has "not a regular file" "says why"
 
+# A node of mixed GPU models is described as such, not as GPU0's kind.
+cp -r clean mixed
+python3 - mixed/sweep.json <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))
+meta["topology"]["gpus"][-1]["model"] = "NVIDIA L40S"
+json.dump(meta, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "gen on a mixed node" -- "$TOPOTUNE" gen --runs mixed --profiles mixed-profiles
+check "the profile names both models" python3 - mixed-profiles <<'PY'
+import glob, json, sys
+p = json.load(open(glob.glob(sys.argv[1] + "/*/v1/profile.json")[0]))
+assert p["hardware"]["gpu_model"] == "7 x NVIDIA GeForce RTX 4090, 1 x NVIDIA L40S", p["hardware"]["gpu_model"]
+PY
 finish

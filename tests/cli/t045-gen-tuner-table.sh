@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The per-size table (issue 17): gen writes tuner-table.txt in the plugin's format with rows only
+# where a choice beat NCCL's defaults beyond the noise, none when the defaults are best; tuner.csv
+# never leaves the example plugin on one channel; the sim backend applies the table as the plugin
+# does; topotune verify prints per size the gains, each labelled predicted.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "8", "max": "1G", "factor": 64},
+ "objective": {"min": "1M", "max": "1G"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >"$TEST_TMP/space.json"
+"$TOPOTUNE" -q sweep --topology "$spec" --space "$TEST_TMP/space.json" --out "$TEST_TMP/plain" || true
+
+# 1. The model picks NCCL's fastest pair per size: the defaults are best, so no row anywhere.
+expect_exit 0 "gen: defaults best" -- "$TOPOTUNE" gen --runs "$TEST_TMP/plain" --profiles "$TEST_TMP/p1"
+p1=$(echo "$TEST_TMP"/p1/*/latest)
+check "tuner-table.txt written, magic first" test "$(head -n 1 "$p1/tuner-table.txt")" = "# topotune tuner table 1"
+check "defaults best: no row in tuner-table.txt" bash -c "! grep -q '^allreduce' '$p1/tuner-table.txt'"
+check "defaults best: no row in tuner.csv" bash -c "! grep -q 'allreduce' '$p1/tuner.csv'"
+check "defaults best: profile.json has no tuner row" python3 -c 'import json,sys; p = json.load(open(sys.argv[1])); assert p["defaults_best"] and p["tuner"] == [], p["tuner"]' "$p1/profile.json"
+check "tuner.csv points to topotune's plugin" grep -q "libnccl-tuner-topotune.so" "$p1/tuner.csv"
+
+# 2. Results where Tree beats the defaults at the smallest and the largest sizes (x1.5 and x3,
+# far beyond the noise) and by 1% (within the noise) at 32 KiB: rows there only.
+mkdir -p "$TEST_TMP/forced"
+python3 - "$TEST_TMP/plain" "$TEST_TMP/forced" <<'PY'
+import json, sys
+src, dst = sys.argv[1:]
+open(dst + "/sweep.json", "w").write(open(src + "/sweep.json").read())
+with open(dst + "/results.jsonl", "w") as out:
+    for line in open(src + "/results.jsonl"):
+        r = json.loads(line)
+        if r["env"].get("NCCL_ALGO") == "Tree":
+            base = {}
+            for l2 in open(src + "/results.jsonl"):
+                b = json.loads(l2)
+                if not b["env"] and b["rep"] == r["rep"] and b["final"] == r["final"]:
+                    base = {s["size"]: s["busbw"] for s in b["sizes"]}
+            for s in r["sizes"]:
+                f = 1.5 if s["size"] <= 512 else 3.0 if s["size"] >= 1 << 27 else 1.01 if s["size"] == 32768 else 0
+                if f and s["size"] in base:
+                    s["busbw"] = base[s["size"]] * f
+        out.write(json.dumps(r) + "\n")
+PY
+expect_exit 0 "gen: per-size rows" -- "$TOPOTUNE" gen --runs "$TEST_TMP/forced" --profiles "$TEST_TMP/p2"
+p2=$(echo "$TEST_TMP"/p2/*/latest)
+check "rows only where Tree beat the defaults beyond the noise, merged, ends at SIZE_MAX" python3 - "$p2" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+p = json.load(open(d + "/profile.json"))
+lines = open(d + "/tuner-table.txt").read().splitlines()
+assert lines[0] == "# topotune tuner table 1", lines[0]
+assert "# class=" + p["class"] in lines[1:4], lines[:4]
+cols = "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels"
+i = lines.index(cols)
+assert all(re.match(r"# (class|nccl_min|nccl_max)=\S+$", l) for l in lines[1:i]), lines[:i]
+rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
+assert rows == [["allreduce", "0", "16640", "1", "8", "tree", "ll", "0"],
+                ["allreduce", "68157441", "18446744073709551615", "1", "8", "tree", "simple", "0"]], rows
+t = p["tuner"]
+assert [r["sizes"] for r in t] == [[8, 512], [134217728]], t
+for r in t:
+    assert r["runs"] == 2 and r["gain_min"] > 0.4 and r["channels"] == 0 and r["evidence"], r
+assert t[1]["max_bytes"] is None and t[1]["gain_min"] > 1.5, t[1]
+PY
+check "tuner.csv: no row left on one channel, the last reaching 2^64-1" python3 - "$p2/tuner.csv" <<'PY'
+import sys
+rows = [l for l in open(sys.argv[1]).read().splitlines() if "allreduce" in l]
+assert len(rows) == 2 and all(l.startswith("#row ") for l in rows), rows
+assert rows[-1].split(",")[2] == "18446744073709551615", rows[-1]
+PY
+for sh in "$p2"/launch/*.sh; do
+    check "shellcheck $(basename "$sh")" shellcheck "$sh"
+done
+# shellcheck disable=SC2016 # the script's own $profile_dir
+check "torchrun.sh sets the table and class" grep -q 'export TOPOTUNE_TUNER_TABLE="$profile_dir/tuner-table.txt"' "$p2/launch/torchrun.sh"
+check "mpirun.sh forwards the plugin's variables" grep -q "NCCL_TUNER_PLUGIN" "$p2/launch/mpirun.sh"
+check "Dockerfile fragment ships the plugin" grep -q "^COPY libnccl-tuner-topotune.so " "$p2/launch/Dockerfile.fragment"
+check "pytorchjob.yaml sets the plugin" python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}; assert {"NCCL_TUNER_PLUGIN", "TOPOTUNE_TUNER_TABLE", "TOPOTUNE_CLASS"} <= env, env' "$p2/launch/pytorchjob.yaml"
+# The launch script exports the plugin only where the file exists, and says so once otherwise.
+cat >"$TEST_TMP/fake-torchrun" <<'SH'
+#!/usr/bin/env bash
+echo "NCCL_TUNER_PLUGIN=${NCCL_TUNER_PLUGIN:-unset} TOPOTUNE_TUNER_TABLE=$TOPOTUNE_TUNER_TABLE"
+SH
+chmod +x "$TEST_TMP/fake-torchrun"
+mkdir -p "$TEST_TMP/bin" && cp "$TEST_TMP/fake-torchrun" "$TEST_TMP/bin/torchrun"
+expect_exit 0 "torchrun.sh without the plugin" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    TOPOTUNE_TUNER_PLUGIN=/nonexistent/libnccl-tuner-topotune.so "$p2/launch/torchrun.sh" -- train.py
+check "no plugin: NCCL_TUNER_PLUGIN unset" grep -q "NCCL_TUNER_PLUGIN=unset" "$TEST_TMP/out"
+check "no plugin: said once" test "$(grep -c "tuner plugin" "$TEST_TMP/err")" -eq 1
+touch "$TEST_TMP/libnccl-tuner-topotune.so"
+expect_exit 0 "torchrun.sh with the plugin" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    TOPOTUNE_TUNER_PLUGIN="$TEST_TMP/libnccl-tuner-topotune.so" "$p2/launch/torchrun.sh" -- train.py
+check "plugin exported" grep -q "NCCL_TUNER_PLUGIN=$TEST_TMP/libnccl-tuner-topotune.so" "$TEST_TMP/out"
+
+# 3. The sim backend applies the table as the plugin does (the plugin's parser), only when a
+# plugin is loaded.
+bench_algo() {
+    "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 1G -e 1G --json - 2>/dev/null |
+        python3 -c 'import json, sys; print([e["algo"] for e in map(json.loads, sys.stdin) if "algo" in e][0])'
+}
+check "sim without the plugin: NVLS at 1 GiB" test "$(bench_algo)" = NVLS
+check "sim with the plugin and table: the row's Tree" test "$(NCCL_TUNER_PLUGIN=x TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = TREE
+check "sim with a table but no plugin: NVLS" test "$(TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = NVLS
+
+# 4. verify: three configurations per size, every gain labelled predicted.
+expect_exit 0 "verify" -- "$TOPOTUNE" verify "$p2" --topology "$spec"
+check "verify: a line per size, gains predicted" test "$(grep -c '^ *predicted .*predicted .*%  *predicted .*%$' "$TEST_TMP/out")" -eq 14
+check "verify: the row applies at 512 MiB" grep -q "536870912 .*TREE/SIMPLE\*" "$TEST_TMP/out"
+expect_exit 0 "verify --json" -- "$TOPOTUNE" verify "$p2" --topology "$spec" --json
+check "verify --json" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["predicted"] and d["table_rows"] == 2 and d["sizes"][-1]["table_row"]' "$TEST_TMP/out"
+mkdir -p "$TEST_TMP/bad" && printf 'not a table\n' >"$TEST_TMP/bad/tuner-table.txt"
+cp "$p2/profile.json" "$TEST_TMP/bad/"
+expect_exit 2 "verify: a malformed table is refused" -- "$TOPOTUNE" verify "$TEST_TMP/bad" --topology "$spec"
+expect_stderr_has "tuner table" "the table is named"
+finish
