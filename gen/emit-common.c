@@ -173,7 +173,8 @@ void gen_tuner_plugin_path(char *path, size_t len)
 {
     /* Installed: PREFIX/bin/topotune -> PREFIX/lib, lib64 or the multiarch libdir; built: the
      * build tree's tuner/ beside the program. */
-    static const char *const rel[] = {"../lib", "../lib64", "../lib/" TOPOTUNE_MULTIARCH, "tuner"};
+    static const char *const rel[] = {"../lib", "../lib64", ("../lib/" TOPOTUNE_MULTIARCH),
+                                      "tuner"};
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     path[0] = '\0';

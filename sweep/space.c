@@ -532,13 +532,13 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
 }
 
 /* Stable id: 12 hex digits of FNV-1a over the sorted NAME=value lines. */
-static void config_id(json_t *env, char out[16])
+void sweep_config_id(const json_t *env, char out[16])
 {
     const char **keys = calloc(json_object_size(env) + 1, sizeof(char *));
     size_t n = 0;
     const char *k;
     json_t *v;
-    json_object_foreach(env, k, v) keys[n++] = k;
+    json_object_foreach((json_t *)env, k, v) keys[n++] = k;
     qsort(keys, n, sizeof(char *), cmp_text);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
@@ -628,7 +628,7 @@ json_t *sweep_space_configs(const struct sweep_space *s)
         if (baseline || !excluded(exclude, env)) {
             json_t *c = json_object();
             char id[16];
-            config_id(env, id);
+            sweep_config_id(env, id);
             json_object_set_new(c, "id", json_string(id));
             json_object_set_new(c, "env", env);
             if (baseline) /* the baseline goes first, always */
@@ -649,7 +649,7 @@ json_t *sweep_space_configs(const struct sweep_space *s)
     if (!first || json_object_size(json_object_get(first, "env")) != 0) {
         json_t *c = json_object(), *env = json_object();
         char id[16];
-        config_id(env, id);
+        sweep_config_id(env, id);
         json_object_set_new(c, "id", json_string(id));
         json_object_set_new(c, "env", env);
         json_array_insert_new(configs, 0, c);

@@ -15,6 +15,7 @@
 #include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -586,6 +587,7 @@ static int run_grid(struct sweep *sw)
 {
     size_t n = json_array_size(sw->configs);
     sw->total = (int)n * sw->repeat;
+    sw->done = 0; /* the cure probes are planned runs too, counted again when reused */
     for (size_t c = 0; c < n; c++)
         for (int rep = 0; rep < sw->repeat; rep++) {
             struct planned_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
@@ -622,6 +624,7 @@ static int run_halving(struct sweep *sw)
         rungs++;
     struct ranked *alive = calloc(n + 1, sizeof(*alive));
     size_t nalive = n;
+    sw->done = 0;
     for (size_t i = 0; i < n; i++)
         alive[i].config = json_array_get(sw->configs, i);
     sw->total = 0;
@@ -668,6 +671,134 @@ static int run_halving(struct sweep *sw)
     return 0;
 }
 
+/*
+ * The known cures of defaults that fail before the first collective, in the order the field
+ * applies them (NCCL's own troubleshooting): peer-to-peer over a path where it is broken hangs
+ * at init (P2P off), then the SHM transport outgrows a container's /dev/shm (SHM off).
+ */
+static const char *const cure_steps[][2] = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+
+static int failed_early(const json_t *res)
+{
+    const char *outcome = json_string_value(json_object_get(res, "outcome"));
+    const char *stage = json_string_value(json_object_get(res, "stage"));
+    return strcmp(outcome, "ok") &&
+           (!strcmp(outcome, "crash") ||
+            (stage &&
+             (!strcmp(stage, "init") || !strncmp(stage, "size:", 5) || !strcmp(stage, "warmup"))));
+}
+
+static json_t *config_of(json_t *env)
+{
+    char id[16];
+    sweep_config_id(env, id);
+    return json_pack("{s:s,s:O}", "id", id, "env", env);
+}
+
+/* Every configuration with the cure's variables added (its own values win), deduplicated; the
+ * baseline stays first and unchanged, the cure alone second. */
+static json_t *with_cure(const json_t *configs, json_t *cure)
+{
+    json_t *out = json_array(), *seen = json_object(), *c;
+    size_t i;
+    json_array_foreach(configs, i, c)
+    {
+        json_t *env = json_object_get(c, "env");
+        json_t *merged = i == 0 ? json_deep_copy(env) : json_deep_copy(cure);
+        if (i > 0)
+            json_object_update(merged, env);
+        json_t *cc = config_of(merged);
+        const char *id = json_string_value(json_object_get(cc, "id"));
+        if (!json_object_get(seen, id)) {
+            json_object_set_new(seen, id, json_true());
+            json_array_append(out, cc);
+        }
+        json_decref(cc);
+        json_decref(merged);
+        if (i == 0) { /* the cure alone: the defaults plus what they needed */
+            json_t *alone = config_of(cure);
+            id = json_string_value(json_object_get(alone, "id"));
+            if (!json_object_get(seen, id)) {
+                json_object_set_new(seen, id, json_true());
+                json_array_append(out, alone);
+            }
+            json_decref(alone);
+        }
+    }
+    json_decref(seen);
+    return out;
+}
+
+/* sweep.json gets the cures and the configurations as they will run. */
+static int record_cures(struct sweep *sw)
+{
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
+    json_t *meta = util_json_load(path);
+    if (!meta)
+        return UTIL_EIO;
+    json_object_set(meta, "configs", sw->configs);
+    json_object_set(meta, "cures", sw->cures);
+    int rc = util_json_write(path, meta);
+    json_decref(meta);
+    return rc;
+}
+
+/*
+ * When NCCL's defaults fail before the first collective completes, measure the known cures
+ * one after the other (each adding to the previous) until one runs ok, then carry on with
+ * every configuration plus that cure: a sweep on a box where the defaults hang still ends with
+ * a working profile, and the profile says which variables the hardware needs (gen marks them
+ * system). Resumes reuse the recorded probe runs. 0, 1 (cut by a signal) or an error code.
+ */
+static int find_cures(struct sweep *sw)
+{
+    json_t *base = json_array_get(sw->configs, 0), *res;
+    if (sw->no_cures || !strcmp(sw->backend, "mpi") || !base ||
+        json_object_size(json_object_get(base, "env")))
+        return 0;
+    struct planned_run r = {base, 0, 0, sw->space.iters, 1};
+    int rc = measure(sw, &r, &res);
+    if (rc || !failed_early(res))
+        return rc;
+    json_t *cure = json_object();
+    struct util_buf why = UTIL_BUF_INIT;
+    util_buf_addf(&why, "NCCL's defaults: %s at %s",
+                  json_string_value(json_object_get(res, "outcome")),
+                  json_string_value(json_object_get(res, "stage"))
+                      ? json_string_value(json_object_get(res, "stage"))
+                      : "?");
+    for (size_t k = 0; !rc && k < sizeof(cure_steps) / sizeof(cure_steps[0]); k++) {
+        json_object_set_new(cure, cure_steps[k][0], json_string(cure_steps[k][1]));
+        json_t *probe = config_of(cure);
+        struct planned_run p = {probe, 0, 0, sw->space.iters, 1};
+        rc = measure(sw, &p, &res);
+        int ok = !rc && !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
+        if (!rc)
+            util_buf_addf(&why, "; with %s=%s: %s", cure_steps[k][0], cure_steps[k][1],
+                          json_string_value(json_object_get(res, "outcome")));
+        json_decref(probe);
+        if (!ok)
+            continue;
+        json_t *configs = with_cure(sw->configs, cure);
+        json_decref(sw->configs);
+        sw->configs = configs;
+        json_decref(sw->cures);
+        sw->cures = json_pack("[{s:O,s:s}]", "vars", cure, "evidence", util_buf_str(&why));
+        info("the defaults failed (%s): every configuration now runs with the cure, as system "
+             "variables",
+             util_buf_str(&why));
+        rc = record_cures(sw);
+        break;
+    }
+    if (!rc && !sw->cures)
+        warning("the defaults failed and no known cure helped (%s): see DIR/logs",
+                util_buf_str(&why));
+    util_buf_release(&why);
+    json_decref(cure);
+    return rc;
+}
+
 int sweep_configs_check(const struct sweep_space *s, const json_t *configs)
 {
     size_t i;
@@ -710,7 +841,9 @@ int sweep_run(struct sweep *sw)
     if (json_array_size(sw->results))
         info("resuming: %zu runs already in '%s' are not measured again",
              json_array_size(sw->results), path);
-    int rc = strcmp(sw->strategy, "halving") == 0 ? run_halving(sw) : run_grid(sw);
+    int rc = find_cures(sw);
+    if (!rc)
+        rc = strcmp(sw->strategy, "halving") == 0 ? run_halving(sw) : run_grid(sw);
     if (isatty(STDERR_FILENO) && util_log_level() >= UTIL_LOG_INFO)
         fputc('\n', stderr);
     return rc;

@@ -77,6 +77,8 @@ double sweep_space_count(const struct sweep_space *s);
  * sweep_space_count is above max_configs.
  */
 json_t *sweep_space_configs(const struct sweep_space *s);
+/* A configuration's id from its environment (NAME -> value): 12 hex digits, stable. */
+void sweep_config_id(const json_t *env, char out[16]);
 /*
  * The last gate before a child: every variable of every configuration's
  * environment (fixed included) passes util_env_refused and sweep_valid_value.
@@ -110,7 +112,9 @@ struct sweep {
     char *host_topology, *btl_subnet;
     char *tcp_env[3]; /* --hosts: Open MPI kept off container bridges (launch_tcp_env) */
     int nhosts;
-    json_t *configs; /* [{id, env}] */
+    json_t *configs; /* [{id, env}]; rebuilt with the cures when the defaults failed at init */
+    json_t *cures;   /* what sweep_run added because the defaults failed: [{vars, evidence}] */
+    int no_cures;    /* --no-cures: the space as it is, even when the defaults fail */
     int np, nodes, repeat;
     unsigned seed;
     double timeout_s;

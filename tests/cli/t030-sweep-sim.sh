@@ -27,7 +27,7 @@ assert sweep["configs"][0]["env"] == {}, "the baseline comes first"
 PY
 
 # Hang, crash and wrong results on 8 RTX 4090 in a container: classified, hangs within deadline + 5 s.
-expect_exit 1 "RTX 4090 faults (the baseline hangs: exit 1)" -- "$TOPOTUNE" sweep \
+expect_exit 1 "RTX 4090 faults (the baseline hangs: exit 1)" -- "$TOPOTUNE" sweep --no-cures \
     --topology "$specs/rtx4090-8x-pcie-container.json" --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" \
     --out "$TEST_TMP/rtx"
 check "faults classified" python3 - "$TEST_TMP/rtx/results.jsonl" <<'PY'
@@ -51,7 +51,7 @@ PY
 check "no benchmark of this sweep left running" bash -c "! pgrep -f -- 'json=$TEST_TMP/[r]tx' >/dev/null"
 
 # kill -9 in the middle, then --resume: every configuration exactly `repeat` times, no torn line.
-"$TOPOTUNE" -q sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+"$TOPOTUNE" -q sweep --no-cures --topology "$specs/rtx4090-8x-pcie-container.json" \
     --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed" 2>/dev/null &
 pid=$!
 sleep 5
@@ -59,7 +59,7 @@ kill -9 "$pid"
 wait "$pid" 2>/dev/null
 check "the killed sweep had started" test -s "$TEST_TMP/killed/sweep.json"
 printf '{"config_id": "torn' >>"$TEST_TMP/killed/results.jsonl" # as a kill mid-write would leave it
-expect_exit 1 "--resume" -- "$TOPOTUNE" sweep --topology "$specs/rtx4090-8x-pcie-container.json" \
+expect_exit 1 "--resume" -- "$TOPOTUNE" sweep --no-cures --topology "$specs/rtx4090-8x-pcie-container.json" \
     --space "$TOPOTUNE_FIXTURES/space-rtx-faults.json" --out "$TEST_TMP/killed" --resume
 expect_stderr_has "torn" "the torn line is reported"
 check "each configuration exactly twice, every line whole" python3 - "$TEST_TMP/killed/results.jsonl" <<'PY'

@@ -109,7 +109,7 @@ cat >faults.json <<'EOF'
  "repeat": 1, "iters": 5, "warmup": 1, "timeout_s": 1}
 EOF
 valid space faults.json
-expect_exit 1 "sim sweep with faults (the baseline hangs: exit 1)" -- "$TOPOTUNE" sweep \
+expect_exit 1 "sim sweep with faults (the baseline hangs: exit 1)" -- "$TOPOTUNE" sweep --no-cures \
     --topology "$specs/rtx4090-8x-pcie-container.json" --space faults.json --out rtx
 valid sweep rtx/sweep.json
 valid result rtx/results.jsonl --lines
