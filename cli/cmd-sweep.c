@@ -37,6 +37,21 @@ static const char sweep_usage[] =
     "       [--strategy grid|halving] [--repeat R] [--timeout S] [--launcher direct|mpirun|srun]\n"
     "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--max-configs N] [--no-cures]";
 
+/* The nodes of the Slurm job this runs in (SLURM_JOB_NUM_NODES, or the older SLURM_NNODES), 0
+ * when none or not a count. */
+static int slurm_nodes(void)
+{
+    const char *names[] = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        long n = v && *v ? strtol(v, &end, 10) : 0;
+        if (v && *v && !*end && n >= 1 && n <= 4096)
+            return (int)n;
+    }
+    return 0;
+}
+
 static int parse_count(const char *flag, const char *v, int min, int max, int *out)
 {
     char *end;
@@ -394,6 +409,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     }
     if (!sw->host_nodes && topo_load(t, o->topology))
         return 2;
+    if (!sw->nodes && !strcmp(sw->launcher, "srun") && slurm_nodes() > 0)
+        sw->nodes = slurm_nodes(); /* the allocation's nodes, not one */
     if (!sw->nodes)
         sw->nodes = !strcmp(sw->backend, "sim") ? t->job_nodes : 1;
     sw->class_id = t->class_id;

@@ -84,6 +84,27 @@ assert sweep["launcher"] == "srun" and len(runs) == len(sweep["configs"]) == 18
 assert all(r["outcome"] == "ok" for r in runs), [(r["env"], r["outcome"], r["stderr_tail"]) for r in runs]
 PY
 
+# What reaches the ranks through srun: the values travel in srun's environment (--export=ALL),
+# so a comma inside one is not srun's list separator: NCCL_DEBUG_SUBSYS arrives whole, and a
+# value that reads as a second NAME=VALUE sets nothing. The node count is the job's, from Slurm.
+cat >"$TEST_TMP/wrapper.sh" <<EOF
+#!/bin/sh
+echo "subsys=\$NCCL_DEBUG_SUBSYS algo=\$NCCL_ALGO preload=\${LD_PRELOAD:-unset}" >>"$TEST_TMP/seen"
+exec "$TOPOTUNE_BIN/topotune-bench" "\$@"
+EOF
+chmod +x "$TEST_TMP/wrapper.sh"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1K", "max": "64K", "factor": 8},
+ "vars": {"NCCL_ALGO": ["Ring,LD_PRELOAD=/nonexistent/x.so"]}, "fixed": {"NCCL_DEBUG_SUBSYS": "INIT,ENV,TUNING"},
+ "repeat": 1, "iters": 2, "warmup": 1, "timeout_s": 10}' >"$TEST_TMP/commas.json"
+env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/wrapper.sh" SLURM_JOB_NUM_NODES=2 "$TOPOTUNE" sweep --backend sim \
+    --launcher srun --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --space "$TEST_TMP/commas.json" \
+    --no-cures --out "$TEST_TMP/commas" >/dev/null 2>&1
+check "a comma in a value arrives whole, and sets no other variable" grep -qx \
+    "subsys=INIT,ENV,TUNING algo=Ring,LD_PRELOAD=/nonexistent/x.so preload=unset" "$TEST_TMP/seen"
+check "the node count is the Slurm job's" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["nodes"] == 2' "$TEST_TMP/commas/sweep.json"
+
 # Inside an allocation, --allocation maps and checks every allocated node through mpirun.
 expect_exit 0 "topo --allocation inside salloc" -- salloc -N1 "$TOPOTUNE" topo --allocation --json
 check "the allocated node mapped" python3 -c '
