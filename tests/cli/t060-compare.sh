@@ -150,5 +150,16 @@ check "gnuplot ran no command from a name" test ! -e PWNED
 check "no markup from a name in the HTML" bash -c "! grep -q '<b>x' odd.html && grep -q '&lt;b&gt;x|y' odd.html"
 check "no cell break from a name in Markdown" grep -qF '&lt;b>x\|y' odd.md
 check "the same name twice is told apart" grep -q 'dgx-a100#2' odd.md
+# Sizes that grow by less than a byte per step (1 B, factor 1.5) used to loop forever: one
+# stepping rule (util_next_size) for the benchmark, the sweep and compare always advances.
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1", "max": "64", "factor": 1.5},
+ "vars": {"NCCL_ALGO": [null, "Ring"]}, "repeat": 1}' >slow-steps.json
+expect_exit 0 "compare with 1 B steps of 1.5x ends" -- timeout 30 "$TOPOTUNE" compare "$specs/dgx-a100.json" --space slow-steps.json --json
+check "every size from 1 to 64 B predicted once" python3 - "$TEST_TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sizes = [s["size"] for s in d["inputs"][0]["profile"]["winner"]["per_size"]] if d["inputs"][0]["profile"].get("winner") else [s["size"] for s in d["inputs"][0]["profile"]["baseline"]["per_size"]]
+assert sizes == sorted(set(sizes)) and sizes[0] == 1 and sizes[-1] <= 64 and len(sizes) >= 8, sizes
+PY
 check "no temporary file left" test -z "$(ls -A tmp)"
 finish
