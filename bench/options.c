@@ -5,11 +5,13 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/version.h"
 #include "util/size.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ static const char bench_usage[] =
 struct raw_options {
     const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology, *nodes,
         *seed, *noise;
+    int version;
 };
 
 /* "8", "1K", "0.5G", "4M": bytes, with binary suffixes as nccl-tests reads them. */
@@ -215,6 +218,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         {"seed", 0, UTIL_OPT_STRING, &r.seed, "S",
          "sim: noise seed (default 1): same seed, same output"},
         {"noise", 0, UTIL_OPT_STRING, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)"},
+        {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
@@ -227,5 +231,9 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
     free(pos);
     if (rc)
         return rc > 0 ? 1 : BENCH_EXIT_USAGE;
+    if (r.version) { /* the project's one version, as topotune --version prints it */
+        printf("topotune-bench %s\n", util_version());
+        return 1;
+    }
     return convert(&r, o);
 }

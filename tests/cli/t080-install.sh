@@ -19,6 +19,8 @@ works() {
         -a -f "$share/hardware/gpus.json" -a -f "$share/schemas/space.schema.json"
     expect_exit 0 "$what: --version" -- bash -c "cd / && '$p/bin/topotune' --version"
     check "$what: the project's version" grep -qx "topotune $(project_version)" "$TEST_TMP/out"
+    expect_exit 0 "$what: topotune-bench --version" -- "$p/bin/topotune-bench" --version
+    check "$what: the same version" grep -qx "topotune-bench $(project_version)" "$TEST_TMP/out"
     expect_exit 0 "$what: predict an installed spec" -- bash -c "cd / && '$p/bin/topotune' predict --input '$share/specs/hgx-h100.json' -e 1M"
     check "$what: predicted rows" grep -q '^   predicted' "$TEST_TMP/out"
     # compare of a spec needs the shipped default space: found next to the program
