@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""How far the current model (topotune predict) is from published all_reduce busbw.
+
+Reads bench/perf/calibration/published.json, expresses each usable row's system as a topotune
+hardware spec (topotune/spec/1, see topo/read-spec.c), runs `topotune predict` at the row's size
+and node count, and prints the predicted busbw next to the published one with the error
+(predicted - published) / published. A report, not a test: it always exits 0 when it could run.
+
+Facts a source did not state but the cloud's public instance specification does (NIC count and
+speed) are marked "assumed" below; rows whose hardware cannot be expressed are skipped with why.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PUBLISHED = os.path.join(HERE, "calibration", "published.json")
+
+SKIP_FLAGS = ("suspect_misconfigured", "reported_as_slow")
+
+
+def spec(gpu, nics, vendor="intel", fabric="nvswitch", count=8):
+    return {"gpu": gpu, "count": count, "fabric": fabric,
+            "nics": [{"model": m, "count": c, "per": "gpu"} for m, c in nics],
+            "cpu": {"vendor": vendor, "sockets": 2}}
+
+
+# System per row group (the row id without its trailing size). Each entry: a spec, the
+# assumptions made to write it (empty when the source states everything the model reads),
+# or a reason the system cannot be expressed as a topotune hardware spec.
+SYSTEMS = {
+    "aws-p4de-2n": (spec("A100-SXM4-80GB", [("EFA-100G", 4)]), ""),
+    "aws-p5-2n": (spec("H100-SXM5-80GB", [("EFA-100G", 32)]), ""),
+    "aws-p5-2n-eks": (spec("H100-SXM5-80GB", [("EFA-100G", 32)]), ""),
+    "aws-p5-1n-batch": (spec("H100-SXM5-80GB", [("EFA-100G", 32)]), ""),
+    "aws-p5en-16n": (spec("H200-SXM5-141GB", [("EFA-100G", 32)]),
+                     "EFA 3200 Gb/s per node (AWS p5en spec) as 32x EFA-100G"),
+    "azure-nd-a100-v4-1n": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd"), ""),
+    "azure-nd-h100-v5-1n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), ""),
+    "azure-nd-h200-v5-1n": (spec("H200-SXM5-141GB", [("CX7-400G-IB", 8)]), ""),
+    "azure-ndmv4-1n": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd"), ""),
+    "azure-ndmv4-2n": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd"),
+                       "8x 200G HDR IB (Azure NDm A100 v4 spec)"),
+    "azure-ndmv4-2n1g": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 1)], "amd", count=1),
+                         "1 GPU per node with its one 200G HDR NIC (Azure NDm A100 v4 spec)"),
+    "oci-b48-2n-default": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"),
+                           "16 RoCE ports at 100G (OCI A100 shapes spec)"),
+    "oci-b48-2n-ring": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"),
+                        "16 RoCE ports at 100G (OCI A100 shapes spec)"),
+    "oci-a100-2n-vf": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"),
+                       "16 RoCE VFs at 100G (OCI A100 shapes spec)"),
+    "oci-gpu48-2n": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"), ""),
+    "oci-gpu48-2n-ubuntu": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"), ""),
+    "oci-gpu48-1n": (spec("A100-SXM4-40GB", [("ROCE-100G", 16)], "amd"), ""),
+    "oci-h100-2n": (spec("H100-SXM5-80GB", [("ROCE-200G", 16)]),
+                    "16 RoCE ports at 200G (OCI BM.GPU.H100.8 spec)"),
+    "gcp-a3mega-2n": "GPUDirect-TCPXO transport has no topotune NIC kind (eth would model sockets)",
+    "stas-a100-1n": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 8)]), "A100 memory size and CPU"),
+    "stas-h200-1n-nvls": (spec("H200-SXM5-141GB", [("CX7-400G-IB", 8)]), ""),
+    "stas-h200-1n-ring": (spec("H200-SXM5-141GB", [("CX7-400G-IB", 8)]), ""),
+    "stas-p5en-4n": (spec("H200-SXM5-141GB", [("EFA-100G", 32)]),
+                     "EFA 3200 Gb/s per node (AWS p5en spec) as 32x EFA-100G"),
+    "stas-p6b200-1n": (spec("B200-SXM-180GB", [("EFA-100G", 32)]),
+                       "8x 400G EFA v4 as 32x EFA-100G (no 400G EFA in the catalog)"),
+    "stas-p6b200-4n": (spec("B200-SXM-180GB", [("EFA-100G", 32)]),
+                       "8x 400G EFA v4 as 32x EFA-100G (no 400G EFA in the catalog)"),
+    "ghi309-xe9680-2n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), ""),
+    "ghi309-xe9680-4n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "VMs modelled as bare metal"),
+    "ghi309-gj-2n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8 NICs (reporter: IB 400G)"),
+    "ghi309-gj-2n-ring-tuned": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                "8 NICs (reporter: IB 400G)"),
+    "ghi309-gj-4n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8 NICs (reporter: IB 400G)"),
+    "ghi309-gj-8n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8 NICs (reporter: IB 400G)"),
+    "ghi309-gj-8n-tuned": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                           "8 NICs (reporter: IB 400G)"),
+    "vp-h100-1n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), ""),
+    "vp-h100-4n": (spec("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                   "8x 400G IB (README '3.2 Tbps'; 3 ports x 400G is below the 4-node busbw)"),
+    "ghi322-h100-128n": "NIC count, speed and kind not stated",
+    "ghnccl527-p4d-1n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
+    "ghnccl527-p4d-2n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
+    "ghnccl527-p4d-3n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
+    "ghnccl527-p4d-4n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
+    "oci-gb200-32n": "GB200 is not in the GPU catalog and multi-node NVLink (MNNVL) is not modelled",
+    "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4),
+                         "PCIe P2P state unknown (catalog: broken); CPU sockets"),
+}
+
+# The row's stated configuration, as NCCL variables the model honours.
+FLAG_ENV = {
+    "algo_forced_ring": "NCCL_ALGO=Ring",
+    "nvls_disabled": "NCCL_NVLS_ENABLE=0",
+    "proto_forced_ll128": "NCCL_PROTO=LL128",
+}
+
+
+def group_of(row):
+    rid, size = row["id"], str(row["size_bytes"])
+    return rid[: -len(size) - 1] if rid.endswith("-" + size) else rid
+
+
+def node_band(n):
+    return "1" if n == 1 else "2" if n == 2 else "4+" if n >= 4 else str(n)
+
+
+def size_band(b):
+    if b < 1 << 20:
+        return "<1MiB"
+    return "1MiB-256MiB" if b < 256 << 20 else ">=256MiB"
+
+
+def human(b):
+    for unit, s in (("G", 30), ("M", 20), ("K", 10)):
+        if b >= 1 << s and b % (1 << s) == 0:
+            return "%d%s" % (b >> s, unit)
+    return str(b)
+
+
+def predict(binary, path, row, env):
+    cmd = [binary, "predict", "--input", path, "--nodes", str(row["nodes"]),
+           "-b", str(row["size_bytes"]), "-e", str(row["size_bytes"]), "--json"]
+    for e in env:
+        cmd += ["--env", e]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    ev = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    sizes = [e for e in ev if e.get("event") == "size"]
+    if p.returncode != 0 or not sizes:
+        end = [e for e in ev if e.get("event") == "end"]
+        why = end[0].get("outcome") if end else (p.stderr.strip().splitlines() or ["?"])[-1]
+        why = {"timeout": "predicts a hang"}.get(why, why)
+        return None, "predict exit %d (%s)" % (p.returncode, why)
+    s = sizes[0]
+    if not s.get("predicted"):
+        return None, "predict output not marked predicted"
+    return s, None
+
+
+def summarise(rows, key):
+    groups = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r["error_pct"])
+    return {k: stats(v) for k, v in sorted(groups.items())}
+
+
+def stats(errs):
+    a = [abs(e) for e in errs]
+    return {"rows": len(errs), "median_abs_error_pct": round(statistics.median(a), 1),
+            "max_abs_error_pct": round(max(a), 1),
+            "median_signed_error_pct": round(statistics.median(errs), 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=os.environ.get("TOPOTUNE_BIN",
+                                                    os.path.join(ROOT, "build", "topotune")))
+    ap.add_argument("--published", default=PUBLISHED)
+    ap.add_argument("--json", metavar="FILE", help="also write rows and summary as JSON ('-': stdout)")
+    args = ap.parse_args()
+    if not os.access(args.bin, os.X_OK):
+        sys.exit("model-error: no topotune binary at %s (build it or set TOPOTUNE_BIN)" % args.bin)
+    with open(args.published, encoding="utf-8") as f:
+        published = json.load(f)["rows"]
+
+    used, skipped, jobs = [], [], []
+    with tempfile.TemporaryDirectory(prefix="topotune-model-error.") as tmp:
+        for row in published:
+            g = group_of(row)
+            bad = [f for f in row["flags"] if f in SKIP_FLAGS]
+            system = SYSTEMS.get(g, "no spec mapping for this system in model-error.py")
+            if bad:
+                skipped.append((row, "flagged " + ",".join(bad)))
+                continue
+            if isinstance(system, str):
+                skipped.append((row, "not expressible: " + system))
+                continue
+            sp, assumed = system
+            sp = dict(sp, schema="topotune/spec/1", name=g, count=row["gpus_per_node"])
+            path = os.path.join(tmp, g + ".json")
+            if not os.path.exists(path):
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(sp, f)
+            env = [FLAG_ENV[f] for f in row["flags"] if f in FLAG_ENV]
+            jobs.append((row, g, path, env, assumed, sp))
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(lambda j: predict(args.bin, j[2], j[0], j[3]), jobs))
+    for (row, g, _, env, assumed, sp), (s, err) in zip(jobs, results):
+        if err:
+            skipped.append((row, "model gives no number: " + err))
+            continue
+        pub, pred = row["busbw_gbs"], s["busbw"]
+        used.append({"id": row["id"], "system_class": row["system_class"], "nodes": row["nodes"],
+                     "gpus_per_node": row["gpus_per_node"], "size_bytes": row["size_bytes"],
+                     "published_busbw_gbs": pub, "predicted_busbw_gbs": round(pred, 2),
+                     "predicted_algo": s.get("algo"), "predicted_proto": s.get("proto"),
+                     "error_pct": round(100.0 * (pred - pub) / pub, 1), "env": env,
+                     "flags": row["flags"], "assumed": assumed, "spec": sp})
+
+    print("Model error vs published all_reduce busbw (GB/s); error = (predicted - published) / published")
+    print("%-34s %-18s %5s %5s %9s %9s %7s %-15s" % (
+        "id", "system_class", "nodes", "size", "published", "predicted", "err%", "predicted algo"))
+    for r in used:
+        algo = "%s/%s" % (r["predicted_algo"], r["predicted_proto"])
+        mark = "*" if r["env"] else ""
+        print("%-34.34s %-18.18s %5d %5s %9.2f %9.2f %+7.1f %-15.15s%s" % (
+            r["id"], r["system_class"], r["nodes"], human(r["size_bytes"]),
+            r["published_busbw_gbs"], r["predicted_busbw_gbs"], r["error_pct"], algo, mark))
+    print("* predicted with the row's stated NCCL_ALGO/NCCL_PROTO/NCCL_NVLS_ENABLE")
+
+    summary = {"rows_used": len(used), "rows_skipped": len(skipped), "skipped_by_reason": {}}
+    for row, why in skipped:
+        summary["skipped_by_reason"].setdefault(why, []).append(row["id"])
+    if used:
+        summary["all"] = stats([r["error_pct"] for r in used])
+        summary["by_system_class"] = summarise(used, lambda r: r["system_class"])
+        summary["by_nodes"] = summarise(used, lambda r: node_band(r["nodes"]))
+        summary["by_size"] = summarise(used, lambda r: size_band(r["size_bytes"]))
+    assumed = sorted({(r["id"].rsplit("-", 1)[0], r["assumed"]) for r in used if r["assumed"]})
+
+    print()
+    print("rows used: %d   rows skipped: %d" % (len(used), len(skipped)))
+    for why, ids in summary["skipped_by_reason"].items():
+        print("  skipped %2d: %s" % (len(ids), why[:100]))
+        groups = sorted({group_of(r) for r, w in skipped if w == why})
+        print("              %s" % ", ".join(groups)[:104])
+    print("assumed (not stated by the source), per row group:")
+    for g, a in assumed:
+        print("  %-26s %s" % (g, a[:90]))
+    if used:
+        print()
+        print("|error| of predicted vs published: %-22s %5s %8s %8s %10s" % (
+            "group", "rows", "median%", "max%", "med.signed%"))
+
+        def line(label, st):
+            print("  %-56s %5d %8.1f %8.1f %+10.1f" % (label, st["rows"], st["median_abs_error_pct"],
+                                                        st["max_abs_error_pct"],
+                                                        st["median_signed_error_pct"]))
+        line("all rows", summary["all"])
+        for name, key in (("system_class", "by_system_class"), ("nodes", "by_nodes"),
+                          ("size", "by_size")):
+            for k, st in summary[key].items():
+                line("%s %s" % (name, k), st)
+            if key == "by_size" and "<1MiB" not in summary[key]:
+                print("  %-56s %5d" % ("size <1MiB (no usable published row)", 0))
+    if args.json:
+        doc = {"schema": "topotune/model-error/1", "binary": args.bin, "rows": used,
+               "skipped": [{"id": r["id"], "reason": w} for r, w in skipped], "summary": summary}
+        if args.json == "-":
+            json.dump(doc, sys.stdout, indent=1)
+            print()
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
