@@ -260,6 +260,11 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         int is_base = json_object_size(env) == 0;
         if (stable(&s, repeat, cv_max) && !is_base)
             json_array_append(stable_runs, runs);
+        if (is_base && base_seen) { /* one baseline: a second all-unset entry adds nothing */
+            json_decref(s.outcomes);
+            json_decref(runs);
+            continue;
+        }
         if (is_base) {
             base = s;
             base_seen = 1;

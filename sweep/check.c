@@ -172,17 +172,28 @@ static int check_versions(const struct where *w, const json_t *versions)
 static int check_configs(const struct where *w, const json_t *configs)
 {
     size_t i;
-    json_t *c;
+    json_t *c, *seen = json_object();
+    int rc = 0;
     if (!json_is_array(configs) || json_array_size(configs) == 0)
-        return bad(w, "configs", "expected a non-empty array, the all-unset baseline first");
+        rc = bad(w, "configs", "expected a non-empty array, the all-unset baseline first");
     json_array_foreach(configs, i, c)
     {
-        if (!sweep_valid_id(json_string_value(json_object_get(c, "id"))))
-            return bad(w, "configs", "entry %zu: id: expected [A-Za-z0-9._-], at most 128", i);
-        if (check_env(w, "configs[].env", json_object_get(c, "env")))
-            return UTIL_EINVAL;
+        const char *id = json_string_value(json_object_get(c, "id"));
+        if (rc)
+            break;
+        if (!sweep_valid_id(id))
+            rc = bad(w, "configs", "entry %zu: id: expected [A-Za-z0-9._-], at most 128", i);
+        else if (json_object_get(seen, id))
+            rc = bad(w, "configs", "entry %zu: id %s listed twice", i, id);
+        else if (check_env(w, "configs[].env", json_object_get(c, "env")))
+            rc = UTIL_EINVAL;
+        else if ((json_object_size(json_object_get(c, "env")) == 0) != (i == 0))
+            rc = bad(w, "configs", "entry %zu: the all-unset baseline comes first, once", i);
+        else
+            json_object_set_new(seen, id, json_true());
     }
-    return 0;
+    json_decref(seen);
+    return rc;
 }
 
 int sweep_meta_check(const json_t *m, const char *path)

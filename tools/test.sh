@@ -24,9 +24,14 @@ for target in topology hwloc-xml space sweepdir tuner-table; do
     echo "fuzz-$target:"
     leaks=1 # hwloc 2.9 leaks the objects of an import it gives up on: not ours to find
     [ "$target" = hwloc-xml ] && leaks=0
-    build-fuzz/tests/fuzz-$target -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
-        -detect_leaks=$leaks "$work/$target" 2>&1 | grep -E 'number_of_executed_units|peak_rss'
-    echo "fuzz-$target: 0 crashes" # a crash fails the pipeline (pipefail) and stops the suite
+    if ! build-fuzz/tests/fuzz-$target -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+        -detect_leaks=$leaks "$work/$target" >"$work/$target.log" 2>&1; then
+        grep -v -E '^#[0-9]+ ' "$work/$target.log" | tail -n 60
+        echo "fuzz-$target: FAILED: the input that failed is the crash-*, leak-* or timeout-* file here"
+        exit 1
+    fi
+    grep -E 'number_of_executed_units|peak_rss' "$work/$target.log"
+    echo "fuzz-$target: 0 crashes"
 done
 
 echo "== tests: plain build"

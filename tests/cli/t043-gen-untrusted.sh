@@ -58,6 +58,8 @@ attack no-class "class" "[r.pop('class') for r in runs]"
 attack no-config "config_id" "runs[0].pop('config_id')"
 attack no-outcome "outcome" "runs[-1].pop('outcome')"
 attack meta-no-class "class" "meta.pop('class')"
+attack two-baselines "baseline" "meta['configs'].append({'id': 'aaaaaaaaaaaa', 'env': {}})"
+attack config-twice "listed twice" "meta['configs'].append(dict(meta['configs'][1]))"
 attack bad-size "busbw" "[r for r in runs if r['sizes']][0]['sizes'][0]['busbw'] = 'fast'"
 
 # 6. one damaged line in the middle is an error naming it; the file is left as it was
