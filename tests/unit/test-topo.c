@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,12 +20,26 @@
 
 static char root[64];
 
+/* mkdir -p without a shell: every prefix of path, then path. */
+static void mkdirs(const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
+}
+
 static void put(const char *rel, const void *data, size_t len)
 {
-    char path[512], cmd[600];
+    char path[512], dir[512];
     snprintf(path, sizeof(path), "%s%s", root, rel);
-    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
+    snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+    mkdirs(dir);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, len, f), len);
@@ -81,9 +96,7 @@ static int make_fake_sysfs(void **state)
     put_config("/sys/devices/pci0000:00/0000:00:01.0/config", 64, 0, 0);
     char link[256], target[256];
     snprintf(link, sizeof(link), "%s/sys/bus/pci/devices", root);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", link);
-    assert_int_equal(system(cmd), 0);
+    mkdirs(link);
     snprintf(link, sizeof(link), "%s/sys/bus/pci/devices/0000:03:00.0", root);
     snprintf(target, sizeof(target), "../../..%s", &GPU_DIR[4]);
     return symlink(target, link);
@@ -92,10 +105,8 @@ static int make_fake_sysfs(void **state)
 static int remove_fake_sysfs(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     unsetenv("TOPOTUNE_SYSFS_ROOT");
-    return system(cmd);
+    return util_remove_tree_at(AT_FDCWD, root, 32);
 }
 
 static void test_probe_nic(void **state)

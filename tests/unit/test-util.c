@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,9 +34,7 @@ static int make_tmpdir(void **state)
 static int remove_tmpdir(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    return system(cmd);
+    return util_remove_tree_at(AT_FDCWD, tmpdir, 16);
 }
 
 static int count_entries(const char *dir)
