@@ -34,7 +34,8 @@ struct sweep_options {
 
 static const char sweep_usage[] =
     "--space FILE [--backend B] [--np N] [--out DIR] [--resume]\n"
-    "       [--strategy grid|halving] [--repeat R] [--timeout S] [--launcher direct|mpirun|srun]\n"
+    "       [--strategy grid|halving|descent] [--repeat R] [--timeout S] [--launcher "
+    "direct|mpirun|srun]\n"
     "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--max-configs N] [--no-cures]";
 
 /* The nodes of the Slurm job this runs in (SLURM_JOB_NUM_NODES, or the older SLURM_NNODES), 0
@@ -347,8 +348,10 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     int seed = 1;
     if (strcmp(sw->backend, "nccl") && strcmp(sw->backend, "mpi") && strcmp(sw->backend, "sim"))
         return error("invalid value '%s' for --backend: expected nccl, mpi or sim", sw->backend), 2;
-    if (strcmp(sw->strategy, "grid") && strcmp(sw->strategy, "halving"))
-        return error("invalid value '%s' for --strategy: expected grid or halving", sw->strategy),
+    if (strcmp(sw->strategy, "grid") && strcmp(sw->strategy, "halving") &&
+        strcmp(sw->strategy, "descent"))
+        return error("invalid value '%s' for --strategy: expected grid, halving or descent",
+                     sw->strategy),
                2;
     int max_configs = SWEEP_MAX_CONFIGS;
     if (parse_count("--np", o->np, 1, 4096, &sw->np) ||
@@ -429,7 +432,7 @@ int cmd_sweep(int argc, char **argv)
          "continue the sweep in --out, skipping finished runs"},
         {"no-cures", 0, UTIL_OPT_FLAG, &o.no_cures, NULL,
          "when NCCL's defaults fail, measure the space as it is (no P2P/SHM cure added)"},
-        {"strategy", 0, UTIL_OPT_STRING, &o.strategy, "S", "grid (default) or halving"},
+        {"strategy", 0, UTIL_OPT_STRING, &o.strategy, "S", "grid (default), halving or descent"},
         {"repeat", 0, UTIL_OPT_STRING, &o.repeat, "R",
          "runs per configuration (default: the space's)"},
         {"timeout", 0, UTIL_OPT_STRING, &o.timeout, "SECONDS",

@@ -3,12 +3,11 @@
  * The sweep: every configuration of a search space, each run a fresh
  * supervised process tree (NCCL reads most variables once per process),
  * classified and appended to DIR/results.jsonl before the next run starts.
- * Strategies: grid (every configuration `repeat` times) and halving (all at
- * low effort, keep the better half, double the effort, until the survivors
- * are measured at full effort `repeat` times).
+ * Which configurations run, and how often, is the strategy's (sweep/strategy.c).
  */
 #include "bench/bench.h"
 #include "launch/launch.h"
+#include "sweep/internal.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/child.h"
@@ -30,11 +29,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-struct planned_run {
-    json_t *config; /* {id, env} */
-    int rep, rung, iters, final;
-};
 
 static const char *run_name(const struct planned_run *r, char *buf, size_t len)
 {
@@ -536,7 +530,7 @@ static int cannot_record(const char *dir)
 
 /* Runs r unless a finished run of it is on file; appends its result. 0, UTIL_EIO, or 1 when a
  * signal came (util_child_supervise): the run it cut is not recorded. */
-static int measure(struct sweep *sw, const struct planned_run *r, json_t **result)
+int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result)
 {
     *result = NULL;
     size_t i;
@@ -580,94 +574,6 @@ static int measure(struct sweep *sw, const struct planned_run *r, json_t **resul
     json_array_append_new(sw->results, res);
     *result = res;
     progress(sw, r, res);
-    return 0;
-}
-
-static int run_grid(struct sweep *sw)
-{
-    size_t n = json_array_size(sw->configs);
-    sw->total = (int)n * sw->repeat;
-    sw->done = 0; /* the cure probes are planned runs too, counted again when reused */
-    for (size_t c = 0; c < n; c++)
-        for (int rep = 0; rep < sw->repeat; rep++) {
-            struct planned_run r = {json_array_get(sw->configs, c), rep, 0, sw->space.iters, 1};
-            json_t *res;
-            int rc = measure(sw, &r, &res);
-            if (rc)
-                return rc;
-        }
-    return 0;
-}
-
-struct ranked {
-    json_t *config;
-    double obj;
-};
-
-static int by_objective(const void *a, const void *b)
-{
-    double x = ((const struct ranked *)a)->obj, y = ((const struct ranked *)b)->obj;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/*
- * Successive halving: rung g measures the survivors once with iters >> (R-g)
- * (at least 2); the better half (by objective; failures drop out; the baseline
- * stays) goes on; the last rung measures the survivors `repeat` times at full
- * effort. Survivors are re-derived from results.jsonl, so resuming works.
- */
-static int run_halving(struct sweep *sw)
-{
-    size_t n = json_array_size(sw->configs);
-    int rungs = 0;
-    while ((1u << rungs) < n)
-        rungs++;
-    struct ranked *alive = calloc(n + 1, sizeof(*alive));
-    size_t nalive = n;
-    sw->done = 0;
-    for (size_t i = 0; i < n; i++)
-        alive[i].config = json_array_get(sw->configs, i);
-    sw->total = 0;
-    for (int g = 0, left = (int)n; g < rungs; g++, left = (left + 1) / 2)
-        sw->total += left;
-    sw->total += 2 * sw->repeat;
-    for (int g = 0; g < rungs && nalive > 2; g++) {
-        int iters = sw->space.iters >> (rungs - g);
-        for (size_t i = 0; i < nalive; i++) {
-            struct planned_run r = {alive[i].config, 0, g + 1, iters < 2 ? 2 : iters, 0};
-            json_t *res;
-            int rc = measure(sw, &r, &res);
-            if (rc) {
-                free(alive);
-                return rc;
-            }
-            int ok = !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
-            alive[i].obj = ok ? sweep_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
-        }
-        qsort(alive, nalive, sizeof(*alive), by_objective);
-        size_t keep = (nalive + 1) / 2, k = 0;
-        int baseline_kept = 0;
-        for (size_t i = 0; i < nalive; i++) {
-            int baseline = json_object_size(json_object_get(alive[i].config, "env")) == 0;
-            if ((i < keep && alive[i].obj >= 0) || (baseline && !baseline_kept)) {
-                baseline_kept |= baseline;
-                alive[k++] = alive[i];
-            }
-        }
-        nalive = k;
-    }
-    sw->total = sw->done + (int)nalive * sw->repeat;
-    for (size_t i = 0; i < nalive; i++)
-        for (int rep = 0; rep < sw->repeat; rep++) {
-            struct planned_run r = {alive[i].config, rep, 0, sw->space.iters, 1};
-            json_t *res;
-            int rc = measure(sw, &r, &res);
-            if (rc) {
-                free(alive);
-                return rc;
-            }
-        }
-    free(alive);
     return 0;
 }
 
@@ -758,7 +664,7 @@ static int find_cures(struct sweep *sw)
         json_object_size(json_object_get(base, "env")))
         return 0;
     struct planned_run r = {base, 0, 0, sw->space.iters, 1};
-    int rc = measure(sw, &r, &res);
+    int rc = sweep_measure(sw, &r, &res);
     if (rc || !failed_early(res))
         return rc;
     json_t *cure = json_object();
@@ -772,7 +678,7 @@ static int find_cures(struct sweep *sw)
         json_object_set_new(cure, cure_steps[k][0], json_string(cure_steps[k][1]));
         json_t *probe = config_of(cure);
         struct planned_run p = {probe, 0, 0, sw->space.iters, 1};
-        rc = measure(sw, &p, &res);
+        rc = sweep_measure(sw, &p, &res);
         int ok = !rc && !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
         if (!rc)
             util_buf_addf(&why, "; with %s=%s: %s", cure_steps[k][0], cure_steps[k][1],
@@ -843,7 +749,9 @@ int sweep_run(struct sweep *sw)
              json_array_size(sw->results), path);
     int rc = find_cures(sw);
     if (!rc)
-        rc = strcmp(sw->strategy, "halving") == 0 ? run_halving(sw) : run_grid(sw);
+        rc = !strcmp(sw->strategy, "halving")   ? sweep_run_halving(sw)
+             : !strcmp(sw->strategy, "descent") ? sweep_run_descent(sw)
+                                                : sweep_run_grid(sw);
     if (isatty(STDERR_FILENO) && util_log_level() >= UTIL_LOG_INFO)
         fputc('\n', stderr);
     return rc;

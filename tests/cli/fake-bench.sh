@@ -10,6 +10,8 @@
 #                leaves $FAKE_PIDS.filled), then acts as ok
 #   slow         writes the ok events after 2 seconds
 #   hang         records "PID PGID PPID" in $FAKE_PIDS and never ends, nor does its child
+#   landscape    ok, with a busbw made of NCCL_FAKE_A, _B and _C: A=1 x1.5, A=2 x1.2, B=2 x1.2
+#                (only once A=1: a gain that needs the first move), C set x1.01 (noise)
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
 json=
@@ -60,6 +62,16 @@ slow)
 hang)
     echo "$$ $(ps -o pgid= -p $$ | tr -d ' ') $PPID" >>"$FAKE_PIDS"
     while :; do sleep 1; done
+    ;;
+landscape)
+    busbw=$(awk -v a="${NCCL_FAKE_A:-}" -v b="${NCCL_FAKE_B:-}" -v c="${NCCL_FAKE_C:-}" 'BEGIN {
+        x = 10; if (a == 1) x *= 1.5; if (a == 2) x *= 1.2; if (a == 1 && b == 2) x *= 1.2
+        if (c != "") x *= 1.01; printf "%.4f", x }')
+    {
+        echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
+        echo "{\"event\":\"size\",\"size\":8,\"count\":2,\"time_us\":1.0,\"algbw\":$busbw,\"busbw\":$busbw,\"wrong\":0}"
+        echo '{"event":"end","outcome":"ok","exit_code":0}'
+    } >"$json"
     ;;
 nccl-log)
     {
