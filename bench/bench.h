@@ -36,6 +36,7 @@ struct bench_options {
     int nodes;            /* sim: nodes (0: the topology's own count) */
     unsigned seed;        /* sim: noise seed */
     double noise;         /* sim: relative run-to-run noise (sigma), default 0.02 */
+    const char *split;    /* --split: "node", or groups of hosts "h1,h2;h3,h4"; NULL: none */
 };
 
 /* Data types and reduction operations (-d, -o). */

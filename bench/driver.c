@@ -177,14 +177,17 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
         if (count == 0)
             continue;
         struct bench_result r[2] = {{0}};
-        struct bench_line l[2];
-        for (int in_place = 0; in_place < 2; in_place++) {
+        struct bench_line l[2] = {{0}};
+        for (int in_place = 0; c->group >= 0 && in_place < 2; in_place++) {
             int rc = b->run(c, count, in_place, &r[in_place]);
             if (rc)
                 return fail(c, rc);
             to_line(c, count * tsize, &r[in_place], average, &l[in_place]);
         }
-        bench_report_size(c, count * tsize, count, &l[0], &l[1]);
+        if (c->ngroups)
+            bench_split_report(c, count * tsize, count, &l[0], &l[1]);
+        else
+            bench_report_size(c, count * tsize, count, &l[0], &l[1]);
         wrong |= l[0].wrong > 0 || l[1].wrong > 0; /* summed over ranks: all agree */
     }
     return wrong ? BENCH_EXIT_WRONG : 0;
@@ -200,20 +203,29 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
         MPI_Allreduce(&opened, &worst_open, 1, MPI_INT, MPI_MAX, c->comm);
     if (worst_open)
         return BENCH_EXIT_USAGE;
+    if (c->opt->split) { /* every process computes the same groups from the same hosts */
+        json_t *groups = bench_split_groups(c, c->opt->split, &c->group);
+        if (!groups)
+            return BENCH_EXIT_USAGE;
+        c->ngroups = (int)json_array_size(groups);
+        bench_report_groups(c, groups);
+        json_decref(groups);
+        bench_split_comm(c);
+    }
     bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
     bench_stage(c, "init");
     c->devices = json_array();
-    rc = b->init(c);
+    rc = c->group >= 0 ? b->init(c) : 0;
     /* Every process must agree that init worked before anyone waits in a collective. */
     int worst = rc;
     if (c->mpi)
-        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
+        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->world);
     if (worst) {
         bench_report_error(
             c, "init", rc ? "backend initialisation failed" : "initialisation failed elsewhere");
         return bench_report_end(c, worst);
     }
-    char *devices = gather_device_text(c);
+    char *devices = c->ngroups ? NULL : gather_device_text(c); /* groups: rank 0's is not all */
     json_t *v = versions(c, b);
     bench_report_header(c, devices ? devices : "", v);
     json_decref(v);
@@ -248,14 +260,16 @@ int bench_main(int argc, char **argv)
     c.mpi = strcmp(b->name, "sim") != 0;
     if (c.mpi) {
         MPI_Init(&argc, &argv);
-        c.comm = MPI_COMM_WORLD;
+        c.comm = c.world = MPI_COMM_WORLD;
         MPI_Comm_rank(c.comm, &c.proc);
         MPI_Comm_size(c.comm, &c.nprocs);
     }
+    c.world_proc = c.proc;
+    c.world_nprocs = c.nprocs;
     c.rank = c.proc * o.ngpus;
     c.nranks = c.nprocs * o.ngpus;
     rc = run(&c, b);
-    if (b->release)
+    if (b->release && c.group >= 0)
         b->release(&c);
     json_decref(c.hosts);
     json_decref(c.devices);

@@ -48,7 +48,14 @@ struct bench_ctx {
     const json_t *env;     /* the configuration's environment; NULL: this process's recordable */
     int predicted;         /* the sim backend: every number is a prediction */
     int mpi;               /* MPI is up (not for sim: its output must not depend on MPI's state) */
-    void *state;           /* the backend's */
+    /* --split: comm, proc, nprocs, rank, nranks and nodes are this process's group's; the world
+     * is every process of the launch; process 0 of the world writes the output */
+    MPI_Comm world;
+    int world_proc, world_nprocs;
+    int group;        /* this process's group, -1: its host is in none (it only waits) */
+    int ngroups;      /* 0: no --split */
+    int report_group; /* 1 + the group bench_report_size writes a line for; 0: none */
+    void *state;      /* the backend's */
 };
 
 struct bench_backend {
@@ -107,6 +114,21 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
 void bench_report_error(const struct bench_ctx *c, const char *stage, const char *message);
 /* Footer and end event; returns code, or BENCH_EXIT_WRONG when a result was wrong. */
 int bench_report_end(const struct bench_ctx *c, int code);
+
+/*
+ * --split (bench/split.c): the groups of hosts of spec ("node": each host alone) over the hosts of
+ * every world process (c->hosts), as a new array of arrays of names, and this process's group in
+ * *mine (-1: none). NULL after an error naming the host (one in two groups, one not in the
+ * launch).
+ */
+json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *mine);
+/* Splits the world by group and makes c the group's (comm, proc, nprocs, rank, nranks, nodes). */
+int bench_split_comm(struct bench_ctx *c);
+/* One size's lines of every group to world process 0, which writes one size event per group. */
+void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
+                        const struct bench_line *oop, const struct bench_line *ip);
+/* The "groups" event: the hosts of each group. */
+void bench_report_groups(const struct bench_ctx *c, json_t *groups);
 
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);

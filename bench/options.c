@@ -18,11 +18,12 @@
 static const char bench_usage[] =
     "[-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c CHECKS]\n"
     "       [-d TYPE] [-o OP] [-g GPUS] [-T SECONDS] [-a MODE] [--backend nccl|mpi|sim]\n"
-    "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]]";
+    "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]]\n"
+    "       [--split node|H1,H2;H3,H4...]";
 
 struct raw_options {
     const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology, *nodes,
-        *seed, *noise;
+        *seed, *noise, *split;
     int version;
 };
 
@@ -161,6 +162,20 @@ static int convert(const struct raw_options *r, struct bench_options *o)
         error("--topology, --nodes, --seed and --noise belong to --backend sim");
         return BENCH_EXIT_USAGE;
     }
+    if (r->split) {
+        size_t n = strlen(r->split);
+        if (!n || n > (1u << 20) ||
+            strspn(r->split, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+                             "TUVWXYZ0123456789._-,;") != n)
+            return bad("--split", r->split,
+                       "expected node, or groups of host names: h1,h2;h3,h4 (a comma joins hosts "
+                       "of a group, a semicolon separates groups)");
+        if (!strcmp(o->backend, "sim"))
+            return bad("--split", r->split,
+                       "the sim backend has no hosts to split: use "
+                       "'topotune survey --backend sim'");
+        o->split = r->split;
+    }
     if (o->max_bytes < o->min_bytes) {
         error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as large as -b",
               o->max_bytes, o->min_bytes);
@@ -218,6 +233,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         {"seed", 0, UTIL_OPT_STRING, &r.seed, "S",
          "sim: noise seed (default 1): same seed, same output"},
         {"noise", 0, UTIL_OPT_STRING, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)"},
+        {"split", 0, UTIL_OPT_STRING, &r.split, "GROUPS",
+         "a communicator per node (node) or per group of hosts (h1,h2;h3,h4), all in one launch"},
         {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},
         {0},
     };

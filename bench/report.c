@@ -27,7 +27,7 @@ static struct {
 
 static int writer(const struct bench_ctx *c)
 {
-    return c->proc == 0;
+    return c->world_proc == 0;
 }
 
 int bench_report_open(const struct bench_ctx *c)
@@ -203,7 +203,18 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
     json_object_set_new(ev, "proto", oop->proto[0] ? json_string(oop->proto) : json_null());
     json_object_set_new(ev, "in_place", line_json(ip));
     json_object_set_new(ev, "predicted", json_boolean(c->predicted));
+    if (c->report_group)
+        json_object_set_new(ev, "group", json_integer(c->report_group - 1));
     emit(ev);
+    pthread_mutex_unlock(&rep.lock);
+}
+
+void bench_report_groups(const struct bench_ctx *c, json_t *groups)
+{
+    if (!writer(c))
+        return;
+    pthread_mutex_lock(&rep.lock);
+    emit(json_pack("{s:s,s:O}", "event", "groups", "groups", groups));
     pthread_mutex_unlock(&rep.lock);
 }
 

@@ -20,6 +20,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_survey(int argc, char **argv);
 
 struct cli_command {
     const char *name;

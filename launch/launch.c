@@ -82,6 +82,12 @@ char **launch_argv(const struct launch *l, char *const *program)
     } else if (!strcmp(l->launcher, "srun")) {
         add(&argv, &n, "srun");
         add_int(&argv, &n, "-n", l->np > 0 ? l->np : 1, "");
+        if (nhosts) { /* these nodes of the allocation, the same number of ranks on each */
+            add(&argv, &n, "-w");
+            add(&argv, &n, l->hosts);
+            add_int(&argv, &n, "-N", nhosts, "");
+            add_int(&argv, &n, "--ntasks-per-node=", l->np / nhosts, "");
+        }
         add(&argv, &n, "--export=ALL");
     }
     for (char *const *p = program; *p; p++)

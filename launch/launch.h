@@ -18,7 +18,8 @@
 struct launch {
     const char *launcher; /* "direct", "mpirun" or "srun" */
     int np;               /* processes in all; 0 with mpirun: one per node of the allocation */
-    const char *hosts;    /* mpirun: comma-separated host names, or NULL (this host or Slurm's) */
+    const char *hosts;    /* comma-separated host names (srun: nodes of the allocation, -w), or
+                             NULL (mpirun: this host or Slurm's; srun: what Slurm places) */
     char *const *env;     /* NAME=VALUE for every rank (NULL-terminated, may be NULL) */
 };
 

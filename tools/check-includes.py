@@ -12,7 +12,7 @@ import sys
 
 # Lowest first: a folder may include only folders before it (and itself).
 LAYERS = ["tuner", "util", "topo", "model", "launch", "bench", "cluster", "sweep", "doctor", "gen",
-          "compare", "cli", "tools"]
+          "compare", "survey", "cli", "tools"]
 # The CMake library built from each folder (tools/ holds programs, not a library).
 # tuner/ is the NCCL plugin: it stands alone (loaded into NCCL's process), its library is
 # topotune_tuner_table and it includes nothing of ours.

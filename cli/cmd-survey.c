@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune survey`: which nodes and links of a cluster are not like the others (survey/survey.h
+ * has the plan). The nodes come from --hosts, --hostfile, the Slurm allocation, or a simulated
+ * cluster file (--backend sim --cluster FILE).
+ */
+#include "cli/cli.h"
+#include "launch/launch.h"
+#include "survey/survey.h"
+#include "sweep/sweep.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct survey_opts {
+    const char *hosts, *hostfile, *out, *backend, *cluster, *size, *pairs, *matchings, *seed,
+        *tolerance, *ppn, *timeout, *iters, *launcher;
+    int allocation, resume;
+};
+
+static const char usage[] =
+    "--hosts H1,H2,... | --hostfile FILE | --allocation | --backend sim --cluster FILE\n"
+    "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
+    "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
+    "       [--resume]\n\n"
+    "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
+    "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
+    "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
+    "cluster, and names what is not like the rest of its class: a node slow or failing alone, a\n"
+    "node slow or failing with every partner (its NIC or path), a link slow or failing while\n"
+    "both of its nodes are fine elsewhere, a node that does not answer. Writes DIR/survey.json,\n"
+    "healthy.hostfile, excluded.txt, report.txt, report.md and report.html.\n"
+    "Exit: 0 nothing named, 1 something named (see excluded.txt and the report), 2 usage or\n"
+    "input, 3 the survey could not run, 130/143 interrupted (--resume continues).";
+
+static int number(const char *v, const char *flag, double min, double max, double *out)
+{
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    if (v && (end == v || *end || !(x >= min && x <= max)))
+        return error("invalid value '%s' for %s: expected a number from %g to %g", v, flag, min,
+                     max),
+               -1;
+    if (v)
+        *out = x;
+    return 0;
+}
+
+static int size_arg(const char *v, size_t *out)
+{
+    char *end;
+    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+    if (!v)
+        return 0;
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (end == v || (shift ? end[1] != '\0' : *end != '\0') || x == 0 || x > (16ULL << 30) >> shift)
+        return error("invalid value '%s' for --size: expected a size such as 1M or 256M (at most "
+                     "16G)",
+                     v),
+               -1;
+    *out = (size_t)(x << shift);
+    return 0;
+}
+
+/* --hostfile: one host per line (mpirun's "host slots=N" and '#' comments allowed). */
+static int read_hostfile(const char *path, struct util_buf *hosts)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL;
+    if (util_file_read_regular(path, 16 << 20, &text, &why))
+        return error("cannot read --hostfile '%s': %s", path, why ? why : "?"),
+               util_buf_release(&text), -1;
+    int n = 0, line = 0;
+    for (char *p = text.data; p && p < text.data + text.len; line++) {
+        char *nl = memchr(p, '\n', (size_t)(text.data + text.len - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(text.data + text.len - p);
+        size_t name =
+            strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
+        if (name > len)
+            name = len;
+        if (name && name < 256 &&
+            (name == len || p[name] == ' ' || p[name] == '\t' || p[name] == '#'))
+            util_buf_addf(hosts, "%s%.*s", n++ ? "," : "", (int)name, p);
+        else if (len && p[strspn(p, " \t")] != '#' && p[strspn(p, " \t")] != '\n')
+            return error("%s:%d: not a host name (one per line, [A-Za-z0-9._-])", path, line + 1),
+                   util_buf_release(&text), -1;
+        p = nl ? nl + 1 : NULL;
+    }
+    util_buf_release(&text);
+    if (!n)
+        return error("%s: no host in the file", path), -1;
+    return 0;
+}
+
+static int nodes_from(struct survey *s, const char *hosts)
+{
+    s->nnodes = launch_count_hosts(hosts);
+    s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
+    int i = 0;
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        if (!len)
+            continue;
+        for (int j = 0; j < i; j++)
+            if (strlen(s->nodes[j].host) == len && !strncmp(s->nodes[j].host, p, len))
+                return error("host '%.*s' is listed twice", (int)len, p), -1;
+        s->nodes[i++].host = strndup(p, len);
+    }
+    return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char buf[2048];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return error("directory name too long: '%s'", dir), -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return error("cannot create '%s': %s", dir, strerror(errno)), -1;
+    return 0;
+}
+
+/* DIR/.lock for the survey's life: a second survey of DIR is refused, naming the holder. */
+static int lock_dir(const char *dir)
+{
+    char path[1100], pid[32] = "";
+    snprintf(path, sizeof(path), "%s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return error("cannot open '%s': %s", path, strerror(errno)), -1;
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+        close(fd);
+        return error("'%s' is in use by another survey (pid %s): wait for it, or give another "
+                     "--out",
+                     dir, pid[0] ? pid : "unknown"),
+               -1;
+    }
+    int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
+        warning("cannot write the survey's pid into '%s'", path);
+    return fd;
+}
+
+static int parse(int argc, char **argv, struct survey_opts *o)
+{
+    const struct util_opt opts[] = {
+        {"hosts", 0, UTIL_OPT_STRING, &o->hosts, "LIST", "the nodes, comma-separated"},
+        {"hostfile", 0, UTIL_OPT_STRING, &o->hostfile, "FILE", "the nodes, one per line"},
+        {"allocation", 0, UTIL_OPT_FLAG, &o->allocation, NULL,
+         "every node of the Slurm allocation this runs in (launches through srun)"},
+        {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR", "where the survey's files go (required)"},
+        {"backend", 0, UTIL_OPT_STRING, &o->backend, "B", "nccl (default), mpi or sim"},
+        {"cluster", 0, UTIL_OPT_STRING, &o->cluster, "FILE",
+         "sim: the simulated cluster (topotune/sim-cluster/1)"},
+        {"size", 0, UTIL_OPT_STRING, &o->size, "SIZE", "bytes per all_reduce (default 32M)"},
+        {"pairs", 0, UTIL_OPT_STRING, &o->pairs, "P",
+         "matchings (default: random matchings, then focused rounds) or all (n-1 rounds)"},
+        {"matchings", 0, UTIL_OPT_STRING, &o->matchings, "N",
+         "random perfect matchings before the focused rounds (default 2)"},
+        {"seed", 0, UTIL_OPT_STRING, &o->seed, "S", "the matchings' seed (default 1)"},
+        {"tolerance", 0, UTIL_OPT_STRING, &o->tolerance, "X",
+         "least shortfall below the class median called slow (default 0.15)"},
+        {"ppn", 0, UTIL_OPT_STRING, &o->ppn, "N", "ranks per node (default 2; nccl: 1 per GPU)"},
+        {"iters", 0, UTIL_OPT_STRING, &o->iters, "N", "timed operations per launch (default 20)"},
+        {"timeout", 0, UTIL_OPT_STRING, &o->timeout, "S",
+         "a wait's deadline in the benchmark, and the map's (default 60)"},
+        {"resume", 0, UTIL_OPT_FLAG, &o->resume, NULL,
+         "continue the survey in --out: recorded launches are not made again"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0;
+    int rc = util_opts_parse("topotune survey", usage, opts, argc, argv, pos, &npos);
+    if (rc == 0 && npos)
+        rc =
+            (error("unexpected argument '%s' (see 'topotune survey --help')", pos[0]), UTIL_EUSAGE);
+    free(pos);
+    return rc ? (rc == 1 ? 1 : 2) : 0;
+}
+
+static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
+{
+    double x;
+    s->backend = o->backend ? o->backend : "nccl";
+    if (strcmp(s->backend, "nccl") && strcmp(s->backend, "mpi") && strcmp(s->backend, "sim"))
+        return error("invalid value '%s' for --backend: expected nccl, mpi or sim", s->backend), 2;
+    if (!o->out)
+        return error("topotune survey needs --out DIR (where survey.json and the reports go)"), 2;
+    int given = !!o->hosts + !!o->hostfile + o->allocation + !!o->cluster;
+    if (given != 1)
+        return error(given ? "give one of --hosts, --hostfile, --allocation and --cluster"
+                           : "topotune survey needs the nodes: --hosts, --hostfile, --allocation "
+                             "(inside Slurm) or, with --backend sim, --cluster FILE"),
+               2;
+    if (!!o->cluster != !strcmp(s->backend, "sim"))
+        return error(o->cluster ? "--cluster is the simulated cluster of --backend sim"
+                                : "--backend sim surveys a simulated cluster: give --cluster FILE"),
+               2;
+    if (launch_check_nodes(o->hosts, o->allocation))
+        return 2;
+    if (size_arg(o->size, &s->size))
+        return 2;
+    if (o->pairs && strcmp(o->pairs, "matchings") && strcmp(o->pairs, "all"))
+        return error("invalid value '%s' for --pairs: expected matchings or all", o->pairs), 2;
+    s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
+    if (number(o->matchings, "--matchings", 1, 16, &x))
+        return 2;
+    s->matchings = o->matchings ? (int)x : 0;
+    if (number(o->seed, "--seed", 1, 2147483647, &x))
+        return 2;
+    s->seed = o->seed ? (unsigned)x : 0;
+    if (number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance))
+        return 2;
+    *l = (struct survey_launch){o->allocation ? "srun" : "mpirun", NULL, 2, 20, 5, 60};
+    if (number(o->ppn, "--ppn", 1, 256, &x))
+        return 2;
+    l->ppn = o->ppn ? (int)x : !strcmp(s->backend, "nccl") ? 0 : 2;
+    if (number(o->iters, "--iters", 1, 100000, &x))
+        return 2;
+    l->iters = o->iters ? (int)x : l->iters;
+    if (number(o->timeout, "--timeout", 1, 86400, &l->timeout_s))
+        return 2;
+    s->dir = o->out;
+    s->resume = o->resume;
+    survey_defaults(s);
+    return 0;
+}
+
+static int nodes_of(struct survey *s, const struct survey_opts *o)
+{
+    if (o->hosts)
+        return nodes_from(s, o->hosts) ? 2 : 0;
+    if (o->hostfile) {
+        struct util_buf hosts = UTIL_BUF_INIT;
+        int rc = read_hostfile(o->hostfile, &hosts) || nodes_from(s, util_buf_str(&hosts)) ? 2 : 0;
+        util_buf_release(&hosts);
+        return rc;
+    }
+    return 0; /* --allocation: the map names them; --cluster: the file does */
+}
+
+int cmd_survey(int argc, char **argv)
+{
+    struct survey_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    struct survey s = {0};
+    struct survey_launch l;
+    rc = setup(&s, &o, &l);
+    if (!rc)
+        rc = nodes_of(&s, &o);
+    if (rc) {
+        survey_release(&s);
+        return rc;
+    }
+    if (mkdir_p(o.out)) {
+        survey_release(&s);
+        return 3;
+    }
+    int lock = lock_dir(o.out);
+    if (lock < 0) {
+        survey_release(&s);
+        return 3;
+    }
+    util_child_supervise();
+    char *bench = NULL;
+    if (o.cluster) {
+        rc = survey_probe_sim(&s, o.cluster) ? 2 : 0;
+    } else {
+        bench = sweep_bench_program();
+        l.bench = bench;
+        rc = survey_probe_launch(&s, &l) ? 3 : 0;
+    }
+    if (!rc) {
+        info("surveying %d node(s) with the %s backend into '%s'", s.nnodes, s.backend, o.out);
+        int r = survey_run(&s);
+        if (util_child_interrupted()) {
+            error("interrupted: %d launches are in '%s/launches.jsonl'; 'topotune survey ... "
+                  "--out %s --resume' continues",
+                  s.rounds, o.out, o.out);
+            rc = 128 + util_child_interrupted();
+        } else if (r) {
+            rc = 3;
+        } else if (survey_write(&s)) {
+            rc = 3;
+        } else {
+            size_t n = json_array_size(s.verdicts);
+            info("%zu verdict(s); %d launches (%d failed), %.0f s%s: see '%s/report.txt'", n,
+                 s.rounds, s.launches_failed, s.wall_s, s.probe.predicted ? " (predicted)" : "",
+                 o.out);
+            rc = n ? 1 : 0;
+        }
+    }
+    free(bench);
+    survey_release(&s);
+    close(lock);
+    return rc;
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Real measurements for a survey: the map through the cluster gather (topotune-node on every
+ * host), and each launch as one supervised `topotune-bench --split GROUPS` under mpirun or srun:
+ * a communicator per group in one launch, each group's busbw from the benchmark's "group"
+ * events. A launch that fails or passes its deadline is killed with its whole process group
+ * and reported with the hosts the launcher's log blames.
+ */
+#include "cluster/cluster.h"
+#include "launch/launch.h"
+#include "survey/survey.h"
+#include "sweep/sweep.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct launch_ctx {
+    struct survey_launch l;
+    char *tcp_env[3];
+    int seq;
+};
+
+/* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
+static int launch_map(struct survey *s)
+{
+    struct launch_ctx *c = s->probe.ctx;
+    struct util_buf hosts = UTIL_BUF_INIT;
+    for (int i = 0; i < s->nnodes; i++)
+        util_buf_addf(&hosts, "%s%s", i ? "," : "", s->nodes[i].host);
+    json_t *all =
+        cluster_gather(s->nnodes ? util_buf_str(&hosts) : NULL, "topo", NULL, c->l.timeout_s);
+    util_buf_release(&hosts);
+    if (!all && !s->nnodes)
+        return error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
+    if (all && !s->nnodes) { /* --allocation: the nodes are those that answered */
+        s->nnodes = (int)json_array_size(all);
+        s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
+    }
+    for (int i = 0; i < s->nnodes; i++) {
+        json_t *one = all ? json_incref(json_array_get(all, (size_t)i)) : NULL;
+        if (!all) {
+            info("mapping %s alone", s->nodes[i].host);
+            json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, c->l.timeout_s);
+            one = a ? json_incref(json_array_get(a, 0)) : NULL;
+            json_decref(a);
+        }
+        const char *host = util_json_str(one, "host", NULL);
+        if (!s->nodes[i].host)
+            s->nodes[i].host = strdup(host ? host : "?");
+        const char *id = json_string_value(
+            json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
+        if (id && sweep_valid_id(id))
+            s->nodes[i].class_id = strdup(id);
+        if (id && !c->l.ppn) /* nccl: one rank per GPU of the first node mapped */
+            c->l.ppn =
+                (int)json_array_size(json_object_get(json_object_get(one, "topology"), "gpus"));
+        else
+            snprintf(s->nodes[i].why, sizeof(s->nodes[i].why), "%s",
+                     one ? "its map has no valid node class"
+                         : "no answer to the map within its deadline (see the messages above)");
+        json_decref(one);
+    }
+    json_decref(all);
+    if (!c->l.ppn)
+        c->l.ppn = 1;
+    return 0;
+}
+
+/* busbw of each group from the benchmark's events: the largest size's out-of-place number. */
+static int read_groups(const char *path, int n, double *busbw, struct util_buf *why)
+{
+    json_t *lines = sweep_results_load(path, SWEEP_RESULTS_READ);
+    int got = 0, ok = 0;
+    for (int k = 0; k < n; k++)
+        busbw[k] = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(lines, i, e)
+    {
+        const char *ev = util_json_str(e, "event", "");
+        json_t *g = json_object_get(e, "group"), *b = json_object_get(e, "busbw");
+        if (!strcmp(ev, "size") && json_is_integer(g) && json_is_number(b) &&
+            json_integer_value(g) >= 0 && json_integer_value(g) < n) {
+            json_int_t k = json_integer_value(g);
+            got += busbw[k] < 0;
+            busbw[k] = json_number_value(b);
+        }
+        if (!strcmp(ev, "end"))
+            ok = !strcmp(util_json_str(e, "outcome", ""), "ok");
+    }
+    json_decref(lines);
+    if (!ok || got != n)
+        util_buf_addf(why, "%sthe benchmark reported %d of %d groups", why->len ? "; " : "", got,
+                      n);
+    return ok && got == n ? 0 : 1;
+}
+
+/* One launch: hosts (comma-separated), the split (NULL: one communicator), n groups. */
+static int run_bench(struct survey *s, const char *hosts, int nhosts, const char *split, int n,
+                     double *busbw, struct util_buf *why)
+{
+    struct launch_ctx *c = s->probe.ctx;
+    char json[1200], log[1200], size[32], iters[16], warmup[16], timeout[32];
+    int seq = ++c->seq;
+    snprintf(json, sizeof(json), "%s/logs/launch-%d.jsonl", s->dir, seq);
+    snprintf(log, sizeof(log), "%s/logs/launch-%d.log", s->dir, seq);
+    snprintf(size, sizeof(size), "%zu", s->size);
+    snprintf(iters, sizeof(iters), "%d", c->l.iters);
+    snprintf(warmup, sizeof(warmup), "%d", c->l.warmup);
+    snprintf(timeout, sizeof(timeout), "%g", c->l.timeout_s);
+    unlink(json);
+    struct util_buf jarg = UTIL_BUF_INIT;
+    util_buf_addf(&jarg, "--json=%s", json);
+    char *program[] = {(char *)c->l.bench,
+                       "--backend",
+                       (char *)s->backend,
+                       "-b",
+                       size,
+                       "-e",
+                       size,
+                       "-n",
+                       iters,
+                       "-w",
+                       warmup,
+                       "-c",
+                       "1",
+                       "-T",
+                       timeout,
+                       (char *)util_buf_str(&jarg),
+                       split ? "--split" : NULL,
+                       (char *)split,
+                       NULL};
+    struct launch l = {c->l.launcher, nhosts * c->l.ppn, hosts, c->tcp_env};
+    char **argv = launch_argv(&l, program);
+    util_buf_release(&jarg);
+    if (!argv)
+        return error("cannot build the launch line for %s", hosts), UTIL_EINVAL;
+    /* the benchmark's own deadline covers each wait; the launch's covers start-up and all */
+    struct util_child ch = {.argv = argv,
+                            .env = c->tcp_env,
+                            .log = log,
+                            .timeout_s = 3 * c->l.timeout_s + 30,
+                            .grace_s = 2};
+    util_child_run(&ch);
+    launch_argv_free(argv);
+    if (util_child_interrupted())
+        return UTIL_EIO;
+    int rc = read_groups(json, n, busbw, why);
+    if (ch.timed_out || ch.exit_code != 0 || rc) {
+        struct util_buf blamed = UTIL_BUF_INIT;
+        launch_hosts_blamed(log, hosts, &blamed);
+        util_buf_addf(why, "%s%s", why->len ? "; " : "",
+                      ch.exec_errno  ? "the launcher could not start"
+                      : ch.timed_out ? "timeout"
+                      : ch.signal    ? "killed by a signal"
+                                     : "exited");
+        if (ch.exit_code > 0)
+            util_buf_addf(why, " %d", ch.exit_code);
+        if (blamed.len)
+            util_buf_addf(why, "; the launcher's log names %s", util_buf_str(&blamed));
+        util_buf_addf(why, " (%s)", log);
+        util_buf_release(&blamed);
+        return 1;
+    }
+    return 0;
+}
+
+static int launch_groups(struct survey *s, const struct survey_group *g, int n, double *busbw,
+                         struct util_buf *why)
+{
+    struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
+    int nhosts = 0;
+    for (int k = 0; k < n; k++) {
+        util_buf_addf(&split, "%s%s", k ? ";" : "", s->nodes[g[k].a].host);
+        util_buf_addf(&hosts, "%s%s", nhosts++ ? "," : "", s->nodes[g[k].a].host);
+        if (g[k].b >= 0) {
+            util_buf_addf(&split, ",%s", s->nodes[g[k].b].host);
+            util_buf_addf(&hosts, ",%s", s->nodes[g[k].b].host);
+            nhosts++;
+        }
+    }
+    int rc = run_bench(s, util_buf_str(&hosts), nhosts, util_buf_str(&split), n, busbw, why);
+    util_buf_release(&hosts);
+    util_buf_release(&split);
+    return rc;
+}
+
+static int launch_whole(struct survey *s, const int *nodes, int n, double *busbw,
+                        struct util_buf *why)
+{
+    struct util_buf hosts = UTIL_BUF_INIT;
+    for (int k = 0; k < n; k++)
+        util_buf_addf(&hosts, "%s%s", k ? "," : "", s->nodes[nodes[k]].host);
+    /* one group of every host: the same events as the pairs */
+    int rc = run_bench(s, util_buf_str(&hosts), n, util_buf_str(&hosts), 1, busbw, why);
+    util_buf_release(&hosts);
+    return rc;
+}
+
+static void launch_release(struct survey *s)
+{
+    struct launch_ctx *c = s->probe.ctx;
+    for (int i = 0; i < 3; i++)
+        free(c->tcp_env[i]);
+    free(c);
+    s->probe.ctx = NULL;
+}
+
+int survey_probe_launch(struct survey *s, const struct survey_launch *l)
+{
+    struct launch_ctx *c = calloc(1, sizeof(*c));
+    c->l = *l;
+    launch_tcp_env(c->tcp_env, !strcmp(s->backend, "mpi"));
+    s->probe = (struct survey_probe){.name = s->backend,
+                                     .map = launch_map,
+                                     .groups = launch_groups,
+                                     .whole = launch_whole,
+                                     .release = launch_release,
+                                     .ctx = c};
+    char logs[1100];
+    snprintf(logs, sizeof(logs), "%s/logs", s->dir);
+    if (mkdir(logs, 0755) && errno != EEXIST)
+        return error("cannot create '%s': %s", logs, strerror(errno)), UTIL_EIO;
+    return 0;
+}

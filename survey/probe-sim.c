@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A simulated cluster for `survey --backend sim` (schema topotune/sim-cluster/1): nodes of
+ * specs, faults injected by host, the model's predictions times the faults' factors times
+ * noise. Every number it gives is a prediction. The file is untrusted: specs are plain file
+ * names, looked up next to it and then among the shipped specs, never a path.
+ */
+#include "model/model.h"
+#include "survey/survey.h"
+#include "topo/topo.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/log.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_MAX_NODES  65536
+#define SIM_MAX_FAULTS 4096
+#define SIM_MAX_SPECS  16
+
+struct sim_class {
+    char *class_id;
+    struct topo t;
+    double alone, pair, pair_time_us; /* predicted busbw (GB/s) and one pair operation's time */
+};
+
+struct sim_link {
+    int a, b;
+    double factor;
+};
+
+struct sim {
+    struct sim_class cls[SIM_MAX_SPECS];
+    int ncls;
+    int *cls_of;            /* per node */
+    double *node_f, *nic_f; /* per node: 1, or the injected factor */
+    char *dead, *hang;
+    struct sim_link *links;
+    int nlinks;
+    double noise;
+    uint64_t state;
+};
+
+static int bad(const char *file, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(const char *file, const char *where, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    error("%s: %s: %s (schema topotune/sim-cluster/1; see docs/schemas/sim-cluster.schema.json)",
+          file, where, msg);
+    return UTIL_EINVAL;
+}
+
+static const char *no_env(const char *name, void *ctx)
+{
+    (void)name;
+    (void)ctx;
+    return NULL;
+}
+
+static double predict_bw(const struct topo *t, int nodes, size_t bytes, double *time_us)
+{
+    struct model m;
+    struct model_prediction p;
+    if (model_init(&m, t, nodes, no_env, NULL) || m.fault || model_predict(&m, bytes, &p))
+        return -1;
+    if (time_us)
+        *time_us = p.time_us;
+    return p.busbw;
+}
+
+static int plain_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > 128 || s[0] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(s[i] == '-' || s[i] == '_' || s[i] == '.' || (s[i] >= 'a' && s[i] <= 'z') ||
+              (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
+            return 0;
+    return 1;
+}
+
+/* A spec by plain file name: next to the cluster file, else a shipped one. */
+static int load_spec(struct sim_class *c, const char *file, const char *name, size_t size)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    const char *slash = strrchr(file, '/');
+    util_buf_addf(&path, "%.*s%s", slash ? (int)(slash - file + 1) : 0, file, name);
+    FILE *f = fopen(util_buf_str(&path), "r");
+    if (f) {
+        fclose(f);
+    } else {
+        util_buf_release(&path);
+        struct util_buf rel = UTIL_BUF_INIT;
+        util_buf_addf(&rel, "specs/%s", name);
+        int rc = util_data_file(util_buf_str(&rel), &path);
+        util_buf_release(&rel);
+        if (rc) {
+            util_buf_release(&path);
+            return bad(file, "nodes[].spec",
+                       "no spec '%s' next to the file or among the shipped "
+                       "specs",
+                       name);
+        }
+    }
+    topo_init(&c->t);
+    int rc = topo_load(&c->t, util_buf_str(&path));
+    util_buf_release(&path);
+    if (rc)
+        return UTIL_EINVAL;
+    c->alone = predict_bw(&c->t, 1, size, NULL);
+    c->pair = predict_bw(&c->t, 2, size, &c->pair_time_us);
+    if (c->alone <= 0 || c->pair <= 0)
+        return bad(file, "nodes[].spec", "the model predicts nothing for '%s' (no GPU?)", name);
+    c->class_id = strdup(c->t.class_id);
+    return 0;
+}
+
+static int host_index(const struct survey *s, const char *host)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        if (!strcmp(s->nodes[i].host, host))
+            return i;
+    return -1;
+}
+
+static double factor_of(const char *file, json_t *f, size_t k, int *rc)
+{
+    json_t *v = json_object_get(f, "factor");
+    double x = json_is_number(v) ? json_number_value(v) : -1;
+    if (x <= 0 || x > 1) {
+        char where[64];
+        snprintf(where, sizeof(where), "faults[%zu].factor", k);
+        *rc = bad(file, where, "a number in (0, 1]: the fraction of the normal busbw");
+    }
+    return x;
+}
+
+static int load_faults(struct survey *s, struct sim *m, const char *file, json_t *faults)
+{
+    size_t k;
+    json_t *f;
+    if (faults && (!json_is_array(faults) || json_array_size(faults) > SIM_MAX_FAULTS))
+        return bad(file, "faults", "an array of at most %d faults", SIM_MAX_FAULTS);
+    json_array_foreach(faults, k, f)
+    {
+        char where[64];
+        snprintf(where, sizeof(where), "faults[%zu]", k);
+        const char *kind = util_json_str(f, "kind", "");
+        json_t *hosts = json_object_get(f, "hosts");
+        int link = !strcmp(kind, "slow-path");
+        int a = -1, b = -1, rc = 0;
+        if (!json_is_array(hosts) || json_array_size(hosts) != (link ? 2u : 1u))
+            return bad(file, where, "\"hosts\": %s", link ? "two host names" : "one host name");
+        const char *ha = json_string_value(json_array_get(hosts, 0));
+        const char *hb = json_string_value(json_array_get(hosts, 1));
+        a = ha ? host_index(s, ha) : -1;
+        if (link)
+            b = hb ? host_index(s, hb) : -1;
+        if (a < 0 || (link && (b < 0 || b == a)))
+            return bad(file, where, "a host that is not in the cluster (names: PREFIX0001...)");
+        if (!strcmp(kind, "slow-node")) {
+            m->node_f[a] = factor_of(file, f, k, &rc);
+        } else if (!strcmp(kind, "slow-link")) {
+            m->nic_f[a] = factor_of(file, f, k, &rc);
+        } else if (link) {
+            m->links[m->nlinks++] = (struct sim_link){a, b, factor_of(file, f, k, &rc)};
+        } else if (!strcmp(kind, "dead")) {
+            m->dead[a] = 1;
+        } else if (!strcmp(kind, "hang")) {
+            m->hang[a] = 1;
+        } else {
+            return bad(file, where,
+                       "kind '%s': expected slow-node, slow-link, slow-path, dead "
+                       "or hang",
+                       kind);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static double noisy(struct sim *m)
+{
+    return m->noise > 0 ? model_noise(&m->state, m->noise) : 1;
+}
+
+static int sim_map(struct survey *s)
+{
+    struct sim *m = s->probe.ctx;
+    for (int i = 0; i < s->nnodes; i++) {
+        if (m->dead[i])
+            snprintf(s->nodes[i].why, sizeof(s->nodes[i].why),
+                     "no answer within the deadline (simulated: dead)");
+        else
+            s->nodes[i].class_id = strdup(m->cls[m->cls_of[i]].class_id);
+    }
+    return 0;
+}
+
+static double link_f(const struct sim *m, int a, int b)
+{
+    double f = 1;
+    for (int l = 0; l < m->nlinks; l++)
+        if ((m->links[l].a == a && m->links[l].b == b) ||
+            (m->links[l].a == b && m->links[l].b == a))
+            f = fmin(f, m->links[l].factor);
+    return f;
+}
+
+static int sim_groups(struct survey *s, const struct survey_group *g, int n, double *busbw,
+                      struct util_buf *why)
+{
+    struct sim *m = s->probe.ctx;
+    for (int k = 0; k < n; k++) {
+        int a = g[k].a, b = g[k].b;
+        if (m->dead[a] || m->hang[a] || (b >= 0 && (m->dead[b] || m->hang[b]))) {
+            util_buf_addf(why, "timeout: a rank on %s stopped answering (simulated hang)",
+                          s->nodes[m->hang[a] || m->dead[a] ? a : b].host);
+            return 1;
+        }
+        const struct sim_class *c = &m->cls[m->cls_of[a]];
+        if (b < 0) {
+            busbw[k] = c->alone * m->node_f[a] * noisy(m);
+            continue;
+        }
+        double f = fmin(fmin(m->node_f[a], m->node_f[b]), fmin(m->nic_f[a], m->nic_f[b]));
+        busbw[k] = c->pair * fmin(f, link_f(m, a, b)) * noisy(m);
+    }
+    return 0;
+}
+
+static int sim_whole(struct survey *s, const int *nodes, int n, double *busbw, struct util_buf *why)
+{
+    struct sim *m = s->probe.ctx;
+    double f = 1;
+    char *in = calloc((size_t)s->nnodes, 1);
+    for (int k = 0; k < n; k++) {
+        if (m->dead[nodes[k]] || m->hang[nodes[k]]) {
+            util_buf_addf(why, "timeout: %s stopped answering (simulated hang)",
+                          s->nodes[nodes[k]].host);
+            free(in);
+            return 1;
+        }
+        in[nodes[k]] = 1;
+        f = fmin(f, fmin(m->node_f[nodes[k]], m->nic_f[nodes[k]]));
+    }
+    for (int l = 0; l < m->nlinks; l++)
+        if (in[m->links[l].a] && in[m->links[l].b])
+            f = fmin(f, m->links[l].factor);
+    free(in);
+    const struct sim_class *c = &m->cls[m->cls_of[nodes[0]]];
+    double bw = predict_bw(&c->t, n, s->size, NULL);
+    *busbw = bw > 0 ? bw * f * noisy(m) : 0;
+    return 0;
+}
+
+static double sim_predict(struct survey *s, const char *class_id, int n)
+{
+    struct sim *m = s->probe.ctx;
+    for (int c = 0; c < m->ncls; c++)
+        if (!strcmp(m->cls[c].class_id, class_id))
+            return predict_bw(&m->cls[c].t, n, s->size, NULL);
+    return -1;
+}
+
+/* A launch: start-up (mpirun, NCCL's init: 10 s, as on a large cluster) plus 25 operations of
+ * the pair's size. */
+static double sim_launch_s(struct survey *s, int n)
+{
+    struct sim *m = s->probe.ctx;
+    (void)n;
+    return 10.0 + 25 * m->cls[0].pair_time_us * 1e-6;
+}
+
+static void sim_release(struct survey *s)
+{
+    struct sim *m = s->probe.ctx;
+    for (int c = 0; c < m->ncls; c++) {
+        topo_release(&m->cls[c].t);
+        free(m->cls[c].class_id);
+    }
+    free(m->cls_of);
+    free(m->node_f);
+    free(m->nic_f);
+    free(m->dead);
+    free(m->hang);
+    free(m->links);
+    free(m);
+    s->probe.ctx = NULL;
+}
+
+static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t *nodes)
+{
+    size_t k;
+    json_t *e;
+    if (!json_is_array(nodes) || !json_array_size(nodes) || json_array_size(nodes) > SIM_MAX_SPECS)
+        return bad(file, "nodes", "an array of 1 to %d entries {spec, count, prefix}",
+                   SIM_MAX_SPECS);
+    long long total = 0;
+    json_array_foreach(nodes, k, e)
+    {
+        json_t *count = json_object_get(e, "count");
+        total += json_is_integer(count) ? json_integer_value(count) : 0;
+        if (!json_is_integer(count) || json_integer_value(count) < 1 || total > SIM_MAX_NODES)
+            return bad(file, "nodes[].count", "1 or more, at most %d nodes in all", SIM_MAX_NODES);
+    }
+    s->nodes = calloc((size_t)total, sizeof(*s->nodes));
+    m->cls_of = calloc((size_t)total, sizeof(int));
+    json_array_foreach(nodes, k, e)
+    {
+        const char *spec = util_json_str(e, "spec", ""),
+                   *prefix = util_json_str(e, "prefix", "node");
+        if (!plain_name(spec))
+            return bad(file, "nodes[].spec", "'%.64s': a plain file name ([A-Za-z0-9._-])", spec);
+        if (!plain_name(prefix) || strlen(prefix) > 32)
+            return bad(file, "nodes[].prefix", "a plain name of at most 32 characters");
+        int rc = load_spec(&m->cls[m->ncls], file, spec, s->size);
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp(prefix, util_json_str(json_array_get(nodes, j), "prefix", "node")))
+                return bad(file, "nodes[].prefix", "'%s' twice: give each entry its own prefix",
+                           prefix);
+        for (json_int_t i = 0; i < json_integer_value(json_object_get(e, "count")); i++) {
+            char host[64];
+            snprintf(host, sizeof(host), "%s%04lld", prefix, (long long)i + 1);
+            m->cls_of[s->nnodes] = m->ncls;
+            s->nodes[s->nnodes].host = strdup(host);
+            s->nnodes++;
+        }
+        m->ncls++;
+    }
+    return 0;
+}
+
+int survey_probe_sim(struct survey *s, const char *file)
+{
+    json_error_t jerr;
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL;
+    if (util_file_read_regular(file, 4 << 20, &text, &why)) {
+        util_buf_release(&text);
+        return bad(file, "file", "cannot read it: %s", why ? why : "?");
+    }
+    json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr);
+    util_buf_release(&text);
+    if (!doc)
+        return bad(file, "line", "%d: %s", jerr.line, jerr.text);
+    struct sim *m = calloc(1, sizeof(*m));
+    s->probe = (struct survey_probe){.name = "sim",
+                                     .predicted = 1,
+                                     .map = sim_map,
+                                     .groups = sim_groups,
+                                     .whole = sim_whole,
+                                     .predict = sim_predict,
+                                     .launch_s = sim_launch_s,
+                                     .release = sim_release,
+                                     .ctx = m};
+    int rc = 0;
+    json_t *noise = json_object_get(doc, "noise");
+    if (!json_is_object(doc) || strcmp(util_json_str(doc, "schema", ""), "topotune/sim-cluster/1"))
+        rc = bad(file, "schema", "\"topotune/sim-cluster/1\" expected");
+    else if (noise && (!json_is_number(noise) || json_number_value(noise) < 0 ||
+                       json_number_value(noise) > 0.5))
+        rc = bad(file, "noise", "a relative sigma from 0 to 0.5");
+    if (!rc)
+        rc = load_nodes(s, m, file, json_object_get(doc, "nodes"));
+    if (!rc) {
+        m->node_f = malloc(sizeof(double) * (size_t)s->nnodes);
+        m->nic_f = malloc(sizeof(double) * (size_t)s->nnodes);
+        for (int i = 0; i < s->nnodes; i++)
+            m->node_f[i] = m->nic_f[i] = 1;
+        m->dead = calloc((size_t)s->nnodes, 1);
+        m->hang = calloc((size_t)s->nnodes, 1);
+        m->links = calloc(SIM_MAX_FAULTS, sizeof(*m->links));
+        m->noise = noise ? json_number_value(noise) : 0.02;
+        m->state = 0x2545F4914F6CDD1DULL ^ ((uint64_t)s->seed * 0x9E3779B97F4A7C15ULL);
+        rc = load_faults(s, m, file, json_object_get(doc, "faults"));
+    }
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Characterizing a cluster: which nodes and links are not like the others. A survey maps every
+ * node, then measures all_reduce busbw (one size) in launches of many small communicators at
+ * once: each node alone, then rounds of disjoint node pairs (random perfect matchings, then
+ * focused rounds on the suspects: a repeat of each slow pair and each suspect with a fresh good
+ * partner), then the whole cluster. Verdicts come from robust statistics within a node class
+ * (median, MAD), each with its evidence: node-slow (slow alone), node-fails (fails alone),
+ * node-unreachable (no answer to the map), link-slow and link-fails (a node fine alone but slow
+ * or failing with at least two thirds of its partners: its NIC, cable or switch port), and
+ * path-slow and path-fails (a pair slow or failing on every measurement while both nodes are
+ * fine with other partners: a route between them; such a pair is found only when measured, so
+ * --pairs all for small clusters). Node and link verdicts exclude the node; a path excludes
+ * neither. A launch that fails or hangs is bisected into halves until
+ * the failing group is found.
+ *
+ * Measurements come from a probe: real launches of topotune-bench --split under mpirun or srun
+ * (survey/probe-launch.c), or a simulated cluster file (survey/probe-sim.c, the model's
+ * predictions with injected faults). Every launch is appended to DIR/launches.jsonl (fsynced);
+ * `--resume` replays the recorded ones, since the plan is a function of the seed and the numbers.
+ */
+#ifndef SURVEY_SURVEY_H
+#define SURVEY_SURVEY_H
+
+#include "util/buf.h"
+
+#include <jansson.h>
+
+/* What one launch measures: a node alone (b < 0) or a pair of nodes (indices into nodes). */
+struct survey_group {
+    int a, b;
+};
+
+struct survey;
+
+/* Where numbers come from. Each call is one launch; busbw in GB/s per group. */
+struct survey_probe {
+    const char *name; /* "mpi", "nccl" or "sim" */
+    int predicted;    /* every number is a prediction (sim) */
+    /*
+     * Maps the nodes: fills each node's class_id, or leaves it NULL and sets its `why` when the
+     * node did not answer within its deadline. 0, or an error code that ends the survey.
+     */
+    int (*map)(struct survey *s);
+    /*
+     * Measures every group at once, a communicator per group. 0 with busbw[i] for each group;
+     * 1 when the launch failed or hung (no numbers; `why` says how, naming hosts when the
+     * launcher did); or an error code that ends the survey (a signal came: UTIL_EIO).
+     */
+    int (*groups)(struct survey *s, const struct survey_group *g, int n, double *busbw,
+                  struct util_buf *why);
+    /* The listed nodes as one communicator: 0 with *busbw, 1 failed, or an error code. */
+    int (*whole)(struct survey *s, const int *nodes, int n, double *busbw, struct util_buf *why);
+    /* busbw the model predicts for n nodes of class_id at the survey's size, or -1 (no model). */
+    double (*predict)(struct survey *s, const char *class_id, int n);
+    /* Seconds one launch of n groups would take (predicted for the sim; 0: measured). */
+    double (*launch_s)(struct survey *s, int n);
+    void (*release)(struct survey *s);
+    void *ctx;
+};
+
+struct survey_node {
+    char *host;
+    char *class_id;   /* NULL: not mapped */
+    char why[256];    /* why not mapped, or why it failed */
+    double intra;     /* busbw alone, GB/s; -1: failed; 0: not measured */
+    double intra_rep; /* the repeat of a suspect; 0: none */
+    int verdict;      /* its node verdict: index into verdicts + 1, 0: none (links name two
+                         hosts and exclude neither) */
+    int *pair_index;  /* its pair measurements (indices into pairs) */
+    int npairs, pairs_cap;
+};
+
+/* One pair measurement. */
+struct survey_pair {
+    int a, b;
+    double busbw; /* -1: failed */
+    int round;
+};
+
+struct survey {
+    /* set by the caller */
+    struct survey_node *nodes;
+    int nnodes;
+    struct survey_probe probe;
+    const char *dir; /* output directory (created by the caller) */
+    const char *backend;
+    size_t size; /* bytes per all_reduce */
+    unsigned seed;
+    int matchings;    /* random perfect matchings before the focused rounds (default 2) */
+    int all_pairs;    /* --pairs all: every pair of a class, in n-1 rounds */
+    double tolerance; /* least relative shortfall called slow (default 0.15) */
+    int resume;
+    /* results */
+    struct survey_pair *pairs;
+    int npairs, pairs_cap;
+    json_t *verdicts; /* [{kind, hosts, evidence, text}] */
+    json_t *whole;    /* [{nodes, busbw, predicted_busbw, outcome}] */
+    json_t *classes;  /* class_id -> {nodes, intra_median, intra_mad, pair_median, pair_mad} */
+    int rounds;       /* launches made (or replayed) */
+    int launches_failed;
+    double wall_s; /* measured, or predicted for the sim */
+    /* internal */
+    json_t *recorded; /* launches.jsonl on --resume */
+    size_t replayed;
+    unsigned long long rng;
+};
+
+/* Fills the defaults of the settable fields that are 0. */
+void survey_defaults(struct survey *s);
+
+/*
+ * The whole survey: map, nodes alone, pair rounds, focused rounds, verdicts, the whole cluster.
+ * 0, 1 (interrupted by a signal: what was measured is kept) or an error code.
+ */
+int survey_run(struct survey *s);
+
+/*
+ * DIR/survey.json (docs/schemas/survey.schema.json), DIR/healthy.hostfile (the nodes without a
+ * verdict, one per line, for mpirun --hostfile and sbatch --nodelist), DIR/excluded.txt (host,
+ * verdict, evidence), and the reports DIR/report.txt, report.md and report.html. 0 or UTIL_EIO.
+ */
+int survey_write(struct survey *s);
+
+void survey_release(struct survey *s);
+
+/* Probes. Each returns 0 or an error code after a message naming the file, field and fix. */
+
+/*
+ * A simulated cluster (schema topotune/sim-cluster/1): nodes of specs, injected faults (slow-node,
+ * slow-link: a node's network link, slow-path: between two nodes, dead: no answer, hang: answers
+ * the map but hangs in a collective) and noise. Fills s->nodes.
+ */
+int survey_probe_sim(struct survey *s, const char *cluster_file);
+
+/* Real launches of topotune-bench --split (backend mpi or nccl) under mpirun (hosts) or srun. */
+struct survey_launch {
+    const char *launcher; /* "mpirun" or "srun" */
+    const char *bench;    /* the topotune-bench program */
+    int ppn;              /* ranks per node */
+    int iters, warmup;
+    double timeout_s; /* a launch's deadline */
+};
+int survey_probe_launch(struct survey *s, const struct survey_launch *l);
+
+#endif
