@@ -34,7 +34,7 @@ static const char usage[] =
     "--hosts H1,H2,... | --hostfile FILE | --allocation | --backend sim --cluster FILE\n"
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
-    "       [--resume]\n\n"
+    "       [--launcher mpirun|srun] [--resume]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -166,7 +166,10 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"hosts", 0, UTIL_OPT_STRING, &o->hosts, "LIST", "the nodes, comma-separated"},
         {"hostfile", 0, UTIL_OPT_STRING, &o->hostfile, "FILE", "the nodes, one per line"},
         {"allocation", 0, UTIL_OPT_FLAG, &o->allocation, NULL,
-         "every node of the Slurm allocation this runs in (launches through srun)"},
+         "every node of the Slurm allocation this runs in"},
+        {"launcher", 0, UTIL_OPT_STRING, &o->launcher, "L",
+         "mpirun (default; inside Slurm it starts its daemons through Slurm) or srun (needs an "
+         "MPI built with Slurm's PMI)"},
         {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR", "where the survey's files go (required)"},
         {"backend", 0, UTIL_OPT_STRING, &o->backend, "B", "nccl (default), mpi or sim"},
         {"cluster", 0, UTIL_OPT_STRING, &o->cluster, "FILE",
@@ -175,7 +178,7 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"pairs", 0, UTIL_OPT_STRING, &o->pairs, "P",
          "matchings (default: random matchings, then focused rounds) or all (n-1 rounds)"},
         {"matchings", 0, UTIL_OPT_STRING, &o->matchings, "N",
-         "random perfect matchings before the focused rounds (default 2)"},
+         "random perfect matchings before the focused rounds (default 3)"},
         {"seed", 0, UTIL_OPT_STRING, &o->seed, "S", "the matchings' seed (default 1)"},
         {"tolerance", 0, UTIL_OPT_STRING, &o->tolerance, "X",
          "least shortfall below the class median called slow (default 0.15)"},
@@ -230,7 +233,11 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     s->seed = o->seed ? (unsigned)x : 0;
     if (number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance))
         return 2;
-    *l = (struct survey_launch){o->allocation ? "srun" : "mpirun", NULL, 2, 20, 5, 60};
+    *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
+    if (strcmp(l->launcher, "mpirun") && strcmp(l->launcher, "srun"))
+        return error("invalid value '%s' for --launcher: expected mpirun or srun", l->launcher), 2;
+    if (!strcmp(l->launcher, "srun") && !launch_in_slurm())
+        return error("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)"), 2;
     if (number(o->ppn, "--ppn", 1, 256, &x))
         return 2;
     l->ppn = o->ppn ? (int)x : !strcmp(s->backend, "nccl") ? 0 : 2;
@@ -273,6 +280,11 @@ int cmd_survey(int argc, char **argv)
         survey_release(&s);
         return rc;
     }
+    /* a bad cluster file is refused before anything is written */
+    if (o.cluster && survey_probe_sim(&s, o.cluster)) {
+        survey_release(&s);
+        return 2;
+    }
     if (mkdir_p(o.out)) {
         survey_release(&s);
         return 3;
@@ -284,9 +296,7 @@ int cmd_survey(int argc, char **argv)
     }
     util_child_supervise();
     char *bench = NULL;
-    if (o.cluster) {
-        rc = survey_probe_sim(&s, o.cluster) ? 2 : 0;
-    } else {
+    if (!o.cluster) {
         bench = sweep_bench_program();
         l.bench = bench;
         rc = survey_probe_launch(&s, &l) ? 3 : 0;

@@ -7,6 +7,7 @@
  * and reported with the hosts the launcher's log blames.
  */
 #include "cluster/cluster.h"
+#include "doctor/doctor.h"
 #include "launch/launch.h"
 #include "survey/survey.h"
 #include "sweep/sweep.h"
@@ -30,6 +31,35 @@ struct launch_ctx {
     int seq;
 };
 
+/* doctor on every mapped node (as `doctor --hosts` runs it): the across-node checks, and per
+ * node the names of its failed checks. A doctor that cannot run is said, not fatal. */
+static void run_doctor(struct survey *s, double deadline)
+{
+    struct util_buf hosts = UTIL_BUF_INIT;
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].class_id)
+            util_buf_addf(&hosts, "%s%s", hosts.len ? "," : "", s->nodes[i].host);
+    json_t *nodes =
+        hosts.len ? cluster_gather(util_buf_str(&hosts), "doctor", NULL, deadline) : NULL;
+    util_buf_release(&hosts);
+    if (!nodes) {
+        warning("doctor could not run on the mapped nodes (see above): the survey goes on");
+        return;
+    }
+    json_t *failed = json_object(), *n, *check;
+    size_t i, j;
+    json_array_foreach(nodes, i, n)
+    {
+        json_t *names = json_array();
+        json_array_foreach(json_object_get(n, "checks"), j,
+                           check) if (!strcmp(util_json_str(check, "status", ""), "fail"))
+            json_array_append_new(names, json_string(util_json_str(check, "name", "?")));
+        json_object_set_new(failed, util_json_str(n, "host", "?"), names);
+    }
+    s->doctor = json_pack("{s:o,s:o}", "checks", doctor_compare_nodes(nodes), "nodes", failed);
+    json_decref(nodes);
+}
+
 /* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
@@ -37,8 +67,9 @@ static int launch_map(struct survey *s)
     struct util_buf hosts = UTIL_BUF_INIT;
     for (int i = 0; i < s->nnodes; i++)
         util_buf_addf(&hosts, "%s%s", i ? "," : "", s->nodes[i].host);
-    json_t *all =
-        cluster_gather(s->nnodes ? util_buf_str(&hosts) : NULL, "topo", NULL, c->l.timeout_s);
+    /* a node's deadline to answer: generous, a slow node is not a dead one */
+    double deadline = c->l.timeout_s > 60 ? c->l.timeout_s : 60;
+    json_t *all = cluster_gather(s->nnodes ? util_buf_str(&hosts) : NULL, "topo", NULL, deadline);
     util_buf_release(&hosts);
     if (!all && !s->nnodes)
         return error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
@@ -50,7 +81,7 @@ static int launch_map(struct survey *s)
         json_t *one = all ? json_incref(json_array_get(all, (size_t)i)) : NULL;
         if (!all) {
             info("mapping %s alone", s->nodes[i].host);
-            json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, c->l.timeout_s);
+            json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, deadline);
             one = a ? json_incref(json_array_get(a, 0)) : NULL;
             json_decref(a);
         }
@@ -73,6 +104,7 @@ static int launch_map(struct survey *s)
     json_decref(all);
     if (!c->l.ppn)
         c->l.ppn = 1;
+    run_doctor(s, deadline);
     return 0;
 }
 

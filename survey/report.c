@@ -50,40 +50,85 @@ static json_t *survey_json(const struct survey *s)
                       "healthy", !survey_excluded(s, i));
         json_object_set_new(o, "alone_busbw", n->intra > 0 ? json_real(n->intra) : json_null());
         if (n->intra_rep)
-            json_object_set_new(o, "alone_repeat_busbw", json_real(n->intra_rep));
+            json_object_set_new(o, "alone_repeat_busbw",
+                                n->intra_rep > 0 ? json_real(n->intra_rep) : json_null());
         if (n->verdict)
             json_object_set_new(o, "verdict", json_string(kind_of(s, i)));
         json_array_append_new(nodes, o);
     }
     for (int p = 0; p < s->npairs; p++) {
         const struct survey_pair *x = &s->pairs[p];
-        json_array_append_new(pairs, json_pack("{s:[s,s],s:o,s:i}", "hosts", s->nodes[x->a].host,
-                                               s->nodes[x->b].host, "busbw",
+        json_array_append_new(pairs, json_pack("{s:[s,s],s:o,s:i,s:b}", "hosts",
+                                               s->nodes[x->a].host, s->nodes[x->b].host, "busbw",
                                                x->busbw < 0 ? json_null() : json_real(x->busbw),
-                                               "launch", x->round));
+                                               "launch", x->round, "focused", x->focused));
     }
     return json_pack("{s:s,s:s,s:s,s:b,s:I,s:i,s:f,s:i,s:b,s:{s:i,s:i,s:f,s:b},s:O,s:O,s:O,s:o,"
-                     "s:o}",
+                     "s:o,s:O*}",
                      "schema", "topotune/survey/1", "version", util_version(), "backend",
                      s->backend, "predicted", s->probe.predicted, "size", (json_int_t)s->size,
                      "seed", (int)s->seed, "tolerance", s->tolerance, "matchings", s->matchings,
                      "all_pairs", s->all_pairs, "launches", "total", s->rounds, "failed",
                      s->launches_failed, "wall_s", s->wall_s, "wall_predicted",
                      s->probe.launch_s != NULL, "classes", s->classes, "verdicts", s->verdicts,
-                     "whole", s->whole, "nodes", nodes, "pairs", pairs);
+                     "whole", s->whole, "nodes", nodes, "pairs", pairs, "doctor", s->doctor);
 }
 
-/* One line of excluded.txt / the reports per verdict: its text and evidence, one line each. */
+/* The reports' width: a 120-column terminal with room to spare. */
+#define WIDTH 110
+
+/* text, broken at spaces into lines of at most WIDTH columns: the first after first, the others
+ * after indent. */
+static void wrap(struct util_buf *b, const char *first, const char *indent, const char *text)
+{
+    size_t col = strlen(first), start = col;
+    util_buf_addf(b, "%s", first);
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > start && col + 1 + word > WIDTH) {
+            util_buf_addf(b, "\n%s", indent);
+            col = start = strlen(indent);
+        } else if (col > start) {
+            util_buf_add(b, " ", 1);
+            col++;
+        }
+        util_buf_add(b, text, word);
+        col += word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    util_buf_add(b, "\n", 1);
+}
+
+/* The evidence, numbers to 4 significant digits, keys sorted, ", " between fields. */
+static char *evidence_text(const json_t *v)
+{
+    return json_dumps(json_object_get(v, "evidence"),
+                      JSON_INDENT(0) | JSON_SORT_KEYS | JSON_REAL_PRECISION(4));
+}
+
+/* Each verdict: its kind and text, then its evidence, wrapped to WIDTH. */
 static void verdict_lines(const struct survey *s, struct util_buf *b, const char *prefix)
 {
     size_t i;
     json_t *v;
+    char first[64], indent[64];
+    snprintf(indent, sizeof(indent), "%*s", (int)strlen(prefix) + 4, "");
     json_array_foreach(s->verdicts, i, v)
     {
-        char *ev = json_dumps(json_object_get(v, "evidence"), JSON_COMPACT | JSON_SORT_KEYS);
-        util_buf_addf(b, "%s%s: %s\n%s  evidence: %s\n", prefix,
-                      json_string_value(json_object_get(v, "kind")),
-                      json_string_value(json_object_get(v, "text")), prefix, ev ? ev : "{}");
+        struct util_buf line = UTIL_BUF_INIT;
+        util_buf_addf(&line, "%s: %s", json_string_value(json_object_get(v, "kind")),
+                      json_string_value(json_object_get(v, "text")));
+        wrap(b, prefix, indent, util_buf_str(&line));
+        util_buf_release(&line);
+        char *ev = evidence_text(v);
+        for (char *p = ev; p && *p; p++) /* one line: JSON_INDENT(0) put newlines */
+            if (*p == '\n')
+                *p = ' ';
+        snprintf(first, sizeof(first), "%s  evidence: ", prefix);
+        util_buf_addf(&line, "%s", ev ? ev : "{}");
+        wrap(b, first, indent, util_buf_str(&line));
+        util_buf_release(&line);
         free(ev);
     }
 }
@@ -132,13 +177,18 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     json_object_foreach(s->classes, cls, c)
     {
         int n = class_members(s, cls, members);
-        util_buf_addf(b,
-                      "\n%sClass %s: %d nodes; alone median %.2f GB/s (MAD %.2f), pairs "
-                      "median %.2f GB/s (MAD %.2f)%s\n\n",
-                      md ? "## " : "", cls, n, json_real_value(json_object_get(c, "alone_median")),
-                      json_real_value(json_object_get(c, "alone_mad")),
+        struct util_buf line = UTIL_BUF_INIT;
+        util_buf_addf(&line,
+                      "Class %s: %d nodes%s; alone: median %.2f GB/s, spread %.0f%%; pairs: "
+                      "median %.2f GB/s, spread %.0f%%",
+                      cls, n, pred, json_real_value(json_object_get(c, "alone_median")),
+                      100 * json_real_value(json_object_get(c, "alone_spread")),
                       json_real_value(json_object_get(c, "pair_median")),
-                      json_real_value(json_object_get(c, "pair_mad")), pred);
+                      100 * json_real_value(json_object_get(c, "pair_spread")));
+        util_buf_addf(b, "\n");
+        wrap(b, md ? "## " : "", md ? "" : "  ", util_buf_str(&line));
+        util_buf_addf(b, "\n");
+        util_buf_release(&line);
         util_buf_addf(b,
                       md ? "| host | busbw alone (GB/s) | verdict |\n|---|---:|---|\n"
                          : "  %-32s %12s  %s\n",
@@ -159,30 +209,55 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         }
     }
     free(members);
+    util_buf_addf(b, "\n%sDoctor\n\n", md ? "## " : "");
+    if (!s->doctor)
+        util_buf_addf(b, "%sNot run%s.\n", md ? "- " : "  ",
+                      s->probe.predicted ? " (a simulated cluster)" : " (see the messages)");
+    const char *host;
+    json_t *names;
+    int clean = 1;
+    json_object_foreach(json_object_get(s->doctor, "nodes"), host, names)
+    {
+        if (!json_array_size(names))
+            continue;
+        struct util_buf line = UTIL_BUF_INIT;
+        util_buf_addf(&line, "%s failed:", host);
+        size_t k;
+        json_t *nm;
+        json_array_foreach(names, k, nm) util_buf_addf(&line, " %s", json_string_value(nm));
+        wrap(b, md ? "- " : "  ", "    ", util_buf_str(&line));
+        util_buf_release(&line);
+        clean = 0;
+    }
+    if (s->doctor && clean)
+        util_buf_addf(b, "%sEvery check passed or was not applicable on every node.\n",
+                      md ? "- " : "  ");
     util_buf_addf(b, "\n%sThe whole cluster at once\n\n", md ? "## " : "");
     size_t i;
     json_t *w;
     json_array_foreach(s->whole, i, w)
     {
         json_t *p = json_object_get(w, "predicted_busbw");
-        util_buf_addf(b, "%s%s, %d healthy nodes: %s", md ? "- " : "  ",
+        double bw = json_real_value(json_object_get(w, "busbw")), pv = json_real_value(p);
+        struct util_buf line = UTIL_BUF_INIT;
+        util_buf_addf(&line, "%s, %d healthy nodes: %s",
                       json_string_value(json_object_get(w, "class")),
                       (int)json_integer_value(json_object_get(w, "nodes")),
                       json_string_value(json_object_get(w, "outcome")));
         if (json_is_number(json_object_get(w, "busbw")))
-            util_buf_addf(b, " %.2f GB/s%s", json_real_value(json_object_get(w, "busbw")), pred);
+            util_buf_addf(&line, " %.2f GB/s%s", bw, pred);
         if (json_is_number(p))
-            util_buf_addf(b, "; the model predicts %.2f GB/s (predicted)", json_real_value(p));
-        double bw = json_real_value(json_object_get(w, "busbw")), pv = json_real_value(p);
-        if (pv > 0 && bw > 0 && bw < pv * (1 - s->tolerance))
-            util_buf_addf(b,
-                          "\n%s  %.0f%% below the prediction with every named node left out: "
-                          "a fault the pair rounds did not localize (a path between nodes "
-                          "never paired: --pairs all)",
-                          md ? "  " : "", 100 * (1 - bw / pv));
+            util_buf_addf(&line, "; the model predicts %.2f GB/s (predicted)", pv);
         else
-            util_buf_addf(b, "; no model prediction for this backend");
-        util_buf_addf(b, "\n");
+            util_buf_addf(&line, "; no model prediction for this backend");
+        if (pv > 0 && bw > 0 && bw < pv * (1 - s->tolerance))
+            util_buf_addf(&line,
+                          ". %.0f%% below the prediction without the excluded nodes: a "
+                          "path named above, or a fault the pair rounds did not localize (a "
+                          "path between nodes never paired: --pairs all)",
+                          100 * (1 - bw / pv));
+        wrap(b, md ? "- " : "  ", md ? "  " : "    ", util_buf_str(&line));
+        util_buf_release(&line);
     }
     if (!json_array_size(s->whole))
         util_buf_addf(b, "%sNo class with two healthy nodes.\n", md ? "- " : "  ");
@@ -297,7 +372,8 @@ int survey_write(struct survey *s)
         if (!survey_excluded(s, i))
             continue;
         json_t *v = json_array_get(s->verdicts, (size_t)s->nodes[i].verdict - 1);
-        char *ev = json_dumps(json_object_get(v, "evidence"), JSON_COMPACT | JSON_SORT_KEYS);
+        char *ev = json_dumps(json_object_get(v, "evidence"),
+                              JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
         util_buf_addf(&b, "%s\t%s\t%s\n", s->nodes[i].host,
                       json_string_value(json_object_get(v, "kind")), ev ? ev : "{}");
         free(ev);

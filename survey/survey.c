@@ -22,7 +22,7 @@ void survey_defaults(struct survey *s)
     if (!s->size)
         s->size = 32u << 20;
     if (!s->matchings)
-        s->matchings = 2;
+        s->matchings = 3;
     if (s->tolerance <= 0)
         s->tolerance = 0.15;
     if (!s->seed)
@@ -169,31 +169,46 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median and MAD of the n values >= 0 (failed ones, -1, left out). */
-static void robust(const double *v, int n, double *median, double *mad)
+/* The median of x[0..k) (sorted here). */
+static double median_of(double *x, int k)
+{
+    qsort(x, (size_t)k, sizeof(double), by_value);
+    return k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
+}
+
+/*
+ * The median of the n values > 0 (failed ones, -1, left out) and their spread, a relative sigma:
+ * 1.4826 x the median distance from the median of the logarithms at or above it. Noise is
+ * multiplicative (a busy core, a retransmission) and symmetric in logarithms; faults are slow
+ * values, below the median: measured on the upper half, the spread is that of the noise even
+ * when a bad node's pairs are a third of the class's, where a plain MAD would take them for
+ * noise and call nothing slow.
+ */
+static void robust(const double *v, int n, double *median, double *spread)
 {
     double *x = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    int k = 0;
+    int k = 0, up = 0;
     for (int i = 0; i < n; i++)
         if (v[i] > 0)
-            x[k++] = v[i];
-    *median = *mad = 0;
+            x[k++] = log(v[i]);
+    *median = *spread = 0;
     if (k) {
-        qsort(x, (size_t)k, sizeof(double), by_value);
-        *median = k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
+        double m = median_of(x, k);
         for (int i = 0; i < k; i++)
-            x[i] = fabs(x[i] - *median);
-        qsort(x, (size_t)k, sizeof(double), by_value);
-        *mad = k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
+            if (x[i] >= m)
+                x[up++] = x[i] - m;
+        *spread = 1.4826 * median_of(x, up);
+        *median = exp(m);
     }
     free(x);
 }
 
-/* The bound under which a value of this class is slow: the tolerance, or 4 robust sigmas. */
-static double slow_bound(const struct survey *s, double median, double mad)
+/* The bound under which a value of this class is slow: the tolerance below the median, or three
+ * relative sigmas when the class is noisier than that. One slow value is no verdict: a node is
+ * slow twice, a link with two thirds of its partners, a path on every measurement. */
+static double slow_bound(const struct survey *s, double median, double spread)
 {
-    double margin = fmax(s->tolerance * median, 4 * 1.4826 * mad);
-    return median - margin;
+    return median * exp(-fmax(-log(1 - s->tolerance), 3 * spread));
 }
 
 /* ---- verdicts ---- */
@@ -208,6 +223,11 @@ static void add_verdict(struct survey *s, const char *kind, int a, int b, json_t
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    if (b >= 0 && b < a) { /* a path's hosts in the cluster's order */
+        int t = a;
+        a = b;
+        b = t;
+    }
     json_t *hosts = json_pack("[s]", s->nodes[a].host);
     if (b >= 0)
         json_array_append_new(hosts, json_string(s->nodes[b].host));
@@ -227,13 +247,13 @@ static int same_class(const struct survey *s, int i, int j)
     return !strcmp(s->nodes[i].class_id, s->nodes[j].class_id);
 }
 
-static void add_pair(struct survey *s, int a, int b, double busbw, int round)
+static void add_pair(struct survey *s, int a, int b, double busbw, int round, int focused)
 {
     if (s->npairs == s->pairs_cap) {
         s->pairs_cap = s->pairs_cap ? 2 * s->pairs_cap : 64;
         s->pairs = realloc(s->pairs, sizeof(*s->pairs) * (size_t)s->pairs_cap);
     }
-    s->pairs[s->npairs] = (struct survey_pair){a, b, busbw, round};
+    s->pairs[s->npairs] = (struct survey_pair){a, b, busbw, round, focused};
     int ends[2] = {a, b};
     for (int e = 0; e < 2; e++) { /* each node's own list: the verdicts look at a node's pairs */
         struct survey_node *x = &s->nodes[ends[e]];
@@ -246,7 +266,10 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round)
     s->npairs++;
 }
 
-/* Class statistics of the nodes alone and of the pairs (both nodes of the class). */
+/*
+ * Class statistics of the nodes alone and of the pairs of the random rounds (a focused round
+ * measures suspects again and again: counted, they would make a bad node look like the class).
+ */
 static void class_stats(struct survey *s, const char *cls, double *im, double *imad, double *pm,
                         double *pmad)
 {
@@ -258,7 +281,7 @@ static void class_stats(struct survey *s, const char *cls, double *im, double *i
     robust(v, k, im, imad);
     k = 0;
     for (int p = 0; p < s->npairs; p++)
-        if (!strcmp(s->nodes[s->pairs[p].a].class_id, cls))
+        if (!s->pairs[p].focused && !strcmp(s->nodes[s->pairs[p].a].class_id, cls))
             v[k++] = s->pairs[p].busbw;
     robust(v, k, pm, pmad);
     free(v);
@@ -313,7 +336,7 @@ static int stage_alone(struct survey *s)
         double im, imad, pm, pmad;
         class_stats(s, cls, &im, &imad, &pm, &pmad);
         json_object_set_new(c, "alone_median", json_real(im));
-        json_object_set_new(c, "alone_mad", json_real(imad));
+        json_object_set_new(c, "alone_spread", json_real(imad));
     }
     /* suspects: below their class's bound, measured again together */
     int ns = 0;
@@ -321,7 +344,7 @@ static int stage_alone(struct survey *s)
         struct survey_node *x = &s->nodes[g[k].a];
         json_t *cc = json_object_get(s->classes, x->class_id);
         double im = json_real_value(json_object_get(cc, "alone_median"));
-        double imad = json_real_value(json_object_get(cc, "alone_mad"));
+        double imad = json_real_value(json_object_get(cc, "alone_spread"));
         if (x->intra >= 0 && x->intra < slow_bound(s, im, imad))
             g[ns++] = g[k];
     }
@@ -335,18 +358,20 @@ static int stage_alone(struct survey *s)
             continue;
         double im = json_real_value(
             json_object_get(json_object_get(s->classes, x->class_id), "alone_median"));
-        double imad =
-            json_real_value(json_object_get(json_object_get(s->classes, x->class_id), "alone_mad"));
+        double imad = json_real_value(
+            json_object_get(json_object_get(s->classes, x->class_id), "alone_spread"));
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
         else if (x->intra_rep && x->intra_rep < slow_bound(s, im, imad))
             add_verdict(
                 s, "node-slow", i, -1,
-                json_pack("{s:f,s:f,s:f,s:f}", "busbw", x->intra, "repeat", x->intra_rep,
-                          "class_median", im, "class_mad", imad),
-                "%s is slow on its own: %.2f and %.2f GB/s alone, its class %.2f (MAD %.2f)",
-                x->host, x->intra, x->intra_rep, im, imad);
+                json_pack("{s:f,s:o,s:f,s:f}", "busbw", x->intra, "repeat",
+                          x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
+                          "class_median", im, "class_spread", imad),
+                "%s is slow on its own: %.2f GB/s alone, then %s; its class %.2f GB/s (spread "
+                "%.0f%%)",
+                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", im, 100 * imad);
     }
     free(g);
     free(bw);
@@ -354,20 +379,35 @@ static int stage_alone(struct survey *s)
 }
 
 /* A random perfect matching of the listed nodes (one left out when odd), as groups. */
+static int paired(const struct survey *s, int a, int b);
+
+/* A random perfect matching of the listed nodes (one left out when odd), as groups: of 20 tries,
+ * the one with the fewest pairs measured before (a pair measured again tells nothing new). */
 static int matching(struct survey *s, const int *nodes, int n, struct survey_group *g)
 {
-    int *p = malloc(sizeof(int) * (size_t)(n + 1));
-    memcpy(p, nodes, sizeof(int) * (size_t)n);
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(next_random(s) % (unsigned long long)(i + 1));
-        int t = p[i];
-        p[i] = p[j];
-        p[j] = t;
+    int *p = malloc(sizeof(int) * (size_t)(n + 1)), *best = malloc(sizeof(int) * (size_t)(n + 1));
+    int fewest = n + 1;
+    for (int t = 0; t < 20 && fewest > 0; t++) {
+        memcpy(p, nodes, sizeof(int) * (size_t)n);
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(next_random(s) % (unsigned long long)(i + 1));
+            int x = p[i];
+            p[i] = p[j];
+            p[j] = x;
+        }
+        int repeats = 0;
+        for (int i = 0; i + 1 < n; i += 2)
+            repeats += paired(s, p[i], p[i + 1]);
+        if (repeats < fewest) {
+            fewest = repeats;
+            memcpy(best, p, sizeof(int) * (size_t)n);
+        }
     }
     int k = 0;
     for (int i = 0; i + 1 < n; i += 2)
-        g[k++] = (struct survey_group){p[i], p[i + 1]};
+        g[k++] = (struct survey_group){best[i], best[i + 1]};
     free(p);
+    free(best);
     return k;
 }
 
@@ -376,7 +416,7 @@ static int run_pairs(struct survey *s, const char *stage, struct survey_group *g
     double *bw = malloc(sizeof(double) * (size_t)(n + 1));
     int rc = measure(s, stage, g, n, bw);
     for (int k = 0; !rc && k < n; k++)
-        add_pair(s, g[k].a, g[k].b, bw[k], s->rounds);
+        add_pair(s, g[k].a, g[k].b, bw[k], s->rounds, strcmp(stage, "pairs") != 0);
     free(bw);
     return rc;
 }
@@ -438,7 +478,7 @@ static int pair_slow(const struct survey *s, const struct survey_pair *p)
 {
     json_t *c = json_object_get(s->classes, s->nodes[p->a].class_id);
     double pm = json_real_value(json_object_get(c, "pair_median"));
-    double pmad = json_real_value(json_object_get(c, "pair_mad"));
+    double pmad = json_real_value(json_object_get(c, "pair_spread"));
     return p->busbw < 0 || p->busbw < slow_bound(s, pm, pmad);
 }
 
@@ -451,7 +491,7 @@ static void pair_stats(struct survey *s)
         double im, imad, pm, pmad;
         class_stats(s, cls, &im, &imad, &pm, &pmad);
         json_object_set_new(c, "pair_median", json_real(pm));
-        json_object_set_new(c, "pair_mad", json_real(pmad));
+        json_object_set_new(c, "pair_spread", json_real(pmad));
     }
 }
 
@@ -486,9 +526,18 @@ static int paired(const struct survey *s, int a, int b)
     return 0;
 }
 
+/* A node slow with two thirds (and at least two) of its partners so far. */
+static int suspect(const struct survey *s, int i)
+{
+    int partners, slow, failed;
+    partner_counts(s, i, &partners, &slow, &failed);
+    return slow >= 2 && 3 * slow >= 2 * partners;
+}
+
 /*
- * Stage 4, the focused rounds: each slow pair measured again, then each node touched by a slow
- * pair with a fresh partner whose pairs are all fine so far (as many rounds as partners allow).
+ * Stage 4, the focused rounds: each slow pair that no suspect node explains measured again (in
+ * as many rounds of disjoint pairs as that takes, at most 4), then each node touched by a slow
+ * pair with a fresh partner whose pairs are all fine so far (2 rounds).
  */
 static int stage_focus(struct survey *s)
 {
@@ -496,17 +545,31 @@ static int stage_focus(struct survey *s)
     int n0 = s->npairs, k = 0, rc = 0;
     struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     char *used = calloc((size_t)s->nnodes + 1, 1), *touched = calloc((size_t)s->nnodes + 1, 1);
-    for (int p = 0; p < n0; p++) {
-        struct survey_pair *x = &s->pairs[p];
-        if (!pair_slow(s, x) || !node_ok(s, x->a) || !node_ok(s, x->b))
-            continue;
-        touched[x->a] = touched[x->b] = 1;
-        if (!used[x->a] && !used[x->b]) {
+    char *sus = calloc((size_t)s->nnodes + 1, 1), *repeated = calloc((size_t)n0 + 1, 1);
+    for (int i = 0; i < s->nnodes; i++)
+        sus[i] = node_ok(s, i) && suspect(s, i);
+    for (int round = 0, left = 1; !rc && left && round < 4; round++) {
+        memset(used, 0, (size_t)s->nnodes);
+        k = left = 0;
+        for (int p = 0; p < n0; p++) {
+            struct survey_pair *x = &s->pairs[p];
+            if (!pair_slow(s, x) || !node_ok(s, x->a) || !node_ok(s, x->b))
+                continue;
+            touched[x->a] = touched[x->b] = 1;
+            if (repeated[p] || sus[x->a] || sus[x->b])
+                continue;
+            if (used[x->a] || used[x->b]) {
+                left = 1;
+                continue;
+            }
             used[x->a] = used[x->b] = 1;
+            repeated[p] = 1;
             g[k++] = (struct survey_group){x->a, x->b};
         }
+        rc = run_pairs(s, "repeat", g, k);
     }
-    rc = run_pairs(s, "repeat", g, k);
+    free(sus);
+    free(repeated);
     for (int rounds = 0; !rc && rounds < 2; rounds++) {
         memset(used, 0, (size_t)s->nnodes);
         k = 0;
@@ -708,6 +771,7 @@ void survey_release(struct survey *s)
     json_decref(s->verdicts);
     json_decref(s->whole);
     json_decref(s->classes);
+    json_decref(s->doctor);
     json_decref(s->recorded);
     if (s->probe.ctx && s->probe.release)
         s->probe.release(s);

@@ -39,7 +39,8 @@ struct survey_probe {
     int predicted;    /* every number is a prediction (sim) */
     /*
      * Maps the nodes: fills each node's class_id, or leaves it NULL and sets its `why` when the
-     * node did not answer within its deadline. 0, or an error code that ends the survey.
+     * node did not answer within its deadline; may run doctor on the mapped nodes (s->doctor).
+     * 0, or an error code that ends the survey.
      */
     int (*map)(struct survey *s);
     /*
@@ -76,6 +77,7 @@ struct survey_pair {
     int a, b;
     double busbw; /* -1: failed */
     int round;
+    int focused; /* measured in a focused round (the class statistics leave it out) */
 };
 
 struct survey {
@@ -87,7 +89,7 @@ struct survey {
     const char *backend;
     size_t size; /* bytes per all_reduce */
     unsigned seed;
-    int matchings;    /* random perfect matchings before the focused rounds (default 2) */
+    int matchings;    /* random perfect matchings before the focused rounds (default 3) */
     int all_pairs;    /* --pairs all: every pair of a class, in n-1 rounds */
     double tolerance; /* least relative shortfall called slow (default 0.15) */
     int resume;
@@ -96,8 +98,10 @@ struct survey {
     int npairs, pairs_cap;
     json_t *verdicts; /* [{kind, hosts, evidence, text}] */
     json_t *whole;    /* [{nodes, busbw, predicted_busbw, outcome}] */
-    json_t *classes;  /* class_id -> {nodes, intra_median, intra_mad, pair_median, pair_mad} */
-    int rounds;       /* launches made (or replayed) */
+    json_t *classes; /* class_id -> {nodes, alone_median, alone_spread, pair_median, pair_spread} */
+    json_t *doctor;  /* {checks: across-node checks, nodes: {host: [failed check names]}}, or
+                        NULL when not run (the sim) */
+    int rounds;      /* launches made (or replayed) */
     int launches_failed;
     double wall_s; /* measured, or predicted for the sim */
     /* internal */

@@ -117,4 +117,18 @@ check "doctor --allocation reports the node" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["nodes"]) == 1 and d["checks"][0]["name"] == "nodes-class", d' "$TEST_TMP/out"
+
+# survey --allocation: the map names the allocated node; its launches go through mpirun, which
+# starts its daemon through Slurm (Debian's Open MPI has no Slurm PMI for srun to start ranks).
+salloc -N1 -n2 "$TOPOTUNE" survey --allocation --backend mpi --size 1M --iters 5 --timeout 30 \
+    --out "$TEST_TMP/survey" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+check "survey --allocation inside salloc: exit 0 (exit $rc: $(tail -n 3 "$TEST_TMP/err" | tr '\n' ' '))" test "$rc" -eq 0
+check "the node measured alone inside the allocation" python3 - "$TEST_TMP/survey" "$(hostname)" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/survey.json"))
+assert [n["host"] for n in s["nodes"]] == [sys.argv[2]] and s["nodes"][0]["alone_busbw"] > 0, s["nodes"]
+assert s["verdicts"] == [] and s["launches"]["total"] == 1, s["launches"]
+PY
+check "healthy.hostfile names it" test "$(cat "$TEST_TMP/survey/healthy.hostfile")" = "$(hostname)"
 finish

@@ -16,6 +16,11 @@
 #                  hosts through tests/multinode/rsh-agent.sh.
 #   mn_kill_host H kills every process of host H's namespaces: the host is down.
 #   mn_cut_host H  takes H's link down: it stays up but silent, packets are dropped.
+#   mn_slow_link H RATE   H's link shaped to RATE (tc tbf, both directions: "50mbit").
+#   mn_lossy_link H PCT   H's link drops PCT% of packets (tc netem loss, both directions).
+#   mn_slow_host H PCT    every process on H gets PCT% of one CPU in all (a cgroup's CPU quota:
+#                  cpu.max under cgroup v2, cpu.cfs_quota_us under v1); a background loop moves
+#                  the processes of H's namespace into the cgroup as they appear; after mn_up.
 #   mn_strays      prints the pids in the hosts' namespaces besides their holders.
 #   mn_down        removes everything mn_up made.
 #   mn_leftovers   prints what mn_up made that is still there (nothing when clean): namespaces,
@@ -28,6 +33,7 @@ MN_TAG=ttmn$$
 MN_HOSTS=()
 MN_HOLDERS=()
 MN_INODES=()
+MN_CGROUPS=()
 
 mn_supported() {
     [ "$(id -u)" = 0 ] || { echo "needs root"; return 1; }
@@ -130,6 +136,48 @@ mn_cut_host() {
     ip -n "$MN_TAG-head" link set "v$1" down
 }
 
+mn_ifname() {
+    local ifname=MN_IFNAME_$1
+    echo "${!ifname:-eth0}"
+}
+
+mn_slow_link() {
+    ip netns exec "$MN_TAG-head" tc qdisc add dev "v$1" root tbf rate "$2" burst 32kbit latency 400ms &&
+        ip netns exec "$MN_TAG-$1" tc qdisc add dev "$(mn_ifname "$1")" root tbf rate "$2" burst 32kbit latency 400ms
+}
+
+mn_lossy_link() {
+    ip netns exec "$MN_TAG-head" tc qdisc add dev "v$1" root netem loss "$2%" &&
+        ip netns exec "$MN_TAG-$1" tc qdisc add dev "$(mn_ifname "$1")" root netem loss "$2%"
+}
+
+# The processes rsh-agent.sh starts live in mount namespaces without the cgroup file system
+# (`ip netns exec` remounts /sys), so the move is made from here: every 20 ms, each process of the
+# host's network namespace goes into the cgroup (its later children are born there).
+mn_slow_host() {
+    local dir quota=$(($2 * 1000))
+    if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        dir=/sys/fs/cgroup/$MN_TAG-$1
+        mkdir "$dir" && echo "$quota 100000" >"$dir/cpu.max" || return 1
+    elif [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
+        dir=/sys/fs/cgroup/cpu/$MN_TAG-$1
+        mkdir "$dir" && echo 100000 >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us" || return 1
+    else
+        echo "mn_slow_host: no cgroup CPU controller here" >&2
+        return 1
+    fi
+    MN_CGROUPS+=("$dir")
+    (
+        while :; do
+            for pid in $(ip netns pids "$MN_TAG-$1" 2>/dev/null); do
+                echo "$pid" >"$dir/cgroup.procs" 2>/dev/null
+            done
+            sleep 0.02
+        done
+    ) &
+    MN_BACKGROUND="${MN_BACKGROUND:-} $!"
+}
+
 mn_strays() {
     local ns pid holder stray
     for ns in head "${MN_HOSTS[@]}"; do
@@ -142,13 +190,20 @@ mn_strays() {
 }
 
 mn_down() {
-    local host
+    local host dir
+    # shellcheck disable=SC2086 # pids, one per word
+    [ -n "${MN_BACKGROUND:-}" ] && kill $MN_BACKGROUND 2>/dev/null && wait $MN_BACKGROUND 2>/dev/null
+    MN_BACKGROUND=
     for host in "${MN_HOSTS[@]}"; do
         mn_kill_host "$host"
         ip netns del "$MN_TAG-$host" 2>/dev/null
     done
     mn_kill_host head
     ip netns del "$MN_TAG-head" 2>/dev/null
+    for dir in "${MN_CGROUPS[@]}"; do # empty now: its processes were the hosts'
+        rmdir "$dir" 2>/dev/null
+    done
+    MN_CGROUPS=()
     [ -n "${TOPOTUNE_MN_DIR:-}" ] && rm -rf "$TOPOTUNE_MN_DIR"
     MN_HOSTS=()
 }

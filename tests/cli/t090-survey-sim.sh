@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `topotune survey --backend sim`: a simulated cluster with one fault of each kind is named
+# exactly, kind by kind (a path needs --pairs all to be measured); clean clusters get no verdict
+# in 3 runs out of 3; --resume replays the recorded launches; bad cluster files and options are
+# refused with nothing written; 1,024 nodes complete; the reports stay under 120 columns.
+# topotune-bench --split on real MPI ranks: a groups event and one size event per group.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+cluster() { # cluster FILE COUNT [FAULTS JSON]
+    printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": %s}], "faults": %s}\n' \
+        "$2" "${3:-[]}" >"$1"
+}
+verdicts() {
+    python3 -c 'import json, sys
+print(";".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
+}
+cluster faults.json 16 '[{"kind": "slow-node", "hosts": ["node0003"], "factor": 0.5},
+ {"kind": "slow-link", "hosts": ["node0007"], "factor": 0.4},
+ {"kind": "slow-path", "hosts": ["node0010", "node0012"], "factor": 0.3},
+ {"kind": "dead", "hosts": ["node0014"]}, {"kind": "hang", "hosts": ["node0015"]}]'
+expect_exit 1 "a survey that names something exits 1" -- "$TOPOTUNE" survey --backend sim \
+    --cluster faults.json --pairs all --out f
+got=$(verdicts f)
+check "each fault with its kind, nothing else (got: $got)" test "$got" = \
+    "node0003 node-slow;node0007 link-slow;node0010 node0012 path-slow;node0014 node-unreachable;node0015 node-fails"
+check "healthy.hostfile: the 12 others, the path's nodes included" \
+    test "$(tr '\n' ' ' <f/healthy.hostfile)" = "node0001 node0002 node0004 node0005 node0006 node0008 node0009 node0010 node0011 node0012 node0013 node0016 "
+check "excluded.txt: host, verdict, evidence" python3 - f/excluded.txt <<'PY'
+import json, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+assert [r[:2] for r in rows] == [["node0003", "node-slow"], ["node0007", "link-slow"],
+                                 ["node0014", "node-unreachable"], ["node0015", "node-fails"]], rows
+assert json.loads(rows[0][2])["repeat"] > 0, rows[0]  # measured twice before the verdict
+PY
+check "survey.json valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" f/survey.json
+check "the cluster file valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/sim-cluster.schema.json" faults.json
+check "every number predicted, and said so" grep -q "PREDICTED" f/report.txt
+check "report.txt and report.md under 120 columns" test "$(cat f/report.txt f/report.md | awk '{ if (length > m) m = length } END { print m }')" -le 120
+check "report.html: self-contained, with the pair heatmap" python3 - f/report.html <<'PY'
+import sys
+h = open(sys.argv[1]).read()
+assert h.startswith("<!DOCTYPE html>") and "<svg" in h
+assert "node0010 - node0012" in h or "node0012 - node0010" in h
+assert "http" not in h.replace("https://", "")  # nothing fetched
+PY
+# the whole cluster still shows the path it could not exclude: it is measured below the model
+check "whole cluster against the model" python3 - f/survey.json <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["whole"][0]
+assert w["nodes"] == 12 and w["busbw"] < 0.5 * w["predicted_busbw"], w
+PY
+
+# Without --pairs all, the same survey makes far fewer launches than n-1 pair rounds.
+expect_exit 1 "random matchings" -- "$TOPOTUNE" survey --backend sim --cluster faults.json --out m
+check "node and link faults named without all pairs" python3 - m/survey.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+kinds = {v["hosts"][0]: v["kind"] for v in s["verdicts"] if len(v["hosts"]) == 1}
+assert kinds == {"node0003": "node-slow", "node0007": "link-slow", "node0014": "node-unreachable",
+                 "node0015": "node-fails"}, kinds
+PY
+
+# Clean clusters: nothing named, 3 runs out of 3.
+cluster clean.json 16
+for seed in 1 2 3; do
+    expect_exit 0 "clean cluster, seed $seed: exit 0" -- "$TOPOTUNE" survey --backend sim \
+        --cluster clean.json --seed "$seed" --out "clean-$seed"
+    check "clean cluster, seed $seed: no verdict ($(verdicts "clean-$seed"))" test -z "$(verdicts "clean-$seed")"
+done
+
+# --resume replays: nothing is launched again, the verdicts are the same; a torn line is cut.
+lines=$(wc -l <f/launches.jsonl)
+head -c -7 f/launches.jsonl >torn && cp torn f/launches.jsonl
+expect_exit 1 "resume" -- "$TOPOTUNE" survey --backend sim --cluster faults.json --pairs all --out f --resume
+check "only the torn launch made again ($(wc -l <f/launches.jsonl) lines)" test "$(wc -l <f/launches.jsonl)" -eq "$lines"
+check "same verdicts after resume" test "$(verdicts f)" = "$got"
+
+# 1,024 nodes.
+cluster big.json 1024 '[{"kind": "slow-link", "hosts": ["node0500"], "factor": 0.5}]'
+expect_exit 1 "1,024 nodes" -- "$TOPOTUNE" -q survey --backend sim --cluster big.json --out big
+check "1,024 nodes: the slow link found in a few dozen launches" python3 - big/survey.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [(v["hosts"], v["kind"]) for v in s["verdicts"]] == [(["node0500"], "link-slow")], s["verdicts"]
+assert s["launches"]["total"] < 40, s["launches"]
+PY
+
+# Bad input: an error naming the field, exit 2, nothing written.
+bad() { # bad NAME JSON MESSAGE
+    printf '%s\n' "$2" >"$1.json"
+    expect_exit 2 "$1 refused" -- "$TOPOTUNE" survey --backend sim --cluster "$1.json" --out "out-$1"
+    expect_stderr_has "$3" "$1: the error says what"
+    expect_no_file "out-$1" "$1: nothing written"
+}
+bad path '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "../../etc/passwd", "count": 2}]}' "a plain file name"
+bad kind '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2}], "faults": [{"kind": "fire", "hosts": ["node0001"]}]}' "kind 'fire'"
+bad factor '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2}], "faults": [{"kind": "slow-node", "hosts": ["node0001"], "factor": 2}]}' "faults[0].factor"
+bad host '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2}], "faults": [{"kind": "dead", "hosts": ["x"]}]}' "not in the cluster"
+bad count '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 1000000}]}' "at most 65536"
+bad schema '{"nodes": []}' "topotune/sim-cluster/1"
+expect_exit 2 "no --out" -- "$TOPOTUNE" survey --backend sim --cluster clean.json
+expect_stderr_has "needs --out DIR" "--out asked for"
+expect_exit 2 "--cluster without --backend sim" -- "$TOPOTUNE" survey --cluster clean.json --out x
+expect_exit 2 "hosts and a cluster" -- "$TOPOTUNE" survey --backend sim --cluster clean.json --hosts a,b --out x
+expect_stderr_has "give one of" "one source of nodes"
+expect_exit 2 "a host twice" -- "$TOPOTUNE" survey --backend mpi --hosts a,b,a --out x
+expect_stderr_has "listed twice" "the host named"
+
+# topotune-bench --split on real ranks (this host: one group).
+expect_exit 0 "--split node, 2 ranks" -- mpirun --allow-run-as-root --oversubscribe -np 2 \
+    "$TOPOTUNE_BENCH" --backend mpi -b 1M -e 1M -n 2 -w 1 --split node --json split.jsonl
+check "a groups event, one size event with its group" python3 - split.jsonl "$(hostname)" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+groups = [e for e in ev if e["event"] == "groups"]
+assert groups and groups[0]["groups"] == [[sys.argv[2]]], groups
+sizes = [e for e in ev if e["event"] == "size"]
+assert len(sizes) == 1 and sizes[0]["group"] == 0 and sizes[0]["busbw"] > 0 and sizes[0]["wrong"] == 0, sizes
+PY
+check "events valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/bench-event.schema.json" split.jsonl --lines
+expect_exit 6 "--split naming a host not in the launch" -- mpirun --allow-run-as-root --oversubscribe -np 2 \
+    "$TOPOTUNE_BENCH" --backend mpi -b 1M -e 1M --split "nosuchhost"
+# shellcheck disable=SC2016 # the word is meant literally
+expect_exit 6 "--split with a shell word" -- "$TOPOTUNE_BENCH" --backend mpi --split 'a;$(x)'
+expect_exit 6 "--split with the sim backend" -- "$TOPOTUNE_BENCH" --backend sim --split node
+finish

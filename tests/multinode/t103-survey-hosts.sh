@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `topotune survey --backend mpi` on 8 simulated hosts (tests/multinode/hosts.sh) with real faults:
+# a slow link (tc tbf on h2's veth), a slow host (h4's processes in a cgroup with 2% of a CPU),
+# a host whose benchmark hangs (the stall hook, h6); then a lossy link (netem loss on h3) and a
+# host of another class (h8). Each is named with its kind and nothing else is; the same hosts
+# without faults get no verdict; nothing is left running.
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$0")/../cli/lib.sh"
+# shellcheck source=hosts.sh
+. "$(dirname "$0")/hosts.sh"
+mn_guard 590 "$@"
+hosts=h1,h2,h3,h4,h5,h6,h7,h8
+survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout 5 "$@"; }
+verdicts() { # what survey.json names: "host kind" per line, sorted
+    python3 -c 'import json, sys
+print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
+}
+
+# 1. A slow link, a slow host and a hanging host.
+mn_up 8 || { fail "the hosts did not come up"; finish; exit 1; }
+echo TOPOTUNE_BENCH_TEST_STALL=0 >>"$TOPOTUNE_MN_DIR/h6.env" # its rank 0 of any group stalls
+mn_slow_link h2 100mbit || fail "tc tbf on h2"
+mn_slow_host h4 2 || fail "cgroup CPU quota on h4"
+survey --out "$TEST_TMP/faults" 2>"$TEST_TMP/faults.err"
+rc=$?
+check "exit 1: something named (exit $rc)" test "$rc" -eq 1
+got=$(verdicts "$TEST_TMP/faults")
+want=$'h2 link-slow\nh4 node-slow\nh6 node-fails'
+check "the slow link, the slow host and the hanging host, each with its kind (got: $got)" \
+    test "$got" = "$want"
+check "healthy.hostfile: the others" test "$(tr '\n' ' ' <"$TEST_TMP/faults/healthy.hostfile")" = "h1 h3 h5 h7 h8 "
+check "excluded.txt: host, verdict, evidence" python3 - "$TEST_TMP/faults/excluded.txt" <<'PY'
+import json, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+assert [r[:2] for r in rows] == [["h2", "link-slow"], ["h4", "node-slow"], ["h6", "node-fails"]], rows
+for r in rows:
+    json.loads(r[2])
+PY
+check "survey.json valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" "$TEST_TMP/faults/survey.json"
+check "nothing left on the hosts" test -z "$(mn_strays)"
+cat "$TEST_TMP/faults.err" "$TEST_TMP/faults/report.txt" >&2
+python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["pairs"]: print(p)' "$TEST_TMP/faults/survey.json" >&2
+
+# 2. A lossy link and a host of another class.
+mn_down
+export MN_TOPOLOGY_h8=$TOPOTUNE_SRC/profiles/specs/dgx-a100.json
+mn_up 8 || { fail "the hosts did not come up again"; finish; exit 1; }
+# netem is a kernel module (sch_netem) that not every kernel has: where it is missing, the
+# lossy link is left out, and said so
+lossy=1
+mn_lossy_link h3 5 2>/dev/null || { lossy=0; echo "note: no tc netem in this kernel: no lossy link injected"; }
+survey --out "$TEST_TMP/lossy" 2>"$TEST_TMP/lossy.err"
+rc=$?
+got=$(verdicts "$TEST_TMP/lossy")
+if [ "$lossy" = 1 ]; then
+    check "exit 1 again (exit $rc)" test "$rc" -eq 1
+    check "the lossy link named, and nothing else (got: $got)" test "$got" = "h3 link-slow"
+else
+    check "no fault, other class: exit 0 (exit $rc), nothing named (got: $got)" test "$rc" -eq 0 -a -z "$got"
+fi
+check "h8 is its own class" python3 - "$TEST_TMP/lossy/survey.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+cls = {n["host"]: n["class"] for n in s["nodes"]}
+assert cls["h8"].startswith("a100-") and len(set(cls.values())) == 2, cls
+PY
+cat "$TEST_TMP/lossy.err" >&2
+
+# 3. No faults, three times: nothing named.
+mn_down
+unset MN_TOPOLOGY_h8
+mn_up 8 || { fail "the hosts did not come up a third time"; finish; exit 1; }
+for run in 1 2 3; do
+    survey --seed "$run" --out "$TEST_TMP/clean-$run" 2>"$TEST_TMP/clean-$run.err"
+    rc=$?
+    check "clean run $run: exit 0, no verdict (exit $rc: $(verdicts "$TEST_TMP/clean-$run" | tr '\n' ';'))" test "$rc" -eq 0
+done
+mn_down
+check "nothing left of the hosts" test -z "$(mn_leftovers)"
+finish
