@@ -4,17 +4,29 @@
  * runs three configurations, NCCL's defaults, the env-only profile (its variables) and env + the
  * table applied by topotune's tuner plugin, and reports per size the busbw of each and the gain
  * of env + table over env-only and over the defaults. With --topology (the sim backend) every
- * number comes from the model and is labelled predicted.
+ * number comes from the model and is labelled predicted; with --backend nccl each configuration
+ * is measured by topotune-bench under a launcher, the third with NCCL_TUNER_PLUGIN naming the
+ * installed plugin and TOPOTUNE_TUNER_TABLE the table, and NCCL's log says whether it loaded.
  */
 #include "cli/cli.h"
+#include "gen/gen.h"
+#include "launch/launch.h"
 #include "model/model.h"
+#include "sweep/sweep.h"
 #include "topo/topo.h"
 #include "tuner/tuner.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/env.h"
 #include "util/error.h"
+#include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +34,9 @@
 
 struct verify_opts {
     const char *profile, *topology, *backend, *min, *max, *nodes_arg;
-    int nodes, json;
+    const char *launcher, *np_arg, *hosts, *repeat_arg, *timeout_arg, *out;
+    int nodes, json, np, repeat;
+    double timeout_s;
     size_t min_bytes, max_bytes;
 };
 
@@ -48,13 +62,52 @@ static int parse_size(const char *s, size_t dflt, size_t *out, const char *what)
     return 0;
 }
 
+/* The options of --backend nccl. */
+static int parse_measured(struct verify_opts *o)
+{
+    char *end;
+    if (o->topology)
+        return error("--topology predicts (sim backend); --backend nccl measures: give one"), 2;
+    o->launcher = o->launcher ? o->launcher : "mpirun";
+    if (!launch_known(o->launcher))
+        return error("invalid value '%s' for --launcher: expected direct, mpirun or srun",
+                     o->launcher),
+               2;
+    if (launch_check_nodes(o->hosts, 0))
+        return 2;
+    long np = o->np_arg ? strtol(o->np_arg, &end, 10) : 0;
+    if (!o->np_arg || *end || np < 1 || np > 65536)
+        return error("verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"), 2;
+    o->np = (int)np;
+    long repeat = o->repeat_arg ? strtol(o->repeat_arg, &end, 10) : 3;
+    if (o->repeat_arg && (*end || repeat < 1 || repeat > 100))
+        return error("invalid value '%s' for --repeat: expected 1 to 100", o->repeat_arg), 2;
+    o->repeat = (int)repeat;
+    o->timeout_s = o->timeout_arg ? strtod(o->timeout_arg, &end) : 120;
+    if (o->timeout_arg && (*end || !(o->timeout_s >= 1 && o->timeout_s <= 86400)))
+        return error("invalid value '%s' for --timeout: expected 1 to 86400 seconds",
+                     o->timeout_arg),
+               2;
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct verify_opts *o)
 {
     const struct util_opt opts[] = {
         {"topology", 't', UTIL_OPT_STRING, &o->topology, "SPEC",
          "the class's topology or hardware spec: predict with the sim backend"},
         {"backend", 0, UTIL_OPT_STRING, &o->backend, "NAME",
-         "sim (the only one so far: measuring with nccl is not built yet)"},
+         "sim (predict; the default) or nccl (measure, on the GPU machine)"},
+        {"launcher", 0, UTIL_OPT_STRING, &o->launcher, "L",
+         "nccl: direct, mpirun (default) or srun"},
+        {"np", 0, UTIL_OPT_STRING, &o->np_arg, "N", "nccl: ranks, one per GPU (required)"},
+        {"hosts", 0, UTIL_OPT_STRING, &o->hosts, "LIST", "nccl: the nodes, for mpirun"},
+        {"repeat", 0, UTIL_OPT_STRING, &o->repeat_arg, "R",
+         "nccl: runs per configuration, averaged (default 3)"},
+        {"timeout", 0, UTIL_OPT_STRING, &o->timeout_arg, "S",
+         "nccl: the benchmark's deadline for one wait (default 120)"},
+        {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR",
+         "nccl: where the runs' events and logs go (default: a new directory in /tmp)"},
         {"nodes", 0, UTIL_OPT_STRING, &o->nodes_arg, "N",
          "nodes of that kind (default: the spec's)"},
         {"minbytes", 'b', UTIL_OPT_STRING, &o->min, "SIZE", "smallest size (default 8)"},
@@ -66,12 +119,16 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     int npos = 0;
     int rc = util_opts_parse(
         "topotune verify",
-        "PROFILE --topology SPEC [--nodes N] [-b MIN] [-e MAX] [--json]\n\n"
+        "PROFILE --topology SPEC [--nodes N] [-b MIN] [-e MAX] [--json]\n"
+        "       PROFILE --backend nccl --np N [--launcher direct|mpirun|srun] [--hosts LIST]\n"
+        "       [--repeat R] [--timeout S] [--out DIR] [-b MIN] [-e MAX] [--json]\n\n"
         "Per size (x4), the all_reduce busbw of NCCL's defaults, of the profile's variables\n"
         "(env-only) and of env + the profile's per-size table (tuner-table.txt, as topotune's\n"
         "tuner plugin applies it), and the gain of env + table over env-only and over the\n"
         "defaults. PROFILE: a profile version directory or its profile.json. With --topology\n"
-        "every number is PREDICTED by the model (sim backend).",
+        "every number is PREDICTED by the model (sim backend); with --backend nccl every number\n"
+        "is MEASURED by topotune-bench, R runs per configuration, the third with topotune's tuner\n"
+        "plugin loaded by NCCL (NCCL_TUNER_PLUGIN) and the table (TOPOTUNE_TUNER_TABLE).",
         opts, argc, argv, pos, &npos);
     if (rc == 0 && npos != 1) {
         error(npos ? "unexpected argument '%s' (see 'topotune verify --help')"
@@ -95,9 +152,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         return 2;
     const char *backend = o->backend ? o->backend : "sim";
     if (!strcmp(backend, "nccl"))
-        return error("verify --backend nccl is not available yet: measure on the GPU machine with "
-                     "'topotune sweep' and the launch scripts, or predict with --topology SPEC"),
-               2;
+        return parse_measured(o);
     if (strcmp(backend, "sim"))
         return error("invalid value '%s' for --backend: expected sim or nccl", backend), 2;
     if (!o->topology)
@@ -238,6 +293,214 @@ out:
     return rc;
 }
 
+/* ---- --backend nccl: measured ---- */
+
+#define MAX_SIZES 64
+static const char *const config_name[3] = {"defaults", "env-only", "env+table"};
+
+struct measured {
+    int nsizes;
+    size_t size[MAX_SIZES];
+    double sum[3][MAX_SIZES];
+    int runs[3][MAX_SIZES];
+    char pair[MAX_SIZES][40]; /* env+table: NCCL's algorithm/protocol, from its log */
+    int plugin_loaded;
+};
+
+static int size_index(struct measured *m, size_t size)
+{
+    for (int i = 0; i < m->nsizes; i++)
+        if (m->size[i] == size)
+            return i;
+    if (m->nsizes == MAX_SIZES)
+        return -1;
+    m->size[m->nsizes] = size;
+    return m->nsizes++;
+}
+
+/* Configuration which's environment: NCCL's log (for the pairs it chose), the profile's
+ * variables (not for the defaults), the plugin and its table (env+table). */
+static char **config_env(const json_t *vars, int which, const char *plugin, const char *table)
+{
+    char **env = calloc(json_object_size(vars) + 8, sizeof(char *));
+    int n = 0;
+    env[n++] = strdup("NCCL_DEBUG=INFO");
+    env[n++] = strdup("NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING");
+    const char *k;
+    json_t *v;
+    struct util_buf b = UTIL_BUF_INIT;
+    json_object_foreach((json_t *)vars, k, v) if (which > 0)
+    {
+        util_buf_addf(&b, "%s=%s", k, json_string_value(v));
+        env[n++] = util_buf_detach(&b);
+    }
+    if (which == 2) {
+        util_buf_addf(&b, "NCCL_TUNER_PLUGIN=%s", plugin);
+        env[n++] = util_buf_detach(&b);
+        util_buf_addf(&b, "TOPOTUNE_TUNER_TABLE=%s", table);
+        env[n++] = util_buf_detach(&b);
+    }
+    return env;
+}
+
+static void free_env(char **env)
+{
+    for (char **e = env; e && *e; e++)
+        free(*e);
+    free(env);
+}
+
+/* One run of topotune-bench: its size events into m. 0, or 3 after an error naming its log. */
+static int measure_one(const struct verify_opts *o, const char *bench, const char *dir, int which,
+                       int rep, char **env, struct measured *m)
+{
+    char json[4400], log[4400], b[32], e[32], t[32], jarg[4500];
+    snprintf(json, sizeof(json), "%s/%s-r%d.jsonl", dir,
+             which == 2 ? "env-table" : config_name[which], rep);
+    snprintf(log, sizeof(log), "%s/%s-r%d.log", dir, which == 2 ? "env-table" : config_name[which],
+             rep);
+    snprintf(b, sizeof(b), "%zu", o->min_bytes);
+    snprintf(e, sizeof(e), "%zu", o->max_bytes);
+    snprintf(t, sizeof(t), "%g", o->timeout_s);
+    snprintf(jarg, sizeof(jarg), "--json=%s", json);
+    char *program[] = {(char *)bench, "--backend", "nccl", "-b", b,   "-e", e, "-f", "4", "-n",
+                       "20",          "-w",        "5",    "-c", "1", "-T", t, jarg, NULL};
+    struct launch l = {o->launcher, o->np, o->hosts, env};
+    char **argv = launch_argv(&l, program);
+    if (!argv)
+        return error("cannot build the %s launch of %d ranks", o->launcher, o->np), 2;
+    struct util_child ch = {
+        .argv = argv, .env = env, .log = log, .timeout_s = o->timeout_s * 20 + 60, .grace_s = 2};
+    info("%s, run %d of %d", config_name[which], rep + 1, o->repeat);
+    util_child_run(&ch);
+    launch_argv_free(argv);
+    json_t *events = sweep_results_load(json, SWEEP_RESULTS_READ), *ev;
+    size_t i;
+    int ok = 0;
+    json_array_foreach(events, i, ev)
+    {
+        const char *kind = json_string_value(json_object_get(ev, "event"));
+        json_t *size = json_object_get(ev, "size"), *busbw = json_object_get(ev, "busbw");
+        if (kind && !strcmp(kind, "end"))
+            ok = !strcmp(util_json_str(ev, "outcome", ""), "ok");
+        if (!kind || strcmp(kind, "size") || !json_is_integer(size) || !json_is_number(busbw))
+            continue;
+        int k = size_index(m, (size_t)json_integer_value(size));
+        if (k < 0)
+            continue;
+        m->sum[which][k] += json_number_value(busbw);
+        m->runs[which][k]++;
+        if (which == 2)
+            snprintf(m->pair[k], sizeof(m->pair[k]), "%s/%s", util_json_str(ev, "algo", "?"),
+                     util_json_str(ev, "proto", "?"));
+    }
+    json_decref(events);
+    if (!ok || ch.exit_code != 0)
+        return error("the %s run %s (exit %d): see '%s'", config_name[which],
+                     ch.timed_out ? "passed its deadline" : "failed", ch.exit_code, log),
+               3;
+    if (which == 2) { /* the plugin says so in NCCL's log when it loaded the table */
+        struct util_buf text = UTIL_BUF_INIT;
+        util_file_read(log, 64 << 20, &text);
+        const char *at = text.data ? strstr(util_buf_str(&text), "topotune tuner: ") : NULL;
+        m->plugin_loaded |= at && strstr(at, "loaded '");
+        util_buf_release(&text);
+    }
+    return 0;
+}
+
+static void print_measured(const struct verify_opts *o, const struct measured *m, json_t *rows)
+{
+    if (!rows)
+        printf("#            %12s  %13s  %13s  %13s  %-15s  %16s  %16s\n", "size (B)", "defaults",
+               "env-only", "env+table", "env+table pair", "gain vs env-only", "gain vs defaults");
+    for (int k = 0; k < m->nsizes; k++) {
+        double bw[3];
+        for (int c = 0; c < 3; c++)
+            bw[c] = m->runs[c][k] ? m->sum[c][k] / m->runs[c][k] : 0;
+        double g_env = gain(bw[2], bw[1]), g_def = gain(bw[2], bw[0]);
+        if (rows)
+            json_array_append_new(
+                rows, json_pack("{s:I,s:f,s:f,s:f,s:s,s:f,s:f,s:i}", "size", (json_int_t)m->size[k],
+                                "busbw_defaults", bw[0], "busbw_env", bw[1], "busbw_env_table",
+                                bw[2], "pair", m->pair[k], "gain_vs_env_pct", g_env,
+                                "gain_vs_defaults_pct", g_def, "runs", o->repeat));
+        else
+            printf("    measured %12zu  %8.2f GB/s  %8.2f GB/s  %8.2f GB/s  %-15s  measured "
+                   "%+6.1f%%  measured %+6.1f%%\n",
+                   m->size[k], bw[0], bw[1], bw[2], m->pair[k], g_env, g_def);
+    }
+}
+
+static int verify_measured(const struct verify_opts *o, const json_t *profile,
+                           const char *table_arg)
+{
+    char plugin[4096], table[PATH_MAX], dir[4200];
+    gen_tuner_plugin_path(plugin, sizeof(plugin));
+    if (!plugin[0])
+        return error("topotune's tuner plugin (libnccl-tuner-topotune.so) is not installed next "
+                     "to this program: build topotune with CUDA and NCCL, or install its package"),
+               2;
+    if (!realpath(table_arg, table))
+        return error("cannot find the profile's table '%s': %s", table_arg, strerror(errno)), 2;
+    json_t *vars = variables(profile);
+    const char *k;
+    json_t *v;
+    json_object_foreach(vars, k, v)
+    {
+        const char *why = util_env_refused(k);
+        if (why || !sweep_valid_value(json_string_value(v))) {
+            json_decref(vars);
+            return error("the profile sets %.64s, which verify does not set: %s", k,
+                         why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*"),
+                   2;
+        }
+    }
+    snprintf(dir, sizeof(dir), "%s", o->out ? o->out : "/tmp/topotune-verify-XXXXXX");
+    if (o->out ? (mkdir(dir, 0755) && errno != EEXIST) : !mkdtemp(dir)) {
+        json_decref(vars);
+        return error("cannot create '%s': %s", dir, strerror(errno)), 3;
+    }
+    char *bench = sweep_bench_program();
+    struct measured m = {0};
+    int rc = 0;
+    util_child_supervise();
+    for (int rep = 0; !rc && rep < o->repeat; rep++)
+        for (int c = 0; !rc && c < 3; c++) { /* interleaved: drift hits all three alike */
+            char **env = config_env(vars, c, plugin, table);
+            rc = measure_one(o, bench, dir, c, rep, env, &m);
+            free_env(env);
+            rc = util_child_interrupted() ? 128 + util_child_interrupted() : rc;
+        }
+    free(bench);
+    if (!rc && !m.plugin_loaded)
+        rc = (error("NCCL's log of the env+table runs has no 'topotune tuner: ... loaded' line: "
+                    "the table was not applied (see '%s/env-table-r0.log')",
+                    dir),
+              3);
+    if (!rc) {
+        json_t *rows = o->json ? json_array() : NULL;
+        if (!o->json)
+            printf("# MEASURED all_reduce (float, sum) by topotune-bench, nccl backend, %d rank(s) "
+                   "through %s, %d run(s) each, interleaved\n# profile %s; env+table: "
+                   "NCCL_TUNER_PLUGIN=%s (loaded, says NCCL's log)\n# runs and logs in %s\n",
+                   o->np, o->launcher, o->repeat, o->profile, plugin, dir);
+        print_measured(o, &m, rows);
+        if (o->json) {
+            json_t *doc =
+                json_pack("{s:b,s:s,s:s,s:i,s:i,s:s,s:s,s:b,s:s,s:O,s:o}", "predicted", 0,
+                          "backend", "nccl", "launcher", o->launcher, "np", o->np, "runs",
+                          o->repeat, "profile", o->profile, "table", table, "plugin_loaded",
+                          m.plugin_loaded, "logs", dir, "env", vars, "sizes", rows);
+            json_dumpf(doc, stdout, JSON_INDENT(2));
+            printf("\n");
+            json_decref(doc);
+        }
+    }
+    json_decref(vars);
+    return rc;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct verify_opts o = {0};
@@ -248,6 +511,11 @@ int cmd_verify(int argc, char **argv)
     json_t *profile = load_profile(o.profile, table_path, sizeof(table_path));
     if (!profile)
         return 2;
+    if (o.backend && !strcmp(o.backend, "nccl")) {
+        rc = verify_measured(&o, profile, table_path);
+        json_decref(profile);
+        return rc;
+    }
     struct topo t;
     topo_init(&t);
     rc = topo_load(&t, o.topology) ? 2 : verify(&o, profile, table_path, &t);

@@ -33,4 +33,8 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
  */
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
 
+/* Where the tuner plugin is installed, next to this program (PREFIX/lib or PREFIX/lib64
+ * libnccl-tuner-topotune.so, or the build tree's tuner/), into path; "" when not found. */
+void gen_tuner_plugin_path(char *path, size_t len);
+
 #endif

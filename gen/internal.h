@@ -30,10 +30,6 @@ extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen
  */
 json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name);
 
-/* Where the tuner plugin is installed, next to this program (PREFIX/lib or PREFIX/lib64
- * libnccl-tuner-topotune.so, or the build tree's tuner/), into path; "" when not found. */
-void gen_tuner_plugin_path(char *path, size_t len);
-
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);
 /* The checks every launch script starts with: profile, one launcher, NCCL version, /dev/shm,

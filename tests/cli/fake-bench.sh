@@ -12,11 +12,20 @@
 #   hang         records "PID PGID PPID" in $FAKE_PIDS and never ends, nor does its child
 #   landscape    ok, with a busbw made of NCCL_FAKE_A, _B and _C: A=1 x1.5, A=2 x1.2, B=2 x1.2
 #                (only once A=1: a gain that needs the first move), C set x1.01 (noise)
+#   verify       ok over -b..-e (x4), busbw 10, x1.2 with NCCL_ALGO set (a profile's variable),
+#                x1.5 more with NCCL_TUNER_PLUGIN and TOPOTUNE_TUNER_TABLE naming readable files,
+#                when it prints the plugin's "loaded" line as NCCL's log would; appends its
+#                NCCL_*/TOPOTUNE_* environment to $FAKE_PIDS.env, one run per line
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
 json=
+min=8
+max=8
+prev=
 for arg in "$@"; do
     case "$arg" in --json=*) json=${arg#--json=} ;; esac
+    case "$prev" in -b) min=$arg ;; -e) max=$arg ;; esac
+    prev=$arg
 done
 ok_events() {
     {
@@ -62,6 +71,25 @@ slow)
 hang)
     echo "$$ $(ps -o pgid= -p $$ | tr -d ' ') $PPID" >>"$FAKE_PIDS"
     while :; do sleep 1; done
+    ;;
+verify)
+    env | grep -E '^(NCCL|TOPOTUNE)_' | sort | tr '\n' ' ' >>"$FAKE_PIDS.env"
+    echo >>"$FAKE_PIDS.env"
+    busbw=10
+    [ -n "${NCCL_ALGO:-}" ] && busbw=12
+    if [ -r "${NCCL_TUNER_PLUGIN:-/nonexistent}" ] && [ -r "${TOPOTUNE_TUNER_TABLE:-/nonexistent}" ]; then
+        busbw=$((busbw * 3 / 2))
+        echo "host:1:1 [0] NCCL INFO topotune tuner: loaded '$TOPOTUNE_TUNER_TABLE': 2 rows, 2 for 1 nodes x 1 ranks (class x)"
+    fi
+    {
+        echo '{"event":"start","backend":"nccl","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
+        size=$min
+        while [ "$size" -le "$max" ]; do
+            echo "{\"event\":\"size\",\"size\":$size,\"count\":$((size / 4)),\"time_us\":1.0,\"algbw\":$busbw,\"busbw\":$busbw,\"wrong\":0,\"algo\":\"RING\",\"proto\":\"SIMPLE\"}"
+            size=$((size * 4))
+        done
+        echo '{"event":"end","outcome":"ok","exit_code":0}'
+    } >"$json"
     ;;
 landscape)
     busbw=$(awk -v a="${NCCL_FAKE_A:-}" -v b="${NCCL_FAKE_B:-}" -v c="${NCCL_FAKE_C:-}" 'BEGIN {

@@ -3,7 +3,8 @@
 # The per-size table (issue 17): gen writes tuner-table.txt in the plugin's format with rows only
 # where a choice beat NCCL's defaults beyond the noise, none when the defaults are best; tuner.csv
 # never leaves the example plugin on one channel; the sim backend applies the table as the plugin
-# does; topotune verify prints per size the gains, each labelled predicted.
+# does; topotune verify prints per size the gains, each labelled predicted, or, with --backend
+# nccl, measured by three configurations' runs through a launcher, the plugin named to NCCL.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
@@ -114,4 +115,54 @@ mkdir -p "$TEST_TMP/bad" && printf 'not a table\n' >"$TEST_TMP/bad/tuner-table.t
 cp "$p2/profile.json" "$TEST_TMP/bad/"
 expect_exit 2 "verify: a malformed table is refused" -- "$TOPOTUNE" verify "$TEST_TMP/bad" --topology "$spec"
 expect_stderr_has "tuner table" "the table is named"
+
+# 5. verify --backend nccl: measured, interleaved runs of each configuration through a launcher.
+# fake-bench.sh (mode verify) stands in for topotune-bench on a GPU machine: busbw x1.5 when
+# NCCL_TUNER_PLUGIN and TOPOTUNE_TUNER_TABLE name readable files, with the plugin's loaded line.
+if [ ! -r "$TOPOTUNE_BIN/tuner/libnccl-tuner-topotune.so" ]; then
+    echo "note: the tuner plugin is not built here (no NCCL headers): verify --backend nccl not run"
+    finish
+    exit
+fi
+export FAKE_PIDS=$TEST_TMP/fake
+: >"$FAKE_PIDS.env"
+for mode in verify unloaded; do
+    cat >"$TEST_TMP/bench-$mode" <<SH
+#!/usr/bin/env bash
+[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE
+FAKE_MODE=verify exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
+SH
+    chmod +x "$TEST_TMP/bench-$mode"
+done
+measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify "$p2" --backend nccl \
+    --launcher direct --np 1 --repeat 2 -b 8 -e 512 "${@:2}"; }
+expect_exit 0 "verify --backend nccl" -- measured verify --out "$TEST_TMP/vm"
+# the profile sets NCCL_ALGO: env-only x1.2 over the defaults, the table x1.5 over env-only
+check "a line per size, every gain measured: +50% with the table, +80% over the defaults" \
+    test "$(grep -c '^ *measured .* 10.00 GB/s .* 12.00 GB/s .* 18.00 GB/s .*measured  *+50.0%  *measured  *+80.0%$' "$TEST_TMP/out")" -eq 4
+check "said measured, with the runs' directory" grep -q "^# MEASURED .*2 run(s) each" "$TEST_TMP/out"
+check "6 runs, interleaved; the plugin and the table named only in the third configuration" python3 - \
+    "$FAKE_PIDS.env" "$TOPOTUNE_BIN/tuner/libnccl-tuner-topotune.so" "$p2/tuner-table.txt" <<'PY'
+import os, sys
+runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1])]
+assert len(runs) == 6, runs
+for i, r in enumerate(runs):
+    assert r["NCCL_DEBUG"] == "INFO" and "TUNING" in r["NCCL_DEBUG_SUBSYS"], r
+    if i % 3 == 2:
+        assert os.path.realpath(r["NCCL_TUNER_PLUGIN"]) == os.path.realpath(sys.argv[2]), r
+        assert r["TOPOTUNE_TUNER_TABLE"] == os.path.realpath(sys.argv[3]), r
+    else:
+        assert "NCCL_TUNER_PLUGIN" not in r and "TOPOTUNE_TUNER_TABLE" not in r, r
+PY
+check "the runs' events and logs kept" test -s "$TEST_TMP/vm/env-table-r1.jsonl" -a -s "$TEST_TMP/vm/env-table-r0.log"
+expect_exit 0 "verify --backend nccl --json" -- measured verify --json
+check "--json: measured, the plugin loaded, the gain per size" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["predicted"] is False and d["plugin_loaded"] and d["runs"] == 2, d
+assert [s["size"] for s in d["sizes"]] == [8, 32, 128, 512] and d["sizes"][0]["gain_vs_env_pct"] == 50, d["sizes"]' "$TEST_TMP/out"
+expect_exit 3 "a plugin that did not load is no verification" -- measured unloaded
+expect_stderr_has "the table was not applied" "said why"
+expect_exit 2 "--backend nccl needs --np" -- "$TOPOTUNE" verify "$p2" --backend nccl
+expect_stderr_has "needs --np N" "--np asked for"
+expect_exit 2 "--topology and --backend nccl" -- "$TOPOTUNE" verify "$p2" --backend nccl --np 2 --topology "$spec"
 finish

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/hosts.sh"
 mn_guard 590 "$@"
 hosts=h1,h2,h3,h4,h5,h6,h7,h8
-survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout 5 "$@"; }
+survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout 4 "$@"; }
 verdicts() { # what survey.json names: "host kind" per line, sorted
     python3 -c 'import json, sys
 print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
@@ -20,7 +20,7 @@ print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load
 # 1. A slow link, a slow host and a hanging host.
 mn_up 8 || { fail "the hosts did not come up"; finish; exit 1; }
 echo TOPOTUNE_BENCH_TEST_STALL=0 >>"$TOPOTUNE_MN_DIR/h6.env" # its rank 0 of any group stalls
-mn_slow_link h2 100mbit || fail "tc tbf on h2"
+mn_slow_link h2 200mbit || fail "tc tbf on h2"
 mn_slow_host h4 2 || fail "cgroup CPU quota on h4"
 survey --out "$TEST_TMP/faults" 2>"$TEST_TMP/faults.err"
 rc=$?
