@@ -10,7 +10,9 @@
 # it cannot with one); correctness of the nccl backend for every dtype and op (8 B to 64 MiB;
 # float sum to 8 GiB) single-rank and with -g N; busbw/algbw against the formula; a forced
 # NCCL_ALGO visible in effective_env; the stall hook aborts with exit 4 inside -T; the
-# corruption hook exits 7; with 2+ GPUs one rank per GPU under mpirun.
+# corruption hook exits 7; with 2+ GPUs one rank per GPU under mpirun; topotune's tuner plugin
+# loaded by the real NCCL with a table (its loaded line and per-call decisions in NCCL's log) and
+# `topotune verify --backend nccl` measuring defaults, env-only and env + table with it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -167,6 +169,34 @@ if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then
     [ "$(id -u)" = 0 ] && root_flag=(--allow-run-as-root)
     step mpi-ranks 0 bench mpi-ranks mpirun -np "$ngpus" "${root_flag[@]}" "$bin/topotune-bench" --backend nccl -b 8 -e 1G -f 4 -T 120
     [ -x "$bin/topotune-p2p-copy" ] && step p2p-copy 0 "$bin/topotune-p2p-copy"
+fi
+
+# 8. topotune's tuner plugin inside the real NCCL: a table forcing ring/simple above 1 MiB and
+#    tree/simple below, for any node and rank count; NCCL's log shows the plugin loaded it and
+#    its decisions; then verify --backend nccl measures the three configurations with it.
+plugin=$bin/tuner/libnccl-tuner-topotune.so
+if [ -r "$plugin" ]; then
+    mkdir -p "$out/profile"
+    printf '%s\n' '# topotune tuner table 1' \
+        'collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels' \
+        'allreduce,0,1048575,*,*,tree,simple' 'allreduce,1048576,inf,*,*,ring,simple' \
+        >"$out/profile/tuner-table.txt"
+    printf '{"class": "gpu-check", "variables": []}\n' >"$out/profile/profile.json"
+    step plugin-loads 0 bench plugin env NCCL_TUNER_PLUGIN="$plugin" \
+        TOPOTUNE_TUNER_TABLE="$out/profile/tuner-table.txt" "$bin/topotune-bench" --backend nccl \
+        -g "$ngpus" -b 64K -e 64M -f 4 -n 5 -w 2 -T 60
+    verify plugin-log "import glob, sys
+text = ''.join(open(f).read() for f in glob.glob(sys.argv[1] + '/logs/plugin.nccl.*.log'))
+assert 'topotune tuner: ' in text and \"loaded '\" in text, 'no loaded line in NCCL log'" "$out"
+    if [ "$ngpus" -gt 1 ]; then
+        step verify-measured 0 "$bin/topotune" verify "$out/profile" --backend nccl --np "$ngpus" \
+            --launcher mpirun --repeat 2 -b 64K -e 256M --timeout 60 --out "$out/verify" --json
+    else
+        step verify-measured 0 "$bin/topotune" verify "$out/profile" --backend nccl --np 1 \
+            --launcher direct --repeat 2 -b 64K -e 256M --timeout 60 --out "$out/verify" --json
+    fi
+else
+    record plugin-loads 0 "the plugin was not built (no NCCL headers at build time)" 0
 fi
 
 python3 - "$steps" "$out/summary.json" "$ngpus" <<'PY'
