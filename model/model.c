@@ -428,6 +428,10 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         m->sm = 70;
     m->amd = t->cpu.vendor && strstr(t->cpu.vendor, "AMD") != NULL;
     m->net_overhead = m->amd ? 2.0 : 1.0;
+    /* Faults in the order NCCL meets them (docs/model.md, "Where each fault happens"): the first
+     * one wins. Bootstrap and network init come before any transport is set up, so a setting
+     * that names no interface fails there, before P2P over a broken path could hang. */
+    check_names(m, t, env, ctx);
     intra(m, t, env, ctx);
     if (m->nodes > 1 || m->intra_net)
         inter(m, t, env, ctx);
@@ -442,7 +446,6 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->chan_scale =
         max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
     m->simple_eff = simple_eff(env_int(env, ctx, "NCCL_BUFFSIZE", 0));
-    check_names(m, t, env, ctx);
     enable(m, t, env, ctx);
     return 0;
 }

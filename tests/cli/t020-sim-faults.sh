@@ -26,6 +26,16 @@ start=$(date +%s)
 expect_exit 4 "broken P2P hangs" -- "${sim[@]}" --topology "$specs/rtx4090-8x-pcie.json" --json "$TEST_TMP/hang.json"
 check "the hang was cut at -T (took $(($(date +%s) - start))s)" test $(($(date +%s) - start)) -lt 15
 expect_stderr_has "stage init" "the stage is named"
+# Fault order as NCCL's init meets them: a socket interface that matches nothing fails the
+# bootstrap, before any transport is set up, so it wins over the hang P2P would cause later.
+start=$(date +%s)
+expect_exit 3 "no interface: the bootstrap fails first" -- env NCCL_SOCKET_IFNAME=nosuch0 "${sim[@]}" \
+    --topology "$specs/rtx4090-8x-pcie.json"
+check "at once, not after -T (took $(($(date +%s) - start))s)" test $(($(date +%s) - start)) -lt 3
+expect_stderr_has "matches no network interface" "the bootstrap failure is named"
+expect_exit 1 "predict says the same" -- "$TOPOTUNE" predict -i "$specs/rtx4090-8x-pcie.json" \
+    --env NCCL_SOCKET_IFNAME=nosuch0
+check "predict: error at init, the interface named" grep -q "^# predicted outcome: error at init: NCCL_SOCKET_IFNAME=nosuch0" "$TEST_TMP/out"
 # The fix the model names: NCCL_P2P_DISABLE=1 runs.
 expect_exit 0 "P2P disabled runs" -- env NCCL_P2P_DISABLE=1 "${sim[@]}" --topology "$specs/rtx4090-8x-pcie.json"
 
