@@ -161,7 +161,7 @@ static int fail(struct bench_ctx *c, int code)
     bench_report_error(c, bench_current_stage(), msg);
     bench_report_end(c, code);
     fflush(stdout);
-    if (c->mpi && c->nprocs > 1)
+    if (c->mpi && c->world_nprocs > 1) /* --split: the other groups wait for this one */
         MPI_Abort(MPI_COMM_WORLD, code);
     return code;
 }

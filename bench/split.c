@@ -70,6 +70,11 @@ json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *min
             json_array_append(groups, list);
         json_decref(list);
     }
+    if (!json_array_size(groups)) {
+        error("--split '%s' names no group of hosts", spec);
+        json_decref(groups);
+        return NULL;
+    }
     *mine = host_of(groups, me);
     return groups;
 }
@@ -127,6 +132,9 @@ void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
         pack(mine + F_IP, ip);
     }
     double *all = c->world_proc == 0 ? calloc((size_t)c->world_nprocs, sizeof(mine)) : NULL;
+    /* a group done with this size, and a process in no group, waits for the slowest group: its
+     * own -T restarts here, so only a group that itself stalls ends the launch */
+    bench_stage(c, "size:%zu", bytes);
     MPI_Gather(mine, F_FIELDS, MPI_DOUBLE, all, F_FIELDS, MPI_DOUBLE, 0, c->world);
     for (int p = 0; all && p < c->world_nprocs; p++) {
         const double *v = all + (size_t)p * F_FIELDS;

@@ -49,7 +49,7 @@ static int valid_assignment(const char *s)
 }
 
 struct predict_opts {
-    const char *input, *min, *max, *nodes_arg;
+    const char *input, *min, *max, *nodes_arg, *calibration;
     int nodes, json;
     struct util_opt_list env_list;
     struct predict_env env;
@@ -64,6 +64,8 @@ static int parse(int argc, char **argv, struct predict_opts *o)
          "nodes of that kind (default: the input's)"},
         {"env", 0, UTIL_OPT_LIST, &o->env_list, "NAME=VALUE",
          "a variable of the configuration (repeatable); this shell's do not count"},
+        {"calibration", 0, UTIL_OPT_STRING, &o->calibration, "FILE",
+         "the model's parameters from a calibration file (topotune/calibration/1)"},
         {"minbytes", 'b', UTIL_OPT_STRING, &o->min, "SIZE", "smallest size (default 8)"},
         {"maxbytes", 'e', UTIL_OPT_STRING, &o->max, "SIZE", "largest size (default 1G)"},
         {"json", 0, UTIL_OPT_FLAG, &o->json, NULL,
@@ -74,7 +76,8 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     int npos = 0;
     int rc = util_opts_parse(
         "topotune predict",
-        "--input FILE [--nodes N] [--env NAME=VALUE]... [-b MIN] [-e MAX] [--json]\n\n"
+        "--input FILE [--nodes N] [--env NAME=VALUE]... [--calibration FILE] [-b MIN] [-e MAX]\n"
+        "       [--json]\n\n"
         "Predicted all_reduce per size (float sum) from the topotune model. Exit 1 when the\n"
         "model predicts a hang, an init failure or wrong results.",
         opts, argc, argv, pos, &npos);
@@ -209,6 +212,8 @@ int cmd_predict(int argc, char **argv)
         rc = 2;
     } else if (model_init(&m, &t, o.nodes, lookup, &o.env)) {
         error("topology '%s' has no GPU: nothing to predict", o.input);
+        rc = 2;
+    } else if (o.calibration && model_params_load(&m.params, o.calibration)) {
         rc = 2;
     } else {
         rc = report(&o, &t, &m, &bo);

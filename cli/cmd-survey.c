@@ -208,6 +208,8 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
         return error("invalid value '%s' for --backend: expected nccl, mpi or sim", s->backend), 2;
     if (!o->out)
         return error("topotune survey needs --out DIR (where survey.json and the reports go)"), 2;
+    if (strlen(o->out) > 1000)
+        return error("--out: a directory name of at most 1000 characters"), 2;
     int given = !!o->hosts + !!o->hostfile + o->allocation + !!o->cluster;
     if (given != 1)
         return error(given ? "give one of --hosts, --hostfile, --allocation and --cluster"

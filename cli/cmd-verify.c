@@ -25,6 +25,7 @@
 #include "util/opts.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -320,12 +321,16 @@ static int size_index(struct measured *m, size_t size)
 
 /* Configuration which's environment: NCCL's log (for the pairs it chose), the profile's
  * variables (not for the defaults), the plugin and its table (env+table). */
-static char **config_env(const json_t *vars, int which, const char *plugin, const char *table)
+static char **config_env(const json_t *vars, int which, const char *plugin, const char *table,
+                         const char *nccl_log)
 {
     char **env = calloc(json_object_size(vars) + 8, sizeof(char *));
     int n = 0;
     env[n++] = strdup("NCCL_DEBUG=INFO");
     env[n++] = strdup("NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING");
+    struct util_buf f = UTIL_BUF_INIT; /* ours, whatever the shell's NCCL_DEBUG_FILE says */
+    util_buf_addf(&f, "NCCL_DEBUG_FILE=%s.%%h.%%p", nccl_log);
+    env[n++] = util_buf_detach(&f);
     const char *k;
     json_t *v;
     struct util_buf b = UTIL_BUF_INIT;
@@ -348,6 +353,36 @@ static void free_env(char **env)
     for (char **e = env; e && *e; e++)
         free(*e);
     free(env);
+}
+
+/*
+ * 1 when NCCL's log of a run (its files LOG.nccl.HOST.PID, one per process) has the plugin's
+ * line "topotune tuner: ... loaded '<table>': R rows, K for ..." with K > 0 rows for this job.
+ */
+static int plugin_loaded(const char *log)
+{
+    char pattern[4500];
+    snprintf(pattern, sizeof(pattern), "%s.nccl.*", log);
+    glob_t g;
+    int found = 0;
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+            struct util_buf text = UTIL_BUF_INIT;
+            util_file_read(g.gl_pathv[i], 64 << 20, &text);
+            for (const char *line = text.data; line && *line && !found;) {
+                const char *end = strchr(line, '\n'), *at = strstr(line, "topotune tuner: ");
+                long kept = 0;
+                const char *rows = at && (!end || at < end) ? strstr(at, " rows, ") : NULL;
+                if (rows && (!end || rows < end) && strstr(at, "loaded '") < rows &&
+                    sscanf(rows, " rows, %ld for", &kept) == 1)
+                    found = kept > 0;
+                line = end ? end + 1 : NULL;
+            }
+            util_buf_release(&text);
+        }
+        globfree(&g);
+    }
+    return found;
 }
 
 /* One run of topotune-bench: its size events into m. 0, or 3 after an error naming its log. */
@@ -399,13 +434,8 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
         return error("the %s run %s (exit %d): see '%s'", config_name[which],
                      ch.timed_out ? "passed its deadline" : "failed", ch.exit_code, log),
                3;
-    if (which == 2) { /* the plugin says so in NCCL's log when it loaded the table */
-        struct util_buf text = UTIL_BUF_INIT;
-        util_file_read(log, 64 << 20, &text);
-        const char *at = text.data ? strstr(util_buf_str(&text), "topotune tuner: ") : NULL;
-        m->plugin_loaded |= at && strstr(at, "loaded '");
-        util_buf_release(&text);
-    }
+    if (which == 2) /* the plugin says so in NCCL's log when it loaded the table */
+        m->plugin_loaded += plugin_loaded(log);
     return 0;
 }
 
@@ -467,16 +497,20 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
     util_child_supervise();
     for (int rep = 0; !rc && rep < o->repeat; rep++)
         for (int c = 0; !rc && c < 3; c++) { /* interleaved: drift hits all three alike */
-            char **env = config_env(vars, c, plugin, table);
+            char nccl_log[4400];
+            snprintf(nccl_log, sizeof(nccl_log), "%s/%s-r%d.log.nccl", dir,
+                     c == 2 ? "env-table" : config_name[c], rep);
+            char **env = config_env(vars, c, plugin, table, nccl_log);
             rc = measure_one(o, bench, dir, c, rep, env, &m);
             free_env(env);
             rc = util_child_interrupted() ? 128 + util_child_interrupted() : rc;
         }
     free(bench);
-    if (!rc && !m.plugin_loaded)
-        rc = (error("NCCL's log of the env+table runs has no 'topotune tuner: ... loaded' line: "
-                    "the table was not applied (see '%s/env-table-r0.log')",
-                    dir),
+    if (!rc && m.plugin_loaded < o->repeat)
+        rc = (error("NCCL's log of %d of the %d env+table runs has no 'topotune tuner: ... "
+                    "loaded ...: R rows, K for' line with K > 0: the table was not applied (see "
+                    "'%s/env-table-r*.log.nccl.*')",
+                    o->repeat - m.plugin_loaded, o->repeat, dir),
               3);
     if (!rc) {
         json_t *rows = o->json ? json_array() : NULL;
@@ -491,7 +525,7 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
                 json_pack("{s:b,s:s,s:s,s:i,s:i,s:s,s:s,s:b,s:s,s:O,s:o}", "predicted", 0,
                           "backend", "nccl", "launcher", o->launcher, "np", o->np, "runs",
                           o->repeat, "profile", o->profile, "table", table, "plugin_loaded",
-                          m.plugin_loaded, "logs", dir, "env", vars, "sizes", rows);
+                          m.plugin_loaded == o->repeat, "logs", dir, "env", vars, "sizes", rows);
             json_dumpf(doc, stdout, JSON_INDENT(2));
             printf("\n");
             json_decref(doc);

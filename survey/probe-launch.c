@@ -60,6 +60,14 @@ static void run_doctor(struct survey *s, double deadline)
     json_decref(nodes);
 }
 
+/* A host name the benchmark's --split takes: [A-Za-z0-9._-], 1 to 63 characters. */
+static int valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n && n < 64 &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 /* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
@@ -77,6 +85,7 @@ static int launch_map(struct survey *s)
         s->nnodes = (int)json_array_size(all);
         s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
     }
+    int gpus_min = -1;
     for (int i = 0; i < s->nnodes; i++) {
         json_t *one = all ? json_incref(json_array_get(all, (size_t)i)) : NULL;
         if (!all) {
@@ -85,25 +94,29 @@ static int launch_map(struct survey *s)
             one = a ? json_incref(json_array_get(a, 0)) : NULL;
             json_decref(a);
         }
+        /* the gather's reports come in rank order, one rank per host in the order given */
         const char *host = util_json_str(one, "host", NULL);
         if (!s->nodes[i].host)
             s->nodes[i].host = strdup(host ? host : "?");
         const char *id = json_string_value(
             json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
-        if (id && sweep_valid_id(id))
+        if (id && sweep_valid_id(id) && host && valid_name(host)) {
             s->nodes[i].class_id = strdup(id);
-        if (id && !c->l.ppn) /* nccl: one rank per GPU of the first node mapped */
-            c->l.ppn =
+            s->nodes[i].name = strdup(host);
+            /* nccl: one rank per GPU, as many as the node with the fewest has */
+            int gpus =
                 (int)json_array_size(json_object_get(json_object_get(one, "topology"), "gpus"));
-        else
+            gpus_min = gpus_min < 0 || gpus < gpus_min ? gpus : gpus_min;
+        } else {
             snprintf(s->nodes[i].why, sizeof(s->nodes[i].why), "%s",
-                     one ? "its map has no valid node class"
+                     one ? "its map has no valid node class or host name"
                          : "no answer to the map within its deadline (see the messages above)");
+        }
         json_decref(one);
     }
     json_decref(all);
     if (!c->l.ppn)
-        c->l.ppn = 1;
+        c->l.ppn = gpus_min > 0 ? gpus_min : 1;
     run_doctor(s, deadline);
     return 0;
 }
@@ -144,8 +157,8 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     struct launch_ctx *c = s->probe.ctx;
     char json[1200], log[1200], size[32], iters[16], warmup[16], timeout[32];
     int seq = ++c->seq;
-    snprintf(json, sizeof(json), "%s/logs/launch-%d.jsonl", s->dir, seq);
-    snprintf(log, sizeof(log), "%s/logs/launch-%d.log", s->dir, seq);
+    snprintf(json, sizeof(json), "%s/logs/launch-%d-%d.jsonl", s->dir, (int)getpid(), seq);
+    snprintf(log, sizeof(log), "%s/logs/launch-%d-%d.log", s->dir, (int)getpid(), seq);
     snprintf(size, sizeof(size), "%zu", s->size);
     snprintf(iters, sizeof(iters), "%d", c->l.iters);
     snprintf(warmup, sizeof(warmup), "%d", c->l.warmup);
@@ -188,6 +201,9 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     if (util_child_interrupted())
         return UTIL_EIO;
     int rc = read_groups(json, n, busbw, why);
+    if (ch.exit_code == 6) /* BENCH_EXIT_USAGE: no verdict on any node */
+        return error("topotune-bench refused the launch's options (exit 6): see '%s'", log),
+               UTIL_EINVAL;
     if (ch.timed_out || ch.exit_code != 0 || rc) {
         struct util_buf blamed = UTIL_BUF_INIT;
         launch_hosts_blamed(log, hosts, &blamed);
@@ -212,11 +228,11 @@ static int launch_groups(struct survey *s, const struct survey_group *g, int n, 
 {
     struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
     int nhosts = 0;
-    for (int k = 0; k < n; k++) {
-        util_buf_addf(&split, "%s%s", k ? ";" : "", s->nodes[g[k].a].host);
+    for (int k = 0; k < n; k++) { /* reached by the user's names, split by the nodes' own */
+        util_buf_addf(&split, "%s%s", k ? ";" : "", s->nodes[g[k].a].name);
         util_buf_addf(&hosts, "%s%s", nhosts++ ? "," : "", s->nodes[g[k].a].host);
         if (g[k].b >= 0) {
-            util_buf_addf(&split, ",%s", s->nodes[g[k].b].host);
+            util_buf_addf(&split, ",%s", s->nodes[g[k].b].name);
             util_buf_addf(&hosts, ",%s", s->nodes[g[k].b].host);
             nhosts++;
         }
@@ -230,12 +246,15 @@ static int launch_groups(struct survey *s, const struct survey_group *g, int n, 
 static int launch_whole(struct survey *s, const int *nodes, int n, double *busbw,
                         struct util_buf *why)
 {
-    struct util_buf hosts = UTIL_BUF_INIT;
-    for (int k = 0; k < n; k++)
+    struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
+    for (int k = 0; k < n; k++) {
         util_buf_addf(&hosts, "%s%s", k ? "," : "", s->nodes[nodes[k]].host);
+        util_buf_addf(&split, "%s%s", k ? "," : "", s->nodes[nodes[k]].name);
+    }
     /* one group of every host: the same events as the pairs */
-    int rc = run_bench(s, util_buf_str(&hosts), n, util_buf_str(&hosts), 1, busbw, why);
+    int rc = run_bench(s, util_buf_str(&hosts), n, util_buf_str(&split), 1, busbw, why);
     util_buf_release(&hosts);
+    util_buf_release(&split);
     return rc;
 }
 

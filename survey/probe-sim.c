@@ -117,12 +117,16 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
     topo_init(&c->t);
     int rc = topo_load(&c->t, util_buf_str(&path));
     util_buf_release(&path);
-    if (rc)
+    if (!rc) {
+        c->alone = predict_bw(&c->t, 1, size, NULL);
+        c->pair = predict_bw(&c->t, 2, size, &c->pair_time_us);
+        if (c->alone <= 0 || c->pair <= 0)
+            rc = bad(file, "nodes[].spec", "the model predicts nothing for '%s' (no GPU?)", name);
+    }
+    if (rc) { /* not counted in ncls: released here */
+        topo_release(&c->t);
         return UTIL_EINVAL;
-    c->alone = predict_bw(&c->t, 1, size, NULL);
-    c->pair = predict_bw(&c->t, 2, size, &c->pair_time_us);
-    if (c->alone <= 0 || c->pair <= 0)
-        return bad(file, "nodes[].spec", "the model predicts nothing for '%s' (no GPU?)", name);
+    }
     c->class_id = strdup(c->t.class_id);
     return 0;
 }
@@ -313,9 +317,10 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
     json_array_foreach(nodes, k, e)
     {
         json_t *count = json_object_get(e, "count");
-        total += json_is_integer(count) ? json_integer_value(count) : 0;
-        if (!json_is_integer(count) || json_integer_value(count) < 1 || total > SIM_MAX_NODES)
+        if (!json_is_integer(count) || json_integer_value(count) < 1 ||
+            json_integer_value(count) > SIM_MAX_NODES - total) /* checked before it is added */
             return bad(file, "nodes[].count", "1 or more, at most %d nodes in all", SIM_MAX_NODES);
+        total += json_integer_value(count);
     }
     s->nodes = calloc((size_t)total, sizeof(*s->nodes));
     m->cls_of = calloc((size_t)total, sizeof(int));
@@ -325,20 +330,25 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
                    *prefix = util_json_str(e, "prefix", "node");
         if (!plain_name(spec))
             return bad(file, "nodes[].spec", "'%.64s': a plain file name ([A-Za-z0-9._-])", spec);
-        if (!plain_name(prefix) || strlen(prefix) > 32)
-            return bad(file, "nodes[].prefix", "a plain name of at most 32 characters");
-        int rc = load_spec(&m->cls[m->ncls], file, spec, s->size);
-        if (rc)
-            return rc;
+        /* names are PREFIX and digits: a prefix ending in a digit could make another's names */
+        size_t plen = strlen(prefix);
+        if (!plain_name(prefix) || plen > 32 ||
+            (prefix[plen - 1] >= '0' && prefix[plen - 1] <= '9'))
+            return bad(file, "nodes[].prefix",
+                       "a plain name of at most 32 characters, not ending in a digit");
         for (size_t j = 0; j < k; j++)
             if (!strcmp(prefix, util_json_str(json_array_get(nodes, j), "prefix", "node")))
                 return bad(file, "nodes[].prefix", "'%s' twice: give each entry its own prefix",
                            prefix);
+        int rc = load_spec(&m->cls[m->ncls], file, spec, s->size);
+        if (rc)
+            return rc;
         for (json_int_t i = 0; i < json_integer_value(json_object_get(e, "count")); i++) {
             char host[64];
             snprintf(host, sizeof(host), "%s%04lld", prefix, (long long)i + 1);
             m->cls_of[s->nnodes] = m->ncls;
             s->nodes[s->nnodes].host = strdup(host);
+            s->nodes[s->nnodes].name = strdup(host);
             s->nnodes++;
         }
         m->ncls++;

@@ -186,7 +186,10 @@ static void render(const struct survey *s, struct util_buf *b, int md)
                       json_real_value(json_object_get(c, "pair_median")),
                       100 * json_real_value(json_object_get(c, "pair_spread")));
         util_buf_addf(b, "\n");
-        wrap(b, md ? "## " : "", md ? "" : "  ", util_buf_str(&line));
+        if (md) /* a heading is one line; the width is the terminal's concern */
+            util_buf_addf(b, "## %s\n", util_buf_str(&line));
+        else
+            wrap(b, "", "  ", util_buf_str(&line));
         util_buf_addf(b, "\n");
         util_buf_release(&line);
         util_buf_addf(b,
@@ -307,13 +310,17 @@ static void heatmap(const struct survey *s, struct util_buf *b, const int *m, in
             continue;
         double r = x->busbw < 0 ? 0 : fmin(1, x->busbw / (median > 0 ? median : 1));
         int red = (int)(255 * (1 - r)), green = (int)(200 * r);
-        for (int t = 0; t < 2; t++)
+        for (int t = 0; t < 2; t++) {
             util_buf_addf(b,
                           "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                          "fill=\"rgb(%d,%d,60)\"><title>%s - %s: %s</title></rect>\n",
+                          "fill=\"rgb(%d,%d,60)\"><title>",
                           (t ? pos[x->b] : pos[x->a]) * cell, (t ? pos[x->a] : pos[x->b]) * cell,
-                          cell, cell, red, green, s->nodes[x->a].host, s->nodes[x->b].host,
-                          x->busbw < 0 ? "failed" : "measured");
+                          cell, cell, red, green);
+            html_text(b, s->nodes[x->a].host);
+            util_buf_addf(b, " - ");
+            html_text(b, s->nodes[x->b].host);
+            util_buf_addf(b, ": %s</title></rect>\n", x->busbw < 0 ? "failed" : "measured");
+        }
     }
     util_buf_addf(b, "</svg>\n");
     free(pos);

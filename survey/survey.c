@@ -6,7 +6,10 @@
 #include "survey/internal.h"
 #include "survey/survey.h"
 #include "sweep/sweep.h"
+#include "util/buf.h"
 #include "util/error.h"
+#include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 
 #include <math.h>
@@ -64,6 +67,22 @@ static void show_progress(struct survey *s, const char *stage, int n, int rc, do
             per * left);
 }
 
+/* DIR/launches.jsonl cut back to the launches replayed so far (written whole, then renamed). */
+static int cut_records(struct survey *s)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    for (size_t i = 0; i < s->replayed; i++) {
+        char *line = json_dumps(json_array_get(s->recorded, i), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        util_buf_addf(&b, "%s\n", line ? line : "{}");
+        free(line);
+    }
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
+    int rc = util_file_write_atomic(path, b.data ? b.data : "", b.len) ? UTIL_EIO : 0;
+    util_buf_release(&b);
+    return rc;
+}
+
 /*
  * One launch of the groups (or of the whole list when whole is set): from the record on
  * --resume, else from the probe, then appended to DIR/launches.jsonl. Returns what the probe
@@ -83,7 +102,9 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     int rc;
     json_t *rec = s->recorded ? json_array_get(s->recorded, s->replayed) : NULL;
     if (rec && json_equal(json_object_get(rec, "groups"), groups) &&
-        !strcmp(json_string_value(json_object_get(rec, "stage")), stage)) {
+        !strcmp(util_json_str(rec, "stage", ""), stage) &&
+        json_integer_value(json_object_get(rec, "size")) == (json_int_t)s->size &&
+        !strcmp(util_json_str(rec, "backend", ""), s->backend)) {
         s->replayed++;
         rc = json_is_true(json_object_get(rec, "ok")) ? 0 : 1;
         json_t *b = json_object_get(rec, "busbw");
@@ -95,12 +116,17 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
         json_decref(groups);
         return rc;
     }
-    if (rec) { /* the record and the plan part here: measure from now on */
-        warning("DIR/launches.jsonl: launch %zu differs from the plan (another seed or size?): "
-                "measuring from here",
-                s->replayed + 1);
+    if (rec) { /* the record and the plan part here: keep what matched, measure from here */
+        warning("%s/launches.jsonl: launch %zu differs from the plan (another seed, size or "
+                "backend?): the %zu launches that match are kept, the rest measured again",
+                s->dir, s->replayed + 1, s->replayed);
+        int err = cut_records(s);
         json_decref(s->recorded);
         s->recorded = NULL;
+        if (err) {
+            json_decref(groups);
+            return err;
+        }
     }
     struct util_buf why = UTIL_BUF_INIT;
     struct timespec t0, t1;
@@ -129,8 +155,9 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     json_t *b = json_array();
     for (int i = 0; !rc && i < (whole ? 1 : n); i++)
         json_array_append_new(b, json_real(busbw[i]));
-    json_t *line = json_pack("{s:s,s:o,s:b,s:o,s:f,s:s}", "stage", stage, "groups", groups, "ok",
-                             !rc, "busbw", b, "wall_s", wall, "why", util_buf_str(&why));
+    json_t *line = json_pack("{s:s,s:s,s:I,s:o,s:b,s:o,s:f,s:s}", "stage", stage, "backend",
+                             s->backend, "size", (json_int_t)s->size, "groups", groups, "ok", !rc,
+                             "busbw", b, "wall_s", wall, "why", util_buf_str(&why));
     util_buf_release(&why);
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
@@ -495,24 +522,35 @@ static void pair_stats(struct survey *s)
     }
 }
 
-/* Per node: distinct partners measured (without a node verdict of their own) and those with a
- * slow (or failed) pair. */
+/*
+ * Per node: distinct partners measured (without a node verdict of their own), those slow with it
+ * and those failing with it, each partner judged on all its measurements with the node: slow
+ * (failed) when most of them are (a slow first measurement that a repeat found fine is noise).
+ */
 static void partner_counts(const struct survey *s, int i, int *partners, int *slow, int *failed)
 {
     const struct survey_node *n = &s->nodes[i];
     *partners = *slow = *failed = 0;
     for (int k = 0; k < n->npairs; k++) {
         const struct survey_pair *x = &s->pairs[n->pair_index[k]];
-        int other = x->a == i ? x->b : x->a, seen = 0;
+        int other = x->a == i ? x->b : x->a, seen = 0, count = 0, nslow = 0, nfail = 0;
         for (int q = 0; q < k; q++) {
             const struct survey_pair *y = &s->pairs[n->pair_index[q]];
             seen |= y->a == other || y->b == other;
         }
         if (seen || !node_ok(s, other))
             continue;
+        for (int q = k; q < n->npairs; q++) {
+            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
+            if (y->a == other || y->b == other) {
+                count++;
+                nslow += pair_slow(s, y);
+                nfail += y->busbw < 0;
+            }
+        }
         (*partners)++;
-        *slow += pair_slow(s, x);
-        *failed += x->busbw < 0;
+        *slow += 2 * nslow > count;
+        *failed += 2 * nfail > count;
     }
 }
 
@@ -652,7 +690,8 @@ static void pair_verdicts(struct survey *s)
         if (done[p] || !pair_slow(s, x) || !node_ok(s, x->a) || !node_ok(s, x->b))
             continue;
         double v[8];
-        int n = pair_measures(s, x->a, x->b, v, 8), all_slow = 1, failed = 0;
+        int n = 0, all_slow = 1, failed = 0;
+        pair_measures(s, x->a, x->b, v, 8); /* the evidence: the first 8 */
         for (int k = 0; k < s->nodes[x->a].npairs; k++) {
             int q = s->nodes[x->a].pair_index[k];
             const struct survey_pair *y = &s->pairs[q];
@@ -660,17 +699,20 @@ static void pair_verdicts(struct survey *s)
                 done[q] = 1;
                 all_slow &= pair_slow(s, y);
                 failed += y->busbw < 0;
+                n++;
             }
         }
-        if (n < 2 || !all_slow) /* one slow measurement, fine on repeat: noise */
-            continue;
-        json_t *c = json_object_get(s->classes, s->nodes[x->a].class_id);
-        json_t *runs = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(runs, json_real(v[i]));
         int pa, sa, fa, pb, sb, fb;
         partner_counts(s, x->a, &pa, &sa, &fa);
         partner_counts(s, x->b, &pb, &sb, &fb);
+        /* one slow measurement, fine on repeat, is noise; and a path needs both nodes fine with
+         * some other partner */
+        if (n < 2 || !all_slow || pa - sa < 1 || pb - sb < 1)
+            continue;
+        json_t *c = json_object_get(s->classes, s->nodes[x->a].class_id);
+        json_t *runs = json_array();
+        for (int i = 0; i < n && i < 8; i++)
+            json_array_append_new(runs, json_real(v[i]));
         json_t *ev = json_pack("{s:o,s:f,s:i,s:i,s:i,s:i}", "busbw", runs, "class_pair_median",
                                json_real_value(json_object_get(c, "pair_median")), "a_partners", pa,
                                "a_slow", sa, "b_partners", pb, "b_slow", sb);
@@ -763,6 +805,7 @@ void survey_release(struct survey *s)
 {
     for (int i = 0; i < s->nnodes; i++) {
         free(s->nodes[i].host);
+        free(s->nodes[i].name);
         free(s->nodes[i].class_id);
         free(s->nodes[i].pair_index);
     }

@@ -61,7 +61,8 @@ struct survey_probe {
 };
 
 struct survey_node {
-    char *host;
+    char *host;       /* as the user (or the allocation) names it: what the launcher reaches */
+    char *name;       /* as the node names itself (gethostname): what --split matches */
     char *class_id;   /* NULL: not mapped */
     char why[256];    /* why not mapped, or why it failed */
     double intra;     /* busbw alone, GB/s; -1: failed; 0: not measured */

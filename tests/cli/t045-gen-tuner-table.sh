@@ -154,7 +154,11 @@ for i, r in enumerate(runs):
     else:
         assert "NCCL_TUNER_PLUGIN" not in r and "TOPOTUNE_TUNER_TABLE" not in r, r
 PY
-check "the runs' events and logs kept" test -s "$TEST_TMP/vm/env-table-r1.jsonl" -a -s "$TEST_TMP/vm/env-table-r0.log"
+check "the runs' events and NCCL's logs kept" bash -c "test -s '$TEST_TMP/vm/env-table-r1.jsonl' && cat '$TEST_TMP/vm/env-table-r0.log.nccl.'* | grep -q 'topotune tuner: loaded'"
+# the shell's own NCCL_DEBUG_FILE does not hide NCCL's log from the check
+export NCCL_DEBUG_FILE="$TEST_TMP/elsewhere.%p"
+expect_exit 0 "verify with NCCL_DEBUG_FILE set in the shell" -- measured verify
+unset NCCL_DEBUG_FILE
 expect_exit 0 "verify --backend nccl --json" -- measured verify --json
 check "--json: measured, the plugin loaded, the gain per size" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # `topotune survey --backend mpi` on 8 simulated hosts (tests/multinode/hosts.sh) with real faults:
 # a slow link (tc tbf on h2's veth), a slow host (h4's processes in a cgroup with 2% of a CPU),
-# a host whose benchmark hangs (the stall hook, h6); then a lossy link (netem loss on h3) and a
-# host of another class (h8). Each is named with its kind and nothing else is; the same hosts
-# without faults get no verdict; nothing is left running.
+# a host whose benchmark hangs (the stall hook, h6); then a lossy link (netem loss on h3, where the
+# kernel has netem), a host that is down (h5) and a host of another class (h8). Each is named with
+# its kind and nothing else is; the same hosts without faults get no verdict; nothing is left
+# running.
 # shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
 # shellcheck source=hosts.sh
@@ -52,15 +53,17 @@ mn_up 8 || { fail "the hosts did not come up again"; finish; exit 1; }
 # lossy link is left out, and said so
 lossy=1
 mn_lossy_link h3 5 2>/dev/null || { lossy=0; echo "note: no tc netem in this kernel: no lossy link injected"; }
+mn_kill_host h5
 survey --out "$TEST_TMP/lossy" 2>"$TEST_TMP/lossy.err"
 rc=$?
 got=$(verdicts "$TEST_TMP/lossy")
+check "exit 1 again (exit $rc)" test "$rc" -eq 1
 if [ "$lossy" = 1 ]; then
-    check "exit 1 again (exit $rc)" test "$rc" -eq 1
-    check "the lossy link named, and nothing else (got: $got)" test "$got" = "h3 link-slow"
+    want=$'h3 link-slow\nh5 node-unreachable'
 else
-    check "no fault, other class: exit 0 (exit $rc), nothing named (got: $got)" test "$rc" -eq 0 -a -z "$got"
+    want="h5 node-unreachable"
 fi
+check "the host that is down (and the lossy link) named, nothing else (got: $got)" test "$got" = "$want"
 check "h8 is its own class" python3 - "$TEST_TMP/lossy/survey.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
