@@ -428,6 +428,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         m->sm = 70;
     m->amd = t->cpu.vendor && strstr(t->cpu.vendor, "AMD") != NULL;
     m->net_overhead = m->amd ? 2.0 : 1.0;
+    m->params = model_params_default;
     /* Faults in the order NCCL meets them (docs/model.md, "Where each fault happens"): the first
      * one wins. Bootstrap and network init come before any transport is set up, so a setting
      * that names no interface fails there, before P2P over a broken path could hang. */
@@ -465,7 +466,8 @@ static double bus_bw(const struct model *m, int a, int p)
 {
     enum arch ar = arch_of(m->sm);
     int scale = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
-    double total = m->nodes > 1 ? fmin(m->intra_bw, m->inter_bw) : m->intra_bw;
+    double inter_bw = m->inter_bw * m->params.net_scale;
+    double total = m->nodes > 1 ? fmin(m->intra_bw, inter_bw) : m->intra_bw;
     double C = m->channels, bus = total * m->chan_scale;
     double ll_max = m->nodes == 1 ? ll_max_1node[ar] : ll_max_multi[m->amd][scale == 1 ? 0 : 1];
     if (a == MODEL_ALGO_RING) {
@@ -486,11 +488,10 @@ static double bus_bw(const struct model *m, int a, int p)
     }
     /* NVLS / NVLSTree: NVSwitch multicast, 16 channels on Hopper, 24 or 32 on Blackwell. */
     double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
-    double intra_ch = m->intra_bw / cn * nvls_eff[ar] * (cn - 1) / cn * 2;
+    double intra_ch = m->intra_bw / cn * nvls_eff[ar] * m->params.nvls_scale * (cn - 1) / cn * 2;
     double bw = intra_ch;
     if (a == MODEL_ALGO_NVLSTREE)
-        bw = fmin(fmin(intra_ch, m->inter_bw / cn * (m->nodes <= 2 ? 2 : 1)),
-                  nvlstree_cap[ar][scale]);
+        bw = fmin(fmin(intra_ch, inter_bw / cn * (m->nodes <= 2 ? 2 : 1)), nvlstree_cap[ar][scale]);
     return cn * bw * m->chan_scale;
 }
 
@@ -529,7 +530,8 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes)
     }
     if (bw <= 0)
         return -1;
-    return latency(m, a, q, bytes) + (double)bytes / (1000.0 * bw);
+    double moved = (double)bytes + (q == MODEL_PROTO_SIMPLE ? m->params.fill_bytes : 0);
+    return latency(m, a, q, bytes) * m->params.lat_scale + moved / (1000.0 * bw);
 }
 
 /* The model's pair for a tuner table's names, or -1 (CollNet and PAT are not modelled). */

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* The model's name and version, recorded with every prediction. */
-#define MODEL_VERSION "topotune-model/1"
+#define MODEL_VERSION "topotune-model/2"
 
 enum model_algo {
     MODEL_ALGO_TREE,
@@ -36,15 +36,36 @@ enum model_fault {
     MODEL_FAULT_CRASH,     /* the SHM transport outgrows /dev/shm: SIGBUS at the first collective */
 };
 
+/*
+ * The model's calibrated parameters: physical, shared by every system (no per-system factor).
+ * model_init starts from model_params_default; a calibration file (schema
+ * topotune/calibration/1, docs/model.md) replaces them.
+ *  nvls_scale  NVSwitch multicast efficiency relative to NCCL's own (0.85 Hopper, 0.74
+ *              Blackwell): 1 is NCCL's model
+ *  fill_bytes  the Simple protocol's pipeline fill: a call of B bytes moves as if B + fill_bytes
+ *              (busbw reaches half its peak at fill_bytes); 0 is NCCL's model
+ *  net_scale   the fraction of the NICs' line rate a collective gets between nodes; 1 is NCCL's
+ *  lat_scale   every latency (base and per hop) relative to NCCL's constants; 1 is NCCL's
+ */
+struct model_params {
+    double nvls_scale, fill_bytes, net_scale, lat_scale;
+};
+extern const struct model_params model_params_default;
+
+/* Reads a calibration file into p (untrusted: each parameter range-checked). 0, or -1 after an
+ * error naming the file and the field. */
+int model_params_load(struct model_params *p, const char *path);
+
 struct model {
     int nranks, nodes, ppn, sm, amd;
-    double intra_bw;   /* GB/s per GPU around the node's ring */
-    double inter_bw;   /* GB/s per node over the network (multi-node) */
-    int intra_nvlink;  /* the intra-node path is NVLink (else PCI or host memory) */
-    int intra_net;     /* P2P and SHM both off: even local peers go through the network */
-    int channels;      /* search channels (NCCL's C) */
-    double chan_scale; /* NCCL_MAX_CTAS below the channels NCCL would use */
-    double simple_eff; /* NCCL_BUFFSIZE's effect on the Simple pipeline */
+    struct model_params params; /* model_params_default unless the caller sets others */
+    double intra_bw;            /* GB/s per GPU around the node's ring */
+    double inter_bw;            /* GB/s per node over the network (multi-node) */
+    int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
+    int intra_net;              /* P2P and SHM both off: even local peers go through the network */
+    int channels;               /* search channels (NCCL's C) */
+    double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
+    double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
     int enabled[MODEL_NALGOS][MODEL_NPROTOS];
     int ll128_unsafe; /* LL128 forced where NCCL would not enable it: corrupts data */

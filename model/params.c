@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model's calibrated parameters and calibration files (schema topotune/calibration/1). The
+ * defaults are the fit of bench/perf/calibrate-model.py to the published measurements of
+ * bench/perf/calibration/published.json (docs/model.md, "Calibration"); NCCL's own model is
+ * {1, 0, 1}.
+ */
+#include "model/model.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+const struct model_params model_params_default = {
+    .nvls_scale = 0.8,
+    .fill_bytes = 8 << 20,
+    .net_scale = 0.9,
+    .lat_scale = 2.0,
+};
+
+static int field(const char *path, json_t *params, const char *name, double min, double max,
+                 double *out)
+{
+    json_t *v = json_object_get(params, name);
+    if (!v)
+        return 0;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!(x >= min && x <= max))
+        return error("%s: params.%s: a number from %g to %g (schema topotune/calibration/1)", path,
+                     name, min, max),
+               -1;
+    *out = x;
+    return 0;
+}
+
+int model_params_load(struct model_params *p, const char *path)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL;
+    *p = model_params_default;
+    if (util_file_read_regular(path, 1 << 20, &text, &why)) {
+        util_buf_release(&text);
+        return error("cannot read calibration file '%s': %s", path, why ? why : "?"), -1;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr);
+    util_buf_release(&text);
+    json_t *params = json_object_get(doc, "params");
+    int rc = 0;
+    if (!doc)
+        rc = error("%s: line %d: %s", path, jerr.line, jerr.text);
+    else if (!json_is_string(json_object_get(doc, "schema")) ||
+             strcmp(json_string_value(json_object_get(doc, "schema")), "topotune/calibration/1"))
+        rc = error("%s: schema: \"topotune/calibration/1\" expected", path);
+    else if (!json_is_object(params))
+        rc = error("%s: params: an object of the model's parameters", path);
+    else if (field(path, params, "nvls_scale", 0.2, 1.5, &p->nvls_scale) ||
+             field(path, params, "fill_bytes", 0, 1e10, &p->fill_bytes) ||
+             field(path, params, "net_scale", 0.2, 1.5, &p->net_scale) ||
+             field(path, params, "lat_scale", 0.2, 10, &p->lat_scale))
+        rc = -1;
+    json_decref(doc);
+    return rc;
+}
