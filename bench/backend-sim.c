@@ -110,6 +110,8 @@ static int sim_init(struct bench_ctx *c)
         error("topology '%s' has no GPU to simulate", o->topology);
         return BENCH_EXIT_USAGE;
     }
+    if (o->calibration && model_params_load(&s->model.params, o->calibration))
+        return BENCH_EXIT_USAGE;
     if (load_table(&s->table) == 0 && s->table.rules)
         s->model.table = &s->table;
     s->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;

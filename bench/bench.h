@@ -27,16 +27,17 @@ struct bench_options {
     size_t min_bytes, max_bytes, step_bytes;
     double step_factor; /* > 1: multiply; otherwise add step_bytes */
     int iters, warmup, check, ngpus;
-    int average;          /* -a: 0 rank 0, 1 mean, 2 min, 3 max; -1: the backend's default */
-    double timeout_s;     /* -T: 0 is off, as in nccl-tests */
-    const char *dtype;    /* -d */
-    const char *op;       /* -o */
-    const char *json;     /* NULL, "-" (stdout, instead of the table) or a file */
-    const char *topology; /* sim: the topology to predict */
-    int nodes;            /* sim: nodes (0: the topology's own count) */
-    unsigned seed;        /* sim: noise seed */
-    double noise;         /* sim: relative run-to-run noise (sigma), default 0.02 */
-    const char *split;    /* --split: "node", or groups of hosts "h1,h2;h3,h4"; NULL: none */
+    int average;             /* -a: 0 rank 0, 1 mean, 2 min, 3 max; -1: the backend's default */
+    double timeout_s;        /* -T: 0 is off, as in nccl-tests */
+    const char *dtype;       /* -d */
+    const char *op;          /* -o */
+    const char *json;        /* NULL, "-" (stdout, instead of the table) or a file */
+    const char *topology;    /* sim: the topology to predict */
+    int nodes;               /* sim: nodes (0: the topology's own count) */
+    unsigned seed;           /* sim: noise seed */
+    double noise;            /* sim: relative run-to-run noise (sigma), default 0.02 */
+    const char *split;       /* --split: "node", or groups of hosts "h1,h2;h3,h4"; NULL: none */
+    const char *calibration; /* sim: the model's parameters (topotune/calibration/1), or NULL */
 };
 
 /* Data types and reduction operations (-d, -o). */

@@ -18,12 +18,13 @@
 static const char bench_usage[] =
     "[-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c CHECKS]\n"
     "       [-d TYPE] [-o OP] [-g GPUS] [-T SECONDS] [-a MODE] [--backend nccl|mpi|sim]\n"
-    "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]]\n"
+    "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]\n"
+    "       [--calibration FILE]]\n"
     "       [--split node|H1,H2;H3,H4...]";
 
 struct raw_options {
     const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology, *nodes,
-        *seed, *noise, *split;
+        *seed, *noise, *split, *calibration;
     int version;
 };
 
@@ -145,6 +146,7 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     }
     o->json = r->json;
     o->topology = r->topology;
+    o->calibration = r->calibration;
     if (r->nodes && parse_int(r->nodes, 1, 4096, &o->nodes))
         return bad("--nodes", r->nodes, "expected a number of nodes from 1 to 4096");
     int seed = 0;
@@ -158,8 +160,9 @@ static int convert(const struct raw_options *r, struct bench_options *o)
             return bad("--noise", r->noise,
                        "expected a fraction from 0 to 1 (0.02: 2% run-to-run spread)");
     }
-    if ((r->topology || r->nodes || r->seed || r->noise) && strcmp(o->backend, "sim") != 0) {
-        error("--topology, --nodes, --seed and --noise belong to --backend sim");
+    if ((r->topology || r->nodes || r->seed || r->noise || r->calibration) &&
+        strcmp(o->backend, "sim") != 0) {
+        error("--topology, --nodes, --seed, --noise and --calibration belong to --backend sim");
         return BENCH_EXIT_USAGE;
     }
     if (r->split) {
@@ -233,6 +236,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         {"seed", 0, UTIL_OPT_STRING, &r.seed, "S",
          "sim: noise seed (default 1): same seed, same output"},
         {"noise", 0, UTIL_OPT_STRING, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)"},
+        {"calibration", 0, UTIL_OPT_STRING, &r.calibration, "FILE",
+         "sim: the model's parameters (topotune/calibration/1)"},
         {"split", 0, UTIL_OPT_STRING, &r.split, "GROUPS",
          "a communicator per node (node) or per group of hosts (h1,h2;h3,h4), all in one launch"},
         {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},

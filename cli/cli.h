@@ -21,6 +21,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_survey(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 struct cli_command {
     const char *name;

@@ -2,6 +2,7 @@
 /* `topotune compare A B ...`: inputs loaded, prices matched to them, then the reports. */
 #include "cli/cli.h"
 #include "compare/compare.h"
+#include "model/model.h"
 #include "util/child.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -15,7 +16,7 @@
 
 static const char compare_usage[] =
     "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]... [--nodes N]\n"
-    "       [--space FILE]\n\n"
+    "       [--space FILE] [--calibration FILE]\n\n"
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
@@ -69,7 +70,9 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *md = NULL, *html = NULL, *json = NULL, *nodes_s = NULL, *space = NULL;
+    const char *md = NULL, *html = NULL, *json = NULL, *nodes_s = NULL, *space = NULL,
+               *calibration = NULL;
+    struct model_params params;
     struct util_opt_list prices = {0};
     const struct util_opt opts[] = {
         {"md", 0, UTIL_OPT_STRING, &md, "FILE", "write the comparison as Markdown tables"},
@@ -83,6 +86,8 @@ int cmd_compare(int argc, char **argv)
          "predict topology and spec inputs for N nodes (default: the file's)"},
         {"space", 0, UTIL_OPT_STRING, &space, "FILE",
          "configurations the model tries for predicted inputs (default nccl-default)"},
+        {"calibration", 0, UTIL_OPT_STRING, &calibration, "FILE",
+         "the model's parameters for predicted inputs (topotune/calibration/1)"},
         {0},
     };
     char **pos = calloc((size_t)argc + 1, sizeof(char *));
@@ -100,6 +105,10 @@ int cmd_compare(int argc, char **argv)
         free(pos);
         return error("invalid value '%s' for --nodes: expected 1 to 4096", nodes_s), 2;
     }
+    if (calibration && model_params_load(&params, calibration)) {
+        free(pos);
+        return 2;
+    }
     util_child_setup();
     struct compare_input *in = calloc(MAX_INPUTS, sizeof(*in));
     int n = 0;
@@ -109,7 +118,8 @@ int cmd_compare(int argc, char **argv)
             rc = 2;
             break;
         }
-        int got = compare_load(pos[i], (int)nodes, space, &in[n], MAX_INPUTS - n);
+        int got = compare_load(pos[i], (int)nodes, space, calibration ? &params : NULL, &in[n],
+                               MAX_INPUTS - n);
         if (got < 0)
             rc = 2;
         else

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "launch/launch.h"
+#include "model/model.h"
 #include "sweep/sweep.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +30,7 @@
 
 struct sweep_options {
     const char *space, *backend, *np, *out, *strategy, *repeat, *timeout, *launcher, *hosts,
-        *topology, *seed, *nodes, *max_configs;
+        *topology, *seed, *nodes, *max_configs, *calibration;
     int resume, no_cures;
 };
 
@@ -36,7 +38,8 @@ static const char sweep_usage[] =
     "--space FILE [--backend B] [--np N] [--out DIR] [--resume]\n"
     "       [--strategy grid|halving|descent] [--repeat R] [--timeout S] [--launcher "
     "direct|mpirun|srun]\n"
-    "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--max-configs N] [--no-cures]";
+    "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--calibration FILE]\n"
+    "       [--max-configs N] [--no-cures]";
 
 /* The nodes of the Slurm job this runs in (SLURM_JOB_NUM_NODES, or the older SLURM_NNODES), 0
  * when none or not a count. */
@@ -102,6 +105,8 @@ static json_t *plan_params(const struct sweep *sw)
                                   (json_int_t)sw->space.max_bytes, "factor", sw->space.factor));
     json_object_set_new(p, "iters", json_integer(sw->space.iters));
     json_object_set_new(p, "warmup", json_integer(sw->space.warmup));
+    json_object_set(p, "calibration",
+                    sw->calibration_params ? sw->calibration_params : json_null());
     return p;
 }
 
@@ -362,6 +367,20 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         return 2;
     sw->seed = (unsigned)seed;
     sw->space.max_configs = (size_t)max_configs;
+    if (o->calibration) { /* read once here: a bad file is one error, not one per run */
+        static char path[PATH_MAX];
+        struct model_params mp;
+        if (strcmp(sw->backend, "sim"))
+            return error("--calibration sets the sim backend's model; this sweep is %s",
+                         sw->backend),
+                   2;
+        if (model_params_load(&mp, o->calibration) || !realpath(o->calibration, path))
+            return 2;
+        sw->calibration = path;
+        sw->calibration_params =
+            json_pack("{s:f,s:f,s:f,s:f}", "nvls_scale", mp.nvls_scale, "fill_bytes", mp.fill_bytes,
+                      "net_scale", mp.net_scale, "lat_scale", mp.lat_scale);
+    }
     if (o->timeout) {
         char *end;
         sw->timeout_s = strtod(o->timeout, &end);
@@ -442,6 +461,8 @@ int cmd_sweep(int argc, char **argv)
         {"topology", 0, UTIL_OPT_STRING, &o.topology, "FILE", "topology or spec (sim: required)"},
         {"nodes", 0, UTIL_OPT_STRING, &o.nodes, "N", "sim: number of nodes"},
         {"seed", 0, UTIL_OPT_STRING, &o.seed, "S", "sim: noise seed"},
+        {"calibration", 0, UTIL_OPT_STRING, &o.calibration, "FILE",
+         "sim: the model's parameters (topotune/calibration/1)"},
         {"max-configs", 0, UTIL_OPT_STRING, &o.max_configs, "N",
          "refuse a space of more configurations (default 100000)"},
         {0},

@@ -18,6 +18,8 @@ static const struct cli_command commands[] = {
      "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
     {"verify", cmd_verify,
      "a profile's gain per size: defaults, env-only, and env with its per-size tuner table"},
+    {"calibrate", cmd_calibrate,
+     "fit the model's parameters to measured sweeps: a calibration file"},
     {"survey", cmd_survey,
      "characterize a cluster: every node and link measured, the slow or broken ones named"},
     {"help", cmd_help, "list the commands, or show one command's help"},

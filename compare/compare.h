@@ -29,14 +29,17 @@ struct compare_input {
  * root yields one input per class: up to max inputs are filled. Returns how
  * many, or -1 after one error line naming path.
  */
-int compare_load(const char *path, int nodes, const char *space_path, struct compare_input *out,
-                 int max);
+struct model_params;
+int compare_load(const char *path, int nodes, const char *space_path,
+                 const struct model_params *params, struct compare_input *out, int max);
 
 /*
  * A predicted profile for topology t: every configuration of the space through
- * the model (no noise), one run each, chosen by gen_select as a sweep would be.
+ * the model (no noise; params, or the model's defaults when NULL), one run each, chosen by
+ * gen_select as a sweep would be.
  */
-json_t *compare_predict(const struct topo *t, int nodes, const char *space_path);
+json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
+                        const struct model_params *params);
 
 /* Reports: plain text on stdout, Markdown, and one self-contained HTML file. */
 void compare_print_text(const struct compare_input *in, int n, FILE *out);

@@ -127,7 +127,8 @@ static int load_root(const char *root, struct compare_input *out, int max)
     return n;
 }
 
-static int load_file(const char *path, int nodes, const char *space, struct compare_input *in)
+static int load_file(const char *path, int nodes, const char *space,
+                     const struct model_params *params, struct compare_input *in)
 {
     struct topo t;
     topo_init(&t);
@@ -135,7 +136,7 @@ static int load_file(const char *path, int nodes, const char *space, struct comp
     if (topo_load(&t, path) == 0) {
         if (!t.ngpus)
             error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
-        else if ((in->profile = compare_predict(&t, nodes, space)))
+        else if ((in->profile = compare_predict(&t, nodes, space, params)))
             rc = 1;
         in->kind = t.source == TOPO_SOURCE_SPEC ? "spec" : "topology";
         label_of(path, in->label, sizeof(in->label));
@@ -144,14 +145,15 @@ static int load_file(const char *path, int nodes, const char *space, struct comp
     return rc;
 }
 
-int compare_load(const char *path, int nodes, const char *space, struct compare_input *out, int max)
+int compare_load(const char *path, int nodes, const char *space, const struct model_params *params,
+                 struct compare_input *out, int max)
 {
     struct stat st;
     out->path = path;
     if (stat(path, &st))
         return error("cannot read '%s': no such file or directory", path), -1;
     if (!S_ISDIR(st.st_mode))
-        return load_file(path, nodes, space, out);
+        return load_file(path, nodes, space, params, out);
     char label[128];
     label_of(path, label, sizeof(label));
     if (exists(path, "profile.json")) {

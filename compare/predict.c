@@ -32,7 +32,7 @@ static const char *fault_outcome(enum model_fault f, const char **stage)
 
 /* One result line, shaped as results.jsonl's. */
 static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, int nodes,
-                             const json_t *config)
+                             const json_t *config, const struct model_params *params)
 {
     json_t *env = sweep_space_env(s, config);
     struct model m;
@@ -44,6 +44,8 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
         json_decref(r);
         return NULL;
     }
+    if (params)
+        m.params = *params;
     json_object_set_new(r, "nodes", json_integer(m.nodes));
     json_object_set_new(r, "ranks", json_integer(m.nranks));
     json_t *sizes = json_array();
@@ -69,7 +71,8 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     return r;
 }
 
-json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
+json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
+                        const struct model_params *params)
 {
     struct sweep_space s;
     struct util_buf found = UTIL_BUF_INIT;
@@ -103,7 +106,7 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path)
         goto out;
     json_array_foreach(configs, i, c)
     {
-        json_t *r = predicted_run(&s, t, job_nodes, c);
+        json_t *r = predicted_run(&s, t, job_nodes, c, params);
         if (!r)
             goto out; /* no GPU: the caller says so */
         json_array_append_new(results, r);

@@ -52,6 +52,32 @@ struct model_params {
 };
 extern const struct model_params model_params_default;
 
+struct model;
+#define MODEL_NPARAMS 4
+extern const char *const model_param_names[MODEL_NPARAMS]; /* as a calibration file names them */
+
+/* One measured busbw (GB/s) a fit explains: which of the models (a configuration, topology and
+ * node count), at which size. */
+struct model_point {
+    int model;
+    size_t bytes;
+    double busbw;
+};
+
+/*
+ * Fits the parameters to the points (model/fit.c): from the defaults, coordinate descent over a
+ * fine grid of each parameter (the ranges model_params_load takes), least mean |relative error|.
+ * determined[k]: 0 when the points do not determine parameter k (moving it by a tenth changes
+ * the error by under 0.05 points), which then keeps its default. Changes models[*].params.
+ * 0, or -1 when no point can be predicted.
+ */
+int model_fit(struct model *models, const struct model_point *pts, int npts,
+              struct model_params *out, int determined[MODEL_NPARAMS]);
+/* The mean |relative error| (%) of p on the points (-1: none predicted); median and max when
+ * not NULL. Changes models[*].params. */
+double model_fit_error(struct model *models, const struct model_point *pts, int npts,
+                       const struct model_params *p, double *median, double *max);
+
 /* Reads a calibration file into p (untrusted: each parameter range-checked). 0, or -1 after an
  * error naming the file and the field. */
 int model_params_load(struct model_params *p, const char *path);

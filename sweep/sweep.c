@@ -121,6 +121,8 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, char
     if (strcmp(sw->backend, "sim") == 0) {
         add_argf(&argv, &n, "--topology=%s", sw->topology);
         add_argf(&argv, &n, "--nodes=%d", sw->nodes);
+        if (sw->calibration)
+            add_argf(&argv, &n, "--calibration=%s", sw->calibration);
         unsigned seed = sw->seed * 7919u + (unsigned)(r->rep * 104729 + r->rung * 1299709);
         for (const char *p = json_string_value(json_object_get(r->config, "id")); *p; p++)
             seed = seed * 31u + (unsigned char)*p;

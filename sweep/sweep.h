@@ -106,6 +106,9 @@ int sweep_results_append(const char *path, const json_t *result);
 struct sweep {
     struct sweep_space space;
     const char *dir, *backend, *launcher, *hosts, *strategy, *topology, *bench;
+    const char
+        *calibration; /* sim: the model's parameters for every run (absolute path), or NULL */
+    json_t *calibration_params; /* its parameters, recorded in sweep.json; NULL: the defaults */
     const char *class_id;
     /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
     json_t *host_nodes;

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune calibrate --runs SWEEPDIR... --out FILE`: the model's parameters fitted to a node
+ * class's own measured sweeps (nccl backend, or sim), written as a calibration file that predict,
+ * compare and the sim backend take (--calibration). With --fit-max SIZE only the sizes up to SIZE
+ * are fitted and the error on the larger ones is printed: the check that the fit predicts what it
+ * did not see.
+ */
+#include "cli/cli.h"
+#include "model/model.h"
+#include "sweep/sweep.h"
+#include "topo/topo.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/opts.h"
+#include "util/version.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MODELS 4096
+
+struct fit_data {
+    struct topo topos[64];
+    int ntopos;
+    struct model models[MAX_MODELS];
+    json_t *envs[MAX_MODELS];
+    int nmodels;
+    struct model_point *pts;
+    int npts, cap;
+};
+
+static const char *env_lookup(const char *name, void *ctx)
+{
+    return json_string_value(json_object_get(ctx, name));
+}
+
+static void add_point(struct fit_data *d, int model, size_t bytes, double busbw)
+{
+    if (d->npts == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 256;
+        d->pts = realloc(d->pts, sizeof(*d->pts) * (size_t)d->cap);
+    }
+    d->pts[d->npts++] = (struct model_point){model, bytes, busbw};
+}
+
+/* A sweep directory's final ok runs as points: one model per configuration, one point per size
+ * (out-of-place busbw). */
+static int load_runs(struct fit_data *d, const char *dir)
+{
+    json_t *meta, *results;
+    int rc = sweep_load_dir(dir, &meta, &results);
+    if (rc)
+        return 2;
+    const char *backend = json_string_value(json_object_get(meta, "backend"));
+    if (!backend || !strcmp(backend, "mpi")) {
+        rc =
+            error("'%s' is an mpi sweep: the model describes NCCL (use an nccl or sim sweep)", dir);
+        goto out;
+    }
+    if (d->ntopos == 64) {
+        rc = error("at most 64 sweep directories");
+        goto out;
+    }
+    char *topology = json_dumps(json_object_get(meta, "topology"), JSON_COMPACT);
+    struct topo *t = &d->topos[d->ntopos];
+    topo_init(t);
+    rc = topology ? topo_load_buffer(t, dir, topology, strlen(topology)) : -1;
+    free(topology);
+    if (rc) {
+        topo_release(t);
+        rc = error("'%s/sweep.json': its topology cannot be read", dir);
+        goto out;
+    }
+    d->ntopos++;
+    int nodes = (int)json_integer_value(json_object_get(meta, "nodes"));
+    json_t *by_config = json_object(), *r;
+    size_t i;
+    json_array_foreach(results, i, r)
+    {
+        if (!json_is_true(json_object_get(r, "final")) ||
+            strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
+            continue;
+        const char *id = json_string_value(json_object_get(r, "config_id"));
+        json_t *k = json_object_get(by_config, id);
+        int m;
+        if (k) {
+            m = (int)json_integer_value(k);
+        } else {
+            if (d->nmodels == MAX_MODELS)
+                continue;
+            m = d->nmodels;
+            d->envs[m] = json_deep_copy(json_object_get(r, "env"));
+            if (model_init(&d->models[m], t, nodes, env_lookup, d->envs[m]) || d->models[m].fault) {
+                json_decref(d->envs[m]);
+                continue;
+            }
+            d->nmodels++;
+            json_object_set_new(by_config, id, json_integer(m));
+        }
+        size_t j;
+        json_t *s;
+        json_array_foreach(json_object_get(r, "sizes"), j, s)
+        {
+            json_t *busbw = json_object_get(s, "busbw");
+            if (json_is_number(busbw) && json_number_value(busbw) > 0)
+                add_point(d, m, (size_t)json_integer_value(json_object_get(s, "size")),
+                          json_number_value(busbw));
+        }
+    }
+    json_decref(by_config);
+    rc = 0;
+out:
+    json_decref(meta);
+    json_decref(results);
+    return rc ? 2 : 0;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (end == s || (shift ? end[1] != '\0' : *end != '\0') || v == 0 || v > (1ULL << 40) >> shift)
+        return error("invalid value '%s' for --fit-max: expected a size such as 64M", s);
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+static json_t *params_json(const struct model_params *p)
+{
+    return json_pack("{s:f,s:f,s:f,s:f}", "nvls_scale", p->nvls_scale, "fill_bytes", p->fill_bytes,
+                     "net_scale", p->net_scale, "lat_scale", p->lat_scale);
+}
+
+static int report(struct fit_data *d, const char *out, size_t fit_max, const char **dirs, int ndirs)
+{
+    struct model_point *fit = malloc(sizeof(*fit) * (size_t)d->npts),
+                       *held = malloc(sizeof(*held) * (size_t)d->npts);
+    int nfit = 0, nheld = 0;
+    for (int i = 0; i < d->npts; i++) {
+        if (fit_max && d->pts[i].bytes > fit_max)
+            held[nheld++] = d->pts[i];
+        else
+            fit[nfit++] = d->pts[i];
+    }
+    struct model_params p;
+    int determined[MODEL_NPARAMS], rc = 0;
+    if (!nfit || model_fit(d->models, fit, nfit, &p, determined)) {
+        rc = error("no measured point to fit (final, ok runs with busbw) in the sweeps given");
+        goto done;
+    }
+    double med, max, mean = model_fit_error(d->models, fit, nfit, &p, &med, &max);
+    json_t *undetermined = json_array(), *doc;
+    printf("# calibration of the topotune model from %d measured point(s) of %d configuration(s)\n",
+           nfit, d->nmodels);
+    for (int k = 0; k < MODEL_NPARAMS; k++) {
+        double v = k == 0   ? p.nvls_scale
+                   : k == 1 ? p.fill_bytes
+                   : k == 2 ? p.net_scale
+                            : p.lat_scale;
+        printf("  %-10s %12.4g%s\n", model_param_names[k], v,
+               determined[k] ? "" : "  (not determined by these runs: the default)");
+        if (!determined[k])
+            json_array_append_new(undetermined, json_string(model_param_names[k]));
+    }
+    printf("fit: mean |error| %.1f%%, median %.1f%%, max %.1f%% (predicted vs measured)\n", mean,
+           med, max);
+    doc = json_pack("{s:s,s:s,s:s,s:o,s:{s:i,s:f,s:f,s:f,s:o}}", "schema", "topotune/calibration/1",
+                    "version", util_version(), "model", MODEL_VERSION, "params", params_json(&p),
+                    "fit", "points", nfit, "mean_abs_error_pct", mean, "median_abs_error_pct", med,
+                    "max_abs_error_pct", max, "undetermined", undetermined);
+    if (nheld) {
+        double hmed, hmax, hmean = model_fit_error(d->models, held, nheld, &p, &hmed, &hmax);
+        printf("held out (sizes above %zu B, not fitted): %d point(s), predicted with the fit: "
+               "mean |error| %.1f%%, median %.1f%%, max %.1f%%\n",
+               fit_max, nheld, hmean, hmed, hmax);
+        json_object_set_new(doc, "held_out",
+                            json_pack("{s:I,s:i,s:f,s:f,s:f}", "above_bytes", (json_int_t)fit_max,
+                                      "points", nheld, "mean_abs_error_pct", hmean,
+                                      "median_abs_error_pct", hmed, "max_abs_error_pct", hmax));
+    }
+    json_t *src = json_array();
+    for (int i = 0; i < ndirs; i++)
+        json_array_append_new(src, json_string(dirs[i]));
+    json_object_set_new(doc, "sweeps", src);
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    struct util_buf b = UTIL_BUF_INIT;
+    util_buf_addf(&b, "%s\n", text ? text : "{}");
+    free(text);
+    if (util_file_write_atomic(out, b.data, b.len))
+        rc = 3;
+    else
+        printf("wrote %s: use it with --calibration (predict, compare, sweep --backend sim, "
+               "topotune-bench --backend sim)\n",
+               out);
+    util_buf_release(&b);
+done:
+    free(fit);
+    free(held);
+    return rc;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    struct util_opt_list runs = {0};
+    const char *out = NULL, *fit_max_arg = NULL;
+    const struct util_opt opts[] = {
+        {"runs", 0, UTIL_OPT_LIST, &runs, "DIR", "a measured sweep directory (repeatable)"},
+        {"out", 'o', UTIL_OPT_STRING, &out, "FILE", "the calibration file to write (required)"},
+        {"fit-max", 0, UTIL_OPT_STRING, &fit_max_arg, "SIZE",
+         "fit sizes up to SIZE only, and print the error on the larger ones"},
+        {0},
+    };
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    int npos = 0;
+    int rc = util_opts_parse(
+        "topotune calibrate",
+        "--runs SWEEPDIR [--runs SWEEPDIR]... --out FILE [--fit-max SIZE]\n\n"
+        "Fits the model's four parameters (nvls_scale, fill_bytes, net_scale, lat_scale; see\n"
+        "docs/model.md) to the final ok runs of measured sweeps (nccl backend, or sim) of one\n"
+        "kind of node, and writes a calibration file (topotune/calibration/1) that predict,\n"
+        "compare, sweep and topotune-bench (sim backend) read.\n"
+        "A parameter the runs do not determine keeps its default and is named.",
+        opts, argc, argv, pos, &npos);
+    if (rc == 0 && npos)
+        rc = (error("unexpected argument '%s' (see 'topotune calibrate --help')", pos[0]),
+              UTIL_EUSAGE);
+    free(pos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    size_t fit_max = 0;
+    if (!runs.n || !out)
+        return error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"), 2;
+    if (fit_max_arg && parse_size(fit_max_arg, &fit_max))
+        return 2;
+    struct fit_data *d = calloc(1, sizeof(*d));
+    for (int i = 0; !rc && i < runs.n; i++)
+        rc = load_runs(d, runs.items[i]);
+    if (!rc)
+        rc = report(d, out, fit_max, runs.items, runs.n);
+    for (int i = 0; i < d->nmodels; i++)
+        json_decref(d->envs[i]);
+    for (int i = 0; i < d->ntopos; i++)
+        topo_release(&d->topos[i]);
+    free(d->pts);
+    free(d);
+    return rc;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune calibrate: sim sweeps made with known model parameters (sweep --calibration) are
+# fitted back within 5%; a fit on sizes up to 64 MiB predicts 256 MiB and more within the model's
+# own error (docs/model.md: 7.4% median, leave-one-system-out); a parameter the runs cannot
+# determine keeps its default and is named; the file it writes feeds predict, compare and the
+# sim backend; bad inputs are refused.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+specs=$TOPOTUNE_SRC/profiles/specs
+space=$TOPOTUNE_SRC/profiles/spaces/nccl-quick.json
+printf '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.7, "fill_bytes": 4194304, "net_scale": 0.6, "lat_scale": 1.5}}\n' >known.json
+for spec in hgx-h100 hgx-h100-2nodes; do
+    expect_exit 0 "sim sweep of $spec with known parameters" -- "$TOPOTUNE" -q sweep --backend sim \
+        --topology "$specs/$spec.json" --space "$space" --calibration known.json --out "$spec"
+done
+check "sweep.json records the parameters" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["calibration"]["net_scale"] == 0.6' hgx-h100/sweep.json
+expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
+check "the known parameters fitted back within 5%" python3 - fit.json known.json <<'PY'
+import json, sys
+fit, known = (json.load(open(f)) for f in sys.argv[1:])
+for k, v in known["params"].items():
+    assert abs(fit["params"][k] - v) <= 0.05 * v, (k, fit["params"][k], v)
+assert fit["schema"] == "topotune/calibration/1" and fit["fit"]["undetermined"] == [], fit["fit"]
+PY
+expect_exit 0 "calibrate on sizes up to 64 MiB" -- "$TOPOTUNE" calibrate --runs hgx-h100 \
+    --runs hgx-h100-2nodes --fit-max 64M --out fit64.json
+check "256 MiB and up predicted within the model's own error (7.4% median)" python3 - fit64.json <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))["held_out"]
+assert h["above_bytes"] == 64 << 20 and h["points"] > 0 and h["median_abs_error_pct"] <= 7.4, h
+PY
+check "the held-out error printed" grep -q "^held out (sizes above 67108864 B, not fitted)" "$TEST_TMP/out"
+
+# One node has no network: net_scale is not determined, keeps its default, and says so.
+expect_exit 0 "calibrate one node" -- "$TOPOTUNE" calibrate --runs hgx-h100 --out one.json
+check "net_scale named as not determined" python3 -c 'import json, sys
+f = json.load(open(sys.argv[1]))
+assert f["fit"]["undetermined"] == ["net_scale"] and f["params"]["net_scale"] == 0.9, f' one.json
+check "said on stdout" grep -q "net_scale .*(not determined by these runs: the default)" "$TEST_TMP/out"
+
+# The file feeds predict, compare and the sim backend.
+expect_exit 0 "predict --calibration" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1G -e 1G \
+    --calibration fit.json --json
+check "predict with the fit: NVLS at 0.7 of NCCL's efficiency" python3 -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
+assert 395 < s["busbw"] < 415 and s["predicted"], s' "$TEST_TMP/out"
+expect_exit 0 "compare --calibration" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --space "$space" \
+    --calibration fit.json --json
+cp "$TEST_TMP/out" fit-compare.json
+expect_exit 0 "compare with the defaults" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --space "$space" --json
+check "compare's prediction used the fit (largest size: lower NVLS efficiency, lower busbw)" python3 - \
+    fit-compare.json "$TEST_TMP/out" <<'PY'
+import json, sys
+def largest(path):
+    p = json.load(open(path))["inputs"][0]["profile"]
+    return max(p["baseline"]["per_size"], key=lambda s: s["size"])["busbw"]
+fit, default = largest(sys.argv[1]), largest(sys.argv[2])
+assert fit < 0.95 * default, (fit, default)
+PY
+expect_exit 0 "topotune-bench sim --calibration" -- "$TOPOTUNE_BENCH" --backend sim --topology \
+    "$specs/hgx-h100.json" -b 1G -e 1G --calibration fit.json --noise 0
+
+# Refused: an mpi sweep (the model is NCCL's), no --out, a damaged calibration file.
+expect_exit 0 "an mpi sweep" -- "$TOPOTUNE" -q sweep --backend mpi --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" \
+    --repeat 1 --out mpi
+expect_exit 2 "calibrate an mpi sweep" -- "$TOPOTUNE" calibrate --runs mpi --out x.json
+expect_stderr_has "the model describes NCCL" "why said"
+expect_no_file x.json "nothing written"
+expect_exit 2 "calibrate without --out" -- "$TOPOTUNE" calibrate --runs hgx-h100
+expect_exit 2 "sweep --calibration for the mpi backend" -- "$TOPOTUNE" sweep --backend mpi \
+    --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" --calibration fit.json --out y
+expect_exit 6 "a sim backend refusing another schema" -- "$TOPOTUNE_BENCH" --backend sim --topology \
+    "$specs/hgx-h100.json" --calibration "$specs/hgx-h100.json"
+finish
