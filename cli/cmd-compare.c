@@ -15,8 +15,8 @@
 #define MAX_INPUTS 64
 
 static const char compare_usage[] =
-    "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]... [--nodes N]\n"
-    "       [--space FILE] [--calibration FILE]\n\n"
+    "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]...\n"
+    "       [--nodes N|N1,N2,...] [--at SIZE] [--space FILE] [--calibration FILE]\n\n"
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
@@ -71,7 +71,7 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 int cmd_compare(int argc, char **argv)
 {
     const char *md = NULL, *html = NULL, *json = NULL, *nodes_s = NULL, *space = NULL,
-               *calibration = NULL;
+               *calibration = NULL, *at_s = NULL;
     struct model_params params;
     struct util_opt_list prices = {0};
     const struct util_opt opts[] = {
@@ -81,9 +81,12 @@ int cmd_compare(int argc, char **argv)
         {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
          "{\"inputs\": [{label, kind, source, predicted, price, profile}]} (stdout: - or none)"},
         {"price", 0, UTIL_OPT_LIST, &prices, "NAME=AMOUNT",
-         "price of an input (by its label): adds busbw per unit of price"},
+         "price per node of an input (by its label): adds GB/s per 1,000 of it"},
         {"nodes", 0, UTIL_OPT_STRING, &nodes_s, "N",
-         "predict topology and spec inputs for N nodes (default: the file's)"},
+         "predict topology and spec inputs for N nodes (default: the file's); a list N1,N2,...: "
+         "a scaling table of busbw by node count"},
+        {"at", 0, UTIL_OPT_STRING, &at_s, "SIZE",
+         "the size of the scaling table (default: the largest of the first input)"},
         {"space", 0, UTIL_OPT_STRING, &space, "FILE",
          "configurations the model tries for predicted inputs (default nccl-default)"},
         {"calibration", 0, UTIL_OPT_STRING, &calibration, "FILE",
@@ -100,10 +103,31 @@ int cmd_compare(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     }
     char *end = NULL;
-    long nodes = nodes_s ? strtol(nodes_s, &end, 10) : 0;
-    if (nodes_s && (*end || nodes < 1 || nodes > 4096)) {
-        free(pos);
-        return error("invalid value '%s' for --nodes: expected 1 to 4096", nodes_s), 2;
+    int scale[32], nscale = 0;
+    long nodes = 0;
+    for (const char *p = nodes_s; p && *p && nscale < 32; p = *end == ',' ? end + 1 : end) {
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || v < 1 || v > 4096) {
+            free(pos);
+            return error("invalid value '%s' for --nodes: expected N or a list N1,N2,... of 1 to "
+                         "4096",
+                         nodes_s),
+                   2;
+        }
+        scale[nscale++] = (int)v;
+    }
+    if (nscale == 1) /* one count: predict the inputs there; a list: a scaling table */
+        nodes = scale[0], nscale = 0;
+    size_t at = 0;
+    if (at_s) {
+        unsigned long long v = strtoull(at_s, &end, 10);
+        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+        if (end == at_s || (shift ? end[1] != '\0' : *end != '\0') || v == 0 ||
+            v > (1ULL << 40) >> shift) {
+            free(pos);
+            return error("invalid value '%s' for --at: expected a size such as 1G", at_s), 2;
+        }
+        at = (size_t)(v << shift);
     }
     if (calibration && model_params_load(&params, calibration)) {
         free(pos);
@@ -128,15 +152,26 @@ int cmd_compare(int argc, char **argv)
     unique_labels(in, n);
     if (!rc)
         rc = apply_prices(&prices, in, n);
+    if (!rc && nscale && n) {
+        if (!at) { /* the largest size of the first input's defaults */
+            const json_t *sizes =
+                json_object_get(json_object_get(in[0].profile, "baseline"), "per_size");
+            at = (size_t)json_integer_value(
+                json_object_get(json_array_get(sizes, json_array_size(sizes) - 1), "size"));
+        }
+        for (int i = 0; i < n; i++)
+            in[i].scaling =
+                compare_scale(&in[i], scale, nscale, (json_int_t)at, calibration ? &params : NULL);
+    }
     if (!rc && json) {
         json_t *list = json_array();
         for (int i = 0; i < n; i++)
             json_array_append_new(list,
-                                  json_pack("{s:s,s:s,s:s,s:O,s:o,s:O}", "label", in[i].label,
+                                  json_pack("{s:s,s:s,s:s,s:O,s:o,s:O,s:O*}", "label", in[i].label,
                                             "kind", in[i].kind, "source", in[i].path, "predicted",
                                             json_object_get(in[i].profile, "predicted"), "price",
                                             in[i].price > 0 ? json_real(in[i].price) : json_null(),
-                                            "profile", in[i].profile));
+                                            "profile", in[i].profile, "scaling", in[i].scaling));
         json_t *doc = json_pack("{s:s,s:o}", "schema", "topotune/compare/1", "inputs", list);
         rc = util_json_write(json, doc) ? 1 : 0;
         json_decref(doc);
@@ -149,8 +184,10 @@ int cmd_compare(int argc, char **argv)
         if (html && compare_write_html(in, n, html))
             rc = 1;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         json_decref(in[i].profile);
+        json_decref(in[i].scaling);
+    }
     free(in);
     free(pos);
     return rc;

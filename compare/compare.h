@@ -14,13 +14,25 @@
 #include <jansson.h>
 
 /* One input: {"label", "kind": profile|sweep|spec, "source", "profile": {...}, "price"?}. */
+struct model_params;
+
 struct compare_input {
     const char *path;
     char label[128];
     const char *kind;
     json_t *profile; /* schema topotune/profile/1 content, "predicted" set */
     double price;    /* 0: none given */
+    json_t *scaling; /* compare_scale's rows, or NULL */
 };
+
+/*
+ * The scaling of an input with the node count (compare --nodes 1,2,4,...): busbw at size for
+ * each of the nodes counts. A topology or spec input is predicted (NCCL's defaults, the model's
+ * params or the defaults when NULL); a profile or sweep keeps its one measured (or predicted)
+ * node count. New reference: [{nodes, busbw, predicted}] (busbw -1: no number there).
+ */
+json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, json_int_t size,
+                      const struct model_params *params);
 
 /*
  * Loads path as a profile directory (profile.json, or a class directory's
@@ -29,7 +41,9 @@ struct compare_input {
  * root yields one input per class: up to max inputs are filled. Returns how
  * many, or -1 after one error line naming path.
  */
-struct model_params;
+/* The model's median |error| on hardware its calibration never saw (docs/model.md, leave one
+ * system out): shown next to every predicted number. */
+#define COMPARE_EXPECTED_ERROR_PCT 7.4
 int compare_load(const char *path, int nodes, const char *space_path,
                  const struct model_params *params, struct compare_input *out, int max);
 

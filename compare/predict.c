@@ -6,7 +6,7 @@
  * faults the model predicts (a hang at init on broken P2P) fail the baseline
  * and make the cure a system variable, exactly as measured sweeps do.
  */
-#include "compare/compare.h"
+#include "compare/internal.h"
 #include "gen/gen.h"
 #include "model/model.h"
 #include "sweep/sweep.h"
@@ -126,4 +126,39 @@ out:
     sweep_space_release(&s);
     util_buf_release(&found);
     return profile;
+}
+
+json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, json_int_t size,
+                      const struct model_params *params)
+{
+    json_t *rows = json_array();
+    int is_file = in->kind && (!strcmp(in->kind, "spec") || !strcmp(in->kind, "topology"));
+    struct topo t;
+    topo_init(&t);
+    if (is_file && topo_load(&t, in->path))
+        is_file = 0;
+    json_int_t own = json_integer_value(json_object_get(in->profile, "nodes"));
+    for (int k = 0; k < n; k++) {
+        double bw = -1;
+        int predicted = compare_predicted(in);
+        struct model m;
+        struct model_prediction p;
+        if (is_file) {
+            json_t *empty = json_object();
+            if (!model_init(&m, &t, nodes[k], env_lookup, empty) && !m.fault) {
+                if (params)
+                    m.params = *params;
+                if (!model_predict(&m, (size_t)size, &p))
+                    bw = p.busbw;
+            }
+            json_decref(empty);
+            predicted = 1;
+        } else if (nodes[k] == (own > 0 ? own : 1)) {
+            bw = compare_busbw_at(compare_default_sizes(in), size);
+        }
+        json_array_append_new(rows, json_pack("{s:i,s:I,s:f,s:b}", "nodes", nodes[k], "size", size,
+                                              "busbw", bw, "predicted", predicted));
+    }
+    topo_release(&t);
+    return rows;
 }

@@ -12,7 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* v with two decimals (GB/s), or three significant digits when small (per unit of price). */
+/* The width of the text report: a 120-column terminal with room to spare. */
+#define TEXT_WIDTH 110
+/* Sizes below this are shown as time per call (latency decides), the others as busbw. */
+#define SMALL_BYTES (1 << 20)
+
+/* v with two decimals (GB/s), or three significant digits when small (per unit of price); a
+ * predicted number says so, with the model's expected error (docs/model.md). */
 static void number(struct util_buf *out, double v, int significant, int predicted)
 {
     if (v < 0) {
@@ -24,15 +30,64 @@ static void number(struct util_buf *out, double v, int significant, int predicte
     else
         util_buf_addf(out, "%.2f", v);
     if (predicted)
-        util_buf_adds(out, " predicted");
+        util_buf_addf(out, " predicted +-%.0f%%", COMPARE_EXPECTED_ERROR_PCT);
 }
 
-/* The defaults' cell: busbw, or how they failed when they never ran ok. */
+/* Ranks of an input's job: GPUs per node times nodes. */
+static int ranks_of(const struct compare_input *in)
+{
+    const json_t *p = in->profile;
+    json_int_t nodes = json_integer_value(json_object_get(p, "nodes"));
+    size_t gpus = json_array_size(json_object_get(json_object_get(p, "hardware"), "gpus"));
+    return (int)((nodes > 0 ? nodes : 1) * (json_int_t)(gpus ? gpus : 1));
+}
+
+/* Time per call (us) from busbw at size: algbw = busbw x n / (2(n-1)), time = bytes / algbw. */
+static double time_us(const struct compare_input *in, double busbw, json_int_t size)
+{
+    int n = ranks_of(in);
+    double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
+    return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
+}
+
+/* A cell of the size tables: time per call in us below SMALL_BYTES, else busbw in GB/s. */
+static void size_cell(struct util_buf *out, const struct compare_input *in, const json_t *sizes,
+                      json_int_t size)
+{
+    double bw = compare_busbw_at(sizes, size);
+    number(out, size < SMALL_BYTES ? time_us(in, bw, size) : bw, size < SMALL_BYTES,
+           compare_predicted(in));
+}
+
+/* s broken at spaces into lines of at most TEXT_WIDTH: the first after first, the rest after
+ * indent. */
+static void wrap(struct util_buf *out, const char *first, const char *indent, const char *s)
+{
+    size_t col = strlen(first), start = col;
+    util_buf_adds(out, first);
+    while (*s) {
+        size_t word = strcspn(s, " ");
+        if (col > start && col + 1 + word > TEXT_WIDTH) {
+            util_buf_addf(out, "\n%s", indent);
+            col = start = strlen(indent);
+        } else if (col > start) {
+            util_buf_add(out, " ", 1);
+            col++;
+        }
+        util_buf_add(out, s, word);
+        col += word;
+        s += word;
+        s += strspn(s, " ");
+    }
+    util_buf_add(out, "\n", 1);
+}
+
+/* The defaults' cell: as size_cell, or how they failed when they never ran ok. */
 static void default_cell(struct util_buf *out, const struct compare_input *in, json_int_t size)
 {
     const json_t *b = json_object_get(in->profile, "baseline");
     if (json_array_size(compare_default_sizes(in))) {
-        number(out, compare_busbw_at(compare_default_sizes(in), size), 0, compare_predicted(in));
+        size_cell(out, in, compare_default_sizes(in), size);
         return;
     }
     const char *how = json_object_iter_key(json_object_iter(json_object_get(b, "outcomes")));
@@ -101,6 +156,45 @@ static void human_size(json_int_t s, char *out, size_t len)
 
 typedef void (*fact_fn)(const struct compare_input *in, struct util_buf *out);
 
+/* busbw of an input's best at size at (or at its largest size when at < 0). */
+static double best_at(const struct compare_input *in, json_int_t at)
+{
+    const json_t *sizes = compare_best_sizes(in);
+    if (!json_array_size(sizes))
+        return -1;
+    return at > 0 ? compare_busbw_at(sizes, at)
+                  : json_number_value(json_object_get(
+                        json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
+}
+
+/* The narrow price table of the text report: price per node, GB/s per 1,000 of it. */
+static void price_table(const struct compare_input *in, int n, json_int_t at, enum compare_format f,
+                        struct util_buf *out)
+{
+    char size[32];
+    human_size(at, size, sizeof(size));
+    struct compare_table t;
+    struct util_buf b = UTIL_BUF_INIT;
+    compare_table_init(&t, n + 1, 3);
+    compare_table_sets(&t, 0, 0, "input");
+    compare_table_sets(&t, 0, 1, "price per node");
+    util_buf_addf(&b, "GB/s per 1,000 (best busbw at %s)", at > 0 ? size : "the largest size");
+    compare_table_set(&t, 0, 2, &b);
+    for (int i = 0; i < n; i++) {
+        compare_table_sets(&t, i + 1, 0, in[i].label);
+        if (in[i].price <= 0)
+            continue;
+        util_buf_addf(&b, "%g", in[i].price);
+        compare_table_set(&t, i + 1, 1, &b);
+        double bw = best_at(&in[i], at);
+        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]));
+        compare_table_set(&t, i + 1, 2, &b);
+    }
+    util_buf_adds(out, "\n");
+    compare_table_render(&t, f, out);
+    compare_table_free(&t);
+}
+
 static void source(const struct compare_input *in, struct util_buf *out)
 {
     const char *backend =
@@ -130,6 +224,27 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
     for (int i = 0; i < n; i++)
         priced |= in[i].price > 0;
     json_int_t at = priced ? common_size(in, n) : -1;
+    if (f == COMPARE_TEXT) { /* one record per input: a table of 9 facts is 350 columns */
+        struct util_buf b = UTIL_BUF_INIT;
+        for (int i = 0; i < n; i++) {
+            util_buf_addf(out, "%s%s\n", i ? "\n" : "", in[i].label);
+            for (int c = 1; c < cols; c++) {
+                char first[64];
+                facts[c](&in[i], &b);
+                snprintf(first, sizeof(first), "  %-19s", head[c]);
+                wrap(out, first, "                     ", util_buf_str(&b));
+                util_buf_release(&b);
+            }
+            if (in[i].price > 0) {
+                util_buf_addf(&b, "%g per node", in[i].price);
+                wrap(out, "  price              ", "", util_buf_str(&b));
+                util_buf_release(&b);
+            }
+        }
+        if (priced)
+            price_table(in, n, at, f, out);
+        return;
+    }
     struct compare_table t;
     compare_table_init(&t, n + 1, cols + 2 * priced);
     for (int c = 0; c < cols; c++)
@@ -138,8 +253,8 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
     if (priced) {
         char size[32];
         human_size(at, size, sizeof(size));
-        compare_table_sets(&t, 0, cols, "price");
-        util_buf_addf(&b, "best busbw at %s per unit of price",
+        compare_table_sets(&t, 0, cols, "price per node");
+        util_buf_addf(&b, "best busbw at %s, GB/s per 1,000 of the price per node",
                       at > 0 ? size : "each input's largest size (no size common to all)");
         compare_table_set(&t, 0, cols + 1, &b);
     }
@@ -156,7 +271,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
                                      json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
             util_buf_addf(&b, "%g", in[i].price);
             compare_table_set(&t, i + 1, cols, &b);
-            number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price : -1, 1,
+            number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
                    compare_predicted(&in[i]));
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
@@ -165,36 +280,53 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
     compare_table_free(&t);
 }
 
+/* Per size, best and defaults of inputs [first, first + n): time per call below SMALL_BYTES,
+ * busbw from there on. */
+static void size_table(const struct compare_input *in, int first, int n, const json_int_t *sizes,
+                       int ns, enum compare_format f, struct util_buf *out)
+{
+    struct compare_table t;
+    struct util_buf b = UTIL_BUF_INIT;
+    compare_table_init(&t, ns + 1, 1 + 2 * n);
+    compare_table_sets(&t, 0, 0, "size");
+    for (int i = first; i < first + n; i++) {
+        const char *p = compare_predicted(&in[i]) ? " (predicted)" : "";
+        util_buf_addf(&b, "%s best%s", in[i].label, p);
+        compare_table_set(&t, 0, 1 + 2 * (i - first), &b);
+        util_buf_addf(&b, "%s defaults%s", in[i].label, p);
+        compare_table_set(&t, 0, 2 + 2 * (i - first), &b);
+    }
+    for (int r = 0; r < ns; r++) {
+        char label[48];
+        human_size(sizes[r], label, sizeof(label));
+        strcat(label, sizes[r] < SMALL_BYTES ? " (us)" : " (GB/s)");
+        compare_table_sets(&t, r + 1, 0, label);
+        for (int i = first; i < first + n; i++) {
+            size_cell(&b, &in[i], compare_best_sizes(&in[i]), sizes[r]);
+            compare_table_set(&t, r + 1, 1 + 2 * (i - first), &b);
+            default_cell(&b, &in[i], sizes[r]);
+            compare_table_set(&t, r + 1, 2 + 2 * (i - first), &b);
+        }
+    }
+    compare_table_render(&t, f, out);
+    compare_table_free(&t);
+}
+
+/* Text: one table per input (a column pair per input would outgrow the terminal); Markdown and
+ * HTML: one table, a column pair per input. */
 static void busbw_table(const struct compare_input *in, int n, enum compare_format f,
                         struct util_buf *out)
 {
     json_int_t sizes[48]; /* 8 B to 1 TiB in steps of 2 fits: thinning is for odd spaces */
     int ns = table_sizes(in, n, sizes, 48);
-    struct compare_table t;
-    struct util_buf b = UTIL_BUF_INIT;
-    compare_table_init(&t, ns + 1, 1 + 2 * n);
-    compare_table_sets(&t, 0, 0, "size");
+    if (f != COMPARE_TEXT) {
+        size_table(in, 0, n, sizes, ns, f, out);
+        return;
+    }
     for (int i = 0; i < n; i++) {
-        const char *p = compare_predicted(&in[i]) ? " (predicted)" : "";
-        util_buf_addf(&b, "%s best%s", in[i].label, p);
-        compare_table_set(&t, 0, 1 + 2 * i, &b);
-        util_buf_addf(&b, "%s defaults%s", in[i].label, p);
-        compare_table_set(&t, 0, 2 + 2 * i, &b);
+        util_buf_addf(out, "%s%s\n", i ? "\n" : "", in[i].label);
+        size_table(in, i, 1, sizes, ns, f, out);
     }
-    for (int r = 0; r < ns; r++) {
-        char label[32];
-        human_size(sizes[r], label, sizeof(label));
-        compare_table_sets(&t, r + 1, 0, label);
-        for (int i = 0; i < n; i++) {
-            number(&b, compare_busbw_at(compare_best_sizes(&in[i]), sizes[r]), 0,
-                   compare_predicted(&in[i]));
-            compare_table_set(&t, r + 1, 1 + 2 * i, &b);
-            default_cell(&b, &in[i], sizes[r]);
-            compare_table_set(&t, r + 1, 2 + 2 * i, &b);
-        }
-    }
-    compare_table_render(&t, f, out);
-    compare_table_free(&t);
 }
 
 /* What differs between each input and the first: GPUs, links, pairs, NICs, NUMA layout. */
@@ -260,8 +392,10 @@ static void matrix(const struct compare_input *in, enum compare_format f, struct
 }
 
 static const char legend[] =
-    "Numbers marked predicted come from the topotune model (link rates and NCCL's constants), "
-    "not from a measurement; measured numbers are busbw as nccl-tests defines it.";
+    "Numbers marked predicted come from the topotune model (link rates, NCCL's constants and "
+    "parameters calibrated on published measurements), not from a measurement; the +- after them "
+    "is the model's median error on hardware its calibration never saw (docs/model.md). Measured "
+    "numbers are busbw and time as nccl-tests define them.";
 
 static void heading(struct util_buf *out, enum compare_format f, const char *text,
                     const char *label)
@@ -273,13 +407,61 @@ static void heading(struct util_buf *out, enum compare_format f, const char *tex
     util_buf_adds(out, f == COMPARE_HTML ? "</h2>\n" : "\n\n");
 }
 
+/* compare --nodes 1,2,4,...: busbw of NCCL's defaults at one size against the node count, a row
+ * per input (text: a row per input and node count, to stay narrow). */
+static void scaling_table(const struct compare_input *in, int n, enum compare_format f,
+                          struct util_buf *out)
+{
+    size_t cols = json_array_size(in[0].scaling);
+    struct compare_table t;
+    struct util_buf b = UTIL_BUF_INIT;
+    int text = f == COMPARE_TEXT;
+    compare_table_init(&t, text ? n * (int)cols + 1 : n + 1, text ? 3 : (int)cols + 1);
+    compare_table_sets(&t, 0, 0, "input");
+    if (text) {
+        compare_table_sets(&t, 0, 1, "nodes");
+        compare_table_sets(&t, 0, 2, "busbw (GB/s)");
+    }
+    for (size_t k = 0; !text && k < cols; k++) {
+        util_buf_addf(
+            &b, "%d node(s)",
+            (int)json_integer_value(json_object_get(json_array_get(in[0].scaling, k), "nodes")));
+        compare_table_set(&t, 0, (int)k + 1, &b);
+    }
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < cols; k++) {
+            const json_t *r = json_array_get(in[i].scaling, k);
+            int row = text ? 1 + i * (int)cols + (int)k : i + 1;
+            int col = text ? 2 : (int)k + 1;
+            if (text || k == 0)
+                compare_table_sets(&t, row, 0, in[i].label);
+            if (text) {
+                util_buf_addf(&b, "%d", (int)json_integer_value(json_object_get(r, "nodes")));
+                compare_table_set(&t, row, 1, &b);
+            }
+            number(&b, json_real_value(json_object_get(r, "busbw")), 0,
+                   json_is_true(json_object_get(r, "predicted")));
+            compare_table_set(&t, row, col, &b);
+        }
+    compare_table_render(&t, f, out);
+    compare_table_free(&t);
+}
+
 static void sections(const struct compare_input *in, int n, enum compare_format f,
                      struct util_buf *out)
 {
     heading(out, f, "Hardware and best configuration", NULL);
     hardware_table(in, n, f, out);
-    heading(out, f, "busbw per size (GB/s)", NULL);
+    heading(out, f, "Per size: time per call (us) below 1 MiB, busbw (GB/s) from 1 MiB", NULL);
     busbw_table(in, n, f, out);
+    if (n && in[0].scaling) {
+        char size[32], title[128];
+        human_size(json_integer_value(json_object_get(json_array_get(in[0].scaling, 0), "size")),
+                   size, sizeof(size));
+        snprintf(title, sizeof(title), "Scaling: NCCL's defaults at %s by node count", size);
+        heading(out, f, title, NULL);
+        scaling_table(in, n, f, out);
+    }
     if (n > 1) {
         heading(out, f, "Differences from ", in[0].label);
         differences(in, n, f, out);
@@ -293,7 +475,7 @@ static void sections(const struct compare_input *in, int n, enum compare_format 
 void compare_print_text(const struct compare_input *in, int n, FILE *out)
 {
     struct util_buf b = UTIL_BUF_INIT;
-    util_buf_addf(&b, "%s\n", legend);
+    wrap(&b, "", "", legend);
     sections(in, n, COMPARE_TEXT, &b);
     fputs(util_buf_str(&b), out);
     util_buf_release(&b);

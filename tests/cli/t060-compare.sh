@@ -27,20 +27,21 @@ for name, text in (("text", txt), ("md", md), ("html", page_text)):
     else:
         cells = [c.strip() for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", page)]
         cells = [html.unescape(c) for c in cells]
-    numbers = [c for c in cells if re.fullmatch(r"-?[0-9][0-9.e+-]*( predicted)?", c)]
+    numbers = [c for c in cells if re.fullmatch(r"-?[0-9][0-9.e+-]*( predicted \+-7%)?", c)]
     assert len(numbers) > 50, (name, len(numbers))
-    bare = [c for c in numbers if not c.endswith("predicted")]
+    bare = [c for c in numbers if not c.endswith("predicted +-7%")]
     assert set(bare) <= {"300000", "150000"}, (name, bare)  # only the prices the user gave
 text = md
 assert "(PREDICTED by the topotune model)" in text
 assert "fails (timeout) predicted" in text  # the 4090's NCCL defaults hang at init (broken P2P)
 assert "NCCL_P2P_DISABLE=1 (system)" in text
 assert "| dgx-a100 | GPU links | NV18 (4 NVSwitch) | NV12 (6 NVSwitch) |" in text, "differences"
-assert "| 1 MiB |" in text and "| 1 GiB |" in text, "sizes of the table"
+assert "| 1 MiB (GB/s) |" in text and "| 1 GiB (GB/s) |" in text, "sizes of the table"
+assert "| 512 KiB (us) |" in text, "small sizes as time"
 # busbw per unit of price at a size common to all, three significant digits, predicted
-m = re.search(r"best busbw at (\d+ \w+) per unit of price", text)
+m = re.search(r"best busbw at (\d+ \w+), GB/s per 1,000 of the price per node", text)
 assert m, "price column header"
-per = re.findall(r"\| 300000 \| ([0-9.e+-]+) predicted \|", text)
+per = re.findall(r"\| 300000 \| ([0-9.e+-]+) predicted \+-7% \|", text)
 assert per and float(per[0]) > 0, per
 assert "## GPU/NIC matrix of hgx-h100" in text and "| GPU0 | X | NV18 |" in text
 PY
@@ -72,13 +73,13 @@ expect_exit 0 "compare measured with predicted" -- "$TOPOTUNE" compare profiles 
 check "measured and predicted told apart" python3 - mixed.md <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-rows = [l for l in text.splitlines() if re.match(r"\| [0-9]+ [KMG]?i?B \|", l)]
+rows = [l for l in text.splitlines() if re.match(r"\| [0-9]+ [KMG]?i?B \((us|GB/s)\) \|", l)]
 assert rows, "no busbw rows"
 for row in rows:
     cells = [c.strip() for c in row.strip("|").split("|")]
     measured, predicted = cells[1:3], cells[3:5]
     assert all(c == "-" or re.fullmatch(r"[0-9.]+", c) or c.startswith("fails") for c in measured), row
-    assert all(c == "-" or c.endswith("predicted") for c in predicted), row
+    assert all(c == "-" or c.endswith("predicted +-7%") for c in predicted), row
 assert any(re.fullmatch(r"[0-9.]+", c.strip()) for r in rows for c in r.strip("|").split("|")[1:3]), "no measured number"
 assert "(measured, mpi backend)" in text and "(PREDICTED by the topotune model)" in text
 assert "no GPU" in text
@@ -162,4 +163,32 @@ sizes = [s["size"] for s in d["inputs"][0]["profile"]["winner"]["per_size"]] if 
 assert sizes == sorted(set(sizes)) and sizes[0] == 1 and sizes[-1] <= 64 and len(sizes) >= 8, sizes
 PY
 check "no temporary file left" test -z "$(ls -A tmp)"
+
+# The comparison a buyer reads: every example spec at 1 to 64 nodes, with prices per node. The
+# text fits a 120-column terminal; small sizes are time per call, large ones busbw; every predicted
+# number carries the model's expected error; the HTML renders in a real browser.
+specs_all=("$specs"/*.json)
+prices=()
+for f in "${specs_all[@]}"; do prices+=(--price "$(basename "$f" .json)=100000"); done
+expect_exit 0 "compare the example specs at 1 to 64 nodes" -- "$TOPOTUNE" compare "${specs_all[@]}" \
+    --space "$TOPOTUNE_SRC/profiles/spaces/nccl-quick.json" --nodes 1,2,4,8,16,32,64 "${prices[@]}" \
+    --html buyer.html --md buyer.md
+check "text under 120 columns ($(awk '{ if (length > m) m = length } END { print m }' "$TEST_TMP/out"))" \
+    test "$(LC_ALL=C.UTF-8 awk '{ if (length > m) m = length } END { print m }' "$TEST_TMP/out")" -le 120
+check "a scaling table, predicted with the expected error" grep -q "^== Scaling: NCCL's defaults at 512 MiB by node count" "$TEST_TMP/out"
+check "hgx-h100 at 64 nodes predicted +-7%" grep -qE "^hgx-h100 +64 +[0-9.]+ predicted \+-7%" "$TEST_TMP/out"
+check "small sizes as time per call" grep -qE "^512 KiB \(us\) +[0-9.]+ predicted" "$TEST_TMP/out"
+check "GB/s per 1,000 of the price per node" grep -q "GB/s per 1,000" "$TEST_TMP/out"
+check "Markdown has the scaling table with its node counts" grep -q "| input | 1 node(s) | 2 node(s) |" buyer.md
+if command -v chromium >/dev/null; then
+    expect_exit 0 "chromium renders the report" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
+        --hide-scrollbars --window-size=1400,4000 --screenshot="$TEST_TMP/buyer.png" "file://$TEST_TMP/buyer.html"
+    check "a real screenshot (PNG, not blank)" python3 - "$TEST_TMP/buyer.png" <<'PY'
+import os, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20000, len(data)
+PY
+else
+    echo "note: no chromium here (tools/install-deps.sh installs it): the HTML was not rendered"
+fi
 finish
