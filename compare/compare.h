@@ -67,5 +67,10 @@ int compare_write_html(const struct compare_input *in, int n, const char *path);
  */
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
                        const char *title, const char **why);
+/* Ranges whose largest size is at most this are plotted as time per call (us, log scale). */
+#define COMPARE_TIME_BELOW ((size_t)64 << 10)
+/* The scaling plot (compare --nodes N1,N2,...): busbw against node count per input. */
+char *compare_plot_scaling_svg(const struct compare_input *in, int n, const char *title,
+                               const char **why);
 
 #endif

@@ -25,6 +25,9 @@ const json_t *compare_best_sizes(const struct compare_input *in);
 const json_t *compare_default_sizes(const struct compare_input *in);
 /* busbw at size in a per-size list, or -1 when absent. */
 double compare_busbw_at(const json_t *per_size, json_int_t size);
+/* Time per call (us) of an input's job at size from its busbw: algbw = busbw x n / (2(n-1)) with
+ * n = GPUs per node x nodes, time = bytes / algbw; -1 without a busbw. */
+double compare_time_us(const struct compare_input *in, double busbw, json_int_t size);
 
 enum compare_format { COMPARE_TEXT, COMPARE_MD, COMPARE_HTML };
 

@@ -6,7 +6,7 @@
  * "(predicted)" in their titles. No scripts or links in the SVG: it is pasted
  * into an HTML file that must open from disk with no network.
  */
-#include "compare/compare.h"
+#include "compare/internal.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/file.h"
@@ -16,9 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Appends a datablock of (size, busbw) within [min, max); returns the points written. */
-static int datablock(struct util_buf *s, const char *name, const json_t *per_size, size_t min,
-                     size_t max)
+/* Appends a datablock of (size, busbw) within [min, max), or (size, time per call in us) when
+ * as_time; returns the points written. */
+static int datablock(struct util_buf *s, const char *name, const struct compare_input *in,
+                     const json_t *per_size, size_t min, size_t max, int as_time)
 {
     size_t i;
     json_t *row;
@@ -29,7 +30,8 @@ static int datablock(struct util_buf *s, const char *name, const json_t *per_siz
         json_int_t size = json_integer_value(json_object_get(row, "size"));
         double bw = json_number_value(json_object_get(row, "busbw"));
         if (size >= (json_int_t)min && size < (json_int_t)max && bw > 0) {
-            util_buf_addf(s, "%lld %.6g\n", (long long)size, bw);
+            util_buf_addf(s, "%lld %.6g\n", (long long)size,
+                          as_time ? compare_time_us(in, bw, size) : bw);
             n++;
         }
     }
@@ -68,13 +70,17 @@ static void title(struct util_buf *s, const char *label, const char *what, int p
 static void script(struct util_buf *s, const struct compare_input *in, int n, size_t min,
                    size_t max, const char *plot_title, const char *out)
 {
+    int as_time = max <= COMPARE_TIME_BELOW; /* small messages: latency decides, shown as time */
     util_buf_adds(s, "set terminal svg size 860,460 dynamic font 'sans,11' background rgb "
                      "'white'\nset output ");
     quoted(s, out);
     util_buf_adds(s, "\nset logscale x 2\nset format x '%.0b%B'\n"
-                     "set xlabel 'message size (bytes)'\nset ylabel 'busbw (GB/s)'\nset title ");
+                     "set xlabel 'message size (bytes)'\n");
+    util_buf_adds(s, as_time ? "set ylabel 'time per call (us)'\nset logscale y 10\n"
+                             : "set ylabel 'busbw (GB/s)'\nset yrange [0:*]\n");
+    util_buf_adds(s, "set title ");
     quoted(s, plot_title);
-    util_buf_adds(s, " noenhanced\nset grid\nset key left top\nset yrange [0:*]\n");
+    util_buf_adds(s, " noenhanced\nset grid\nset key left top\n");
     struct util_buf plots = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         const json_t *p = in[i].profile, *winner = json_object_get(p, "winner");
@@ -83,13 +89,13 @@ static void script(struct util_buf *s, const struct compare_input *in, int n, si
         char name[32];
         snprintf(name, sizeof(name), "best%d", i);
         if (json_is_object(winner) &&
-            datablock(s, name, json_object_get(winner, "per_size"), min, max)) {
+            datablock(s, name, &in[i], json_object_get(winner, "per_size"), min, max, as_time)) {
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 1 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
             title(&plots, in[i].label, "best", predicted);
         }
         snprintf(name, sizeof(name), "base%d", i);
-        if (datablock(s, name, base, min, max)) {
+        if (datablock(s, name, &in[i], base, min, max, as_time)) {
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 2 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
             title(&plots, in[i].label,
@@ -104,8 +110,64 @@ static void script(struct util_buf *s, const struct compare_input *in, int n, si
     util_buf_release(&plots);
 }
 
+/* The scaling plot: busbw at one size against the node count, a curve per input. */
+static void scaling_script(struct util_buf *s, const struct compare_input *in, int n,
+                           const char *plot_title, const char *out)
+{
+    util_buf_adds(s, "set terminal svg size 860,460 dynamic font 'sans,11' background rgb "
+                     "'white'\nset output ");
+    quoted(s, out);
+    util_buf_adds(s, "\nset logscale x 2\nset xlabel 'nodes'\nset ylabel 'busbw (GB/s)'\n"
+                     "set yrange [0:*]\nset title ");
+    quoted(s, plot_title);
+    util_buf_adds(s, " noenhanced\nset grid\nset key right top\n");
+    struct util_buf plots = UTIL_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        size_t k;
+        json_t *r;
+        int points = 0, predicted = 0;
+        util_buf_addf(s, "$scale%d << EOD\n", i);
+        json_array_foreach(in[i].scaling, k, r)
+        {
+            double bw = json_number_value(json_object_get(r, "busbw"));
+            predicted |= json_is_true(json_object_get(r, "predicted"));
+            if (bw > 0) {
+                util_buf_addf(s, "%lld %.6g\n",
+                              (long long)json_integer_value(json_object_get(r, "nodes")), bw);
+                points++;
+            }
+        }
+        util_buf_adds(s, "EOD\n");
+        if (!points)
+            continue;
+        util_buf_addf(&plots, "%s$scale%d using 1:2 with linespoints lw 2 pt %d lc %d",
+                      plots.len ? ", " : "", i, predicted ? 6 : 7, i + 1);
+        title(&plots, in[i].label, "defaults", predicted);
+    }
+    if (!plots.len)
+        util_buf_adds(&plots, "NaN title 'no number'");
+    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
+    util_buf_release(&plots);
+}
+
+static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
+                  const char *plot_title, int scaling, const char **why);
+
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
                        const char *plot_title, const char **why)
+{
+    return draw(in, n, min, max, plot_title, 0, why);
+}
+
+char *compare_plot_scaling_svg(const struct compare_input *in, int n, const char *plot_title,
+                               const char **why)
+{
+    return draw(in, n, 0, 0, plot_title, 1, why);
+}
+
+/* gnuplot, under a deadline, on a script with the data inline; the SVG it wrote, or NULL. */
+static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
+                  const char *plot_title, int scaling, const char **why)
 {
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
@@ -117,7 +179,10 @@ char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t
     util_buf_addf(&svg_path, "%s/plot.svg", dir);
     util_buf_addf(&gp_path, "%s/plot.gp", dir);
     util_buf_addf(&log_path, "%s/gnuplot.log", dir);
-    script(&gp, in, n, min, max, plot_title, svg_path.data);
+    if (scaling)
+        scaling_script(&gp, in, n, plot_title, svg_path.data);
+    else
+        script(&gp, in, n, min, max, plot_title, svg_path.data);
     char *result = NULL;
     FILE *f = fopen(gp_path.data, "w");
     if (f) {

@@ -33,29 +33,12 @@ static void number(struct util_buf *out, double v, int significant, int predicte
         util_buf_addf(out, " predicted +-%.0f%%", COMPARE_EXPECTED_ERROR_PCT);
 }
 
-/* Ranks of an input's job: GPUs per node times nodes. */
-static int ranks_of(const struct compare_input *in)
-{
-    const json_t *p = in->profile;
-    json_int_t nodes = json_integer_value(json_object_get(p, "nodes"));
-    size_t gpus = json_array_size(json_object_get(json_object_get(p, "hardware"), "gpus"));
-    return (int)((nodes > 0 ? nodes : 1) * (json_int_t)(gpus ? gpus : 1));
-}
-
-/* Time per call (us) from busbw at size: algbw = busbw x n / (2(n-1)), time = bytes / algbw. */
-static double time_us(const struct compare_input *in, double busbw, json_int_t size)
-{
-    int n = ranks_of(in);
-    double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
-    return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
-}
-
 /* A cell of the size tables: time per call in us below SMALL_BYTES, else busbw in GB/s. */
 static void size_cell(struct util_buf *out, const struct compare_input *in, const json_t *sizes,
                       json_int_t size)
 {
     double bw = compare_busbw_at(sizes, size);
-    number(out, size < SMALL_BYTES ? time_us(in, bw, size) : bw, size < SMALL_BYTES,
+    number(out, size < SMALL_BYTES ? compare_time_us(in, bw, size) : bw, size < SMALL_BYTES,
            compare_predicted(in));
 }
 
@@ -496,7 +479,7 @@ static const struct {
     size_t min, max;
     const char *title;
 } ranges[] = {
-    {0, 64 << 10, "small messages (below 64 KiB): latency"},
+    {0, 64 << 10, "small messages (below 64 KiB): time per call (us, log scale)"},
     {64 << 10, 16 << 20, "medium messages (64 KiB to 16 MiB)"},
     {16 << 20, (size_t)1 << 50, "large messages (16 MiB and up): bandwidth"},
 };
@@ -567,6 +550,18 @@ int compare_write_html(const struct compare_input *in, int n, const char *path)
         inline_svg(&b, svg, (int)r);
         util_buf_adds(&b, "</div>\n");
         free(svg);
+    }
+    if (n && in[0].scaling) {
+        const char *why = NULL, *t = "busbw of NCCL's defaults by node count";
+        char *svg = compare_plot_scaling_svg(in, n, t, &why);
+        if (svg) {
+            util_buf_adds(&b, "<div class=\"plot\">\n");
+            inline_svg(&b, svg, (int)(sizeof(ranges) / sizeof(ranges[0])));
+            util_buf_adds(&b, "</div>\n");
+            free(svg);
+        } else {
+            util_buf_addf(&b, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", t, why);
+        }
     }
     util_buf_adds(&b, "</body></html>\n");
     int rc = util_file_write_atomic(path, b.data, b.len);

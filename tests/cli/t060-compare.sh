@@ -180,6 +180,18 @@ check "hgx-h100 at 64 nodes predicted +-7%" grep -qE "^hgx-h100 +64 +[0-9.]+ pre
 check "small sizes as time per call" grep -qE "^512 KiB \(us\) +[0-9.]+ predicted" "$TEST_TMP/out"
 check "GB/s per 1,000 of the price per node" grep -q "GB/s per 1,000" "$TEST_TMP/out"
 check "Markdown has the scaling table with its node counts" grep -q "| input | 1 node(s) | 2 node(s) |" buyer.md
+check "HTML: the small messages plotted as time, and the scaling plot" python3 - buyer.html <<'PY'
+import sys
+h = open(sys.argv[1]).read()
+assert h.count("<svg") == 4 and "time per call (us)" in h and "by node count" in h, h.count("<svg")
+PY
+expect_exit 0 "compare --nodes list --json" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" \
+    --space "$TOPOTUNE_SRC/profiles/spaces/nccl-quick.json" --nodes 1,4,16 --at 1G --json
+check "scaling in the JSON, valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" "$TEST_TMP/out"
+check "1 GiB at 1, 4 and 16 nodes, predicted" python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["inputs"][0]["scaling"]
+assert [r["nodes"] for r in s] == [1, 4, 16] and all(r["size"] == 1 << 30 and r["predicted"] and r["busbw"] > 0 for r in s), s' "$TEST_TMP/out"
 if command -v chromium >/dev/null; then
     expect_exit 0 "chromium renders the report" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
         --hide-scrollbars --window-size=1400,4000 --screenshot="$TEST_TMP/buyer.png" "file://$TEST_TMP/buyer.html"
