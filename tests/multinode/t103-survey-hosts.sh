@@ -12,7 +12,10 @@
 . "$(dirname "$0")/hosts.sh"
 mn_guard 590 "$@"
 hosts=h1,h2,h3,h4,h5,h6,h7,h8
-survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout 6 "$@"; }
+# The 8 hosts share this machine's 2 cores (16 ranks): a pair can come out at a third of the median
+# by chance here, so "slow" is below half the class median (the faults are 5x to 30x slower).
+survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout 6 \
+    --tolerance 0.5 "$@"; }
 verdicts() { # what survey.json names: "host kind" per line, sorted
     python3 -c 'import json, sys
 print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
@@ -80,7 +83,9 @@ mn_up 8 || { fail "the hosts did not come up a third time"; finish; exit 1; }
 for run in 1 2 3; do
     survey --seed "$run" --out "$TEST_TMP/clean-$run" 2>"$TEST_TMP/clean-$run.err"
     rc=$?
-    check "clean run $run: exit 0, no verdict (exit $rc: $(verdicts "$TEST_TMP/clean-$run" | tr '\n' ';'))" test "$rc" -eq 0
+    check "clean run $run: exit 0, no verdict (exit $rc: $(verdicts "$TEST_TMP/clean-$run" | tr '\n' ';'))" test "$rc" -eq 0 ||
+        python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["pairs"]: print(p)' "$TEST_TMP/clean-$run/survey.json" >&2
 done
 mn_down
 check "nothing left of the hosts" test -z "$(mn_leftovers)"
