@@ -536,6 +536,7 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.configs);
     json_decref(sw.cures);
     json_decref(sw.results);
+    json_decref(sw.calibration_params);
     sweep_space_release(&sw.space);
     topo_release(&t);
     if (util_child_interrupted()) { /* die of it, as the shell that started us expects */
