@@ -131,12 +131,6 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-static json_t *params_json(const struct model_params *p)
-{
-    return json_pack("{s:f,s:f,s:f,s:f}", "nvls_scale", p->nvls_scale, "fill_bytes", p->fill_bytes,
-                     "net_scale", p->net_scale, "lat_scale", p->lat_scale);
-}
-
 static int report(struct fit_data *d, const char *out, size_t fit_max, const char **dirs, int ndirs)
 {
     struct model_point *fit = malloc(sizeof(*fit) * (size_t)d->npts),
@@ -159,11 +153,7 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     printf("# calibration of the topotune model from %d measured point(s) of %d configuration(s)\n",
            nfit, d->nmodels);
     for (int k = 0; k < MODEL_NPARAMS; k++) {
-        double v = k == 0   ? p.nvls_scale
-                   : k == 1 ? p.fill_bytes
-                   : k == 2 ? p.net_scale
-                            : p.lat_scale;
-        printf("  %-10s %12.4g%s\n", model_param_names[k], v,
+        printf("  %-13s %12.4g%s\n", model_param_names[k], *model_param(&p, k),
                determined[k] ? "" : "  (not determined by these runs: the default)");
         if (!determined[k])
             json_array_append_new(undetermined, json_string(model_param_names[k]));
@@ -171,9 +161,10 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     printf("fit: mean |error| %.1f%%, median %.1f%%, max %.1f%% (predicted vs measured)\n", mean,
            med, max);
     doc = json_pack("{s:s,s:s,s:s,s:o,s:{s:i,s:f,s:f,s:f,s:o}}", "schema", "topotune/calibration/1",
-                    "version", util_version(), "model", MODEL_VERSION, "params", params_json(&p),
-                    "fit", "points", nfit, "mean_abs_error_pct", mean, "median_abs_error_pct", med,
-                    "max_abs_error_pct", max, "undetermined", undetermined);
+                    "version", util_version(), "model", MODEL_VERSION, "params",
+                    model_params_json(&p), "fit", "points", nfit, "mean_abs_error_pct", mean,
+                    "median_abs_error_pct", med, "max_abs_error_pct", max, "undetermined",
+                    undetermined);
     if (nheld) {
         double hmed, hmax, hmean = model_fit_error(d->models, held, nheld, &p, &hmed, &hmax);
         printf("held out (sizes above %zu B, not fitted): %d point(s), predicted with the fit: "
@@ -222,8 +213,9 @@ int cmd_calibrate(int argc, char **argv)
     int rc = util_opts_parse(
         "topotune calibrate",
         "--runs SWEEPDIR [--runs SWEEPDIR]... --out FILE [--fit-max SIZE]\n\n"
-        "Fits the model's four parameters (nvls_scale, fill_bytes, net_scale, lat_scale; see\n"
-        "docs/model.md) to the final ok runs of measured sweeps (nccl backend, or sim) of one\n"
+        "Fits the model's parameters (nvls_scale, fill_bytes, net_scale, lat_scale,\n"
+        "net_lat_scale, efa_lat_us; see docs/model.md) to the final ok runs of measured sweeps "
+        "(nccl backend, or sim) of one\n"
         "kind of node, and writes a calibration file (topotune/calibration/1) that predict,\n"
         "compare, sweep and topotune-bench (sim backend) read.\n"
         "A parameter the runs do not determine keeps its default and is named.",

@@ -377,9 +377,7 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         if (model_params_load(&mp, o->calibration) || !realpath(o->calibration, path))
             return 2;
         sw->calibration = path;
-        sw->calibration_params =
-            json_pack("{s:f,s:f,s:f,s:f}", "nvls_scale", mp.nvls_scale, "fill_bytes", mp.fill_bytes,
-                      "net_scale", mp.net_scale, "lat_scale", mp.lat_scale);
+        sw->calibration_params = model_params_json(&mp);
     }
     if (o->timeout) {
         char *end;

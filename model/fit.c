@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double *param(struct model_params *p, int k)
+double *model_param(struct model_params *p, int k)
 {
-    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes, &p->net_scale, &p->lat_scale};
+    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes,    &p->net_scale,
+                                &p->lat_scale,  &p->net_lat_scale, &p->efa_lat_us};
     return f[k];
 }
 
@@ -22,10 +23,12 @@ static const double grid[MODEL_NPARAMS][3] = {
     {0, 64.0 * (1 << 20), 1 << 18}, /* fill_bytes: 0 to 64 MiB by 256 KiB */
     {0.40, 1.20, 0.01},             /* net_scale */
     {0.25, 5.00, 0.05},             /* lat_scale */
+    {0.25, 5.00, 0.05},             /* net_lat_scale */
+    {0, 200, 1},                    /* efa_lat_us */
 };
 
-const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes", "net_scale",
-                                                      "lat_scale"};
+const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes",    "net_scale",
+                                                      "lat_scale",  "net_lat_scale", "efa_lat_us"};
 
 static int by_value(const void *a, const void *b)
 {
@@ -69,9 +72,9 @@ int model_fit(struct model *models, const struct model_point *pts, int npts,
         moved = 0;
         for (int k = 0; k < MODEL_NPARAMS; k++) {
             struct model_params q = p;
-            double keep = *param(&p, k);
+            double keep = *model_param(&p, k);
             for (double v = grid[k][0]; v <= grid[k][1] + 1e-9; v += grid[k][2]) {
-                *param(&q, k) = v;
+                *model_param(&q, k) = v;
                 double err = model_fit_error(models, pts, npts, &q, NULL, NULL);
                 if (err >= 0 && err < best - 1e-9) {
                     best = err;
@@ -79,21 +82,21 @@ int model_fit(struct model *models, const struct model_point *pts, int npts,
                     moved = 1;
                 }
             }
-            *param(&p, k) = keep;
+            *model_param(&p, k) = keep;
         }
     }
     /* A parameter the points do not determine (moving it a tenth changes nothing that counts)
      * goes back to its default: no number is made up. */
     for (int k = 0; k < MODEL_NPARAMS; k++) {
         struct model_params lo = p, hi = p;
-        double v = *param(&p, k), d = fmax(fabs(v) * 0.1, grid[k][2] * 4);
-        *param(&lo, k) = fmax(grid[k][0], v - d);
-        *param(&hi, k) = fmin(grid[k][1], v + d);
+        double v = *model_param(&p, k), d = fmax(fabs(v) * 0.1, grid[k][2] * 4);
+        *model_param(&lo, k) = fmax(grid[k][0], v - d);
+        *model_param(&hi, k) = fmin(grid[k][1], v + d);
         double e_lo = model_fit_error(models, pts, npts, &lo, NULL, NULL);
         double e_hi = model_fit_error(models, pts, npts, &hi, NULL, NULL);
         determined[k] = fabs(e_lo - best) > 0.05 || fabs(e_hi - best) > 0.05;
         if (!determined[k])
-            *param(&p, k) = *param((struct model_params *)&model_params_default, k);
+            *model_param(&p, k) = *model_param((struct model_params *)&model_params_default, k);
     }
     *out = p;
     return 0;

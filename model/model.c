@@ -336,16 +336,17 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
     if (gdr_level < 0)
         gdr_level = 4; /* PXB */
-    double rdma = 0, eth = 0, ipoib = 0;
+    double rdma = 0, eth = 0, ipoib = 0, efa = 0;
     int gdr = 1;
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
         if (nic->kind == TOPO_NIC_ETH)
             eth += gbs;
-        else if (nic->kind == TOPO_NIC_EFA || (!ib_off && is_rdma(nic)))
+        else if (nic->kind == TOPO_NIC_EFA || (!ib_off && is_rdma(nic))) {
             rdma += gbs;
-        else
+            efa += nic->kind == TOPO_NIC_EFA ? gbs : 0;
+        } else
             ipoib += gbs * 0.3; /* IB disabled: its IP interface over sockets */
         int best = 6;
         for (int g = 0; g < t->ngpus; g++) {
@@ -355,6 +356,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         if (is_rdma(nic) && best > gdr_level)
             gdr = 0;
     }
+    m->efa = rdma > 0 && efa == rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
     if (rdma > 0)
         m->inter_bw =
             rdma * (gdr ? 1.0 : 0.75); /* without GDR data is staged through host memory */
@@ -468,6 +470,11 @@ static double bus_bw(const struct model *m, int a, int p)
     int scale = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
     double inter_bw = m->inter_bw * m->params.net_scale;
     double total = m->nodes > 1 ? fmin(m->intra_bw, inter_bw) : m->intra_bw;
+    /* Two nodes: NCCL's search raises a tree's intra bandwidth up to twice the network's (each
+     * node sends and receives half the data once, where a ring crosses twice) and its tuning
+     * reads bwIntra when nNodes <= 2 (src/graph/search.cc, tuning.cc). */
+    if (a == MODEL_ALGO_TREE && m->nodes == 2)
+        total = fmin(m->intra_bw, 2 * inter_bw);
     double C = m->channels, bus = total * m->chan_scale;
     double ll_max = m->nodes == 1 ? ll_max_1node[ar] : ll_max_multi[m->amd][scale == 1 ? 0 : 1];
     if (a == MODEL_ALGO_RING) {
@@ -495,25 +502,29 @@ static double bus_bw(const struct model *m, int a, int p)
     return cn * bw * m->chan_scale;
 }
 
+/* NCCL's latency of (a, p) in us: the base and hops inside a node scaled by lat_scale, hops
+ * between nodes by net_lat_scale (plus efa_lat_us each over EFA). */
 static double latency(const struct model *m, int a, int p, size_t bytes)
 {
+    const struct model_params *k = &m->params;
     double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][p];
     double inter = net_lat[m->ppn == 1 ? MODEL_ALGO_TREE : a][p];
+    double hop = inter * k->net_lat_scale + (m->efa ? k->efa_lat_us : 0);
     int n = m->nranks, nn = m->nodes;
     if (a == MODEL_ALGO_RING) {
         int steps = 2 * (n - 1), ninter = 2 * (nn - 1);
         double intra2 =
             nn > 1 ? fmax(intra, m->net_overhead * (p == MODEL_PROTO_SIMPLE ? 3 : 1)) : intra;
-        double lat = base_lat[a][p] + (steps - ninter) * intra2 + ninter * inter;
+        double lat = (base_lat[a][p] + (steps - ninter) * intra2) * k->lat_scale + ninter * hop;
         if (nn > 1 && p == MODEL_PROTO_SIMPLE && bytes / ((size_t)m->channels * (size_t)n) >= 64)
             lat *= m->sm >= 80 ? 1.4 : 1.9;
         return lat;
     }
     if (a == MODEL_ALGO_TREE)
-        return base_lat[a][p] + 2 * ((m->ppn - 1) * intra + log2floor(nn) * inter);
+        return (base_lat[a][p] + 2 * (m->ppn - 1) * intra) * k->lat_scale + 2 * log2floor(nn) * hop;
     if (a == MODEL_ALGO_NVLS)
-        return intra + (nn > 1 ? inter : 0);
-    return intra + 2 * log2floor(nn) * inter;
+        return intra * k->lat_scale + (nn > 1 ? hop : 0);
+    return intra * k->lat_scale + 2 * log2floor(nn) * hop;
 }
 
 /* The predicted time of (a, q) at bytes, or -1 when the pair is off or has no bandwidth. */
@@ -531,7 +542,7 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes)
     if (bw <= 0)
         return -1;
     double moved = (double)bytes + (q == MODEL_PROTO_SIMPLE ? m->params.fill_bytes : 0);
-    return latency(m, a, q, bytes) * m->params.lat_scale + moved / (1000.0 * bw);
+    return latency(m, a, q, bytes) + moved / (1000.0 * bw);
 }
 
 /* The model's pair for a tuner table's names, or -1 (CollNet and PAT are not modelled). */

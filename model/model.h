@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* The model's name and version, recorded with every prediction. */
-#define MODEL_VERSION "topotune-model/2"
+#define MODEL_VERSION "topotune-model/3"
 
 enum model_algo {
     MODEL_ALGO_TREE,
@@ -45,16 +45,23 @@ enum model_fault {
  *  fill_bytes  the Simple protocol's pipeline fill: a call of B bytes moves as if B + fill_bytes
  *              (busbw reaches half its peak at fill_bytes); 0 is NCCL's model
  *  net_scale   the fraction of the NICs' line rate a collective gets between nodes; 1 is NCCL's
- *  lat_scale   every latency (base and per hop) relative to NCCL's constants; 1 is NCCL's
+ *  lat_scale   the base latency and the latency of each hop inside a node relative to NCCL's
+ *              constants; 1 is NCCL's
+ *  net_lat_scale  the latency of each hop between nodes relative to NCCL's; 1 is NCCL's
+ *  efa_lat_us  what a hop between nodes costs on top over AWS EFA (libfabric's SRD through
+ *              the aws-ofi-nccl plugin, where NCCL's constants describe InfiniBand verbs); 0
+ *              is NCCL's
  */
 struct model_params {
-    double nvls_scale, fill_bytes, net_scale, lat_scale;
+    double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us;
 };
 extern const struct model_params model_params_default;
 
 struct model;
-#define MODEL_NPARAMS 4
+#define MODEL_NPARAMS 6
 extern const char *const model_param_names[MODEL_NPARAMS]; /* as a calibration file names them */
+/* Parameter k (0 .. MODEL_NPARAMS - 1, in model_param_names' order) of p. */
+double *model_param(struct model_params *p, int k);
 
 /* One measured busbw (GB/s) a fit explains: which of the models (a configuration, topology and
  * node count), at which size. */
@@ -81,6 +88,8 @@ double model_fit_error(struct model *models, const struct model_point *pts, int 
 /* Reads a calibration file into p (untrusted: each parameter range-checked). 0, or -1 after an
  * error naming the file and the field. */
 int model_params_load(struct model_params *p, const char *path);
+/* p as a calibration file's "params" object (a new reference, or NULL without memory). */
+struct json_t *model_params_json(const struct model_params *p);
 
 struct model {
     int nranks, nodes, ppn, sm, amd;
@@ -89,6 +98,7 @@ struct model {
     double inter_bw;            /* GB/s per node over the network (multi-node) */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
+    int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
     int channels;               /* search channels (NCCL's C) */
     double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
     double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */

@@ -19,6 +19,8 @@ const struct model_params model_params_default = {
     .fill_bytes = 8 << 20,
     .net_scale = 0.9,
     .lat_scale = 2.0,
+    .net_lat_scale = 1.5,
+    .efa_lat_us = 80,
 };
 
 static int field(const char *path, json_t *params, const char *name, double min, double max,
@@ -34,6 +36,16 @@ static int field(const char *path, json_t *params, const char *name, double min,
                -1;
     *out = x;
     return 0;
+}
+
+json_t *model_params_json(const struct model_params *p)
+{
+    json_t *o = json_object();
+    struct model_params q = *p;
+    for (int k = 0; o && k < MODEL_NPARAMS; k++)
+        if (json_object_set_new(o, model_param_names[k], json_real(*model_param(&q, k))))
+            return json_decref(o), NULL;
+    return o;
 }
 
 int model_params_load(struct model_params *p, const char *path)
@@ -60,7 +72,9 @@ int model_params_load(struct model_params *p, const char *path)
     else if (field(path, params, "nvls_scale", 0.2, 1.5, &p->nvls_scale) ||
              field(path, params, "fill_bytes", 0, 1e10, &p->fill_bytes) ||
              field(path, params, "net_scale", 0.2, 1.5, &p->net_scale) ||
-             field(path, params, "lat_scale", 0.2, 10, &p->lat_scale))
+             field(path, params, "lat_scale", 0.2, 10, &p->lat_scale) ||
+             field(path, params, "net_lat_scale", 0.2, 10, &p->net_lat_scale) ||
+             field(path, params, "efa_lat_us", 0, 1000, &p->efa_lat_us))
         rc = -1;
     json_decref(doc);
     return rc;

@@ -2,21 +2,23 @@
 """Fits the model's shared physical parameters to the published all_reduce measurements.
 
 For every usable row of bench/perf/calibration/published.json (the systems and assumptions of
-model-error.py) and every point of a grid of the three parameters of a calibration file
-(topotune/calibration/1: nvls_scale, fill_bytes, net_scale, lat_scale; docs/model.md), it runs
-`topotune predict --calibration` once per system, node count and configuration (all sizes in
-one call), then reports:
-  - NCCL's own model (1, 0, 1) and the fit on the whole table: median and max |error|;
+model-error.py) it fits the parameters of a calibration file (topotune/calibration/1:
+nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us; docs/model.md) by
+coordinate descent over a grid of each, running `topotune predict --calibration` once per
+system, node count, configuration and parameter point (all sizes in one call), then reports:
+  - NCCL's own model (1, 0, 1, 1, 1, 0) and the fit on the whole table: median and max |error|;
   - leave-one-system-out: each hardware type (system_class) predicted with the parameters fitted
     on the others; the median and max |error| of those held-out predictions;
   - the calibration table: per row its source, hardware, NCCL version, nodes, size, published
     busbw, predicted busbw with the whole-table fit, and the error.
-The fit minimises the mean |error| (ties: the max). A report: exits 0 when it could run.
+  - pairs of rows the model cannot tell apart whose published values differ too much for any
+    model to be within 30% of both, and the rows the fit is furthest from.
+The fit minimises the mean |error| plus the mean excess over 30%. A report: exits 0 when it
+could run.
 usage: calibrate-model.py [--bin TOPOTUNE] [--json FILE] [--markdown]
 """
 import argparse
 import importlib.util
-import itertools
 import json
 import os
 import statistics
@@ -33,10 +35,17 @@ spec.loader.exec_module(me)
 GRID = {
     "nvls_scale": [0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 1.00],
     "fill_bytes": [0, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20],
-    "net_scale": [0.70, 0.80, 0.90, 1.00, 1.10],
-    "lat_scale": [1.0, 1.5, 2.0, 3.0],
+    "net_scale": [0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 1.00, 1.05, 1.10],
+    "lat_scale": [0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0],
+    "net_lat_scale": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0],
+    "efa_lat_us": [0, 5, 10, 20, 30, 40, 60, 80, 100],
 }
-NCCL = (1.0, 0, 1.0, 1.0)
+NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0)
+WORST = 10  # rows listed by their error
+# The fit's cost: the mean |error| plus, for rows off by more than BOUND %, this weight times
+# their excess, so that no system is given up for a better median.
+BOUND = 30.0
+EXCESS_WEIGHT = float(os.environ.get("CALIBRATE_EXCESS_WEIGHT", "1"))
 
 
 def predict_all(binary, path, nodes, env, sizes, calib):
@@ -57,6 +66,23 @@ def predict_all(binary, path, nodes, env, sizes, calib):
 def stats(errs):
     a = [abs(e) for e in errs]
     return (statistics.median(a), max(a)) if a else (0, 0)
+
+
+def conflicts(usable, out):
+    """Pairs of rows the model gets the same input for (their predictions are equal at any
+    parameters) whose published values are so far apart that no prediction is within BOUND of
+    both: for values a < b the best any model does is (b - a) / (b + a) on one of them."""
+    by_input = {}
+    for r, k in usable:
+        by_input.setdefault((out[k][r["size_bytes"]], r["size_bytes"], r["nodes"]), []).append(r)
+    found = []
+    for rows in by_input.values():
+        a = min(rows, key=lambda r: r["busbw_gbs"])
+        b = max(rows, key=lambda r: r["busbw_gbs"])
+        f = 100.0 * (b["busbw_gbs"] - a["busbw_gbs"]) / (b["busbw_gbs"] + a["busbw_gbs"])
+        if f > BOUND:
+            found.append((f, a, b))
+    return found
 
 
 def main():
@@ -82,73 +108,104 @@ def main():
             key = (path, row["nodes"], env)
             groups.setdefault(key, set()).add(row["size_bytes"])
             used.append((row, key))
-        points = list(itertools.product(*GRID.values()))
-        jobs = []
-        for i, pt in enumerate(points):
-            calib = os.path.join(tmp, "c%d.json" % i)
+        pool = ThreadPoolExecutor(max_workers=8)
+        pred = {}
+
+        def evaluate(pt):
+            """Predicts every row group with the parameters pt (once: cached)."""
+            if pt in pred:
+                return pred[pt]
+            calib = os.path.join(tmp, "c%d.json" % len(pred))
             json.dump({"schema": "topotune/calibration/1", "params": dict(zip(GRID, pt))},
                       open(calib, "w", encoding="utf-8"))
-            for key, sizes in groups.items():
-                jobs.append((pt, key, sizes, calib))
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            res = list(pool.map(lambda j: predict_all(args.bin, j[1][0], j[1][1], j[1][2], j[2], j[3]),
-                                jobs))
-    pred = {}
-    for (pt, key, _, _), out in zip(jobs, res):
-        pred[(pt, key)] = out
-    usable = [(r, k) for r, k in used if all(r["size_bytes"] in pred[(pt, k)] for pt in points)]
+            keys = list(groups)
+            outs = pool.map(lambda k: predict_all(args.bin, k[0], k[1], k[2], groups[k], calib), keys)
+            pred[pt] = dict(zip(keys, outs))
+            return pred[pt]
 
-    def errors(pt, subset):
-        return [100.0 * (pred[(pt, k)][r["size_bytes"]] - r["busbw_gbs"]) / r["busbw_gbs"]
-                for r, k in subset]
+        def errors(pt, subset):
+            out = evaluate(pt)
+            return [100.0 * (out[k][r["size_bytes"]] - r["busbw_gbs"]) / r["busbw_gbs"]
+                    for r, k in subset]
 
-    def fit(subset):
-        """The grid point with the least mean |error| (every row counts: the median alone
-        would let a few systems go far off), ties by the max."""
-        def cost(pt):
+        def cost(pt, subset):
             e = [abs(x) for x in errors(pt, subset)]
-            return (round(statistics.mean(e), 3), max(e))
-        return min(points, key=cost)
+            return statistics.mean(e) + EXCESS_WEIGHT * statistics.mean(max(0, x - BOUND) for x in e)
 
-    best = fit(usable)
-    classes = sorted({r["system_class"] for r, _ in usable})
-    loo, loo_fits = [], {}
-    for c in classes:
-        train = [x for x in usable if x[0]["system_class"] != c]
-        held = [x for x in usable if x[0]["system_class"] == c]
-        pt = fit(train)
-        loo_fits[c] = pt
-        loo += errors(pt, held)
-    nccl = NCCL if NCCL in points else None
-    print("Calibration of the topotune model against %d published rows (%d system types, node "
-          "counts %s)" % (len(usable), len(classes), sorted({r["nodes"] for r, _ in usable})))
-    print("parameters: %s" % ", ".join(GRID))
-    if nccl:
-        m, x = stats(errors(nccl, usable))
-        print("NCCL's own model %-30s median |error| %5.1f%%  max %6.1f%%" % (str(nccl), m, x))
-    m, x = stats(errors(best, usable))
-    print("whole-table fit  %-30s median |error| %5.1f%%  max %6.1f%%" % (str(best), m, x))
-    m, x = stats(loo)
-    print("leave-one-system-out (held-out rows only)       median |error| %5.1f%%  max %6.1f%%" % (m, x))
-    for c in classes:
-        e = errors(loo_fits[c], [u for u in usable if u[0]["system_class"] == c])
-        print("  %-20s fitted without it: %-28s median %5.1f%%  max %6.1f%%" % (c, loo_fits[c], *stats(e)))
-    errs = errors(best, usable)
-    head = ("source", "hardware", "NCCL", "nodes", "size", "published", "predicted", "error")
-    if args.markdown:
-        print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-    for (r, k), e in zip(usable, errs):
-        src = r["source"]
-        cells = ("[%s](%s)" % (r["system"], src["url"]), r["system_class"], r.get("nccl_version") or "?", str(r["nodes"]),
-                 me.human(r["size_bytes"]), "%.1f" % r["busbw_gbs"],
-                 "%.1f" % pred[(best, k)][r["size_bytes"]], "%+.1f%%" % e)
+        def fit(subset):
+            """Coordinate descent over the grid from NCCL's model and from the middle of each
+            range: each parameter in turn set to its best grid value, until none moves."""
+            best, best_cost = None, None
+            starts = [NCCL, tuple(v[len(v) // 2] for v in GRID.values())]
+            for pt in starts:
+                pt = tuple(min(v, key=lambda g, x=x: abs(g - x)) for v, x in zip(GRID.values(), pt))
+                c = cost(pt, subset)
+                for _ in range(8):
+                    moved = False
+                    for i, values in enumerate(GRID.values()):
+                        for v in values:
+                            q = pt[:i] + (v,) + pt[i + 1:]
+                            cq = cost(q, subset)
+                            if cq < c - 1e-9:
+                                pt, c, moved = q, cq, True
+                    if not moved:
+                        break
+                if best_cost is None or c < best_cost:
+                    best, best_cost = pt, c
+            return best
+
+        first = evaluate(NCCL)
+        usable = [(r, k) for r, k in used if r["size_bytes"] in first[k]]
+        best = fit(usable)
+        classes = sorted({r["system_class"] for r, _ in usable})
+        loo, loo_fits = [], {}
+        for c in classes:
+            train = [x for x in usable if x[0]["system_class"] != c]
+            held = [x for x in usable if x[0]["system_class"] == c]
+            pt = fit(train)
+            loo_fits[c] = pt
+            loo += errors(pt, held)
+        nccl = NCCL
+        print("Calibration of the topotune model against %d published rows (%d system types, node "
+              "counts %s)" % (len(usable), len(classes), sorted({r["nodes"] for r, _ in usable})))
+        print("parameters: %s" % ", ".join(GRID))
+        if nccl:
+            m, x = stats(errors(nccl, usable))
+            print("NCCL's own model %-30s median |error| %5.1f%%  max %6.1f%%" % (str(nccl), m, x))
+        m, x = stats(errors(best, usable))
+        print("whole-table fit  %-30s median |error| %5.1f%%  max %6.1f%%" % (str(best), m, x))
+        m, x = stats(loo)
+        print("leave-one-system-out (held-out rows only)       median |error| %5.1f%%  max %6.1f%%" % (m, x))
+        for c in classes:
+            e = errors(loo_fits[c], [u for u in usable if u[0]["system_class"] == c])
+            print("  %-20s fitted without it: %-28s median %5.1f%%  max %6.1f%%" % (c, loo_fits[c], *stats(e)))
+        errs = errors(best, usable)
+        floor = conflicts(usable, evaluate(best))
+        for f, a, b in floor:
+            print("published rows the model cannot tell apart (same input, same size) %.2fx apart:"
+                  " no model is within %.1f%% of both\n  %s %.1f GB/s, %s %.1f GB/s"
+                  % (b["busbw_gbs"] / a["busbw_gbs"], f, a["id"], a["busbw_gbs"], b["id"],
+                     b["busbw_gbs"]))
+        print("rows the whole-table fit is furthest from:")
+        for e, (r, k) in sorted(zip(errs, usable), key=lambda x: -abs(x[0]))[:WORST]:
+            print("  %-36s %-18s %3d nodes %6s  published %7.1f  predicted %7.1f  %+6.1f%%"
+                  % (r["id"], r["system_class"], r["nodes"], me.human(r["size_bytes"]),
+                     r["busbw_gbs"], evaluate(best)[k][r["size_bytes"]], e))
+        head = ("source", "hardware", "NCCL", "nodes", "size", "published", "predicted", "error")
         if args.markdown:
-            print("| " + " | ".join(cells) + " |")
-    if args.json:
-        json.dump({"schema": "topotune/calibration-fit/1", "grid": GRID,
-                   "fit": dict(zip(GRID, best)), "whole": stats(errs), "loo": stats(loo),
-                   "loo_fits": {c: dict(zip(GRID, p)) for c, p in loo_fits.items()}},
-                  open(args.json, "w", encoding="utf-8"), indent=1)
+            print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+        for (r, k), e in zip(usable, errs):
+            src = r["source"]
+            cells = ("[%s](%s)" % (r["system"], src["url"]), r["system_class"], r.get("nccl_version") or "?", str(r["nodes"]),
+                     me.human(r["size_bytes"]), "%.1f" % r["busbw_gbs"],
+                     "%.1f" % evaluate(best)[k][r["size_bytes"]], "%+.1f%%" % e)
+            if args.markdown:
+                print("| " + " | ".join(cells) + " |")
+        if args.json:
+            json.dump({"schema": "topotune/calibration-fit/1", "grid": GRID,
+                       "fit": dict(zip(GRID, best)), "whole": stats(errs), "loo": stats(loo),
+                       "loo_fits": {c: dict(zip(GRID, p)) for c, p in loo_fits.items()}},
+                      open(args.json, "w", encoding="utf-8"), indent=1)
     return 0
 
 

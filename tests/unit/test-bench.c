@@ -489,6 +489,53 @@ static void test_model_rules(void **state)
     assert_true(p.wrong);
 }
 
+/* Between nodes: a tree on two nodes crosses the network once where a ring crosses twice; hops
+ * cost NCCL's network latency times net_lat_scale, and efa_lat_us more each over EFA. */
+static void test_model_network(void **state)
+{
+    (void)state;
+    static const char *p4de = /* AWS p4de: 8 A100, 4 x 100G EFA = 50 GB/s per node */
+        "{\"schema\": \"topotune/spec/1\", \"gpu\": \"A100-SXM4-80GB\", \"count\": 8, "
+        "\"nics\": [{\"model\": \"EFA-100G\", \"count\": 4, \"per\": \"gpu\"}]}";
+    static const char *h100_efa = /* the same 3.2 Tb/s per node as spec_h100's 8 x 400G IB */
+        "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", \"count\": 8, "
+        "\"nics\": [{\"model\": \"EFA-100G\", \"count\": 32, \"per\": \"gpu\"}]}";
+    struct model m;
+    const char *algo;
+    model_for(p4de, 2, NULL, &m);
+    assert_true(m.efa);
+    /* A ring's busbw cannot pass the NICs' 50 GB/s; the tree's can (published: 78 GB/s). */
+    double tree = busbw_at(&m, 2u << 30, &algo, NULL);
+    assert_string_equal(algo, "TREE");
+    assert_true(tree > 60 && tree < 94);
+
+    struct model ib, efa;
+    model_for(spec_h100, 2, NULL, &ib);
+    model_for(h100_efa, 2, NULL, &efa);
+    assert_false(ib.efa);
+    struct model_prediction pi, pe;
+    ib.params.efa_lat_us = efa.params.efa_lat_us = 0;
+    assert_int_equal(model_predict(&ib, 1u << 20, &pi), 0);
+    assert_int_equal(model_predict(&efa, 1u << 20, &pe), 0);
+    assert_true(fabs(pi.time_us - pe.time_us) < 1e-9); /* same bandwidth, same hops */
+    ib.params.efa_lat_us = efa.params.efa_lat_us = 50;
+    assert_int_equal(model_predict(&ib, 1u << 20, &pi), 0);
+    assert_int_equal(model_predict(&efa, 1u << 20, &pe), 0);
+    assert_true(pe.time_us >= pi.time_us + 50 - 1e-9); /* at least one hop between nodes */
+
+    /* net_lat_scale: hops between nodes only; one node does not move. */
+    struct model one;
+    model_for(spec_h100, 1, NULL, &one);
+    assert_int_equal(model_predict(&one, 1u << 20, &pi), 0);
+    one.params.net_lat_scale *= 3;
+    assert_int_equal(model_predict(&one, 1u << 20, &pe), 0);
+    assert_true(fabs(pi.time_us - pe.time_us) < 1e-9);
+    assert_int_equal(model_predict(&ib, 1u << 20, &pi), 0);
+    ib.params.net_lat_scale *= 3;
+    assert_int_equal(model_predict(&ib, 1u << 20, &pe), 0);
+    assert_true(pe.time_us > pi.time_us + 5);
+}
+
 static void test_model_env(void **state)
 {
     (void)state;
@@ -592,12 +639,19 @@ static void test_noise(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pattern_exact), cmocka_unit_test(test_names),
-        cmocka_unit_test(test_options),       cmocka_unit_test(test_nccl_log),
-        cmocka_unit_test(test_model_rules),   cmocka_unit_test(test_model_env),
-        cmocka_unit_test(test_model_faults),  cmocka_unit_test(test_noise),
-        cmocka_unit_test(test_space_policy),  cmocka_unit_test(test_space_interfaces),
-        cmocka_unit_test(test_space_size),    cmocka_unit_test(test_run_env_gate),
+        cmocka_unit_test(test_pattern_exact),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_nccl_log),
+        cmocka_unit_test(test_model_rules),
+        cmocka_unit_test(test_model_network),
+        cmocka_unit_test(test_model_env),
+        cmocka_unit_test(test_model_faults),
+        cmocka_unit_test(test_noise),
+        cmocka_unit_test(test_space_policy),
+        cmocka_unit_test(test_space_interfaces),
+        cmocka_unit_test(test_space_size),
+        cmocka_unit_test(test_run_env_gate),
         cmocka_unit_test(test_text_clean),
     };
     return cmocka_run_group_tests_name("unit.bench", tests, NULL, NULL);
