@@ -6,6 +6,7 @@
  * are fitted and the error on the larger ones is printed: the check that the fit predicts what it
  * did not see.
  */
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "model/model.h"
 #include "sweep/sweep.h"
@@ -122,12 +123,8 @@ out:
 
 static int parse_size(const char *s, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (end == s || (shift ? end[1] != '\0' : *end != '\0') || v == 0 || v > (1ULL << 40) >> shift)
+    if (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40))
         return error("invalid value '%s' for --fit-max: expected a size such as 64M", s);
-    *out = (size_t)(v << shift);
     return 0;
 }
 

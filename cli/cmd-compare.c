@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `topotune compare A B ...`: inputs loaded, prices matched to them, then the reports. */
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "compare/compare.h"
 #include "model/model.h"
@@ -120,14 +121,10 @@ int cmd_compare(int argc, char **argv)
         nodes = scale[0], nscale = 0;
     size_t at = 0;
     if (at_s) {
-        unsigned long long v = strtoull(at_s, &end, 10);
-        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-        if (end == at_s || (shift ? end[1] != '\0' : *end != '\0') || v == 0 ||
-            v > (1ULL << 40) >> shift) {
+        if (bench_parse_size(at_s, &at) || at == 0 || at > (1ULL << 40)) {
             free(pos);
             return error("invalid value '%s' for --at: expected a size such as 1G", at_s), 2;
         }
-        at = (size_t)(v << shift);
     }
     if (calibration && model_params_load(&params, calibration)) {
         free(pos);

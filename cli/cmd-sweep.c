@@ -69,22 +69,6 @@ static int parse_count(const char *flag, const char *v, int min, int max, int *o
     return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-    char buf[2048];
-    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
-        return error("directory name too long: '%s'", dir), -1;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0755);
-            *p = '/';
-        }
-    if (mkdir(buf, 0755) && errno != EEXIST)
-        return error("cannot create '%s': %s", dir, strerror(errno)), -1;
-    return 0;
-}
-
 /*
  * The planning parameters a resumed sweep must share with the one it continues: any of them
  * changed would mix results measured another way into one directory.
@@ -215,24 +199,16 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
  */
 static int lock_dir(const char *dir, int *rc)
 {
-    char path[1100], pid[32] = "";
-    snprintf(path, sizeof(path), "%s/.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return *rc = 1, error("cannot open '%s': %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        ssize_t n = errno == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
-        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
-        close(fd);
-        *rc = 3;
-        return error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
-                     "another --out",
-                     dir, pid[0] ? pid : "unknown");
-    }
-    int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
-        warning("cannot write the sweep's pid into '%s': %s", path, strerror(errno));
-    return fd;
+    char holder[32];
+    int fd = util_lock_dir(dir, holder, sizeof(holder));
+    if (fd >= 0)
+        return fd;
+    if (errno != EWOULDBLOCK)
+        return *rc = 1, error("cannot open '%s/.lock': %s", dir, strerror(errno));
+    *rc = 3;
+    return error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
+                 "another --out",
+                 dir, holder);
 }
 
 /*
@@ -501,7 +477,9 @@ int cmd_sweep(int argc, char **argv)
         sw.dir = dir;
         char logs[1100];
         snprintf(logs, sizeof(logs), "%s/logs", dir);
-        rc = mkdir_p(logs) ? 1 : 0;
+        rc = util_mkdir_p(logs) ? 1 : 0;
+        if (rc)
+            error("cannot create '%s': %s", logs, strerror(errno));
         if (!rc && (lockfd = lock_dir(dir, &rc)) >= 0) {
             end_leftovers(dir);
             rc = hosts_topology_file(&sw);

@@ -8,6 +8,7 @@
  * is measured by topotune-bench under a launcher, the third with NCCL_TUNER_PLUGIN naming the
  * installed plugin and TOPOTUNE_TUNER_TABLE the table, and NCCL's log says whether it loaded.
  */
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "gen/gen.h"
 #include "launch/launch.h"
@@ -49,17 +50,9 @@ static const char *profile_env(const char *name, void *ctx)
 
 static int parse_size(const char *s, size_t dflt, size_t *out, const char *what)
 {
-    char *end;
-    unsigned long long v = s ? strtoull(s, &end, 10) : dflt;
-    if (s) {
-        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-        if (end == s || (shift ? end[1] != '\0' : *end != '\0') || v == 0 ||
-            v > (1ULL << 40) >> shift)
-            return error("invalid value '%s' for %s: expected a size such as 8, 64K, 1G", s, what),
-                   -1;
-        v <<= shift;
-    }
-    *out = (size_t)v;
+    *out = dflt;
+    if (s && (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40)))
+        return error("invalid value '%s' for %s: expected a size such as 8, 64K, 1G", s, what), -1;
     return 0;
 }
 

@@ -61,25 +61,12 @@ static int latest_version(const char *dir)
     return best;
 }
 
-static int mkdirs(const char *path)
-{
-    char buf[2048];
-    pathf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0755);
-            *p = '/';
-        }
-    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 /* profile.json as stored; the emitters also get where the version will live (location). */
 static int write_version(const char *tmpdir, const json_t *profile, const char *location)
 {
     char path[2300];
     pathf(path, sizeof(path), "%s/launch", tmpdir);
-    if (mkdirs(path))
+    if (util_mkdir_p(path))
         return error("cannot create '%s': %s", path, strerror(errno)), UTIL_EIO;
     pathf(path, sizeof(path), "%s/profile.json", tmpdir);
     if (util_json_write(path, profile))
@@ -178,7 +165,7 @@ static int class_dir(const char *root, const char *class_id, char *classdir, siz
                      "[A-Za-z0-9._-] without \"..\", at most 128 characters",
                      class_id ? class_id : "(none)"),
                UTIL_EINVAL;
-    if (mkdirs(root))
+    if (util_mkdir_p(root))
         return error("cannot create '%s': %s", root, strerror(errno)), UTIL_EIO;
     int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -244,4 +245,40 @@ int util_temp_file(char *path, size_t len, const char *prefix)
     if (n < 0 || (size_t)n >= len)
         return -1;
     return mkstemp(path);
+}
+
+int util_mkdir_p(const char *dir)
+{
+    char buf[2048];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+        return errno = ENAMETOOLONG, -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') { /* each parent in turn; one that exists is fine */
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int util_lock_dir(const char *dir, char *holder, size_t holder_len)
+{
+    char path[2100], pid[32] = "";
+    if (snprintf(path, sizeof(path), "%s/.lock", dir) >= (int)sizeof(path))
+        return errno = ENAMETOOLONG, -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int err = errno;
+        ssize_t n = err == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
+        snprintf(holder, holder_len, "%s", pid[0] ? pid : "unknown");
+        close(fd);
+        return errno = err, -1;
+    }
+    int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
+        warning("cannot write this process's pid into '%s': %s", path, strerror(errno));
+    return fd;
 }

@@ -56,6 +56,20 @@ int util_sysfs_read_line(const char *path, struct util_buf *out);
 int util_sysfs_read(const char *path, struct util_buf *out);
 
 /*
+ * Creates dir and the directories above it that are missing (0755). Returns 0, or -1 with errno
+ * set (ENAMETOOLONG for a path of 2 KiB or more).
+ */
+int util_mkdir_p(const char *dir);
+
+/*
+ * Holds dir/.lock for the caller's life: flock'ed, close-on-exec (children never hold it), the
+ * caller's pid written into it for the message a second holder gets. Returns the descriptor, or
+ * -1 with errno: EWOULDBLOCK when another process holds it (its pid in holder, or "unknown"),
+ * else why the lock file could not be opened.
+ */
+int util_lock_dir(const char *dir, char *holder, size_t holder_len);
+
+/*
  * Creates an empty temporary file named PREFIX-XXXXXX in $TMPDIR (else /tmp),
  * its path in path. Returns an open descriptor, or -1.
  */

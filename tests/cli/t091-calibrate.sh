@@ -78,4 +78,12 @@ expect_exit 2 "sweep --calibration for the mpi backend" -- "$TOPOTUNE" sweep --b
     --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" --calibration fit.json --out y
 expect_exit 6 "a sim backend refusing another schema" -- "$TOPOTUNE_BENCH" --backend sim --topology \
     "$specs/hgx-h100.json" --calibration "$specs/hgx-h100.json"
+
+# --fit-max reads a size as -b and -e do (one parser for every size flag): 0.0625G is 64 MiB.
+expect_exit 0 "--fit-max 0.0625g" -- "$TOPOTUNE" calibrate --runs hgx-h100 --fit-max 0.0625g \
+    --out fit-g.json
+check "the same split as 64M" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["held_out"]["above_bytes"] == 64 << 20' fit-g.json
+expect_exit 2 "--fit-max 0 refused" -- "$TOPOTUNE" calibrate --runs hgx-h100 --fit-max 0 --out z.json
+expect_stderr_has "invalid value '0' for --fit-max" "why said"
 finish

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,6 +309,40 @@ static void test_child(void **state)
     assert_int_equal(s.exit_code, -1);
 }
 
+/* Directories made with their parents; a directory held by one holder is refused to the next. */
+static void test_dirs(void **state)
+{
+    (void)state;
+    char dir[128], holder[32] = "";
+    snprintf(dir, sizeof(dir), "%s/a/b/c", tmpdir);
+    assert_int_equal(util_mkdir_p(dir), 0);
+    assert_int_equal(util_mkdir_p(dir), 0); /* already there: fine */
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    char longname[2100];
+    memset(longname, 'x', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    assert_int_equal(util_mkdir_p(longname), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+
+    int fd = util_lock_dir(dir, holder, sizeof(holder));
+    assert_true(fd >= 0);
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC); /* children never hold it */
+    assert_int_equal(util_lock_dir(dir, holder, sizeof(holder)), -1);
+    assert_int_equal(errno, EWOULDBLOCK);
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    assert_string_equal(holder, pid); /* the holder is named */
+    close(fd);
+    fd = util_lock_dir(dir, holder, sizeof(holder)); /* released with its descriptor */
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(dir, sizeof(dir), "%s/no/such", tmpdir);
+    assert_int_equal(util_lock_dir(dir, holder, sizeof(holder)), -1);
+    assert_int_equal(errno, ENOENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
         cmocka_unit_test(test_opts),         cmocka_unit_test(test_env_policy),
         cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
+        cmocka_unit_test(test_dirs),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }
