@@ -4,6 +4,7 @@
  * has the plan). The nodes come from --hosts, --hostfile, the Slurm allocation, or a simulated
  * cluster file (--backend sim --cluster FILE).
  */
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "launch/launch.h"
 #include "survey/survey.h"
@@ -26,7 +27,7 @@
 
 struct survey_opts {
     const char *hosts, *hostfile, *out, *backend, *cluster, *size, *pairs, *matchings, *seed,
-        *tolerance, *ppn, *timeout, *iters, *launcher;
+        *tolerance, *ppn, *timeout, *iters, *launcher, *max_groups;
     int allocation, resume;
 };
 
@@ -34,7 +35,7 @@ static const char usage[] =
     "--hosts H1,H2,... | --hostfile FILE | --allocation | --backend sim --cluster FILE\n"
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
-    "       [--launcher mpirun|srun] [--resume]\n\n"
+    "       [--groups-per-launch N] [--launcher mpirun|srun] [--resume]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -60,17 +61,15 @@ static int number(const char *v, const char *flag, double min, double max, doubl
 
 static int size_arg(const char *v, size_t *out)
 {
-    char *end;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+    size_t x;
     if (!v)
         return 0;
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (end == v || (shift ? end[1] != '\0' : *end != '\0') || x == 0 || x > (16ULL << 30) >> shift)
+    if (bench_parse_size(v, &x) || x == 0 || x > (16ULL << 30))
         return error("invalid value '%s' for --size: expected a size such as 1M or 256M (at most "
                      "16G)",
                      v),
                -1;
-    *out = (size_t)(x << shift);
+    *out = x;
     return 0;
 }
 
@@ -121,42 +120,17 @@ static int nodes_from(struct survey *s, const char *hosts)
     return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-    char buf[2048];
-    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
-        return error("directory name too long: '%s'", dir), -1;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0755);
-            *p = '/';
-        }
-    if (mkdir(buf, 0755) && errno != EEXIST)
-        return error("cannot create '%s': %s", dir, strerror(errno)), -1;
-    return 0;
-}
-
 /* DIR/.lock for the survey's life: a second survey of DIR is refused, naming the holder. */
 static int lock_dir(const char *dir)
 {
-    char path[1100], pid[32] = "";
-    snprintf(path, sizeof(path), "%s/.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return error("cannot open '%s': %s", path, strerror(errno)), -1;
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
-        pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
-        close(fd);
+    char holder[32];
+    int fd = util_lock_dir(dir, holder, sizeof(holder));
+    if (fd < 0 && errno == EWOULDBLOCK)
         return error("'%s' is in use by another survey (pid %s): wait for it, or give another "
                      "--out",
-                     dir, pid[0] ? pid : "unknown"),
-               -1;
-    }
-    int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
-        warning("cannot write the survey's pid into '%s'", path);
+                     dir, holder);
+    if (fd < 0)
+        return error("cannot open '%s/.lock': %s", dir, strerror(errno));
     return fd;
 }
 
@@ -182,6 +156,9 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"seed", 0, UTIL_OPT_STRING, &o->seed, "S", "the matchings' seed (default 1)"},
         {"tolerance", 0, UTIL_OPT_STRING, &o->tolerance, "X",
          "least shortfall below the class median called slow (default 0.15)"},
+        {"groups-per-launch", 0, UTIL_OPT_STRING, &o->max_groups, "N",
+         "measure at most N nodes or pairs at once (default: a whole round); for a fabric whose "
+         "pairs would share links"},
         {"ppn", 0, UTIL_OPT_STRING, &o->ppn, "N", "ranks per node (default 2; nccl: 1 per GPU)"},
         {"iters", 0, UTIL_OPT_STRING, &o->iters, "N", "timed operations per launch (default 20)"},
         {"timeout", 0, UTIL_OPT_STRING, &o->timeout, "S",
@@ -235,6 +212,9 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     s->seed = o->seed ? (unsigned)x : 0;
     if (number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance))
         return 2;
+    if (number(o->max_groups, "--groups-per-launch", 1, 1 << 20, &x))
+        return 2;
+    s->max_groups = o->max_groups ? (int)x : 0;
     *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
     if (strcmp(l->launcher, "mpirun") && strcmp(l->launcher, "srun"))
         return error("invalid value '%s' for --launcher: expected mpirun or srun", l->launcher), 2;
@@ -287,7 +267,8 @@ int cmd_survey(int argc, char **argv)
         survey_release(&s);
         return 2;
     }
-    if (mkdir_p(o.out)) {
+    if (util_mkdir_p(o.out)) {
+        error("cannot create '%s': %s", o.out, strerror(errno));
         survey_release(&s);
         return 3;
     }

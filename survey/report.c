@@ -63,13 +63,14 @@ static json_t *survey_json(const struct survey *s)
                                                x->busbw < 0 ? json_null() : json_real(x->busbw),
                                                "launch", x->round, "focused", x->focused));
     }
-    return json_pack("{s:s,s:s,s:s,s:b,s:I,s:i,s:f,s:i,s:b,s:{s:i,s:i,s:f,s:b},s:O,s:O,s:O,s:o,"
-                     "s:o,s:O*}",
+    return json_pack("{s:s,s:s,s:s,s:b,s:I,s:i,s:f,s:i,s:b,s:o,s:{s:i,s:i,s:f,s:b},s:O,s:O,s:O,"
+                     "s:o,s:o,s:O*}",
                      "schema", "topotune/survey/1", "version", util_version(), "backend",
                      s->backend, "predicted", s->probe.predicted, "size", (json_int_t)s->size,
                      "seed", (int)s->seed, "tolerance", s->tolerance, "matchings", s->matchings,
-                     "all_pairs", s->all_pairs, "launches", "total", s->rounds, "failed",
-                     s->launches_failed, "wall_s", s->wall_s, "wall_predicted",
+                     "all_pairs", s->all_pairs, "groups_per_launch",
+                     s->max_groups ? json_integer(s->max_groups) : json_null(), "launches", "total",
+                     s->rounds, "failed", s->launches_failed, "wall_s", s->wall_s, "wall_predicted",
                      s->probe.launch_s != NULL, "classes", s->classes, "verdicts", s->verdicts,
                      "whole", s->whole, "nodes", nodes, "pairs", pairs, "doctor", s->doctor);
 }

@@ -168,14 +168,20 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
 }
 
 /*
- * Measures the groups; a failed launch is split in halves until every failing group stands
- * alone (busbw -1). Returns 0 or an error code.
+ * Measures the groups, at most max_groups to a launch; a failed launch is split in halves until
+ * every failing group stands alone (busbw -1). Returns 0 or an error code.
  */
 static int measure(struct survey *s, const char *stage, const struct survey_group *g, int n,
                    double *busbw)
 {
     if (n == 0)
         return 0;
+    if (s->max_groups > 0 && n > s->max_groups) {
+        int rc = 0;
+        for (int i = 0; !rc && i < n; i += s->max_groups)
+            rc = measure(s, stage, g + i, n - i < s->max_groups ? n - i : s->max_groups, busbw + i);
+        return rc;
+    }
     int rc = survey_launch(s, stage, g, n, 0, busbw);
     if (rc <= 0)
         return rc;

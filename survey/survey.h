@@ -93,6 +93,7 @@ struct survey {
     int matchings;    /* random perfect matchings before the focused rounds (default 3) */
     int all_pairs;    /* --pairs all: every pair of a class, in n-1 rounds */
     double tolerance; /* least relative shortfall called slow (default 0.15) */
+    int max_groups;   /* groups measured at once, at most (0: a whole round in one launch) */
     int resume;
     /* results */
     struct survey_pair *pairs;

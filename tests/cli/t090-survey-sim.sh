@@ -64,6 +64,22 @@ assert kinds == {"node0003": "node-slow", "node0007": "link-slow", "node0014": "
                  "node0015": "node-fails"}, kinds
 PY
 
+# --groups-per-launch 3: no launch measures more than 3 groups, the same faults are named, and
+# the rounds take more launches.
+expect_exit 1 "at most 3 groups a launch" -- "$TOPOTUNE" survey --backend sim --cluster faults.json \
+    --groups-per-launch 3 --out g3
+check "at most 3 groups a launch, the same verdicts, more launches" python3 - g3 m <<'PY'
+import json, sys
+g3, m = (json.load(open(d + "/survey.json")) for d in sys.argv[1:])
+groups = [len(json.loads(l)["groups"]) for l in open(sys.argv[1] + "/launches.jsonl")]
+assert max(groups) == 3 and g3["groups_per_launch"] == 3 and m["groups_per_launch"] is None, groups
+named = lambda s: sorted((v["kind"], v["hosts"]) for v in s["verdicts"])
+assert named(g3) == named(m), (named(g3), named(m))
+assert g3["launches"]["total"] > m["launches"]["total"], (g3["launches"], m["launches"])
+PY
+expect_exit 2 "--groups-per-launch 0 refused" -- "$TOPOTUNE" survey --backend sim --cluster faults.json \
+    --groups-per-launch 0 --out g0
+
 # Clean clusters: nothing named, 3 runs out of 3.
 cluster clean.json 16
 for seed in 1 2 3; do
