@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -130,7 +131,7 @@ static int lock_dir(const char *dir)
                      "--out",
                      dir, holder);
     if (fd < 0)
-        return error("cannot open '%s/.lock': %s", dir, strerror(errno));
+        return error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
     return fd;
 }
 
@@ -214,6 +215,10 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
         return 2;
     if (number(o->max_groups, "--groups-per-launch", 1, 1 << 20, &x))
         return 2;
+    if (o->max_groups && x != floor(x))
+        return error("invalid value '%s' for --groups-per-launch: expected a whole number",
+                     o->max_groups),
+               2;
     s->max_groups = o->max_groups ? (int)x : 0;
     *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
     if (strcmp(l->launcher, "mpirun") && strcmp(l->launcher, "srun"))

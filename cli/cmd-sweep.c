@@ -204,7 +204,7 @@ static int lock_dir(const char *dir, int *rc)
     if (fd >= 0)
         return fd;
     if (errno != EWOULDBLOCK)
-        return *rc = 1, error("cannot open '%s/.lock': %s", dir, strerror(errno));
+        return *rc = 1, error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
     *rc = 3;
     return error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
                  "another --out",

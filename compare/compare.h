@@ -43,7 +43,7 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
  */
 /* The model's median |error| on hardware its calibration never saw (docs/model.md, leave one
  * system out): shown next to every predicted number. */
-#define COMPARE_EXPECTED_ERROR_PCT 5.3
+#define COMPARE_EXPECTED_ERROR_PCT 5.2
 int compare_load(const char *path, int nodes, const char *space_path,
                  const struct model_params *params, struct compare_input *out, int max);
 

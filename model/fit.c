@@ -17,7 +17,9 @@ double *model_param(struct model_params *p, int k)
     return f[k];
 }
 
-/* Each parameter's grid: what a calibration file may set (model_params_load's ranges). */
+/* Each parameter's grid: within what a calibration file may set (model_params_load's ranges),
+ * narrower where the wider values are not physical (latencies 0.25x to 5x NCCL's, EFA's hop up to
+ * 200 us). */
 static const double grid[MODEL_NPARAMS][3] = {
     {0.40, 1.20, 0.01},             /* nvls_scale */
     {0, 64.0 * (1 << 20), 1 << 18}, /* fill_bytes: 0 to 64 MiB by 256 KiB */

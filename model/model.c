@@ -472,8 +472,9 @@ static double bus_bw(const struct model *m, int a, int p)
     double total = m->nodes > 1 ? fmin(m->intra_bw, inter_bw) : m->intra_bw;
     /* Two nodes: NCCL's search raises a tree's intra bandwidth up to twice the network's (each
      * node sends and receives half the data once, where a ring crosses twice) and its tuning
-     * reads bwIntra when nNodes <= 2 (src/graph/search.cc, tuning.cc). */
-    if (a == MODEL_ALGO_TREE && m->nodes == 2)
+     * reads bwIntra when nNodes <= 2 (src/graph/search.cc, tuning.cc). Not when local peers go
+     * through the network too: then every hop shares the NICs. */
+    if (a == MODEL_ALGO_TREE && m->nodes == 2 && !m->intra_net)
         total = fmin(m->intra_bw, 2 * inter_bw);
     double C = m->channels, bus = total * m->chan_scale;
     double ll_max = m->nodes == 1 ? ll_max_1node[ar] : ll_max_multi[m->amd][scale == 1 ? 0 : 1];

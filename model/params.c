@@ -2,14 +2,15 @@
 /*
  * The model's calibrated parameters and calibration files (schema topotune/calibration/1). The
  * defaults are the fit of bench/perf/calibrate-model.py to the published measurements of
- * bench/perf/calibration/published.json (docs/model.md, "Calibration"); NCCL's own model is
- * {1, 0, 1}.
+ * bench/perf/calibration/published.json (docs/model.md, "Calibration"); NCCL's own constants are
+ * {1, 0, 1, 1, 1, 0}.
  */
 #include "model/model.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -48,6 +49,20 @@ json_t *model_params_json(const struct model_params *p)
     return o;
 }
 
+/* A parameter may mean another thing in another version of the model (v2's lat_scale scaled the
+ * network's hops too): a file fitted for another one is read, with a warning to fit it again. */
+static void check_version(const char *path, const char *model)
+{
+    if (!model || !strcmp(model, MODEL_VERSION))
+        return;
+    int plain = strlen(model) <= 40;
+    for (const char *c = model; plain && *c; c++)
+        plain = isalnum((unsigned char)*c) || strchr("-/._", *c);
+    warning("%s: fitted for %s, read by %s: its parameters may not mean the same here; run "
+            "'topotune calibrate' again on the same sweeps",
+            path, plain ? model : "another model", MODEL_VERSION);
+}
+
 int model_params_load(struct model_params *p, const char *path)
 {
     struct util_buf text = UTIL_BUF_INIT;
@@ -76,6 +91,8 @@ int model_params_load(struct model_params *p, const char *path)
              field(path, params, "net_lat_scale", 0.2, 10, &p->net_lat_scale) ||
              field(path, params, "efa_lat_us", 0, 1000, &p->efa_lat_us))
         rc = -1;
+    if (!rc)
+        check_version(path, json_string_value(json_object_get(doc, "model")));
     json_decref(doc);
     return rc;
 }

@@ -118,7 +118,8 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     }
     if (rec) { /* the record and the plan part here: keep what matched, measure from here */
         warning("%s/launches.jsonl: launch %zu differs from the plan (another seed, size or "
-                "backend?): the %zu launches that match are kept, the rest measured again",
+                "backend, or --groups-per-launch?): the %zu launches that match are kept, the rest "
+                "measured again",
                 s->dir, s->replayed + 1, s->replayed);
         int err = cut_records(s);
         json_decref(s->recorded);
@@ -177,9 +178,14 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
     if (n == 0)
         return 0;
     if (s->max_groups > 0 && n > s->max_groups) {
-        int rc = 0;
-        for (int i = 0; !rc && i < n; i += s->max_groups)
-            rc = measure(s, stage, g + i, n - i < s->max_groups ? n - i : s->max_groups, busbw + i);
+        /* the fewest launches of at most max_groups, as even as they go (16 by 3: 3,3,3,3,2,2,
+         * not 3,3,3,3,3,1 with one node measured under no load) */
+        int k = (n + s->max_groups - 1) / s->max_groups, rc = 0;
+        for (int j = 0, i = 0; !rc && j < k; j++) {
+            int len = n / k + (j < n % k);
+            rc = measure(s, stage, g + i, len, busbw + i);
+            i += len;
+        }
         return rc;
     }
     int rc = survey_launch(s, stage, g, n, 0, busbw);
@@ -359,11 +365,11 @@ static int stage_alone(struct survey *s)
     for (int i = 0; i < s->nnodes; i++)
         if (node_ok(s, i))
             g[n++] = (struct survey_group){i, -1};
-    int launches = s->rounds;
+    int failed = s->launches_failed;
     rc = measure(s, "alone", g, n, bw);
     for (int k = 0; !rc && k < n; k++)
         s->nodes[g[k].a].intra = bw[k];
-    if (!rc && s->rounds > launches + 1) {
+    if (!rc && s->launches_failed > failed && s->max_groups != 1) {
         /* bisected: the numbers came from launches of different sizes (a node alone in a small
          * launch has the machine to itself); the nodes that did not fail, all at once again, so
          * that a class is compared under one load */

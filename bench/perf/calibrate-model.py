@@ -13,8 +13,8 @@ system, node count, configuration and parameter point (all sizes in one call), t
     busbw, predicted busbw with the whole-table fit, and the error.
   - pairs of rows the model cannot tell apart whose published values differ too much for any
     model to be within 30% of both, and the rows the fit is furthest from.
-The fit minimises the mean |error| plus the mean excess over 30%. A report: exits 0 when it
-could run.
+The fit minimises the mean |error| plus the mean excess over 30% (times
+$CALIBRATE_EXCESS_WEIGHT, default 1; 0: the mean alone). A report: exits 0 when it could run.
 usage: calibrate-model.py [--bin TOPOTUNE] [--json FILE] [--markdown]
 """
 import argparse
@@ -49,17 +49,23 @@ EXCESS_WEIGHT = float(os.environ.get("CALIBRATE_EXCESS_WEIGHT", "1"))
 
 
 def predict_all(binary, path, nodes, env, sizes, calib):
-    cmd = [binary, "predict", "--input", path, "--nodes", str(nodes), "-b", str(min(sizes)),
-           "-e", str(max(sizes)), "--json", "--calibration", calib]
-    for e in env:
-        cmd += ["--env", e]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-    out = {}
-    for line in p.stdout.splitlines():
-        if line.startswith("{"):
-            e = json.loads(line)
-            if e.get("event") == "size" and e.get("predicted"):
-                out[e["size"]] = e["busbw"]
+    """Every size's predicted busbw: one predict call per run of sizes that double from the
+    smallest left (predict steps by doubling; a size off that ladder starts another call)."""
+    out, left = {}, sorted(sizes)
+    while left:
+        lo = left[0]
+        ladder = [s for s in left if s % lo == 0 and (s // lo) & (s // lo - 1) == 0]
+        cmd = [binary, "predict", "--input", path, "--nodes", str(nodes), "-b", str(lo),
+               "-e", str(max(ladder)), "--json", "--calibration", calib]
+        for e in env:
+            cmd += ["--env", e]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        for line in p.stdout.splitlines():
+            if line.startswith("{"):
+                e = json.loads(line)
+                if e.get("event") == "size" and e.get("predicted"):
+                    out[e["size"]] = e["busbw"]
+        left = [s for s in left if s not in ladder]
     return out
 
 
@@ -68,13 +74,15 @@ def stats(errs):
     return (statistics.median(a), max(a)) if a else (0, 0)
 
 
-def conflicts(usable, out):
-    """Pairs of rows the model gets the same input for (their predictions are equal at any
-    parameters) whose published values are so far apart that no prediction is within BOUND of
-    both: for values a < b the best any model does is (b - a) / (b + a) on one of them."""
+def conflicts(usable, pred):
+    """Rows the model cannot tell apart (their predictions are equal at every parameter point
+    the fits evaluated: hundreds) whose published values are so far apart that no prediction is
+    within BOUND of both: for values a < b the best any model does is (b - a) / (b + a) on one."""
     by_input = {}
     for r, k in usable:
-        by_input.setdefault((out[k][r["size_bytes"]], r["size_bytes"], r["nodes"]), []).append(r)
+        key = (r["size_bytes"], r["nodes"]) + tuple(round(out[k][r["size_bytes"]], 9)
+                                                     for _, out in sorted(pred.items()))
+        by_input.setdefault(key, []).append(r)
     found = []
     for rows in by_input.values():
         a = min(rows, key=lambda r: r["busbw_gbs"])
@@ -134,7 +142,8 @@ def main():
 
         def fit(subset):
             """Coordinate descent over the grid from NCCL's model and from the middle of each
-            range: each parameter in turn set to its best grid value, until none moves."""
+            range: each parameter in turn set to its best grid value, until none moves (at most
+            8 rounds)."""
             best, best_cost = None, None
             starts = [NCCL, tuple(v[len(v) // 2] for v in GRID.values())]
             for pt in starts:
@@ -180,7 +189,7 @@ def main():
             e = errors(loo_fits[c], [u for u in usable if u[0]["system_class"] == c])
             print("  %-20s fitted without it: %-28s median %5.1f%%  max %6.1f%%" % (c, loo_fits[c], *stats(e)))
         errs = errors(best, usable)
-        floor = conflicts(usable, evaluate(best))
+        floor = conflicts(usable, pred)
         for f, a, b in floor:
             print("published rows the model cannot tell apart (same input, same size) %.2fx apart:"
                   " no model is within %.1f%% of both\n  %s %.1f GB/s, %s %.1f GB/s"

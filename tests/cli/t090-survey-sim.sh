@@ -87,6 +87,19 @@ for seed in 1 2 3; do
         --cluster clean.json --seed "$seed" --out "clean-$seed"
     check "clean cluster, seed $seed: no verdict ($(verdicts "clean-$seed"))" test -z "$(verdicts "clean-$seed")"
 done
+# 16 clean nodes by 3: launches as even as they go (3,3,3,3,2,2: none alone under no load), and
+# nothing measured alone again (no launch failed, nothing was bisected).
+expect_exit 0 "clean cluster, 3 groups a launch" -- "$TOPOTUNE" survey --backend sim \
+    --cluster clean.json --groups-per-launch 3 --out clean-g3
+check "alone in 3,3,3,3,2,2; no alone-again" python3 - clean-g3/launches.jsonl <<'PY'
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+alone = [len(l["groups"]) for l in ls if l["stage"] == "alone"]
+assert alone == [3, 3, 3, 3, 2, 2], alone
+assert not [l for l in ls if l["stage"] == "alone-again"], [l["stage"] for l in ls]
+PY
+expect_exit 2 "--groups-per-launch 2.5 refused" -- "$TOPOTUNE" survey --backend sim \
+    --cluster clean.json --groups-per-launch 2.5 --out g25
 
 # --resume replays: nothing is launched again, the verdicts are the same; a torn line is cut.
 lines=$(wc -l <f/launches.jsonl)

@@ -48,6 +48,21 @@ expect_exit 1 "doctor --hosts h1,h2" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2
 check "one class" grep -qE "^nodes-class +pass +all 2 node\(s\): a100-" "$TEST_TMP/out"
 check "same interfaces" grep -qE "^nodes-interfaces +pass +all 2 node\(s\): docker0,eth0" "$TEST_TMP/out"
 
+# topotune-bench --split across two hosts, two ranks each: the start event describes the launch
+# (4 ranks, 2 nodes), the groups event each group (2 ranks on one node).
+expect_exit 0 "--split 'h1;h2'" -- mn_head env OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,lo,docker0 \
+    OMPI_MCA_oob_tcp_if_exclude=lo,docker0 mpirun --allow-run-as-root --host h1:2,h2:2 -np 4 \
+    "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 64K -n 2 -w 1 --split 'h1;h2' --json "$TEST_TMP/split.jsonl"
+check "start: the launch; groups: each group" python3 - "$TEST_TMP/split.jsonl" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+start = next(e for e in ev if e["event"] == "start")
+assert (start["ranks"], start["procs"], start["nodes"]) == (4, 4, 2), start
+assert sorted(start["hosts"]) == ["h1", "h1", "h2", "h2"], start
+groups = next(e for e in ev if e["event"] == "groups")["groups"]
+assert groups == [["h1"], ["h2"]], groups
+PY
+
 # A host that is down: mpirun cannot start it; doctor says so within its deadline.
 mn_kill_host h2
 start=$(date +%s)

@@ -523,6 +523,13 @@ static void test_model_network(void **state)
     assert_int_equal(model_predict(&efa, 1u << 20, &pe), 0);
     assert_true(pe.time_us >= pi.time_us + 50 - 1e-9); /* at least one hop between nodes */
 
+    /* P2P and SHM off: local peers cross the NICs too, no tree gets more than their share. */
+    const char *net_only[] = {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_ALGO=Tree", NULL};
+    model_for(spec_h100, 2, net_only, &m);
+    assert_true(m.intra_net);
+    m.params.net_scale = 0.5; /* 8 x 400G at half: 200 GB/s */
+    assert_true(busbw_at(&m, 1u << 30, &algo, NULL) < 200);
+
     /* net_lat_scale: hops between nodes only; one node does not move. */
     struct model one;
     model_for(spec_h100, 1, NULL, &one);
