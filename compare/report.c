@@ -7,6 +7,7 @@
  */
 #include "compare/internal.h"
 #include "util/file.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,27 +43,9 @@ static void size_cell(struct util_buf *out, const struct compare_input *in, cons
            compare_predicted(in));
 }
 
-/* s broken at spaces into lines of at most TEXT_WIDTH: the first after first, the rest after
- * indent. */
 static void wrap(struct util_buf *out, const char *first, const char *indent, const char *s)
 {
-    size_t col = strlen(first), start = col;
-    util_buf_adds(out, first);
-    while (*s) {
-        size_t word = strcspn(s, " ");
-        if (col > start && col + 1 + word > TEXT_WIDTH) {
-            util_buf_addf(out, "\n%s", indent);
-            col = start = strlen(indent);
-        } else if (col > start) {
-            util_buf_add(out, " ", 1);
-            col++;
-        }
-        util_buf_add(out, s, word);
-        col += word;
-        s += word;
-        s += strspn(s, " ");
-    }
-    util_buf_add(out, "\n", 1);
+    util_text_wrap(out, first, indent, s, TEXT_WIDTH);
 }
 
 /* The defaults' cell: as size_cell, or how they failed when they never ran ok. */

@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/text.h"
 #include "util/version.h"
 
 #include <math.h>
@@ -78,27 +79,9 @@ static json_t *survey_json(const struct survey *s)
 /* The reports' width: a 120-column terminal with room to spare. */
 #define WIDTH 110
 
-/* text, broken at spaces into lines of at most WIDTH columns: the first after first, the others
- * after indent. */
 static void wrap(struct util_buf *b, const char *first, const char *indent, const char *text)
 {
-    size_t col = strlen(first), start = col;
-    util_buf_addf(b, "%s", first);
-    while (*text) {
-        size_t word = strcspn(text, " ");
-        if (col > start && col + 1 + word > WIDTH) {
-            util_buf_addf(b, "\n%s", indent);
-            col = start = strlen(indent);
-        } else if (col > start) {
-            util_buf_add(b, " ", 1);
-            col++;
-        }
-        util_buf_add(b, text, word);
-        col += word;
-        text += word;
-        text += strspn(text, " ");
-    }
-    util_buf_add(b, "\n", 1);
+    util_text_wrap(b, first, indent, text, WIDTH);
 }
 
 /* The evidence, numbers to 4 significant digits, keys sorted, ", " between fields. */
@@ -267,31 +250,6 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         util_buf_addf(b, "%sNo class with two healthy nodes.\n", md ? "- " : "  ");
 }
 
-static void html_text(struct util_buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            util_buf_addf(b, "&amp;");
-            break;
-        case '<':
-            util_buf_addf(b, "&lt;");
-            break;
-        case '>':
-            util_buf_addf(b, "&gt;");
-            break;
-        case '"':
-            util_buf_addf(b, "&quot;");
-            break;
-        case '\'':
-            util_buf_addf(b, "&#39;");
-            break;
-        default:
-            util_buf_add(b, s, 1);
-        }
-    }
-}
-
 /* The pair heatmap of one class as SVG: busbw relative to the class's pair median. */
 static void heatmap(const struct survey *s, struct util_buf *b, const int *m, int n, double median)
 {
@@ -317,9 +275,9 @@ static void heatmap(const struct survey *s, struct util_buf *b, const int *m, in
                           "fill=\"rgb(%d,%d,60)\"><title>",
                           (t ? pos[x->b] : pos[x->a]) * cell, (t ? pos[x->a] : pos[x->b]) * cell,
                           cell, cell, red, green);
-            html_text(b, s->nodes[x->a].host);
+            util_text_html(b, s->nodes[x->a].host);
             util_buf_addf(b, " - ");
-            html_text(b, s->nodes[x->b].host);
+            util_text_html(b, s->nodes[x->b].host);
             util_buf_addf(b, ": %s</title></rect>\n", x->busbw < 0 ? "failed" : "measured");
         }
     }
@@ -335,7 +293,7 @@ static void render_html(const struct survey *s, struct util_buf *b)
                      "<title>topotune survey</title><style>body{font-family:sans-serif;margin:2em}"
                      "pre{background:#f6f6f6;padding:1em}</style></head><body>\n"
                      "<h1>topotune survey</h1>\n<pre>");
-    html_text(b, util_buf_str(&md));
+    util_text_html(b, util_buf_str(&md));
     util_buf_release(&md);
     util_buf_addf(b, "</pre>\n");
     int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
@@ -345,7 +303,7 @@ static void render_html(const struct survey *s, struct util_buf *b)
     {
         int n = class_members(s, cls, members);
         util_buf_addf(b, "<h2>Pairs of class ");
-        html_text(b, cls);
+        util_text_html(b, cls);
         util_buf_addf(b, "</h2>\n");
         if (n > HEATMAP_NODES) {
             util_buf_addf(b,

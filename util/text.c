@@ -100,3 +100,38 @@ size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int l
     }
     return changed;
 }
+
+void util_text_wrap(struct util_buf *out, const char *first, const char *indent, const char *text,
+                    size_t width)
+{
+    size_t col = strlen(first), start = col;
+    util_buf_adds(out, first);
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > start && col + 1 + word > width) {
+            util_buf_addf(out, "\n%s", indent);
+            col = start = strlen(indent);
+        } else if (col > start) {
+            util_buf_add(out, " ", 1);
+            col++;
+        }
+        util_buf_add(out, text, word);
+        col += word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    util_buf_add(out, "\n", 1);
+}
+
+void util_text_html(struct util_buf *out, const char *s)
+{
+    static const char *const entity[] = {
+        ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;"};
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < sizeof(entity) / sizeof(*entity) && entity[c])
+            util_buf_adds(out, entity[c]);
+        else
+            util_buf_add(out, s, 1);
+    }
+}

@@ -18,4 +18,14 @@
  */
 size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int lines);
 
+/*
+ * Appends text broken at spaces into lines of at most width columns (a longer word stands alone
+ * on its line), then a newline: the first line after first, the others after indent.
+ */
+void util_text_wrap(struct util_buf *out, const char *first, const char *indent, const char *text,
+                    size_t width);
+
+/* Appends s as HTML text, also safe in a quoted attribute: & < > " ' as entities. */
+void util_text_html(struct util_buf *out, const char *s);
+
 #endif

@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/opts.h"
 #include "util/quote.h"
+#include "util/text.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,6 +310,23 @@ static void test_child(void **state)
     assert_int_equal(s.exit_code, -1);
 }
 
+/* Reports' text: wrapped at spaces within a width; HTML safe in text and quoted attributes. */
+static void test_text_format(void **state)
+{
+    (void)state;
+    struct util_buf b = UTIL_BUF_INIT;
+    util_text_wrap(&b, "  a: ", "     ", "one two three four", 15);
+    assert_string_equal(util_buf_str(&b), "  a: one two\n     three four\n");
+    util_buf_reset(&b);
+    util_text_wrap(&b, "", "  ", "averyveryverylongword x", 8); /* a long word stands alone */
+    assert_string_equal(util_buf_str(&b), "averyveryverylongword\n  x\n");
+    util_buf_reset(&b);
+    util_text_html(&b, "<a href=\"x\">it's & more</a>\xc3\xa9");
+    assert_string_equal(util_buf_str(&b),
+                        "&lt;a href=&quot;x&quot;&gt;it&#39;s &amp; more&lt;/a&gt;\xc3\xa9");
+    util_buf_release(&b);
+}
+
 /* Directories made with their parents; a directory held by one holder is refused to the next. */
 static void test_dirs(void **state)
 {
@@ -350,7 +368,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
         cmocka_unit_test(test_opts),         cmocka_unit_test(test_env_policy),
         cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
-        cmocka_unit_test(test_dirs),
+        cmocka_unit_test(test_dirs),         cmocka_unit_test(test_text_format),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }
