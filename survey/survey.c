@@ -326,6 +326,21 @@ static void class_stats(struct survey *s, const char *cls, double *im, double *i
     free(v);
 }
 
+/* Each class's median and spread of the nodes alone (alone) or of the pairs, into s->classes. */
+static void store_class_stats(struct survey *s, int alone)
+{
+    const char *cls;
+    json_t *c;
+    json_object_foreach(s->classes, cls, c)
+    {
+        double im, imad, pm, pmad;
+        class_stats(s, cls, &im, &imad, &pm, &pmad);
+        json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(alone ? im : pm));
+        json_object_set_new(c, alone ? "alone_spread" : "pair_spread",
+                            json_real(alone ? imad : pmad));
+    }
+}
+
 static json_t *class_entry(struct survey *s, const char *cls)
 {
     json_t *c = json_object_get(s->classes, cls);
@@ -382,15 +397,7 @@ static int stage_alone(struct survey *s)
             s->nodes[g[k].a].intra = bw[k];
         n = m;
     }
-    const char *cls;
-    json_t *c;
-    json_object_foreach(s->classes, cls, c)
-    {
-        double im, imad, pm, pmad;
-        class_stats(s, cls, &im, &imad, &pm, &pmad);
-        json_object_set_new(c, "alone_median", json_real(im));
-        json_object_set_new(c, "alone_spread", json_real(imad));
-    }
+    store_class_stats(s, 1);
     /* suspects: below their class's bound, measured again together */
     int ns = 0;
     for (int k = 0; !rc && k < n; k++) {
@@ -535,19 +542,6 @@ static int pair_slow(const struct survey *s, const struct survey_pair *p)
     return p->busbw < 0 || p->busbw < slow_bound(s, pm, pmad);
 }
 
-static void pair_stats(struct survey *s)
-{
-    const char *cls;
-    json_t *c;
-    json_object_foreach(s->classes, cls, c)
-    {
-        double im, imad, pm, pmad;
-        class_stats(s, cls, &im, &imad, &pm, &pmad);
-        json_object_set_new(c, "pair_median", json_real(pm));
-        json_object_set_new(c, "pair_spread", json_real(pmad));
-    }
-}
-
 /*
  * Per node: distinct partners measured (without a node verdict of their own), those slow with it
  * and those failing with it, each partner judged on all its measurements with the node: slow
@@ -605,7 +599,7 @@ static int suspect(const struct survey *s, int i)
  */
 static int stage_focus(struct survey *s)
 {
-    pair_stats(s);
+    store_class_stats(s, 0);
     int n0 = s->npairs, k = 0, rc = 0;
     struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     char *used = calloc((size_t)s->nnodes + 1, 1), *touched = calloc((size_t)s->nnodes + 1, 1);
@@ -820,7 +814,7 @@ int survey_run(struct survey *s)
     if (!rc)
         rc = stage_focus(s);
     if (!rc) {
-        pair_stats(s);
+        store_class_stats(s, 0);
         pair_verdicts(s);
         rc = stage_whole(s);
     }
