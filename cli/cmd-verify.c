@@ -478,6 +478,16 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
                          why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*"),
                    2;
         }
+        /* the runs inherit this shell's environment: a profile variable set here (its env file
+         * sourced, say) would make the defaults run the profile's */
+        if (getenv(k)) {
+            json_decref(vars);
+            return error("this shell sets %.64s, which the profile sets too: the defaults run "
+                         "would not be NCCL's defaults; run verify without it (env -u %.64s "
+                         "topotune verify ...)",
+                         k, k),
+                   2;
+        }
     }
     snprintf(dir, sizeof(dir), "%s", o->out ? o->out : "/tmp/topotune-verify-XXXXXX");
     if (o->out ? (mkdir(dir, 0755) && errno != EEXIST) : !mkdtemp(dir)) {

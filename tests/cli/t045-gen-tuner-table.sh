@@ -159,6 +159,13 @@ check "the runs' events and NCCL's logs kept" bash -c "test -s '$TEST_TMP/vm/env
 export NCCL_DEBUG_FILE="$TEST_TMP/elsewhere.%p"
 expect_exit 0 "verify with NCCL_DEBUG_FILE set in the shell" -- measured verify
 unset NCCL_DEBUG_FILE
+# a profile variable exported in the shell (its env file sourced) would make the defaults run
+# the profile's: refused, with the fix
+expect_exit 2 "verify with the profile's NCCL_ALGO in the shell" -- env NCCL_ALGO=Tree \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p2" --backend nccl \
+    --launcher direct --np 1 --repeat 1 -b 8 -e 8
+expect_stderr_has "this shell sets NCCL_ALGO, which the profile sets too" "said why"
+expect_stderr_has "env -u NCCL_ALGO" "the fix given"
 expect_exit 0 "verify --backend nccl --json" -- measured verify --json
 check "--json: measured, the plugin loaded, the gain per size" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
