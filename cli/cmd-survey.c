@@ -184,7 +184,7 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     s->backend = o->backend ? o->backend : "nccl";
     if (strcmp(s->backend, "nccl") && strcmp(s->backend, "mpi") && strcmp(s->backend, "sim"))
         return error("invalid value '%s' for --backend: expected nccl, mpi or sim", s->backend), 2;
-    if (!o->out)
+    if (!o->out || !o->out[0])
         return error("topotune survey needs --out DIR (where survey.json and the reports go)"), 2;
     if (strlen(o->out) > 1000)
         return error("--out: a directory name of at most 1000 characters"), 2;

@@ -91,6 +91,9 @@ static json_t *plan_params(const struct sweep *sw)
     json_object_set_new(p, "warmup", json_integer(sw->space.warmup));
     json_object_set(p, "calibration",
                     sw->calibration_params ? sw->calibration_params : json_null());
+    /* the sim's numbers are the model's: another version's would not mix with them */
+    if (!strcmp(sw->backend, "sim"))
+        json_object_set_new(p, "model", json_string(MODEL_VERSION));
     return p;
 }
 
@@ -446,6 +449,10 @@ int cmd_sweep(int argc, char **argv)
     free(pos);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (o.out && !o.out[0])
+        return error("--out: an empty directory name (give one, or leave --out out for "
+                     "sweeps/CLASS-TIME)"),
+               2;
     struct sweep sw;
     memset(&sw, 0, sizeof(sw));
     struct topo t;

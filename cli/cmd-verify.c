@@ -489,6 +489,19 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
                    2;
         }
     }
+    /* what topotune's images and launch scripts export: the plugin, its table, the profile's
+     * nccl.conf would reach the defaults and env-only runs too */
+    static const char *const owned[] = {"NCCL_TUNER_PLUGIN", "TOPOTUNE_TUNER_TABLE",
+                                        "NCCL_CONF_FILE"};
+    for (size_t i = 0; i < sizeof(owned) / sizeof(*owned); i++)
+        if (getenv(owned[i])) {
+            json_decref(vars);
+            return error("this shell sets %s (as topotune's images and launch scripts do): the "
+                         "defaults and env-only runs would load it too; run verify without it "
+                         "(env -u %s topotune verify ...)",
+                         owned[i], owned[i]),
+                   2;
+        }
     snprintf(dir, sizeof(dir), "%s", o->out ? o->out : "/tmp/topotune-verify-XXXXXX");
     if (o->out ? (mkdir(dir, 0755) && errno != EEXIST) : !mkdtemp(dir)) {
         json_decref(vars);

@@ -51,11 +51,12 @@ json_t *model_params_json(const struct model_params *p)
 
 /* A parameter may mean another thing in another version of the model (v2's lat_scale scaled the
  * network's hops too): a file fitted for another one is read, with a warning to fit it again. */
-static void check_version(const char *path, const char *model)
+static void check_version(const char *path, const json_t *version)
 {
-    if (!model || !strcmp(model, MODEL_VERSION))
+    const char *model = json_is_string(version) ? json_string_value(version) : "";
+    if (!version || !strcmp(model, MODEL_VERSION))
         return;
-    int plain = strlen(model) <= 40;
+    int plain = model[0] && strlen(model) <= 40;
     for (const char *c = model; plain && *c; c++)
         plain = isalnum((unsigned char)*c) || strchr("-/._", *c);
     warning("%s: fitted for %s, read by %s: its parameters may not mean the same here; run "
@@ -92,7 +93,7 @@ int model_params_load(struct model_params *p, const char *path)
              field(path, params, "efa_lat_us", 0, 1000, &p->efa_lat_us))
         rc = -1;
     if (!rc)
-        check_version(path, json_string_value(json_object_get(doc, "model")));
+        check_version(path, json_object_get(doc, "model"));
     json_decref(doc);
     return rc;
 }

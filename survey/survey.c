@@ -170,10 +170,11 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
 
 /*
  * Measures the groups, at most max_groups to a launch; a failed launch is split in halves until
- * every failing group stands alone (busbw -1). Returns 0 or an error code.
+ * every failing group stands alone (busbw -1). launch (when not NULL): the launch each group's
+ * value came from. Returns 0 or an error code.
  */
 static int measure(struct survey *s, const char *stage, const struct survey_group *g, int n,
-                   double *busbw)
+                   double *busbw, int *launch)
 {
     if (n == 0)
         return 0;
@@ -183,12 +184,14 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
         int k = (n + s->max_groups - 1) / s->max_groups, rc = 0;
         for (int j = 0, i = 0; !rc && j < k; j++) {
             int len = n / k + (j < n % k);
-            rc = measure(s, stage, g + i, len, busbw + i);
+            rc = measure(s, stage, g + i, len, busbw + i, launch ? launch + i : NULL);
             i += len;
         }
         return rc;
     }
     int rc = survey_launch(s, stage, g, n, 0, busbw);
+    for (int i = 0; launch && rc >= 0 && i < n; i++)
+        launch[i] = s->rounds;
     if (rc <= 0)
         return rc;
     if (n == 1) {
@@ -196,8 +199,9 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
         return 0;
     }
     int half = n / 2;
-    rc = measure(s, stage, g, half, busbw);
-    return rc ? rc : measure(s, stage, g + half, n - half, busbw + half);
+    rc = measure(s, stage, g, half, busbw, launch);
+    return rc ? rc
+              : measure(s, stage, g + half, n - half, busbw + half, launch ? launch + half : NULL);
 }
 
 /* ---- statistics ---- */
@@ -381,7 +385,7 @@ static int stage_alone(struct survey *s)
         if (node_ok(s, i))
             g[n++] = (struct survey_group){i, -1};
     int failed = s->launches_failed;
-    rc = measure(s, "alone", g, n, bw);
+    rc = measure(s, "alone", g, n, bw, NULL);
     for (int k = 0; !rc && k < n; k++)
         s->nodes[g[k].a].intra = bw[k];
     if (!rc && s->launches_failed > failed && s->max_groups != 1) {
@@ -392,7 +396,7 @@ static int stage_alone(struct survey *s)
         for (int k = 0; k < n; k++)
             if (bw[k] >= 0)
                 g[m++] = g[k];
-        rc = m > 1 ? measure(s, "alone-again", g, m, bw) : 0;
+        rc = m > 1 ? measure(s, "alone-again", g, m, bw, NULL) : 0;
         for (int k = 0; !rc && m > 1 && k < m; k++)
             s->nodes[g[k].a].intra = bw[k];
         n = m;
@@ -409,7 +413,7 @@ static int stage_alone(struct survey *s)
             g[ns++] = g[k];
     }
     if (!rc && ns)
-        rc = measure(s, "alone-repeat", g, ns, bw);
+        rc = measure(s, "alone-repeat", g, ns, bw, NULL);
     for (int k = 0; !rc && k < ns; k++)
         s->nodes[g[k].a].intra_rep = bw[k];
     for (int i = 0; !rc && i < s->nnodes; i++) {
@@ -474,9 +478,11 @@ static int matching(struct survey *s, const int *nodes, int n, struct survey_gro
 static int run_pairs(struct survey *s, const char *stage, struct survey_group *g, int n)
 {
     double *bw = malloc(sizeof(double) * (size_t)(n + 1));
-    int rc = measure(s, stage, g, n, bw);
+    int *launch = malloc(sizeof(int) * (size_t)(n + 1));
+    int rc = measure(s, stage, g, n, bw, launch);
     for (int k = 0; !rc && k < n; k++)
-        add_pair(s, g[k].a, g[k].b, bw[k], s->rounds, strcmp(stage, "pairs") != 0);
+        add_pair(s, g[k].a, g[k].b, bw[k], launch[k], strcmp(stage, "pairs") != 0);
+    free(launch);
     free(bw);
     return rc;
 }

@@ -250,6 +250,8 @@ int util_temp_file(char *path, size_t len, const char *prefix)
 int util_mkdir_p(const char *dir)
 {
     char buf[2048];
+    if (!dir[0])
+        return errno = ENOENT, -1;
     if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
         return errno = ENAMETOOLONG, -1;
     for (char *p = buf + 1; *p; p++)

@@ -59,7 +59,10 @@ def predict_all(binary, path, nodes, env, sizes, calib):
                "-e", str(max(ladder)), "--json", "--calibration", calib]
         for e in env:
             cmd += ["--env", e]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            return out  # its rows then have no number: errors() says which
         for line in p.stdout.splitlines():
             if line.startswith("{"):
                 e = json.loads(line)
@@ -133,6 +136,10 @@ def main():
 
         def errors(pt, subset):
             out = evaluate(pt)
+            missing = [r["id"] for r, k in subset if r["size_bytes"] not in out[k]]
+            if missing:  # a usable row (predicted at NCCL's point) must be predicted everywhere
+                sys.exit("calibrate-model: topotune predict gave no number for %s at %s"
+                         % (", ".join(missing), dict(zip(GRID, pt))))
             return [100.0 * (out[k][r["size_bytes"]] - r["busbw_gbs"]) / r["busbw_gbs"]
                     for r, k in subset]
 

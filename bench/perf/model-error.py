@@ -90,8 +90,9 @@ SYSTEMS = {
     "oci-gb200-32n": "GB200 is not in the GPU catalog and multi-node NVLink (MNNVL) is not modelled",
     "wohlbier-dgx2-1n": (spec("V100-SXM3-32GB", [], count=12),
                          "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the source"),
-    "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, pairs or pcie",
-    "oci-bmgpu38-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, pairs or pcie",
+    "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink "
+                           "(pairs) or pcie",
+    "oci-bmgpu38-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink (pairs) or pcie",
     "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4),
                          "PCIe P2P state unknown (catalog: broken); CPU sockets"),
 }

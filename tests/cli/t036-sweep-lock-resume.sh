@@ -59,4 +59,7 @@ if command -v mpirun >/dev/null; then
 fi
 check "nothing ran again" test "$(wc -l <"$TEST_TMP/plan/results.jsonl")" -eq 2
 expect_exit 0 "the same plan resumes" -- resume --timeout 10.0
+# An empty --out names no directory: refused before anything is written (it made /logs).
+expect_exit 2 "an empty --out" -- "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out ''
+expect_stderr_has "an empty directory name" "said why"
 finish

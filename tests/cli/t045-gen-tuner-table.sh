@@ -166,6 +166,12 @@ expect_exit 2 "verify with the profile's NCCL_ALGO in the shell" -- env NCCL_ALG
     --launcher direct --np 1 --repeat 1 -b 8 -e 8
 expect_stderr_has "this shell sets NCCL_ALGO, which the profile sets too" "said why"
 expect_stderr_has "env -u NCCL_ALGO" "the fix given"
+for var in NCCL_TUNER_PLUGIN TOPOTUNE_TUNER_TABLE NCCL_CONF_FILE; do # as the profile's image sets
+    expect_exit 2 "verify with $var in the shell" -- env "$var=$TEST_TMP/x" \
+        TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p2" --backend nccl \
+        --launcher direct --np 1 --repeat 1 -b 8 -e 8
+    expect_stderr_has "this shell sets $var" "$var named"
+done
 expect_exit 0 "verify --backend nccl --json" -- measured verify --json
 check "--json: measured, the plugin loaded, the gain per size" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))

@@ -76,7 +76,12 @@ assert max(groups) == 3 and g3["groups_per_launch"] == 3 and m["groups_per_launc
 named = lambda s: sorted((v["kind"], v["hosts"]) for v in s["verdicts"])
 assert named(g3) == named(m), (named(g3), named(m))
 assert g3["launches"]["total"] > m["launches"]["total"], (g3["launches"], m["launches"])
+# each pair names the launch that measured it (its own chunk's, not the round's last)
+for p in g3["pairs"]:
+    line = json.loads(open(sys.argv[1] + "/launches.jsonl").readlines()[p["launch"] - 1])
+    assert sorted(p["hosts"]) in [sorted(g) for g in line["groups"]], (p, line["groups"])
 PY
+expect_exit 2 "an empty --out refused" -- "$TOPOTUNE" survey --backend sim --cluster faults.json --out ''
 expect_exit 2 "--groups-per-launch 0 refused" -- "$TOPOTUNE" survey --backend sim --cluster faults.json \
     --groups-per-launch 0 --out g0
 

@@ -17,6 +17,15 @@ for spec in hgx-h100 hgx-h100-2nodes; do
 done
 check "sweep.json records the parameters" python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["calibration"]["net_scale"] == 0.6' hgx-h100/sweep.json
+# A sim sweep of another model version is not continued: its numbers would mix two models.
+cp -r hgx-h100 old-model
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["model"] = "topotune-model/2"; json.dump(d, open(sys.argv[1], "w"))' \
+    old-model/sweep.json
+expect_exit 2 "resume a sim sweep of model v2" -- "$TOPOTUNE" -q sweep --backend sim \
+    --topology "$specs/hgx-h100.json" --space "$space" --calibration known.json --out old-model --resume
+expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/3" \
+    "the versions named"
 expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
 check "the known parameters fitted back within 5%" python3 - fit.json known.json <<'PY'
 import json, sys

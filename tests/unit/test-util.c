@@ -343,6 +343,8 @@ static void test_dirs(void **state)
     longname[sizeof(longname) - 1] = '\0';
     assert_int_equal(util_mkdir_p(longname), -1);
     assert_int_equal(errno, ENAMETOOLONG);
+    assert_int_equal(util_mkdir_p(""), -1); /* nothing to make */
+    assert_int_equal(errno, ENOENT);
 
     int fd = util_lock_dir(dir, holder, sizeof(holder));
     assert_true(fd >= 0);
