@@ -472,21 +472,20 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
     json_object_foreach(vars, k, v)
     {
         const char *why = util_env_refused(k);
-        if (why || !sweep_valid_value(json_string_value(v))) {
+        if (why || !sweep_valid_value(json_string_value(v))) { /* k is vars': said first */
+            error("the profile sets %.64s, which verify does not set: %s", k,
+                  why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*");
             json_decref(vars);
-            return error("the profile sets %.64s, which verify does not set: %s", k,
-                         why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*"),
-                   2;
+            return 2;
         }
         /* the runs inherit this shell's environment: a profile variable set here (its env file
          * sourced, say) would make the defaults run the profile's */
         if (getenv(k)) {
+            error("this shell sets %.64s, which the profile sets too: the defaults run would not "
+                  "be NCCL's defaults; run verify without it (env -u %.64s topotune verify ...)",
+                  k, k);
             json_decref(vars);
-            return error("this shell sets %.64s, which the profile sets too: the defaults run "
-                         "would not be NCCL's defaults; run verify without it (env -u %.64s "
-                         "topotune verify ...)",
-                         k, k),
-                   2;
+            return 2;
         }
     }
     /* what topotune's images and launch scripts export: the plugin, its table, the profile's

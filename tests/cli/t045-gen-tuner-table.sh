@@ -166,6 +166,14 @@ expect_exit 2 "verify with the profile's NCCL_ALGO in the shell" -- env NCCL_ALG
     --launcher direct --np 1 --repeat 1 -b 8 -e 8
 expect_stderr_has "this shell sets NCCL_ALGO, which the profile sets too" "said why"
 expect_stderr_has "env -u NCCL_ALGO" "the fix given"
+# a damaged profile setting a loader variable: refused, named (the name outlives its JSON)
+cp -rL "$p2" "$TEST_TMP/hostile"
+python3 -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["variables"].append({"name": "LD_PRELOAD", "value": "x"})
+json.dump(p, open(sys.argv[1], "w"))' "$TEST_TMP/hostile/profile.json"
+expect_exit 2 "a profile setting LD_PRELOAD" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" \
+    "$TOPOTUNE" verify "$TEST_TMP/hostile" --backend nccl --launcher direct --np 1 --repeat 1 -b 8 -e 8
+expect_stderr_has "the profile sets LD_PRELOAD, which verify does not set" "named"
 for var in NCCL_TUNER_PLUGIN TOPOTUNE_TUNER_TABLE NCCL_CONF_FILE; do # as the profile's image sets
     expect_exit 2 "verify with $var in the shell" -- env "$var=$TEST_TMP/x" \
         TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p2" --backend nccl \
