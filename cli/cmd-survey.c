@@ -20,7 +20,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -57,6 +56,21 @@ static int number(const char *v, const char *flag, double min, double max, doubl
                -1;
     if (v)
         *out = x;
+    return 0;
+}
+
+/* A whole-number option from min to max into *out; *out is left alone when the option is not
+ * given. */
+static int whole(const char *v, const char *flag, long min, long max, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (v && (end == v || *end || x < min || x > max))
+        return error("invalid value '%s' for %s: expected a whole number from %ld to %ld", v, flag,
+                     min, max),
+               -1;
+    if (v)
+        *out = (int)x;
     return 0;
 }
 
@@ -180,7 +194,6 @@ static int parse(int argc, char **argv, struct survey_opts *o)
 
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
 {
-    double x;
     s->backend = o->backend ? o->backend : "nccl";
     if (strcmp(s->backend, "nccl") && strcmp(s->backend, "mpi") && strcmp(s->backend, "sim"))
         return error("invalid value '%s' for --backend: expected nccl, mpi or sim", s->backend), 2;
@@ -205,32 +218,21 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     if (o->pairs && strcmp(o->pairs, "matchings") && strcmp(o->pairs, "all"))
         return error("invalid value '%s' for --pairs: expected matchings or all", o->pairs), 2;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
-    if (number(o->matchings, "--matchings", 1, 16, &x))
+    int seed = 0;
+    if (whole(o->matchings, "--matchings", 1, 16, &s->matchings) ||
+        whole(o->seed, "--seed", 1, 2147483647, &seed) ||
+        number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance) ||
+        whole(o->max_groups, "--groups-per-launch", 1, 1 << 20, &s->max_groups))
         return 2;
-    s->matchings = o->matchings ? (int)x : 0;
-    if (number(o->seed, "--seed", 1, 2147483647, &x))
-        return 2;
-    s->seed = o->seed ? (unsigned)x : 0;
-    if (number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance))
-        return 2;
-    if (number(o->max_groups, "--groups-per-launch", 1, 1 << 20, &x))
-        return 2;
-    if (o->max_groups && x != floor(x))
-        return error("invalid value '%s' for --groups-per-launch: expected a whole number",
-                     o->max_groups),
-               2;
-    s->max_groups = o->max_groups ? (int)x : 0;
+    s->seed = (unsigned)seed;
     *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
     if (strcmp(l->launcher, "mpirun") && strcmp(l->launcher, "srun"))
         return error("invalid value '%s' for --launcher: expected mpirun or srun", l->launcher), 2;
     if (!strcmp(l->launcher, "srun") && !launch_in_slurm())
         return error("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)"), 2;
-    if (number(o->ppn, "--ppn", 1, 256, &x))
+    l->ppn = !strcmp(s->backend, "nccl") ? 0 : 2;
+    if (whole(o->ppn, "--ppn", 1, 256, &l->ppn) || whole(o->iters, "--iters", 1, 100000, &l->iters))
         return 2;
-    l->ppn = o->ppn ? (int)x : !strcmp(s->backend, "nccl") ? 0 : 2;
-    if (number(o->iters, "--iters", 1, 100000, &x))
-        return 2;
-    l->iters = o->iters ? (int)x : l->iters;
     if (number(o->timeout, "--timeout", 1, 86400, &l->timeout_s))
         return 2;
     s->dir = o->out;

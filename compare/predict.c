@@ -138,20 +138,19 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
     if (is_file && topo_load(&t, in->path))
         is_file = 0;
     json_int_t own = json_integer_value(json_object_get(in->profile, "nodes"));
+    json_t *defaults = json_object(); /* NCCL's defaults: no variable set */
     for (int k = 0; k < n; k++) {
         double bw = -1;
         int predicted = compare_predicted(in);
         struct model m;
         struct model_prediction p;
         if (is_file) {
-            json_t *empty = json_object();
-            if (!model_init(&m, &t, nodes[k], env_lookup, empty) && !m.fault) {
+            if (!model_init(&m, &t, nodes[k], env_lookup, defaults) && !m.fault) {
                 if (params)
                     m.params = *params;
                 if (!model_predict(&m, (size_t)size, &p))
                     bw = p.busbw;
             }
-            json_decref(empty);
             predicted = 1;
         } else if (nodes[k] == (own > 0 ? own : 1)) {
             bw = compare_busbw_at(compare_default_sizes(in), size);
@@ -159,6 +158,7 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
         json_array_append_new(rows, json_pack("{s:i,s:I,s:f,s:b}", "nodes", nodes[k], "size", size,
                                               "busbw", bw, "predicted", predicted));
     }
+    json_decref(defaults);
     topo_release(&t);
     return rows;
 }

@@ -336,8 +336,8 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
     if (gdr_level < 0)
         gdr_level = 4; /* PXB */
-    double rdma = 0, eth = 0, ipoib = 0, efa = 0;
-    int gdr = 1;
+    double rdma = 0, eth = 0, ipoib = 0;
+    int gdr = 1, other_rdma = 0;
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
@@ -345,7 +345,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
             eth += gbs;
         else if (nic->kind == TOPO_NIC_EFA || (!ib_off && is_rdma(nic))) {
             rdma += gbs;
-            efa += nic->kind == TOPO_NIC_EFA ? gbs : 0;
+            other_rdma |= nic->kind != TOPO_NIC_EFA;
         } else
             ipoib += gbs * 0.3; /* IB disabled: its IP interface over sockets */
         int best = 6;
@@ -356,7 +356,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         if (is_rdma(nic) && best > gdr_level)
             gdr = 0;
     }
-    m->efa = rdma > 0 && efa == rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
+    m->efa = rdma > 0 && !other_rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
     if (rdma > 0)
         m->inter_bw =
             rdma * (gdr ? 1.0 : 0.75); /* without GDR data is staged through host memory */

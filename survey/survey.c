@@ -310,39 +310,29 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round, in
 }
 
 /*
- * Class statistics of the nodes alone and of the pairs of the random rounds (a focused round
- * measures suspects again and again: counted, they would make a bad node look like the class).
+ * Each class's median and spread, into s->classes: of its nodes alone (alone), or of its pairs
+ * of the random rounds (a focused round measures suspects again and again: counted, they would
+ * make a bad node look like the class).
  */
-static void class_stats(struct survey *s, const char *cls, double *im, double *imad, double *pm,
-                        double *pmad)
-{
-    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + s->npairs + 1));
-    int k = 0;
-    for (int i = 0; i < s->nnodes; i++)
-        if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
-            v[k++] = s->nodes[i].intra;
-    robust(v, k, im, imad);
-    k = 0;
-    for (int p = 0; p < s->npairs; p++)
-        if (!s->pairs[p].focused && !strcmp(s->nodes[s->pairs[p].a].class_id, cls))
-            v[k++] = s->pairs[p].busbw;
-    robust(v, k, pm, pmad);
-    free(v);
-}
-
-/* Each class's median and spread of the nodes alone (alone) or of the pairs, into s->classes. */
 static void store_class_stats(struct survey *s, int alone)
 {
+    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + s->npairs + 1)), median, spread;
     const char *cls;
     json_t *c;
     json_object_foreach(s->classes, cls, c)
     {
-        double im, imad, pm, pmad;
-        class_stats(s, cls, &im, &imad, &pm, &pmad);
-        json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(alone ? im : pm));
-        json_object_set_new(c, alone ? "alone_spread" : "pair_spread",
-                            json_real(alone ? imad : pmad));
+        int k = 0;
+        for (int i = 0; alone && i < s->nnodes; i++)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
+                v[k++] = s->nodes[i].intra;
+        for (int p = 0; !alone && p < s->npairs; p++)
+            if (!s->pairs[p].focused && !strcmp(s->nodes[s->pairs[p].a].class_id, cls))
+                v[k++] = s->pairs[p].busbw;
+        robust(v, k, &median, &spread);
+        json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(median));
+        json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(spread));
     }
+    free(v);
 }
 
 static json_t *class_entry(struct survey *s, const char *cls)

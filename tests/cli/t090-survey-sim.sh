@@ -105,6 +105,9 @@ assert not [l for l in ls if l["stage"] == "alone-again"], [l["stage"] for l in 
 PY
 expect_exit 2 "--groups-per-launch 2.5 refused" -- "$TOPOTUNE" survey --backend sim \
     --cluster clean.json --groups-per-launch 2.5 --out g25
+expect_exit 2 "--matchings 2.5 refused (every count is a whole number)" -- "$TOPOTUNE" survey \
+    --backend sim --cluster clean.json --matchings 2.5 --out m25
+expect_stderr_has "expected a whole number from 1 to 16" "said why"
 
 # --resume replays: nothing is launched again, the verdicts are the same; a torn line is cut.
 lines=$(wc -l <f/launches.jsonl)
