@@ -195,6 +195,10 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
 
 static int run(struct bench_ctx *c, const struct bench_backend *b)
 {
+    /* From the first collective on: a peer that cannot be reached (a blocked port, the wrong
+     * NIC) hangs the first connection, and nothing but the watchdog ends that in time. */
+    bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
+    bench_stage(c, "init");
     int rc = gather_hosts(c);
     if (rc)
         return rc;
@@ -212,8 +216,7 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
         json_decref(groups);
         bench_split_comm(c);
     }
-    bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
-    bench_stage(c, "init");
+    bench_stage(c, "init"); /* the backend's own start gets a whole deadline */
     c->devices = json_array();
     rc = c->group >= 0 ? b->init(c) : 0;
     /* Every process must agree that init worked before anyone waits in a collective. */

@@ -18,6 +18,9 @@
 #   mn_cut_host H  takes H's link down: it stays up but silent, packets are dropped.
 #   mn_slow_link H RATE   H's link shaped to RATE (tc tbf, both directions: "50mbit").
 #   mn_lossy_link H PCT   H's link drops PCT% of packets (tc netem loss, both directions).
+#   mn_block_ports H PORT MASK  TCP to ports PORT..(PORT|~MASK) held back on H's link, both
+#                  directions (tc u32 filters: the port and mask as u32 matches them, 0xfff8 for 8),
+#                  everything else goes through: a firewall that lets the launch in, not MPI.
 #   mn_slow_host H PCT    every process on H gets PCT% of one CPU in all (a cgroup's CPU quota:
 #                  cpu.max under cgroup v2, cpu.cfs_quota_us under v1); a background loop moves
 #                  the processes of H's namespace into the cgroup as they appear; after mn_up.
@@ -149,6 +152,22 @@ mn_slow_link() {
 mn_lossy_link() {
     ip netns exec "$MN_TAG-head" tc qdisc add dev "v$1" root netem loss "$2%" &&
         ip netns exec "$MN_TAG-$1" tc qdisc add dev "$(mn_ifname "$1")" root netem loss "$2%"
+}
+
+mn_block_ports() {
+    # the head's end of H's veth carries what comes to H, H's own end what leaves it
+    mn_hold_tcp "$MN_TAG-head" "v$1" "$2" "$3" && mn_hold_tcp "$MN_TAG-$1" "$(mn_ifname "$1")" "$2" "$3"
+}
+
+# This kernel has no tc drop action (nor iptables here): matching packets go to an htb class of
+# 8 bit/s with a 1-byte burst instead, where a SYN waits a minute: as good as dropped for a test.
+mn_hold_tcp() { # NAMESPACE DEVICE PORT MASK
+    local tc=(ip netns exec "$1" tc)
+    "${tc[@]}" qdisc add dev "$2" root handle 1: htb default 1 r2q 1 &&
+        "${tc[@]}" class add dev "$2" parent 1: classid 1:1 htb rate 10gbit quantum 60000 &&
+        "${tc[@]}" class add dev "$2" parent 1: classid 1:2 htb rate 8bit ceil 8bit burst 1 cburst 1 quantum 1500 &&
+        "${tc[@]}" filter add dev "$2" parent 1: protocol ip prio 1 u32 \
+            match ip protocol 6 0xff match ip dport "$3" "$4" flowid 1:2
 }
 
 # The processes rsh-agent.sh starts live in mount namespaces without the cgroup file system

@@ -3,8 +3,9 @@
 # Sweeps across simulated hosts (tests/multinode/hosts.sh): the mpi space with real ranks on h1
 # and h2 over TCP between namespaces, Open MPI's TCP pinned to the subnet the hosts' mapping shows
 # (not the docker0 every host has); a sim sweep of the hosts' class (two HGX H100 nodes); hosts of
-# two classes refused; a host killed mid-run, and one cut off silently mid-run: the run is
-# classified, the sweep goes on, nothing hangs or is left behind.
+# two classes refused; a host killed mid-run, one cut off silently mid-run, and one whose firewall
+# drops MPI's connections: the run is classified, the sweep goes on, nothing hangs or is left
+# behind.
 # shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
 # shellcheck source=hosts.sh
@@ -15,10 +16,15 @@ mn_up 2 || { fail "the hosts did not come up"; finish; exit 1; }
 
 # 1. The mpi space, one run per configuration, ranks on h1 and h2.
 expect_exit 0 "mpi sweep across h1,h2" -- mn_head "$TOPOTUNE" sweep --backend mpi --launcher mpirun \
-    --hosts h1,h2 --space "$spaces/mpi-default.json" --repeat 1 --out "$TEST_TMP/mpi"
-check "every run on both hosts; shared memory alone cannot join them" python3 - "$TEST_TMP/mpi" <<'PY'
+    --hosts h1,h2 --space "$spaces/mpi-default.json" --repeat 1 --timeout 20 --out "$TEST_TMP/mpi"
+# Open MPI 4.1's TCP wire-up between these namespaces has hung once in about a thousand runs
+# here (once in CI, never reproduced in 600 runs at hand: stage and log printed below when it
+# does). Such a run is classified (timeout) like any other; the check then needs that one
+# configuration to run clean alone, so a configuration that cannot work still fails it.
+check "every run on both hosts; shared memory alone cannot join them" python3 - "$TEST_TMP/mpi" \
+    "$TEST_TMP/again.json" <<'PY'
 import json, sys
-d = sys.argv[1]
+d, again = sys.argv[1:3]
 sweep = json.load(open(f"{d}/sweep.json"))
 assert sweep["btl_tcp_if_include"] == "10.77.0.0/24", sweep["btl_tcp_if_include"]  # not 172.17.0.0/16
 assert all(any(f["name"] == "docker0" for f in n["interfaces"]) for n in sweep["host_nodes"])
@@ -26,15 +32,42 @@ assert [n["host"] for n in sweep["host_nodes"]] == ["h1", "h2"]
 assert sweep["np"] == 2 and sweep["hosts"] == "h1,h2"
 runs = [json.loads(l) for l in open(f"{d}/results.jsonl")]
 assert len(runs) == 40, len(runs)
+odd = []
 for r in runs:
     btl = r["env"].get("OMPI_MCA_btl")
     if btl == "self,vader":  # no transport between hosts: MPI_Init fails
         assert r["outcome"] == "launch-failed", r
+    elif r["outcome"] != "ok":
+        odd.append(r)
     else:
-        assert r["outcome"] == "ok", (r["env"], r["outcome"], r["stderr_tail"])
         assert sorted(r["hosts"]) == ["h1", "h2"], r["hosts"]
         assert all(s["wrong"] == 0 for s in r["sizes"])
+for r in odd:
+    print("not ok:", r["env"], r["outcome"], "stage", r["stage"], "wall", r["wall_s"],
+          "deadline", r["deadline_s"], "sizes", len(r["sizes"]), "stderr:", r["stderr_tail"][-400:])
+    print("its log:", open(f"{d}/{r['log']}", errors="replace").read()[-1500:])
+assert len(odd) <= 1 and all(r["outcome"] == "timeout" for r in odd), [r["outcome"] for r in odd]
+if odd:  # that configuration alone, once more
+    space = sweep["space"]
+    space["vars"] = {k: [odd[0]["env"].get(k)] for k in space["vars"]}
+    space.pop("exclude", None)
+    json.dump(space, open(again, "w"))
 PY
+if [ -f "$TEST_TMP/again.json" ]; then
+    expect_exit 0 "the configuration that hung, run again" -- mn_head "$TOPOTUNE" sweep --backend mpi \
+        --launcher mpirun --hosts h1,h2 --space "$TEST_TMP/again.json" --repeat 1 --timeout 20 \
+        --out "$TEST_TMP/again"
+    check "run again alone (the defaults beside it), it is ok on both hosts" \
+        python3 -c '
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+space = json.load(open(sys.argv[2]))
+env = {k: v[0] for k, v in space["vars"].items() if v[0] is not None}
+assert [r["env"] for r in runs].count(env) == 1, [r["env"] for r in runs]
+for r in runs:
+    assert r["outcome"] == "ok" and sorted(r["hosts"]) == ["h1", "h2"], (r["env"], r["outcome"])
+' "$TEST_TMP/again/results.jsonl" "$TEST_TMP/again.json"
+fi
 
 # 2. A sim sweep of the hosts' class: the topology comes from mapping them.
 mn_down
@@ -137,6 +170,37 @@ assert hit[0]["wall_s"] <= hit[0]["deadline_s"] + 5, (hit[0]["wall_s"], hit[0]["
 assert all(r["outcome"] != "ok" for r in runs[runs.index(hit[0]) + 1:])
 PY
 check "no rank or daemon left after the cut" test -z "$(mn_strays)"
+
+# 5. A firewall that lets the launch in but drops MPI's own connections (Open MPI's TCP pinned to
+# ports 41000-41007, dropped on h2's link): the ranks' first exchange hangs in connect(). Their
+# watchdog ends the run at its -T deadline, naming stage init, long before the sweep's deadline
+# for the whole run (-T times 1 + sizes / 4).
+mn_down
+mn_up 2 || { fail "the hosts did not come up for the firewall"; finish; exit 1; }
+mn_block_ports h2 41000 0xfff8 || fail "tc could not filter h2's ports"
+cat >"$TEST_TMP/ports.json" <<'EOF'
+{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "4M", "factor": 2},
+ "fixed": {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_port_min_v4": "41000",
+           "OMPI_MCA_btl_tcp_port_range_v4": "8"},
+ "vars": {"OMPI_MCA_coll_tuned_use_dynamic_rules": [null]},
+ "repeat": 1, "iters": 5, "warmup": 1, "timeout_s": 3}
+EOF
+mn_head "$TOPOTUNE" sweep --backend mpi --hosts h1,h2 --space "$TEST_TMP/ports.json" \
+    --out "$TEST_TMP/ports" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+check "the sweep ended by itself (exit $rc)" test "$rc" -le 1
+check "the hung first exchange ended by the ranks' watchdog, at stage init" python3 - "$TEST_TMP/ports" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(f"{sys.argv[1]}/results.jsonl")]
+assert len(runs) == 1, len(runs)
+r = runs[0]
+print("outcome", r["outcome"], "stage", r["stage"], "wall", r["wall_s"], "of", r["deadline_s"])
+assert r["outcome"] == "timeout" and r["stage"] == "init", (r["outcome"], r["stage"], r["stderr_tail"])
+log = open(f"{sys.argv[1]}/{r['log']}", errors="replace").read()
+assert "no progress for 3 s in stage init" in log, log[-2000:]
+assert r["deadline_s"] >= 18 and r["wall_s"] < 12, (r["wall_s"], r["deadline_s"])
+PY
+check "no rank or daemon left after the firewall" test -z "$(mn_strays)"
 
 mn_down
 check "nothing left behind: $(mn_leftovers | head -3 | tr '\n' ' ')" test -z "$(mn_leftovers)"
