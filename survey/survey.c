@@ -55,16 +55,43 @@ static json_t *groups_json(const struct survey *s, const struct survey_group *g,
     return a;
 }
 
+/* Launches to measure one round of n groups. */
+static int launches_for(const struct survey *s, int groups)
+{
+    return s->max_groups > 0 && groups > s->max_groups
+               ? (groups + s->max_groups - 1) / s->max_groups
+               : 1;
+}
+
+/*
+ * The launches a survey takes when nothing fails, roughly: the nodes alone, the pair rounds (n/2
+ * pairs each), the repeat and two focused rounds (a few pairs each), the whole cluster. Failures
+ * add bisections; a class's odd node adds rounds under --pairs all.
+ */
+static int launches_planned(const struct survey *s)
+{
+    int rounds = s->all_pairs ? s->nnodes - 1 + s->nnodes % 2 : s->matchings;
+    return launches_for(s, s->nnodes) + rounds * launches_for(s, s->nnodes / 2) + 3 +
+           (int)json_object_size(s->classes);
+}
+
 static void show_progress(struct survey *s, const char *stage, int n, int rc, double wall)
 {
     if (util_log_level() < UTIL_LOG_INFO)
         return;
-    /* what is left, roughly: the focused rounds and the whole cluster */
+    /* the launches left at the mean time per launch so far; in the last stage, its own */
+    int planned = launches_planned(s), left = planned - s->rounds;
+    if (strcmp(stage, "whole") == 0) /* one per class; this one is not in s->whole yet */
+        left = (int)json_object_size(s->classes) - (int)json_array_size(s->whole) - 1;
+    else if (left < 1)
+        left = 1;
+    if (left < 0)
+        left = 0;
+    planned = s->rounds + left;
     double per = s->rounds ? s->wall_s / s->rounds : wall;
-    int left = !strcmp(stage, "whole") ? 1 : !strcmp(stage, "focus") ? 3 : 2 + s->matchings + 3;
-    fprintf(stderr, "[launch %d] %s: %d group%s %s (%.1f s%s) | ETA %.0f s\n", s->rounds, stage, n,
-            n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall, s->probe.predicted ? " predicted" : "",
-            per * left);
+    fprintf(stderr, "[launch %d of ~%d] %s: %d group%s %s (%.1f s%s) | ETA %.0f s\n", s->rounds,
+            planned, stage, n, n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall,
+            s->probe.predicted ? " predicted" : "", per * left);
 }
 
 /* DIR/launches.jsonl cut back to the launches replayed so far (written whole, then renamed). */

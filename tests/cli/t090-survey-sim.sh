@@ -103,6 +103,23 @@ alone = [len(l["groups"]) for l in ls if l["stage"] == "alone"]
 assert alone == [3, 3, 3, 3, 2, 2], alone
 assert not [l for l in ls if l["stage"] == "alone-again"], [l["stage"] for l in ls]
 PY
+# The progress lines count the launches a round takes at 3 groups each: at the first launch, the
+# planned count and the time left cover them all (not one launch per round, as once).
+"$TOPOTUNE" survey --backend sim --cluster clean.json --groups-per-launch 3 --out clean-g3-eta \
+    2>clean-g3-eta.err
+check "progress: launch i of ~N, the time left by the launches left" python3 - clean-g3-eta <<'PY'
+import json, re, sys
+d = sys.argv[1]
+lines = [re.match(r"\[launch (\d+) of ~(\d+)\] (\S+): .*\((\S+) s predicted\) \| ETA (\d+) s$", l)
+         for l in open(d + ".err") if l.startswith("[launch")]
+walls = [json.loads(l)["wall_s"] for l in open(d + "/launches.jsonl")]
+assert all(lines) and len(lines) == len(walls) == 16, (len(lines), len(walls))
+first, last = lines[0].groups(), lines[-1].groups()
+assert 16 <= int(first[1]) <= 16 + 3, first  # at most the repeat and two focus rounds over
+left = sum(walls[1:])
+assert 0.5 * left <= float(first[4]) <= 2 * left, (first, left)
+assert last[0] == last[1] == "16" and last[2] == "whole" and last[4] == "0", last
+PY
 expect_exit 2 "--groups-per-launch 2.5 refused" -- "$TOPOTUNE" survey --backend sim \
     --cluster clean.json --groups-per-launch 2.5 --out g25
 expect_exit 2 "--matchings 2.5 refused (every count is a whole number)" -- "$TOPOTUNE" survey \
