@@ -173,14 +173,16 @@ mn_hold_tcp() { # NAMESPACE DEVICE PORT MASK
 # The processes rsh-agent.sh starts live in mount namespaces without the cgroup file system
 # (`ip netns exec` remounts /sys), so the move is made from here: every 20 ms, each process of the
 # host's network namespace goes into the cgroup (its later children are born there).
+# The quota is the kernel's least, 1 ms, in a period of 100 / PCT ms (20 ms for 5%): with the
+# default 100 ms period a short measurement could fit in one period's quota and not be slow.
 mn_slow_host() {
-    local dir quota=$(($2 * 1000))
+    local dir quota=1000 period=$((100000 / $2))
     if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         dir=/sys/fs/cgroup/$MN_TAG-$1
-        mkdir "$dir" && echo "$quota 100000" >"$dir/cpu.max" || return 1
+        mkdir "$dir" && echo "$quota $period" >"$dir/cpu.max" || return 1
     elif [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
         dir=/sys/fs/cgroup/cpu/$MN_TAG-$1
-        mkdir "$dir" && echo 100000 >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us" || return 1
+        mkdir "$dir" && echo "$period" >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us" || return 1
     else
         echo "mn_slow_host: no cgroup CPU controller here" >&2
         return 1
