@@ -120,7 +120,7 @@ static int mpi_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     if (rc)
         return rc; /* failed in warm-up: the stage says so */
     bench_stage(c, "size:%zu", bytes);
-    bench_hook_stall(c);
+    bench_hook_stall(c, "size");
     if (MPI_Barrier(c->comm) != MPI_SUCCESS)
         rc = BENCH_EXIT_COMM;
     double t0 = MPI_Wtime();

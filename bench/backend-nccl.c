@@ -358,7 +358,7 @@ static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct benc
     if (rc)
         return rc; /* each failure keeps the stage it happened in */
     bench_stage(c, "size:%zu", bytes);
-    bench_hook_stall(c);
+    bench_hook_stall(c, "size");
     rc = batch(c, s, count, in_place, o->iters);
     r->time_us = 0;
     for (int g = 0; !rc && g < s->ngpus; g++) {

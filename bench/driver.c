@@ -195,15 +195,17 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
 
 static int run(struct bench_ctx *c, const struct bench_backend *b)
 {
-    /* From the first collective on: a peer that cannot be reached (a blocked port, the wrong
-     * NIC) hangs the first connection, and nothing but the watchdog ends that in time. */
+    /* The report first, then the watchdog from the first collective on: a peer that cannot be
+     * reached (a blocked port, the wrong NIC) hangs the first connection, and nothing but the
+     * watchdog ends that in time, with its error and end events. */
+    int opened = bench_report_open(c), worst_open = opened;
     bench_watchdog_start(c, strcmp(b->name, "nccl") == 0 ? 2.0 : 0.0);
     bench_stage(c, "init");
+    bench_hook_stall(c, "init");
     int rc = gather_hosts(c);
     if (rc)
-        return rc;
-    int opened = bench_report_open(c), worst_open = opened;
-    if (c->mpi) /* process 0 opens the file; nobody goes on without it */
+        return bench_report_end(c, rc);
+    if (c->mpi) /* process 0 opened the file; nobody goes on without it */
         MPI_Allreduce(&opened, &worst_open, 1, MPI_INT, MPI_MAX, c->comm);
     if (worst_open)
         return BENCH_EXIT_USAGE;
@@ -272,6 +274,7 @@ int bench_main(int argc, char **argv)
     c.rank = c.proc * o.ngpus;
     c.nranks = c.nprocs * o.ngpus;
     rc = run(&c, b);
+    bench_stage_done(); /* also after an early return: MPI_Finalize is not a stage */
     if (b->release && c.group >= 0)
         b->release(&c);
     json_decref(c.hosts);

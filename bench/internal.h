@@ -92,7 +92,9 @@ int bench_watchdog_start(const struct bench_ctx *c, double grace_s);
 int bench_deadline_passed(void);
 
 /* Test-only hooks, off unless their variables are set (see bench/hooks.c). */
-void bench_hook_stall(const struct bench_ctx *c);
+/* Stalls for ever where the stage's hook names this rank: "init" (before the first exchange),
+ * any other stage (its first timed size). */
+void bench_hook_stall(const struct bench_ctx *c, const char *stage);
 void bench_hook_corrupt(const struct bench_ctx *c, void *buf, size_t count);
 
 /* A size's result once combined over ranks. */

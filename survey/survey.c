@@ -58,21 +58,50 @@ static json_t *groups_json(const struct survey *s, const struct survey_group *g,
 /* Launches to measure one round of n groups. */
 static int launches_for(const struct survey *s, int groups)
 {
+    if (groups <= 0)
+        return 0;
     return s->max_groups > 0 && groups > s->max_groups
                ? (groups + s->max_groups - 1) / s->max_groups
                : 1;
 }
 
+/* The whole-cluster launches: one per class with two nodes or more not excluded. */
+static int whole_launches(const struct survey *s)
+{
+    const char *cls;
+    json_t *c;
+    int n = 0;
+    json_object_foreach(s->classes, cls, c)
+    {
+        int k = 0;
+        for (int i = 0; i < s->nnodes; i++)
+            k += s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
+                 !survey_excluded(s, i);
+        n += k >= 2;
+    }
+    return n;
+}
+
 /*
- * The launches a survey takes when nothing fails, roughly: the nodes alone, the pair rounds (n/2
- * pairs each), the repeat and two focused rounds (a few pairs each), the whole cluster. Failures
- * add bisections; a class's odd node adds rounds under --pairs all.
+ * The launches a survey takes when nothing is slow or fails: the nodes alone, the pair rounds
+ * (all classes' pairs in each), the whole cluster. The repeat and focused rounds of suspects and
+ * the bisections of failed launches come on top.
  */
 static int launches_planned(const struct survey *s)
 {
-    int rounds = s->all_pairs ? s->nnodes - 1 + s->nnodes % 2 : s->matchings;
-    return launches_for(s, s->nnodes) + rounds * launches_for(s, s->nnodes / 2) + 3 +
-           (int)json_object_size(s->classes);
+    const char *cls;
+    json_t *c;
+    int nodes = 0, pairs = 0, rounds = s->all_pairs ? 0 : s->matchings;
+    json_object_foreach(s->classes, cls, c)
+    {
+        int n = (int)json_integer_value(json_object_get(c, "nodes"));
+        nodes += n;
+        pairs += n / 2;
+        if (s->all_pairs && n - 1 + n % 2 > rounds) /* the circle method's rounds */
+            rounds = n - 1 + n % 2;
+    }
+    return launches_for(s, nodes) + (pairs ? rounds * launches_for(s, pairs) : 0) +
+           whole_launches(s);
 }
 
 static void show_progress(struct survey *s, const char *stage, int n, int rc, double wall)
@@ -80,17 +109,16 @@ static void show_progress(struct survey *s, const char *stage, int n, int rc, do
     if (util_log_level() < UTIL_LOG_INFO)
         return;
     /* the launches left at the mean time per launch so far; in the last stage, its own */
-    int planned = launches_planned(s), left = planned - s->rounds;
-    if (strcmp(stage, "whole") == 0) /* one per class; this one is not in s->whole yet */
-        left = (int)json_object_size(s->classes) - (int)json_array_size(s->whole) - 1;
+    int left = launches_planned(s) - s->rounds;
+    if (strcmp(stage, "whole") == 0) /* this one is not in s->whole yet */
+        left = whole_launches(s) - (int)json_array_size(s->whole) - 1;
     else if (left < 1)
         left = 1;
     if (left < 0)
         left = 0;
-    planned = s->rounds + left;
     double per = s->rounds ? s->wall_s / s->rounds : wall;
     fprintf(stderr, "[launch %d of ~%d] %s: %d group%s %s (%.1f s%s) | ETA %.0f s\n", s->rounds,
-            planned, stage, n, n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall,
+            s->rounds + left, stage, n, n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall,
             s->probe.predicted ? " predicted" : "", per * left);
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The benchmark's failure paths on real ranks: corrupted results (exit 7), a stalled rank
-# under -T (exit 4, stage named), no GPU for the nccl backend (exit 2, fast), bad usage (exit 6,
-# the real range named), a run that would measure nothing (exit 6), host memory that cannot be
-# had (exit 1, nccl-tests' internal error, not 3: MPI and NCCL did nothing wrong).
+# The benchmark's failure paths on real ranks: corrupted results (exit 7), a stalled rank under
+# -T at a size and before the first exchange (exit 4, stage named), no GPU for the nccl backend
+# (exit 2, fast), bad usage (exit 6, the real range named), a run that would measure nothing
+# (exit 6), host memory that cannot be had (exit 1, nccl-tests' internal error, not 3: MPI and
+# NCCL did nothing wrong).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +28,20 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 assert ev[-2]["event"] == "error" and ev[-2]["stage"] == "size:8"
 assert ev[-1]["outcome"] == "timeout" and ev[-1]["exit_code"] == 4' "$TEST_TMP/t.json"
+
+# A rank that never reaches the first exchange (a peer that cannot be reached): the others' -T
+# watchdog ends the run at stage init, with its error and end events.
+start=$(date +%s)
+expect_exit 4 "a rank stalled before the first exchange, under -T 2" -- timeout 60 bash -c \
+    "$(declare -f mpirun_np); mpirun_np 2 TOPOTUNE_BENCH_TEST_STALL_INIT=1 '$TOPOTUNE_BENCH' --backend mpi -b 8 -e 1K -f 2 -n 2 -T 2 --json '$TEST_TMP/i.json'"
+elapsed=$(($(date +%s) - start))
+check "timeout fires within 15 s (took ${elapsed}s)" test "$elapsed" -lt 15
+expect_stderr_has "no progress for 2 s in stage init" "the stage is named"
+check "timeout events at stage init" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-2]["event"] == "error" and ev[-2]["stage"] == "init", ev
+assert ev[-1]["outcome"] == "timeout" and ev[-1]["exit_code"] == 4, ev' "$TEST_TMP/i.json"
 
 # (CUDA_VISIBLE_DEVICES hides any GPU this machine has: the test means the same with one)
 start=$(date +%s)

@@ -115,7 +115,7 @@ lines = [re.match(r"\[launch (\d+) of ~(\d+)\] (\S+): .*\((\S+) s predicted\) \|
 walls = [json.loads(l)["wall_s"] for l in open(d + "/launches.jsonl")]
 assert all(lines) and len(lines) == len(walls) == 16, (len(lines), len(walls))
 first, last = lines[0].groups(), lines[-1].groups()
-assert 16 <= int(first[1]) <= 16 + 3, first  # at most the repeat and two focus rounds over
+assert first[1] == "16", first  # 6 launches alone, 3 rounds of 8 pairs in 3 each, 1 whole
 left = sum(walls[1:])
 assert 0.5 * left <= float(first[4]) <= 2 * left, (first, left)
 assert last[0] == last[1] == "16" and last[2] == "whole" and last[4] == "0", last

@@ -21,8 +21,8 @@
 #   mn_block_ports H PORT MASK  TCP to ports PORT..(PORT|~MASK) held back on H's link, both
 #                  directions (tc u32 filters: the port and mask as u32 matches them, 0xfff8 for 8),
 #                  everything else goes through: a firewall that lets the launch in, not MPI.
-#   mn_slow_host H PCT    every process on H gets PCT% of one CPU in all (a cgroup's CPU quota:
-#                  cpu.max under cgroup v2, cpu.cfs_quota_us under v1); a background loop moves
+#   mn_slow_host H PCT    every process on H gets PCT% (1 to 100) of one CPU in all (a cgroup's
+#                  CPU quota: cpu.max under cgroup v2, cpu.cfs_quota_us under v1); a loop moves
 #                  the processes of H's namespace into the cgroup as they appear; after mn_up.
 #   mn_strays      prints the pids in the hosts' namespaces besides their holders.
 #   mn_down        removes everything mn_up made.
@@ -176,13 +176,21 @@ mn_hold_tcp() { # NAMESPACE DEVICE PORT MASK
 # The quota is the kernel's least, 1 ms, in a period of 100 / PCT ms (20 ms for 5%): with the
 # default 100 ms period a short measurement could fit in one period's quota and not be slow.
 mn_slow_host() {
-    local dir quota=1000 period=$((100000 / $2))
+    local dir quota=1000 period
+    if [ "$2" -lt 1 ] || [ "$2" -gt 100 ]; then
+        echo "mn_slow_host: PCT from 1 to 100, not $2" >&2
+        return 1
+    fi
+    period=$((100000 / $2))
     if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         dir=/sys/fs/cgroup/$MN_TAG-$1
-        mkdir "$dir" && echo "$quota $period" >"$dir/cpu.max" || return 1
+        mkdir "$dir" || return 1
+        echo "$quota $period" >"$dir/cpu.max" || { rmdir "$dir"; return 1; }
     elif [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
         dir=/sys/fs/cgroup/cpu/$MN_TAG-$1
-        mkdir "$dir" && echo "$period" >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us" || return 1
+        mkdir "$dir" || return 1
+        { echo "$period" >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us"; } ||
+            { rmdir "$dir"; return 1; }
     else
         echo "mn_slow_host: no cgroup CPU controller here" >&2
         return 1
