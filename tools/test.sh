@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Quick start, part two: install what is missing, then build and run the whole suite:
-# style checks, the fuzz targets (TOPOTUNE_FUZZ_SECONDS each, default 20), the tests plain,
-# and the tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# style checks, the fuzz targets (TOPOTUNE_FUZZ_SECONDS each, default 20, two at a time on the
+# two cores), the tests plain, and the tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -12,20 +13,31 @@ git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror
 git ls-files -- '*.sh' .ci/run | xargs shellcheck -x
 
 seconds=${TOPOTUNE_FUZZ_SECONDS:-20}
-echo "== fuzz: every parser of untrusted text, ${seconds} s each"
+echo "== fuzz: every parser of untrusted text, ${seconds} s each, two at a time"
 tools/build.sh fuzz >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in topology hwloc-xml space sweepdir tuner-table; do
-    seeds=tests/fuzz/corpus-$target
+fuzz() { # TARGET: its run's exit status in $work/TARGET.rc (libFuzzer is one process, one core)
+    local target=$1 seeds=tests/fuzz/corpus-$1 leaks=1
     [ -d "$seeds" ] || seeds=tests/fuzz/corpus
     mkdir -p "$work/$target"
     cp "$seeds"/* "$work/$target/"
-    echo "fuzz-$target:"
-    leaks=1 # hwloc 2.9 leaks the objects of an import it gives up on: not ours to find
+    # hwloc 2.9 leaks the objects of an import it gives up on: not ours to find
     [ "$target" = hwloc-xml ] && leaks=0
-    if ! build-fuzz/tests/fuzz-$target -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
-        -detect_leaks=$leaks "$work/$target" >"$work/$target.log" 2>&1; then
+    local rc=0
+    "build-fuzz/tests/fuzz-$target" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+        -detect_leaks=$leaks "$work/$target" >"$work/$target.log" 2>&1 || rc=$?
+    echo "$rc" >"$work/$target.rc"
+}
+targets=(topology hwloc-xml space sweepdir tuner-table)
+for target in "${targets[@]}"; do
+    [ "$(jobs -rp | wc -l)" -ge 2 ] && wait -n
+    fuzz "$target" &
+done
+wait
+for target in "${targets[@]}"; do
+    echo "fuzz-$target:"
+    if [ "$(cat "$work/$target.rc")" != 0 ]; then
         grep -v -E '^#[0-9]+ ' "$work/$target.log" | tail -n 60
         echo "fuzz-$target: FAILED: the input that failed is the crash-*, leak-* or timeout-* file here"
         exit 1
