@@ -498,11 +498,14 @@ static void progress(struct sweep *sw, const struct planned_run *r, const json_t
     json_t *v;
     json_object_foreach(json_object_get(r->config, "env"), k, v)
         util_buf_addf(&env, "%s%s=%s", env.len ? " " : "", k, json_string_value(v));
+    /* the configuration that sets nothing: the library's own defaults (the sim models NCCL) */
+    const char *what = env.len                           ? util_buf_str(&env)
+                       : strcmp(sw->backend, "mpi") == 0 ? "(MPI defaults)"
+                                                         : "(NCCL defaults)";
     if (util_log_level() >= UTIL_LOG_INFO)
         fprintf(stderr, "%s[%d/%d] %s %s %s%d: %s%s%.2f GB/s | best %.2f GB/s (%s) | ETA %.0fs%s",
                 isatty(STDERR_FILENO) ? "\r\033[K" : "", sw->done, sw->total,
-                json_string_value(json_object_get(r->config, "id")),
-                env.len ? util_buf_str(&env) : "(NCCL defaults)", r->final ? "r" : "rung ",
+                json_string_value(json_object_get(r->config, "id")), what, r->final ? "r" : "rung ",
                 r->final ? r->rep : r->rung, outcome, strcmp(outcome, "ok") ? " " : " ", obj,
                 sw->best, sw->best_id[0] ? sw->best_id : "-", eta,
                 isatty(STDERR_FILENO) ? "" : "\n");

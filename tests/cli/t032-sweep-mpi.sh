@@ -23,6 +23,8 @@ EOF
 chmod +x "$TEST_TMP/bench-wrapper.sh"
 expect_exit 0 "mpi sweep, 2 ranks" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-wrapper.sh" "$TOPOTUNE" sweep --backend mpi --np 2 --space "$TEST_TMP/space.json" \
     --out "$TEST_TMP/mpi"
+expect_stderr_has "(MPI defaults) r0" "the run without a variable set is MPI's defaults"
+check "and not NCCL's" test "$(grep -c "NCCL defaults" "$TEST_TMP/err")" = 0
 check "real ranks, every run ok" python3 - "$TEST_TMP/mpi/results.jsonl" <<'PY'
 import collections, json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
