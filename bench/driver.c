@@ -53,6 +53,7 @@ static int gather_hosts(struct bench_ctx *c)
         if (p < c->proc && strcmp(h, me) == 0)
             c->local_proc++;
     }
+    c->world_nodes = c->nodes; /* --split makes c->nodes its group's */
     free(all);
     return 0;
 }

@@ -51,7 +51,7 @@ struct bench_ctx {
     /* --split: comm, proc, nprocs, rank, nranks and nodes are this process's group's; the world
      * is every process of the launch; process 0 of the world writes the output */
     MPI_Comm world;
-    int world_proc, world_nprocs;
+    int world_proc, world_nprocs, world_nodes;
     int group;        /* this process's group, -1: its host is in none (it only waits) */
     int ngroups;      /* 0: no --split */
     int report_group; /* 1 + the group bench_report_size writes a line for; 0: none */

@@ -73,19 +73,6 @@ static const char *outcome_of(int code)
     }
 }
 
-/* How many different names the array holds. */
-static int distinct(const json_t *names)
-{
-    int n = 0;
-    for (size_t i = 0; i < json_array_size(names); i++) {
-        size_t j = 0;
-        while (j < i && !json_equal(json_array_get(names, i), json_array_get(names, j)))
-            j++;
-        n += j == i;
-    }
-    return n;
-}
-
 void bench_report_header(const struct bench_ctx *c, const char *device_lines, json_t *versions)
 {
     if (!writer(c))
@@ -120,17 +107,17 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
         fflush(rep.text);
         rep.table = 1;
     }
-    /* The launch as a whole: with --split, c's counts are world process 0's group's, and each
-     * group's come with the groups event. */
-    int procs = c->ngroups ? c->world_nprocs : c->nprocs;
+    /* The launch as a whole: with --split, c's own counts are world process 0's group's, and
+     * each group's come with the groups event (the sim's counts are its model's). */
     json_t *e = json_object();
     json_object_set_new(e, "event", json_string("start"));
     json_object_set_new(e, "backend", json_string(o->backend));
     json_object_set_new(e, "predicted", json_boolean(c->predicted));
-    json_object_set_new(e, "ranks", json_integer(c->ngroups ? procs * o->ngpus : c->nranks));
-    json_object_set_new(e, "procs", json_integer(procs));
+    json_object_set_new(e, "ranks",
+                        json_integer(c->ngroups ? c->world_nprocs * o->ngpus : c->nranks));
+    json_object_set_new(e, "procs", json_integer(c->ngroups ? c->world_nprocs : c->nprocs));
     json_object_set_new(e, "gpus_per_proc", json_integer(o->ngpus));
-    json_object_set_new(e, "nodes", json_integer(c->ngroups ? distinct(c->hosts) : c->nodes));
+    json_object_set_new(e, "nodes", json_integer(c->ngroups ? c->world_nodes : c->nodes));
     json_object_set_new(e, "hosts", json_incref(c->hosts));
     json_object_set_new(e, "dtype", json_string(bench_dtype_name(c->dtype)));
     json_object_set_new(e, "op", json_string(bench_op_name(c->op)));
