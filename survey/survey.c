@@ -65,20 +65,26 @@ static int launches_for(const struct survey *s, int groups)
                : 1;
 }
 
-/* The whole-cluster launches: one per class with two nodes or more not excluded. */
+/* The nodes of a class that the whole-cluster stage measures (not excluded), into g when given. */
+static int whole_members(const struct survey *s, const char *cls, struct survey_group *g)
+{
+    int n = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) && !survey_excluded(s, i)) {
+            if (g)
+                g[n] = (struct survey_group){i, -1};
+            n++;
+        }
+    return n;
+}
+
+/* The whole-cluster launches: one per class with two such nodes or more. */
 static int whole_launches(const struct survey *s)
 {
     const char *cls;
     json_t *c;
     int n = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
-        int k = 0;
-        for (int i = 0; i < s->nnodes; i++)
-            k += s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
-                 !survey_excluded(s, i);
-        n += k >= 2;
-    }
+    json_object_foreach(s->classes, cls, c) n += whole_members(s, cls, NULL) >= 2;
     return n;
 }
 
@@ -236,7 +242,7 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
     if (s->max_groups > 0 && n > s->max_groups) {
         /* the fewest launches of at most max_groups, as even as they go (16 by 3: 3,3,3,3,2,2,
          * not 3,3,3,3,3,1 with one node measured under no load) */
-        int k = (n + s->max_groups - 1) / s->max_groups, rc = 0;
+        int k = launches_for(s, n), rc = 0;
         for (int j = 0, i = 0; !rc && j < k; j++) {
             int len = n / k + (j < n % k);
             rc = measure(s, stage, g + i, len, busbw + i, launch ? launch + i : NULL);
@@ -812,11 +818,7 @@ static int stage_whole(struct survey *s)
     int rc = 0;
     json_object_foreach(s->classes, cls, c)
     {
-        int n = 0;
-        for (int i = 0; i < s->nnodes; i++)
-            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
-                !survey_excluded(s, i))
-                g[n++] = (struct survey_group){i, -1};
+        int n = whole_members(s, cls, g);
         if (n < 2)
             continue;
         double bw = 0;
