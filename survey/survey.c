@@ -123,9 +123,10 @@ static void show_progress(struct survey *s, const char *stage, int n, int rc, do
     if (left < 0)
         left = 0;
     double per = s->rounds ? s->wall_s / s->rounds : wall;
-    fprintf(stderr, "[launch %d of ~%d] %s: %d group%s %s (%.1f s%s) | ETA %.0f s\n", s->rounds,
-            s->rounds + left, stage, n, n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall,
-            s->probe.predicted ? " predicted" : "", per * left);
+    const char *predicted = s->probe.predicted ? " predicted" : ""; /* the sim's times */
+    fprintf(stderr, "[launch %d of ~%d] %s: %d group%s %s (%.1f s%s) | ETA %.0f s%s\n", s->rounds,
+            s->rounds + left, stage, n, n == 1 ? "" : "s", rc ? "FAILED" : "ok", wall, predicted,
+            per * left, predicted);
 }
 
 /* DIR/launches.jsonl cut back to the launches replayed so far (written whole, then renamed). */

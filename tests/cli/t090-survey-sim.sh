@@ -110,7 +110,7 @@ PY
 check "progress: launch i of ~N, the time left by the launches left" python3 - clean-g3-eta <<'PY'
 import json, re, sys
 d = sys.argv[1]
-lines = [re.match(r"\[launch (\d+) of ~(\d+)\] (\S+): .*\((\S+) s predicted\) \| ETA (\d+) s$", l)
+lines = [re.match(r"\[launch (\d+) of ~(\d+)\] (\S+): .*\((\S+) s predicted\) \| ETA (\d+) s predicted$", l)
          for l in open(d + ".err") if l.startswith("[launch")]
 walls = [json.loads(l)["wall_s"] for l in open(d + "/launches.jsonl")]
 assert all(lines) and len(lines) == len(walls) == 16, (len(lines), len(walls))
