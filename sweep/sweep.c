@@ -492,7 +492,15 @@ static void progress(struct sweep *sw, const struct planned_run *r, const json_t
     }
     sw->done++;
     sw->spent_s += json_real_value(json_object_get(res, "wall_s"));
-    double eta = sw->ran ? sw->spent_s / sw->ran * (sw->total - sw->done) : 0;
+    /* the defaults' probe for cures runs before the plan: its count and time left are unknown */
+    char count[32], eta[32] = "?";
+    if (sw->total >= sw->done) {
+        snprintf(count, sizeof(count), "%d/%d", sw->done, sw->total);
+        snprintf(eta, sizeof(eta), "%.0fs",
+                 sw->ran ? sw->spent_s / sw->ran * (sw->total - sw->done) : 0);
+    } else {
+        snprintf(count, sizeof(count), "%d/?", sw->done);
+    }
     struct util_buf env = UTIL_BUF_INIT;
     const char *k;
     json_t *v;
@@ -502,13 +510,13 @@ static void progress(struct sweep *sw, const struct planned_run *r, const json_t
     const char *what = env.len                           ? util_buf_str(&env)
                        : strcmp(sw->backend, "mpi") == 0 ? "(MPI defaults)"
                                                          : "(NCCL defaults)";
+    const char *pred = strcmp(sw->backend, "sim") == 0 ? " predicted" : "";
     if (util_log_level() >= UTIL_LOG_INFO)
-        fprintf(stderr, "%s[%d/%d] %s %s %s%d: %s%s%.2f GB/s | best %.2f GB/s (%s) | ETA %.0fs%s",
-                isatty(STDERR_FILENO) ? "\r\033[K" : "", sw->done, sw->total,
+        fprintf(stderr, "%s[%s] %s %s %s%d: %s %.2f GB/s%s | best %.2f GB/s%s (%s) | ETA %s%s",
+                isatty(STDERR_FILENO) ? "\r\033[K" : "", count,
                 json_string_value(json_object_get(r->config, "id")), what, r->final ? "r" : "rung ",
-                r->final ? r->rep : r->rung, outcome, strcmp(outcome, "ok") ? " " : " ", obj,
-                sw->best, sw->best_id[0] ? sw->best_id : "-", eta,
-                isatty(STDERR_FILENO) ? "" : "\n");
+                r->final ? r->rep : r->rung, outcome, obj, pred, sw->best, pred,
+                sw->best_id[0] ? sw->best_id : "-", eta, isatty(STDERR_FILENO) ? "" : "\n");
     util_buf_release(&env);
 }
 

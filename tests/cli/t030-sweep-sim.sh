@@ -10,6 +10,14 @@ spaces="$TOPOTUNE_SRC/profiles/spaces"
 # The acceptance sweep: HGX H100 spec, the quick space.
 expect_exit 0 "quick space on HGX H100" -- "$TOPOTUNE" sweep --backend sim --topology "$specs/hgx-h100.json" \
     --space "$spaces/nccl-quick.json" --out "$TEST_TMP/h100"
+check "progress: every busbw marked predicted; the defaults' probe before the plan counts 1/?" \
+    python3 - "$TEST_TMP/err" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("[")]
+assert lines[0].startswith("[1/?] ") and lines[0].rstrip().endswith("| ETA ?"), lines[0]
+assert all(re.search(r"\[(\d+/\d+|1/\?)\] ", l) for l in lines), lines[:3]
+assert all(re.search(r" GB/s predicted \| best [0-9.]+ GB/s predicted ", l) for l in lines), lines[:3]
+PY
 check "sweep.json, results.jsonl and logs" test -s "$TEST_TMP/h100/sweep.json" -a -s "$TEST_TMP/h100/results.jsonl" \
     -a -n "$(ls "$TEST_TMP/h100/logs")"
 check "every run classified, every configuration twice" python3 - "$TEST_TMP/h100" <<'PY'
