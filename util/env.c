@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The environment that results and profiles may record (docs/design.md, "What results carry"). */
+/* The environment: what files may set (exact names) and what results may record (families). */
 #include "util/env.h"
 
 #include <stdlib.h>
@@ -18,70 +18,171 @@ int util_env_recordable(const char *name)
     return 0;
 }
 
-static const char *const allowed_families[] = {"NCCL_",
-                                               "CUDA_",
-                                               "UCX_",
-                                               "FI_",
-                                               "TORCH_NCCL_",
-                                               "TORCH_DISTRIBUTED_",
-                                               "OMPI_MCA_btl",
-                                               "OMPI_MCA_pml",
-                                               "OMPI_MCA_mtl",
-                                               "OMPI_MCA_coll",
-                                               "OMPI_MCA_osc",
-                                               "OMPI_MCA_oob_tcp_",
-                                               "OMPI_MCA_hwloc_base_",
-                                               "OMPI_MCA_rmaps_base_"};
+/* Which variables a file or a flag may set: an allow-list of exact names the tool tunes. */
+static const char *const settable[] = {
+    /* NCCL: algorithm, protocol, channels, buffers, threads */
+    "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE",
+    "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_STEPS",
+    "NCCL_LAUNCH_MODE", "NCCL_CGA_CLUSTER_SIZE", "NCCL_RUNTIME_CONNECT", "NCCL_CUMEM_ENABLE",
+    "NCCL_GRAPH_MIXING_SUPPORT",
+    /* NCCL: transports inside a node */
+    "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_P2P_READ_ENABLE",
+    "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
+    "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_PXN_LEVEL", "NCCL_PXN_DISABLE", "NCCL_SHM_DISABLE",
+    "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_SHM_MEMCPY_MODE", "NCCL_IGNORE_DISABLED_P2P",
+    "NCCL_IGNORE_CPU_AFFINITY", "NCCL_NVB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_NVLS_CHUNKSIZE",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_PAT_ENABLE", "NCCL_COLLNET_ENABLE",
+    "NCCL_COLLNET_NODE_THRESHOLD",
+    /* NCCL: the network */
+    "NCCL_CROSS_NIC", "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ", "NCCL_NET_GDR_C2C",
+    "NCCL_NET_SHARED_BUFFERS", "NCCL_NET_DISABLE_INTRA", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY",
+    "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_IB_DISABLE", "NCCL_IB_HCA",
+    "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT",
+    "NCCL_IB_RETRY_CNT", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS",
+    "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_AR_THRESHOLD", "NCCL_IB_PCI_RELAXED_ORDERING",
+    "NCCL_IB_CUDA_SUPPORT", "NCCL_IB_GDR_LEVEL", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE",
+    "NCCL_IB_MERGE_NICS",
+    /* NCCL: its log level (the tool sets NCCL_DEBUG_FILE itself) */
+    "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
+    /* Open MPI: the components and the tuning parameters the mpi backend sweeps */
+    "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl", "OMPI_MCA_coll", "OMPI_MCA_osc",
+    "OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_exclude", "OMPI_MCA_btl_tcp_links",
+    "OMPI_MCA_btl_tcp_eager_limit", "OMPI_MCA_btl_tcp_port_min_v4",
+    "OMPI_MCA_btl_tcp_port_range_v4", "OMPI_MCA_oob_tcp_if_include", "OMPI_MCA_oob_tcp_if_exclude",
+    "OMPI_MCA_btl_vader_single_copy_mechanism", "OMPI_MCA_btl_vader_eager_limit",
+    "OMPI_MCA_btl_sm_single_copy_mechanism", "OMPI_MCA_btl_sm_eager_limit",
+    "OMPI_MCA_coll_tuned_use_dynamic_rules", "OMPI_MCA_coll_tuned_allreduce_algorithm",
+    "OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize", "OMPI_MCA_coll_tuned_bcast_algorithm",
+    "OMPI_MCA_coll_tuned_reduce_algorithm", "OMPI_MCA_coll_tuned_allgather_algorithm",
+    "OMPI_MCA_coll_tuned_reduce_scatter_algorithm", "OMPI_MCA_coll_tuned_alltoall_algorithm",
+    "OMPI_MCA_coll_tuned_barrier_algorithm", "OMPI_MCA_coll_hcoll_enable",
+    "OMPI_MCA_coll_ucc_enable", "OMPI_MCA_hwloc_base_binding_policy",
+    "OMPI_MCA_rmaps_base_mapping_policy",
+    /* UCX, libfabric, CUDA and PyTorch: transport choices and tuning, nothing that names a path */
+    "UCX_TLS", "UCX_NET_DEVICES", "UCX_RNDV_THRESH", "UCX_RNDV_SCHEME", "UCX_ZCOPY_THRESH",
+    "UCX_MAX_RNDV_RAILS", "UCX_IB_GPU_DIRECT_RDMA", "UCX_MEMTYPE_CACHE", "FI_PROVIDER",
+    "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_USE_HUGE_PAGE", "FI_EFA_FORK_SAFE",
+    "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_BLOCKING_WAIT",
+    "TORCH_NCCL_HIGH_PRIORITY", "TORCH_NCCL_AVOID_RECORD_STREAMS"};
 
-/* Words that make a variable load code, run a command, search a path or touch a file. */
+/* Names refused with their own reason: they pass no allow-list, but the message should say why. */
+static const struct {
+    const char *name, *why;
+} known[] = {
+    {"UCX_HANDLE_ERRORS", "it makes a crash start a debugger (UCX_GDB_COMMAND)"},
+    {"UCX_GDB_COMMAND", "it names a program to run"},
+    {"UCX_ERROR_SIGNALS", "it changes what a crash does"},
+    {"UCX_ERROR_MAIL_TO", "it names a mail recipient"},
+    {"UCX_ERROR_MAIL_FOOTER", "it writes mail"},
+    {"NCCL_COMM_ID", "it names the address every rank connects to"},
+    {"NCCL_NET", "it picks a network plugin by name"},
+    {"NCCL_HOSTID", "it changes which ranks NCCL thinks share a node"},
+    {"CUDA_VISIBLE_DEVICES", "it changes which GPUs a run uses, not how it runs"},
+    {"BASH_ENV", "a shell reads it at startup"},
+    {"ENV", "a shell reads it at startup"},
+    {"SHELLOPTS", "a shell reads it at startup"},
+    {"BASHOPTS", "a shell reads it at startup"},
+    {"PS4", "a shell reads it at startup"},
+    {"PROMPT_COMMAND", "a shell reads it at startup"},
+    {"IFS", "a shell reads it at startup"},
+};
+
+/* Words (between underscores, whole) that make a name load code, run a program or name a place. */
 static const struct {
     const char *word, *why;
-} dangers[] = {
+} words[] = {
     {"PRELOAD", "it makes the dynamic loader load a library"},
     {"PLUGIN", "it loads a library"},
     {"INJECTION", "it loads a library"},
     {"LIBRARY", "it loads a library"},
-    {"AGENT", "it names a program to run"},
+    {"LIB", "it loads a library"},
+    {"MODULE", "it loads a library"},
+    {"COMMAND", "it names a program to run"},
+    {"CMD", "it names a program to run"},
     {"EXEC", "it names a program to run"},
+    {"AGENT", "it names a program to run"},
+    {"GDB", "it names a program to run"},
+    {"DEBUGGER", "it names a program to run"},
+    {"SHELL", "it names a program to run"},
     {"PATH", "it is a search path"},
+    {"HOME", "it names a directory programs load from"},
+    {"DIR", "it names a directory to load from or write to"},
+    {"ROOT", "it names a directory to load from or write to"},
+    {"PREFIX", "it names a directory to load from or write to"},
     {"FILE", "it names a file to read or write (the tool sets NCCL_DEBUG_FILE itself)"},
+    {"FILENAME", "it names a file to read or write"},
     {"DUMP", "it writes a file"},
-    {"_DIR", "it names a directory to load from or write to"},
+    {"MAIL", "it names a mail recipient"},
+    {"ADDR", "it names an address to connect to"},
+    {"HOST", "it names an address to connect to"},
+    {"URI", "it names an address to connect to"},
+    {"URL", "it names an address to connect to"},
 };
 
-static int contains_word(const char *name, const char *word)
+static const char *const not_listed =
+    "not a variable topotune lets a file set: the tuning variables NCCL, Open MPI, UCX and "
+    "libfabric document, by exact name (docs/design.md, \"What a file may set\"); an operator "
+    "adds names with TOPOTUNE_ALLOW_VARS";
+
+static int valid_name(const char *name)
 {
-    size_t n = strlen(word);
+    size_t len = strlen(name);
+    if (!len || len > 128 || !(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z')))
+        return 0;
     for (const char *p = name; *p; p++)
-        if (strncasecmp(p, word, n) == 0)
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= '0' && *p <= '9')))
+            return 0;
+    return 1;
+}
+
+/* The reason of the first whole word of name (split at '_', any case) that is a danger word. */
+static const char *danger_word(const char *name)
+{
+    for (const char *p = name; *p;) {
+        size_t n = strcspn(p, "_");
+        for (size_t i = 0; n && i < sizeof(words) / sizeof(words[0]); i++)
+            if (strlen(words[i].word) == n && strncasecmp(p, words[i].word, n) == 0)
+                return words[i].why;
+        p += n + (p[n] == '_');
+    }
+    return NULL;
+}
+
+/* 1 when name is one of the exact names (separated by spaces or commas) of list. */
+static int in_names(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        p += strspn(p, " ,");
+        size_t n = strcspn(p, " ,");
+        if (n == len && strncmp(p, name, n) == 0)
             return 1;
+        p += n;
+    }
     return 0;
 }
 
 const char *util_env_refused(const char *name)
 {
-    size_t len = strlen(name);
-    if (!len || len > 128 || !(name[0] == '_' || (name[0] >= 'A' && name[0] <= 'Z')))
+    if (!valid_name(name))
         return "a variable name is [A-Z_][A-Za-z0-9_]*, at most 128 characters";
-    for (const char *p = name; *p; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (*p >= '0' && *p <= '9')))
-            return "a variable name is [A-Z_][A-Za-z0-9_]*, at most 128 characters";
     if (strncmp(name, "LD_", 3) == 0)
         return "the dynamic loader reads it";
-    for (size_t i = 0; i < sizeof(dangers) / sizeof(dangers[0]); i++)
-        if (contains_word(name, dangers[i].word))
-            return dangers[i].why;
-    for (size_t i = 0; i < sizeof(allowed_families) / sizeof(allowed_families[0]); i++)
-        if (strncmp(name, allowed_families[i], strlen(allowed_families[i])) == 0)
+    for (size_t i = 0; i < sizeof(settable) / sizeof(settable[0]); i++)
+        if (strcmp(name, settable[i]) == 0)
             return NULL;
-    if (!strcmp(name, "BASH_ENV") || !strcmp(name, "ENV") || !strcmp(name, "SHELLOPTS") ||
-        !strcmp(name, "BASHOPTS") || !strcmp(name, "PS4") || !strcmp(name, "PROMPT_COMMAND") ||
-        !strcmp(name, "IFS"))
-        return "a shell reads it at startup";
-    return "not a family topotune tunes (NCCL_, CUDA_, UCX_, FI_, TORCH_NCCL_, "
-           "TORCH_DISTRIBUTED_, OMPI_MCA_ of btl, pml, mtl, coll, osc, oob_tcp, hwloc_base, "
-           "rmaps_base)";
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(name, known[i].name) == 0)
+            return known[i].why;
+    const char *why = danger_word(name);
+    if (why)
+        return why;
+    /* the operator's own additions, exact names: never one the checks above refuse */
+    if (in_names(getenv("TOPOTUNE_ALLOW_VARS"), name))
+        return NULL;
+    return not_listed;
 }
 
 static int cmp_str(const void *a, const void *b)

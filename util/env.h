@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The environment that may be recorded: only variables of known tool families, never secrets. */
+/* The environment: what a file may set (an allow-list) and what results may record (families). */
 #ifndef UTIL_ENV_H
 #define UTIL_ENV_H
 
@@ -11,14 +11,15 @@ int util_env_recordable(const char *name);
 /*
  * The policy for every variable a file or a flag may set for a run or a profile
  * (a space, --env, a results line, a profile): NULL when name may be set, else
- * why not, in words for the error message (a static string). Allowed are names
- * [A-Z_][A-Za-z0-9_]* of at most 128 characters in the families the tool tunes:
- * NCCL_, CUDA_, UCX_, FI_, TORCH_NCCL_, TORCH_DISTRIBUTED_, and Open MPI's
- * OMPI_MCA_ of the btl, pml, mtl, coll, osc, oob_tcp, hwloc_base and rmaps_base
- * frameworks. Refused, whatever the family: what loads code or runs a command
- * (LD_*, *PRELOAD*, *PLUGIN*, *INJECTION*, *LIBRARY*, *AGENT*, *EXEC*), search
- * paths (*PATH*), and files written or read at a path (*FILE*, *DUMP*, *_DIR):
- * the tool sets NCCL_DEBUG_FILE itself.
+ * why not, in words for the error message (a static string). Allowed are the
+ * exact names of an allow-list (util/env.c: the tuning variables NCCL, Open MPI,
+ * UCX, libfabric, CUDA and PyTorch document, none that names a program, a
+ * library, a path, a file, an address or a mail recipient), and the exact names
+ * the operator lists in $TOPOTUNE_ALLOW_VARS (spaces or commas between them),
+ * except those refused by name: LD_*, the shell's startup variables, and any
+ * name with a whole word (between underscores) such as PLUGIN, PATH, FILE, DIR,
+ * COMMAND or HOME. Nothing is allowed by family or refused by substring.
+ * Distinct from util_env_recordable, which says what results may RECORD.
  */
 const char *util_env_refused(const char *name);
 

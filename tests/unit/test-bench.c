@@ -161,7 +161,8 @@ static void test_space_policy(void **state)
         SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"exclude\": [{\"NCCL_ALOG\": null}]}",
         /* '@' only as @interfaces in vars */
         SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null, \"@cores\"]}}",
-        SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"fixed\": {\"NCCL_X\": \"@interfaces\"}}",
+        SPACE_HEAD
+        "\"vars\": {\"NCCL_ALGO\": [null]}, \"fixed\": {\"NCCL_IB_HCA\": \"@interfaces\"}}",
         /* sizes, factor */
         SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"factor\": 1e308}}",
         SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null]}, \"sizes\": {\"factor\": 1}}",
@@ -247,9 +248,13 @@ static void test_space_size(void **state)
     util_log_init("test", UTIL_LOG_QUIET);
     /* 10^12 combinations: refused before anything is built, at once */
     struct util_buf text = UTIL_BUF_INIT;
+    static const char *const names[] = {"NCCL_ALGO",          "NCCL_PROTO",    "NCCL_MIN_NCHANNELS",
+                                        "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
+                                        "NCCL_BUFFSIZE",      "NCCL_NTHREADS", "NCCL_P2P_LEVEL",
+                                        "NCCL_IB_TC",         "NCCL_IB_SL",    "NCCL_IB_TIMEOUT"};
     util_buf_adds(&text, SPACE_HEAD "\"vars\": {");
     for (int v = 0; v < 12; v++) {
-        util_buf_addf(&text, "%s\"NCCL_V%d\": [", v ? ", " : "", v);
+        util_buf_addf(&text, "%s\"%s\": [", v ? ", " : "", names[v]);
         for (int k = 0; k < 10; k++)
             util_buf_addf(&text, "%s\"%d\"", k ? ", " : "", k);
         util_buf_adds(&text, "]");
@@ -270,9 +275,9 @@ static void test_space_size(void **state)
     util_buf_release(&text);
 
     /* 100 x 10 x 10 = 10^4: under the default, above a lower limit */
-    assert_int_equal(space_from(SPACE_HEAD "\"vars\": {\"NCCL_A\": [0,1,2,3,4,5,6,7,8,9], "
-                                           "\"NCCL_B\": [0,1,2,3,4,5,6,7,8,9], "
-                                           "\"NCCL_C\": [0,1,2,3,4,5,6,7,8,9]}}",
+    assert_int_equal(space_from(SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [0,1,2,3,4,5,6,7,8,9], "
+                                           "\"NCCL_PROTO\": [0,1,2,3,4,5,6,7,8,9], "
+                                           "\"NCCL_BUFFSIZE\": [0,1,2,3,4,5,6,7,8,9]}}",
                                 &s),
                      0);
     json_decref(sweep_space_prune(&s, &t, 1));
@@ -285,7 +290,7 @@ static void test_space_size(void **state)
 
     /* 40000 values, one listed twice at the end: the check is n log n (it took 40 s) */
     util_buf_reset(&text);
-    util_buf_adds(&text, SPACE_HEAD "\"vars\": {\"NCCL_A\": [null");
+    util_buf_adds(&text, SPACE_HEAD "\"vars\": {\"NCCL_ALGO\": [null");
     for (int k = 0; k < 40000; k++)
         util_buf_addf(&text, ", \"v%d\"", k);
     util_buf_adds(&text, ", \"v17\"]}}");

@@ -200,13 +200,20 @@ static void test_opts(void **state)
     assert_string_equal(pos[3], "-n5");
 }
 
-/* The variable policy: the families the tool tunes pass, whatever loads code or touches a
- * path is refused with its reason, and so is everything outside the families. */
+/* The variable policy: an allow-list of exact names; whatever runs a program, loads code, names a
+ * path, an address or a mail recipient is refused with its reason, and so is every other name
+ * of the families; words match whole, never as substrings. */
 static void test_env_policy(void **state)
 {
     (void)state;
+    unsetenv("TOPOTUNE_ALLOW_VARS");
     const char *ok[] = {"NCCL_ALGO",
                         "NCCL_P2P_DISABLE",
+                        "NCCL_P2P_DIRECT_DISABLE",
+                        "NCCL_IB_HCA",
+                        "NCCL_SOCKET_IFNAME",
+                        "NCCL_MAX_CTAS",
+                        "NCCL_DEBUG",
                         "OMPI_MCA_btl",
                         "OMPI_MCA_btl_tcp_if_include",
                         "OMPI_MCA_coll_tuned_allreduce_algorithm",
@@ -224,21 +231,53 @@ static void test_env_policy(void **state)
                          "PYTHONPATH",
                          "NCCL_NET_PLUGIN",
                          "NCCL_TUNER_PLUGIN",
+                         "NCCL_ENV_PLUGIN",
+                         "NCCL_COMM_ID",
+                         "NCCL_CONF_FILE",
+                         "NCCL_GRAPH_FILE",
                          "CUDA_INJECTION64_PATH",
+                         "CUDA_HOME",
+                         "CUDA_VISIBLE_DEVICES",
                          "OMPI_MCA_plm_rsh_agent",
                          "OMPI_MCA_mca_base_component_path",
+                         "OMPI_MCA_coll_tuned_dynamic_rules_filename",
+                         "OMPI_MCA_orte_launch_agent",
                          "FI_PROVIDER_PATH",
                          "NCCL_DEBUG_FILE",
                          "NCCL_TOPO_DUMP_FILE",
+                         "UCX_GDB_COMMAND",
+                         "UCX_HANDLE_ERRORS",
+                         "UCX_ERROR_MAIL_TO",
+                         "UCX_ERROR_SIGNALS",
+                         "UCX_MODULE_DIR",
+                         "UCX_PROFILE_MODE",
+                         "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                         "NCCL_SOMETHING_NEW",
                          "HOME",
                          "nccl_algo",
                          "NCCL-ALGO",
-                         "",
-                         "UCX_MODULE_DIR"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_non_null(util_env_refused(bad[i]));
+                         ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (!util_env_refused(bad[i]))
+            fail_msg("%s passes the policy", bad[i]);
+    }
     assert_string_equal(util_env_refused("LD_PRELOAD"), "the dynamic loader reads it");
     assert_string_equal(util_env_refused("BASH_ENV"), "a shell reads it at startup");
+    assert_string_equal(util_env_refused("UCX_GDB_COMMAND"), "it names a program to run");
+    /* whole words only: DIR is no part of DIRECT, FILE none of PROFILE */
+    assert_int_equal(strncmp(util_env_refused("UCX_PROFILE_MODE"), "not a variable", 14), 0);
+    assert_null(util_env_refused("NCCL_P2P_DIRECT_DISABLE"));
+    assert_string_equal(util_env_refused("NCCL_X_DIR"),
+                        "it names a directory to load from or write to");
+    /* the operator's additions: exact names, never one refused by name or word */
+    setenv("TOPOTUNE_ALLOW_VARS", "NCCL_FAKE_MODE,UCX_GDB_COMMAND NCCL_SITE_PLUGIN LD_AUDIT", 1);
+    assert_null(util_env_refused("NCCL_FAKE_MODE"));
+    assert_non_null(util_env_refused("NCCL_FAKE_MOD"));
+    assert_non_null(util_env_refused("UCX_GDB_COMMAND"));
+    assert_non_null(util_env_refused("NCCL_SITE_PLUGIN"));
+    assert_non_null(util_env_refused("LD_AUDIT"));
+    unsetenv("TOPOTUNE_ALLOW_VARS");
+    assert_non_null(util_env_refused("NCCL_FAKE_MODE"));
 }
 
 /* Each format's quoting keeps a hostile value one value. */
