@@ -6,13 +6,16 @@
  */
 #include "bench/internal.h"
 #include "util/env.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/version.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct {
     pthread_mutex_t lock;
@@ -39,9 +42,16 @@ int bench_report_open(const struct bench_ctx *c)
     if (json && strcmp(json, "-") == 0) {
         rep.json = stdout;
     } else if (json) {
-        rep.json = fopen(json, "w");
-        if (!rep.json)
-            return error("cannot write '%s': %m", json), BENCH_EXIT_USAGE;
+        /* never through a link, FIFO or hard link planted at the name (a sweep's output folder) */
+        const char *why = NULL;
+        int fd = util_file_open_output(json, UTIL_FILE_TRUNC, &why);
+        rep.json = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (!rep.json) {
+            if (fd >= 0)
+                close(fd);
+            return error("cannot write '%s': %s", json, why ? why : strerror(errno)),
+                   BENCH_EXIT_USAGE;
+        }
     }
     return 0;
 }

@@ -136,8 +136,14 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     char *hash = util_json_hash(sw->space.doc);
     json_t *plan = plan_params(sw);
     int rc = 0;
-    if (access(path, F_OK) == 0) {
-        json_t *old = util_json_load(path);
+    struct stat st;
+    if (lstat(path, &st) == 0) { /* a link or a FIFO planted there is refused, not followed */
+        json_t *old = util_json_load_regular(path);
+        if (!old && resume) {
+            json_decref(plan);
+            free(hash);
+            return 2;
+        }
         const char *oh = json_string_value(json_object_get(old, "space_hash"));
         const char *oc = json_string_value(json_object_get(old, "class"));
         const char *ob = json_string_value(json_object_get(old, "backend"));
@@ -221,22 +227,30 @@ static int lock_dir(const char *dir, int *rc)
  */
 static void end_leftovers(const char *dir)
 {
-    char path[1100], line[64];
+    char path[1100], line[64], marker[128];
+    const char *why;
     snprintf(path, sizeof(path), "%s/sweep.pid", dir);
-    FILE *f = fopen(path, "re");
-    int pid = 0, pgid = 0, killed;
-    if (!f)
+    /* a FIFO or a link planted there is not waited on or followed */
+    int fd = util_file_open_input(path, 0, &why);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            warning("ignoring '%s': %s", path, why);
         return;
-    if (fgets(line, sizeof(line), f) && sscanf(line, "%d %d", &pid, &pgid) == 2 && pgid > 1 &&
-        pgid != getpgrp() && pgid != getsid(0)) {
-        int n = util_child_end_session((pid_t)pgid, 3, &killed);
-        if (n)
-            warning("the earlier sweep of '%s' (pid %d) left %d process%s of its last run "
-                    "(process group %d): %s",
-                    dir, pid, n, n > 1 ? "es" : "", pgid,
-                    killed ? "killed (SIGKILL, after 3 s of SIGTERM)" : "stopped (SIGTERM)");
     }
-    fclose(f);
+    ssize_t len = read(fd, line, sizeof(line) - 1);
+    close(fd);
+    line[len > 0 ? len : 0] = '\0';
+    int pid = 0, pgid = 0, killed;
+    if (sscanf(line, "%d %d", &pid, &pgid) != 2 || pgid <= 1 || pgid == getpgrp() ||
+        pgid == getsid(0) || sweep_run_marker(dir, marker, sizeof(marker)))
+        return;
+    /* only processes that carry this folder's run marker: the file may name anyone's session */
+    int n = util_child_end_session((pid_t)pgid, marker, 3, &killed);
+    if (n)
+        warning("the earlier sweep of '%s' (pid %d) left %d process%s of its last run "
+                "(process group %d): %s",
+                dir, pid, n, n > 1 ? "es" : "", pgid,
+                killed ? "killed (SIGKILL, after 3 s of SIGTERM)" : "stopped (SIGTERM)");
 }
 
 /* After a signal: what was interrupted, and where the results are. */

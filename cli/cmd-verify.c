@@ -163,10 +163,18 @@ static json_t *load_profile(const char *arg, char *table, size_t len)
     char path[4096];
     int dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(path, sizeof(path), dir ? "%s/profile.json" : "%s", arg);
-    json_error_t jerr;
-    json_t *p = json_load_file(path, 0, &jerr);
+    json_error_t jerr = {.text = ""};
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */
+    json_t *p = util_file_read_input(path, 1, 64u << 20, &text, &why)
+                    ? NULL
+                    : json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
+    util_buf_release(&text);
     if (!json_is_object(p) || !json_is_string(json_object_get(p, "class"))) {
-        error("cannot read profile '%s': %s", path, p ? "not a topotune profile" : jerr.text);
+        error("cannot read profile '%s': %s", path,
+              p     ? "not a topotune profile"
+              : why ? why
+                    : jerr.text);
         json_decref(p);
         return NULL;
     }
@@ -361,7 +369,8 @@ static int plugin_loaded(const char *log)
     if (glob(pattern, 0, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc && !found; i++) {
             struct util_buf text = UTIL_BUF_INIT;
-            util_file_read(g.gl_pathv[i], 64 << 20, &text);
+            const char *why;
+            util_file_read_regular(g.gl_pathv[i], 64 << 20, &text, &why);
             for (const char *line = text.data; line && *line && !found;) {
                 const char *end = strchr(line, '\n'), *at = strstr(line, "topotune tuner: ");
                 long kept = 0;

@@ -184,7 +184,11 @@ static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
     else
         script(&gp, in, n, min, max, plot_title, svg_path.data);
     char *result = NULL;
-    FILE *f = fopen(gp_path.data, "w");
+    const char *no = NULL;
+    int gp_fd = util_file_open_output(gp_path.data, UTIL_FILE_TRUNC, &no);
+    FILE *f = gp_fd >= 0 ? fdopen(gp_fd, "w") : NULL;
+    if (!f && gp_fd >= 0)
+        close(gp_fd);
     if (f) {
         fwrite(gp.data, 1, gp.len, f);
         fclose(f);
@@ -193,7 +197,7 @@ static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
         util_child_run(&ch);
         if (ch.exec_errno)
             *why = "gnuplot is not installed (Debian: apt install gnuplot-nox)";
-        else if (ch.exit_code != 0 || util_file_read(svg_path.data, 16 << 20, &svg))
+        else if (ch.exit_code != 0 || util_file_read_regular(svg_path.data, 16 << 20, &svg, &no))
             *why = "gnuplot failed to draw the plot";
         else
             result = util_buf_detach(&svg);

@@ -14,11 +14,13 @@
 #include "util/json.h"
 #include "util/log.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SIM_MAX_NODES  65536
 #define SIM_MAX_FAULTS 4096
@@ -97,9 +99,15 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
     struct util_buf path = UTIL_BUF_INIT;
     const char *slash = strrchr(file, '/');
     util_buf_addf(&path, "%.*s%s", slash ? (int)(slash - file + 1) : 0, file, name);
-    FILE *f = fopen(util_buf_str(&path), "r");
-    if (f) {
-        fclose(f);
+    /* found inside a folder: a link or a FIFO there is refused, not followed or waited on */
+    const char *why = NULL;
+    int fd = util_file_open_input(util_buf_str(&path), 0, &why);
+    if (fd >= 0) {
+        close(fd);
+    } else if (errno != ENOENT) {
+        int rc = bad(file, "nodes[].spec", "'%s' next to the file: %s", name, why);
+        util_buf_release(&path);
+        return rc;
     } else {
         util_buf_release(&path);
         struct util_buf rel = UTIL_BUF_INIT;

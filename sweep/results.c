@@ -85,7 +85,8 @@ int sweep_results_append(const char *path, const json_t *result)
     if (!line)
         return UTIL_ENOMEM;
     size_t len = strlen(line);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    const char *why = NULL;
+    int fd = util_file_open_output(path, UTIL_FILE_APPEND, &why);
     off_t before = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_add(&b, line, len);
@@ -103,7 +104,7 @@ int sweep_results_append(const char *path, const json_t *result)
     util_buf_release(&b);
     if (err)
         return error("cannot append to '%s': %s: the results so far are intact", path,
-                     strerror(err)),
+                     fd < 0 && why ? why : strerror(err)),
                UTIL_EIO;
     return 0;
 }

@@ -376,16 +376,11 @@ static int space_check(struct sweep_space *s, const char *path)
 int sweep_space_load(struct sweep_space *s, const char *path)
 {
     memset(s, 0, sizeof(*s));
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* a FIFO would block the read forever */
-        return error("cannot read space '%s': %s", path,
-                     S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file"),
-               UTIL_EINVAL;
     struct util_buf text = UTIL_BUF_INIT;
-    int rc = util_file_read(path, 64u << 20, &text);
+    const char *why = NULL; /* a FIFO would block the read forever: refused at once */
+    int rc = util_file_read_input(path, 1, 64u << 20, &text, &why);
     if (rc)
-        error("cannot read space '%s': %s", path,
-              rc == UTIL_EINVAL ? "larger than 64 MiB" : util_strerror(rc));
+        error("cannot read space '%s': %s", path, why ? why : util_strerror(rc));
     else
         rc = sweep_space_load_buffer(s, path, text.data, text.len);
     util_buf_release(&text);

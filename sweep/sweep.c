@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "util/text.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -93,6 +94,9 @@ static char **run_env(const struct sweep *sw, const struct planned_run *r, const
     }
     if (!env)
         add_arg(&env, &n, "TOPOTUNE_SWEEP=1"); /* never an empty list */
+    char marker[128];
+    if (!sweep_run_marker(sw->dir, marker, sizeof(marker)))
+        add_arg(&env, &n, marker);
     return env;
 }
 
@@ -145,7 +149,8 @@ static const char *signal_name(int sig)
 /* Up to max bytes from the end of the file at path, into out. */
 static void read_end(const char *path, size_t max, struct util_buf *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    const char *why;
+    int fd = util_file_open_input(path, 0, &why);
     struct stat st;
     if (fd < 0)
         return;
@@ -305,7 +310,8 @@ enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2 };
 static int read_events(const char *path, json_t *result, char *stage, size_t stagelen)
 {
     struct util_buf b = UTIL_BUF_INIT;
-    util_file_read(path, 64u << 20, &b);
+    const char *why;
+    util_file_read_regular(path, 64u << 20, &b, &why);
     json_t *sizes = json_array();
     int flags = 0;
     snprintf(stage, stagelen, "init");
@@ -408,6 +414,16 @@ double sweep_objective(const json_t *result, size_t min, size_t max)
     return n ? sum / n : 0;
 }
 
+int sweep_run_marker(const char *dir, char *out, size_t len)
+{
+    struct stat st;
+    if (stat(dir, &st))
+        return UTIL_EIO;
+    snprintf(out, len, "TOPOTUNE_SWEEP_RUN=%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+    return 0;
+}
+
 /*
  * DIR/sweep.pid: this sweep's pid and the process group of its run in progress, so a later
  * sweep of the directory can end what an earlier one left (cmd-sweep: --resume).
@@ -421,6 +437,24 @@ static void record_group(const struct sweep *sw, pid_t pgid)
         warning("cannot write '%s': a sweep that resumes this one cannot check for its runs", path);
 }
 
+/*
+ * NCCL opens its NCCL_DEBUG_FILE (DIR/logs/NAME.nccl.HOST.PID.log) with fopen, following links:
+ * whatever lies at those names from an earlier sweep, or was planted there in a reused --out, is
+ * unlinked before the run (a link itself, never what it points at), so NCCL creates fresh files.
+ */
+static void clear_nccl_logs(const char *dir, const char *name)
+{
+    char logs[1100], prefix[80];
+    snprintf(logs, sizeof(logs), "%s/logs", dir);
+    int plen = snprintf(prefix, sizeof(prefix), "%s.nccl.", name);
+    DIR *d = opendir(logs);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, prefix, (size_t)plen))
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+}
+
 static json_t *run_one(struct sweep *sw, const struct planned_run *r)
 {
     char name[64], logpath[1200], events[1200];
@@ -428,6 +462,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
     snprintf(logpath, sizeof(logpath), "%s/logs/%s.log", sw->dir, name);
     snprintf(events, sizeof(events), "%s/logs/%s.jsonl", sw->dir, name);
     unlink(events); /* a resumed run starts clean */
+    clear_nccl_logs(sw->dir, name);
     char **env = run_env(sw, r, name);
     char **argv = run_argv(sw, r, env, name);
     int nsizes = sw->space.nsizes ? sw->space.nsizes : 1;
@@ -530,7 +565,8 @@ static int cannot_record(const char *dir)
 {
     char path[1200], page[4096];
     snprintf(path, sizeof(path), "%s/logs/.probe-%d", dir, (int)getpid());
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const char *why;
+    int fd = util_file_open_output(path, UTIL_FILE_TRUNC, &why);
     if (fd < 0)
         return errno;
     memset(page, 0, sizeof(page));
@@ -653,7 +689,7 @@ static int record_cures(struct sweep *sw)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
-    json_t *meta = util_json_load(path);
+    json_t *meta = util_json_load_regular(path);
     if (!meta)
         return UTIL_EIO;
     json_object_set(meta, "configs", sw->configs);
@@ -755,8 +791,9 @@ int sweep_run(struct sweep *sw)
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
     sw->results = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
-    if (!sw->results)
-        return UTIL_EIO;
+    struct stat st;
+    if (!sw->results) /* a link, FIFO or directory planted there is bad input, not a failure */
+        return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) ? UTIL_EINVAL : UTIL_EIO;
     if (json_array_size(sw->results))
         info("resuming: %zu runs already in '%s' are not measured again",
              json_array_size(sw->results), path);

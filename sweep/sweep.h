@@ -147,6 +147,14 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t);
  * and DIR/sweep.pid names the group of the run in progress.
  */
 int sweep_run(struct sweep *sw);
+
+/*
+ * The entry every run of the sweep of dir carries in its environment,
+ * "TOPOTUNE_SWEEP_RUN=DEV:INODE" of the directory, into out: what a later sweep
+ * of dir checks before it signals a process that DIR/sweep.pid names (a file
+ * anyone may have written). Returns 0, or UTIL_EIO when dir cannot be stat'ed.
+ */
+int sweep_run_marker(const char *dir, char *out, size_t len);
 /* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */
 double sweep_objective(const json_t *result, size_t min, size_t max);
 /*

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Supervised children: process groups, deadlines, SIGTERM then SIGKILL, reaping. */
 #include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -227,9 +230,10 @@ static double now(void)
  * allowed (no putenv, no malloc, no PATH search by execvp).
  */
 struct exec_plan {
-    char *path;  /* argv[0] resolved through PATH */
-    char **envp; /* this process's environment with c->env added or replacing */
-    int err;     /* the program was not found: reported as the exec's errno */
+    char *path;   /* argv[0] resolved through PATH */
+    char **envp;  /* this process's environment with c->env added or replacing */
+    int err;      /* the program was not found: reported as the exec's errno */
+    int log, out; /* the capture files, opened by the parent (util_file_open_output), or -1 */
 };
 
 static int same_name(const char *a, const char *b)
@@ -287,6 +291,34 @@ static char *resolve(const char *argv0, int *err)
     return NULL;
 }
 
+/*
+ * The log and the result file, opened here rather than in the child: they lie in output folders
+ * a hostile user may have prepared, so never through a planted link, FIFO or hard link
+ * (util_file_open_output), and a refusal is an error the caller sees, not a silent /dev/null.
+ */
+static int open_captures(const struct util_child *c, struct exec_plan *plan)
+{
+    const char *why = NULL, *bad = NULL;
+    if (c->log && (plan->log = util_file_open_output(c->log, UTIL_FILE_TRUNC, &why)) < 0)
+        bad = c->log;
+    else if (c->out && (plan->out = util_file_open_output(c->out, UTIL_FILE_TRUNC, &why)) < 0)
+        bad = c->out;
+    if (!bad)
+        return 0;
+    int err = errno;
+    error("cannot write '%s': %s", bad, why);
+    return errno = err, -1;
+}
+
+static void close_captures(struct exec_plan *plan)
+{
+    if (plan->log >= 0)
+        close(plan->log);
+    if (plan->out >= 0)
+        close(plan->out);
+    plan->log = plan->out = -1;
+}
+
 /* In the child, after fork: only async-signal-safe calls until exec. */
 static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd,
                        pid_t parent)
@@ -299,9 +331,9 @@ static void exec_child(const struct util_child *c, const struct exec_plan *plan,
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
-    int fd = open(c->log ? c->log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = plan->log >= 0 ? plan->log : open("/dev/null", O_WRONLY | O_CLOEXEC);
     int in = open("/dev/null", O_RDONLY);
-    int out = c->out ? open(c->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : fd;
+    int out = plan->out >= 0 ? plan->out : fd;
     if (out < 0) /* never the parent's stdout: the result file is what the caller parses */
         out = fd >= 0 ? fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (fd >= 0)
@@ -379,10 +411,11 @@ int util_child_start(struct util_child *c)
     c->signal = 0;
     c->wall_s = now();
     nbefore = children_of_me(before, MAX_LIVE * 4);
-    struct exec_plan plan = {NULL, build_env(c->env), 0};
+    struct exec_plan plan = {NULL, build_env(c->env), 0, -1, -1};
     plan.path = resolve(c->argv[0], &plan.err);
-    if (!plan.envp || pipe2(pipefd, O_CLOEXEC)) {
+    if (!plan.envp || open_captures(c, &plan) || pipe2(pipefd, O_CLOEXEC)) {
         c->exec_errno = plan.envp ? errno : ENOMEM;
+        close_captures(&plan);
         free(plan.envp), free(plan.path);
         return -1;
     }
@@ -392,11 +425,13 @@ int util_child_start(struct util_child *c)
         c->exec_errno = errno;
         close(pipefd[0]);
         close(pipefd[1]);
+        close_captures(&plan);
         free(plan.envp), free(plan.path);
         return -1;
     }
     if (c->pid == 0)
         exec_child(c, &plan, pipefd[1], parent);
+    close_captures(&plan);
     free(plan.envp), free(plan.path);
     track(c->pid); /* a kill before the child's setsid misses: util_child_wait kills again */
     close(pipefd[1]);
@@ -496,19 +531,60 @@ int util_child_run(struct util_child *c)
     return util_child_wait(c);
 }
 
-int util_child_end_session(pid_t sid, double grace_s, int *killed)
+/* 1 when the environment pid started with holds the entry marker, whole. */
+static int has_marker(pid_t pid, const char *marker)
+{
+    char path[64], buf[8192];
+    size_t mlen = strlen(marker), have = 0;
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    if (fd < 0 || mlen >= sizeof(buf) / 2) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    for (ssize_t got; !found && (got = read(fd, buf + have, sizeof(buf) - have)) > 0;) {
+        have += (size_t)got;
+        size_t at = 0; /* entries end in NUL; an unfinished one waits for more */
+        for (char *nul; !found && (nul = memchr(buf + at, '\0', have - at)); at = nul + 1 - buf)
+            found = (size_t)(nul - (buf + at)) == mlen && !memcmp(buf + at, marker, mlen);
+        if (at == 0 && have == sizeof(buf)) /* one entry longer than the buffer: not ours */
+            at = have;
+        memmove(buf, buf + at, have - at);
+        have -= at;
+    }
+    close(fd);
+    return found;
+}
+
+/* The processes of session sid (at most max) that carry marker. */
+static int marked_in_session(pid_t sid, const char *marker, pid_t *out, int max)
+{
+    int n = sid > 1 ? scan_proc(0, sid, out, max) : 0, k = 0;
+    for (int i = 0; i < n; i++)
+        if (has_marker(out[i], marker))
+            out[k++] = out[i];
+    return k;
+}
+
+int util_child_end_session(pid_t sid, const char *marker, double grace_s, int *killed)
 {
     pid_t pids[MAX_LIVE * 4];
-    int n = sid > 1 ? scan_proc(0, sid, pids, MAX_LIVE * 4) : 0;
+    int n = marked_in_session(sid, marker, pids, MAX_LIVE * 4);
     *killed = 0;
     for (int i = 0; i < n; i++)
         kill(pids[i], SIGTERM);
     double until = now() + grace_s;
-    while (n && scan_proc(0, sid, pids, 1) && now() < until) {
+    while (n && marked_in_session(sid, marker, pids, MAX_LIVE * 4) && now() < until) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    for (until = now() + 5; n && kill_session(sid) && now() < until; *killed = 1) {
+    for (until = now() + 5; n && now() < until; *killed = 1) {
+        int left = marked_in_session(sid, marker, pids, MAX_LIVE * 4);
+        if (!left)
+            break;
+        for (int i = 0; i < left; i++)
+            kill(pids[i], SIGKILL);
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

@@ -54,10 +54,12 @@ int util_child_interrupted(void);
 
 /*
  * Ends what is left of session sid (not ours: the run of a sweep that died before it): SIGTERM,
- * then SIGKILL after grace_s; waits until no process of the session is left (at most 5 s more).
- * Returns how many processes it found (0: none); *killed is 1 when SIGKILL was needed.
+ * then SIGKILL after grace_s; waits until no such process is left (at most 5 s more). Only
+ * processes whose environment (/proc/PID/environ) holds the entry marker ("NAME=VALUE", exact)
+ * are signalled: a session number read from a file may name anyone's. Returns how many
+ * processes it found (0: none); *killed is 1 when SIGKILL was needed.
  */
-int util_child_end_session(pid_t sid, double grace_s, int *killed);
+int util_child_end_session(pid_t sid, const char *marker, double grace_s, int *killed);
 
 /* Starts c. Returns 0, or -1 when it could not start (exec_errno tells why). */
 int util_child_start(struct util_child *c);

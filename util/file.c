@@ -46,37 +46,89 @@ static int read_fd(int fd, size_t max_bytes, struct util_buf *out)
     return rc;
 }
 
+/* Words for why an open or an fstat refused path (errno err, or the mode of what is there). */
+static const char *open_why(int err)
+{
+    return err == ELOOP                      ? "a symbolic link (refused: it may point anywhere)"
+           : err == ENOENT || err == ENOTDIR ? "no such file"
+           : err == EACCES || err == EPERM   ? "permission denied"
+           : err == EISDIR                   ? "a directory, not a file"
+           : err == ENXIO || err == EINVAL   ? "not a regular file (a FIFO, socket or device)"
+           : err == EMLINK ? "a file with another name (a hard link) elsewhere: refused"
+                           : strerror(err);
+}
+
+/* Refuses what fd is unless a regular file (and, for a file to write, one with no other name). */
+static int regular_or_refuse(int fd, int single_link)
+{
+    struct stat st;
+    if (fstat(fd, &st))
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return EINVAL;
+    if (single_link && st.st_nlink > 1)
+        return EMLINK;
+    /* O_NONBLOCK only kept a FIFO from blocking the open: reads and writes block as usual */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))
+        return errno;
+    return 0;
+}
+
+int util_file_open_input(const char *path, int follow, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+    int err = fd < 0 ? errno : regular_or_refuse(fd, 0);
+    if (!err)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    *why = open_why(err);
+    return errno = err, -1;
+}
+
+int util_file_open_output(const char *path, enum util_file_how how, const char **why)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    int fd = open(path, flags | (how == UTIL_FILE_APPEND ? O_APPEND : 0), 0644);
+    int err = fd < 0 ? errno : regular_or_refuse(fd, 1);
+    if (!err && how == UTIL_FILE_TRUNC && ftruncate(fd, 0)) /* only once it is ours to cut */
+        err = errno;
+    if (!err)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    *why = open_why(err);
+    return errno = err, -1;
+}
+
+int util_file_read_input(const char *path, int follow, size_t max_bytes, struct util_buf *out,
+                         const char **why)
+{
+    static char size_words[64];
+    int fd = util_file_open_input(path, follow, why);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR  ? UTIL_ENOENT
+               : errno == EINVAL || errno == EISDIR ? UTIL_EINVAL
+                                                    : UTIL_EIO;
+    int rc = read_fd(fd, max_bytes, out);
+    snprintf(size_words, sizeof(size_words), "larger than %zu MiB", max_bytes >> 20);
+    *why = rc == UTIL_EINVAL ? size_words : rc ? "read error" : NULL;
+    return rc;
+}
+
 int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
-    return read_fd(fd, max_bytes, out);
+    const char *why;
+    return util_file_read_input(path, 1, max_bytes, out, &why);
 }
 
 int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *out,
                            const char **why)
 {
-    static char size_words[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
-    if (fd < 0) {
-        *why = errno == ELOOP ? "a symbolic link (refused: it may point anywhere)"
-               : errno == ENOENT || errno == ENOTDIR ? "no such file"
-               : errno == EACCES                     ? "permission denied"
-                                                     : strerror(errno);
-        return errno == ENOENT || errno == ENOTDIR ? UTIL_ENOENT : UTIL_EIO;
-    }
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        *why = S_ISDIR(st.st_mode) ? "a directory, not a file"
-                                   : "not a regular file (a FIFO, socket or device)";
-        close(fd);
-        return UTIL_EINVAL;
-    }
-    int rc = read_fd(fd, max_bytes, out);
-    snprintf(size_words, sizeof(size_words), "larger than %zu MiB", max_bytes >> 20);
-    *why = rc == UTIL_EINVAL ? size_words : rc ? "read error" : NULL;
-    return rc;
+    return util_file_read_input(path, 0, max_bytes, out, why);
 }
 
 static int write_all(int fd, const char *p, size_t len)

@@ -8,19 +8,43 @@
 #include <stddef.h>
 
 /*
- * Reads at most max_bytes of path into out (appended). Returns 0, UTIL_ENOENT,
- * UTIL_EIO, or UTIL_EINVAL when the file is larger than max_bytes. Prints nothing:
- * the caller knows what the file is for and says so.
+ * Opens an input to read: only a regular file, opened without blocking (a FIFO,
+ * socket, device or directory is refused at once, never waited on; the
+ * descriptor blocks as usual afterwards). follow: 1 for a path the user named
+ * (a symbolic link is followed), 0 for a file found inside an output or sweep
+ * folder (a link as its last component is refused). Returns the descriptor
+ * (close-on-exec), or -1 with errno set and *why saying what is there or what
+ * went wrong, in words for a message ("no such file", "a symbolic link ...",
+ * "not a regular file (a FIFO, socket or device)", "a directory, not a file").
+ * Every reader of a file goes through it.
  */
-int util_file_read(const char *path, size_t max_bytes, struct util_buf *out);
+int util_file_open_input(const char *path, int follow, const char **why);
+
+enum util_file_how { UTIL_FILE_TRUNC, UTIL_FILE_APPEND };
 
 /*
- * util_file_read for a file that may be hostile: only a regular file, reached
- * without following a symbolic link in its last component, opened without
- * blocking (a FIFO is refused, not waited on). On failure *why says what the
- * path is or what went wrong, in words for a message ("a directory", "a symbolic
- * link", "larger than 64 MiB", ...). Returns 0, UTIL_ENOENT, UTIL_EIO or UTIL_EINVAL.
+ * Opens a file to write inside an output folder: created 0644 when missing,
+ * never through a symbolic link (O_NOFOLLOW), only a regular file with no other
+ * name (a planted FIFO, device, directory or hard link is refused before
+ * anything is cut), then truncated (UTIL_FILE_TRUNC) or appended to
+ * (UTIL_FILE_APPEND). Every file a command writes in place goes through it
+ * (util_file_write_atomic creates a fresh one and renames it). Returns the
+ * descriptor (close-on-exec), or -1 with errno set and *why in words.
  */
+int util_file_open_output(const char *path, enum util_file_how how, const char **why);
+
+/*
+ * Reads at most max_bytes of the input path (util_file_open_input with follow)
+ * into out (appended). Returns 0, UTIL_ENOENT, UTIL_EINVAL (not a regular file,
+ * or larger than max_bytes) or UTIL_EIO; *why says which, in words.
+ */
+int util_file_read_input(const char *path, int follow, size_t max_bytes, struct util_buf *out,
+                         const char **why);
+
+/* util_file_read_input of a path the user named (links followed), without the words. */
+int util_file_read(const char *path, size_t max_bytes, struct util_buf *out);
+
+/* util_file_read_input of a file found inside a folder: a symbolic link is refused. */
 int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *out,
                            const char **why);
 

@@ -68,13 +68,13 @@ int util_json_write(const char *path, const json_t *j)
     return rc;
 }
 
-json_t *util_json_load(const char *path)
+static json_t *load(const char *path, int follow)
 {
     struct util_buf text = UTIL_BUF_INIT;
-    int rc = util_file_read(path, 64u << 20, &text);
+    const char *why = NULL;
+    int rc = util_file_read_input(path, follow, 64u << 20, &text, &why);
     if (rc) {
-        error("cannot read '%s': %s", path,
-              rc == UTIL_EINVAL ? "larger than 64 MiB" : util_strerror(rc));
+        error("cannot read '%s': %s", path, why ? why : util_strerror(rc));
         util_buf_release(&text);
         return NULL;
     }
@@ -84,4 +84,14 @@ json_t *util_json_load(const char *path)
         error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column, err.text);
     util_buf_release(&text);
     return j;
+}
+
+json_t *util_json_load(const char *path)
+{
+    return load(path, 1);
+}
+
+json_t *util_json_load_regular(const char *path)
+{
+    return load(path, 0);
 }

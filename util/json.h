@@ -28,9 +28,14 @@ int util_json_set(json_t *obj, const char *key, json_t *value);
 int util_json_write(const char *path, const json_t *j);
 
 /*
- * Reads a JSON document of at most 64 MiB from path. Returns a new reference,
- * or NULL after printing an error that names the file, line and column.
+ * Reads a JSON document of at most 64 MiB from path, a regular file the user
+ * named (util_file_open_input: a FIFO or device is refused, a link followed).
+ * Returns a new reference, or NULL after printing an error that names the file,
+ * line and column, or what the path is.
  */
 json_t *util_json_load(const char *path);
+
+/* util_json_load of a file found inside a folder: a symbolic link is refused too. */
+json_t *util_json_load_regular(const char *path);
 
 #endif

@@ -24,14 +24,21 @@ for sig in KILL HUP; do
 done
 
 # What a sweep of this directory left running (here a stand-in in a session of its own, named
-# by sweep.pid as its run): --resume ends it before it measures and says what it ended.
+# by sweep.pid as its run, with the directory's run marker every run carries): --resume ends it
+# before it measures and says what it ended. A process without the marker is never signalled
+# (t009).
 cat >"$TEST_TMP/ok.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
  "vars": {"NCCL_ALGO": ["Ring"]}, "repeat": 1, "timeout_s": 10}
 JSON
 expect_exit 0 "a sweep" -- "$TOPOTUNE" -q sweep --space "$TEST_TMP/ok.json" --out "$TEST_TMP/left"
-setsid bash -c 'trap "" TERM; while :; do sleep 1; done' &
+marker="TOPOTUNE_SWEEP_RUN=$(stat -c '%d:%i' "$TEST_TMP/left")"
+setsid env "$marker" bash -c 'trap "" TERM; while :; do sleep 1; done' &
 stray=$!
+for _ in $(seq 300); do # until env has exec'd bash with the marker, however slow the machine
+    tr '\0' '\n' <"/proc/$stray/environ" 2>/dev/null | grep -qx "$marker" && break
+    sleep 0.1
+done
 sleep 0.2
 printf '999999 %d\n' "$stray" >"$TEST_TMP/left/sweep.pid"
 expect_exit 0 "--resume next to a leftover run" -- \

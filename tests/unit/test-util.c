@@ -84,6 +84,55 @@ static void test_text_tail(void **state)
     assert_int_equal(util_text_tail("", &len, 1), 0);
 }
 
+/* Inputs are regular files (a FIFO refused at once, a link only when followed); outputs are
+ * never written through a link, a FIFO or a hard link planted at their name. */
+static void test_file_open_kinds(void **state)
+{
+    (void)state;
+    char victim[128], lnk[128], fifo[128], hard[128], fresh[128];
+    snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+    snprintf(lnk, sizeof(lnk), "%s/lnk", tmpdir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+    snprintf(hard, sizeof(hard), "%s/hard", tmpdir);
+    snprintf(fresh, sizeof(fresh), "%s/fresh", tmpdir);
+    assert_int_equal(util_file_write_atomic(victim, "precious", 8), 0);
+    assert_int_equal(symlink(victim, lnk), 0);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_int_equal(link(victim, hard), 0);
+    const char *why = NULL;
+    int fd = util_file_open_input(lnk, 1, &why); /* a path the user named: followed */
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    close(fd);
+    assert_int_equal(util_file_open_input(lnk, 0, &why), -1);
+    assert_non_null(strstr(why, "symbolic link"));
+    assert_int_equal(util_file_open_input(fifo, 1, &why), -1); /* refused, not waited on */
+    assert_non_null(strstr(why, "not a regular file"));
+    assert_int_equal(util_file_open_input(tmpdir, 1, &why), -1);
+    assert_non_null(strstr(why, "directory"));
+    const char *outs[] = {lnk, fifo, hard};
+    for (int how = UTIL_FILE_TRUNC; how <= UTIL_FILE_APPEND; how++)
+        for (size_t i = 0; i < 3; i++) {
+            assert_int_equal(util_file_open_output(outs[i], (enum util_file_how)how, &why), -1);
+            assert_non_null(why);
+        }
+    struct util_buf b = UTIL_BUF_INIT;
+    assert_int_equal(util_file_read(victim, 64, &b), 0);
+    assert_string_equal(util_buf_str(&b), "precious");
+    util_buf_release(&b);
+    fd = util_file_open_output(fresh, UTIL_FILE_APPEND, &why);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "x", 1), 1);
+    close(fd);
+    fd = util_file_open_output(fresh, UTIL_FILE_TRUNC, &why);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(util_file_read(fresh, 64, &b), 0);
+    assert_int_equal(b.len, 0);
+    util_buf_release(&b);
+    unlink(victim), unlink(lnk), unlink(fifo), unlink(hard), unlink(fresh);
+}
+
 static void test_atomic_write(void **state)
 {
     (void)state;
@@ -405,11 +454,17 @@ static void test_dirs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
-        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
-        cmocka_unit_test(test_opts),         cmocka_unit_test(test_env_policy),
-        cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
-        cmocka_unit_test(test_dirs),         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_text_tail),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_opts),
+        cmocka_unit_test(test_env_policy),
+        cmocka_unit_test(test_file_open_kinds),
+        cmocka_unit_test(test_quote),
+        cmocka_unit_test(test_child),
+        cmocka_unit_test(test_dirs),
+        cmocka_unit_test(test_text_format),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Issue 23: files in a reused output folder and inputs that are not regular files. A link, a hard
+# link or a FIFO planted at a name a command writes (a run's log and events, results.jsonl, the
+# benchmark's --json) never makes the tool write through it: the victim stays as it was. A FIFO
+# where a command reads a profile, a sweep's pid file or a sim cluster's spec is refused at once
+# (exit 2), never waited on; a link found inside a folder (results.jsonl, sweep.json, a spec) is
+# refused with exit 2 too.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+specs="$TOPOTUNE_SRC/profiles/specs"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},
+ "objective": {"min": "1M", "max": "64M"}, "vars": {"NCCL_P2P_DISABLE": [null, "1"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 2}' >space.json
+sweep() { "$TOPOTUNE" -q sweep --topology "$specs/rtx4090-8x-pcie.json" --space space.json "$@"; }
+sweep --out clean || true
+check "the clean sweep has its logs" test -n "$(ls clean/logs/*.log 2>/dev/null)"
+echo "precious" >victim.txt
+
+# 1. Links and hard links at every log and events name of the same sweep in a new folder.
+for kind in sym hard; do
+    mkdir -p "$kind/logs"
+    for f in clean/logs/*.log clean/logs/*.jsonl; do
+        if [ $kind = sym ]; then ln -s "$PWD/victim.txt" "$kind/logs/${f##*/}"; else ln victim.txt "$kind/logs/${f##*/}"; fi
+    done
+    timeout 120 "$TOPOTUNE" -q sweep --topology "$specs/rtx4090-8x-pcie.json" --space space.json \
+        --out "$kind" >"$kind.out" 2>"$kind.err"
+    check "$kind links: the victim is intact" test "$(cat victim.txt)" = precious
+    check "$kind links: said why" grep -q "cannot write '$kind/logs/.*\.log': a \(symbolic link\|file with another name\)" "$kind.err"
+done
+
+# 2. results.jsonl a link: refused (bad input, exit 2), the victim untouched; so is sweep.json
+#    on --resume, and gen on a sweep whose results.jsonl is a link.
+mkdir res && ln -s "$PWD/victim.txt" res/results.jsonl
+expect_exit 2 "sweep into a folder with a linked results.jsonl" -- sweep --out res
+expect_stderr_has "a symbolic link" "results.jsonl: the link named"
+check "results.jsonl: the victim is intact" test "$(cat victim.txt)" = precious
+cp -r clean resumed && mv resumed/sweep.json real-sweep.json && ln -s "$PWD/real-sweep.json" resumed/sweep.json
+expect_exit 2 "sweep --resume with a linked sweep.json" -- sweep --out resumed --resume
+expect_stderr_has "sweep.json': a symbolic link" "sweep.json: the link named"
+cp -r clean genlink && mv genlink/results.jsonl real-results.jsonl && ln -s "$PWD/real-results.jsonl" genlink/results.jsonl
+expect_exit 2 "gen on a sweep with a linked results.jsonl" -- "$TOPOTUNE" gen --runs genlink --profiles p-link
+expect_stderr_has "a symbolic link" "gen: the link named"
+
+# 3. The benchmark's --json: not through a link, not into a FIFO.
+ln -s "$PWD/victim.txt" bench-link.json
+TOPOTUNE_TOPOLOGY=$specs/hgx-h100.json expect_exit 6 "topotune-bench --json LINK" -- timeout 20 \
+    "$TOPOTUNE_BENCH" --backend sim -b 8 -e 8 -n 1 -w 0 --json bench-link.json
+expect_stderr_has "cannot write 'bench-link.json': a symbolic link" "bench: the link named"
+mkfifo bench-fifo.json
+TOPOTUNE_TOPOLOGY=$specs/hgx-h100.json expect_exit 6 "topotune-bench --json FIFO" -- timeout 20 \
+    "$TOPOTUNE_BENCH" --backend sim -b 8 -e 8 -n 1 -w 0 --json bench-fifo.json
+check "bench: the victim is intact" test "$(cat victim.txt)" = precious
+
+# 4. A FIFO where a profile is read: compare, verify, doctor --profile, profiles show.
+expect_exit 0 "gen on the clean sweep" -- "$TOPOTUNE" gen --runs clean --profiles profiles
+class=$(python3 -c 'import json; print(json.load(open("clean/sweep.json"))["class"])')
+cp -r "profiles/$class/v1" fifo-profile && rm fifo-profile/profile.json && mkfifo fifo-profile/profile.json
+for cmd in "compare fifo-profile" "verify fifo-profile --topology $specs/rtx4090-8x-pcie.json" \
+    "doctor --input $specs/rtx4090-8x-pcie.json --profile fifo-profile"; do
+    read -ra args <<<"$cmd"
+    expect_exit 2 "${args[0]} with a FIFO profile.json" -- timeout 20 "$TOPOTUNE" "${args[@]}"
+    expect_stderr_has "not a regular file" "${args[0]}: the FIFO named"
+done
+rm "profiles/$class/v1/profile.json" && mkfifo "profiles/$class/v1/profile.json"
+expect_exit 2 "profiles show with a FIFO profile.json" -- timeout 20 "$TOPOTUNE" profiles \
+    --profiles profiles show "$class" v1
+expect_stderr_has "not a regular file" "profiles show: the FIFO named"
+
+# 5. A FIFO sweep.pid: the resumed sweep goes on (the file ignored, said so), never hangs.
+cp -r clean pidfifo && rm -f pidfifo/sweep.pid && mkfifo pidfifo/sweep.pid
+expect_exit 0 "sweep --resume with a FIFO sweep.pid" -- timeout 60 "$TOPOTUNE" sweep \
+    --topology "$specs/rtx4090-8x-pcie.json" --space space.json --out pidfifo --resume
+expect_stderr_has "sweep.pid': not a regular file" "sweep.pid: the FIFO named"
+
+# 6. A sim cluster's spec next to it: a FIFO or a link is refused, never waited on or followed.
+mkdir cl && mkfifo cl/fifo.json && ln -s "$specs/hgx-h100.json" cl/link.json
+for spec in fifo link; do
+    printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "%s.json", "count": 2}]}\n' $spec >"cl/$spec-cluster.json"
+    expect_exit 2 "survey: a $spec spec" -- timeout 20 "$TOPOTUNE" survey --backend sim \
+        --cluster "cl/$spec-cluster.json" --out "cl/$spec-out"
+done
+expect_stderr_has "'link.json' next to the file: a symbolic link" "survey: the linked spec named"
+check "nothing was written anywhere through the links" test "$(cat victim.txt)" = precious
+finish

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Issue 23: state planted in folders the tool reuses. A sweep.pid naming another session makes a
+# resumed sweep end only processes that carry this folder's run marker: an unrelated process of
+# that session survives, a leftover run of this folder does not.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+specs="$TOPOTUNE_SRC/profiles/specs"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},
+ "objective": {"min": "1M", "max": "64M"}, "vars": {"NCCL_P2P_DISABLE": [null, "1"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 2}' >space.json
+sweep() { "$TOPOTUNE" sweep --topology "$specs/rtx4090-8x-pcie.json" --space space.json "$@"; }
+sweep -q --out s >/dev/null 2>&1 || true
+check "the sweep was made" test -s s/results.jsonl
+
+# 1. sweep.pid names the session of an unrelated process (setsid: its own session): it survives.
+setsid sleep 300 &
+sleep 0.5
+victim=$(pgrep -n -f '^sleep 300$' || true)
+check "an unrelated process started" test -n "$victim"
+printf '%s %s\n' "$victim" "$victim" >s/sweep.pid
+expect_exit 0 "resume with a planted sweep.pid" -- timeout 60 "$TOPOTUNE" sweep \
+    --topology "$specs/rtx4090-8x-pcie.json" --space space.json --out s --resume
+check "the unrelated process survived" kill -0 "$victim"
+kill "$victim" 2>/dev/null
+
+# ... while a leftover run of this folder (its marker in its environment) is ended.
+marker="TOPOTUNE_SWEEP_RUN=$(stat -c '%d:%i' s)"
+setsid env "$marker" sleep 301 &
+sleep 0.5
+left=$(pgrep -n -f '^sleep 301$' || true)
+printf '%s %s\n' "$left" "$left" >s/sweep.pid
+expect_exit 0 "resume after a leftover run" -- sweep --out s --resume
+expect_stderr_has "left 1 process of its last run" "the leftover was named"
+sleep 0.2
+check "the leftover run was ended" bash -c "! kill -0 $left 2>/dev/null || [ \"\$(ps -o stat= -p $left)\" = Z ]"
+
+finish
