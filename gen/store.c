@@ -45,20 +45,85 @@ __attribute__((format(printf, 3, 4))) static int pathf(char *buf, size_t len, co
     return 0;
 }
 
-/* The highest v<N> under dir, 0 when none. */
-static int latest_version(const char *dir)
+/*
+ * N of a version directory's name "v<N>": digits only, no sign, no leading zero, 1 to
+ * GEN_MAX_VERSION; 0 for any other name. A store never holds more versions than a person
+ * makes, so a larger number is a planted or damaged entry (v2147483647 overflowed the next
+ * version, an empty v1999999999 made every later gen walk two billion names).
+ */
+#define GEN_MAX_VERSION 1000000
+static int version_of(const char *name)
+{
+    if (name[0] != 'v' || name[1] < '1' || name[1] > '9')
+        return 0;
+    long v = 0;
+    for (const char *p = name + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || v > GEN_MAX_VERSION)
+            return 0;
+        v = v * 10 + (*p - '0');
+    }
+    return v <= GEN_MAX_VERSION ? (int)v : -1;
+}
+
+/*
+ * The version directories under dir, sorted, into a new array (free it); their count in *n.
+ * Only real directories count (not links, not files); a name beyond GEN_MAX_VERSION is left
+ * out with a warning naming it.
+ */
+static int *versions_in(const char *dir, size_t *n)
 {
     DIR *d = opendir(dir);
-    int best = 0;
+    int *list = NULL;
+    size_t cap = 0;
+    *n = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
-        char *end;
-        long v = e->d_name[0] == 'v' ? strtol(e->d_name + 1, &end, 10) : 0;
-        if (v > best && *end == '\0')
-            best = (int)v;
+        int v = e->d_name[0] == 'v' ? version_of(e->d_name) : 0;
+        struct stat st;
+        if (v < 0 || (!v && e->d_name[0] == 'v' && e->d_name[1] >= '0' && e->d_name[1] <= '9'))
+            warning("ignoring '%s/%.64s': not a version gen writes (v1 to v%d)", dir, e->d_name,
+                    GEN_MAX_VERSION);
+        if (v <= 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        if (*n == cap) {
+            int *more = realloc(list, (cap = cap ? cap * 2 : 16) * sizeof(int));
+            if (!more)
+                break;
+            list = more;
+        }
+        list[(*n)++] = v;
     }
     if (d)
         closedir(d);
+    for (size_t i = 1; i < *n; i++) /* insertion sort: a store holds few versions */
+        for (size_t j = i; j > 0 && list[j - 1] > list[j]; j--) {
+            int t = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = t;
+        }
+    return list;
+}
+
+/* The highest v<N> under dir, 0 when none. */
+static int latest_version(const char *dir)
+{
+    size_t n;
+    int *list = versions_in(dir, &n);
+    int best = n ? list[n - 1] : 0;
+    free(list);
     return best;
+}
+
+/* A stored profile.json, quietly NULL when missing or not a regular file (a link, a FIFO). */
+static json_t *regular_json(const char *path)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why;
+    json_t *j = util_file_read_regular(path, 64u << 20, &text, &why)
+                    ? NULL
+                    : json_loadb(util_buf_str(&text), text.len, 0, NULL);
+    util_buf_release(&text);
+    return j;
 }
 
 /* profile.json as stored; the emitters also get where the version will live (location). */
@@ -122,14 +187,18 @@ static int write_index(const char *root)
             continue;
         if (pathf(classdir, sizeof(classdir), "%s/%s", root, e->d_name))
             continue;
-        int latest = latest_version(classdir);
-        if (!latest)
+        size_t nv;
+        int *list = versions_in(classdir, &nv), latest = nv ? list[nv - 1] : 0;
+        if (!latest) {
+            free(list);
             continue;
+        }
         json_t *c = json_object(), *versions = json_array();
-        for (int v = 1; v <= latest; v++) {
+        for (size_t i = 0; i < nv; i++) { /* the versions there are, never a count up to N */
             char p[2200];
+            int v = list[i];
             pathf(p, sizeof(p), "%s/v%d/profile.json", classdir, v);
-            json_t *prof = access(p, F_OK) == 0 ? json_load_file(p, 0, NULL) : NULL;
+            json_t *prof = regular_json(p);
             if (!prof)
                 continue;
             json_array_append_new(versions,
@@ -139,6 +208,7 @@ static int write_index(const char *root)
                                             json_object_get(prof, "summary")));
             json_decref(prof);
         }
+        free(list);
         json_object_set_new(c, "latest", json_integer(latest));
         json_object_set_new(c, "versions", versions);
         json_object_set_new(classes, e->d_name, c);
@@ -192,7 +262,7 @@ static int latest_is(const char *classdir, int latest, const char *hash)
     char prev[2200];
     if (!latest || pathf(prev, sizeof(prev), "%s/v%d/profile.json", classdir, latest))
         return 0;
-    json_t *old = json_load_file(prev, 0, NULL);
+    json_t *old = regular_json(prev);
     const char *old_hash = json_string_value(json_object_get(old, "content_hash"));
     int same = old_hash && !strcmp(old_hash, hash);
     json_decref(old);
@@ -247,6 +317,13 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
      * it wrote this very content. */
     for (int tries = 0; tries < 100; tries++) {
         int latest = latest_version(classdir);
+        if (latest >= GEN_MAX_VERSION) {
+            free(hash);
+            return error("'%s' holds v%d, the last version gen writes: move the class elsewhere "
+                         "to start again",
+                         classdir, latest),
+                   UTIL_EINVAL;
+        }
         *version = latest;
         if (latest_is(classdir, latest, hash)) {
             free(hash);

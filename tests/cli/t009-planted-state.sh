@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Issue 23: state planted in folders the tool reuses. A sweep.pid naming another session makes a
 # resumed sweep end only processes that carry this folder's run marker: an unrelated process of
-# that session survives, a leftover run of this folder does not.
+# that session survives, a leftover run of this folder does not. Version directories a gen never
+# writes (an empty v1999999999, v2147483647) neither hang nor overflow the next gen: they are
+# ignored with a warning.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -35,5 +37,18 @@ expect_exit 0 "resume after a leftover run" -- sweep --out s --resume
 expect_stderr_has "left 1 process of its last run" "the leftover was named"
 sleep 0.2
 check "the leftover run was ended" bash -c "! kill -0 $left 2>/dev/null || [ \"\$(ps -o stat= -p $left)\" = Z ]"
+
+# 2. Version directories gen never writes: no hang, no overflow, a warning, v1 next to them.
+class=$(python3 -c 'import json; print(json.load(open("s/sweep.json"))["class"])')
+mkdir -p "p/$class/v1999999999" "p/$class/v2147483647" "p/$class/v99999999999999999999"
+expect_exit 0 "gen next to absurd versions" -- timeout 60 "$TOPOTUNE" gen --runs s --profiles p
+expect_stderr_has "v1999999999': not a version gen writes" "the absurd version named"
+check "v1 written" test -s "p/$class/v1/profile.json" -a "$(readlink "p/$class/latest")" = v1
+check "the index lists v1 alone" python3 - "p/index.json" "$class" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["classes"][sys.argv[2]]
+assert c["latest"] == 1 and [v["version"] for v in c["versions"]] == [1], c
+PY
+expect_exit 0 "profiles list" -- timeout 20 "$TOPOTUNE" profiles --profiles p list
 
 finish
