@@ -13,6 +13,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -79,6 +80,39 @@ static double predict_bw(const struct topo *t, int nodes, size_t bytes, double *
     if (time_us)
         *time_us = p.time_us;
     return p.busbw;
+}
+
+/*
+ * The keys docs/schemas/sim-cluster.schema.json allows at each level (additionalProperties
+ * false): a misspelt "factr" or "nodse" is an error, not a fault or a node silently left out.
+ */
+static const char *const doc_keys[] = {"schema", "nodes", "faults", "noise", "seed", NULL};
+static const char *const node_keys[] = {"spec", "count", "prefix", NULL};
+static const char *const fault_keys[] = {"kind", "hosts", "factor", NULL};
+
+static int unknown_key(const char *file, const char *where, json_t *obj, const char *const *keys)
+{
+    const char *key;
+    json_t *v;
+    if (!json_is_object(obj))
+        return bad(file, where, "an object expected");
+    json_object_foreach(obj, key, v)
+    {
+        int known = 0;
+        for (const char *const *k = keys; *k && !known; k++)
+            known = !strcmp(*k, key);
+        if (!known) {
+            struct util_buf clean = UTIL_BUF_INIT;
+            util_text_clean(&clean, key, strnlen(key, 64), 0);
+            int rc = bad(file, where,
+                         "unknown key \"%s\": check the spelling "
+                         "(docs/schemas/sim-cluster.schema.json)",
+                         util_buf_str(&clean));
+            util_buf_release(&clean);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static int plain_name(const char *s)
@@ -169,6 +203,8 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
     {
         char where[64];
         snprintf(where, sizeof(where), "faults[%zu]", k);
+        if (unknown_key(file, where, f, fault_keys))
+            return UTIL_EINVAL;
         const char *kind = util_json_str(f, "kind", "");
         json_t *hosts = json_object_get(f, "hosts");
         int link = !strcmp(kind, "slow-path");
@@ -324,6 +360,8 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
     long long total = 0;
     json_array_foreach(nodes, k, e)
     {
+        if (unknown_key(file, "nodes[]", e, node_keys))
+            return UTIL_EINVAL;
         json_t *count = json_object_get(e, "count");
         if (!json_is_integer(count) || json_integer_value(count) < 1 ||
             json_integer_value(count) > SIM_MAX_NODES - total) /* checked before it is added */
@@ -391,6 +429,10 @@ int survey_probe_sim(struct survey *s, const char *file)
     json_t *noise = json_object_get(doc, "noise");
     if (!json_is_object(doc) || strcmp(util_json_str(doc, "schema", ""), "topotune/sim-cluster/1"))
         rc = bad(file, "schema", "\"topotune/sim-cluster/1\" expected");
+    else if (unknown_key(file, "document", doc, doc_keys))
+        rc = UTIL_EINVAL;
+    else if (json_object_get(doc, "seed") && !json_is_integer(json_object_get(doc, "seed")))
+        rc = bad(file, "seed", "an integer (ignored: the survey's --seed drives the noise)");
     else if (noise && (!json_is_number(noise) || json_number_value(noise) < 0 ||
                        json_number_value(noise) > 0.5))
         rc = bad(file, "noise", "a relative sigma from 0 to 0.5");

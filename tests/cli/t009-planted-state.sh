@@ -4,7 +4,7 @@
 # resumed sweep end only processes that carry this folder's run marker: an unrelated process of
 # that session survives, a leftover run of this folder does not. Version directories a gen never
 # writes (an empty v1999999999, v2147483647) neither hang nor overflow the next gen: they are
-# ignored with a warning.
+# ignored with a warning. A sim cluster file with keys its schema does not allow is refused.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -51,4 +51,12 @@ assert c["latest"] == 1 and [v["version"] for v in c["versions"]] == [1], c
 PY
 expect_exit 0 "profiles list" -- timeout 20 "$TOPOTUNE" profiles --profiles p list
 
+# 3. The sim cluster file: keys the schema does not allow are refused, each level.
+for bad in '"nodes": [{"spec": "hgx-h100.json", "count": 2}], "nodse": []' \
+    '"nodes": [{"spec": "hgx-h100.json", "count": 2, "cout": 3}]' \
+    '"nodes": [{"spec": "hgx-h100.json", "count": 2}], "faults": [{"kind": "slow-node", "hosts": ["node0001"], "factr": 0.5}]'; do
+    printf '{"schema": "topotune/sim-cluster/1", %s}\n' "$bad" >cluster.json
+    expect_exit 2 "cluster: unknown key in $bad" -- "$TOPOTUNE" survey --backend sim --cluster cluster.json --out c
+    expect_stderr_has "unknown key" "cluster: the key named"
+done
 finish
