@@ -17,10 +17,20 @@ sweep -q --out s >/dev/null 2>&1 || true
 check "the sweep was made" test -s s/results.jsonl
 
 # 1. sweep.pid names the session of an unrelated process (setsid: its own session): it survives.
-setsid sleep 300 &
-sleep 0.5
-victim=$(pgrep -n -f '^sleep 300$' || true)
-check "an unrelated process started" test -n "$victim"
+# (a background job of a script is no group leader: setsid execs in place, $! is the sleep)
+setsid sleep 307 &
+victim=$!
+# until_exec PID TEXT: waits (at most 30 s, whatever the load) until PID's command line is TEXT
+until_exec() {
+    local _
+    for _ in $(seq 300); do
+        [ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" = "$2 " ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+until_exec "$victim" "sleep 307"
+check "an unrelated process in a session of its own" test "$(ps -o sid= -p "$victim" | tr -d ' ')" = "$victim"
 printf '%s %s\n' "$victim" "$victim" >s/sweep.pid
 expect_exit 0 "resume with a planted sweep.pid" -- timeout 60 "$TOPOTUNE" sweep \
     --topology "$specs/rtx4090-8x-pcie.json" --space space.json --out s --resume
@@ -29,9 +39,9 @@ kill "$victim" 2>/dev/null
 
 # ... while a leftover run of this folder (its marker in its environment) is ended.
 marker="TOPOTUNE_SWEEP_RUN=$(stat -c '%d:%i' s)"
-setsid env "$marker" sleep 301 &
-sleep 0.5
-left=$(pgrep -n -f '^sleep 301$' || true)
+setsid env "$marker" sleep 311 &
+left=$!
+check "the leftover run started" until_exec "$left" "sleep 311"
 printf '%s %s\n' "$left" "$left" >s/sweep.pid
 expect_exit 0 "resume after a leftover run" -- sweep --out s --resume
 expect_stderr_has "left 1 process of its last run" "the leftover was named"
