@@ -62,10 +62,9 @@ json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
                 path, text.len - good);
     } else if (runs && good < text.len) {
         /* O_NOFOLLOW: the cut lands on the file that was read, never through a link */
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || ftruncate(fd, (off_t)good)) {
-            error("cannot repair '%s': %s", path, strerror(errno));
+        int fd = util_file_open_output(path, UTIL_FILE_APPEND, &why);
+        if (fd < 0 || ftruncate(fd, (off_t)good)) {
+            error("cannot repair '%s': %s", path, fd < 0 ? why : strerror(errno));
             json_decref(runs);
             runs = NULL;
         } else {

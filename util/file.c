@@ -320,9 +320,15 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len)
     char path[2100], pid[32] = "";
     if (snprintf(path, sizeof(path), "%s/.lock", dir) >= (int)sizeof(path))
         return errno = ENAMETOOLONG, -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
     if (fd < 0)
         return -1;
+    int bad = regular_or_refuse(fd, 1); /* a planted FIFO or hard link is never cut or written */
+    if (bad) {
+        close(fd);
+        snprintf(holder, holder_len, "unknown");
+        return errno = bad, -1;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB)) {
         int err = errno;
         ssize_t n = err == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;

@@ -89,6 +89,8 @@ int util_mkdir_p(const char *dir);
  * Holds dir/.lock for the caller's life: flock'ed, close-on-exec (children never hold it), the
  * caller's pid written into it for the message a second holder gets. Returns the descriptor, or
  * -1 with errno: EWOULDBLOCK when another process holds it (its pid in holder, or "unknown"),
+ * EINVAL, EISDIR or EMLINK when dir/.lock is no regular file of one name (a planted FIFO or hard
+ * link is never truncated or written), ELOOP for a link,
  * else why the lock file could not be opened.
  */
 int util_lock_dir(const char *dir, char *holder, size_t holder_len);

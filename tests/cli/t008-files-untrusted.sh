@@ -82,5 +82,13 @@ for spec in fifo link; do
         --cluster "cl/$spec-cluster.json" --out "cl/$spec-out"
 done
 expect_stderr_has "'link.json' next to the file: a symbolic link" "survey: the linked spec named"
+# 7. A hard link at the lock file or at a results.jsonl with a torn line to repair: never cut.
+cp -r clean locked && rm -f locked/.lock && ln victim.txt locked/.lock
+expect_exit 1 "sweep --resume with a hard-linked .lock" -- sweep --out locked --resume
+expect_stderr_has "cannot open or lock 'locked/.lock'" "the lock refused"
+cp victim.txt torn-victim.txt && printf '{"torn' >>torn-victim.txt
+cp -r clean torn && rm torn/results.jsonl && ln torn-victim.txt torn/results.jsonl
+sweep --out torn --resume >/dev/null 2>&1
+check "a hard-linked results.jsonl is not repaired" grep -q torn torn-victim.txt
 check "nothing was written anywhere through the links" test "$(cat victim.txt)" = precious
 finish
