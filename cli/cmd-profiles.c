@@ -7,6 +7,7 @@
 #include "util/json.h"
 #include "util/log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,18 @@ static json_t *load_profile(const char *root, const char *cls, int version)
     return util_json_load(path);
 }
 
+/* vN or N, 1 to 1,000,000 (what gen writes); 0 when s is NULL (the latest), -1 when invalid. */
 static int parse_version(const char *s)
 {
-    return s && s[0] == 'v' ? atoi(s + 1) : s ? atoi(s) : 0;
+    if (!s)
+        return 0;
+    const char *p = s[0] == 'v' ? s + 1 : s;
+    char *end;
+    errno = 0;
+    long v = *p >= '1' && *p <= '9' ? strtol(p, &end, 10) : -1;
+    if (v < 1 || errno || *end || v > 1000000)
+        return error("invalid version '%.32s': expected vN, N from 1 to 1000000", s), -1;
+    return (int)v;
 }
 
 static int list(const char *root)
@@ -92,8 +102,11 @@ static int diff(const char *root, const char *cls, int a, int b)
         json_t *latest = load_profile(root, cls, 0);
         if (!latest)
             return 2;
-        b = (int)json_integer_value(json_object_get(latest, "version"));
+        json_int_t v = json_integer_value(json_object_get(latest, "version"));
         json_decref(latest);
+        if (v < 1 || v > 1000000)
+            return error("class '%s': its latest profile carries no valid version", cls), 2;
+        b = (int)v;
         a = a ? a : b - 1;
     }
     if (a < 1)
@@ -151,10 +164,13 @@ int cmd_profiles(int argc, char **argv)
     }
     if (!n || !strcmp(args[0], "list"))
         return list(root);
+    int va = n > 2 ? parse_version(args[2]) : 0, vb = n > 3 ? parse_version(args[3]) : 0;
+    if (va < 0 || vb < 0)
+        return 2;
     if (!strcmp(args[0], "show") && args[1])
-        return show(root, args[1], parse_version(args[2]));
+        return show(root, args[1], va);
     if (!strcmp(args[0], "diff") && args[1])
-        return diff(root, args[1], parse_version(args[2]), parse_version(args[3]));
+        return diff(root, args[1], va, vb);
     return error("unknown 'topotune profiles %s': use list, show CLASS or diff CLASS (see --help)",
                  args[0]),
            2;

@@ -60,6 +60,8 @@ c = json.load(open(sys.argv[1]))["classes"][sys.argv[2]]
 assert c["latest"] == 1 and [v["version"] for v in c["versions"]] == [1], c
 PY
 expect_exit 0 "profiles list" -- timeout 20 "$TOPOTUNE" profiles --profiles p list
+expect_exit 2 "profiles show v2147483648" -- "$TOPOTUNE" profiles --profiles p show "$class" v2147483648
+expect_stderr_has "invalid version 'v2147483648'" "profiles: the version range named"
 
 # 3. The sim cluster file: keys the schema does not allow are refused, each level.
 for bad in '"nodes": [{"spec": "hgx-h100.json", "count": 2}], "nodse": []' \
