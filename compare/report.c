@@ -18,18 +18,19 @@
 /* Sizes below this are shown as time per call (latency decides), the others as busbw. */
 #define SMALL_BYTES (1 << 20)
 
-/* v with two decimals (GB/s), or three significant digits when small (per unit of price); a
- * predicted number says so, with the model's expected error (docs/model.md). */
+/* v with two decimals (GB/s), or three significant digits (time, per unit of price), as people
+ * write numbers (1,370, never 1.37e+03); a predicted number says so, with the model's expected
+ * error (docs/model.md). */
 static void number(struct util_buf *out, double v, int significant, int predicted)
 {
-    if (v < 0) {
+    if (!(v >= 0)) {
         util_buf_adds(out, "-");
         return;
     }
     if (significant)
-        util_buf_addf(out, "%.3g", v);
+        util_text_number(out, v, 3);
     else
-        util_buf_addf(out, "%.2f", v);
+        util_text_fixed(out, v, 2);
     if (predicted)
         util_buf_addf(out, " predicted +-%.0f%%", COMPARE_EXPECTED_ERROR_PCT);
 }
@@ -150,7 +151,7 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
         compare_table_sets(&t, i + 1, 0, in[i].label);
         if (in[i].price <= 0)
             continue;
-        util_buf_addf(&b, "%g", in[i].price);
+        util_text_number(&b, in[i].price, 6);
         compare_table_set(&t, i + 1, 1, &b);
         double bw = best_at(&in[i], at);
         number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]));
@@ -202,7 +203,8 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
                 util_buf_release(&b);
             }
             if (in[i].price > 0) {
-                util_buf_addf(&b, "%g per node", in[i].price);
+                util_text_number(&b, in[i].price, 6);
+                util_buf_adds(&b, " per node");
                 wrap(out, "  price              ", "", util_buf_str(&b));
                 util_buf_release(&b);
             }
@@ -235,7 +237,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             double bw = at > 0 ? compare_busbw_at(sizes, at)
                                : json_number_value(json_object_get(
                                      json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
-            util_buf_addf(&b, "%g", in[i].price);
+            util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
             number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
                    compare_predicted(&in[i]));

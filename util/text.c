@@ -2,7 +2,9 @@
 /* util_text_clean: valid UTF-8 without controls or escape sequences, for JSON and terminals. */
 #include "util/text.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
@@ -99,6 +101,62 @@ size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int l
         }
     }
     return changed;
+}
+
+const char *util_text_shown(struct util_buf *b, const char *s)
+{
+    util_buf_reset(b);
+    util_text_clean(b, s ? s : "", s ? strlen(s) : 0, 0);
+    return util_buf_str(b);
+}
+
+/* v with decimals decimals (0 to 9), commas between thousands; trailing zeros kept unless trim. */
+static void grouped(struct util_buf *out, double v, int decimals, int trim)
+{
+    char digits[400];
+    if (!isfinite(v)) {
+        util_buf_adds(out, isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        return;
+    }
+    decimals = decimals < 0 ? 0 : decimals > 9 ? 9 : decimals;
+    int len = snprintf(digits, sizeof(digits), "%.*f", decimals, fabs(v));
+    if (len < 0 || (size_t)len >= sizeof(digits))
+        return;
+    char *point = strchr(digits, '.');
+    size_t whole = point ? (size_t)(point - digits) : (size_t)len;
+    if (trim && point) {
+        char *end = digits + len;
+        while (end > point + 1 && end[-1] == '0')
+            end--;
+        if (end == point + 1)
+            end = point;
+        *end = '\0';
+    }
+    int zero = strspn(digits, "0.") == strlen(digits);
+    if (v < 0 && !zero) /* no "-0" for a value that rounds to nothing */
+        util_buf_adds(out, "-");
+    for (size_t i = 0; i < whole; i++) {
+        if (i && (whole - i) % 3 == 0)
+            util_buf_adds(out, ",");
+        util_buf_add(out, digits + i, 1);
+    }
+    util_buf_adds(out, digits + whole);
+}
+
+void util_text_number(struct util_buf *out, double v, int digits)
+{
+    double a = fabs(v);
+    int decimals = 0;
+    if (isfinite(a) && a > 0) {
+        int magnitude = (int)floor(log10(a)); /* 1370: 3, 0.0137: -2 */
+        decimals = digits - 1 - magnitude;
+    }
+    grouped(out, v, decimals, 1);
+}
+
+void util_text_fixed(struct util_buf *out, double v, int decimals)
+{
+    grouped(out, v, decimals, 0);
 }
 
 void util_text_wrap(struct util_buf *out, const char *first, const char *indent, const char *text,

@@ -25,6 +25,23 @@ size_t util_text_clean(struct util_buf *out, const char *text, size_t len, int l
 void util_text_wrap(struct util_buf *out, const char *first, const char *indent, const char *text,
                     size_t width);
 
+/*
+ * Cleans s (NULL reads as "") as util_text_clean does without lines into b, which it empties
+ * first, and returns b's text: a string from a file or a node, made one safe line for a message
+ * or a report. The text lives in b until b is reset or released.
+ */
+const char *util_text_shown(struct util_buf *b, const char *s);
+
+/*
+ * Appends v as people write numbers in a report: without an exponent, the integer part whole
+ * with a comma every three digits, and as many decimals as digits significant digits need
+ * (trailing zeros dropped): 1370.4 -> "1,370", 13.704 -> "13.7", 0.013704 -> "0.0137" for 3
+ * digits. util_text_fixed writes exactly decimals decimals (1234.5 -> "1,234.50" for 2).
+ * Infinities and NaN read "inf", "-inf" and "nan"; at most 9 decimals.
+ */
+void util_text_number(struct util_buf *out, double v, int digits);
+void util_text_fixed(struct util_buf *out, double v, int decimals);
+
 /* Appends s as HTML text, also safe in a quoted attribute: & < > " ' as entities. */
 void util_text_html(struct util_buf *out, const char *s);
 

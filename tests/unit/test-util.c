@@ -415,6 +415,50 @@ static void test_text_format(void **state)
     util_buf_release(&b);
 }
 
+/* Numbers as a person writes them: never an exponent (a measured 1,370 us once read 1.37e+03). */
+static void test_text_number(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        int digits;
+        const char *want;
+    } cases[] = {
+        {1370.4, 3, "1,370"},   {137.04, 3, "137"},
+        {13.704, 3, "13.7"},    {0.013704, 3, "0.0137"},
+        {2.0, 3, "2"},          {999.96, 3, "1,000"},
+        {0.99996, 3, "1"},      {1234567.8, 3, "1,234,568"},
+        {300000, 6, "300,000"}, {0.5, 6, "0.5"},
+        {-1370.4, 3, "-1,370"}, {0, 3, "0"},
+        {1e300, 3, NULL},       {1e-20, 3, "0"},
+        {-1e-20, 3, "0"},
+    };
+    struct util_buf b = UTIL_BUF_INIT;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        util_buf_reset(&b);
+        util_text_number(&b, cases[i].v, cases[i].digits);
+        if (cases[i].want)
+            assert_string_equal(util_buf_str(&b), cases[i].want);
+        else /* 1e300: 301 digits and their commas, no exponent */
+            assert_true(b.len == 301 + 100 && !strchr(util_buf_str(&b), 'e'));
+    }
+    util_buf_reset(&b);
+    util_text_fixed(&b, 1234.5, 2);
+    assert_string_equal(util_buf_str(&b), "1,234.50");
+    util_buf_reset(&b);
+    util_text_fixed(&b, 12.0, 2);
+    assert_string_equal(util_buf_str(&b), "12.00");
+    util_buf_reset(&b);
+    util_text_number(&b, 1.0 / 0.0, 3);
+    util_text_number(&b, 0.0 / 0.0, 3);
+    assert_string_equal(util_buf_str(&b), "infnan");
+    /* a string from a file, shown: one line, no escape sequence */
+    assert_string_equal(util_text_shown(&b, "a\x1b[2Jb\nc"), "ab\xef\xbf\xbd"
+                                                             "c");
+    assert_string_equal(util_text_shown(&b, NULL), "");
+    util_buf_release(&b);
+}
+
 /* Directories made with their parents; a directory held by one holder is refused to the next. */
 static void test_dirs(void **state)
 {
@@ -465,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_child),
         cmocka_unit_test(test_dirs),
         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_text_number),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }
