@@ -9,11 +9,13 @@
 #include "util/log.h"
 #include "util/opts.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_INPUTS 64
+#define MAX_SCALE  32 /* node counts of compare --nodes N1,N2,... */
 
 static const char compare_usage[] =
     "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]...\n"
@@ -48,8 +50,11 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
         const char *eq = strchr(prices->items[p], '=');
         char *end = NULL;
         double amount = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || eq == prices->items[p] || *end || !(amount > 0))
-            return error("invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT > 0",
+        /* inf or nan would be no number in --json (Jansson refuses them) nor in a table */
+        if (!eq || eq == prices->items[p] || end == eq + 1 || *end || !(amount > 0) ||
+            !isfinite(amount) || amount > 1e15)
+            return error("invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT a number "
+                         "above 0 and at most 10^15",
                          prices->items[p]),
                    2;
         int found = 0;
@@ -104,9 +109,16 @@ int cmd_compare(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     }
     char *end = NULL;
-    int scale[32], nscale = 0;
+    int scale[MAX_SCALE], nscale = 0;
     long nodes = 0;
-    for (const char *p = nodes_s; p && *p && nscale < 32; p = *end == ',' ? end + 1 : end) {
+    for (const char *p = nodes_s; p && *p; p = *end == ',' ? end + 1 : end) {
+        if (nscale == MAX_SCALE) { /* never cut the list without a word */
+            free(pos);
+            return error("invalid value '%s' for --nodes: more than %d node counts: give at most "
+                         "%d",
+                         nodes_s, MAX_SCALE, MAX_SCALE),
+                   2;
+        }
         long v = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',') || v < 1 || v > 4096) {
             free(pos);
@@ -162,15 +174,20 @@ int cmd_compare(int argc, char **argv)
     }
     if (!rc && json) {
         json_t *list = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(list,
-                                  json_pack("{s:s,s:s,s:s,s:O,s:o,s:O,s:O*}", "label", in[i].label,
-                                            "kind", in[i].kind, "source", in[i].path, "predicted",
-                                            json_object_get(in[i].profile, "predicted"), "price",
-                                            in[i].price > 0 ? json_real(in[i].price) : json_null(),
-                                            "profile", in[i].profile, "scaling", in[i].scaling));
+        for (int i = 0; i < n && !rc; i++) {
+            json_t *entry = json_pack("{s:s,s:s,s:s,s:O,s:o,s:O,s:O*}", "label", in[i].label,
+                                      "kind", in[i].kind, "source", in[i].path, "predicted",
+                                      json_object_get(in[i].profile, "predicted"), "price",
+                                      in[i].price > 0 ? json_real(in[i].price) : json_null(),
+                                      "profile", in[i].profile, "scaling", in[i].scaling);
+            if (!entry || json_array_append_new(list, entry)) { /* never an input left out */
+                error("cannot write input '%s' as JSON", in[i].label);
+                rc = 1;
+            }
+        }
         json_t *doc = json_pack("{s:s,s:o}", "schema", "topotune/compare/1", "inputs", list);
-        rc = util_json_write(json, doc) ? 1 : 0;
+        if (!rc)
+            rc = util_json_write(json, doc) ? 1 : 0;
         json_decref(doc);
     }
     if (!rc) {

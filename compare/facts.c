@@ -180,8 +180,10 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
 {
     const json_t *p = in->profile;
     json_int_t nodes = json_integer_value(json_object_get(p, "nodes"));
-    size_t gpus = json_array_size(json_object_get(json_object_get(p, "hardware"), "gpus"));
-    double n = (double)(nodes > 0 ? nodes : 1) * (double)(gpus ? gpus : 1);
+    const json_t *g = json_object_get(json_object_get(p, "hardware"), "gpus");
+    /* a count (what gen writes); a list in older profiles */
+    json_int_t gpus = json_is_integer(g) ? json_integer_value(g) : (json_int_t)json_array_size(g);
+    double n = (double)(nodes > 0 ? nodes : 1) * (double)(gpus > 0 ? gpus : 1);
     double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
     return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
 }

@@ -6,9 +6,11 @@
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <dirent.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,127 @@ static void label_of(const char *path, char *out, size_t len)
         *dot = '\0';
 }
 
+/* What a field of a profile must be: why it is not, or NULL. */
+static const char *not_int(const json_t *v, json_int_t min, json_int_t max, int required)
+{
+    if (!v && !required)
+        return NULL;
+    return json_is_integer(v) && json_integer_value(v) >= min && json_integer_value(v) <= max
+               ? NULL
+               : "expected an integer";
+}
+
+static const char *not_string(const json_t *v)
+{
+    return !v || json_is_string(v) || json_is_null(v) ? NULL : "expected a string or null";
+}
+
+/* [{size, busbw}]: sizes as topotune-bench measures them, busbw finite and at most 10^9 GB/s. */
+static const char *bad_sizes(const json_t *list, struct util_buf *where, const char *name)
+{
+    size_t i;
+    json_t *r;
+    if (!list || json_is_null(list))
+        return NULL;
+    if (!json_is_array(list))
+        return util_buf_addf(where, "%s", name), "expected an array of {size, busbw}";
+    json_array_foreach(list, i, r)
+    {
+        const json_t *bw = json_object_get(r, "busbw");
+        util_buf_addf(where, "%s[%zu]", name, i);
+        if (!json_is_object(r))
+            return "expected an object {size, busbw}";
+        if (not_int(json_object_get(r, "size"), 0, 1LL << 50, 1))
+            return util_buf_adds(where, ".size"), "expected bytes, an integer from 0 to 2^50";
+        if (!json_is_number(bw) || !isfinite(json_number_value(bw)) || json_number_value(bw) < 0 ||
+            json_number_value(bw) > 1e9)
+            return util_buf_adds(where, ".busbw"), "expected GB/s, a number from 0 to 10^9";
+        util_buf_reset(where);
+    }
+    return NULL;
+}
+
+/* The strings of an array of objects (variables), or of an array (labels). */
+static const char *bad_strings(const json_t *list, const char *const *keys)
+{
+    size_t i;
+    json_t *v;
+    if (!list)
+        return NULL;
+    if (!json_is_array(list))
+        return "expected an array";
+    json_array_foreach(list, i, v) for (int k = 0; keys && keys[k];
+                                        k++) if (!json_is_object(v) ||
+                                                 not_string(json_object_get(
+                                                     v, keys[k]))) return "expected objects "
+                                                                          "of strings";
+    json_array_foreach(list, i, v) if (!keys && !json_is_string(v)) return "expected strings";
+    return NULL;
+}
+
+/*
+ * The fields of a profile compare reads, checked before any is shown: a profile.json is a file
+ * anyone may have edited, and a negative size printed "-5 B". Returns why not, its field in
+ * where, or NULL.
+ */
+static const char *bad_profile(const json_t *p, struct util_buf *where)
+{
+    static const char *const var_keys[] = {"name", "value", "role", "evidence", NULL};
+    const json_t *hw = json_object_get(p, "hardware"), *cpu = json_object_get(hw, "cpu");
+    const json_t *w = json_object_get(p, "winner"), *b = json_object_get(p, "baseline");
+    const json_t *m = json_object_get(hw, "matrix"), *rows = json_object_get(m, "rows"), *row;
+    const struct {
+        const char *name;
+        const char *why;
+    } fields[] = {
+        {"predicted",
+         json_object_get(p, "predicted") && !json_is_boolean(json_object_get(p, "predicted"))
+             ? "expected true or false"
+             : NULL},
+        {"class", not_string(json_object_get(p, "class"))},
+        {"summary", not_string(json_object_get(p, "summary"))},
+        {"nodes", not_int(json_object_get(p, "nodes"), 1, 1 << 20, 0)},
+        {"hardware.gpus", json_is_array(json_object_get(hw, "gpus"))
+                              ? NULL
+                              : not_int(json_object_get(hw, "gpus"), 0, 1 << 20, 0)},
+        {"hardware.gpu_model", not_string(json_object_get(hw, "gpu_model"))},
+        {"hardware.nvswitches", not_int(json_object_get(hw, "nvswitches"), 0, 1 << 20, 0)},
+        {"hardware.nics", not_int(json_object_get(hw, "nics"), 0, 1 << 20, 0)},
+        {"hardware.cpu", cpu && !json_is_object(cpu) ? "expected an object" : NULL},
+        {"hardware.cpu.sockets", not_int(json_object_get(cpu, "sockets"), 0, 1 << 20, 0)},
+        {"hardware.cpu.numa_nodes", not_int(json_object_get(cpu, "numa_nodes"), 0, 1 << 20, 0)},
+        {"hardware.matrix.labels", bad_strings(json_object_get(m, "labels"), NULL)},
+        {"hardware.matrix.rows", rows && !json_is_array(rows) ? "expected an array" : NULL},
+        {"hardware.class_key.nics",
+         bad_strings(json_object_get(json_object_get(hw, "class_key"), "nics"), NULL)},
+        {"variables", bad_strings(json_object_get(p, "variables"), var_keys)},
+        {"winner",
+         w && !json_is_null(w) && !json_is_object(w) ? "expected an object or null" : NULL},
+        {"winner.runs", not_int(json_object_get(w, "runs"), 0, 1 << 30, 0)},
+        {"baseline", b && !json_is_object(b) ? "expected an object" : NULL},
+        {"baseline.outcomes",
+         json_object_get(b, "outcomes") && !json_is_object(json_object_get(b, "outcomes"))
+             ? "expected an object"
+             : NULL},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (fields[i].why)
+            return util_buf_adds(where, fields[i].name), fields[i].why;
+    const json_t *cv = json_object_get(w, "cv");
+    if (cv &&
+        !(json_is_number(cv) && isfinite(json_number_value(cv)) && json_number_value(cv) >= 0))
+        return util_buf_adds(where, "winner.cv"), "expected a number, 0 or more";
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        const char *why = bad_strings(row, NULL);
+        if (why)
+            return util_buf_addf(where, "hardware.matrix.rows[%zu]", i), why;
+    }
+    const char *why = bad_sizes(json_object_get(w, "per_size"), where, "winner.per_size");
+    return why ? why : bad_sizes(json_object_get(b, "per_size"), where, "baseline.per_size");
+}
+
 static int load_profile(const char *dir, const char *label, struct compare_input *in)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -53,6 +176,15 @@ static int load_profile(const char *dir, const char *label, struct compare_input
         json_decref(in->profile);
         in->profile = NULL;
     }
+    struct util_buf where = UTIL_BUF_INIT;
+    const char *why = in->profile ? bad_profile(in->profile, &where) : NULL;
+    if (why) {
+        error("cannot read profile '%s': %s: %s: give what topotune gen or run wrote", b.data,
+              util_buf_str(&where), why);
+        json_decref(in->profile);
+        in->profile = NULL;
+    }
+    util_buf_release(&where);
     util_buf_release(&b);
     if (!in->profile)
         return -1;
@@ -145,8 +277,8 @@ static int load_file(const char *path, int nodes, const char *space,
     return rc;
 }
 
-int compare_load(const char *path, int nodes, const char *space, const struct model_params *params,
-                 struct compare_input *out, int max)
+static int load_any(const char *path, int nodes, const char *space,
+                    const struct model_params *params, struct compare_input *out, int max)
 {
     struct stat st;
     out->path = path;
@@ -183,4 +315,21 @@ int compare_load(const char *path, int nodes, const char *space, const struct mo
                  "sweep directory (sweep.json): give what topotune gen, run or sweep wrote",
                  path),
            -1;
+}
+
+/* Every string of what was loaded (a profile, a directory's name) reaches a terminal, Markdown and
+ * HTML: cleaned once here, so no report can print an escape sequence or a forged line. */
+int compare_load(const char *path, int nodes, const char *space, const struct model_params *params,
+                 struct compare_input *out, int max)
+{
+    int n = load_any(path, nodes, space, params, out, max);
+    struct util_buf b = UTIL_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        json_t *clean = util_json_clean(out[i].profile);
+        json_decref(out[i].profile);
+        out[i].profile = clean;
+        snprintf(out[i].label, sizeof(out[i].label), "%s", util_text_shown(&b, out[i].label));
+    }
+    util_buf_release(&b);
+    return n;
 }

@@ -164,13 +164,16 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
 
 static void source(const struct compare_input *in, struct util_buf *out)
 {
+    struct util_buf path = UTIL_BUF_INIT;
+    const char *shown = util_text_shown(&path, in->path);
     const char *backend =
         json_string_value(json_object_get(json_object_get(in->profile, "sweep"), "backend"));
     if (compare_predicted(in))
-        util_buf_addf(out, "%s %s (PREDICTED by the topotune model)", in->kind, in->path);
+        util_buf_addf(out, "%s %s (PREDICTED by the topotune model)", in->kind, shown);
     else
-        util_buf_addf(out, "%s %s (measured, %s backend)", in->kind, in->path,
+        util_buf_addf(out, "%s %s (measured, %s backend)", in->kind, shown,
                       backend ? backend : "?");
+    util_buf_release(&path);
 }
 
 static void class_id(const struct compare_input *in, struct util_buf *out)

@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,29 @@ char *util_json_hash(const json_t *j)
     char *out = malloc(20);
     if (out)
         snprintf(out, 20, "%016llx", h);
+    return out;
+}
+
+json_t *util_json_clean(const json_t *j)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    json_t *out = NULL, *v;
+    const char *k;
+    size_t i;
+    if (json_is_string(j)) {
+        util_text_clean(&b, json_string_value(j), json_string_length(j), 0);
+        out = json_stringn(util_buf_str(&b), b.len);
+    } else if (json_is_array(j)) {
+        out = json_array();
+        json_array_foreach((json_t *)j, i, v) json_array_append_new(out, util_json_clean(v));
+    } else if (json_is_object(j)) {
+        out = json_object();
+        json_object_foreach((json_t *)j, k, v)
+            json_object_set_new(out, util_text_shown(&b, k), util_json_clean(v));
+    } else if (j) {
+        out = json_deep_copy(j);
+    }
+    util_buf_release(&b);
     return out;
 }
 

@@ -18,6 +18,13 @@ json_t *util_json_count_or_null(long long v);
  */
 char *util_json_hash(const json_t *j);
 
+/*
+ * New reference: a deep copy of j whose strings and object keys are cleaned as util_text_clean
+ * does without lines (no control character, escape sequence or line break): a document from a
+ * file made safe to print anywhere. NULL when j is NULL.
+ */
+json_t *util_json_clean(const json_t *j);
+
 /* Sets key in obj, stealing the reference to value; returns 0 or UTIL_ENOMEM. */
 int util_json_set(json_t *obj, const char *key, json_t *value);
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# compare reads profiles anyone may have edited (issue 23): a profile's strings and a directory's
+# name reach the terminal without escape sequences or forged lines; a malformed profile (a
+# negative size, a busbw that is text) is refused naming the field; --price refuses inf and nan
+# (inf once dropped the input from --json); --nodes refuses more counts than it takes instead of
+# cutting the list; a measured 1,370 us prints as 1,370, not 1.37e+03.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+specs=$TOPOTUNE_SRC/profiles/specs
+cd "$TEST_TMP" || exit 1
+
+expect_exit 0 "a predicted profile to edit" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --json
+cp out predicted.json
+# profile NAME PYTHON: NAME/profile.json from the predicted one, measured, edited by PYTHON (p).
+profile() {
+    mkdir -p "$1"
+    python3 - predicted.json "$1/profile.json" "$2" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["inputs"][0]["profile"]
+p["predicted"] = False
+p["sweep"] = {"backend": "nccl"}
+exec(sys.argv[3])
+json.dump(p, open(sys.argv[2], "w"))
+PY
+}
+no_escape() { # FILE...: no ESC, BEL or C1 CSI byte
+    python3 - "$@" <<'PY'
+import sys
+for f in sys.argv[1:]:
+    data = open(f, "rb").read()
+    assert not any(b in data for b in (b"\x1b", b"\x07", b"\xc2\x9b")), (f, data[:300])
+PY
+}
+
+# 1. Escape sequences and a forged line in a profile's strings and in a directory's name.
+esc=$'\e'
+odd="odd${esc}]0;title${esc}\\"
+profile "$odd" '
+p["class"] = "c\u001b[2J\u001b[H"
+p["hardware"]["gpu_model"] = "GPU\u001b]0;pwned\u0007\ntopotune: error: forged"
+p["variables"] = [{"name": "NCCL_ALGO\u009b31m", "value": "Ring\u202e", "role": "tuning",
+                   "evidence": "e\r\ntopotune: error: forged too"}]
+p["baseline"]["outcomes"] = {"ok\u001b[31m": 1}'
+expect_exit 0 "a profile with escape sequences" -- "$TOPOTUNE" compare "$odd" --md odd.md --html odd.html
+check "nothing of them on the terminal, in Markdown or HTML" no_escape out err odd.md odd.html
+check "no forged line" bash -c "! grep -q '^topotune: error: forged' out err odd.md"
+check "the text is still there, cleaned" grep -q 'GPU.*topotune: error: forged' out
+expect_exit 0 "the same as JSON" -- "$TOPOTUNE" compare "$odd" --json
+# (source is the path as the user gave it, JSON-escaped: a program reads it back)
+check "nor in the JSON's strings" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+def walk(v):
+    if isinstance(v, str):
+        assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or 0x202a <= ord(c) <= 0x202e for c in v), v
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            walk(k), k == "source" or walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+walk(d)' "$TEST_TMP/out"
+check "a label from the directory's name, cleaned" python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["inputs"][0]["label"]
+assert l == "odd", l' "$TEST_TMP/out"
+
+# 2. Malformed profiles: refused, naming the file and the field; nothing printed of them.
+bad_profile() { # NAME PYTHON FIELD
+    profile "$1" "$2"
+    expect_exit 2 "$1 refused" -- "$TOPOTUNE" compare "$1"
+    expect_stderr_has "$1/profile.json': $3" "$1: the field named"
+    check "$1: no report" test ! -s out
+}
+bad_profile negative-size 'p["baseline"]["per_size"][0]["size"] = -5' "baseline.per_size[0].size"
+bad_profile text-busbw 'p["baseline"]["per_size"][3]["busbw"] = "fast"' "baseline.per_size[3].busbw"
+bad_profile negative-busbw 'p["baseline"]["per_size"][1]["busbw"] = -1.5' "baseline.per_size[1].busbw"
+bad_profile huge-busbw 'p["baseline"]["per_size"][1]["busbw"] = 1e300' "baseline.per_size[1].busbw"
+bad_profile sizes-object 'p["baseline"]["per_size"] = {"size": 8}' "baseline.per_size"
+bad_profile nodes-text 'p["nodes"] = "2"' "nodes"
+bad_profile gpus-negative 'p["hardware"]["gpus"] = -8' "hardware.gpus"
+bad_profile model-number 'p["hardware"]["gpu_model"] = 5' "hardware.gpu_model"
+bad_profile variables-numbers 'p["variables"] = [{"name": 1, "value": 2}]' "variables"
+bad_profile variables-not-list 'p["variables"] = "NCCL_ALGO=Ring"' "variables"
+bad_profile matrix-numbers 'p["hardware"]["matrix"]["rows"][0][1] = 18' "hardware.matrix.rows[0]"
+bad_profile winner-text 'p["winner"] = "best"' "winner"
+bad_profile cv-negative 'p["winner"] = {"runs": 3, "cv": -1, "per_size": []}' "winner.cv"
+
+# 3. Prices that are no number: refused, never an input dropped from --json.
+for price in inf nan -inf 1e400 -3 0 '' 12abc; do
+    expect_exit 2 "--price dgx-a100=$price refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" \
+        --price "dgx-a100=$price" --json
+    expect_stderr_has "for --price: expected NAME=AMOUNT" "--price $price: why"
+done
+expect_exit 0 "a large finite price" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --price dgx-a100=1e12 --json
+check "the input and its price in the JSON" python3 -c '
+import json, sys
+i = json.load(open(sys.argv[1]))["inputs"]
+assert len(i) == 1 and i[0]["price"] == 1e12, i' "$TEST_TMP/out"
+
+# 4. --nodes takes 32 counts: the 33rd is refused, not cut without a word.
+list=$(seq -s, 1 33)
+expect_exit 2 "33 node counts refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --nodes "$list" --json
+expect_stderr_has "more than 32 node counts" "--nodes: why"
+
+# 5. Numbers as people write them: 512 KiB at 0.6697 GB/s busbw on 8 GPUs is 1,370 us per call
+# (algbw = busbw x 8 / 14), whatever the machine that runs this test.
+profile slow 'p["winner"] = None; p["baseline"]["per_size"] = [{"size": 524288, "busbw": 0.6697}, {"size": 1048576, "busbw": 1234.5}]'
+expect_exit 0 "a slow profile" -- "$TOPOTUNE" compare slow --md slow.md
+check "1,370 us, not 1.37e+03" grep -qE '^512 KiB \(us\) +1,370 ' out
+check "1,234.50 GB/s" grep -qE '^1 MiB \(GB/s\) +1,234.50 ' out
+check "no exponent anywhere" bash -c "! grep -qE '[0-9]e[+-][0-9]' out slow.md"
+finish
