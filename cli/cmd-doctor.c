@@ -76,14 +76,20 @@ static int any_failed(const json_t *checks)
 static int emit(const char *json, json_t *doc, const json_t *nodes, const json_t *checks)
 {
     int failed = any_failed(checks);
+    /* the text shows what nodes and profiles said (host, check names, evidence): one cleaned
+     * line each, no escape sequence or forged row of theirs */
+    json_t *shown_nodes = json ? NULL : util_json_clean(nodes);
+    json_t *shown_checks = json ? NULL : util_json_clean(checks);
     if (json) {
         if (util_json_write(json, doc))
             failed = 1;
     } else if (nodes) {
-        print_nodes(nodes, checks);
+        print_nodes(shown_nodes, shown_checks);
     } else {
-        print_checks(checks);
+        print_checks(shown_checks);
     }
+    json_decref(shown_nodes);
+    json_decref(shown_checks);
     return failed ? 1 : 0;
 }
 

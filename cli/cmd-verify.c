@@ -24,6 +24,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -266,8 +267,10 @@ static int verify(const struct verify_opts *o, const json_t *profile, const char
     if (!o->json) {
         printf("# PREDICTED all_reduce (float, sum) by the topotune model (sim backend): no "
                "measurement\n");
+        struct util_buf cls = UTIL_BUF_INIT; /* the profile's words, one clean line */
         printf("# profile %s (class %s), topology %s: %d node(s) x %d GPU(s)\n", o->profile,
-               class_id, o->topology, m[0].nodes, m[0].ppn);
+               util_text_shown(&cls, class_id), o->topology, m[0].nodes, m[0].ppn);
+        util_buf_release(&cls);
         printf("# defaults: no variable; env-only: the profile's %zu variable(s); env+table: the "
                "same with\n# %s (%zu row(s)) applied as topotune's tuner plugin does (* = a row "
                "chose the pair)\n",
@@ -427,9 +430,14 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
             continue;
         m->sum[which][k] += json_number_value(busbw);
         m->runs[which][k]++;
-        if (which == 2)
-            snprintf(m->pair[k], sizeof(m->pair[k]), "%s/%s", util_json_str(ev, "algo", "?"),
-                     util_json_str(ev, "proto", "?"));
+        if (which == 2) { /* the child's words: cleaned before a table shows them */
+            struct util_buf a = UTIL_BUF_INIT, p = UTIL_BUF_INIT;
+            snprintf(m->pair[k], sizeof(m->pair[k]), "%s/%s",
+                     util_text_shown(&a, util_json_str(ev, "algo", "?")),
+                     util_text_shown(&p, util_json_str(ev, "proto", "?")));
+            util_buf_release(&a);
+            util_buf_release(&p);
+        }
     }
     json_decref(events);
     if (!ok || ch.exit_code != 0)

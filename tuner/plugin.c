@@ -59,6 +59,21 @@ static unsigned nccl_version(tuner_nccl_logger log)
     return (unsigned)code;
 }
 
+/*
+ * s as NCCL's log may show it: printable ASCII, every other byte '?'. The table's path, its class
+ * and a loader error quote a file and the environment; an escape sequence of theirs must not
+ * reach the terminal that shows NCCL's log, nor a newline a line of its own. (The plugin links
+ * nothing of topotune's util/: this is the small local form of util_text_clean.)
+ */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s && s[i] && i + 1 < len; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    buf[i] = '\0';
+    return buf;
+}
+
 static const char *env(const char *name)
 {
     const char *v = getenv(name);
@@ -69,13 +84,16 @@ static const char *env(const char *name)
 static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, const char *path)
 {
     const char *want = env(TUNER_ENV_CLASS);
+    char p[512], cls[160], w[160];
     if (want && t->class_id[0] && strcmp(want, t->class_id) != 0) {
         WARN(c,
              "topotune tuner: ignoring '%s': measured on class %s, this job is %s=%s; NCCL's "
              "defaults apply",
-             path, t->class_id, TUNER_ENV_CLASS, want);
+             shown(path, p, sizeof(p)), shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS,
+             shown(want, w, sizeof(w)));
         return 0;
     }
+    path = shown(path, p, sizeof(p));
     if (!t->nccl_min && !t->nccl_max)
         return 1;
     unsigned have = nccl_version(c->log);
@@ -134,12 +152,14 @@ static void load_table(struct tuner_ctx *c, uint64_t comm_id)
         return;
     }
     struct tuner_table t = TUNER_TABLE_INIT;
-    char err[256];
+    char err[256], p[512], e[256], cls[160];
     if (tuner_table_load(&t, path, err, sizeof(err)) != 0) {
-        WARN(c, "topotune tuner: ignoring '%s': %s; NCCL's defaults apply", path, err);
+        WARN(c, "topotune tuner: ignoring '%s': %s; NCCL's defaults apply",
+             shown(path, p, sizeof(p)), shown(err, e, sizeof(e)));
         return;
     }
     long kept = table_fits_job(c, &t, path) ? keep_rules(c, &t) : -2;
+    path = shown(path, p, sizeof(p));
     if (kept == -1)
         WARN(c, "topotune tuner: ignoring '%s': out of memory; NCCL's defaults apply", path);
     if (kept >= 0) {
@@ -150,7 +170,7 @@ static void load_table(struct tuner_ctx *c, uint64_t comm_id)
         INFO(c,
              "topotune tuner: %sloaded '%s': %zu rows, %ld for %llu nodes x %llu ranks (class %s)",
              comm, path, t.nrules, kept, (unsigned long long)c->nodes, (unsigned long long)c->ranks,
-             t.class_id[0] ? t.class_id : "not given");
+             t.class_id[0] ? shown(t.class_id, cls, sizeof(cls)) : "not given");
     }
     tuner_table_release(&t);
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Diagnostics on stderr, checked against the level before anything is formatted. */
 #include "util/log.h"
+#include "util/buf.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *log_prog = "topotune";
 static enum util_log_level log_level = UTIL_LOG_INFO;
@@ -19,12 +22,30 @@ enum util_log_level util_log_level(void)
     return log_level;
 }
 
+/*
+ * One line per message, whatever it quotes: the names, values and parse errors a message carries
+ * come from files, nodes and children, so the text is cleaned as util_text_clean does without
+ * lines (no escape sequence, control character or line break of theirs reaches the terminal, and
+ * no forged "topotune: error:" line either).
+ */
 __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, const char *fmt,
                                                            va_list ap)
 {
-    fprintf(stderr, "%s: %s", log_prog, tag);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char stack[1024], *text = stack;
+    va_list again;
+    va_copy(again, ap);
+    int len = vsnprintf(stack, sizeof(stack), fmt, ap);
+    if (len >= (int)sizeof(stack) && (text = malloc((size_t)len + 1)))
+        vsnprintf(text, (size_t)len + 1, fmt, again);
+    va_end(again);
+    if (!text) /* out of memory: the first kilobyte, cleaned all the same */
+        text = stack, len = (int)sizeof(stack) - 1;
+    struct util_buf clean = UTIL_BUF_INIT;
+    util_text_clean(&clean, text, len > 0 ? (size_t)len : 0, 0);
+    fprintf(stderr, "%s: %s%s\n", log_prog, tag, util_buf_str(&clean));
+    util_buf_release(&clean);
+    if (text != stack)
+        free(text);
 }
 
 int error(const char *fmt, ...)

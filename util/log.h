@@ -11,7 +11,11 @@ enum util_log_level {
     UTIL_LOG_DEBUG = 2, /* detail (-v) */
 };
 
-/* Sets the level for the whole process; the program name prefixes every line. */
+/*
+ * Sets the level for the whole process; the program name prefixes every line. Every message is
+ * one line, cleaned as util_text_clean does without lines: what it quotes from a file, a node or
+ * a child cannot put an escape sequence or a line of its own on the terminal.
+ */
 void util_log_init(const char *progname, enum util_log_level level);
 enum util_log_level util_log_level(void);
 

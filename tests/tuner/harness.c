@@ -439,6 +439,14 @@ static int scenario_logs(void)
     check_call(&c, main_rows, 0, 4, 100, 1);
     CHECK(emu_log_count("no table in use") == 1, "refused table's calls: %s", emu_logged.line[0]);
     CHECK(emu_comm_destroy(&c) == 0, "destroy");
+    /* a class with an escape sequence and a line of its own: one clean line in NCCL's log */
+    env_set("TOPOTUNE_CLASS", "evil\x1b]0;title\x07\nNCCL WARN forged");
+    emu_log_reset();
+    CHECK(emu_comm_init(&c, &loaded[5], 1, 8) == 0, "init");
+    CHECK(emu_logged.warn == 1 && !strpbrk(emu_logged.line[0], "\x1b\x07\n") &&
+              emu_log_count("evil?]0;title??NCCL WARN forged") == 1,
+          "hostile class: %s", emu_logged.n ? emu_logged.line[0] : "(none)");
+    CHECK(emu_comm_destroy(&c) == 0, "destroy");
     return 0;
 }
 
