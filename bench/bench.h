@@ -72,6 +72,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o);
 
 /* BENCH_MAX_BYTES: the largest size any flag takes (10^15 bytes). */
 #define BENCH_MAX_BYTES 1000000000000000ULL
+/* BENCH_MAX_SIZES: the most sizes one run measures (-b 8 -e 1G -i 1 would be 10^9 of them). */
+#define BENCH_MAX_SIZES 10000
 
 /*
  * A size as -b, -e and -i read it: bytes with an optional binary K, M or G

@@ -82,10 +82,18 @@ static int bad(const char *flag, const char *value, const char *want)
 
 #define SIZE_WANT "expected bytes from 0 to 10^15 (931322G) with an optional K, M or G suffix"
 
-/* A run that would measure no size is refused: it would exit 0 having checked nothing. */
+/* A run that would measure no size is refused: it would exit 0 having checked nothing; one
+ * that would measure more than BENCH_MAX_SIZES sizes is refused before it runs for days. */
 static int measures_something(const struct bench_options *o)
 {
-    if (bench_count_sizes(o, 1))
+    size_t n = bench_count_sizes(o, BENCH_MAX_SIZES + 1);
+    if (n > BENCH_MAX_SIZES) {
+        error(
+            "-b %zu to -e %zu by %s measures more than %d sizes: give a larger -i or a -f above 1",
+            o->min_bytes, o->max_bytes, o->step_factor > 1 ? "-f" : "-i", BENCH_MAX_SIZES);
+        return BENCH_EXIT_USAGE;
+    }
+    if (n)
         return 0;
     size_t tsize = bench_dtype_size(bench_dtype_parse(o->dtype));
     error("-b %zu to -e %zu measures nothing: no size holds one %s element (%zu bytes); give %s "

@@ -264,6 +264,9 @@ int bench_report_end(const struct bench_ctx *c, int code)
         fprintf(rep.text, "# Collective test concluded: all_reduce_perf\n#\n");
         fflush(rep.text);
     }
+    /* the table and the events are the run's result: one that did not reach its file (a full
+     * disk, a closed stdout) is a failed run, said on stderr, as nccl-tests' internal error */
+    int lost = rep.text && (fflush(rep.text) || ferror(rep.text)), text_errno = errno;
     json_t *e = json_object();
     json_object_set_new(e, "event", json_string("end"));
     json_object_set_new(e, "outcome", json_string(outcome_of(code)));
@@ -274,9 +277,17 @@ int bench_report_end(const struct bench_ctx *c, int code)
                         c->effective_env ? json_incref(c->effective_env) : json_null());
     json_object_set_new(e, "predicted", json_boolean(c->predicted));
     emit(e);
-    if (rep.json && rep.json != stdout)
-        fclose(rep.json);
+    const char *json = c->opt->json && strcmp(c->opt->json, "-") ? c->opt->json : "stdout";
+    int json_lost = rep.json && (fflush(rep.json) || ferror(rep.json)), json_errno = errno;
+    if (rep.json && rep.json != stdout && fclose(rep.json) && !json_lost)
+        json_lost = 1, json_errno = errno;
     rep.json = NULL;
+    if (lost)
+        error("cannot write the results table to stdout: %s", strerror(text_errno));
+    if (json_lost)
+        error("cannot write the JSON events to '%s': %s", json, strerror(json_errno));
+    if ((lost || json_lost) && code == BENCH_EXIT_OK)
+        code = BENCH_EXIT_INTERNAL;
     pthread_mutex_unlock(&rep.lock);
     return code;
 }

@@ -127,9 +127,15 @@ static void test_options(void **state)
     assert_int_equal(parse("-b 8 -e 1G -f 2", &o), 0);
     assert_int_equal(bench_count_sizes(&o, 100), 28);
     assert_int_equal(bench_count_sizes(&o, 5), 5);
-    /* A step of one byte over the whole range: counting stops at the limit, fast. */
-    assert_int_equal(parse("-b 0 -e 900000G -i 1 -d double", &o), 0);
-    assert_int_equal(bench_count_sizes(&o, 1000), 1000);
+    /* More than BENCH_MAX_SIZES sizes are refused (-b 8 -e 1G -i 1 measured 10^9); counting a
+     * step of one byte over the whole range stops at the limit, fast. */
+    assert_int_equal(parse("-b 0 -e 900000G -i 1 -d double", &o), BENCH_EXIT_USAGE);
+    assert_int_equal(parse("-b 8 -e 1G -i 1", &o), BENCH_EXIT_USAGE);
+    assert_int_equal(parse("-b 1 -e 10000 -i 1 -d int8", &o), 0); /* exactly the limit */
+    assert_int_equal(parse("-b 1 -e 10001 -i 1 -d int8", &o), BENCH_EXIT_USAGE);
+    struct bench_options all = {
+        .max_bytes = 900000ULL << 30, .step_bytes = 1, .step_factor = 1, .dtype = "double"};
+    assert_int_equal(bench_count_sizes(&all, 1000), 1000);
     size_t bytes = 0;
     assert_int_equal(bench_parse_size("0.5K", &bytes), 0);
     assert_int_equal(bytes, 512);

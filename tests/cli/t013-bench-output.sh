@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune-bench's output is its result (issue 23): a table or JSON events that cannot be written
+# (a full disk: /dev/full) make the run fail with exit 1, said on stderr, where it used to exit 0;
+# a size range of more than 10,000 sizes (-b 8 -e 1G -i 1: 10^9 of them) is invalid usage (exit 6)
+# before anything runs.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+spec=$TOPOTUNE_SRC/profiles/specs/dgx-a100.json
+bench=("$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 8 -e 64K -f 2)
+cd "$TEST_TMP" || exit 1
+
+expect_exit 0 "a run that writes its table" -- "${bench[@]}"
+check "the table ends with its footer" grep -q "^# Avg bus bandwidth" out
+expect_exit 0 "a run that writes its events" -- "${bench[@]}" --json events.jsonl
+check "the end event is there" grep -q '"event": *"end"' events.jsonl
+
+expect_exit 1 "the table to a full disk" -- bash -c '"$@" >/dev/full' _ "${bench[@]}"
+expect_stderr_has "cannot write the results table to stdout" "the table: why"
+expect_exit 1 "the events to a full disk" -- "${bench[@]}" --json /dev/full
+expect_stderr_has "cannot write the JSON events to '/dev/full'" "the events: why"
+expect_exit 1 "the events on stdout to a full disk" -- bash -c '"$@" >/dev/full' _ "${bench[@]}" --json -
+expect_stderr_has "cannot write the JSON events to 'stdout'" "stdout events: why"
+expect_exit 6 "an events file that cannot be opened" -- "${bench[@]}" --json "$TEST_TMP/no/such/dir/e.jsonl"
+
+# Size ranges: 10^9 sizes refused at once, 10,001 too; a deadline keeps the old behaviour from
+# hanging the test.
+expect_exit 6 "-b 8 -e 1G -i 1" -- timeout 60 "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 8 -e 1G -i 1
+expect_stderr_has "measures more than 10000 sizes" "the limit named"
+expect_exit 6 "10,001 sizes" -- timeout 60 "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -d int8 -b 1 -e 10001 -i 1
+expect_exit 0 "1,000 sizes by a step" -- timeout 120 "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -d int8 -b 1 -e 1000 -i 1 -n 1 -w 0 -c 0
+check "1,000 size lines" test "$(grep -c '^ *[0-9]' "$TEST_TMP/out")" -eq 1000
+finish
