@@ -232,8 +232,9 @@ static int check_sizes(const struct where *w, const json_t *sizes)
         return bad(w, "sizes", "expected an array");
     json_array_foreach(sizes, i, s)
     {
-        if (check_int(w, s, "size", 0, 1LL << 50, 1) || check_number(w, s, "busbw", 0, 1e9, 1) ||
-            check_number(w, s, "time_us", 0, 1e15, 0))
+        if (check_int(w, s, "size", 0, 1LL << 50, 1) ||
+            check_number(w, s, "busbw", 0, SWEEP_MAX_BUSBW, 1) ||
+            check_number(w, s, "time_us", 0, SWEEP_MAX_TIME_US, 0))
             return UTIL_EINVAL;
         const char *keys[] = {"algo", "proto"};
         for (int k = 0; k < 2; k++) {
@@ -273,8 +274,8 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
         !in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))
         return bad(&w, "stage", "expected a stage name such as init or size:1024");
     if (check_env(&w, "env", json_object_get(r, "env")) || check_int(&w, r, "rep", 0, 1 << 20, 0) ||
-        check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, 1 << 20, 0) ||
-        check_int(&w, r, "ranks", 0, 1 << 24, 0))
+        check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, SWEEP_MAX_NODES, 0) ||
+        check_int(&w, r, "ranks", 0, SWEEP_MAX_RANKS, 0))
         return UTIL_EINVAL;
     return check_sizes(&w, json_object_get(r, "sizes"));
 }

@@ -212,9 +212,9 @@ static int int_in(json_t *v, json_int_t min, json_int_t max)
     return json_is_integer(v) && json_integer_value(v) >= min && json_integer_value(v) <= max;
 }
 
-static int number_in(json_t *v, double min)
+static int number_in(json_t *v, double min, double max)
 {
-    return json_is_number(v) && json_number_value(v) >= min;
+    return json_is_number(v) && json_number_value(v) >= min && json_number_value(v) <= max;
 }
 
 /* NCCL's algorithm or protocol name ("RING", "LL128"), else null. */
@@ -235,8 +235,8 @@ static int take_start(json_t *e, json_t *result)
     json_t *hosts = json_object_get(e, "hosts"), *h, *clean;
     size_t i;
     if (!json_is_array(hosts) || json_array_size(hosts) > 1000000 ||
-        !int_in(json_object_get(e, "nodes"), 1, 1 << 24) ||
-        !int_in(json_object_get(e, "ranks"), 1, 1 << 24))
+        !int_in(json_object_get(e, "nodes"), 1, SWEEP_MAX_NODES) ||
+        !int_in(json_object_get(e, "ranks"), 1, SWEEP_MAX_RANKS))
         return 0;
     clean = json_array();
     json_array_foreach(hosts, i, h)
@@ -256,8 +256,9 @@ static json_t *take_size(json_t *e)
     json_t *wrong = json_object_get(e, "wrong");
     if (!int_in(json_object_get(e, "size"), 0, (json_int_t)BENCH_MAX_BYTES) ||
         !int_in(json_object_get(e, "count"), 0, (json_int_t)BENCH_MAX_BYTES) ||
-        !number_in(json_object_get(e, "time_us"), 0) ||
-        !number_in(json_object_get(e, "algbw"), 0) || !number_in(json_object_get(e, "busbw"), 0) ||
+        !number_in(json_object_get(e, "time_us"), 0, SWEEP_MAX_TIME_US) ||
+        !number_in(json_object_get(e, "algbw"), 0, SWEEP_MAX_BUSBW) ||
+        !number_in(json_object_get(e, "busbw"), 0, SWEEP_MAX_BUSBW) ||
         !(json_is_null(wrong) || int_in(wrong, 0, INT64_MAX)))
         return NULL;
     json_t *s = json_object();
@@ -298,14 +299,16 @@ static json_t *take_effective_env(json_t *env)
     return out;
 }
 
-enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2 };
+/* INVALID: a size event with a value no benchmark writes (a busbw of 10^12 GB/s, a size of
+ * text): the run is an error, and the value is not recorded. */
+enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4 };
 
 /*
  * Reads the run's JSON events into the result: sizes, stage reached, hosts,
  * effective_env. The child wrote them: every field is checked against what the
  * bench writes (others are left out) and strings are cleaned, so the result is
  * a line the results loader and its schema accept. Returns EVENTS_* flags:
- * the start event came, the end event came.
+ * the start event came, the end event came, a size event was refused.
  */
 static int read_events(const char *path, json_t *result, char *stage, size_t stagelen)
 {
@@ -327,7 +330,9 @@ static int read_events(const char *path, json_t *result, char *stage, size_t sta
         if (ev && !strcmp(ev, "start") && !(flags & EVENTS_STARTED) && take_start(e, result)) {
             flags |= EVENTS_STARTED;
             snprintf(stage, stagelen, "warmup");
-        } else if (ev && !strcmp(ev, "size") && (sz = take_size(e))) {
+        } else if (ev && !strcmp(ev, "size") && !(sz = take_size(e))) {
+            flags |= EVENTS_INVALID;
+        } else if (ev && !strcmp(ev, "size")) {
             snprintf(stage, stagelen, "after size:%lld",
                      (long long)json_integer_value(json_object_get(sz, "size")));
             json_array_append_new(sizes, sz);
@@ -360,6 +365,9 @@ static void classify(const struct util_child *ch, int events, const char *stage,
          * whose filesystem is not this one (--out must be shared by every host) */
         outcome = "error";
         stage = "results-missing";
+    } else if (ch->exit_code == 0 && (events & EVENTS_INVALID)) {
+        outcome = "error"; /* what gen would refuse as damage is never an ok run */
+        stage = "results-invalid";
     } else if (ch->exit_code == 0)
         outcome = "ok";
     else if (ch->exit_code == BENCH_EXIT_TIMEOUT)

@@ -28,6 +28,15 @@
 #define SWEEP_MAX_EXCLUDES 256
 #define SWEEP_MAX_SIZES    1000
 #define SWEEP_MAX_BYTES    (64ULL << 30)
+/*
+ * What a result line may say, for the sweep that writes it (from the benchmark's events) and
+ * for every reader (sweep_result_check: gen, compare, --resume) alike: a value outside is never
+ * recorded (the run is an error, stage results-invalid), so no reader refuses what a sweep wrote.
+ */
+#define SWEEP_MAX_BUSBW   1e9  /* GB/s, busbw and algbw */
+#define SWEEP_MAX_TIME_US 1e15 /* per operation */
+#define SWEEP_MAX_NODES   (1 << 20)
+#define SWEEP_MAX_RANKS   (1 << 24)
 
 /* A search space (schema topotune/space/1). */
 struct sweep_space {

@@ -27,7 +27,6 @@ case "${NCCL_FAKE_MODE:-}" in
     {
         printf '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["h\\u001b]0;x\\u0007ost","\\u202eevil"],"predicted":false}\n'
         printf '{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.0,"wrong":0,"algo":"\\u001b[1mRING","proto":"LL128"}\n'
-        printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n'
         printf 'not json \0 \xff\n'
         printf '{"event":"end","outcome":"ok","exit_code":0,"effective_env":{"NCCL_ALGO":"Ring\\u001b[2J","NCCL_\\u001b":"x","LD_PRELOAD":"y"}}\n'
     } >"$json"
@@ -37,8 +36,9 @@ fail-init) # as topotune-bench out of host memory: its error and end events, exi
     printf '{"event":"error","stage":"init","message":"cannot allocate"}\n{"event":"end","outcome":"error","exit_code":1}\n' >"$json"
     exit 1
     ;;
-bad-events)
+bad-events) # (a size event of the wrong types makes an ok run an error: t063)
     printf '{"event":"start","ranks":"1","nodes":1,"hosts":"h"}\n{"event":"error","stage":"size:\\u00e9\\u001b[2J"}\n' >"$json"
+    printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n' >>"$json"
     ;;
 long-stage) # 64 bytes of stage would end inside a character
     printf '{"event":"error","stage":"%s"}\n' "$(printf 'é%.0s' $(seq 100))" >"$json"
