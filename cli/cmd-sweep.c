@@ -356,7 +356,7 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         parse_count("--repeat", o->repeat, 1, 100, &sw->repeat) ||
         parse_count("--nodes", o->nodes, 1, 4096, &sw->nodes) ||
         parse_count("--seed", o->seed, 0, 1 << 30, &seed) ||
-        parse_count("--max-configs", o->max_configs, 1, 10000000, &max_configs))
+        parse_count("--max-configs", o->max_configs, 1, SWEEP_MAX_CONFIGS_LIMIT, &max_configs))
         return 2;
     sw->seed = (unsigned)seed;
     sw->space.max_configs = (size_t)max_configs;

@@ -288,7 +288,7 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
     *meta = *results = NULL;
     if (snprintf(path, sizeof(path), "%s/sweep.json", dir) >= (int)sizeof(path))
         return error("sweep directory name too long: '%.64s...'", dir), UTIL_EINVAL;
-    int rc = util_file_read_regular(path, 64u << 20, &text, &why);
+    int rc = util_file_read_regular(path, SWEEP_MAX_META_BYTES, &text, &why);
     if (rc) {
         util_buf_release(&text);
         return error("'%s' is not a sweep directory: cannot read sweep.json: %s: give the "

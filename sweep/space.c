@@ -585,6 +585,28 @@ double sweep_space_count(const struct sweep_space *s)
     return n;
 }
 
+/*
+ * At most how many bytes one configuration takes in sweep.json (indented, as util_json_write
+ * writes it at that depth): its id and braces, and each variable's name and longest value.
+ */
+static double config_bytes(const struct sweep_space *s)
+{
+    double bytes = 80;
+    const char *name;
+    json_t *list, *v;
+    size_t i;
+    json_object_foreach(s->vars, name, list)
+    {
+        size_t longest = 0;
+        char text[256];
+        json_array_foreach(list, i, v) if (!json_is_null(v) &&
+                                           value_text(v, text, sizeof(text)) == 0 &&
+                                           strlen(text) > longest) longest = strlen(text);
+        bytes += (double)(strlen(name) + longest) + 16;
+    }
+    return bytes;
+}
+
 json_t *sweep_space_configs(const struct sweep_space *s)
 {
     /* Counted before anything is built: a space of 10^12 configurations is refused, not tried. */
@@ -595,6 +617,16 @@ json_t *sweep_space_configs(const struct sweep_space *s)
                   "%.15g combinations of values, above the limit of %zu configurations: shorten "
                   "the lists, or raise the limit with topotune sweep --max-configs N",
                   count, limit);
+        return NULL;
+    }
+    /* sweep.json lists them all, and a reader takes 64 MiB: a space that cannot be read back
+     * is refused before 4 GB of configurations are built (--max-configs 10000000 once did) */
+    double bytes = count * config_bytes(s);
+    if (bytes > (double)SWEEP_MAX_CONFIGS_BYTES) {
+        space_bad(s->path ? s->path : "(space)", "vars",
+                  "%.15g combinations of values would take about %.0f MiB of sweep.json, above the "
+                  "%u MiB its readers take: shorten the lists or the values",
+                  count, bytes / (1 << 20), SWEEP_MAX_CONFIGS_BYTES >> 20);
         return NULL;
     }
     json_t *configs = json_array();

@@ -22,12 +22,21 @@
  * configuration and the sizes each run measures (from 1 byte to 64G, since
  * every rank holds two buffers of the largest).
  */
-#define SWEEP_MAX_CONFIGS  100000
-#define SWEEP_MAX_VARS     64
-#define SWEEP_MAX_FIXED    256
-#define SWEEP_MAX_EXCLUDES 256
-#define SWEEP_MAX_SIZES    1000
-#define SWEEP_MAX_BYTES    (64ULL << 30)
+#define SWEEP_MAX_CONFIGS 100000
+/* The most --max-configs may raise it to; SWEEP_MAX_META_BYTES bounds it further. */
+#define SWEEP_MAX_CONFIGS_LIMIT 1000000
+/*
+ * The largest sweep.json a reader takes (gen, compare, --resume), and the part of it the
+ * configurations may fill (the rest: topology, hosts, cures): a space whose configurations would
+ * write more is refused before one is built, so memory stays proportional to what can run.
+ */
+#define SWEEP_MAX_META_BYTES    (64u << 20)
+#define SWEEP_MAX_CONFIGS_BYTES (48u << 20)
+#define SWEEP_MAX_VARS          64
+#define SWEEP_MAX_FIXED         256
+#define SWEEP_MAX_EXCLUDES      256
+#define SWEEP_MAX_SIZES         1000
+#define SWEEP_MAX_BYTES         (64ULL << 30)
 /*
  * What a result line may say, for the sweep that writes it (from the benchmark's events) and
  * for every reader (sweep_result_check: gen, compare, --resume) alike: a value outside is never
@@ -83,7 +92,8 @@ double sweep_space_count(const struct sweep_space *s);
 /*
  * New reference: [{id, env}], the all-unset baseline first, excludes applied;
  * NULL, after an error naming the count and the override, when
- * sweep_space_count is above max_configs.
+ * sweep_space_count is above max_configs, or when the configurations would take
+ * more than SWEEP_MAX_CONFIGS_BYTES of sweep.json (counted before any is built).
  */
 json_t *sweep_space_configs(const struct sweep_space *s);
 /* A configuration's id from its environment (NAME -> value): 12 hex digits, stable. */

@@ -4,7 +4,9 @@
 # algbw or time gen's check refuses (above 10^9 GB/s, above 10^15 us) or node and rank counts
 # past its limits wrote them to results.jsonl, and gen then refused the whole sweep as damaged.
 # Such a run, or one with a size event of the wrong types, is an error at stage results-invalid,
-# its value left out; gen takes the sweep.
+# its value left out; gen takes the sweep. Likewise sweep.json: a space whose configurations would
+# not fit the 64 MiB its readers take is refused before one is built (--max-configs 10000000 took
+# 4 GB before the first run), and --max-configs stops at 1,000,000.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -59,4 +61,22 @@ expect_exit 0 "compare takes it too" -- "$TOPOTUNE" compare sweep
 expect_exit 0 "--resume reads every line back" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
     "$TOPOTUNE" sweep --space space.json --out sweep --resume
 expect_stderr_has "9 runs already in" "nothing run again"
+
+# sweep.json lists every configuration: 300,000 of them (about 70 MiB) would be unreadable.
+python3 - >big.json <<'PY'
+import json
+vals = lambda n: [str(v) for v in range(1, n + 1)]
+names = ["NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_NTHREADS", "NCCL_BUFFSIZE",
+         "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL"]
+print(json.dumps({"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+                  "vars": {n: vals(3 if n == "NCCL_P2P_LEVEL" else 10) for n in names},
+                  "repeat": 1, "timeout_s": 5}))
+PY
+expect_exit 2 "300,000 configurations: refused before any is built" -- timeout 60 env \
+    TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space big.json --out big --max-configs 1000000
+expect_stderr_has "MiB of sweep.json, above the 48 MiB its readers take" "the size named"
+check "nothing written" test ! -e big/sweep.json
+expect_exit 2 "--max-configs 10000000 refused" -- timeout 60 env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    "$TOPOTUNE" sweep --space big.json --out big --max-configs 10000000
+expect_stderr_has "--max-configs" "the option named"
 finish
