@@ -612,11 +612,16 @@ json_t *sweep_space_configs(const struct sweep_space *s)
     /* Counted before anything is built: a space of 10^12 configurations is refused, not tried. */
     double count = sweep_space_count(s);
     size_t limit = s->max_configs ? s->max_configs : SWEEP_MAX_CONFIGS;
+    struct util_buf many = UTIL_BUF_INIT, most = UTIL_BUF_INIT; /* 1,000,000, not 1e+06 */
+    util_text_number(&many, count, 15);
+    util_text_number(&most, (double)limit, 15);
     if (count > (double)limit) {
         space_bad(s->path ? s->path : "(space)", "vars",
-                  "%.15g combinations of values, above the limit of %zu configurations: shorten "
+                  "%s combinations of values, above the limit of %s configurations: shorten "
                   "the lists, or raise the limit with topotune sweep --max-configs N",
-                  count, limit);
+                  util_buf_str(&many), util_buf_str(&most));
+        util_buf_release(&many);
+        util_buf_release(&most);
         return NULL;
     }
     /* sweep.json lists them all, and a reader takes 64 MiB: a space that cannot be read back
@@ -624,11 +629,15 @@ json_t *sweep_space_configs(const struct sweep_space *s)
     double bytes = count * config_bytes(s);
     if (bytes > (double)SWEEP_MAX_CONFIGS_BYTES) {
         space_bad(s->path ? s->path : "(space)", "vars",
-                  "%.15g combinations of values would take about %.0f MiB of sweep.json, above the "
+                  "%s combinations of values would take about %.0f MiB of sweep.json, above the "
                   "%u MiB its readers take: shorten the lists or the values",
-                  count, bytes / (1 << 20), SWEEP_MAX_CONFIGS_BYTES >> 20);
+                  util_buf_str(&many), bytes / (1 << 20), SWEEP_MAX_CONFIGS_BYTES >> 20);
+        util_buf_release(&many);
+        util_buf_release(&most);
         return NULL;
     }
+    util_buf_release(&many);
+    util_buf_release(&most);
     json_t *configs = json_array();
     size_t nvars = json_object_size(s->vars);
     const char **names = calloc(nvars + 1, sizeof(char *));

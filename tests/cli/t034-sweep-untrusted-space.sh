@@ -85,7 +85,7 @@ json.dump({"schema": "topotune/space/1",
            "vars": {v: [str(k) for k in range(10)] for v in names}}, open(sys.argv[1], "w"))
 PY
 start=$(date +%s)
-refused big "vars: 1000000000000 combinations of values, above the limit of 100000 configurations"
+refused big "vars: 1,000,000,000,000 combinations of values, above the limit of 100,000 configurations"
 expect_stderr_has "--max-configs N" "the override is named"
 check "refused within 5 s" test $(($(date +%s) - start)) -lt 5
 space three '"vars": {"NCCL_ALGO": [null, "Ring", "Tree"]}, "repeat": 1, "iters": 2, "warmup": 0, "sizes": {"max": "64"}}'
