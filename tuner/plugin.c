@@ -6,22 +6,41 @@
 #include "tuner/nccl-tuner-abi.h"
 #include "tuner/tuner.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <float.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TUNER_EXPORT __attribute__((visibility("default")))
 
-/* One communicator's state: written by init only, read by every call, freed by destroy. */
+/* The tuner NCCL would have loaded without us, which gets every call the table does not decide
+ * (docs/design.md, "The tuner plugin's chain"). */
+struct next_tuner {
+    void *lib;       /* NULL: none */
+    int version;     /* the interface used: 2..6 */
+    const void *sym; /* the structure behind ncclTunerPlugin_v<version> */
+    void *ctx;       /* its context for this communicator */
+    char name[64];   /* its name field, cleaned */
+};
+
+/* One communicator's state: written by init only, read by every call, freed by destroy. The
+ * `logged` flags alone change after init: each decision is logged the first time it is made. */
 struct tuner_ctx {
     tuner_nccl_logger log;
     uint64_t nodes, ranks;
+    int version;              /* the interface NCCL called us through */
     int in_use;               /* the table loaded and fits this job */
     int v2_env_algos;         /* NCCL_ALGO or NCCL_PROTO set: v2 applies nothing */
     struct tuner_rule *rules; /* the rows for these nodes and ranks, grouped by collective */
     size_t first[TUNER_NUM_COLLS], count[TUNER_NUM_COLLS];
+    atomic_uchar *logged; /* per kept row: its decision was logged */
+    atomic_uchar miss_logged[TUNER_NUM_COLLS + 1];
+    struct next_tuner next;
+    char next_said[200]; /* where the calls the table does not decide go, for the load line */
 };
 
 #define LOG(ctx, level, subsys, ...)                                                               \
@@ -80,20 +99,115 @@ static const char *env(const char *name)
     return v && v[0] ? v : NULL;
 }
 
-/* Does the table fit this job (class, NCCL version)? Warns once and returns 0 when not. */
-static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, const char *path)
+/* What this node's NVIDIA driver says about its GPUs: how many, and their model when they all
+ * have one. The driver lists each GPU as a directory with an `information` file holding a
+ * "Model: NAME" line (TOPOTUNE_DRIVER_GPUS names another directory, for tests). */
+struct node_gpus {
+    int known; /* the directory could be read */
+    unsigned count;
+    char model[TUNER_CLASS_MAX + 1]; /* "" when they differ or none says */
+    const char *dir;
+};
+
+static void read_model(const char *path, char *model, size_t len)
+{
+    char line[512];
+    model[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "Model:", 6) != 0)
+            continue;
+        char *v = line + 6, *end;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        end = v + strlen(v);
+        while (end > v && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        snprintf(model, len, "%s", v);
+        break;
+    }
+    fclose(f);
+}
+
+static void node_gpus_read(struct node_gpus *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->dir = env(TUNER_ENV_DRIVER_GPUS) ? env(TUNER_ENV_DRIVER_GPUS) : TUNER_DRIVER_GPUS;
+    DIR *d = opendir(g->dir);
+    if (!d)
+        return;
+    g->known = 1;
+    int mixed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096], model[TUNER_CLASS_MAX + 1];
+        snprintf(path, sizeof(path), "%s/%s/information", g->dir, e->d_name);
+        read_model(path, model, sizeof(model));
+        if (g->count++ == 0)
+            snprintf(g->model, sizeof(g->model), "%s", model);
+        else if (strcmp(g->model, model) != 0)
+            mixed = 1;
+    }
+    closedir(d);
+    if (mixed)
+        g->model[0] = '\0';
+}
+
+/* Is this node of the kind the table was measured on? TOPOTUNE_CLASS, when the job sets it,
+ * declares the node's class; the table's gpus= and gpu_model= are compared with what the
+ * driver lists on this node. Warns once and returns 0 when not. */
+static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, const char *path)
 {
     const char *want = env(TUNER_ENV_CLASS);
-    char p[512], cls[160], w[160];
+    char p[512];
+    path = shown(path, p, sizeof(p));
+    char shown_want[TUNER_CLASS_MAX + 1], have[TUNER_CLASS_MAX + 1], cls[TUNER_CLASS_MAX + 1];
+    char dir[256];
     if (want && t->class_id[0] && strcmp(want, t->class_id) != 0) {
-        WARN(c,
-             "topotune tuner: ignoring '%s': measured on class %s, this job is %s=%s; NCCL's "
-             "defaults apply",
-             shown(path, p, sizeof(p)), shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS,
-             shown(want, w, sizeof(w)));
+        shown(want, shown_want, sizeof(shown_want));
+        WARN(c, "topotune tuner: ignoring '%s': measured on class %s, this job is %s=%s; %s", path,
+             shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS, shown_want, c->next_said);
         return 0;
     }
-    path = shown(path, p, sizeof(p));
+    if (!t->gpus && !t->gpu_model[0])
+        return 1;
+    struct node_gpus g;
+    node_gpus_read(&g);
+    if (!g.known) {
+        INFO(c,
+             "topotune tuner: '%s': this node's GPUs cannot be read ('%s'): its kind (%u x %s) "
+             "is not checked",
+             path, shown(g.dir, dir, sizeof(dir)), t->gpus,
+             t->gpu_model[0] ? shown(t->gpu_model, cls, sizeof(cls)) : "any model");
+        return 1;
+    }
+    shown(g.model, have, sizeof(have));
+    if (t->gpus && g.count != t->gpus) {
+        WARN(c,
+             "topotune tuner: ignoring '%s': measured on nodes of %u GPUs, this node has %u "
+             "(another kind of node); %s",
+             path, t->gpus, g.count, c->next_said);
+        return 0;
+    }
+    if (t->gpu_model[0] && g.model[0] && strcmp(t->gpu_model, g.model) != 0) {
+        WARN(c,
+             "topotune tuner: ignoring '%s': measured on %s GPUs, this node has %s (another "
+             "kind of node); %s",
+             path, shown(t->gpu_model, cls, sizeof(cls)), have, c->next_said);
+        return 0;
+    }
+    return 1;
+}
+
+/* Does the table fit this job (node kind, NCCL version)? Warns once and returns 0 when not. */
+static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, const char *path)
+{
+    if (!table_fits_node(c, t, path))
+        return 0;
     if (!t->nccl_min && !t->nccl_max)
         return 1;
     unsigned have = nccl_version(c->log);
@@ -111,10 +225,8 @@ static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, cons
         return 1;
     }
     if ((t->nccl_min && have < t->nccl_min) || (t->nccl_max && have > t->nccl_max)) {
-        WARN(c,
-             "topotune tuner: ignoring '%s': valid for NCCL %s to %s, this is NCCL %s; NCCL's "
-             "defaults apply",
-             path, lo, hi, v);
+        WARN(c, "topotune tuner: ignoring '%s': valid for NCCL %s to %s, this is NCCL %s; %s", path,
+             lo, hi, v, c->next_said);
         return 0;
     }
     return 1;
@@ -128,7 +240,8 @@ static long keep_rules(struct tuner_ctx *c, const struct tuner_table *t)
     for (size_t i = 0; i < t->nrules; i++)
         if (tuner_rule_fits(&t->rules[i], c->nodes, c->ranks))
             c->count[t->rules[i].coll]++, n++;
-    if (n && !(c->rules = malloc(n * sizeof(*c->rules))))
+    if (n && (!(c->rules = malloc(n * sizeof(*c->rules))) ||
+              !(c->logged = calloc(n, sizeof(*c->logged)))))
         return -1;
     for (int k = 0; k < TUNER_NUM_COLLS; k++)
         c->first[k] = at[k] = k ? c->first[k - 1] + c->count[k - 1] : 0;
@@ -145,39 +258,253 @@ static void load_table(struct tuner_ctx *c, uint64_t comm_id)
     if (!path)
         path = env(TUNER_ENV_NCCL_TABLE);
     if (!path) {
-        WARN(c,
-             "topotune tuner: no table: set %s (or %s) to the profile's table; NCCL's "
-             "defaults apply",
-             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE);
+        WARN(c, "topotune tuner: no table: set %s (or %s) to the profile's table; %s",
+             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE, c->next_said);
         return;
     }
     struct tuner_table t = TUNER_TABLE_INIT;
     char err[256], p[512], e[256], cls[160];
     if (tuner_table_load(&t, path, err, sizeof(err)) != 0) {
-        WARN(c, "topotune tuner: ignoring '%s': %s; NCCL's defaults apply",
-             shown(path, p, sizeof(p)), shown(err, e, sizeof(e)));
+        WARN(c, "topotune tuner: ignoring '%s': %s; %s", shown(path, p, sizeof(p)),
+             shown(err, e, sizeof(e)), c->next_said);
         return;
     }
     long kept = table_fits_job(c, &t, path) ? keep_rules(c, &t) : -2;
     path = shown(path, p, sizeof(p));
     if (kept == -1)
-        WARN(c, "topotune tuner: ignoring '%s': out of memory; NCCL's defaults apply", path);
+        WARN(c, "topotune tuner: ignoring '%s': out of memory; %s", path, c->next_said);
     if (kept >= 0) {
         char comm[40] = ""; /* v5 and later pass the communicator's id */
         if (comm_id)
             snprintf(comm, sizeof(comm), "comm %#llx: ", (unsigned long long)comm_id);
         c->in_use = 1;
         INFO(c,
-             "topotune tuner: %sloaded '%s': %zu rows, %ld for %llu nodes x %llu ranks (class %s)",
+             "topotune tuner: %sloaded '%s': %zu rows, %ld for %llu nodes x %llu ranks (class "
+             "%s); elsewhere %s",
              comm, path, t.nrules, kept, (unsigned long long)c->nodes, (unsigned long long)c->ranks,
-             t.class_id[0] ? shown(t.class_id, cls, sizeof(cls)) : "not given");
+             t.class_id[0] ? shown(t.class_id, cls, sizeof(cls)) : "not given", c->next_said);
     }
     tuner_table_release(&t);
 }
 
+/* --- The next tuner. ------------------------------------------------------------------------ */
+
+/* dlopen as NCCL opens a plugin: the name as given, then, for a bare name, PREFIX-NAME.so. */
+static void *open_like_nccl(const char *prefix, const char *name, char *why, size_t whylen)
+{
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    size_t n = strlen(name);
+    if (!lib && !strchr(name, '/') &&
+        (strncmp(name, "lib", 3) != 0 || n < 3 || strcmp(name + n - 3, ".so") != 0)) {
+        char alt[512];
+        snprintf(alt, sizeof(alt), "%s-%s.so", prefix, name);
+        lib = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib && why) {
+        const char *e = dlerror();
+        shown(e ? e : "not found", why, whylen);
+    }
+    return lib;
+}
+
+static const void *own_symbol(int v)
+{
+    extern struct tuner_nccl_v2 ncclTunerPlugin_v2;
+    extern struct tuner_nccl_v3 ncclTunerPlugin_v3;
+    extern struct tuner_nccl_v4 ncclTunerPlugin_v4;
+    extern struct tuner_nccl_v5 ncclTunerPlugin_v5;
+    extern struct tuner_nccl_v6 ncclTunerPlugin_v6;
+    const void *own[7] = {NULL,
+                          NULL,
+                          &ncclTunerPlugin_v2,
+                          &ncclTunerPlugin_v3,
+                          &ncclTunerPlugin_v4,
+                          &ncclTunerPlugin_v5,
+                          &ncclTunerPlugin_v6};
+    return v >= 2 && v <= 6 ? own[v] : NULL;
+}
+
+/* Takes the newest interface of `lib` that the NCCL calling us (through c->version) would have
+ * used: 0, 1 when the library has none, 2 when it is this plugin. Keeps `lib` on 0. */
+static int take_next(struct tuner_ctx *c, void *lib, const char *where)
+{
+    for (int v = c->version; v >= 2; v--) {
+        char sym[32];
+        snprintf(sym, sizeof(sym), "ncclTunerPlugin_v%d", v);
+        const void *s = dlsym(lib, sym);
+        if (!s)
+            continue;
+        const char *name = *(const char *const *)s;
+        if (s == own_symbol(v) || (name && !strcmp(name, TUNER_PLUGIN_NAME))) {
+            dlclose(lib);
+            return 2;
+        }
+        c->next.lib = lib;
+        c->next.sym = s;
+        c->next.version = v;
+        shown(name ? name : "?", c->next.name, sizeof(c->next.name));
+        char shown_where[96];
+        shown(where, shown_where, sizeof(shown_where));
+        snprintf(c->next_said, sizeof(c->next_said), "tuner %.63s (%.95s, v%d) decides",
+                 c->next.name, shown_where, v);
+        return 0;
+    }
+    dlclose(lib);
+    return 1;
+}
+
+/* Finds the tuner NCCL would have loaded had NCCL_TUNER_PLUGIN not named us: the one the job
+ * had (TOPOTUNE_NEXT_TUNER, saved by the launch scripts; "none": none), else NCCL's own search,
+ * libnccl-tuner.so and then the network plugin's library (NCCL_NET_PLUGIN, else
+ * libnccl-net.so). Never this library. */
+static void find_next(struct tuner_ctx *c)
+{
+    snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
+    const char *named = env(TUNER_ENV_NEXT);
+    char why[256] = "";
+    void *lib;
+    if (named) {
+        if (!strcasecmp(named, "none"))
+            return;
+        char shown_name[256];
+        shown(named, shown_name, sizeof(shown_name));
+        int rc = (lib = open_like_nccl("libnccl-tuner", named, why, sizeof(why)))
+                     ? take_next(c, lib, named)
+                     : -1;
+        if (rc == -1 || rc == 1)
+            WARN(c, "topotune tuner: %s=%s: %s; NCCL's defaults apply where the table has no row",
+                 TUNER_ENV_NEXT, shown_name, rc == 1 ? "no ncclTunerPlugin_v2..6 in it" : why);
+        else if (rc == 2)
+            WARN(c,
+                 "topotune tuner: %s=%s is this plugin: not chained to itself; NCCL's defaults "
+                 "apply where the table has no row",
+                 TUNER_ENV_NEXT, shown_name);
+        return;
+    }
+    if ((lib = open_like_nccl("libnccl-tuner", "libnccl-tuner.so", NULL, 0)) &&
+        take_next(c, lib, "libnccl-tuner.so") == 0)
+        return;
+    const char *net = env("NCCL_NET_PLUGIN");
+    if (net && !strcasecmp(net, "none"))
+        return;
+    if (!net)
+        net = "libnccl-net.so";
+    if ((lib = open_like_nccl("libnccl-net", net, NULL, 0)))
+        take_next(c, lib, net);
+}
+
+/* The next tuner's init for this communicator. v5 and v6 get NCCL's arguments as we got them. */
+static void next_init(struct tuner_ctx *c, uint64_t comm_id, struct tuner_nccl_nvl_domain_info *nvl,
+                      struct tuner_nccl_constants_v5 *constants)
+{
+    struct next_tuner *n = &c->next;
+    tuner_nccl_result rc;
+    switch (n->version) {
+    case 2:
+        rc = ((const struct tuner_nccl_v2 *)n->sym)->init(c->ranks, c->nodes, c->log, &n->ctx);
+        break;
+    case 3:
+        rc = ((const struct tuner_nccl_v3 *)n->sym)->init(c->ranks, c->nodes, c->log, &n->ctx);
+        break;
+    case 4:
+        rc = ((const struct tuner_nccl_v4 *)n->sym)->init(c->ranks, c->nodes, c->log, &n->ctx);
+        break;
+    case 5:
+        rc = ((const struct tuner_nccl_v5 *)n->sym)
+                 ->init(&n->ctx, comm_id, c->ranks, c->nodes, c->log, nvl, constants);
+        break;
+    default:
+        rc = ((const struct tuner_nccl_v6 *)n->sym)
+                 ->init(&n->ctx, comm_id, c->ranks, c->nodes, c->log, nvl, constants);
+        break;
+    }
+    if (rc != TUNER_NCCL_SUCCESS) {
+        WARN(c, "topotune tuner: tuner %s failed its init (%d): not used", n->name, (int)rc);
+        dlclose(n->lib);
+        memset(n, 0, sizeof(*n));
+        snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
+    }
+}
+
+static void next_destroy(struct next_tuner *n)
+{
+    if (!n->lib)
+        return;
+    switch (n->version) {
+    case 2:
+        ((const struct tuner_nccl_v2 *)n->sym)->destroy(n->ctx);
+        break;
+    case 3:
+        ((const struct tuner_nccl_v3 *)n->sym)->destroy(n->ctx);
+        break;
+    case 4:
+        ((const struct tuner_nccl_v4 *)n->sym)->destroy(n->ctx);
+        break;
+    case 5:
+        ((const struct tuner_nccl_v5 *)n->sym)->finalize(n->ctx);
+        break;
+    default:
+        ((const struct tuner_nccl_v6 *)n->sym)->finalize(n->ctx);
+        break;
+    }
+    dlclose(n->lib);
+    memset(n, 0, sizeof(*n));
+}
+
+/* A cost-table call the table does not decide, passed on. A v2 next tuner (under NCCL 2.22 and
+ * later) gets the support flags the table implies, and its choice becomes the cheapest entry. */
+static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, int pipe_ops,
+                           float **table, int num_algo, int num_proto, int reg_buff,
+                           int *n_channels)
+{
+    const struct next_tuner *n = &c->next;
+    switch (n->version) {
+    case 2: {
+        float *t = (float *)table;
+        int collnet = 0, nvls = 0, a = -1, p = -1;
+        for (int k = 0; t && k < num_proto; k++) {
+            collnet |= num_algo > TUNER_ALGO_COLLNET_CHAIN &&
+                       (t[TUNER_ALGO_COLLNET_DIRECT * num_proto + k] >= 0.0f ||
+                        t[TUNER_ALGO_COLLNET_CHAIN * num_proto + k] >= 0.0f);
+            nvls |= num_algo > TUNER_ALGO_NVLS && t[TUNER_ALGO_NVLS * num_proto + k] >= 0.0f;
+        }
+        ((const struct tuner_nccl_v2 *)n->sym)
+            ->get_coll_info(n->ctx, coll, bytes, collnet, nvls, pipe_ops, &a, &p, n_channels);
+        if (t && a >= 0 && a < num_algo && p >= 0 && p < num_proto && t[a * num_proto + p] >= 0) {
+            for (int i = 0; i < num_algo * num_proto; i++)
+                if (i != a * num_proto + p && t[i] == 0.0f)
+                    t[i] = FLT_MIN;
+            t[a * num_proto + p] = 0.0f;
+        }
+        break;
+    }
+    case 3:
+        ((const struct tuner_nccl_v3 *)n->sym)
+            ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, n_channels);
+        break;
+    case 4:
+        ((const struct tuner_nccl_v4 *)n->sym)
+            ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
+                            n_channels);
+        break;
+    case 5:
+        ((const struct tuner_nccl_v5 *)n->sym)
+            ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
+                            n_channels);
+        break;
+    default:
+        ((const struct tuner_nccl_v6 *)n->sym)
+            ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
+                            n_channels);
+        break;
+    }
+}
+
 /* What every init does. Never fails towards NCCL: without memory the context is NULL and
  * every call leaves NCCL's choice. */
-static void *ctx_new(size_t n_ranks, size_t n_nodes, uint64_t comm_id, tuner_nccl_logger log)
+static void *ctx_new(int version, size_t n_ranks, size_t n_nodes, uint64_t comm_id,
+                     tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
+                     struct tuner_nccl_constants_v5 *constants)
 {
     struct tuner_ctx *c = calloc(1, sizeof(*c));
     if (!c) {
@@ -187,9 +514,13 @@ static void *ctx_new(size_t n_ranks, size_t n_nodes, uint64_t comm_id, tuner_ncc
         return NULL;
     }
     c->log = log;
+    c->version = version;
     c->nodes = n_nodes;
     c->ranks = n_ranks;
     c->v2_env_algos = env("NCCL_ALGO") || env("NCCL_PROTO");
+    find_next(c);
+    if (c->next.lib)
+        next_init(c, comm_id, nvl, constants);
     load_table(c, comm_id);
     return c;
 }
@@ -204,42 +535,69 @@ static const struct tuner_rule *find(const struct tuner_ctx *c, int coll, size_t
     return NULL;
 }
 
-/* The row for a call, or NULL with the miss logged. */
-static const struct tuner_rule *row_for(const struct tuner_ctx *c, int coll, size_t bytes)
+/* 1 the first time the decision `flag` stands for is made in this communicator. */
+static int first_time(atomic_uchar *flag)
+{
+    return !atomic_exchange_explicit(flag, 1, memory_order_relaxed);
+}
+
+/* The row for a call, or NULL with the miss logged (once per collective). */
+static const struct tuner_rule *row_for(struct tuner_ctx *c, int coll, size_t bytes)
 {
     const struct tuner_rule *r = c->in_use ? find(c, coll, bytes) : NULL;
-    if (!r)
-        TUNING(c, "topotune tuner: %s %zu bytes: %s, NCCL's choice", tuner_coll_name(coll), bytes,
-               c->in_use ? "no row" : "no table in use");
+    int k = coll >= 0 && coll < TUNER_NUM_COLLS ? coll : TUNER_NUM_COLLS;
+    if (!r && first_time(&c->miss_logged[k]))
+        TUNING(c, "topotune tuner: %s %zu bytes: %s, %s (said once per collective)",
+               tuner_coll_name(coll), bytes, c->in_use ? "no row" : "no table in use",
+               c->next.lib ? c->next.name : "NCCL's choice");
     return r;
 }
 
-static void log_skip(const struct tuner_ctx *c, const struct tuner_rule *r, size_t bytes,
-                     const char *why)
+static int rule_first_time(struct tuner_ctx *c, const struct tuner_rule *r)
 {
-    TUNING(c, "topotune tuner: %s %zu bytes: line %u wants %s/%s, %s; NCCL's choice",
-           tuner_coll_name(r->coll), bytes, r->line, tuner_algo_name(r->algo),
-           tuner_proto_name(r->proto), why);
+    return first_time(&c->logged[r - c->rules]);
 }
 
-static void log_apply(const struct tuner_ctx *c, const struct tuner_rule *r, size_t bytes)
+static void log_skip(struct tuner_ctx *c, const struct tuner_rule *r, size_t bytes, const char *why)
 {
-    TUNING(c, "topotune tuner: %s %zu bytes -> %s/%s, %s%u channels (line %u)",
-           tuner_coll_name(r->coll), bytes, tuner_algo_name(r->algo), tuner_proto_name(r->proto),
-           r->channels ? "" : "NCCL's ", (unsigned)r->channels, r->line);
+    if (rule_first_time(c, r))
+        TUNING(c, "topotune tuner: %s %zu bytes: line %u wants %s/%s, %s; %s",
+               tuner_coll_name(r->coll), bytes, r->line, tuner_algo_name(r->algo),
+               tuner_proto_name(r->proto), why, c->next.lib ? c->next.name : "NCCL's choice");
+}
+
+/* The row's channel count within what NCCL runs for any algorithm: MAXCHANNELS, 32 in the
+ * releases with the smallest (the table allows up to TUNER_MAX_CHANNELS); 0: NCCL's own. */
+static int row_channels(const struct tuner_rule *r)
+{
+    return r->channels > TUNER_NCCL_MAX_CHANNELS ? TUNER_NCCL_MAX_CHANNELS : r->channels;
+}
+
+static void log_apply(struct tuner_ctx *c, const struct tuner_rule *r, size_t bytes)
+{
+    char clamped[48] = "";
+    if (r->channels > TUNER_NCCL_MAX_CHANNELS)
+        snprintf(clamped, sizeof(clamped), " (the row's %u is above NCCL's limit)",
+                 (unsigned)r->channels);
+    if (rule_first_time(c, r))
+        TUNING(c, "topotune tuner: %s %zu bytes -> %s/%s, %s%d channels%s (line %u)",
+               tuner_coll_name(r->coll), bytes, tuner_algo_name(r->algo),
+               tuner_proto_name(r->proto), r->channels ? "" : "NCCL's ", row_channels(r), clamped,
+               r->line);
 }
 
 /*
  * The cost-table decision (v3 to v6). `table` is NCCL's float[num_algo][num_proto], passed as
  * float**. The chosen entry becomes 0 so that it is the smallest; an entry NCCL set to exactly 0
  * would still win a tie if it came first, so such entries become the smallest positive float.
+ * Returns 1 when the table decided the call, 0 when it is the next tuner's (or NCCL's).
  */
-static void decide(const struct tuner_ctx *c, int coll, size_t bytes, float **cost_table,
-                   int num_algo, int num_proto, int *n_channels)
+static int decide(struct tuner_ctx *c, int coll, size_t bytes, float **cost_table, int num_algo,
+                  int num_proto, int *n_channels)
 {
-    const struct tuner_rule *r = c ? row_for(c, coll, bytes) : NULL;
+    const struct tuner_rule *r = row_for(c, coll, bytes);
     if (!r)
-        return;
+        return 0;
     float *t = (float *)cost_table;
     const char *why = NULL;
     if (!t || num_algo <= 0 || num_proto <= 0 || num_algo > 64 || num_proto > 64)
@@ -250,7 +608,7 @@ static void decide(const struct tuner_ctx *c, int coll, size_t bytes, float **co
         why = "unavailable here";
     if (why) {
         log_skip(c, r, bytes, why);
-        return;
+        return 0;
     }
     int chosen = r->algo * num_proto + r->proto;
     for (int i = 0; i < num_algo * num_proto; i++)
@@ -258,8 +616,18 @@ static void decide(const struct tuner_ctx *c, int coll, size_t bytes, float **co
             t[i] = FLT_MIN;
     t[chosen] = 0.0f;
     if (r->channels && n_channels)
-        *n_channels = r->channels;
+        *n_channels = row_channels(r);
     log_apply(c, r, bytes);
+    return 1;
+}
+
+/* A cost-table call: the table's row, else the next tuner. */
+static void cost_call(void *context, int coll, size_t bytes, int pipe_ops, float **table,
+                      int num_algo, int num_proto, int reg_buff, int *n_channels)
+{
+    struct tuner_ctx *c = context;
+    if (c && !decide(c, coll, bytes, table, num_algo, num_proto, n_channels) && c->next.lib)
+        next_cost_call(c, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff, n_channels);
 }
 
 /*
@@ -303,17 +671,39 @@ static const char *v2_refusal(const struct tuner_ctx *c, const struct tuner_rule
 static tuner_nccl_result init_v2(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
                                  void **context)
 {
-    *context = ctx_new(n_ranks, n_nodes, 0, log);
+    *context = ctx_new(2, n_ranks, n_nodes, 0, log, NULL, NULL);
     return TUNER_NCCL_SUCCESS;
 }
 
+static tuner_nccl_result init_v3(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
+                                 void **context)
+{
+    *context = ctx_new(3, n_ranks, n_nodes, 0, log, NULL, NULL);
+    return TUNER_NCCL_SUCCESS;
+}
+
+static tuner_nccl_result init_v4(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
+                                 void **context)
+{
+    *context = ctx_new(4, n_ranks, n_nodes, 0, log, NULL, NULL);
+    return TUNER_NCCL_SUCCESS;
+}
+
+/* v5 and v6: the table is keyed by nodes and ranks only, and NCCL's model constants are left
+ * as they are; both go to the next tuner as NCCL passed them. */
 static tuner_nccl_result init_v5(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
                                  tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
                                  struct tuner_nccl_constants_v5 *constants)
 {
-    (void)nvl;       /* the table is keyed by nodes and ranks only */
-    (void)constants; /* NCCL's model constants are left as they are */
-    *context = ctx_new(n_ranks, n_nodes, comm_id, log);
+    *context = ctx_new(5, n_ranks, n_nodes, comm_id, log, nvl, constants);
+    return TUNER_NCCL_SUCCESS;
+}
+
+static tuner_nccl_result init_v6(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
+                                 tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
+                                 struct tuner_nccl_constants_v5 *constants)
+{
+    *context = ctx_new(6, n_ranks, n_nodes, comm_id, log, nvl, constants);
     return TUNER_NCCL_SUCCESS;
 }
 
@@ -321,22 +711,26 @@ static tuner_nccl_result coll_info_v2(void *context, tuner_nccl_func coll, size_
                                       int collnet_support, int nvls_support, int num_pipe_ops,
                                       int *algorithm, int *protocol, int *n_channels)
 {
-    const struct tuner_ctx *c = context;
-    (void)num_pipe_ops;
-    const struct tuner_rule *r = c ? row_for(c, coll, n_bytes) : NULL;
-    if (!r)
+    struct tuner_ctx *c = context;
+    if (!c)
         return TUNER_NCCL_SUCCESS;
-    const char *why = v2_refusal(c, r, collnet_support == 1, nvls_support == 1);
-    if (!why && (!algorithm || !protocol))
+    const struct tuner_rule *r = row_for(c, coll, n_bytes);
+    const char *why = r ? v2_refusal(c, r, collnet_support == 1, nvls_support == 1) : NULL;
+    if (r && !why && (!algorithm || !protocol))
         why = "no algorithm/protocol outputs";
-    if (why) {
+    if (r && why)
         log_skip(c, r, n_bytes, why);
+    if (!r || why) {
+        if (c->next.lib) /* NCCL 2.21 resolves v2 only: so is the next tuner's */
+            ((const struct tuner_nccl_v2 *)c->next.sym)
+                ->get_coll_info(c->next.ctx, coll, n_bytes, collnet_support, nvls_support,
+                                num_pipe_ops, algorithm, protocol, n_channels);
         return TUNER_NCCL_SUCCESS;
     }
     *algorithm = r->algo;
     *protocol = r->proto;
     if (r->channels && n_channels)
-        *n_channels = r->channels;
+        *n_channels = row_channels(r);
     log_apply(c, r, n_bytes);
     return TUNER_NCCL_SUCCESS;
 }
@@ -345,8 +739,7 @@ static tuner_nccl_result coll_info_v3(void *context, tuner_nccl_func coll, size_
                                       int num_pipe_ops, float **cost_table, int num_algo,
                                       int num_proto, int *n_channels)
 {
-    (void)num_pipe_ops;
-    decide(context, coll, n_bytes, cost_table, num_algo, num_proto, n_channels);
+    cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, 0, n_channels);
     return TUNER_NCCL_SUCCESS;
 }
 
@@ -354,17 +747,19 @@ static tuner_nccl_result coll_info_v4(void *context, tuner_nccl_func coll, size_
                                       int num_pipe_ops, float **cost_table, int num_algo,
                                       int num_proto, int reg_buff, int *n_channels)
 {
-    (void)num_pipe_ops;
-    (void)reg_buff; /* the table does not depend on buffer registration */
-    decide(context, coll, n_bytes, cost_table, num_algo, num_proto, n_channels);
+    cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, reg_buff,
+              n_channels);
     return TUNER_NCCL_SUCCESS;
 }
 
 static tuner_nccl_result destroy(void *context)
 {
     struct tuner_ctx *c = context;
-    if (c)
+    if (c) {
+        next_destroy(&c->next);
         free(c->rules);
+        free(c->logged);
+    }
     free(c);
     return TUNER_NCCL_SUCCESS;
 }
@@ -373,11 +768,11 @@ static tuner_nccl_result destroy(void *context)
  * v6). */
 TUNER_EXPORT struct tuner_nccl_v2 ncclTunerPlugin_v2 = {TUNER_PLUGIN_NAME, init_v2, coll_info_v2,
                                                         destroy};
-TUNER_EXPORT struct tuner_nccl_v3 ncclTunerPlugin_v3 = {TUNER_PLUGIN_NAME, init_v2, coll_info_v3,
+TUNER_EXPORT struct tuner_nccl_v3 ncclTunerPlugin_v3 = {TUNER_PLUGIN_NAME, init_v3, coll_info_v3,
                                                         destroy};
-TUNER_EXPORT struct tuner_nccl_v4 ncclTunerPlugin_v4 = {TUNER_PLUGIN_NAME, init_v2, coll_info_v4,
+TUNER_EXPORT struct tuner_nccl_v4 ncclTunerPlugin_v4 = {TUNER_PLUGIN_NAME, init_v4, coll_info_v4,
                                                         destroy};
 TUNER_EXPORT struct tuner_nccl_v5 ncclTunerPlugin_v5 = {TUNER_PLUGIN_NAME, init_v5, coll_info_v4,
                                                         destroy};
-TUNER_EXPORT struct tuner_nccl_v6 ncclTunerPlugin_v6 = {TUNER_PLUGIN_NAME, init_v5, coll_info_v4,
+TUNER_EXPORT struct tuner_nccl_v6 ncclTunerPlugin_v6 = {TUNER_PLUGIN_NAME, init_v6, coll_info_v4,
                                                         destroy, NULL};

@@ -33,7 +33,7 @@ struct parser {
     size_t cap;
     unsigned line;
     int columns_seen;
-    int seen_class, seen_min, seen_max;
+    int seen_class, seen_min, seen_max, seen_gpus, seen_model;
     char *err;
     size_t errsz;
 };
@@ -241,6 +241,25 @@ static int parse_header(struct parser *p, struct span line)
                         shown(value, b));
         memcpy(p->t->class_id, value.s, value.n);
         p->t->class_id[value.n] = '\0';
+    } else if (span_is(key, "gpus")) {
+        uint64_t n;
+        if (p->seen_gpus++)
+            return fail(p, TUNER_EFORMAT, "gpus given twice");
+        if (parse_u64(value, &n) || n == 0 || n > 4096)
+            return fail(p, TUNER_EFORMAT, "gpus \"%s\" is not a count from 1 to 4096",
+                        shown(value, b));
+        p->t->gpus = (unsigned)n;
+    } else if (span_is(key, "gpu_model")) {
+        if (p->seen_model++)
+            return fail(p, TUNER_EFORMAT, "gpu_model given twice");
+        int bad = value.n == 0 || value.n > TUNER_CLASS_MAX;
+        for (size_t i = 0; i < value.n && !bad; i++)
+            bad = (unsigned char)value.s[i] < ' ' || value.s[i] == 0x7f;
+        if (bad)
+            return fail(p, TUNER_EFORMAT, "gpu_model \"%s\" is empty, too long or not text",
+                        shown(value, b));
+        memcpy(p->t->gpu_model, value.s, value.n);
+        p->t->gpu_model[value.n] = '\0';
     } else if (span_is(key, "nccl_min") || span_is(key, "nccl_max")) {
         int is_min = span_is(key, "nccl_min");
         if (is_min ? p->seen_min++ : p->seen_max++)

@@ -20,7 +20,9 @@
  *                                                               is on the loader's path)
  *     TOPOTUNE_TUNER_TABLE=/path/to/tuner-table.txt           (or NCCL_TUNER_CONFIG_FILE; when
  *                                                               both are set this one wins)
- *     TOPOTUNE_CLASS=<node class id>                          (optional: refuse another class)
+ *     TOPOTUNE_CLASS=<node class id>                          (optional: the node's class,
+ *                                                               when the job knows it)
+ *     TOPOTUNE_NEXT_TUNER=<the NCCL_TUNER_PLUGIN the job had> (optional; see "The chain")
  * In a container image, copy both files into the image and set the same variables. The
  * library needs only the C library (no topotune library, no hwloc, no Jansson).
  *
@@ -39,17 +41,27 @@
  * across nodes, allreduce), NVLS tree (Simple, allreduce) across nodes with NVLS support; it
  * applies nothing when NCCL_ALGO or NCCL_PROTO is set; LL128, CollNet and PAT rows are skipped.
  *
+ * The chain. NCCL loads one tuner, so this one passes on what its table does not decide to the
+ * tuner NCCL would have loaded without it (docs/design.md, "The tuner plugin's chain"):
+ * TOPOTUNE_NEXT_TUNER (a library name or path as NCCL_TUNER_PLUGIN takes it; "none": none),
+ * else libnccl-tuner.so, else the network plugin's library (NCCL_NET_PLUGIN, else
+ * libnccl-net.so), when it exports ncclTunerPlugin_v2..v6 and is not this library. The next
+ * tuner gets every init and destroy, and every call no row decides.
+ *
  * When the table does not fit the job it is not used at all, with ONE warning through NCCL's
- * logger (shown at NCCL_DEBUG=WARN or INFO) per communicator, and NCCL's defaults stay: no
- * table variable set, a file that cannot be read, a malformed line, a `class=` header other
- * than TOPOTUNE_CLASS (when that is set), or an NCCL version (ncclGetVersion of the library
- * that loaded the plugin) outside the table's nccl_min..nccl_max. It never aborts the job and
- * never returns an error to NCCL (an error there would fail the communicator or the call).
+ * logger (shown at NCCL_DEBUG=WARN or INFO) per communicator, and the next tuner (or NCCL's
+ * defaults) decides: no table variable set, a file that cannot be read, a malformed line, a
+ * `class=` header other than TOPOTUNE_CLASS (when that is set), a `gpus=` or `gpu_model=`
+ * header other than what the NVIDIA driver lists on this node (/proc/driver/nvidia/gpus; not
+ * checked when that cannot be read), or an NCCL version (ncclGetVersion of the library that
+ * loaded the plugin) outside the table's nccl_min..nccl_max. It never aborts the job and never
+ * returns an error to NCCL (an error there would fail the communicator or the call).
  *
  * Logs. At NCCL_DEBUG=INFO (subsystem INIT or TUNING) one line per communicator says which
  * table was loaded, its rows, and how many apply to this communicator's nodes and ranks. With
- * NCCL_DEBUG_SUBSYS including TUNING every call logs its decision: the row applied, or that no
- * row matched, or that the row's pair is unavailable here.
+ * NCCL_DEBUG_SUBSYS including TUNING each decision is logged the first time a communicator makes
+ * it (not every call: a job logs as much with the plugin as without): each row applied or
+ * unavailable here, and per collective the first call no row matched.
  *
  * State. Each communicator reads and checks the table in its own init and keeps it in its own
  * context until destroy; calls only read that context. There is no mutable global state, so
@@ -72,15 +84,17 @@
  *   class id the table was measured on: 1 to TUNER_CLASS_MAX bytes, no space), `nccl_min` and
  *   `nccl_max` (MAJOR.MINOR.PATCH, minor and patch below 100: the inclusive range of NCCL
  *   versions the table is valid for, either may be left out) are read; other keys ([a-z0-9_]+)
- *   are ignored; one of the three given twice is an error. Other `#` lines and blank lines are
- *   comments.
+ *   are ignored; any of them given twice is an error. `gpus` (GPUs per node, 1 to 4096)
+ *   and `gpu_model` (the driver's model name, spaces allowed) name the kind of node measured on.
+ *   Other `#` lines and blank lines are comments.
  * - Then the column line, exactly TUNER_TABLE_COLUMNS. It is required, even with no rows.
  * - Then one row per line: `collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol[,
  *   channels]`. collective: broadcast|reduce|allgather|reducescatter|allreduce (NCCL's names,
  *   any case). min_bytes, max_bytes: decimal, inclusive, min <= max; max may be `inf` (or
  *   18446744073709551615). nodes, ranks: a decimal >= 1, or `*` for any. algorithm:
  *   tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat. protocol: ll|ll128|simple.
- *   channels: 0..TUNER_MAX_CHANNELS, 0 or empty or absent = NCCL's own count. Spaces or tabs
+ *   channels: 0..TUNER_MAX_CHANNELS, 0 or empty or absent = NCCL's own count; passed to NCCL
+ *   at most TUNER_NCCL_MAX_CHANNELS. Spaces or tabs
  *   around a field are ignored. After the column line, blank lines and `#` lines are comments.
  * - At most TUNER_TABLE_MAX_ROWS rows. The first row (in file order) whose collective, byte
  *   range, nodes and ranks match a call decides it, so more specific rows go first; when that
@@ -107,9 +121,19 @@
 #define TUNER_PLUGIN_NAME "topotune"
 
 /* Environment variables the plugin reads, in the order it looks at the first two. */
-#define TUNER_ENV_TABLE      "TOPOTUNE_TUNER_TABLE"
-#define TUNER_ENV_NCCL_TABLE "NCCL_TUNER_CONFIG_FILE"
-#define TUNER_ENV_CLASS      "TOPOTUNE_CLASS"
+#define TUNER_ENV_TABLE       "TOPOTUNE_TUNER_TABLE"
+#define TUNER_ENV_NCCL_TABLE  "NCCL_TUNER_CONFIG_FILE"
+#define TUNER_ENV_CLASS       "TOPOTUNE_CLASS"
+#define TUNER_ENV_NEXT        "TOPOTUNE_NEXT_TUNER"  /* the tuner the job had: see the chain */
+#define TUNER_ENV_DRIVER_GPUS "TOPOTUNE_DRIVER_GPUS" /* tests: another TUNER_DRIVER_GPUS */
+
+/* Where the NVIDIA driver lists this node's GPUs, one directory each with an `information`
+ * file ("Model: NVIDIA H100 80GB HBM3"). */
+#define TUNER_DRIVER_GPUS "/proc/driver/nvidia/gpus"
+
+/* The most channels a row's count is passed on as: NCCL's MAXCHANNELS in the releases where it
+ * is smallest (32; later ones have 64 and clamp to the communicator's own count). */
+#define TUNER_NCCL_MAX_CHANNELS 32
 
 /* Error codes of this module (0 is success). */
 enum {
@@ -161,7 +185,9 @@ struct tuner_rule {
 
 /* A parsed table. nccl_min/nccl_max are version codes (tuner_version_code), 0 when absent. */
 struct tuner_table {
-    char class_id[TUNER_CLASS_MAX + 1]; /* "" when the table has no class= header */
+    char class_id[TUNER_CLASS_MAX + 1];  /* "" when the table has no class= header */
+    char gpu_model[TUNER_CLASS_MAX + 1]; /* "" when the table has no gpu_model= header */
+    unsigned gpus;                       /* GPUs per node measured on; 0 when not given */
     unsigned nccl_min, nccl_max;
     struct tuner_rule *rules; /* in file order; owned, freed by tuner_table_release */
     size_t nrules;
@@ -169,7 +195,7 @@ struct tuner_table {
 
 #define TUNER_TABLE_INIT                                                                           \
     {                                                                                              \
-        {0}, 0, 0, NULL, 0                                                                         \
+        {0}, {0}, 0, 0, 0, NULL, 0                                                                 \
     }
 
 /*

@@ -3,8 +3,9 @@
  * The tuner plugin loaded as NCCL loads it, checked decision by decision:
  *     tuner-harness PLUGIN.so SCENARIO
  *     tuner-harness PLUGIN.so local-nccl FAKE-NCCL.so
+ *     tuner-harness PLUGIN.so chain FAKE-NEXT.so FAKE-NEXT-V2.so
  * Scenarios: load, hits-1x8, hits-4x8, unavailable, v2, mismatch, malformed, logs, threads,
- * local-nccl.
+ * node-kind, channels, local-nccl, chain.
  * Exit 0 when every check holds, 1 otherwise (each failed check printed to stderr).
  */
 #include "harness.h"
@@ -83,6 +84,9 @@ void env_main_table(void)
     env_set("TOPOTUNE_CLASS", MAIN_CLASS);
     env_set("NCCL_ALGO", NULL);
     env_set("NCCL_PROTO", NULL);
+    env_set("TOPOTUNE_NEXT_TUNER", "none"); /* no tuner of this machine's in the way */
+    env_set("NCCL_NET_PLUGIN", NULL);
+    env_set("TOPOTUNE_DRIVER_GPUS", NULL);
     emu_nccl_version = 22809;
 }
 
@@ -538,9 +542,15 @@ static const struct {
     const char *name;
     int (*run)(void);
 } scenarios[] = {
-    {"load", scenario_load},         {"unavailable", scenario_unavailable}, {"v2", scenario_v2},
-    {"mismatch", scenario_mismatch}, {"malformed", scenario_malformed},     {"logs", scenario_logs},
+    {"load", scenario_load},
+    {"unavailable", scenario_unavailable},
+    {"v2", scenario_v2},
+    {"mismatch", scenario_mismatch},
+    {"malformed", scenario_malformed},
+    {"logs", scenario_logs},
     {"threads", scenario_threads},
+    {"node-kind", scenario_node_kind},
+    {"channels", scenario_channels},
 };
 
 static int run_hits_1x8(void)
@@ -555,8 +565,10 @@ static int run_hits_4x8(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl"))) {
-        fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so\n");
+    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) &&
+        !(argc == 5 && !strcmp(argv[2], "chain"))) {
+        fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so | "
+                        "PLUGIN.so chain NEXT.so NEXT-V2.so\n");
         return 2;
     }
     harness_plugin = argv[1];
@@ -581,7 +593,9 @@ int main(int argc, char **argv)
     env_main_table();
     if (load_all() != 0)
         return 1;
-    int rc = argc == 4 ? scenario_local_nccl(argv[3]) : run();
+    int rc = argc == 5   ? scenario_chain(argv[3], argv[4])
+             : argc == 4 ? scenario_local_nccl(argv[3])
+                         : run();
     unload_all();
     int failed = atomic_load(&harness_failures);
     printf("%s: %s (%d failed checks)\n", argv[2], rc == 0 && failed == 0 ? "ok" : "FAILED",

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/* The chain to the tuner NCCL would have loaded without us, the node-kind check against the
+ * node the plugin runs on, and the channel clamp. */
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef void (*counts_fn)(int version, int *inits, int *calls, int *destroys);
+
+static counts_fn counts_of(void *lib)
+{
+    return lib ? (counts_fn)dlsym(lib, "fake_next_counts") : NULL;
+}
+
+static int calls_of(counts_fn f, int v)
+{
+    int i, c, d;
+    f(v, &i, &c, &d);
+    return c;
+}
+
+/* One call checked: a row of the main table decides it (NCCL picks the row's pair), or the
+ * next tuner does (ring/LL, 3 channels) and it was called once through interface `v`. */
+static void chained_call(const struct emu_comm *c, counts_fn f, int v, int coll, size_t bytes,
+                         int ll128, int table_decides, const char *what)
+{
+    struct emu_call call = {.coll = coll, .bytes = bytes, .n_channels = SENTINEL_CHANNELS};
+    emu_costs(coll, c->nodes, c->ranks, bytes, c->p->gen->num_algo, ll128, call.table);
+    int before = calls_of(f, v), a, p;
+    emu_call(c, &call);
+    CHECK(call.rc == 0 && emu_pick(call.table, c->p->gen->num_algo, &a, &p) == 0,
+          "NCCL %s: %s: no pick", c->p->gen->release, what);
+    if (table_decides) {
+        CHECK(calls_of(f, v) == before, "NCCL %s: %s: the next tuner was asked too",
+              c->p->gen->release, what);
+        return;
+    }
+    CHECK(calls_of(f, v) == before + 1, "NCCL %s: %s: the next tuner (v%d) was not asked",
+          c->p->gen->release, what, v);
+    CHECK(a == 1 && p == 0 && call.n_channels == 3,
+          "NCCL %s: %s: the next tuner's ring/LL x3 not kept (%d/%d x%d)", c->p->gen->release, what,
+          a, p, call.n_channels);
+}
+
+/* Every release from 2.22 on, chained to `next` (exporting v2..v6): the table's rows win, the
+ * rest (no row, a row unavailable here) is the next tuner's, through the newest interface that
+ * release resolves; init and destroy are forwarded once per communicator. */
+static void chain_all_releases(counts_fn f, int v2_only, const char *what)
+{
+    for (size_t g = 1; g < emu_ngens; g++) {
+        int v = v2_only ? 2 : loaded[g].version, i0, i1, d0, d1, c0;
+        f(v, &i0, &c0, &d0);
+        struct emu_comm c;
+        emu_log_reset();
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) == 0, "init");
+        CHECK(emu_log_count("elsewhere tuner fake-next (") == 1, "%s: load line: %s", what,
+              emu_logged.n ? emu_logged.line[0] : "(none)");
+        chained_call(&c, f, v, 4, 100, 1, 1, "a row (tree/LL)");
+        chained_call(&c, f, v, 4, 300000, 1, 0, "no row");
+        chained_call(&c, f, v, 4, 100000, 0, 0, "a row unavailable here (LL128 off)");
+        chained_call(&c, f, v, 1, 100, 1, 0, "a collective without rows");
+        CHECK(emu_comm_destroy(&c) == 0, "destroy");
+        f(v, &i1, &c0, &d1);
+        CHECK(i1 == i0 + 1 && d1 == d0 + 1, "NCCL %s: %s: %d inits, %d destroys forwarded",
+              emu_gens[g].release, what, i1 - i0, d1 - d0);
+    }
+}
+
+static void expect_forwarded_all(counts_fn f, const char *what, const char *needle)
+{
+    const struct emu_plugin *p = &loaded[emu_ngens - 1];
+    struct emu_comm c;
+    emu_log_reset();
+    CHECK(emu_comm_init(&c, p, 1, 8) == 0, "init");
+    CHECK(emu_log_count(needle) == 1, "%s: no \"%s\": %s", what, needle,
+          emu_logged.n ? emu_logged.line[0] : "(none)");
+    chained_call(&c, f, p->version, 4, 100, 1, 0, what);
+    CHECK(emu_comm_destroy(&c) == 0, "destroy");
+}
+
+/* The table applies, with one warning about the next tuner, and the rest is NCCL's. */
+static void expect_applied_warned(const char *what, const char *needle)
+{
+    for (size_t g = 1; g < emu_ngens; g++) {
+        struct emu_comm c;
+        emu_log_reset();
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) == 0, "%s: init failed", what);
+        CHECK(emu_logged.warn == 1 && emu_log_count(needle) == 1, "%s: %d warnings: %s", what,
+              emu_logged.warn, emu_logged.n ? emu_logged.line[0] : "(none)");
+        CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "%s: no hit", what);
+        CHECK(check_call(&c, main_rows, main_nrows, 4, 300000, 1) == OUT_MISS, "%s: not NCCL's",
+              what);
+        CHECK(emu_comm_destroy(&c) == 0, "%s: destroy failed", what);
+    }
+}
+
+int scenario_chain(const char *next_path, const char *next_v2_path)
+{
+    void *next = dlopen(next_path, RTLD_NOW | RTLD_LOCAL);
+    void *next_v2 = dlopen(next_v2_path, RTLD_NOW | RTLD_LOCAL);
+    counts_fn f = counts_of(next), f2 = counts_of(next_v2);
+    CHECK(f && f2, "cannot open the fake next tuners: %s", dlerror());
+    if (!f || !f2)
+        return -1;
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", next_path);
+    chain_all_releases(f, 0, "TOPOTUNE_NEXT_TUNER");
+
+    /* NCCL 2.21 (v2): outputs, no cost table; the next tuner's v2 decides what the table
+     * does not. */
+    struct emu_comm c;
+    CHECK(emu_comm_init(&c, &loaded[0], 1, 8) == 0, "init");
+    int before = calls_of(f, 2);
+    struct emu_call call = {.coll = 4, .bytes = 300000, .algo = -1, .proto = -1, .nvls = 1};
+    call.n_channels = SENTINEL_CHANNELS;
+    emu_call(&c, &call);
+    CHECK(calls_of(f, 2) == before + 1 && call.algo == 1 && call.proto == 0 && call.n_channels == 3,
+          "v2: not forwarded (%d/%d x%d)", call.algo, call.proto, call.n_channels);
+    call = (struct emu_call){.coll = 4, .bytes = 100, .algo = -1, .proto = -1, .nvls = 1};
+    emu_call(&c, &call);
+    CHECK(calls_of(f, 2) == before + 1 && call.algo == 0 && call.proto == 0, "v2: row lost");
+    CHECK(emu_comm_destroy(&c) == 0, "destroy");
+
+    /* A next tuner with v2 only, under cost-table releases: its choice becomes the cheapest. */
+    env_set("TOPOTUNE_NEXT_TUNER", next_v2_path);
+    chain_all_releases(f2, 1, "a v2-only next tuner");
+
+    /* Unset: found as NCCL finds it, in the network plugin's library. */
+    env_set("TOPOTUNE_NEXT_TUNER", NULL);
+    env_set("NCCL_NET_PLUGIN", next_path);
+    chain_all_releases(f, 0, "the network plugin's tuner");
+    env_set("NCCL_NET_PLUGIN", NULL);
+
+    /* Whatever keeps the table out, the next tuner still decides every call. */
+    env_set("TOPOTUNE_NEXT_TUNER", next_path);
+    env_set("TOPOTUNE_CLASS", "another-class");
+    expect_forwarded_all(f, "a table of another class", "tuner fake-next (");
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", next_path);
+    static const char no_rows[] = "# topotune tuner table 1\n"
+                                  "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,"
+                                  "channels\n";
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("norows.txt", no_rows, sizeof(no_rows) - 1));
+    expect_forwarded_all(f, "a table without rows", "0 for 1 nodes x 8 ranks");
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", next_path);
+    env_set("TOPOTUNE_TUNER_TABLE", NULL);
+    expect_forwarded_all(f, "no table", "no table");
+
+    /* Never itself; "none" and a missing library leave NCCL's own choice, said once. */
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", harness_plugin);
+    expect_applied_warned("chained to itself", "is this plugin");
+    env_set("TOPOTUNE_NEXT_TUNER", "/nonexistent/libnccl-tuner-x.so");
+    expect_applied_warned("a missing next tuner", "/nonexistent/libnccl-tuner-x.so");
+    env_set("TOPOTUNE_NEXT_TUNER", "none");
+    expect_applied("TOPOTUNE_NEXT_TUNER=none");
+    dlclose(next);
+    dlclose(next_v2);
+    return 0;
+}
+
+/* A directory laid out as the driver's GPU list: `n` GPUs of `model`. */
+static const char *driver_dir(const char *name, int n, const char *model)
+{
+    static char dir[512];
+    char path[1024];
+    snprintf(dir, sizeof(dir), "%s", table_file("placeholder", "", 0));
+    snprintf(strrchr(dir, '/') + 1, 200, "%s", name);
+    mkdir(dir, 0755);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/0000:%02x:00.0", dir, 0x10 + i);
+        mkdir(path, 0755);
+        strcat(path, "/information");
+        FILE *fp = fopen(path, "w");
+        if (!fp)
+            exit(2);
+        fprintf(fp, "Model: \t %s\nIRQ:   42\nBus Type: PCIe\n", model);
+        fclose(fp);
+    }
+    return dir;
+}
+
+static void remove_driver_dir(const char *dir)
+{
+    char path[2048];
+    for (int i = 0; i < 16; i++) {
+        snprintf(path, sizeof(path), "%s/0000:%02x:00.0/information", dir, 0x10 + i);
+        unlink(path);
+        *strrchr(path, '/') = '\0';
+        rmdir(path);
+    }
+    rmdir(dir);
+}
+
+/* The table names the kind of node it was measured on; the plugin compares it with the node it
+ * runs on (the driver's GPU list), whatever the job's environment says. */
+int scenario_node_kind(void)
+{
+    char table[4096], dirs[3][512];
+    snprintf(table, sizeof(table),
+             "# topotune tuner table 1\n# class=" MAIN_CLASS "\n# gpus=8\n"
+             "# gpu_model=NVIDIA H100 80GB HBM3\n%s",
+             strstr(main_table, "collective,"));
+    env_main_table();
+    env_set("TOPOTUNE_CLASS", NULL); /* the launch scripts no longer set it */
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("kind.txt", table, strlen(table)));
+    snprintf(dirs[0], sizeof(dirs[0]), "%s", driver_dir("h100x8", 8, "NVIDIA H100 80GB HBM3"));
+    snprintf(dirs[1], sizeof(dirs[1]), "%s", driver_dir("h100x4", 4, "NVIDIA H100 80GB HBM3"));
+    snprintf(dirs[2], sizeof(dirs[2]), "%s", driver_dir("a100x8", 8, "NVIDIA A100-SXM4-80GB"));
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[0]);
+    expect_applied("the node measured on");
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[1]);
+    expect_defaults("a node of 4 GPUs", "this node has 4");
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[2]);
+    expect_defaults("a node of A100s", "this node has NVIDIA A100-SXM4-80GB");
+    env_set("TOPOTUNE_DRIVER_GPUS", "/nonexistent/driver/gpus");
+    expect_applied("a node whose GPUs cannot be read");
+    CHECK(emu_log_count("is not checked") == 1, "unreadable GPU list not said");
+    /* the profile's own class in the environment proves nothing about the node */
+    env_set("TOPOTUNE_CLASS", MAIN_CLASS);
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[2]);
+    expect_defaults("a node of A100s, TOPOTUNE_CLASS the table's", "this node has NVIDIA A100");
+    for (int i = 0; i < 3; i++)
+        remove_driver_dir(dirs[i]);
+    return 0;
+}
+
+/* A row's channel count above NCCL's MAXCHANNELS (32 in the releases with the smallest) is
+ * passed on as 32; counts within it unchanged. */
+int scenario_channels(void)
+{
+    static const char text[] = "# topotune tuner table 1\n"
+                               "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,"
+                               "channels\n"
+                               "allreduce,0,1023,*,*,ring,simple,64\n"
+                               "allreduce,1024,inf,*,*,ring,simple,32\n"
+                               "broadcast,0,inf,*,*,ring,simple,33\n";
+    env_main_table();
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("channels.txt", text, sizeof(text) - 1));
+    static const struct {
+        int coll;
+        size_t bytes;
+        int want;
+    } cases[] = {{4, 100, 32}, {4, 4096, 32}, {0, 100, 32}};
+    for (size_t g = 0; g < emu_ngens; g++) {
+        struct emu_comm c;
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) == 0, "init");
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+            struct emu_call call = {.coll = cases[k].coll,
+                                    .bytes = cases[k].bytes,
+                                    .n_channels = SENTINEL_CHANNELS,
+                                    .algo = -1,
+                                    .proto = -1};
+            emu_costs(call.coll, 1, 8, call.bytes, loaded[g].gen->num_algo, 1, call.table);
+            emu_call(&c, &call);
+            CHECK(call.n_channels == cases[k].want, "NCCL %s: coll %d %zu bytes: %d channels",
+                  emu_gens[g].release, call.coll, call.bytes, call.n_channels);
+        }
+        CHECK(emu_comm_destroy(&c) == 0, "destroy");
+    }
+    return 0;
+}
