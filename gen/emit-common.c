@@ -78,32 +78,51 @@ long long gen_shm_need_kb(const json_t *profile)
     return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
 }
 
-/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed. */
-static void tuner_plugin(const json_t *profile, struct util_buf *out)
+/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
+ * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). */
+static void tuner_plugin(struct util_buf *out)
 {
     char path[4096];
     gen_tuner_plugin_path(path, sizeof(path));
     util_buf_adds(
         out,
         "# topotune's NCCL tuner plugin applies tuner-table.txt (per message size: algorithm and\n"
-        "# protocol) inside NCCL. Found beside topotune when gen ran; TOPOTUNE_TUNER_PLUGIN=PATH\n"
-        "# names another copy. Off: TOPOTUNE_TUNER_PLUGIN=none here, or unset NCCL_TUNER_PLUGIN.\n"
+        "# protocol) inside NCCL, and passes every other call to the tuner NCCL would load "
+        "without\n"
+        "# it (NCCL_TUNER_PLUGIN as it was, saved in TOPOTUNE_NEXT_TUNER, else the network\n"
+        "# plugin's). Named only when the table has rows. Found beside topotune when gen ran;\n"
+        "# TOPOTUNE_TUNER_PLUGIN=PATH names another copy; TOPOTUNE_TUNER_PLUGIN=none: not used.\n"
         "tuner_plugin=${TOPOTUNE_TUNER_PLUGIN:-");
     util_quote_shell(out, path);
-    util_buf_adds(out, "}\nexport TOPOTUNE_TUNER_TABLE=\"$profile_dir/tuner-table.txt\"\n"
-                       "export TOPOTUNE_CLASS=");
-    util_quote_shell(out, str(profile, "class", ""));
     util_buf_adds(
-        out, "\n"
-             "if [ \"$tuner_plugin\" = none ]; then\n"
-             "    unset NCCL_TUNER_PLUGIN\n"
-             "elif [ -n \"$tuner_plugin\" ] && [ -f \"$tuner_plugin\" ]; then\n"
-             "    export NCCL_TUNER_PLUGIN=\"$tuner_plugin\"\n"
-             "else\n"
-             "    echo \"$0: note: topotune's tuner plugin (libnccl-tuner-topotune.so) is not at "
-             "'${tuner_plugin:-?}': NCCL decides per size; set TOPOTUNE_TUNER_PLUGIN to its path\" "
-             ">&2\n"
-             "fi\n\n");
+        out,
+        "}\nexport TOPOTUNE_TUNER_TABLE=\"$profile_dir/tuner-table.txt\"\n"
+        "tuner_rows=$(awk 'seen && !/^[[:space:]]*(#|$)/ {n++} /^collective,min_bytes,/ {seen = 1} "
+        "END {print n + 0}' \"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null || echo 0)\n"
+        "# NCCL_TUNER_PLUGIN naming topotune's plugin already (an image's ENV): the tuner before "
+        "it.\n"
+        "tuner_ours=\n"
+        "case \"${NCCL_TUNER_PLUGIN:-}\" in *libnccl-tuner-topotune.so | topotune) tuner_ours=1 ;; "
+        "esac\n"
+        "if [ \"$tuner_plugin\" = none ] || [ \"$tuner_rows\" = 0 ]; then\n"
+        "    [ \"$tuner_plugin\" = none ] || echo \"$0: note: tuner-table.txt has no row: "
+        "topotune's tuner plugin is not named, NCCL's own tuner decides\" >&2\n"
+        "    if [ -n \"$tuner_ours\" ] && [ -n \"${TOPOTUNE_NEXT_TUNER:-}\" ]; then\n"
+        "        export NCCL_TUNER_PLUGIN=\"$TOPOTUNE_NEXT_TUNER\"\n"
+        "    elif [ -n \"$tuner_ours\" ]; then\n"
+        "        unset NCCL_TUNER_PLUGIN\n"
+        "    fi\n"
+        "elif [ -n \"$tuner_plugin\" ] && [ -f \"$tuner_plugin\" ]; then\n"
+        "    if [ -n \"${NCCL_TUNER_PLUGIN:-}\" ] && [ -z \"$tuner_ours\" ] && "
+        "[ -z \"${TOPOTUNE_NEXT_TUNER:-}\" ]; then\n"
+        "        export TOPOTUNE_NEXT_TUNER=\"$NCCL_TUNER_PLUGIN\"\n"
+        "    fi\n"
+        "    export NCCL_TUNER_PLUGIN=\"$tuner_plugin\"\n"
+        "else\n"
+        "    echo \"$0: note: topotune's tuner plugin (libnccl-tuner-topotune.so) is not at "
+        "'${tuner_plugin:-?}': NCCL decides per size; set TOPOTUNE_TUNER_PLUGIN to its path\" "
+        ">&2\n"
+        "fi\n\n");
 }
 
 void gen_shell_prelude(const json_t *profile, struct util_buf *out)
@@ -124,7 +143,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
-    tuner_plugin(profile, out);
+    tuner_plugin(out);
     util_buf_adds(
         out, "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says.\n"
              "torchrun_path=$(command -v torchrun || true)\n"

@@ -25,44 +25,45 @@ static int replica(const json_t *profile, const char *kind, int replicas, struct
 {
     long long gpus =
         json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
-    util_buf_addf(
-        out,
-        "    %s:\n"
-        "      replicas: %d\n"
-        "      restartPolicy: OnFailure\n"
-        "      template:\n"
-        "        spec:\n"
-        "          containers:\n"
-        "            - name: pytorch\n"
-        "              image: REPLACE_WITH_YOUR_IMAGE\n"
-        "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
-        "              resources:\n"
-        "                limits:\n"
-        "                  nvidia.com/gpu: %lld\n"
-        "              securityContext:\n"
-        "                capabilities:\n"
-        "                  add: [\"IPC_LOCK\"]\n"
-        "              volumeMounts:\n"
-        "                - name: dshm\n"
-        "                  mountPath: /dev/shm\n"
-        "              env:\n"
-        "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
-        "                  value: \"1\"\n"
-        "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
-        "                  value: \"2000\"\n"
-        "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
-        "                  value: \"1\"\n"
-        "                # topotune's NCCL tuner plugin and the profile's per-size table,\n"
-        "                # where launch/Dockerfile.fragment puts them. Off: remove\n"
-        "                # NCCL_TUNER_PLUGIN (or set it to \"none\", NCCL 2.28 and later).\n"
-        "                - name: NCCL_TUNER_PLUGIN\n"
-        "                  value: \"" IMAGE_PLUGIN "\"\n"
-        "                - name: TOPOTUNE_TUNER_TABLE\n"
-        "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n",
-        kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
-    util_buf_adds(out, "                - name: TOPOTUNE_CLASS\n                  value: ");
-    util_quote_yaml(out, json_string_value(json_object_get(profile, "class")) ?: "");
-    util_buf_adds(out, "\n");
+    util_buf_addf(out,
+                  "    %s:\n"
+                  "      replicas: %d\n"
+                  "      restartPolicy: OnFailure\n"
+                  "      template:\n"
+                  "        spec:\n"
+                  "          containers:\n"
+                  "            - name: pytorch\n"
+                  "              image: REPLACE_WITH_YOUR_IMAGE\n"
+                  "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
+                  "              resources:\n"
+                  "                limits:\n"
+                  "                  nvidia.com/gpu: %lld\n"
+                  "              securityContext:\n"
+                  "                capabilities:\n"
+                  "                  add: [\"IPC_LOCK\"]\n"
+                  "              volumeMounts:\n"
+                  "                - name: dshm\n"
+                  "                  mountPath: /dev/shm\n"
+                  "              env:\n"
+                  "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
+                  "                  value: \"1\"\n"
+                  "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
+                  "                  value: \"2000\"\n"
+                  "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
+                  "                  value: \"1\"\n",
+                  kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
+    if (json_array_size(json_object_get(profile, "tuner")))
+        util_buf_adds(
+            out,
+            "                # topotune's NCCL tuner plugin and the profile's per-size table,\n"
+            "                # where launch/Dockerfile.fragment puts them; calls the table does\n"
+            "                # not decide go to the network plugin's tuner (or "
+            "TOPOTUNE_NEXT_TUNER).\n"
+            "                # Off: remove NCCL_TUNER_PLUGIN.\n"
+            "                - name: NCCL_TUNER_PLUGIN\n"
+            "                  value: \"" IMAGE_PLUGIN "\"\n"
+            "                - name: TOPOTUNE_TUNER_TABLE\n"
+            "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n");
     if (gen_each_var(profile, yaml_env, out))
         return -1;
     util_buf_adds(out, "          volumes:\n"
@@ -108,22 +109,26 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
         "# Run containers with --shm-size=16g (or --ipc=host) and --ulimit memlock=-1 for RDMA.\n"
         "COPY topotune-profile /opt/topotune/profile\n"
         "ENV NCCL_CONF_FILE=/opt/topotune/profile/nccl.conf\n"
-        "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n"
-        "# topotune's NCCL tuner plugin, which applies the profile's per-size table "
-        "(tuner-table.txt)\n"
-        "# inside NCCL: put the libnccl-tuner-topotune.so built from topotune's sources (cmake "
-        "--build\n"
-        "# build: build/tuner/; installed: PREFIX/lib) in the build context next to the profile.\n"
-        "# Off: remove the NCCL_TUNER_PLUGIN line, or run with NCCL_TUNER_PLUGIN=none (NCCL "
-        "2.28+).\n"
-        "COPY libnccl-tuner-topotune.so " IMAGE_PLUGIN "\n"
-        "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
-        "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
-    util_buf_adds(out, "ENV TOPOTUNE_CLASS=");
-    util_quote_dockerfile(out, json_string_value(json_object_get(profile, "class")) ?: "");
+        "ENV TOPOTUNE_PROFILE=/opt/topotune/profile\n");
+    if (json_array_size(json_object_get(profile, "tuner")))
+        util_buf_adds(
+            out,
+            "# topotune's NCCL tuner plugin, which applies the profile's per-size table "
+            "(tuner-table.txt)\n"
+            "# inside NCCL: put the libnccl-tuner-topotune.so built from topotune's sources (cmake "
+            "--build\n"
+            "# build: build/tuner/; installed: PREFIX/lib) in the build context next to the "
+            "profile.\n"
+            "# The base image's tuner, if it names one, stays next: it gets every call the table\n"
+            "# does not decide. Off: remove the NCCL_TUNER_PLUGIN line.\n"
+            "COPY libnccl-tuner-topotune.so " IMAGE_PLUGIN "\n"
+            "ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}\n"
+            "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
+            "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
+    else
+        util_buf_adds(out, "# No tuner table row: topotune's tuner plugin is not needed.\n");
     util_buf_adds(
         out,
-        "\n"
         "# The profile's own variables, as nccl.env sets them: the image and the profile agree,\n"
         "# and a value from the base image does not silently win over the measured one.\n");
     return gen_each_var(profile, docker_env, out);

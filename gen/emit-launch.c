@@ -133,7 +133,7 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
              "for name in NCCL_CONF_FILE NCCL_ASYNC_ERROR_HANDLING "
              "TORCH_NCCL_ASYNC_ERROR_HANDLING \\\n"
              "    TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT NCCL_TUNER_PLUGIN \\\n"
-             "    TOPOTUNE_TUNER_TABLE TOPOTUNE_CLASS");
+             "    TOPOTUNE_TUNER_TABLE TOPOTUNE_CLASS TOPOTUNE_NEXT_TUNER");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
     util_buf_addf(out,

@@ -21,6 +21,19 @@ static int header_safe(const char *s)
     return 1;
 }
 
+/* A model name the `gpu_model=` header can carry: text without control bytes, not too long,
+ * not starting or ending with a space (the reader trims them). */
+static int model_safe(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > TUNER_CLASS_MAX || s[0] == ' ' || s[n - 1] == ' ')
+        return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s < ' ' || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
 static void headers(const json_t *profile, struct util_buf *out)
 {
     const char *class_id = json_string_value(json_object_get(profile, "class"));
@@ -31,6 +44,17 @@ static void headers(const json_t *profile, struct util_buf *out)
     util_buf_adds(out, TUNER_TABLE_MAGIC "\n");
     if (header_safe(class_id))
         util_buf_addf(out, "# class=%s\n", class_id);
+    /* The kind of node measured on, as the plugin sees the node it runs on (the driver's GPU
+     * list): the GPU count, and the model name as NVML gives it (not for a predicted profile,
+     * whose model comes from a spec, nor for a node mixing models). */
+    const json_t *hw = json_object_get(profile, "hardware");
+    long long gpus = json_integer_value(json_object_get(hw, "gpus"));
+    const char *model = json_string_value(json_object_get(hw, "gpu_model"));
+    if (gpus > 0 && gpus <= 4096)
+        util_buf_addf(out, "# gpus=%lld\n", gpus);
+    if (model && !json_is_true(json_object_get(profile, "predicted")) && !strchr(model, ',') &&
+        model_safe(model))
+        util_buf_addf(out, "# gpu_model=%s\n", model);
     /* The NCCL version measured: the table is valid for it only (absent when unknown). */
     if (nccl && sscanf(nccl, "%u.%u.%u%c", &major, &minor, &patch, &end) == 3 && minor < 100 &&
         patch < 100)

@@ -55,7 +55,8 @@ assert lines[0] == "# topotune tuner table 1", lines[0]
 assert "# class=" + p["class"] in lines[1:4], lines[:4]
 cols = "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels"
 i = lines.index(cols)
-assert all(re.match(r"# (class|nccl_min|nccl_max)=\S+$", l) for l in lines[1:i]), lines[:i]
+assert all(re.match(r"# (class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
+assert "# gpus=8" in lines[1:i] and not any(l.startswith("# gpu_model=") for l in lines), lines[:i]
 rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
 assert rows == [["allreduce", "0", "16640", "1", "8", "tree", "ll", "0"],
                 ["allreduce", "68157441", "18446744073709551615", "1", "8", "tree", "simple", "0"]], rows
@@ -75,10 +76,10 @@ for sh in "$p2"/launch/*.sh; do
     check "shellcheck $(basename "$sh")" shellcheck "$sh"
 done
 # shellcheck disable=SC2016 # the script's own $profile_dir
-check "torchrun.sh sets the table and class" grep -q 'export TOPOTUNE_TUNER_TABLE="$profile_dir/tuner-table.txt"' "$p2/launch/torchrun.sh"
+check "torchrun.sh sets the table" grep -q 'export TOPOTUNE_TUNER_TABLE="$profile_dir/tuner-table.txt"' "$p2/launch/torchrun.sh"
 check "mpirun.sh forwards the plugin's variables" grep -q "NCCL_TUNER_PLUGIN" "$p2/launch/mpirun.sh"
 check "Dockerfile fragment ships the plugin" grep -q "^COPY libnccl-tuner-topotune.so " "$p2/launch/Dockerfile.fragment"
-check "pytorchjob.yaml sets the plugin" python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}; assert {"NCCL_TUNER_PLUGIN", "TOPOTUNE_TUNER_TABLE", "TOPOTUNE_CLASS"} <= env, env' "$p2/launch/pytorchjob.yaml"
+check "pytorchjob.yaml sets the plugin" python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}; assert {"NCCL_TUNER_PLUGIN", "TOPOTUNE_TUNER_TABLE"} <= env and "TOPOTUNE_CLASS" not in env, env' "$p2/launch/pytorchjob.yaml"
 # The launch script exports the plugin only where the file exists, and says so once otherwise.
 cat >"$TEST_TMP/fake-torchrun" <<'SH'
 #!/usr/bin/env bash

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The launch files name topotune's tuner plugin only when the table has rows, keep the tuner the
+# job had as the next one in the plugin's chain (TOPOTUNE_NEXT_TUNER), and no longer copy the
+# profile's class into TOPOTUNE_CLASS (the plugin checks the node it runs on, through the table's
+# gpus= header).
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "8", "max": "1G", "factor": 64},
+ "objective": {"min": "1M", "max": "1G"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >"$TEST_TMP/space.json"
+"$TOPOTUNE" -q sweep --topology "$spec" --space "$TEST_TMP/space.json" --out "$TEST_TMP/plain" || true
+# The defaults are best everywhere: no row. Then Tree made x3 faster at the largest sizes: rows.
+expect_exit 0 "gen: no row" -- "$TOPOTUNE" gen --runs "$TEST_TMP/plain" --profiles "$TEST_TMP/p1"
+mkdir -p "$TEST_TMP/forced"
+python3 - "$TEST_TMP/plain" "$TEST_TMP/forced" <<'PY'
+import json, sys
+src, dst = sys.argv[1:]
+open(dst + "/sweep.json", "w").write(open(src + "/sweep.json").read())
+rows = [json.loads(l) for l in open(src + "/results.jsonl")]
+with open(dst + "/results.jsonl", "w") as out:
+    for r in rows:
+        if r["env"].get("NCCL_ALGO") == "Tree":
+            base = [b for b in rows if not b["env"] and b["rep"] == r["rep"] and b["final"] == r["final"]]
+            base = {s["size"]: s["busbw"] for s in base[0]["sizes"]} if base else {}
+            for s in r["sizes"]:
+                if s["size"] >= 1 << 27 and s["size"] in base:
+                    s["busbw"] = base[s["size"]] * 3
+        out.write(json.dumps(r) + "\n")
+PY
+expect_exit 0 "gen: rows" -- "$TOPOTUNE" gen --runs "$TEST_TMP/forced" --profiles "$TEST_TMP/p2"
+p1=$(echo "$TEST_TMP"/p1/*/latest)
+p2=$(echo "$TEST_TMP"/p2/*/latest)
+check "the table names the kind of node: 8 GPUs (no model: predicted)" \
+    bash -c "grep -qx '# gpus=8' '$p2/tuner-table.txt' && ! grep -q '^# gpu_model=' '$p2/tuner-table.txt'"
+
+mkdir -p "$TEST_TMP/bin"
+cat >"$TEST_TMP/bin/torchrun" <<'SH'
+#!/usr/bin/env bash
+echo "NCCL_TUNER_PLUGIN=${NCCL_TUNER_PLUGIN:-unset} TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-unset} TOPOTUNE_CLASS=${TOPOTUNE_CLASS:-unset}"
+SH
+chmod +x "$TEST_TMP/bin/torchrun"
+plugin="$TEST_TMP/lib/libnccl-tuner-topotune.so"
+mkdir -p "$TEST_TMP/lib" && touch "$plugin"
+run() { env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" "$@" -- train.py; }
+
+# 1. No row: the plugin is not named; the job's own tuner stays NCCL's choice.
+expect_exit 0 "torchrun.sh, no row" -- run env -u NCCL_TUNER_PLUGIN "$p1/launch/torchrun.sh"
+check "no row: NCCL_TUNER_PLUGIN not set" grep -q "^NCCL_TUNER_PLUGIN=unset " "$TEST_TMP/out"
+expect_stderr_has "has no row" "no row: said"
+expect_exit 0 "torchrun.sh, no row, the job's tuner" -- run env NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
+    "$p1/launch/torchrun.sh"
+check "no row: the job's tuner kept" grep -q "^NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so " "$TEST_TMP/out"
+check "no row: nothing in the pytorchjob" bash -c "! grep -q NCCL_TUNER_PLUGIN '$p1/launch/pytorchjob.yaml'"
+check "no row: nothing in the Dockerfile" bash -c "! grep -q '^ENV NCCL_TUNER_PLUGIN' '$p1/launch/Dockerfile.fragment'"
+# an image built with an earlier fragment names ours: the tuner before it comes back
+expect_exit 0 "torchrun.sh, no row, ours from an image" -- run env \
+    NCCL_TUNER_PLUGIN=/opt/topotune/lib/libnccl-tuner-topotune.so TOPOTUNE_NEXT_TUNER=ofi "$p1/launch/torchrun.sh"
+check "no row: the image's next tuner named again" grep -q "^NCCL_TUNER_PLUGIN=ofi " "$TEST_TMP/out"
+
+# 2. Rows: ours named, the job's tuner saved as the next one, no TOPOTUNE_CLASS copied.
+expect_exit 0 "torchrun.sh, rows, the job's tuner" -- run env NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
+    "$p2/launch/torchrun.sh"
+check "rows: ours named, the job's tuner next, no class" \
+    grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=/opt/aws/libnccl-net.so TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
+expect_exit 0 "torchrun.sh, rows, no tuner" -- run env -u NCCL_TUNER_PLUGIN "$p2/launch/torchrun.sh"
+check "rows: ours named, next left to the plugin's search" \
+    grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=unset TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
+expect_exit 0 "torchrun.sh, rows, TOPOTUNE_TUNER_PLUGIN=none" -- env PATH="$TEST_TMP/bin:$PATH" \
+    TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN=none NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
+    "$p2/launch/torchrun.sh" -- train.py
+check "none: the job's tuner untouched" grep -q "^NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so " "$TEST_TMP/out"
+check "mpirun.sh forwards TOPOTUNE_NEXT_TUNER" grep -q "TOPOTUNE_NEXT_TUNER" "$p2/launch/mpirun.sh"
+check "Dockerfile: the base image's tuner saved before ours" python3 - "$p2/launch/Dockerfile.fragment" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+i = lines.index("ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}")
+assert lines[i + 1].startswith("ENV NCCL_TUNER_PLUGIN="), lines[i + 1]
+assert not any(l.startswith("ENV TOPOTUNE_CLASS") for l in lines), lines
+PY
+check "pytorchjob: the plugin, no class" python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}
+assert "NCCL_TUNER_PLUGIN" in env and "TOPOTUNE_CLASS" not in env, env' "$p2/launch/pytorchjob.yaml"
+for sh in "$p1"/launch/*.sh "$p2"/launch/*.sh; do
+    check "shellcheck $sh" shellcheck "$sh"
+done
+finish
