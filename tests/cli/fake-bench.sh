@@ -14,8 +14,10 @@
 #                (only once A=1: a gain that needs the first move), C set x1.01 (noise)
 #   verify       ok over -b..-e (x4), busbw 10, x1.2 with NCCL_ALGO set (a profile's variable),
 #                x1.5 more with NCCL_TUNER_PLUGIN and TOPOTUNE_TUNER_TABLE naming readable files,
-#                when it writes the plugin's "loaded" line where NCCL's log would; appends its
-#                NCCL_*/TOPOTUNE_* environment to $FAKE_PIDS.env, one run per line
+#                when it writes the plugin's "loaded" line where NCCL's log would (with
+#                FAKE_OTHER_TUNER, NCCL's line loading that tuner in the other runs, and the
+#                plugin's chaining to it); appends its NCCL_*/TOPOTUNE_* environment to
+#                $FAKE_PIDS.env, one run per line
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
 json=
@@ -77,11 +79,16 @@ verify)
     echo >>"$FAKE_PIDS.env"
     busbw=10
     [ -n "${NCCL_ALGO:-}" ] && busbw=12
+    nccl_log=${NCCL_DEBUG_FILE:-/dev/stdout} # NCCL expands %h and %p in it
+    nccl_log=${nccl_log//%h/$(hostname)}
+    nccl_log=${nccl_log//%p/$$}
     if [ -r "${NCCL_TUNER_PLUGIN:-/nonexistent}" ] && [ -r "${TOPOTUNE_TUNER_TABLE:-/nonexistent}" ]; then
         busbw=$((busbw * 3 / 2))
-        nccl_log=${NCCL_DEBUG_FILE:-/dev/stdout} # NCCL expands %h and %p in it
-        nccl_log=${nccl_log//%h/$(hostname)}
-        echo "host:1:1 [0] NCCL INFO topotune tuner: loaded '$TOPOTUNE_TUNER_TABLE': 2 rows, 2 for 1 nodes x 1 ranks (class x)" >>"${nccl_log//%p/$$}"
+        elsewhere="NCCL's defaults apply" # FAKE_OTHER_TUNER: the net plugin's tuner, chained
+        [ -n "${FAKE_OTHER_TUNER:-}" ] && elsewhere="tuner $FAKE_OTHER_TUNER (libnccl-net.so, v5) decides"
+        echo "host:1:1 [0] NCCL INFO topotune tuner: loaded '$TOPOTUNE_TUNER_TABLE': 2 rows, 2 for 1 nodes x 1 ranks (class x); elsewhere $elsewhere" >>"$nccl_log"
+    elif [ -n "${FAKE_OTHER_TUNER:-}" ]; then
+        echo "host:1:1 [0] NCCL INFO TUNER/Plugin: Using $FAKE_OTHER_TUNER (v5)" >>"$nccl_log"
     fi
     {
         echo '{"event":"start","backend":"nccl","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'

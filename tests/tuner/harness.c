@@ -423,6 +423,16 @@ static int scenario_logs(void)
     check_call(&c, main_rows, main_nrows, 3, 1500, 1);
     CHECK(emu_logged.tuning == 4 && emu_logged.info == 0 && emu_logged.warn == 0,
           "%d TUNING lines for 4 calls", emu_logged.tuning);
+    /* the same decisions again log nothing: a job logs per call no more with the plugin than
+     * without it (verify compares runs with it and without) */
+    for (int again = 0; again < 3; again++) {
+        check_call(&c, main_rows, main_nrows, 4, 100, 1);
+        check_call(&c, main_rows, main_nrows, 4, 300001, 1);
+        check_call(&c, main_rows, main_nrows, 0, 64, 1);
+        check_call(&c, main_rows, main_nrows, 3, 1500, 1);
+    }
+    CHECK(emu_logged.tuning == 4, "%d TUNING lines once the 4 decisions were made",
+          emu_logged.tuning);
     CHECK(emu_log_count("allreduce 100 bytes -> tree/ll, NCCL's 0 channels (line 9)") == 1,
           "hit: %s", emu_logged.line[0]);
     CHECK(emu_log_count("allreduce 300000 bytes: no row") == 1, "miss: %s", emu_logged.line[1]);

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# verify --backend nccl proves only with this verify's runs: NCCL's logs of an earlier verify in a
+# reused --out prove nothing, and --out is locked; the reference is NCCL's defaults with the
+# profile's system variables (a cure: the bare defaults would hang); the shell's NCCL_* reach no
+# run; another tuner in NCCL's log (the network plugin's) is named, with what env+table did with
+# it. fake-bench.sh (mode verify) stands in for topotune-bench.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+if [ ! -r "$TOPOTUNE_BIN/tuner/libnccl-tuner-topotune.so" ]; then
+    echo "note: the tuner plugin is not built here: verify --backend nccl not run"
+    finish
+    exit
+fi
+p="$TEST_TMP/profile"
+mkdir -p "$p"
+cat >"$p/profile.json" <<'JSON'
+{"schema": "topotune/profile/1", "class": "test-class",
+ "variables": [{"name": "NCCL_P2P_DISABLE", "value": "1", "role": "system"},
+               {"name": "NCCL_ALGO", "value": "Tree", "role": "tuning"}]}
+JSON
+printf '%s\n' "# topotune tuner table 1" "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels" \
+    "allreduce,0,inf,1,1,tree,ll,0" >"$p/tuner-table.txt"
+export FAKE_PIDS=$TEST_TMP/fake
+for mode in verify unloaded; do
+    cat >"$TEST_TMP/bench-$mode" <<SH
+#!/usr/bin/env bash
+[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE
+FAKE_MODE=verify exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
+SH
+    chmod +x "$TEST_TMP/bench-$mode"
+done
+measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify "$p" --backend nccl \
+    --launcher direct --np 1 --repeat 1 -b 8 -e 8 "${@:2}"; }
+
+# 1. The reference carries the profile's cure; the shell's NCCL_* reach no run.
+: >"$FAKE_PIDS.env"
+expect_exit 0 "verify" -- env NCCL_IB_HCA=mlx5_9 NCCL_DEBUG=WARN TOPOTUNE_NEXT_TUNER=x \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p" --backend nccl \
+    --launcher direct --np 1 --repeat 1 -b 8 -e 8 --out "$TEST_TMP/v1"
+check "three runs: the reference with the cure alone, the others with every variable" python3 - "$FAKE_PIDS.env" <<'PY'
+import sys
+runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1])]
+assert len(runs) == 3, runs
+assert runs[0].get("NCCL_P2P_DISABLE") == "1" and "NCCL_ALGO" not in runs[0], runs[0]
+assert runs[1].get("NCCL_P2P_DISABLE") == "1" and runs[1].get("NCCL_ALGO") == "Tree", runs[1]
+for r in runs:
+    assert "NCCL_IB_HCA" not in r and "TOPOTUNE_NEXT_TUNER" not in r, r
+    assert r["NCCL_DEBUG"] == "INFO" and r["NCCL_DEBUG_SUBSYS"] == runs[0]["NCCL_DEBUG_SUBSYS"], r
+PY
+check "the reference named, with the cure" grep -q "reference: NCCL's defaults with the profile's system variable(s) NCCL_P2P_DISABLE=1" "$TEST_TMP/out"
+check "the cleared names said" grep -q "^# cleared from this shell for every run: .*NCCL_IB_HCA" "$TEST_TMP/out"
+
+# 2. An earlier verify's logs in the reused --out prove nothing: the plugin did not load now.
+cp -r "$TEST_TMP/v1" "$TEST_TMP/v2"
+for f in "$TEST_TMP"/v2/env-table-r0.*.log.nccl.*; do cp "$f" "$TEST_TMP/v2/env-table-r0.log.nccl.host.1"; done
+expect_exit 3 "a reused --out with an earlier run's proof" -- measured unloaded --out "$TEST_TMP/v2"
+expect_stderr_has "the table was not applied" "said why"
+
+# 3. --out is locked while a verify uses it.
+flock -o "$TEST_TMP/v1/.lock" sleep 30 &
+holder=$!
+for _ in $(seq 100); do flock -n "$TEST_TMP/v1/.lock" true || break; sleep 0.1; done
+expect_exit 3 "--out held by another verify" -- measured verify --out "$TEST_TMP/v1"
+expect_stderr_has "in use by another verify" "said why"
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+# 4. Another tuner in NCCL's log (the network plugin's): named, and the plugin's chain to it.
+export FAKE_OTHER_TUNER=ofi-tuner
+expect_exit 0 "verify with the network plugin's tuner" -- measured verify --json
+unset FAKE_OTHER_TUNER
+expect_stderr_has "the reference runs had tuner ofi-tuner (NCCL's log): env+table passed every call without a row to it" "named"
+check "--json: the other tuner and the chain" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["other_tuner"] == "ofi-tuner" and d["chained_to"] == "ofi-tuner", d' "$TEST_TMP/out"
+finish

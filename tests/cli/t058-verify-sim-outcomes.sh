@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# verify (sim) claims no gain where the model predicts a configuration hangs, fails or corrupts:
+# it says the outcome instead of a busbw, and exits 1 when env + table is one of them; its
+# reference is NCCL's defaults with the profile's system variables (the cure); rows that fit no
+# node x rank shape of the run are not counted as applied.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+specs="$TOPOTUNE_SRC/profiles/specs"
+p="$TEST_TMP/profile"
+mkdir -p "$p"
+table() { printf '%s\n' "# topotune tuner table 1" \
+    "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels" "$@" >"$p/tuner-table.txt"; }
+vars() { printf '{"schema": "topotune/profile/1", "class": "x", "variables": [%s]}\n' "$1" >"$p/profile.json"; }
+
+# 1. Consumer GPUs over PCIe: P2P hangs at init in every configuration: no busbw, no gain.
+vars ""
+table "allreduce,0,inf,*,*,ring,simple,0"
+expect_exit 1 "verify: every configuration hangs" -- "$TOPOTUNE" verify "$p" --topology "$specs/rtx4090-8x-pcie.json" -b 8 -e 128
+check "a line per size: hangs, no gain" test "$(grep -c '^ *predicted .* hangs  *hangs  *hangs .* no gain  *no gain$' "$TEST_TMP/out")" -eq 3
+check "no busbw printed" bash -c "! grep -q 'GB/s' '$TEST_TMP/out'"
+check "why, in words" grep -q "^# env+table is predicted not to run: .*NCCL_P2P_DISABLE=1" "$TEST_TMP/out"
+expect_stderr_has "predicted not to run correctly at 3 size(s)" "exit 1 said"
+
+# 2. The profile's cure is the reference; LL128 forced over PCIe corrupts: said, no gain.
+vars '{"name": "NCCL_P2P_DISABLE", "value": "1", "role": "system"}, {"name": "NCCL_PROTO", "value": "LL128", "role": "tuning"}'
+expect_exit 1 "verify: the cure runs, LL128 corrupts" -- "$TOPOTUNE" verify "$p" --topology "$specs/rtx4090-8x-pcie.json" -b 8 -e 128 --json
+check "--json: the reference runs, env and env+table corrupt, no gain" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["reference_env"] == {"NCCL_P2P_DISABLE": "1"}, d["reference_env"]
+for s in d["sizes"]:
+    assert s["outcome_reference"] == "ok" and s["busbw_defaults"] is not None, s
+    assert s["outcome_env"] == "corrupts" and s["outcome_env_table"] == "corrupts", s
+    assert s["busbw_env_table"] is None and s["gain_vs_env_pct"] is None and s["gain_vs_defaults_pct"] is None, s' "$TEST_TMP/out"
+
+# 3. Rows for 4 nodes x 32 ranks only, on one node of 8 GPUs: none applies, and it says so.
+vars ""
+table "allreduce,0,inf,4,32,tree,simple,0"
+expect_exit 0 "verify: no row fits the run" -- "$TOPOTUNE" verify "$p" --topology "$specs/hgx-h100.json" -b 8 -e 128
+check "0 of 1 rows fit, said" grep -q "0 of its 1 row(s) fit 1 node(s) x 8 rank(s)" "$TEST_TMP/out"
+check "no row fits: said" grep -q "^# no row fits this run" "$TEST_TMP/out"
+expect_exit 0 "verify --json: no row fits the run" -- "$TOPOTUNE" verify "$p" --topology "$specs/hgx-h100.json" -b 8 -e 128 --json
+check "--json: table_rows_fitting 0" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["table_rows"] == 1 and d["table_rows_fitting"] == 0, d' "$TEST_TMP/out"
+finish
