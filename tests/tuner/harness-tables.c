@@ -177,6 +177,10 @@ int scenario_malformed(void)
     BAD("6 fields", MAGIC COLUMNS "allreduce,0,1,1,8,ring\n", "6 fields");
     BAD("9 fields", MAGIC COLUMNS "allreduce,0,1,1,8,ring,ll,0,0\n", "more than 8");
     BAD("class twice", MAGIC "# class=a\n# class=b\n" COLUMNS ROW, "class given twice");
+    BAD("gpus 0", MAGIC "# gpus=0\n" COLUMNS ROW, "gpus \"0\"");
+    BAD("gpus twice", MAGIC "# gpus=8\n# gpus=4\n" COLUMNS ROW, "gpus given twice");
+    BAD("gpu_model with a control byte", MAGIC "# gpu_model=H100\x1b[2J\n" COLUMNS ROW,
+        "gpu_model");
     BAD("nccl_min without patch", MAGIC "# nccl_min=2.28\n" COLUMNS ROW, "nccl_min \"2.28\"");
     BAD("nccl_min above nccl_max", MAGIC "# nccl_min=2.28.9\n# nccl_max=2.28.3\n" COLUMNS ROW,
         "nccl_min is above");
