@@ -57,6 +57,13 @@ for f in "$TEST_TMP"/v2/env-table-r0.*.log.nccl.*; do cp "$f" "$TEST_TMP/v2/env-
 expect_exit 3 "a reused --out with an earlier run's proof" -- measured unloaded --out "$TEST_TMP/v2"
 expect_stderr_has "the table was not applied" "said why"
 
+# ... nor do its events: a run that writes none failed, whatever an earlier one left.
+cp -r "$TEST_TMP/v1" "$TEST_TMP/v3"
+printf '#!/usr/bin/env bash\nFAKE_MODE=no-json exec "%s/tests/cli/fake-bench.sh" "$@"\n' "$TOPOTUNE_SRC" >"$TEST_TMP/bench-nojson"
+chmod +x "$TEST_TMP/bench-nojson"
+expect_exit 3 "a reused --out with an earlier run's events" -- measured nojson --out "$TEST_TMP/v3"
+expect_stderr_has "the reference run failed" "the run without events failed"
+
 # 3. --out is locked while a verify uses it.
 flock -o "$TEST_TMP/v1/.lock" sleep 30 &
 holder=$!
