@@ -22,6 +22,9 @@ static int conf_line(const char *name, const char *value, const char *role, void
 
 static int emit_env(const json_t *profile, struct util_buf *out)
 {
+    /* Sourced, never run: no shebang, but linters (shellcheck SC2148) and editors need the
+     * dialect, and everything below is POSIX sh. */
+    util_buf_adds(out, "# shellcheck shell=sh\n");
     gen_header(profile, "nccl.env", out);
     util_buf_adds(
         out,

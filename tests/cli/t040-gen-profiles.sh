@@ -58,6 +58,7 @@ for dir in "$root"/*/v*; do
         check "shellcheck $(basename "$sh")" shellcheck "$sh"
     done
     check "nccl.env sources" bash -c "set -eu; . '$dir/nccl.env'"
+    check "shellcheck nccl.env" shellcheck "$dir/nccl.env"
     check "pytorchjob.yaml parses" python3 -c 'import sys, yaml; docs = list(yaml.safe_load_all(open(sys.argv[1]))); assert docs[0]["kind"] == "PyTorchJob"' "$dir/launch/pytorchjob.yaml"
 done
 
