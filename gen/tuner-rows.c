@@ -4,7 +4,8 @@
  * algorithm/protocol pair whose stable configuration was fastest there, kept only when it differs
  * from the reference's own pair (NCCL's defaults) and beats the reference's busbw at that size
  * beyond the noise (as the global choice does); adjacent sizes with the same pair merge into one
- * byte range whose ends are the midpoints between measured sizes.
+ * byte range whose ends are the geometric midpoints between measured sizes (sizes grow by a
+ * factor: 512 B and 32 KiB meet at 4 KiB, not at 16 KiB).
  */
 #include "gen/internal.h"
 
@@ -102,10 +103,12 @@ static int fastest(json_t *candidates, json_int_t size, double cv_max, struct si
     return found;
 }
 
-/* The byte boundary between measured sizes a < b: sizes up to it belong to a's side. */
+/* The byte boundary between measured sizes a < b: sizes up to it belong to a's side. Sizes are
+ * measured on a geometric grid, so the boundary is their geometric mean, within [a, b - 1]. */
 static json_int_t midpoint(json_int_t a, json_int_t b)
 {
-    return a + (b - a) / 2;
+    json_int_t m = (json_int_t)sqrtl((long double)a * (long double)b);
+    return m < a ? a : m >= b ? b - 1 : m;
 }
 
 static json_t *new_row(const struct size_stat *w, const struct size_stat *ref, json_int_t min,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The per-size table (issue 17): gen writes tuner-table.txt in the plugin's format with rows only
-# where a choice beat NCCL's defaults beyond the noise, none when the defaults are best; tuner.csv
+# where a choice beat NCCL's defaults beyond the noise, none when the defaults are best; ranges meet
+# at geometric midpoints of the measured sizes (512 B and 32 KiB at 4 KiB); tuner.csv
 # never leaves the example plugin on one channel; the sim backend applies the table as the plugin
 # does; topotune verify prints per size the gains, each labelled predicted, or, with --backend
 # nccl, measured by three configurations' runs through a launcher, the plugin named to NCCL.
@@ -58,8 +59,8 @@ i = lines.index(cols)
 assert all(re.match(r"# (class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
 assert "# gpus=8" in lines[1:i] and not any(l.startswith("# gpu_model=") for l in lines), lines[:i]
 rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
-assert rows == [["allreduce", "0", "16640", "1", "8", "tree", "ll", "0"],
-                ["allreduce", "68157441", "18446744073709551615", "1", "8", "tree", "simple", "0"]], rows
+assert rows == [["allreduce", "0", "4096", "1", "8", "tree", "ll", "0"],
+                ["allreduce", "16777217", "18446744073709551615", "1", "8", "tree", "simple", "0"]], rows
 t = p["tuner"]
 assert [r["sizes"] for r in t] == [[8, 512], [134217728]], t
 for r in t:
