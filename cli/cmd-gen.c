@@ -58,7 +58,9 @@ int cmd_gen(int argc, char **argv)
             json_array_append(cr, x);
         json_t *content = gen_select(cs, cr, cls);
         int version = 0, created = 0;
-        if (!content || gen_store(root, content, &version, &created)) {
+        if (!content) { /* refused: the sweeps cannot be judged together (named) */
+            exit_code = 2;
+        } else if (gen_store(root, content, &version, &created)) {
             exit_code = 1;
         } else {
             printf("%s: %s v%d: %s\n", cls, created ? "wrote" : "unchanged,", version,

@@ -68,10 +68,17 @@ static int show(const char *root, const char *cls, int version)
            json_string_value(json_object_get(p, "created")),
            json_string_value(json_object_get(p, "content_hash")),
            json_string_value(json_object_get(p, "summary")));
-    printf("software: NCCL %s\n",
+    printf("software: NCCL %s%s\n",
            json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
                ? json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
-               : "unknown");
+               : "unknown",
+           json_is_true(json_object_get(p, "predicted"))
+               ? " (every number PREDICTED by the sim backend)"
+               : "");
+    const char *verdict =
+        json_string_value(json_object_get(json_object_get(p, "baseline"), "verdict"));
+    if (verdict)
+        printf("defaults: %s\n", verdict);
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(p, "variables"), i, v)
@@ -136,10 +143,17 @@ static int diff(const char *root, const char *cls, int a, int b)
                 printf("  ~ %s: %s (%s) -> %s (%s)\n", name, other, role_other, value, role);
         }
     }
-    json_t *wa = json_object_get(pa, "winner"), *wb = json_object_get(pb, "winner");
-    printf("  objective: %.2f -> %.2f GB/s mean busbw\n",
-           json_number_value(json_object_get(wa, "objective")),
-           json_number_value(json_object_get(wb, "objective")));
+    printf("  objective:");
+    for (int side = 0; side < 2; side++) {
+        /* The winner's, or the defaults' where the profile keeps them (no winner). */
+        json_t *w = json_object_get(both[side], "winner");
+        if (!json_is_object(w))
+            w = json_object_get(both[side], "baseline");
+        printf(" %s%s%.2f", side ? "-> " : "",
+               json_is_true(json_object_get(both[side], "predicted")) ? "predicted " : "",
+               json_number_value(json_object_get(w, "objective")));
+    }
+    printf(" GB/s mean busbw\n");
     json_decref(pa);
     json_decref(pb);
     return 0;

@@ -72,8 +72,9 @@ static int emit_tuner_table(const json_t *profile, struct util_buf *out)
         "# For topotune's NCCL tuner plugin (libnccl-tuner-topotune.so, built and installed with\n"
         "# topotune): NCCL_TUNER_PLUGIN=<path to it> TOPOTUNE_TUNER_TABLE=<this file>; the launch\n"
         "# scripts set both. Off: unset NCCL_TUNER_PLUGIN. Each row: a byte range where the sweep\n"
-        "# measured an algorithm/protocol beating NCCL's defaults beyond the noise (evidence in\n"
-        "# profile.json, \"tuner\"); elsewhere NCCL decides. channels 0: NCCL's own count.\n");
+        "# measured an algorithm/protocol beating the profile's configuration (NCCL's defaults\n"
+        "# where it sets nothing) beyond the noise (evidence in profile.json, \"tuner\");\n"
+        "# elsewhere NCCL decides. channels 0: NCCL's own count.\n");
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(profile, "tuner"), i, r)
@@ -103,9 +104,9 @@ static int emit_tuner_table(const json_t *profile, struct util_buf *out)
                       (long long)json_integer_value(json_object_get(r, "channels")));
     }
     if (json_array_size(json_object_get(profile, "tuner")) == 0)
-        util_buf_adds(out,
-                      "# no row: no per-size choice beat NCCL's defaults beyond the noise "
-                      "(or the sweep recorded no algorithm/protocol per size): NCCL decides\n");
+        util_buf_adds(
+            out, "# no row: no per-size choice beat the profile's configuration beyond the noise "
+                 "(or the sweep recorded no algorithm/protocol per size): NCCL decides\n");
     return 0;
 }
 

@@ -47,8 +47,9 @@ static int emit_tuner(const json_t *profile, struct util_buf *out)
                       (long long)json_integer_value(json_object_get(r, "ranks")));
     }
     if (json_array_size(json_object_get(profile, "tuner")) == 0)
-        util_buf_adds(out, "# no row: no per-size choice beat NCCL's defaults beyond the noise "
-                           "(or the sweep recorded no algorithm/protocol per size)\n");
+        util_buf_adds(
+            out, "# no row: no per-size choice beat the profile's configuration beyond the noise "
+                 "(or the sweep recorded no algorithm/protocol per size)\n");
     return 0;
 }
 

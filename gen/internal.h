@@ -23,12 +23,14 @@ extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen
 /*
  * profile.json's "tuner" rows (gen/tuner-rows.c): per measured size, the algorithm/protocol of
  * the fastest configuration in candidates (an array of run arrays, one per stable configuration)
- * where it differs from the reference's (the runs of NCCL's defaults) and beats its busbw there
- * beyond the noise (cv_max x mean); adjacent sizes merged; each row with its evidence.
- * ref_name names the reference in the evidence. Returns a new reference ([] when reference is
- * NULL or empty).
+ * where it differs from the reference's (the runs of what applies without the table: the
+ * profile's configuration) and beats its busbw there beyond the noise (cv_max x mean); adjacent
+ * sizes merged, ranges ending at geometric midpoints; each row with its evidence, its numbers
+ * labelled predicted when predicted. ref_name names the reference in the evidence. Returns a
+ * new reference ([] when reference is NULL or empty).
  */
-json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name);
+json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name,
+                       int predicted);
 
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);

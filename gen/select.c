@@ -4,8 +4,11 @@
  * its full-effort runs is ok, it has at least `repeat` of them, and its
  * objective varies by at most cv_max. The winner is the stable configuration
  * with the best mean objective that beats the baseline beyond the noise; ties
- * (within the noise) go to fewer variables. Variables that cured a failing
- * baseline are `system`; those that only add speed are `tuning`.
+ * (within the noise) go to fewer variables. A baseline whose runs were all ok
+ * stays the reference even when it varied (noisy: the bound widens by its
+ * spread); only a baseline that failed lets any stable configuration win.
+ * Variables that cured a failing baseline are `system`; those that only add
+ * speed are `tuning`.
  */
 #include "gen/internal.h"
 #include "sweep/sweep.h"
@@ -117,43 +120,94 @@ static int listed(const char *name, const char *const *list)
     return 0;
 }
 
+/* The sweeps' common settings gen judges with. */
+struct gen_choice {
+    const char *backend;
+    double cv_max;
+    int repeat, predicted;
+    size_t omin, omax;
+};
+
+/* The first outcome other than ok (the baseline's failure), for the evidence. */
+static const char *first_failure(json_t *outcomes)
+{
+    const char *o;
+    json_t *n;
+    json_object_foreach(outcomes, o, n) if (strcmp(o, "ok")) return o;
+    return "?";
+}
+
 /* Whose defaults the all-unset baseline ran with. */
 static const char *defaults_of(const char *backend)
 {
     return backend && !strcmp(backend, "mpi") ? "Open MPI's defaults" : "NCCL's defaults";
 }
 
-static json_t *variables(const struct config_stats *w, const struct config_stats *base, int base_ok,
-                         size_t omin, size_t omax, const char *backend)
+/* What the baseline's runs say: the reference (stable or noisy: every run ok), failed, or none. */
+enum base_verdict { BASE_UNMEASURED, BASE_FAILED, BASE_NOISY, BASE_STABLE };
+
+static enum base_verdict base_verdict(const struct config_stats *b, int repeat, double cv_max)
+{
+    if (!b->runs)
+        return BASE_UNMEASURED;
+    if (b->ok < b->runs)
+        return BASE_FAILED;
+    return stable(b, repeat, cv_max) ? BASE_STABLE : BASE_NOISY;
+}
+
+static const char *verdict_name(enum base_verdict v)
+{
+    static const char *const names[] = {"unmeasured", "failed", "noisy", "stable"};
+    return names[v];
+}
+
+/* ", the defaults noisy (cv 0.120 over 2 runs, limit 0.050)" or "" into buf. */
+static const char *noisy_note(const struct config_stats *b, enum base_verdict v, int repeat,
+                              double cv_max, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (v == BASE_NOISY)
+        snprintf(buf, len, "; the defaults were noisy (cv %.3f over %d of %d runs, limit %.3f)",
+                 b->cv, b->runs, repeat, cv_max);
+    return buf;
+}
+
+static json_t *variables(const struct config_stats *w, const struct config_stats *base,
+                         enum base_verdict bv, const struct gen_choice *c)
 {
     json_t *vars = json_array();
-    const char *name;
+    const char *name, *pred = c->predicted ? "predicted " : "";
+    int base_ref = bv >= BASE_NOISY;
+    char note[160];
+    noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
     json_t *v;
     json_object_foreach(w->env, name, v)
     {
         const char *role = "tuning";
-        char evidence[512];
+        char evidence[640];
         if (!strncmp(name, "NCCL_DEBUG", 10))
             role = "debug";
-        else if (listed(name, system_vars) || (!base_ok && listed(name, cure_vars)))
+        else if (listed(name, system_vars) || (bv == BASE_FAILED && listed(name, cure_vars)))
             role = "system";
-        if (!strcmp(role, "system") && !base_ok)
+        if (!strcmp(role, "system") && bv == BASE_FAILED)
             snprintf(evidence, sizeof(evidence),
                      "%s failed here (%s in %d of %d runs, stage %s); with %s=%s all %d "
                      "runs were ok",
-                     defaults_of(backend), json_object_iter_key(json_object_iter(base->outcomes)),
-                     base->runs - base->ok, base->runs, base->stage ? base->stage : "?", name,
-                     json_string_value(v), w->runs);
-        else if (base_ok)
+                     defaults_of(c->backend), first_failure(base->outcomes), base->runs - base->ok,
+                     base->runs, base->stage ? base->stage : "?", name, json_string_value(v),
+                     w->runs);
+        else if (base_ref)
             snprintf(evidence, sizeof(evidence),
-                     "mean busbw %.2f GB/s against %.2f with %s over %zu..%zu B, %d "
-                     "runs, cv %.3f",
-                     w->mean, base->mean, defaults_of(backend), omin, omax, w->runs, w->cv);
+                     "%smean busbw %.2f GB/s against %.2f with %s over %zu..%zu B, %d "
+                     "runs, cv %.3f%s",
+                     pred, w->mean, base->mean, defaults_of(c->backend), c->omin, c->omax, w->runs,
+                     w->cv, note);
         else
             snprintf(evidence, sizeof(evidence),
-                     "mean busbw %.2f GB/s over %zu..%zu B, %d runs, cv %.3f "
-                     "(%s failed)",
-                     w->mean, omin, omax, w->runs, w->cv, defaults_of(backend));
+                     "%smean busbw %.2f GB/s over %zu..%zu B, %d runs, cv %.3f "
+                     "(%s %s)",
+                     pred, w->mean, c->omin, c->omax, w->runs, w->cv, defaults_of(c->backend),
+                     bv == BASE_FAILED ? "failed" : "were not measured");
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(name));
         json_object_set(o, "value", v);
@@ -229,17 +283,138 @@ static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
     return s;
 }
 
+/* "1 node x 8 ranks" for a result that recorded its shape; "" when it did not (a failed launch). */
+static void shape_of(const json_t *r, char *buf, size_t len)
+{
+    json_int_t nodes = json_integer_value(json_object_get(r, "nodes"));
+    json_int_t ranks = json_integer_value(json_object_get(r, "ranks"));
+    buf[0] = '\0';
+    if (nodes > 0 && ranks > 0)
+        snprintf(buf, len, "%lld node%s x %lld ranks", (long long)nodes, nodes == 1 ? "" : "s",
+                 (long long)ranks);
+}
+
+/*
+ * One statistic per shape: busbw over 1 node x 8 ranks and over 2 nodes x 16 ranks are different
+ * quantities, and a mean over both (or a winner from one, a baseline from the other) means
+ * nothing. Returns 0 when every run that recorded its shape has the same one; else -1 after an
+ * error naming the shapes and the sweeps (their "shape", added by gen_load_sweep).
+ */
+static int one_shape(json_t *sweeps, json_t *results, const char *class_id)
+{
+    char first[64] = "", cur[64];
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r)
+    {
+        shape_of(r, cur, sizeof(cur));
+        if (!first[0])
+            snprintf(first, sizeof(first), "%s", cur);
+        else if (cur[0] && strcmp(cur, first))
+            break;
+    }
+    if (i == json_array_size(results))
+        return 0;
+    struct util_buf which = UTIL_BUF_INIT;
+    json_array_foreach(sweeps, i, r)
+    {
+        const char *shape = json_string_value(json_object_get(r, "shape"));
+        const char *dir = json_string_value(json_object_get(r, "dir"));
+        if (shape && dir)
+            util_buf_addf(&which, "%s'%s' %s", which.len ? ", " : " (", dir, shape);
+    }
+    if (which.len)
+        util_buf_adds(&which, ")");
+    error("sweeps of class '%s' measured %s and %s%s: one profile cannot mix them; give gen the "
+          "sweeps of one shape at a time (each into its own --profiles root)",
+          class_id, first, cur, which.len ? util_buf_str(&which) : "");
+    util_buf_release(&which);
+    return -1;
+}
+
+/*
+ * The per-size rows apply on top of the profile's variables: a row's evidence must come from runs
+ * that had them set (with the same values), differing only in what a row chooses (the algorithm
+ * and the protocol). Returns a new reference: the run arrays of such stable configurations.
+ */
+static json_t *row_candidates(json_t *stable_runs, const json_t *profile_env)
+{
+    json_t *out = json_array(), *runs;
+    size_t i;
+    json_array_foreach(stable_runs, i, runs)
+    {
+        const json_t *env = json_object_get(json_array_get(runs, 0), "env");
+        const char *name;
+        json_t *v;
+        int fits = 1;
+        json_object_foreach((json_t *)profile_env, name, v) fits &=
+            json_equal(v, json_object_get(env, name));
+        json_object_foreach((json_t *)env, name, v) fits &= json_object_get(profile_env, name) ||
+                                                            !strcmp(name, "NCCL_ALGO") ||
+                                                            !strcmp(name, "NCCL_PROTO");
+        if (fits)
+            json_array_append(out, runs);
+    }
+    return out;
+}
+
+/* The profile's one line for people; every number predicted where the sweeps were. */
+static json_t *summary_line(const struct config_stats *best, int winner,
+                            const struct config_stats *base, enum base_verdict bv,
+                            const struct gen_choice *c)
+{
+    const char *pred = c->predicted ? "predicted " : "";
+    char note[160];
+    noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
+    if (bv >= BASE_NOISY && !winner)
+        return json_sprintf("%s are best here (%smean busbw %.2f GB/s): no stable configuration "
+                            "beat them beyond the noise%s",
+                            defaults_of(c->backend), pred, base->mean, note);
+    if (winner && bv >= BASE_NOISY)
+        return json_sprintf("configuration %s: %smean busbw %.2f GB/s against %.2f with %s%s",
+                            best->id, pred, best->mean, base->mean, defaults_of(c->backend), note);
+    if (winner)
+        return json_sprintf("configuration %s: %smean busbw %.2f GB/s (%s %s)", best->id, pred,
+                            best->mean, defaults_of(c->backend),
+                            bv == BASE_FAILED ? "failed here" : "were not measured");
+    return json_string("no configuration was stable: nothing to recommend");
+}
+
+static json_t *baseline_json(const struct config_stats *base, enum base_verdict bv,
+                             json_t *base_runs)
+{
+    json_t *b = json_object();
+    json_object_set_new(b, "stable", json_boolean(bv == BASE_STABLE));
+    json_object_set_new(b, "verdict", json_string(verdict_name(bv)));
+    json_object_set_new(b, "objective", json_real(base->mean));
+    json_object_set_new(b, "cv", json_real(base->cv));
+    json_object_set_new(b, "runs", json_integer(base->runs));
+    json_object_set_new(b, "outcomes",
+                        base->outcomes ? json_incref(base->outcomes) : json_object());
+    json_object_set_new(b, "per_size", base_runs ? per_size(base_runs) : json_array());
+    return b;
+}
+
 json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
 {
     json_t *first = json_array_get(sweeps, 0);
-    const char *backend = json_string_value(json_object_get(first, "backend"));
-    backend = backend ? backend : "nccl";
-    double cv_max = json_number_value(json_object_get(first, "cv_max"));
-    int repeat = (int)json_integer_value(json_object_get(first, "repeat"));
-    size_t omin = (size_t)json_integer_value(json_object_get(first, "objective_min"));
-    size_t omax = (size_t)json_integer_value(json_object_get(first, "objective_max"));
-    if (!omax) /* a sweep.json without the objective: every size counts */
-        omax = (size_t)-1;
+    if (one_shape(sweeps, results, class_id))
+        return NULL;
+    struct gen_choice ch = {
+        .backend = json_string_value(json_object_get(first, "backend")),
+        .cv_max = json_number_value(json_object_get(first, "cv_max")),
+        .repeat = (int)json_integer_value(json_object_get(first, "repeat")),
+        .predicted = json_is_true(json_object_get(first, "predicted")),
+        .omin = (size_t)json_integer_value(json_object_get(first, "objective_min")),
+        .omax = (size_t)json_integer_value(json_object_get(first, "objective_max")),
+    };
+    ch.backend = ch.backend ? ch.backend : "nccl";
+    if (!ch.omax) /* a sweep.json without the objective: every size counts */
+        ch.omax = (size_t)-1;
+    double cv_max = ch.cv_max;
+    int repeat = ch.repeat;
+    size_t omin = ch.omin, omax = ch.omax;
+    const char *backend = ch.backend;
     /* Every configuration seen in any sweep of the class. */
     json_t *ids = json_object();
     size_t i, k;
@@ -289,9 +464,10 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
             json_decref(s.outcomes);
         json_decref(runs);
     }
-    int base_ok = base_seen && stable(&base, repeat, cv_max);
+    enum base_verdict bv = base_verdict(&base, repeat, cv_max);
+    int base_ref = bv >= BASE_NOISY; /* every run ok: the reference, noisy or not */
     double noise = fmax(cv_max, base.cv + best.cv) * base.mean;
-    int winner = have_best && (!base_ok || best.mean > base.mean + noise);
+    int winner = have_best && (!base_ref || best.mean > base.mean + noise);
     json_t *p = json_object();
     json_object_set_new(p, "schema", json_string("topotune/profile/1"));
     json_object_set_new(p, "class", json_string(class_id));
@@ -299,33 +475,13 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_object_set_new(p, "hardware", hardware(json_object_get(first, "topology")));
     json_object_set(p, "software", json_object_get(first, "versions"));
     json_object_set(p, "predicted", json_object_get(first, "predicted"));
-    json_object_set_new(p, "defaults_best", json_boolean(base_ok && !winner));
+    json_object_set_new(p, "defaults_best", json_boolean(base_ref && !winner));
     json_object_set_new(
         p, "objective",
         json_pack("{s:I,s:I}", "min_bytes", (json_int_t)omin, "max_bytes", (json_int_t)omax));
-    if (base_ok && !winner)
-        json_object_set_new(p, "summary",
-                            json_sprintf("%s are best here: no stable configuration beat them "
-                                         "beyond the noise",
-                                         defaults_of(backend)));
-    else if (winner)
-        json_object_set_new(p, "summary",
-                            json_sprintf("configuration %s: mean busbw %.2f GB/s%s%s%s", best.id,
-                                         best.mean, base_ok ? "" : " (",
-                                         base_ok ? "" : defaults_of(backend),
-                                         base_ok ? "" : " failed here)"));
-    else
-        json_object_set_new(p, "summary",
-                            json_string("no configuration was stable: nothing to recommend"));
-    json_object_set_new(p, "variables",
-                        winner ? variables(&best, &base, base_ok, omin, omax, backend)
-                               : json_array());
-    json_t *b = json_object();
-    json_object_set_new(b, "stable", json_boolean(base_ok));
-    json_object_set_new(b, "objective", json_real(base.mean));
-    json_object_set_new(b, "outcomes", base.outcomes ? json_incref(base.outcomes) : json_object());
-    json_object_set_new(b, "per_size", base_runs ? per_size(base_runs) : json_array());
-    json_object_set_new(p, "baseline", b);
+    json_object_set_new(p, "summary", summary_line(&best, winner, &base, bv, &ch));
+    json_object_set_new(p, "variables", winner ? variables(&best, &base, bv, &ch) : json_array());
+    json_object_set_new(p, "baseline", baseline_json(&base, bv, base_runs));
     if (winner) {
         json_t *w = json_object();
         json_object_set_new(w, "config_id", json_string(best.id));
@@ -338,14 +494,19 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     } else {
         json_object_set_new(p, "winner", json_null());
     }
-    /* The per-size table is measured against what runs without it: NCCL's defaults, or the
-     * profile's configuration where the defaults failed. */
-    json_t *rules =
-        gen_tuner_rows(stable_runs,
-                       base_ok  ? base_runs
-                       : winner ? best_runs
-                                : NULL,
-                       cv_max, base_ok ? defaults_of(backend) : "the profile's configuration");
+    /* The per-size table applies on top of the profile's variables, so it is judged there: against
+     * the winner's runs (NCCL's defaults where the profile sets nothing), with evidence from runs
+     * that set the profile's variables too. */
+    json_t *empty = json_object();
+    json_t *cands = row_candidates(stable_runs, winner ? best.env : empty);
+    json_t *rules = gen_tuner_rows(
+        cands,
+        winner     ? best_runs
+        : base_ref ? base_runs
+                   : NULL,
+        cv_max, winner ? "the profile's configuration" : defaults_of(backend), ch.predicted);
+    json_decref(cands);
+    json_decref(empty);
     json_object_set_new(p, "tuner", rules);
     json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
     json_object_set_new(p, "tool_version", json_string(util_version()));
@@ -365,6 +526,18 @@ int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
     if (sweep_load_dir(dir, &meta, &runs))
         return -1;
     json_object_set_new(meta, "dir", json_string(dir));
+    /* Its shape, to name it when sweeps of different shapes meet (one_shape). */
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r)
+    {
+        char shape[64];
+        shape_of(r, shape, sizeof(shape));
+        if (shape[0]) {
+            json_object_set_new(meta, "shape", json_string(shape));
+            break;
+        }
+    }
     json_array_append_new(sweeps, meta);
     json_array_extend(results, runs);
     json_decref(runs);

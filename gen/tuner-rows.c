@@ -160,19 +160,20 @@ static void add_evidence(json_t *r, json_int_t size, const struct size_stat *w,
         json_object_set_new(r, "gain_max", json_real(gain));
 }
 
-static void finish_row(json_t *r, const char *ref_name)
+static void finish_row(json_t *r, const char *ref_name, int predicted)
 {
     json_t *sizes = json_object_get(r, "sizes");
     json_object_set_new(
         r, "evidence",
         json_sprintf(
-            "%s,%s at %lld..%lld B (%zu measured sizes): busbw %+.1f%% to %+.1f%% over "
+            "%s,%s at %lld..%lld B (%zu measured sizes): %sbusbw %+.1f%% to %+.1f%% over "
             "%s (%s there), %lld runs per size, spread (cv) at most %.3f",
             json_string_value(json_object_get(r, "algorithm")),
             json_string_value(json_object_get(r, "protocol")),
             (long long)json_integer_value(json_array_get(sizes, 0)),
             (long long)json_integer_value(json_array_get(sizes, json_array_size(sizes) - 1)),
-            json_array_size(sizes), 100 * json_real_value(json_object_get(r, "gain_min")),
+            json_array_size(sizes), predicted ? "predicted " : "",
+            100 * json_real_value(json_object_get(r, "gain_min")),
             100 * json_real_value(json_object_get(r, "gain_max")), ref_name,
             json_string_value(json_object_get(r, "defaults")),
             (long long)json_integer_value(json_object_get(r, "runs")),
@@ -195,7 +196,8 @@ static json_t *grid(json_t *reference)
     return sizes;
 }
 
-json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name)
+json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name,
+                       int predicted)
 {
     json_t *rows = json_array();
     if (!reference || !json_array_size(reference))
@@ -231,7 +233,7 @@ json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, con
     }
     size_t i;
     json_t *r;
-    json_array_foreach(rows, i, r) finish_row(r, ref_name);
+    json_array_foreach(rows, i, r) finish_row(r, ref_name, predicted);
     json_decref(sizes);
     return rows;
 }
