@@ -6,6 +6,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "cluster/cluster.h"
+#include "gen/gen.h"
 #include "launch/launch.h"
 #include "model/model.h"
 #include "sweep/sweep.h"
@@ -273,42 +274,43 @@ static void say_interrupted(const struct sweep *sw)
             sw->results ? json_array_size(sw->results) : 0, sw->dir, sw->dir);
 }
 
-/* Outcomes counted, and the best final configuration against the baseline. */
+/* What gen will judge from this sweep, by gen's own rule (the best single run may belong to an
+ * unstable configuration gen rejects): its summary line, or nothing when gen cannot judge it. */
+static void say_choice(const struct sweep *sw)
+{
+    json_t *sweeps = json_array(), *results = json_array(), *p = NULL;
+    if (!gen_load_sweep(sw->dir, sweeps, results))
+        p = gen_select(sweeps, results, sw->class_id);
+    if (p)
+        fprintf(stderr, "topotune: gen will choose: %s\n",
+                json_string_value(json_object_get(p, "summary")));
+    json_decref(p);
+    json_decref(sweeps);
+    json_decref(results);
+}
+
+/* Outcomes counted, and what gen will choose from them. */
 static int summary(const struct sweep *sw)
 {
     const char *names[] = {"ok", "wrong", "error", "crash", "timeout", "launch-failed"};
     int counts[6] = {0}, baseline_ok = 0;
     size_t i;
     json_t *r;
-    double best = -1, base = -1;
-    const char *best_id = NULL;
     json_array_foreach(sw->results, i, r)
     {
         const char *o = json_string_value(json_object_get(r, "outcome"));
         for (int k = 0; k < 6; k++)
             counts[k] += o && !strcmp(o, names[k]);
-        if (!json_is_true(json_object_get(r, "final")) || !o || strcmp(o, "ok"))
-            continue;
-        double obj = sweep_objective(r, sw->space.obj_min, sw->space.obj_max);
-        if (json_object_size(json_object_get(r, "env")) == 0) {
+        if (json_is_true(json_object_get(r, "final")) && o && !strcmp(o, "ok") &&
+            json_object_size(json_object_get(r, "env")) == 0)
             baseline_ok = 1;
-            base = base < 0 || obj < base ? obj : base; /* the baseline's worst run */
-        }
-        if (obj > best) {
-            best = obj;
-            best_id = json_string_value(json_object_get(r, "config_id"));
-        }
     }
     fprintf(stderr, "topotune: sweep '%s': %zu runs:", sw->dir, json_array_size(sw->results));
     for (int k = 0; k < 6; k++)
         if (counts[k])
             fprintf(stderr, " %d %s", counts[k], names[k]);
     fprintf(stderr, "\n");
-    if (best_id)
-        fprintf(stderr,
-                "topotune: best%s: %s at %.2f GB/s mean busbw (baseline %.2f); 'topotune gen' "
-                "decides on stability\n",
-                strcmp(sw->backend, "sim") == 0 ? " (predicted)" : "", best_id, best, base);
+    say_choice(sw);
     if (!baseline_ok && sw->cures)
         fprintf(stderr, "topotune: NCCL's defaults failed here; the sweep went on with the cure "
                         "recorded in sweep.json (cures)\n");
