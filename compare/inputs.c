@@ -205,7 +205,7 @@ static int load_sweep(const char *dir, struct compare_input *in)
     }
     json_decref(sweeps);
     json_decref(results);
-    return rc ? -1 : 1;
+    return rc || !in->profile ? -1 : 1; /* gen_select refused it (said why) */
 }
 
 static int by_name(const void *a, const void *b)

@@ -84,6 +84,12 @@ expect_stderr_has "measured 1 node x 8 ranks and 2 nodes x 16 ranks" "the shapes
 expect_stderr_has "'$TEST_TMP/two-nodes' 2 nodes x 16 ranks" "the sweep named with its shape"
 expect_no_file "$TEST_TMP/p-shapes/index.json" "nothing written"
 expect_exit 0 "gen: one shape at a time" -- "$TOPOTUNE" gen --runs "$TEST_TMP/two-nodes" --profiles "$TEST_TMP/p-shapes"
+# one sweep directory whose lines mix shapes: compare refuses it as gen does
+derive mixed '
+if r["rep"] == 1 and "nodes" in r:
+    r["nodes"], r["ranks"] = 2, 16'
+expect_exit 2 "compare: a sweep of two shapes" -- "$TOPOTUNE" compare "$TEST_TMP/mixed"
+expect_stderr_has "measured 1 node x 8 ranks and 2 nodes x 16 ranks" "compare names the shapes"
 
 # 3. Per-size rows apply on top of the profile's variables, so they are judged there. The
 # winner sets NCCL_PROTO=Simple; Tree alone beats the defaults x2 at 8..512 B but never ran with
