@@ -128,67 +128,116 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* The parameters, one a line, each with how the runs settled it. */
+static void print_params(const struct model_fit *f)
+{
+    struct model_params p = f->params;
+    for (int k = 0; k < MODEL_NPARAMS; k++) {
+        printf("  %-13s %12.4g", model_param_names[k], *model_param(&p, k));
+        if (f->kind[k] == MODEL_FIT_DEFAULT)
+            printf("  (not determined by these runs: the default)");
+        else if (f->kind[k] == MODEL_FIT_BOUNDED)
+            printf("  (bounded, not determined: %.4g to %.4g fit as well; the default, %.4g, "
+                   "fits worse)",
+                   f->lo[k], f->hi[k],
+                   *model_param((struct model_params *)&model_params_default, k));
+        printf("\n");
+    }
+}
+
+/* The "fit" object of the file: the fit's error and the defaults' on the same points, and the
+ * parameters the runs did not determine. */
+static json_t *fit_json(const struct model_fit *f, int npts, double med, double max, double dmed,
+                        double dmax)
+{
+    json_t *undetermined = json_array(), *bounded = json_object();
+    for (int k = 0; k < MODEL_NPARAMS; k++)
+        if (f->kind[k] == MODEL_FIT_DEFAULT)
+            json_array_append_new(undetermined, json_string(model_param_names[k]));
+        else if (f->kind[k] == MODEL_FIT_BOUNDED)
+            json_object_set_new(bounded, model_param_names[k],
+                                json_pack("[f,f]", f->lo[k], f->hi[k]));
+    return json_pack("{s:i,s:f,s:f,s:f,s:o,s:o,s:{s:f,s:f,s:f}}", "points", npts,
+                     "mean_abs_error_pct", f->error, "median_abs_error_pct", med,
+                     "max_abs_error_pct", max, "undetermined", undetermined, "bounded", bounded,
+                     "defaults", "mean_abs_error_pct", f->default_error, "median_abs_error_pct",
+                     dmed, "max_abs_error_pct", dmax);
+}
+
+static int write_file(const char *out, json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    if (!text)
+        return error("cannot write '%s': the calibration could not be built (out of memory?)", out),
+               3;
+    struct util_buf b = UTIL_BUF_INIT;
+    util_buf_addf(&b, "%s\n", text);
+    free(text);
+    int rc = util_file_write_atomic(out, b.data, b.len) ? 3 : 0;
+    util_buf_release(&b);
+    return rc;
+}
+
 static int report(struct fit_data *d, const char *out, size_t fit_max, const char **dirs, int ndirs)
 {
     struct model_point *fit = malloc(sizeof(*fit) * (size_t)d->npts),
                        *held = malloc(sizeof(*held) * (size_t)d->npts);
-    int nfit = 0, nheld = 0;
+    int nfit = 0, nheld = 0, rc = 0;
+    json_t *doc = NULL;
     for (int i = 0; i < d->npts; i++) {
         if (fit_max && d->pts[i].bytes > fit_max)
             held[nheld++] = d->pts[i];
         else
             fit[nfit++] = d->pts[i];
     }
-    struct model_params p;
-    int determined[MODEL_NPARAMS], rc = 0;
-    if (!nfit || model_fit(d->models, fit, nfit, &p, determined)) {
+    struct model_fit f;
+    char why[256];
+    if (!nfit || model_fit(d->models, fit, nfit, &f)) {
         rc = error("no measured point to fit (final, ok runs with busbw) in the sweeps given");
         goto done;
     }
-    double med, max, mean = model_fit_error(d->models, fit, nfit, &p, &med, &max);
-    json_t *undetermined = json_array(), *doc;
+    double med, max, dmed, dmax;
+    model_fit_error(d->models, fit, nfit, &f.params, &med, &max);
+    model_fit_error(d->models, fit, nfit, &model_params_default, &dmed, &dmax);
     printf("# calibration of the topotune model from %d measured point(s) of %d configuration(s)\n",
            nfit, d->nmodels);
-    for (int k = 0; k < MODEL_NPARAMS; k++) {
-        printf("  %-13s %12.4g%s\n", model_param_names[k], *model_param(&p, k),
-               determined[k] ? "" : "  (not determined by these runs: the default)");
-        if (!determined[k])
-            json_array_append_new(undetermined, json_string(model_param_names[k]));
+    print_params(&f);
+    printf("fit: mean |error| %.1f%%, median %.1f%%, max %.1f%% (predicted vs measured); the "
+           "defaults: mean %.1f%%, median %.1f%%, max %.1f%%\n",
+           f.error, med, max, f.default_error, dmed, dmax);
+    if (model_fit_check(&f, why, sizeof(why))) {
+        error("calibration not written to '%s': the fit is not usable: %s (check the sweeps' "
+              "results, or keep the defaults)",
+              out, why);
+        rc = 1;
+        goto done;
     }
-    printf("fit: mean |error| %.1f%%, median %.1f%%, max %.1f%% (predicted vs measured)\n", mean,
-           med, max);
-    doc = json_pack("{s:s,s:s,s:s,s:o,s:{s:i,s:f,s:f,s:f,s:o}}", "schema", "topotune/calibration/1",
-                    "version", util_version(), "model", MODEL_VERSION, "params",
-                    model_params_json(&p), "fit", "points", nfit, "mean_abs_error_pct", mean,
-                    "median_abs_error_pct", med, "max_abs_error_pct", max, "undetermined",
-                    undetermined);
+    doc = json_pack("{s:s,s:s,s:s,s:o,s:o}", "schema", "topotune/calibration/1", "version",
+                    util_version(), "model", MODEL_VERSION, "params", model_params_json(&f.params),
+                    "fit", fit_json(&f, nfit, med, max, dmed, dmax));
     if (nheld) {
-        double hmed, hmax, hmean = model_fit_error(d->models, held, nheld, &p, &hmed, &hmax);
+        double hmed, hmax, hmean = model_fit_error(d->models, held, nheld, &f.params, &hmed, &hmax);
+        double dhmean = model_fit_error(d->models, held, nheld, &model_params_default, NULL, NULL);
         printf("held out (sizes above %zu B, not fitted): %d point(s), predicted with the fit: "
-               "mean |error| %.1f%%, median %.1f%%, max %.1f%%\n",
-               fit_max, nheld, hmean, hmed, hmax);
+               "mean |error| %.1f%%, median %.1f%%, max %.1f%%; with the defaults: mean %.1f%%\n",
+               fit_max, nheld, hmean, hmed, hmax, dhmean);
         json_object_set_new(doc, "held_out",
-                            json_pack("{s:I,s:i,s:f,s:f,s:f}", "above_bytes", (json_int_t)fit_max,
-                                      "points", nheld, "mean_abs_error_pct", hmean,
-                                      "median_abs_error_pct", hmed, "max_abs_error_pct", hmax));
+                            json_pack("{s:I,s:i,s:f,s:f,s:f,s:f}", "above_bytes",
+                                      (json_int_t)fit_max, "points", nheld, "mean_abs_error_pct",
+                                      hmean, "median_abs_error_pct", hmed, "max_abs_error_pct",
+                                      hmax, "defaults_mean_abs_error_pct", dhmean));
     }
     json_t *src = json_array();
     for (int i = 0; i < ndirs; i++)
         json_array_append_new(src, json_string(dirs[i]));
     json_object_set_new(doc, "sweeps", src);
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(doc);
-    struct util_buf b = UTIL_BUF_INIT;
-    util_buf_addf(&b, "%s\n", text ? text : "{}");
-    free(text);
-    if (util_file_write_atomic(out, b.data, b.len))
-        rc = 3;
-    else
+    rc = write_file(out, doc);
+    if (!rc)
         printf("wrote %s: use it with --calibration (predict, compare, sweep --backend sim, "
                "topotune-bench --backend sim)\n",
                out);
-    util_buf_release(&b);
 done:
+    json_decref(doc);
     free(fit);
     free(held);
     return rc;
@@ -215,7 +264,9 @@ int cmd_calibrate(int argc, char **argv)
         "sweeps (nccl backend, or sim) of one kind of node, and writes a calibration file\n"
         "(topotune/calibration/1) that predict, compare, sweep and topotune-bench (sim\n"
         "backend) read.\n"
-        "A parameter the runs do not determine keeps its default and is named.",
+        "A parameter the runs do not determine keeps its default and is named, when the fit\n"
+        "stays as good with it; the defaults' error is printed beside the fit's, and a fit\n"
+        "worse than the defaults is not written (exit 1).",
         opts, argc, argv, pos, &npos);
     if (rc == 0 && npos)
         rc = (error("unexpected argument '%s' (see 'topotune calibrate --help')", pos[0]),

@@ -7,6 +7,7 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,43 +64,114 @@ double model_fit_error(struct model *models, const struct model_point *pts, int 
     return n ? sum / n : -1;
 }
 
-int model_fit(struct model *models, const struct model_point *pts, int npts,
-              struct model_params *out, int determined[MODEL_NPARAMS])
+/* Value i of parameter k's grid (computed, not accumulated: 1.5 is 1.5, not 1.4999999). */
+static double grid_at(int k, int i)
 {
-    struct model_params p = model_params_default;
-    double best = model_fit_error(models, pts, npts, &p, NULL, NULL);
-    if (best < 0)
-        return -1;
+    return grid[k][0] + i * grid[k][2];
+}
+
+static int grid_len(int k)
+{
+    return (int)floor((grid[k][1] - grid[k][0]) / grid[k][2] + 1e-6) + 1;
+}
+
+/* Coordinate descent from p: each parameter in turn to the grid value of least error, until a
+ * round moves nothing. Returns the error of the p it leaves. */
+static double descend(struct model *models, const struct model_point *pts, int npts,
+                      struct model_params *p, double best)
+{
     for (int round = 0, moved = 1; moved && round < 10; round++) {
         moved = 0;
         for (int k = 0; k < MODEL_NPARAMS; k++) {
-            struct model_params q = p;
-            double keep = *model_param(&p, k);
-            for (double v = grid[k][0]; v <= grid[k][1] + 1e-9; v += grid[k][2]) {
-                *model_param(&q, k) = v;
+            struct model_params q = *p;
+            double keep = *model_param(p, k);
+            for (int i = 0; i < grid_len(k); i++) {
+                *model_param(&q, k) = grid_at(k, i);
                 double err = model_fit_error(models, pts, npts, &q, NULL, NULL);
                 if (err >= 0 && err < best - 1e-9) {
                     best = err;
-                    keep = v;
+                    keep = grid_at(k, i);
                     moved = 1;
                 }
             }
-            *model_param(&p, k) = keep;
+            *model_param(p, k) = keep;
         }
     }
-    /* A parameter the points do not determine (moving it a tenth changes nothing that counts)
-     * goes back to its default: no number is made up. */
-    for (int k = 0; k < MODEL_NPARAMS; k++) {
-        struct model_params lo = p, hi = p;
-        double v = *model_param(&p, k), d = fmax(fabs(v) * 0.1, grid[k][2] * 4);
-        *model_param(&lo, k) = fmax(grid[k][0], v - d);
-        *model_param(&hi, k) = fmin(grid[k][1], v + d);
-        double e_lo = model_fit_error(models, pts, npts, &lo, NULL, NULL);
-        double e_hi = model_fit_error(models, pts, npts, &hi, NULL, NULL);
-        determined[k] = fabs(e_lo - best) > 0.05 || fabs(e_hi - best) > 0.05;
-        if (!determined[k])
-            *model_param(&p, k) = *model_param((struct model_params *)&model_params_default, k);
+    return best;
+}
+
+/* The error of p with parameter k set to v. */
+static double error_with(struct model *models, const struct model_point *pts, int npts,
+                         const struct model_params *p, int k, double v)
+{
+    struct model_params q = *p;
+    *model_param(&q, k) = v;
+    return model_fit_error(models, pts, npts, &q, NULL, NULL);
+}
+
+/* The grid values around parameter k of p whose error stays within limit: fit->lo[k], hi[k]. */
+static void flat_range(struct model *models, const struct model_point *pts, int npts,
+                       const struct model_params *p, int k, double limit, struct model_fit *fit)
+{
+    double v = *model_param((struct model_params *)p, k);
+    fit->lo[k] = fit->hi[k] = v;
+    int at = (int)lround((v - grid[k][0]) / grid[k][2]);
+    for (int i = at - 1; i >= 0; i--) {
+        double e = error_with(models, pts, npts, p, k, grid_at(k, i));
+        if (e < 0 || e > limit)
+            break;
+        fit->lo[k] = grid_at(k, i);
     }
-    *out = p;
+    for (int i = at + 1; i < grid_len(k); i++) {
+        double e = error_with(models, pts, npts, p, k, grid_at(k, i));
+        if (e < 0 || e > limit)
+            break;
+        fit->hi[k] = grid_at(k, i);
+    }
+}
+
+int model_fit(struct model *models, const struct model_point *pts, int npts, struct model_fit *fit)
+{
+    struct model_params p = model_params_default;
+    memset(fit, 0, sizeof(*fit));
+    fit->default_error = model_fit_error(models, pts, npts, &p, NULL, NULL);
+    if (fit->default_error < 0)
+        return -1;
+    double best = descend(models, pts, npts, &p, fit->default_error);
+    /* A parameter the points do not determine (moving it a tenth changes nothing that counts)
+     * goes back to its default, so that no number is made up; but only when the whole vector
+     * still fits as well: a parameter can sit on a flat stretch of the error (NVLS never chosen
+     * anywhere from 0.4 to 0.6) that its default is far outside of. */
+    double limit = fmin(best + MODEL_FIT_TOLERANCE, fit->default_error), cur = best;
+    for (int k = 0; k < MODEL_NPARAMS; k++) {
+        double v = *model_param(&p, k), d = fmax(fabs(v) * 0.1, grid[k][2] * 4);
+        double e_lo = error_with(models, pts, npts, &p, k, fmax(grid[k][0], v - d));
+        double e_hi = error_with(models, pts, npts, &p, k, fmin(grid[k][1], v + d));
+        fit->kind[k] = MODEL_FIT_DETERMINED;
+        if (fabs(e_lo - cur) > MODEL_FIT_TOLERANCE || fabs(e_hi - cur) > MODEL_FIT_TOLERANCE)
+            continue;
+        double dv = *model_param((struct model_params *)&model_params_default, k);
+        double e_def = error_with(models, pts, npts, &p, k, dv);
+        if (e_def >= 0 && e_def <= limit) {
+            *model_param(&p, k) = dv;
+            cur = e_def;
+            fit->kind[k] = MODEL_FIT_DEFAULT;
+        } else {
+            fit->kind[k] = MODEL_FIT_BOUNDED;
+            flat_range(models, pts, npts, &p, k, cur + MODEL_FIT_TOLERANCE, fit);
+        }
+    }
+    fit->params = p;
+    fit->error = model_fit_error(models, pts, npts, &p, NULL, NULL);
+    return 0;
+}
+
+int model_fit_check(const struct model_fit *fit, char *why, size_t len)
+{
+    if (fit->error > fit->default_error) {
+        snprintf(why, len, "it fits worse than the defaults (mean |error| %.1f%% against %.1f%%)",
+                 fit->error, fit->default_error);
+        return -1;
+    }
     return 0;
 }

@@ -71,15 +71,44 @@ struct model_point {
     double busbw;
 };
 
+/* How a fit settled parameter k. */
+enum model_fit_kind {
+    MODEL_FIT_DEFAULT,    /* the points do not determine it: its default, which fits as well */
+    MODEL_FIT_DETERMINED, /* moving it by a tenth changes the error by 0.05 points or more */
+    MODEL_FIT_BOUNDED,    /* flat where it was fitted, but its default fits worse: the points
+                           * bound it (any value from lo to hi fits as well) and the fit keeps
+                           * the value the descent found */
+};
+
+/* A fit's result: the parameters, how each was settled, and the errors of the fit and of the
+ * defaults on the same points. */
+struct model_fit {
+    struct model_params params;
+    enum model_fit_kind kind[MODEL_NPARAMS];
+    double lo[MODEL_NPARAMS],
+        hi[MODEL_NPARAMS]; /* MODEL_FIT_BOUNDED: the values that fit as well */
+    double error;          /* mean |relative error| (%) of params */
+    double default_error;  /* the same, of model_params_default */
+};
+
+/* The most a parameter may move the fit's mean |error| (points of %) and still count as not
+ * determined, and the most the fit's error may grow when undetermined parameters go back to their
+ * defaults, all together. */
+#define MODEL_FIT_TOLERANCE 0.05
+
 /*
  * Fits the parameters to the points (model/fit.c): from the defaults, coordinate descent over a
- * fine grid of each parameter (the ranges model_params_load takes), least mean |relative error|.
- * determined[k]: 0 when the points do not determine parameter k (moving it by a tenth changes
- * the error by under 0.05 points), which then keeps its default. Changes models[*].params.
- * 0, or -1 when no point can be predicted.
+ * fine grid of each parameter (within the ranges model_params_load takes), least mean |relative
+ * error|. A parameter that moving by a tenth changes by under MODEL_FIT_TOLERANCE goes back to
+ * its default only when the whole vector's error stays within MODEL_FIT_TOLERANCE of the
+ * descent's and no worse than the defaults' (MODEL_FIT_DEFAULT); otherwise it is kept, and
+ * MODEL_FIT_BOUNDED with the range that fits as well. So fit->error <= fit->default_error.
+ * Changes models[*].params. 0, or -1 when no point can be predicted.
  */
-int model_fit(struct model *models, const struct model_point *pts, int npts,
-              struct model_params *out, int determined[MODEL_NPARAMS]);
+int model_fit(struct model *models, const struct model_point *pts, int npts, struct model_fit *fit);
+/* Whether a fit may be written as a calibration file: no worse than the defaults. 0, or -1 with
+ * the reason in why (a sentence without the subject). */
+int model_fit_check(const struct model_fit *fit, char *why, size_t len);
 /* The mean |relative error| (%) of p on the points (-1: none predicted); median and max when
  * not NULL. Changes models[*].params. */
 double model_fit_error(struct model *models, const struct model_point *pts, int npts,

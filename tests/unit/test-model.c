@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for model/fit.c: what a fit keeps, what it gives back to the defaults, and which fits
+ * model_fit_check refuses to see written. */
+#include "model/model.h"
+#include "topo/topo.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+static const char *no_env(const char *name, void *ctx)
+{
+    (void)name, (void)ctx;
+    return NULL;
+}
+
+/* Points for one HGX H100 node with NCCL's defaults: busbw predicted with p at sizes lo..hi. */
+static int points_of(struct model *m, struct topo *t, const struct model_params *p, size_t lo,
+                     size_t hi, struct model_point *pts)
+{
+    topo_init(t);
+    assert_int_equal(topo_load(t, TOPOTUNE_FIXTURES "/../../profiles/specs/hgx-h100.json"), 0);
+    assert_int_equal(model_init(m, t, 1, no_env, NULL), 0);
+    m->params = *p;
+    int n = 0;
+    for (size_t b = lo; b <= hi; b *= 2) {
+        struct model_prediction pr;
+        assert_int_equal(model_predict(m, b, &pr), 0);
+        pts[n++] = (struct model_point){0, b, pr.busbw};
+    }
+    return n;
+}
+
+/* NVLS at 0.4 loses to Ring at 64 MiB and more, so the error is flat around 0.4; the default 0.8
+ * makes NVLS win. The fit keeps what it found and says the runs bound it. */
+static void flat_parameter_kept_when_its_default_fits_worse(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[16];
+    struct model_params known = model_params_default;
+    known.nvls_scale = 0.4;
+    int n = points_of(&m, &t, &known, 64u << 20, 1u << 30, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_int_equal(f.kind[0], MODEL_FIT_BOUNDED);
+    assert_true(f.params.nvls_scale >= 0.4 && f.params.nvls_scale <= 0.55);
+    assert_true(f.lo[0] <= f.params.nvls_scale && f.params.nvls_scale <= f.hi[0] && f.hi[0] < 0.8);
+    assert_true(f.error < 0.5 && f.default_error > 20);
+    /* One node: the network's parameters go back to their defaults, and that costs nothing. */
+    assert_int_equal(f.kind[2], MODEL_FIT_DEFAULT);
+    assert_int_equal(f.kind[4], MODEL_FIT_DEFAULT);
+    assert_int_equal(f.kind[5], MODEL_FIT_DEFAULT);
+    assert_true(f.params.net_scale == model_params_default.net_scale);
+    assert_int_equal(model_fit_check(&f, (char[256]){0}, 256), 0);
+    topo_release(&t);
+}
+
+/* Points made with the defaults are fitted by the defaults: nothing moved, nothing made up. */
+static void defaults_fit_themselves(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[32];
+    int n = points_of(&m, &t, &model_params_default, 1u << 10, 1u << 30, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_true(f.error < 1e-6 && f.default_error < 1e-6 && f.error <= f.default_error);
+    assert_true(f.params.nvls_scale == model_params_default.nvls_scale);
+    assert_true(f.params.lat_scale == model_params_default.lat_scale);
+    for (int k = 0; k < MODEL_NPARAMS; k++)
+        assert_int_not_equal(f.kind[k], MODEL_FIT_BOUNDED);
+    topo_release(&t);
+}
+
+static struct model_fit usable(void)
+{
+    struct model_fit f = {.params = model_params_default, .error = 1.7, .default_error = 12.6};
+    return f;
+}
+
+static void check_refuses(struct model_fit f, const char *said)
+{
+    char why[256] = "";
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), -1);
+    if (!strstr(why, said))
+        fail_msg("'%s' does not say '%s'", why, said);
+}
+
+static void check_refuses_worse_than_defaults(void **state)
+{
+    (void)state;
+    struct model_fit f = usable();
+    f.error = 12.6, f.default_error = 1.7;
+    check_refuses(f, "fits worse than the defaults (mean |error| 12.6% against 1.7%)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(flat_parameter_kept_when_its_default_fits_worse),
+        cmocka_unit_test(defaults_fit_themselves),
+        cmocka_unit_test(check_refuses_worse_than_defaults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
