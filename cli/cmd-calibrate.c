@@ -19,6 +19,7 @@
 #include "util/version.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ struct fit_data {
     int ntopos;
     struct model models[MAX_MODELS];
     json_t *envs[MAX_MODELS];
+    const char *dirs[MAX_MODELS]; /* each model's sweep directory and configuration id */
+    char *ids[MAX_MODELS];
     int nmodels;
     struct model_point *pts;
     int npts, cap;
@@ -100,6 +103,8 @@ static int load_runs(struct fit_data *d, const char *dir)
                 json_decref(d->envs[m]);
                 continue;
             }
+            d->dirs[m] = dir;
+            d->ids[m] = strdup(id);
             d->nmodels++;
             json_object_set_new(by_config, id, json_integer(m));
         }
@@ -126,6 +131,16 @@ static int parse_size(const char *s, size_t *out)
     if (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40))
         return error("invalid value '%s' for --fit-max: expected a size such as 64M", s);
     return 0;
+}
+
+/* "mean |error| M%, median D%, max X%", readable however large the numbers (a damaged result
+ * makes them astronomical). */
+static void print_errors(const char *mean_label, double mean, double med, double max)
+{
+    const double v[3] = {mean, med, max};
+    const char *label[3] = {mean_label, ", median ", ", max "};
+    for (int i = 0; i < 3; i++)
+        printf(fabs(v[i]) < 1e5 ? "%s%.1f%%" : "%s%.3g%%", label[i], v[i]);
 }
 
 /* The parameters, one a line, each with how the runs settled it. */
@@ -162,6 +177,35 @@ static json_t *fit_json(const struct model_fit *f, int npts, double med, double 
                      "max_abs_error_pct", max, "undetermined", undetermined, "bounded", bounded,
                      "defaults", "mean_abs_error_pct", f->default_error, "median_abs_error_pct",
                      dmed, "max_abs_error_pct", dmax);
+}
+
+/* Which point the fit is furthest from, in words (into buf), so that a damaged result can be
+ * found. */
+static void name_worst(struct fit_data *d, const struct model_point *pts, int npts,
+                       const struct model_params *p, char *buf, size_t len)
+{
+    int worst = -1;
+    double worst_err = -1, worst_pred = 0;
+    snprintf(buf, len, "no point could be predicted");
+    for (int i = 0; i < npts; i++) {
+        struct model *m = &d->models[pts[i].model];
+        struct model_prediction pr;
+        m->params = *p;
+        if (model_predict(m, pts[i].bytes, &pr))
+            continue;
+        double e = fabs(pr.busbw - pts[i].busbw) / pts[i].busbw;
+        if (!(e <= worst_err)) {
+            worst = i;
+            worst_err = e;
+            worst_pred = pr.busbw;
+        }
+    }
+    if (worst >= 0)
+        snprintf(buf, len,
+                 "the point furthest from it: '%s', configuration %s, %zu B: measured %.3g GB/s, "
+                 "predicted %.3g GB/s",
+                 d->dirs[pts[worst].model], d->ids[pts[worst].model], pts[worst].bytes,
+                 pts[worst].busbw, worst_pred);
 }
 
 static int write_file(const char *out, json_t *doc)
@@ -202,13 +246,15 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     printf("# calibration of the topotune model from %d measured point(s) of %d configuration(s)\n",
            nfit, d->nmodels);
     print_params(&f);
-    printf("fit: mean |error| %.1f%%, median %.1f%%, max %.1f%% (predicted vs measured); the "
-           "defaults: mean %.1f%%, median %.1f%%, max %.1f%%\n",
-           f.error, med, max, f.default_error, dmed, dmax);
+    print_errors("fit: mean |error| ", f.error, med, max);
+    print_errors(" (predicted vs measured); the defaults: mean ", f.default_error, dmed, dmax);
+    printf("\n");
     if (model_fit_check(&f, why, sizeof(why))) {
-        error("calibration not written to '%s': the fit is not usable: %s (check the sweeps' "
-              "results, or keep the defaults)",
-              out, why);
+        char worst[1024];
+        name_worst(d, fit, nfit, &f.params, worst, sizeof(worst));
+        error("calibration not written to '%s': the fit is not usable: %s; %s (check that "
+              "sweep's results, or keep the defaults)",
+              out, why, worst);
         rc = 1;
         goto done;
     }
@@ -218,9 +264,22 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     if (nheld) {
         double hmed, hmax, hmean = model_fit_error(d->models, held, nheld, &f.params, &hmed, &hmax);
         double dhmean = model_fit_error(d->models, held, nheld, &model_params_default, NULL, NULL);
-        printf("held out (sizes above %zu B, not fitted): %d point(s), predicted with the fit: "
-               "mean |error| %.1f%%, median %.1f%%, max %.1f%%; with the defaults: mean %.1f%%\n",
-               fit_max, nheld, hmean, hmed, hmax, dhmean);
+        printf("held out (sizes above %zu B, not fitted): %d point(s), ", fit_max, nheld);
+        print_errors("predicted with the fit: mean |error| ", hmean, hmed, hmax);
+        printf(fabs(dhmean) < 1e5 ? "; with the defaults: mean %.1f%%\n"
+                                  : "; with the defaults: mean %.3g%%\n",
+               dhmean);
+        /* A damaged result among the larger sizes makes the check meaningless. */
+        if (!isfinite(hmean) || !isfinite(hmax) || !isfinite(dhmean) ||
+            hmean > MODEL_FIT_ERROR_MAX) {
+            char worst[1024];
+            name_worst(d, held, nheld, &f.params, worst, sizeof(worst));
+            error("calibration not written to '%s': the fit predicts the sizes above --fit-max "
+                  "with a mean |error| of %.3g%%; %s (check that sweep's results)",
+                  out, hmean, worst);
+            rc = 1;
+            goto done;
+        }
         json_object_set_new(doc, "held_out",
                             json_pack("{s:I,s:i,s:f,s:f,s:f,s:f}", "above_bytes",
                                       (json_int_t)fit_max, "points", nheld, "mean_abs_error_pct",
@@ -265,8 +324,9 @@ int cmd_calibrate(int argc, char **argv)
         "(topotune/calibration/1) that predict, compare, sweep and topotune-bench (sim\n"
         "backend) read.\n"
         "A parameter the runs do not determine keeps its default and is named, when the fit\n"
-        "stays as good with it; the defaults' error is printed beside the fit's, and a fit\n"
-        "worse than the defaults is not written (exit 1).",
+        "stays as good with it; the defaults' error is printed beside the fit's. A fit worse\n"
+        "than the defaults, with an error that is not finite or above 100%, or with a\n"
+        "parameter out of range is not written (exit 1).",
         opts, argc, argv, pos, &npos);
     if (rc == 0 && npos)
         rc = (error("unexpected argument '%s' (see 'topotune calibrate --help')", pos[0]),
@@ -284,8 +344,10 @@ int cmd_calibrate(int argc, char **argv)
         rc = load_runs(d, runs.items[i]);
     if (!rc)
         rc = report(d, out, fit_max, runs.items, runs.n);
-    for (int i = 0; i < d->nmodels; i++)
+    for (int i = 0; i < d->nmodels; i++) {
         json_decref(d->envs[i]);
+        free(d->ids[i]);
+    }
     for (int i = 0; i < d->ntopos; i++)
         topo_release(&d->topos[i]);
     free(d->pts);

@@ -168,6 +168,25 @@ int model_fit(struct model *models, const struct model_point *pts, int npts, str
 
 int model_fit_check(const struct model_fit *fit, char *why, size_t len)
 {
+    struct model_params p = fit->params;
+    for (int k = 0; k < MODEL_NPARAMS; k++) {
+        double min, max, v = *model_param(&p, k);
+        model_param_range(k, &min, &max);
+        if (!(v >= min && v <= max)) {
+            snprintf(why, len, "its %s (%g) is outside what a calibration file may hold (%g to %g)",
+                     model_param_names[k], v, min, max);
+            return -1;
+        }
+    }
+    if (!isfinite(fit->error) || !isfinite(fit->default_error) || fit->error < 0) {
+        snprintf(why, len, "its error is not a number (%g%%)", fit->error);
+        return -1;
+    }
+    if (fit->error > MODEL_FIT_ERROR_MAX) {
+        snprintf(why, len, "its mean |error| is %.3g%%: the model cannot explain these runs",
+                 fit->error);
+        return -1;
+    }
     if (fit->error > fit->default_error) {
         snprintf(why, len, "it fits worse than the defaults (mean |error| %.1f%% against %.1f%%)",
                  fit->error, fit->default_error);

@@ -106,9 +106,16 @@ struct model_fit {
  * Changes models[*].params. 0, or -1 when no point can be predicted.
  */
 int model_fit(struct model *models, const struct model_point *pts, int npts, struct model_fit *fit);
-/* Whether a fit may be written as a calibration file: no worse than the defaults. 0, or -1 with
- * the reason in why (a sentence without the subject). */
+/* The most a fit's mean |error| may be (%) before model_fit_check calls it absurd. */
+#define MODEL_FIT_ERROR_MAX 100.0
+/*
+ * Whether a fit may be written as a calibration file: its errors finite, its mean |error| at most
+ * MODEL_FIT_ERROR_MAX, no worse than the defaults', every parameter finite and within the range
+ * model_params_load takes. 0, or -1 with the reason in why (a sentence without the subject).
+ */
 int model_fit_check(const struct model_fit *fit, char *why, size_t len);
+/* The range a calibration file may give parameter k (schema topotune/calibration/1). */
+void model_param_range(int k, double *min, double *max);
 /* The mean |relative error| (%) of p on the points (-1: none predicted); median and max when
  * not NULL. Changes models[*].params. */
 double model_fit_error(struct model *models, const struct model_point *pts, int npts,

@@ -24,18 +24,34 @@ const struct model_params model_params_default = {
     .efa_lat_us = 80,
 };
 
-static int field(const char *path, json_t *params, const char *name, double min, double max,
-                 double *out)
+/* What a calibration file may set, in model_param_names' order: wide enough for any system,
+ * narrow enough that a number outside is a mistake or an attack. */
+static const double ranges[MODEL_NPARAMS][2] = {
+    {0.2, 1.5}, /* nvls_scale */
+    {0, 1e10},  /* fill_bytes */
+    {0.2, 1.5}, /* net_scale */
+    {0.2, 10},  /* lat_scale */
+    {0.2, 10},  /* net_lat_scale */
+    {0, 1000},  /* efa_lat_us */
+};
+
+void model_param_range(int k, double *min, double *max)
 {
-    json_t *v = json_object_get(params, name);
+    *min = ranges[k][0];
+    *max = ranges[k][1];
+}
+
+static int field(const char *path, json_t *params, int k, struct model_params *p)
+{
+    json_t *v = json_object_get(params, model_param_names[k]);
     if (!v)
         return 0;
     double x = json_is_number(v) ? json_number_value(v) : NAN;
-    if (!(x >= min && x <= max))
+    if (!(x >= ranges[k][0] && x <= ranges[k][1]))
         return error("%s: params.%s: a number from %g to %g (schema topotune/calibration/1)", path,
-                     name, min, max),
+                     model_param_names[k], ranges[k][0], ranges[k][1]),
                -1;
-    *out = x;
+    *model_param(p, k) = x;
     return 0;
 }
 
@@ -85,13 +101,8 @@ int model_params_load(struct model_params *p, const char *path)
         rc = error("%s: schema: \"topotune/calibration/1\" expected", path);
     else if (!json_is_object(params))
         rc = error("%s: params: an object of the model's parameters", path);
-    else if (field(path, params, "nvls_scale", 0.2, 1.5, &p->nvls_scale) ||
-             field(path, params, "fill_bytes", 0, 1e10, &p->fill_bytes) ||
-             field(path, params, "net_scale", 0.2, 1.5, &p->net_scale) ||
-             field(path, params, "lat_scale", 0.2, 10, &p->lat_scale) ||
-             field(path, params, "net_lat_scale", 0.2, 10, &p->net_lat_scale) ||
-             field(path, params, "efa_lat_us", 0, 1000, &p->efa_lat_us))
-        rc = -1;
+    for (int k = 0; !rc && k < MODEL_NPARAMS; k++)
+        rc = field(path, params, k, p);
     if (!rc)
         check_version(path, json_object_get(doc, "model"));
     json_decref(doc);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 static const char *no_env(const char *name, void *ctx)
@@ -99,12 +100,57 @@ static void check_refuses_worse_than_defaults(void **state)
     check_refuses(f, "fits worse than the defaults (mean |error| 12.6% against 1.7%)");
 }
 
+static void check_refuses_non_finite(void **state)
+{
+    (void)state;
+    struct model_fit f = usable();
+    f.error = INFINITY;
+    check_refuses(f, "not a number");
+    f = usable(), f.error = NAN;
+    check_refuses(f, "not a number");
+    f = usable(), f.default_error = INFINITY; /* the fit cannot be compared */
+    check_refuses(f, "not a number");
+}
+
+static void check_refuses_absurd_error(void **state)
+{
+    (void)state;
+    struct model_fit f = usable();
+    f.error = 2.8e303, f.default_error = 3e303;
+    check_refuses(f, "the model cannot explain these runs");
+    f.error = MODEL_FIT_ERROR_MAX + 1;
+    check_refuses(f, "the model cannot explain these runs");
+    f.error = MODEL_FIT_ERROR_MAX;
+    char why[256];
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), 0);
+}
+
+/* Every parameter within what model_params_load would read back, NaN included. */
+static void check_refuses_parameters_out_of_range(void **state)
+{
+    (void)state;
+    for (int k = 0; k < MODEL_NPARAMS; k++) {
+        double min, max;
+        model_param_range(k, &min, &max);
+        struct model_fit f = usable();
+        *model_param(&f.params, k) = max * 2 + 1;
+        check_refuses(f, model_param_names[k]);
+        *model_param(&f.params, k) = min - 1;
+        check_refuses(f, "outside what a calibration file may hold");
+        *model_param(&f.params, k) = NAN;
+        check_refuses(f, model_param_names[k]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flat_parameter_kept_when_its_default_fits_worse),
         cmocka_unit_test(defaults_fit_themselves),
         cmocka_unit_test(check_refuses_worse_than_defaults),
+        cmocka_unit_test(check_refuses_non_finite),
+        cmocka_unit_test(check_refuses_absurd_error),
+        cmocka_unit_test(check_refuses_parameters_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

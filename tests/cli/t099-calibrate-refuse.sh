@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune calibrate writes no file it cannot stand behind: a damaged measured busbw (1e-300 GB/s,
+# or the smallest double, whose relative error is infinite) made it write a fit with a mean error
+# of 2.8e303% without a word, or '{}' with exit 0. Such fits, parameters outside what a
+# calibration file may hold, and a held-out check that cannot be computed are refused: exit 1,
+# the point furthest off named, and the file left as it was.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+cat >space.json <<'JSON'
+{
+  "schema": "topotune/space/1",
+  "backend": "nccl",
+  "collective": "all_reduce",
+  "sizes": {"min": "1M", "max": "1G", "factor": 4},
+  "dtype": "float",
+  "op": "sum",
+  "objective": {"min": "1M", "max": "1G"},
+  "vars": {"NCCL_PROTO": [null, "Simple"]},
+  "repeat": 1,
+  "iters": 20,
+  "warmup": 5,
+  "timeout_s": 60,
+  "cv_max": 0.05
+}
+JSON
+expect_exit 0 "sim sweep" -- "$TOPOTUNE" -q sweep --backend sim \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --space space.json --out good
+expect_exit 0 "the sweep as measured calibrates" -- "$TOPOTUNE" calibrate --runs good --out ok.json
+
+# damage DIR VALUE: the last size of the first run measured VALUE GB/s.
+damage() {
+    rm -rf "$1"
+    cp -r good "$1"
+    python3 - "$1/results.jsonl" "$2" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rows[0]["sizes"][-1]["busbw"] = float(sys.argv[2])
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+}
+printf 'an older calibration\n' >keep.json
+damage tiny 1e-300
+expect_exit 1 "a fit off by 1e301%" -- "$TOPOTUNE" calibrate --runs tiny --out keep.json
+expect_stderr_has "calibration not written to 'keep.json': the fit is not usable" "refused"
+expect_stderr_has "the model cannot explain these runs" "why said"
+expect_stderr_has "the point furthest from it: 'tiny', configuration" "the point named"
+expect_stderr_has "1073741824 B: measured 1e-300 GB/s" "its size and value"
+check "the file left as it was" grep -qx 'an older calibration' keep.json
+check "no 300-digit number printed" test "$(wc -L <"$TEST_TMP/out")" -lt 300
+expect_exit 1 "the same, written nowhere before" -- "$TOPOTUNE" calibrate --runs tiny --out new.json
+expect_no_file new.json "nothing written"
+
+damage denormal 5e-324
+expect_exit 1 "an infinite error" -- "$TOPOTUNE" calibrate --runs denormal --out inf.json
+expect_stderr_has "its error is not a number (inf%)" "why said"
+expect_no_file inf.json "no '{}' written"
+
+# Held out: the fit itself is fine, its check on the larger sizes is not a number.
+expect_exit 1 "a damaged held-out size" -- "$TOPOTUNE" calibrate --runs denormal --fit-max 256M \
+    --out held.json
+expect_stderr_has "the fit predicts the sizes above --fit-max with a mean |error| of inf%" "why said"
+expect_no_file held.json "nothing written"
+finish
