@@ -249,7 +249,14 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     print_errors("fit: mean |error| ", f.error, med, max);
     print_errors(" (predicted vs measured); the defaults: mean ", f.default_error, dmed, dmax);
     printf("\n");
-    if (model_fit_check(&f, why, sizeof(why))) {
+    int usable = model_fit_check(&f, why, sizeof(why));
+    if (usable == -2) {
+        rc = (error("calibration not written to '%s': the runs are too few for this fit: %s", out,
+                    why),
+              1);
+        goto done;
+    }
+    if (usable) {
         char worst[1024];
         name_worst(d, fit, nfit, &f.params, worst, sizeof(worst));
         error("calibration not written to '%s': the fit is not usable: %s; %s (check that "
@@ -326,7 +333,8 @@ int cmd_calibrate(int argc, char **argv)
         "A parameter the runs do not determine keeps its default and is named, when the fit\n"
         "stays as good with it; the defaults' error is printed beside the fit's. A fit worse\n"
         "than the defaults, with an error that is not finite or above 100%, or with a\n"
-        "parameter out of range is not written (exit 1).",
+        "parameter out of range is not written (exit 1), nor one from too few runs (3 sizes\n"
+        "and 3 points for each parameter it settles).",
         opts, argc, argv, pos, &npos);
     if (rc == 0 && npos)
         rc = (error("unexpected argument '%s' (see 'topotune calibrate --help')", pos[0]),

@@ -130,6 +130,26 @@ static void flat_range(struct model *models, const struct model_point *pts, int 
     }
 }
 
+static int by_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int count_sizes(const struct model_point *pts, int npts)
+{
+    size_t *b = malloc(sizeof(*b) * (size_t)(npts ? npts : 1));
+    int n = 0;
+    for (int i = 0; b && i < npts; i++)
+        b[i] = pts[i].bytes;
+    if (b)
+        qsort(b, (size_t)npts, sizeof(*b), by_size);
+    for (int i = 0; b && i < npts; i++)
+        n += i == 0 || b[i] != b[i - 1];
+    free(b);
+    return n;
+}
+
 int model_fit(struct model *models, const struct model_point *pts, int npts, struct model_fit *fit)
 {
     struct model_params p = model_params_default;
@@ -163,6 +183,8 @@ int model_fit(struct model *models, const struct model_point *pts, int npts, str
     }
     fit->params = p;
     fit->error = model_fit_error(models, pts, npts, &p, NULL, NULL);
+    fit->points = npts;
+    fit->sizes = count_sizes(pts, npts);
     return 0;
 }
 
@@ -186,6 +208,24 @@ int model_fit_check(const struct model_fit *fit, char *why, size_t len)
         snprintf(why, len, "its mean |error| is %.3g%%: the model cannot explain these runs",
                  fit->error);
         return -1;
+    }
+    int settled = 0;
+    for (int k = 0; k < MODEL_NPARAMS; k++)
+        settled += fit->kind[k] != MODEL_FIT_DEFAULT;
+    if (settled && fit->sizes < MODEL_FIT_SIZES_MIN) {
+        snprintf(why, len,
+                 "it settles %d parameter(s) from %d size(s): one size cannot tell latency, fill "
+                 "and bandwidth apart (measure at least %d sizes)",
+                 settled, fit->sizes, MODEL_FIT_SIZES_MIN);
+        return -2;
+    }
+    if (fit->points < settled * MODEL_FIT_POINTS_PER_PARAM) {
+        snprintf(why, len,
+                 "it settles %d parameter(s) from %d point(s): at least %d are needed (%d a "
+                 "parameter; measure more sizes or configurations)",
+                 settled, fit->points, settled * MODEL_FIT_POINTS_PER_PARAM,
+                 MODEL_FIT_POINTS_PER_PARAM);
+        return -2;
     }
     if (fit->error > fit->default_error) {
         snprintf(why, len, "it fits worse than the defaults (mean |error| %.1f%% against %.1f%%)",

@@ -85,10 +85,11 @@ enum model_fit_kind {
 struct model_fit {
     struct model_params params;
     enum model_fit_kind kind[MODEL_NPARAMS];
-    double lo[MODEL_NPARAMS],
-        hi[MODEL_NPARAMS]; /* MODEL_FIT_BOUNDED: the values that fit as well */
-    double error;          /* mean |relative error| (%) of params */
-    double default_error;  /* the same, of model_params_default */
+    /* MODEL_FIT_BOUNDED: the values that fit as well */
+    double lo[MODEL_NPARAMS], hi[MODEL_NPARAMS];
+    double error;         /* mean |relative error| (%) of params */
+    double default_error; /* the same, of model_params_default */
+    int points, sizes;    /* the points fitted, and how many sizes among them */
 };
 
 /* The most a parameter may move the fit's mean |error| (points of %) and still count as not
@@ -108,10 +109,16 @@ struct model_fit {
 int model_fit(struct model *models, const struct model_point *pts, int npts, struct model_fit *fit);
 /* The most a fit's mean |error| may be (%) before model_fit_check calls it absurd. */
 #define MODEL_FIT_ERROR_MAX 100.0
+/* What a fit needs to settle parameters: this many points for each parameter it does not leave
+ * at its default, and this many sizes (one size cannot tell latency, fill and bandwidth apart). */
+#define MODEL_FIT_POINTS_PER_PARAM 3
+#define MODEL_FIT_SIZES_MIN        3
 /*
  * Whether a fit may be written as a calibration file: its errors finite, its mean |error| at most
  * MODEL_FIT_ERROR_MAX, no worse than the defaults', every parameter finite and within the range
- * model_params_load takes. 0, or -1 with the reason in why (a sentence without the subject).
+ * model_params_load takes, and, when it settles any parameter, at least MODEL_FIT_SIZES_MIN sizes
+ * and MODEL_FIT_POINTS_PER_PARAM points per parameter settled. 0, or -2 (too few points or
+ * sizes) or -1 (anything else) with the reason in why (a sentence without the subject).
  */
 int model_fit_check(const struct model_fit *fit, char *why, size_t len);
 /* The range a calibration file may give parameter k (schema topotune/calibration/1). */

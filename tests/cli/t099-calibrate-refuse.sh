@@ -4,7 +4,9 @@
 # or the smallest double, whose relative error is infinite) made it write a fit with a mean error
 # of 2.8e303% without a word, or '{}' with exit 0. Such fits, parameters outside what a
 # calibration file may hold, and a held-out check that cannot be computed are refused: exit 1,
-# the point furthest off named, and the file left as it was.
+# the point furthest off named, and the file left as it was. So is a fit from too few runs: one
+# size, or fewer than 3 points for each parameter the fit settles (one configuration at 256 MiB,
+# 512 MiB and 1 GiB, made with the defaults, moved fill_bytes to 4.4 MiB on the noise).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -62,4 +64,24 @@ expect_exit 1 "a damaged held-out size" -- "$TOPOTUNE" calibrate --runs denormal
     --out held.json
 expect_stderr_has "the fit predicts the sizes above --fit-max with a mean |error| of inf%" "why said"
 expect_no_file held.json "nothing written"
+
+# few SIZES: a space of NCCL's defaults alone at those sizes.
+few() {
+    sed -e "/\"sizes\"/s/\"min\": \"1M\", \"max\": \"1G\", \"factor\": 4/$1/" -e 's/\[null, "Simple"\]/[null]/' \
+        space.json >few.json
+}
+few '"min": "1G", "max": "1G", "factor": 2'
+expect_exit 0 "a sweep of one size" -- "$TOPOTUNE" -q sweep --backend sim \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --space few.json --out one-size
+expect_exit 1 "a fit from one size" -- "$TOPOTUNE" calibrate --runs one-size --out one.json
+expect_stderr_has "the runs are too few for this fit: it settles" "refused"
+expect_stderr_has "one size cannot tell latency, fill and bandwidth apart (measure at least 3 sizes)" \
+    "why said"
+expect_no_file one.json "nothing written"
+few '"min": "256M", "max": "1G", "factor": 2'
+expect_exit 0 "a sweep of three sizes" -- "$TOPOTUNE" -q sweep --backend sim \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --space few.json --out three-sizes
+expect_exit 1 "a fit from three points" -- "$TOPOTUNE" calibrate --runs three-sizes --out three.json
+expect_stderr_has "from 3 point(s): at least" "refused"
+expect_no_file three.json "nothing written"
 finish

@@ -17,7 +17,8 @@ static const char *no_env(const char *name, void *ctx)
     return NULL;
 }
 
-/* Points for one HGX H100 node with NCCL's defaults: busbw predicted with p at sizes lo..hi. */
+/* Points for one HGX H100 node with NCCL's defaults: busbw predicted with p at sizes lo..hi
+ * (powers of two), two of each. */
 static int points_of(struct model *m, struct topo *t, const struct model_params *p, size_t lo,
                      size_t hi, struct model_point *pts)
 {
@@ -29,6 +30,7 @@ static int points_of(struct model *m, struct topo *t, const struct model_params 
     for (size_t b = lo; b <= hi; b *= 2) {
         struct model_prediction pr;
         assert_int_equal(model_predict(m, b, &pr), 0);
+        pts[n++] = (struct model_point){0, b, pr.busbw}; /* two runs of each size */
         pts[n++] = (struct model_point){0, b, pr.busbw};
     }
     return n;
@@ -41,7 +43,7 @@ static void flat_parameter_kept_when_its_default_fits_worse(void **state)
     (void)state;
     struct model m;
     struct topo t;
-    struct model_point pts[16];
+    struct model_point pts[32];
     struct model_params known = model_params_default;
     known.nvls_scale = 0.4;
     int n = points_of(&m, &t, &known, 64u << 20, 1u << 30, pts);
@@ -66,7 +68,7 @@ static void defaults_fit_themselves(void **state)
     (void)state;
     struct model m;
     struct topo t;
-    struct model_point pts[32];
+    struct model_point pts[64];
     int n = points_of(&m, &t, &model_params_default, 1u << 10, 1u << 30, pts);
     struct model_fit f;
     assert_int_equal(model_fit(&m, pts, n, &f), 0);
@@ -142,6 +144,25 @@ static void check_refuses_parameters_out_of_range(void **state)
     }
 }
 
+/* Parameters settled from too little: refused with -2, the numbers named. */
+static void check_refuses_too_few_points(void **state)
+{
+    (void)state;
+    char why[256];
+    struct model_fit f = usable();
+    f.points = 5, f.sizes = 5;
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), 0); /* nothing settled */
+    f.kind[0] = MODEL_FIT_DETERMINED, f.kind[1] = MODEL_FIT_BOUNDED;
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), -2);
+    assert_non_null(
+        strstr(why, "it settles 2 parameter(s) from 5 point(s): at least 6 are needed"));
+    f.points = 6;
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), 0);
+    f.points = 100, f.sizes = 2;
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), -2);
+    assert_non_null(strstr(why, "from 2 size(s): one size cannot tell"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +172,7 @@ int main(void)
         cmocka_unit_test(check_refuses_non_finite),
         cmocka_unit_test(check_refuses_absurd_error),
         cmocka_unit_test(check_refuses_parameters_out_of_range),
+        cmocka_unit_test(check_refuses_too_few_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
