@@ -52,8 +52,65 @@ static void add_point(struct fit_data *d, int model, size_t bytes, double busbw)
     d->pts[d->npts++] = (struct model_point){model, bytes, busbw};
 }
 
-/* A sweep directory's final ok runs as points: one model per configuration, one point per size
- * (out-of-place busbw). */
+/* Why load_runs leaves a final ok run out, counted for one warning per sweep. */
+enum { LEFT_SHAPE, LEFT_FAULT, LEFT_FULL, LEFT_N };
+
+/* The model of result r (its configuration, on the nodes it ran on), made on first use; -1 when
+ * the run is left out (left[] counts why). by_config maps "id@nodes" to the model (-1: the model
+ * predicts a fault). */
+static int model_of(struct fit_data *d, const struct topo *t, const char *dir, json_t *r,
+                    int sweep_nodes, json_t *by_config, int left[LEFT_N])
+{
+    const char *id = json_string_value(json_object_get(r, "config_id"));
+    json_int_t ran_on = json_integer_value(json_object_get(r, "nodes"));
+    int nodes = ran_on > 0 ? (int)ran_on : sweep_nodes, m;
+    char key[192];
+    snprintf(key, sizeof(key), "%s@%d", id, nodes);
+    json_t *k = json_object_get(by_config, key);
+    if (k) {
+        m = (int)json_integer_value(k);
+    } else {
+        if (d->nmodels == MAX_MODELS)
+            return left[LEFT_FULL]++, -1;
+        m = d->nmodels;
+        d->envs[m] = json_deep_copy(json_object_get(r, "env"));
+        if (model_init(&d->models[m], t, nodes, env_lookup, d->envs[m]) || d->models[m].fault) {
+            json_decref(d->envs[m]);
+            m = -1;
+        } else {
+            d->dirs[m] = dir;
+            d->ids[m] = strdup(id);
+            d->nmodels++;
+        }
+        json_object_set_new(by_config, key, json_integer(m));
+    }
+    if (m < 0)
+        return left[LEFT_FAULT]++, -1;
+    /* The model runs every GPU of the topology on each node: a run of another rank count (an
+     * nccl sweep with a smaller --np) is another system, which it would be bent to fit. */
+    json_int_t ranks = json_integer_value(json_object_get(r, "ranks"));
+    if (ranks > 0 && ranks != d->models[m].nranks)
+        return left[LEFT_SHAPE]++, -1;
+    return m;
+}
+
+static void warn_left(const char *dir, const struct topo *t, const int left[LEFT_N])
+{
+    if (left[LEFT_SHAPE])
+        warning("'%s': %d run(s) left out: they ran another number of ranks than the model "
+                "predicts (%d per node, every GPU of the topology)",
+                dir, left[LEFT_SHAPE], t->ngpus);
+    if (left[LEFT_FAULT])
+        warning("'%s': %d run(s) measured ok left out: the model predicts that their "
+                "configuration fails or hangs here, so it cannot be fitted to them",
+                dir, left[LEFT_FAULT]);
+    if (left[LEFT_FULL])
+        warning("'%s': %d run(s) left out: more than %d configurations in all", dir,
+                left[LEFT_FULL], MAX_MODELS);
+}
+
+/* A sweep directory's final ok runs as points: one model per configuration and node count, one
+ * point per size (out-of-place busbw). */
 static int load_runs(struct fit_data *d, const char *dir)
 {
     json_t *meta, *results;
@@ -81,7 +138,7 @@ static int load_runs(struct fit_data *d, const char *dir)
         goto out;
     }
     d->ntopos++;
-    int nodes = (int)json_integer_value(json_object_get(meta, "nodes"));
+    int nodes = (int)json_integer_value(json_object_get(meta, "nodes")), left[LEFT_N] = {0};
     json_t *by_config = json_object(), *r;
     size_t i;
     json_array_foreach(results, i, r)
@@ -89,25 +146,9 @@ static int load_runs(struct fit_data *d, const char *dir)
         if (!json_is_true(json_object_get(r, "final")) ||
             strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
             continue;
-        const char *id = json_string_value(json_object_get(r, "config_id"));
-        json_t *k = json_object_get(by_config, id);
-        int m;
-        if (k) {
-            m = (int)json_integer_value(k);
-        } else {
-            if (d->nmodels == MAX_MODELS)
-                continue;
-            m = d->nmodels;
-            d->envs[m] = json_deep_copy(json_object_get(r, "env"));
-            if (model_init(&d->models[m], t, nodes, env_lookup, d->envs[m]) || d->models[m].fault) {
-                json_decref(d->envs[m]);
-                continue;
-            }
-            d->dirs[m] = dir;
-            d->ids[m] = strdup(id);
-            d->nmodels++;
-            json_object_set_new(by_config, id, json_integer(m));
-        }
+        int m = model_of(d, t, dir, r, nodes, by_config, left);
+        if (m < 0)
+            continue;
         size_t j;
         json_t *s;
         json_array_foreach(json_object_get(r, "sizes"), j, s)
@@ -119,6 +160,7 @@ static int load_runs(struct fit_data *d, const char *dir)
         }
     }
     json_decref(by_config);
+    warn_left(dir, t, left);
     rc = 0;
 out:
     json_decref(meta);

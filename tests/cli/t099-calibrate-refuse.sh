@@ -6,7 +6,9 @@
 # calibration file may hold, and a held-out check that cannot be computed are refused: exit 1,
 # the point furthest off named, and the file left as it was. So is a fit from too few runs: one
 # size, or fewer than 3 points for each parameter the fit settles (one configuration at 256 MiB,
-# 512 MiB and 1 GiB, made with the defaults, moved fill_bytes to 4.4 MiB on the noise).
+# 512 MiB and 1 GiB, made with the defaults, moved fill_bytes to 4.4 MiB on the noise). Runs the
+# model cannot describe (another rank count than every GPU of the node, a configuration it predicts
+# to fail) were fitted or dropped without a word: they are left out, and said so.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -15,7 +17,7 @@ cat >space.json <<'JSON'
   "schema": "topotune/space/1",
   "backend": "nccl",
   "collective": "all_reduce",
-  "sizes": {"min": "1M", "max": "1G", "factor": 4},
+  "sizes": {"min": "1M", "max": "1G", "factor": 2},
   "dtype": "float",
   "op": "sum",
   "objective": {"min": "1M", "max": "1G"},
@@ -65,9 +67,36 @@ expect_exit 1 "a damaged held-out size" -- "$TOPOTUNE" calibrate --runs denormal
 expect_stderr_has "the fit predicts the sizes above --fit-max with a mean |error| of inf%" "why said"
 expect_no_file held.json "nothing written"
 
+# Runs the model cannot describe. edit DIR PYTHON: PYTHON changes rows[0], the baseline's run.
+edit() {
+    rm -rf "$1"
+    cp -r good "$1"
+    python3 - "$1/results.jsonl" "$2" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+r = rows[0]
+exec(sys.argv[2])
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+}
+# Four ranks on the 8-GPU node, at half the busbw: not the system the model predicts.
+edit np4 'r["ranks"] = 4
+for s in r["sizes"]: s["busbw"] *= 0.5'
+expect_exit 0 "a run of 4 ranks among runs of 8" -- "$TOPOTUNE" calibrate --runs np4 --out np4.json
+expect_stderr_has "'np4': 1 run(s) left out: they ran another number of ranks than the model predicts (8 per node" \
+    "said"
+check "its points left out, the fit as good as without it" python3 -c 'import json, sys
+f = json.load(open(sys.argv[1]))["fit"]
+assert f["points"] == 11 and f["mean_abs_error_pct"] < 5, f' np4.json
+# Measured ok where the model predicts a failure (an unknown protocol name).
+edit fault 'r["env"] = {"NCCL_PROTO": "Nope"}'
+expect_exit 0 "a run the model predicts to fail" -- "$TOPOTUNE" calibrate --runs fault --out fault.json
+expect_stderr_has "'fault': 1 run(s) measured ok left out: the model predicts that their configuration fails" \
+    "said"
+
 # few SIZES: a space of NCCL's defaults alone at those sizes.
 few() {
-    sed -e "/\"sizes\"/s/\"min\": \"1M\", \"max\": \"1G\", \"factor\": 4/$1/" -e 's/\[null, "Simple"\]/[null]/' \
+    sed -e "/\"sizes\"/s/\"min\": \"1M\", \"max\": \"1G\", \"factor\": 2/$1/" -e 's/\[null, "Simple"\]/[null]/' \
         space.json >few.json
 }
 few '"min": "1G", "max": "1G", "factor": 2'
