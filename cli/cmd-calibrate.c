@@ -168,6 +168,25 @@ out:
     return rc ? 2 : 0;
 }
 
+/* A sweep given twice would count each of its points twice (and pass the check for too few
+ * points on half of them). 0, or 2 after an error naming both. */
+static int check_distinct(const char **dirs, int n)
+{
+    char *real[64] = {0};
+    int rc = 0;
+    for (int i = 0; i < n && i < 64; i++)
+        real[i] = realpath(dirs[i], NULL);
+    for (int i = 0; !rc && i < n && i < 64; i++)
+        for (int j = 0; !rc && j < i; j++)
+            if (real[i] && real[j] && !strcmp(real[i], real[j]))
+                rc = (error("--runs '%s' and '%s' are the same sweep: give each sweep once",
+                            dirs[j], dirs[i]),
+                      2);
+    for (int i = 0; i < n && i < 64; i++)
+        free(real[i]);
+    return rc;
+}
+
 static int parse_size(const char *s, size_t *out)
 {
     if (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40))
@@ -388,6 +407,8 @@ int cmd_calibrate(int argc, char **argv)
     if (!runs.n || !out)
         return error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"), 2;
     if (fit_max_arg && parse_size(fit_max_arg, &fit_max))
+        return 2;
+    if (check_distinct(runs.items, runs.n))
         return 2;
     struct fit_data *d = calloc(1, sizeof(*d));
     for (int i = 0; !rc && i < runs.n; i++)

@@ -8,7 +8,8 @@
 # size, or fewer than 3 points for each parameter the fit settles (one configuration at 256 MiB,
 # 512 MiB and 1 GiB, made with the defaults, moved fill_bytes to 4.4 MiB on the noise). Runs the
 # model cannot describe (another rank count than every GPU of the node, a configuration it predicts
-# to fail) were fitted or dropped without a word: they are left out, and said so.
+# to fail) were fitted or dropped without a word: they are left out, and said so. A sweep given
+# twice is refused.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -93,6 +94,11 @@ edit fault 'r["env"] = {"NCCL_PROTO": "Nope"}'
 expect_exit 0 "a run the model predicts to fail" -- "$TOPOTUNE" calibrate --runs fault --out fault.json
 expect_stderr_has "'fault': 1 run(s) measured ok left out: the model predicts that their configuration fails" \
     "said"
+
+# One sweep given twice would count each point twice.
+expect_exit 2 "the same sweep twice" -- "$TOPOTUNE" calibrate --runs good --runs ./good/ --out twice.json
+expect_stderr_has "--runs 'good' and './good/' are the same sweep: give each sweep once" "said"
+expect_no_file twice.json "nothing written"
 
 # few SIZES: a space of NCCL's defaults alone at those sizes.
 few() {
