@@ -168,22 +168,43 @@ out:
     return rc ? 2 : 0;
 }
 
-/* A sweep given twice would count each of its points twice (and pass the check for too few
- * points on half of them). 0, or 2 after an error naming both. */
-static int check_distinct(const char **dirs, int n)
+/* The real path of out's directory, and out's last component in base (a new string to free, or
+ * NULL when that directory does not resolve). */
+static char *out_dir(const char *out, const char **base)
 {
+    const char *slash = strrchr(out, '/');
+    *base = slash ? slash + 1 : out;
+    char *dir = slash ? strndup(out, (size_t)(slash - out) + (slash == out)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    return real;
+}
+
+/* A sweep given twice would count each of its points twice (and pass the check for too few
+ * points on half of them); --out naming one of a sweep's own files would replace it with the
+ * calibration. 0, or 2 after an error naming them. */
+static int check_paths(const char **dirs, int n, const char *out)
+{
+    static const char *const own[] = {"sweep.json", "results.jsonl", "sweep.pid"};
     char *real[64] = {0};
+    const char *base;
+    char *odir = out_dir(out, &base);
     int rc = 0;
     for (int i = 0; i < n && i < 64; i++)
         real[i] = realpath(dirs[i], NULL);
-    for (int i = 0; !rc && i < n && i < 64; i++)
+    for (int i = 0; !rc && i < n && i < 64; i++) {
         for (int j = 0; !rc && j < i; j++)
             if (real[i] && real[j] && !strcmp(real[i], real[j]))
                 rc = (error("--runs '%s' and '%s' are the same sweep: give each sweep once",
                             dirs[j], dirs[i]),
                       2);
+        for (size_t k = 0; !rc && odir && real[i] && k < sizeof(own) / sizeof(own[0]); k++)
+            if (!strcmp(odir, real[i]) && !strcmp(base, own[k]))
+                rc = (error("--out '%s' is the sweep's own %s: name another file", out, own[k]), 2);
+    }
     for (int i = 0; i < n && i < 64; i++)
         free(real[i]);
+    free(odir);
     return rc;
 }
 
@@ -408,7 +429,7 @@ int cmd_calibrate(int argc, char **argv)
         return error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"), 2;
     if (fit_max_arg && parse_size(fit_max_arg, &fit_max))
         return 2;
-    if (check_distinct(runs.items, runs.n))
+    if (check_paths(runs.items, runs.n, out))
         return 2;
     struct fit_data *d = calloc(1, sizeof(*d));
     for (int i = 0; !rc && i < runs.n; i++)

@@ -9,7 +9,7 @@
 # 512 MiB and 1 GiB, made with the defaults, moved fill_bytes to 4.4 MiB on the noise). Runs the
 # model cannot describe (another rank count than every GPU of the node, a configuration it predicts
 # to fail) were fitted or dropped without a word: they are left out, and said so. A sweep given
-# twice is refused.
+# twice is refused, and so is --out naming one of a sweep's own files.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -99,6 +99,11 @@ expect_stderr_has "'fault': 1 run(s) measured ok left out: the model predicts th
 expect_exit 2 "the same sweep twice" -- "$TOPOTUNE" calibrate --runs good --runs ./good/ --out twice.json
 expect_stderr_has "--runs 'good' and './good/' are the same sweep: give each sweep once" "said"
 expect_no_file twice.json "nothing written"
+# --out naming the sweep's own file would replace it with the calibration.
+cp good/sweep.json sweep.before
+expect_exit 2 "--out the sweep's sweep.json" -- "$TOPOTUNE" calibrate --runs good --out ./good/sweep.json
+expect_stderr_has "--out './good/sweep.json' is the sweep's own sweep.json: name another file" "said"
+check "sweep.json left as it was" cmp -s sweep.before good/sweep.json
 
 # few SIZES: a space of NCCL's defaults alone at those sizes.
 few() {
