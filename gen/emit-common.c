@@ -34,18 +34,83 @@ void gen_header(const json_t *profile, const char *what, struct util_buf *out)
     comment(out, "# created ", str(profile, "created", "?"));
     comment(out, " by topotune ", str(profile, "tool_version", "?"));
     comment(out, ", content ", str(profile, "content_hash", "?"));
-    comment(out, "\n# measured with NCCL ", str(sw, "nccl", "unknown"));
-    comment(out, ", CUDA ", str(sw, "cuda", "unknown"));
-    comment(out, ", driver ", str(sw, "driver", "unknown"));
-    comment(out, ", MPI ", str(sw, "mpi", "unknown"));
+    const char *backend = str(profile, "backend", "nccl");
+    int mpi = !strcmp(backend, "mpi");
+    if (mpi) { /* Open MPI's own collectives: NCCL never ran, its version is no evidence */
+        comment(out, "\n# measured with ", str(sw, "mpi", "an unknown MPI"));
+        util_buf_adds(out, " (the mpi backend: NCCL did not run)");
+    } else {
+        comment(out, "\n# measured with NCCL ", str(sw, "nccl", "unknown"));
+        comment(out, ", CUDA ", str(sw, "cuda", "unknown"));
+        comment(out, ", driver ", str(sw, "driver", "unknown"));
+        comment(out, ", MPI ", str(sw, "mpi", "unknown"));
+    }
     util_buf_addf(out, "%s\n",
                   json_is_true(json_object_get(profile, "predicted"))
                       ? " (PREDICTED by the sim backend)"
                       : "");
     comment(out, "# ", str(profile, "summary", ""));
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
+    util_buf_addf(out, "\n# measured on %lld node(s) x %lld rank(s) per node (%lld ranks)",
+                  shape.nodes, shape.ppn, shape.ranks);
+    util_buf_addf(out,
+                  "\n# valid while the node class and %s version match; tuning variables must be\n"
+                  "# re-validated (topotune sweep, then topotune gen) after every %s upgrade.\n",
+                  mpi ? "MPI" : "NCCL", mpi ? "MPI" : "NCCL");
+}
+
+static long long count(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+void gen_shape(const json_t *profile, struct gen_shape *shape)
+{
+    const json_t *sweep = json_object_get(profile, "sweep");
+    const json_t *row = json_array_get(json_object_get(profile, "tuner"), 0);
+    long long gpus = count(json_object_get(profile, "hardware"), "gpus");
+    shape->nodes = count(sweep, "nodes");
+    shape->ranks = count(sweep, "ranks");
+    if (shape->nodes < 1 || shape->ranks < 1) {
+        /* A profile from before gen recorded the shape, or a prediction: the rows' shape, else
+         * the nodes the prediction assumed (one if none) with a rank per GPU. */
+        shape->nodes = count(row, "nodes") > 0       ? count(row, "nodes")
+                       : count(profile, "nodes") > 0 ? count(profile, "nodes")
+                                                     : 1;
+        shape->ranks =
+            count(row, "ranks") > 0 ? count(row, "ranks") : shape->nodes * (gpus > 0 ? gpus : 1);
+    }
+    shape->ppn = (shape->ranks + shape->nodes - 1) / shape->nodes;
+    /* A rank per GPU; an mpi profile measured CPU ranks and asks for none. */
+    shape->gpus = !strcmp(str(profile, "backend", "nccl"), "mpi") || gpus < 1 ? 0
+                  : shape->ppn < gpus                                         ? shape->ppn
+                                                                              : gpus;
+}
+
+void gen_shape_check(struct util_buf *out)
+{
     util_buf_adds(
-        out, "\n# valid while the node class and NCCL version match; tuning variables must be\n"
-             "# re-validated (topotune sweep, then topotune gen) after every NCCL upgrade.\n");
+        out,
+        "# The per-size table's rows apply to communicators of the shape (nodes x ranks) they "
+        "were\n"
+        "# measured on: say so before starting a job whose communicator none of them fits.\n"
+        "shape_check() {\n"
+        "    local table=$profile_dir/tuner-table.txt measured\n"
+        "    [ -z \"${TOPOTUNE_SHAPE_CHECKED:-}\" ] && [ -r \"$table\" ] || return 0\n"
+        "    measured=$(awk -F, -v n=\"$1\" -v r=\"$2\" '\n"
+        "        /^[[:space:]]*(#|$)/ || $1 == \"collective\" { next }\n"
+        "        { rows++; if (($4 == \"*\" || $4 == n) && ($5 == \"*\" || $5 == r)) fit++ }\n"
+        "        { s = $4 \" node(s) x \" $5 \" ranks\"; if (!(s in seen)) list = list (list == "
+        "\"\" ? \"\" : \", \") s; seen[s] = 1 }\n"
+        "        END { if (rows && !fit) print list }' \"$table\")\n"
+        "    if [ -n \"$measured\" ]; then\n"
+        "        echo \"$0: warning: the per-size table (tuner-table.txt) was measured on "
+        "$measured; "
+        "this job runs $1 node(s) x $2 ranks: none of its rows applies to the job's communicator "
+        "(NCCL decides per size there): start the measured shape, or sweep this one\" >&2\n"
+        "    fi\n"
+        "}\n\n");
 }
 
 int gen_each_var(const json_t *profile,
@@ -152,6 +217,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
              "    py=$(sed -n '1s/^#! *//p' \"$torchrun_path\" | cut -d' ' -f1)\n"
              "fi\n"
              "py=${py:-python3}\n\n");
+    gen_shape_check(out);
     util_buf_addf(
         out,
         "# The NCCL version must be the one this profile was measured with.\n"

@@ -21,37 +21,42 @@ static int yaml_env(const char *name, const char *value, const char *role, void 
     return 0;
 }
 
-static int replica(const json_t *profile, const char *kind, int replicas, struct util_buf *out)
+static int replica(const json_t *profile, const char *kind, long long replicas,
+                   struct util_buf *out)
 {
-    long long gpus =
-        json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
-    util_buf_addf(out,
-                  "    %s:\n"
-                  "      replicas: %d\n"
-                  "      restartPolicy: OnFailure\n"
-                  "      template:\n"
-                  "        spec:\n"
-                  "          containers:\n"
-                  "            - name: pytorch\n"
-                  "              image: REPLACE_WITH_YOUR_IMAGE\n"
-                  "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n"
-                  "              resources:\n"
-                  "                limits:\n"
-                  "                  nvidia.com/gpu: %lld\n"
-                  "              securityContext:\n"
-                  "                capabilities:\n"
-                  "                  add: [\"IPC_LOCK\"]\n"
-                  "              volumeMounts:\n"
-                  "                - name: dshm\n"
-                  "                  mountPath: /dev/shm\n"
-                  "              env:\n"
-                  "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
-                  "                  value: \"1\"\n"
-                  "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
-                  "                  value: \"2000\"\n"
-                  "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
-                  "                  value: \"1\"\n",
-                  kind, replicas, gpus > 0 ? gpus : 1, gpus > 0 ? gpus : 1);
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
+    util_buf_addf(
+        out,
+        "    %s:\n"
+        "      replicas: %lld\n"
+        "      restartPolicy: OnFailure\n"
+        "      template:\n"
+        "        spec:\n"
+        "          containers:\n"
+        "            - name: pytorch\n"
+        "              image: REPLACE_WITH_YOUR_IMAGE\n"
+        "              command: [\"torchrun\", \"--nproc_per_node=%lld\", \"train.py\"]\n",
+        kind, replicas, shape.ppn);
+    if (shape.gpus > 0)
+        util_buf_addf(out,
+                      "              resources:\n"
+                      "                limits:\n"
+                      "                  nvidia.com/gpu: %lld\n",
+                      shape.gpus);
+    util_buf_adds(out, "              securityContext:\n"
+                       "                capabilities:\n"
+                       "                  add: [\"IPC_LOCK\"]\n"
+                       "              volumeMounts:\n"
+                       "                - name: dshm\n"
+                       "                  mountPath: /dev/shm\n"
+                       "              env:\n"
+                       "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
+                       "                  value: \"1\"\n"
+                       "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
+                       "                  value: \"2000\"\n"
+                       "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
+                       "                  value: \"1\"\n");
     if (json_array_size(json_object_get(profile, "tuner")))
         util_buf_adds(
             out,
@@ -77,17 +82,28 @@ static int replica(const json_t *profile, const char *kind, int replicas, struct
 static int emit_pytorchjob(const json_t *profile, struct util_buf *out)
 {
     gen_header(profile, "launch/pytorchjob.yaml", out);
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
     util_buf_addf(out,
                   "# Kubeflow PyTorchJob: the operator sets RANK/WORLD_SIZE; torchrun starts the "
                   "local ranks.\n"
+                  "# The shape measured: %lld node(s) (a Master%s) x %lld rank(s) per node "
+                  "(--nproc_per_node).\n"
+                  "# Another shape: change both; the per-size table applies only to the shapes "
+                  "it was\n"
+                  "# measured on (profile.json, \"tuner\": nodes, ranks).\n"
+                  "---\n"
                   "apiVersion: kubeflow.org/v1\n"
                   "kind: PyTorchJob\n"
                   "metadata:\n"
                   "  name: topotune-%.40s\n"
                   "spec:\n"
                   "  pytorchReplicaSpecs:\n",
+                  shape.nodes, shape.nodes > 1 ? " and Workers" : "", shape.ppn,
                   json_string_value(json_object_get(profile, "content_hash")));
-    return replica(profile, "Master", 1, out) || replica(profile, "Worker", 1, out) ? -1 : 0;
+    if (replica(profile, "Master", 1, out))
+        return -1;
+    return shape.nodes > 1 ? replica(profile, "Worker", shape.nodes - 1, out) : 0;
 }
 
 static int docker_env(const char *name, const char *value, const char *role, void *ctx)

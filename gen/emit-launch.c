@@ -2,18 +2,13 @@
 /*
  * Shell launch templates: launch/torchrun.sh (single and multi-node, c10d
  * rendezvous, node rank from Slurm or flags), launch/sbatch.sh (one torchrun
- * per node through srun) and launch/mpirun.sh (-x per variable, a rank per GPU).
+ * per node through srun) and launch/mpirun.sh (-x for every NCCL variable set).
+ * Each starts the shape the profile was measured on unless told otherwise.
  */
 #include "gen/internal.h"
 #include "util/quote.h"
 
 #include <string.h>
-
-static long long gpus(const json_t *profile)
-{
-    long long g = json_integer_value(json_object_get(json_object_get(profile, "hardware"), "gpus"));
-    return g > 0 ? g : 1;
-}
 
 /* Where gen wrote this version (absolute), for scripts that run from a copy elsewhere. */
 static const char *location(const json_t *profile)
@@ -22,25 +17,43 @@ static const char *location(const json_t *profile)
     return dir ? dir : "";
 }
 
+/* Bash lines refusing a count that is not a positive integer (names: shell variables). */
+static void counts_check(struct util_buf *out, const char *names)
+{
+    util_buf_addf(out,
+                  "for count in %s; do\n"
+                  "    case $count in '' | *[!0-9]* | 0*) echo \"$0: node and rank counts are "
+                  "positive integers, not '$count'\" >&2; exit 2 ;; esac\n"
+                  "done\n",
+                  names);
+}
+
 static int emit_torchrun(const json_t *profile, struct util_buf *out)
 {
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
     util_buf_adds(out, "#!/usr/bin/env bash\n");
     gen_header(profile, "launch/torchrun.sh", out);
     util_buf_addf(
         out,
-        "# usage: torchrun.sh [--nnodes N] [--node-rank R] [--nproc-per-node G] "
+        "# usage: torchrun.sh [--nnodes N] [--node-rank R] [--nproc-per-node P] "
         "[--rdzv-endpoint HOST:PORT]\n"
         "#                    [--rdzv-id ID] -- train.py [args]   (extra torchrun "
         "flags: TOPOTUNE_TORCHRUN_ARGS)\n"
+        "# Defaults: the shape measured, %lld node(s) x %lld rank(s) per node (TOPOTUNE_NODES, "
+        "TOPOTUNE_PPN;\n"
+        "# under Slurm the job's node count); a table that fits no such communicator is a "
+        "warning.\n"
         "# torchrun's flags are spelled with underscores, which every PyTorch release accepts.\n"
         "# torchrun starts the ranks and sets RANK, LOCAL_RANK and WORLD_SIZE: the "
-        "script must not spawn its own.\n");
+        "script must not spawn its own.\n",
+        shape.nodes, shape.ppn);
     gen_shell_prelude(profile, out);
     util_buf_addf(
         out,
-        "nnodes=${SLURM_NNODES:-1}\n"
+        "nnodes=${SLURM_NNODES:-${TOPOTUNE_NODES:-%lld}}\n"
         "node_rank=${SLURM_NODEID:-0}\n"
-        "nproc=%lld\n"
+        "nproc=${TOPOTUNE_PPN:-%lld}\n"
         "rdzv_id=${SLURM_JOB_ID:-topotune-$$}\n"
         "rdzv_endpoint=\n"
         "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
@@ -58,40 +71,53 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
         "    *) break ;;\n"
         "    esac\n"
         "done\n"
-        "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n"
+        "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n",
+        shape.nodes, shape.ppn);
+    counts_check(out, "\"$nnodes\" \"$nproc\"");
+    util_buf_addf(
+        out,
+        "shape_check \"$nnodes\" \"$((nnodes * nproc))\"\n"
         "read -r -a extra <<<\"${TOPOTUNE_TORCHRUN_ARGS:-}\"\n"
         "if [ \"$nnodes\" = 1 ]; then\n"
         "    exec torchrun --standalone --nnodes 1 --nproc_per_node \"$nproc\" \"${extra[@]}\" "
         "\"$@\"\n"
         "fi\n"
         "[ -n \"$rdzv_endpoint\" ] || { echo \"$0: --rdzv-endpoint HOST:PORT is needed for $nnodes "
-        "nodes\" >&2; exit 2; }\n"
+        "nodes (the profile was measured on %lld; --nnodes 1: this node alone)\" >&2; exit 2; }\n"
         "exec torchrun --nnodes \"$nnodes\" --node_rank \"$node_rank\" --nproc_per_node \"$nproc\" "
         "\\\n"
         "    --rdzv_backend c10d --rdzv_endpoint \"$rdzv_endpoint\" --rdzv_id \"$rdzv_id\" "
         "\"${extra[@]}\" \"$@\"\n",
-        gpus(profile));
+        shape.nodes);
     return 0;
 }
 
 static int emit_sbatch(const json_t *profile, struct util_buf *out)
 {
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
     util_buf_adds(out, "#!/usr/bin/env bash\n");
-    util_buf_addf(out,
-                  "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=%lld\n"
-                  "#SBATCH --exclusive\n",
-                  gpus(profile));
+    util_buf_addf(out, "#SBATCH --nodes=%lld\n#SBATCH --ntasks-per-node=1\n", shape.nodes);
+    if (shape.gpus > 0)
+        util_buf_addf(out, "#SBATCH --gpus-per-node=%lld\n", shape.gpus);
+    util_buf_adds(out, "#SBATCH --exclusive\n");
     gen_header(profile, "launch/sbatch.sh", out);
-    util_buf_adds(
-        out, "# usage: sbatch sbatch.sh train.py [args]   (TOPOTUNE_PROFILE=DIR: the profile "
-             "elsewhere)\n"
-             "# sbatch runs a copy of this script from its spool directory: the profile is found\n"
-             "# through TOPOTUNE_PROFILE, else where topotune gen wrote it.\n"
-             "# One torchrun per node, started by srun; torchrun starts one rank per GPU.\n"
-             "set -euo pipefail\n");
+    util_buf_addf(
+        out,
+        "# usage: sbatch [--nodes=N] sbatch.sh train.py [args]   (TOPOTUNE_PROFILE=DIR: the "
+        "profile elsewhere)\n"
+        "# The #SBATCH lines ask for the shape measured, %lld node(s) x %lld rank(s) per node%s;\n"
+        "# sbatch's own options win over them, TOPOTUNE_PPN sets the ranks per node. A table "
+        "that\n"
+        "# fits no communicator of the job is a warning before anything starts.\n"
+        "# sbatch runs a copy of this script from its spool directory: the profile is found\n"
+        "# through TOPOTUNE_PROFILE, else where topotune gen wrote it.\n"
+        "# One torchrun per node, started by srun; torchrun starts the ranks of its node.\n"
+        "set -euo pipefail\n",
+        shape.nodes, shape.ppn, shape.gpus > 0 ? ", a GPU each" : "");
     util_buf_adds(out, "profile_dir=${TOPOTUNE_PROFILE:-");
     util_quote_shell(out, location(profile));
-    util_buf_adds(
+    util_buf_addf(
         out,
         "}\n"
         "if [ ! -f \"$profile_dir/nccl.env\" ]; then\n"
@@ -99,14 +125,23 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
         "directory (the one holding nccl.env)\" >&2\n"
         "    exit 2\n"
         "fi\n"
+        "nodes=${SLURM_NNODES:-%lld}\n"
+        "ppn=${TOPOTUNE_PPN:-%lld}\n",
+        shape.nodes, shape.ppn);
+    counts_check(out, "\"$nodes\" \"$ppn\"");
+    gen_shape_check(out);
+    util_buf_adds(
+        out,
+        "shape_check \"$nodes\" \"$((nodes * ppn))\"\n"
         "# memlock must be unlimited for RDMA registration\n"
         "ulimit -l unlimited 2>/dev/null || echo \"$0: warning: cannot raise the memlock limit "
         "(RDMA needs it unlimited)\" >&2\n"
         "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-        "srun --ntasks-per-node=1 --export=ALL,TOPOTUNE_PROFILE=\"$profile_dir\" \\\n"
-        "    \"$profile_dir/launch/torchrun.sh\" --nnodes \"$SLURM_NNODES\" --rdzv-endpoint "
-        "\"$head_node:29400\" \\\n"
-        "    --rdzv-id \"$SLURM_JOB_ID\" -- \"$@\"\n");
+        "# through srun's environment (--export=ALL), so a comma in a path stays in it\n"
+        "export TOPOTUNE_PROFILE=$profile_dir TOPOTUNE_SHAPE_CHECKED=1\n"
+        "srun --ntasks-per-node=1 --export=ALL \\\n"
+        "    \"$profile_dir/launch/torchrun.sh\" --nnodes \"$nodes\" --nproc-per-node \"$ppn\" \\\n"
+        "    --rdzv-endpoint \"$head_node:29400\" --rdzv-id \"$SLURM_JOB_ID\" -- \"$@\"\n");
     return 0;
 }
 
@@ -114,36 +149,55 @@ static int fwd_name(const char *name, const char *value, const char *role, void 
 {
     (void)value;
     (void)role;
-    util_buf_addf(ctx, " %s", name);
+    if (strncmp(name, "NCCL_", 5) && strncmp(name, "TORCH_NCCL_", 11)) /* not forwarded yet */
+        util_buf_addf(ctx, " | %s", name);
     return 0;
 }
 
 static int emit_mpirun(const json_t *profile, struct util_buf *out)
 {
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
     util_buf_adds(out, "#!/usr/bin/env bash\n");
     gen_header(profile, "launch/mpirun.sh", out);
     util_buf_addf(out,
-                  "# usage: NP=<ranks> [HOSTFILE=file] mpirun.sh program [args]   (one rank per "
-                  "GPU: %lld per node)\n",
-                  gpus(profile));
+                  "# usage: [NP=ranks] [TOPOTUNE_PPN=ranks per node] [HOSTFILE=file] mpirun.sh "
+                  "program [args]\n"
+                  "# Defaults: the shape measured, %lld node(s) x %lld rank(s) per node (NP=%lld;\n"
+                  "# TOPOTUNE_NODES=N makes NP N x TOPOTUNE_PPN). A table that fits no "
+                  "communicator of the job\n"
+                  "# is a warning before mpirun starts.\n",
+                  shape.nodes, shape.ppn, shape.ranks);
     gen_shell_prelude(profile, out);
+    util_buf_addf(out,
+                  "ppn=${TOPOTUNE_PPN:-%lld}\n"
+                  "nodes=${TOPOTUNE_NODES:-%lld}\n",
+                  shape.ppn, shape.nodes);
+    counts_check(out, "\"$ppn\" \"$nodes\" \"${NP:-1}\"");
+    util_buf_adds(out, "np=${NP:-$((nodes * ppn))}\n");
     util_buf_adds(
-        out, "# Remote ranks get exactly what is exported here: -x for each name that is set.\n"
-             "fwd=()\n"
-             "for name in NCCL_CONF_FILE NCCL_ASYNC_ERROR_HANDLING "
-             "TORCH_NCCL_ASYNC_ERROR_HANDLING \\\n"
-             "    TORCH_NCCL_TRACE_BUFFER_SIZE TORCH_NCCL_DUMP_ON_TIMEOUT NCCL_TUNER_PLUGIN \\\n"
-             "    TOPOTUNE_TUNER_TABLE TOPOTUNE_CLASS TOPOTUNE_NEXT_TUNER");
+        out,
+        "shape_check \"$(((np + ppn - 1) / ppn))\" \"$np\"\n"
+        "# Remote ranks get exactly what is exported here, as the local ranks see it: -x for "
+        "every\n"
+        "# NCCL_* and TORCH_NCCL_* variable set (the caller's own NCCL_SOCKET_IFNAME or "
+        "NCCL_IB_HCA\n"
+        "# too: a remote rank without them picks other interfaces and hangs), the plugin's and "
+        "the\n"
+        "# profile's.\n"
+        "fwd=()\n"
+        "while read -r name; do\n"
+        "    case $name in\n"
+        "    NCCL_* | TORCH_NCCL_* | TOPOTUNE_TUNER_TABLE | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
-    util_buf_addf(out,
-                  "; do\n"
-                  "    if [ -n \"${!name+set}\" ]; then fwd+=(-x \"$name\"); fi\n"
-                  "done\n"
+    util_buf_adds(out,
+                  ") fwd+=(-x \"$name\") ;;\n"
+                  "    esac\n"
+                  "done < <(compgen -e)\n"
                   "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
-                  "exec mpirun -np \"${NP:-%lld}\" --map-by \"ppr:%lld:node\" \"${hostfile[@]}\" "
-                  "\"${fwd[@]}\" \"$@\"\n",
-                  gpus(profile), gpus(profile));
+                  "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
+                  "\"${fwd[@]}\" \"$@\"\n");
     return 0;
 }
 

@@ -32,6 +32,25 @@ extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen
 json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name,
                        int predicted);
 
+/*
+ * Records in profile (gen/measured.c) what it was measured on: "sweep" gets the nodes and ranks
+ * of the runs (the first ok run that reports them: sweep.json's np is not the sim's rank count),
+ * and for an mpi sweep "software" says no NCCL version (NCCL never ran; "mpi" names Open MPI).
+ */
+void gen_measured(json_t *profile, json_t *results);
+
+/* The job a launch template starts unless told otherwise: what the profile was measured on. */
+struct gen_shape {
+    long long nodes, ranks; /* the measured communicator */
+    long long ppn;          /* ranks per node (at least 1) */
+    long long gpus;         /* GPUs per node to ask for: 0 for an mpi profile or GPU-less nodes */
+};
+void gen_shape(const json_t *profile, struct gen_shape *shape);
+/* A bash function `shape_check NODES RANKS` (uses $profile_dir): a warning on stderr when
+ * tuner-table.txt has rows and none fits a communicator of that shape; nothing under
+ * TOPOTUNE_SHAPE_CHECKED (sbatch.sh checked once for the whole job). */
+void gen_shape_check(struct util_buf *out);
+
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);
 /* The checks every launch script starts with: profile, one launcher, NCCL version, /dev/shm,

@@ -510,6 +510,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_object_set_new(p, "tuner", rules);
     json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
     json_object_set_new(p, "tool_version", json_string(util_version()));
+    gen_measured(p, results);
     json_decref(base.outcomes);
     if (have_best)
         json_decref(best.outcomes);

@@ -10,6 +10,7 @@ packages=(
     libopenmpi-dev openmpi-bin
     clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck
     util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
+    yamllint buildah
     groff-base dpkg-dev
 )
 

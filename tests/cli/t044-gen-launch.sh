@@ -23,6 +23,52 @@ assert "NCCL defaults" not in text and "NCCL's defaults" not in text, p["summary
 PY
 check "nccl.env does not credit NCCL for Open MPI's defaults" bash -c "! grep -q \"NCCL's defaults\" '$dir/nccl.env'"
 
+# What an mpi sweep measured: Open MPI's collectives on 2 CPU ranks of one node. NCCL never ran
+# (the installed libnccl's version is no evidence) and no GPU is needed to start it again.
+check "the mpi profile records no NCCL version, and the shape it ran" python3 - "$dir/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["software"] is None or p["software"]["nccl"] is None, p["software"]
+assert (p["sweep"]["nodes"], p["sweep"]["ranks"]) == (1, 2), p["sweep"]
+PY
+check "no file of the mpi profile says NCCL measured it" bash -c "! grep -rl '^# measured with NCCL' '$dir'"
+check "its scripts name the MPI that measured it" grep -q '^# measured with Open MPI' "$dir/launch/mpirun.sh"
+check "sbatch.sh asks for no GPU" bash -c "! grep -q 'gpus' '$dir/launch/sbatch.sh'"
+check "sbatch.sh asks for the one node measured" grep -qx '#SBATCH --nodes=1' "$dir/launch/sbatch.sh"
+check "pytorchjob.yaml: no GPU, one pod of 2 ranks" python3 - "$dir/launch/pytorchjob.yaml" <<'PY'
+import sys, yaml
+specs = yaml.safe_load(open(sys.argv[1]))["spec"]["pytorchReplicaSpecs"]
+assert list(specs) == ["Master"] and specs["Master"]["replicas"] == 1, specs.keys()
+c = specs["Master"]["template"]["spec"]["containers"][0]
+assert "resources" not in c, c.get("resources")
+assert "--nproc_per_node=2" in c["command"], c["command"]
+PY
+# shellcheck disable=SC2016 # the rank's own variables
+printf '%s\n' '#!/bin/sh' 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE"' >rank.sh
+chmod +x rank.sh
+expect_exit 0 "mpirun.sh of the mpi profile, no NP" -- env -u NP TOPOTUNE_PYTHON=python3 "$dir/launch/mpirun.sh" "$TEST_TMP/rank.sh"
+check "it starts the 2 ranks per node that were measured" test "$(grep -c '^rank [01] of 2$' "$TEST_TMP/out")" -eq 2
+
+# A remote rank gets every NCCL_* variable the local ranks have, the caller's own too (a rank
+# without the NCCL_SOCKET_IFNAME or NCCL_IB_HCA the others use picks other interfaces and
+# hangs). The second host: Open MPI starts its daemon through this agent with a clean
+# environment, as ssh gives one.
+# shellcheck disable=SC2016 # the agent's own variables
+printf '%s\n' '#!/bin/sh' 'shift' 'exec env -i PATH="$PATH" HOME="$HOME" REMOTE=1 sh -c "$*"' >agent.sh
+chmod +x agent.sh
+printf '%s\n' "localhost slots=2" "remotehost slots=2" >hosts
+# shellcheck disable=SC2016 # the rank's own variables
+printf '%s\n' '#!/bin/sh' \
+    'echo "rank $OMPI_COMM_WORLD_RANK remote=${REMOTE:-0} ifname=${NCCL_SOCKET_IFNAME:-unset} hca=${NCCL_IB_HCA:-unset} conf=${NCCL_CONF_FILE:+set}"' \
+    >where.sh
+chmod +x where.sh
+expect_exit 0 "mpirun.sh across 2 hosts, the caller's NCCL_SOCKET_IFNAME and NCCL_IB_HCA set" -- \
+    env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 \
+    NCCL_SOCKET_IFNAME=lo NCCL_IB_HCA=mlx5_0 TOPOTUNE_PYTHON=python3 timeout 120 "$dir/launch/mpirun.sh" "$TEST_TMP/where.sh"
+check "one rank on each host" bash -c "grep -q '^rank 0 remote=0 ' '$TEST_TMP/out' && grep -q '^rank 1 remote=1 ' '$TEST_TMP/out'"
+check "both ranks, local and remote, have them" \
+    test "$(grep -c '^rank [01] remote=[01] ifname=lo hca=mlx5_0 conf=set$' "$TEST_TMP/out")" -eq 2
+
 # A profile with variables: the 4090's, where P2P hangs (sim), for the launch files below.
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},
  "objective": {"min": "1M", "max": "64M"}, "vars": {"NCCL_P2P_DISABLE": [null, "1"]},

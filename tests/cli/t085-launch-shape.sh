@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The launch templates start the shape the profile was measured on (nodes x ranks per node),
+# overridable, and warn before starting a job whose communicator the per-size table does not
+# fit (torchrun.sh with a stand-in torchrun; mpirun.sh under real Open MPI, with a second "host"
+# reached through an rsh agent, as in t044).
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+
+# A profile whose table has rows, measured on 1 node x 8 ranks: Tree beats the defaults at the
+# largest size (results edited as in t045).
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "256M", "factor": 16},
+ "objective": {"min": "1M", "max": "256M"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
+ "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >space.json
+"$TOPOTUNE" -q sweep --topology "$spec" --space space.json --out plain || true
+mkdir -p forced
+cp plain/sweep.json forced/
+python3 - plain/results.jsonl forced/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as out:
+    for r in runs:
+        if r["env"].get("NCCL_ALGO") == "Tree":
+            base = next(b for b in runs if not b["env"] and b["rep"] == r["rep"] and b["final"] == r["final"])
+            bw = {s["size"]: s["busbw"] for s in base["sizes"]}
+            for s in r["sizes"]:
+                if s["size"] == max(bw):
+                    s["busbw"] = bw[s["size"]] * 3
+        out.write(json.dumps(r) + "\n")
+PY
+expect_exit 0 "gen (rows)" -- "$TOPOTUNE" gen --runs forced --profiles p
+p=$(echo "$TEST_TMP"/p/*/latest)
+check "the table has a row for 1 node x 8 ranks" grep -q '^allreduce,.*,1,8,tree,' "$p/tuner-table.txt"
+check "profile.json records the shape measured" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["sweep"]
+assert (s["nodes"], s["ranks"]) == (1, 8), s' "$p/profile.json"
+check "sbatch.sh asks for 1 node of 8 GPUs" bash -c "grep -qx '#SBATCH --nodes=1' '$p/launch/sbatch.sh' &&
+    grep -qx '#SBATCH --gpus-per-node=8' '$p/launch/sbatch.sh'"
+
+# torchrun.sh: the measured shape by default; another one is started, with a warning first.
+mkdir -p bin
+printf '%s\n' '#!/bin/sh' 'echo "torchrun $*"' >bin/torchrun
+chmod +x bin/torchrun
+run_torchrun() { env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false "$p/launch/torchrun.sh" "$@"; }
+expect_exit 0 "torchrun.sh, measured shape" -- run_torchrun -- train.py
+check "8 ranks on this node" grep -q -- '--nnodes 1 --nproc_per_node 8 ' "$TEST_TMP/out"
+check "no warning for the measured shape" bash -c "! grep -q 'per-size table' '$TEST_TMP/err'"
+expect_exit 0 "torchrun.sh, 2 ranks" -- run_torchrun --nproc-per-node 2 -- train.py
+check "2 ranks asked, 2 started" grep -q -- '--nproc_per_node 2 ' "$TEST_TMP/out"
+expect_stderr_has "warning: the per-size table (tuner-table.txt) was measured on 1 node(s) x 8 ranks; this job runs 1 node(s) x 2 ranks" \
+    "a table that fits no communicator of the job is a warning"
+expect_exit 0 "TOPOTUNE_PPN overrides too" -- env TOPOTUNE_PPN=4 PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    "$p/launch/torchrun.sh" -- train.py
+check "4 ranks" grep -q -- '--nproc_per_node 4 ' "$TEST_TMP/out"
+expect_exit 2 "a count that is no count" -- run_torchrun --nproc-per-node x -- train.py
+expect_stderr_has "positive integers, not 'x'" "says which"
+
+# mpirun.sh under real Open MPI: the measured 8 ranks, no warning; 2 nodes x 1 rank, a warning.
+cat >rank.sh <<'EOF'
+#!/bin/sh
+echo "rank $OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE ifname=${NCCL_SOCKET_IFNAME:-unset} hca=${NCCL_IB_HCA:-unset} algo=${NCCL_ALGO:-unset} table=${TOPOTUNE_TUNER_TABLE:+set}"
+EOF
+chmod +x rank.sh
+expect_exit 0 "mpirun.sh, measured shape" -- env TOPOTUNE_PYTHON=python3 "$p/launch/mpirun.sh" "$TEST_TMP/rank.sh"
+check "8 ranks" test "$(grep -c '^rank [0-7]/8 ' "$TEST_TMP/out")" -eq 8
+check "no warning for the measured shape" bash -c "! grep -q 'per-size table' '$TEST_TMP/err'"
+
+# Two hosts (the second reached through an rsh agent, as in t044), one rank each: the job's
+# communicator is 2 nodes x 2 ranks, which the table (1 x 8) does not fit.
+# shellcheck disable=SC2016 # the agent's own variables
+printf '%s\n' '#!/bin/sh' 'shift' 'exec env -i PATH="$PATH" HOME="$HOME" REMOTE=1 sh -c "$*"' >agent.sh
+chmod +x agent.sh
+printf '%s\n' "localhost slots=8" "remotehost slots=8" >hosts
+# shellcheck disable=SC2016 # the rank's own variables
+printf '%s\n' '#!/bin/sh' 'echo "rank $OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE remote=${REMOTE:-0}"' >where.sh
+chmod +x where.sh
+expect_exit 0 "mpirun.sh across 2 hosts, 1 rank each" -- env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 TOPOTUNE_PYTHON=python3 timeout 120 "$p/launch/mpirun.sh" "$TEST_TMP/where.sh"
+check "one rank per host" bash -c "grep -qx 'rank 0/2 remote=0' '$TEST_TMP/out' && grep -qx 'rank 1/2 remote=1' '$TEST_TMP/out'"
+expect_stderr_has "this job runs 2 node(s) x 2 ranks" "2 nodes x 1 rank: the table fits no communicator"
+
+# Measured on 2 nodes: the templates ask for 2, torchrun.sh needs the rendezvous to start them.
+"$TOPOTUNE" -q sweep --topology "$spec" --nodes 2 --space space.json --out two >/dev/null 2>&1 || true
+expect_exit 0 "gen (2 nodes)" -- "$TOPOTUNE" gen --runs two --profiles p2
+p2=$(echo "$TEST_TMP"/p2/*/latest)
+check "sbatch.sh asks for the 2 nodes measured" grep -qx '#SBATCH --nodes=2' "$p2/launch/sbatch.sh"
+check "pytorchjob.yaml: a Master and one Worker of 8 ranks and GPUs each" python3 - "$p2/launch/pytorchjob.yaml" <<'PY'
+import sys, yaml
+specs = yaml.safe_load(open(sys.argv[1]))["spec"]["pytorchReplicaSpecs"]
+assert specs["Master"]["replicas"] == 1 and specs["Worker"]["replicas"] == 1, specs
+for s in specs.values():
+    c = s["template"]["spec"]["containers"][0]
+    assert "--nproc_per_node=8" in c["command"] and c["resources"]["limits"]["nvidia.com/gpu"] == 8, c
+PY
+expect_exit 2 "torchrun.sh: 2 nodes need a rendezvous" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    "$p2/launch/torchrun.sh" -- train.py
+expect_stderr_has "measured on 2; --nnodes 1" "says how to run one node alone"
+
+# Every emitted script passes shellcheck, every YAML yamllint (where installed) and a YAML parser.
+for sh in "$p"/launch/*.sh "$p2"/launch/*.sh; do
+    check "shellcheck $sh" shellcheck "$sh"
+done
+for y in "$p/launch/pytorchjob.yaml" "$p2/launch/pytorchjob.yaml"; do
+    check "yaml parses: $y" python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$y"
+    if command -v yamllint >/dev/null; then
+        check "yamllint $y" yamllint --strict -d '{extends: default, rules: {line-length: disable}}' "$y"
+    fi
+done
+finish
