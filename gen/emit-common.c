@@ -210,13 +210,46 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "fi\n\n");
     tuner_plugin(out);
     util_buf_adds(
-        out, "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says.\n"
-             "torchrun_path=$(command -v torchrun || true)\n"
-             "py=${TOPOTUNE_PYTHON:-}\n"
-             "if [ -z \"$py\" ] && [ -n \"$torchrun_path\" ]; then\n"
-             "    py=$(sed -n '1s/^#! *//p' \"$torchrun_path\" | cut -d' ' -f1)\n"
-             "fi\n"
-             "py=${py:-python3}\n\n");
+        out,
+        "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says. Its\n"
+        "# shebang names it: a path, `/usr/bin/env [-S] python3`, or pip's /bin/sh trampoline for\n"
+        "# long paths (line 2: '''exec' /path/python \"$0\" \"$@\").\n"
+        "script_python() {\n"
+        "    local first='' second='' w=()\n"
+        "    { IFS= read -r first && IFS= read -r second; } <\"$1\" 2>/dev/null || true\n"
+        "    case $first in '#!'*) read -r -a w <<<\"${first#??}\" ;; esac\n"
+        "    case ${w[0]:-} in\n"
+        "    env | */env)\n"
+        "        w=(\"${w[@]:1}\")\n"
+        "        while [ ${#w[@]} -gt 0 ]; do\n"
+        "            case ${w[0]} in\n"
+        "            -u | -C | -P | --unset | --chdir) w=(\"${w[@]:2}\") ;;\n"
+        "            -* | *=*) w=(\"${w[@]:1}\") ;;\n"
+        "            *) break ;;\n"
+        "            esac\n"
+        "        done\n"
+        "        ;;\n"
+        "    sh | */sh)\n"
+        "        w=()\n"
+        "        case $second in \"'''exec' \"*)\n"
+        "            second=${second#\"'''exec' \"}\n"
+        "            case $second in '\"'*) second=${second#?} && w=(\"${second%%\\\"*}\") ;;\n"
+        "            *) w=(\"${second%% *}\") ;;\n"
+        "            esac\n"
+        "            ;;\n"
+        "        esac\n"
+        "        ;;\n"
+        "    esac\n"
+        "    case ${w[0]:-} in python* | */python* | pypy* | */pypy*) printf '%s\\n' \"${w[0]}\" "
+        ";; "
+        "esac\n"
+        "}\n"
+        "torchrun_path=$(command -v torchrun || true)\n"
+        "py=${TOPOTUNE_PYTHON:-}\n"
+        "if [ -z \"$py\" ] && [ -n \"$torchrun_path\" ]; then\n"
+        "    py=$(script_python \"$torchrun_path\")\n"
+        "fi\n"
+        "py=${py:-python3}\n\n");
     gen_shape_check(out);
     util_buf_addf(
         out,

@@ -78,6 +78,36 @@ expect_exit 0 "gen (4090)" -- "$TOPOTUNE" gen --runs rtx --profiles profiles
 dir=$(find "$TEST_TMP/profiles" -mindepth 2 -maxdepth 2 -name v1 -path '*rtx*' | head -1)
 check "the 4090 profile sets a variable" grep -q '^export NCCL_P2P_DISABLE=' "$dir/nccl.env"
 
+# The NCCL-version guard asks the Python torchrun runs under, whatever its shebang: through
+# `env` (a virtualenv's or conda's torchrun), or pip's /bin/sh trampoline for a long path.
+cp -r rtx rtx-nccl
+python3 - rtx-nccl/sweep.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["versions"]["nccl"] = "2.28.9"  # as a sweep on a GPU node records it
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "gen (NCCL 2.28.9)" -- "$TOPOTUNE" gen --runs rtx-nccl --profiles vprofiles
+vdir=$(echo "$TEST_TMP"/vprofiles/*/latest)
+mkdir -p fakebin "long dir"
+# shellcheck disable=SC2016 # the fake Python's own $2
+printf '%s\n' '#!/bin/sh' '# a Python whose PyTorch runs NCCL 2.18.1' \
+    'case "$2" in *nccl.version*) echo 2.18.1 ;; *__version__*) echo 2.3.0 ;; esac' >fakebin/python3
+cp fakebin/python3 "long dir/python3.11"
+chmod +x fakebin/python3 "long dir/python3.11"
+for shebang in '#!/usr/bin/env python3' '#!/usr/bin/env -S python3 -u'; do
+    printf '%s\n' "$shebang" 'raise SystemExit(0)' >fakebin/torchrun
+    chmod +x fakebin/torchrun
+    expect_exit 3 "NCCL guard, torchrun's shebang '$shebang'" -- env PATH="$TEST_TMP/fakebin:$PATH" \
+        "$vdir/launch/torchrun.sh" -- train.py
+    expect_stderr_has "measured with NCCL 2.28.9 but this runs NCCL 2.18.1" "the guard named both versions"
+done
+# shellcheck disable=SC2016 # the trampoline's own "$0" "$@"
+printf '%s\n' '#!/bin/sh' "'''exec' \"$TEST_TMP/long dir/python3.11\""' "$0" "$@"' "' '''" 'raise SystemExit(0)' \
+    >fakebin/torchrun
+expect_exit 3 "NCCL guard, pip's trampoline" -- env PATH="$TEST_TMP/fakebin:$PATH" "$vdir/launch/torchrun.sh" -- train.py
+expect_stderr_has "but this runs NCCL 2.18.1" "the guard asked the trampoline's Python"
+
 # mpirun.sh under real Open MPI: ranks print their environment.
 cat >show-env.sh <<'EOF'
 #!/bin/sh
