@@ -122,7 +122,7 @@ check "no warning about the table's shape" bash -c "! grep -q 'per-size table' m
 # A profile with a per-size row for 1 node x 8 ranks (t085's), started with 2 ranks per node:
 # it asks for the node's 8 GPUs and runs, and the warning comes once, from sbatch.sh.
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "256M", "factor": 16},
- "objective": {"min": "1M", "max": "256M"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
+ "objective": {"min": "1M", "max": "16M"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
  "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >space.json
 "$TOPOTUNE" -q sweep --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --space space.json --out plain || true
 mkdir -p forced

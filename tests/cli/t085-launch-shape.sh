@@ -11,9 +11,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
 
 # A profile whose table has rows, measured on 1 node x 8 ranks: Tree beats the defaults at the
-# largest size (results edited as in t045).
+# largest size, outside the objective, so the defaults stay the profile and the row is Tree there
+# (results edited as in t045).
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "256M", "factor": 16},
- "objective": {"min": "1M", "max": "256M"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
+ "objective": {"min": "1M", "max": "16M"}, "vars": {"NCCL_ALGO": [null, "Tree"]},
  "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >space.json
 "$TOPOTUNE" -q sweep --topology "$spec" --space space.json --out plain || true
 mkdir -p forced
