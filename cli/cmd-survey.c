@@ -292,7 +292,11 @@ int cmd_survey(int argc, char **argv)
         rc = survey_probe_launch(&s, &l) ? 3 : 0;
     }
     if (!rc) {
-        info("surveying %d node(s) with the %s backend into '%s'", s.nnodes, s.backend, o.out);
+        if (s.nnodes) /* --allocation: the map counts them */
+            info("surveying %d node(s) with the %s backend into '%s'", s.nnodes, s.backend, o.out);
+        else
+            info("surveying the nodes of the Slurm allocation with the %s backend into '%s'",
+                 s.backend, o.out);
         int r = survey_run(&s);
         if (util_child_interrupted()) {
             error("interrupted: %d launches are in '%s/launches.jsonl'; 'topotune survey ... "

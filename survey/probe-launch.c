@@ -68,6 +68,96 @@ static int valid_name(const char *s)
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
+/* ---- which report is which node's ---- */
+
+/* The length of a host name's first label ("n1" of "n1.cluster"), or the whole when short. */
+static size_t name_len(const char *h, int short_name)
+{
+    return short_name ? strcspn(h, ".") : strlen(h);
+}
+
+static int compare_names(const char *a, const char *b, int short_name)
+{
+    size_t la = name_len(a, short_name), lb = name_len(b, short_name);
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+/* qsort has no context: the reports being sorted and how (one thread maps). */
+static const char **sort_names;
+static int sort_short;
+
+static int by_name(const void *a, const void *b)
+{
+    return compare_names(sort_names[*(const int *)a], sort_names[*(const int *)b], sort_short);
+}
+
+/* Matches each node still without a report (order[i] < 0) to an unused report of its name. */
+static void match_names(const struct survey *s, const char **names, int n, int *order, char *used,
+                        int short_name)
+{
+    int *sorted = malloc(sizeof(int) * (size_t)(n + 1));
+    for (int k = 0; k < n; k++)
+        sorted[k] = k;
+    sort_names = names;
+    sort_short = short_name;
+    qsort(sorted, (size_t)n, sizeof(int), by_name);
+    for (int i = 0; i < s->nnodes; i++) {
+        int lo = 0, hi = n; /* the first report not below the node's name */
+        while (order[i] < 0 && lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (compare_names(names[sorted[mid]], s->nodes[i].host, short_name) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int k = lo; order[i] < 0 && k < n &&
+                         !compare_names(names[sorted[k]], s->nodes[i].host, short_name);
+             k++)
+            if (!used[sorted[k]]) {
+                used[sorted[k]] = 1;
+                order[i] = sorted[k];
+            }
+    }
+    free(sorted);
+}
+
+/*
+ * order[i]: the report of node i among the gather's. A launcher may place the hosts in another
+ * order than --hosts gives them (a sorted hostfile, Slurm's node order), so each report is the
+ * node's that it names: by the whole name, then by the first label (n1 for n1.cluster.local).
+ * Those left (an alias such as localhost, an address) are matched in the launch's order, which
+ * is then said when it matters.
+ */
+static void match_reports(const struct survey *s, const json_t *all, int *order)
+{
+    int n = (int)json_array_size(all), left = 0;
+    const char **names = calloc((size_t)n + 1, sizeof(char *));
+    char *used = calloc((size_t)n + 1, 1);
+    for (int k = 0; k < n; k++)
+        names[k] = util_json_str(json_array_get(all, (size_t)k), "host", "");
+    for (int i = 0; i < s->nnodes; i++)
+        order[i] = -1;
+    match_names(s, names, n, order, used, 0);
+    match_names(s, names, n, order, used, 1);
+    for (int i = 0, k = 0; i < s->nnodes; i++) {
+        while (order[i] < 0 && k < n && used[k])
+            k++;
+        if (order[i] < 0 && k < n) {
+            used[k] = 1;
+            order[i] = k;
+            left++;
+        }
+    }
+    if (left > 1)
+        warning("%d hosts answered the map under other names (such as an alias or an address): "
+                "they are matched in the launcher's order, which a launcher may not keep; give "
+                "--hosts the names the nodes give themselves (hostname)",
+                left);
+    free(names);
+    free(used);
+}
+
 /* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
@@ -81,20 +171,31 @@ static int launch_map(struct survey *s)
     util_buf_release(&hosts);
     if (!all && !s->nnodes)
         return error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
-    if (all && !s->nnodes) { /* --allocation: the nodes are those that answered */
+    int allocation = all && !s->nnodes;
+    if (allocation) { /* --allocation: the nodes are those that answered, in their order */
         s->nnodes = (int)json_array_size(all);
         s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
+        info("the allocation's map: %d node(s) answered", s->nnodes);
     }
+    int *order = calloc((size_t)s->nnodes + 1, sizeof(int));
+    for (int i = 0; allocation && i < s->nnodes; i++)
+        order[i] = i;
+    if (all && !allocation)
+        match_reports(s, all, order);
+    else if (s->nnodes > 1)
+        info("mapping each of the %d hosts alone, to name those that do not answer", s->nnodes);
     int gpus_min = -1;
     for (int i = 0; i < s->nnodes; i++) {
-        json_t *one = all ? json_incref(json_array_get(all, (size_t)i)) : NULL;
+        json_t *one =
+            all && order[i] >= 0 ? json_incref(json_array_get(all, (size_t)order[i])) : NULL;
         if (!all) {
+            if (util_child_interrupted()) /* a signal ends the map: the caller says so */
+                break;
             info("mapping %s alone", s->nodes[i].host);
             json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, deadline);
             one = a ? json_incref(json_array_get(a, 0)) : NULL;
             json_decref(a);
         }
-        /* the gather's reports come in rank order, one rank per host in the order given */
         const char *host = util_json_str(one, "host", NULL);
         if (!s->nodes[i].host)
             s->nodes[i].host = strdup(host ? host : "?");
@@ -115,6 +216,9 @@ static int launch_map(struct survey *s)
         json_decref(one);
     }
     json_decref(all);
+    free(order);
+    if (util_child_interrupted())
+        return UTIL_EIO;
     if (!c->l.ppn)
         c->l.ppn = gpus_min > 0 ? gpus_min : 1;
     run_doctor(s, deadline);

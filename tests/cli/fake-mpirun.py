@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A stand-in for mpirun in the survey's tests: a cluster of named hosts, no MPI.
+
+Installed as `mpirun` on PATH. It takes the command line topotune builds (-np, --host, --map-by,
+-x, then the program) and plays the program's part on every host:
+  topotune-node topo|doctor  prints {"nodes": [...]} as rank 0 of the gather would, one report
+                             per host, in the order FAKE_ORDER says (reverse: the launcher placed
+                             the hosts otherwise than --host named them; given: as named).
+  topotune-bench --split S   writes the benchmark's events to --json=PATH: a size event per group,
+                             10 GB/s, 5 when the group holds the node FAKE_SLOW, then an end event.
+                             Refuses (exit 6, as topotune-bench does) a split naming a node that
+                             is not among the launch's hosts, matched by the nodes' own names.
+Environment:
+  FAKE_NAMES  host=name,...: the name a host gives itself (gethostname); default: the host's
+  FAKE_ALLOC  the hosts of the Slurm allocation, when no --host is given
+  FAKE_MAP    fail: a gather of several hosts fails (exit 1); a gather of one host sleeps 1 s and
+              fails
+  FAKE_BENCH  usage: every benchmark launch refuses its options (exit 6)
+  FAKE_LOG    a file each command line is appended to
+"""
+import json
+import os
+import sys
+import time
+
+
+def main():
+    args = sys.argv[1:]
+    if os.environ.get("FAKE_LOG"):
+        with open(os.environ["FAKE_LOG"], "a") as f:
+            f.write(" ".join(args) + "\n")
+    hosts, i = None, 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] in ("-np", "--map-by", "-x", "--host"):
+            if args[i] == "--host":
+                hosts = args[i + 1].split(",")
+            i += 2
+        else:
+            i += 1
+    program, rest = args[i], args[i + 1:]
+    if hosts is None:
+        hosts = os.environ.get("FAKE_ALLOC", "").split(",")
+    names = dict(p.split("=", 1) for p in os.environ.get("FAKE_NAMES", "").split(",") if p)
+    name = lambda h: names.get(h, h)
+    if "topotune-node" in os.path.basename(program):
+        return node(rest[0], [name(h) for h in hosts])
+    return bench(rest, {name(h) for h in hosts})
+
+
+def node(what, names):
+    if os.environ.get("FAKE_MAP") == "fail":
+        if len(names) == 1:
+            time.sleep(1)
+        print("fake-mpirun: a host did not answer", file=sys.stderr)
+        return 1
+    if os.environ.get("FAKE_ORDER", "reverse") == "reverse":
+        names = names[::-1]
+    reports = []
+    for rank, n in enumerate(names):
+        r = {"host": n, "rank": rank}
+        if what == "topo":
+            r["topology"] = {"class": {"id": "fake-2gpu"}, "gpus": [{}, {}]}
+        else:
+            r["checks"] = []
+        reports.append(r)
+    print(json.dumps({"nodes": reports}))
+    return 0
+
+
+def bench(args, launched):
+    if os.environ.get("FAKE_BENCH") == "usage":
+        return 6
+    out = [a[len("--json="):] for a in args if a.startswith("--json=")][0]
+    groups = [g.split(",") for g in args[args.index("--split") + 1].split(";")]
+    if any(n not in launched for g in groups for n in g):
+        print("fake topotune-bench: --split names a node not in the launch", file=sys.stderr)
+        return 6
+    slow = os.environ.get("FAKE_SLOW")
+    with open(out, "w") as f:
+        f.write(json.dumps({"event": "groups", "groups": groups}) + "\n")
+        for k, g in enumerate(groups):
+            bw = 5.0 if slow in g else 10.0
+            f.write(json.dumps({"event": "size", "group": k, "busbw": bw}) + "\n")
+        f.write(json.dumps({"event": "end", "outcome": "ok"}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

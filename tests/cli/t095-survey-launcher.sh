@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `topotune survey` under a launcher that does not keep --hosts' order (tests/cli/fake-mpirun.py
+# plays mpirun, the nodes and the benchmark): each map report is the node's it names, so the slow
+# node is named, and healthy.hostfile lists the others, whatever order the reports come back in;
+# names with a domain match by their first label. --allocation counts the nodes it mapped. A
+# signal during the per-host map ends it, host by host.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+mkdir bin
+ln -s "$TOPOTUNE_SRC/tests/cli/fake-mpirun.py" bin/mpirun
+export PATH="$TEST_TMP/bin:$PATH"
+verdicts() {
+    python3 -c 'import json, sys
+print(";".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
+}
+
+# The launcher places h4 first: the reports come back h4, h3, h2, h1.
+expect_exit 1 "reports in reverse order: the slow node named" -- env FAKE_SLOW=h2 FAKE_ORDER=reverse \
+    "$TOPOTUNE" survey --backend mpi --hosts h1,h2,h3,h4 --iters 2 --out rev
+check "h2 named, no other ($(verdicts rev))" test "$(verdicts rev)" = "h2 node-slow"
+check "healthy.hostfile: the three others" test "$(tr '\n' ' ' <rev/healthy.hostfile)" = "h1 h3 h4 "
+check "each node's map is its own" python3 - rev/survey.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+alone = {n["host"]: n["alone_busbw"] for n in s["nodes"]}
+assert alone == {"h1": 10.0, "h2": 5.0, "h3": 10.0, "h4": 10.0}, alone
+PY
+
+# The nodes call themselves n1.cluster.local...: matched by their first label, in any order.
+names=n1=n1.cluster.local,n2=n2.cluster.local,n3=n3.cluster.local,n4=n4.cluster.local
+expect_exit 1 "names with a domain" -- env FAKE_NAMES="$names" FAKE_SLOW=n3.cluster.local \
+    "$TOPOTUNE" survey --backend mpi --hosts n1,n2,n3,n4 --iters 2 --out dom
+check "n3 named ($(verdicts dom))" test "$(verdicts dom)" = "n3 node-slow"
+check "no warning about the order: every name matched" test "$(grep -c "launcher's order" "$TEST_TMP/err")" = 0
+
+# --allocation: the nodes are those the map found, and the count says so.
+expect_exit 0 "--allocation" -- env SLURM_JOB_ID=1 FAKE_ALLOC=a1,a2,a3 "$TOPOTUNE" survey \
+    --backend mpi --allocation --iters 2 --out alloc
+expect_stderr_has "3 node(s) answered" "the allocation's nodes counted"
+check "never '0 node(s)'" test "$(grep -c "surveying 0 node" "$TEST_TMP/err")" = 0
+check "the three nodes surveyed" python3 - alloc/survey.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert sorted(n["host"] for n in s["nodes"]) == ["a1", "a2", "a3"], s["nodes"]
+assert all(n["alone_busbw"] == 10.0 for n in s["nodes"]), s["nodes"]
+PY
+
+# The gather of every host fails, so each is mapped alone (1 s each): SIGTERM after the first
+# ends the map there, not after the 20 hosts (every later gather started and killed at once).
+hosts=$(seq -f 'h%g' 1 20 | paste -sd,)
+FAKE_MAP=fail "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --out term 2>term.err &
+pid=$!
+for _ in $(seq 600); do
+    grep -q "mapping h1 alone" term.err && break
+    sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+check "interrupted: exit 143" test $? -eq 143
+check "the map stopped at the signal ($(grep -c 'mapping h[0-9]* alone' term.err) hosts mapped)" \
+    test "$(grep -c 'mapping h[0-9]* alone' term.err)" -le 2
+
+finish
