@@ -118,21 +118,32 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
     return 0;
 }
 
+static int by_host(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The nodes of a host list; a host listed twice is refused (sorted: a list may be long). */
 static int nodes_from(struct survey *s, const char *hosts)
 {
     s->nnodes = launch_count_hosts(hosts);
     s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
-    int i = 0;
+    char **sorted = malloc(sizeof(char *) * ((size_t)s->nnodes + 1));
+    int i = 0, rc = 0;
     for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
         size_t len = strcspn(p, ",");
         if (!len)
             continue;
-        for (int j = 0; j < i; j++)
-            if (strlen(s->nodes[j].host) == len && !strncmp(s->nodes[j].host, p, len))
-                return error("host '%.*s' is listed twice", (int)len, p), -1;
-        s->nodes[i++].host = strndup(p, len);
+        s->nodes[i].host = strndup(p, len);
+        sorted[i] = s->nodes[i].host;
+        i++;
     }
-    return 0;
+    qsort(sorted, (size_t)i, sizeof(char *), by_host);
+    for (int k = 1; !rc && k < i; k++)
+        if (!strcmp(sorted[k - 1], sorted[k]))
+            rc = error("host '%s' is listed twice", sorted[k]);
+    free(sorted);
+    return rc;
 }
 
 /* DIR/.lock for the survey's life: a second survey of DIR is refused, naming the holder. */

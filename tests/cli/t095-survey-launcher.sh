@@ -4,7 +4,8 @@
 # plays mpirun, the nodes and the benchmark): each map report is the node's it names, so the slow
 # node is named, and healthy.hostfile lists the others, whatever order the reports come back in;
 # names with a domain match by their first label. --allocation counts the nodes it mapped. A
-# signal during the per-host map ends it, host by host.
+# signal during the per-host map ends it, host by host. A long host list with a host twice is
+# refused at once.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -62,4 +63,10 @@ check "interrupted: exit 143" test $? -eq 143
 check "the map stopped at the signal ($(grep -c 'mapping h[0-9]* alone' term.err) hosts mapped)" \
     test "$(grep -c 'mapping h[0-9]* alone' term.err)" -le 2
 
+# 100,000 hosts, the first listed again last: refused at once (it was quadratic: minutes).
+seq -f 'host%g' 1 100000 >many.txt
+echo host1 >>many.txt
+expect_exit 2 "a host twice among 100,000" -- timeout 60 "$TOPOTUNE" survey --backend mpi \
+    --hostfile many.txt --out many
+expect_stderr_has "host 'host1' is listed twice" "the host named"
 finish
