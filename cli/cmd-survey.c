@@ -252,6 +252,26 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     return 0;
 }
 
+/*
+ * The options the numbers depend on, recorded with every launch (survey.h: settings): --resume
+ * refuses a record measured with others. The deadline is not one: a longer one may rescue a
+ * launch.
+ */
+static json_t *settings_of(const struct survey *s, const struct survey_launch *l)
+{
+    json_t *o = json_pack("{s:s,s:I,s:i,s:i,s:s,s:f}", "backend", s->backend, "size",
+                          (json_int_t)s->size, "seed", (int)s->seed, "matchings", s->matchings,
+                          "pairs", s->all_pairs ? "all" : "matchings", "tolerance", s->tolerance);
+    json_object_set_new(o, "groups-per-launch",
+                        s->max_groups ? json_integer(s->max_groups) : json_null());
+    if (strcmp(s->backend, "sim")) { /* how the real launches ran */
+        json_object_set_new(o, "launcher", json_string(l->launcher));
+        json_object_set_new(o, "ppn", l->ppn ? json_integer(l->ppn) : json_string("one per GPU"));
+        json_object_set_new(o, "iters", json_integer(l->iters));
+    }
+    return o;
+}
+
 static int nodes_of(struct survey *s, const struct survey_opts *o)
 {
     if (o->hosts)
@@ -274,8 +294,10 @@ int cmd_survey(int argc, char **argv)
     struct survey s = {0};
     struct survey_launch l;
     rc = setup(&s, &o, &l);
-    if (!rc)
+    if (!rc) {
+        s.settings = settings_of(&s, &l);
         rc = nodes_of(&s, &o);
+    }
     if (rc) {
         survey_release(&s);
         return rc;
@@ -315,7 +337,7 @@ int cmd_survey(int argc, char **argv)
                   s.rounds, o.out, o.out);
             rc = 128 + util_child_interrupted();
         } else if (r) {
-            rc = 3;
+            rc = r == UTIL_EINVAL ? 2 : 3; /* a record --resume cannot replay is bad input */
         } else if (survey_write(&s)) {
             rc = 3;
         } else {

@@ -218,9 +218,10 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     json_t *b = json_array();
     for (int i = 0; !rc && i < (whole ? 1 : n); i++)
         json_array_append_new(b, json_real(busbw[i]));
-    json_t *line = json_pack("{s:s,s:s,s:I,s:o,s:b,s:o,s:f,s:s}", "stage", stage, "backend",
+    json_t *line = json_pack("{s:s,s:s,s:I,s:o,s:b,s:o,s:f,s:s,s:O}", "stage", stage, "backend",
                              s->backend, "size", (json_int_t)s->size, "groups", groups, "ok", !rc,
-                             "busbw", b, "wall_s", wall, "why", util_buf_str(&why));
+                             "busbw", b, "wall_s", wall, "why", util_buf_str(&why), "settings",
+                             s->settings ? s->settings : json_object());
     util_buf_release(&why);
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
@@ -849,18 +850,19 @@ int survey_run(struct survey *s)
     s->verdicts = json_array();
     s->whole = json_array();
     s->classes = json_object();
-    char path[1100];
-    snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
+    if (!s->settings)
+        s->settings = json_object();
     if (s->resume) {
-        s->recorded = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
-        if (!s->recorded)
-            return UTIL_EIO;
+        int err = survey_record_load(s);
+        if (err)
+            return err;
         info("resuming: %zu launches on file are replayed, not made again",
              json_array_size(s->recorded));
-    } else {
-        unlink(path);
     }
-    int rc = stage_map(s);
+    /* a survey that fails from here leaves no earlier survey's files looking current */
+    int rc = survey_outputs_clear(s, !s->resume);
+    if (!rc)
+        rc = stage_map(s);
     if (!rc)
         rc = stage_alone(s);
     if (!rc)
@@ -890,6 +892,7 @@ void survey_release(struct survey *s)
     json_decref(s->classes);
     json_decref(s->doctor);
     json_decref(s->recorded);
+    json_decref(s->settings);
     if (s->probe.ctx && s->probe.release)
         s->probe.release(s);
 }

@@ -95,6 +95,8 @@ struct survey {
     double tolerance; /* least relative shortfall called slow (default 0.15) */
     int max_groups;   /* groups measured at once, at most (0: a whole round in one launch) */
     int resume;
+    json_t *settings; /* the options the numbers depend on ({"ppn": 8, ...}), recorded with every
+                         launch: --resume refuses a record made with others (owned: released) */
     /* results */
     struct survey_pair *pairs;
     int npairs, pairs_cap;
