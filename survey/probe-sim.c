@@ -115,6 +115,29 @@ static int unknown_key(const char *file, const char *where, json_t *obj, const c
     return 0;
 }
 
+/*
+ * Why the model predicts no number for nodes of t: their predicted outcome at NCCL's defaults
+ * (a survey sets no variable), or no GPU.
+ */
+static int no_prediction(const char *file, const char *name, const struct topo *t)
+{
+    static const char *const outcome[] = {
+        [MODEL_FAULT_HANG_INIT] = "hangs at init",
+        [MODEL_FAULT_FAIL_INIT] = "fails at init",
+        [MODEL_FAULT_FAIL_COLL] = "fails at the first collective",
+        [MODEL_FAULT_CRASH] = "crashes at the first collective",
+    };
+    struct model m;
+    if (model_init(&m, t, 2, no_env, NULL))
+        return bad(file, "nodes[].spec", "'%s' has no GPU: the model predicts nothing", name);
+    if (m.fault == MODEL_FAULT_NONE)
+        return bad(file, "nodes[].spec", "the model predicts no busbw for '%s'", name);
+    return bad(file, "nodes[].spec",
+               "the model predicts that every launch on '%s' %s with NCCL's defaults, which a "
+               "survey runs (%s): it would name every node; give a spec whose defaults run",
+               name, outcome[m.fault], m.why);
+}
+
 static int plain_name(const char *s)
 {
     size_t n = strlen(s);
@@ -163,7 +186,7 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
         c->alone = predict_bw(&c->t, 1, size, NULL);
         c->pair = predict_bw(&c->t, 2, size, &c->pair_time_us);
         if (c->alone <= 0 || c->pair <= 0)
-            rc = bad(file, "nodes[].spec", "the model predicts nothing for '%s' (no GPU?)", name);
+            rc = no_prediction(file, name, &c->t);
     }
     if (rc) { /* not counted in ncls: released here */
         topo_release(&c->t);
