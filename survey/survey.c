@@ -97,15 +97,17 @@ static int launches_planned(const struct survey *s)
 {
     const char *cls;
     json_t *c;
-    int nodes = 0, pairs = 0, rounds = s->all_pairs ? 0 : s->matchings;
+    int nodes = 0, pairs = 0, rounds = 0;
     json_object_foreach(s->classes, cls, c)
     {
         int n = (int)json_integer_value(json_object_get(c, "nodes"));
         nodes += n;
         pairs += n / 2;
-        if (s->all_pairs && n - 1 + n % 2 > rounds) /* the circle method's rounds */
+        if (n - 1 + n % 2 > rounds) /* the circle method's rounds: every pair once */
             rounds = n - 1 + n % 2;
     }
+    if (!s->all_pairs && s->matchings < rounds)
+        rounds = s->matchings;
     return launches_for(s, nodes) + (pairs ? rounds * launches_for(s, pairs) : 0) +
            whole_launches(s);
 }
@@ -558,23 +560,24 @@ static int stage_pairs(struct survey *s)
     const char *cls;
     json_t *c;
     int rc = 0;
-    /* all classes' pairs share a launch: rounds are cluster-wide */
-    int rounds = s->matchings;
-    if (s->all_pairs) {
-        rounds = 0;
-        json_object_foreach(s->classes, cls, c)
-        {
-            int n = class_nodes(s, cls, nodes);
-            rounds = rounds > n - 1 + (n % 2) ? rounds : n - 1 + (n % 2);
-        }
+    /* all classes' pairs share a launch: rounds are cluster-wide; a class has n-1 rounds of new
+     * pairs at most (2 nodes: one pair, measured once, not once per matching) */
+    int rounds = 0;
+    json_object_foreach(s->classes, cls, c)
+    {
+        int n = class_nodes(s, cls, nodes);
+        rounds = rounds > n - 1 + (n % 2) ? rounds : n - 1 + (n % 2);
     }
+    if (!s->all_pairs && s->matchings < rounds)
+        rounds = s->matchings;
     for (int r = 0; !rc && r < rounds; r++) {
         int k = 0;
         json_object_foreach(s->classes, cls, c)
         {
             int n = class_nodes(s, cls, nodes);
             if (!s->all_pairs) {
-                k += matching(s, nodes, n, g + k);
+                if (r < n - 1 + (n % 2))
+                    k += matching(s, nodes, n, g + k);
                 continue;
             }
             int m = n + (n % 2); /* the circle method: node m-1 fixed, the others rotate */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `topotune survey --backend sim` on inputs nobody scripted: a shipped spec whose defaults the
-# model predicts to hang is refused with that outcome.
+# model predicts to hang is refused with that outcome; two nodes make one pair, measured once.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -17,5 +17,24 @@ expect_stderr_has "every launch on 'rtx4090-8x-pcie.json' hangs at init with NCC
     "the predicted outcome said"
 check "not 'no GPU'" test "$(grep -c "no GPU" "$TEST_TMP/err")" = 0
 expect_no_file rtx "nothing written"
+
+# Two nodes: one pair, one pair round (three matchings of two nodes are the same pair).
+cluster two.json hgx-h100.json 2
+expect_exit 0 "two nodes" -- "$TOPOTUNE" survey --backend sim --cluster two.json --out two
+check "the pair measured once" python3 - two <<'PY'
+import json, sys
+stages = [json.loads(l)["stage"] for l in open(sys.argv[1] + "/launches.jsonl")]
+assert stages.count("pairs") == 1, stages
+assert len(json.load(open(sys.argv[1] + "/survey.json"))["pairs"]) == 1
+PY
+expect_stderr_has "[launch 1 of ~3]" "the plan counts one pair round"
+# Three nodes have three pairs: three rounds, each pair once.
+cluster three.json hgx-h100.json 3
+expect_exit 0 "three nodes" -- "$TOPOTUNE" survey --backend sim --cluster three.json --out three
+check "three pairs, each once" python3 - three/survey.json <<'PY'
+import json, sys
+pairs = sorted(tuple(sorted(p["hosts"])) for p in json.load(open(sys.argv[1]))["pairs"])
+assert pairs == [("node0001", "node0002"), ("node0001", "node0003"), ("node0002", "node0003")], pairs
+PY
 
 finish
