@@ -303,7 +303,7 @@ int cmd_survey(int argc, char **argv)
         return rc;
     }
     /* a bad cluster file is refused before anything is written */
-    if (o.cluster && survey_probe_sim(&s, o.cluster)) {
+    if ((o.cluster && survey_probe_sim(&s, o.cluster)) || survey_check_all_pairs(&s)) {
         survey_release(&s);
         return 2;
     }

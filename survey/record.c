@@ -3,7 +3,8 @@
  * What a survey keeps in DIR between runs: its previous outputs, cleared when a survey starts,
  * and DIR/launches.jsonl, checked line by line before --resume replays it. The record is a file
  * anyone may have edited: every field is checked for its type, range and length, and the
- * settings the measurements depend on must be this survey's.
+ * settings the measurements depend on must be this survey's. And the bound on what --pairs all
+ * may be asked: its output grows with the square of the nodes.
  */
 #include "survey/internal.h"
 #include "survey/survey.h"
@@ -42,6 +43,17 @@ int survey_outputs_clear(const struct survey *s, int record)
                    UTIL_EIO;
     }
     return 0;
+}
+
+int survey_check_all_pairs(const struct survey *s)
+{
+    if (!s->all_pairs || s->nnodes <= SURVEY_ALL_PAIRS_MAX)
+        return 0;
+    error("--pairs all: %d nodes would make %lld pairs in %d launches (at most %d nodes): survey "
+          "with the random matchings (the default), or a part of the cluster at a time",
+          s->nnodes, (long long)s->nnodes * (s->nnodes - 1) / 2, s->nnodes - 1 + s->nnodes % 2,
+          SURVEY_ALL_PAIRS_MAX);
+    return UTIL_EINVAL;
 }
 
 static int bad_line(const struct survey *s, size_t line, const char *fmt, ...)

@@ -866,6 +866,8 @@ int survey_run(struct survey *s)
     int rc = survey_outputs_clear(s, !s->resume);
     if (!rc)
         rc = stage_map(s);
+    if (!rc) /* --allocation: the nodes are known now */
+        rc = survey_check_all_pairs(s);
     if (!rc)
         rc = stage_alone(s);
     if (!rc)

@@ -114,8 +114,15 @@ struct survey {
     unsigned long long rng;
 };
 
+/* --pairs all measures n(n-1)/2 pairs in n-1 launches: it takes at most this many nodes. */
+#define SURVEY_ALL_PAIRS_MAX 512
+
 /* Fills the defaults of the settable fields that are 0. */
 void survey_defaults(struct survey *s);
+
+/* 0, or UTIL_EINVAL after an error when --pairs all is asked of more than SURVEY_ALL_PAIRS_MAX
+ * nodes (the allocation's, once mapped). */
+int survey_check_all_pairs(const struct survey *s);
 
 /*
  * The whole survey: map, nodes alone, pair rounds, focused rounds, verdicts, the whole cluster.

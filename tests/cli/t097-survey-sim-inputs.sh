@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `topotune survey --backend sim` on inputs nobody scripted: a shipped spec whose defaults the
-# model predicts to hang is refused with that outcome; two nodes make one pair, measured once.
+# model predicts to hang is refused with that outcome; two nodes make one pair, measured once;
+# --pairs all on more nodes than it can take is refused before anything is written.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -37,4 +38,13 @@ pairs = sorted(tuple(sorted(p["hosts"])) for p in json.load(open(sys.argv[1]))["
 assert pairs == [("node0001", "node0002"), ("node0001", "node0003"), ("node0002", "node0003")], pairs
 PY
 
+# --pairs all on 65,536 nodes wrote gigabytes: above 512 nodes it is refused, nothing written.
+cluster huge.json hgx-h100.json 65536
+expect_exit 2 "--pairs all on 65,536 nodes refused" -- timeout 120 "$TOPOTUNE" survey --backend sim \
+    --cluster huge.json --pairs all --out huge
+expect_stderr_has "--pairs all: 65536 nodes would make 2147450880 pairs" "the size said"
+expect_no_file huge "nothing written"
+cluster max.json hgx-h100.json 513
+expect_exit 2 "--pairs all on 513 nodes refused" -- timeout 120 "$TOPOTUNE" survey --backend sim \
+    --cluster max.json --pairs all --out max
 finish
