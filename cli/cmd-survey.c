@@ -134,6 +134,11 @@ static int nodes_from(struct survey *s, const char *hosts)
         size_t len = strcspn(p, ",");
         if (!len)
             continue;
+        if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len)
+            return error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
+                         "'-', as in a hostfile)",
+                         i + 1),
+                   free(sorted), -1;
         s->nodes[i].host = strndup(p, len);
         sorted[i] = s->nodes[i].host;
         i++;

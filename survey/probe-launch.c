@@ -17,6 +17,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -158,6 +159,19 @@ static void match_reports(const struct survey *s, const json_t *all, int *order)
     free(used);
 }
 
+/* A node's name from its report as the survey's files may carry it: controls and escapes
+ * replaced (a newline would forge a line of excluded.txt). The caller frees it. */
+static char *host_of_report(const char *host)
+{
+    if (host && valid_name(host))
+        return strdup(host);
+    struct util_buf b = UTIL_BUF_INIT;
+    util_text_clean(&b, host ? host : "?", host ? strlen(host) : 1, 0);
+    char *clean = strdup(util_buf_str(&b));
+    util_buf_release(&b);
+    return clean;
+}
+
 /* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
@@ -197,8 +211,8 @@ static int launch_map(struct survey *s)
             json_decref(a);
         }
         const char *host = util_json_str(one, "host", NULL);
-        if (!s->nodes[i].host)
-            s->nodes[i].host = strdup(host ? host : "?");
+        if (!s->nodes[i].host) /* the allocation's: a name that is no host name is cleaned */
+            s->nodes[i].host = host_of_report(host);
         const char *id = json_string_value(
             json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
         if (id && sweep_valid_id(id) && host && valid_name(host)) {

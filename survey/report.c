@@ -84,6 +84,20 @@ static void wrap(struct util_buf *b, const char *first, const char *indent, cons
     util_text_wrap(b, first, indent, text, WIDTH);
 }
 
+/*
+ * Text from the nodes (host names, doctor's check names, the verdicts that quote them) as the
+ * format takes it: without controls or terminal escapes (text, md: a newline would forge a line),
+ * and in Markdown with its punctuation escaped (a name is not markup). Appends to b.
+ */
+static void add_clean(struct util_buf *b, const char *text, int md)
+{
+    struct util_buf c = UTIL_BUF_INIT;
+    util_text_clean(&c, text ? text : "", text ? strlen(text) : 0, 0);
+    for (const char *p = util_buf_str(&c); *p; p++)
+        util_buf_addf(b, md && strchr("\\`*_[]<>|#!~()&", *p) ? "\\%c" : "%c", *p);
+    util_buf_release(&c);
+}
+
 /* The evidence, numbers to 4 significant digits, keys sorted, ", " between fields. */
 static char *evidence_text(const json_t *v)
 {
@@ -91,8 +105,8 @@ static char *evidence_text(const json_t *v)
                       JSON_INDENT(0) | JSON_SORT_KEYS | JSON_REAL_PRECISION(4));
 }
 
-/* Each verdict: its kind and text, then its evidence, wrapped to WIDTH. */
-static void verdict_lines(const struct survey *s, struct util_buf *b, const char *prefix)
+/* Each verdict: its kind and text, then its evidence, wrapped to WIDTH (cleaned for md). */
+static void verdict_lines(const struct survey *s, struct util_buf *b, const char *prefix, int md)
 {
     size_t i;
     json_t *v;
@@ -100,9 +114,11 @@ static void verdict_lines(const struct survey *s, struct util_buf *b, const char
     snprintf(indent, sizeof(indent), "%*s", (int)strlen(prefix) + 4, "");
     json_array_foreach(s->verdicts, i, v)
     {
-        struct util_buf line = UTIL_BUF_INIT;
-        util_buf_addf(&line, "%s: %s", json_string_value(json_object_get(v, "kind")),
+        struct util_buf line = UTIL_BUF_INIT, raw = UTIL_BUF_INIT;
+        util_buf_addf(&raw, "%s: %s", json_string_value(json_object_get(v, "kind")),
                       json_string_value(json_object_get(v, "text")));
+        add_clean(&line, util_buf_str(&raw), md);
+        util_buf_release(&raw);
         wrap(b, prefix, indent, util_buf_str(&line));
         util_buf_release(&line);
         char *ev = evidence_text(v);
@@ -110,7 +126,7 @@ static void verdict_lines(const struct survey *s, struct util_buf *b, const char
             if (*p == '\n')
                 *p = ' ';
         snprintf(first, sizeof(first), "%s  evidence: ", prefix);
-        util_buf_addf(&line, "%s", ev ? ev : "{}");
+        add_clean(&line, ev ? ev : "{}", md);
         wrap(b, first, indent, util_buf_str(&line));
         util_buf_release(&line);
         free(ev);
@@ -154,7 +170,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     util_buf_addf(b, "%sVerdicts\n\n", md ? "## " : "");
     if (!json_array_size(s->verdicts))
         util_buf_addf(b, "None: every node and link measured is like the others of its class.\n");
-    verdict_lines(s, b, md ? "- " : "  ");
+    verdict_lines(s, b, md ? "- " : "  ", md);
     int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
@@ -189,10 +205,13 @@ static void render(const struct survey *s, struct util_buf *b, int md)
             const char *v = x->verdict ? kind_of(s, members[k]) : "";
             char bw[32];
             snprintf(bw, sizeof(bw), x->intra < 0 ? "failed" : "%.2f", x->intra);
+            struct util_buf host = UTIL_BUF_INIT;
+            add_clean(&host, x->host, md);
             if (md)
-                util_buf_addf(b, "| %s | %s | %s |\n", x->host, bw, v);
+                util_buf_addf(b, "| %s | %s | %s |\n", util_buf_str(&host), bw, v);
             else
-                util_buf_addf(b, "  %-32.32s %12s  %s\n", x->host, bw, v);
+                util_buf_addf(b, "  %-32.32s %12s  %s\n", util_buf_str(&host), bw, v);
+            util_buf_release(&host);
         }
     }
     free(members);
@@ -208,10 +227,15 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         if (!json_array_size(names))
             continue;
         struct util_buf line = UTIL_BUF_INIT;
-        util_buf_addf(&line, "%s failed:", host);
+        add_clean(&line, host, md);
+        util_buf_addf(&line, " failed:");
         size_t k;
         json_t *nm;
-        json_array_foreach(names, k, nm) util_buf_addf(&line, " %s", json_string_value(nm));
+        json_array_foreach(names, k, nm)
+        {
+            util_buf_addf(&line, " ");
+            add_clean(&line, json_string_value(nm), md);
+        }
         wrap(b, md ? "- " : "  ", "    ", util_buf_str(&line));
         util_buf_release(&line);
         clean = 0;
@@ -250,74 +274,222 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         util_buf_addf(b, "%sNo class with two healthy nodes.\n", md ? "- " : "  ");
 }
 
-/* The pair heatmap of one class as SVG: busbw relative to the class's pair median. */
+/* HTML text: cleaned of controls (a name is not markup either), then escaped. */
+static void add_html(struct util_buf *b, const char *text)
+{
+    struct util_buf c = UTIL_BUF_INIT;
+    util_text_clean(&c, text ? text : "", text ? strlen(text) : 0, 0);
+    util_text_html(b, util_buf_str(&c));
+    util_buf_release(&c);
+}
+
+/* A cell's colour: green at the class's median or above, yellow at half, red when failed. */
+static void cell_colour(struct util_buf *b, double ratio)
+{
+    double r = ratio < 0 ? 0 : fmin(1, ratio);
+    util_buf_addf(b, "rgb(%d,%d,40)", r < 0.5 ? 230 : (int)(460 * (1 - r)),
+                  r < 0.5 ? (int)(400 * r) : 200);
+}
+
+/*
+ * The pair heatmap of one class as SVG, nodes (m, slowest alone first) on both axes by name: each
+ * cell coloured by its worst measurement relative to the class's pair median, every measurement
+ * in its tooltip; then the colour scale.
+ */
 static void heatmap(const struct survey *s, struct util_buf *b, const int *m, int n, double median)
 {
-    const int cell = n > 64 ? 4 : 12, left = 0;
-    int *pos = malloc(sizeof(int) * (size_t)s->nnodes);
+    const int cell = n > 64 ? 6 : n > 32 ? 10 : 16;
+    size_t longest = 1;
+    for (int k = 0; k < n; k++)
+        longest = fmax(longest, strlen(s->nodes[m[k]].host));
+    int label = 8 + (int)(fmin(longest, 40) * (cell > 8 ? 7 : 4)); /* room for the names */
+    int *pos = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    double *worst = malloc(sizeof(double) * (size_t)(n * n + 1));
+    struct util_buf *tip = calloc((size_t)(n * n + 1), sizeof(*tip));
     for (int i = 0; i < s->nnodes; i++)
         pos[i] = -1;
     for (int k = 0; k < n; k++)
         pos[m[k]] = k;
-    util_buf_addf(b,
-                  "<svg width=\"%d\" height=\"%d\" role=\"img\"><title>pair busbw / class "
-                  "median</title><rect width=\"100%%\" height=\"100%%\" fill=\"#eee\"/>\n",
-                  n * cell + left, n * cell);
+    for (int k = 0; k < n * n; k++)
+        worst[k] = 2;
     for (int p = 0; p < s->npairs; p++) {
         const struct survey_pair *x = &s->pairs[p];
-        if (pos[x->a] < 0 || pos[x->b] < 0)
+        int a = pos[x->a], c = pos[x->b];
+        if (a < 0 || c < 0)
             continue;
-        double r = x->busbw < 0 ? 0 : fmin(1, x->busbw / (median > 0 ? median : 1));
-        int red = (int)(255 * (1 - r)), green = (int)(200 * r);
+        double r = x->busbw < 0 ? -1 : x->busbw / (median > 0 ? median : 1);
         for (int t = 0; t < 2; t++) {
-            util_buf_addf(b,
-                          "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                          "fill=\"rgb(%d,%d,60)\"><title>",
-                          (t ? pos[x->b] : pos[x->a]) * cell, (t ? pos[x->a] : pos[x->b]) * cell,
-                          cell, cell, red, green);
-            util_text_html(b, s->nodes[x->a].host);
-            util_buf_addf(b, " - ");
-            util_text_html(b, s->nodes[x->b].host);
-            util_buf_addf(b, ": %s</title></rect>\n", x->busbw < 0 ? "failed" : "measured");
+            int k = t ? c * n + a : a * n + c;
+            worst[k] = fmin(worst[k], r);
+            if (x->busbw < 0)
+                util_buf_addf(&tip[k], "%sfailed", tip[k].len ? ", " : "");
+            else
+                util_buf_addf(&tip[k], "%s%.2f GB/s (%.0f%%)", tip[k].len ? ", " : "", x->busbw,
+                              100 * r);
         }
     }
-    util_buf_addf(b, "</svg>\n");
+    int side = label + n * cell;
+    util_buf_addf(b,
+                  "<svg class=\"heat\" width=\"%d\" height=\"%d\" role=\"img\" "
+                  "font-size=\"%d\"><title>pair busbw relative to the class's pair "
+                  "median</title>\n",
+                  side, side, cell > 8 ? 11 : 6);
+    for (int k = 0; k < n; k++) { /* the names: rows on the left, columns on top */
+        const char *host = s->nodes[m[k]].host;
+        util_buf_addf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label - 4,
+                      label + k * cell + cell - 3);
+        add_html(b, host);
+        util_buf_addf(b, "</text><text transform=\"translate(%d,%d) rotate(-90)\">",
+                      label + k * cell + cell - 3, label - 4);
+        add_html(b, host);
+        util_buf_addf(b, "</text>\n");
+    }
+    for (int a = 0; a < n; a++)
+        for (int c = 0; c < n; c++) {
+            int k = a * n + c;
+            util_buf_addf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"",
+                          label + c * cell, label + a * cell, cell - 1, cell - 1);
+            if (worst[k] > 1.5)
+                util_buf_addf(b, "#ddd");
+            else
+                cell_colour(b, worst[k]);
+            util_buf_addf(b, "\"><title>");
+            add_html(b, s->nodes[m[a]].host);
+            util_buf_addf(b, " - ");
+            add_html(b, s->nodes[m[c]].host);
+            util_buf_addf(b, ": %s</title></rect>\n",
+                          a == c       ? "the same node"
+                          : tip[k].len ? util_buf_str(&tip[k])
+                                       : "not measured");
+        }
+    util_buf_addf(b, "</svg>\n<div class=\"scale\">");
+    for (int k = 0; k <= 10; k++) {
+        util_buf_addf(b, "<span style=\"background:");
+        cell_colour(b, k / 10.0);
+        util_buf_addf(b, "\">%s%d%%</span>", k ? "" : "failed or ", 10 * k);
+    }
+    util_buf_addf(b,
+                  "<span style=\"background:#ddd\">not measured</span> of the class's pair "
+                  "median (%.2f GB/s); a cell shows the worst of its measurements, its tooltip "
+                  "every one</div>\n",
+                  median);
+    for (int k = 0; k < n * n; k++)
+        util_buf_release(&tip[k]);
+    free(tip);
+    free(worst);
     free(pos);
+}
+
+/* The verdicts as a table: hosts, verdict, what it says and its evidence. */
+static void html_verdicts(const struct survey *s, struct util_buf *b)
+{
+    util_buf_addf(b, "<h2>Verdicts</h2>\n");
+    if (!json_array_size(s->verdicts)) {
+        util_buf_addf(b, "<p class=\"ok\">None: every node and link measured is like the others of "
+                         "its class.</p>\n");
+        return;
+    }
+    util_buf_addf(b, "<table><tr><th>host</th><th>verdict</th><th>evidence</th></tr>\n");
+    size_t i, j;
+    json_t *v, *h;
+    json_array_foreach(s->verdicts, i, v)
+    {
+        util_buf_addf(b, "<tr class=\"bad\"><td>");
+        json_array_foreach(json_object_get(v, "hosts"), j, h)
+        {
+            util_buf_addf(b, "%s", j ? " - " : "");
+            add_html(b, json_string_value(h));
+        }
+        util_buf_addf(b, "</td><td>");
+        add_html(b, json_string_value(json_object_get(v, "kind")));
+        util_buf_addf(b, "</td><td>");
+        add_html(b, json_string_value(json_object_get(v, "text")));
+        char *ev = evidence_text(v);
+        util_buf_addf(b, "<br><code>");
+        add_html(b, ev ? ev : "{}");
+        util_buf_addf(b, "</code></td></tr>\n");
+        free(ev);
+    }
+    util_buf_addf(b, "</table>\n");
+}
+
+/* One class: its statistics, its nodes alone (slowest first), its pair heatmap. */
+static void html_class(const struct survey *s, struct util_buf *b, const char *cls, json_t *c,
+                       int *members)
+{
+    const char *pred = s->probe.predicted ? " (predicted)" : "";
+    int n = class_members(s, cls, members);
+    util_buf_addf(b, "<h2>Class ");
+    add_html(b, cls);
+    util_buf_addf(b,
+                  "</h2>\n<p>%d nodes%s. Alone: median %.2f GB/s, spread %.0f%%. Pairs: median "
+                  "%.2f GB/s, spread %.0f%%.</p>\n",
+                  n, pred, json_real_value(json_object_get(c, "alone_median")),
+                  100 * json_real_value(json_object_get(c, "alone_spread")),
+                  json_real_value(json_object_get(c, "pair_median")),
+                  100 * json_real_value(json_object_get(c, "pair_spread")));
+    util_buf_addf(b, "<table><tr><th>host</th><th>alone (GB/s)</th><th>alone again "
+                     "(GB/s)</th><th>verdict</th></tr>\n");
+    for (int k = 0; k < n; k++) {
+        if (n > LIST_NODES && k == 10) {
+            util_buf_addf(b, "<tr><td colspan=\"4\">... %d more (survey.json has them)</td></tr>\n",
+                          n - 20);
+            k = n - 10;
+        }
+        const struct survey_node *x = &s->nodes[members[k]];
+        util_buf_addf(b, "<tr%s><td>", x->verdict ? " class=\"bad\"" : "");
+        add_html(b, x->host);
+        if (x->intra < 0)
+            util_buf_addf(b, "</td><td>failed</td><td>");
+        else
+            util_buf_addf(b, "</td><td class=\"n\">%.2f</td><td class=\"n\">", x->intra);
+        if (x->intra_rep)
+            util_buf_addf(b, x->intra_rep < 0 ? "failed" : "%.2f", x->intra_rep);
+        util_buf_addf(b, "</td><td>%s</td></tr>\n", x->verdict ? kind_of(s, members[k]) : "");
+    }
+    util_buf_addf(b, "</table>\n");
+    if (n > HEATMAP_NODES)
+        util_buf_addf(b,
+                      "<p>%d nodes: the heatmap is left out above %d (survey.json has every "
+                      "pair).</p>\n",
+                      n, HEATMAP_NODES);
+    else if (n > 1)
+        heatmap(s, b, members, n, json_real_value(json_object_get(c, "pair_median")));
 }
 
 static void render_html(const struct survey *s, struct util_buf *b)
 {
-    struct util_buf md = UTIL_BUF_INIT;
-    render(s, &md, 0);
+    int excluded = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        excluded += survey_excluded(s, i);
     util_buf_addf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<title>topotune survey</title><style>body{font-family:sans-serif;margin:2em}"
-                     "pre{background:#f6f6f6;padding:1em}</style></head><body>\n"
-                     "<h1>topotune survey</h1>\n<pre>");
-    util_text_html(b, util_buf_str(&md));
-    util_buf_release(&md);
-    util_buf_addf(b, "</pre>\n");
+                     "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+                     "padding:.2em .5em;text-align:left;vertical-align:top}td.n{text-align:right}"
+                     "tr.bad{background:#fdd}.ok{color:#060}code{font-size:85%%}"
+                     ".scale span{display:inline-block;padding:0 .4em;font-size:80%%}"
+                     "</style></head><body>\n<h1>topotune survey</h1>\n");
+    util_buf_addf(b,
+                  "<p>%d nodes, backend %s%s, all_reduce of %zu bytes: %d launches (%d failed), "
+                  "%.0f s%s; <strong>%d nodes excluded, %zu verdicts</strong>.</p>\n",
+                  s->nnodes, s->backend,
+                  s->probe.predicted ? " (<strong>PREDICTED</strong>: every number)" : "", s->size,
+                  s->rounds, s->launches_failed, s->wall_s, s->probe.launch_s ? " predicted" : "",
+                  excluded, json_array_size(s->verdicts));
+    html_verdicts(s, b);
     int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
-    json_object_foreach(s->classes, cls, c)
-    {
-        int n = class_members(s, cls, members);
-        util_buf_addf(b, "<h2>Pairs of class ");
-        util_text_html(b, cls);
-        util_buf_addf(b, "</h2>\n");
-        if (n > HEATMAP_NODES) {
-            util_buf_addf(b,
-                          "<p>%d nodes: the heatmap is left out above %d (survey.json has "
-                          "every pair).</p>\n",
-                          n, HEATMAP_NODES);
-            continue;
-        }
-        util_buf_addf(b, "<p>Each measured pair, green at the class's median busbw, red when "
-                         "slow or failed (nodes slowest alone first; grey: not measured).</p>\n");
-        heatmap(s, b, members, n, json_real_value(json_object_get(c, "pair_median")));
-    }
+    json_object_foreach(s->classes, cls, c) html_class(s, b, cls, c, members);
     free(members);
-    util_buf_addf(b, "</body></html>\n");
+    /* the doctor and the whole-cluster runs as the text report says them */
+    struct util_buf text = UTIL_BUF_INIT;
+    render(s, &text, 0);
+    const char *tail = strstr(util_buf_str(&text), "\nDoctor\n");
+    util_buf_addf(b, "<h2>Doctor and the whole cluster</h2>\n<pre>");
+    util_text_html(b, tail ? tail + 1 : "");
+    util_buf_release(&text);
+    util_buf_addf(b, "</pre>\n</body></html>\n");
 }
 
 int survey_write(struct survey *s)

@@ -4,7 +4,8 @@
 # plays mpirun, the nodes and the benchmark): each map report is the node's it names, so the slow
 # node is named, and healthy.hostfile lists the others, whatever order the reports come back in;
 # names with a domain match by their first label. --allocation counts the nodes it mapped. A
-# signal during the per-host map ends it, host by host. A long host list with a host twice is
+# signal during the per-host map ends it, host by host. Names the nodes give (markup, terminal
+# escapes, a newline) reach no file or terminal as they are: cleaned, and escaped per format. A long host list with a host twice is
 # refused at once.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +48,22 @@ s = json.load(open(sys.argv[1]))
 assert sorted(n["host"] for n in s["nodes"]) == ["a1", "a2", "a3"], s["nodes"]
 assert all(n["alone_busbw"] == 10.0 for n in s["nodes"]), s["nodes"]
 PY
+
+# An allocation whose nodes give names that are no host names: each a node-unreachable verdict,
+# and its name in no file as it came (a forged line in excluded.txt, markup in report.md, an
+# escape in report.txt, a tag in report.html, on the terminal).
+evil="a1,a2,$(printf 'x\033[2Jy'),*b*|<i>,$(printf 'e\nFORGED')"
+expect_exit 1 "names that are no host names" -- env SLURM_JOB_ID=1 FAKE_ALLOC="$evil" \
+    "$TOPOTUNE" survey --backend mpi --allocation --iters 2 --out evil
+check "no escape on the terminal or in a file" test "$(cat "$TEST_TMP/err" evil/* | grep -c $'\e')" = 0
+check "no forged line" test "$(grep -c '^FORGED' evil/excluded.txt evil/report.txt evil/report.md | grep -vc ':0$')" = 0
+check "excluded.txt: three lines, one per node" test "$(wc -l <evil/excluded.txt)" = 3
+check "Markdown: the name escaped" grep -qF '\*b\*\|\<i\>' evil/report.md
+check "HTML: the name escaped" grep -qF '*b*|&lt;i&gt;' evil/report.html
+check "HTML: no tag from a name" test "$(grep -c '<i>' evil/report.html)" = 0
+expect_exit 2 "--hosts: a name that is no host name refused" -- "$TOPOTUNE" survey --backend mpi \
+    --hosts "$(printf 'a\033[31m,b')" --out esc
+expect_stderr_has "host 1 is not a host name" "said which"
 
 # The gather of every host fails, so each is mapped alone (1 s each): SIGTERM after the first
 # ends the map there, not after the 20 hosts (every later gather started and killed at once).

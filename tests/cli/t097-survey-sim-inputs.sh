@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # `topotune survey --backend sim` on inputs nobody scripted: a shipped spec whose defaults the
 # model predicts to hang is refused with that outcome; two nodes make one pair, measured once;
-# --pairs all on more nodes than it can take is refused before anything is written.
+# --pairs all on more nodes than it can take is refused before anything is written. report.html
+# is a report an operator reads at a glance: the verdicts in a table, each class's nodes alone,
+# the pair heatmap with host names on its axes, a colour scale and every value in its tooltip.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -47,4 +49,61 @@ expect_no_file huge "nothing written"
 cluster max.json hgx-h100.json 513
 expect_exit 2 "--pairs all on 513 nodes refused" -- timeout 120 "$TOPOTUNE" survey --backend sim \
     --cluster max.json --pairs all --out max
+
+# report.html: parsed, its parts found where an operator looks for them.
+cluster link.json hgx-h100.json 6 '[{"kind": "slow-link", "hosts": ["node0003"], "factor": 0.5}]'
+expect_exit 1 "a slow link" -- "$TOPOTUNE" survey --backend sim --cluster link.json --out link
+check "report.html: verdict table, nodes alone, named heatmap, scale, tooltips" python3 - link <<'PY'
+import json, re, sys
+from html.parser import HTMLParser
+d = sys.argv[1]
+s = json.load(open(d + "/survey.json"))
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.tables, self.texts, self.titles, self.scale = [], [], [], [], 0
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append([])
+        if tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append("")
+        if a.get("class") == "scale":
+            self.scale += 1
+        self.stack.append(tag)
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop() != tag:
+            pass
+    def handle_data(self, data):
+        where = self.stack[-1] if self.stack else ""
+        if where in ("td", "th") or (where in ("br", "code") and "td" in self.stack):
+            self.tables[-1][-1][-1] += data
+        if where == "text":
+            self.texts.append(data)
+        if where == "title":
+            self.titles.append(data)
+h = open(d + "/report.html").read()
+p = P()
+p.feed(h)
+assert "<pre>" not in h.split("Doctor and the whole cluster")[0], "the text report in a <pre>"
+verdicts = p.tables[0]
+assert verdicts[0] == ["host", "verdict", "evidence"], verdicts[0]
+assert [r[:2] for r in verdicts[1:]] == [["node0003", "link-slow"]], verdicts
+assert '"partners": 5' in verdicts[1][2], verdicts[1]
+alone = {r[0]: r for r in p.tables[1][1:]}
+assert sorted(alone) == ["node000%d" % i for i in range(1, 7)], alone
+for n in s["nodes"]:
+    assert alone[n["host"]][1] == "%.2f" % n["alone_busbw"], (n, alone[n["host"]])
+assert alone["node0003"][3] == "link-slow", alone["node0003"]
+# the axes: every host twice (rows and columns)
+assert sorted(p.texts) == sorted(["node000%d" % i for i in range(1, 7)] * 2), p.texts
+# a tooltip per measured pair with its value, in GB/s and against the median
+for q in s["pairs"]:
+    a, b = q["hosts"]
+    want = "%.2f GB/s" % q["busbw"]
+    assert any(t.startswith(a + " - " + b + ": ") and want in t for t in p.titles), (q, want)
+assert p.scale == 1 and "not measured" in h and "100%" in h, "a colour scale"
+PY
 finish
