@@ -223,7 +223,7 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     json_t *line = json_pack("{s:s,s:s,s:I,s:o,s:b,s:o,s:f,s:s,s:O}", "stage", stage, "backend",
                              s->backend, "size", (json_int_t)s->size, "groups", groups, "ok", !rc,
                              "busbw", b, "wall_s", wall, "why", util_buf_str(&why), "settings",
-                             s->settings ? s->settings : json_object());
+                             s->settings); /* survey_run set them */
     util_buf_release(&why);
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
