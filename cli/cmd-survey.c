@@ -43,8 +43,9 @@ static const char usage[] =
     "node slow or failing with every partner (its NIC or path), a link slow or failing while\n"
     "both of its nodes are fine elsewhere, a node that does not answer. Writes DIR/survey.json,\n"
     "healthy.hostfile, excluded.txt, report.txt, report.md and report.html.\n"
-    "Exit: 0 nothing named, 1 something named (see excluded.txt and the report), 2 usage or\n"
-    "input, 3 the survey could not run, 130/143 interrupted (--resume continues).";
+    "Exit: 0 nothing named, 1 something named (see excluded.txt and the report; a class too\n"
+    "spread to judge included), 2 usage or input, 3 the survey could not run, 130/143\n"
+    "interrupted (--resume continues).";
 
 static int number(const char *v, const char *flag, double min, double max, double *out)
 {

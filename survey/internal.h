@@ -13,6 +13,42 @@
 int survey_launch(struct survey *s, const char *stage, const struct survey_group *g, int n,
                   int whole, double *busbw);
 
+/*
+ * The level of a class from its values v[0..n) (those <= 0, failed or not measured, left out),
+ * that the slow ones cannot drag down however many they are: the median of the values within
+ * the tolerance below the anchor, the value an eighth of them reach (two at least).
+ */
+struct survey_level {
+    double level;   /* GB/s of the healthy population; 0 when no value */
+    double spread;  /* its relative sigma (1.4826 x the MAD of the logarithms above the level) */
+    double bound;   /* below it, slow: the tolerance or three spreads below the level */
+    int support;    /* values in the healthy population */
+    int values;     /* values > 0 */
+    int too_spread; /* under a third of the values back the level, or the noise hides twice the
+                       tolerance: the class cannot be judged */
+};
+void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
+
+/*
+ * Each node's capacity (GB/s; 0: no pair measured) fitted from the pairs (a pair runs at its
+ * slower node's speed): the median of its pairs with partners no slower than itself. Failed
+ * pairs and pairs of a bisected launch (lighter load) are left out.
+ */
+void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, double tolerance,
+                       double *cap);
+
+/*
+ * New reference: the facts of a node class from its key (topology "class"."key"): gpu_model,
+ * gpus, nics, nic_gbps (their speeds summed), nvlinks (the matrix's NVk summed), nvswitches.
+ */
+json_t *survey_class_facts(const json_t *key);
+
+/*
+ * New reference: {fact: [a's, b's]} for each fact of a that b does not share. *lesser (when
+ * not NULL): 1 when every difference is a count of a below b's (a part lost), else 0.
+ */
+json_t *survey_facts_differ(const json_t *a, const json_t *b, int *lesser);
+
 /* 1 when node i has a node verdict (it stays out of healthy.hostfile and the whole-cluster run). */
 int survey_excluded(const struct survey *s, int i);
 

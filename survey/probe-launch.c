@@ -218,6 +218,10 @@ static int launch_map(struct survey *s)
         if (id && sweep_valid_id(id) && host && valid_name(host)) {
             s->nodes[i].class_id = strdup(id);
             s->nodes[i].name = strdup(host);
+            json_t *key =
+                json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "key");
+            if (key && s->class_keys)
+                json_object_set(s->class_keys, id, key);
             /* nccl: one rank per GPU, as many as the node with the fewest has */
             int gpus =
                 (int)json_array_size(json_object_get(json_object_get(one, "topology"), "gpus"));

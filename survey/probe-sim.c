@@ -278,6 +278,10 @@ static int sim_map(struct survey *s)
         else
             s->nodes[i].class_id = strdup(m->cls[m->cls_of[i]].class_id);
     }
+    for (int c = 0; c < m->ncls; c++) { /* each class's key: its facts tell a part lost */
+        if (m->cls[c].t.class_key)
+            json_object_set(s->class_keys, m->cls[c].class_id, m->cls[c].t.class_key);
+    }
     return 0;
 }
 

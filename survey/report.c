@@ -59,10 +59,13 @@ static json_t *survey_json(const struct survey *s)
     }
     for (int p = 0; p < s->npairs; p++) {
         const struct survey_pair *x = &s->pairs[p];
-        json_array_append_new(pairs, json_pack("{s:[s,s],s:o,s:i,s:b}", "hosts",
-                                               s->nodes[x->a].host, s->nodes[x->b].host, "busbw",
-                                               x->busbw < 0 ? json_null() : json_real(x->busbw),
-                                               "launch", x->round, "focused", x->focused));
+        json_t *o =
+            json_pack("{s:[s,s],s:o,s:i,s:b}", "hosts", s->nodes[x->a].host, s->nodes[x->b].host,
+                      "busbw", x->busbw < 0 ? json_null() : json_real(x->busbw), "launch", x->round,
+                      "focused", x->focused);
+        if (x->bisected)
+            json_object_set_new(o, "bisected", json_true());
+        json_array_append_new(pairs, o);
     }
     return json_pack("{s:s,s:s,s:s,s:b,s:I,s:i,s:f,s:i,s:b,s:o,s:{s:i,s:i,s:f,s:b},s:O,s:O,s:O,"
                      "s:o,s:o,s:O*}",

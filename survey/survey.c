@@ -233,13 +233,21 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     return err ? err : rc;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /*
  * Measures the groups, at most max_groups to a launch; a failed launch is split in halves until
  * every failing group stands alone (busbw -1). launch (when not NULL): the launch each group's
- * value came from. Returns 0 or an error code.
+ * value came from; bisected (when not NULL): 1 for a value from a half of a failed launch (a
+ * lighter load than the round's: it locates the failure but is no yardstick). Returns 0 or an
+ * error code.
  */
 static int measure(struct survey *s, const char *stage, const struct survey_group *g, int n,
-                   double *busbw, int *launch)
+                   double *busbw, int *launch, int *bisected)
 {
     if (n == 0)
         return 0;
@@ -249,7 +257,8 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
         int k = launches_for(s, n), rc = 0;
         for (int j = 0, i = 0; !rc && j < k; j++) {
             int len = n / k + (j < n % k);
-            rc = measure(s, stage, g + i, len, busbw + i, launch ? launch + i : NULL);
+            rc = measure(s, stage, g + i, len, busbw + i, launch ? launch + i : NULL,
+                         bisected ? bisected + i : NULL);
             i += len;
         }
         return rc;
@@ -264,73 +273,34 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
         return 0;
     }
     int half = n / 2;
-    rc = measure(s, stage, g, half, busbw, launch);
+    /* the halves' values: marked, then measured (a nested failure marks its own halves) */
+    for (int i = 0; bisected && i < n; i++)
+        bisected[i] = 1;
+    rc = measure(s, stage, g, half, busbw, launch, bisected);
     return rc ? rc
-              : measure(s, stage, g + half, n - half, busbw + half, launch ? launch + half : NULL);
-}
-
-/* ---- statistics ---- */
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of x[0..k) (sorted here). */
-static double median_of(double *x, int k)
-{
-    qsort(x, (size_t)k, sizeof(double), by_value);
-    return k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
-}
-
-/*
- * The median of the n values > 0 (failed ones, -1, left out) and their spread, a relative sigma:
- * 1.4826 x the median distance from the median of the logarithms at or above it. Noise is
- * multiplicative (a busy core, a retransmission) and symmetric in logarithms; faults are slow
- * values, below the median: measured on the upper half, the spread is that of the noise even
- * when a bad node's pairs are a third of the class's, where a plain MAD would take them for
- * noise and call nothing slow.
- */
-static void robust(const double *v, int n, double *median, double *spread)
-{
-    double *x = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    int k = 0, up = 0;
-    for (int i = 0; i < n; i++)
-        if (v[i] > 0)
-            x[k++] = log(v[i]);
-    *median = *spread = 0;
-    if (k) {
-        double m = median_of(x, k);
-        for (int i = 0; i < k; i++)
-            if (x[i] >= m)
-                x[up++] = x[i] - m;
-        *spread = 1.4826 * median_of(x, up);
-        *median = exp(m);
-    }
-    free(x);
-}
-
-/* The bound under which a value of this class is slow: the tolerance below the median, or three
- * relative sigmas when the class is noisier than that. One slow value is no verdict: a node is
- * slow twice, a link with two thirds of its partners, a path on every measurement. */
-static double slow_bound(const struct survey *s, double median, double spread)
-{
-    return median * exp(-fmax(-log(1 - s->tolerance), 3 * spread));
+              : measure(s, stage, g + half, n - half, busbw + half, launch ? launch + half : NULL,
+                        bisected ? bisected + half : NULL);
 }
 
 /* ---- verdicts ---- */
+
+static json_t *verdict_json(struct survey *s, const char *kind, json_t *hosts, json_t *evidence,
+                            const char *fmt, va_list ap)
+{
+    char text[512];
+    vsnprintf(text, sizeof(text), fmt, ap);
+    json_t *v = json_pack("{s:s,s:o,s:o,s:s}", "kind", kind, "hosts", hosts, "evidence", evidence,
+                          "text", text);
+    json_array_append_new(s->verdicts, v);
+    return v;
+}
 
 static void add_verdict(struct survey *s, const char *kind, int a, int b, json_t *evidence,
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static void add_verdict(struct survey *s, const char *kind, int a, int b, json_t *evidence,
                         const char *fmt, ...)
 {
-    char text[512];
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
     if (b >= 0 && b < a) { /* a path's hosts in the cluster's order */
         int t = a;
         a = b;
@@ -339,10 +309,29 @@ static void add_verdict(struct survey *s, const char *kind, int a, int b, json_t
     json_t *hosts = json_pack("[s]", s->nodes[a].host);
     if (b >= 0)
         json_array_append_new(hosts, json_string(s->nodes[b].host));
-    json_array_append_new(s->verdicts, json_pack("{s:s,s:o,s:o,s:s}", "kind", kind, "hosts", hosts,
-                                                 "evidence", evidence, "text", text));
+    va_start(ap, fmt);
+    verdict_json(s, kind, hosts, evidence, fmt, ap);
+    va_end(ap);
     if (b < 0) /* a path names two hosts and excludes neither */
         s->nodes[a].verdict = (int)json_array_size(s->verdicts);
+}
+
+/* One verdict on the nodes listed (a class's), each excluded. */
+static void add_group_verdict(struct survey *s, const char *kind, const int *nodes, int n,
+                              json_t *evidence, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void add_group_verdict(struct survey *s, const char *kind, const int *nodes, int n,
+                              json_t *evidence, const char *fmt, ...)
+{
+    va_list ap;
+    json_t *hosts = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(hosts, json_string(s->nodes[nodes[k]].host));
+    va_start(ap, fmt);
+    verdict_json(s, kind, hosts, evidence, fmt, ap);
+    va_end(ap);
+    for (int k = 0; k < n; k++)
+        s->nodes[nodes[k]].verdict = (int)json_array_size(s->verdicts);
 }
 
 static int node_ok(const struct survey *s, int i)
@@ -355,13 +344,14 @@ static int same_class(const struct survey *s, int i, int j)
     return !strcmp(s->nodes[i].class_id, s->nodes[j].class_id);
 }
 
-static void add_pair(struct survey *s, int a, int b, double busbw, int round, int focused)
+static void add_pair(struct survey *s, int a, int b, double busbw, int round, int focused,
+                     int bisected)
 {
     if (s->npairs == s->pairs_cap) {
         s->pairs_cap = s->pairs_cap ? 2 * s->pairs_cap : 64;
         s->pairs = realloc(s->pairs, sizeof(*s->pairs) * (size_t)s->pairs_cap);
     }
-    s->pairs[s->npairs] = (struct survey_pair){a, b, busbw, round, focused};
+    s->pairs[s->npairs] = (struct survey_pair){a, b, busbw, round, focused, bisected};
     int ends[2] = {a, b};
     for (int e = 0; e < 2; e++) { /* each node's own list: the verdicts look at a node's pairs */
         struct survey_node *x = &s->nodes[ends[e]];
@@ -374,32 +364,6 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round, in
     s->npairs++;
 }
 
-/*
- * Each class's median and spread, into s->classes: of its nodes alone (alone), or of its pairs
- * of the random rounds (a focused round measures suspects again and again: counted, they would
- * make a bad node look like the class).
- */
-static void store_class_stats(struct survey *s, int alone)
-{
-    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + s->npairs + 1)), median, spread;
-    const char *cls;
-    json_t *c;
-    json_object_foreach(s->classes, cls, c)
-    {
-        int k = 0;
-        for (int i = 0; alone && i < s->nnodes; i++)
-            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
-                v[k++] = s->nodes[i].intra;
-        for (int p = 0; !alone && p < s->npairs; p++)
-            if (!s->pairs[p].focused && !strcmp(s->nodes[s->pairs[p].a].class_id, cls))
-                v[k++] = s->pairs[p].busbw;
-        robust(v, k, &median, &spread);
-        json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(median));
-        json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(spread));
-    }
-    free(v);
-}
-
 static json_t *class_entry(struct survey *s, const char *cls)
 {
     json_t *c = json_object_get(s->classes, cls);
@@ -410,7 +374,135 @@ static json_t *class_entry(struct survey *s, const char *cls)
     return c;
 }
 
-/* Stage 1: the map. Nodes that did not answer get their verdict now. */
+/* The nodes of class cls that have no verdict, into out (when given). */
+static int ok_members(const struct survey *s, const char *cls, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        if (node_ok(s, i) && !strcmp(s->nodes[i].class_id, cls)) {
+            if (out)
+                out[n] = i;
+            n++;
+        }
+    return n;
+}
+
+/*
+ * The yardstick of a class: the level of its healthy population (survey_level_of) of the values
+ * v (per node: alone, or its capacity from the pairs); where the model predicts the class (the
+ * sim) and the whole population is below its prediction by more than the tolerance, the model's
+ * value (the class is slow all over). Stored in s->classes (alone_ or pair_ median and spread).
+ */
+static void class_level(struct survey *s, const char *cls, const double *v, int n, int alone,
+                        struct survey_level *lv)
+{
+    survey_level_of(v, n, s->tolerance, lv);
+    double model = s->probe.predict ? s->probe.predict(s, cls, alone ? 1 : 2) : -1;
+    if (model > 0 && lv->values && lv->level < model * (1 - s->tolerance)) {
+        lv->bound *= model / lv->level;
+        lv->level = model;
+        lv->too_spread = 0;
+    }
+    json_t *c = class_entry(s, cls);
+    json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(lv->level));
+    json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(lv->spread));
+}
+
+/* A class too spread to judge: its nodes without a verdict are named together and excluded. */
+static void too_spread(struct survey *s, const char *cls, const char *what,
+                       const struct survey_level *lv)
+{
+    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1)), n = ok_members(s, cls, m);
+    if (n)
+        add_group_verdict(
+            s, "class-too-spread", m, n,
+            json_pack("{s:s,s:s,s:i,s:i,s:f,s:f}", "class", cls, "measured", what, "values",
+                      lv->values, "support", lv->support, "level", lv->level, "spread", lv->spread),
+            "class %s cannot be judged %s: only %d of its %d values are within the tolerance of "
+            "its upper level %.2f GB/s (spread %.0f%%); none of its %d nodes is called healthy "
+            "(survey again with more --matchings or --pairs all)",
+            cls, what, lv->support, lv->values, lv->level, 100 * lv->spread, n);
+    free(m);
+}
+
+/* ---- stages ---- */
+
+/*
+ * A class that lost a part next to the larger class of its GPU model (or unlike --expect): its
+ * facts differ and the nodes are named node-differs. Returns the class it is compared with (a
+ * borrowed id), or NULL.
+ */
+static const char *differs_from(struct survey *s, const char *cls, json_t **diff)
+{
+    json_t *key = json_object_get(s->class_keys, cls), *facts, *other;
+    const char *ocls;
+    *diff = NULL;
+    if (!key)
+        return NULL;
+    facts = survey_class_facts(key);
+    if (s->expect) {
+        const char *id = json_string_value(json_object_get(s->expect, "id"));
+        if (id && strcmp(id, cls)) {
+            json_t *want = survey_class_facts(json_object_get(s->expect, "key"));
+            *diff = survey_facts_differ(facts, want, NULL);
+            json_decref(want);
+            json_object_set_new(*diff, "class", json_pack("[ss]", cls, id));
+        }
+        json_decref(facts);
+        return *diff ? id : NULL;
+    }
+    int n = (int)json_integer_value(json_object_get(json_object_get(s->classes, cls), "nodes"));
+    const char *like = NULL;
+    json_object_foreach(s->classes, ocls, other)
+    {
+        int on = (int)json_integer_value(json_object_get(other, "nodes")), lesser = 0;
+        json_t *okey = json_object_get(s->class_keys, ocls);
+        if (!okey || !strcmp(ocls, cls) || 2 * n > on)
+            continue;
+        json_t *ofacts = survey_class_facts(okey);
+        json_t *d = survey_facts_differ(facts, ofacts, &lesser);
+        json_decref(ofacts);
+        if (lesser && !json_object_get(d, "gpu_model") && json_object_size(d)) {
+            json_decref(*diff);
+            *diff = d;
+            like = ocls;
+        } else {
+            json_decref(d);
+        }
+    }
+    json_decref(facts);
+    return like;
+}
+
+static void differing_classes(struct survey *s)
+{
+    const char *cls;
+    json_t *c;
+    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    json_object_foreach(s->classes, cls, c)
+    {
+        json_t *diff;
+        const char *like = differs_from(s, cls, &diff);
+        if (!like)
+            continue;
+        char *facts = json_dumps(diff, JSON_COMPACT | JSON_SORT_KEYS);
+        int n = ok_members(s, cls, m);
+        for (int k = 0; k < n; k++)
+            add_verdict(s, "node-differs", m[k], -1,
+                        json_pack("{s:s,s:O,s:b}", "like", like, "differs", diff, "expected",
+                                  s->expect != NULL),
+                        "%s is not the hardware of %s (%s): %s as [this node, %s]: a part lost or "
+                        "misplaced (a GPU, a NIC or an NVLink)",
+                        s->nodes[m[k]].host,
+                        s->expect ? "--expect" : "the larger class of its GPU model", like,
+                        facts ? facts : "?", s->expect ? "expected" : "that class");
+        free(facts);
+        json_decref(diff);
+    }
+    free(m);
+}
+
+/* Stage 1: the map. Nodes that did not answer, or that differ from their kind, get a verdict. */
 static int stage_map(struct survey *s)
 {
     int rc = s->probe.map(s);
@@ -427,7 +519,36 @@ static int stage_map(struct survey *s)
         json_object_set_new(c, "nodes",
                             json_integer(json_integer_value(json_object_get(c, "nodes")) + 1));
     }
+    differing_classes(s);
     return 0;
+}
+
+/* A node's busbw alone: the geometric mean of its measurement and its repeat (when made). */
+static double alone_of(const struct survey_node *x)
+{
+    if (x->intra <= 0)
+        return x->intra;
+    return x->intra_rep > 0 ? sqrt(x->intra * x->intra_rep) : x->intra_rep < 0 ? -1 : x->intra;
+}
+
+/* Per node, its class's level alone (in lv, one per class in s->classes' order). */
+static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
+{
+    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    const char *cls;
+    json_t *c;
+    int k = 0;
+    json_object_foreach(s->classes, cls, c)
+    {
+        int n = 0;
+        for (int i = 0; i < s->nnodes; i++)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
+                v[n++] = s->nodes[i].intra;
+                of[i] = k;
+            }
+        class_level(s, cls, v, n, 1, &lv[k++]);
+    }
+    free(v);
 }
 
 /* Stage 2: every node alone, all at once; the slow ones measured again before a verdict. */
@@ -435,12 +556,14 @@ static int stage_alone(struct survey *s)
 {
     struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     double *bw = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    struct survey_level *lv = calloc(json_object_size(s->classes) + 1, sizeof(*lv));
+    int *of = calloc((size_t)s->nnodes + 1, sizeof(int));
     int n = 0, rc;
     for (int i = 0; i < s->nnodes; i++)
         if (node_ok(s, i))
             g[n++] = (struct survey_group){i, -1};
     int failed = s->launches_failed;
-    rc = measure(s, "alone", g, n, bw, NULL);
+    rc = measure(s, "alone", g, n, bw, NULL, NULL);
     for (int k = 0; !rc && k < n; k++)
         s->nodes[g[k].a].intra = bw[k];
     if (!rc && s->launches_failed > failed && s->max_groups != 1) {
@@ -451,54 +574,68 @@ static int stage_alone(struct survey *s)
         for (int k = 0; k < n; k++)
             if (bw[k] >= 0)
                 g[m++] = g[k];
-        rc = m > 1 ? measure(s, "alone-again", g, m, bw, NULL) : 0;
+        rc = m > 1 ? measure(s, "alone-again", g, m, bw, NULL, NULL) : 0;
         for (int k = 0; !rc && m > 1 && k < m; k++)
             s->nodes[g[k].a].intra = bw[k];
         n = m;
     }
-    store_class_stats(s, 1);
+    alone_levels(s, lv, of);
     /* suspects: below their class's bound, measured again together */
     int ns = 0;
     for (int k = 0; !rc && k < n; k++) {
         struct survey_node *x = &s->nodes[g[k].a];
-        json_t *cc = json_object_get(s->classes, x->class_id);
-        double im = json_real_value(json_object_get(cc, "alone_median"));
-        double imad = json_real_value(json_object_get(cc, "alone_spread"));
-        if (x->intra >= 0 && x->intra < slow_bound(s, im, imad))
+        if (x->intra >= 0 && x->intra < lv[of[g[k].a]].bound)
             g[ns++] = g[k];
     }
     if (!rc && ns)
-        rc = measure(s, "alone-repeat", g, ns, bw, NULL);
+        rc = measure(s, "alone-repeat", g, ns, bw, NULL, NULL);
     for (int k = 0; !rc && k < ns; k++)
         s->nodes[g[k].a].intra_rep = bw[k];
     for (int i = 0; !rc && i < s->nnodes; i++) {
         struct survey_node *x = &s->nodes[i];
+        const struct survey_level *l = &lv[of[i]];
         if (!node_ok(s, i))
             continue;
-        double im = json_real_value(
-            json_object_get(json_object_get(s->classes, x->class_id), "alone_median"));
-        double imad = json_real_value(
-            json_object_get(json_object_get(s->classes, x->class_id), "alone_spread"));
+        /* one slow value is no verdict: the two together are (noise halves in their mean) */
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
-        else if (x->intra_rep && x->intra_rep < slow_bound(s, im, imad))
+        else if (x->intra_rep && !l->too_spread && alone_of(x) < l->bound)
             add_verdict(
                 s, "node-slow", i, -1,
-                json_pack("{s:f,s:o,s:f,s:f}", "busbw", x->intra, "repeat",
+                json_pack("{s:f,s:o,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
                           x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
-                          "class_median", im, "class_spread", imad),
+                          "class_median", l->level, "class_spread", l->spread, "bound", l->bound),
                 "%s is slow on its own: %.2f GB/s alone, then %s; its class %.2f GB/s (spread "
                 "%.0f%%)",
-                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", im, 100 * imad);
+                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
+                100 * l->spread);
     }
+    const char *cls;
+    json_t *c;
+    int k = 0;
+    json_object_foreach(s->classes, cls, c)
+    {
+        if (!rc && lv[k].too_spread)
+            too_spread(s, cls, "alone", &lv[k]);
+        k++;
+    }
+    free(of);
+    free(lv);
     free(g);
     free(bw);
     return rc;
 }
 
-/* A random perfect matching of the listed nodes (one left out when odd), as groups. */
-static int paired(const struct survey *s, int a, int b);
+static int paired(const struct survey *s, int a, int b)
+{
+    for (int k = 0; k < s->nodes[a].npairs; k++) {
+        const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
+        if (y->a == b || y->b == b)
+            return 1;
+    }
+    return 0;
+}
 
 /* A random perfect matching of the listed nodes (one left out when odd), as groups: of 20 tries,
  * the one with the fewest pairs measured before (a pair measured again tells nothing new). */
@@ -533,23 +670,15 @@ static int matching(struct survey *s, const int *nodes, int n, struct survey_gro
 static int run_pairs(struct survey *s, const char *stage, struct survey_group *g, int n)
 {
     double *bw = malloc(sizeof(double) * (size_t)(n + 1));
-    int *launch = malloc(sizeof(int) * (size_t)(n + 1));
-    int rc = measure(s, stage, g, n, bw, launch);
+    int *launch = malloc(sizeof(int) * (size_t)(n + 1)),
+        *bisected = calloc((size_t)n + 1, sizeof(int));
+    int rc = measure(s, stage, g, n, bw, launch, bisected);
     for (int k = 0; !rc && k < n; k++)
-        add_pair(s, g[k].a, g[k].b, bw[k], launch[k], strcmp(stage, "pairs") != 0);
+        add_pair(s, g[k].a, g[k].b, bw[k], launch[k], strcmp(stage, "pairs") != 0, bisected[k]);
+    free(bisected);
     free(launch);
     free(bw);
     return rc;
-}
-
-/* The healthy nodes of one class so far. */
-static int class_nodes(struct survey *s, const char *cls, int *out)
-{
-    int n = 0;
-    for (int i = 0; i < s->nnodes; i++)
-        if (node_ok(s, i) && !strcmp(s->nodes[i].class_id, cls))
-            out[n++] = i;
-    return n;
 }
 
 /* Stage 3: random perfect matchings of each class (or every pair, in n-1 rounds, the circle). */
@@ -565,7 +694,7 @@ static int stage_pairs(struct survey *s)
     int rounds = 0;
     json_object_foreach(s->classes, cls, c)
     {
-        int n = class_nodes(s, cls, nodes);
+        int n = ok_members(s, cls, nodes);
         rounds = rounds > n - 1 + (n % 2) ? rounds : n - 1 + (n % 2);
     }
     if (!s->all_pairs && s->matchings < rounds)
@@ -574,7 +703,7 @@ static int stage_pairs(struct survey *s)
         int k = 0;
         json_object_foreach(s->classes, cls, c)
         {
-            int n = class_nodes(s, cls, nodes);
+            int n = ok_members(s, cls, nodes);
             if (!s->all_pairs) {
                 if (r < n - 1 + (n % 2))
                     k += matching(s, nodes, n, g + k);
@@ -596,29 +725,108 @@ static int stage_pairs(struct survey *s)
     return rc;
 }
 
-static int pair_slow(const struct survey *s, const struct survey_pair *p)
+/*
+ * What the pairs say so far: each node's capacity (cap, 0: no pair) and its class's level of
+ * capacities (lv[of[i]], one per class in s->classes' order), over the nodes without a verdict.
+ */
+struct fit {
+    double *cap;
+    struct survey_level *lv;
+    int *of;
+};
+
+static void fit_pairs(struct survey *s, struct fit *f)
 {
-    json_t *c = json_object_get(s->classes, s->nodes[p->a].class_id);
-    double pm = json_real_value(json_object_get(c, "pair_median"));
-    double pmad = json_real_value(json_object_get(c, "pair_spread"));
-    return p->busbw < 0 || p->busbw < slow_bound(s, pm, pmad);
+    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    const char *cls;
+    json_t *c;
+    int k = 0;
+    survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, f->cap);
+    json_object_foreach(s->classes, cls, c)
+    {
+        int n = 0;
+        for (int i = 0; i < s->nnodes; i++)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
+                f->of[i] = k;
+                if (node_ok(s, i))
+                    v[n++] = f->cap[i];
+            }
+        class_level(s, cls, v, n, 0, &f->lv[k++]);
+    }
+    free(v);
+}
+
+static void fit_init(struct survey *s, struct fit *f)
+{
+    f->cap = calloc((size_t)s->nnodes + 1, sizeof(double));
+    f->lv = calloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
+    f->of = calloc((size_t)s->nnodes + 1, sizeof(int));
+    fit_pairs(s, f);
+}
+
+static void fit_release(struct fit *f)
+{
+    free(f->cap);
+    free(f->lv);
+    free(f->of);
+}
+
+/* Node i below its class's level of capacities. */
+static int cap_slow(const struct survey *s, const struct fit *f, int i)
+{
+    return node_ok(s, i) && f->cap[i] > 0 && f->cap[i] < f->lv[f->of[i]].bound;
+}
+
+/* A pair value slow for its two nodes: below the slower one's capacity by the class's margin. */
+static int pair_slow(const struct survey *s, const struct fit *f, const struct survey_pair *p)
+{
+    if (p->busbw < 0)
+        return 1;
+    const struct survey_level *l = &f->lv[f->of[p->a]];
+    double ref = fmin(f->cap[p->a], f->cap[p->b]);
+    (void)s;
+    return ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
+}
+
+/* The value of the pair a, b: the median of its measurements that did not fail (-1: all failed,
+ * 0: none). Bisected values count only when nothing else measured it. */
+static double pair_value(const struct survey *s, int a, int b, int *count)
+{
+    double v[64];
+    int n = 0, any = 0;
+    for (int pass = 0; pass < 2 && !n; pass++)
+        for (int k = 0; k < s->nodes[a].npairs && n < 64; k++) {
+            const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
+            if (y->a != b && y->b != b)
+                continue;
+            any = 1;
+            if (y->busbw > 0 && (pass || !y->bisected))
+                v[n++] = y->busbw;
+        }
+    if (count)
+        *count = n;
+    if (!n)
+        return any ? -1 : 0;
+    qsort(v, (size_t)n, sizeof(double), by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*
- * Per node: distinct partners measured (without a node verdict of their own), those slow with it
- * and those failing with it, each partner judged on all its measurements with the node: slow
- * (failed) when most of them are (a slow first measurement that a repeat found fine is noise).
+ * Per node: distinct partners measured (without a verdict of their own), those with a value,
+ * those of them in their class's healthy population (strong: a slow pair with one of them is
+ * this node's), and those failing with it on most measurements.
  */
-static void partner_counts(const struct survey *s, int i, int *partners, int *slow, int *failed)
+static void partner_counts(const struct survey *s, const struct fit *f, int i, int *partners,
+                           int *valued, int *strong, int *failed)
 {
     const struct survey_node *n = &s->nodes[i];
-    *partners = *slow = *failed = 0;
+    *partners = *valued = *strong = *failed = 0;
     for (int k = 0; k < n->npairs; k++) {
         const struct survey_pair *x = &s->pairs[n->pair_index[k]];
-        int other = x->a == i ? x->b : x->a, seen = 0, count = 0, nslow = 0, nfail = 0;
-        for (int q = 0; q < k; q++) {
+        int other = x->a == i ? x->b : x->a, seen = 0, count = 0, nfail = 0;
+        for (int q = 0; q < k && !seen; q++) {
             const struct survey_pair *y = &s->pairs[n->pair_index[q]];
-            seen |= y->a == other || y->b == other;
+            seen = y->a == other || y->b == other;
         }
         if (seen || !node_ok(s, other))
             continue;
@@ -626,57 +834,33 @@ static void partner_counts(const struct survey *s, int i, int *partners, int *sl
             const struct survey_pair *y = &s->pairs[n->pair_index[q]];
             if (y->a == other || y->b == other) {
                 count++;
-                nslow += pair_slow(s, y);
                 nfail += y->busbw < 0;
             }
         }
         (*partners)++;
-        *slow += 2 * nslow > count;
         *failed += 2 * nfail > count;
+        if (pair_value(s, i, other, NULL) > 0) {
+            (*valued)++;
+            *strong += !cap_slow(s, f, other) && f->cap[other] > 0;
+        }
     }
 }
 
-static int paired(const struct survey *s, int a, int b)
+/* Repeats of the slow pairs neither node explains (a path is slow on every measurement), in as
+ * many rounds of disjoint pairs as that takes, at most 4. */
+static int repeat_paths(struct survey *s, struct fit *f)
 {
-    for (int k = 0; k < s->nodes[a].npairs; k++) {
-        const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
-        if (y->a == b || y->b == b)
-            return 1;
-    }
-    return 0;
-}
-
-/* A node slow with two thirds (and at least two) of its partners so far. */
-static int suspect(const struct survey *s, int i)
-{
-    int partners, slow, failed;
-    partner_counts(s, i, &partners, &slow, &failed);
-    return slow >= 2 && 3 * slow >= 2 * partners;
-}
-
-/*
- * Stage 4, the focused rounds: each slow pair that no suspect node explains measured again (in
- * as many rounds of disjoint pairs as that takes, at most 4), then each node touched by a slow
- * pair with a fresh partner whose pairs are all fine so far (2 rounds).
- */
-static int stage_focus(struct survey *s)
-{
-    store_class_stats(s, 0);
-    int n0 = s->npairs, k = 0, rc = 0;
+    int n0 = s->npairs, rc = 0;
     struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
-    char *used = calloc((size_t)s->nnodes + 1, 1), *touched = calloc((size_t)s->nnodes + 1, 1);
-    char *sus = calloc((size_t)s->nnodes + 1, 1), *repeated = calloc((size_t)n0 + 1, 1);
-    for (int i = 0; i < s->nnodes; i++)
-        sus[i] = node_ok(s, i) && suspect(s, i);
+    char *used = calloc((size_t)s->nnodes + 1, 1), *repeated = calloc((size_t)n0 + 1, 1);
     for (int round = 0, left = 1; !rc && left && round < 4; round++) {
+        int k = 0;
         memset(used, 0, (size_t)s->nnodes);
-        k = left = 0;
+        left = 0;
         for (int p = 0; p < n0; p++) {
             struct survey_pair *x = &s->pairs[p];
-            if (!pair_slow(s, x) || !node_ok(s, x->a) || !node_ok(s, x->b))
-                continue;
-            touched[x->a] = touched[x->b] = 1;
-            if (repeated[p] || sus[x->a] || sus[x->b])
+            if (repeated[p] || !node_ok(s, x->a) || !node_ok(s, x->b) || !pair_slow(s, f, x) ||
+                cap_slow(s, f, x->a) || cap_slow(s, f, x->b))
                 continue;
             if (used[x->a] || used[x->b]) {
                 left = 1;
@@ -688,130 +872,167 @@ static int stage_focus(struct survey *s)
         }
         rc = run_pairs(s, "repeat", g, k);
     }
-    free(sus);
+    free(used);
     free(repeated);
-    for (int rounds = 0; !rc && rounds < 2; rounds++) {
+    free(g);
+    return rc;
+}
+
+/*
+ * Stage 4, the focused rounds: each slow pair that no slow node explains measured again; then,
+ * up to 3 rounds, each node below its class's level that has met fewer than two partners of the
+ * healthy population meets one it has not met (a node whose partners were all slow shows their
+ * speed until then; a slow node shows its own with anyone).
+ */
+static int stage_focus(struct survey *s)
+{
+    struct fit f;
+    fit_init(s, &f);
+    int rc = repeat_paths(s, &f);
+    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    char *used = calloc((size_t)s->nnodes + 1, 1);
+    for (int round = 0; !rc && round < 3; round++) {
+        int k = 0, start = round * 7919;
+        fit_pairs(s, &f);
         memset(used, 0, (size_t)s->nnodes);
-        k = 0;
         for (int t = 0; t < s->nnodes; t++) {
-            if (!touched[t] || used[t])
+            int partners, valued, strong, failed;
+            if (!cap_slow(s, &f, t) || used[t])
                 continue;
-            for (int c = 0; c < s->nnodes; c++) {
-                int partners, slow, failed;
-                if (c == t || touched[c] || used[c] || !node_ok(s, c) || !same_class(s, c, t))
-                    continue;
-                partner_counts(s, c, &partners, &slow, &failed);
-                if (slow || paired(s, t, c))
+            partner_counts(s, &f, t, &partners, &valued, &strong, &failed);
+            if (strong >= 2)
+                continue;
+            for (int j = 0; j < s->nnodes; j++) { /* a strong node, from a moving start */
+                int c = (j + start + t) % s->nnodes;
+                if (c == t || used[c] || !node_ok(s, c) || f.cap[c] <= 0 || cap_slow(s, &f, c) ||
+                    !same_class(s, c, t) || paired(s, t, c))
                     continue;
                 used[t] = used[c] = 1;
                 g[k++] = (struct survey_group){t, c};
                 break;
             }
         }
+        if (!k)
+            break;
         rc = run_pairs(s, "focus", g, k);
     }
     free(g);
     free(used);
-    free(touched);
+    fit_release(&f);
     return rc;
 }
 
-static int pair_measures(const struct survey *s, int a, int b, double *v, int max)
+/* Node i's shortfall alone explains at least half of its shortfall in pairs: the node, not its
+ * link (a CPU-starved host is slow alone, whatever its partners). */
+static int slow_alone_too(const struct survey *s, const struct fit *f, int i, double alone_level)
 {
-    int n = 0;
-    for (int k = 0; k < s->nodes[a].npairs && n < max; k++) {
-        const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
-        if (y->a == b || y->b == b)
-            v[n++] = y->busbw;
-    }
-    return n;
+    const struct survey_level *l = &f->lv[f->of[i]];
+    double alone = alone_of(&s->nodes[i]);
+    return alone > 0 && alone_level > 0 &&
+           log(alone / alone_level) <= 0.5 * log(f->cap[i] / l->level);
 }
 
-/* Node verdicts from the pairs (slow or failing with at least two partners, two thirds of its
- * partners), then link verdicts for the slow pairs neither node explains. */
-static void pair_verdicts(struct survey *s)
+static void node_pair_verdict(struct survey *s, const struct fit *f, int i, double alone_level)
 {
-    /* the worst node first: its verdict explains its partners' slow pairs, which then no longer
-     * count against them (two bad NICs that met in a round do not condemn a third node) */
-    for (;;) {
-        int i = -1, partners, slow, failed;
-        double worst = 0;
-        for (int j = 0; j < s->nnodes; j++) {
-            if (!node_ok(s, j) || !s->nodes[j].npairs)
-                continue;
-            partner_counts(s, j, &partners, &slow, &failed);
-            if (slow >= 2 && 3 * slow >= 2 * partners && (double)slow / partners > worst) {
-                worst = (double)slow / partners;
-                i = j;
-            }
-        }
-        if (i < 0)
-            break;
-        partner_counts(s, i, &partners, &slow, &failed);
-        json_t *c = json_object_get(s->classes, s->nodes[i].class_id);
-        json_t *ev =
-            json_pack("{s:i,s:i,s:i,s:f,s:f}", "partners", partners, "slow", slow, "failed", failed,
-                      "class_pair_median", json_real_value(json_object_get(c, "pair_median")),
-                      "alone", s->nodes[i].intra);
-        if (failed * 3 >= 2 * partners)
-            add_verdict(s, "link-fails", i, -1, ev,
-                        "%s fails with %d of its %d partners, though it runs alone: its network "
-                        "link (NIC, cable or switch port)",
-                        s->nodes[i].host, failed, partners);
+    int partners, valued, strong, failed;
+    partner_counts(s, f, i, &partners, &valued, &strong, &failed);
+    const struct survey_level *l = &f->lv[f->of[i]];
+    json_t *ev =
+        json_pack("{s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "partners", partners, "healthy_partners", strong,
+                  "failed", failed, "capacity", f->cap[i], "class_pair_median", l->level, "bound",
+                  l->bound, "alone", s->nodes[i].intra);
+    if (failed >= 2 && 3 * failed >= 2 * partners) {
+        add_verdict(s, "link-fails", i, -1, ev,
+                    "%s fails with %d of its %d partners, though it runs alone: its network "
+                    "link (NIC, cable or switch port)",
+                    s->nodes[i].host, failed, partners);
+    } else if (cap_slow(s, f, i) && valued >= 2 && strong >= 1 && !l->too_spread) {
+        if (slow_alone_too(s, f, i, alone_level))
+            add_verdict(s, "node-slow", i, -1, ev,
+                        "%s is slow with its partners (%.2f GB/s, class %.2f) and alone too "
+                        "(%.2f GB/s, class %.2f): the node itself",
+                        s->nodes[i].host, f->cap[i], l->level, alone_of(&s->nodes[i]), alone_level);
         else
             add_verdict(s, "link-slow", i, -1, ev,
-                        "%s is slow with %d of its %d partners (class pair median %.2f GB/s) but "
-                        "not alone (%.2f GB/s): its network link (NIC, cable or switch port)",
-                        s->nodes[i].host, slow, partners,
-                        json_real_value(json_object_get(c, "pair_median")), s->nodes[i].intra);
+                        "%s runs at %.2f GB/s with its partners (%d of them, %d healthy; class "
+                        "%.2f GB/s) but not alone (%.2f GB/s): its network link (NIC, cable or "
+                        "switch port)",
+                        s->nodes[i].host, f->cap[i], valued, strong, l->level, s->nodes[i].intra);
+    } else {
+        json_decref(ev);
+    }
+}
+
+/* A pair slow or failing on every measurement (two at least) while both nodes are fine: a path. */
+static void path_verdict(struct survey *s, const struct fit *f, int a, int b, char *done)
+{
+    double v[8];
+    int n = 0, all_slow = 1, failed = 0;
+    for (int k = 0; k < s->nodes[a].npairs; k++) {
+        int q = s->nodes[a].pair_index[k];
+        const struct survey_pair *y = &s->pairs[q];
+        if (y->a != b && y->b != b)
+            continue;
+        done[q] = 1;
+        all_slow &= pair_slow(s, f, y);
+        failed += y->busbw < 0;
+        if (n < 8)
+            v[n] = y->busbw;
+        n++;
+    }
+    if (n < 2 || !all_slow || cap_slow(s, f, a) || cap_slow(s, f, b) || f->cap[a] <= 0 ||
+        f->cap[b] <= 0)
+        return;
+    const struct survey_level *l = &f->lv[f->of[a]];
+    json_t *runs = json_array();
+    for (int i = 0; i < n && i < 8; i++)
+        json_array_append_new(runs, json_real(v[i]));
+    json_t *ev = json_pack("{s:o,s:f,s:f,s:f}", "busbw", runs, "class_pair_median", l->level,
+                           "a_capacity", f->cap[a], "b_capacity", f->cap[b]);
+    if (failed == n)
+        add_verdict(s, "path-fails", a, b, ev,
+                    "the path %s - %s fails (%d of %d launches) while both nodes work with "
+                    "other partners: a route through the fabric between them",
+                    s->nodes[a].host, s->nodes[b].host, failed, n);
+    else
+        add_verdict(s, "path-slow", a, b, ev,
+                    "the path %s - %s is slow (%d measurements, class pair median %.2f GB/s) "
+                    "while both nodes are fine with other partners: a route through the fabric "
+                    "between them",
+                    s->nodes[a].host, s->nodes[b].host, n, l->level);
+}
+
+/* The verdicts from the pairs: node by node against its class's level, a class too spread to
+ * judge said so, then paths between nodes found fine. */
+static void pair_verdicts(struct survey *s)
+{
+    struct fit f;
+    struct survey_level *alone = calloc(json_object_size(s->classes) + 1, sizeof(*alone));
+    int *aof = calloc((size_t)s->nnodes + 1, sizeof(int));
+    fit_init(s, &f);
+    alone_levels(s, alone, aof);
+    for (int i = 0; i < s->nnodes; i++)
+        if (node_ok(s, i) && s->nodes[i].npairs)
+            node_pair_verdict(s, &f, i, alone[aof[i]].level);
+    const char *cls;
+    json_t *c;
+    int k = 0;
+    json_object_foreach(s->classes, cls, c)
+    {
+        if (f.lv[k].too_spread)
+            too_spread(s, cls, "in pairs", &f.lv[k]);
+        k++;
     }
     char *done = calloc((size_t)s->npairs + 1, 1);
-    /* only slow pairs are looked at twice below */
     for (int p = 0; p < s->npairs; p++) {
         struct survey_pair *x = &s->pairs[p];
-        if (done[p] || !pair_slow(s, x) || !node_ok(s, x->a) || !node_ok(s, x->b))
-            continue;
-        double v[8];
-        int n = 0, all_slow = 1, failed = 0;
-        pair_measures(s, x->a, x->b, v, 8); /* the evidence: the first 8 */
-        for (int k = 0; k < s->nodes[x->a].npairs; k++) {
-            int q = s->nodes[x->a].pair_index[k];
-            const struct survey_pair *y = &s->pairs[q];
-            if (y->a == x->b || y->b == x->b) {
-                done[q] = 1;
-                all_slow &= pair_slow(s, y);
-                failed += y->busbw < 0;
-                n++;
-            }
-        }
-        int pa, sa, fa, pb, sb, fb;
-        partner_counts(s, x->a, &pa, &sa, &fa);
-        partner_counts(s, x->b, &pb, &sb, &fb);
-        /* one slow measurement, fine on repeat, is noise; and a path needs both nodes fine with
-         * some other partner */
-        if (n < 2 || !all_slow || pa - sa < 1 || pb - sb < 1)
-            continue;
-        json_t *c = json_object_get(s->classes, s->nodes[x->a].class_id);
-        json_t *runs = json_array();
-        for (int i = 0; i < n && i < 8; i++)
-            json_array_append_new(runs, json_real(v[i]));
-        json_t *ev = json_pack("{s:o,s:f,s:i,s:i,s:i,s:i}", "busbw", runs, "class_pair_median",
-                               json_real_value(json_object_get(c, "pair_median")), "a_partners", pa,
-                               "a_slow", sa, "b_partners", pb, "b_slow", sb);
-        if (failed == n)
-            add_verdict(s, "path-fails", x->a, x->b, ev,
-                        "the path %s - %s fails (%d of %d launches) while both nodes work with "
-                        "other partners: a route through the fabric between them",
-                        s->nodes[x->a].host, s->nodes[x->b].host, failed, n);
-        else
-            add_verdict(s, "path-slow", x->a, x->b, ev,
-                        "the path %s - %s is slow (%d measurements, class pair median %.2f "
-                        "GB/s) while both nodes are fine with other partners: a route through "
-                        "the fabric between them",
-                        s->nodes[x->a].host, s->nodes[x->b].host, n,
-                        json_real_value(json_object_get(c, "pair_median")));
+        if (!done[p] && node_ok(s, x->a) && node_ok(s, x->b) && pair_slow(s, &f, x))
+            path_verdict(s, &f, x->a, x->b, done);
     }
     free(done);
+    free(aof);
+    free(alone);
+    fit_release(&f);
 }
 
 /* Stage 5: the healthy nodes of each class at once, against the model's prediction. */
@@ -855,6 +1076,8 @@ int survey_run(struct survey *s)
     s->classes = json_object();
     if (!s->settings)
         s->settings = json_object();
+    if (!s->class_keys)
+        s->class_keys = json_object();
     if (s->resume) {
         int err = survey_record_load(s);
         if (err)
@@ -875,7 +1098,6 @@ int survey_run(struct survey *s)
     if (!rc)
         rc = stage_focus(s);
     if (!rc) {
-        store_class_stats(s, 0);
         pair_verdicts(s);
         rc = stage_whole(s);
     }
@@ -898,6 +1120,8 @@ void survey_release(struct survey *s)
     json_decref(s->doctor);
     json_decref(s->recorded);
     json_decref(s->settings);
+    json_decref(s->class_keys);
+    json_decref(s->expect);
     if (s->probe.ctx && s->probe.release)
         s->probe.release(s);
 }

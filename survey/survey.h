@@ -3,16 +3,25 @@
  * Characterizing a cluster: which nodes and links are not like the others. A survey maps every
  * node, then measures all_reduce busbw (one size) in launches of many small communicators at
  * once: each node alone, then rounds of disjoint node pairs (random perfect matchings, then
- * focused rounds on the suspects: a repeat of each slow pair and each suspect with a fresh good
- * partner), then the whole cluster. Verdicts come from robust statistics within a node class
- * (median, MAD), each with its evidence: node-slow (slow alone), node-fails (fails alone),
- * node-unreachable (no answer to the map), link-slow and link-fails (a node fine alone but slow
- * or failing with at least two thirds of its partners: its NIC, cable or switch port), and
- * path-slow and path-fails (a pair slow or failing on every measurement while both nodes are
- * fine with other partners: a route between them; such a pair is found only when measured, so
- * --pairs all for small clusters). Node and link verdicts exclude the node; a path excludes
- * neither. A launch that fails or hangs is bisected into halves until
- * the failing group is found.
+ * focused rounds on the suspects: a repeat of each slow pair, and each node below its class
+ * with partners of the healthy population it has not met), then the whole cluster.
+ *
+ * Verdicts are drawn within a node class against a level the slow nodes cannot drag down,
+ * however many they are (survey_level_of in internal.h): alone, of each node's busbw; in pairs,
+ * of each node's capacity, fitted jointly over all pairs (a pair runs at its slower node's
+ * speed: the capacity is the median of its pairs with partners no slower than itself). Each
+ * verdict carries its evidence: node-unreachable (no answer to the map), node-differs (its class
+ * lost a part, fewer GPUs, NICs or NVLinks, next to a class of its GPU model at least twice its
+ * size, or differs from --expect), node-fails (fails alone), node-slow (slow alone in the mean
+ * of two measurements, or slow in pairs with its shortfall alone at least half that in pairs: a
+ * CPU-starved host is the node, whatever its pairs say), link-fails and link-slow (fine alone,
+ * but failing with two thirds of its partners, or slow with two partners or more, one of them
+ * healthy: its NIC, cable or switch port), path-slow and path-fails (a pair slow or failing on
+ * every measurement while both nodes are fine: a route between them; such a pair is found only
+ * when measured, so --pairs all for small clusters), and class-too-spread (a class whose values
+ * back no level: its nodes are not called healthy). Every verdict but a path excludes its nodes.
+ * A launch that fails or hangs is bisected into halves until the failing group is found; the
+ * halves' values (a lighter load) locate it and stay out of the levels.
  *
  * Measurements come from a probe: real launches of topotune-bench --split under mpirun or srun
  * (survey/probe-launch.c), or a simulated cluster file (survey/probe-sim.c, the model's
@@ -78,7 +87,9 @@ struct survey_pair {
     int a, b;
     double busbw; /* -1: failed */
     int round;
-    int focused; /* measured in a focused round (the class statistics leave it out) */
+    int focused;  /* measured in a focused round */
+    int bisected; /* measured in a half of a failed launch, under lighter load: it locates the
+                     failure, the statistics leave it out */
 };
 
 struct survey {
@@ -97,6 +108,9 @@ struct survey {
     int resume;
     json_t *settings; /* the options the numbers depend on ({"ppn": 8, ...}), recorded with every
                          launch: --resume refuses a record made with others (owned: released) */
+    json_t *expect;   /* --expect: {id, key} of the hardware every node should be, or NULL */
+    /* set by the probe's map: class id -> the class's key (topology "class"."key") */
+    json_t *class_keys;
     /* results */
     struct survey_pair *pairs;
     int npairs, pairs_cap;

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `topotune survey --backend sim` where the faults are many: 4 of 8 and 4 of 16 nodes on
+# half-speed NICs are each named link-slow (a class median falls between the two populations and
+# once named nothing), in every seed, none in healthy.hostfile; a CPU-starved host (slow alone by
+# 200x) is node-slow whatever its pairs say; a class spread from 1x to 0.25x is too spread to judge:
+# said so, exit 1, none of it called healthy; the halves of a failed launch (lighter load) are
+# marked bisected and left out of the class's level.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+cluster() { # cluster FILE COUNT FAULTS
+    printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": %s}], "faults": %s}\n' \
+        "$2" "$3" >"$1"
+}
+verdicts() {
+    python3 -c 'import json, sys
+print(";".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
+}
+slow_links() { # slow_links HOST... : a slow-link fault at 0.5 per host, as JSON
+    local sep="" h
+    printf '['
+    for h in "$@"; do
+        printf '%s{"kind": "slow-link", "hosts": ["%s"], "factor": 0.5}' "$sep" "$h"
+        sep=", "
+    done
+    printf ']'
+}
+cluster half.json 8 "$(slow_links node0002 node0003 node0005 node0008)"
+cluster quarter.json 16 "$(slow_links node0001 node0006 node0011 node0016)"
+for seed in 1 2 3; do
+    expect_exit 1 "4 of 8 slow, seed $seed: exit 1" -- "$TOPOTUNE" survey --backend sim \
+        --cluster half.json --seed "$seed" --out "half-$seed"
+    got=$(verdicts "half-$seed")
+    check "4 of 8, seed $seed: each named link-slow (got: $got)" test "$got" = \
+        "node0002 link-slow;node0003 link-slow;node0005 link-slow;node0008 link-slow"
+    check "4 of 8, seed $seed: healthy.hostfile the 4 others" \
+        test "$(tr '\n' ' ' <"half-$seed/healthy.hostfile")" = "node0001 node0004 node0006 node0007 "
+    expect_exit 1 "4 of 16 slow, seed $seed: exit 1" -- "$TOPOTUNE" survey --backend sim \
+        --cluster quarter.json --seed "$seed" --out "quarter-$seed"
+    got=$(verdicts "quarter-$seed")
+    check "4 of 16, seed $seed: each named (got: $got)" test "$got" = \
+        "node0001 link-slow;node0006 link-slow;node0011 link-slow;node0016 link-slow"
+done
+check "survey.json valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" half-1/survey.json
+
+# A CPU-starved host: slow alone by 200x, and so with every partner: the node, not its link.
+cluster starved.json 8 '[{"kind": "slow-node", "hosts": ["node0004"], "factor": 0.005},
+ {"kind": "slow-link", "hosts": ["node0002"], "factor": 0.3}, {"kind": "hang", "hosts": ["node0006"]}]'
+expect_exit 1 "a CPU-starved host" -- "$TOPOTUNE" survey --backend sim --cluster starved.json --out starved
+got=$(verdicts starved)
+check "the starved host node-slow, the link link-slow, the hang node-fails (got: $got)" test "$got" = \
+    "node0002 link-slow;node0004 node-slow;node0006 node-fails"
+
+# Nine nodes from 1x to 0.25x alone: no level backed by a third of them. Said, exit 1, none
+# called healthy.
+python3 - >spread.json <<'PY'
+import json
+f = [0.85, 0.7, 0.6, 0.5, 0.42, 0.35, 0.3, 0.25]
+print(json.dumps({"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 9}],
+                  "faults": [{"kind": "slow-node", "hosts": [f"node{i + 2:04d}"], "factor": x}
+                             for i, x in enumerate(f)]}))
+PY
+expect_exit 1 "a class too spread to judge: exit 1" -- "$TOPOTUNE" survey --backend sim --cluster spread.json --out spread
+check "class-too-spread, with its evidence; healthy.hostfile empty" python3 - spread <<'PY'
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/survey.json"))
+spread = [v for v in s["verdicts"] if v["kind"] == "class-too-spread"]
+assert len(spread) == 1 and spread[0]["evidence"]["support"] < 3, s["verdicts"]
+named = {h for v in s["verdicts"] for h in v["hosts"]}
+assert len(named) == 9, named
+assert open(d + "/healthy.hostfile").read() == "", open(d + "/healthy.hostfile").read()
+PY
+check "survey.json valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" spread/survey.json
+
+# The first pair round's launch failed and its halves, measured under a lighter load, came out
+# 3x faster (recorded, then replayed by --resume): marked bisected, left out of the level.
+cluster clean.json 8 '[]'
+expect_exit 0 "a clean cluster" -- "$TOPOTUNE" survey --backend sim --cluster clean.json --out bis
+level=$(python3 -c 'import json, sys; print(list(json.load(open(sys.argv[1]))["classes"].values())[0]["pair_median"])' bis/survey.json)
+python3 - bis/launches.jsonl <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+i = next(k for k, l in enumerate(lines) if l["stage"] == "pairs")
+r = lines[i]
+g, b = r["groups"], r["busbw"]
+h = len(g) // 2
+halves = [dict(r, groups=g[:h], busbw=[3 * x for x in b[:h]]), dict(r, groups=g[h:], busbw=[3 * x for x in b[h:]])]
+out = lines[:i] + [dict(r, ok=False, busbw=[], why="timeout (edited)")] + halves
+open(sys.argv[1], "w").write("".join(json.dumps(l) + "\n" for l in out))
+PY
+"$TOPOTUNE" survey --backend sim --cluster clean.json --out bis --resume 2>bis.err
+check "the halves marked bisected, the level unmoved, nothing named" python3 - bis/survey.json "$level" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+marked = [p for p in s["pairs"] if p.get("bisected")]
+assert len(marked) == 4 and len({p["launch"] for p in marked}) == 2, s["pairs"]
+level = list(s["classes"].values())[0]["pair_median"]
+assert abs(level / float(sys.argv[2]) - 1) < 0.05, (level, sys.argv[2])
+assert s["verdicts"] == [], s["verdicts"]
+PY
+finish
