@@ -9,6 +9,7 @@
 #include "launch/launch.h"
 #include "survey/survey.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -27,7 +28,7 @@
 
 struct survey_opts {
     const char *hosts, *hostfile, *out, *backend, *cluster, *size, *pairs, *matchings, *seed,
-        *tolerance, *ppn, *timeout, *iters, *launcher, *max_groups;
+        *tolerance, *ppn, *timeout, *iters, *launcher, *max_groups, *expect;
     int allocation, resume;
 };
 
@@ -35,7 +36,7 @@ static const char usage[] =
     "--hosts H1,H2,... | --hostfile FILE | --allocation | --backend sim --cluster FILE\n"
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
-    "       [--groups-per-launch N] [--launcher mpirun|srun] [--resume]\n\n"
+    "       [--groups-per-launch N] [--launcher mpirun|srun] [--expect SPEC] [--resume]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -195,6 +196,9 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"iters", 0, UTIL_OPT_STRING, &o->iters, "N", "timed operations per launch (default 20)"},
         {"timeout", 0, UTIL_OPT_STRING, &o->timeout, "S",
          "a wait's deadline in the benchmark, and the map's (default 60)"},
+        {"expect", 0, UTIL_OPT_STRING, &o->expect, "SPEC",
+         "the hardware every node should be (a spec or topology file, as --input takes): a node "
+         "of another class is named node-differs"},
         {"resume", 0, UTIL_OPT_FLAG, &o->resume, NULL,
          "continue the survey in --out: recorded launches are not made again"},
         {0},
@@ -278,6 +282,22 @@ static json_t *settings_of(const struct survey *s, const struct survey_launch *l
     return o;
 }
 
+/* --expect: the class every node should be, {id, key}, from a file as `topo --input` reads. */
+static int expect_of(struct survey *s, const char *file)
+{
+    struct topo t;
+    topo_init(&t);
+    int rc = topo_load(&t, file);
+    if (!rc && t.class_id && t.class_key)
+        s->expect = json_pack("{s:s,s:O}", "id", t.class_id, "key", t.class_key);
+    else if (!rc)
+        rc = error("--expect '%s': no node class (no GPU?): give the spec or topology of the "
+                   "nodes the cluster should have",
+                   file);
+    topo_release(&t);
+    return rc ? -1 : 0;
+}
+
 static int nodes_of(struct survey *s, const struct survey_opts *o)
 {
     if (o->hosts)
@@ -304,6 +324,8 @@ int cmd_survey(int argc, char **argv)
         s.settings = settings_of(&s, &l);
         rc = nodes_of(&s, &o);
     }
+    if (!rc && o.expect && expect_of(&s, o.expect))
+        rc = 2;
     if (rc) {
         survey_release(&s);
         return rc;

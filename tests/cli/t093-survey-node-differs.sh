@@ -3,7 +3,8 @@
 # `topotune survey --backend sim`: a node that lost a GPU or a NIC is a class of its own; next to
 # the larger class of its GPU model it is named node-differs with the facts that differ, never
 # healthy (it once got no verdict and went to healthy.hostfile); two legitimate classes (another
-# GPU model; or the same model, neither a part short of the other) are not.
+# GPU model; or the same model, neither a part short of the other) are not. --expect SPEC: every
+# node of another class is node-differs, whatever the sizes; a bad --expect is refused.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -55,4 +56,25 @@ cat >halves.json <<'JSON'
 JSON
 expect_exit 0 "two H100 classes of six: exit 0" -- "$TOPOTUNE" survey --backend sim --cluster halves.json --out halves
 check "nothing named ($(verdicts halves))" test -z "$(verdicts halves)"
+
+# --expect: the H100 class of four nodes beside six short of NICs; and an A100 expected.
+cat >expect.json <<'JSON'
+{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4},
+ {"spec": "half-nics.json", "count": 6, "prefix": "h"}]}
+JSON
+expect_exit 1 "--expect the full H100: exit 1" -- "$TOPOTUNE" survey --backend sim --cluster expect.json \
+    --expect "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out expect
+check "the six short of NICs node-differs against --expect ($(verdicts expect))" test "$(verdicts expect)" = \
+    "h0001 node-differs;h0002 node-differs;h0003 node-differs;h0004 node-differs;h0005 node-differs;h0006 node-differs"
+check "evidence: expected, the NICs" python3 - expect/survey.json <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["verdicts"][0]
+assert v["evidence"]["expected"] is True and v["evidence"]["differs"]["nics"] == [4, 8], v
+PY
+expect_exit 1 "--expect an A100: every node differs" -- "$TOPOTUNE" survey --backend sim --cluster expect.json \
+    --expect "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json" --out expect-a100
+check "ten nodes named node-differs" test "$(grep -c node-differs expect-a100/excluded.txt)" -eq 10
+expect_exit 2 "--expect a missing file" -- "$TOPOTUNE" survey --backend sim --cluster expect.json \
+    --expect nosuch.json --out expect-bad
+expect_no_file expect-bad "nothing written"
 finish
