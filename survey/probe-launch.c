@@ -30,6 +30,8 @@ struct launch_ctx {
     struct survey_launch l;
     char *tcp_env[3];
     int seq;
+    int *gpus; /* per node, as mapped (nccl: a rank per GPU) */
+    int ppn;   /* ranks per node of the launch being made */
 };
 
 /* doctor on every mapped node (as `doctor --hosts` runs it): the across-node checks, and per
@@ -198,7 +200,7 @@ static int launch_map(struct survey *s)
         match_reports(s, all, order);
     else if (s->nnodes > 1)
         info("mapping each of the %d hosts alone, to name those that do not answer", s->nnodes);
-    int gpus_min = -1;
+    c->gpus = calloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; i < s->nnodes; i++) {
         json_t *one =
             all && order[i] >= 0 ? json_incref(json_array_get(all, (size_t)order[i])) : NULL;
@@ -222,10 +224,8 @@ static int launch_map(struct survey *s)
                 json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "key");
             if (key && s->class_keys)
                 json_object_set(s->class_keys, id, key);
-            /* nccl: one rank per GPU, as many as the node with the fewest has */
-            int gpus =
+            c->gpus[i] =
                 (int)json_array_size(json_object_get(json_object_get(one, "topology"), "gpus"));
-            gpus_min = gpus_min < 0 || gpus < gpus_min ? gpus : gpus_min;
         } else {
             snprintf(s->nodes[i].why, sizeof(s->nodes[i].why), "%s",
                      one ? "its map has no valid node class or host name"
@@ -237,8 +237,6 @@ static int launch_map(struct survey *s)
     free(order);
     if (util_child_interrupted())
         return UTIL_EIO;
-    if (!c->l.ppn)
-        c->l.ppn = gpus_min > 0 ? gpus_min : 1;
     run_doctor(s, deadline);
     return 0;
 }
@@ -307,7 +305,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
                        split ? "--split" : NULL,
                        (char *)split,
                        NULL};
-    struct launch l = {c->l.launcher, nhosts * c->l.ppn, hosts, c->tcp_env};
+    struct launch l = {c->l.launcher, nhosts * (c->l.ppn ? c->l.ppn : c->ppn), hosts, c->tcp_env};
     char **argv = launch_argv(&l, program);
     util_buf_release(&jarg);
     if (!argv)
@@ -345,11 +343,31 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     return 0;
 }
 
+/*
+ * nccl without --ppn: a rank per GPU, as many as the launch's node with the fewest has. A class
+ * short of GPUs is named node-differs and measured no further, so its nodes do not bring the
+ * others down to 7 of 8; a round holds all classes' pairs, so classes of other GPU counts that
+ * share it still run at the fewest.
+ */
+static void launch_ppn(struct launch_ctx *c, const struct survey_group *g, int n)
+{
+    c->ppn = 0;
+    for (int k = 0; k < n; k++)
+        for (int e = 0; e < 2; e++) {
+            int node = e ? g[k].b : g[k].a;
+            if (node >= 0 && c->gpus && c->gpus[node] > 0 && (!c->ppn || c->gpus[node] < c->ppn))
+                c->ppn = c->gpus[node];
+        }
+    if (!c->ppn)
+        c->ppn = 1;
+}
+
 static int launch_groups(struct survey *s, const struct survey_group *g, int n, double *busbw,
                          struct util_buf *why)
 {
     struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
     int nhosts = 0;
+    launch_ppn(s->probe.ctx, g, n);
     for (int k = 0; k < n; k++) { /* reached by the user's names, split by the nodes' own */
         util_buf_addf(&split, "%s%s", k ? ";" : "", s->nodes[g[k].a].name);
         util_buf_addf(&hosts, "%s%s", nhosts++ ? "," : "", s->nodes[g[k].a].host);
@@ -369,6 +387,11 @@ static int launch_whole(struct survey *s, const int *nodes, int n, double *busbw
                         struct util_buf *why)
 {
     struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
+    struct survey_group *g = calloc((size_t)n + 1, sizeof(*g));
+    for (int k = 0; k < n; k++)
+        g[k] = (struct survey_group){nodes[k], -1};
+    launch_ppn(s->probe.ctx, g, n);
+    free(g);
     for (int k = 0; k < n; k++) {
         util_buf_addf(&hosts, "%s%s", k ? "," : "", s->nodes[nodes[k]].host);
         util_buf_addf(&split, "%s%s", k ? "," : "", s->nodes[nodes[k]].name);
@@ -385,6 +408,7 @@ static void launch_release(struct survey *s)
     struct launch_ctx *c = s->probe.ctx;
     for (int i = 0; i < 3; i++)
         free(c->tcp_env[i]);
+    free(c->gpus);
     free(c);
     s->probe.ctx = NULL;
 }
