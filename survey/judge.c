@@ -27,9 +27,10 @@ static double median_of(double *x, int k)
 /*
  * In logarithms (noise is multiplicative): the anchor is the m-th highest value, m an eighth of
  * the values (at least 2: one lucky value is no anchor); the healthy population is every value
- * within the tolerance below the anchor. Slow values, however many, are not in it as long as an
- * eighth of the class is healthy; noise above the anchor is, and sets the spread. Its median is
- * the level, its spread 1.4826 x the median distance above the level (below, the window cuts).
+ * within the tolerance below the anchor, then within the tolerance or three spreads below its
+ * level. Slow values, however many, are not in it as long as an eighth of the class is healthy;
+ * noise above the anchor is, and sets the spread. Its median is the level, its spread 1.4826 x
+ * the median distance above the level (below, the window cuts).
  */
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out)
 {
@@ -48,18 +49,25 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
     int m = (k + 7) / 8 < 2 ? 2 : (k + 7) / 8;
     if (m > k)
         m = k;
-    double w = -log(1 - tolerance), anchor = x[k - m];
-    int first = k;
-    while (first > 0 && x[first - 1] >= anchor - w)
-        first--;
-    out->support = k - first;
-    double level = median_of(x + first, out->support);
-    int up = 0;
-    double *d = malloc(sizeof(double) * (size_t)out->support);
-    for (int i = first; i < k; i++)
-        if (x[i] >= level)
-            d[up++] = x[i] - level;
-    out->spread = up ? 1.4826 * median_of(d, up) : 0;
+    double w = -log(1 - tolerance), anchor = x[k - m], cut = anchor - w, level = 0;
+    double *d = malloc(sizeof(double) * (size_t)k);
+    /* the window first cuts at the tolerance below the anchor; noise wider than that moves the
+     * cut to three spreads below the level (else the window cuts the population's own lower
+     * tail: its level comes out high and its spread narrow), never below twice the tolerance
+     * under the anchor */
+    for (int pass = 0; pass < 4; pass++) {
+        int first = k, up = 0;
+        while (first > 0 && x[first - 1] >= cut)
+            first--;
+        out->support = k - first;
+        memcpy(d, x + first, sizeof(double) * (size_t)out->support);
+        level = median_of(d, out->support);
+        for (int i = first; i < k; i++)
+            if (x[i] >= level)
+                d[up++] = x[i] - level;
+        out->spread = up ? 1.4826 * median_of(d, up) : 0;
+        cut = fmax(level - fmax(w, 3 * out->spread), anchor - 2 * w);
+    }
     out->level = exp(level);
     out->bound = exp(level - fmax(w, 3 * out->spread));
     /* the level stands for the class when a third of it (two at least) backs it, and the noise

@@ -69,6 +69,22 @@ static void level_noise_not_spread(void **state)
     assert_true(fabs(l.bound - l.level * 0.85) < 1e-6 * l.level);
 }
 
+/* 6% noise, wider than half the tolerance (a sim survey's 24 nodes alone, two of them slow):
+ * the window must not cut the population's lower tail. It did: the level came out 5% high, the
+ * spread half the noise, and a healthy node at 256 GB/s twice was node-slow. */
+static void level_wide_noise(void **state)
+{
+    (void)state;
+    double v[] = {194, 170, 245, 254, 257, 259, 266, 269, 270, 281, 282, 284,
+                  288, 298, 301, 302, 305, 308, 309, 311, 311, 319, 322, 326};
+    struct survey_level l;
+    survey_level_of(v, 24, 0.15, &l);
+    assert_true(l.level > 280 && l.level < 301);
+    assert_true(l.spread > 0.04);
+    assert_true(l.bound < 256 && l.bound > 194); /* the healthy node: 257, then 256 */
+    assert_false(l.too_spread);
+}
+
 /* Pairs at min(cap a, cap b): 4 of 8 nodes at half speed; each node's capacity is its own, a
  * fast node that met slow partners included; a bisected value (3x) is left out. */
 static void capacities_min_model(void **state)
@@ -161,8 +177,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(level_half_slow),        cmocka_unit_test(level_one_outlier_high),
         cmocka_unit_test(level_ignores_failed),   cmocka_unit_test(level_too_spread),
-        cmocka_unit_test(level_noise_not_spread), cmocka_unit_test(capacities_min_model),
-        cmocka_unit_test(capacities_unpaired),    cmocka_unit_test(facts_lost_parts),
+        cmocka_unit_test(level_noise_not_spread), cmocka_unit_test(level_wide_noise),
+        cmocka_unit_test(capacities_min_model),   cmocka_unit_test(capacities_unpaired),
+        cmocka_unit_test(facts_lost_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
