@@ -72,6 +72,16 @@ mpirun_np() {
     mpirun -np "$np" "${extra[@]}" "$@"
 }
 
+# scaled SECONDS: SECONDS times TOPOTUNE_TEST_TIME_SCALE (default 1), rounded up. Every fixed time
+# limit a test gives (a deadline passed to topotune, a guard's) goes through it, so that a slow or
+# busy machine (a sanitizer build, a shared CI runner) passes with TOPOTUNE_TEST_TIME_SCALE=3
+# instead of failing at random; CMake reads it too for the tests' own TIMEOUT.
+scaled() {
+    awk -v s="$1" -v f="${TOPOTUNE_TEST_TIME_SCALE:-1}" 'BEGIN {
+        if (f !~ /^[0-9]+([.][0-9]+)?$/ || f <= 0) { print "TOPOTUNE_TEST_TIME_SCALE: a number above 0, not \"" f "\"" > "/dev/stderr"; exit 2 }
+        x = s * f; printf "%d\n", x == int(x) ? x : int(x) + 1 }'
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]
