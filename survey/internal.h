@@ -24,8 +24,10 @@ struct survey_level {
     double bound;   /* below it, slow: the tolerance or three spreads below the level */
     int support;    /* values in the healthy population */
     int values;     /* values > 0 */
-    int too_spread; /* under a third of the values back the level, or the noise hides twice the
-                       tolerance: the class cannot be judged */
+    double cut;     /* below it, short of the tolerance (bound where the noise is narrow) */
+    int too_spread; /* under a third of the values back the level: the class cannot be judged */
+    int wide;       /* the noise hides twice the tolerance: values below bound are judged, those
+                       between bound and cut cannot be (neither slow nor healthy) */
 };
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
 

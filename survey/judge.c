@@ -70,10 +70,13 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
     }
     out->level = exp(level);
     out->bound = exp(level - fmax(w, 3 * out->spread));
-    /* the level stands for the class when a third of it (two at least) backs it, and the noise
-     * leaves a shortfall of twice the tolerance to be seen */
+    out->cut = exp(level - w);
+    /* the level stands for the class when a third of it (two at least) backs it; noise that
+     * hides twice the tolerance leaves the values between three spreads and the tolerance below
+     * the level unjudged (a value further off is a fault whatever the noise) */
     int need = (k + 2) / 3 < 2 ? 2 : (k + 2) / 3;
-    out->too_spread = k >= 3 && (out->support < need || 3 * out->spread > 2 * w);
+    out->too_spread = k >= 3 && out->support < need;
+    out->wide = k >= 3 && 3 * out->spread > 2 * w;
     free(d);
     free(x);
 }

@@ -400,6 +400,7 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
     double model = s->probe.predict ? s->probe.predict(s, cls, alone ? 1 : 2) : -1;
     if (model > 0 && lv->values && lv->level < model * (1 - s->tolerance)) {
         lv->bound *= model / lv->level;
+        lv->cut *= model / lv->level;
         lv->level = model;
         lv->too_spread = 0;
     }
@@ -408,20 +409,33 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
     json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(lv->spread));
 }
 
-/* A class too spread to judge: its nodes without a verdict are named together and excluded. */
+/*
+ * A class too spread to judge: its nodes without a verdict are named together and excluded; all
+ * of them when no level stands, else (wide noise) those whose value (per node, GB/s) lies between
+ * the bound and the cut, neither slow beyond the noise nor within the tolerance.
+ */
 static void too_spread(struct survey *s, const char *cls, const char *what,
-                       const struct survey_level *lv)
+                       const struct survey_level *lv, const double *value)
 {
-    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1)), n = ok_members(s, cls, m);
-    if (n)
+    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1)), n = ok_members(s, cls, m), k = 0;
+    for (int j = 0; j < n; j++)
+        if (lv->too_spread || value[m[j]] < lv->cut)
+            m[k++] = m[j];
+    if (k)
         add_group_verdict(
-            s, "class-too-spread", m, n,
-            json_pack("{s:s,s:s,s:i,s:i,s:f,s:f}", "class", cls, "measured", what, "values",
-                      lv->values, "support", lv->support, "level", lv->level, "spread", lv->spread),
-            "class %s cannot be judged %s: only %d of its %d values are within the tolerance of "
-            "its upper level %.2f GB/s (spread %.0f%%); none of its %d nodes is called healthy "
-            "(survey again with more --matchings or --pairs all)",
-            cls, what, lv->support, lv->values, lv->level, 100 * lv->spread, n);
+            s, "class-too-spread", m, k,
+            json_pack("{s:s,s:s,s:i,s:i,s:f,s:f,s:f}", "class", cls, "measured", what, "values",
+                      lv->values, "support", lv->support, "level", lv->level, "spread", lv->spread,
+                      "bound", lv->bound),
+            lv->too_spread
+                ? "class %s cannot be judged %s: only %d of its %d values are within the tolerance "
+                  "of its upper level %.2f GB/s (spread %.0f%%); none of its %d nodes is called "
+                  "healthy (survey again with more --matchings or --pairs all)"
+                : "class %s is too noisy to judge %s: %d of its %d values back its level %.2f GB/s "
+                  "but its spread (%.0f%%) hides a shortfall of the tolerance; %d node(s) short of "
+                  "the tolerance and within the noise are not called healthy (survey again with "
+                  "more --iters)",
+            cls, what, lv->support, lv->values, lv->level, 100 * lv->spread, k);
     free(m);
 }
 
@@ -611,15 +625,19 @@ static int stage_alone(struct survey *s)
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
                 100 * l->spread);
     }
+    double *value = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    for (int i = 0; i < s->nnodes; i++)
+        value[i] = alone_of(&s->nodes[i]);
     const char *cls;
     json_t *c;
     int k = 0;
     json_object_foreach(s->classes, cls, c)
     {
-        if (!rc && lv[k].too_spread)
-            too_spread(s, cls, "alone", &lv[k]);
+        if (!rc && (lv[k].too_spread || lv[k].wide))
+            too_spread(s, cls, "alone", &lv[k], value);
         k++;
     }
+    free(value);
     free(of);
     free(lv);
     free(g);
@@ -1019,8 +1037,8 @@ static void pair_verdicts(struct survey *s)
     int k = 0;
     json_object_foreach(s->classes, cls, c)
     {
-        if (f.lv[k].too_spread)
-            too_spread(s, cls, "in pairs", &f.lv[k]);
+        if (f.lv[k].too_spread || f.lv[k].wide)
+            too_spread(s, cls, "in pairs", &f.lv[k], f.cap);
         k++;
     }
     char *done = calloc((size_t)s->npairs + 1, 1);

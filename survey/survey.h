@@ -19,8 +19,9 @@
  * healthy: its NIC, cable or switch port), path-slow and path-fails (a pair slow or failing on
  * every measurement while both nodes are fine: a route between them; such a pair is found only
  * when measured, so --pairs all for small clusters), and class-too-spread (a class whose values
- * back no level: its nodes are not called healthy). Every verdict but a path excludes its nodes.
- * A launch that fails or hangs is bisected into halves until the failing group is found; the
+ * back no level: its nodes are not called healthy; or, where the noise hides twice the tolerance,
+ * its nodes short of the tolerance but within the noise). Every verdict but a path excludes its
+ * nodes. A launch that fails or hangs is bisected into halves until the failing group is found; the
  * halves' values (a lighter load) locate it and stay out of the levels.
  *
  * Measurements come from a probe: real launches of topotune-bench --split under mpirun or srun
