@@ -424,6 +424,9 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
                                      .whole = launch_whole,
                                      .release = launch_release,
                                      .ctx = c};
+    /* nccl without --ppn runs a rank per GPU: a launch of one class runs all of that class's
+     * GPUs (mpirun's ppr is one count for every node of a launch) */
+    s->probe.per_class = !l->ppn && !strcmp(s->backend, "nccl");
     char logs[1100];
     snprintf(logs, sizeof(logs), "%s/logs", s->dir);
     if (mkdir(logs, 0755) && errno != EEXIST)

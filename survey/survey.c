@@ -247,10 +247,62 @@ static int by_value(const void *a, const void *b)
  * error code.
  */
 static int measure(struct survey *s, const char *stage, const struct survey_group *g, int n,
+                   double *busbw, int *launch, int *bisected);
+
+static const char *class_of(const struct survey *s, const struct survey_group *g)
+{
+    return s->nodes[g->a].class_id ? s->nodes[g->a].class_id : "";
+}
+
+/* The groups of each class in launches of their own, in the order the classes first appear; the
+ * numbers go back to the groups' places. */
+static int measure_by_class(struct survey *s, const char *stage, const struct survey_group *g,
+                            int n, double *busbw, int *launch, int *bisected)
+{
+    struct survey_group *gg = malloc(sizeof(*gg) * (size_t)n);
+    int *at = malloc(sizeof(int) * (size_t)n), *ll = malloc(sizeof(int) * (size_t)n),
+        *bb = malloc(sizeof(int) * (size_t)n);
+    double *bw = malloc(sizeof(double) * (size_t)n);
+    char *done = calloc((size_t)n, 1);
+    int rc = 0;
+    for (int first = 0; !rc && first < n; first++) {
+        if (done[first])
+            continue;
+        int m = 0;
+        for (int i = first; i < n; i++)
+            if (!done[i] && !strcmp(class_of(s, &g[i]), class_of(s, &g[first]))) {
+                done[i] = 1;
+                at[m] = i;
+                gg[m++] = g[i];
+            }
+        for (int k = 0; k < m; k++)
+            bb[k] = bisected ? bisected[at[k]] : 0;
+        rc = measure(s, stage, gg, m, bw, launch ? ll : NULL, bisected ? bb : NULL);
+        for (int k = 0; !rc && k < m; k++) {
+            busbw[at[k]] = bw[k];
+            if (launch)
+                launch[at[k]] = ll[k];
+            if (bisected)
+                bisected[at[k]] = bb[k];
+        }
+    }
+    free(done);
+    free(bw);
+    free(bb);
+    free(ll);
+    free(at);
+    free(gg);
+    return rc;
+}
+
+static int measure(struct survey *s, const char *stage, const struct survey_group *g, int n,
                    double *busbw, int *launch, int *bisected)
 {
     if (n == 0)
         return 0;
+    for (int i = 1; s->probe.per_class && i < n; i++)
+        if (strcmp(class_of(s, &g[i]), class_of(s, &g[0])))
+            return measure_by_class(s, stage, g, n, busbw, launch, bisected);
     if (s->max_groups > 0 && n > s->max_groups) {
         /* the fewest launches of at most max_groups, as even as they go (16 by 3: 3,3,3,3,2,2,
          * not 3,3,3,3,3,1 with one node measured under no load) */

@@ -47,6 +47,7 @@ struct survey;
 struct survey_probe {
     const char *name; /* "mpi", "nccl" or "sim" */
     int predicted;    /* every number is a prediction (sim) */
+    int per_class;    /* a launch holds one class's groups (nccl: a rank per GPU of that class) */
     /*
      * Maps the nodes: fills each node's class_id, or leaves it NULL and sets its `why` when the
      * node did not answer within its deadline; may run doctor on the mapped nodes (s->doctor).

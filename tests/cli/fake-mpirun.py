@@ -18,6 +18,8 @@ Environment:
               fails
   FAKE_BENCH  usage: every benchmark launch refuses its options (exit 6)
   FAKE_LOG    a file each command line is appended to
+  FAKE_GPUS   host=count,...: how many GPUs a host's map reports (default 2); its class id says
+              the count (fake-2gpu)
 """
 import json
 import os
@@ -44,11 +46,12 @@ def main():
     names = dict(p.split("=", 1) for p in os.environ.get("FAKE_NAMES", "").split(",") if p)
     name = lambda h: names.get(h, h)
     if "topotune-node" in os.path.basename(program):
-        return node(rest[0], [name(h) for h in hosts])
+        gpus = dict(p.split("=", 1) for p in os.environ.get("FAKE_GPUS", "").split(",") if p)
+        return node(rest[0], [name(h) for h in hosts], {name(h): int(gpus.get(h, 2)) for h in hosts})
     return bench(rest, {name(h) for h in hosts})
 
 
-def node(what, names):
+def node(what, names, gpus):
     if os.environ.get("FAKE_MAP") == "fail":
         if len(names) == 1:
             time.sleep(1)
@@ -60,7 +63,7 @@ def node(what, names):
     for rank, n in enumerate(names):
         r = {"host": n, "rank": rank}
         if what == "topo":
-            r["topology"] = {"class": {"id": "fake-2gpu"}, "gpus": [{}, {}]}
+            r["topology"] = {"class": {"id": "fake-%dgpu" % gpus[n]}, "gpus": [{}] * gpus[n]}
         else:
             r["checks"] = []
         reports.append(r)

@@ -87,3 +87,21 @@ expect_exit 2 "a host twice among 100,000" -- timeout 60 "$TOPOTUNE" survey --ba
     --hostfile many.txt --out many
 expect_stderr_has "host 'host1' is listed twice" "the host named"
 finish
+
+# nccl, a rank per GPU: mpirun's ppr is one count for every node of a launch, so a node that lost
+# a GPU (7 of 8) in the others' launches put them all on 7 GPUs. Each class launches on its own.
+expect_exit 0 "nccl: nodes of 8 GPUs and one of 7" -- env FAKE_GPUS=h1=8,h2=8,h3=8,h4=8,h5=7 \
+    FAKE_LOG="$TEST_TMP/ppn.log" "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4,h5 --iters 2 --out ppn
+check "a rank per GPU of each node in every launch" python3 - "$TEST_TMP/ppn.log" <<'PY'
+import sys
+launches = 0
+for line in open(sys.argv[1]):
+    a = line.split()
+    if not any(w.endswith("topotune-bench") for w in a):
+        continue
+    hosts, ppr = a[a.index("--host") + 1].split(","), a[a.index("--map-by") + 1]
+    want = "ppr:7:node" if "h5" in hosts else "ppr:8:node"
+    assert ppr == want and ("h5" not in hosts or hosts == ["h5"]), line
+    launches += 1
+assert launches >= 4, launches
+PY
