@@ -503,7 +503,8 @@ static int read_nccl_log(const char *log, struct measured *m, int which)
                 name_after(one, "TUNER/Plugin: Using tuner plugin ", name, sizeof(name));
             else if (strstr(one, "TUNER/Plugin: Using "))
                 name_after(one, "TUNER/Plugin: Using ", name, sizeof(name));
-            if (name[0] && strcmp(name, TUNER_PLUGIN_NAME))
+            /* "Using internal tuner plugin.": NCCL's own model, what no plugin leaves */
+            if (name[0] && strcmp(name, TUNER_PLUGIN_NAME) && strcmp(name, "internal"))
                 snprintf(m->other[which], sizeof(m->other[which]), "%s", name);
             line = end ? end + 1 : NULL;
         }

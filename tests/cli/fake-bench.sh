@@ -89,6 +89,8 @@ verify)
         echo "host:1:1 [0] NCCL INFO topotune tuner: loaded '$TOPOTUNE_TUNER_TABLE': 2 rows, 2 for 1 nodes x 1 ranks (class x); elsewhere $elsewhere" >>"$nccl_log"
     elif [ -n "${FAKE_OTHER_TUNER:-}" ]; then
         echo "host:1:1 [0] NCCL INFO TUNER/Plugin: Using $FAKE_OTHER_TUNER (v5)" >>"$nccl_log"
+    else # no tuner plugin: NCCL 2.22+ says it uses its own
+        echo "host:1:1 [0] NCCL INFO TUNER/Plugin: Using internal tuner plugin." >>"$nccl_log"
     fi
     {
         echo '{"event":"start","backend":"nccl","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'

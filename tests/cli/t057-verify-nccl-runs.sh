@@ -73,7 +73,14 @@ expect_stderr_has "in use by another verify" "said why"
 kill "$holder"
 wait "$holder" 2>/dev/null
 
-# 4. Another tuner in NCCL's log (the network plugin's): named, and the plugin's chain to it.
+# 4. NCCL's own tuner ("Using internal tuner plugin.", every run without a plugin) is no other.
+expect_exit 0 "verify where NCCL uses its internal tuner" -- measured verify --json
+check "no other tuner named" bash -c "! grep -q 'had tuner' '$TEST_TMP/err'"
+check "--json: no other tuner" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert not d.get("other_tuner"), d' "$TEST_TMP/out"
+
+# 5. Another tuner in NCCL's log (the network plugin's): named, and the plugin's chain to it.
 export FAKE_OTHER_TUNER=ofi-tuner
 expect_exit 0 "verify with the network plugin's tuner" -- measured verify --json
 unset FAKE_OTHER_TUNER
