@@ -65,6 +65,12 @@ expect_exit 0 "torchrun.sh, rows, the job's tuner" -- run env NCCL_TUNER_PLUGIN=
     "$p2/launch/torchrun.sh"
 check "rows: ours named, the job's tuner next, no class" \
     grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=/opt/aws/libnccl-net.so TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
+# an image's ENV saved its base's tuner as the next one; the job names its own: the job's wins
+expect_exit 0 "torchrun.sh, rows, the job's tuner over the image's" -- run env \
+    TOPOTUNE_NEXT_TUNER=/opt/base/libnccl-tuner-base.so NCCL_TUNER_PLUGIN=/opt/job/libnccl-tuner-mine.so \
+    "$p2/launch/torchrun.sh"
+check "rows: the tuner the job named is the next one" \
+    grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=/opt/job/libnccl-tuner-mine.so TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
 expect_exit 0 "torchrun.sh, rows, no tuner" -- run env -u NCCL_TUNER_PLUGIN "$p2/launch/torchrun.sh"
 check "rows: ours named, next left to the plugin's search" \
     grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=unset TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
