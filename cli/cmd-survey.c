@@ -90,7 +90,10 @@ static int size_arg(const char *v, size_t *out)
     return 0;
 }
 
-/* --hostfile: one host per line (mpirun's "host slots=N" and '#' comments allowed). */
+#define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
+
+/* --hostfile: one host per line (mpirun's "host slots=N" and '#' comments allowed; indents, CRLF
+ * line ends and blank lines too). */
 static int read_hostfile(const char *path, struct util_buf *hosts)
 {
     struct util_buf text = UTIL_BUF_INIT;
@@ -101,15 +104,18 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
     int n = 0, line = 0;
     for (char *p = text.data; p && p < text.data + text.len; line++) {
         char *nl = memchr(p, '\n', (size_t)(text.data + text.len - p));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(text.data + text.len - p);
-        size_t name =
-            strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
-        if (name > len)
-            name = len;
-        if (name && name < 256 &&
-            (name == len || p[name] == ' ' || p[name] == '\t' || p[name] == '#'))
-            util_buf_addf(hosts, "%s%.*s", n++ ? "," : "", (int)name, p);
-        else if (len && p[strspn(p, " \t")] != '#' && p[strspn(p, " \t")] != '\n')
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(text.data + text.len - p), at = 0;
+        while (len && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--; /* CRLF line ends, trailing blanks */
+        while (at < len && (p[at] == ' ' || p[at] == '\t'))
+            at++; /* indented names */
+        size_t name = 0;
+        while (at + name < len && p[at + name] && strchr(HOST_CHARS, p[at + name]))
+            name++;
+        char next = at + name < len ? p[at + name] : ' ';
+        if (name && name < 256 && (next == ' ' || next == '\t' || next == '#'))
+            util_buf_addf(hosts, "%s%.*s", n++ ? "," : "", (int)name, p + at);
+        else if (at < len && p[at] != '#')
             return error("%s:%d: not a host name (one per line, [A-Za-z0-9._-])", path, line + 1),
                    util_buf_release(&text), -1;
         p = nl ? nl + 1 : NULL;

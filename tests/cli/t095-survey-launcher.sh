@@ -86,7 +86,6 @@ echo host1 >>many.txt
 expect_exit 2 "a host twice among 100,000" -- timeout 60 "$TOPOTUNE" survey --backend mpi \
     --hostfile many.txt --out many
 expect_stderr_has "host 'host1' is listed twice" "the host named"
-finish
 
 # nccl, a rank per GPU: mpirun's ppr is one count for every node of a launch, so a node that lost
 # a GPU (7 of 8) in the others' launches put them all on 7 GPUs. Each class launches on its own.
@@ -105,3 +104,12 @@ for line in open(sys.argv[1]):
     launches += 1
 assert launches >= 4, launches
 PY
+
+# A hostfile as editors and schedulers write them: CRLF line ends, indented names, mpirun's slots,
+# comments, a last line of blanks without a newline.
+printf 'h1 slots=8\r\n  h2\r\n\t# a comment\r\n\th3 # the third\n   ' >crlf.txt
+expect_exit 0 "a hostfile with CRLF, indents and slots" -- "$TOPOTUNE" survey --backend mpi \
+    --hostfile crlf.txt --iters 2 --out crlf
+check "its three hosts" python3 -c 'import json, sys
+assert [n["host"] for n in json.load(open(sys.argv[1]))["nodes"]] == ["h1", "h2", "h3"]' crlf/survey.json
+finish
