@@ -50,9 +50,9 @@ echo "== tests: plain build"
 tools/build.sh plain >/dev/null
 (cd build && ctest --output-on-failure -j 2)
 
-# Tests labelled slow (the main job's default sweep, the sweep across simulated hosts) run once,
-# above: their code paths run sanitized in the other sweep, gen and multinode tests, and running
-# them again under ASan would take the suite past its 15 minutes on 2 cores.
+# Tests labelled slow (the main job's default sweep, the sweeps across simulated hosts, and the
+# longest tests whose C code other tests run sanitized: tests/CMakeLists.txt names them) run
+# once, above: running them again under ASan would take the suite past its 15 minutes on 2 cores.
 echo "== tests: AddressSanitizer + UndefinedBehaviorSanitizer (all but the slow label)"
 tools/build.sh asan >/dev/null
 (cd build-asan && ctest --output-on-failure -j 2 -LE slow)
