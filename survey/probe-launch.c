@@ -280,7 +280,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     snprintf(json, sizeof(json), "%s/logs/launch-%d-%d.jsonl", s->dir, (int)getpid(), seq);
     snprintf(log, sizeof(log), "%s/logs/launch-%d-%d.log", s->dir, (int)getpid(), seq);
     snprintf(size, sizeof(size), "%zu", s->size);
-    snprintf(iters, sizeof(iters), "%d", c->l.iters);
+    snprintf(iters, sizeof(iters), "%d", c->l.iters * (s->longer > 1 ? s->longer : 1));
     snprintf(warmup, sizeof(warmup), "%d", c->l.warmup);
     snprintf(timeout, sizeof(timeout), "%g", c->l.timeout_s);
     unlink(json);
@@ -423,6 +423,8 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
                                      .groups = launch_groups,
                                      .whole = launch_whole,
                                      .release = launch_release,
+                                     .iters = l->iters,
+                                     .timed_max_s = l->timeout_s,
                                      .ctx = c};
     /* nccl without --ppn runs a rank per GPU: a launch of one class runs all of that class's
      * GPUs (mpirun's ppr is one count for every node of a launch) */

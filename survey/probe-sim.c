@@ -43,6 +43,7 @@ struct sim {
     int ncls;
     int *cls_of;            /* per node */
     double *node_f, *nic_f; /* per node: 1, or the injected factor */
+    double *stall_f;        /* per node: 1, or what a first measurement alone keeps of busbw */
     char *dead, *hang;
     struct sim_link *links;
     int nlinks;
@@ -247,14 +248,16 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
             m->nic_f[a] = factor_of(file, f, k, &rc);
         } else if (link) {
             m->links[m->nlinks++] = (struct sim_link){a, b, factor_of(file, f, k, &rc)};
+        } else if (!strcmp(kind, "stalls")) {
+            m->stall_f[a] = factor_of(file, f, k, &rc);
         } else if (!strcmp(kind, "dead")) {
             m->dead[a] = 1;
         } else if (!strcmp(kind, "hang")) {
             m->hang[a] = 1;
         } else {
             return bad(file, where,
-                       "kind '%s': expected slow-node, slow-link, slow-path, dead "
-                       "or hang",
+                       "kind '%s': expected slow-node, slow-link, slow-path, stalls, "
+                       "dead or hang",
                        kind);
         }
         if (rc)
@@ -263,9 +266,20 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
     return 0;
 }
 
-static double noisy(struct sim *m)
+/* A measurement's noise factor; one that times k times more operations (s->longer) averages
+ * them: its sigma is sqrt(k) smaller. */
+static double noisy(const struct survey *s, struct sim *m)
 {
-    return m->noise > 0 ? model_noise(&m->state, m->noise) : 1;
+    double k = s->longer > 1 ? s->longer : 1;
+    return m->noise > 0 ? model_noise(&m->state, m->noise / sqrt(k)) : 1;
+}
+
+/* A node that stalls loses a fixed time in every measurement alone (a daemon waking, a
+ * preemption): f of its busbw in a first one, k / (k + 1/f - 1) in one timing k times more. */
+static double stalled(const struct survey *s, double f)
+{
+    double k = s->longer > 1 ? s->longer : 1;
+    return k / (k + 1 / f - 1);
 }
 
 static int sim_map(struct survey *s)
@@ -308,11 +322,11 @@ static int sim_groups(struct survey *s, const struct survey_group *g, int n, dou
         }
         const struct sim_class *c = &m->cls[m->cls_of[a]];
         if (b < 0) {
-            busbw[k] = c->alone * m->node_f[a] * noisy(m);
+            busbw[k] = c->alone * m->node_f[a] * stalled(s, m->stall_f[a]) * noisy(s, m);
             continue;
         }
         double f = fmin(fmin(m->node_f[a], m->node_f[b]), fmin(m->nic_f[a], m->nic_f[b]));
-        busbw[k] = c->pair * fmin(f, link_f(m, a, b)) * noisy(m);
+        busbw[k] = c->pair * fmin(f, link_f(m, a, b)) * noisy(s, m);
     }
     return 0;
 }
@@ -338,7 +352,7 @@ static int sim_whole(struct survey *s, const int *nodes, int n, double *busbw, s
     free(in);
     const struct sim_class *c = &m->cls[m->cls_of[nodes[0]]];
     double bw = predict_bw(&c->t, n, s->size, NULL);
-    *busbw = bw > 0 ? bw * f * noisy(m) : 0;
+    *busbw = bw > 0 ? bw * f * noisy(s, m) : 0;
     return 0;
 }
 
@@ -369,6 +383,7 @@ static void sim_release(struct survey *s)
     }
     free(m->cls_of);
     free(m->node_f);
+    free(m->stall_f);
     free(m->nic_f);
     free(m->dead);
     free(m->hang);
@@ -467,9 +482,10 @@ int survey_probe_sim(struct survey *s, const char *file)
         rc = load_nodes(s, m, file, json_object_get(doc, "nodes"));
     if (!rc) {
         m->node_f = malloc(sizeof(double) * (size_t)s->nnodes);
+        m->stall_f = malloc(sizeof(double) * (size_t)s->nnodes);
         m->nic_f = malloc(sizeof(double) * (size_t)s->nnodes);
         for (int i = 0; i < s->nnodes; i++)
-            m->node_f[i] = m->nic_f[i] = 1;
+            m->node_f[i] = m->nic_f[i] = m->stall_f[i] = 1;
         m->dead = calloc((size_t)s->nnodes, 1);
         m->hang = calloc((size_t)s->nnodes, 1);
         m->links = calloc(SIM_MAX_FAULTS, sizeof(*m->links));

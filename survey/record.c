@@ -142,6 +142,10 @@ static int check_line(const struct survey *s, size_t line, const json_t *r)
         if (!in_range(g, 1e7))
             return bad_line(s, line, "\"busbw\"[%zu]: a number of GB/s from 0 to 1e7 expected", k);
     }
+    json_t *longer = json_object_get(r, "longer");
+    if (longer && (!json_is_integer(longer) || json_integer_value(longer) < 1 ||
+                   json_integer_value(longer) > 8))
+        return bad_line(s, line, "\"longer\": a whole number from 1 to 8 expected");
     if (!in_range(json_object_get(r, "wall_s"), 1e9))
         return bad_line(s, line, "\"wall_s\": a number of seconds expected");
     if (!json_is_string(json_object_get(r, "why")))

@@ -152,6 +152,13 @@ static int cut_records(struct survey *s)
  * --resume, else from the probe, then appended to DIR/launches.jsonl. Returns what the probe
  * returned.
  */
+/* A record's "longer" (1 when absent: recorded before repeats were longer). */
+static json_int_t longer_of(const json_t *rec)
+{
+    json_t *k = json_object_get(rec, "longer");
+    return k ? json_integer_value(k) : 1;
+}
+
 int survey_launch(struct survey *s, const char *stage, const struct survey_group *g, int n,
                   int whole, double *busbw)
 {
@@ -168,7 +175,8 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     if (rec && json_equal(json_object_get(rec, "groups"), groups) &&
         !strcmp(util_json_str(rec, "stage", ""), stage) &&
         json_integer_value(json_object_get(rec, "size")) == (json_int_t)s->size &&
-        !strcmp(util_json_str(rec, "backend", ""), s->backend)) {
+        !strcmp(util_json_str(rec, "backend", ""), s->backend) &&
+        longer_of(rec) == (s->longer > 1 ? s->longer : 1)) {
         s->replayed++;
         rc = json_is_true(json_object_get(rec, "ok")) ? 0 : 1;
         json_t *b = json_object_get(rec, "busbw");
@@ -220,10 +228,11 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     json_t *b = json_array();
     for (int i = 0; !rc && i < (whole ? 1 : n); i++)
         json_array_append_new(b, json_real(busbw[i]));
-    json_t *line = json_pack("{s:s,s:s,s:I,s:o,s:b,s:o,s:f,s:s,s:O}", "stage", stage, "backend",
-                             s->backend, "size", (json_int_t)s->size, "groups", groups, "ok", !rc,
-                             "busbw", b, "wall_s", wall, "why", util_buf_str(&why), "settings",
-                             s->settings); /* survey_run set them */
+    json_t *line =
+        json_pack("{s:s,s:s,s:I,s:i,s:o,s:b,s:o,s:f,s:s,s:O}", "stage", stage, "backend",
+                  s->backend, "size", (json_int_t)s->size, "longer", s->longer > 1 ? s->longer : 1,
+                  "groups", groups, "ok", !rc, "busbw", b, "wall_s", wall, "why",
+                  util_buf_str(&why), "settings", s->settings); /* survey_run set them */
     util_buf_release(&why);
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
@@ -589,12 +598,32 @@ static int stage_map(struct survey *s)
     return 0;
 }
 
-/* A node's busbw alone: the geometric mean of its measurement and its repeat (when made). */
+/* A node's busbw alone: its repeat when made (the longer measurement: a hiccup of the machine
+ * during the short first one made it a suspect, and weighs less there), else its measurement. */
 static double alone_of(const struct survey_node *x)
 {
     if (x->intra <= 0)
         return x->intra;
-    return x->intra_rep > 0 ? sqrt(x->intra * x->intra_rep) : x->intra_rep < 0 ? -1 : x->intra;
+    return x->intra_rep ? x->intra_rep : x->intra;
+}
+
+/*
+ * How many times more operations the repeat of the suspects alone times: 8 (one preemption in a
+ * first measurement of a millisecond makes a healthy node look several times slower; in one 8
+ * times longer it costs an eighth of that), fewer where the slowest suspect would then pass a
+ * quarter of the launch's bound on its timed operations (an all_reduce moves at most twice its
+ * size per rank: at b GB/s, an operation takes at most 2 size / b).
+ */
+static int repeat_longer(const struct survey *s, const struct survey_group *g, int n)
+{
+    int longer = 8;
+    for (int k = 0; k < n && s->probe.iters > 0 && s->probe.timed_max_s > 0; k++) {
+        double bw = s->nodes[g[k].a].intra * 1e9, op_s = 2.0 * (double)s->size / bw;
+        double fit = s->probe.timed_max_s / 4 / (op_s * s->probe.iters);
+        if (fit < longer)
+            longer = fit < 1 ? 1 : (int)fit;
+    }
+    return longer;
 }
 
 /* Per node, its class's level alone (in lv, one per class in s->classes' order). */
@@ -653,8 +682,11 @@ static int stage_alone(struct survey *s)
         if (x->intra >= 0 && x->intra < lv[of[g[k].a]].bound)
             g[ns++] = g[k];
     }
-    if (!rc && ns)
+    if (!rc && ns) {
+        s->longer = repeat_longer(s, g, ns);
         rc = measure(s, "alone-repeat", g, ns, bw, NULL, NULL);
+        s->longer = 0;
+    }
     for (int k = 0; !rc && k < ns; k++)
         s->nodes[g[k].a].intra_rep = bw[k];
     for (int i = 0; !rc && i < s->nnodes; i++) {
@@ -662,7 +694,7 @@ static int stage_alone(struct survey *s)
         const struct survey_level *l = &lv[of[i]];
         if (!node_ok(s, i))
             continue;
-        /* one slow value is no verdict: the two together are (noise halves in their mean) */
+        /* one slow value is no verdict: the longer repeat decides */
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
@@ -672,8 +704,8 @@ static int stage_alone(struct survey *s)
                 json_pack("{s:f,s:o,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
                           x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
                           "class_median", l->level, "class_spread", l->spread, "bound", l->bound),
-                "%s is slow on its own: %.2f GB/s alone, then %s; its class %.2f GB/s (spread "
-                "%.0f%%)",
+                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement; its "
+                "class %.2f GB/s (spread %.0f%%)",
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
                 100 * l->spread);
     }

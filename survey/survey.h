@@ -12,17 +12,18 @@
  * speed: the capacity is the median of its pairs with partners no slower than itself). Each
  * verdict carries its evidence: node-unreachable (no answer to the map), node-differs (its class
  * lost a part, fewer GPUs, NICs or NVLinks, next to a class of its GPU model at least twice its
- * size, or differs from --expect), node-fails (fails alone), node-slow (slow alone in the mean
- * of two measurements, or slow in pairs with its shortfall alone at least half that in pairs: a
- * CPU-starved host is the node, whatever its pairs say), link-fails and link-slow (fine alone,
- * but failing with two thirds of its partners, or slow with two partners or more, one of them
- * healthy: its NIC, cable or switch port), path-slow and path-fails (a pair slow or failing on
- * every measurement while both nodes are fine: a route between them; such a pair is found only
- * when measured, so --pairs all for small clusters), and class-too-spread (a class whose values
- * back no level: its nodes are not called healthy; or, where the noise hides twice the tolerance,
- * its nodes short of the tolerance but within the noise). Every verdict but a path excludes its
- * nodes. A launch that fails or hangs is bisected into halves until the failing group is found; the
- * halves' values (a lighter load) locate it and stay out of the levels.
+ * size, or differs from --expect), node-fails (fails alone), node-slow (slow alone, then slow
+ * again in a measurement up to 8 times longer, or slow in pairs with its shortfall alone at
+ * least half that in pairs: a CPU-starved host is the node, whatever its pairs say), link-fails
+ * and link-slow (fine alone, but failing with two thirds of its partners, or slow with two
+ * partners or more, one of them healthy: its NIC, cable or switch port), path-slow and path-fails
+ * (a pair slow or failing on every measurement while both nodes are fine: a route between them;
+ * such a pair is found only when measured, so --pairs all for small clusters), and
+ * class-too-spread (a class whose values back no level: its nodes are not called healthy; or,
+ * where the noise hides twice the tolerance, its nodes short of the tolerance but within the
+ * noise). Every verdict but a path excludes its nodes. A launch that fails or hangs is bisected
+ * into halves until the failing group is found; the halves' values (a lighter load) locate it
+ * and stay out of the levels.
  *
  * Measurements come from a probe: real launches of topotune-bench --split under mpirun or srun
  * (survey/probe-launch.c), or a simulated cluster file (survey/probe-sim.c, the model's
@@ -67,6 +68,10 @@ struct survey_probe {
     double (*predict)(struct survey *s, const char *class_id, int n);
     /* Seconds one launch of n groups would take (predicted for the sim; 0: measured). */
     double (*launch_s)(struct survey *s, int n);
+    /* The timed operations of a launch and the most seconds they may take together (the
+     * benchmark's -n and -T); 0: not bounded (the sim). */
+    int iters;
+    double timed_max_s;
     void (*release)(struct survey *s);
     void *ctx;
 };
@@ -126,6 +131,8 @@ struct survey {
     double wall_s; /* measured, or predicted for the sim */
     /* internal */
     json_t *recorded; /* launches.jsonl on --resume */
+    int longer;       /* the launch being made times this many operations (0: as set), so that a
+                         hiccup of the machine weighs less: the repeat of suspects alone */
     size_t replayed;
     unsigned long long rng;
 };

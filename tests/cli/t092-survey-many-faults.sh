@@ -5,7 +5,9 @@
 # once named nothing), in every seed, none in healthy.hostfile; a CPU-starved host (slow alone by
 # 200x) is node-slow whatever its pairs say; a class spread from 1x to 0.13x is too spread to judge:
 # said so, exit 1, none of it called healthy; the halves of a failed launch (lighter load) are
-# marked bisected and left out of the class's level.
+# marked bisected and left out of the class's level; a node that stalls (a fixed time lost in each
+# measurement alone: a first short one looks slow) is judged on its longer repeat, healthy when
+# that is, node-slow when even that is slow.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -102,4 +104,29 @@ level = list(s["classes"].values())[0]["pair_median"]
 assert abs(level / float(sys.argv[2]) - 1) < 0.05, (level, sys.argv[2])
 assert s["verdicts"] == [], s["verdicts"]
 PY
+
+# Stalls: node0003 keeps 0.2 of its busbw in a first measurement alone, 8/(8+4) = 0.67 in a repeat 8
+# times longer, above the bound (0.5 of the level at --tolerance 0.5): healthy (the mean of the
+# two short measurements named it). node0009 keeps 0.02, then 0.14: slow in both. node0012 is
+# slow-node at 0.3.
+cluster stalls.json 16 '[{"kind": "stalls", "hosts": ["node0003"], "factor": 0.2},
+    {"kind": "stalls", "hosts": ["node0009"], "factor": 0.02},
+    {"kind": "slow-node", "hosts": ["node0012"], "factor": 0.3}]'
+for seed in 1 2 3; do
+    expect_exit 1 "stalls, seed $seed: exit 1" -- "$TOPOTUNE" survey --backend sim --cluster stalls.json \
+        --tolerance 0.5 --seed "$seed" --out "stalls-$seed"
+    check "stalls, seed $seed: the stalls that pass in a longer repeat not named ($(verdicts "stalls-$seed"))" \
+        test "$(verdicts "stalls-$seed")" = "node0009 node-slow;node0012 node-slow"
+done
+check "the repeat timed 8 times more operations, and said so" python3 - stalls-1 <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1] + "/launches.jsonl")]
+rep = [l for l in lines if l["stage"] == "alone-repeat"]
+assert rep and all(l["longer"] == 8 for l in rep), rep
+assert all(l["longer"] == 1 for l in lines if l["stage"] != "alone-repeat"), lines
+v = [v for v in json.load(open(sys.argv[1] + "/survey.json"))["verdicts"] if v["hosts"] == ["node0009"]][0]
+assert "longer measurement" in v["text"], v
+PY
+check "the stalls cluster valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/sim-cluster.schema.json" stalls.json
 finish
