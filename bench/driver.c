@@ -67,8 +67,7 @@ static void device_text(const struct bench_ctx *c, char *out, size_t len)
     out[0] = '\0';
     size_t i;
     json_t *dev;
-    json_array_foreach(c->devices, i, dev)
-    {
+    json_array_foreach(c->devices, i, dev) {
         int n = snprintf(out + used, len - used,
                          "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n",
                          c->rank + (int)i, 0, (int)getpid(), host,

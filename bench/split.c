@@ -16,7 +16,9 @@ static int host_of(const json_t *groups, const char *host)
     size_t g, i;
     json_t *list, *h;
     json_array_foreach(groups, g, list)
-        json_array_foreach(list, i, h) if (!strcmp(json_string_value(h), host)) return (int)g;
+        json_array_foreach(list, i, h)
+            if (!strcmp(json_string_value(h), host))
+                return (int)g;
     return -1;
 }
 
@@ -24,7 +26,9 @@ static int host_of_list(const json_t *list, const json_t *host)
 {
     size_t i;
     json_t *h;
-    json_array_foreach(list, i, h) if (json_equal(h, host)) return (int)i;
+    json_array_foreach(list, i, h)
+        if (json_equal(h, host))
+            return (int)i;
     return -1;
 }
 
@@ -32,7 +36,9 @@ static int in_launch(const struct bench_ctx *c, const char *host)
 {
     size_t i;
     json_t *h;
-    json_array_foreach(c->hosts, i, h) if (!strcmp(json_string_value(h), host)) return 1;
+    json_array_foreach(c->hosts, i, h)
+        if (!strcmp(json_string_value(h), host))
+            return 1;
     return 0;
 }
 
@@ -43,8 +49,9 @@ json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *min
     size_t i;
     json_t *h;
     if (!strcmp(spec, "node")) {
-        json_array_foreach(c->hosts, i, h) if (host_of(groups, json_string_value(h)) < 0)
-            json_array_append_new(groups, json_pack("[O]", h));
+        json_array_foreach(c->hosts, i, h)
+            if (host_of(groups, json_string_value(h)) < 0)
+                json_array_append_new(groups, json_pack("[O]", h));
         *mine = host_of(groups, me);
         return groups;
     }
@@ -93,8 +100,9 @@ int bench_split_comm(struct bench_ctx *c)
         c->nranks = c->nprocs * c->opt->ngpus;
         json_t *mine = json_array(), *h; /* the group's own hosts: its node count */
         size_t i;
-        json_array_foreach(c->hosts, i, h) if (colors[i] == c->group && host_of_list(mine, h) < 0)
-            json_array_append(mine, h);
+        json_array_foreach(c->hosts, i, h)
+            if (colors[i] == c->group && host_of_list(mine, h) < 0)
+                json_array_append(mine, h);
         c->nodes = (int)json_array_size(mine);
         json_decref(mine);
     }

@@ -141,8 +141,7 @@ static int load_runs(struct fit_data *d, const char *dir)
     int nodes = (int)json_integer_value(json_object_get(meta, "nodes")), left[LEFT_N] = {0};
     json_t *by_config = json_object(), *r;
     size_t i;
-    json_array_foreach(results, i, r)
-    {
+    json_array_foreach(results, i, r) {
         if (!json_is_true(json_object_get(r, "final")) ||
             strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
             continue;
@@ -151,8 +150,7 @@ static int load_runs(struct fit_data *d, const char *dir)
             continue;
         size_t j;
         json_t *s;
-        json_array_foreach(json_object_get(r, "sizes"), j, s)
-        {
+        json_array_foreach(json_object_get(r, "sizes"), j, s) {
             json_t *busbw = json_object_get(s, "busbw");
             if (json_is_number(busbw) && json_number_value(busbw) > 0)
                 add_point(d, m, (size_t)json_integer_value(json_object_get(s, "size")),

@@ -26,8 +26,7 @@ static void print_checks(const json_t *checks)
     printf("%-16s %-8s %s\n", "check", "status", "evidence / fix");
     size_t i;
     json_t *c;
-    json_array_foreach(checks, i, c)
-    {
+    json_array_foreach(checks, i, c) {
         printf("%-16s %-8s %s\n", json_string_value(json_object_get(c, "name")),
                json_string_value(json_object_get(c, "status")),
                json_string_value(json_object_get(c, "evidence")));
@@ -44,13 +43,11 @@ static void print_nodes(const json_t *nodes, const json_t *checks)
            "interfaces", "shm MB", "failed checks");
     size_t i, j;
     json_t *n, *c;
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         const json_t *sw = json_object_get(n, "software");
         char failed[512] = "";
         size_t len = 0;
-        json_array_foreach(json_object_get(n, "checks"), j, c)
-        {
+        json_array_foreach(json_object_get(n, "checks"), j, c) {
             if (!strcmp(util_json_str(c, "status", ""), "fail") && len < sizeof(failed))
                 len += (size_t)snprintf(failed + len, sizeof(failed) - len, "%s%s", len ? "," : "",
                                         util_json_str(c, "name", "?"));
@@ -69,7 +66,9 @@ static int any_failed(const json_t *checks)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(checks, i, c) if (!strcmp(util_json_str(c, "status", ""), "fail")) return 1;
+    json_array_foreach(checks, i, c)
+        if (!strcmp(util_json_str(c, "status", ""), "fail"))
+            return 1;
     return 0;
 }
 

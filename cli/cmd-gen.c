@@ -45,17 +45,17 @@ int cmd_gen(int argc, char **argv)
     int exit_code = rc ? 2 : 0;
     const char *cls;
     json_t *unused;
-    json_object_foreach(classes, cls, unused)
-    {
+    json_object_foreach(classes, cls, unused) {
         if (rc)
             break;
         json_t *cs = json_array(), *cr = json_array();
         json_t *x;
-        json_array_foreach(sweeps, i, x) if (!strcmp(json_string_value(json_object_get(x, "class")),
-                                                     cls)) json_array_append(cs, x);
-        json_array_foreach(results, i,
-                           x) if (!strcmp(json_string_value(json_object_get(x, "class")), cls))
-            json_array_append(cr, x);
+        json_array_foreach(sweeps, i, x)
+            if (!strcmp(json_string_value(json_object_get(x, "class")), cls))
+                json_array_append(cs, x);
+        json_array_foreach(results, i, x)
+            if (!strcmp(json_string_value(json_object_get(x, "class")), cls))
+                json_array_append(cr, x);
         json_t *content = gen_select(cs, cr, cls);
         int version = 0, created = 0;
         if (!content) { /* refused: the sweeps cannot be judged together (named) */

@@ -45,8 +45,7 @@ static int list(const char *root)
         return 2;
     const char *cls;
     json_t *c;
-    json_object_foreach(json_object_get(index, "classes"), cls, c)
-    {
+    json_object_foreach(json_object_get(index, "classes"), cls, c) {
         json_t *versions = json_object_get(c, "versions");
         json_t *last = json_array_get(versions, json_array_size(versions) - 1);
         printf("%s  v%lld (%zu version%s)  %s\n", cls,
@@ -94,12 +93,11 @@ static const char *var_value(json_t *p, const char *name, const char **role)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(p, "variables"), i,
-                       v) if (!strcmp(json_string_value(json_object_get(v, "name")), name))
-    {
-        *role = json_string_value(json_object_get(v, "role"));
-        return json_string_value(json_object_get(v, "value"));
-    }
+    json_array_foreach(json_object_get(p, "variables"), i, v)
+        if (!strcmp(json_string_value(json_object_get(v, "name")), name)) {
+            *role = json_string_value(json_object_get(v, "role"));
+            return json_string_value(json_object_get(v, "value"));
+        }
     return NULL;
 }
 
@@ -131,8 +129,7 @@ static int diff(const char *root, const char *cls, int a, int b)
     for (int side = 0; side < 2; side++) {
         size_t i;
         json_t *v;
-        json_array_foreach(json_object_get(both[side], "variables"), i, v)
-        {
+        json_array_foreach(json_object_get(both[side], "variables"), i, v) {
             const char *name = json_string_value(json_object_get(v, "name"));
             const char *role_other = NULL, *other = var_value(both[!side], name, &role_other);
             const char *value = json_string_value(json_object_get(v, "value"));

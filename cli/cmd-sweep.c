@@ -113,8 +113,7 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)now, k, v)
-    {
+    json_object_foreach((json_t *)now, k, v) {
         json_t *o = json_object_get(old, k);
         int same = o && (json_equal(o, v) || (json_is_number(o) && json_is_number(v) &&
                                               json_number_value(o) == json_number_value(v)));
@@ -296,8 +295,7 @@ static int summary(const struct sweep *sw)
     int counts[6] = {0}, baseline_ok = 0;
     size_t i;
     json_t *r;
-    json_array_foreach(sw->results, i, r)
-    {
+    json_array_foreach(sw->results, i, r) {
         const char *o = json_string_value(json_object_get(r, "outcome"));
         for (int k = 0; k < 6; k++)
             counts[k] += o && !strcmp(o, names[k]);

@@ -31,13 +31,11 @@ static json_t *gpu_models(const json_t *gpus)
     json_t *models = json_array();
     size_t i, j;
     json_t *g, *m;
-    json_array_foreach(gpus, i, g)
-    {
+    json_array_foreach(gpus, i, g) {
         const char *model = json_string_value(json_object_get(g, "model"));
         model = model ? model : "unknown";
         int found = 0;
-        json_array_foreach(models, j, m)
-        {
+        json_array_foreach(models, j, m) {
             if (!found && strcmp(json_string_value(json_object_get(m, "model")), model) == 0) {
                 json_object_set_new(
                     m, "count", json_integer(json_integer_value(json_object_get(m, "count")) + 1));
@@ -59,8 +57,7 @@ static json_t *group_classes(json_t *nodes)
     json_t *classes = json_array(), *by_id = json_object();
     size_t i;
     json_t *n;
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         const json_t *t = json_object_get(n, "topology");
         const char *id = json_string_value(json_object_get(json_object_get(t, "class"), "id"));
         const char *host = json_string_value(json_object_get(n, "host"));
@@ -95,8 +92,7 @@ static void print_class(const json_t *c)
     printf("\nclass %s: %lld GPU(s)",
            topo_text_into(json_string_value(json_object_get(c, "id")), buf, sizeof(buf)),
            (long long)json_integer_value(json_object_get(c, "gpus")));
-    json_array_foreach(models, i, m)
-    {
+    json_array_foreach(models, i, m) {
         const char *model = json_string_value(json_object_get(m, "model"));
         if (json_array_size(models) == 1)
             printf(" %s", topo_text_into(model, buf, sizeof(buf)));
@@ -128,8 +124,7 @@ static int topo_hosts(const struct topo_options *o)
         json_t *classes = json_object_get(doc, "classes");
         printf("%zu node(s) in %zu node class(es)\n",
                json_array_size(json_object_get(doc, "nodes")), json_array_size(classes));
-        json_array_foreach(classes, i, c)
-        {
+        json_array_foreach(classes, i, c) {
             print_class(c);
         }
     }

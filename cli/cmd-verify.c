@@ -201,8 +201,7 @@ static json_t *variables_of(const json_t *profile, int system_only)
 {
     json_t *env = json_object(), *v;
     size_t i;
-    json_array_foreach(json_object_get(profile, "variables"), i, v)
-    {
+    json_array_foreach(json_object_get(profile, "variables"), i, v) {
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *role = json_string_value(json_object_get(v, "role"));
@@ -222,8 +221,7 @@ static void env_words(const json_t *env, struct util_buf *out)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)env, k, v)
-    {
+    json_object_foreach((json_t *)env, k, v) {
         util_buf_addf(out, "%s%s=", out->len ? ", " : "", k);
         util_buf_adds(out, json_string_value(v));
     }
@@ -434,11 +432,11 @@ static char **config_env(const json_t *vars, const json_t *ref, int which, const
     const char *k;
     json_t *v;
     struct util_buf b = UTIL_BUF_INIT;
-    json_object_foreach((json_t *)vars, k, v) if (which > 0 || json_object_get(ref, k))
-    {
-        util_buf_addf(&b, "%s=%s", k, json_string_value(v));
-        env[n++] = util_buf_detach(&b);
-    }
+    json_object_foreach((json_t *)vars, k, v)
+        if (which > 0 || json_object_get(ref, k)) {
+            util_buf_addf(&b, "%s=%s", k, json_string_value(v));
+            env[n++] = util_buf_detach(&b);
+        }
     if (which == 2) {
         util_buf_addf(&b, "NCCL_TUNER_PLUGIN=%s", plugin);
         env[n++] = util_buf_detach(&b);
@@ -542,8 +540,7 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     json_t *events = sweep_results_load(json, SWEEP_RESULTS_READ), *ev;
     size_t i;
     int ok = 0;
-    json_array_foreach(events, i, ev)
-    {
+    json_array_foreach(events, i, ev) {
         const char *kind = json_string_value(json_object_get(ev, "event"));
         json_t *size = json_object_get(ev, "size"), *busbw = json_object_get(ev, "busbw");
         if (kind && !strcmp(kind, "end"))
@@ -654,8 +651,7 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
     json_t *vars = variables(profile), *ref = variables_of(profile, 1);
     const char *k;
     json_t *v;
-    json_object_foreach(vars, k, v)
-    {
+    json_object_foreach(vars, k, v) {
         const char *why = util_env_refused(k);
         if (why || !sweep_valid_value(json_string_value(v))) { /* k is vars': said first */
             error("the profile sets %.64s, which verify does not set: %s", k,

@@ -40,15 +40,16 @@ static json_t *pair_counts(const struct compare_input *in)
     json_t *counts = json_object();
     size_t i, j;
     json_t *row, *cell;
-    json_array_foreach(json_object_get(m, "rows"), i, row) json_array_foreach(row, j, cell)
-    {
-        const char *a = json_string_value(json_array_get(labels, i)),
-                   *b = json_string_value(json_array_get(labels, j)), *v = json_string_value(cell);
-        if (j <= i || !a || !b || !v || strncmp(a, "GPU", 3) || strncmp(b, "GPU", 3))
-            continue;
-        json_object_set_new(counts, v,
-                            json_integer(json_integer_value(json_object_get(counts, v)) + 1));
-    }
+    json_array_foreach(json_object_get(m, "rows"), i, row)
+        json_array_foreach(row, j, cell) {
+            const char *a = json_string_value(json_array_get(labels, i)),
+                       *b = json_string_value(json_array_get(labels, j)),
+                       *v = json_string_value(cell);
+            if (j <= i || !a || !b || !v || strncmp(a, "GPU", 3) || strncmp(b, "GPU", 3))
+                continue;
+            json_object_set_new(counts, v,
+                                json_integer(json_integer_value(json_object_get(counts, v)) + 1));
+        }
     return counts;
 }
 
@@ -61,7 +62,9 @@ void compare_gpu_pairs(const struct compare_input *in, struct util_buf *out)
     /* by letter, for a stable text: json objects keep insertion order, so sort the keys */
     const char *keys[64];
     size_t n = 0;
-    json_object_foreach(counts, k, v) if (n < 64) keys[n++] = k;
+    json_object_foreach(counts, k, v)
+        if (n < 64)
+            keys[n++] = k;
     for (size_t a = 1; a < n; a++)
         for (size_t b = a; b > 0 && strcmp(keys[b - 1], keys[b]) > 0; b--) {
             const char *t = keys[b];
@@ -80,9 +83,9 @@ void compare_gpu_links(const struct compare_input *in, struct util_buf *out)
     json_t *counts = pair_counts(in), *v;
     const char *k, *best = NULL;
     json_int_t best_n = 0;
-    json_object_foreach(counts, k, v) if (json_integer_value(v) > best_n) best = k,
-                                                                          best_n =
-                                                                              json_integer_value(v);
+    json_object_foreach(counts, k, v)
+        if (json_integer_value(v) > best_n)
+            best = k, best_n = json_integer_value(v);
     util_buf_addf(out, "%s", best ? best : "-");
     long long nvs = json_integer_value(json_object_get(hw(in), "nvswitches"));
     if (nvs > 0)
@@ -100,8 +103,7 @@ void compare_nics(const struct compare_input *in, struct util_buf *out)
         util_buf_addf(out, "%lld", (long long)json_integer_value(json_object_get(hw(in), "nics")));
         return;
     }
-    json_array_foreach(list, i, v)
-    {
+    json_array_foreach(list, i, v) {
         int seen = 0, count = 0;
         for (j = 0; j < i; j++)
             seen |= json_equal(json_array_get(list, j), v);
@@ -168,8 +170,7 @@ double compare_busbw_at(const json_t *per_size, json_int_t size)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(per_size, i, r)
-    {
+    json_array_foreach(per_size, i, r) {
         if (json_integer_value(json_object_get(r, "size")) == size)
             return json_number_value(json_object_get(r, "busbw"));
     }

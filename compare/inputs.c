@@ -65,8 +65,7 @@ static const char *bad_sizes(const json_t *list, struct util_buf *where, const c
         return NULL;
     if (!json_is_array(list))
         return util_buf_addf(where, "%s", name), "expected an array of {size, busbw}";
-    json_array_foreach(list, i, r)
-    {
+    json_array_foreach(list, i, r) {
         const json_t *bw = json_object_get(r, "busbw");
         util_buf_addf(where, "%s[%zu]", name, i);
         if (!json_is_object(r))
@@ -90,12 +89,14 @@ static const char *bad_strings(const json_t *list, const char *const *keys)
         return NULL;
     if (!json_is_array(list))
         return "expected an array";
-    json_array_foreach(list, i, v) for (int k = 0; keys && keys[k];
-                                        k++) if (!json_is_object(v) ||
-                                                 not_string(json_object_get(
-                                                     v, keys[k]))) return "expected objects "
-                                                                          "of strings";
-    json_array_foreach(list, i, v) if (!keys && !json_is_string(v)) return "expected strings";
+    json_array_foreach(list, i, v)
+        for (int k = 0; keys && keys[k]; k++)
+            if (!json_is_object(v) || not_string(json_object_get(v, keys[k])))
+                return "expected objects "
+                       "of strings";
+    json_array_foreach(list, i, v)
+        if (!keys && !json_is_string(v))
+            return "expected strings";
     return NULL;
 }
 
@@ -152,8 +153,7 @@ static const char *bad_profile(const json_t *p, struct util_buf *where)
         !(json_is_number(cv) && isfinite(json_number_value(cv)) && json_number_value(cv) >= 0))
         return util_buf_adds(where, "winner.cv"), "expected a number, 0 or more";
     size_t i;
-    json_array_foreach(rows, i, row)
-    {
+    json_array_foreach(rows, i, row) {
         const char *why = bad_strings(row, NULL);
         if (why)
             return util_buf_addf(where, "hardware.matrix.rows[%zu]", i), why;

@@ -25,8 +25,7 @@ static int datablock(struct util_buf *s, const char *name, const struct compare_
     json_t *row;
     int n = 0;
     util_buf_addf(s, "$%s << EOD\n", name);
-    json_array_foreach(per_size, i, row)
-    {
+    json_array_foreach(per_size, i, row) {
         json_int_t size = json_integer_value(json_object_get(row, "size"));
         double bw = json_number_value(json_object_get(row, "busbw"));
         if (size >= (json_int_t)min && size < (json_int_t)max && bw > 0) {
@@ -127,8 +126,7 @@ static void scaling_script(struct util_buf *s, const struct compare_input *in, i
         json_t *r;
         int points = 0, predicted = 0;
         util_buf_addf(s, "$scale%d << EOD\n", i);
-        json_array_foreach(in[i].scaling, k, r)
-        {
+        json_array_foreach(in[i].scaling, k, r) {
             double bw = json_number_value(json_object_get(r, "busbw"));
             predicted |= json_is_true(json_object_get(r, "predicted"));
             if (bw > 0) {

@@ -104,8 +104,7 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
     size_t i;
     if (!configs) /* too many configurations: sweep_space_configs said so */
         goto out;
-    json_array_foreach(configs, i, c)
-    {
+    json_array_foreach(configs, i, c) {
         json_t *r = predicted_run(&s, t, job_nodes, c, params);
         if (!r)
             goto out; /* no GPU: the caller says so */

@@ -78,8 +78,7 @@ static int table_sizes(const struct compare_input *in, int n, json_int_t *sizes,
         for (int l = 0; l < 2; l++) {
             size_t k;
             json_t *r;
-            json_array_foreach(lists[l], k, r)
-            {
+            json_array_foreach(lists[l], k, r) {
                 json_int_t s = json_integer_value(json_object_get(r, "size"));
                 int seen = 0;
                 for (int j = 0; j < count && !seen; j++)

@@ -150,13 +150,11 @@ static void node_checks(json_t *c, const json_t *nodes)
     struct util_buf bad = UTIL_BUF_INIT, unknown = UTIL_BUF_INIT;
     size_t i, j;
     json_t *node, *check;
-    json_array_foreach(nodes, i, node)
-    {
+    json_array_foreach(nodes, i, node) {
         const char *err = util_json_str(node, "error", NULL);
         if (err)
             util_buf_addf(&bad, "%s%s: %s", bad.len ? "; " : "", host_of(node), err);
-        json_array_foreach(json_object_get(node, "checks"), j, check)
-        {
+        json_array_foreach(json_object_get(node, "checks"), j, check) {
             const char *status = util_json_str(check, "status", "unknown");
             if (!strcmp(status, "unknown"))
                 util_buf_addf(&unknown, "%s%s: %s", unknown.len ? "; " : "", host_of(node),

@@ -128,8 +128,7 @@ static void check_acs(json_t *c, const struct topo *t)
     int redirect = 0, unreadable = 0;
     size_t i;
     json_t *b;
-    json_array_foreach(acs, i, b)
-    {
+    json_array_foreach(acs, i, b) {
         redirect += json_is_true(json_object_get(b, "redirect"));
         unreadable += json_is_null(json_object_get(b, "control"));
     }
@@ -380,8 +379,7 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
     struct util_buf missing = UTIL_BUF_INIT;
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(p, "variables"), i, v)
-    {
+    json_array_foreach(json_object_get(p, "variables"), i, v) {
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *have = name ? getenv(name) : NULL;

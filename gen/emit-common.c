@@ -119,8 +119,7 @@ int gen_each_var(const json_t *profile,
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(profile, "variables"), i, v)
-    {
+    json_array_foreach(json_object_get(profile, "variables"), i, v) {
         const char *name = str(v, "name", NULL), *value = str(v, "value", NULL);
         /* Validated when the space was read; checked again: nothing unvalidated is emitted. */
         if (!sweep_valid_name(name) || !sweep_valid_value(value) || strchr(value, '@')) {

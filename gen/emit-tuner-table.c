@@ -77,8 +77,7 @@ static int emit_tuner_table(const json_t *profile, struct util_buf *out)
         "# elsewhere NCCL decides. channels 0: NCCL's own count.\n");
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(profile, "tuner"), i, r)
-    {
+    json_array_foreach(json_object_get(profile, "tuner"), i, r) {
         const char *coll = json_string_value(json_object_get(r, "collective"));
         const char *algo = json_string_value(json_object_get(r, "algorithm"));
         const char *proto = json_string_value(json_object_get(r, "protocol"));

@@ -28,8 +28,7 @@ static int emit_tuner(const json_t *profile, struct util_buf *out)
         "regBuff\n");
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(profile, "tuner"), i, r)
-    {
+    json_array_foreach(json_object_get(profile, "tuner"), i, r) {
         json_t *max = json_object_get(r, "max_bytes");
         long long channels = json_integer_value(json_object_get(r, "channels"));
         util_buf_addf(out, "%s%s,%lld,", channels > 0 ? "" : "#row ",

@@ -12,8 +12,7 @@ static json_t *shaped_run(json_t *results)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(results, i, r)
-    {
+    json_array_foreach(results, i, r) {
         const char *outcome = json_string_value(json_object_get(r, "outcome"));
         if (outcome && !strcmp(outcome, "ok") && json_is_true(json_object_get(r, "final")) &&
             json_integer_value(json_object_get(r, "nodes")) > 0 &&

@@ -33,10 +33,10 @@ static json_t *final_runs(json_t *results, const char *id)
     json_t *out = json_array();
     size_t i;
     json_t *r;
-    json_array_foreach(results, i,
-                       r) if (json_is_true(json_object_get(r, "final")) &&
-                              !strcmp(json_string_value(json_object_get(r, "config_id")), id))
-        json_array_append(out, r);
+    json_array_foreach(results, i, r)
+        if (json_is_true(json_object_get(r, "final")) &&
+            !strcmp(json_string_value(json_object_get(r, "config_id")), id))
+            json_array_append(out, r);
     return out;
 }
 
@@ -46,8 +46,7 @@ static void stats(json_t *runs, size_t omin, size_t omax, struct config_stats *s
     size_t i;
     json_t *r;
     s->outcomes = json_object();
-    json_array_foreach(runs, i, r)
-    {
+    json_array_foreach(runs, i, r) {
         const char *o = json_string_value(json_object_get(r, "outcome"));
         json_object_set_new(s->outcomes, o,
                             json_integer(json_integer_value(json_object_get(s->outcomes, o)) + 1));
@@ -78,12 +77,10 @@ static json_t *per_size(json_t *runs)
     json_t *sizes = json_array();
     size_t i, k;
     json_t *r, *s;
-    json_array_foreach(runs, i, r)
-    {
+    json_array_foreach(runs, i, r) {
         if (strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
             continue;
-        json_array_foreach(json_object_get(r, "sizes"), k, s)
-        {
+        json_array_foreach(json_object_get(r, "sizes"), k, s) {
             json_t *row = json_array_get(sizes, k);
             if (!row) {
                 row = json_object();
@@ -102,7 +99,8 @@ static json_t *per_size(json_t *runs)
             json_object_set(row, "proto", json_object_get(s, "proto"));
         }
     }
-    json_array_foreach(sizes, i, s) json_object_del(s, "n");
+    json_array_foreach(sizes, i, s)
+        json_object_del(s, "n");
     return sizes;
 }
 
@@ -133,7 +131,9 @@ static const char *first_failure(json_t *outcomes)
 {
     const char *o;
     json_t *n;
-    json_object_foreach(outcomes, o, n) if (strcmp(o, "ok")) return o;
+    json_object_foreach(outcomes, o, n)
+        if (strcmp(o, "ok"))
+            return o;
     return "?";
 }
 
@@ -181,8 +181,7 @@ static json_t *variables(const struct config_stats *w, const struct config_stats
     char note[160];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
     json_t *v;
-    json_object_foreach(w->env, name, v)
-    {
+    json_object_foreach(w->env, name, v) {
         const char *role = "tuning";
         char evidence[640];
         if (!strncmp(name, "NCCL_DEBUG", 10))
@@ -224,8 +223,7 @@ static json_t *gpu_model(const json_t *gpus)
 {
     json_t *counts = json_object(), *g;
     size_t i;
-    json_array_foreach(gpus, i, g)
-    {
+    json_array_foreach(gpus, i, g) {
         const char *m = json_string_value(json_object_get(g, "model"));
         if (!m)
             m = "unknown";
@@ -239,8 +237,9 @@ static json_t *gpu_model(const json_t *gpus)
         struct util_buf b = UTIL_BUF_INIT;
         const char *m;
         json_t *n;
-        json_object_foreach(counts, m, n) util_buf_addf(&b, "%s%lld x %s", b.len ? ", " : "",
-                                                        (long long)json_integer_value(n), m);
+        json_object_foreach(counts, m, n)
+            util_buf_addf(&b, "%s%lld x %s", b.len ? ", " : "", (long long)json_integer_value(n),
+                          m);
         out = json_string(util_buf_str(&b));
         util_buf_release(&b);
     }
@@ -267,13 +266,13 @@ static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
     json_t *s = json_object(), *outcomes = json_object(), *dirs = json_array();
     size_t i;
     json_t *r;
-    json_array_foreach(results, i, r)
-    {
+    json_array_foreach(results, i, r) {
         const char *o = json_string_value(json_object_get(r, "outcome"));
         json_object_set_new(outcomes, o,
                             json_integer(json_integer_value(json_object_get(outcomes, o)) + 1));
     }
-    json_array_foreach(sweeps, i, r) json_array_append(dirs, json_object_get(r, "dir"));
+    json_array_foreach(sweeps, i, r)
+        json_array_append(dirs, json_object_get(r, "dir"));
     json_object_set_new(s, "sweeps", dirs);
     json_object_set_new(s, "configurations", json_integer((json_int_t)nconfigs));
     json_object_set_new(s, "runs", json_integer((json_int_t)json_array_size(results)));
@@ -305,8 +304,7 @@ static int one_shape(json_t *sweeps, json_t *results, const char *class_id)
     char first[64] = "", cur[64];
     size_t i;
     json_t *r;
-    json_array_foreach(results, i, r)
-    {
+    json_array_foreach(results, i, r) {
         shape_of(r, cur, sizeof(cur));
         if (!first[0])
             snprintf(first, sizeof(first), "%s", cur);
@@ -316,8 +314,7 @@ static int one_shape(json_t *sweeps, json_t *results, const char *class_id)
     if (i == json_array_size(results))
         return 0;
     struct util_buf which = UTIL_BUF_INIT;
-    json_array_foreach(sweeps, i, r)
-    {
+    json_array_foreach(sweeps, i, r) {
         const char *shape = json_string_value(json_object_get(r, "shape"));
         const char *dir = json_string_value(json_object_get(r, "dir"));
         if (shape && dir)
@@ -341,17 +338,16 @@ static json_t *row_candidates(json_t *stable_runs, const json_t *profile_env)
 {
     json_t *out = json_array(), *runs;
     size_t i;
-    json_array_foreach(stable_runs, i, runs)
-    {
+    json_array_foreach(stable_runs, i, runs) {
         const json_t *env = json_object_get(json_array_get(runs, 0), "env");
         const char *name;
         json_t *v;
         int fits = 1;
-        json_object_foreach((json_t *)profile_env, name, v) fits &=
-            json_equal(v, json_object_get(env, name));
-        json_object_foreach((json_t *)env, name, v) fits &= json_object_get(profile_env, name) ||
-                                                            !strcmp(name, "NCCL_ALGO") ||
-                                                            !strcmp(name, "NCCL_PROTO");
+        json_object_foreach((json_t *)profile_env, name, v)
+            fits &= json_equal(v, json_object_get(env, name));
+        json_object_foreach((json_t *)env, name, v)
+            fits &= json_object_get(profile_env, name) || !strcmp(name, "NCCL_ALGO") ||
+                    !strcmp(name, "NCCL_PROTO");
         if (fits)
             json_array_append(out, runs);
     }
@@ -419,16 +415,16 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_t *ids = json_object();
     size_t i, k;
     json_t *sw, *c;
-    json_array_foreach(sweeps, i, sw) json_array_foreach(json_object_get(sw, "configs"), k, c)
-        json_object_set(ids, json_string_value(json_object_get(c, "id")),
-                        json_object_get(c, "env"));
+    json_array_foreach(sweeps, i, sw)
+        json_array_foreach(json_object_get(sw, "configs"), k, c)
+            json_object_set(ids, json_string_value(json_object_get(c, "id")),
+                            json_object_get(c, "env"));
     struct config_stats base = {0}, best = {0};
     int have_best = 0, base_seen = 0;
     json_t *stable_runs = json_array(), *best_runs = NULL, *base_runs = NULL;
     const char *id;
     json_t *env;
-    json_object_foreach(ids, id, env)
-    {
+    json_object_foreach(ids, id, env) {
         json_t *runs = final_runs(results, id);
         struct config_stats s = {.id = id, .env = env};
         stats(runs, omin, omax, &s);
@@ -530,8 +526,7 @@ int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
     /* Its shape, to name it when sweeps of different shapes meet (one_shape). */
     size_t i;
     json_t *r;
-    json_array_foreach(runs, i, r)
-    {
+    json_array_foreach(runs, i, r) {
         char shape[64];
         shape_of(r, shape, sizeof(shape));
         if (shape[0]) {

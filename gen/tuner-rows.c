@@ -55,12 +55,10 @@ static void size_stats(json_t *runs, json_int_t size, struct size_stat *st)
     size_t i, k;
     json_t *r, *s;
     memset(st, 0, sizeof(*st));
-    json_array_foreach(runs, i, r)
-    {
+    json_array_foreach(runs, i, r) {
         if (strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
             continue;
-        json_array_foreach(json_object_get(r, "sizes"), k, s)
-        {
+        json_array_foreach(json_object_get(r, "sizes"), k, s) {
             if (json_integer_value(json_object_get(s, "size")) != size)
                 continue;
             double b = json_number_value(json_object_get(s, "busbw"));
@@ -90,8 +88,7 @@ static int fastest(json_t *candidates, json_int_t size, double cv_max, struct si
     int found = 0;
     size_t c;
     json_t *runs;
-    json_array_foreach(candidates, c, runs)
-    {
+    json_array_foreach(candidates, c, runs) {
         struct size_stat st;
         size_stats(runs, size, &st);
         if (!st.n || !st.algo || st.cv > cv_max)
@@ -145,7 +142,8 @@ static void add_evidence(json_t *r, json_int_t size, const struct size_stat *w,
     int seen = 0;
     size_t i;
     json_t *c;
-    json_array_foreach(configs, i, c) seen |= same(json_string_value(c), w->config_id);
+    json_array_foreach(configs, i, c)
+        seen |= same(json_string_value(c), w->config_id);
     if (!seen)
         json_array_append_new(configs, json_string(w->config_id));
     if (w->n < json_integer_value(json_object_get(r, "runs")))
@@ -185,8 +183,7 @@ static json_t *grid(json_t *reference)
 {
     size_t i, k;
     json_t *r, *s, *sizes = json_array();
-    json_array_foreach(reference, i, r)
-    {
+    json_array_foreach(reference, i, r) {
         if (strcmp(json_string_value(json_object_get(r, "outcome")), "ok"))
             continue;
         json_array_foreach(json_object_get(r, "sizes"), k, s)
@@ -233,7 +230,8 @@ json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, con
     }
     size_t i;
     json_t *r;
-    json_array_foreach(rows, i, r) finish_row(r, ref_name, predicted);
+    json_array_foreach(rows, i, r)
+        finish_row(r, ref_name, predicted);
     json_decref(sizes);
     return rows;
 }

@@ -189,13 +189,11 @@ json_t *survey_class_facts(const json_t *key)
     const char *model = json_string_value(json_array_get(json_object_get(gpu, "models"), 0));
     long gbps = 0, nvlinks = 0;
     size_t i;
-    json_array_foreach(nics, i, row)
-    {
+    json_array_foreach(nics, i, row) {
         const char *colon = json_string_value(row) ? strchr(json_string_value(row), ':') : NULL;
         gbps += colon ? strtol(colon + 1, NULL, 10) : 0;
     }
-    json_array_foreach(json_object_get(key, "matrix"), i, row)
-    {
+    json_array_foreach(json_object_get(key, "matrix"), i, row) {
         const char *r = json_string_value(row);
         if (r && !strncmp(r, "GPU", 3))
             nvlinks += nvlinks_of(r);
@@ -215,8 +213,7 @@ json_t *survey_facts_differ(const json_t *a, const json_t *b, int *lesser)
     json_t *d = json_object(), *va;
     const char *k;
     int less = 0, more = 0;
-    json_object_foreach((json_t *)a, k, va)
-    {
+    json_object_foreach((json_t *)a, k, va) {
         json_t *vb = json_object_get(b, k);
         if (json_equal(va, vb))
             continue;

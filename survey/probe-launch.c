@@ -51,12 +51,11 @@ static void run_doctor(struct survey *s, double deadline)
     }
     json_t *failed = json_object(), *n, *check;
     size_t i, j;
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         json_t *names = json_array();
-        json_array_foreach(json_object_get(n, "checks"), j,
-                           check) if (!strcmp(util_json_str(check, "status", ""), "fail"))
-            json_array_append_new(names, json_string(util_json_str(check, "name", "?")));
+        json_array_foreach(json_object_get(n, "checks"), j, check)
+            if (!strcmp(util_json_str(check, "status", ""), "fail"))
+                json_array_append_new(names, json_string(util_json_str(check, "name", "?")));
         json_object_set_new(failed, util_json_str(n, "host", "?"), names);
     }
     s->doctor = json_pack("{s:o,s:o}", "checks", doctor_compare_nodes(nodes), "nodes", failed);
@@ -250,8 +249,7 @@ static int read_groups(const char *path, int n, double *busbw, struct util_buf *
         busbw[k] = -1;
     size_t i;
     json_t *e;
-    json_array_foreach(lines, i, e)
-    {
+    json_array_foreach(lines, i, e) {
         const char *ev = util_json_str(e, "event", "");
         json_t *g = json_object_get(e, "group"), *b = json_object_get(e, "busbw");
         if (!strcmp(ev, "size") && json_is_integer(g) && json_is_number(b) &&

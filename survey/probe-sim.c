@@ -97,8 +97,7 @@ static int unknown_key(const char *file, const char *where, json_t *obj, const c
     json_t *v;
     if (!json_is_object(obj))
         return bad(file, where, "an object expected");
-    json_object_foreach(obj, key, v)
-    {
+    json_object_foreach(obj, key, v) {
         int known = 0;
         for (const char *const *k = keys; *k && !known; k++)
             known = !strcmp(*k, key);
@@ -223,8 +222,7 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
     json_t *f;
     if (faults && (!json_is_array(faults) || json_array_size(faults) > SIM_MAX_FAULTS))
         return bad(file, "faults", "an array of at most %d faults", SIM_MAX_FAULTS);
-    json_array_foreach(faults, k, f)
-    {
+    json_array_foreach(faults, k, f) {
         char where[64];
         snprintf(where, sizeof(where), "faults[%zu]", k);
         if (unknown_key(file, where, f, fault_keys))
@@ -400,8 +398,7 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
         return bad(file, "nodes", "an array of 1 to %d entries {spec, count, prefix}",
                    SIM_MAX_SPECS);
     long long total = 0;
-    json_array_foreach(nodes, k, e)
-    {
+    json_array_foreach(nodes, k, e) {
         if (unknown_key(file, "nodes[]", e, node_keys))
             return UTIL_EINVAL;
         json_t *count = json_object_get(e, "count");
@@ -412,8 +409,7 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
     }
     s->nodes = calloc((size_t)total, sizeof(*s->nodes));
     m->cls_of = calloc((size_t)total, sizeof(int));
-    json_array_foreach(nodes, k, e)
-    {
+    json_array_foreach(nodes, k, e) {
         const char *spec = util_json_str(e, "spec", ""),
                    *prefix = util_json_str(e, "prefix", "node");
         if (!plain_name(spec))

@@ -90,8 +90,7 @@ static const char *setting_differs(const json_t *recorded, const json_t *now)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)now, k, v)
-    {
+    json_object_foreach((json_t *)now, k, v) {
         if (!json_equal(v, json_object_get(recorded, k)))
             return k;
     }
@@ -117,15 +116,13 @@ static int check_line(const struct survey *s, size_t line, const json_t *r)
         return bad_line(s, line, "\"size\": a whole number of bytes expected");
     if (!json_is_array(groups) || !ng || ng > RECORD_MAX_HOSTS)
         return bad_line(s, line, "\"groups\": 1 to %d groups expected", RECORD_MAX_HOSTS);
-    json_array_foreach(groups, k, g)
-    {
+    json_array_foreach(groups, k, g) {
         size_t j, nh = json_array_size(g);
         json_t *h;
         if (!json_is_array(g) || !nh || nh > RECORD_MAX_HOSTS)
             return bad_line(s, line, "\"groups\"[%zu]: an array of 1 to %d hosts expected", k,
                             RECORD_MAX_HOSTS);
-        json_array_foreach(g, j, h)
-        {
+        json_array_foreach(g, j, h) {
             if (!host_name(h))
                 return bad_line(s, line, "\"groups\"[%zu][%zu]: a host name expected", k, j);
         }
@@ -137,8 +134,7 @@ static int check_line(const struct survey *s, size_t line, const json_t *r)
     if (!json_is_array(bw) || json_array_size(bw) != want)
         return bad_line(s, line, "\"busbw\": %zu numbers expected (one per group%s)", want,
                         want ? "" : ": the launch failed");
-    json_array_foreach(bw, k, g)
-    {
+    json_array_foreach(bw, k, g) {
         if (!in_range(g, 1e7))
             return bad_line(s, line, "\"busbw\"[%zu]: a number of GB/s from 0 to 1e7 expected", k);
     }
@@ -184,8 +180,7 @@ int survey_record_load(struct survey *s)
         return UTIL_EINVAL;
     size_t i;
     json_t *r;
-    json_array_foreach(rec, i, r)
-    {
+    json_array_foreach(rec, i, r) {
         int rc = check_line(s, i + 1, r);
         if (rc) {
             json_decref(rec);

@@ -115,8 +115,7 @@ static void verdict_lines(const struct survey *s, struct util_buf *b, const char
     json_t *v;
     char first[64], indent[64];
     snprintf(indent, sizeof(indent), "%*s", (int)strlen(prefix) + 4, "");
-    json_array_foreach(s->verdicts, i, v)
-    {
+    json_array_foreach(s->verdicts, i, v) {
         struct util_buf line = UTIL_BUF_INIT, raw = UTIL_BUF_INIT;
         util_buf_addf(&raw, "%s: %s", json_string_value(json_object_get(v, "kind")),
                       json_string_value(json_object_get(v, "text")));
@@ -177,8 +176,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = class_members(s, cls, members);
         struct util_buf line = UTIL_BUF_INIT;
         util_buf_addf(&line,
@@ -225,8 +223,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     const char *host;
     json_t *names;
     int clean = 1;
-    json_object_foreach(json_object_get(s->doctor, "nodes"), host, names)
-    {
+    json_object_foreach(json_object_get(s->doctor, "nodes"), host, names) {
         if (!json_array_size(names))
             continue;
         struct util_buf line = UTIL_BUF_INIT;
@@ -234,8 +231,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         util_buf_addf(&line, " failed:");
         size_t k;
         json_t *nm;
-        json_array_foreach(names, k, nm)
-        {
+        json_array_foreach(names, k, nm) {
             util_buf_addf(&line, " ");
             add_clean(&line, json_string_value(nm), md);
         }
@@ -249,8 +245,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     util_buf_addf(b, "\n%sThe whole cluster at once\n\n", md ? "## " : "");
     size_t i;
     json_t *w;
-    json_array_foreach(s->whole, i, w)
-    {
+    json_array_foreach(s->whole, i, w) {
         json_t *p = json_object_get(w, "predicted_busbw");
         double bw = json_real_value(json_object_get(w, "busbw")), pv = json_real_value(p);
         struct util_buf line = UTIL_BUF_INIT;
@@ -395,11 +390,9 @@ static void html_verdicts(const struct survey *s, struct util_buf *b)
     util_buf_addf(b, "<table><tr><th>host</th><th>verdict</th><th>evidence</th></tr>\n");
     size_t i, j;
     json_t *v, *h;
-    json_array_foreach(s->verdicts, i, v)
-    {
+    json_array_foreach(s->verdicts, i, v) {
         util_buf_addf(b, "<tr class=\"bad\"><td>");
-        json_array_foreach(json_object_get(v, "hosts"), j, h)
-        {
+        json_array_foreach(json_object_get(v, "hosts"), j, h) {
             util_buf_addf(b, "%s", j ? " - " : "");
             add_html(b, json_string_value(h));
         }
@@ -483,7 +476,8 @@ static void render_html(const struct survey *s, struct util_buf *b)
     int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
-    json_object_foreach(s->classes, cls, c) html_class(s, b, cls, c, members);
+    json_object_foreach(s->classes, cls, c)
+        html_class(s, b, cls, c, members);
     free(members);
     /* the doctor and the whole-cluster runs as the text report says them */
     struct util_buf text = UTIL_BUF_INIT;

@@ -84,7 +84,8 @@ static int whole_launches(const struct survey *s)
     const char *cls;
     json_t *c;
     int n = 0;
-    json_object_foreach(s->classes, cls, c) n += whole_members(s, cls, NULL) >= 2;
+    json_object_foreach(s->classes, cls, c)
+        n += whole_members(s, cls, NULL) >= 2;
     return n;
 }
 
@@ -98,8 +99,7 @@ static int launches_planned(const struct survey *s)
     const char *cls;
     json_t *c;
     int nodes = 0, pairs = 0, rounds = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = (int)json_integer_value(json_object_get(c, "nodes"));
         nodes += n;
         pairs += n / 2;
@@ -528,8 +528,7 @@ static const char *differs_from(struct survey *s, const char *cls, json_t **diff
     }
     int n = (int)json_integer_value(json_object_get(json_object_get(s->classes, cls), "nodes"));
     const char *like = NULL;
-    json_object_foreach(s->classes, ocls, other)
-    {
+    json_object_foreach(s->classes, ocls, other) {
         int on = (int)json_integer_value(json_object_get(other, "nodes")), lesser = 0;
         json_t *okey = json_object_get(s->class_keys, ocls);
         if (!okey || !strcmp(ocls, cls) || 2 * n > on)
@@ -554,8 +553,7 @@ static void differing_classes(struct survey *s)
     const char *cls;
     json_t *c;
     int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         json_t *diff;
         const char *like = differs_from(s, cls, &diff);
         if (!like)
@@ -633,8 +631,7 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
     const char *cls;
     json_t *c;
     int k = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
             if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
@@ -715,8 +712,7 @@ static int stage_alone(struct survey *s)
     const char *cls;
     json_t *c;
     int k = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         if (!rc && (lv[k].too_spread || lv[k].wide))
             too_spread(s, cls, "alone", &lv[k], value);
         k++;
@@ -794,8 +790,7 @@ static int stage_pairs(struct survey *s)
     /* all classes' pairs share a launch: rounds are cluster-wide; a class has n-1 rounds of new
      * pairs at most (2 nodes: one pair, measured once, not once per matching) */
     int rounds = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = ok_members(s, cls, nodes);
         rounds = rounds > n - 1 + (n % 2) ? rounds : n - 1 + (n % 2);
     }
@@ -803,8 +798,7 @@ static int stage_pairs(struct survey *s)
         rounds = s->matchings;
     for (int r = 0; !rc && r < rounds; r++) {
         int k = 0;
-        json_object_foreach(s->classes, cls, c)
-        {
+        json_object_foreach(s->classes, cls, c) {
             int n = ok_members(s, cls, nodes);
             if (!s->all_pairs) {
                 if (r < n - 1 + (n % 2))
@@ -844,8 +838,7 @@ static void fit_pairs(struct survey *s, struct fit *f)
     json_t *c;
     int k = 0;
     survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, f->cap);
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
             if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
@@ -1119,8 +1112,7 @@ static void pair_verdicts(struct survey *s)
     const char *cls;
     json_t *c;
     int k = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         if (f.lv[k].too_spread || f.lv[k].wide)
             too_spread(s, cls, "in pairs", &f.lv[k], f.cap);
         k++;
@@ -1144,8 +1136,7 @@ static int stage_whole(struct survey *s)
     json_t *c;
     struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     int rc = 0;
-    json_object_foreach(s->classes, cls, c)
-    {
+    json_object_foreach(s->classes, cls, c) {
         int n = whole_members(s, cls, g);
         if (n < 2)
             continue;

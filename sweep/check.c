@@ -80,8 +80,7 @@ static int find_control(const json_t *v, struct util_buf *path)
                 return 1;
         return json_string_length(v) != strlen(json_string_value(v)); /* an embedded NUL */
     }
-    json_object_foreach((json_t *)v, k, e)
-    {
+    json_object_foreach((json_t *)v, k, e) {
         if (!strcmp(k, "stderr_tail") && json_is_string(e))
             continue;
         util_buf_addf(path, ".%.64s", k);
@@ -89,8 +88,7 @@ static int find_control(const json_t *v, struct util_buf *path)
             return 1;
         path->len = len, path->data[len] = '\0';
     }
-    json_array_foreach(v, i, e)
-    {
+    json_array_foreach(v, i, e) {
         util_buf_addf(path, "[%zu]", i);
         if (find_control(e, path))
             return 1;
@@ -117,8 +115,7 @@ static int check_env(const struct where *w, const char *field, const json_t *env
     json_t *v;
     if (!json_is_object(env))
         return bad(w, field, "expected an object of NAME: value");
-    json_object_foreach((json_t *)env, name, v)
-    {
+    json_object_foreach((json_t *)env, name, v) {
         const char *why = util_env_refused(name);
         if (why)
             return bad(w, field, "variable \"%.64s\" refused: %s", name, why);
@@ -158,14 +155,12 @@ static int check_versions(const struct where *w, const json_t *versions)
     json_t *v;
     if (!json_is_object(versions))
         return bad(w, "versions", "expected an object");
-    json_object_foreach(
-        (json_t *)versions, k,
-        v) if (!json_is_null(v) &&
-               !sweep_valid_version(json_string_value(
-                   v))) return bad(w, "versions",
-                                   "%.32s: expected null or a version of [A-Za-z0-9 .+~_:()-], "
-                                   "at most 64 characters",
-                                   k);
+    json_object_foreach((json_t *)versions, k, v)
+        if (!json_is_null(v) && !sweep_valid_version(json_string_value(v)))
+            return bad(w, "versions",
+                       "%.32s: expected null or a version of [A-Za-z0-9 .+~_:()-], "
+                       "at most 64 characters",
+                       k);
     return 0;
 }
 
@@ -176,8 +171,7 @@ static int check_configs(const struct where *w, const json_t *configs)
     int rc = 0;
     if (!json_is_array(configs) || json_array_size(configs) == 0)
         rc = bad(w, "configs", "expected a non-empty array, the all-unset baseline first");
-    json_array_foreach(configs, i, c)
-    {
+    json_array_foreach(configs, i, c) {
         const char *id = json_string_value(json_object_get(c, "id"));
         if (rc)
             break;
@@ -230,8 +224,7 @@ static int check_sizes(const struct where *w, const json_t *sizes)
     json_t *s;
     if (!json_is_array(sizes))
         return bad(w, "sizes", "expected an array");
-    json_array_foreach(sizes, i, s)
-    {
+    json_array_foreach(sizes, i, s) {
         if (check_int(w, s, "size", 0, 1LL << 50, 1) ||
             check_number(w, s, "busbw", 0, SWEEP_MAX_BUSBW, 1) ||
             check_number(w, s, "time_us", 0, SWEEP_MAX_TIME_US, 0))
@@ -311,7 +304,9 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
         goto fail;
     size_t i;
     json_t *r;
-    json_array_foreach(*results, i, r) if (sweep_result_check(r, path, i + 1)) goto fail;
+    json_array_foreach(*results, i, r)
+        if (sweep_result_check(r, path, i + 1))
+            goto fail;
     return 0;
 fail:
     json_decref(*meta);

@@ -97,8 +97,7 @@ static int check_keys(const char *path, json_t *obj, const char *const *allowed,
 {
     const char *key;
     json_t *v;
-    json_object_foreach(obj, key, v)
-    {
+    json_object_foreach(obj, key, v) {
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             ok |= strcmp(*a, key) == 0;
@@ -132,8 +131,7 @@ static int validate_env_object(const char *path, json_t *obj, const char *what, 
     char text[256], entry[320];
     if (!json_is_object(obj))
         return space_bad(path, what, "expected an object of NAME: value");
-    json_object_foreach(obj, name, v)
-    {
+    json_object_foreach(obj, name, v) {
         snprintf(entry, sizeof(entry), "%s.%s", what, name);
         if (check_name(path, entry, name))
             return UTIL_EINVAL;
@@ -160,8 +158,7 @@ static int load_values(const char *path, const char *entry, json_t *list)
     char **texts = calloc(n + 1, sizeof(char *));
     int rc = texts ? 0 : space_bad(path, entry, "out of memory");
     json_t *v;
-    json_array_foreach(list, i, v)
-    {
+    json_array_foreach(list, i, v) {
         char text[256];
         if (rc || json_is_null(v))
             continue;
@@ -197,8 +194,7 @@ static int load_vars(struct sweep_space *s, const char *path)
                          json_object_size(vars), SWEEP_MAX_VARS);
     const char *name;
     json_t *list;
-    json_object_foreach(vars, name, list)
-    {
+    json_object_foreach(vars, name, list) {
         char entry[300];
         snprintf(entry, sizeof(entry), "vars.%s", name);
         if (check_name(path, entry, name))
@@ -310,8 +306,7 @@ static int load_rules(struct sweep_space *s, const char *path)
                          SWEEP_MAX_EXCLUDES);
     size_t i;
     json_t *e;
-    json_array_foreach(ex, i, e)
-    {
+    json_array_foreach(ex, i, e) {
         char entry[64];
         snprintf(entry, sizeof(entry), "exclude[%zu]", i);
         if (validate_env_object(path, e, entry, json_object_get(s->doc, "vars")))
@@ -321,8 +316,7 @@ static int load_rules(struct sweep_space *s, const char *path)
         return space_bad(path, "requires", "expected an object of NAME: feature");
     const char *name;
     json_t *v;
-    json_object_foreach(req, name, v)
-    {
+    json_object_foreach(req, name, v) {
         char entry[300];
         snprintf(entry, sizeof(entry), "requires.%s", name);
         int ok = 0;
@@ -467,8 +461,7 @@ static json_t *interfaces_expand(json_t *list, const struct topo *t, const char 
 {
     json_t *expanded = json_array(), *seen = json_object(), *val;
     size_t i;
-    json_array_foreach(list, i, val)
-    {
+    json_array_foreach(list, i, val) {
         if (!json_is_string(val) || strcmp(json_string_value(val), "@interfaces")) {
             append_once(expanded, seen, val);
             continue;
@@ -506,8 +499,7 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     json_t *req = json_object_get(s->doc, "requires");
     const char *name;
     json_t *v, *tmp;
-    json_object_foreach_safe(s->vars, tmp, name, v)
-    {
+    json_object_foreach_safe(s->vars, tmp, name, v) {
         const char *f = json_string_value(json_object_get(req, name));
         if (f && !has_feature(t, nodes, f)) {
             json_t *p = json_object();
@@ -533,7 +525,8 @@ void sweep_config_id(const json_t *env, char out[16])
     size_t n = 0;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)env, k, v) keys[n++] = k;
+    json_object_foreach((json_t *)env, k, v)
+        keys[n++] = k;
     qsort(keys, n, sizeof(char *), cmp_text);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++) {
@@ -552,13 +545,11 @@ static int excluded(json_t *exclude, json_t *env)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(exclude, i, e)
-    {
+    json_array_foreach(exclude, i, e) {
         int all = 1;
         const char *name;
         json_t *want;
-        json_object_foreach(e, name, want)
-        {
+        json_object_foreach(e, name, want) {
             const char *have = json_string_value(json_object_get(env, name));
             char text[256] = "";
             if (json_is_null(want))
@@ -577,8 +568,7 @@ double sweep_space_count(const struct sweep_space *s)
     double n = 1;
     const char *name;
     json_t *list;
-    json_object_foreach(s->vars ? s->vars : json_object_get(s->doc, "vars"), name, list)
-    {
+    json_object_foreach(s->vars ? s->vars : json_object_get(s->doc, "vars"), name, list) {
         size_t len = json_array_size(list);
         n *= len ? (double)len : 1; /* an empty list (no interface) leaves the variable unset */
     }
@@ -595,13 +585,13 @@ static double config_bytes(const struct sweep_space *s)
     const char *name;
     json_t *list, *v;
     size_t i;
-    json_object_foreach(s->vars, name, list)
-    {
+    json_object_foreach(s->vars, name, list) {
         size_t longest = 0;
         char text[256];
-        json_array_foreach(list, i, v) if (!json_is_null(v) &&
-                                           value_text(v, text, sizeof(text)) == 0 &&
-                                           strlen(text) > longest) longest = strlen(text);
+        json_array_foreach(list, i, v)
+            if (!json_is_null(v) && value_text(v, text, sizeof(text)) == 0 &&
+                strlen(text) > longest)
+                longest = strlen(text);
         bytes += (double)(strlen(name) + longest) + 16;
     }
     return bytes;
@@ -646,8 +636,7 @@ json_t *sweep_space_configs(const struct sweep_space *s)
     size_t n = 0;
     const char *name;
     json_t *list;
-    json_object_foreach(s->vars, name, list)
-    {
+    json_object_foreach(s->vars, name, list) {
         names[n] = name;
         lists[n++] = list;
     }
@@ -700,8 +689,7 @@ json_t *sweep_space_env(const struct sweep_space *s, const json_t *config)
 {
     json_t *env = json_object(), *v;
     const char *k;
-    json_object_foreach(json_object_get(s->doc, "fixed"), k, v)
-    {
+    json_object_foreach(json_object_get(s->doc, "fixed"), k, v) {
         if (json_is_string(v))
             json_object_set(env, k, v);
         else

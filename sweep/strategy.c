@@ -114,13 +114,14 @@ static int neighbours_in(const json_t *a, const json_t *b, const char *name)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)a, k, v)
-    {
+    json_object_foreach((json_t *)a, k, v) {
         json_t *w = json_object_get(b, k);
         if (strcmp(k, name) && !(w && json_equal(v, w)))
             return 0;
     }
-    json_object_foreach((json_t *)b, k, v) if (strcmp(k, name) && !json_object_get(a, k)) return 0;
+    json_object_foreach((json_t *)b, k, v)
+        if (strcmp(k, name) && !json_object_get(a, k))
+            return 0;
     return !json_equal(json_object_get(a, name), json_object_get(b, name));
 }
 
@@ -144,8 +145,7 @@ static int try_variable(struct sweep *sw, const char *name, json_t **cur, double
     json_t *best = NULL, *c;
     double bar = *obj * (1 + sw->space.cv_max), best_obj = bar;
     size_t i;
-    json_array_foreach(sw->configs, i, c)
-    {
+    json_array_foreach(sw->configs, i, c) {
         if (!neighbours_in(json_object_get(*cur, "env"), json_object_get(c, "env"), name))
             continue;
         double o;
@@ -194,15 +194,15 @@ int sweep_run_descent(struct sweep *sw)
     size_t values = 1;
     const char *name;
     json_t *list;
-    json_object_foreach(sw->space.vars, name, list) values += json_array_size(list) - 1;
+    json_object_foreach(sw->space.vars, name, list)
+        values += json_array_size(list) - 1;
     sw->done = 0;
     sw->total = (int)values * 2 + 3 * sw->repeat; /* an estimate: two passes */
     double obj;
     int rc = explore(sw, cur, &obj);
     for (int pass = 0, moved = 1; !rc && moved && pass < DESCENT_PASSES; pass++) {
         moved = 0;
-        json_object_foreach(sw->space.vars, name, list)
-        {
+        json_object_foreach(sw->space.vars, name, list) {
             if ((rc = try_variable(sw, name, &cur, &obj, &moved)))
                 break;
         }

@@ -41,8 +41,7 @@ static const char *iface_on(const json_t *node, uint32_t net, int prefix)
 {
     size_t i;
     json_t *f;
-    json_array_foreach(json_object_get(node, "interfaces"), i, f)
-    {
+    json_array_foreach(json_object_get(node, "interfaces"), i, f) {
         uint32_t n;
         int p;
         const char *name = json_string_value(json_object_get(f, "name"));
@@ -59,8 +58,7 @@ static char *shared_subnet(const json_t *nodes)
 {
     size_t i, j;
     json_t *f;
-    json_array_foreach(json_object_get(json_array_get(nodes, 0), "interfaces"), i, f)
-    {
+    json_array_foreach(json_object_get(json_array_get(nodes, 0), "interfaces"), i, f) {
         uint32_t net;
         int prefix, everywhere = 1;
         if (parse_cidr(json_string_value(json_object_get(f, "cidr")), &net, &prefix))
@@ -92,8 +90,7 @@ static int one_class(const json_t *nodes)
     json_t *n;
     struct util_buf odd = UTIL_BUF_INIT;
     const char *first = class_of(json_array_get(nodes, 0));
-    json_array_foreach(nodes, i, n)
-    {
+    json_array_foreach(nodes, i, n) {
         const char *host = json_string_value(json_object_get(n, "host"));
         if (!class_of(n)) {
             util_buf_release(&odd);

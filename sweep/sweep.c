@@ -74,7 +74,8 @@ static char **run_env(const struct sweep *sw, const struct planned_run *r, const
     const char *k;
     json_t *v;
     json_t *vars = sweep_space_env(&sw->space, r->config);
-    json_object_foreach(vars, k, v) add_argf(&env, &n, "%s=%s", k, json_string_value(v));
+    json_object_foreach(vars, k, v)
+        add_argf(&env, &n, "%s=%s", k, json_string_value(v));
     /* the hosts' shared subnet, unless the space or the user chose the interfaces */
     if (sw->btl_subnet && !json_object_get(vars, "OMPI_MCA_btl_tcp_if_include") &&
         !json_object_get(vars, "OMPI_MCA_btl_tcp_if_exclude") &&
@@ -239,8 +240,7 @@ static int take_start(json_t *e, json_t *result)
         !int_in(json_object_get(e, "ranks"), 1, SWEEP_MAX_RANKS))
         return 0;
     clean = json_array();
-    json_array_foreach(hosts, i, h)
-    {
+    json_array_foreach(hosts, i, h) {
         json_t *t = child_text(h, 255);
         json_array_append_new(clean, t ? t : json_string("?"));
     }
@@ -288,8 +288,7 @@ static json_t *take_effective_env(json_t *env)
         return json_null();
     json_t *out = json_object(), *v;
     const char *k;
-    json_object_foreach(env, k, v)
-    {
+    json_object_foreach(env, k, v) {
         json_t *t = child_text(v, 255);
         if (t && !strncmp(k, "NCCL_", 5) && strlen(k) <= 128 && sweep_valid_name(k))
             json_object_set_new(out, k, t);
@@ -400,8 +399,9 @@ static void flag_not_applied(json_t *result, json_t *env)
     const char *k;
     json_t *v;
     if (json_is_object(eff))
-        json_object_foreach(env, k, v) if (!strncmp(k, "NCCL_", 5) && !json_object_get(eff, k))
-            json_array_append_new(missing, json_string(k));
+        json_object_foreach(env, k, v)
+            if (!strncmp(k, "NCCL_", 5) && !json_object_get(eff, k))
+                json_array_append_new(missing, json_string(k));
     json_object_set_new(result, "not_applied", missing);
 }
 
@@ -411,8 +411,7 @@ double sweep_objective(const json_t *result, size_t min, size_t max)
     int n = 0;
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(result, "sizes"), i, s)
-    {
+    json_array_foreach(json_object_get(result, "sizes"), i, s) {
         json_int_t size = json_integer_value(json_object_get(s, "size"));
         if ((size_t)size >= min && (size_t)size <= max) {
             sum += json_number_value(json_object_get(s, "busbw"));
@@ -593,15 +592,14 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
     size_t i;
     json_t *x;
     const char *id = json_string_value(json_object_get(r->config, "id"));
-    json_array_foreach(sw->results, i,
-                       x) if (!strcmp(json_string_value(json_object_get(x, "config_id")), id) &&
-                              json_integer_value(json_object_get(x, "rep")) == r->rep &&
-                              json_integer_value(json_object_get(x, "rung")) == r->rung)
-    {
-        *result = x;
-        sw->done++;
-        return 0;
-    }
+    json_array_foreach(sw->results, i, x)
+        if (!strcmp(json_string_value(json_object_get(x, "config_id")), id) &&
+            json_integer_value(json_object_get(x, "rep")) == r->rep &&
+            json_integer_value(json_object_get(x, "rung")) == r->rung) {
+            *result = x;
+            sw->done++;
+            return 0;
+        }
     if (util_child_interrupted())
         return 1;
     json_t *res = run_one(sw, r);
@@ -664,8 +662,7 @@ static json_t *with_cure(const json_t *configs, json_t *cure)
 {
     json_t *out = json_array(), *seen = json_object(), *c;
     size_t i;
-    json_array_foreach(configs, i, c)
-    {
+    json_array_foreach(configs, i, c) {
         json_t *env = json_object_get(c, "env");
         json_t *merged = i == 0 ? json_deep_copy(env) : json_deep_copy(cure);
         if (i > 0)
@@ -766,12 +763,10 @@ int sweep_configs_check(const struct sweep_space *s, const json_t *configs)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(configs, i, c)
-    {
+    json_array_foreach(configs, i, c) {
         json_t *env = sweep_space_env(s, c), *v;
         const char *k, *why = NULL;
-        json_object_foreach(env, k, v)
-        {
+        json_object_foreach(env, k, v) {
             why = util_env_refused(k);
             if (!why && !(json_is_string(v) && sweep_valid_value(json_string_value(v))))
                 why = "its value is not of [A-Za-z0-9_.,:=^/+-]*";

@@ -38,8 +38,7 @@ static json_t *find(json_t *list, const char *name)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(list, i, e)
-    {
+    json_array_foreach(list, i, e) {
         const char *n = json_string_value(json_object_get(e, "name"));
         if (name && n && strcmp(n, name) == 0)
             return e;

@@ -127,8 +127,7 @@ static void read_gpus(struct json_reader *r, struct topo *t, json_t *list)
     size_t i;
     json_t *e;
     char f[64];
-    json_array_foreach(list, i, e)
-    {
+    json_array_foreach(list, i, e) {
         snprintf(f, sizeof(f), "gpus[%zu]", i);
         if (!json_is_object(e)) {
             bad(r, f, "expected an object");
@@ -170,8 +169,7 @@ static void read_nics(struct json_reader *r, struct topo *t, json_t *list)
     size_t i;
     json_t *e;
     char f[64];
-    json_array_foreach(list, i, e)
-    {
+    json_array_foreach(list, i, e) {
         snprintf(f, sizeof(f), "nics[%zu]", i);
         if (!json_is_object(e)) {
             bad(r, f, "expected an object");

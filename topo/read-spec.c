@@ -60,8 +60,7 @@ static int check_keys(struct spec_reader *r, json_t *obj, const char *const *all
 {
     const char *key;
     json_t *v;
-    json_object_foreach(obj, key, v)
-    {
+    json_object_foreach(obj, key, v) {
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             ok |= strcmp(key, *a) == 0;
@@ -147,8 +146,7 @@ static int read_nics(struct spec_reader *r, json_t *spec, struct nic_group *grou
     size_t i;
     json_t *e;
     int n = 0;
-    json_array_foreach(list, i, e)
-    {
+    json_array_foreach(list, i, e) {
         char field[64];
         snprintf(field, sizeof(field), "nics[%zu].", i);
         if (!json_is_object(e) || check_keys(r, e, keys, field) || n >= max)

@@ -50,7 +50,8 @@ json_t *util_json_clean(const json_t *j)
         out = json_stringn(util_buf_str(&b), b.len);
     } else if (json_is_array(j)) {
         out = json_array();
-        json_array_foreach((json_t *)j, i, v) json_array_append_new(out, util_json_clean(v));
+        json_array_foreach((json_t *)j, i, v)
+            json_array_append_new(out, util_json_clean(v));
     } else if (json_is_object(j)) {
         out = json_object();
         json_object_foreach((json_t *)j, k, v)

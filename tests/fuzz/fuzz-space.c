@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(sweep_space_prune(&s, &t, 2));
         json_t *configs = sweep_space_configs(&s), *c;
         size_t i;
-        json_array_foreach(configs, i, c) json_decref(sweep_space_env(&s, c));
+        json_array_foreach(configs, i, c)
+            json_decref(sweep_space_env(&s, c));
         if (configs && sweep_configs_check(&s, configs))
             abort(); /* the loader let through what the gate refuses */
         json_decref(configs);

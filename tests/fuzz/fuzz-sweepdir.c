@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ok = meta && runs && sweep_meta_check(meta, "fuzz") == 0;
     size_t i;
     json_t *r;
-    json_array_foreach(runs, i, r) ok = ok && sweep_result_check(r, "fuzz", i + 1) == 0;
+    json_array_foreach(runs, i, r)
+        ok = ok && sweep_result_check(r, "fuzz", i + 1) == 0;
     if (ok) {
         json_t *sweeps = json_array();
         json_object_set_new(meta, "dir", json_string("fuzz"));

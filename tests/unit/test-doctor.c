@@ -14,8 +14,9 @@ static const json_t *find(const json_t *checks, const char *name)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(
-        checks, i, c) if (!strcmp(json_string_value(json_object_get(c, "name")), name)) return c;
+    json_array_foreach(checks, i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "name")), name))
+            return c;
     fail_msg("no check named %s", name);
     return NULL;
 }
