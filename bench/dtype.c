@@ -110,9 +110,9 @@ double bench_get(const void *buf, size_t i, int dtype)
     case BENCH_HALF:
         return half_to_float(((const uint16_t *)p)[i]);
     case BENCH_FLOAT:
-        return ((const float *)p)[i];
+        return ((const float *)buf)[i];
     case BENCH_DOUBLE:
-        return ((const double *)p)[i];
+        return ((const double *)buf)[i];
     case BENCH_BFLOAT16: {
         uint32_t x = (uint32_t)((const uint16_t *)p)[i] << 16;
         float f;
@@ -149,10 +149,10 @@ void bench_set(void *buf, size_t i, int dtype, double v)
         ((uint16_t *)p)[i] = half_from_float((float)v);
         break;
     case BENCH_FLOAT:
-        ((float *)p)[i] = (float)v;
+        ((float *)buf)[i] = (float)v;
         break;
     case BENCH_DOUBLE:
-        ((double *)p)[i] = v;
+        ((double *)buf)[i] = v;
         break;
     case BENCH_BFLOAT16: {
         float f = (float)v; /* small integers: the upper 16 bits hold them exactly */

@@ -71,7 +71,7 @@ static int by_size(const void *a, const void *b)
 /* Every size any input has, ascending; thinned evenly (the largest kept) past max rows. */
 static int table_sizes(const struct compare_input *in, int n, json_int_t *sizes, int max)
 {
-    json_int_t all[512];
+    json_int_t all[512] = {0};
     int count = 0;
     for (int i = 0; i < n; i++) {
         const json_t *lists[] = {compare_best_sizes(&in[i]), compare_default_sizes(&in[i])};

@@ -269,7 +269,7 @@ static int measure_by_class(struct survey *s, const char *stage, const struct su
                             int n, double *busbw, int *launch, int *bisected)
 {
     struct survey_group *gg = malloc(sizeof(*gg) * (size_t)n);
-    int *at = malloc(sizeof(int) * (size_t)n), *ll = malloc(sizeof(int) * (size_t)n),
+    int *at = malloc(sizeof(int) * (size_t)n), *ll = calloc((size_t)n, sizeof(int)),
         *bb = malloc(sizeof(int) * (size_t)n);
     double *bw = malloc(sizeof(double) * (size_t)n);
     char *done = calloc((size_t)n, 1);

@@ -8,7 +8,7 @@ packages=(
     build-essential cmake pkg-config git python3
     libhwloc-dev hwloc libjansson-dev libxml2-dev libcmocka-dev
     libopenmpi-dev openmpi-bin
-    clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck
+    clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck cppcheck
     util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
     yamllint buildah
     groff-base dpkg-dev

@@ -12,6 +12,10 @@ echo "== style: clang-format and shellcheck"
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror
 git ls-files -- '*.sh' .ci/run | xargs shellcheck -x
 
+echo "== static analysis: cppcheck (warnings and portability; Jansson's macros taught)"
+git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
+    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem --inline-suppr --error-exitcode=1
+
 seconds=${TOPOTUNE_FUZZ_SECONDS:-20}
 echo "== fuzz: every parser of untrusted text, ${seconds} s each, two at a time"
 tools/build.sh fuzz >/dev/null

@@ -118,7 +118,7 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
     g->cpuset = topo_strdup(r->cpuset);
     g->pcie_gen = gen;
     g->pcie_width = width > 0 ? (int)width : TOPO_UNKNOWN;
-    if (gen > 0 && width > 0)
+    if (gen > 0 && gen < (int)(sizeof(pcie_lane_gbs) / sizeof(pcie_lane_gbs[0])) && width > 0)
         g->pcie_gbs = pcie_lane_gbs[gen] * (double)width;
     long sm = TOPO_UNKNOWN;
     if (gpu && int_attr(r, gpu, "sm", 10, 1000, 10, &sm) == 0 && sm > 0)

@@ -54,7 +54,7 @@ static const struct util_opt *find_arg(const struct util_opt *opts, const char *
         *eq = strchr(a, '=');
         return find(opts, a + 2, *eq ? (size_t)(*eq - a - 2) : strlen(a + 2), 0);
     }
-    const struct util_opt *o = find(opts, NULL, 0, a[1]);
+    const struct util_opt *o = find(opts, "", 0, a[1]);
     if (o && a[2] != '\0') {
         if (o->type == UTIL_OPT_FLAG)
             return NULL;
