@@ -10,7 +10,7 @@ tools/install-deps.sh
 
 echo "== style: clang-format and shellcheck"
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror
-git ls-files -- '*.sh' .ci/run | xargs shellcheck -x
+git ls-files -- '*.sh' .ci/run tools/hooks/commit-msg | xargs shellcheck -x
 
 echo "== static analysis: cppcheck (warnings and portability; Jansson's macros taught)"
 git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
