@@ -70,6 +70,9 @@ int bench_op_parse(const char *name);
  */
 int bench_parse_options(int argc, char **argv, struct bench_options *o);
 
+/* o set to nccl-tests' defaults, as bench_parse_options starts from. */
+void bench_options_init(struct bench_options *o);
+
 /* BENCH_MAX_BYTES: the largest size any flag takes (10^15 bytes). */
 #define BENCH_MAX_BYTES 1000000000000000ULL
 /* BENCH_MAX_SIZES: the most sizes one run measures (-b 8 -e 1G -i 1 would be 10^9 of them). */

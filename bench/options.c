@@ -22,29 +22,19 @@ static const char bench_usage[] =
     "       [--calibration FILE]]\n"
     "       [--split node|H1,H2;H3,H4...]";
 
+/* What the flags gave before the checks that involve several of them; -1 or NULL: not given. */
 struct raw_options {
-    const char *b, *e, *i, *f, *n, *w, *c, *d, *o, *g, *T, *a, *backend, *json, *topology, *nodes,
-        *seed, *noise, *split, *calibration;
+    const char *backend, *json, *topology, *split, *calibration, *d, *o;
+    size_t i; /* SIZE_MAX: not given */
+    int nodes, seed;
+    double noise;
     int version;
 };
 
 /* "8", "1K", "0.5G", "4M": bytes, with binary suffixes as nccl-tests reads them. */
 int bench_parse_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1024.0, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1024.0 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1024.0 * 1024 * 1024, end++;
-    if (end == s || *end || errno || !(v >= 0) || v * mult > (double)BENCH_MAX_BYTES)
-        return -1;
-    *out = (size_t)llround(v * mult);
-    return 0;
+    return util_parse_size(s, 0, (double)BENCH_MAX_BYTES, out) ? -1 : 0;
 }
 
 size_t bench_next_size(const struct bench_options *o, size_t size)
@@ -62,25 +52,6 @@ size_t bench_count_sizes(const struct bench_options *o, size_t limit)
         n += size >= tsize;
     return n;
 }
-
-static int parse_int(const char *s, long min, long max, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < min || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int bad(const char *flag, const char *value, const char *want)
-{
-    error("invalid value '%s' for %s: %s", value, flag, want);
-    return BENCH_EXIT_USAGE;
-}
-
-#define SIZE_WANT "expected bytes from 0 to 10^15 (931322G) with an optional K, M or G suffix"
 
 /* A run that would measure no size is refused: it would exit 0 having checked nothing; one
  * that would measure more than BENCH_MAX_SIZES sizes is refused before it runs for days. */
@@ -103,72 +74,35 @@ static int measures_something(const struct bench_options *o)
     return BENCH_EXIT_USAGE;
 }
 
+/* The checks that involve more than one flag (each flag's own range is in its table entry). */
 static int convert(const struct raw_options *r, struct bench_options *o)
 {
-    if (r->b && bench_parse_size(r->b, &o->min_bytes))
-        return bad("-b (--minbytes)", r->b, SIZE_WANT);
-    if (r->e && bench_parse_size(r->e, &o->max_bytes))
-        return bad("-e (--maxbytes)", r->e, SIZE_WANT);
-    if (r->i && bench_parse_size(r->i, &o->step_bytes))
-        return bad("-i (--stepbytes)", r->i, SIZE_WANT);
-    if (r->f) {
-        char *end;
-        o->step_factor = strtod(r->f, &end);
-        if (end == r->f || *end || !(o->step_factor >= 0 && o->step_factor <= 1024))
-            return bad("-f (--stepfactor)", r->f,
-                       "expected a number up to 1024 (2 doubles the size each step)");
-    }
-    if (r->n && parse_int(r->n, 1, 1000000000, &o->iters))
-        return bad("-n (--iters)", r->n, "expected an integer from 1 to 1000000000");
-    if (r->w && parse_int(r->w, 0, 1000000000, &o->warmup))
-        return bad("-w (--warmup_iters)", r->w, "expected an integer from 0 to 1000000000");
-    if (r->c && parse_int(r->c, 0, 1000000, &o->check))
-        return bad("-c (--check)", r->c,
-                   "expected an integer from 0 to 1000000 (0 disables the check)");
-    if (r->g && parse_int(r->g, 1, 1024, &o->ngpus))
-        return bad("-g (--ngpus)", r->g, "expected a number of GPUs from 1 to 1024");
-    if (r->a && parse_int(r->a, 0, 3, &o->average))
-        return bad("-a (--average)", r->a, "expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
-    if (r->T) {
-        char *end;
-        o->timeout_s = strtod(r->T, &end);
-        if (end == r->T || *end || !(o->timeout_s >= 0))
-            return bad("-T (--timeout)", r->T, "expected seconds, 0 to disable");
-    }
+    if (r->i != SIZE_MAX)
+        o->step_bytes = r->i;
     if (r->d) {
-        if (bench_dtype_parse(r->d) < 0)
-            return bad("-d (--datatype)", r->d,
-                       "expected one of int8 uint8 int32 uint32 int64 uint64 half float double "
-                       "bfloat16");
+        if (bench_dtype_parse(r->d) < 0) {
+            error("invalid value '%s' for -d (--datatype): expected one of int8 uint8 int32 "
+                  "uint32 int64 uint64 half float double bfloat16",
+                  r->d);
+            return BENCH_EXIT_USAGE;
+        }
         o->dtype = r->d;
     }
     if (r->o) {
-        if (bench_op_parse(r->o) < 0)
-            return bad("-o (--op)", r->o, "expected one of sum prod min max avg");
+        if (bench_op_parse(r->o) < 0) {
+            error("invalid value '%s' for -o (--op): expected one of sum prod min max avg", r->o);
+            return BENCH_EXIT_USAGE;
+        }
         o->op = r->o;
     }
-    if (r->backend) {
-        if (strcmp(r->backend, "nccl") && strcmp(r->backend, "mpi") && strcmp(r->backend, "sim"))
-            return bad("--backend", r->backend, "expected nccl, mpi or sim");
-        o->backend = r->backend;
-    }
+    o->backend = r->backend ? r->backend : o->backend;
     o->json = r->json;
     o->topology = r->topology;
     o->calibration = r->calibration;
-    if (r->nodes && parse_int(r->nodes, 1, 4096, &o->nodes))
-        return bad("--nodes", r->nodes, "expected a number of nodes from 1 to 4096");
-    int seed = 0;
-    if (r->seed && parse_int(r->seed, 0, 2147483647, &seed))
-        return bad("--seed", r->seed, "expected an integer from 0 to 2147483647");
-    o->seed = (unsigned)seed;
-    if (r->noise) {
-        char *end;
-        o->noise = strtod(r->noise, &end);
-        if (end == r->noise || *end || !(o->noise >= 0 && o->noise <= 1))
-            return bad("--noise", r->noise,
-                       "expected a fraction from 0 to 1 (0.02: 2% run-to-run spread)");
-    }
-    if ((r->topology || r->nodes || r->seed || r->noise || r->calibration) &&
+    o->nodes = r->nodes;
+    o->seed = r->seed >= 0 ? (unsigned)r->seed : o->seed;
+    o->noise = r->noise >= 0 ? r->noise : o->noise;
+    if ((r->topology || r->nodes || r->seed >= 0 || r->noise >= 0 || r->calibration) &&
         strcmp(o->backend, "sim") != 0) {
         error("--topology, --nodes, --seed, --noise and --calibration belong to --backend sim");
         return BENCH_EXIT_USAGE;
@@ -177,14 +111,17 @@ static int convert(const struct raw_options *r, struct bench_options *o)
         size_t n = strlen(r->split);
         if (!n || n > (1u << 20) ||
             strspn(r->split, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
-                             "TUVWXYZ0123456789._-,;") != n)
-            return bad("--split", r->split,
-                       "expected node, or groups of host names: h1,h2;h3,h4 (a comma joins hosts "
-                       "of a group, a semicolon separates groups)");
-        if (!strcmp(o->backend, "sim"))
-            return bad("--split", r->split,
-                       "the sim backend has no hosts to split: use "
-                       "'topotune survey --backend sim'");
+                             "TUVWXYZ0123456789._-,;") != n) {
+            error("invalid value '%s' for --split: expected node, or groups of host names: "
+                  "h1,h2;h3,h4 (a comma joins hosts of a group, a semicolon separates groups)",
+                  r->split);
+            return BENCH_EXIT_USAGE;
+        }
+        if (!strcmp(o->backend, "sim")) {
+            error("--split: the sim backend has no hosts to split: use 'topotune survey "
+                  "--backend sim'");
+            return BENCH_EXIT_USAGE;
+        }
         o->split = r->split;
     }
     if (o->max_bytes < o->min_bytes) {
@@ -192,13 +129,14 @@ static int convert(const struct raw_options *r, struct bench_options *o)
               o->max_bytes, o->min_bytes);
         return BENCH_EXIT_USAGE;
     }
-    if (o->step_factor <= 1 && o->step_bytes == 0 && o->max_bytes > o->min_bytes)
-        return bad("-i (--stepbytes)", r->i ? r->i : "0",
-                   "a step of 0 never reaches -e: give -i above 0 or -f above 1");
+    if (o->step_factor <= 1 && o->step_bytes == 0 && o->max_bytes > o->min_bytes) {
+        error("-i (--stepbytes) 0: a step of 0 never reaches -e: give -i above 0 or -f above 1");
+        return BENCH_EXIT_USAGE;
+    }
     return measures_something(o);
 }
 
-int bench_parse_options(int argc, char **argv, struct bench_options *o)
+void bench_options_init(struct bench_options *o)
 {
     *o = (struct bench_options){
         .backend = "nccl",
@@ -216,34 +154,51 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         .seed = 1,
         .noise = 0.02,
     };
-    struct raw_options r = {0};
+}
+
+int bench_parse_options(int argc, char **argv, struct bench_options *o)
+{
+    bench_options_init(o);
+    struct raw_options r = {.i = SIZE_MAX, .seed = -1, .noise = -1};
+    const double max = (double)BENCH_MAX_BYTES;
     const struct util_opt opts[] = {
-        {"minbytes", 'b', UTIL_OPT_STRING, &r.b, "SIZE", "smallest size (default 32M)"},
-        {"maxbytes", 'e', UTIL_OPT_STRING, &r.e, "SIZE", "largest size (default 32M)"},
-        {"stepbytes", 'i', UTIL_OPT_STRING, &r.i, "SIZE", "step added between sizes (default 1M)"},
-        {"stepfactor", 'f', UTIL_OPT_STRING, &r.f, "FACTOR",
-         "step multiplying the size (wins over -i)"},
-        {"iters", 'n', UTIL_OPT_STRING, &r.n, "N", "timed iterations per size (default 20)"},
-        {"warmup_iters", 'w', UTIL_OPT_STRING, &r.w, "N",
-         "warm-up iterations per size (default 5)"},
-        {"check", 'c', UTIL_OPT_STRING, &r.c, "N",
-         "correctness passes per size, 0 disables (default 1)"},
+        {"minbytes", 'b', UTIL_OPT_SIZE, &o->min_bytes, "SIZE", "smallest size (default 32M)",
+         .max = max},
+        {"maxbytes", 'e', UTIL_OPT_SIZE, &o->max_bytes, "SIZE", "largest size (default 32M)",
+         .max = max},
+        {"stepbytes", 'i', UTIL_OPT_SIZE, &r.i, "SIZE", "step added between sizes (default 1M)",
+         .max = max},
+        {"stepfactor", 'f', UTIL_OPT_DOUBLE, &o->step_factor, "FACTOR",
+         "step multiplying the size (wins over -i)", .max = 1024,
+         .hint = "2 doubles the size each step"},
+        {"iters", 'n', UTIL_OPT_INT, &o->iters, "N", "timed iterations per size (default 20)",
+         .min = 1, .max = 1e9},
+        {"warmup_iters", 'w', UTIL_OPT_INT, &o->warmup, "N",
+         "warm-up iterations per size (default 5)", .max = 1e9},
+        {"check", 'c', UTIL_OPT_INT, &o->check, "N",
+         "correctness passes per size, 0 disables (default 1)", .max = 1e6,
+         .hint = "0 disables the check"},
         {"datatype", 'd', UTIL_OPT_STRING, &r.d, "TYPE",
          "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16"},
         {"op", 'o', UTIL_OPT_STRING, &r.o, "OP", "sum prod min max avg (default sum)"},
-        {"ngpus", 'g', UTIL_OPT_STRING, &r.g, "N", "GPUs driven by this process (nccl backend)"},
-        {"timeout", 'T', UTIL_OPT_STRING, &r.T, "SECONDS",
-         "give up on a wait after SECONDS, exit 4 (default 0: off)"},
-        {"average", 'a', UTIL_OPT_STRING, &r.a, "MODE",
-         "combine rank times: 0 rank 0, 1 mean, 2 min, 3 max"},
-        {"backend", 0, UTIL_OPT_STRING, &r.backend, "NAME", "nccl (default), mpi or sim"},
+        {"ngpus", 'g', UTIL_OPT_INT, &o->ngpus, "N", "GPUs driven by this process (nccl backend)",
+         .min = 1, .max = 1024, .hint = "a number of GPUs"},
+        {"timeout", 'T', UTIL_OPT_DOUBLE, &o->timeout_s, "SECONDS",
+         "give up on a wait after SECONDS, exit 4 (default 0: off)", .max = 1e9,
+         .hint = "seconds, 0 to disable"},
+        {"average", 'a', UTIL_OPT_INT, &o->average, "MODE",
+         "combine rank times: 0 rank 0, 1 mean, 2 min, 3 max", .max = 3,
+         .hint = "0 rank 0, 1 mean, 2 min, 3 max"},
+        {"backend", 0, UTIL_OPT_CHOICE, &r.backend, "NAME", "nccl (default), mpi or sim",
+         .choices = "nccl mpi sim"},
         {"json", 0, UTIL_OPT_STRING, &r.json, "FILE", "JSON Lines events to FILE, or - for stdout"},
         {"topology", 0, UTIL_OPT_STRING, &r.topology, "FILE", "sim: topology or spec to predict"},
-        {"nodes", 0, UTIL_OPT_STRING, &r.nodes, "N",
-         "sim: number of nodes (default: the topology's)"},
-        {"seed", 0, UTIL_OPT_STRING, &r.seed, "S",
-         "sim: noise seed (default 1): same seed, same output"},
-        {"noise", 0, UTIL_OPT_STRING, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)"},
+        {"nodes", 0, UTIL_OPT_INT, &r.nodes, "N", "sim: number of nodes (default: the topology's)",
+         .min = 1, .max = 4096},
+        {"seed", 0, UTIL_OPT_INT, &r.seed, "S",
+         "sim: noise seed (default 1): same seed, same output", .max = 2147483647},
+        {"noise", 0, UTIL_OPT_DOUBLE, &r.noise, "SIGMA", "sim: run-to-run spread (default 0.02)",
+         .max = 1, .hint = "a fraction: 0.02 is a 2% run-to-run spread"},
         {"calibration", 0, UTIL_OPT_STRING, &r.calibration, "FILE",
          "sim: the model's parameters (topotune/calibration/1)"},
         {"split", 0, UTIL_OPT_STRING, &r.split, "GROUPS",
@@ -251,14 +206,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse("topotune-bench", bench_usage, opts, argc, argv, pos, &npos);
-    if (rc == 0 && npos) {
-        error("unexpected argument '%s' (see 'topotune-bench --help')", pos[0]);
-        rc = UTIL_EUSAGE;
-    }
-    free(pos);
+    const struct util_opts_cmd cmd = {"topotune-bench", bench_usage, opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc > 0 ? 1 : BENCH_EXIT_USAGE;
     if (r.version) { /* the project's one version, as topotune --version prints it */

@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 struct bench_cmd {
-    const char *backend, *np, *launcher, *hosts;
-    char **pass; /* flags for topotune-bench */
+    const char *backend, *launcher, *hosts;
+    int np;
+    char **pass; /* flags for topotune-bench (in argv) */
     int npass;
 };
 
@@ -33,22 +34,25 @@ struct bench_cmd {
 static int parse(int argc, char **argv, struct bench_cmd *l)
 {
     const struct util_opt opts[] = {
-        {"backend", 0, UTIL_OPT_STRING, &l->backend, "NAME", "nccl (default) or mpi"},
-        {"np", 0, UTIL_OPT_STRING, &l->np, "N", "ranks in all (default 1)"},
-        {"launcher", 0, UTIL_OPT_STRING, &l->launcher, "NAME",
-         "direct or mpirun (default: mpirun when N > 1 or --hosts)"},
+        {"backend", 0, UTIL_OPT_CHOICE, &l->backend, "NAME", "nccl (default) or mpi",
+         .choices = "nccl mpi sim"},
+        {"np", 0, UTIL_OPT_INT, &l->np, "N", "ranks in all (default 1)", .min = 1, .max = 4096},
+        {"launcher", 0, UTIL_OPT_CHOICE, &l->launcher, "NAME",
+         "direct or mpirun (default: mpirun when N > 1 or --hosts)", .choices = "direct mpirun",
+         .hint = "srun: use topotune sweep --launcher srun"},
         {"hosts", 0, UTIL_OPT_STRING, &l->hosts, "LIST",
          "mpirun across these hosts, the same number of ranks on each"},
         {0},
     };
-    l->pass = calloc((size_t)argc + 1, sizeof(char *));
-    int rc = util_opts_parse_flags(
+    const struct util_opts_cmd cmd = {
         "topotune bench",
         "[--backend nccl|mpi] [--np N] [--launcher direct|mpirun] [--hosts LIST]\n"
         "       [topotune-bench flags: -b -e -f -i -n -w -c -d -o -g -T -a --json]\n\n"
         "Runs topotune-bench once, N ranks under the launcher, and prints its nccl-tests table.\n"
         "'topotune-bench --help' lists the benchmark's own flags.",
-        opts, argc, argv, l->pass, &l->npass, UTIL_OPTS_KEEP_UNKNOWN);
+        opts, -1, 1};
+    int rc = util_opts_parse(&cmd, argc, argv, &l->npass);
+    l->pass = argv + 1;
     return rc == UTIL_EUSAGE ? 2 : rc;
 }
 
@@ -130,49 +134,24 @@ static int run_and_map(char **args)
 
 int cmd_bench(int argc, char **argv)
 {
-    struct bench_cmd l = {.backend = "nccl"};
+    struct bench_cmd l = {.backend = "nccl", .np = 1};
     int rc = parse(argc, argv, &l);
-    if (rc) {
-        free(l.pass);
+    if (rc)
         return rc == 1 ? 0 : 2;
-    }
-    long np = 1;
-    if (l.np) {
-        char *end;
-        np = strtol(l.np, &end, 10);
-        if (*end || np < 1 || np > 4096) {
-            free(l.pass);
-            return error("invalid value '%s' for --np: expected a number of ranks from 1 to 4096",
-                         l.np),
-                   2;
-        }
-    }
+    int np = l.np;
     const char *launcher = l.launcher ? l.launcher : (np > 1 || l.hosts ? "mpirun" : "direct");
-    if (strcmp(launcher, "direct") && strcmp(launcher, "mpirun")) {
-        free(l.pass);
-        return error("invalid value '%s' for --launcher: expected direct or mpirun (srun: use "
-                     "topotune sweep --launcher srun)",
-                     launcher),
-               2;
-    }
-    if (strcmp(launcher, "direct") == 0 && np > 1) {
-        free(l.pass);
-        return error("--np %ld needs a launcher: use --launcher mpirun", np), 2;
-    }
+    if (strcmp(launcher, "direct") == 0 && np > 1)
+        return error("--np %d needs a launcher: use --launcher mpirun", np), 2;
     int nhosts = launch_count_hosts(l.hosts);
-    if (nhosts && np % nhosts) {
-        free(l.pass);
-        return error("--np %ld is not a multiple of the %d host(s): every host runs the same "
+    if (nhosts && np % nhosts)
+        return error("--np %d is not a multiple of the %d host(s): every host runs the same "
                      "number of ranks",
                      np, nhosts),
                2;
-    }
-    if (strcmp(launcher, "mpirun") == 0 && !in_path("mpirun")) {
-        free(l.pass);
+    if (strcmp(launcher, "mpirun") == 0 && !in_path("mpirun"))
         return error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
                      "--launcher direct"),
                3;
-    }
     char **program = calloc((size_t)l.npass + 4, sizeof(char *));
     int n = 0;
     char *bench = sweep_bench_program();
@@ -181,7 +160,7 @@ int cmd_bench(int argc, char **argv)
     program[n++] = (char *)l.backend;
     for (int i = 0; i < l.npass; i++)
         program[n++] = l.pass[i];
-    struct launch spec = {.launcher = launcher, .np = (int)np, .hosts = l.hosts};
+    struct launch spec = {.launcher = launcher, .np = np, .hosts = l.hosts};
     char **args = launch_argv(&spec, program);
     trace(args);
     rc = check_flags(&l);
@@ -190,6 +169,5 @@ int cmd_bench(int argc, char **argv)
     free(bench);
     free(program);
     launch_argv_free(args);
-    free(l.pass);
     return rc;
 }

@@ -206,13 +206,6 @@ static int check_paths(const char **dirs, int n, const char *out)
     return rc;
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    if (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40))
-        return error("invalid value '%s' for --fit-max: expected a size such as 64M", s);
-    return 0;
-}
-
 /* "mean |error| M%, median D%, max X%", readable however large the numbers (a damaged result
  * makes them astronomical). */
 static void print_errors(const char *mean_label, double mean, double med, double max)
@@ -392,17 +385,17 @@ done:
 int cmd_calibrate(int argc, char **argv)
 {
     struct util_opt_list runs = {0};
-    const char *out = NULL, *fit_max_arg = NULL;
+    const char *out = NULL;
+    size_t fit_max = 0;
     const struct util_opt opts[] = {
         {"runs", 0, UTIL_OPT_LIST, &runs, "DIR", "a measured sweep directory (repeatable)"},
         {"out", 'o', UTIL_OPT_STRING, &out, "FILE", "the calibration file to write (required)"},
-        {"fit-max", 0, UTIL_OPT_STRING, &fit_max_arg, "SIZE",
-         "fit sizes up to SIZE only, and print the error on the larger ones"},
+        {"fit-max", 0, UTIL_OPT_SIZE, &fit_max, "SIZE",
+         "fit sizes up to SIZE only, and print the error on the larger ones", .min = 1,
+         .max = 1099511627776.0},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse(
+    const struct util_opts_cmd cmd = {
         "topotune calibrate",
         "--runs SWEEPDIR [--runs SWEEPDIR]... --out FILE [--fit-max SIZE]\n\n"
         "Fits the model's parameters (nvls_scale, fill_bytes, net_scale, lat_scale,\n"
@@ -415,18 +408,12 @@ int cmd_calibrate(int argc, char **argv)
         "than the defaults, with an error that is not finite or above 100%, or with a\n"
         "parameter out of range is not written (exit 1), nor one from too few runs (3 sizes\n"
         "and 3 points for each parameter it settles).",
-        opts, argc, argv, pos, &npos);
-    if (rc == 0 && npos)
-        rc = (error("unexpected argument '%s' (see 'topotune calibrate --help')", pos[0]),
-              UTIL_EUSAGE);
-    free(pos);
+        opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
-    size_t fit_max = 0;
     if (!runs.n || !out)
         return error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"), 2;
-    if (fit_max_arg && parse_size(fit_max_arg, &fit_max))
-        return 2;
     if (check_paths(runs.items, runs.n, out))
         return 2;
     struct fit_data *d = calloc(1, sizeof(*d));

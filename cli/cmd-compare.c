@@ -48,11 +48,10 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 {
     for (int p = 0; p < prices->n; p++) {
         const char *eq = strchr(prices->items[p], '=');
-        char *end = NULL;
-        double amount = eq ? strtod(eq + 1, &end) : 0;
+        double amount = 0;
         /* inf or nan would be no number in --json (Jansson refuses them) nor in a table */
-        if (!eq || eq == prices->items[p] || end == eq + 1 || *end || !(amount > 0) ||
-            !isfinite(amount) || amount > 1e15)
+        if (!eq || eq == prices->items[p] || util_parse_double(eq + 1, 0, 1e15, &amount) ||
+            !(amount > 0))
             return error("invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT a number "
                          "above 0 and at most 10^15",
                          prices->items[p]),
@@ -76,10 +75,11 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *md = NULL, *html = NULL, *json = NULL, *nodes_s = NULL, *space = NULL,
-               *calibration = NULL, *at_s = NULL;
+    const char *md = NULL, *html = NULL, *json = NULL, *space = NULL, *calibration = NULL;
     struct model_params params;
     struct util_opt_list prices = {0};
+    struct util_opt_ints scale = {{0}, 0};
+    size_t at = 0;
     const struct util_opt opts[] = {
         {"md", 0, UTIL_OPT_STRING, &md, "FILE", "write the comparison as Markdown tables"},
         {"html", 0, UTIL_OPT_STRING, &html, "FILE",
@@ -88,60 +88,37 @@ int cmd_compare(int argc, char **argv)
          "{\"inputs\": [{label, kind, source, predicted, price, profile}]} (stdout: - or none)"},
         {"price", 0, UTIL_OPT_LIST, &prices, "NAME=AMOUNT",
          "price per node of an input (by its label): adds GB/s per 1,000 of it"},
-        {"nodes", 0, UTIL_OPT_STRING, &nodes_s, "N",
+        {"nodes", 0, UTIL_OPT_INTS, &scale, "N",
          "predict topology and spec inputs for N nodes (default: the file's); a list N1,N2,...: "
-         "a scaling table of busbw by node count"},
-        {"at", 0, UTIL_OPT_STRING, &at_s, "SIZE",
-         "the size of the scaling table (default: the largest of the first input)"},
+         "a scaling table of busbw by node count",
+         .min = 1, .max = 4096},
+        {"at", 0, UTIL_OPT_SIZE, &at, "SIZE",
+         "the size of the scaling table (default: the largest of the first input)", .min = 1,
+         .max = 1099511627776.0},
         {"space", 0, UTIL_OPT_STRING, &space, "FILE",
          "configurations the model tries for predicted inputs (default nccl-default)"},
         {"calibration", 0, UTIL_OPT_STRING, &calibration, "FILE",
          "the model's parameters for predicted inputs (topotune/calibration/1)"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0,
-        rc = util_opts_parse("topotune compare", compare_usage, opts, argc, argv, pos, &npos);
+    const struct util_opts_cmd cmd = {"topotune compare", compare_usage, opts, -1, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
+    char **pos = argv + 1;
     if (rc || !npos) {
         if (!rc)
             error("topotune compare needs at least one input (see --help)");
-        free(pos);
         return rc > 0 ? 0 : 2;
     }
-    char *end = NULL;
-    int scale[MAX_SCALE], nscale = 0;
+    if (scale.n > MAX_SCALE) /* never cut the list without a word */
+        return error("--nodes: more than %d node counts (%d): give at most %d", MAX_SCALE, scale.n,
+                     MAX_SCALE),
+               2;
+    int nscale = scale.n;
     long nodes = 0;
-    for (const char *p = nodes_s; p && *p; p = *end == ',' ? end + 1 : end) {
-        if (nscale == MAX_SCALE) { /* never cut the list without a word */
-            free(pos);
-            return error("invalid value '%s' for --nodes: more than %d node counts: give at most "
-                         "%d",
-                         nodes_s, MAX_SCALE, MAX_SCALE),
-                   2;
-        }
-        long v = strtol(p, &end, 10);
-        if (end == p || (*end && *end != ',') || v < 1 || v > 4096) {
-            free(pos);
-            return error("invalid value '%s' for --nodes: expected N or a list N1,N2,... of 1 to "
-                         "4096",
-                         nodes_s),
-                   2;
-        }
-        scale[nscale++] = (int)v;
-    }
     if (nscale == 1) /* one count: predict the inputs there; a list: a scaling table */
-        nodes = scale[0], nscale = 0;
-    size_t at = 0;
-    if (at_s) {
-        if (bench_parse_size(at_s, &at) || at == 0 || at > (1ULL << 40)) {
-            free(pos);
-            return error("invalid value '%s' for --at: expected a size such as 1G", at_s), 2;
-        }
-    }
-    if (calibration && model_params_load(&params, calibration)) {
-        free(pos);
+        nodes = scale.v[0], nscale = 0;
+    if (calibration && model_params_load(&params, calibration))
         return 2;
-    }
     util_child_setup();
     struct compare_input *in = calloc(MAX_INPUTS, sizeof(*in));
     int n = 0;
@@ -169,8 +146,8 @@ int cmd_compare(int argc, char **argv)
                 json_object_get(json_array_get(sizes, json_array_size(sizes) - 1), "size"));
         }
         for (int i = 0; i < n; i++)
-            in[i].scaling =
-                compare_scale(&in[i], scale, nscale, (json_int_t)at, calibration ? &params : NULL);
+            in[i].scaling = compare_scale(&in[i], scale.v, nscale, (json_int_t)at,
+                                          calibration ? &params : NULL);
     }
     if (!rc && json) {
         json_t *list = json_array();
@@ -203,6 +180,5 @@ int cmd_compare(int argc, char **argv)
         json_decref(in[i].scaling);
     }
     free(in);
-    free(pos);
     return rc;
 }

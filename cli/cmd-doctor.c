@@ -94,15 +94,16 @@ static int emit(const char *json, json_t *doc, const json_t *nodes, const json_t
 
 /* Every node reads profile_dir itself (it was read here first: a typo is one error, not a
  * failed check per node). */
-static int across_nodes(const char *hosts, const char *profile_dir, const char *copy_timeout,
+static int across_nodes(const char *hosts, const char *profile_dir, double copy_timeout,
                         double timeout, const char *json)
 {
-    char *args[5] = {NULL};
+    char *args[5] = {NULL}, copy[32];
     int n = 0;
     if (profile_dir)
         args[n++] = "--profile", args[n++] = (char *)profile_dir;
-    if (copy_timeout)
-        args[n++] = "--copy-timeout", args[n++] = (char *)copy_timeout;
+    snprintf(copy, sizeof(copy), "%.17g", copy_timeout);
+    if (copy_timeout > 0)
+        args[n++] = "--copy-timeout", args[n++] = copy;
     json_t *nodes = cluster_gather(hosts, "doctor", args, timeout);
     if (!nodes)
         return 3;
@@ -136,8 +137,8 @@ static int this_node(const char *input, const json_t *profile, double copy_timeo
 
 int cmd_doctor(int argc, char **argv)
 {
-    const char *input = NULL, *profile_dir = NULL, *json = NULL, *hosts = NULL,
-               *copy_timeout = NULL, *timeout = NULL;
+    const char *input = NULL, *profile_dir = NULL, *json = NULL, *hosts = NULL;
+    double copy_s = 0, timeout_s = 300;
     int allocation = 0;
     const struct util_opt opts[] = {
         {"input", 'i', UTIL_OPT_STRING, &input, "FILE",
@@ -145,30 +146,21 @@ int cmd_doctor(int argc, char **argv)
         {"profile", 'p', UTIL_OPT_STRING, &profile_dir, "DIR", "check this node against a profile"},
         {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
          "JSON {\"checks\": [...]} (stdout: - or none)"},
-        {"copy-timeout", 0, UTIL_OPT_STRING, &copy_timeout, "S",
-         "deadline of the P2P copy test (default 15 s + 0.5 s per GPU pair)"},
+        {"copy-timeout", 0, UTIL_OPT_DOUBLE, &copy_s, "S",
+         "deadline of the P2P copy test (default 15 s + 0.5 s per GPU pair)", .min = 0.001,
+         .max = 86400},
         {"hosts", 0, UTIL_OPT_STRING, &hosts, "LIST",
          "check these nodes through mpirun and compare them (h1,h2,...)"},
         {"allocation", 0, UTIL_OPT_FLAG, &allocation, NULL,
          "check every node of the Slurm allocation this runs in, through mpirun"},
-        {"timeout", 0, UTIL_OPT_STRING, &timeout, "S",
-         "deadline for all nodes together with --hosts (default 300)"},
+        {"timeout", 0, UTIL_OPT_DOUBLE, &timeout_s, "S",
+         "deadline for all nodes together with --hosts (default 300)", .min = 0.001, .max = 604800},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0,
-        rc = util_opts_parse("topotune doctor", doctor_usage, opts, argc, argv, pos, &npos);
-    free(pos);
+    const struct util_opts_cmd cmd = {"topotune doctor", doctor_usage, opts, -1, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc > 0 ? 0 : 2;
-    char *end = NULL;
-    double copy_s = copy_timeout ? strtod(copy_timeout, &end) : 0;
-    if (copy_timeout && (*end || copy_s <= 0))
-        return error("invalid value '%s' for --copy-timeout: expected seconds > 0", copy_timeout),
-               2;
-    double timeout_s = timeout ? strtod(timeout, &end) : 300;
-    if (timeout && (*end || timeout_s <= 0))
-        return error("invalid value '%s' for --timeout: expected seconds > 0", timeout), 2;
     if ((hosts || allocation) && input)
         return error("--input describes one node: it cannot be combined with --hosts or "
                      "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
@@ -183,7 +175,7 @@ int cmd_doctor(int argc, char **argv)
             return 2;
     }
     util_child_setup();
-    rc = hosts || allocation ? across_nodes(hosts, profile_dir, copy_timeout, timeout_s, json)
+    rc = hosts || allocation ? across_nodes(hosts, profile_dir, copy_s, timeout_s, json)
                              : this_node(input, profile, copy_s, json);
     json_decref(profile);
     return rc;

@@ -22,21 +22,17 @@ int cmd_gen(int argc, char **argv)
         {"profiles", 'p', UTIL_OPT_STRING, &root, "ROOT", "profile root (default ./profiles)"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0, rc = util_opts_parse("topotune gen", gen_usage, opts, argc, argv, pos, &npos);
-    if (rc) {
-        free(pos);
+    const struct util_opts_cmd cmd = {"topotune gen", gen_usage, opts, -1, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
+    char **pos = argv + 1;
+    if (rc)
         return rc > 0 ? 0 : 2;
-    }
-    if (!runs && !npos) {
-        free(pos);
+    if (!runs && !npos)
         return error("topotune gen needs --runs DIR (a directory written by topotune sweep)"), 2;
-    }
     json_t *sweeps = json_array(), *results = json_array();
     rc = runs ? gen_load_sweep(runs, sweeps, results) : 0;
     for (int i = 0; !rc && i < npos; i++)
         rc = gen_load_sweep(pos[i], sweeps, results);
-    free(pos);
     json_t *classes = json_object();
     size_t i;
     json_t *s;

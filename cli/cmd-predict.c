@@ -49,7 +49,8 @@ static int valid_assignment(const char *s)
 }
 
 struct predict_opts {
-    const char *input, *min, *max, *nodes_arg, *calibration;
+    const char *input, *calibration;
+    size_t min, max;
     int nodes, json;
     struct util_opt_list env_list;
     struct predict_env env;
@@ -60,41 +61,35 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     const struct util_opt opts[] = {
         {"input", 'i', UTIL_OPT_STRING, &o->input, "FILE",
          "hwloc XML, NCCL topology XML, topology JSON or hardware spec"},
-        {"nodes", 0, UTIL_OPT_STRING, &o->nodes_arg, "N",
-         "nodes of that kind (default: the input's)"},
+        {"nodes", 0, UTIL_OPT_INT, &o->nodes, "N", "nodes of that kind (default: the input's)",
+         .min = 1, .max = 4096},
         {"env", 0, UTIL_OPT_LIST, &o->env_list, "NAME=VALUE",
          "a variable of the configuration (repeatable); this shell's do not count"},
         {"calibration", 0, UTIL_OPT_STRING, &o->calibration, "FILE",
          "the model's parameters from a calibration file (topotune/calibration/1)"},
-        {"minbytes", 'b', UTIL_OPT_STRING, &o->min, "SIZE", "smallest size (default 8)"},
-        {"maxbytes", 'e', UTIL_OPT_STRING, &o->max, "SIZE", "largest size (default 1G)"},
+        {"minbytes", 'b', UTIL_OPT_SIZE, &o->min, "SIZE", "smallest size (default 8)",
+         .max = (double)BENCH_MAX_BYTES},
+        {"maxbytes", 'e', UTIL_OPT_SIZE, &o->max, "SIZE", "largest size (default 1G)",
+         .max = (double)BENCH_MAX_BYTES},
         {"json", 0, UTIL_OPT_FLAG, &o->json, NULL,
          "topotune-bench's JSON events, marked predicted, instead of the table"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse(
+    const struct util_opts_cmd cmd = {
         "topotune predict",
         "--input FILE [--nodes N] [--env NAME=VALUE]... [--calibration FILE] [-b MIN] [-e MAX]\n"
         "       [--json]\n\n"
         "Predicted all_reduce per size (float sum) from the topotune model. Exit 1 when the\n"
         "model predicts a hang, an init failure or wrong results.",
-        opts, argc, argv, pos, &npos);
-    if (rc == 0 && npos) {
-        error("unexpected argument '%s' (see 'topotune predict --help')", pos[0]);
-        rc = UTIL_EUSAGE;
-    }
-    free(pos);
+        opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 1 : 2;
-    if (o->nodes_arg) {
-        char *end;
-        long n = strtol(o->nodes_arg, &end, 10);
-        if (end == o->nodes_arg || *end || n < 1 || n > 4096)
-            return error("invalid value '%s' for --nodes: expected 1 to 4096", o->nodes_arg), 2;
-        o->nodes = (int)n;
-    }
+    if (o->max < o->min)
+        return error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as "
+                     "large as -b",
+                     o->max, o->min),
+               2;
     o->env.vars = (char **)o->env_list.items;
     o->env.n = o->env_list.n;
     for (int i = 0; i < o->env.n; i++) {
@@ -185,26 +180,18 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
 
 int cmd_predict(int argc, char **argv)
 {
-    struct predict_opts o = {0};
+    struct predict_opts o = {.min = 8, .max = 1u << 30};
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
-    /* Sizes as topotune-bench reads them; 8 B to 1 GiB by default. */
-    char *bargv[] = {"topotune-bench",
-                     "--backend",
-                     "sim",
-                     "-b",
-                     (char *)(o.min ? o.min : "8"),
-                     "-e",
-                     (char *)(o.max ? o.max : "1G"),
-                     "-f",
-                     "2",
-                     "--json",
-                     "-",
-                     NULL};
+    /* the sizes doubling from -b to -e, as the sim backend of topotune-bench gives them */
     struct bench_options bo;
-    if (bench_parse_options(11, bargv, &bo))
-        return 2;
+    bench_options_init(&bo);
+    bo.backend = "sim";
+    bo.min_bytes = o.min;
+    bo.max_bytes = o.max;
+    bo.step_factor = 2;
+    bo.json = "-";
     struct topo t;
     topo_init(&t);
     struct model m;

@@ -6,6 +6,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/opts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,10 +29,8 @@ static int parse_version(const char *s)
     if (!s)
         return 0;
     const char *p = s[0] == 'v' ? s + 1 : s;
-    char *end;
-    errno = 0;
-    long v = *p >= '1' && *p <= '9' ? strtol(p, &end, 10) : -1;
-    if (v < 1 || errno || *end || v > 1000000)
+    long long v = 0;
+    if (*p < '1' || *p > '9' || util_parse_int(p, 1, 1000000, &v)) /* no sign, no leading 0 */
         return error("invalid version '%.32s': expected vN, N from 1 to 1000000", s), -1;
     return (int)v;
 }
@@ -158,21 +157,23 @@ static int diff(const char *root, const char *cls, int a, int b)
 
 int cmd_profiles(int argc, char **argv)
 {
-    const char *root = "profiles", *args[4] = {0};
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--profiles") && i + 1 < argc)
-            root = argv[++i];
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: topotune profiles [--profiles ROOT] list\n"
-                   "       topotune profiles [--profiles ROOT] show CLASS [vN]\n"
-                   "       topotune profiles [--profiles ROOT] diff CLASS [vA vB]\n");
-            return 0;
-        } else if (n < 4)
-            args[n++] = argv[i];
-        else
-            return error("too many arguments for 'topotune profiles' (see --help)"), 2;
-    }
+    const char *root = "profiles";
+    const struct util_opt opts[] = {
+        {"profiles", 'p', UTIL_OPT_STRING, &root, "ROOT", "profile root (default ./profiles)"},
+        {0},
+    };
+    const struct util_opts_cmd cmd = {
+        "topotune profiles",
+        "[--profiles ROOT] list\n"
+        "       topotune profiles [--profiles ROOT] show CLASS [vN]\n"
+        "       topotune profiles [--profiles ROOT] diff CLASS [vA vB]",
+        opts, 4, 0};
+    int n = 0, rc = util_opts_parse(&cmd, argc, argv, &n);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    const char *args[4] = {0};
+    for (int i = 0; i < n; i++)
+        args[i] = argv[i + 1];
     if (!n || !strcmp(args[0], "list"))
         return list(root);
     int va = n > 2 ? parse_version(args[2]) : 0, vb = n > 3 ? parse_version(args[3]) : 0;

@@ -32,8 +32,8 @@ int cmd_run(int argc, char **argv)
 {
     const char *backend = NULL, *root = "profiles", *out = NULL, *space_file = NULL;
     const struct util_opt opts[] = {
-        {"backend", 0, UTIL_OPT_STRING, &backend, "B",
-         "nccl or mpi (default: nccl when GPUs are visible)"},
+        {"backend", 0, UTIL_OPT_CHOICE, &backend, "B",
+         "nccl or mpi (default: nccl when GPUs are visible)", .choices = "nccl mpi"},
         {"profiles", 'p', UTIL_OPT_STRING, &root, "ROOT", "profile root (default ./profiles)"},
         {"out", 'o', UTIL_OPT_STRING, &out, "DIR",
          "sweep directory (default sweeps/run-CLASS-TIME)"},
@@ -41,11 +41,9 @@ int cmd_run(int argc, char **argv)
          "search space (default: the shipped spaces/<backend>-default.json)"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0, rc = util_opts_parse("topotune run",
-                                       "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE]",
-                                       opts, argc, argv, pos, &npos);
-    free(pos);
+    const struct util_opts_cmd cmd = {
+        "topotune run", "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE]", opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc > 0 ? 0 : 2;
     struct topo t;

@@ -26,9 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The options as given; numbers left 0 take their defaults (survey_defaults, setup). */
 struct survey_opts {
-    const char *hosts, *hostfile, *out, *backend, *cluster, *size, *pairs, *matchings, *seed,
-        *tolerance, *ppn, *timeout, *iters, *launcher, *max_groups, *expect;
+    const char *hosts, *hostfile, *out, *backend, *cluster, *pairs, *launcher, *expect;
+    size_t size;
+    int matchings, seed, ppn, iters, max_groups;
+    double tolerance, timeout;
     int allocation, resume;
 };
 
@@ -47,48 +50,6 @@ static const char usage[] =
     "Exit: 0 nothing named, 1 something named (see excluded.txt and the report; a class too\n"
     "spread to judge included), 2 usage or input, 3 the survey could not run, 130/143\n"
     "interrupted (--resume continues).";
-
-static int number(const char *v, const char *flag, double min, double max, double *out)
-{
-    char *end;
-    double x = v ? strtod(v, &end) : 0;
-    if (v && (end == v || *end || !(x >= min && x <= max)))
-        return error("invalid value '%s' for %s: expected a number from %g to %g", v, flag, min,
-                     max),
-               -1;
-    if (v)
-        *out = x;
-    return 0;
-}
-
-/* A whole-number option from min to max into *out; *out is left alone when the option is not
- * given. */
-static int whole(const char *v, const char *flag, long min, long max, int *out)
-{
-    char *end;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (v && (end == v || *end || x < min || x > max))
-        return error("invalid value '%s' for %s: expected a whole number from %ld to %ld", v, flag,
-                     min, max),
-               -1;
-    if (v)
-        *out = (int)x;
-    return 0;
-}
-
-static int size_arg(const char *v, size_t *out)
-{
-    size_t x;
-    if (!v)
-        return 0;
-    if (bench_parse_size(v, &x) || x == 0 || x > (16ULL << 30))
-        return error("invalid value '%s' for --size: expected a size such as 1M or 256M (at most "
-                     "16G)",
-                     v),
-               -1;
-    *out = x;
-    return 0;
-}
 
 #define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
 
@@ -180,28 +141,37 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"hostfile", 0, UTIL_OPT_STRING, &o->hostfile, "FILE", "the nodes, one per line"},
         {"allocation", 0, UTIL_OPT_FLAG, &o->allocation, NULL,
          "every node of the Slurm allocation this runs in"},
-        {"launcher", 0, UTIL_OPT_STRING, &o->launcher, "L",
+        {"launcher", 0, UTIL_OPT_CHOICE, &o->launcher, "L",
          "mpirun (default; inside Slurm it starts its daemons through Slurm) or srun (needs an "
-         "MPI built with Slurm's PMI)"},
+         "MPI built with Slurm's PMI)",
+         .choices = "mpirun srun"},
         {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR", "where the survey's files go (required)"},
-        {"backend", 0, UTIL_OPT_STRING, &o->backend, "B", "nccl (default), mpi or sim"},
+        {"backend", 0, UTIL_OPT_CHOICE, &o->backend, "B", "nccl (default), mpi or sim",
+         .choices = "nccl mpi sim"},
         {"cluster", 0, UTIL_OPT_STRING, &o->cluster, "FILE",
          "sim: the simulated cluster (topotune/sim-cluster/1)"},
-        {"size", 0, UTIL_OPT_STRING, &o->size, "SIZE", "bytes per all_reduce (default 32M)"},
-        {"pairs", 0, UTIL_OPT_STRING, &o->pairs, "P",
-         "matchings (default: random matchings, then focused rounds) or all (n-1 rounds)"},
-        {"matchings", 0, UTIL_OPT_STRING, &o->matchings, "N",
-         "random perfect matchings before the focused rounds (default 3)"},
-        {"seed", 0, UTIL_OPT_STRING, &o->seed, "S", "the matchings' seed (default 1)"},
-        {"tolerance", 0, UTIL_OPT_STRING, &o->tolerance, "X",
-         "least shortfall below the class median called slow (default 0.15)"},
-        {"groups-per-launch", 0, UTIL_OPT_STRING, &o->max_groups, "N",
+        {"size", 0, UTIL_OPT_SIZE, &o->size, "SIZE", "bytes per all_reduce (default 32M)", .min = 1,
+         .max = 17179869184.0},
+        {"pairs", 0, UTIL_OPT_CHOICE, &o->pairs, "P",
+         "matchings (default: random matchings, then focused rounds) or all (n-1 rounds)",
+         .choices = "matchings all"},
+        {"matchings", 0, UTIL_OPT_INT, &o->matchings, "N",
+         "random perfect matchings before the focused rounds (default 3)", .min = 1, .max = 16},
+        {"seed", 0, UTIL_OPT_INT, &o->seed, "S", "the matchings' seed (default 1)", .min = 1,
+         .max = 2147483647},
+        {"tolerance", 0, UTIL_OPT_DOUBLE, &o->tolerance, "X",
+         "least shortfall below the class median called slow (default 0.15)", .min = 0.01,
+         .max = 0.9},
+        {"groups-per-launch", 0, UTIL_OPT_INT, &o->max_groups, "N",
          "measure at most N nodes or pairs at once (default: a whole round); for a fabric whose "
-         "pairs would share links"},
-        {"ppn", 0, UTIL_OPT_STRING, &o->ppn, "N", "ranks per node (default 2; nccl: 1 per GPU)"},
-        {"iters", 0, UTIL_OPT_STRING, &o->iters, "N", "timed operations per launch (default 20)"},
-        {"timeout", 0, UTIL_OPT_STRING, &o->timeout, "S",
-         "a wait's deadline in the benchmark, and the map's (default 60)"},
+         "pairs would share links",
+         .min = 1, .max = 1 << 20},
+        {"ppn", 0, UTIL_OPT_INT, &o->ppn, "N", "ranks per node (default 2; nccl: 1 per GPU)",
+         .min = 1, .max = 256},
+        {"iters", 0, UTIL_OPT_INT, &o->iters, "N", "timed operations per launch (default 20)",
+         .min = 1, .max = 100000},
+        {"timeout", 0, UTIL_OPT_DOUBLE, &o->timeout, "S",
+         "a wait's deadline in the benchmark, and the map's (default 60)", .min = 1, .max = 86400},
         {"expect", 0, UTIL_OPT_STRING, &o->expect, "SPEC",
          "the hardware every node should be (a spec or topology file, as --input takes): a node "
          "of another class is named node-differs"},
@@ -209,21 +179,14 @@ static int parse(int argc, char **argv, struct survey_opts *o)
          "continue the survey in --out: recorded launches are not made again"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse("topotune survey", usage, opts, argc, argv, pos, &npos);
-    if (rc == 0 && npos)
-        rc =
-            (error("unexpected argument '%s' (see 'topotune survey --help')", pos[0]), UTIL_EUSAGE);
-    free(pos);
+    const struct util_opts_cmd cmd = {"topotune survey", usage, opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     return rc ? (rc == 1 ? 1 : 2) : 0;
 }
 
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
 {
     s->backend = o->backend ? o->backend : "nccl";
-    if (strcmp(s->backend, "nccl") && strcmp(s->backend, "mpi") && strcmp(s->backend, "sim"))
-        return error("invalid value '%s' for --backend: expected nccl, mpi or sim", s->backend), 2;
     if (!o->out || !o->out[0])
         return error("topotune survey needs --out DIR (where survey.json and the reports go)"), 2;
     if (strlen(o->out) > 1000)
@@ -240,28 +203,18 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
                2;
     if (launch_check_nodes(o->hosts, o->allocation))
         return 2;
-    if (size_arg(o->size, &s->size))
-        return 2;
-    if (o->pairs && strcmp(o->pairs, "matchings") && strcmp(o->pairs, "all"))
-        return error("invalid value '%s' for --pairs: expected matchings or all", o->pairs), 2;
+    s->size = o->size ? o->size : 32u << 20;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
-    int seed = 0;
-    if (whole(o->matchings, "--matchings", 1, 16, &s->matchings) ||
-        whole(o->seed, "--seed", 1, 2147483647, &seed) ||
-        number(o->tolerance, "--tolerance", 0.01, 0.9, &s->tolerance) ||
-        whole(o->max_groups, "--groups-per-launch", 1, 1 << 20, &s->max_groups))
-        return 2;
-    s->seed = (unsigned)seed;
+    s->matchings = o->matchings;
+    s->seed = (unsigned)o->seed;
+    s->tolerance = o->tolerance;
+    s->max_groups = o->max_groups;
     *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
-    if (strcmp(l->launcher, "mpirun") && strcmp(l->launcher, "srun"))
-        return error("invalid value '%s' for --launcher: expected mpirun or srun", l->launcher), 2;
     if (!strcmp(l->launcher, "srun") && !launch_in_slurm())
         return error("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)"), 2;
-    l->ppn = !strcmp(s->backend, "nccl") ? 0 : 2;
-    if (whole(o->ppn, "--ppn", 1, 256, &l->ppn) || whole(o->iters, "--iters", 1, 100000, &l->iters))
-        return 2;
-    if (number(o->timeout, "--timeout", 1, 86400, &l->timeout_s))
-        return 2;
+    l->ppn = o->ppn ? o->ppn : !strcmp(s->backend, "nccl") ? 0 : 2;
+    l->iters = o->iters ? o->iters : l->iters;
+    l->timeout_s = o->timeout ? o->timeout : l->timeout_s;
     s->dir = o->out;
     s->resume = o->resume;
     survey_defaults(s);

@@ -29,9 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The options as given; numbers left 0 (the seed -1) take the space's or the defaults. */
 struct sweep_options {
-    const char *space, *backend, *np, *out, *strategy, *repeat, *timeout, *launcher, *hosts,
-        *topology, *seed, *nodes, *max_configs, *calibration;
+    const char *space, *backend, *out, *strategy, *launcher, *hosts, *topology, *calibration;
+    int np, repeat, nodes, seed, max_configs;
+    double timeout;
     int resume, no_cures;
 };
 
@@ -48,25 +50,10 @@ static int slurm_nodes(void)
 {
     const char *names[] = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"};
     for (int i = 0; i < 2; i++) {
-        const char *v = getenv(names[i]);
-        char *end;
-        long n = v && *v ? strtol(v, &end, 10) : 0;
-        if (v && *v && !*end && n >= 1 && n <= 4096)
+        long long n;
+        if (!util_parse_int(getenv(names[i]), 1, 4096, &n))
             return (int)n;
     }
-    return 0;
-}
-
-static int parse_count(const char *flag, const char *v, int min, int max, int *out)
-{
-    char *end;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (v && (*end || x < min || x > max))
-        return error("invalid value '%s' for %s: expected an integer from %d to %d", v, flag, min,
-                     max),
-               -1;
-    if (v)
-        *out = (int)x;
     return 0;
 }
 
@@ -342,24 +329,15 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     sw->nodes = 0;
     sw->repeat = sw->space.repeat;
     sw->timeout_s = sw->space.timeout_s;
-    sw->seed = 1;
-    int seed = 1;
     if (strcmp(sw->backend, "nccl") && strcmp(sw->backend, "mpi") && strcmp(sw->backend, "sim"))
-        return error("invalid value '%s' for --backend: expected nccl, mpi or sim", sw->backend), 2;
-    if (strcmp(sw->strategy, "grid") && strcmp(sw->strategy, "halving") &&
-        strcmp(sw->strategy, "descent"))
-        return error("invalid value '%s' for --strategy: expected grid, halving or descent",
-                     sw->strategy),
+        return error("the space's backend '%s' is none of nccl, mpi or sim: give --backend",
+                     sw->backend),
                2;
-    int max_configs = SWEEP_MAX_CONFIGS;
-    if (parse_count("--np", o->np, 1, 4096, &sw->np) ||
-        parse_count("--repeat", o->repeat, 1, 100, &sw->repeat) ||
-        parse_count("--nodes", o->nodes, 1, 4096, &sw->nodes) ||
-        parse_count("--seed", o->seed, 0, 1 << 30, &seed) ||
-        parse_count("--max-configs", o->max_configs, 1, SWEEP_MAX_CONFIGS_LIMIT, &max_configs))
-        return 2;
-    sw->seed = (unsigned)seed;
-    sw->space.max_configs = (size_t)max_configs;
+    sw->np = o->np ? o->np : 1;
+    sw->repeat = o->repeat ? o->repeat : sw->repeat;
+    sw->nodes = o->nodes;
+    sw->seed = o->seed >= 0 ? (unsigned)o->seed : 1;
+    sw->space.max_configs = (size_t)(o->max_configs ? o->max_configs : SWEEP_MAX_CONFIGS);
     if (o->calibration) { /* read once here: a bad file is one error, not one per run */
         static char path[PATH_MAX];
         struct model_params mp;
@@ -372,20 +350,9 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         sw->calibration = path;
         sw->calibration_params = model_params_json(&mp);
     }
-    if (o->timeout) {
-        char *end;
-        sw->timeout_s = strtod(o->timeout, &end);
-        if (*end || !(sw->timeout_s > 0 && sw->timeout_s <= 86400))
-            return error("invalid value '%s' for --timeout: expected seconds from 1 to 86400",
-                         o->timeout),
-                   2;
-    }
+    if (o->timeout)
+        sw->timeout_s = o->timeout;
     sw->launcher = o->launcher ? o->launcher : sw->np > 1 || o->hosts ? "mpirun" : "direct";
-    if (strcmp(sw->launcher, "direct") && strcmp(sw->launcher, "mpirun") &&
-        strcmp(sw->launcher, "srun"))
-        return error("invalid value '%s' for --launcher: expected direct, mpirun or srun",
-                     sw->launcher),
-               2;
     if (!strcmp(sw->launcher, "direct") && sw->np > 1)
         return error("--np %d needs --launcher mpirun or srun", sw->np), 2;
     if (!strcmp(sw->backend, "sim") && !o->topology && !o->hosts)
@@ -432,35 +399,39 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
 
 int cmd_sweep(int argc, char **argv)
 {
-    struct sweep_options o = {0};
+    struct sweep_options o = {.seed = -1};
     const struct util_opt opts[] = {
         {"space", 's', UTIL_OPT_STRING, &o.space, "FILE", "search space (topotune/space/1)"},
-        {"backend", 0, UTIL_OPT_STRING, &o.backend, "B", "nccl, mpi or sim (default: the space's)"},
-        {"np", 0, UTIL_OPT_STRING, &o.np, "N", "ranks per run (mpirun or srun)"},
+        {"backend", 0, UTIL_OPT_CHOICE, &o.backend, "B", "nccl, mpi or sim (default: the space's)",
+         .choices = "nccl mpi sim"},
+        {"np", 0, UTIL_OPT_INT, &o.np, "N", "ranks per run (mpirun or srun)", .min = 1,
+         .max = 4096},
         {"out", 'o', UTIL_OPT_STRING, &o.out, "DIR", "run directory (default: sweeps/CLASS-TIME)"},
         {"resume", 0, UTIL_OPT_FLAG, &o.resume, NULL,
          "continue the sweep in --out, skipping finished runs"},
         {"no-cures", 0, UTIL_OPT_FLAG, &o.no_cures, NULL,
          "when NCCL's defaults fail, measure the space as it is (no P2P/SHM cure added)"},
-        {"strategy", 0, UTIL_OPT_STRING, &o.strategy, "S", "grid (default), halving or descent"},
-        {"repeat", 0, UTIL_OPT_STRING, &o.repeat, "R",
-         "runs per configuration (default: the space's)"},
-        {"timeout", 0, UTIL_OPT_STRING, &o.timeout, "SECONDS",
-         "per-wait deadline (default: the space's)"},
-        {"launcher", 0, UTIL_OPT_STRING, &o.launcher, "L", "direct, mpirun or srun"},
+        {"strategy", 0, UTIL_OPT_CHOICE, &o.strategy, "S", "grid (default), halving or descent",
+         .choices = "grid halving descent"},
+        {"repeat", 0, UTIL_OPT_INT, &o.repeat, "R", "runs per configuration (default: the space's)",
+         .min = 1, .max = 100},
+        {"timeout", 0, UTIL_OPT_DOUBLE, &o.timeout, "SECONDS",
+         "per-wait deadline (default: the space's)", .min = 0.01, .max = 86400},
+        {"launcher", 0, UTIL_OPT_CHOICE, &o.launcher, "L", "direct, mpirun or srun",
+         .choices = "direct mpirun srun"},
         {"hosts", 0, UTIL_OPT_STRING, &o.hosts, "LIST", "hosts for mpirun (h1,h2)"},
         {"topology", 0, UTIL_OPT_STRING, &o.topology, "FILE", "topology or spec (sim: required)"},
-        {"nodes", 0, UTIL_OPT_STRING, &o.nodes, "N", "sim: number of nodes"},
-        {"seed", 0, UTIL_OPT_STRING, &o.seed, "S", "sim: noise seed"},
+        {"nodes", 0, UTIL_OPT_INT, &o.nodes, "N", "sim: number of nodes", .min = 1, .max = 4096},
+        {"seed", 0, UTIL_OPT_INT, &o.seed, "S", "sim: noise seed", .max = 1 << 30},
         {"calibration", 0, UTIL_OPT_STRING, &o.calibration, "FILE",
          "sim: the model's parameters (topotune/calibration/1)"},
-        {"max-configs", 0, UTIL_OPT_STRING, &o.max_configs, "N",
-         "refuse a space of more configurations (default 100000)"},
+        {"max-configs", 0, UTIL_OPT_INT, &o.max_configs, "N",
+         "refuse a space of more configurations (default 100000)", .min = 1,
+         .max = SWEEP_MAX_CONFIGS_LIMIT},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0, rc = util_opts_parse("topotune sweep", sweep_usage, opts, argc, argv, pos, &npos);
-    free(pos);
+    const struct util_opts_cmd cmd = {"topotune sweep", sweep_usage, opts, 0, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc > 0 ? 0 : 2;
     if (o.out && !o.out[0])

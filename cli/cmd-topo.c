@@ -147,10 +147,8 @@ int cmd_topo(int argc, char **argv)
          "map every node of the Slurm allocation this runs in, through mpirun"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse("topotune topo", topo_usage, opts, argc, argv, pos, &npos);
-    free(pos);
+    const struct util_opts_cmd cmd = {"topotune topo", topo_usage, opts, -1, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
         return rc > 0 ? 0 : 2;
     if (npos) {

@@ -41,8 +41,7 @@
 #include <unistd.h>
 
 struct verify_opts {
-    const char *profile, *topology, *backend, *min, *max, *nodes_arg;
-    const char *launcher, *np_arg, *hosts, *repeat_arg, *timeout_arg, *out;
+    const char *profile, *topology, *backend, *launcher, *hosts, *out;
     int nodes, json, np, repeat;
     double timeout_s;
     size_t min_bytes, max_bytes;
@@ -54,40 +53,16 @@ static const char *profile_env(const char *name, void *ctx)
     return json_string_value(json_object_get(ctx, name));
 }
 
-static int parse_size(const char *s, size_t dflt, size_t *out, const char *what)
-{
-    *out = dflt;
-    if (s && (bench_parse_size(s, out) || *out == 0 || *out > (1ULL << 40)))
-        return error("invalid value '%s' for %s: expected a size such as 8, 64K, 1G", s, what), -1;
-    return 0;
-}
-
 /* The options of --backend nccl. */
 static int parse_measured(struct verify_opts *o)
 {
-    char *end;
     if (o->topology)
         return error("--topology predicts (sim backend); --backend nccl measures: give one"), 2;
     o->launcher = o->launcher ? o->launcher : "mpirun";
-    if (!launch_known(o->launcher))
-        return error("invalid value '%s' for --launcher: expected direct, mpirun or srun",
-                     o->launcher),
-               2;
     if (launch_check_nodes(o->hosts, 0))
         return 2;
-    long np = o->np_arg ? strtol(o->np_arg, &end, 10) : 0;
-    if (!o->np_arg || *end || np < 1 || np > 65536)
+    if (!o->np)
         return error("verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"), 2;
-    o->np = (int)np;
-    long repeat = o->repeat_arg ? strtol(o->repeat_arg, &end, 10) : 3;
-    if (o->repeat_arg && (*end || repeat < 1 || repeat > 100))
-        return error("invalid value '%s' for --repeat: expected 1 to 100", o->repeat_arg), 2;
-    o->repeat = (int)repeat;
-    o->timeout_s = o->timeout_arg ? strtod(o->timeout_arg, &end) : 120;
-    if (o->timeout_arg && (*end || !(o->timeout_s >= 1 && o->timeout_s <= 86400)))
-        return error("invalid value '%s' for --timeout: expected 1 to 86400 seconds",
-                     o->timeout_arg),
-               2;
     return 0;
 }
 
@@ -96,28 +71,29 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     const struct util_opt opts[] = {
         {"topology", 't', UTIL_OPT_STRING, &o->topology, "SPEC",
          "the class's topology or hardware spec: predict with the sim backend"},
-        {"backend", 0, UTIL_OPT_STRING, &o->backend, "NAME",
-         "sim (predict; the default) or nccl (measure, on the GPU machine)"},
-        {"launcher", 0, UTIL_OPT_STRING, &o->launcher, "L",
-         "nccl: direct, mpirun (default) or srun"},
-        {"np", 0, UTIL_OPT_STRING, &o->np_arg, "N", "nccl: ranks, one per GPU (required)"},
+        {"backend", 0, UTIL_OPT_CHOICE, &o->backend, "NAME",
+         "sim (predict; the default) or nccl (measure, on the GPU machine)", .choices = "sim nccl"},
+        {"launcher", 0, UTIL_OPT_CHOICE, &o->launcher, "L",
+         "nccl: direct, mpirun (default) or srun", .choices = "direct mpirun srun"},
+        {"np", 0, UTIL_OPT_INT, &o->np, "N", "nccl: ranks, one per GPU (required)", .min = 1,
+         .max = 65536},
         {"hosts", 0, UTIL_OPT_STRING, &o->hosts, "LIST", "nccl: the nodes, for mpirun"},
-        {"repeat", 0, UTIL_OPT_STRING, &o->repeat_arg, "R",
-         "nccl: runs per configuration, averaged (default 3)"},
-        {"timeout", 0, UTIL_OPT_STRING, &o->timeout_arg, "S",
-         "nccl: the benchmark's deadline for one wait (default 120)"},
+        {"repeat", 0, UTIL_OPT_INT, &o->repeat, "R",
+         "nccl: runs per configuration, averaged (default 3)", .min = 1, .max = 100},
+        {"timeout", 0, UTIL_OPT_DOUBLE, &o->timeout_s, "S",
+         "nccl: the benchmark's deadline for one wait (default 120)", .min = 1, .max = 86400},
         {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR",
          "nccl: where the runs' events and logs go (default: a new directory in /tmp)"},
-        {"nodes", 0, UTIL_OPT_STRING, &o->nodes_arg, "N",
-         "nodes of that kind (default: the spec's)"},
-        {"minbytes", 'b', UTIL_OPT_STRING, &o->min, "SIZE", "smallest size (default 8)"},
-        {"maxbytes", 'e', UTIL_OPT_STRING, &o->max, "SIZE", "largest size (default 1G)"},
+        {"nodes", 0, UTIL_OPT_INT, &o->nodes, "N", "nodes of that kind (default: the spec's)",
+         .min = 1, .max = 4096},
+        {"minbytes", 'b', UTIL_OPT_SIZE, &o->min_bytes, "SIZE", "smallest size (default 8)",
+         .min = 1, .max = 1099511627776.0},
+        {"maxbytes", 'e', UTIL_OPT_SIZE, &o->max_bytes, "SIZE", "largest size (default 1G)",
+         .min = 1, .max = 1099511627776.0},
         {"json", 0, UTIL_OPT_FLAG, &o->json, NULL, "one JSON document instead of the table"},
         {0},
     };
-    char **pos = calloc((size_t)argc + 1, sizeof(char *));
-    int npos = 0;
-    int rc = util_opts_parse(
+    const struct util_opts_cmd cmd = {
         "topotune verify",
         "PROFILE --topology SPEC [--nodes N] [-b MIN] [-e MAX] [--json]\n"
         "       PROFILE --backend nccl --np N [--launcher direct|mpirun|srun] [--hosts LIST]\n"
@@ -130,32 +106,16 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         "every number is PREDICTED by the model (sim backend); with --backend nccl every number\n"
         "is MEASURED by topotune-bench, R runs per configuration, the third with topotune's tuner\n"
         "plugin loaded by NCCL (NCCL_TUNER_PLUGIN) and the table (TOPOTUNE_TUNER_TABLE).",
-        opts, argc, argv, pos, &npos);
-    if (rc == 0 && npos != 1) {
-        error(npos ? "unexpected argument '%s' (see 'topotune verify --help')"
-                   : "topotune verify needs PROFILE (a profile directory)",
-              npos ? pos[1] : "");
-        rc = UTIL_EUSAGE;
-    }
-    o->profile = npos ? pos[0] : NULL;
-    free(pos);
+        opts, 1, 0};
+    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
+    if (rc == 0 && !npos)
+        rc = (error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
     if (rc)
         return rc == 1 ? 1 : 2;
-    if (o->nodes_arg) {
-        char *end;
-        long n = strtol(o->nodes_arg, &end, 10);
-        if (end == o->nodes_arg || *end || n < 1 || n > 4096)
-            return error("invalid value '%s' for --nodes: expected 1 to 4096", o->nodes_arg), 2;
-        o->nodes = (int)n;
-    }
-    if (parse_size(o->min, 8, &o->min_bytes, "-b") ||
-        parse_size(o->max, 1 << 30, &o->max_bytes, "-e"))
-        return 2;
+    o->profile = argv[1];
     const char *backend = o->backend ? o->backend : "sim";
     if (!strcmp(backend, "nccl"))
         return parse_measured(o);
-    if (strcmp(backend, "sim"))
-        return error("invalid value '%s' for --backend: expected sim or nccl", backend), 2;
     if (!o->topology)
         return error("topotune verify needs --topology SPEC for the sim backend (the profile's "
                      "class: a topology file or hardware spec)"),
@@ -757,7 +717,7 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
 
 int cmd_verify(int argc, char **argv)
 {
-    struct verify_opts o = {0};
+    struct verify_opts o = {.min_bytes = 8, .max_bytes = 1u << 30, .repeat = 3, .timeout_s = 120};
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;

@@ -70,7 +70,7 @@ for args in "-b 1X:-b" "-b 8 -e 4:-e" "-d quad:-d" "-n 0:-n" "-o mulsum:-o" "-T 
     expect_stderr_has "$named" "'$flags' names $named"
 done
 expect_exit 6 "-g 10000" -- "$TOPOTUNE_BENCH" --backend nccl -g 10000
-expect_stderr_has "expected a number of GPUs from 1 to 1024" "-g names its range"
+expect_stderr_has "for -g (--ngpus): expected a whole number from 1 to 1024" "-g names its range"
 expect_exit 6 "-n past its range" -- "$TOPOTUNE_BENCH" --backend mpi -n 2000000000
 expect_stderr_has "from 1 to 1000000000" "-n names its range"
 expect_exit 6 "-b 3 -e 7 measures nothing" -- "$TOPOTUNE_BENCH" --backend mpi -b 3 -e 7

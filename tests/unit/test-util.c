@@ -185,68 +185,149 @@ static void test_json(void **state)
     assert_null(util_json_load(path));
 }
 
+/* A parse of a NULL-terminated argv literal (util_opts_parse moves positionals within it). */
+static int parse_with(const struct util_opt *opts, int max_pos, int keep, char **argv, int *npos)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    const struct util_opts_cmd cmd = {"topo", "", opts, max_pos, keep};
+    return util_opts_parse(&cmd, argc, argv, npos);
+}
+
 static void test_opts(void **state)
 {
     (void)state;
     const char *input = NULL, *json = NULL;
-    int flag = 0;
+    int flag = 0, npos;
     const struct util_opt opts[] = {
         {"input", 'i', UTIL_OPT_STRING, &input, "FILE", "input"},
         {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE", "json"},
         {"matrix", 'm', UTIL_OPT_FLAG, &flag, NULL, "flag"},
         {0},
     };
-    char *pos[8];
-    int npos;
     char *argv1[] = {"topo", "-i", "a.xml", "--json", "-m", "extra", NULL};
-    assert_int_equal(util_opts_parse("topo", "", opts, 6, argv1, pos, &npos), 0);
+    assert_int_equal(parse_with(opts, -1, 0, argv1, &npos), 0);
     assert_string_equal(input, "a.xml");
     assert_string_equal(json, "-"); /* bare --json: stdout */
     assert_int_equal(flag, 1);
     assert_int_equal(npos, 1);
-    assert_string_equal(pos[0], "extra");
+    assert_string_equal(argv1[1], "extra"); /* positionals from argv[1] on */
 
     char *argv2[] = {"topo", "--json=out.json", "--input", "b.xml", NULL};
-    assert_int_equal(util_opts_parse("topo", "", opts, 4, argv2, pos, &npos), 0);
+    assert_int_equal(parse_with(opts, -1, 0, argv2, &npos), 0);
     assert_string_equal(json, "out.json");
     assert_string_equal(input, "b.xml");
 
     util_log_init("test", UTIL_LOG_QUIET);
     char *argv3[] = {"topo", "--nope", NULL};
-    assert_int_equal(util_opts_parse("topo", "", opts, 2, argv3, pos, &npos), UTIL_EUSAGE);
+    assert_int_equal(parse_with(opts, -1, 0, argv3, &npos), UTIL_EUSAGE);
     char *argv4[] = {"topo", "--input", NULL};
-    assert_int_equal(util_opts_parse("topo", "", opts, 2, argv4, pos, &npos), UTIL_EUSAGE);
+    assert_int_equal(parse_with(opts, -1, 0, argv4, &npos), UTIL_EUSAGE);
     char *argv5[] = {"topo", "--matrix=1", NULL};
-    assert_int_equal(util_opts_parse("topo", "", opts, 2, argv5, pos, &npos), UTIL_EUSAGE);
+    assert_int_equal(parse_with(opts, -1, 0, argv5, &npos), UTIL_EUSAGE);
+    char *too_many[] = {"topo", "a", "b", NULL};
+    assert_int_equal(parse_with(opts, 1, 0, too_many, &npos), UTIL_EUSAGE);
 
     struct util_opt_list prices = {0};
     const struct util_opt list_opts[] = {{"price", 0, UTIL_OPT_LIST, &prices, "N=A", "price"}, {0}};
     char *argv6[] = {"compare", "--price", "a=1", "x", "--price=b=2", NULL};
-    assert_int_equal(util_opts_parse("compare", "", list_opts, 5, argv6, pos, &npos), 0);
+    assert_int_equal(parse_with(list_opts, -1, 0, argv6, &npos), 0);
     assert_int_equal(prices.n, 2); /* every occurrence, in order */
     assert_string_equal(prices.items[0], "a=1");
     assert_string_equal(prices.items[1], "b=2");
     assert_int_equal(npos, 1);
+    assert_string_equal(argv6[1], "x");
 
     /* nccl-tests' attached forms: -b8 -e128M; an attached value on a flag is refused */
     char *argv7[] = {"bench", "-ia.xml", "-m", NULL};
     input = NULL, flag = 0;
-    assert_int_equal(util_opts_parse("bench", "", opts, 3, argv7, pos, &npos), 0);
+    assert_int_equal(parse_with(opts, -1, 0, argv7, &npos), 0);
     assert_string_equal(input, "a.xml");
     assert_int_equal(flag, 1);
     char *argv8[] = {"bench", "-mx", NULL};
-    assert_int_equal(util_opts_parse("bench", "", opts, 2, argv8, pos, &npos), UTIL_EUSAGE);
+    assert_int_equal(parse_with(opts, -1, 0, argv8, &npos), UTIL_EUSAGE);
 
     /* a pass-through command keeps unknown options and their values in order */
     char *argv9[] = {"bench", "-b", "8", "-i", "c.xml", "--e=1M", "-n5", NULL};
-    assert_int_equal(
-        util_opts_parse_flags("bench", "", opts, 7, argv9, pos, &npos, UTIL_OPTS_KEEP_UNKNOWN), 0);
+    assert_int_equal(parse_with(opts, -1, 1, argv9, &npos), 0);
     assert_string_equal(input, "c.xml");
     assert_int_equal(npos, 4);
-    assert_string_equal(pos[0], "-b");
-    assert_string_equal(pos[1], "8");
-    assert_string_equal(pos[2], "--e=1M");
-    assert_string_equal(pos[3], "-n5");
+    assert_string_equal(argv9[1], "-b");
+    assert_string_equal(argv9[2], "8");
+    assert_string_equal(argv9[3], "--e=1M");
+    assert_string_equal(argv9[4], "-n5");
+}
+
+/* Typed options: each number checked by its type and range in the table, nowhere else. */
+static void test_opts_typed(void **state)
+{
+    (void)state;
+    int iters = 20, npos;
+    double tol = 0.15;
+    size_t size = 0;
+    const char *backend = NULL;
+    struct util_opt_ints nodes = {{0}, 0};
+    const struct util_opt opts[] = {
+        {"iters", 'n', UTIL_OPT_INT, &iters, "N", "iters", .min = 1, .max = 100000},
+        {"tolerance", 0, UTIL_OPT_DOUBLE, &tol, "X", "tol", .min = 0.01, .max = 0.9},
+        {"size", 0, UTIL_OPT_SIZE, &size, "SIZE", "size", .min = 1, .max = 17179869184.0},
+        {"backend", 0, UTIL_OPT_CHOICE, &backend, "B", "b", .choices = "nccl mpi sim"},
+        {"nodes", 0, UTIL_OPT_INTS, &nodes, "N,...", "nodes", .min = 1, .max = 4096},
+        {0},
+    };
+    char *good[] = {"x",         "-n5", "--tolerance", "0.5",    "--size=0.5K",
+                    "--backend", "mpi", "--nodes",     "1,2,64", NULL};
+    assert_int_equal(parse_with(opts, 0, 0, good, &npos), 0);
+    assert_int_equal(iters, 5);
+    assert_true(tol == 0.5);
+    assert_int_equal(size, 512);
+    assert_string_equal(backend, "mpi");
+    assert_int_equal(nodes.n, 3);
+    assert_int_equal(nodes.v[2], 64);
+    char *size_g[] = {"x", "--size", "16G", NULL};
+    assert_int_equal(parse_with(opts, 0, 0, size_g, &npos), 0);
+    assert_int_equal(size, 16ULL << 30);
+
+    util_log_init("test", UTIL_LOG_QUIET);
+    /* empty, partly numeric, out of range, not finite, a wrong word: each refused, the field kept
+     */
+    const char *bad[][2] = {{"--iters", ""},
+                            {"--iters", "0"},
+                            {"--iters", "5x"},
+                            {"--iters", "1e3"},
+                            {"--iters", "100001"},
+                            {"--tolerance", "nan"},
+                            {"--tolerance", "1"},
+                            {"--tolerance", "inf"},
+                            {"--size", "17G"},
+                            {"--size", "0"},
+                            {"--size", "1Q"},
+                            {"--backend", "tcp"},
+                            {"--backend", ""},
+                            {"--nodes", "1,,2"},
+                            {"--nodes", "0"},
+                            {"--nodes", "1,"},
+                            {"--iters", "99999999999999999999"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *argv[] = {"x", (char *)bad[i][0], (char *)bad[i][1], NULL};
+        iters = 7;
+        assert_int_equal(parse_with(opts, 0, 0, argv, &npos), UTIL_EUSAGE);
+        assert_int_equal(iters, 7);
+    }
+
+    long long v;
+    double d;
+    size_t b;
+    assert_int_equal(util_parse_int("-3", -5, 5, &v), 0);
+    assert_int_equal(v, -3);
+    assert_int_equal(util_parse_int(NULL, 0, 5, &v), UTIL_EINVAL);
+    assert_int_equal(util_parse_double("1e-3", 0, 1, &d), 0);
+    assert_int_equal(util_parse_size("1.5M", 0, 1e15, &b), 0);
+    assert_int_equal(b, 1572864);
+    char text[32];
+    assert_string_equal(util_size_text(16.0 * (1 << 30), text, sizeof(text)), "16G");
+    assert_string_equal(util_size_text(1000, text, sizeof(text)), "1000");
 }
 
 /* The variable policy: an allow-list of exact names; whatever runs a program, loads code, names a
@@ -498,17 +579,12 @@ static void test_dirs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf),
-        cmocka_unit_test(test_text_tail),
-        cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_opts),
-        cmocka_unit_test(test_env_policy),
-        cmocka_unit_test(test_file_open_kinds),
-        cmocka_unit_test(test_quote),
-        cmocka_unit_test(test_child),
-        cmocka_unit_test(test_dirs),
-        cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
+        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
+        cmocka_unit_test(test_opts),         cmocka_unit_test(test_opts_typed),
+        cmocka_unit_test(test_env_policy),   cmocka_unit_test(test_file_open_kinds),
+        cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
+        cmocka_unit_test(test_dirs),         cmocka_unit_test(test_text_format),
         cmocka_unit_test(test_text_number),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
