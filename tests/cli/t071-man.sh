@@ -6,7 +6,9 @@
 # prints, so a new option without its text or a removed one still documented fails; the same
 # for topotune-bench.1 and 'topotune-bench --help'. Every TOPOTUNE_* variable the sources read
 # is under ENVIRONMENT, and only those. Both pages render without a groff warning and through
-# man -l. The checker is tried on a page with an extra option and on a help with a new one.
+# man -l. The command lists of docs/design.md (Programs) and the README (Commands) name exactly
+# the commands of 'topotune --help'. The checker is tried on a page with an extra option, on a
+# help with a new option or command, and on lists with a command missing or one too many.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 : "${TOPOTUNE_SRC:?set by ctest: the source tree}"
@@ -218,6 +220,34 @@ def check_environment(pages, src):
            (f"; not found: {' '.join(gone)}" if gone else ""))
 
 
+def listed(path, heading, pattern):
+    """The names matched by PATTERN at the start of lines of the '## HEADING' section of PATH."""
+    names, inside = [], False
+    for line in read(path).splitlines():
+        if line.startswith("## "):
+            inside = line[3:].strip() == heading
+        elif inside:
+            m = re.match(pattern, line)
+            if m:
+                names.append(m.group(1))
+    return names
+
+
+def check_lists(helps, design, readme):
+    """Each document's command list against the commands of topotune --help, both ways."""
+    names = commands(read(os.path.join(helps, "top")))
+    for path, heading, pattern in (
+            (design, "Programs", r"\s+- `([a-z][a-z0-9-]*)`:"),  # nested under `topotune`
+            (readme, "Commands", r"- `topotune ([a-z][a-z0-9-]*)`")):
+        got = listed(path, heading, pattern)
+        missing = [n for n in names if n not in got]
+        extra = sorted(set(got) - set(names))
+        report(names and not missing and not extra,
+               f"{os.path.basename(path)} ({heading}) names the commands of topotune --help" +
+               (f"; missing {' '.join(missing)}" if missing else "") +
+               (f"; not in --help: {' '.join(extra)}" if extra else ""))
+
+
 mode = sys.argv[1]
 if mode == "commands":
     print("\n".join(commands(read(sys.argv[2]))))
@@ -227,6 +257,8 @@ elif mode == "bench":
     check_bench(sys.argv[2], sys.argv[3], sys.argv[4])
 elif mode == "environment":
     check_environment(sys.argv[3:], sys.argv[2])
+elif mode == "lists":
+    check_lists(sys.argv[2], sys.argv[3], sys.argv[4])
 PY
 
 # run_checker WHAT ARGS...: the checker's lines as checks; a checker that breaks fails.
@@ -283,6 +315,9 @@ cp "$TEST_TMP/out" "$helps/topotune-bench"
 run_checker topotune.1 topotune "$helps" "$man1" "$version"
 run_checker topotune-bench.1 bench "$helps" "$man_bench" "$version"
 run_checker ENVIRONMENT environment "$TOPOTUNE_SRC" "$man1" "$man_bench"
+design=$TOPOTUNE_SRC/docs/design.md
+readme=$TOPOTUNE_SRC/README.md
+run_checker "command lists" lists "$helps" "$design" "$readme"
 
 # 4. The checker catches drift: an option the page documents that --help lacks (a removed one),
 # and an option --help prints that the page lacks (a new one), each in one command only. Only the
@@ -309,4 +344,26 @@ checker bench "$TEST_TMP/help-new" "$man_bench" "$version" >"$TEST_TMP/new2.out"
 check "... for topotune-bench too, long and short" test \
     "$(new_failures "$TEST_TMP/base2.out" "$TEST_TMP/new2.out")" = \
     "FAIL: topotune-bench (OPTIONS): --help options on the page; missing --zeta -Z"
+
+# ... and the command lists: one dropped from design.md, one README names that --help lacks, one
+# --help gains that neither document has.
+checker lists "$helps" "$design" "$readme" >"$TEST_TMP/base3.out"
+# shellcheck disable=SC2016 # Markdown's backquotes, not the shell's
+grep -v '^ *- `verify`:' "$design" >"$TEST_TMP/design.md"
+checker lists "$helps" "$TEST_TMP/design.md" "$readme" >"$TEST_TMP/lists1.out"
+check "a command design.md no longer lists is caught, and only that" test \
+    "$(new_failures "$TEST_TMP/base3.out" "$TEST_TMP/lists1.out")" = \
+    "FAIL: design.md (Programs) names the commands of topotune --help; missing verify"
+# shellcheck disable=SC2016 # the same
+sed 's/^- `topotune help`.*$/&\n- `topotune frobnicate`: no such command/' "$readme" >"$TEST_TMP/README.md"
+checker lists "$helps" "$design" "$TEST_TMP/README.md" >"$TEST_TMP/lists2.out"
+check "a command the README lists that --help lacks is caught, and only that" test \
+    "$(new_failures "$TEST_TMP/base3.out" "$TEST_TMP/lists2.out")" = \
+    "FAIL: README.md (Commands) names the commands of topotune --help; not in --help: frobnicate"
+sed 's/^  help .*$/&\n  frobnicate  a new command/' "$helps/top" >"$TEST_TMP/help-new/top"
+checker lists "$TEST_TMP/help-new" "$design" "$readme" >"$TEST_TMP/lists3.out"
+check "a new command of --help that neither list names is caught in both" test \
+    "$(new_failures "$TEST_TMP/base3.out" "$TEST_TMP/lists3.out")" = \
+    "FAIL: design.md (Programs) names the commands of topotune --help; missing frobnicate
+FAIL: README.md (Commands) names the commands of topotune --help; missing frobnicate"
 finish
