@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages that building and testing topotune need.
+# Installs the Debian packages that building, or building and testing, topotune need.
+# usage: tools/install-deps.sh [build|test]
+#   build  what building and running the programs need (tools/run.sh): a compiler, CMake,
+#          pkg-config, hwloc (with its PCI plugin, for live GPUs and NICs), Jansson, libxml2,
+#          Open MPI (mpicc to build, mpirun to run)
+#   test   that, and what the test suite needs (tools/test.sh; the default): cmocka, clang and
+#          libFuzzer, the style checkers, Slurm, Python modules, PyTorch, gnuplot, chromium, ...
 # Safe to run again: it installs only what is missing. Uses sudo only when not root.
 set -euo pipefail
 
-packages=(
-    build-essential cmake pkg-config git python3
-    libhwloc-dev hwloc libjansson-dev libxml2-dev libcmocka-dev
+build=(
+    build-essential cmake pkg-config
+    libhwloc-dev libhwloc-plugins libjansson-dev libxml2-dev
     libopenmpi-dev openmpi-bin
+)
+test=(
+    git python3 hwloc libcmocka-dev
     clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck cppcheck
     util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
     yamllint buildah
     groff-base dpkg-dev
 )
+
+case "${1:-test}" in
+build) packages=("${build[@]}") ;;
+test) packages=("${build[@]}" "${test[@]}") ;;
+*) echo "usage: tools/install-deps.sh [build|test]   (default: test, which includes build)" >&2; exit 2 ;;
+esac
+what=${1:-test}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,7 +38,7 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-    echo "install-deps: all ${#packages[@]} packages already installed"
+    echo "install-deps: all ${#packages[@]} packages for $what already installed"
     exit 0
 fi
 
@@ -31,7 +47,7 @@ if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null || { echo "install-deps: error: not root and no sudo: install ${missing[*]}" >&2; exit 1; }
     sudo=(sudo)
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing for $what: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -6,7 +6,7 @@
 # UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
+tools/install-deps.sh test
 
 echo "== style: clang-format and shellcheck"
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tools/install-deps.sh: 'build' installs what building and running need and nothing of the test
+# suite's (no chromium, no PyTorch), 'test' and no argument install both, only what is missing is
+# installed, and another argument is a usage error. dpkg-query, apt-get and sudo are stand-ins on
+# PATH that record what would be installed. The build list holds the packages that own the
+# pkg-config modules CMakeLists.txt requires and mpicc; run.sh asks for build, test.sh for test.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+: "${TOPOTUNE_SRC:?set by ctest: the source tree}"
+deps=$TOPOTUNE_SRC/tools/install-deps.sh
+stubs=$TEST_TMP/bin
+mkdir -p "$stubs"
+# dpkg-query: the packages in $TEST_TMP/installed are installed, no other
+cat >"$stubs/dpkg-query" <<'SH'
+#!/usr/bin/env bash
+if grep -qxF -- "${!#}" "$TEST_TMP/installed"; then echo 'install ok installed'; else exit 1; fi
+SH
+# apt-get: 'install' writes its packages, one a line, to $TEST_TMP/apt
+cat >"$stubs/apt-get" <<'SH'
+#!/usr/bin/env bash
+[ "$1" = install ] || exit 0
+for a in "$@"; do case $a in install | -*) ;; *) echo "$a" ;; esac; done >"$TEST_TMP/apt"
+SH
+printf '#!/usr/bin/env bash\nexec "$@"\n' >"$stubs/sudo"
+chmod +x "$stubs"/*
+export TEST_TMP
+deps() { # EXIT ARGS...: install-deps, with only $TEST_TMP/installed installed, exits EXIT
+    local want=$1
+    shift
+    rm -f "$TEST_TMP/apt"
+    PATH=$stubs:$PATH expect_exit "$want" "install-deps.sh $*" -- "$deps" "$@"
+}
+has() { grep -qxF -- "$1" "$TEST_TMP/apt"; }
+lacks() { ! grep -qxF -- "$1" "$TEST_TMP/apt"; }
+
+: >"$TEST_TMP/installed"
+deps 0 build
+cp "$TEST_TMP/apt" "$TEST_TMP/build.list"
+for p in build-essential cmake pkg-config libhwloc-dev libjansson-dev libxml2-dev \
+    libopenmpi-dev openmpi-bin; do
+    check "build installs $p" has "$p"
+done
+for p in chromium python3-torch libcmocka-dev clang shellcheck slurm-wlm buildah; do
+    check "build leaves $p to the tests" lacks "$p"
+done
+
+deps 0 test
+cp "$TEST_TMP/apt" "$TEST_TMP/test.list"
+check "test installs every build package" \
+    test -z "$(grep -vxF -f "$TEST_TMP/test.list" "$TEST_TMP/build.list")"
+for p in chromium python3-torch libcmocka-dev clang shellcheck groff-base; do
+    check "test installs $p" has "$p"
+done
+deps 0
+check "no argument is test" cmp -s "$TEST_TMP/apt" "$TEST_TMP/test.list"
+
+head -n 3 "$TEST_TMP/build.list" >"$TEST_TMP/installed"
+deps 0 build
+check "only the missing ones are installed" \
+    test -z "$(grep -xF -f "$TEST_TMP/installed" "$TEST_TMP/apt")"
+cp "$TEST_TMP/test.list" "$TEST_TMP/installed"
+deps 0 test
+check "nothing installed when nothing is missing" test ! -e "$TEST_TMP/apt"
+check "and it says so" grep -q 'already installed' "$TEST_TMP/out"
+
+: >"$TEST_TMP/installed"
+deps 2 biuld
+check "a usage error installs nothing" test ! -e "$TEST_TMP/apt"
+expect_stderr_has "usage: tools/install-deps.sh [build|test]" "the usage said"
+
+# The build list against what the build needs, where dpkg knows the files' owners.
+owner() { dpkg-query -S "$1" 2>/dev/null | head -n 1 | sed 's/[:,].*//'; }
+if command -v dpkg-query >/dev/null && command -v pkg-config >/dev/null; then
+    modules=$(sed -n 's/^pkg_check_modules([A-Z0-9_]* REQUIRED IMPORTED_TARGET \([^ )]*\)).*/\1/p' \
+        "$TOPOTUNE_SRC/CMakeLists.txt")
+    check "CMakeLists.txt requires pkg-config modules" test -n "$modules"
+    for m in $modules; do
+        pc=$(pkg-config --variable=pcfiledir "$m" 2>/dev/null)/$m.pc
+        pkg=$(owner "$pc")
+        check "the package of pkg-config module $m ($pkg) is a build package" \
+            grep -qxF -- "${pkg:-?}" "$TEST_TMP/build.list"
+    done
+    mpicc=$(readlink -f "$(command -v mpicc)")
+    pkg=$(owner "$mpicc")
+    check "mpicc's package ($pkg) is a build package" \
+        grep -qxF -- "${pkg:-?}" "$TEST_TMP/build.list"
+fi
+check "run.sh installs the build list" \
+    grep -qx 'tools/install-deps.sh build' "$TOPOTUNE_SRC/tools/run.sh"
+check "test.sh installs the test list" \
+    grep -qx 'tools/install-deps.sh test' "$TOPOTUNE_SRC/tools/test.sh"
+finish
