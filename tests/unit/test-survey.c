@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for survey/judge.c: the class level slow nodes cannot drag down, node capacities
- * from pairs, and the facts that tell a node that lost a part. */
+/* Unit tests for survey/: the class level slow nodes cannot drag down (judge.c), node capacities
+ * from pairs, the facts that tell a node that lost a part, and the verdicts of whole surveys of
+ * small simulated clusters (survey_probe_sim, survey_run), one fault kind per case. */
 #include "survey/internal.h"
 #include "topo/topo.h"
+#include "util/buf.h"
+#include "util/file.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +136,25 @@ static void capacities_unpaired(void **state)
     assert_true(fabs(got[0] - 100) < 1e-9 && fabs(got[1] - 100) < 1e-9 && got[2] == 0);
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* names (an array of strings) sorted. */
+static void qsort_names(json_t *names)
+{
+    size_t n = json_array_size(names);
+    json_t **v = calloc(n + 1, sizeof(json_t *));
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(names, i));
+    qsort(v, n, sizeof(json_t *), by_text);
+    json_array_clear(names);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(names, v[i]);
+    free(v);
+}
+
 static json_t *key_of(const char *json)
 {
     char path[] = "/tmp/topotune-unit-survey-XXXXXX";
@@ -190,6 +213,131 @@ static void facts_lost_parts(void **state)
     json_decref(full), json_decref(gpu), json_decref(nic), json_decref(a100);
 }
 
+/* A level needs a third of the class behind it: two fast nodes over five scattered far below are
+ * no level (too spread); three are, and the four below it are judged slow. */
+static void level_needs_a_third_of_the_class(void **state)
+{
+    (void)state;
+    double two[] = {100, 99, 60, 55, 50, 45, 40}, three[] = {100, 99, 98, 55, 50, 45, 40};
+    struct survey_level l;
+    survey_level_of(two, 7, 0.15, &l);
+    assert_true(l.too_spread);
+    survey_level_of(three, 7, 0.15, &l);
+    assert_false(l.too_spread);
+    assert_false(l.wide);
+    assert_int_equal(l.support, 3);
+    assert_true(fabs(l.level - 99) < 1);
+    assert_true(l.bound > 55 && l.bound < 98);
+}
+
+/* The verdicts of a survey of a simulated cluster of count HGX H100 nodes (node0001...) with
+ * faults (JSON text), as "HOSTS KIND" sorted and joined by ';' into out ("" for none). */
+static void sim_verdicts(int count, const char *faults, int all_pairs, struct util_buf *out)
+{
+    char dir[] = "/tmp/topotune-unit-survey-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct util_buf spec = UTIL_BUF_INIT, text = UTIL_BUF_INIT;
+    assert_int_equal(
+        util_file_read(TOPOTUNE_FIXTURES "/../../profiles/specs/hgx-h100.json", 1 << 20, &spec), 0);
+    util_buf_addf(&text, "%s/hgx-h100.json", dir);
+    assert_int_equal(util_file_write_atomic(util_buf_str(&text), spec.data, spec.len), 0);
+    util_buf_reset(&text);
+    util_buf_addf(&text,
+                  "{\"schema\": \"topotune/sim-cluster/1\", \"nodes\": [{\"spec\": "
+                  "\"hgx-h100.json\", \"count\": %d}], \"faults\": %s}",
+                  count, faults);
+    char file[64];
+    snprintf(file, sizeof(file), "%s/cluster.json", dir);
+    assert_int_equal(util_file_write_atomic(file, text.data, text.len), 0);
+    struct survey s = {.dir = dir, .backend = "sim", .all_pairs = all_pairs};
+    survey_defaults(&s);
+    assert_int_equal(survey_probe_sim(&s, file), 0);
+    assert_int_equal(survey_run(&s), 0);
+    json_t *names = json_array(), *v;
+    size_t i, k;
+    json_array_foreach(s.verdicts, i, v) {
+        util_buf_reset(&text);
+        json_t *h;
+        json_array_foreach(json_object_get(v, "hosts"), k, h)
+            util_buf_addf(&text, "%s ", json_string_value(h));
+        util_buf_adds(&text, json_string_value(json_object_get(v, "kind")));
+        json_array_append_new(names, json_string(util_buf_str(&text)));
+    }
+    qsort_names(names);
+    util_buf_reset(out);
+    json_array_foreach(names, i, v)
+        util_buf_addf(out, "%s%s", i ? ";" : "", json_string_value(v));
+    json_decref(names);
+    survey_release(&s);
+    util_buf_release(&spec);
+    util_buf_release(&text);
+    assert_int_equal(util_remove_tree_at(AT_FDCWD, dir, 4), 0);
+}
+
+static void verdicts_are(int count, const char *faults, int all_pairs, const char *want)
+{
+    struct util_buf got = UTIL_BUF_INIT;
+    sim_verdicts(count, faults, all_pairs, &got);
+    if (strcmp(util_buf_str(&got), want))
+        fail_msg("verdicts '%s', want '%s'", util_buf_str(&got), want);
+    util_buf_release(&got);
+}
+
+/* A clean cluster: nobody named. */
+static void sim_clean_cluster_no_verdict(void **state)
+{
+    (void)state;
+    verdicts_are(8, "[]", 0, "");
+}
+
+/* A node at half speed, alone and in pairs: node-slow. */
+static void sim_slow_node_named(void **state)
+{
+    (void)state;
+    verdicts_are(8, "[{\"kind\": \"slow-node\", \"hosts\": [\"node0003\"], \"factor\": 0.5}]", 0,
+                 "node0003 node-slow");
+}
+
+/* A node fine alone but slow with every partner: its link, link-slow. */
+static void sim_slow_link_named(void **state)
+{
+    (void)state;
+    verdicts_are(8, "[{\"kind\": \"slow-link\", \"hosts\": [\"node0005\"], \"factor\": 0.4}]", 0,
+                 "node0005 link-slow");
+}
+
+/* A node that never answers the map: node-unreachable; one that hangs in every collective:
+ * node-fails. */
+static void sim_dead_and_hung_nodes_named(void **state)
+{
+    (void)state;
+    verdicts_are(8,
+                 "[{\"kind\": \"dead\", \"hosts\": [\"node0002\"]}, {\"kind\": \"hang\", "
+                 "\"hosts\": [\"node0007\"]}]",
+                 0, "node0002 node-unreachable;node0007 node-fails");
+}
+
+/* Three of eight nodes slow: the level is the healthy five's, and all three are named. */
+static void sim_many_slow_nodes_all_named(void **state)
+{
+    (void)state;
+    verdicts_are(8,
+                 "[{\"kind\": \"slow-node\", \"hosts\": [\"node0001\"], \"factor\": 0.6}, "
+                 "{\"kind\": \"slow-node\", \"hosts\": [\"node0004\"], \"factor\": 0.5}, "
+                 "{\"kind\": \"slow-node\", \"hosts\": [\"node0008\"], \"factor\": 0.6}]",
+                 0, "node0001 node-slow;node0004 node-slow;node0008 node-slow");
+}
+
+/* Two fine nodes slow only between them (--pairs all measures that pair): path-slow. */
+static void sim_slow_path_named(void **state)
+{
+    (void)state;
+    verdicts_are(8,
+                 "[{\"kind\": \"slow-path\", \"hosts\": [\"node0002\", \"node0006\"], "
+                 "\"factor\": 0.3}]",
+                 1, "node0002 node0006 path-slow");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,9 +348,16 @@ int main(void)
         cmocka_unit_test(level_wide_judges_far_values),
         cmocka_unit_test(level_noise_not_spread),
         cmocka_unit_test(level_wide_noise),
+        cmocka_unit_test(level_needs_a_third_of_the_class),
         cmocka_unit_test(capacities_min_model),
         cmocka_unit_test(capacities_unpaired),
         cmocka_unit_test(facts_lost_parts),
+        cmocka_unit_test(sim_clean_cluster_no_verdict),
+        cmocka_unit_test(sim_slow_node_named),
+        cmocka_unit_test(sim_slow_link_named),
+        cmocka_unit_test(sim_dead_and_hung_nodes_named),
+        cmocka_unit_test(sim_many_slow_nodes_all_named),
+        cmocka_unit_test(sim_slow_path_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
