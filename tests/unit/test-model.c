@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for model/fit.c: what a fit keeps, what it gives back to the defaults, and which fits
- * model_fit_check refuses to see written. */
+/* Unit tests for model/fit.c: parameters recovered from points made with known ones (exact and
+ * through noise, one node and two), what a fit keeps, what it gives back to the defaults, what it
+ * cannot fit, and which fits model_fit_check refuses to see written. */
 #include "model/model.h"
 #include "topo/topo.h"
 
@@ -9,6 +10,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *no_env(const char *name, void *ctx)
@@ -17,14 +20,16 @@ static const char *no_env(const char *name, void *ctx)
     return NULL;
 }
 
-/* Points for one HGX H100 node with NCCL's defaults: busbw predicted with p at sizes lo..hi
- * (powers of two), two of each. */
-static int points_of(struct model *m, struct topo *t, const struct model_params *p, size_t lo,
-                     size_t hi, struct model_point *pts)
+/* Points for nodes HGX H100 nodes (spec: its file name) with NCCL's defaults: busbw predicted
+ * with p at sizes lo..hi (powers of two), two of each. */
+static int points_on(const char *spec, int nodes, struct model *m, struct topo *t,
+                     const struct model_params *p, size_t lo, size_t hi, struct model_point *pts)
 {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/../../profiles/specs/%s", TOPOTUNE_FIXTURES, spec);
     topo_init(t);
-    assert_int_equal(topo_load(t, TOPOTUNE_FIXTURES "/../../profiles/specs/hgx-h100.json"), 0);
-    assert_int_equal(model_init(m, t, 1, no_env, NULL), 0);
+    assert_int_equal(topo_load(t, path), 0);
+    assert_int_equal(model_init(m, t, nodes, no_env, NULL), 0);
     m->params = *p;
     int n = 0;
     for (size_t b = lo; b <= hi; b *= 2) {
@@ -34,6 +39,13 @@ static int points_of(struct model *m, struct topo *t, const struct model_params 
         pts[n++] = (struct model_point){0, b, pr.busbw};
     }
     return n;
+}
+
+/* One HGX H100 node. */
+static int points_of(struct model *m, struct topo *t, const struct model_params *p, size_t lo,
+                     size_t hi, struct model_point *pts)
+{
+    return points_on("hgx-h100.json", 1, m, t, p, lo, hi, pts);
 }
 
 /* NVLS at 0.4 loses to Ring at 64 MiB and more, so the error is flat around 0.4; the default 0.8
@@ -77,6 +89,108 @@ static void defaults_fit_themselves(void **state)
     assert_true(f.params.lat_scale == model_params_default.lat_scale);
     for (int k = 0; k < MODEL_NPARAMS; k++)
         assert_int_not_equal(f.kind[k], MODEL_FIT_BOUNDED);
+    topo_release(&t);
+}
+
+/* Points made with a known latency (3x NCCL's; the default is 2x) and pipeline fill (4 MiB; the
+ * default is 8) over 1 KiB .. 1 GiB: the fit finds both, each determined, and may be written. */
+static void fit_recovers_latency_and_fill(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[64];
+    struct model_params known = model_params_default;
+    known.lat_scale = 3.0, known.fill_bytes = 4 << 20;
+    assert_true(known.lat_scale != model_params_default.lat_scale &&
+                known.fill_bytes != model_params_default.fill_bytes);
+    int n = points_of(&m, &t, &known, 1u << 10, 1u << 30, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_true(fabs(f.params.lat_scale - 3.0) <= 0.05);
+    assert_true(fabs(f.params.fill_bytes - (4 << 20)) <= 1 << 18);
+    assert_int_equal(f.kind[3], MODEL_FIT_DETERMINED);
+    assert_int_equal(f.kind[1], MODEL_FIT_DETERMINED);
+    assert_true(f.error < 0.05 && f.default_error > 1);
+    assert_int_equal(f.points, n);
+    assert_int_equal(f.sizes, 21);
+    assert_int_equal(model_fit_check(&f, (char[256]){0}, 256), 0);
+    topo_release(&t);
+}
+
+/* Two DGX A100 nodes, whose NICs are the bottleneck: the network's share of their line rate (0.7)
+ * is found. */
+static void fit_recovers_net_scale_on_two_nodes(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[64];
+    struct model_params known = model_params_default;
+    known.net_scale = 0.7;
+    int n = points_on("dgx-a100.json", 2, &m, &t, &known, 1u << 10, 1u << 30, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_true(fabs(f.params.net_scale - 0.7) <= 0.015);
+    assert_int_equal(f.kind[2], MODEL_FIT_DETERMINED);
+    assert_true(f.error < 0.05 && f.default_error > 2);
+    topo_release(&t);
+}
+
+/* With 2% noise on every point, the fit stays near the truth and never worse than the defaults. */
+static void fit_through_noise_stays_near(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[64];
+    struct model_params known = model_params_default;
+    known.lat_scale = 3.0;
+    int n = points_of(&m, &t, &known, 1u << 10, 1u << 30, pts);
+    uint64_t rng = 12345;
+    for (int i = 0; i < n; i++)
+        pts[i].busbw *= model_noise(&rng, 0.02);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_true(fabs(f.params.lat_scale - 3.0) <= 0.2);
+    assert_true(f.error <= f.default_error);
+    assert_true(f.error < 3);
+    topo_release(&t);
+}
+
+/* Nothing to fit: no point, or none with a busbw. */
+static void fit_refuses_points_it_cannot_predict(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[64];
+    int n = points_of(&m, &t, &model_params_default, 1u << 20, 1u << 20, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, 0, &f), -1);
+    for (int i = 0; i < n; i++)
+        pts[i].busbw = 0;
+    assert_int_equal(model_fit(&m, pts, n, &f), -1);
+    topo_release(&t);
+}
+
+/* Two sizes cannot tell latency, fill and bandwidth apart: what the fit settles from them is
+ * not written (model_fit_check: -2). */
+static void fit_from_two_sizes_not_written(void **state)
+{
+    (void)state;
+    struct model m;
+    struct topo t;
+    struct model_point pts[64];
+    struct model_params known = model_params_default;
+    known.lat_scale = 3.0;
+    int n = points_of(&m, &t, &known, 1u << 10, 1u << 11, pts);
+    struct model_fit f;
+    assert_int_equal(model_fit(&m, pts, n, &f), 0);
+    assert_int_equal(f.sizes, 2);
+    char why[256] = "";
+    assert_int_equal(model_fit_check(&f, why, sizeof(why)), -2);
+    assert_non_null(strstr(why, "from 2 size(s)"));
     topo_release(&t);
 }
 
@@ -168,6 +282,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flat_parameter_kept_when_its_default_fits_worse),
         cmocka_unit_test(defaults_fit_themselves),
+        cmocka_unit_test(fit_recovers_latency_and_fill),
+        cmocka_unit_test(fit_recovers_net_scale_on_two_nodes),
+        cmocka_unit_test(fit_through_noise_stays_near),
+        cmocka_unit_test(fit_refuses_points_it_cannot_predict),
+        cmocka_unit_test(fit_from_two_sizes_not_written),
         cmocka_unit_test(check_refuses_worse_than_defaults),
         cmocka_unit_test(check_refuses_non_finite),
         cmocka_unit_test(check_refuses_absurd_error),
