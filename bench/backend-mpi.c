@@ -72,9 +72,9 @@ static int mpi_init(struct bench_ctx *c)
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
     /* Out of host memory is neither MPI's fault nor a usage error: nccl-tests' internal error. */
     if (posix_memalign(&s->send, 64, s->bytes) || posix_memalign(&s->recv, 64, s->bytes)) {
-        error("cannot allocate 2 x %zu bytes of host memory for -e %zu: give a smaller -e, or "
-              "free memory on this host",
-              s->bytes, c->opt->max_bytes);
+        util_error("cannot allocate 2 x %zu bytes of host memory for -e %zu: give a smaller -e, or "
+                   "free memory on this host",
+                   s->bytes, c->opt->max_bytes);
         return BENCH_EXIT_INTERNAL;
     }
     /* Errors come back as codes, so a failure names its stage instead of aborting the job. */
@@ -96,7 +96,7 @@ static int allreduce(struct bench_ctx *c, size_t count, int in_place)
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, msg, &len);
-        error("MPI_Allreduce failed in stage %s: %s", bench_current_stage(), msg);
+        util_error("MPI_Allreduce failed in stage %s: %s", bench_current_stage(), msg);
         return BENCH_EXIT_COMM;
     }
     return 0;
@@ -109,7 +109,7 @@ static int mpi_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     size_t bytes = count * bench_dtype_size(c->dtype);
     int rc = 0;
     if (count > (size_t)0x7fffffff) {
-        error("size %zu: %zu elements exceed MPI's int count", bytes, count);
+        util_error("size %zu: %zu elements exceed MPI's int count", bytes, count);
         return BENCH_EXIT_USAGE;
     }
     bench_fill(s->send, count, c->dtype, c->op, c->rank, c->nranks, 99);

@@ -13,8 +13,8 @@ static const char *absent_unsupported(int dtype, int op)
 static int absent_init(struct bench_ctx *c)
 {
     (void)c;
-    error("this topotune-bench was built without the CUDA toolkit or NCCL: set CUDA_HOME and "
-          "NCCL_HOME, configure again, or use --backend mpi");
+    util_error("this topotune-bench was built without the CUDA toolkit or NCCL: set CUDA_HOME and "
+               "NCCL_HOME, configure again, or use --backend mpi");
     return BENCH_EXIT_CUDA;
 }
 

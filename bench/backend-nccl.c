@@ -65,8 +65,8 @@ static ncclRedOp_t nccl_op(int op)
 
 static int cuda_fail(const char *what, cudaError_t e)
 {
-    error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), cudaGetErrorString(e),
-          cudaGetErrorName(e));
+    util_error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), cudaGetErrorString(e),
+               cudaGetErrorName(e));
     return BENCH_EXIT_CUDA;
 }
 
@@ -88,8 +88,8 @@ static void abort_all(struct nccl_state *s)
 
 static int nccl_fail(struct nccl_state *s, const char *what, ncclResult_t r)
 {
-    error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), ncclGetErrorString(r),
-          ncclGetLastError(NULL));
+    util_error("%s failed in stage %s: %s (%s)", what, bench_current_stage(), ncclGetErrorString(r),
+               ncclGetLastError(NULL));
     abort_all(s);
     return BENCH_EXIT_COMM;
 }
@@ -122,7 +122,8 @@ static int wait_all(struct nccl_state *s, int events)
         if (!pending)
             return 0;
         if (bench_deadline_passed()) {
-            error("timeout in stage %s: aborting the NCCL communicators", bench_current_stage());
+            util_error("timeout in stage %s: aborting the NCCL communicators",
+                       bench_current_stage());
             abort_all(s);
             return BENCH_EXIT_TIMEOUT;
         }
@@ -155,15 +156,16 @@ static int pick_devices(struct bench_ctx *c, struct nccl_state *s)
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-        error("no GPU visible: cudaGetDeviceCount: %s; the nccl backend needs NVIDIA GPUs (use "
-              "--backend mpi to measure MPI on this machine)",
-              e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        util_error(
+            "no GPU visible: cudaGetDeviceCount: %s; the nccl backend needs NVIDIA GPUs (use "
+            "--backend mpi to measure MPI on this machine)",
+            e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return BENCH_EXIT_CUDA;
     }
     int first = c->local_proc * s->ngpus;
     if (first + s->ngpus > count) {
-        error("invalid number of GPUs: %d requested by local process %d but only %d visible",
-              s->ngpus, c->local_proc, count);
+        util_error("invalid number of GPUs: %d requested by local process %d but only %d visible",
+                   s->ngpus, c->local_proc, count);
         return BENCH_EXIT_CUDA;
     }
     for (int g = 0; g < s->ngpus; g++) {
@@ -210,7 +212,7 @@ static int init_comms(struct bench_ctx *c, struct nccl_state *s)
         ncclResult_t r = ncclGetUniqueId(&msg.id);
         msg.status = r == ncclSuccess ? 0 : BENCH_EXIT_COMM;
         if (r != ncclSuccess)
-            error("ncclGetUniqueId failed: %s", ncclGetErrorString(r));
+            util_error("ncclGetUniqueId failed: %s", ncclGetErrorString(r));
     }
     MPI_Bcast(&msg, sizeof(msg), MPI_BYTE, 0, c->comm);
     if (msg.status)
@@ -251,9 +253,10 @@ static int nccl_init(struct bench_ctx *c)
     s->log_path = resolve_log_path();
     int rc = 0;
     if (!s->gpu || !s->host) {
-        error("cannot allocate %zu bytes of host memory for -e %zu: give a smaller -e, or free "
-              "memory on this host",
-              s->bytes, c->opt->max_bytes);
+        util_error(
+            "cannot allocate %zu bytes of host memory for -e %zu: give a smaller -e, or free "
+            "memory on this host",
+            s->bytes, c->opt->max_bytes);
         rc = BENCH_EXIT_INTERNAL;
     }
     if (!rc)

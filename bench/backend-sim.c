@@ -77,13 +77,14 @@ static int load_table(struct tuner_table *t)
     if (!plugin || !*plugin || !strcmp(plugin, "none") || !path || !*path)
         return 0;
     if (tuner_table_load(t, path, err, sizeof(err))) {
-        warning("tuner table '%s' not used (predicted: NCCL's defaults): %s", path, err);
+        util_warning("tuner table '%s' not used (predicted: NCCL's defaults): %s", path, err);
         return -1;
     }
     const char *want = getenv(TUNER_ENV_CLASS);
     if (want && *want && t->class_id[0] && strcmp(want, t->class_id)) {
-        warning("tuner table '%s' is for class %s, not %s: not used (predicted: NCCL's defaults)",
-                path, t->class_id, want);
+        util_warning(
+            "tuner table '%s' is for class %s, not %s: not used (predicted: NCCL's defaults)", path,
+            t->class_id, want);
         tuner_table_release(t);
         return -1;
     }
@@ -100,14 +101,15 @@ static int sim_init(struct bench_ctx *c)
     c->predicted = 1;
     topo_init(&s->topo);
     if (!o->topology) {
-        error("--backend sim needs --topology FILE (a hwloc XML, NCCL topology XML, topology JSON "
-              "or spec)");
+        util_error(
+            "--backend sim needs --topology FILE (a hwloc XML, NCCL topology XML, topology JSON "
+            "or spec)");
         return BENCH_EXIT_USAGE;
     }
     if (topo_load(&s->topo, o->topology))
         return BENCH_EXIT_USAGE;
     if (model_init(&s->model, &s->topo, o->nodes, process_env, NULL)) {
-        error("topology '%s' has no GPU to simulate", o->topology);
+        util_error("topology '%s' has no GPU to simulate", o->topology);
         return BENCH_EXIT_USAGE;
     }
     if (o->calibration && model_params_load(&s->model.params, o->calibration))
@@ -119,12 +121,12 @@ static int sim_init(struct bench_ctx *c)
     c->nodes = s->model.nodes;
     add_devices(c, &s->topo, s->model.nodes);
     if (s->model.fault == MODEL_FAULT_HANG_INIT) {
-        warning("predicted: %s", s->model.why);
+        util_warning("predicted: %s", s->model.why);
         for (;;) /* as NCCL does: init never returns; the watchdog or the parent ends it */
             pause();
     }
     if (s->model.fault == MODEL_FAULT_FAIL_INIT) {
-        error("NCCL error at init (predicted): %s", s->model.why);
+        util_error("NCCL error at init (predicted): %s", s->model.why);
         return BENCH_EXIT_COMM;
     }
     return 0;
@@ -144,7 +146,7 @@ static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench
         raise(SIGBUS); /* as NCCL does when /dev/shm cannot back its buffers */
     }
     if (s->model.fault == MODEL_FAULT_FAIL_COLL || model_predict(&s->model, bytes, &p)) {
-        error("NCCL error in the first collective (predicted): %s", s->model.why);
+        util_error("NCCL error in the first collective (predicted): %s", s->model.why);
         return BENCH_EXIT_COMM;
     }
     s->collectives++;

@@ -34,7 +34,7 @@ static int gather_hosts(struct bench_ctx *c)
     gethostname(me, sizeof(me) - 1);
     char *all = calloc((size_t)c->nprocs, HOST_LEN);
     if (!all)
-        return error("cannot allocate the host names of %d processes", c->nprocs),
+        return util_error("cannot allocate the host names of %d processes", c->nprocs),
                BENCH_EXIT_INTERNAL;
     if (c->mpi)
         MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
@@ -253,12 +253,12 @@ int bench_main(int argc, char **argv)
         .opt = &o, .dtype = bench_dtype_parse(o.dtype), .op = bench_op_parse(o.op)};
     const char *why = b->unsupported(c.dtype, c.op);
     if (why) {
-        error("-d %s -o %s: %s", o.dtype, o.op, why);
+        util_error("-d %s -o %s: %s", o.dtype, o.op, why);
         return BENCH_EXIT_USAGE;
     }
     if (strcmp(b->name, "mpi") == 0 && o.ngpus != 1) {
-        error("-g (--ngpus) %d: the mpi backend runs one rank per process; use mpirun -np N",
-              o.ngpus);
+        util_error("-g (--ngpus) %d: the mpi backend runs one rank per process; use mpirun -np N",
+                   o.ngpus);
         return BENCH_EXIT_USAGE;
     }
     c.nprocs = 1;

@@ -59,7 +59,7 @@ static int measures_something(const struct bench_options *o)
 {
     size_t n = bench_count_sizes(o, BENCH_MAX_SIZES + 1);
     if (n > BENCH_MAX_SIZES) {
-        error(
+        util_error(
             "-b %zu to -e %zu by %s measures more than %d sizes: give a larger -i or a -f above 1",
             o->min_bytes, o->max_bytes, o->step_factor > 1 ? "-f" : "-i", BENCH_MAX_SIZES);
         return BENCH_EXIT_USAGE;
@@ -67,10 +67,11 @@ static int measures_something(const struct bench_options *o)
     if (n)
         return 0;
     size_t tsize = bench_dtype_size(bench_dtype_parse(o->dtype));
-    error("-b %zu to -e %zu measures nothing: no size holds one %s element (%zu bytes); give %s "
-          "at least %zu",
-          o->min_bytes, o->max_bytes, o->dtype, tsize, o->max_bytes < tsize ? "-b and -e" : "-b",
-          tsize);
+    util_error(
+        "-b %zu to -e %zu measures nothing: no size holds one %s element (%zu bytes); give %s "
+        "at least %zu",
+        o->min_bytes, o->max_bytes, o->dtype, tsize, o->max_bytes < tsize ? "-b and -e" : "-b",
+        tsize);
     return BENCH_EXIT_USAGE;
 }
 
@@ -81,16 +82,17 @@ static int convert(const struct raw_options *r, struct bench_options *o)
         o->step_bytes = r->i;
     if (r->d) {
         if (bench_dtype_parse(r->d) < 0) {
-            error("invalid value '%s' for -d (--datatype): expected one of int8 uint8 int32 "
-                  "uint32 int64 uint64 half float double bfloat16",
-                  r->d);
+            util_error("invalid value '%s' for -d (--datatype): expected one of int8 uint8 int32 "
+                       "uint32 int64 uint64 half float double bfloat16",
+                       r->d);
             return BENCH_EXIT_USAGE;
         }
         o->dtype = r->d;
     }
     if (r->o) {
         if (bench_op_parse(r->o) < 0) {
-            error("invalid value '%s' for -o (--op): expected one of sum prod min max avg", r->o);
+            util_error("invalid value '%s' for -o (--op): expected one of sum prod min max avg",
+                       r->o);
             return BENCH_EXIT_USAGE;
         }
         o->op = r->o;
@@ -104,7 +106,8 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     o->noise = r->noise >= 0 ? r->noise : o->noise;
     if ((r->topology || r->nodes || r->seed >= 0 || r->noise >= 0 || r->calibration) &&
         strcmp(o->backend, "sim") != 0) {
-        error("--topology, --nodes, --seed, --noise and --calibration belong to --backend sim");
+        util_error(
+            "--topology, --nodes, --seed, --noise and --calibration belong to --backend sim");
         return BENCH_EXIT_USAGE;
     }
     if (r->split) {
@@ -112,25 +115,27 @@ static int convert(const struct raw_options *r, struct bench_options *o)
         if (!n || n > (1u << 20) ||
             strspn(r->split, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
                              "TUVWXYZ0123456789._-,;") != n) {
-            error("invalid value '%s' for --split: expected node, or groups of host names: "
-                  "h1,h2;h3,h4 (a comma joins hosts of a group, a semicolon separates groups)",
-                  r->split);
+            util_error("invalid value '%s' for --split: expected node, or groups of host names: "
+                       "h1,h2;h3,h4 (a comma joins hosts of a group, a semicolon separates groups)",
+                       r->split);
             return BENCH_EXIT_USAGE;
         }
         if (!strcmp(o->backend, "sim")) {
-            error("--split: the sim backend has no hosts to split: use 'topotune survey "
-                  "--backend sim'");
+            util_error("--split: the sim backend has no hosts to split: use 'topotune survey "
+                       "--backend sim'");
             return BENCH_EXIT_USAGE;
         }
         o->split = r->split;
     }
     if (o->max_bytes < o->min_bytes) {
-        error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as large as -b",
-              o->max_bytes, o->min_bytes);
+        util_error(
+            "-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as large as -b",
+            o->max_bytes, o->min_bytes);
         return BENCH_EXIT_USAGE;
     }
     if (o->step_factor <= 1 && o->step_bytes == 0 && o->max_bytes > o->min_bytes) {
-        error("-i (--stepbytes) 0: a step of 0 never reaches -e: give -i above 0 or -f above 1");
+        util_error(
+            "-i (--stepbytes) 0: a step of 0 never reaches -e: give -i above 0 or -f above 1");
         return BENCH_EXIT_USAGE;
     }
     return measures_something(o);

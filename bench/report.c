@@ -49,7 +49,7 @@ int bench_report_open(const struct bench_ctx *c)
         if (!rep.json) {
             if (fd >= 0)
                 close(fd);
-            return error("cannot write '%s': %s", json, why ? why : strerror(errno)),
+            return util_error("cannot write '%s': %s", json, why ? why : strerror(errno)),
                    BENCH_EXIT_USAGE;
         }
     }
@@ -283,9 +283,9 @@ int bench_report_end(const struct bench_ctx *c, int code)
         json_lost = 1, json_errno = errno;
     rep.json = NULL;
     if (lost)
-        error("cannot write the results table to stdout: %s", strerror(text_errno));
+        util_error("cannot write the results table to stdout: %s", strerror(text_errno));
     if (json_lost)
-        error("cannot write the JSON events to '%s': %s", json, strerror(json_errno));
+        util_error("cannot write the JSON events to '%s': %s", json, strerror(json_errno));
     if ((lost || json_lost) && code == BENCH_EXIT_OK)
         code = BENCH_EXIT_INTERNAL;
     pthread_mutex_unlock(&rep.lock);

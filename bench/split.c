@@ -65,8 +65,9 @@ json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *min
             if (!len)
                 continue;
             if (host_of(groups, host) >= 0 || host_of(list, host) >= 0 || !in_launch(c, host)) {
-                error("--split: host '%s' %s", host,
-                      in_launch(c, host) ? "is in two groups" : "runs no process of this launch");
+                util_error("--split: host '%s' %s", host,
+                           in_launch(c, host) ? "is in two groups"
+                                              : "runs no process of this launch");
                 json_decref(list);
                 json_decref(groups);
                 return NULL;
@@ -78,7 +79,7 @@ json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *min
         json_decref(list);
     }
     if (!json_array_size(groups)) {
-        error("--split '%s' names no group of hosts", spec);
+        util_error("--split '%s' names no group of hosts", spec);
         json_decref(groups);
         return NULL;
     }

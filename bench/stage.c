@@ -79,7 +79,7 @@ static void *watchdog(void *arg)
         char msg[256];
         snprintf(msg, sizeof(msg), "timeout: no progress for %g s in stage %s (rank %d)",
                  c->opt->timeout_s, stage, c->rank);
-        error("%s", msg);
+        util_error("%s", msg);
         bench_report_error(c, stage, msg);
         bench_report_end(c, BENCH_EXIT_TIMEOUT);
         fflush(stdout);

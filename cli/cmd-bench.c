@@ -141,16 +141,16 @@ int cmd_bench(int argc, char **argv)
     int np = l.np;
     const char *launcher = l.launcher ? l.launcher : (np > 1 || l.hosts ? "mpirun" : "direct");
     if (strcmp(launcher, "direct") == 0 && np > 1)
-        return error("--np %d needs a launcher: use --launcher mpirun", np), 2;
+        return util_error("--np %d needs a launcher: use --launcher mpirun", np), 2;
     int nhosts = launch_count_hosts(l.hosts);
     if (nhosts && np % nhosts)
-        return error("--np %d is not a multiple of the %d host(s): every host runs the same "
-                     "number of ranks",
-                     np, nhosts),
+        return util_error("--np %d is not a multiple of the %d host(s): every host runs the same "
+                          "number of ranks",
+                          np, nhosts),
                2;
     if (strcmp(launcher, "mpirun") == 0 && !in_path("mpirun"))
-        return error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
-                     "--launcher direct"),
+        return util_error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
+                          "--launcher direct"),
                3;
     char **program = calloc((size_t)l.npass + 4, sizeof(char *));
     int n = 0;

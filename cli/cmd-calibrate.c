@@ -97,16 +97,16 @@ static int model_of(struct fit_data *d, const struct topo *t, const char *dir, j
 static void warn_left(const char *dir, const struct topo *t, const int left[LEFT_N])
 {
     if (left[LEFT_SHAPE])
-        warning("'%s': %d run(s) left out: they ran another number of ranks than the model "
-                "predicts (%d per node, every GPU of the topology)",
-                dir, left[LEFT_SHAPE], t->ngpus);
+        util_warning("'%s': %d run(s) left out: they ran another number of ranks than the model "
+                     "predicts (%d per node, every GPU of the topology)",
+                     dir, left[LEFT_SHAPE], t->ngpus);
     if (left[LEFT_FAULT])
-        warning("'%s': %d run(s) measured ok left out: the model predicts that their "
-                "configuration fails or hangs here, so it cannot be fitted to them",
-                dir, left[LEFT_FAULT]);
+        util_warning("'%s': %d run(s) measured ok left out: the model predicts that their "
+                     "configuration fails or hangs here, so it cannot be fitted to them",
+                     dir, left[LEFT_FAULT]);
     if (left[LEFT_FULL])
-        warning("'%s': %d run(s) left out: more than %d configurations in all", dir,
-                left[LEFT_FULL], MAX_MODELS);
+        util_warning("'%s': %d run(s) left out: more than %d configurations in all", dir,
+                     left[LEFT_FULL], MAX_MODELS);
 }
 
 /* A sweep directory's final ok runs as points: one model per configuration and node count, one
@@ -119,12 +119,12 @@ static int load_runs(struct fit_data *d, const char *dir)
         return 2;
     const char *backend = json_string_value(json_object_get(meta, "backend"));
     if (!backend || !strcmp(backend, "mpi")) {
-        rc =
-            error("'%s' is an mpi sweep: the model describes NCCL (use an nccl or sim sweep)", dir);
+        rc = util_error("'%s' is an mpi sweep: the model describes NCCL (use an nccl or sim sweep)",
+                        dir);
         goto out;
     }
     if (d->ntopos == 64) {
-        rc = error("at most 64 sweep directories");
+        rc = util_error("at most 64 sweep directories");
         goto out;
     }
     char *topology = json_dumps(json_object_get(meta, "topology"), JSON_COMPACT);
@@ -134,7 +134,7 @@ static int load_runs(struct fit_data *d, const char *dir)
     free(topology);
     if (rc) {
         topo_release(t);
-        rc = error("'%s/sweep.json': its topology cannot be read", dir);
+        rc = util_error("'%s/sweep.json': its topology cannot be read", dir);
         goto out;
     }
     d->ntopos++;
@@ -193,12 +193,14 @@ static int check_paths(const char **dirs, int n, const char *out)
     for (int i = 0; !rc && i < n && i < 64; i++) {
         for (int j = 0; !rc && j < i; j++)
             if (real[i] && real[j] && !strcmp(real[i], real[j]))
-                rc = (error("--runs '%s' and '%s' are the same sweep: give each sweep once",
-                            dirs[j], dirs[i]),
+                rc = (util_error("--runs '%s' and '%s' are the same sweep: give each sweep once",
+                                 dirs[j], dirs[i]),
                       2);
         for (size_t k = 0; !rc && odir && real[i] && k < sizeof(own) / sizeof(own[0]); k++)
             if (!strcmp(odir, real[i]) && !strcmp(base, own[k]))
-                rc = (error("--out '%s' is the sweep's own %s: name another file", out, own[k]), 2);
+                rc =
+                    (util_error("--out '%s' is the sweep's own %s: name another file", out, own[k]),
+                     2);
     }
     for (int i = 0; i < n && i < 64; i++)
         free(real[i]);
@@ -285,7 +287,8 @@ static int write_file(const char *out, json_t *doc)
 {
     char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     if (!text)
-        return error("cannot write '%s': the calibration could not be built (out of memory?)", out),
+        return util_error("cannot write '%s': the calibration could not be built (out of memory?)",
+                          out),
                3;
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_addf(&b, "%s\n", text);
@@ -310,7 +313,7 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     struct model_fit f;
     char why[256];
     if (!nfit || model_fit(d->models, fit, nfit, &f)) {
-        rc = error("no measured point to fit (final, ok runs with busbw) in the sweeps given");
+        rc = util_error("no measured point to fit (final, ok runs with busbw) in the sweeps given");
         goto done;
     }
     double med, max, dmed, dmax;
@@ -324,17 +327,17 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     printf("\n");
     int usable = model_fit_check(&f, why, sizeof(why));
     if (usable == -2) {
-        rc = (error("calibration not written to '%s': the runs are too few for this fit: %s", out,
-                    why),
+        rc = (util_error("calibration not written to '%s': the runs are too few for this fit: %s",
+                         out, why),
               1);
         goto done;
     }
     if (usable) {
         char worst[1024];
         name_worst(d, fit, nfit, &f.params, worst, sizeof(worst));
-        error("calibration not written to '%s': the fit is not usable: %s; %s (check that "
-              "sweep's results, or keep the defaults)",
-              out, why, worst);
+        util_error("calibration not written to '%s': the fit is not usable: %s; %s (check that "
+                   "sweep's results, or keep the defaults)",
+                   out, why, worst);
         rc = 1;
         goto done;
     }
@@ -354,9 +357,10 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
             hmean > MODEL_FIT_ERROR_MAX) {
             char worst[1024];
             name_worst(d, held, nheld, &f.params, worst, sizeof(worst));
-            error("calibration not written to '%s': the fit predicts the sizes above --fit-max "
-                  "with a mean |error| of %.3g%%; %s (check that sweep's results)",
-                  out, hmean, worst);
+            util_error(
+                "calibration not written to '%s': the fit predicts the sizes above --fit-max "
+                "with a mean |error| of %.3g%%; %s (check that sweep's results)",
+                out, hmean, worst);
             rc = 1;
             goto done;
         }
@@ -413,7 +417,8 @@ int cmd_calibrate(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : 2;
     if (!runs.n || !out)
-        return error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"), 2;
+        return util_error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"),
+               2;
     if (check_paths(runs.items, runs.n, out))
         return 2;
     struct fit_data *d = calloc(1, sizeof(*d));

@@ -52,9 +52,10 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
         /* inf or nan would be no number in --json (Jansson refuses them) nor in a table */
         if (!eq || eq == prices->items[p] || util_parse_double(eq + 1, 0, 1e15, &amount) ||
             !(amount > 0))
-            return error("invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT a number "
-                         "above 0 and at most 10^15",
-                         prices->items[p]),
+            return util_error(
+                       "invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT a number "
+                       "above 0 and at most 10^15",
+                       prices->items[p]),
                    2;
         int found = 0;
         for (int i = 0; i < n; i++)
@@ -106,12 +107,12 @@ int cmd_compare(int argc, char **argv)
     char **pos = argv + 1;
     if (rc || !npos) {
         if (!rc)
-            error("topotune compare needs at least one input (see --help)");
+            util_error("topotune compare needs at least one input (see --help)");
         return rc > 0 ? 0 : 2;
     }
     if (scale.n > MAX_SCALE) /* never cut the list without a word */
-        return error("--nodes: more than %d node counts (%d): give at most %d", MAX_SCALE, scale.n,
-                     MAX_SCALE),
+        return util_error("--nodes: more than %d node counts (%d): give at most %d", MAX_SCALE,
+                          scale.n, MAX_SCALE),
                2;
     int nscale = scale.n;
     long nodes = 0;
@@ -124,7 +125,7 @@ int cmd_compare(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < npos && !rc; i++) {
         if (n == MAX_INPUTS) {
-            error("more than %d inputs: compare fewer at once", MAX_INPUTS);
+            util_error("more than %d inputs: compare fewer at once", MAX_INPUTS);
             rc = 2;
             break;
         }
@@ -158,7 +159,7 @@ int cmd_compare(int argc, char **argv)
                                       in[i].price > 0 ? json_real(in[i].price) : json_null(),
                                       "profile", in[i].profile, "scaling", in[i].scaling);
             if (!entry || json_array_append_new(list, entry)) { /* never an input left out */
-                error("cannot write input '%s' as JSON", in[i].label);
+                util_error("cannot write input '%s' as JSON", in[i].label);
                 rc = 1;
             }
         }

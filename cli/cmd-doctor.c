@@ -162,8 +162,8 @@ int cmd_doctor(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     if ((hosts || allocation) && input)
-        return error("--input describes one node: it cannot be combined with --hosts or "
-                     "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
+        return util_error("--input describes one node: it cannot be combined with --hosts or "
+                          "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),
                2;
     if (launch_check_nodes(hosts, allocation))
         return 2;

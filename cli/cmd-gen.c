@@ -28,7 +28,8 @@ int cmd_gen(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     if (!runs && !npos)
-        return error("topotune gen needs --runs DIR (a directory written by topotune sweep)"), 2;
+        return util_error("topotune gen needs --runs DIR (a directory written by topotune sweep)"),
+               2;
     json_t *sweeps = json_array(), *results = json_array();
     rc = runs ? gen_load_sweep(runs, sweeps, results) : 0;
     for (int i = 0; !rc && i < npos; i++)
@@ -77,7 +78,7 @@ int cmd_gen(int argc, char **argv)
         json_decref(cr);
     }
     if (!exit_code)
-        info("profiles in '%s' (index.json lists them; 'topotune profiles list')", root);
+        util_info("profiles in '%s' (index.json lists them; 'topotune profiles list')", root);
     json_decref(classes);
     json_decref(sweeps);
     json_decref(results);

@@ -86,17 +86,17 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     if (rc)
         return rc == 1 ? 1 : 2;
     if (o->max < o->min)
-        return error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as "
-                     "large as -b",
-                     o->max, o->min),
+        return util_error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as "
+                          "large as -b",
+                          o->max, o->min),
                2;
     o->env.vars = (char **)o->env_list.items;
     o->env.n = o->env_list.n;
     for (int i = 0; i < o->env.n; i++) {
         if (!valid_assignment(o->env.vars[i]))
-            return error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
-                         "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
-                         o->env.vars[i]),
+            return util_error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
+                              "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
+                              o->env.vars[i]),
                    2;
         /* The policy of every variable a file or flag sets (util_env_refused), here too. */
         const char *eq = strchr(o->env.vars[i], '=');
@@ -104,12 +104,12 @@ static int parse(int argc, char **argv, struct predict_opts *o)
         snprintf(name, sizeof(name), "%.*s", (int)(eq - o->env.vars[i]), o->env.vars[i]);
         const char *why = util_env_refused(name);
         if (why)
-            return error("invalid value '%s' for --env: %s cannot be set: %s", o->env.vars[i], name,
-                         why),
+            return util_error("invalid value '%s' for --env: %s cannot be set: %s", o->env.vars[i],
+                              name, why),
                    2;
     }
     if (!o->input)
-        return error("topotune predict needs --input FILE (a topology or hardware spec)"), 2;
+        return util_error("topotune predict needs --input FILE (a topology or hardware spec)"), 2;
     return 0;
 }
 
@@ -198,7 +198,7 @@ int cmd_predict(int argc, char **argv)
     if (topo_load(&t, o.input)) {
         rc = 2;
     } else if (model_init(&m, &t, o.nodes, lookup, &o.env)) {
-        error("topology '%s' has no GPU: nothing to predict", o.input);
+        util_error("topology '%s' has no GPU: nothing to predict", o.input);
         rc = 2;
     } else if (o.calibration && model_params_load(&m.params, o.calibration)) {
         rc = 2;

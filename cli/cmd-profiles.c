@@ -31,7 +31,7 @@ static int parse_version(const char *s)
     const char *p = s[0] == 'v' ? s + 1 : s;
     long long v = 0;
     if (*p < '1' || *p > '9' || util_parse_int(p, 1, 1000000, &v)) /* no sign, no leading 0 */
-        return error("invalid version '%.32s': expected vN, N from 1 to 1000000", s), -1;
+        return util_error("invalid version '%.32s': expected vN, N from 1 to 1000000", s), -1;
     return (int)v;
 }
 
@@ -109,12 +109,12 @@ static int diff(const char *root, const char *cls, int a, int b)
         json_int_t v = json_integer_value(json_object_get(latest, "version"));
         json_decref(latest);
         if (v < 1 || v > 1000000)
-            return error("class '%s': its latest profile carries no valid version", cls), 2;
+            return util_error("class '%s': its latest profile carries no valid version", cls), 2;
         b = (int)v;
         a = a ? a : b - 1;
     }
     if (a < 1)
-        return error("class '%s' has only v%d: nothing to compare", cls, b), 2;
+        return util_error("class '%s' has only v%d: nothing to compare", cls, b), 2;
     json_t *pa = load_profile(root, cls, a), *pb = load_profile(root, cls, b);
     if (!pa || !pb) {
         json_decref(pa);
@@ -183,7 +183,8 @@ int cmd_profiles(int argc, char **argv)
         return show(root, args[1], va);
     if (!strcmp(args[0], "diff") && args[1])
         return diff(root, args[1], va, vb);
-    return error("unknown 'topotune profiles %s': use list, show CLASS or diff CLASS (see --help)",
-                 args[0]),
+    return util_error(
+               "unknown 'topotune profiles %s': use list, show CLASS or diff CLASS (see --help)",
+               args[0]),
            2;
 }

@@ -50,20 +50,21 @@ int cmd_run(int argc, char **argv)
     topo_init(&t);
     if (topo_load(&t, NULL))
         return 3;
-    info("this machine: %d GPU(s), %d NIC(s), class %s", t.ngpus, t.nnics, t.class_id);
+    util_info("this machine: %d GPU(s), %d NIC(s), class %s", t.ngpus, t.nnics, t.class_id);
     if (!backend) {
         backend = t.ngpus > 0 ? "nccl" : "mpi";
         if (!t.ngpus)
-            info("no GPU visible: measuring MPI_Allreduce with the mpi backend instead of NCCL");
+            util_info(
+                "no GPU visible: measuring MPI_Allreduce with the mpi backend instead of NCCL");
     }
     struct util_buf space = UTIL_BUF_INIT;
     char dir[1024], np[16];
     if (space_file)
         util_buf_adds(&space, space_file);
     else if (find_space(backend, &space)) {
-        error("cannot find the shipped space spaces/%s-default.json (looked at %s): reinstall "
-              "topotune, set TOPOTUNE_DATA to its data directory, or give --space",
-              backend, util_buf_str(&space));
+        util_error("cannot find the shipped space spaces/%s-default.json (looked at %s): reinstall "
+                   "topotune, set TOPOTUNE_DATA to its data directory, or give --space",
+                   backend, util_buf_str(&space));
         util_buf_release(&space);
         topo_release(&t);
         return 3;

@@ -60,7 +60,7 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL;
     if (util_file_read_regular(path, 16 << 20, &text, &why))
-        return error("cannot read --hostfile '%s': %s", path, why ? why : "?"),
+        return util_error("cannot read --hostfile '%s': %s", path, why ? why : "?"),
                util_buf_release(&text), -1;
     int n = 0, line = 0;
     for (char *p = text.data; p && p < text.data + text.len; line++) {
@@ -77,13 +77,14 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
         if (name && name < 256 && (next == ' ' || next == '\t' || next == '#'))
             util_buf_addf(hosts, "%s%.*s", n++ ? "," : "", (int)name, p + at);
         else if (at < len && p[at] != '#')
-            return error("%s:%d: not a host name (one per line, [A-Za-z0-9._-])", path, line + 1),
+            return util_error("%s:%d: not a host name (one per line, [A-Za-z0-9._-])", path,
+                              line + 1),
                    util_buf_release(&text), -1;
         p = nl ? nl + 1 : NULL;
     }
     util_buf_release(&text);
     if (!n)
-        return error("%s: no host in the file", path), -1;
+        return util_error("%s: no host in the file", path), -1;
     return 0;
 }
 
@@ -104,9 +105,9 @@ static int nodes_from(struct survey *s, const char *hosts)
         if (!len)
             continue;
         if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len)
-            return error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
-                         "'-', as in a hostfile)",
-                         i + 1),
+            return util_error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
+                              "'-', as in a hostfile)",
+                              i + 1),
                    free(sorted), -1;
         s->nodes[i].host = strndup(p, len);
         sorted[i] = s->nodes[i].host;
@@ -115,7 +116,7 @@ static int nodes_from(struct survey *s, const char *hosts)
     qsort(sorted, (size_t)i, sizeof(char *), by_host);
     for (int k = 1; !rc && k < i; k++)
         if (!strcmp(sorted[k - 1], sorted[k]))
-            rc = error("host '%s' is listed twice", sorted[k]);
+            rc = util_error("host '%s' is listed twice", sorted[k]);
     free(sorted);
     return rc;
 }
@@ -126,11 +127,11 @@ static int lock_dir(const char *dir)
     char holder[32];
     int fd = util_lock_dir(dir, holder, sizeof(holder));
     if (fd < 0 && errno == EWOULDBLOCK)
-        return error("'%s' is in use by another survey (pid %s): wait for it, or give another "
-                     "--out",
-                     dir, holder);
+        return util_error("'%s' is in use by another survey (pid %s): wait for it, or give another "
+                          "--out",
+                          dir, holder);
     if (fd < 0)
-        return error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
+        return util_error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
     return fd;
 }
 
@@ -188,18 +189,21 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
 {
     s->backend = o->backend ? o->backend : "nccl";
     if (!o->out || !o->out[0])
-        return error("topotune survey needs --out DIR (where survey.json and the reports go)"), 2;
+        return util_error("topotune survey needs --out DIR (where survey.json and the reports go)"),
+               2;
     if (strlen(o->out) > 1000)
-        return error("--out: a directory name of at most 1000 characters"), 2;
+        return util_error("--out: a directory name of at most 1000 characters"), 2;
     int given = !!o->hosts + !!o->hostfile + o->allocation + !!o->cluster;
     if (given != 1)
-        return error(given ? "give one of --hosts, --hostfile, --allocation and --cluster"
-                           : "topotune survey needs the nodes: --hosts, --hostfile, --allocation "
-                             "(inside Slurm) or, with --backend sim, --cluster FILE"),
+        return util_error(
+                   given ? "give one of --hosts, --hostfile, --allocation and --cluster"
+                         : "topotune survey needs the nodes: --hosts, --hostfile, --allocation "
+                           "(inside Slurm) or, with --backend sim, --cluster FILE"),
                2;
     if (!!o->cluster != !strcmp(s->backend, "sim"))
-        return error(o->cluster ? "--cluster is the simulated cluster of --backend sim"
-                                : "--backend sim surveys a simulated cluster: give --cluster FILE"),
+        return util_error(o->cluster
+                              ? "--cluster is the simulated cluster of --backend sim"
+                              : "--backend sim surveys a simulated cluster: give --cluster FILE"),
                2;
     if (launch_check_nodes(o->hosts, o->allocation))
         return 2;
@@ -211,7 +215,7 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     s->max_groups = o->max_groups;
     *l = (struct survey_launch){o->launcher ? o->launcher : "mpirun", NULL, 2, 20, 5, 60};
     if (!strcmp(l->launcher, "srun") && !launch_in_slurm())
-        return error("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)"), 2;
+        return util_error("--launcher srun: not inside a Slurm allocation (no SLURM_JOB_ID)"), 2;
     l->ppn = o->ppn ? o->ppn : !strcmp(s->backend, "nccl") ? 0 : 2;
     l->iters = o->iters ? o->iters : l->iters;
     l->timeout_s = o->timeout ? o->timeout : l->timeout_s;
@@ -250,9 +254,9 @@ static int expect_of(struct survey *s, const char *file)
     if (!rc && t.class_id && t.class_key)
         s->expect = json_pack("{s:s,s:O}", "id", t.class_id, "key", t.class_key);
     else if (!rc)
-        rc = error("--expect '%s': no node class (no GPU?): give the spec or topology of the "
-                   "nodes the cluster should have",
-                   file);
+        rc = util_error("--expect '%s': no node class (no GPU?): give the spec or topology of the "
+                        "nodes the cluster should have",
+                        file);
     topo_release(&t);
     return rc ? -1 : 0;
 }
@@ -295,7 +299,7 @@ int cmd_survey(int argc, char **argv)
         return 2;
     }
     if (util_mkdir_p(o.out)) {
-        error("cannot create '%s': %s", o.out, strerror(errno));
+        util_error("cannot create '%s': %s", o.out, strerror(errno));
         survey_release(&s);
         return 3;
     }
@@ -313,15 +317,16 @@ int cmd_survey(int argc, char **argv)
     }
     if (!rc) {
         if (s.nnodes) /* --allocation: the map counts them */
-            info("surveying %d node(s) with the %s backend into '%s'", s.nnodes, s.backend, o.out);
+            util_info("surveying %d node(s) with the %s backend into '%s'", s.nnodes, s.backend,
+                      o.out);
         else
-            info("surveying the nodes of the Slurm allocation with the %s backend into '%s'",
-                 s.backend, o.out);
+            util_info("surveying the nodes of the Slurm allocation with the %s backend into '%s'",
+                      s.backend, o.out);
         int r = survey_run(&s);
         if (util_child_interrupted()) {
-            error("interrupted: %d launches are in '%s/launches.jsonl'; 'topotune survey ... "
-                  "--out %s --resume' continues",
-                  s.rounds, o.out, o.out);
+            util_error("interrupted: %d launches are in '%s/launches.jsonl'; 'topotune survey ... "
+                       "--out %s --resume' continues",
+                       s.rounds, o.out, o.out);
             rc = 128 + util_child_interrupted();
         } else if (r) {
             rc = r == UTIL_EINVAL ? 2 : 3; /* a record --resume cannot replay is bad input */
@@ -329,9 +334,9 @@ int cmd_survey(int argc, char **argv)
             rc = 3;
         } else {
             size_t n = json_array_size(s.verdicts);
-            info("%zu verdict(s); %d launches (%d failed), %.0f s%s: see '%s/report.txt'", n,
-                 s.rounds, s.launches_failed, s.wall_s, s.probe.predicted ? " (predicted)" : "",
-                 o.out);
+            util_info("%zu verdict(s); %d launches (%d failed), %.0f s%s: see '%s/report.txt'", n,
+                      s.rounds, s.launches_failed, s.wall_s,
+                      s.probe.predicted ? " (predicted)" : "", o.out);
             rc = n ? 1 : 0;
         }
     }

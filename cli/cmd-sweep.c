@@ -106,9 +106,10 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
                                               json_number_value(o) == json_number_value(v)));
         if (!same) {
             char a[256], b[256];
-            return error("cannot resume '%s': it was swept with %s %s, this sweep asks for %s: "
-                         "give the same %s, or another --out",
-                         dir, k, param_text(o, a, sizeof(a)), param_text(v, b, sizeof(b)), k);
+            return util_error(
+                "cannot resume '%s': it was swept with %s %s, this sweep asks for %s: "
+                "give the same %s, or another --out",
+                dir, k, param_text(o, a, sizeof(a)), param_text(v, b, sizeof(b)), k);
         }
     }
     return 0;
@@ -135,19 +136,20 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         const char *oc = json_string_value(json_object_get(old, "class"));
         const char *ob = json_string_value(json_object_get(old, "backend"));
         if (!resume)
-            rc = error(
+            rc = util_error(
                 "'%s' already holds a sweep: add --resume to continue it, or give another --out",
                 sw->dir);
         else if (!old || !oh || strcmp(oh, hash))
-            rc = error(
+            rc = util_error(
                 "cannot resume '%s': it was swept with another space (the space file changed)",
                 sw->dir);
         else if (!oc || strcmp(oc, sw->class_id))
-            rc = error("cannot resume '%s': it was swept on node class %s, this topology is %s",
-                       sw->dir, oc ? oc : "?", sw->class_id);
-        else if (!ob || strcmp(ob, sw->backend))
             rc =
-                error("cannot resume '%s': it was swept with --backend %s", sw->dir, ob ? ob : "?");
+                util_error("cannot resume '%s': it was swept on node class %s, this topology is %s",
+                           sw->dir, oc ? oc : "?", sw->class_id);
+        else if (!ob || strcmp(ob, sw->backend))
+            rc = util_error("cannot resume '%s': it was swept with --backend %s", sw->dir,
+                            ob ? ob : "?");
         else
             rc = same_plan(sw->dir, old, plan);
         json_decref(old);
@@ -200,11 +202,11 @@ static int lock_dir(const char *dir, int *rc)
     if (fd >= 0)
         return fd;
     if (errno != EWOULDBLOCK)
-        return *rc = 1, error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
+        return *rc = 1, util_error("cannot open or lock '%s/.lock': %s", dir, strerror(errno));
     *rc = 3;
-    return error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
-                 "another --out",
-                 dir, holder);
+    return util_error("'%s' is in use by another sweep (pid %s): wait for it to end, or give "
+                      "another --out",
+                      dir, holder);
 }
 
 /*
@@ -221,7 +223,7 @@ static void end_leftovers(const char *dir)
     int fd = util_file_open_input(path, 0, &why);
     if (fd < 0) {
         if (errno != ENOENT)
-            warning("ignoring '%s': %s", path, why);
+            util_warning("ignoring '%s': %s", path, why);
         return;
     }
     ssize_t len = read(fd, line, sizeof(line) - 1);
@@ -234,10 +236,10 @@ static void end_leftovers(const char *dir)
     /* only processes that carry this folder's run marker: the file may name anyone's session */
     int n = util_child_end_session((pid_t)pgid, marker, 3, &killed);
     if (n)
-        warning("the earlier sweep of '%s' (pid %d) left %d process%s of its last run "
-                "(process group %d): %s",
-                dir, pid, n, n > 1 ? "es" : "", pgid,
-                killed ? "killed (SIGKILL, after 3 s of SIGTERM)" : "stopped (SIGTERM)");
+        util_warning("the earlier sweep of '%s' (pid %d) left %d process%s of its last run "
+                     "(process group %d): %s",
+                     dir, pid, n, n > 1 ? "es" : "", pgid,
+                     killed ? "killed (SIGKILL, after 3 s of SIGTERM)" : "stopped (SIGTERM)");
 }
 
 /* After a signal: what was interrupted, and where the results are. */
@@ -320,7 +322,7 @@ static int hosts_topology_file(struct sweep *sw)
 static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
 {
     if (!o->space)
-        return error("topotune sweep needs --space FILE (see profiles/spaces/)"), 2;
+        return util_error("topotune sweep needs --space FILE (see profiles/spaces/)"), 2;
     if (sweep_space_load(&sw->space, o->space))
         return 2;
     sw->backend = o->backend ? o->backend : sw->space.backend ? sw->space.backend : "nccl";
@@ -330,8 +332,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     sw->repeat = sw->space.repeat;
     sw->timeout_s = sw->space.timeout_s;
     if (strcmp(sw->backend, "nccl") && strcmp(sw->backend, "mpi") && strcmp(sw->backend, "sim"))
-        return error("the space's backend '%s' is none of nccl, mpi or sim: give --backend",
-                     sw->backend),
+        return util_error("the space's backend '%s' is none of nccl, mpi or sim: give --backend",
+                          sw->backend),
                2;
     sw->np = o->np ? o->np : 1;
     sw->repeat = o->repeat ? o->repeat : sw->repeat;
@@ -342,8 +344,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         static char path[PATH_MAX];
         struct model_params mp;
         if (strcmp(sw->backend, "sim"))
-            return error("--calibration sets the sim backend's model; this sweep is %s",
-                         sw->backend),
+            return util_error("--calibration sets the sim backend's model; this sweep is %s",
+                              sw->backend),
                    2;
         if (model_params_load(&mp, o->calibration) || !realpath(o->calibration, path))
             return 2;
@@ -354,10 +356,10 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         sw->timeout_s = o->timeout;
     sw->launcher = o->launcher ? o->launcher : sw->np > 1 || o->hosts ? "mpirun" : "direct";
     if (!strcmp(sw->launcher, "direct") && sw->np > 1)
-        return error("--np %d needs --launcher mpirun or srun", sw->np), 2;
+        return util_error("--np %d needs --launcher mpirun or srun", sw->np), 2;
     if (!strcmp(sw->backend, "sim") && !o->topology && !o->hosts)
-        return error("--backend sim needs --topology FILE (a topology or hardware spec to "
-                     "predict) or --hosts (their class is predicted)"),
+        return util_error("--backend sim needs --topology FILE (a topology or hardware spec to "
+                          "predict) or --hosts (their class is predicted)"),
                2;
     sw->hosts = o->hosts;
     sw->topology = o->topology;
@@ -366,15 +368,17 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         if (launch_check_nodes(o->hosts, 0))
             return 2;
         if (strcmp(sw->launcher, "mpirun"))
-            return error("--hosts goes with --launcher mpirun (under srun, the allocation names "
-                         "the nodes)"),
+            return util_error(
+                       "--hosts goes with --launcher mpirun (under srun, the allocation names "
+                       "the nodes)"),
                    2;
         if (!o->np)
             sw->np = nhosts; /* one rank per host */
         if (sw->np % nhosts)
-            return error("--np %d is not a multiple of the %d host(s): every host runs the same "
-                         "number of ranks",
-                         sw->np, nhosts),
+            return util_error(
+                       "--np %d is not a multiple of the %d host(s): every host runs the same "
+                       "number of ranks",
+                       sw->np, nhosts),
                    2;
         sw->nhosts = nhosts;
         launch_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
@@ -435,8 +439,8 @@ int cmd_sweep(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     if (o.out && !o.out[0])
-        return error("--out: an empty directory name (give one, or leave --out out for "
-                     "sweeps/CLASS-TIME)"),
+        return util_error("--out: an empty directory name (give one, or leave --out out for "
+                          "sweeps/CLASS-TIME)"),
                2;
     struct sweep sw;
     memset(&sw, 0, sizeof(sw));
@@ -451,8 +455,8 @@ int cmd_sweep(int argc, char **argv)
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)
-            info("dropped %s: %s", json_string_value(json_object_get(p, "var")),
-                 json_string_value(json_object_get(p, "reason")));
+            util_info("dropped %s: %s", json_string_value(json_object_get(p, "var")),
+                      json_string_value(json_object_get(p, "reason")));
         sw.configs = sweep_space_configs(&sw.space);
         if (!sw.configs || sweep_configs_check(&sw.space, sw.configs))
             rc = 2; /* before anything is written */
@@ -471,7 +475,7 @@ int cmd_sweep(int argc, char **argv)
         snprintf(logs, sizeof(logs), "%s/logs", dir);
         rc = util_mkdir_p(logs) ? 1 : 0;
         if (rc)
-            error("cannot create '%s': %s", logs, strerror(errno));
+            util_error("cannot create '%s': %s", logs, strerror(errno));
         if (!rc && (lockfd = lock_dir(dir, &rc)) >= 0) {
             end_leftovers(dir);
             rc = hosts_topology_file(&sw);
@@ -482,8 +486,9 @@ int cmd_sweep(int argc, char **argv)
     if (!rc) {
         sw.bench = sweep_bench_program();
         sw.no_cures = o.no_cures;
-        info("sweep: %zu configurations x %d (%s, %s backend, %s launcher) into '%s'",
-             json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher, sw.dir);
+        util_info("sweep: %zu configurations x %d (%s, %s backend, %s launcher) into '%s'",
+                  json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher,
+                  sw.dir);
         int run = sweep_run(&sw);
         if (run == 1)
             say_interrupted(&sw);

@@ -152,11 +152,12 @@ int cmd_topo(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     if (npos) {
-        error("'topotune topo' takes no arguments: use --input FILE to read a topology file");
+        util_error("'topotune topo' takes no arguments: use --input FILE to read a topology file");
         return 2;
     }
     if ((o.hosts || o.allocation) && (o.input || o.matrix)) {
-        error("--hosts and --allocation map live nodes: they take neither --input nor --matrix");
+        util_error(
+            "--hosts and --allocation map live nodes: they take neither --input nor --matrix");
         return 2;
     }
     if (launch_check_nodes(o.hosts, o.allocation))
@@ -173,8 +174,8 @@ int cmd_topo(int argc, char **argv)
         return rc == UTIL_ENOMEM ? 1 : 2;
     }
     if (!t.nvlink_known && t.ngpus)
-        warning("'%s' does not describe NVLink: GPU pairs show their PCIe path",
-                o.input ? o.input : "this machine");
+        util_warning("'%s' does not describe NVLink: GPU pairs show their PCIe path",
+                     o.input ? o.input : "this machine");
     int exit_code = 0;
     if (o.json) {
         json_t *j = topo_to_json(&t);

@@ -57,12 +57,15 @@ static const char *profile_env(const char *name, void *ctx)
 static int parse_measured(struct verify_opts *o)
 {
     if (o->topology)
-        return error("--topology predicts (sim backend); --backend nccl measures: give one"), 2;
+        return util_error("--topology predicts (sim backend); --backend nccl measures: give one"),
+               2;
     o->launcher = o->launcher ? o->launcher : "mpirun";
     if (launch_check_nodes(o->hosts, 0))
         return 2;
     if (!o->np)
-        return error("verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"), 2;
+        return util_error(
+                   "verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"),
+               2;
     return 0;
 }
 
@@ -109,7 +112,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         opts, 1, 0};
     int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc == 0 && !npos)
-        rc = (error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
+        rc = (util_error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
     if (rc)
         return rc == 1 ? 1 : 2;
     o->profile = argv[1];
@@ -117,8 +120,9 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     if (!strcmp(backend, "nccl"))
         return parse_measured(o);
     if (!o->topology)
-        return error("topotune verify needs --topology SPEC for the sim backend (the profile's "
-                     "class: a topology file or hardware spec)"),
+        return util_error(
+                   "topotune verify needs --topology SPEC for the sim backend (the profile's "
+                   "class: a topology file or hardware spec)"),
                2;
     return 0;
 }
@@ -138,10 +142,10 @@ static json_t *load_profile(const char *arg, char *table, size_t len)
                     : json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
     util_buf_release(&text);
     if (!json_is_object(p) || !json_is_string(json_object_get(p, "class"))) {
-        error("cannot read profile '%s': %s", path,
-              p     ? "not a topotune profile"
-              : why ? why
-                    : jerr.text);
+        util_error("cannot read profile '%s': %s", path,
+                   p     ? "not a topotune profile"
+                   : why ? why
+                         : jerr.text);
         json_decref(p);
         return NULL;
     }
@@ -273,20 +277,20 @@ static int verify(const struct verify_opts *o, const json_t *profile, const char
     char err[256];
     const char *class_id = json_string_value(json_object_get(profile, "class"));
     if (tuner_table_load(&table, table_path, err, sizeof(err)))
-        return error("cannot use the tuner table '%s': %s", table_path, err), 2;
+        return util_error("cannot use the tuner table '%s': %s", table_path, err), 2;
     if (table.class_id[0] && strcmp(table.class_id, class_id))
-        warning("tuner table '%s' is for class %s, the profile for %s", table_path, table.class_id,
-                class_id);
+        util_warning("tuner table '%s' is for class %s, the profile for %s", table_path,
+                     table.class_id, class_id);
     if (t->class_id && strcmp(t->class_id, class_id))
-        warning("'%s' is class %s, the profile is for %s: the prediction is for the topology",
-                o->topology, t->class_id, class_id);
+        util_warning("'%s' is class %s, the profile is for %s: the prediction is for the topology",
+                     o->topology, t->class_id, class_id);
     json_t *env = variables(profile), *ref = variables_of(profile, 1);
     struct model m[3];
     int rc = 0;
     if (model_init(&m[0], t, o->nodes, profile_env, ref) ||
         model_init(&m[1], t, o->nodes, profile_env, env) ||
         model_init(&m[2], t, o->nodes, profile_env, env)) {
-        error("topology '%s' has no GPU: nothing to predict", o->topology);
+        util_error("topology '%s' has no GPU: nothing to predict", o->topology);
         rc = 2;
         goto out;
     }
@@ -334,9 +338,9 @@ static int verify(const struct verify_opts *o, const json_t *profile, const char
         printf("\n");
     }
     if (bad) {
-        error("env + table is predicted not to run correctly at %d size(s) (%s): it gains "
-              "nothing there",
-              bad, m[2].fault != MODEL_FAULT_NONE ? m[2].why : "see the table");
+        util_error("env + table is predicted not to run correctly at %d size(s) (%s): it gains "
+                   "nothing there",
+                   bad, m[2].fault != MODEL_FAULT_NONE ? m[2].why : "see the table");
         rc = 1;
     }
     json_decref(rows);
@@ -481,7 +485,7 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     snprintf(log, sizeof(log), "%s/%s-r%d.log", dir, config_file[which], rep);
     snprintf(nlog, sizeof(nlog), "%s/%s-r%d.%s.log", dir, config_file[which], rep, nonce);
     if (unlink(json) && errno != ENOENT) /* an earlier verify's events are not this run's */
-        return error("cannot remove '%s': %s", json, strerror(errno)), 3;
+        return util_error("cannot remove '%s': %s", json, strerror(errno)), 3;
     snprintf(b, sizeof(b), "%zu", o->min_bytes);
     snprintf(e, sizeof(e), "%zu", o->max_bytes);
     snprintf(t, sizeof(t), "%g", o->timeout_s);
@@ -491,10 +495,10 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     struct launch l = {o->launcher, o->np, o->hosts, env};
     char **argv = launch_argv(&l, program);
     if (!argv)
-        return error("cannot build the %s launch of %d ranks", o->launcher, o->np), 2;
+        return util_error("cannot build the %s launch of %d ranks", o->launcher, o->np), 2;
     struct util_child ch = {
         .argv = argv, .env = env, .log = log, .timeout_s = o->timeout_s * 20 + 60, .grace_s = 2};
-    info("%s, run %d of %d", config_name[which], rep + 1, o->repeat);
+    util_info("%s, run %d of %d", config_name[which], rep + 1, o->repeat);
     util_child_run(&ch);
     launch_argv_free(argv);
     json_t *events = sweep_results_load(json, SWEEP_RESULTS_READ), *ev;
@@ -523,8 +527,8 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     }
     json_decref(events);
     if (!ok || ch.exit_code != 0)
-        return error("the %s run %s (exit %d): see '%s'", config_name[which],
-                     ch.timed_out ? "passed its deadline" : "failed", ch.exit_code, log),
+        return util_error("the %s run %s (exit %d): see '%s'", config_name[which],
+                          ch.timed_out ? "passed its deadline" : "failed", ch.exit_code, log),
                3;
     /* only this verify's logs (its nonce in their names) prove anything */
     int loaded = read_nccl_log(nlog, m, which);
@@ -586,15 +590,15 @@ static void say_tuners(const struct measured *m)
 {
     for (int c = 0; c < 2; c++)
         if (m->other[c][0])
-            warning("the %s runs had tuner %s (NCCL's log): %s", config_name[c], m->other[c],
-                    m->chained[0] && !strcmp(m->chained, m->other[c])
-                        ? "env+table passed every call without a row to it"
-                        : "env+table did not pass calls to it: the difference is not the "
-                          "table's alone");
+            util_warning("the %s runs had tuner %s (NCCL's log): %s", config_name[c], m->other[c],
+                         m->chained[0] && !strcmp(m->chained, m->other[c])
+                             ? "env+table passed every call without a row to it"
+                             : "env+table did not pass calls to it: the difference is not the "
+                               "table's alone");
     if (!m->other[0][0] && !m->other[1][0] && m->chained[0])
-        warning("env+table passed calls without a row to tuner %s, which the other runs did "
-                "not load",
-                m->chained);
+        util_warning("env+table passed calls without a row to tuner %s, which the other runs did "
+                     "not load",
+                     m->chained);
 }
 
 static int verify_measured(const struct verify_opts *o, const json_t *profile,
@@ -603,19 +607,21 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
     char plugin[4096], table[PATH_MAX], dir[4200], nonce[40];
     gen_tuner_plugin_path(plugin, sizeof(plugin));
     if (!plugin[0])
-        return error("topotune's tuner plugin (libnccl-tuner-topotune.so) is not installed next "
-                     "to this program: build topotune with CUDA and NCCL, or install its package"),
+        return util_error(
+                   "topotune's tuner plugin (libnccl-tuner-topotune.so) is not installed next "
+                   "to this program: build topotune with CUDA and NCCL, or install its package"),
                2;
     if (!realpath(table_arg, table))
-        return error("cannot find the profile's table '%s': %s", table_arg, strerror(errno)), 2;
+        return util_error("cannot find the profile's table '%s': %s", table_arg, strerror(errno)),
+               2;
     json_t *vars = variables(profile), *ref = variables_of(profile, 1);
     const char *k;
     json_t *v;
     json_object_foreach(vars, k, v) {
         const char *why = util_env_refused(k);
         if (why || !sweep_valid_value(json_string_value(v))) { /* k is vars': said first */
-            error("the profile sets %.64s, which verify does not set: %s", k,
-                  why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*");
+            util_error("the profile sets %.64s, which verify does not set: %s", k,
+                       why ? why : "its value is not of [A-Za-z0-9_.,:=^/+-]*");
             json_decref(vars);
             json_decref(ref);
             return 2;
@@ -625,7 +631,7 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
     if (o->out ? (mkdir(dir, 0755) && errno != EEXIST) : !mkdtemp(dir)) {
         json_decref(vars);
         json_decref(ref);
-        return error("cannot create '%s': %s", dir, strerror(errno)), 3;
+        return util_error("cannot create '%s': %s", dir, strerror(errno)), 3;
     }
     char holder[32];
     int lock = util_lock_dir(dir, holder, sizeof(holder));
@@ -634,11 +640,12 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
         json_decref(vars);
         json_decref(ref);
         if (busy)
-            return error("'%s' is in use by another verify (pid %s): wait for it to end, or give "
-                         "another --out",
-                         dir, holder),
+            return util_error(
+                       "'%s' is in use by another verify (pid %s): wait for it to end, or give "
+                       "another --out",
+                       dir, holder),
                    3;
-        return error("cannot open or lock '%s/.lock': %s", dir, strerror(errno)), 3;
+        return util_error("cannot open or lock '%s/.lock': %s", dir, strerror(errno)), 3;
     }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -662,10 +669,11 @@ static int verify_measured(const struct verify_opts *o, const json_t *profile,
         }
     free(bench);
     if (!rc && m.plugin_loaded < o->repeat)
-        rc = (error("NCCL's log of %d of the %d env+table runs has no 'topotune tuner: ... "
-                    "loaded ...: R rows, K for' line with K > 0: the table was not applied (see "
-                    "'%s/env-table-r*.%s.log.nccl.*')",
-                    o->repeat - m.plugin_loaded, o->repeat, dir, nonce),
+        rc = (util_error(
+                  "NCCL's log of %d of the %d env+table runs has no 'topotune tuner: ... "
+                  "loaded ...: R rows, K for' line with K > 0: the table was not applied (see "
+                  "'%s/env-table-r*.%s.log.nccl.*')",
+                  o->repeat - m.plugin_loaded, o->repeat, dir, nonce),
               3);
     if (!rc) {
         say_tuners(&m);

@@ -53,11 +53,11 @@ static json_t *parse_result(const char *out_path, int want)
     nodes = json_incref(json_object_get(doc, "nodes"));
     json_decref(doc);
     if (!json_is_array(nodes))
-        error("the nodes' reports did not come back: topotune-node printed no result");
+        util_error("the nodes' reports did not come back: topotune-node printed no result");
     else if (want > 0 && (int)json_array_size(nodes) != want)
-        error("%zu node report(s) came back for %d host(s): is topotune-node built with the "
-              "same MPI as mpirun?",
-              json_array_size(nodes), want);
+        util_error("%zu node report(s) came back for %d host(s): is topotune-node built with the "
+                   "same MPI as mpirun?",
+                   json_array_size(nodes), want);
     else
         return nodes;
     json_decref(nodes);
@@ -68,8 +68,8 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
 {
     int nhosts = launch_count_hosts(hosts);
     if (!nhosts && !launch_in_slurm())
-        return error("--hosts: no host named, and not inside a Slurm allocation: give "
-                     "--hosts h1,h2 or run inside salloc/sbatch"),
+        return util_error("--hosts: no host named, and not inside a Slurm allocation: give "
+                          "--hosts h1,h2 or run inside salloc/sbatch"),
                NULL;
     char *node = util_sibling_program("topotune-node", "TOPOTUNE_NODE_PROGRAM");
     char *env[3] = {NULL};
@@ -88,11 +88,11 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
         ofd = util_temp_file(out, sizeof(out), "topotune-gather-out");
     json_t *nodes = NULL;
     if (lfd < 0 || ofd < 0) {
-        error("cannot create a temporary file for mpirun's output (TMPDIR or /tmp)");
+        util_error("cannot create a temporary file for mpirun's output (TMPDIR or /tmp)");
         goto done;
     }
-    info("%s: running topotune-node on %s through mpirun", what,
-         nhosts ? hosts : "every node of the Slurm allocation");
+    util_info("%s: running topotune-node on %s through mpirun", what,
+              nhosts ? hosts : "every node of the Slurm allocation");
     struct util_child ch = {
         .argv = argv, .env = env, .log = log, .out = out, .timeout_s = timeout_s, .grace_s = 3};
     util_child_run(&ch);
@@ -104,17 +104,18 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
                       "agent), and has topotune-node at the same path; mpirun --host ... hostname "
                       "tests the first two";
     if (ch.exec_errno)
-        error("cannot start mpirun: %s: install Open MPI (tools/install-deps.sh)",
-              strerror(ch.exec_errno));
+        util_error("cannot start mpirun: %s: install Open MPI (tools/install-deps.sh)",
+                   strerror(ch.exec_errno));
     else if (ch.timed_out)
-        error("mpirun did not finish within %.0f s: a host is unreachable or hung%s%s (%s): %s",
-              timeout_s, named.len ? "; its log names " : "", util_buf_str(&named),
-              tail[0] ? tail : "no output", fix);
+        util_error(
+            "mpirun did not finish within %.0f s: a host is unreachable or hung%s%s (%s): %s",
+            timeout_s, named.len ? "; its log names " : "", util_buf_str(&named),
+            tail[0] ? tail : "no output", fix);
     else if (ch.exit_code != 0)
-        error("mpirun failed (%s %d) on %s%s%s: %s; %s", ch.signal ? "signal" : "exit",
-              ch.signal ? ch.signal : ch.exit_code, nhosts ? hosts : "the allocation",
-              named.len ? "; its log names " : "", util_buf_str(&named),
-              tail[0] ? tail : "no output", fix);
+        util_error("mpirun failed (%s %d) on %s%s%s: %s; %s", ch.signal ? "signal" : "exit",
+                   ch.signal ? ch.signal : ch.exit_code, nhosts ? hosts : "the allocation",
+                   named.len ? "; its log names " : "", util_buf_str(&named),
+                   tail[0] ? tail : "no output", fix);
     else
         nodes = parse_result(out, nhosts);
     util_buf_release(&named);

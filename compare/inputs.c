@@ -170,17 +170,17 @@ static int load_profile(const char *dir, const char *label, struct compare_input
     const char *schema = json_string_value(json_object_get(in->profile, "schema"));
     if (in->profile && (!schema || strcmp(schema, "topotune/profile/1") ||
                         !json_is_object(json_object_get(in->profile, "hardware")))) {
-        error("'%s' is not a topotune profile (schema topotune/profile/1 with its hardware): "
-              "give what topotune gen or run wrote",
-              b.data);
+        util_error("'%s' is not a topotune profile (schema topotune/profile/1 with its hardware): "
+                   "give what topotune gen or run wrote",
+                   b.data);
         json_decref(in->profile);
         in->profile = NULL;
     }
     struct util_buf where = UTIL_BUF_INIT;
     const char *why = in->profile ? bad_profile(in->profile, &where) : NULL;
     if (why) {
-        error("cannot read profile '%s': %s: %s: give what topotune gen or run wrote", b.data,
-              util_buf_str(&where), why);
+        util_error("cannot read profile '%s': %s: %s: give what topotune gen or run wrote", b.data,
+                   util_buf_str(&where), why);
         json_decref(in->profile);
         in->profile = NULL;
     }
@@ -230,13 +230,14 @@ static int load_root(const char *root, struct compare_input *out, int max)
         closedir(d);
     qsort(names, (size_t)count, sizeof(names[0]), by_name);
     if (!count)
-        rc = error("'%s' holds no profile (no CLASS/latest/profile.json): run topotune gen or "
-                   "topotune run first",
-                   root);
+        rc = util_error("'%s' holds no profile (no CLASS/latest/profile.json): run topotune gen or "
+                        "topotune run first",
+                        root);
     else if (count > max)
-        rc = error("'%s' holds %d classes, more than the %d inputs compare takes: give the class "
-                   "directories you want",
-                   root, count, max);
+        rc = util_error(
+            "'%s' holds %d classes, more than the %d inputs compare takes: give the class "
+            "directories you want",
+            root, count, max);
     for (int i = 0; !rc && i < count; i++) {
         struct util_buf latest = UTIL_BUF_INIT;
         util_buf_addf(&latest, "%s/%s/latest", root, names[i]);
@@ -267,7 +268,7 @@ static int load_file(const char *path, int nodes, const char *space,
     int rc = -1;
     if (topo_load(&t, path) == 0) {
         if (!t.ngpus)
-            error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
+            util_error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
         else if ((in->profile = compare_predict(&t, nodes, space, params)))
             rc = 1;
         in->kind = t.source == TOPO_SOURCE_SPEC ? "spec" : "topology";
@@ -283,7 +284,7 @@ static int load_any(const char *path, int nodes, const char *space,
     struct stat st;
     out->path = path;
     if (stat(path, &st))
-        return error("cannot read '%s': no such file or directory", path), -1;
+        return util_error("cannot read '%s': no such file or directory", path), -1;
     if (!S_ISDIR(st.st_mode))
         return load_file(path, nodes, space, params, out);
     char label[128];
@@ -311,9 +312,10 @@ static int load_any(const char *path, int nodes, const char *space,
         return load_sweep(path, out);
     if (exists(path, "index.json"))
         return load_root(path, out, max);
-    return error("'%s' is neither a profile (profile.json), a profiles root (index.json) nor a "
-                 "sweep directory (sweep.json): give what topotune gen, run or sweep wrote",
-                 path),
+    return util_error(
+               "'%s' is neither a profile (profile.json), a profiles root (index.json) nor a "
+               "sweep directory (sweep.json): give what topotune gen, run or sweep wrote",
+               path),
            -1;
 }
 

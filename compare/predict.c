@@ -78,9 +78,10 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
     struct util_buf found = UTIL_BUF_INIT;
     if (!space_path) {
         if (util_data_file("spaces/nccl-default.json", &found)) {
-            error("cannot find the shipped space spaces/nccl-default.json (looked at %s): "
-                  "reinstall topotune, set TOPOTUNE_DATA to its data directory, or give --space",
-                  util_buf_str(&found));
+            util_error(
+                "cannot find the shipped space spaces/nccl-default.json (looked at %s): "
+                "reinstall topotune, set TOPOTUNE_DATA to its data directory, or give --space",
+                util_buf_str(&found));
             util_buf_release(&found);
             return NULL;
         }
@@ -92,8 +93,9 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
         return NULL;
     }
     if (s.backend && strcmp(s.backend, "nccl") && strcmp(s.backend, "sim")) {
-        error("'%s' is a space for the %s backend: the model predicts NCCL, give an nccl space",
-              space_path, s.backend);
+        util_error(
+            "'%s' is a space for the %s backend: the model predicts NCCL, give an nccl space",
+            space_path, s.backend);
         sweep_space_release(&s);
         util_buf_release(&found);
         return NULL;

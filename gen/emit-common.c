@@ -123,9 +123,10 @@ int gen_each_var(const json_t *profile,
         const char *name = str(v, "name", NULL), *value = str(v, "value", NULL);
         /* Validated when the space was read; checked again: nothing unvalidated is emitted. */
         if (!sweep_valid_name(name) || !sweep_valid_value(value) || strchr(value, '@')) {
-            error("refusing to write %s=%s into a profile: names are [A-Z_][A-Za-z0-9_]*, values "
-                  "[A-Za-z0-9_.,:=^/+-]*; fix the sweep's space",
-                  name ? name : "?", value ? value : "?");
+            util_error(
+                "refusing to write %s=%s into a profile: names are [A-Z_][A-Za-z0-9_]*, values "
+                "[A-Za-z0-9_.,:=^/+-]*; fix the sweep's space",
+                name ? name : "?", value ? value : "?");
             return -1;
         }
         if (fn(name, value, str(v, "role", "tuning"), ctx))

@@ -322,9 +322,10 @@ static int one_shape(json_t *sweeps, json_t *results, const char *class_id)
     }
     if (which.len)
         util_buf_adds(&which, ")");
-    error("sweeps of class '%s' measured %s and %s%s: one profile cannot mix them; give gen the "
-          "sweeps of one shape at a time (each into its own --profiles root)",
-          class_id, first, cur, which.len ? util_buf_str(&which) : "");
+    util_error(
+        "sweeps of class '%s' measured %s and %s%s: one profile cannot mix them; give gen the "
+        "sweeps of one shape at a time (each into its own --profiles root)",
+        class_id, first, cur, which.len ? util_buf_str(&which) : "");
     util_buf_release(&which);
     return -1;
 }

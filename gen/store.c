@@ -80,8 +80,8 @@ static int *versions_in(const char *dir, size_t *n)
         int v = e->d_name[0] == 'v' ? version_of(e->d_name) : 0;
         struct stat st;
         if (v < 0 || (!v && e->d_name[0] == 'v' && e->d_name[1] >= '0' && e->d_name[1] <= '9'))
-            warning("ignoring '%s/%.64s': not a version gen writes (v1 to v%d)", dir, e->d_name,
-                    GEN_MAX_VERSION);
+            util_warning("ignoring '%s/%.64s': not a version gen writes (v1 to v%d)", dir,
+                         e->d_name, GEN_MAX_VERSION);
         if (v <= 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
             !S_ISDIR(st.st_mode))
             continue;
@@ -132,7 +132,7 @@ static int write_version(const char *tmpdir, const json_t *profile, const char *
     char path[2300];
     pathf(path, sizeof(path), "%s/launch", tmpdir);
     if (util_mkdir_p(path))
-        return error("cannot create '%s': %s", path, strerror(errno)), UTIL_EIO;
+        return util_error("cannot create '%s': %s", path, strerror(errno)), UTIL_EIO;
     pathf(path, sizeof(path), "%s/profile.json", tmpdir);
     if (util_json_write(path, profile))
         return UTIL_EIO;
@@ -149,7 +149,7 @@ static int write_version(const char *tmpdir, const json_t *profile, const char *
         util_buf_release(&out);
         if (rc) {
             json_decref(emitted);
-            return error("cannot write '%s'", emitters[i]->path), UTIL_EIO;
+            return util_error("cannot write '%s'", emitters[i]->path), UTIL_EIO;
         }
     }
     json_decref(emitted);
@@ -160,7 +160,7 @@ static int write_version(const char *tmpdir, const json_t *profile, const char *
 static void remove_tree(const char *dir)
 {
     if (util_remove_tree_at(AT_FDCWD, dir, 4))
-        warning("could not remove '%s'", dir);
+        util_warning("could not remove '%s'", dir);
 }
 
 /* latest -> v<N>, replaced atomically through a temporary link. */
@@ -172,7 +172,7 @@ static int point_latest(const char *classdir, int version)
     pathf(target, sizeof(target), "v%d", version);
     unlink(tmp);
     if (symlink(target, tmp) || rename(tmp, link))
-        return error("cannot point '%s' at %s: %s", link, target, strerror(errno)), UTIL_EIO;
+        return util_error("cannot point '%s' at %s: %s", link, target, strerror(errno)), UTIL_EIO;
     return 0;
 }
 
@@ -231,28 +231,28 @@ static int write_index(const char *root)
 static int class_dir(const char *root, const char *class_id, char *classdir, size_t len)
 {
     if (!sweep_valid_id(class_id))
-        return error("refusing to write a profile for class \"%.64s\": a class id is "
-                     "[A-Za-z0-9._-] without \"..\", at most 128 characters",
-                     class_id ? class_id : "(none)"),
+        return util_error("refusing to write a profile for class \"%.64s\": a class id is "
+                          "[A-Za-z0-9._-] without \"..\", at most 128 characters",
+                          class_id ? class_id : "(none)"),
                UTIL_EINVAL;
     if (util_mkdir_p(root))
-        return error("cannot create '%s': %s", root, strerror(errno)), UTIL_EIO;
+        return util_error("cannot create '%s': %s", root, strerror(errno)), UTIL_EIO;
     int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)
-        return error("cannot open '%s': %s", root, strerror(errno)), UTIL_EIO;
+        return util_error("cannot open '%s': %s", root, strerror(errno)), UTIL_EIO;
     int fd = mkdirat(rootfd, class_id, 0755) && errno != EEXIST
                  ? -1
                  : openat(rootfd, class_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int err = errno;
     close(rootfd);
     if (fd < 0)
-        return error("cannot use '%s/%s': %s (a profile class directory must be a directory, "
-                     "not a link)",
-                     root, class_id, strerror(err)),
+        return util_error("cannot use '%s/%s': %s (a profile class directory must be a directory, "
+                          "not a link)",
+                          root, class_id, strerror(err)),
                UTIL_EIO;
     close(fd);
     return pathf(classdir, len, "%s/%s", root, class_id)
-               ? (error("profiles root path too long: '%.64s...'", root), UTIL_EINVAL)
+               ? (util_error("profiles root path too long: '%.64s...'", root), UTIL_EINVAL)
                : 0;
 }
 
@@ -297,7 +297,7 @@ static int try_version(const char *classdir, const json_t *content, const char *
         remove_tree(tmp);
         if (err == ENOTEMPTY || err == EEXIST)
             return 1;
-        return error("cannot create '%s': %s", final, strerror(err)), UTIL_EIO;
+        return util_error("cannot create '%s': %s", final, strerror(err)), UTIL_EIO;
     }
     if (rc)
         remove_tree(tmp);
@@ -319,9 +319,10 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
         int latest = latest_version(classdir);
         if (latest >= GEN_MAX_VERSION) {
             free(hash);
-            return error("'%s' holds v%d, the last version gen writes: move the class elsewhere "
-                         "to start again",
-                         classdir, latest),
+            return util_error(
+                       "'%s' holds v%d, the last version gen writes: move the class elsewhere "
+                       "to start again",
+                       classdir, latest),
                    UTIL_EINVAL;
         }
         *version = latest;
@@ -341,6 +342,7 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
         return rc ? rc : write_index(root) ? UTIL_EIO : 0;
     }
     free(hash);
-    return error("'%s': versions kept appearing while writing: is a gen looping on it?", classdir),
+    return util_error("'%s': versions kept appearing while writing: is a gen looping on it?",
+                      classdir),
            UTIL_EIO;
 }

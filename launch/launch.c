@@ -152,12 +152,13 @@ int launch_tcp_env(char **env, int btl)
 int launch_check_nodes(const char *hosts, int allocation)
 {
     if (hosts && allocation)
-        return error("--hosts and --allocation both name the nodes: give one"), 2;
+        return util_error("--hosts and --allocation both name the nodes: give one"), 2;
     if (hosts && !launch_count_hosts(hosts))
-        return error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts), 2;
+        return util_error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts),
+               2;
     if (allocation && !launch_in_slurm())
-        return error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
-                     "inside salloc or sbatch, or give --hosts"),
+        return util_error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
+                          "inside salloc or sbatch, or give --hosts"),
                2;
     return 0;
 }

@@ -48,8 +48,8 @@ static int field(const char *path, json_t *params, int k, struct model_params *p
         return 0;
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!(x >= ranges[k][0] && x <= ranges[k][1]))
-        return error("%s: params.%s: a number from %g to %g (schema topotune/calibration/1)", path,
-                     model_param_names[k], ranges[k][0], ranges[k][1]),
+        return util_error("%s: params.%s: a number from %g to %g (schema topotune/calibration/1)",
+                          path, model_param_names[k], ranges[k][0], ranges[k][1]),
                -1;
     *model_param(p, k) = x;
     return 0;
@@ -75,9 +75,9 @@ static void check_version(const char *path, const json_t *version)
     int plain = model[0] && strlen(model) <= 40;
     for (const char *c = model; plain && *c; c++)
         plain = isalnum((unsigned char)*c) || strchr("-/._", *c);
-    warning("%s: fitted for %s, read by %s: its parameters may not mean the same here; run "
-            "'topotune calibrate' again on the same sweeps",
-            path, plain ? model : "another model", MODEL_VERSION);
+    util_warning("%s: fitted for %s, read by %s: its parameters may not mean the same here; run "
+                 "'topotune calibrate' again on the same sweeps",
+                 path, plain ? model : "another model", MODEL_VERSION);
 }
 
 int model_params_load(struct model_params *p, const char *path)
@@ -87,7 +87,7 @@ int model_params_load(struct model_params *p, const char *path)
     *p = model_params_default;
     if (util_file_read_regular(path, 1 << 20, &text, &why)) {
         util_buf_release(&text);
-        return error("cannot read calibration file '%s': %s", path, why ? why : "?"), -1;
+        return util_error("cannot read calibration file '%s': %s", path, why ? why : "?"), -1;
     }
     json_error_t jerr;
     json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr);
@@ -95,12 +95,12 @@ int model_params_load(struct model_params *p, const char *path)
     json_t *params = json_object_get(doc, "params");
     int rc = 0;
     if (!doc)
-        rc = error("%s: line %d: %s", path, jerr.line, jerr.text);
+        rc = util_error("%s: line %d: %s", path, jerr.line, jerr.text);
     else if (!json_is_string(json_object_get(doc, "schema")) ||
              strcmp(json_string_value(json_object_get(doc, "schema")), "topotune/calibration/1"))
-        rc = error("%s: schema: \"topotune/calibration/1\" expected", path);
+        rc = util_error("%s: schema: \"topotune/calibration/1\" expected", path);
     else if (!json_is_object(params))
-        rc = error("%s: params: an object of the model's parameters", path);
+        rc = util_error("%s: params: an object of the model's parameters", path);
     for (int k = 0; !rc && k < MODEL_NPARAMS; k++)
         rc = field(path, params, k, p);
     if (!rc)

@@ -46,7 +46,7 @@ static void run_doctor(struct survey *s, double deadline)
         hosts.len ? cluster_gather(util_buf_str(&hosts), "doctor", NULL, deadline) : NULL;
     util_buf_release(&hosts);
     if (!nodes) {
-        warning("doctor could not run on the mapped nodes (see above): the survey goes on");
+        util_warning("doctor could not run on the mapped nodes (see above): the survey goes on");
         return;
     }
     json_t *failed = json_object(), *n, *check;
@@ -152,10 +152,11 @@ static void match_reports(const struct survey *s, const json_t *all, int *order)
         }
     }
     if (left > 1)
-        warning("%d hosts answered the map under other names (such as an alias or an address): "
-                "they are matched in the launcher's order, which a launcher may not keep; give "
-                "--hosts the names the nodes give themselves (hostname)",
-                left);
+        util_warning(
+            "%d hosts answered the map under other names (such as an alias or an address): "
+            "they are matched in the launcher's order, which a launcher may not keep; give "
+            "--hosts the names the nodes give themselves (hostname)",
+            left);
     free(names);
     free(used);
 }
@@ -185,12 +186,12 @@ static int launch_map(struct survey *s)
     json_t *all = cluster_gather(s->nnodes ? util_buf_str(&hosts) : NULL, "topo", NULL, deadline);
     util_buf_release(&hosts);
     if (!all && !s->nnodes)
-        return error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
+        return util_error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
     int allocation = all && !s->nnodes;
     if (allocation) { /* --allocation: the nodes are those that answered, in their order */
         s->nnodes = (int)json_array_size(all);
         s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
-        info("the allocation's map: %d node(s) answered", s->nnodes);
+        util_info("the allocation's map: %d node(s) answered", s->nnodes);
     }
     int *order = calloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; allocation && i < s->nnodes; i++)
@@ -198,7 +199,8 @@ static int launch_map(struct survey *s)
     if (all && !allocation)
         match_reports(s, all, order);
     else if (s->nnodes > 1)
-        info("mapping each of the %d hosts alone, to name those that do not answer", s->nnodes);
+        util_info("mapping each of the %d hosts alone, to name those that do not answer",
+                  s->nnodes);
     c->gpus = calloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; i < s->nnodes; i++) {
         json_t *one =
@@ -206,7 +208,7 @@ static int launch_map(struct survey *s)
         if (!all) {
             if (util_child_interrupted()) /* a signal ends the map: the caller says so */
                 break;
-            info("mapping %s alone", s->nodes[i].host);
+            util_info("mapping %s alone", s->nodes[i].host);
             json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, deadline);
             one = a ? json_incref(json_array_get(a, 0)) : NULL;
             json_decref(a);
@@ -307,7 +309,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     char **argv = launch_argv(&l, program);
     util_buf_release(&jarg);
     if (!argv)
-        return error("cannot build the launch line for %s", hosts), UTIL_EINVAL;
+        return util_error("cannot build the launch line for %s", hosts), UTIL_EINVAL;
     /* the benchmark's own deadline covers each wait; the launch's covers start-up and all */
     struct util_child ch = {.argv = argv,
                             .env = c->tcp_env,
@@ -320,7 +322,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
         return UTIL_EIO;
     int rc = read_groups(json, n, busbw, why);
     if (ch.exit_code == 6) /* BENCH_EXIT_USAGE: no verdict on any node */
-        return error("topotune-bench refused the launch's options (exit 6): see '%s'", log),
+        return util_error("topotune-bench refused the launch's options (exit 6): see '%s'", log),
                UTIL_EINVAL;
     if (ch.timed_out || ch.exit_code != 0 || rc) {
         struct util_buf blamed = UTIL_BUF_INIT;
@@ -430,6 +432,6 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
     char logs[1100];
     snprintf(logs, sizeof(logs), "%s/logs", s->dir);
     if (mkdir(logs, 0755) && errno != EEXIST)
-        return error("cannot create '%s': %s", logs, strerror(errno)), UTIL_EIO;
+        return util_error("cannot create '%s': %s", logs, strerror(errno)), UTIL_EIO;
     return 0;
 }

@@ -60,8 +60,9 @@ static int bad(const char *file, const char *where, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    error("%s: %s: %s (schema topotune/sim-cluster/1; see docs/schemas/sim-cluster.schema.json)",
-          file, where, msg);
+    util_error(
+        "%s: %s: %s (schema topotune/sim-cluster/1; see docs/schemas/sim-cluster.schema.json)",
+        file, where, msg);
     return UTIL_EINVAL;
 }
 

@@ -37,9 +37,9 @@ int survey_outputs_clear(const struct survey *s, int record)
         snprintf(path, sizeof(path), "%s/%s", s->dir, name ? name : "launches.jsonl");
         /* unlink removes a link, never what it points to */
         if (unlink(path) && errno != ENOENT)
-            return error("cannot remove the previous survey's '%s': %s: remove it, or give "
-                         "another --out",
-                         path, strerror(errno)),
+            return util_error("cannot remove the previous survey's '%s': %s: remove it, or give "
+                              "another --out",
+                              path, strerror(errno)),
                    UTIL_EIO;
     }
     return 0;
@@ -49,10 +49,11 @@ int survey_check_all_pairs(const struct survey *s)
 {
     if (!s->all_pairs || s->nnodes <= SURVEY_ALL_PAIRS_MAX)
         return 0;
-    error("--pairs all: %d nodes would make %lld pairs in %d launches (at most %d nodes): survey "
-          "with the random matchings (the default), or a part of the cluster at a time",
-          s->nnodes, (long long)s->nnodes * (s->nnodes - 1) / 2, s->nnodes - 1 + s->nnodes % 2,
-          SURVEY_ALL_PAIRS_MAX);
+    util_error(
+        "--pairs all: %d nodes would make %lld pairs in %d launches (at most %d nodes): survey "
+        "with the random matchings (the default), or a part of the cluster at a time",
+        s->nnodes, (long long)s->nnodes * (s->nnodes - 1) / 2, s->nnodes - 1 + s->nnodes % 2,
+        SURVEY_ALL_PAIRS_MAX);
     return UTIL_EINVAL;
 }
 
@@ -65,7 +66,7 @@ static int bad_line(const struct survey *s, size_t line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    error("cannot resume from '%s/launches.jsonl': line %zu: %s", s->dir, line, msg);
+    util_error("cannot resume from '%s/launches.jsonl': line %zu: %s", s->dir, line, msg);
     return UTIL_EINVAL;
 }
 

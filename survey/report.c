@@ -31,7 +31,7 @@ static int write_file(const struct survey *s, const char *name, struct util_buf 
     int rc = util_file_write_atomic(path, b->data ? b->data : "", b->len);
     util_buf_release(b);
     if (rc)
-        error("cannot write '%s'", path);
+        util_error("cannot write '%s'", path);
     return rc ? UTIL_EIO : 0;
 }
 

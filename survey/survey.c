@@ -189,10 +189,11 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
         return rc;
     }
     if (rec) { /* the record and the plan part here: keep what matched, measure from here */
-        warning("%s/launches.jsonl: launch %zu differs from the plan (another seed, size or "
-                "backend, or --groups-per-launch?): the %zu launches that match are kept, the rest "
-                "measured again",
-                s->dir, s->replayed + 1, s->replayed);
+        util_warning(
+            "%s/launches.jsonl: launch %zu differs from the plan (another seed, size or "
+            "backend, or --groups-per-launch?): the %zu launches that match are kept, the rest "
+            "measured again",
+            s->dir, s->replayed + 1, s->replayed);
         int err = cut_records(s);
         json_decref(s->recorded);
         s->recorded = NULL;
@@ -1175,8 +1176,8 @@ int survey_run(struct survey *s)
         int err = survey_record_load(s);
         if (err)
             return err;
-        info("resuming: %zu launches on file are replayed, not made again",
-             json_array_size(s->recorded));
+        util_info("resuming: %zu launches on file are replayed, not made again",
+                  json_array_size(s->recorded));
     }
     /* a survey that fails from here leaves no earlier survey's files looking current */
     int rc = survey_outputs_clear(s, !s->resume);

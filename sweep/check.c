@@ -33,13 +33,14 @@ __attribute__((format(printf, 3, 4))) static int bad(const struct where *w, cons
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (w->line)
-        error("refusing '%s': line %zu: %s: %s: the sweep directory was edited or damaged; "
-              "run the sweep again",
-              w->path, w->line, field, msg);
+        util_error("refusing '%s': line %zu: %s: %s: the sweep directory was edited or damaged; "
+                   "run the sweep again",
+                   w->path, w->line, field, msg);
     else
-        error("refusing '%s': %s: %s: the sweep directory was edited or damaged; run the sweep "
-              "again",
-              w->path, field, msg);
+        util_error(
+            "refusing '%s': %s: %s: the sweep directory was edited or damaged; run the sweep "
+            "again",
+            w->path, field, msg);
     return UTIL_EINVAL;
 }
 
@@ -280,21 +281,21 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
     struct util_buf text = UTIL_BUF_INIT;
     *meta = *results = NULL;
     if (snprintf(path, sizeof(path), "%s/sweep.json", dir) >= (int)sizeof(path))
-        return error("sweep directory name too long: '%.64s...'", dir), UTIL_EINVAL;
+        return util_error("sweep directory name too long: '%.64s...'", dir), UTIL_EINVAL;
     int rc = util_file_read_regular(path, SWEEP_MAX_META_BYTES, &text, &why);
     if (rc) {
         util_buf_release(&text);
-        return error("'%s' is not a sweep directory: cannot read sweep.json: %s: give the "
-                     "directory topotune sweep --out wrote",
-                     dir, why),
+        return util_error("'%s' is not a sweep directory: cannot read sweep.json: %s: give the "
+                          "directory topotune sweep --out wrote",
+                          dir, why),
                rc;
     }
     json_error_t err;
     *meta = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &err);
     util_buf_release(&text);
     if (!*meta)
-        return error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column,
-                     err.text),
+        return util_error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column,
+                          err.text),
                UTIL_EINVAL;
     if (sweep_meta_check(*meta, path))
         goto fail;

@@ -30,9 +30,9 @@ json_t *sweep_results_parse(const char *path, const char *data, size_t len, size
         json_error_t err;
         json_t *r = json_loadb(start, (size_t)(nl - start), JSON_REJECT_DUPLICATES, &err);
         if (!r) {
-            error("'%s': line %zu is damaged (%s): only a torn last line may be cut; restore "
-                  "the file or run the sweep again",
-                  path, line, err.text);
+            util_error("'%s': line %zu is damaged (%s): only a torn last line may be cut; restore "
+                       "the file or run the sweep again",
+                       path, line, err.text);
             json_decref(runs);
             return NULL;
         }
@@ -52,24 +52,24 @@ json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
         util_buf_release(&text);
         if (rc == UTIL_ENOENT)
             return json_array();
-        return error("cannot read '%s': %s", path, why), NULL;
+        return util_error("cannot read '%s': %s", path, why), NULL;
     }
     size_t good;
     json_t *runs = sweep_results_parse(path, text.data ? text.data : "", text.len, &good);
     if (runs && good < text.len && mode == SWEEP_RESULTS_READ) {
-        warning("'%s': leaving out a torn last line (%zu bytes): the sweep was interrupted or "
-                "is still running; topotune sweep --resume repairs it",
-                path, text.len - good);
+        util_warning("'%s': leaving out a torn last line (%zu bytes): the sweep was interrupted or "
+                     "is still running; topotune sweep --resume repairs it",
+                     path, text.len - good);
     } else if (runs && good < text.len) {
         /* O_NOFOLLOW: the cut lands on the file that was read, never through a link */
         int fd = util_file_open_output(path, UTIL_FILE_APPEND, &why);
         if (fd < 0 || ftruncate(fd, (off_t)good)) {
-            error("cannot repair '%s': %s", path, fd < 0 ? why : strerror(errno));
+            util_error("cannot repair '%s': %s", path, fd < 0 ? why : strerror(errno));
             json_decref(runs);
             runs = NULL;
         } else {
-            warning("'%s': cut a torn last line (%zu bytes) left by an interrupted sweep", path,
-                    text.len - good);
+            util_warning("'%s': cut a torn last line (%zu bytes) left by an interrupted sweep",
+                         path, text.len - good);
         }
         if (fd >= 0)
             close(fd);
@@ -102,8 +102,8 @@ int sweep_results_append(const char *path, const json_t *result)
         close(fd);
     util_buf_release(&b);
     if (err)
-        return error("cannot append to '%s': %s: the results so far are intact", path,
-                     fd < 0 && why ? why : strerror(err)),
+        return util_error("cannot append to '%s': %s: the results so far are intact", path,
+                          fd < 0 && why ? why : strerror(err)),
                UTIL_EIO;
     return 0;
 }

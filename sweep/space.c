@@ -38,7 +38,7 @@ static int space_bad(const char *path, const char *entry, const char *fmt, ...)
     util_buf_addf(&text, "cannot read space '%s': %s: %s", path, entry, msg);
     struct util_buf clean = UTIL_BUF_INIT;
     util_text_clean(&clean, text.data, text.len, 0);
-    error("%s", util_buf_str(&clean));
+    util_error("%s", util_buf_str(&clean));
     util_buf_release(&clean);
     util_buf_release(&text);
     return UTIL_EINVAL;
@@ -374,7 +374,7 @@ int sweep_space_load(struct sweep_space *s, const char *path)
     const char *why = NULL; /* a FIFO would block the read forever: refused at once */
     int rc = util_file_read_input(path, 1, 64u << 20, &text, &why);
     if (rc)
-        error("cannot read space '%s': %s", path, why ? why : util_strerror(rc));
+        util_error("cannot read space '%s': %s", path, why ? why : util_strerror(rc));
     else
         rc = sweep_space_load_buffer(s, path, text.data, text.len);
     util_buf_release(&text);
@@ -481,9 +481,9 @@ static json_t *interfaces_expand(json_t *list, const struct topo *t, const char 
         if (left_out) {
             struct util_buf shown = UTIL_BUF_INIT;
             util_text_clean(&shown, first, strnlen(first, 64), 0);
-            warning("%s: @interfaces leaves out %d interface(s) of the topology ('%s'%s): an "
-                    "interface name is 1 to 15 of A-Z a-z 0-9 _ . -",
-                    var, left_out, util_buf_str(&shown), left_out > 1 ? ", ..." : "");
+            util_warning("%s: @interfaces leaves out %d interface(s) of the topology ('%s'%s): an "
+                         "interface name is 1 to 15 of A-Z a-z 0-9 _ . -",
+                         var, left_out, util_buf_str(&shown), left_out > 1 ? ", ..." : "");
             util_buf_release(&shown);
         }
     }

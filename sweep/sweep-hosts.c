@@ -94,9 +94,9 @@ static int one_class(const json_t *nodes)
         const char *host = json_string_value(json_object_get(n, "host"));
         if (!class_of(n)) {
             util_buf_release(&odd);
-            return error("host %s could not be mapped (%s): run topotune topo on it",
-                         host ? host : "?",
-                         json_string_value(json_object_get(n, "error")) ?: "no topology"),
+            return util_error("host %s could not be mapped (%s): run topotune topo on it",
+                              host ? host : "?",
+                              json_string_value(json_object_get(n, "error")) ?: "no topology"),
                    3;
         }
         if (first && strcmp(class_of(n), first))
@@ -104,10 +104,10 @@ static int one_class(const json_t *nodes)
     }
     int rc = odd.len ? 2 : 0;
     if (odd.len)
-        error("the hosts are not one node class (%s is %s%s): sweep each class on its own, "
-              "with --hosts listing that class's hosts (topotune topo --hosts groups them)",
-              json_string_value(json_object_get(json_array_get(nodes, 0), "host")), first,
-              util_buf_str(&odd));
+        util_error("the hosts are not one node class (%s is %s%s): sweep each class on its own, "
+                   "with --hosts listing that class's hosts (topotune topo --hosts groups them)",
+                   json_string_value(json_object_get(json_array_get(nodes, 0), "host")), first,
+                   util_buf_str(&odd));
     util_buf_release(&odd);
     return rc;
 }
@@ -129,13 +129,13 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t)
     if (!rc && strcmp(sw->backend, "sim")) { /* nccl also starts, and bootstraps, through MPI */
         sw->btl_subnet = shared_subnet(nodes);
         if (!sw->btl_subnet) {
-            error("the hosts share no IPv4 subnet outside loopback and container bridges: set "
-                  "OMPI_MCA_btl_tcp_if_include in the space's \"fixed\" to the network the "
-                  "ranks should use");
+            util_error("the hosts share no IPv4 subnet outside loopback and container bridges: set "
+                       "OMPI_MCA_btl_tcp_if_include in the space's \"fixed\" to the network the "
+                       "ranks should use");
             rc = 3;
         } else
-            info("sweep: Open MPI's TCP transport pinned to %s, the subnet every host shares",
-                 sw->btl_subnet);
+            util_info("sweep: Open MPI's TCP transport pinned to %s, the subnet every host shares",
+                      sw->btl_subnet);
     }
     if (!rc)
         sw->host_nodes = json_incref(nodes);

@@ -441,7 +441,8 @@ static void record_group(const struct sweep *sw, pid_t pgid)
     snprintf(path, sizeof(path), "%s/sweep.pid", sw->dir);
     int len = snprintf(line, sizeof(line), "%d %d\n", (int)getpid(), (int)pgid);
     if (util_file_write_atomic(path, line, (size_t)len))
-        warning("cannot write '%s': a sweep that resumes this one cannot check for its runs", path);
+        util_warning("cannot write '%s': a sweep that resumes this one cannot check for its runs",
+                     path);
 }
 
 /*
@@ -614,9 +615,9 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
     if (strcmp(json_string_value(json_object_get(res, "outcome")), "ok") &&
         (err = cannot_record(sw->dir))) {
         /* its events or log may have been lost to this, not to the configuration */
-        error("run %s: cannot write into '%s/logs': %s: the run is not recorded, and "
-              "'topotune sweep --resume' runs it again once there is room",
-              run_name(r, name, sizeof(name)), sw->dir, strerror(err));
+        util_error("run %s: cannot write into '%s/logs': %s: the run is not recorded, and "
+                   "'topotune sweep --resume' runs it again once there is room",
+                   run_name(r, name, sizeof(name)), sw->dir, strerror(err));
         json_decref(res);
         return UTIL_EIO;
     }
@@ -745,15 +746,15 @@ static int find_cures(struct sweep *sw)
         sw->configs = configs;
         json_decref(sw->cures);
         sw->cures = json_pack("[{s:O,s:s}]", "vars", cure, "evidence", util_buf_str(&why));
-        info("the defaults failed (%s): every configuration now runs with the cure, as system "
-             "variables",
-             util_buf_str(&why));
+        util_info("the defaults failed (%s): every configuration now runs with the cure, as system "
+                  "variables",
+                  util_buf_str(&why));
         rc = record_cures(sw);
         break;
     }
     if (!rc && !sw->cures)
-        warning("the defaults failed and no known cure helped (%s): see DIR/logs",
-                util_buf_str(&why));
+        util_warning("the defaults failed and no known cure helped (%s): see DIR/logs",
+                     util_buf_str(&why));
     util_buf_release(&why);
     json_decref(cure);
     return rc;
@@ -773,8 +774,8 @@ int sweep_configs_check(const struct sweep_space *s, const json_t *configs)
             if (why) {
                 struct util_buf name = UTIL_BUF_INIT;
                 util_text_clean(&name, k, strnlen(k, 128), 0);
-                error("configuration %s: cannot set %s: %s",
-                      json_string_value(json_object_get(c, "id")), util_buf_str(&name), why);
+                util_error("configuration %s: cannot set %s: %s",
+                           json_string_value(json_object_get(c, "id")), util_buf_str(&name), why);
                 util_buf_release(&name);
                 break;
             }
@@ -798,8 +799,8 @@ int sweep_run(struct sweep *sw)
     if (!sw->results) /* a link, FIFO or directory planted there is bad input, not a failure */
         return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) ? UTIL_EINVAL : UTIL_EIO;
     if (json_array_size(sw->results))
-        info("resuming: %zu runs already in '%s' are not measured again",
-             json_array_size(sw->results), path);
+        util_info("resuming: %zu runs already in '%s' are not measured again",
+                  json_array_size(sw->results), path);
     int rc = find_cures(sw);
     if (!rc)
         rc = !strcmp(sw->strategy, "halving")   ? sweep_run_halving(sw)

@@ -40,12 +40,12 @@ int main(int argc, char **argv)
     }
     const struct cli_command *c = cli_find(argv[1]);
     if (!c) {
-        error("unknown command '%s' (see 'topotune help')", argv[1]);
+        util_error("unknown command '%s' (see 'topotune help')", argv[1]);
         return 2;
     }
     int rc = c->fn(argc - 1, argv + 1);
     if (fflush(stdout) || ferror(stdout)) {
-        error("cannot write to standard output");
+        util_error("cannot write to standard output");
         return rc ? rc : 1;
     }
     return rc;

@@ -85,8 +85,8 @@ static int load_nvml(struct nvml_api *n)
     *(void **)&n->p2p = sym(n->lib, "nvmlDeviceGetP2PStatus");
     *(void **)&n->driver = sym(n->lib, "nvmlSystemGetDriverVersion");
     if (!n->init || !n->count || !n->handle || !n->pci || n->init() != 0) {
-        debug("NVML not available (libnvidia-ml.so.1 %s)",
-              n->lib ? "did not initialise" : "not found");
+        util_debug("NVML not available (libnvidia-ml.so.1 %s)",
+                   n->lib ? "did not initialise" : "not found");
         if (n->lib)
             dlclose(n->lib);
         n->lib = NULL;
@@ -106,7 +106,7 @@ static int load_cuda(struct cuda_api *c)
     *(void **)&c->attr = sym(c->lib, "cuDeviceGetAttribute");
     *(void **)&c->peer = sym(c->lib, "cuDeviceCanAccessPeer");
     if (!c->init || !c->version) {
-        debug("CUDA driver not available (libcuda.so.1 not found)");
+        util_debug("CUDA driver not available (libcuda.so.1 not found)");
         if (c->lib)
             dlclose(c->lib);
         c->lib = NULL;
@@ -246,7 +246,7 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
     int v = 0, count = 0;
     char buf[32];
     if (c->init(0) != 0) {
-        debug("cuInit failed: no usable GPU for the CUDA driver");
+        util_debug("cuInit failed: no usable GPU for the CUDA driver");
     }
     if (c->version(&v) == 0 && v > 0) {
         snprintf(buf, sizeof(buf), "%d.%d", v / 1000, (v % 1000) / 10);

@@ -299,9 +299,9 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
         if (gi < 0)
             continue;
         if (!info || info->link_mbs <= 0) {
-            warning("NVLink bandwidth given for GPU%d (%s) but its per-link rate is unknown: "
-                    "NVLink counts left unknown",
-                    gi, t->gpus[gi].model ? t->gpus[gi].model : "?");
+            util_warning("NVLink bandwidth given for GPU%d (%s) but its per-link rate is unknown: "
+                         "NVLink counts left unknown",
+                         gi, t->gpus[gi].model ? t->gpus[gi].model : "?");
             ok = 0;
             break;
         }
@@ -311,9 +311,10 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
                 continue;
             double count = (double)bw / info->link_mbs;
             if (count > TOPO_MAX_NVLINKS) { /* also keeps the sums below from overflowing */
-                warning("NVLink bandwidth %llu MB/s given for GPU%d is more than %d links of %s: "
-                        "NVLink counts left unknown",
-                        (unsigned long long)bw, gi, TOPO_MAX_NVLINKS, info->name);
+                util_warning(
+                    "NVLink bandwidth %llu MB/s given for GPU%d is more than %d links of %s: "
+                    "NVLink counts left unknown",
+                    (unsigned long long)bw, gi, TOPO_MAX_NVLINKS, info->name);
                 ok = 0;
                 break;
             }

@@ -42,7 +42,7 @@ __attribute__((format(printf, 3, 4))) static int bad(struct json_reader *r, cons
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        error("cannot read topology '%s': field \"%s\": %s", r->name, field, msg);
+        util_error("cannot read topology '%s': field \"%s\": %s", r->name, field, msg);
     }
     r->failed = 1;
     return -1;

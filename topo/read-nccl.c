@@ -35,8 +35,8 @@ static int bad_attr(struct nccl_reader *r, xmlNode *n, const char *attr, const c
 {
     char shown[64];
     if (!r->failed) /* the value as it may be printed: cut short, no terminal escapes */
-        error("cannot read topology '%s': line %d: <%s %s=\"%s\">: %s", r->name, n->line,
-              (const char *)n->name, attr, topo_text_into(value, shown, sizeof(shown)), want);
+        util_error("cannot read topology '%s': line %d: <%s %s=\"%s\">: %s", r->name, n->line,
+                   (const char *)n->name, attr, topo_text_into(value, shown, sizeof(shown)), want);
     r->failed = 1;
     return -1;
 }
@@ -355,8 +355,8 @@ static void resolve_nvlinks(struct nccl_reader *r)
         int peer = gpu_by_busid(t, l->target);
         if (peer == l->gpu) {
             if (!warned++)
-                warning("'%s': NVLink from a GPU to its own bus id %s ignored", r->name,
-                        topo_text_into(l->target, shown, sizeof(shown)));
+                util_warning("'%s': NVLink from a GPU to its own bus id %s ignored", r->name,
+                             topo_text_into(l->target, shown, sizeof(shown)));
         } else if (peer >= 0) {
             t->nvlink[l->gpu * t->ngpus + peer] = l->count;
         } else if (l->tclass == 0x068001) {

@@ -247,8 +247,8 @@ const char *topo_nic_kind_name(enum topo_nic_kind kind)
 static int finish(struct topo *t)
 {
     if (t->too_many) {
-        error("cannot read topology '%s': more than %d GPUs and NICs: this is not one node",
-              t->source_path ? t->source_path : "this machine", TOPO_MAX_DEVICES);
+        util_error("cannot read topology '%s': more than %d GPUs and NICs: this is not one node",
+                   t->source_path ? t->source_path : "this machine", TOPO_MAX_DEVICES);
         return UTIL_EINVAL;
     }
     if (!t->nvlink && topo_alloc_nvlink(t))
@@ -257,9 +257,10 @@ static int finish(struct topo *t)
         const struct topo_nic *n = &t->nics[i];
         const char *name = n->name && !topo_valid_ifname(n->name) ? n->name : n->netdev;
         if (name && !topo_valid_ifname(name)) { /* it may end up in a variable or a script */
-            error("cannot read topology '%s': NIC%d is named \"%s\": not a device or interface "
-                  "name (letters, digits, _ . @ + -, at most 64 bytes)",
-                  t->source_path, i, name);
+            util_error(
+                "cannot read topology '%s': NIC%d is named \"%s\": not a device or interface "
+                "name (letters, digits, _ . @ + -, at most 64 bytes)",
+                t->source_path, i, name);
             return UTIL_EINVAL;
         }
     }
@@ -268,8 +269,9 @@ static int finish(struct topo *t)
         for (int j = 0; j < t->ngpus; j++)
             links = t->nvlink[i * t->ngpus + j] > links ? t->nvlink[i * t->ngpus + j] : links;
         if (links > TOPO_MAX_NVLINKS) {
-            error("cannot read topology '%s': GPU%d has %d NVLinks: no GPU has more than %d",
-                  t->source_path ? t->source_path : "this machine", i, links, TOPO_MAX_NVLINKS);
+            util_error("cannot read topology '%s': GPU%d has %d NVLinks: no GPU has more than %d",
+                       t->source_path ? t->source_path : "this machine", i, links,
+                       TOPO_MAX_NVLINKS);
             return UTIL_EINVAL;
         }
     }
@@ -281,11 +283,11 @@ static int load_live(struct topo *t)
 {
     hwloc_topology_t h;
     if (hwloc_topology_init(&h))
-        return error("cannot initialise hwloc"), UTIL_ENOMEM;
+        return util_error("cannot initialise hwloc"), UTIL_ENOMEM;
     hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (hwloc_topology_load(h)) {
         hwloc_topology_destroy(h);
-        return error("cannot map this machine: hwloc failed to load its topology"), UTIL_EIO;
+        return util_error("cannot map this machine: hwloc failed to load its topology"), UTIL_EIO;
     }
     t->source = TOPO_SOURCE_LIVE;
     char host[256] = "";
@@ -313,16 +315,17 @@ static int check_hwloc_version(const char *name, xmlNode *root)
     long major = v ? strtol((const char *)v, &end, 10) : 1;
     int rc = 0;
     if (v && (end == (char *)v || major < 1 || (*end && *end != '.'))) {
-        error("cannot read topology '%s': <topology version=\"%s\">: not a hwloc XML version: "
-              "export the node again with lstopo --of xml",
-              name, topo_text_into((const char *)v, shown, sizeof(shown)));
+        util_error("cannot read topology '%s': <topology version=\"%s\">: not a hwloc XML version: "
+                   "export the node again with lstopo --of xml",
+                   name, topo_text_into((const char *)v, shown, sizeof(shown)));
         rc = UTIL_EINVAL;
     } else if (major > newest) {
-        error("cannot read topology '%s': hwloc XML version %s is newer than this build's hwloc "
-              "%s reads: convert it with lstopo from hwloc %ld (lstopo -i '%s' --of v2xml "
-              "converted.xml), or export the node with lstopo --of v2xml",
-              name, topo_text_into((const char *)v, shown, sizeof(shown)), HWLOC_VERSION, major,
-              name);
+        util_error(
+            "cannot read topology '%s': hwloc XML version %s is newer than this build's hwloc "
+            "%s reads: convert it with lstopo from hwloc %ld (lstopo -i '%s' --of v2xml "
+            "converted.xml), or export the node with lstopo --of v2xml",
+            name, topo_text_into((const char *)v, shown, sizeof(shown)), HWLOC_VERSION, major,
+            name);
         rc = UTIL_ENOTSUP;
     }
     xmlFree(v);
@@ -371,7 +374,7 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
 {
     int fds[2]; /* the child holds the write end: EOF when it is gone */
     if (pipe2(fds, O_CLOEXEC))
-        return error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
+        return util_error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -380,7 +383,7 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
-        return error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
+        return util_error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
     }
     double deadline = monotonic_s() + HWLOC_IMPORT_TIMEOUT_S;
     int timed_out = 0;
@@ -404,19 +407,20 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
     while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
     if (timed_out)
-        return error("cannot read topology '%s': hwloc did not finish importing it in %d s: the "
-                     "export is damaged or edited; export the node again with lstopo --of xml",
-                     name, HWLOC_IMPORT_TIMEOUT_S),
+        return util_error(
+                   "cannot read topology '%s': hwloc did not finish importing it in %d s: the "
+                   "export is damaged or edited; export the node again with lstopo --of xml",
+                   name, HWLOC_IMPORT_TIMEOUT_S),
                UTIL_EINVAL;
     if (got == pid && WIFSIGNALED(status))
-        return error("cannot read topology '%s': hwloc crashed importing it (signal %d): the "
-                     "export is damaged or edited; export the node again with lstopo --of xml",
-                     name, WTERMSIG(status)),
+        return util_error("cannot read topology '%s': hwloc crashed importing it (signal %d): the "
+                          "export is damaged or edited; export the node again with lstopo --of xml",
+                          name, WTERMSIG(status)),
                UTIL_EINVAL;
     if (got == pid && WEXITSTATUS(status) != 0)
-        return error("cannot read topology '%s': hwloc rejected the XML export (check that it "
-                     "comes from lstopo --of xml)",
-                     name),
+        return util_error("cannot read topology '%s': hwloc rejected the XML export (check that it "
+                          "comes from lstopo --of xml)",
+                          name),
                UTIL_EINVAL;
     return 0; /* or reaped by someone else (SIGCHLD ignored): the import below decides */
 }
@@ -453,9 +457,9 @@ static int load_hwloc_xml(struct topo *t, const char *name, xmlDoc *doc)
     if (hwloc_topology_set_xmlbuffer(h, (const char *)xml, len + 1) || hwloc_topology_load(h)) {
         hwloc_topology_destroy(h);
         xmlFree(xml);
-        return error("cannot read topology '%s': hwloc rejected the XML export (check that it "
-                     "comes from lstopo --of xml)",
-                     name),
+        return util_error("cannot read topology '%s': hwloc rejected the XML export (check that it "
+                          "comes from lstopo --of xml)",
+                          name),
                UTIL_EINVAL;
     }
     xmlFree(xml);
@@ -562,8 +566,8 @@ static xmlDoc *parse_xml(const char *name, const char *data, size_t len)
         doc = NULL;
     }
     if (!doc)
-        error("cannot read topology '%s': line %d: %s", name, g.line,
-              g.what[0] ? g.what : "not well-formed XML");
+        util_error("cannot read topology '%s': line %d: %s", name, g.line,
+                   g.what[0] ? g.what : "not well-formed XML");
     xmlFreeParserCtxt(c);
     return doc;
 }
@@ -584,9 +588,10 @@ static int load_xml(struct topo *t, const char *name, const char *data, size_t l
         rc = topo_read_nccl_xml(t, name, doc);
     } else {
         char shown[64];
-        error("cannot read topology '%s': neither a hwloc XML export (<topology>) nor an NCCL "
-              "topology file (<system version=\"1\">): the root element is <%s>",
-              name, topo_text_into(root ? (const char *)root->name : "", shown, sizeof(shown)));
+        util_error("cannot read topology '%s': neither a hwloc XML export (<topology>) nor an NCCL "
+                   "topology file (<system version=\"1\">): the root element is <%s>",
+                   name,
+                   topo_text_into(root ? (const char *)root->name : "", shown, sizeof(shown)));
         rc = UTIL_EINVAL;
     }
     xmlFreeDoc(doc);
@@ -600,8 +605,9 @@ static int load_json(struct topo *t, const char *name, const char *data, size_t 
     json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
     if (!doc || !json_is_object(doc)) {
         char shown[sizeof(err.text)];
-        error("cannot read topology '%s': not valid JSON (line %d: %s)", name, doc ? 1 : err.line,
-              doc ? "expected an object" : topo_text_into(err.text, shown, sizeof(shown)));
+        util_error("cannot read topology '%s': not valid JSON (line %d: %s)", name,
+                   doc ? 1 : err.line,
+                   doc ? "expected an object" : topo_text_into(err.text, shown, sizeof(shown)));
         json_decref(doc);
         return UTIL_EINVAL;
     }
@@ -613,7 +619,7 @@ static int load_json(struct topo *t, const char *name, const char *data, size_t 
         t->source = TOPO_SOURCE_SPEC;
         rc = topo_read_json(t, name, doc);
     } else {
-        error(
+        util_error(
             "cannot read topology '%s': field \"schema\": expected \"topotune/spec/1\" (a hardware "
             "spec) or \"topotune/topology/1\" (topotune topo --json)",
             name);
@@ -628,20 +634,20 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
     size_t i = 0;
     const char *nul = memchr(data, '\0', len);
     if (len > TOPO_MAX_INPUT) {
-        error("cannot read topology '%s': larger than 64 MiB, far more than any topology file",
-              name);
+        util_error("cannot read topology '%s': larger than 64 MiB, far more than any topology file",
+                   name);
         return UTIL_EINVAL;
     }
     if (nul) {
-        error("cannot read topology '%s': a NUL byte at offset %zu: not a text file (topology "
-              "files are XML or JSON text)",
-              name, (size_t)(nul - data));
+        util_error("cannot read topology '%s': a NUL byte at offset %zu: not a text file (topology "
+                   "files are XML or JSON text)",
+                   name, (size_t)(nul - data));
         return UTIL_EINVAL;
     }
     while (i < len && isspace((unsigned char)data[i]))
         i++;
     if (i == len) {
-        error("cannot read topology '%s': the file is empty", name);
+        util_error("cannot read topology '%s': the file is empty", name);
         return UTIL_EINVAL;
     }
     t->source_path = topo_strdup(name);
@@ -650,9 +656,9 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
         return rc ? rc : finish(t);
     }
     if (data[i] != '<') {
-        error("cannot read topology '%s': not XML: expected a hwloc XML export or an NCCL "
-              "topology XML",
-              name);
+        util_error("cannot read topology '%s': not XML: expected a hwloc XML export or an NCCL "
+                   "topology XML",
+                   name);
         return UTIL_EINVAL;
     }
     int rc = load_xml(t, name, data, len);
@@ -688,30 +694,31 @@ static int read_input(const char *path, struct util_buf *out)
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR)
-            error("cannot read topology '%s': no such file", path);
+            util_error("cannot read topology '%s': no such file", path);
         else if (e == EACCES || e == EPERM)
-            error("cannot read topology '%s': permission denied: make it readable (chmod a+r) or "
-                  "run as a user who may read it",
-                  path);
+            util_error(
+                "cannot read topology '%s': permission denied: make it readable (chmod a+r) or "
+                "run as a user who may read it",
+                path);
         else
-            error("cannot read topology '%s': %s", path, strerror(e));
+            util_error("cannot read topology '%s': %s", path, strerror(e));
         return e == ENOENT || e == ENOTDIR ? UTIL_ENOENT : e == ENOMEM ? UTIL_ENOMEM : UTIL_EIO;
     }
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st)) {
-        error("cannot read topology '%s': %s", path, strerror(errno));
+        util_error("cannot read topology '%s': %s", path, strerror(errno));
         rc = UTIL_EIO;
     } else if (S_ISDIR(st.st_mode)) {
-        error("cannot read topology '%s': a directory: give a file, %s", path, kinds);
+        util_error("cannot read topology '%s': a directory: give a file, %s", path, kinds);
         rc = UTIL_EINVAL;
     } else if (!S_ISREG(st.st_mode)) {
-        error("cannot read topology '%s': not a regular file (a FIFO, socket or device): save "
-              "the topology to a file first",
-              path);
+        util_error("cannot read topology '%s': not a regular file (a FIFO, socket or device): save "
+                   "the topology to a file first",
+                   path);
         rc = UTIL_EINVAL;
     } else if ((unsigned long long)st.st_size > TOPO_MAX_INPUT) {
-        error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path, kinds);
+        util_error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path, kinds);
         rc = UTIL_EINVAL;
     }
     char chunk[65536];
@@ -720,12 +727,13 @@ static int read_input(const char *path, struct util_buf *out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            error("cannot read topology '%s': %s", path, strerror(errno));
+            util_error("cannot read topology '%s': %s", path, strerror(errno));
             rc = UTIL_EIO;
         } else if (n == 0) {
             break;
         } else if (out->len + (size_t)n > TOPO_MAX_INPUT) { /* it grew while being read */
-            error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path, kinds);
+            util_error("cannot read topology '%s': larger than 64 MiB: %s is far smaller", path,
+                       kinds);
             rc = UTIL_EINVAL;
         } else if (util_buf_add(out, chunk, (size_t)n)) {
             rc = UTIL_ENOMEM;

@@ -306,7 +306,7 @@ static int open_captures(const struct util_child *c, struct exec_plan *plan)
     if (!bad)
         return 0;
     int err = errno;
-    error("cannot write '%s': %s", bad, why);
+    util_error("cannot write '%s': %s", bad, why);
     return errno = err, -1;
 }
 

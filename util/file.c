@@ -166,7 +166,7 @@ int util_file_write_atomic(const char *path, const void *data, size_t len)
         return UTIL_ENOMEM;
     int fd = mkstemp(tmp.data);
     if (fd < 0) {
-        error("cannot write '%s': %s", path, strerror(errno));
+        util_error("cannot write '%s': %s", path, strerror(errno));
         util_buf_release(&tmp);
         return UTIL_EIO;
     }
@@ -181,7 +181,7 @@ int util_file_write_atomic(const char *path, const void *data, size_t len)
         err = errno;
     if (err) {
         unlink(tmp.data);
-        error("cannot write '%s': %s", path, strerror(err));
+        util_error("cannot write '%s': %s", path, strerror(err));
         util_buf_release(&tmp);
         return UTIL_EIO;
     }
@@ -339,6 +339,6 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len)
     }
     int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
-        warning("cannot write this process's pid into '%s': %s", path, strerror(errno));
+        util_warning("cannot write this process's pid into '%s': %s", path, strerror(errno));
     return fd;
 }

@@ -72,7 +72,7 @@ int util_json_write(const char *path, const json_t *j)
 {
     char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (!text)
-        return error("cannot serialise JSON for '%s'", path ? path : "-"), UTIL_ENOMEM;
+        return util_error("cannot serialise JSON for '%s'", path ? path : "-"), UTIL_ENOMEM;
     size_t len = strlen(text);
     int rc = 0;
     if (!path || strcmp(path, "-") == 0) {
@@ -99,14 +99,15 @@ static json_t *load(const char *path, int follow)
     const char *why = NULL;
     int rc = util_file_read_input(path, follow, 64u << 20, &text, &why);
     if (rc) {
-        error("cannot read '%s': %s", path, why ? why : util_strerror(rc));
+        util_error("cannot read '%s': %s", path, why ? why : util_strerror(rc));
         util_buf_release(&text);
         return NULL;
     }
     json_error_t err;
     json_t *j = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &err);
     if (!j)
-        error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column, err.text);
+        util_error("cannot parse '%s': line %d, column %d: %s", path, err.line, err.column,
+                   err.text);
     util_buf_release(&text);
     return j;
 }

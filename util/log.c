@@ -48,7 +48,7 @@ __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, cons
         free(text);
 }
 
-int error(const char *fmt, ...)
+int util_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -57,7 +57,7 @@ int error(const char *fmt, ...)
     return -1;
 }
 
-void warning(const char *fmt, ...)
+void util_warning(const char *fmt, ...)
 {
     if (log_level < UTIL_LOG_INFO)
         return;
@@ -67,7 +67,7 @@ void warning(const char *fmt, ...)
     va_end(ap);
 }
 
-void info(const char *fmt, ...)
+void util_info(const char *fmt, ...)
 {
     if (log_level < UTIL_LOG_INFO)
         return;
@@ -77,7 +77,7 @@ void info(const char *fmt, ...)
     va_end(ap);
 }
 
-void debug(const char *fmt, ...)
+void util_debug(const char *fmt, ...)
 {
     if (log_level < UTIL_LOG_DEBUG)
         return;

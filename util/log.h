@@ -19,13 +19,13 @@ enum util_log_level {
 void util_log_init(const char *progname, enum util_log_level level);
 enum util_log_level util_log_level(void);
 
-/* Prints "PROG: error: MSG" to stderr and returns -1, so callers can `return error(...)`. */
-int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: error: MSG" to stderr and returns -1, so callers can `return util_error(...)`. */
+int util_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG: warning: MSG" unless quiet. */
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void util_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG: MSG" unless quiet: progress and notes. */
-void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void util_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG: debug: MSG" only with -v. */
-void debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void util_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

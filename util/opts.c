@@ -147,8 +147,8 @@ static int bad_value(const struct util_opt *o, const char *value)
         choices_text(o->choices, want, sizeof(want));
         break;
     }
-    error("invalid value '%s' for %s: expected %s%s%s%s", value, flag, want, o->hint ? " (" : "",
-          o->hint ? o->hint : "", o->hint ? ")" : "");
+    util_error("invalid value '%s' for %s: expected %s%s%s%s", value, flag, want,
+               o->hint ? " (" : "", o->hint ? o->hint : "", o->hint ? ")" : "");
     return UTIL_EUSAGE;
 }
 
@@ -183,7 +183,7 @@ static int set_value(const struct util_opt *o, const char *value)
     case UTIL_OPT_LIST: {
         struct util_opt_list *l = o->field;
         if (l->n == UTIL_OPT_LIST_MAX)
-            return error("option '--%s' given more than %d times", o->name, UTIL_OPT_LIST_MAX),
+            return util_error("option '--%s' given more than %d times", o->name, UTIL_OPT_LIST_MAX),
                    UTIL_EUSAGE;
         l->items[l->n++] = value;
         return 0;
@@ -242,7 +242,7 @@ static int one_option(const struct util_opt *o, const char *eq, int argc, char *
 {
     if (o->type == UTIL_OPT_FLAG) {
         if (eq)
-            return error("option '--%s' takes no value", o->name), UTIL_EUSAGE;
+            return util_error("option '--%s' takes no value", o->name), UTIL_EUSAGE;
         *(int *)o->field = 1;
         return 0;
     }
@@ -255,7 +255,7 @@ static int one_option(const struct util_opt *o, const char *eq, int argc, char *
         *(const char **)o->field = "-";
         return 0;
     }
-    return error("option '--%s' needs a value (%s)", o->name, o->arg ? o->arg : "value"),
+    return util_error("option '--%s' needs a value (%s)", o->name, o->arg ? o->arg : "value"),
            UTIL_EUSAGE;
 }
 
@@ -273,7 +273,8 @@ int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int 
         const struct util_opt *o =
             a[0] == '-' && strcmp(a, "-") ? find_arg(cmd->opts, a, &eq) : NULL;
         if (!o && a[0] == '-' && strcmp(a, "-") && !cmd->keep_unknown)
-            return error("unknown option '%s' for '%s' (see '%s --help')", a, cmd->name, cmd->name),
+            return util_error("unknown option '%s' for '%s' (see '%s --help')", a, cmd->name,
+                              cmd->name),
                    UTIL_EUSAGE;
         if (!o) { /* positional (kept in order: i >= npos + 1, nothing is overwritten unread) */
             argv[++npos] = a;
@@ -283,8 +284,8 @@ int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int 
             return UTIL_EUSAGE;
     }
     if (cmd->max_positional >= 0 && npos > cmd->max_positional)
-        return error("unexpected argument '%s' (see '%s --help')", argv[cmd->max_positional + 1],
-                     cmd->name),
+        return util_error("unexpected argument '%s' (see '%s --help')",
+                          argv[cmd->max_positional + 1], cmd->name),
                UTIL_EUSAGE;
     *npositional = npos;
     return 0;
