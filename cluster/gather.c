@@ -72,7 +72,7 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
                           "--hosts h1,h2 or run inside salloc/sbatch"),
                NULL;
     char *node = util_sibling_program("topotune-node", "TOPOTUNE_NODE_PROGRAM");
-    char *env[3] = {NULL};
+    char *env[LAUNCH_TCP_ENV_MAX + 1] = {NULL};
     launch_tcp_env(env, 1);
     char **program = calloc(4 + (size_t)count_args(args), sizeof(char *));
     int n = 0;

@@ -116,12 +116,17 @@ int launch_count_hosts(const char *hosts)
     return n;
 }
 
+/* The user's own choice of interfaces or address family for kind (oob or btl). */
 static int set_by_user(const char *kind)
 {
-    char inc[64], exc[64];
-    snprintf(inc, sizeof(inc), "OMPI_MCA_%s_tcp_if_include", kind);
-    snprintf(exc, sizeof(exc), "OMPI_MCA_%s_tcp_if_exclude", kind);
-    return getenv(inc) || getenv(exc);
+    const char *suffixes[] = {"if_include", "if_exclude", "disable_family", "disable_ipv6_family"};
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "OMPI_MCA_%s_tcp_%s", kind, suffixes[i]);
+        if (getenv(name))
+            return 1;
+    }
+    return 0;
 }
 
 int launch_tcp_env(char **env, int btl)
@@ -140,10 +145,12 @@ int launch_tcp_env(char **env, int btl)
     if (!set_by_user("oob")) {
         util_buf_addf(&b, "OMPI_MCA_oob_tcp_if_exclude=%s", util_buf_str(&names));
         env[n++] = util_buf_detach(&b);
+        env[n++] = strdup("OMPI_MCA_oob_tcp_disable_ipv6_family=1");
     }
     if (btl && !set_by_user("btl")) { /* Open MPI's own default excludes, kept */
         util_buf_addf(&b, "OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,sppp,%s", util_buf_str(&names));
         env[n++] = util_buf_detach(&b);
+        env[n++] = strdup("OMPI_MCA_btl_tcp_disable_family=6");
     }
     util_buf_release(&names);
     return n;

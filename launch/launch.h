@@ -49,13 +49,19 @@ int launch_in_slurm(void);
 int launch_check_nodes(const char *hosts, int allocation);
 
 /*
- * Open MPI settings that keep its TCP traffic off container bridges and veths
- * (docker0 has the same 172.17.0.0/16 on every node and joins none of them):
- * OMPI_MCA_oob_tcp_if_exclude, and with btl also OMPI_MCA_btl_tcp_if_exclude,
- * each only when the user has set neither its include nor its exclude. The
- * names are docker0, virbr0 and this machine's own virtual interfaces. Appends
- * malloc'd NAME=VALUE strings to env (room for 2 more); returns how many.
+ * Open MPI settings for its TCP traffic between hosts: off container bridges and
+ * veths (docker0 has the same 172.17.0.0/16 on every node and joins none of
+ * them), and on IPv4 only: Open MPI 4.1's TCP transport at times hangs in its
+ * first exchange when a peer offers two addresses on one interface, its IPv4
+ * one and the IPv6 link-local one every interface has. For oob always
+ * (OMPI_MCA_oob_tcp_if_exclude, OMPI_MCA_oob_tcp_disable_ipv6_family=1), for
+ * btl when asked (OMPI_MCA_btl_tcp_if_exclude, OMPI_MCA_btl_tcp_disable_family=6),
+ * each kind only when the user has set none of its include, exclude and family
+ * variables. The names are docker0, virbr0 and this machine's own virtual
+ * interfaces. Appends at most LAUNCH_TCP_ENV_MAX malloc'd NAME=VALUE strings to
+ * env; returns how many.
  */
+#define LAUNCH_TCP_ENV_MAX 4
 int launch_tcp_env(char **env, int btl);
 
 /*

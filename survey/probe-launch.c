@@ -28,7 +28,7 @@
 
 struct launch_ctx {
     struct survey_launch l;
-    char *tcp_env[3];
+    char *tcp_env[LAUNCH_TCP_ENV_MAX + 1];
     int seq;
     int *gpus; /* per node, as mapped (nccl: a rank per GPU) */
     int ppn;   /* ranks per node of the launch being made */
@@ -406,7 +406,7 @@ static int launch_whole(struct survey *s, const int *nodes, int n, double *busbw
 static void launch_release(struct survey *s)
 {
     struct launch_ctx *c = s->probe.ctx;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; c->tcp_env[i]; i++)
         free(c->tcp_env[i]);
     free(c->gpus);
     free(c);

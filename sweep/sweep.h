@@ -8,6 +8,7 @@
 #ifndef SWEEP_SWEEP_H
 #define SWEEP_SWEEP_H
 
+#include "launch/launch.h"
 #include "topo/topo.h"
 #include "util/buf.h"
 
@@ -132,7 +133,8 @@ struct sweep {
     /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
     json_t *host_nodes;
     char *host_topology, *btl_subnet;
-    char *tcp_env[3]; /* --hosts: Open MPI kept off container bridges (launch_tcp_env) */
+    char *tcp_env[LAUNCH_TCP_ENV_MAX +
+                  1]; /* --hosts: Open MPI kept off container bridges (launch_tcp_env) */
     int nhosts;
     json_t *configs; /* [{id, env}]; rebuilt with the cures when the defaults failed at init */
     json_t *cures;   /* what sweep_run added because the defaults failed: [{vars, evidence}] */

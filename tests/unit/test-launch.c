@@ -218,33 +218,41 @@ static void check_nodes_rules(void **state)
     free(saved);
 }
 
-/* Open MPI kept off container bridges: oob always, btl when asked, neither over the user's. */
+/* Open MPI kept off container bridges and on IPv4: oob always, btl when asked, neither over the
+ * user's choice of interfaces or family. */
 static void tcp_env_excludes_bridges_unless_user_chose(void **state)
 {
     (void)state;
     const char *vars[] = {"OMPI_MCA_oob_tcp_if_include", "OMPI_MCA_oob_tcp_if_exclude",
-                          "OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_exclude"};
-    for (int i = 0; i < 4; i++)
+                          "OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_exclude",
+                          "OMPI_MCA_btl_tcp_disable_family"};
+    for (int i = 0; i < 5; i++)
         unsetenv(vars[i]);
-    char *env[3] = {0};
+    char *env[LAUNCH_TCP_ENV_MAX + 1] = {0};
     int n = launch_tcp_env(env, 1);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 4);
     assert_true(!strncmp(env[0], "OMPI_MCA_oob_tcp_if_exclude=docker0,virbr0", 42));
+    assert_string_equal(env[1], "OMPI_MCA_oob_tcp_disable_ipv6_family=1");
     assert_true(
-        !strncmp(env[1], "OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,sppp,docker0,virbr0", 60));
-    free(env[0]), free(env[1]);
+        !strncmp(env[2], "OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,sppp,docker0,virbr0", 60));
+    assert_string_equal(env[3], "OMPI_MCA_btl_tcp_disable_family=6");
+    for (int i = 0; i < n; i++)
+        free(env[i]), env[i] = NULL;
     n = launch_tcp_env(env, 0); /* no btl: oob only */
-    assert_int_equal(n, 1);
-    assert_true(!strncmp(env[0], "OMPI_MCA_oob_", 13));
-    free(env[0]);
+    assert_int_equal(n, 2);
+    assert_true(!strncmp(env[0], "OMPI_MCA_oob_", 13) && !strncmp(env[1], "OMPI_MCA_oob_", 13));
+    free(env[0]), free(env[1]);
     setenv("OMPI_MCA_oob_tcp_if_include", "ib0", 1);
-    n = launch_tcp_env(env, 1); /* the user's oob choice stands; btl still excluded */
-    assert_int_equal(n, 1);
-    assert_true(!strncmp(env[0], "OMPI_MCA_btl_", 13));
-    free(env[0]);
+    n = launch_tcp_env(env, 1); /* the user's oob choice stands; btl still set */
+    assert_int_equal(n, 2);
+    assert_true(!strncmp(env[0], "OMPI_MCA_btl_", 13) && !strncmp(env[1], "OMPI_MCA_btl_", 13));
+    free(env[0]), free(env[1]);
+    setenv("OMPI_MCA_btl_tcp_disable_family", "4", 1); /* an IPv6 network: the user's */
+    assert_int_equal(launch_tcp_env(env, 1), 0);
+    unsetenv("OMPI_MCA_btl_tcp_disable_family");
     setenv("OMPI_MCA_btl_tcp_if_exclude", "eth9", 1);
     assert_int_equal(launch_tcp_env(env, 1), 0);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         unsetenv(vars[i]);
 }
 
