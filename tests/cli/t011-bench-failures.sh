@@ -47,7 +47,9 @@ assert ev[-1]["outcome"] == "timeout" and ev[-1]["exit_code"] == 4, ev' "$TEST_T
 start=$(date +%s)
 expect_exit 2 "nccl backend without a GPU" -- env CUDA_VISIBLE_DEVICES= "$TOPOTUNE_BENCH" --backend nccl -b 8 -e 1M
 elapsed=$(($(date +%s) - start))
-check "nccl backend fails in under 5 s (took ${elapsed}s)" test "$elapsed" -lt 5
+# promptly: a hang would wait for NCCL's own timeouts (minutes); a sanitized MPI start-up on a
+# loaded machine once took 5 s
+check "nccl backend fails promptly (took ${elapsed}s)" test "$elapsed" -lt "$(scaled 15)"
 expect_stderr_has "no GPU visible" "the message says so"
 
 # An output file that cannot be opened stops every rank, none waits for the others.
