@@ -5,7 +5,8 @@
 # down to the shaped link's speed and it was not slow), a slow host (h4's processes in a cgroup
 # with 5% of a CPU), a host whose benchmark hangs (the stall hook, h6); then a lossy link (netem loss on h3, where the
 # kernel has netem), a host that is down (h5) and a host of another class (h8). Each is named with
-# its kind and nothing else is; the same hosts without faults get no verdict; nothing is left
+# its kind and nothing else is (the healthy hosts of each survey get no verdict: how often noise
+# alone names a node is measured over seeds with the sim backend, tests/cli); nothing is left
 # running.
 # shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
@@ -85,17 +86,6 @@ assert len({c for c in cls.values() if c}) == 2, cls
 PY
 cat "$TEST_TMP/lossy.err" >&2
 
-# 3. No faults, three times: nothing named.
-mn_down
-unset MN_TOPOLOGY_h8
-mn_up 8 || { fail "the hosts did not come up a third time"; finish; exit 1; }
-for run in 1 2 3; do
-    survey --seed "$run" --out "$TEST_TMP/clean-$run" 2>"$TEST_TMP/clean-$run.err"
-    rc=$?
-    check "clean run $run: exit 0, no verdict (exit $rc: $(verdicts "$TEST_TMP/clean-$run" | tr '\n' ';'))" test "$rc" -eq 0 ||
-        python3 -c 'import json, sys
-for p in json.load(open(sys.argv[1]))["pairs"]: print(p)' "$TEST_TMP/clean-$run/survey.json" >&2
-done
 mn_down
 check "nothing left of the hosts" test -z "$(mn_leftovers)"
 finish
