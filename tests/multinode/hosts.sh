@@ -22,8 +22,8 @@
 #                  directions (tc u32 filters: the port and mask as u32 matches them, 0xfff8 for 8),
 #                  everything else goes through: a firewall that lets the launch in, not MPI.
 #   mn_slow_host H PCT    every process on H gets PCT% (1 to 100) of one CPU in all (a cgroup's
-#                  CPU quota: cpu.max under cgroup v2, cpu.cfs_quota_us under v1); a loop moves
-#                  the processes of H's namespace into the cgroup as they appear; after mn_up.
+#                  CPU quota: cpu.max under cgroup v2, cpu.cfs_quota_us under v1); every process
+#                  started on H from then on is in it; after mn_up.
 #   mn_strays      prints the pids in the hosts' namespaces besides their holders.
 #   mn_down        removes everything mn_up made.
 #   mn_leftovers   prints what mn_up made that is still there (nothing when clean): namespaces,
@@ -170,11 +170,12 @@ mn_hold_tcp() { # NAMESPACE DEVICE PORT MASK
             match ip protocol 6 0xff match ip dport "$3" "$4" flowid 1:2
 }
 
-# The processes rsh-agent.sh starts live in mount namespaces without the cgroup file system
-# (`ip netns exec` remounts /sys), so the move is made from here: every 20 ms, each process of the
-# host's network namespace goes into the cgroup (its later children are born there).
 # The quota is the kernel's least, 1 ms, in a period of 100 / PCT ms (20 ms for 5%): with the
 # default 100 ms period a short measurement could fit in one period's quota and not be slow.
+# Under cgroup v2 rsh-agent.sh moves itself into the cgroup before it starts anything on H (what it
+# starts is born there), through a mount of the hierarchy outside /sys ($TOPOTUNE_MN_DIR/cgroup:
+# `ip netns exec` mounts its own /sys). Under v1 a loop moves H's processes every 20 ms, which costs
+# a quarter of a core (`ip netns pids` reads every process) and slowed the healthy hosts' runs.
 mn_slow_host() {
     local dir quota=1000 period
     if [ "$2" -lt 1 ] || [ "$2" -gt 100 ]; then
@@ -185,7 +186,13 @@ mn_slow_host() {
     if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
         dir=/sys/fs/cgroup/$MN_TAG-$1
         mkdir "$dir" || return 1
-        echo "$quota $period" >"$dir/cpu.max" || { rmdir "$dir"; return 1; }
+        MN_CGROUPS+=("$dir")
+        echo "$quota $period" >"$dir/cpu.max" || return 1
+        if ! mountpoint -q "$TOPOTUNE_MN_DIR/cgroup"; then
+            mkdir -p "$TOPOTUNE_MN_DIR/cgroup" && mount -t cgroup2 none "$TOPOTUNE_MN_DIR/cgroup" || return 1
+        fi
+        echo "$TOPOTUNE_MN_DIR/cgroup/$MN_TAG-$1/cgroup.procs" >"$TOPOTUNE_MN_DIR/$1.cgroup"
+        return 0
     elif [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
         dir=/sys/fs/cgroup/cpu/$MN_TAG-$1
         mkdir "$dir" || return 1
@@ -229,6 +236,7 @@ mn_down() {
     done
     mn_kill_host head
     ip netns del "$MN_TAG-head" 2>/dev/null
+    [ -n "${TOPOTUNE_MN_DIR:-}" ] && mountpoint -q "$TOPOTUNE_MN_DIR/cgroup" && umount -l "$TOPOTUNE_MN_DIR/cgroup"
     for dir in "${MN_CGROUPS[@]}"; do # empty now: its processes were the hosts'
         rmdir "$dir" 2>/dev/null
     done
