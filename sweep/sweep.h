@@ -133,8 +133,8 @@ struct sweep {
     /* --hosts: the hosts' mapping, their class's topology JSON, the subnet Open MPI's TCP uses */
     json_t *host_nodes;
     char *host_topology, *btl_subnet;
-    char *tcp_env[LAUNCH_TCP_ENV_MAX +
-                  1]; /* --hosts: Open MPI kept off container bridges (launch_tcp_env) */
+    /* --hosts: Open MPI kept off container bridges and on IPv4 (launch_tcp_env) */
+    char *tcp_env[LAUNCH_TCP_ENV_MAX + 1];
     int nhosts;
     json_t *configs; /* [{id, env}]; rebuilt with the cures when the defaults failed at init */
     json_t *cures;   /* what sweep_run added because the defaults failed: [{vars, evidence}] */
