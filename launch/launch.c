@@ -119,7 +119,8 @@ int launch_count_hosts(const char *hosts)
 /* The user's own choice of interfaces or address family for kind (oob or btl). */
 static int set_by_user(const char *kind)
 {
-    const char *suffixes[] = {"if_include", "if_exclude", "disable_family", "disable_ipv6_family"};
+    const char *suffixes[] = {"if_include", "if_exclude", "disable_family", "disable_ipv4_family",
+                              "disable_ipv6_family"};
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
         char name[64];
         snprintf(name, sizeof(name), "OMPI_MCA_%s_tcp_%s", kind, suffixes[i]);

@@ -247,6 +247,12 @@ static void tcp_env_excludes_bridges_unless_user_chose(void **state)
     assert_int_equal(n, 2);
     assert_true(!strncmp(env[0], "OMPI_MCA_btl_", 13) && !strncmp(env[1], "OMPI_MCA_btl_", 13));
     free(env[0]), free(env[1]);
+    unsetenv("OMPI_MCA_oob_tcp_if_include");
+    setenv("OMPI_MCA_oob_tcp_disable_ipv4_family", "1", 1); /* oob on IPv6: the user's */
+    n = launch_tcp_env(env, 0);
+    assert_int_equal(n, 0);
+    unsetenv("OMPI_MCA_oob_tcp_disable_ipv4_family");
+    setenv("OMPI_MCA_oob_tcp_if_include", "ib0", 1);
     setenv("OMPI_MCA_btl_tcp_disable_family", "4", 1); /* an IPv6 network: the user's */
     assert_int_equal(launch_tcp_env(env, 1), 0);
     unsetenv("OMPI_MCA_btl_tcp_disable_family");
