@@ -51,7 +51,7 @@ for target in "${targets[@]}"; do
 done
 
 # Each shell test runs once, on the build that checks it best within the suite's 15 minutes on
-# 2 cores (both passes of every test took 21): under ASan+UBSan, the same code with memory and
+# 2 cores (both passes of every test took 23 minutes in all): under ASan+UBSan, the same code with memory and
 # undefined-behaviour checks, unless it is labelled slow (the longest runs, the installed tool,
 # the schemas and launch files: tests/CMakeLists.txt names them) or multinode, which run on the
 # plain build that is shipped. The unit, tuner and gpu checks are short and run on both.

@@ -10,8 +10,8 @@ TEST_TMP=$(mktemp -d)
 trap 'rm -rf "$TEST_TMP"' EXIT
 # Debian's python3 (tools/install-deps.sh gives it jsonschema and yaml) ahead of a version
 # manager's shim in PATH, for the tests and the scripts they start (#!/usr/bin/env python3): a
-# pyenv shim is a few bash processes per call, 0.1 s on an idle machine and a second on a busy
-# one, and the suite calls python3 thousands of times.
+# pyenv shim is a few bash processes per call, 0.3 s on an idle machine and a second on a busy
+# one (0.03 s for /usr/bin/python3), and the tests call python3 hundreds of times.
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
     mkdir "$TEST_TMP/.python" && ln -s /usr/bin/python3 "$TEST_TMP/.python/python3" &&
         export PATH="$TEST_TMP/.python:$PATH"

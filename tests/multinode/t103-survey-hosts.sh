@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `topotune survey --backend mpi` on 8 simulated hosts (tests/multinode/hosts.sh) with real faults:
-# a slow link (tc tbf on h2's veth at 50mbit, its pairs 80 times below the others here; at 200mbit
-# a busy machine's pairs, CPU-bound, came down to the shaped link's speed and it was not slow), a
+# a slow link (tc tbf on h2's veth at 50mbit: 6 MB/s at most, an eightieth of the 0.49 GB/s the
+# class's pairs measured here; at 200mbit a busy machine's pairs, CPU-bound, came down to the
+# shaped link's speed and it was not slow), a
 # slow host (h4's processes in a cgroup with 5% of a CPU), a host whose benchmark hangs (the stall
 # hook, h6); then a lossy link (netem loss on h3, where the kernel has netem), a host that is down
 # (h5) and a host of another class (h8). Each is named with its kind and nothing else is (the
