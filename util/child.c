@@ -410,6 +410,10 @@ int util_child_start(struct util_child *c)
     c->exit_code = -1;
     c->signal = 0;
     c->wall_s = now();
+    if (!c->argv || !c->argv[0]) { /* a launch line its builder refused: nothing to run */
+        c->exec_errno = EINVAL;
+        return -1;
+    }
     nbefore = children_of_me(before, MAX_LIVE * 4);
     struct exec_plan plan = {NULL, build_env(c->env), 0, -1, -1};
     plan.path = resolve(c->argv[0], &plan.err);

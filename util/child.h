@@ -61,7 +61,8 @@ int util_child_interrupted(void);
  */
 int util_child_end_session(pid_t sid, const char *marker, double grace_s, int *killed);
 
-/* Starts c. Returns 0, or -1 when it could not start (exec_errno tells why). */
+/* Starts c. Returns 0, or -1 when it could not start (exec_errno tells why: EINVAL for no
+ * argv, as a launch line that could not be built gives). */
 int util_child_start(struct util_child *c);
 
 /*

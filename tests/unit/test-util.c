@@ -456,6 +456,9 @@ static void test_child(void **state)
     struct util_child m = {.argv = missing, .log = log};
     assert_int_equal(util_child_run(&m), -1);
     assert_int_equal(m.exec_errno, ENOENT);
+    struct util_child none = {.argv = NULL, .log = log}; /* a launch line that was refused */
+    assert_int_equal(util_child_run(&none), -1);
+    assert_int_equal(none.exec_errno, EINVAL);
 
     pid_t mine = fork(); /* started some other way, before the run */
     if (mine == 0) {
