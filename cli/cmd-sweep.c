@@ -354,6 +354,13 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     }
     if (o->timeout)
         sw->timeout_s = o->timeout;
+    /* the sim predicts a whole job in one process, without MPI: more processes would each
+     * write the same run's log */
+    if (!strcmp(sw->backend, "sim") && sw->np > 1)
+        return util_error("--np %d: the sim backend predicts a whole job in one process; --nodes N "
+                          "sets how many nodes it predicts",
+                          sw->np),
+               2;
     sw->launcher = o->launcher ? o->launcher : sw->np > 1 || o->hosts ? "mpirun" : "direct";
     if (!strcmp(sw->launcher, "direct") && sw->np > 1)
         return util_error("--np %d needs --launcher mpirun or srun", sw->np), 2;
@@ -372,9 +379,10 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
                        "--hosts goes with --launcher mpirun (under srun, the allocation names "
                        "the nodes)"),
                    2;
-        if (!o->np)
+        int sim = !strcmp(sw->backend, "sim"); /* the runs are predictions, here */
+        if (!o->np && !sim)
             sw->np = nhosts; /* one rank per host */
-        if (sw->np % nhosts)
+        if (!sim && sw->np % nhosts)
             return util_error(
                        "--np %d is not a multiple of the %d host(s): every host runs the same "
                        "number of ranks",
@@ -390,6 +398,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
             if (!sw->nodes)
                 sw->nodes = nhosts;
         }
+        if (sim)
+            sw->launcher = "direct"; /* the hosts were mapped: their class is predicted here */
     }
     if (!sw->host_nodes && topo_load(t, o->topology))
         return 2;

@@ -133,7 +133,11 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, char
             seed = seed * 31u + (unsigned char)*p;
         add_argf(&argv, &n, "--seed=%u", seed % 2147483647u);
     }
-    struct launch l = {.launcher = sw->launcher, .np = sw->np, .hosts = sw->hosts, .env = env};
+    /* a sim's hosts were only mapped: it predicts their class here, in one process */
+    struct launch l = {.launcher = sw->launcher,
+                       .np = sw->np,
+                       .hosts = strcmp(sw->backend, "sim") ? sw->hosts : NULL,
+                       .env = env};
     char **launched = launch_argv(&l, argv);
     free_strv(argv);
     return launched;

@@ -101,6 +101,13 @@ assert final and set(final.values()) == {3}, final
 assert any(r["env"] == {} for r in runs if r["final"]), "the baseline reaches the final rung"
 PY
 
+# The sim predicts a whole job in one process (no MPI): several would write one log at once.
+expect_exit 2 "sim with more than one process" -- "$TOPOTUNE" sweep --backend sim --np 2 \
+    --launcher mpirun --topology "$specs/hgx-h100.json" --space "$spaces/nccl-quick.json" \
+    --out "$TEST_TMP/sim-np"
+expect_stderr_has "--nodes" "the option that sets the job's size is named"
+expect_no_file "$TEST_TMP/sim-np" "nothing written for it"
+
 # Bad spaces: exit 2, the entry named.
 bad() { printf '%s\n' "$2" >"$TEST_TMP/bad-$1.json"; }
 bad unknown-key '{"schema": "topotune/space/1", "vars": {"NCCL_ALGO": [null]}, "varz": 1}'
