@@ -17,16 +17,17 @@
 # launches took past the 20 s deadline and it was called hung, not slow
 mn_guard "$(scaled 590)" "$@"
 hosts=h1,h2,h3,h4,h5,h6,h7,h8
-# The 8 hosts share this machine's 2 cores (16 ranks): a pair or a node alone can come out at a
-# third of the median by chance here, so "slow" is below 30% of the class median (the faults are 30x
-# to 1000x slower: the shaped link's pairs, the starved host alone), and
+# The 8 hosts share this machine's 2 cores (16 ranks): a healthy node alone has come out at a
+# sixth of the best and, in CI, at 28% then 20% of the median (alone, then repeated longer), so
+# "slow" is below 10% of the class median (the most --tolerance takes), between that noise and
+# the faults (the shaped link's pairs at 1% of the median, the starved host alone at 0.3%), and
 # one group is measured at a time (pairs measured at once took each other's cores: a round's values
 # spread by 64% and hid the slow link). Alone in its launch, the slow host's start-up (its orted is
 # in the cgroup too) once took 17 s at 3% and passed the 6 s deadline; its short runs fitted in
 # one period's quota and it was not slow alone (at 8%, then once in CI at 5%: 3.5 GB/s against a
 # median of 6): 5%, a 20 s deadline, and the quota in 20 ms periods, not 100 (mn_slow_host).
 survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout "$(scaled 20)" \
-    --tolerance 0.7 --groups-per-launch 1 "$@"; }
+    --tolerance 0.9 --groups-per-launch 1 "$@"; }
 verdicts() { # what survey.json names: "host kind" per line, sorted
     python3 -c 'import json, sys
 print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
