@@ -10,6 +10,24 @@
 
 #include <stdio.h>
 
+#include "util/opts.h"
+
+/*
+ * The exit status for what a module returned, as the man page's EXIT STATUS lists them: 0 for 0
+ * and UTIL_OPTS_HELP; 1, the work failed, for UTIL_EIO (a write error) and UTIL_ENOMEM; 2 for
+ * bad usage or input (UTIL_EUSAGE, UTIL_EINVAL, UTIL_ENOENT, UTIL_ENOTSUP); 3, something required
+ * is missing, for UTIL_EENV; 128 + the signal for UTIL_EINTR. The one place a module's code
+ * becomes a status (util/error.h).
+ */
+int cli_status(int code);
+
+/*
+ * util_opts_parse, then: 0 when the command goes on, or 1 when it ends with *status (0 after
+ * --help, 2 after a usage error the parser printed).
+ */
+int cli_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *npositional,
+              int *status);
+
 int cmd_topo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

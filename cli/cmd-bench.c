@@ -30,8 +30,9 @@ struct bench_cmd {
     int npass;
 };
 
-/* The benchmark's own flags pass through in order; topotune-bench checks them (check_flags). */
-static int parse(int argc, char **argv, struct bench_cmd *l)
+/* The benchmark's own flags pass through in order; topotune-bench checks them (check_flags).
+ * cli_parse's result. */
+static int parse(int argc, char **argv, struct bench_cmd *l, int *status)
 {
     const struct util_opt opts[] = {
         {"backend", 0, UTIL_OPT_CHOICE, &l->backend, "NAME", "nccl (default) or mpi",
@@ -51,9 +52,9 @@ static int parse(int argc, char **argv, struct bench_cmd *l)
         "Runs topotune-bench once, N ranks under the launcher, and prints its nccl-tests table.\n"
         "'topotune-bench --help' lists the benchmark's own flags.",
         opts, -1, 1};
-    int rc = util_opts_parse(&cmd, argc, argv, &l->npass);
+    int rc = cli_parse(&cmd, argc, argv, &l->npass, status);
     l->pass = argv + 1;
-    return rc == UTIL_EUSAGE ? 2 : rc;
+    return rc;
 }
 
 static int in_path(const char *prog)
@@ -135,9 +136,9 @@ static int run_and_map(char **args)
 int cmd_bench(int argc, char **argv)
 {
     struct bench_cmd l = {.backend = "nccl", .np = 1};
-    int rc = parse(argc, argv, &l);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int status;
+    if (parse(argc, argv, &l, &status))
+        return status;
     int np = l.np;
     const char *launcher = l.launcher ? l.launcher : (np > 1 || l.hosts ? "mpirun" : "direct");
     if (strcmp(launcher, "direct") == 0 && np > 1)
@@ -163,7 +164,7 @@ int cmd_bench(int argc, char **argv)
     struct launch spec = {.launcher = launcher, .np = np, .hosts = l.hosts};
     char **args = launch_argv(&spec, program);
     trace(args);
-    rc = check_flags(&l);
+    int rc = check_flags(&l);
     if (!rc)
         rc = run_and_map(args);
     free(bench);

@@ -413,9 +413,9 @@ int cmd_calibrate(int argc, char **argv)
         "parameter out of range is not written (exit 1), nor one from too few runs (3 sizes\n"
         "and 3 points for each parameter it settles).",
         opts, 0, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, status, rc = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     if (!runs.n || !out)
         return util_error("topotune calibrate needs --runs SWEEPDIR (one or more) and --out FILE"),
                2;

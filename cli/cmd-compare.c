@@ -103,13 +103,12 @@ int cmd_compare(int argc, char **argv)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune compare", compare_usage, opts, -1, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
+    int npos = 0, status, rc = 0;
     char **pos = argv + 1;
-    if (rc || !npos) {
-        if (!rc)
-            util_error("topotune compare needs at least one input (see --help)");
-        return rc > 0 ? 0 : 2;
-    }
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
+    if (!npos)
+        return util_error("topotune compare needs at least one input (see --help)"), 2;
     if (scale.n > MAX_SCALE) /* never cut the list without a word */
         return util_error("--nodes: more than %d node counts (%d): give at most %d", MAX_SCALE,
                           scale.n, MAX_SCALE),

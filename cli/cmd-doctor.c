@@ -158,9 +158,9 @@ int cmd_doctor(int argc, char **argv)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune doctor", doctor_usage, opts, -1, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    int npos = 0, status, rc = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     if ((hosts || allocation) && input)
         return util_error("--input describes one node: it cannot be combined with --hosts or "
                           "--allocation (give each node its file with TOPOTUNE_TOPOLOGY)"),

@@ -23,10 +23,10 @@ int cmd_gen(int argc, char **argv)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune gen", gen_usage, opts, -1, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
+    int npos = 0, status, rc;
     char **pos = argv + 1;
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     if (!runs && !npos)
         return util_error("topotune gen needs --runs DIR (a directory written by topotune sweep)"),
                2;

@@ -84,12 +84,12 @@ static int parse(int argc, char **argv, struct predict_opts *o)
         opts, 0, 0};
     int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
-        return rc == 1 ? 1 : 2;
+        return rc;
     if (o->max < o->min)
         return util_error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as "
                           "large as -b",
                           o->max, o->min),
-               2;
+               UTIL_EUSAGE;
     o->env.vars = (char **)o->env_list.items;
     o->env.n = o->env_list.n;
     for (int i = 0; i < o->env.n; i++) {
@@ -97,7 +97,7 @@ static int parse(int argc, char **argv, struct predict_opts *o)
             return util_error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
                               "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
                               o->env.vars[i]),
-                   2;
+                   UTIL_EUSAGE;
         /* The policy of every variable a file or flag sets (util_env_refused), here too. */
         const char *eq = strchr(o->env.vars[i], '=');
         char name[160];
@@ -106,10 +106,11 @@ static int parse(int argc, char **argv, struct predict_opts *o)
         if (why)
             return util_error("invalid value '%s' for --env: %s cannot be set: %s", o->env.vars[i],
                               name, why),
-                   2;
+                   UTIL_EUSAGE;
     }
     if (!o->input)
-        return util_error("topotune predict needs --input FILE (a topology or hardware spec)"), 2;
+        return util_error("topotune predict needs --input FILE (a topology or hardware spec)"),
+               UTIL_EUSAGE;
     return 0;
 }
 
@@ -183,7 +184,7 @@ int cmd_predict(int argc, char **argv)
     struct predict_opts o = {.min = 8, .max = 1u << 30};
     int rc = parse(argc, argv, &o);
     if (rc)
-        return rc == 1 ? 0 : 2;
+        return cli_status(rc);
     /* the sizes doubling from -b to -e, as the sim backend of topotune-bench gives them */
     struct bench_options bo;
     bench_options_init(&bo);

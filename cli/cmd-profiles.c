@@ -168,9 +168,9 @@ int cmd_profiles(int argc, char **argv)
         "       topotune profiles [--profiles ROOT] show CLASS [vN]\n"
         "       topotune profiles [--profiles ROOT] diff CLASS [vA vB]",
         opts, 4, 0};
-    int n = 0, rc = util_opts_parse(&cmd, argc, argv, &n);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    int n = 0, status;
+    if (cli_parse(&cmd, argc, argv, &n, &status))
+        return status;
     const char *args[4] = {0};
     for (int i = 0; i < n; i++)
         args[i] = argv[i + 1];

@@ -43,9 +43,9 @@ int cmd_run(int argc, char **argv)
     };
     const struct util_opts_cmd cmd = {
         "topotune run", "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE]", opts, 0, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    int npos = 0, status, rc = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     struct topo t;
     topo_init(&t);
     if (topo_load(&t, NULL))

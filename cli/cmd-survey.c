@@ -181,8 +181,8 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune survey", usage, opts, 0, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    return rc ? (rc == 1 ? 1 : 2) : 0;
+    int npos = 0;
+    return util_opts_parse(&cmd, argc, argv, &npos);
 }
 
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
@@ -279,7 +279,7 @@ int cmd_survey(int argc, char **argv)
     struct survey_opts o = {0};
     int rc = parse(argc, argv, &o);
     if (rc)
-        return rc == 1 ? 0 : rc;
+        return cli_status(rc);
     struct survey s = {0};
     struct survey_launch l;
     rc = setup(&s, &o, &l);
@@ -329,7 +329,7 @@ int cmd_survey(int argc, char **argv)
                        s.rounds, o.out, o.out);
             rc = 128 + util_child_interrupted();
         } else if (r) {
-            rc = r == UTIL_EINVAL ? 2 : 3; /* a record --resume cannot replay is bad input */
+            rc = cli_status(r); /* a record --resume cannot replay is bad input */
         } else if (survey_write(&s)) {
             rc = 3;
         } else {

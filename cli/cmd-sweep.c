@@ -394,7 +394,7 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
             util_child_supervise();
             int rc = sweep_map_hosts(sw, t);
             if (rc)
-                return rc;
+                return cli_status(rc);
             if (!sw->nodes)
                 sw->nodes = nhosts;
         }
@@ -445,9 +445,9 @@ int cmd_sweep(int argc, char **argv)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune sweep", sweep_usage, opts, 0, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    int npos = 0, status, rc = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     if (o.out && !o.out[0])
         return util_error("--out: an empty directory name (give one, or leave --out out for "
                           "sweeps/CLASS-TIME)"),
@@ -500,12 +500,9 @@ int cmd_sweep(int argc, char **argv)
                   json_array_size(sw.configs), sw.repeat, sw.strategy, sw.backend, sw.launcher,
                   sw.dir);
         int run = sweep_run(&sw);
-        if (run == 1)
+        if (run == UTIL_EINTR)
             say_interrupted(&sw);
-        rc = run == 1             ? 128 + util_child_interrupted()
-             : run == UTIL_EINVAL ? 2
-             : run                ? 1
-                                  : summary(&sw);
+        rc = run ? cli_status(run) : summary(&sw);
         free((char *)sw.bench);
     }
     if (lockfd >= 0)

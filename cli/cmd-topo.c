@@ -148,9 +148,9 @@ int cmd_topo(int argc, char **argv)
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune topo", topo_usage, opts, -1, 0};
-    int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    int npos = 0, status, rc = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, &status))
+        return status;
     if (npos) {
         util_error("'topotune topo' takes no arguments: use --input FILE to read a topology file");
         return 2;

@@ -53,19 +53,19 @@ static const char *profile_env(const char *name, void *ctx)
     return json_string_value(json_object_get(ctx, name));
 }
 
-/* The options of --backend nccl. */
+/* The options of --backend nccl: 0 or UTIL_EUSAGE. */
 static int parse_measured(struct verify_opts *o)
 {
     if (o->topology)
         return util_error("--topology predicts (sim backend); --backend nccl measures: give one"),
-               2;
+               UTIL_EUSAGE;
     o->launcher = o->launcher ? o->launcher : "mpirun";
     if (launch_check_nodes(o->hosts, 0))
-        return 2;
+        return UTIL_EUSAGE;
     if (!o->np)
         return util_error(
                    "verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"),
-               2;
+               UTIL_EUSAGE;
     return 0;
 }
 
@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     if (rc == 0 && !npos)
         rc = (util_error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
     if (rc)
-        return rc == 1 ? 1 : 2;
+        return rc;
     o->profile = argv[1];
     const char *backend = o->backend ? o->backend : "sim";
     if (!strcmp(backend, "nccl"))
@@ -123,7 +123,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         return util_error(
                    "topotune verify needs --topology SPEC for the sim backend (the profile's "
                    "class: a topology file or hardware spec)"),
-               2;
+               UTIL_EUSAGE;
     return 0;
 }
 
@@ -728,7 +728,7 @@ int cmd_verify(int argc, char **argv)
     struct verify_opts o = {.min_bytes = 8, .max_bytes = 1u << 30, .repeat = 3, .timeout_s = 120};
     int rc = parse(argc, argv, &o);
     if (rc)
-        return rc == 1 ? 0 : 2;
+        return cli_status(rc);
     char table_path[4200];
     json_t *profile = load_profile(o.profile, table_path, sizeof(table_path));
     if (!profile)

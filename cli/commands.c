@@ -2,7 +2,11 @@
 /* The command table: `topotune --help` and dispatch are generated from it. */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <string.h>
+
+#include "util/child.h"
+#include "util/error.h"
 
 static const struct cli_command commands[] = {
     {"topo", cmd_topo, "map this machine (or a topology file): GPUs, NICs, NVLink, PCIe matrix"},
@@ -53,4 +57,31 @@ int cmd_help(int argc, char **argv)
     }
     cli_usage(stdout);
     return 0;
+}
+
+int cli_status(int code)
+{
+    switch (code) {
+    case UTIL_OK:
+    case UTIL_OPTS_HELP:
+        return 0;
+    case UTIL_EUSAGE:
+    case UTIL_EINVAL:
+    case UTIL_ENOENT:
+    case UTIL_ENOTSUP:
+        return 2;
+    case UTIL_EENV:
+        return 3;
+    case UTIL_EINTR:
+        return 128 + (util_child_interrupted() ? util_child_interrupted() : SIGINT);
+    default: /* UTIL_EIO, UTIL_ENOMEM: the work failed */
+        return 1;
+    }
+}
+
+int cli_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *npositional, int *status)
+{
+    int rc = util_opts_parse(cmd, argc, argv, npositional);
+    *status = cli_status(rc);
+    return rc != 0;
 }

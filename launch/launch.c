@@ -4,6 +4,7 @@
 #include "launch/launch.h"
 #include "topo/topo.h"
 #include "util/buf.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
 
@@ -160,14 +161,14 @@ int launch_tcp_env(char **env, int btl)
 int launch_check_nodes(const char *hosts, int allocation)
 {
     if (hosts && allocation)
-        return util_error("--hosts and --allocation both name the nodes: give one"), 2;
+        return util_error("--hosts and --allocation both name the nodes: give one"), UTIL_EUSAGE;
     if (hosts && !launch_count_hosts(hosts))
         return util_error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts),
-               2;
+               UTIL_EUSAGE;
     if (allocation && !launch_in_slurm())
         return util_error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
                           "inside salloc or sbatch, or give --hosts"),
-               2;
+               UTIL_EUSAGE;
     return 0;
 }
 

@@ -43,7 +43,7 @@ int launch_in_slurm(void);
 
 /*
  * Checks a command's --hosts LIST and --allocation flag: not both, a list with
- * names in it, an allocation only inside Slurm. Returns 0, or 2 (usage) after
+ * names in it, an allocation only inside Slurm. Returns 0, or UTIL_EUSAGE after
  * an error naming the flag and the fix.
  */
 int launch_check_nodes(const char *hosts, int allocation);

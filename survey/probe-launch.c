@@ -186,7 +186,7 @@ static int launch_map(struct survey *s)
     json_t *all = cluster_gather(s->nnodes ? util_buf_str(&hosts) : NULL, "topo", NULL, deadline);
     util_buf_release(&hosts);
     if (!all && !s->nnodes)
-        return util_error("cannot map the nodes of the allocation (see above)"), UTIL_EIO;
+        return util_error("cannot map the nodes of the allocation (see above)"), UTIL_EENV;
     int allocation = all && !s->nnodes;
     if (allocation) { /* --allocation: the nodes are those that answered, in their order */
         s->nnodes = (int)json_array_size(all);
@@ -237,7 +237,7 @@ static int launch_map(struct survey *s)
     json_decref(all);
     free(order);
     if (util_child_interrupted())
-        return UTIL_EIO;
+        return UTIL_EINTR;
     run_doctor(s, deadline);
     return 0;
 }
@@ -319,7 +319,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
     util_child_run(&ch);
     launch_argv_free(argv);
     if (util_child_interrupted())
-        return UTIL_EIO;
+        return UTIL_EINTR;
     int rc = read_groups(json, n, busbw, why);
     if (ch.exit_code == 6) /* BENCH_EXIT_USAGE: no verdict on any node */
         return util_error("topotune-bench refused the launch's options (exit 6): see '%s'", log),

@@ -52,13 +52,13 @@ struct survey_probe {
     /*
      * Maps the nodes: fills each node's class_id, or leaves it NULL and sets its `why` when the
      * node did not answer within its deadline; may run doctor on the mapped nodes (s->doctor).
-     * 0, or an error code that ends the survey.
+     * 0, or an error code that ends the survey (UTIL_EINTR: a signal came).
      */
     int (*map)(struct survey *s);
     /*
      * Measures every group at once, a communicator per group. 0 with busbw[i] for each group;
      * 1 when the launch failed or hung (no numbers; `why` says how, naming hosts when the
-     * launcher did); or an error code that ends the survey (a signal came: UTIL_EIO).
+     * launcher did); or an error code that ends the survey (a signal came: UTIL_EINTR).
      */
     int (*groups)(struct survey *s, const struct survey_group *g, int n, double *busbw,
                   struct util_buf *why);
@@ -149,7 +149,8 @@ int survey_check_all_pairs(const struct survey *s);
 
 /*
  * The whole survey: map, nodes alone, pair rounds, focused rounds, verdicts, the whole cluster.
- * 0, 1 (interrupted by a signal: what was measured is kept) or an error code.
+ * 0, UTIL_EINTR (a signal came: what was measured is kept), UTIL_EENV (the nodes could not be
+ * mapped), or another error code.
  */
 int survey_run(struct survey *s);
 

@@ -13,8 +13,8 @@ struct planned_run {
 
 /*
  * Runs r unless a finished run of it (config id, rep, rung) is on file, and appends its result
- * to DIR/results.jsonl; *result is the run's result either way (borrowed). 0, UTIL_EIO, or 1 when
- * a signal came (util_child_supervise): the run it cut is not recorded.
+ * to DIR/results.jsonl; *result is the run's result either way (borrowed). 0, UTIL_EIO, or
+ * UTIL_EINTR when a signal came (util_child_supervise): the run it cut is not recorded.
  */
 int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result);
 

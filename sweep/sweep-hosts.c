@@ -12,6 +12,7 @@
 #include "launch/launch.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/error.h"
 #include "util/log.h"
 
 #include <arpa/inet.h>
@@ -97,12 +98,12 @@ static int one_class(const json_t *nodes)
             return util_error("host %s could not be mapped (%s): run topotune topo on it",
                               host ? host : "?",
                               json_string_value(json_object_get(n, "error")) ?: "no topology"),
-                   3;
+                   UTIL_EENV;
         }
         if (first && strcmp(class_of(n), first))
             util_buf_addf(&odd, ", %s is %s", host ? host : "?", class_of(n));
     }
-    int rc = odd.len ? 2 : 0;
+    int rc = odd.len ? UTIL_EINVAL : 0;
     if (odd.len)
         util_error("the hosts are not one node class (%s is %s%s): sweep each class on its own, "
                    "with --hosts listing that class's hosts (topotune topo --hosts groups them)",
@@ -116,14 +117,14 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t)
 {
     json_t *nodes = cluster_gather(sw->hosts, "topo", NULL, 300);
     if (!nodes)
-        return 3;
+        return UTIL_EENV;
     int rc = one_class(nodes);
     const json_t *first = json_array_get(nodes, 0);
     if (!rc) {
         sw->host_topology = json_dumps(json_object_get(first, "topology"), JSON_COMPACT);
         rc = topo_load_buffer(t, json_string_value(json_object_get(first, "host")),
                               sw->host_topology, strlen(sw->host_topology))
-                 ? 3
+                 ? UTIL_EENV
                  : 0;
     }
     if (!rc && strcmp(sw->backend, "sim")) { /* nccl also starts, and bootstraps, through MPI */
@@ -132,7 +133,7 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t)
             util_error("the hosts share no IPv4 subnet outside loopback and container bridges: set "
                        "OMPI_MCA_btl_tcp_if_include in the space's \"fixed\" to the network the "
                        "ranks should use");
-            rc = 3;
+            rc = UTIL_EENV;
         } else
             util_info("sweep: Open MPI's TCP transport pinned to %s, the subnet every host shares",
                       sw->btl_subnet);

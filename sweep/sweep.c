@@ -606,12 +606,12 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
             return 0;
         }
     if (util_child_interrupted())
-        return 1;
+        return UTIL_EINTR;
     json_t *res = run_one(sw, r);
     if (util_child_interrupted()) { /* cut by the signal: no verdict on the configuration */
         run_name(r, sw->cut, sizeof(sw->cut));
         json_decref(res);
-        return 1;
+        return UTIL_EINTR;
     }
     sw->ran++;
     char path[1100], name[64];

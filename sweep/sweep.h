@@ -147,13 +147,14 @@ struct sweep {
     int total, done, ran;
     double spent_s, best;
     char best_id[32];
-    char cut[64]; /* the run a signal cut (sweep_run returned 1), else "" */
+    char cut[64]; /* the run a signal cut (sweep_run returned UTIL_EINTR), else "" */
 };
 
 /*
  * --hosts: maps the hosts through mpirun into host_nodes; they must be one node
  * class, whose topology is loaded into t; for the mpi backend, picks btl_subnet.
- * Returns 0, 2 (hosts of several classes) or 3 (mapping failed), after saying why.
+ * Returns 0, UTIL_EINVAL (hosts of several classes) or UTIL_EENV (a host could not be mapped,
+ * or the hosts share no subnet), after saying why.
  */
 int sweep_map_hosts(struct sweep *sw, struct topo *t);
 
@@ -161,8 +162,8 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t);
  * Measures every planned run not already in DIR/results.jsonl. 0, UTIL_EINVAL
  * (a configuration sets a variable sweep_configs_check refuses: nothing ran),
  * or UTIL_EIO (results unwritable, or a run's events and log could not be
- * written: that run is not recorded, so --resume runs it again), or 1: a
- * SIGINT, SIGTERM or SIGHUP came (util_child_interrupted names it); the run in
+ * written: that run is not recorded, so --resume runs it again), or UTIL_EINTR:
+ * a SIGINT, SIGTERM or SIGHUP came (util_child_interrupted names it); the run in
  * progress (sw->cut) was killed with its whole process group and waited for,
  * and is not recorded. Its children die with this process (util_child_supervise),
  * and DIR/sweep.pid names the group of the run in progress.

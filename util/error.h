@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Error codes shared by every module, and the messages that go with them. */
+/*
+ * The error contract, for every module below cli/:
+ *
+ * - A function that can fail returns 0 (or a count, or a pointer, as its header says) on
+ *   success and one of the negative UTIL_E* codes below on failure. It never returns a process
+ *   exit status: which status a code becomes is cli/'s choice, made in one place (cli_status).
+ * - The function that knows the detail (the file, the field, the host, the fix) prints it once
+ *   with util_error, then returns the code: `return util_error("...: %s", ...), UTIL_EIO;`.
+ *   util_error itself returns UTIL_EINVAL, so `return util_error(...)` is bad input.
+ * - Predicates (is_..., has_..., a "1 when" in the header) return 1 or 0 and print nothing.
+ */
 #ifndef UTIL_ERROR_H
 #define UTIL_ERROR_H
 
-/*
- * Functions return 0 on success or one of these negative codes. Modules print
- * the detail (file, field, fix) where they know it, and return the code.
- */
 enum {
     UTIL_OK = 0,
     UTIL_EINVAL = -1,  /* bad input: a file or value that does not parse */
@@ -15,6 +21,8 @@ enum {
     UTIL_ENOMEM = -4,  /* out of memory */
     UTIL_ENOTSUP = -5, /* a format or feature this build does not support */
     UTIL_EUSAGE = -6,  /* wrong command-line usage */
+    UTIL_EINTR = -7,   /* a signal came (util_child_interrupted names it): the work was cut */
+    UTIL_EENV = -8,    /* the environment failed: a host, launcher or program did not answer */
 };
 
 /* A short lowercase description of code, never NULL. */

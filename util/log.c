@@ -104,6 +104,10 @@ const char *util_strerror(int code)
         return "not supported";
     case UTIL_EUSAGE:
         return "usage error";
+    case UTIL_EINTR:
+        return "interrupted";
+    case UTIL_EENV:
+        return "the environment failed";
     }
     return "unknown error";
 }

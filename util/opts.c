@@ -267,7 +267,7 @@ int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int 
         char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             util_opts_usage(stdout, cmd);
-            return 1;
+            return UTIL_OPTS_HELP;
         }
         const char *eq = NULL;
         const struct util_opt *o =

@@ -61,9 +61,10 @@ struct util_opts_cmd {
  * Parses argv[1..argc) against cmd->opts. Values come as "--name VALUE", "--name=VALUE",
  * "-x VALUE" or "-xVALUE" (nccl-tests' attached form: -b8 -e128M). The positional arguments are
  * moved, in order, to argv[1..*npositional] (the strings themselves do not move). Returns 0;
- * 1 after printing the usage for "--help"/"-h"; UTIL_EUSAGE after an error naming the option
- * (unknown, missing or bad value, too many positional arguments).
+ * UTIL_OPTS_HELP after printing the usage for "--help"/"-h"; UTIL_EUSAGE after an error naming
+ * the option (unknown, missing or bad value, too many positional arguments).
  */
+#define UTIL_OPTS_HELP 1 /* the help was asked for and printed: nothing more to do */
 int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *npositional);
 
 /* Prints "usage: ..." and the option list. */

@@ -4,6 +4,7 @@
  * lists, the --hosts/--allocation check, Open MPI's TCP exclusions and the hosts a log blames. */
 #include "launch/launch.h"
 #include "util/buf.h"
+#include "util/error.h"
 #include "util/file.h"
 
 #include <setjmp.h>
@@ -202,10 +203,10 @@ static void check_nodes_rules(void **state)
     assert_int_equal(launch_in_slurm(), 0);
     assert_int_equal(launch_check_nodes(NULL, 0), 0);
     assert_int_equal(launch_check_nodes("h1,h2", 0), 0);
-    assert_int_equal(launch_check_nodes("h1", 1), 2);
-    assert_int_equal(launch_check_nodes(",,", 0), 2);
-    assert_int_equal(launch_check_nodes("", 0), 2);
-    assert_int_equal(launch_check_nodes(NULL, 1), 2); /* outside Slurm */
+    assert_int_equal(launch_check_nodes("h1", 1), UTIL_EUSAGE);
+    assert_int_equal(launch_check_nodes(",,", 0), UTIL_EUSAGE);
+    assert_int_equal(launch_check_nodes("", 0), UTIL_EUSAGE);
+    assert_int_equal(launch_check_nodes(NULL, 1), UTIL_EUSAGE); /* outside Slurm */
     setenv("SLURM_JOB_ID", "", 1);
     assert_int_equal(launch_in_slurm(), 0);
     setenv("SLURM_JOB_ID", "42", 1);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The error contract (util/error.h): below cli/, a function that fails returns a negative UTIL_E*
+# code, never a process exit status, and cli_status (cli/commands.c) is the one place a code
+# becomes a status. The sources are read for the form exit statuses took below cli/
+# (`return util_error(...), 2;`) and cli/ for the per-command mappings cli_parse replaced; then
+# the statuses a user sees: 0 after --help, 2 for a bad flag and for a host list with no name in
+# it (launch_check_nodes: UTIL_EUSAGE), 3 for hosts that cannot be mapped (UTIL_EENV).
+# bench/ is topotune-bench, a program of its own: its codes are its exit statuses.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+: "${TOPOTUNE_SRC:?set by ctest: the source tree}"
+
+check "no exit status returned with an error below cli/" python3 - "$TOPOTUNE_SRC" <<'PY'
+import re, subprocess, sys
+root = sys.argv[1]
+files = subprocess.run(["git", "-C", root, "ls-files", "*.c"], capture_output=True, text=True,
+                       check=True).stdout.split()
+strings = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+status = re.compile(r'return\s+util_error\([^;]*\)\s*,\s*([0-9]+)\s*;')
+bad = []
+for f in files:
+    if f.split("/")[0] in ("cli", "bench", "tests", "tools", "tuner"):
+        continue
+    text = strings.sub('""', open(f"{root}/{f}").read())  # a ';' inside a message ends nothing
+    for m in status.finditer(text):
+        bad.append(f"{f}:{text.count(chr(10), 0, m.start()) + 1}: returns {m.group(1)}")
+print("\n".join(bad))
+assert not bad
+PY
+mapped=$(cd "$TOPOTUNE_SRC" && grep -nE 'rc (> 0|== 1) \? (0|1) : ' cli/*.c)
+check "no command maps the parser's result by hand: ${mapped:-none}" test -z "$mapped"
+
+for cmd in topo sweep gen survey predict verify compare calibrate doctor run profiles bench; do
+    expect_exit 0 "$cmd --help" -- "$TOPOTUNE" "$cmd" --help
+done
+expect_exit 2 "an unknown flag" -- "$TOPOTUNE" sweep --no-such-flag
+expect_exit 2 "a host list with no name" -- "$TOPOTUNE" sweep --backend mpi --hosts ,, \
+    --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" --out "$TEST_TMP/s1"
+expect_stderr_has "invalid value ',,' for --hosts" "the flag and its value named"
+if command -v mpirun >/dev/null; then
+    expect_exit 3 "a host that cannot be mapped" -- "$TOPOTUNE" sweep --backend mpi \
+        --hosts topotune-no-such-host.invalid --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" \
+        --out "$TEST_TMP/s2"
+    expect_no_file "$TEST_TMP/s2" "nothing written for it"
+fi
+finish
