@@ -6,6 +6,7 @@
  */
 #include "bench/internal.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static const char *mpi_unsupported(int dtype, int op)
 
 static int mpi_init(struct bench_ctx *c)
 {
-    struct mpi_state *s = calloc(1, sizeof(*s));
+    struct mpi_state *s = util_xcalloc(1, sizeof(*s));
     if (!s)
         return BENCH_EXIT_INTERNAL;
     c->state = s;

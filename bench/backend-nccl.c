@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -242,14 +243,14 @@ static int init_comms(struct bench_ctx *c, struct nccl_state *s)
 
 static int nccl_init(struct bench_ctx *c)
 {
-    struct nccl_state *s = calloc(1, sizeof(*s));
+    struct nccl_state *s = util_xcalloc(1, sizeof(*s));
     if (!s)
         return BENCH_EXIT_INTERNAL;
     c->state = s;
     s->ngpus = c->opt->ngpus;
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
-    s->gpu = calloc((size_t)s->ngpus, sizeof(*s->gpu));
-    s->host = malloc(s->bytes);
+    s->gpu = util_xcalloc((size_t)s->ngpus, sizeof(*s->gpu));
+    s->host = malloc(s->bytes); /* -e's size: too large is the user's to fix, said below */
     s->log_path = resolve_log_path();
     int rc = 0;
     if (!s->gpu || !s->host) {

@@ -14,6 +14,7 @@
 #include "topo/topo.h"
 #include "tuner/tuner.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ static int load_table(struct tuner_table *t)
 static int sim_init(struct bench_ctx *c)
 {
     const struct bench_options *o = c->opt;
-    struct sim_state *s = calloc(1, sizeof(*s));
+    struct sim_state *s = util_xcalloc(1, sizeof(*s));
     if (!s)
         return BENCH_EXIT_INTERNAL;
     c->state = s;

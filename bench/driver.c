@@ -6,6 +6,7 @@
  */
 #include "bench/internal.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/version.h"
 
 #include <stdio.h>
@@ -32,7 +33,7 @@ static int gather_hosts(struct bench_ctx *c)
 {
     char me[HOST_LEN] = "";
     gethostname(me, sizeof(me) - 1);
-    char *all = calloc((size_t)c->nprocs, HOST_LEN);
+    char *all = util_xcalloc((size_t)c->nprocs, HOST_LEN);
     if (!all)
         return util_error("cannot allocate the host names of %d processes", c->nprocs),
                BENCH_EXIT_INTERNAL;
@@ -84,7 +85,7 @@ static char *gather_device_text(const struct bench_ctx *c)
 {
     char mine[DEVICE_TEXT];
     device_text(c, mine, sizeof(mine));
-    char *all = c->proc == 0 ? calloc((size_t)c->nprocs, DEVICE_TEXT) : NULL;
+    char *all = c->proc == 0 ? util_xcalloc((size_t)c->nprocs, DEVICE_TEXT) : NULL;
     if (c->mpi)
         MPI_Gather(mine, DEVICE_TEXT, MPI_CHAR, all, DEVICE_TEXT, MPI_CHAR, 0, c->comm);
     else if (all)

@@ -7,6 +7,7 @@
  */
 #include "bench/internal.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *min
 
 int bench_split_comm(struct bench_ctx *c)
 {
-    int *colors = calloc((size_t)c->world_nprocs, sizeof(int));
+    int *colors = util_xcalloc((size_t)c->world_nprocs, sizeof(int));
     MPI_Allgather(&c->group, 1, MPI_INT, colors, 1, MPI_INT, c->world);
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(c->world, c->group >= 0 ? c->group : MPI_UNDEFINED, c->world_proc, &sub);
@@ -140,7 +141,7 @@ void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
         pack(mine + F_OOP, oop);
         pack(mine + F_IP, ip);
     }
-    double *all = c->world_proc == 0 ? calloc((size_t)c->world_nprocs, sizeof(mine)) : NULL;
+    double *all = c->world_proc == 0 ? util_xcalloc((size_t)c->world_nprocs, sizeof(mine)) : NULL;
     /* a group done with this size, and a process in no group, waits for the slowest group: its
      * own -T restarts here, so only a group that itself stalls ends the launch */
     bench_stage(c, "size:%zu", bytes);

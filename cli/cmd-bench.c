@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ static void trace(char **argv)
 /* The benchmark's flags are checked here first, so a typo is topotune's usage error (2). */
 static int check_flags(const struct bench_cmd *l)
 {
-    char **argv = calloc((size_t)l->npass + 4, sizeof(char *));
+    char **argv = util_xcalloc((size_t)l->npass + 4, sizeof(char *));
     int n = 0;
     argv[n++] = "topotune-bench";
     argv[n++] = "--backend";
@@ -153,7 +154,7 @@ int cmd_bench(int argc, char **argv)
         return util_error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
                           "--launcher direct"),
                3;
-    char **program = calloc((size_t)l.npass + 4, sizeof(char *));
+    char **program = util_xcalloc((size_t)l.npass + 4, sizeof(char *));
     int n = 0;
     char *bench = sweep_bench_program();
     program[n++] = bench;

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 #include "util/version.h"
 
@@ -47,7 +48,7 @@ static void add_point(struct fit_data *d, int model, size_t bytes, double busbw)
 {
     if (d->npts == d->cap) {
         d->cap = d->cap ? 2 * d->cap : 256;
-        d->pts = realloc(d->pts, sizeof(*d->pts) * (size_t)d->cap);
+        d->pts = util_xrealloc(d->pts, sizeof(*d->pts) * (size_t)d->cap);
     }
     d->pts[d->npts++] = (struct model_point){model, bytes, busbw};
 }
@@ -79,7 +80,7 @@ static int model_of(struct fit_data *d, const struct topo *t, const char *dir, j
             m = -1;
         } else {
             d->dirs[m] = dir;
-            d->ids[m] = strdup(id);
+            d->ids[m] = util_xstrdup(id);
             d->nmodels++;
         }
         json_object_set_new(by_config, key, json_integer(m));
@@ -172,7 +173,8 @@ static char *out_dir(const char *out, const char **base)
 {
     const char *slash = strrchr(out, '/');
     *base = slash ? slash + 1 : out;
-    char *dir = slash ? strndup(out, (size_t)(slash - out) + (slash == out)) : strdup(".");
+    char *dir =
+        slash ? util_xstrndup(out, (size_t)(slash - out) + (slash == out)) : util_xstrdup(".");
     char *real = dir ? realpath(dir, NULL) : NULL;
     free(dir);
     return real;
@@ -300,7 +302,7 @@ static int write_file(const char *out, json_t *doc)
 
 static int report(struct fit_data *d, const char *out, size_t fit_max, const char **dirs, int ndirs)
 {
-    struct model_point *fit = malloc(sizeof(*fit) * (size_t)d->npts),
+    struct model_point *fit = util_xmalloc(sizeof(*fit) * (size_t)d->npts),
                        *held = malloc(sizeof(*held) * (size_t)d->npts);
     int nfit = 0, nheld = 0, rc = 0;
     json_t *doc = NULL;
@@ -421,7 +423,7 @@ int cmd_calibrate(int argc, char **argv)
                2;
     if (check_paths(runs.items, runs.n, out))
         return 2;
-    struct fit_data *d = calloc(1, sizeof(*d));
+    struct fit_data *d = util_xcalloc(1, sizeof(*d));
     for (int i = 0; !rc && i < runs.n; i++)
         rc = load_runs(d, runs.items[i]);
     if (!rc)

@@ -7,6 +7,7 @@
 #include "util/child.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 
 #include <math.h>
@@ -120,7 +121,7 @@ int cmd_compare(int argc, char **argv)
     if (calibration && model_params_load(&params, calibration))
         return 2;
     util_child_setup();
-    struct compare_input *in = calloc(MAX_INPUTS, sizeof(*in));
+    struct compare_input *in = util_xcalloc(MAX_INPUTS, sizeof(*in));
     int n = 0;
     for (int i = 0; i < npos && !rc; i++) {
         if (n == MAX_INPUTS) {

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 
 #include <errno.h>
@@ -97,8 +98,8 @@ static int by_host(const void *a, const void *b)
 static int nodes_from(struct survey *s, const char *hosts)
 {
     s->nnodes = launch_count_hosts(hosts);
-    s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
-    char **sorted = malloc(sizeof(char *) * ((size_t)s->nnodes + 1));
+    s->nodes = util_xcalloc((size_t)s->nnodes, sizeof(*s->nodes));
+    char **sorted = util_xmalloc(sizeof(char *) * ((size_t)s->nnodes + 1));
     int i = 0, rc = 0;
     for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
         size_t len = strcspn(p, ",");
@@ -109,7 +110,7 @@ static int nodes_from(struct survey *s, const char *hosts)
                               "'-', as in a hostfile)",
                               i + 1),
                    free(sorted), -1;
-        s->nodes[i].host = strndup(p, len);
+        s->nodes[i].host = util_xstrndup(p, len);
         sorted[i] = s->nodes[i].host;
         i++;
     }

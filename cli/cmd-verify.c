@@ -26,6 +26,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 #include "util/text.h"
 
@@ -386,10 +387,10 @@ static int size_index(struct measured *m, size_t size)
 static char **config_env(const json_t *vars, const json_t *ref, int which, const char *plugin,
                          const char *table, const char *nccl_log)
 {
-    char **env = calloc(json_object_size(vars) + 8, sizeof(char *));
+    char **env = util_xcalloc(json_object_size(vars) + 8, sizeof(char *));
     int n = 0;
-    env[n++] = strdup("NCCL_DEBUG=INFO");
-    env[n++] = strdup("NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING");
+    env[n++] = util_xstrdup("NCCL_DEBUG=INFO");
+    env[n++] = util_xstrdup("NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING");
     struct util_buf f = UTIL_BUF_INIT;
     util_buf_addf(&f, "NCCL_DEBUG_FILE=%s.%%h.%%p", nccl_log);
     env[n++] = util_buf_detach(&f);

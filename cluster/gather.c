@@ -6,6 +6,7 @@
 #include "util/child.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <ctype.h>
@@ -74,7 +75,7 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
     char *node = util_sibling_program("topotune-node", "TOPOTUNE_NODE_PROGRAM");
     char *env[LAUNCH_TCP_ENV_MAX + 1] = {NULL};
     launch_tcp_env(env, 1);
-    char **program = calloc(4 + (size_t)count_args(args), sizeof(char *));
+    char **program = util_xcalloc(4 + (size_t)count_args(args), sizeof(char *));
     int n = 0;
     program[n++] = node;
     program[n++] = (char *)what;

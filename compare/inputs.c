@@ -6,6 +6,7 @@
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <dirent.h>
@@ -223,7 +224,7 @@ static int load_root(const char *root, struct compare_input *out, int max)
         struct util_buf latest = UTIL_BUF_INIT;
         util_buf_addf(&latest, "%s/%s/latest", root, e->d_name);
         if (e->d_name[0] != '.' && exists(latest.data, "profile.json"))
-            names[count++] = strdup(e->d_name);
+            names[count++] = util_xstrdup(e->d_name);
         util_buf_release(&latest);
     }
     if (d)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One table, three renderings: aligned text, Markdown, HTML; cells escaped for each. */
 #include "compare/internal.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,9 @@
 void compare_table_init(struct compare_table *t, int rows, int cols)
 {
     t->rows = t->allocated = rows, t->cols = cols;
-    t->cells = calloc((size_t)rows, sizeof(char **));
+    t->cells = util_xcalloc((size_t)rows, sizeof(char **));
     for (int r = 0; r < rows; r++)
-        t->cells[r] = calloc((size_t)cols, sizeof(char *));
+        t->cells[r] = util_xcalloc((size_t)cols, sizeof(char *));
 }
 
 void compare_table_set(struct compare_table *t, int r, int c, struct util_buf *b)
@@ -22,7 +23,7 @@ void compare_table_set(struct compare_table *t, int r, int c, struct util_buf *b
 void compare_table_sets(struct compare_table *t, int r, int c, const char *s)
 {
     free(t->cells[r][c]);
-    t->cells[r][c] = strdup(s ? s : "");
+    t->cells[r][c] = util_xstrdup(s ? s : "");
 }
 
 void compare_escape(struct util_buf *out, const char *s, enum compare_format f)
@@ -46,7 +47,7 @@ void compare_escape(struct util_buf *out, const char *s, enum compare_format f)
 void compare_table_render(const struct compare_table *t, enum compare_format f,
                           struct util_buf *out)
 {
-    int *width = calloc((size_t)t->cols, sizeof(int));
+    int *width = util_xcalloc((size_t)t->cols, sizeof(int));
     for (int r = 0; r < t->rows; r++)
         for (int c = 0; c < t->cols; c++) {
             int w = (int)strlen(t->cells[r][c] ? t->cells[r][c] : "");

@@ -8,6 +8,7 @@
 #include "doctor/internal.h"
 #include "util/buf.h"
 #include "util/json.h"
+#include "util/mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
                          const char *status_if_odd, const char *fix)
 {
     size_t n = json_array_size(nodes), best = 0, best_count = 0;
-    struct util_buf *vals = calloc(n, sizeof(*vals));
+    struct util_buf *vals = util_xcalloc(n, sizeof(*vals));
     if (!vals)
         return;
     for (size_t i = 0; i < n; i++)
@@ -111,7 +112,7 @@ static int by_value(const void *a, const void *b)
 static void compare_clocks(json_t *c, const json_t *nodes)
 {
     size_t n = json_array_size(nodes);
-    double *t = calloc(n, sizeof(double)), *sorted = calloc(n, sizeof(double));
+    double *t = util_xcalloc(n, sizeof(double)), *sorted = util_xcalloc(n, sizeof(double));
     if (!t || !sorted) {
         free(t);
         free(sorted);

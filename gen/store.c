@@ -12,6 +12,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -86,7 +87,7 @@ static int *versions_in(const char *dir, size_t *n)
             !S_ISDIR(st.st_mode))
             continue;
         if (*n == cap) {
-            int *more = realloc(list, (cap = cap ? cap * 2 : 16) * sizeof(int));
+            int *more = util_xrealloc(list, (cap = cap ? cap * 2 : 16) * sizeof(int));
             if (!more)
                 break;
             list = more;

@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -24,7 +25,7 @@ int launch_known(const char *launcher)
 static void add(char ***argv, int *n, const char *arg)
 {
     *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
-    (*argv)[(*n)++] = strdup(arg);
+    (*argv)[(*n)++] = util_xstrdup(arg);
     (*argv)[*n] = NULL;
 }
 
@@ -147,12 +148,12 @@ int launch_tcp_env(char **env, int btl)
     if (!set_by_user("oob")) {
         util_buf_addf(&b, "OMPI_MCA_oob_tcp_if_exclude=%s", util_buf_str(&names));
         env[n++] = util_buf_detach(&b);
-        env[n++] = strdup("OMPI_MCA_oob_tcp_disable_ipv6_family=1");
+        env[n++] = util_xstrdup("OMPI_MCA_oob_tcp_disable_ipv6_family=1");
     }
     if (btl && !set_by_user("btl")) { /* Open MPI's own default excludes, kept */
         util_buf_addf(&b, "OMPI_MCA_btl_tcp_if_exclude=127.0.0.1/8,sppp,%s", util_buf_str(&names));
         env[n++] = util_buf_detach(&b);
-        env[n++] = strdup("OMPI_MCA_btl_tcp_disable_family=6");
+        env[n++] = util_xstrdup("OMPI_MCA_btl_tcp_disable_family=6");
     }
     util_buf_release(&names);
     return n;

@@ -5,6 +5,7 @@
  * point), so the whole fit takes well under a second for thousands of points.
  */
 #include "model/model.h"
+#include "util/mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ static int by_value(const void *a, const void *b)
 double model_fit_error(struct model *models, const struct model_point *pts, int npts,
                        const struct model_params *p, double *median, double *max)
 {
-    double *e = malloc(sizeof(double) * (size_t)(npts ? npts : 1)), sum = 0;
+    double *e = util_xmalloc(sizeof(double) * (size_t)(npts ? npts : 1)), sum = 0;
     int n = 0;
     for (int i = 0; i < npts; i++) {
         struct model *m = &models[pts[i].model];
@@ -138,7 +139,7 @@ static int by_size(const void *a, const void *b)
 
 static int count_sizes(const struct model_point *pts, int npts)
 {
-    size_t *b = malloc(sizeof(*b) * (size_t)(npts ? npts : 1));
+    size_t *b = util_xmalloc(sizeof(*b) * (size_t)(npts ? npts : 1));
     int n = 0;
     for (int i = 0; b && i < npts; i++)
         b[i] = pts[i].bytes;

@@ -6,6 +6,7 @@
  */
 #include "survey/internal.h"
 #include "survey/survey.h"
+#include "util/mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static double median_of(double *x, int k)
  */
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out)
 {
-    double *x = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    double *x = util_xmalloc(sizeof(double) * (size_t)(n ? n : 1));
     int k = 0;
     *out = (struct survey_level){0};
     for (int i = 0; i < n; i++)
@@ -50,7 +51,7 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
     if (m > k)
         m = k;
     double w = -log(1 - tolerance), anchor = x[k - m], cut = anchor - w, level = 0;
-    double *d = malloc(sizeof(double) * (size_t)k);
+    double *d = util_xmalloc(sizeof(double) * (size_t)k);
     /* the window first cuts at the tolerance below the anchor; noise wider than that moves the
      * cut to three spreads below the level (else the window cuts the population's own lower
      * tail: its level comes out high and its spread narrow), never below twice the tolerance
@@ -99,7 +100,7 @@ static int by_ends(const void *x, const void *y)
 /* The pairs measured, one edge per pair of nodes with the median of its values (sorted). */
 static int collapse(const struct survey_pair *pairs, int npairs, struct edge **out)
 {
-    struct edge *e = malloc(sizeof(*e) * (size_t)(npairs + 1));
+    struct edge *e = util_xmalloc(sizeof(*e) * (size_t)(npairs + 1));
     int n = 0, k = 0;
     for (int p = 0; p < npairs; p++)
         if (pairs[p].busbw > 0 && !pairs[p].bisected)
@@ -132,16 +133,16 @@ void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, 
 {
     struct edge *e;
     int ne = collapse(pairs, npairs, &e);
-    int *deg = calloc((size_t)nnodes + 1, sizeof(int)),
+    int *deg = util_xcalloc((size_t)nnodes + 1, sizeof(int)),
         *adj = malloc(sizeof(int) * (size_t)(2 * ne + 1));
-    double *c = malloc(sizeof(double) * (size_t)(nnodes + 1)),
+    double *c = util_xmalloc(sizeof(double) * (size_t)(nnodes + 1)),
            *next = malloc(sizeof(double) * (size_t)(nnodes + 1));
-    double *vals = malloc(sizeof(double) * (size_t)(2 * ne + 1)), w = -log(1 - tolerance);
+    double *vals = util_xmalloc(sizeof(double) * (size_t)(2 * ne + 1)), w = -log(1 - tolerance);
     for (int i = 0; i < ne; i++)
         deg[e[i].a + 1]++, deg[e[i].b + 1]++;
     for (int i = 0; i < nnodes; i++)
         deg[i + 1] += deg[i];
-    int *fill = calloc((size_t)nnodes + 1, sizeof(int));
+    int *fill = util_xcalloc((size_t)nnodes + 1, sizeof(int));
     for (int i = 0; i < ne; i++) {
         adj[deg[e[i].a] + fill[e[i].a]++] = i;
         adj[deg[e[i].b] + fill[e[i].b]++] = i;

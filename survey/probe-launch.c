@@ -17,6 +17,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <errno.h>
@@ -98,7 +99,7 @@ static int by_name(const void *a, const void *b)
 static void match_names(const struct survey *s, const char **names, int n, int *order, char *used,
                         int short_name)
 {
-    int *sorted = malloc(sizeof(int) * (size_t)(n + 1));
+    int *sorted = util_xmalloc(sizeof(int) * (size_t)(n + 1));
     for (int k = 0; k < n; k++)
         sorted[k] = k;
     sort_names = names;
@@ -134,8 +135,8 @@ static void match_names(const struct survey *s, const char **names, int n, int *
 static void match_reports(const struct survey *s, const json_t *all, int *order)
 {
     int n = (int)json_array_size(all), left = 0;
-    const char **names = calloc((size_t)n + 1, sizeof(char *));
-    char *used = calloc((size_t)n + 1, 1);
+    const char **names = util_xcalloc((size_t)n + 1, sizeof(char *));
+    char *used = util_xcalloc((size_t)n + 1, 1);
     for (int k = 0; k < n; k++)
         names[k] = util_json_str(json_array_get(all, (size_t)k), "host", "");
     for (int i = 0; i < s->nnodes; i++)
@@ -166,10 +167,10 @@ static void match_reports(const struct survey *s, const json_t *all, int *order)
 static char *host_of_report(const char *host)
 {
     if (host && valid_name(host))
-        return strdup(host);
+        return util_xstrdup(host);
     struct util_buf b = UTIL_BUF_INIT;
     util_text_clean(&b, host ? host : "?", host ? strlen(host) : 1, 0);
-    char *clean = strdup(util_buf_str(&b));
+    char *clean = util_xstrdup(util_buf_str(&b));
     util_buf_release(&b);
     return clean;
 }
@@ -190,10 +191,10 @@ static int launch_map(struct survey *s)
     int allocation = all && !s->nnodes;
     if (allocation) { /* --allocation: the nodes are those that answered, in their order */
         s->nnodes = (int)json_array_size(all);
-        s->nodes = calloc((size_t)s->nnodes, sizeof(*s->nodes));
+        s->nodes = util_xcalloc((size_t)s->nnodes, sizeof(*s->nodes));
         util_info("the allocation's map: %d node(s) answered", s->nnodes);
     }
-    int *order = calloc((size_t)s->nnodes + 1, sizeof(int));
+    int *order = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; allocation && i < s->nnodes; i++)
         order[i] = i;
     if (all && !allocation)
@@ -201,7 +202,7 @@ static int launch_map(struct survey *s)
     else if (s->nnodes > 1)
         util_info("mapping each of the %d hosts alone, to name those that do not answer",
                   s->nnodes);
-    c->gpus = calloc((size_t)s->nnodes + 1, sizeof(int));
+    c->gpus = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; i < s->nnodes; i++) {
         json_t *one =
             all && order[i] >= 0 ? json_incref(json_array_get(all, (size_t)order[i])) : NULL;
@@ -219,8 +220,8 @@ static int launch_map(struct survey *s)
         const char *id = json_string_value(
             json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
         if (id && sweep_valid_id(id) && host && valid_name(host)) {
-            s->nodes[i].class_id = strdup(id);
-            s->nodes[i].name = strdup(host);
+            s->nodes[i].class_id = util_xstrdup(id);
+            s->nodes[i].name = util_xstrdup(host);
             json_t *key =
                 json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "key");
             if (key && s->class_keys)
@@ -387,7 +388,7 @@ static int launch_whole(struct survey *s, const int *nodes, int n, double *busbw
                         struct util_buf *why)
 {
     struct util_buf hosts = UTIL_BUF_INIT, split = UTIL_BUF_INIT;
-    struct survey_group *g = calloc((size_t)n + 1, sizeof(*g));
+    struct survey_group *g = util_xcalloc((size_t)n + 1, sizeof(*g));
     for (int k = 0; k < n; k++)
         g[k] = (struct survey_group){nodes[k], -1};
     launch_ppn(s->probe.ctx, g, n);
@@ -415,7 +416,7 @@ static void launch_release(struct survey *s)
 
 int survey_probe_launch(struct survey *s, const struct survey_launch *l)
 {
-    struct launch_ctx *c = calloc(1, sizeof(*c));
+    struct launch_ctx *c = util_xcalloc(1, sizeof(*c));
     c->l = *l;
     launch_tcp_env(c->tcp_env, !strcmp(s->backend, "mpi"));
     s->probe = (struct survey_probe){.name = s->backend,

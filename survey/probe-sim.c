@@ -13,6 +13,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <errno.h>
@@ -193,7 +194,7 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
         topo_release(&c->t);
         return UTIL_EINVAL;
     }
-    c->class_id = strdup(c->t.class_id);
+    c->class_id = util_xstrdup(c->t.class_id);
     return 0;
 }
 
@@ -289,7 +290,7 @@ static int sim_map(struct survey *s)
             snprintf(s->nodes[i].why, sizeof(s->nodes[i].why),
                      "no answer within the deadline (simulated: dead)");
         else
-            s->nodes[i].class_id = strdup(m->cls[m->cls_of[i]].class_id);
+            s->nodes[i].class_id = util_xstrdup(m->cls[m->cls_of[i]].class_id);
     }
     for (int c = 0; c < m->ncls; c++) { /* each class's key: its facts tell a part lost */
         if (m->cls[c].t.class_key)
@@ -334,7 +335,7 @@ static int sim_whole(struct survey *s, const int *nodes, int n, double *busbw, s
 {
     struct sim *m = s->probe.ctx;
     double f = 1;
-    char *in = calloc((size_t)s->nnodes, 1);
+    char *in = util_xcalloc((size_t)s->nnodes, 1);
     for (int k = 0; k < n; k++) {
         if (m->dead[nodes[k]] || m->hang[nodes[k]]) {
             util_buf_addf(why, "timeout: %s stopped answering (simulated hang)",
@@ -408,8 +409,8 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
             return bad(file, "nodes[].count", "1 or more, at most %d nodes in all", SIM_MAX_NODES);
         total += json_integer_value(count);
     }
-    s->nodes = calloc((size_t)total, sizeof(*s->nodes));
-    m->cls_of = calloc((size_t)total, sizeof(int));
+    s->nodes = util_xcalloc((size_t)total, sizeof(*s->nodes));
+    m->cls_of = util_xcalloc((size_t)total, sizeof(int));
     json_array_foreach(nodes, k, e) {
         const char *spec = util_json_str(e, "spec", ""),
                    *prefix = util_json_str(e, "prefix", "node");
@@ -432,8 +433,8 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
             char host[64];
             snprintf(host, sizeof(host), "%s%04lld", prefix, (long long)i + 1);
             m->cls_of[s->nnodes] = m->ncls;
-            s->nodes[s->nnodes].host = strdup(host);
-            s->nodes[s->nnodes].name = strdup(host);
+            s->nodes[s->nnodes].host = util_xstrdup(host);
+            s->nodes[s->nnodes].name = util_xstrdup(host);
             s->nnodes++;
         }
         m->ncls++;
@@ -454,7 +455,7 @@ int survey_probe_sim(struct survey *s, const char *file)
     util_buf_release(&text);
     if (!doc)
         return bad(file, "line", "%d: %s", jerr.line, jerr.text);
-    struct sim *m = calloc(1, sizeof(*m));
+    struct sim *m = util_xcalloc(1, sizeof(*m));
     s->probe = (struct survey_probe){.name = "sim",
                                      .predicted = 1,
                                      .map = sim_map,
@@ -478,14 +479,14 @@ int survey_probe_sim(struct survey *s, const char *file)
     if (!rc)
         rc = load_nodes(s, m, file, json_object_get(doc, "nodes"));
     if (!rc) {
-        m->node_f = malloc(sizeof(double) * (size_t)s->nnodes);
-        m->stall_f = malloc(sizeof(double) * (size_t)s->nnodes);
-        m->nic_f = malloc(sizeof(double) * (size_t)s->nnodes);
+        m->node_f = util_xmalloc(sizeof(double) * (size_t)s->nnodes);
+        m->stall_f = util_xmalloc(sizeof(double) * (size_t)s->nnodes);
+        m->nic_f = util_xmalloc(sizeof(double) * (size_t)s->nnodes);
         for (int i = 0; i < s->nnodes; i++)
             m->node_f[i] = m->nic_f[i] = m->stall_f[i] = 1;
-        m->dead = calloc((size_t)s->nnodes, 1);
-        m->hang = calloc((size_t)s->nnodes, 1);
-        m->links = calloc(SIM_MAX_FAULTS, sizeof(*m->links));
+        m->dead = util_xcalloc((size_t)s->nnodes, 1);
+        m->hang = util_xcalloc((size_t)s->nnodes, 1);
+        m->links = util_xcalloc(SIM_MAX_FAULTS, sizeof(*m->links));
         m->noise = noise ? json_number_value(noise) : 0.02;
         m->state = 0x2545F4914F6CDD1DULL ^ ((uint64_t)s->seed * 0x9E3779B97F4A7C15ULL);
         rc = load_faults(s, m, file, json_object_get(doc, "faults"));

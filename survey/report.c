@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 #include "util/version.h"
 
@@ -173,7 +174,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     if (!json_array_size(s->verdicts))
         util_buf_addf(b, "None: every node and link measured is like the others of its class.\n");
     verdict_lines(s, b, md ? "- " : "  ", md);
-    int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    int *members = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     json_object_foreach(s->classes, cls, c) {
@@ -301,9 +302,9 @@ static void heatmap(const struct survey *s, struct util_buf *b, const int *m, in
     for (int k = 0; k < n; k++)
         longest = fmax(longest, strlen(s->nodes[m[k]].host));
     int label = 8 + (int)(fmin(longest, 40) * (cell > 8 ? 7 : 4)); /* room for the names */
-    int *pos = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
-    double *worst = malloc(sizeof(double) * (size_t)(n * n + 1));
-    struct util_buf *tip = calloc((size_t)(n * n + 1), sizeof(*tip));
+    int *pos = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    double *worst = util_xmalloc(sizeof(double) * (size_t)(n * n + 1));
+    struct util_buf *tip = util_xcalloc((size_t)(n * n + 1), sizeof(*tip));
     for (int i = 0; i < s->nnodes; i++)
         pos[i] = -1;
     for (int k = 0; k < n; k++)
@@ -473,7 +474,7 @@ static void render_html(const struct survey *s, struct util_buf *b)
                   s->rounds, s->launches_failed, s->wall_s, s->probe.launch_s ? " predicted" : "",
                   excluded, json_array_size(s->verdicts));
     html_verdicts(s, b);
-    int *members = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    int *members = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     json_object_foreach(s->classes, cls, c)

@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -206,7 +207,7 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (whole) {
-        int *nodes = malloc(sizeof(int) * (size_t)n);
+        int *nodes = util_xmalloc(sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++)
             nodes[i] = g[i].a;
         rc = s->probe.whole(s, nodes, n, busbw, &why);
@@ -269,11 +270,11 @@ static const char *class_of(const struct survey *s, const struct survey_group *g
 static int measure_by_class(struct survey *s, const char *stage, const struct survey_group *g,
                             int n, double *busbw, int *launch, int *bisected)
 {
-    struct survey_group *gg = malloc(sizeof(*gg) * (size_t)n);
-    int *at = malloc(sizeof(int) * (size_t)n), *ll = calloc((size_t)n, sizeof(int)),
+    struct survey_group *gg = util_xmalloc(sizeof(*gg) * (size_t)n);
+    int *at = util_xmalloc(sizeof(int) * (size_t)n), *ll = util_xcalloc((size_t)n, sizeof(int)),
         *bb = malloc(sizeof(int) * (size_t)n);
-    double *bw = malloc(sizeof(double) * (size_t)n);
-    char *done = calloc((size_t)n, 1);
+    double *bw = util_xmalloc(sizeof(double) * (size_t)n);
+    char *done = util_xcalloc((size_t)n, 1);
     int rc = 0;
     for (int first = 0; !rc && first < n; first++) {
         if (done[first])
@@ -411,7 +412,7 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round, in
 {
     if (s->npairs == s->pairs_cap) {
         s->pairs_cap = s->pairs_cap ? 2 * s->pairs_cap : 64;
-        s->pairs = realloc(s->pairs, sizeof(*s->pairs) * (size_t)s->pairs_cap);
+        s->pairs = util_xrealloc(s->pairs, sizeof(*s->pairs) * (size_t)s->pairs_cap);
     }
     s->pairs[s->npairs] = (struct survey_pair){a, b, busbw, round, focused, bisected};
     int ends[2] = {a, b};
@@ -419,7 +420,7 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round, in
         struct survey_node *x = &s->nodes[ends[e]];
         if (x->npairs == x->pairs_cap) {
             x->pairs_cap = x->pairs_cap ? 2 * x->pairs_cap : 8;
-            x->pair_index = realloc(x->pair_index, sizeof(int) * (size_t)x->pairs_cap);
+            x->pair_index = util_xrealloc(x->pair_index, sizeof(int) * (size_t)x->pairs_cap);
         }
         x->pair_index[x->npairs++] = s->npairs;
     }
@@ -479,7 +480,7 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
 static void too_spread(struct survey *s, const char *cls, const char *what,
                        const struct survey_level *lv, const double *value)
 {
-    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1)), n = ok_members(s, cls, m), k = 0;
+    int *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1)), n = ok_members(s, cls, m), k = 0;
     for (int j = 0; j < n; j++)
         if (lv->too_spread || value[m[j]] < lv->cut)
             m[k++] = m[j];
@@ -553,7 +554,7 @@ static void differing_classes(struct survey *s)
 {
     const char *cls;
     json_t *c;
-    int *m = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    int *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     json_object_foreach(s->classes, cls, c) {
         json_t *diff;
         const char *like = differs_from(s, cls, &diff);
@@ -628,7 +629,7 @@ static int repeat_longer(const struct survey *s, const struct survey_group *g, i
 /* Per node, its class's level alone (in lv, one per class in s->classes' order). */
 static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 {
-    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     int k = 0;
@@ -647,10 +648,10 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 /* Stage 2: every node alone, all at once; the slow ones measured again before a verdict. */
 static int stage_alone(struct survey *s)
 {
-    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
-    double *bw = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
-    struct survey_level *lv = calloc(json_object_size(s->classes) + 1, sizeof(*lv));
-    int *of = calloc((size_t)s->nnodes + 1, sizeof(int));
+    struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    double *bw = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    struct survey_level *lv = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*lv));
+    int *of = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     int n = 0, rc;
     for (int i = 0; i < s->nnodes; i++)
         if (node_ok(s, i))
@@ -707,7 +708,7 @@ static int stage_alone(struct survey *s)
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
                 100 * l->spread);
     }
-    double *value = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    double *value = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     for (int i = 0; i < s->nnodes; i++)
         value[i] = alone_of(&s->nodes[i]);
     const char *cls;
@@ -740,7 +741,8 @@ static int paired(const struct survey *s, int a, int b)
  * the one with the fewest pairs measured before (a pair measured again tells nothing new). */
 static int matching(struct survey *s, const int *nodes, int n, struct survey_group *g)
 {
-    int *p = malloc(sizeof(int) * (size_t)(n + 1)), *best = malloc(sizeof(int) * (size_t)(n + 1));
+    int *p = util_xmalloc(sizeof(int) * (size_t)(n + 1)),
+        *best = util_xmalloc(sizeof(int) * (size_t)(n + 1));
     int fewest = n + 1;
     for (int t = 0; t < 20 && fewest > 0; t++) {
         memcpy(p, nodes, sizeof(int) * (size_t)n);
@@ -768,8 +770,8 @@ static int matching(struct survey *s, const int *nodes, int n, struct survey_gro
 
 static int run_pairs(struct survey *s, const char *stage, struct survey_group *g, int n)
 {
-    double *bw = malloc(sizeof(double) * (size_t)(n + 1));
-    int *launch = malloc(sizeof(int) * (size_t)(n + 1)),
+    double *bw = util_xmalloc(sizeof(double) * (size_t)(n + 1));
+    int *launch = util_xmalloc(sizeof(int) * (size_t)(n + 1)),
         *bisected = calloc((size_t)n + 1, sizeof(int));
     int rc = measure(s, stage, g, n, bw, launch, bisected);
     for (int k = 0; !rc && k < n; k++)
@@ -783,8 +785,8 @@ static int run_pairs(struct survey *s, const char *stage, struct survey_group *g
 /* Stage 3: random perfect matchings of each class (or every pair, in n-1 rounds, the circle). */
 static int stage_pairs(struct survey *s)
 {
-    int *nodes = malloc(sizeof(int) * (size_t)(s->nnodes + 1));
-    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    int *nodes = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     int rc = 0;
@@ -834,7 +836,7 @@ struct fit {
 
 static void fit_pairs(struct survey *s, struct fit *f)
 {
-    double *v = malloc(sizeof(double) * (size_t)(s->nnodes + 1));
+    double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     int k = 0;
@@ -854,9 +856,9 @@ static void fit_pairs(struct survey *s, struct fit *f)
 
 static void fit_init(struct survey *s, struct fit *f)
 {
-    f->cap = calloc((size_t)s->nnodes + 1, sizeof(double));
-    f->lv = calloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
-    f->of = calloc((size_t)s->nnodes + 1, sizeof(int));
+    f->cap = util_xcalloc((size_t)s->nnodes + 1, sizeof(double));
+    f->lv = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
+    f->of = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     fit_pairs(s, f);
 }
 
@@ -947,8 +949,9 @@ static void partner_counts(const struct survey *s, const struct fit *f, int i, i
 static int repeat_paths(struct survey *s, struct fit *f)
 {
     int n0 = s->npairs, rc = 0;
-    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
-    char *used = calloc((size_t)s->nnodes + 1, 1), *repeated = calloc((size_t)n0 + 1, 1);
+    struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    char *used = util_xcalloc((size_t)s->nnodes + 1, 1),
+         *repeated = util_xcalloc((size_t)n0 + 1, 1);
     for (int round = 0, left = 1; !rc && left && round < 4; round++) {
         int k = 0;
         memset(used, 0, (size_t)s->nnodes);
@@ -985,8 +988,8 @@ static int stage_focus(struct survey *s)
     struct fit f;
     fit_init(s, &f);
     int rc = repeat_paths(s, &f);
-    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
-    char *used = calloc((size_t)s->nnodes + 1, 1);
+    struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    char *used = util_xcalloc((size_t)s->nnodes + 1, 1);
     for (int round = 0; !rc && round < 3; round++) {
         int k = 0, start = round * 7919;
         fit_pairs(s, &f);
@@ -1103,8 +1106,8 @@ static void path_verdict(struct survey *s, const struct fit *f, int a, int b, ch
 static void pair_verdicts(struct survey *s)
 {
     struct fit f;
-    struct survey_level *alone = calloc(json_object_size(s->classes) + 1, sizeof(*alone));
-    int *aof = calloc((size_t)s->nnodes + 1, sizeof(int));
+    struct survey_level *alone = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*alone));
+    int *aof = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     fit_init(s, &f);
     alone_levels(s, alone, aof);
     for (int i = 0; i < s->nnodes; i++)
@@ -1118,7 +1121,7 @@ static void pair_verdicts(struct survey *s)
             too_spread(s, cls, "in pairs", &f.lv[k], f.cap);
         k++;
     }
-    char *done = calloc((size_t)s->npairs + 1, 1);
+    char *done = util_xcalloc((size_t)s->npairs + 1, 1);
     for (int p = 0; p < s->npairs; p++) {
         struct survey_pair *x = &s->pairs[p];
         if (!done[p] && node_ok(s, x->a) && node_ok(s, x->b) && pair_slow(s, &f, x))
@@ -1135,7 +1138,7 @@ static int stage_whole(struct survey *s)
 {
     const char *cls;
     json_t *c;
-    struct survey_group *g = malloc(sizeof(*g) * (size_t)(s->nnodes + 1));
+    struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     int rc = 0;
     json_object_foreach(s->classes, cls, c) {
         int n = whole_members(s, cls, g);

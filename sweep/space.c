@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <ctype.h>
@@ -155,7 +156,7 @@ static int cmp_text(const void *a, const void *b)
 static int load_values(const char *path, const char *entry, json_t *list)
 {
     size_t n = json_array_size(list), k = 0, i;
-    char **texts = calloc(n + 1, sizeof(char *));
+    char **texts = util_xcalloc(n + 1, sizeof(char *));
     int rc = texts ? 0 : space_bad(path, entry, "out of memory");
     json_t *v;
     json_array_foreach(list, i, v) {
@@ -167,7 +168,7 @@ static int load_values(const char *path, const char *entry, json_t *list)
                 space_bad(path, entry, "value %zu: values are strings of " VALUE_SET " or null", i);
         else if (strchr(text, '@') && strcmp(text, "@interfaces"))
             rc = space_bad(path, entry, "value %zu: '@' is only for \"@interfaces\"", i);
-        else if (!(texts[k++] = strdup(text)))
+        else if (!(texts[k++] = util_xstrdup(text)))
             rc = space_bad(path, entry, "out of memory");
     }
     if (!rc)
@@ -384,7 +385,7 @@ int sweep_space_load(struct sweep_space *s, const char *path)
 int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char *data, size_t len)
 {
     memset(s, 0, sizeof(*s));
-    s->path = strdup(name);
+    s->path = util_xstrdup(name);
     json_error_t err;
     s->doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
     if (!s->doc)
@@ -521,7 +522,7 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
 /* Stable id: 12 hex digits of FNV-1a over the sorted NAME=value lines. */
 void sweep_config_id(const json_t *env, char out[16])
 {
-    const char **keys = calloc(json_object_size(env) + 1, sizeof(char *));
+    const char **keys = util_xcalloc(json_object_size(env) + 1, sizeof(char *));
     size_t n = 0;
     const char *k;
     json_t *v;
@@ -630,9 +631,9 @@ json_t *sweep_space_configs(const struct sweep_space *s)
     util_buf_release(&most);
     json_t *configs = json_array();
     size_t nvars = json_object_size(s->vars);
-    const char **names = calloc(nvars + 1, sizeof(char *));
-    json_t **lists = calloc(nvars + 1, sizeof(json_t *));
-    size_t *idx = calloc(nvars + 1, sizeof(size_t));
+    const char **names = util_xcalloc(nvars + 1, sizeof(char *));
+    json_t **lists = util_xcalloc(nvars + 1, sizeof(json_t *));
+    size_t *idx = util_xcalloc(nvars + 1, sizeof(size_t));
     size_t n = 0;
     const char *name;
     json_t *list;

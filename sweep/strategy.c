@@ -6,6 +6,7 @@
  */
 #include "sweep/internal.h"
 #include "sweep/sweep.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ int sweep_run_halving(struct sweep *sw)
     int rungs = 0;
     while ((1u << rungs) < n)
         rungs++;
-    struct ranked *alive = calloc(n + 1, sizeof(*alive));
+    struct ranked *alive = util_xcalloc(n + 1, sizeof(*alive));
     size_t nalive = n;
     sw->done = 0;
     for (size_t i = 0; i < n; i++)

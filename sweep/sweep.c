@@ -16,6 +16,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <dirent.h>
@@ -43,7 +44,7 @@ static const char *run_name(const struct planned_run *r, char *buf, size_t len)
 static void add_arg(char ***argv, int *n, const char *a)
 {
     *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
-    (*argv)[(*n)++] = strdup(a);
+    (*argv)[(*n)++] = util_xstrdup(a);
     (*argv)[*n] = NULL;
 }
 

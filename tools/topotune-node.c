@@ -11,6 +11,7 @@
 #include "doctor/doctor.h"
 #include "topo/topo.h"
 #include "util/json.h"
+#include "util/mem.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -96,6 +97,7 @@ static json_t *node_report(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    util_mem_init();
     if (argc < 2 || (strcmp(argv[1], "topo") && strcmp(argv[1], "doctor"))) {
         fprintf(stderr, "usage: topotune-node topo|doctor [--profile DIR] [--copy-timeout S]\n"
                         "(started by topotune topo --hosts and topotune doctor --hosts)\n");
@@ -117,15 +119,15 @@ int main(int argc, char **argv)
     char *text = json_dumps(report, JSON_COMPACT);
     json_decref(report);
     int len = text ? (int)strlen(text) : 0;
-    int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
-    int *offs = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
+    int *lens = rank == 0 ? util_xcalloc((size_t)size, sizeof(int)) : NULL;
+    int *offs = rank == 0 ? util_xcalloc((size_t)size, sizeof(int)) : NULL;
     MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
     char *all = NULL;
     if (rank == 0) {
         long total = 0;
         for (int i = 0; i < size; i++)
             offs[i] = (int)total, total += lens[i];
-        all = malloc((size_t)total + 1);
+        all = util_xmalloc((size_t)total + 1);
     }
     MPI_Gatherv(text, len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {

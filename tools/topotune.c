@@ -2,6 +2,7 @@
 /* The `topotune` program: global flags, then the command named in cli/commands.c. */
 #include "cli/cli.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/version.h"
 
 #include <stdio.h>
@@ -27,6 +28,7 @@ static int take_global_flags(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    util_mem_init();
     argc = take_global_flags(argc, argv);
     if (argc < 2) {
         cli_usage(stderr);

@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static json_t *sorted_strings(char **items, int n)
 static char *device_signature(const struct topo *t, int d)
 {
     int n = t->ngpus + t->nnics;
-    const char **cells = calloc((size_t)n, sizeof(char *));
+    const char **cells = util_xcalloc((size_t)n, sizeof(char *));
     struct util_buf b = UTIL_BUF_INIT;
     if (!cells)
         abort();
@@ -61,7 +62,7 @@ static char *device_signature(const struct topo *t, int d)
 static json_t *matrix_key(const struct topo *t)
 {
     int n = t->ngpus + t->nnics;
-    char **rows = calloc((size_t)n + 1, sizeof(char *));
+    char **rows = util_xcalloc((size_t)n + 1, sizeof(char *));
     if (!rows)
         abort();
     for (int d = 0; d < n; d++)
@@ -71,7 +72,7 @@ static json_t *matrix_key(const struct topo *t)
 
 static json_t *nics_key(const struct topo *t)
 {
-    char **items = calloc((size_t)t->nnics + 1, sizeof(char *));
+    char **items = util_xcalloc((size_t)t->nnics + 1, sizeof(char *));
     if (!items)
         abort();
     for (int i = 0; i < t->nnics; i++) {
@@ -85,7 +86,7 @@ static json_t *nics_key(const struct topo *t)
 /* "model/memory" of every GPU, sorted: mixed nodes differ from uniform ones. */
 static json_t *gpus_key(const struct topo *t)
 {
-    char **items = calloc((size_t)t->ngpus + 1, sizeof(char *));
+    char **items = util_xcalloc((size_t)t->ngpus + 1, sizeof(char *));
     if (!items)
         abort();
     for (int i = 0; i < t->ngpus; i++) {

@@ -11,6 +11,7 @@
  */
 #include "topo/internal.h"
 #include "util/error.h"
+#include "util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ static int device_node(const struct topo *t, int d)
 int topo_compute_matrix(struct topo *t)
 {
     int n = t->ngpus + t->nnics;
-    t->matrix = calloc((size_t)(n ? n * n : 1), sizeof(char *));
+    t->matrix = util_xcalloc((size_t)(n ? n * n : 1), sizeof(char *));
     if (!t->matrix)
         return UTIL_ENOMEM;
     for (int a = 0; a < n; a++) {

@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -180,8 +181,8 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         t->software.driver = topo_text(buf);
     if (n->count(&count) != 0 || count == 0)
         return;
-    nvml_device *dev = calloc(t->ngpus + count + 1, sizeof(*dev));
-    int *fabric = calloc(t->ngpus + count + 1, sizeof(int));
+    nvml_device *dev = util_xcalloc(t->ngpus + count + 1, sizeof(*dev));
+    int *fabric = util_xcalloc(t->ngpus + count + 1, sizeof(int));
     if (!dev || !fabric)
         goto out;
     for (unsigned k = 0; k < count; k++) {
@@ -220,7 +221,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         t->nvlink_known = 1;
     }
     if (n->p2p) {
-        t->p2p = calloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));
+        t->p2p = util_xcalloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));
         for (int i = 0; t->p2p && i < t->ngpus; i++)
             for (int j = 0; j < t->ngpus; j++) {
                 int st = -1;
@@ -255,7 +256,7 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
     if (!c->count || !c->get || !c->attr || !c->peer || c->count(&count) != 0 || count <= 0 ||
         t->ngpus == 0)
         return;
-    int *map = calloc((size_t)count, sizeof(int)); /* CUDA ordinal -> topo GPU */
+    int *map = util_xcalloc((size_t)count, sizeof(int)); /* CUDA ordinal -> topo GPU */
     if (!map)
         return;
     for (int k = 0; k < count; k++) {
@@ -269,7 +270,7 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
         map[k] = gpu_by_pci(t, pci);
     }
     if (!t->p2p)
-        t->p2p = calloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));
+        t->p2p = util_xcalloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));
     for (int a = 0; t->p2p && a < count; a++)
         for (int b = 0; b < count; b++) {
             int i = map[a], j = map[b], ok = 0, da = 0, db = 0;

@@ -3,6 +3,7 @@
 #include "topo/internal.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -290,7 +291,7 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
     unsigned nr = 1;
     if (hwloc_distances_get_by_name(h, "NVLinkBandwidth", &nr, &d, 0) || nr == 0)
         return;
-    int *fabric = calloc((size_t)t->ngpus + 1, sizeof(int));
+    int *fabric = util_xcalloc((size_t)t->ngpus + 1, sizeof(int));
     int ok = fabric != NULL;
     for (unsigned i = 0; ok && i < d->nbobjs; i++) {
         int gi = gpu_of_obj(t, d->objs[i]);
@@ -370,7 +371,7 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
         t->software.kernel = version_or_null(hwloc_obj_get_info_by_name(root, "OSRelease"));
     }
     int npci = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PCI_DEVICE);
-    hwloc_obj_t *pcis = calloc((size_t)npci + 1, sizeof(*pcis));
+    hwloc_obj_t *pcis = util_xcalloc((size_t)npci + 1, sizeof(*pcis));
     if (!pcis)
         return UTIL_ENOMEM;
     int n = 0;

@@ -9,6 +9,7 @@
 #include "topo/internal.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -236,7 +237,7 @@ static void read_matrix(struct json_reader *r, struct topo *t, json_t *rows)
         return;
     if (!json_is_array(rows) || (int)json_array_size(rows) != n)
         return (void)bad(r, "matrix.rows", "expected one row per GPU and NIC");
-    t->matrix = calloc((size_t)(n ? n * n : 1), sizeof(char *));
+    t->matrix = util_xcalloc((size_t)(n ? n * n : 1), sizeof(char *));
     if (!t->matrix || topo_alloc_nvlink(t))
         return;
     for (int i = 0; i < n; i++) {

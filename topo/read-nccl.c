@@ -8,6 +8,7 @@
 #include "topo/internal.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -136,7 +137,7 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
             return;
         }
         r->any_nvlink = 1;
-        struct pending_link *l = realloc(r->links, (size_t)(r->nlinks + 1) * sizeof(*l));
+        struct pending_link *l = util_xrealloc(r->links, (size_t)(r->nlinks + 1) * sizeof(*l));
         if (!l) {
             xmlFree(target);
             return;
@@ -344,8 +345,8 @@ static int gpu_by_busid(const struct topo *t, const char *busid)
 static void resolve_nvlinks(struct nccl_reader *r)
 {
     struct topo *t = r->t;
-    int *fabric = calloc((size_t)t->ngpus + 1, sizeof(int));
-    char **switches = calloc((size_t)r->nlinks + 1, sizeof(char *));
+    int *fabric = util_xcalloc((size_t)t->ngpus + 1, sizeof(int));
+    char **switches = util_xcalloc((size_t)r->nlinks + 1, sizeof(char *));
     int nswitch = 0, sentinel = 0, warned = 0;
     char shown[40];
     if (!fabric || !switches)

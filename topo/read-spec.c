@@ -14,6 +14,7 @@
 #include "topo/internal.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -182,7 +183,7 @@ static int nics_beside(const struct nic_group *g, int gpu, int ngpus)
 static void build(struct topo *t, json_t *g, int count, int sockets, const char *fabric,
                   struct nic_group *groups, int ngroups)
 {
-    int *hb = calloc((size_t)sockets, sizeof(int));
+    int *hb = util_xcalloc((size_t)sockets, sizeof(int));
     for (int s = 0; s < sockets; s++)
         hb[s] = topo_add_pnode(t, TOPO_PNODE_HOSTBRIDGE,
                                topo_add_pnode(t, TOPO_PNODE_LOCALITY, -1, 0, s), 0, TOPO_UNKNOWN);
@@ -205,7 +206,7 @@ static void build(struct topo *t, json_t *g, int count, int sockets, const char 
     free(hb);
     topo_alloc_nvlink(t);
     int links = (int)json_integer_value(json_object_get(g, "nvlinks"));
-    int *fabric_links = calloc((size_t)count + 1, sizeof(int));
+    int *fabric_links = util_xcalloc((size_t)count + 1, sizeof(int));
     if (strcmp(fabric, "nvswitch") == 0) {
         for (int i = 0; i < count; i++)
             fabric_links[i] = links;

@@ -4,6 +4,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,7 +29,7 @@ char *topo_strdup(const char *s)
 {
     if (!s)
         return NULL;
-    char *d = strdup(s);
+    char *d = util_xstrdup(s);
     if (!d)
         abort();
     return d;
@@ -189,7 +190,7 @@ void topo_release(struct topo *t)
 
 int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa)
 {
-    struct topo_pnode *n = realloc(t->nodes, (size_t)(t->nnodes + 1) * sizeof(*n));
+    struct topo_pnode *n = util_xrealloc(t->nodes, (size_t)(t->nnodes + 1) * sizeof(*n));
     if (!n)
         return -1;
     t->nodes = n;
@@ -203,7 +204,7 @@ struct topo_gpu *topo_add_gpu(struct topo *t)
         t->too_many = 1;
         return NULL;
     }
-    struct topo_gpu *g = realloc(t->gpus, (size_t)(t->ngpus + 1) * sizeof(*g));
+    struct topo_gpu *g = util_xrealloc(t->gpus, (size_t)(t->ngpus + 1) * sizeof(*g));
     if (!g)
         return NULL;
     t->gpus = g;
@@ -221,7 +222,7 @@ struct topo_nic *topo_add_nic(struct topo *t)
         t->too_many = 1;
         return NULL;
     }
-    struct topo_nic *n = realloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*n));
+    struct topo_nic *n = util_xrealloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*n));
     if (!n)
         return NULL;
     t->nics = n;
@@ -234,7 +235,7 @@ struct topo_nic *topo_add_nic(struct topo *t)
 int topo_alloc_nvlink(struct topo *t)
 {
     free(t->nvlink);
-    t->nvlink = calloc((size_t)(t->ngpus ? t->ngpus * t->ngpus : 1), sizeof(int));
+    t->nvlink = util_xcalloc((size_t)(t->ngpus ? t->ngpus * t->ngpus : 1), sizeof(int));
     return t->nvlink ? 0 : UTIL_ENOMEM;
 }
 

@@ -2,6 +2,7 @@
 /* Growable buffer: doubling growth, NUL kept after the last byte. */
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static int buf_grow(struct util_buf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    char *p = realloc(b->data, cap);
+    char *p = util_xrealloc(b->data, cap);
     if (!p)
         return UTIL_ENOMEM;
     b->data = p;
@@ -74,7 +75,7 @@ const char *util_buf_str(const struct util_buf *b)
 
 char *util_buf_detach(struct util_buf *b)
 {
-    char *s = b->data ? b->data : strdup("");
+    char *s = b->data ? b->data : util_xstrdup("");
     b->data = NULL;
     b->len = b->cap = 0;
     return s;

@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -250,7 +251,7 @@ static char **build_env(char *const *add)
         n++;
     for (char *const *e = add; e && *e; e++)
         k++;
-    char **envp = calloc(n + k + 1, sizeof(char *));
+    char **envp = util_xcalloc(n + k + 1, sizeof(char *));
     if (!envp)
         return NULL;
     size_t m = 0;
@@ -270,12 +271,12 @@ static char **build_env(char *const *add)
 static char *resolve(const char *argv0, int *err)
 {
     if (strchr(argv0, '/'))
-        return strdup(argv0);
+        return util_xstrdup(argv0);
     const char *path = getenv("PATH");
     *err = ENOENT;
     for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
         size_t len = strcspn(p, ":");
-        char *cand = malloc(len + strlen(argv0) + 2);
+        char *cand = util_xmalloc(len + strlen(argv0) + 2);
         if (!cand)
             return NULL;
         snprintf(cand, len + strlen(argv0) + 2, "%.*s%s%s", (int)len, p, len ? "/" : "", argv0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The environment: what files may set (exact names) and what results may record (families). */
 #include "util/env.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,7 @@ json_t *util_env_recorded(void)
     size_t n = 0;
     while (environ[n])
         n++;
-    char **names = calloc(n + 1, sizeof(char *));
+    char **names = util_xcalloc(n + 1, sizeof(char *));
     json_t *o = json_object();
     if (!names || !o) {
         free(names);

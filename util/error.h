@@ -9,6 +9,7 @@
  *   with util_error, then returns the code: `return util_error("...: %s", ...), UTIL_EIO;`.
  *   util_error itself returns UTIL_EINVAL, so `return util_error(...)` is bad input.
  * - Predicates (is_..., has_..., a "1 when" in the header) return 1 or 0 and print nothing.
+ * - Out of memory is not an error to return: util/mem.h's allocators end the process.
  */
 #ifndef UTIL_ERROR_H
 #define UTIL_ERROR_H

@@ -3,6 +3,7 @@
 #include "util/file.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -148,7 +149,7 @@ static int write_all(int fd, const char *p, size_t len)
 /* fsync of the directory makes the rename itself durable. */
 static void sync_parent_dir(const char *path)
 {
-    char *copy = strdup(path);
+    char *copy = util_xstrdup(path);
     if (!copy)
         return;
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -224,7 +225,7 @@ char *util_sibling_program(const char *name, const char *override_env)
 {
     const char *forced = override_env ? getenv(override_env) : NULL;
     if (forced && *forced)
-        return strdup(forced);
+        return util_xstrdup(forced);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n > 0) {
@@ -235,7 +236,7 @@ char *util_sibling_program(const char *name, const char *override_env)
             return util_buf_detach(&b);
         util_buf_release(&b);
     }
-    return strdup(name);
+    return util_xstrdup(name);
 }
 
 int util_remove_tree_at(int at, const char *name, int depth)

@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <stdio.h>
@@ -33,7 +34,7 @@ char *util_json_hash(const json_t *j)
     for (const char *p = canon ? canon : ""; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;
     free(canon);
-    char *out = malloc(20);
+    char *out = util_xmalloc(20);
     if (out)
         snprintf(out, 20, "%016llx", h);
     return out;
@@ -79,7 +80,7 @@ int util_json_write(const char *path, const json_t *j)
         if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
             rc = UTIL_EIO;
     } else {
-        char *withnl = malloc(len + 2);
+        char *withnl = util_xmalloc(len + 2);
         if (!withnl) {
             free(text);
             return UTIL_ENOMEM;

@@ -3,6 +3,7 @@
 #include "util/log.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <stdio.h>
@@ -35,7 +36,7 @@ __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, cons
     va_list again;
     va_copy(again, ap);
     int len = vsnprintf(stack, sizeof(stack), fmt, ap);
-    if (len >= (int)sizeof(stack) && (text = malloc((size_t)len + 1)))
+    if (len >= (int)sizeof(stack) && (text = util_xmalloc((size_t)len + 1)))
         vsnprintf(text, (size_t)len + 1, fmt, again);
     va_end(again);
     if (!text) /* out of memory: the first kilobyte, cleaned all the same */

@@ -7,6 +7,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 #include "util/quote.h"
 #include "util/text.h"
@@ -18,6 +19,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -579,6 +583,41 @@ static void test_dirs(void **state)
     assert_int_equal(errno, ENOENT);
 }
 
+/* Out of memory ends the process with one line naming the size: no NULL reaches a caller. Jansson
+ * allocates through the same function once util_mem_init ran. */
+static void test_mem(void **state)
+{
+    (void)state;
+    char *s = util_xstrndup("abcdef", 3);
+    assert_string_equal(s, "abc");
+    s = util_xrealloc(s, 64);
+    free(s);
+    util_mem_init();
+    json_malloc_t m;
+    json_free_t f;
+    json_get_alloc_funcs(&m, &f);
+    assert_ptr_equal(m, util_xmalloc);
+#ifndef __SANITIZE_ADDRESS__ /* ASan reports a huge request itself, before ours can */
+    char log[128];
+    snprintf(log, sizeof(log), "%s/oom.log", tmpdir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, STDERR_FILENO);
+        volatile size_t huge = SIZE_MAX / 2;
+        free(util_xmalloc(huge));
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    struct util_buf b = UTIL_BUF_INIT;
+    assert_int_equal(util_file_read(log, 4096, &b), 0);
+    assert_non_null(strstr(util_buf_str(&b), "topotune: out of memory ("));
+    util_buf_release(&b);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,7 +627,7 @@ int main(void)
         cmocka_unit_test(test_env_policy),   cmocka_unit_test(test_file_open_kinds),
         cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
         cmocka_unit_test(test_dirs),         cmocka_unit_test(test_text_format),
-        cmocka_unit_test(test_text_number),
+        cmocka_unit_test(test_text_number),  cmocka_unit_test(test_mem),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }
