@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by verify's predicted (verify.c) and measured (measured.c) comparisons. */
+#ifndef VERIFY_INTERNAL_H
+#define VERIFY_INTERNAL_H
+
+#include "util/buf.h"
+
+#include <jansson.h>
+
+/* The profile's variables as NAME -> value (a new object); with system_only, only those of role
+ * "system" (what cured a failing default or names the fabric: the reference runs with them). */
+json_t *verify_variables(const json_t *profile, int system_only);
+
+/* "NAME=value, NAME=value" of an env object, appended to out, for the header. */
+void verify_env_words(const json_t *env, struct util_buf *out);
+
+/* The gain of a over b in percent; 0 when b is not positive. */
+double verify_gain(double a, double b);
+
+#endif
