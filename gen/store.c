@@ -13,6 +13,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/text.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -231,7 +232,7 @@ static int write_index(const char *root)
  */
 static int class_dir(const char *root, const char *class_id, char *classdir, size_t len)
 {
-    if (!sweep_valid_id(class_id))
+    if (!util_valid_id(class_id))
         return util_error("refusing to write a profile for class \"%.64s\": a class id is "
                           "[A-Za-z0-9._-] without \"..\", at most 128 characters",
                           class_id ? class_id : "(none)"),

@@ -10,12 +10,12 @@
 #include "doctor/doctor.h"
 #include "launch/launch.h"
 #include "survey/survey.h"
-#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/text.h"
@@ -219,7 +219,7 @@ static int launch_map(struct survey *s)
             s->nodes[i].host = host_of_report(host);
         const char *id = json_string_value(
             json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
-        if (id && sweep_valid_id(id) && host && valid_name(host)) {
+        if (id && util_valid_id(id) && host && valid_name(host)) {
             s->nodes[i].class_id = util_xstrdup(id);
             s->nodes[i].name = util_xstrdup(host);
             json_t *key =
@@ -246,7 +246,7 @@ static int launch_map(struct survey *s)
 /* busbw of each group from the benchmark's events: the largest size's out-of-place number. */
 static int read_groups(const char *path, int n, double *busbw, struct util_buf *why)
 {
-    json_t *lines = sweep_results_load(path, SWEEP_RESULTS_READ);
+    json_t *lines = util_jsonl_load(path, UTIL_JSONL_READ);
     int got = 0, ok = 0;
     for (int k = 0; k < n; k++)
         busbw[k] = -1;

@@ -8,8 +8,8 @@
  */
 #include "survey/internal.h"
 #include "survey/survey.h"
-#include "sweep/sweep.h"
 #include "util/error.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -176,7 +176,7 @@ int survey_record_load(struct survey *s)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
-    json_t *rec = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
+    json_t *rec = util_jsonl_load(path, UTIL_JSONL_REPAIR);
     if (!rec)
         return UTIL_EINVAL;
     size_t i;

@@ -5,11 +5,11 @@
  */
 #include "survey/internal.h"
 #include "survey/survey.h"
-#include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -238,7 +238,7 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     util_buf_release(&why);
     char path[1100];
     snprintf(path, sizeof(path), "%s/launches.jsonl", s->dir);
-    int err = sweep_results_append(path, line);
+    int err = util_jsonl_append(path, line);
     json_decref(line);
     show_progress(s, stage, whole ? 1 : n, rc, wall);
     return err ? err : rc;

@@ -11,7 +11,9 @@
 #include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/jsonl.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -42,28 +44,6 @@ __attribute__((format(printf, 3, 4))) static int bad(const struct where *w, cons
             "again",
             w->path, field, msg);
     return UTIL_EINVAL;
-}
-
-static int in_set(const char *s, size_t max, const char *extra)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > max)
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              strchr(extra, *p)))
-            return 0;
-    return 1;
-}
-
-int sweep_valid_id(const char *s)
-{
-    return s && in_set(s, 128, "._-") && s[0] != '.' && s[0] != '-' && !strstr(s, "..");
-}
-
-int sweep_valid_version(const char *s)
-{
-    return s && in_set(s, 64, " .+~_:()-") && s[0] != ' ' && s[0] != '-';
 }
 
 /*
@@ -157,7 +137,7 @@ static int check_versions(const struct where *w, const json_t *versions)
     if (!json_is_object(versions))
         return bad(w, "versions", "expected an object");
     json_object_foreach((json_t *)versions, k, v)
-        if (!json_is_null(v) && !sweep_valid_version(json_string_value(v)))
+        if (!json_is_null(v) && !util_valid_version(json_string_value(v)))
             return bad(w, "versions",
                        "%.32s: expected null or a version of [A-Za-z0-9 .+~_:()-], "
                        "at most 64 characters",
@@ -176,7 +156,7 @@ static int check_configs(const struct where *w, const json_t *configs)
         const char *id = json_string_value(json_object_get(c, "id"));
         if (rc)
             break;
-        if (!sweep_valid_id(id))
+        if (!util_valid_id(id))
             rc = bad(w, "configs", "entry %zu: id: expected [A-Za-z0-9._-], at most 128", i);
         else if (json_object_get(seen, id))
             rc = bad(w, "configs", "entry %zu: id %s listed twice", i, id);
@@ -200,7 +180,7 @@ int sweep_meta_check(const json_t *m, const char *path)
         return bad(&w, "schema", "expected \"topotune/sweep/1\" (is this a sweep directory?)");
     if (no_control(&w, m))
         return UTIL_EINVAL;
-    if (!sweep_valid_id(json_string_value(json_object_get(m, "class"))))
+    if (!util_valid_id(json_string_value(json_object_get(m, "class"))))
         return bad(&w, "class",
                    "expected a node class id of [A-Za-z0-9._-] (no \"..\"), at most "
                    "128 characters");
@@ -235,7 +215,7 @@ static int check_sizes(const struct where *w, const json_t *sizes)
             json_t *v = json_object_get(s, keys[k]);
             if (v && !json_is_null(v) &&
                 !(json_is_string(v) &&
-                  (!json_string_length(v) || sweep_valid_id(json_string_value(v)))))
+                  (!json_string_length(v) || util_valid_id(json_string_value(v)))))
                 return bad(w, keys[k], "expected NCCL's name of an algorithm or protocol");
         }
     }
@@ -257,15 +237,15 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
         known |= !strcmp(outcome, outcomes[i]);
     if (!known)
         return bad(&w, "outcome", "expected ok, timeout, crash, error, wrong or launch-failed");
-    if (!sweep_valid_id(json_string_value(json_object_get(r, "config_id"))))
+    if (!util_valid_id(json_string_value(json_object_get(r, "config_id"))))
         return bad(&w, "config_id", "expected a configuration id of [A-Za-z0-9._-]");
-    if (!sweep_valid_id(json_string_value(json_object_get(r, "class"))))
+    if (!util_valid_id(json_string_value(json_object_get(r, "class"))))
         return bad(&w, "class", "expected a node class id of [A-Za-z0-9._-] (no \"..\")");
     if (!json_is_boolean(json_object_get(r, "final")))
         return bad(&w, "final", "expected true or false");
     json_t *stage = json_object_get(r, "stage");
     if (stage && !json_is_null(stage) &&
-        !in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))
+        !util_text_in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))
         return bad(&w, "stage", "expected a stage name such as init or size:1024");
     if (check_env(&w, "env", json_object_get(r, "env")) || check_int(&w, r, "rep", 0, 1 << 20, 0) ||
         check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, SWEEP_MAX_NODES, 0) ||
@@ -300,7 +280,7 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
     if (sweep_meta_check(*meta, path))
         goto fail;
     snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-    *results = sweep_results_load(path, SWEEP_RESULTS_READ);
+    *results = util_jsonl_load(path, UTIL_JSONL_READ);
     if (!*results)
         goto fail;
     size_t i;

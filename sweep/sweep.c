@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/text.h"
@@ -627,7 +628,7 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
         return UTIL_EIO;
     }
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
-    int rc = sweep_results_append(path, res);
+    int rc = util_jsonl_append(path, res);
     if (rc) {
         json_decref(res);
         return rc;
@@ -799,7 +800,7 @@ int sweep_run(struct sweep *sw)
     util_child_supervise();
     char path[1100];
     snprintf(path, sizeof(path), "%s/results.jsonl", sw->dir);
-    sw->results = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
+    sw->results = util_jsonl_load(path, UTIL_JSONL_REPAIR);
     struct stat st;
     if (!sw->results) /* a link, FIFO or directory planted there is bad input, not a failure */
         return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) ? UTIL_EINVAL : UTIL_EIO;

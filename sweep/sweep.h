@@ -106,21 +106,8 @@ void sweep_config_id(const json_t *env, char out[16]);
  */
 int sweep_configs_check(const struct sweep_space *s, const json_t *configs);
 
-/*
- * DIR/results.jsonl, one run per line. Only a last line without its newline is
- * torn (a sweep killed while appending): READ leaves it out with a warning,
- * REPAIR (sweep --resume, the directory's owner) cuts it from the file and says
- * so. Any other unparsable line is damage: an error naming the line, NULL. The
- * file is opened only if it is a regular file reached without a symbolic link;
- * a missing file is an empty array. New reference.
- */
-enum sweep_results_mode { SWEEP_RESULTS_READ, SWEEP_RESULTS_REPAIR };
-json_t *sweep_results_load(const char *path, enum sweep_results_mode mode);
-/* The lines of data (named path in messages) whole and parsable, as an array; *good: their bytes
- * (a torn last line is not among them). NULL after an error naming a damaged line. */
-json_t *sweep_results_parse(const char *path, const char *data, size_t len, size_t *good);
-/* Appends one result line with fsync; on failure nothing of the line stays. 0 or UTIL_EIO. */
-int sweep_results_append(const char *path, const json_t *result);
+/* DIR/results.jsonl is a JSON Lines journal, one run per line (util/jsonl.h): sweep --resume,
+ * the directory's owner, repairs a torn last line; every other reader leaves it out. */
 
 /* A sweep in progress; `topotune sweep` fills the first block. */
 struct sweep {
@@ -189,10 +176,6 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results);
 /* 0, or UTIL_EINVAL after an error naming path (and line, for a result) and the field. */
 int sweep_meta_check(const json_t *meta, const char *path);
 int sweep_result_check(const json_t *result, const char *path, size_t line);
-/* Node class and configuration ids: [A-Za-z0-9._-], at most 128, not starting with '.' or '-',
- * no "..": safe as one path component. Versions: [A-Za-z0-9 .+~_:()-], at most 64. */
-int sweep_valid_id(const char *s);
-int sweep_valid_version(const char *s);
 
 /* $TOPOTUNE_BENCH_PROGRAM, else topotune-bench next to this topotune (build or install directory),
  * else from PATH. Caller frees. */

@@ -193,3 +193,25 @@ void util_text_html(struct util_buf *out, const char *s)
             util_buf_add(out, s, 1);
     }
 }
+
+int util_text_in_set(const char *s, size_t max, const char *extra)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr(extra, *p)))
+            return 0;
+    return 1;
+}
+
+int util_valid_id(const char *s)
+{
+    return s && util_text_in_set(s, 128, "._-") && s[0] != '.' && s[0] != '-' && !strstr(s, "..");
+}
+
+int util_valid_version(const char *s)
+{
+    return s && util_text_in_set(s, 64, " .+~_:()-") && s[0] != ' ' && s[0] != '-';
+}

@@ -45,4 +45,12 @@ void util_text_fixed(struct util_buf *out, double v, int decimals);
 /* Appends s as HTML text, also safe in a quoted attribute: & < > " ' as entities. */
 void util_text_html(struct util_buf *out, const char *s);
 
+/* 1 when s is 1 to max characters, each a letter or digit of ASCII or one of extra. */
+int util_text_in_set(const char *s, size_t max, const char *extra);
+/* Names that files and directories are made of: node class and configuration ids are
+ * [A-Za-z0-9._-], at most 128, not starting with '.' or '-', no "..": safe as one path
+ * component. Versions: [A-Za-z0-9 .+~_:()-], at most 64. 1 when valid (NULL is not). */
+int util_valid_id(const char *s);
+int util_valid_version(const char *s);
+
 #endif

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/text.h"
@@ -180,7 +181,7 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     util_info("%s, run %d of %d", config_name[which], rep + 1, o->repeat);
     util_child_run(&ch);
     launch_argv_free(argv);
-    json_t *events = sweep_results_load(json, SWEEP_RESULTS_READ), *ev;
+    json_t *events = util_jsonl_load(json, UTIL_JSONL_READ), *ev;
     size_t i;
     int ok = 0;
     json_array_foreach(events, i, ev) {

@@ -6,6 +6,7 @@
  */
 #include "gen/gen.h"
 #include "sweep/sweep.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 
 #include <stddef.h>
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data, *nl = memchr(text, '\n', size);
     size_t head = nl ? (size_t)(nl - text) : size, good;
     json_t *meta = json_loadb(text, head, JSON_REJECT_DUPLICATES, NULL);
-    json_t *runs = nl ? sweep_results_parse("fuzz", nl + 1, size - head - 1, &good) : json_array();
+    json_t *runs = nl ? util_jsonl_parse("fuzz", nl + 1, size - head - 1, &good) : json_array();
     int ok = meta && runs && sweep_meta_check(meta, "fuzz") == 0;
     size_t i;
     json_t *r;

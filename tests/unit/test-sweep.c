@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for sweep/ without a process: what a space may say (each refusal one change from a
  * good space), the configurations it expands to and their ids, pruning by the topology, the
- * results file (torn and damaged lines), the checks gen and compare rely on, and the plans of the
- * grid and halving strategies replayed from results on file (as --resume does: nothing runs). */
+ * checks gen and compare rely on, and the plans of the grid and halving strategies replayed from
+ * results on file (as --resume does: nothing runs). */
 #include "sweep/internal.h"
 #include "topo/topo.h"
 #include "util/error.h"
@@ -316,53 +316,6 @@ static void env_fixed_then_config_and_checked(void **state)
     sweep_space_release(&s);
 }
 
-/* Whole lines are runs; a last line without its newline is torn and left out; any other bad line
- * is damage and refuses the file. */
-static void results_torn_last_line_left_out(void **state)
-{
-    (void)state;
-    const char *data = "{\"rep\": 0}\n{\"rep\": 1}\n{\"rep\": 2, \"out";
-    size_t good;
-    json_t *r = sweep_results_parse("r.jsonl", data, strlen(data), &good);
-    assert_int_equal(json_array_size(r), 2);
-    assert_int_equal(good, 22);
-    json_decref(r);
-    const char *damaged = "{\"rep\": 0}\n{\"rep\": 1\n{\"rep\": 2}\n";
-    assert_null(sweep_results_parse("r.jsonl", damaged, strlen(damaged), &good));
-    const char *dup = "{\"rep\": 0, \"rep\": 1}\n";
-    assert_null(sweep_results_parse("r.jsonl", dup, strlen(dup), &good));
-}
-
-/* A reader leaves the torn line in the file; the owner (--resume) cuts it; appends come back. */
-static void results_repair_cuts_only_for_the_owner(void **state)
-{
-    (void)state;
-    char path[128];
-    snprintf(path, sizeof(path), "%s/results.jsonl", tmpdir);
-    json_t *r = sweep_results_load(path, SWEEP_RESULTS_READ); /* missing: no run yet */
-    assert_int_equal(json_array_size(r), 0);
-    json_decref(r);
-    json_t *line = json_pack("{s:s,s:i}", "config_id", "a", "rep", 0);
-    assert_int_equal(sweep_results_append(path, line), 0);
-    json_decref(line);
-    int fd = open(path, O_WRONLY | O_APPEND);
-    assert_true(fd >= 0 && write(fd, "{\"torn", 6) == 6);
-    close(fd);
-    struct stat st;
-    r = sweep_results_load(path, SWEEP_RESULTS_READ);
-    assert_int_equal(json_array_size(r), 1);
-    json_decref(r);
-    assert_int_equal(stat(path, &st), 0);
-    off_t torn = st.st_size;
-    r = sweep_results_load(path, SWEEP_RESULTS_REPAIR);
-    assert_int_equal(json_array_size(r), 1);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(r, 0), "config_id")), "a");
-    json_decref(r);
-    assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_size, torn - 6);
-    unlink(path);
-}
-
 /* The objective: the mean busbw of the sizes within [min, max], 0 when none is. */
 static void objective_mean_within_range(void **state)
 {
@@ -404,24 +357,6 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
             fail_msg("a result with %s: %s was not refused", bad[i][0], bad[i][1]);
         json_decref(r);
     }
-}
-
-/* Ids become path components: no "..", no leading dot or dash, a short safe set. */
-static void valid_id_is_one_path_component(void **state)
-{
-    (void)state;
-    assert_true(sweep_valid_id("hgx-h100.8gpu_v2"));
-    assert_false(sweep_valid_id(".hidden"));
-    assert_false(sweep_valid_id("-rf"));
-    assert_false(sweep_valid_id("a..b"));
-    assert_false(sweep_valid_id("a/b"));
-    assert_false(sweep_valid_id(""));
-    assert_false(sweep_valid_id(NULL));
-    char longest[130];
-    memset(longest, 'a', 129), longest[129] = '\0';
-    assert_false(sweep_valid_id(longest));
-    longest[128] = '\0';
-    assert_true(sweep_valid_id(longest));
 }
 
 /* A sweep of space text whose every run is on file: a plan that asks for a run not there would
@@ -537,11 +472,8 @@ int main(void)
         cmocka_unit_test(config_id_stable),
         cmocka_unit_test(prune_drops_what_the_node_lacks),
         cmocka_unit_test(env_fixed_then_config_and_checked),
-        cmocka_unit_test(results_torn_last_line_left_out),
-        cmocka_unit_test(results_repair_cuts_only_for_the_owner),
         cmocka_unit_test(objective_mean_within_range),
         cmocka_unit_test(result_check_refuses_what_no_sweep_writes),
-        cmocka_unit_test(valid_id_is_one_path_component),
         cmocka_unit_test(grid_measures_each_config_repeat_times),
         cmocka_unit_test(halving_keeps_the_better_half_and_the_baseline),
         cmocka_unit_test(halving_drops_failed_runs),

@@ -6,6 +6,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/opts.h"
@@ -618,16 +619,91 @@ static void test_mem(void **state)
 #endif
 }
 
+/* Whole lines are documents; a last line without its newline is torn and left out; any other bad
+ * line is damage and refuses the file. */
+static void test_jsonl_torn_last_line_left_out(void **state)
+{
+    (void)state;
+    const char *data = "{\"rep\": 0}\n{\"rep\": 1}\n{\"rep\": 2, \"out";
+    size_t good;
+    json_t *r = util_jsonl_parse("r.jsonl", data, strlen(data), &good);
+    assert_int_equal(json_array_size(r), 2);
+    assert_int_equal(good, 22);
+    json_decref(r);
+    const char *damaged = "{\"rep\": 0}\n{\"rep\": 1\n{\"rep\": 2}\n";
+    assert_null(util_jsonl_parse("r.jsonl", damaged, strlen(damaged), &good));
+    const char *dup = "{\"rep\": 0, \"rep\": 1}\n";
+    assert_null(util_jsonl_parse("r.jsonl", dup, strlen(dup), &good));
+}
+
+/* A reader leaves the torn line in the file; the owner (--resume) cuts it; appends come back. */
+static void test_jsonl_repair_cuts_only_for_the_owner(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof(path), "%s/results.jsonl", tmpdir);
+    json_t *r = util_jsonl_load(path, UTIL_JSONL_READ); /* missing: no run yet */
+    assert_int_equal(json_array_size(r), 0);
+    json_decref(r);
+    json_t *line = json_pack("{s:s,s:i}", "config_id", "a", "rep", 0);
+    assert_int_equal(util_jsonl_append(path, line), 0);
+    json_decref(line);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0 && write(fd, "{\"torn", 6) == 6);
+    close(fd);
+    struct stat st;
+    r = util_jsonl_load(path, UTIL_JSONL_READ);
+    assert_int_equal(json_array_size(r), 1);
+    json_decref(r);
+    assert_int_equal(stat(path, &st), 0);
+    off_t torn = st.st_size;
+    r = util_jsonl_load(path, UTIL_JSONL_REPAIR);
+    assert_int_equal(json_array_size(r), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(r, 0), "config_id")), "a");
+    json_decref(r);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, torn - 6);
+    unlink(path);
+}
+
+/* Ids become path components: no "..", no leading dot or dash, a short safe set. */
+static void test_valid_id_is_one_path_component(void **state)
+{
+    (void)state;
+    assert_true(util_valid_id("hgx-h100.8gpu_v2"));
+    assert_false(util_valid_id(".hidden"));
+    assert_false(util_valid_id("-rf"));
+    assert_false(util_valid_id("a..b"));
+    assert_false(util_valid_id("a/b"));
+    assert_false(util_valid_id(""));
+    assert_false(util_valid_id(NULL));
+    char longest[130];
+    memset(longest, 'a', 129), longest[129] = '\0';
+    assert_false(util_valid_id(longest));
+    longest[128] = '\0';
+    assert_true(util_valid_id(longest));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf),          cmocka_unit_test(test_text_tail),
-        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_json),
-        cmocka_unit_test(test_opts),         cmocka_unit_test(test_opts_typed),
-        cmocka_unit_test(test_env_policy),   cmocka_unit_test(test_file_open_kinds),
-        cmocka_unit_test(test_quote),        cmocka_unit_test(test_child),
-        cmocka_unit_test(test_dirs),         cmocka_unit_test(test_text_format),
-        cmocka_unit_test(test_text_number),  cmocka_unit_test(test_mem),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_text_tail),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_opts),
+        cmocka_unit_test(test_opts_typed),
+        cmocka_unit_test(test_env_policy),
+        cmocka_unit_test(test_file_open_kinds),
+        cmocka_unit_test(test_quote),
+        cmocka_unit_test(test_child),
+        cmocka_unit_test(test_dirs),
+        cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_text_number),
+        cmocka_unit_test(test_mem),
+        cmocka_unit_test(test_jsonl_torn_last_line_left_out),
+        cmocka_unit_test(test_jsonl_repair_cuts_only_for_the_owner),
+        cmocka_unit_test(test_valid_id_is_one_path_component),
     };
     return cmocka_run_group_tests_name("unit.util", tests, make_tmpdir, remove_tmpdir);
 }

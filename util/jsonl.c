@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DIR/results.jsonl: one line per run, appended with a single write and
- * fsync'ed before the next run starts, never rewritten. A line torn by a kill
- * is cut away only when the sweep resumes; readers leave it out and never write.
+ * JSON Lines journals (util/jsonl.h): appended with a single write and fsync'ed, never
+ * rewritten; a line torn by a kill is cut away only by the journal's owner.
  */
-#include "bench/bench.h"
-#include "sweep/sweep.h"
+#include "util/jsonl.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -18,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-json_t *sweep_results_parse(const char *path, const char *data, size_t len, size_t *good)
+json_t *util_jsonl_parse(const char *path, const char *data, size_t len, size_t *good)
 {
     json_t *runs = json_array();
     size_t line = 1;
@@ -31,7 +29,7 @@ json_t *sweep_results_parse(const char *path, const char *data, size_t len, size
         json_t *r = json_loadb(start, (size_t)(nl - start), JSON_REJECT_DUPLICATES, &err);
         if (!r) {
             util_error("'%s': line %zu is damaged (%s): only a torn last line may be cut; restore "
-                       "the file or run the sweep again",
+                       "the file or make it again",
                        path, line, err.text);
             json_decref(runs);
             return NULL;
@@ -43,7 +41,7 @@ json_t *sweep_results_parse(const char *path, const char *data, size_t len, size
     return runs;
 }
 
-json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
+json_t *util_jsonl_load(const char *path, enum util_jsonl_mode mode)
 {
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL;
@@ -55,10 +53,10 @@ json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
         return util_error("cannot read '%s': %s", path, why), NULL;
     }
     size_t good;
-    json_t *runs = sweep_results_parse(path, text.data ? text.data : "", text.len, &good);
-    if (runs && good < text.len && mode == SWEEP_RESULTS_READ) {
-        util_warning("'%s': leaving out a torn last line (%zu bytes): the sweep was interrupted or "
-                     "is still running; topotune sweep --resume repairs it",
+    json_t *runs = util_jsonl_parse(path, text.data ? text.data : "", text.len, &good);
+    if (runs && good < text.len && mode == UTIL_JSONL_READ) {
+        util_warning("'%s': leaving out a torn last line (%zu bytes): its writer was interrupted "
+                     "or is still running; its --resume repairs it",
                      path, text.len - good);
     } else if (runs && good < text.len) {
         /* O_NOFOLLOW: the cut lands on the file that was read, never through a link */
@@ -68,7 +66,7 @@ json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
             json_decref(runs);
             runs = NULL;
         } else {
-            util_warning("'%s': cut a torn last line (%zu bytes) left by an interrupted sweep",
+            util_warning("'%s': cut a torn last line (%zu bytes) left by an interrupted writer",
                          path, text.len - good);
         }
         if (fd >= 0)
@@ -78,7 +76,7 @@ json_t *sweep_results_load(const char *path, enum sweep_results_mode mode)
     return runs;
 }
 
-int sweep_results_append(const char *path, const json_t *result)
+int util_jsonl_append(const char *path, const json_t *result)
 {
     char *line = json_dumps(result, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!line)
