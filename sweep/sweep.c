@@ -489,7 +489,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
         struct util_buf t = UTIL_BUF_INIT;
         for (char **e = env; *e; e++)
             util_buf_addf(&t, "%s ", *e);
-        for (char **a = argv; *a; a++)
+        for (char **a = argv; a && *a; a++)
             util_buf_addf(&t, "%s ", *a);
         fprintf(stderr, "topotune: trace: %s\n", util_buf_str(&t));
         util_buf_release(&t);
@@ -510,7 +510,8 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
     classify(&ch, flags, stage, res);
     if (ch.exec_errno)
         json_object_set_new(res, "stderr_tail",
-                            json_sprintf("cannot run '%s': %s", argv[0], strerror(ch.exec_errno)));
+                            json_sprintf("cannot run '%s': %s", argv ? argv[0] : "(no launch line)",
+                                         strerror(ch.exec_errno)));
     else
         json_object_set_new(res, "stderr_tail", log_tail(logpath));
     if (strcmp(sw->backend, "nccl") == 0)

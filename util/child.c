@@ -410,7 +410,7 @@ int util_child_start(struct util_child *c)
     c->timed_out = 0;
     c->exit_code = -1;
     c->signal = 0;
-    c->wall_s = now();
+    c->wall_s = 0;                 /* nothing ran until the fork */
     if (!c->argv || !c->argv[0]) { /* a launch line its builder refused: nothing to run */
         c->exec_errno = EINVAL;
         return -1;
@@ -425,9 +425,11 @@ int util_child_start(struct util_child *c)
         return -1;
     }
     pid_t parent = getpid();
+    c->wall_s = now();
     c->pid = fork();
     if (c->pid < 0) {
         c->exec_errno = errno;
+        c->wall_s = 0;
         close(pipefd[0]);
         close(pipefd[1]);
         close_captures(&plan);

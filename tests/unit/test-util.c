@@ -464,6 +464,7 @@ static void test_child(void **state)
     struct util_child none = {.argv = NULL, .log = log}; /* a launch line that was refused */
     assert_int_equal(util_child_run(&none), -1);
     assert_int_equal(none.exec_errno, EINVAL);
+    assert_true(none.wall_s == 0); /* nothing ran: no time spent */
 
     pid_t mine = fork(); /* started some other way, before the run */
     if (mine == 0) {
