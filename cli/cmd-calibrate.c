@@ -303,7 +303,7 @@ static int write_file(const char *out, json_t *doc)
 static int report(struct fit_data *d, const char *out, size_t fit_max, const char **dirs, int ndirs)
 {
     struct model_point *fit = util_xmalloc(sizeof(*fit) * (size_t)d->npts),
-                       *held = malloc(sizeof(*held) * (size_t)d->npts);
+                       *held = util_xmalloc(sizeof(*held) * (size_t)d->npts);
     int nfit = 0, nheld = 0, rc = 0;
     json_t *doc = NULL;
     for (int i = 0; i < d->npts; i++) {

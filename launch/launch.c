@@ -24,7 +24,7 @@ int launch_known(const char *launcher)
 
 static void add(char ***argv, int *n, const char *arg)
 {
-    *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
+    *argv = util_xrealloc(*argv, (size_t)(*n + 2) * sizeof(char *));
     (*argv)[(*n)++] = util_xstrdup(arg);
     (*argv)[*n] = NULL;
 }

@@ -134,9 +134,9 @@ void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, 
     struct edge *e;
     int ne = collapse(pairs, npairs, &e);
     int *deg = util_xcalloc((size_t)nnodes + 1, sizeof(int)),
-        *adj = malloc(sizeof(int) * (size_t)(2 * ne + 1));
+        *adj = util_xmalloc(sizeof(int) * (size_t)(2 * ne + 1));
     double *c = util_xmalloc(sizeof(double) * (size_t)(nnodes + 1)),
-           *next = malloc(sizeof(double) * (size_t)(nnodes + 1));
+           *next = util_xmalloc(sizeof(double) * (size_t)(nnodes + 1));
     double *vals = util_xmalloc(sizeof(double) * (size_t)(2 * ne + 1)), w = -log(1 - tolerance);
     for (int i = 0; i < ne; i++)
         deg[e[i].a + 1]++, deg[e[i].b + 1]++;

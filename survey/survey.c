@@ -272,7 +272,7 @@ static int measure_by_class(struct survey *s, const char *stage, const struct su
 {
     struct survey_group *gg = util_xmalloc(sizeof(*gg) * (size_t)n);
     int *at = util_xmalloc(sizeof(int) * (size_t)n), *ll = util_xcalloc((size_t)n, sizeof(int)),
-        *bb = malloc(sizeof(int) * (size_t)n);
+        *bb = util_xmalloc(sizeof(int) * (size_t)n);
     double *bw = util_xmalloc(sizeof(double) * (size_t)n);
     char *done = util_xcalloc((size_t)n, 1);
     int rc = 0;
@@ -772,7 +772,7 @@ static int run_pairs(struct survey *s, const char *stage, struct survey_group *g
 {
     double *bw = util_xmalloc(sizeof(double) * (size_t)(n + 1));
     int *launch = util_xmalloc(sizeof(int) * (size_t)(n + 1)),
-        *bisected = calloc((size_t)n + 1, sizeof(int));
+        *bisected = util_xcalloc((size_t)n + 1, sizeof(int));
     int rc = measure(s, stage, g, n, bw, launch, bisected);
     for (int k = 0; !rc && k < n; k++)
         add_pair(s, g[k].a, g[k].b, bw[k], launch[k], strcmp(stage, "pairs") != 0, bisected[k]);

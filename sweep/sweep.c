@@ -44,7 +44,7 @@ static const char *run_name(const struct planned_run *r, char *buf, size_t len)
 
 static void add_arg(char ***argv, int *n, const char *a)
 {
-    *argv = realloc(*argv, (size_t)(*n + 2) * sizeof(char *));
+    *argv = util_xrealloc(*argv, (size_t)(*n + 2) * sizeof(char *));
     (*argv)[(*n)++] = util_xstrdup(a);
     (*argv)[*n] = NULL;
 }

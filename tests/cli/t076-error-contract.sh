@@ -5,7 +5,8 @@
 # becomes a status. The sources are read for the form exit statuses took below cli/
 # (`return util_error(...), 2;`) and cli/ for the per-command mappings cli_parse replaced; then
 # the statuses a user sees: 0 after --help, 2 for a bad flag and for a host list with no name in
-# it (launch_check_nodes: UTIL_EUSAGE), 3 for hosts that cannot be mapped (UTIL_EENV).
+# it (launch_check_nodes: UTIL_EUSAGE), 3 for hosts that cannot be mapped (UTIL_EENV). And every
+# allocation goes through util/mem.h.
 # bench/ is topotune-bench, a program of its own: its codes are its exit statuses.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,11 @@ for f in files:
 print("\n".join(bad))
 assert not bad
 PY
+# Out of memory ends the process (util/mem.h): no allocation below cli/ returns NULL to a caller
+# that may not check it. The one exception is a size the user chose (-e), refused with a message.
+raw=$(cd "$TOPOTUNE_SRC" && git ls-files -- '*.c' | grep -vE '^(tuner|tests|tools|bench/perf)/|^util/mem\.c$' |
+    xargs grep -nE '(^|[^_[:alnum:].>])(malloc|calloc|realloc|strdup|strndup)\(' | grep -v "/\* -e's size")
+check "every allocation below the tuner plugin through util/mem.h: ${raw:-none}" test -z "$raw"
 mapped=$(cd "$TOPOTUNE_SRC" && grep -nE 'rc (> 0|== 1) \? (0|1) : ' cli/*.c)
 check "no command maps the parser's result by hand: ${mapped:-none}" test -z "$mapped"
 
