@@ -14,10 +14,10 @@
 
 /*
  * The exit status for what a module returned, as the man page's EXIT STATUS lists them: 0 for 0
- * and UTIL_OPTS_HELP; 1, the work failed, for UTIL_EIO (a write error) and UTIL_ENOMEM; 2 for
- * bad usage or input (UTIL_EUSAGE, UTIL_EINVAL, UTIL_ENOENT, UTIL_ENOTSUP); 3, something required
- * is missing, for UTIL_EENV; 128 + the signal for UTIL_EINTR. The one place a module's code
- * becomes a status (util/error.h).
+ * and UTIL_OPTS_HELP; 1, the work failed, for UTIL_EIO (a write error), UTIL_ENOMEM and any
+ * other value; 2 for bad usage or input (UTIL_EUSAGE, UTIL_EINVAL, UTIL_ENOENT, UTIL_ENOTSUP);
+ * 3, something required is missing, for UTIL_EENV; 128 + the signal for UTIL_EINTR. The one
+ * place a module's code becomes a status (util/error.h).
  */
 int cli_status(int code);
 

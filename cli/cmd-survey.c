@@ -330,7 +330,10 @@ int cmd_survey(int argc, char **argv)
                        s.rounds, o.out, o.out);
             rc = 128 + util_child_interrupted();
         } else if (r) {
-            rc = cli_status(r); /* a record --resume cannot replay is bad input */
+            /* a record --resume cannot replay is bad input (2); survey's 1 means verdicts to read,
+             * so a write error there is the environment's (3) */
+            int status = cli_status(r);
+            rc = status == 1 ? 3 : status;
         } else if (survey_write(&s)) {
             rc = 3;
         } else {

@@ -74,7 +74,7 @@ int cli_status(int code)
         return 3;
     case UTIL_EINTR:
         return 128 + (util_child_interrupted() ? util_child_interrupted() : SIGINT);
-    default: /* UTIL_EIO, UTIL_ENOMEM: the work failed */
+    default: /* UTIL_EIO, UTIL_ENOMEM, or a value no module should return: the work failed */
         return 1;
     }
 }

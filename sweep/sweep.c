@@ -592,8 +592,8 @@ static int cannot_record(const char *dir)
     return err;
 }
 
-/* Runs r unless a finished run of it is on file; appends its result. 0, UTIL_EIO, or 1 when a
- * signal came (util_child_supervise): the run it cut is not recorded. */
+/* Runs r unless a finished run of it is on file; appends its result. 0, UTIL_EIO, or UTIL_EINTR
+ * when a signal came (util_child_supervise): the run it cut is not recorded. */
 int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result)
 {
     *result = NULL;
@@ -717,7 +717,7 @@ static int record_cures(struct sweep *sw)
  * one after the other (each adding to the previous) until one runs ok, then carry on with
  * every configuration plus that cure: a sweep on a box where the defaults hang still ends with
  * a working profile, and the profile says which variables the hardware needs (gen marks them
- * system). Resumes reuse the recorded probe runs. 0, 1 (cut by a signal) or an error code.
+ * system). Resumes reuse the recorded probe runs. 0, UTIL_EINTR (cut by a signal) or an error code.
  */
 static int find_cures(struct sweep *sw)
 {

@@ -79,8 +79,8 @@ json_t *util_jsonl_load(const char *path, enum util_jsonl_mode mode)
 int util_jsonl_append(const char *path, const json_t *result)
 {
     char *line = json_dumps(result, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (!line)
-        return UTIL_ENOMEM;
+    if (!line) /* not serializable (Jansson's memory is util_xmalloc's) */
+        return util_error("cannot write to '%s': a document that is no JSON", path), UTIL_EINVAL;
     size_t len = strlen(line);
     const char *why = NULL;
     int fd = util_file_open_output(path, UTIL_FILE_APPEND, &why);

@@ -24,7 +24,8 @@ json_t *util_jsonl_load(const char *path, enum util_jsonl_mode mode);
  * torn last line is not among them). NULL after an error naming a damaged line. */
 json_t *util_jsonl_parse(const char *path, const char *data, size_t len, size_t *good);
 
-/* Appends doc as one line, with fsync; on failure nothing of the line stays. 0 or UTIL_EIO. */
+/* Appends doc as one line, with fsync; on failure nothing of the line stays. 0 or UTIL_EIO
+ * (UTIL_EINVAL for a doc Jansson cannot write). */
 int util_jsonl_append(const char *path, const json_t *doc);
 
 #endif

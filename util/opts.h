@@ -64,7 +64,9 @@ struct util_opts_cmd {
  * UTIL_OPTS_HELP after printing the usage for "--help"/"-h"; UTIL_EUSAGE after an error naming
  * the option (unknown, missing or bad value, too many positional arguments).
  */
-#define UTIL_OPTS_HELP 1 /* the help was asked for and printed: nothing more to do */
+/* The help was asked for and printed: nothing more to do. Not 1, which callers take for a
+ * verdict: cli_status maps this value alone to exit 0. */
+#define UTIL_OPTS_HELP 64
 int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *npositional);
 
 /* Prints "usage: ..." and the option list. */
