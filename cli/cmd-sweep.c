@@ -389,7 +389,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
                        sw->np, nhosts),
                    2;
         sw->nhosts = nhosts;
-        launch_tcp_env(sw->tcp_env, 0); /* read once: the same for every run */
+        if (!sim) /* read once: the same for every run (a sim's runs start no MPI) */
+            launch_tcp_env(sw->tcp_env, 0);
         if (!o->topology) {
             util_child_supervise();
             int rc = sweep_map_hosts(sw, t);
