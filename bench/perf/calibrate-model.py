@@ -7,6 +7,9 @@ nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us; docs/mo
 coordinate descent over a grid of each, running `topotune predict --calibration` once per
 system, node count, configuration and parameter point (all sizes in one call), then reports:
   - NCCL's own model (1, 0, 1, 1, 1, 0) and the fit on the whole table: median and max |error|;
+  - leave-one-source-out, the headline: each source's rows (one issue thread, one repository's
+    documents: rows of one source share their measurement conditions) predicted with the
+    parameters fitted on the other sources; the median and max |error| of those predictions;
   - leave-one-system-out: each hardware type (system_class) predicted with the parameters fitted
     on the others; the median and max |error| of those held-out predictions;
   - the calibration table: per row its source, hardware, NCCL version, nodes, size, published
@@ -70,6 +73,32 @@ def predict_all(binary, path, nodes, env, sizes, calib):
                     out[e["size"]] = e["busbw"]
         left = [s for s in left if s not in ladder]
     return out
+
+
+def source_of(row):
+    """The publisher a row comes from: a GitHub issue or pull request thread, else the repository
+    (its documents at any commit share authors and clusters), else the URL's host and path."""
+    url = row["source"]["url"]
+    parts = url.split("://", 1)[-1].split("/")
+    if parts[0] == "github.com" and len(parts) >= 3:
+        if len(parts) >= 5 and parts[3] in ("issues", "pull", "discussions"):
+            return "/".join(parts[1:5])
+        return "/".join(parts[1:3])
+    return "/".join(parts)
+
+
+def held_out(usable, key_of, fit, errors):
+    """Each group of rows (key_of) predicted with the fit on all the others: the errors of
+    every held-out row, and per group its fit and errors."""
+    errs, per = [], {}
+    for g in sorted({key_of(r) for r, _ in usable}):
+        train = [x for x in usable if key_of(x[0]) != g]
+        held = [x for x in usable if key_of(x[0]) == g]
+        pt = fit(train)
+        e = errors(pt, held)
+        errs += e
+        per[g] = (pt, e)
+    return errs, per
 
 
 def stats(errs):
@@ -174,13 +203,9 @@ def main():
         usable = [(r, k) for r, k in used if r["size_bytes"] in first[k]]
         best = fit(usable)
         classes = sorted({r["system_class"] for r, _ in usable})
-        loo, loo_fits = [], {}
-        for c in classes:
-            train = [x for x in usable if x[0]["system_class"] != c]
-            held = [x for x in usable if x[0]["system_class"] == c]
-            pt = fit(train)
-            loo_fits[c] = pt
-            loo += errors(pt, held)
+        loo, per_class = held_out(usable, lambda r: r["system_class"], fit, errors)
+        loo_fits = {c: pt for c, (pt, _) in per_class.items()}
+        loso, per_source = held_out(usable, source_of, fit, errors)
         nccl = NCCL
         print("Calibration of the topotune model against %d published rows (%d system types, node "
               "counts %s)" % (len(usable), len(classes), sorted({r["nodes"] for r, _ in usable})))
@@ -190,10 +215,15 @@ def main():
             print("NCCL's own model %-30s median |error| %5.1f%%  max %6.1f%%" % (str(nccl), m, x))
         m, x = stats(errors(best, usable))
         print("whole-table fit  %-30s median |error| %5.1f%%  max %6.1f%%" % (str(best), m, x))
+        m, x = stats(loso)
+        print("leave-one-source-out (held-out rows only)       median |error| %5.1f%%  max %6.1f%%"
+              "  (%d sources)" % (m, x, len(per_source)))
+        for g, (pt, e) in sorted(per_source.items(), key=lambda x: -stats(x[1][1])[0]):
+            print("  %-44s %3d rows  median %5.1f%%  max %6.1f%%" % (g[:44], len(e), *stats(e)))
         m, x = stats(loo)
         print("leave-one-system-out (held-out rows only)       median |error| %5.1f%%  max %6.1f%%" % (m, x))
         for c in classes:
-            e = errors(loo_fits[c], [u for u in usable if u[0]["system_class"] == c])
+            e = per_class[c][1]
             print("  %-20s fitted without it: %-28s median %5.1f%%  max %6.1f%%" % (c, loo_fits[c], *stats(e)))
         errs = errors(best, usable)
         floor = conflicts(usable, pred)
@@ -220,6 +250,8 @@ def main():
         if args.json:
             json.dump({"schema": "topotune/calibration-fit/1", "grid": GRID,
                        "fit": dict(zip(GRID, best)), "whole": stats(errs), "loo": stats(loo),
+                       "loso": stats(loso),
+                       "loso_sources": {g: stats(e) for g, (_, e) in per_source.items()},
                        "loo_fits": {c: dict(zip(GRID, p)) for c, p in loo_fits.items()}},
                       open(args.json, "w", encoding="utf-8"), indent=1)
     return 0
