@@ -356,6 +356,10 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
               UTIL_EENV);
     if (!rc) {
         say_tuners(&m);
+        if (o->np == 1) /* seen on a real GPU: every number 0, every gain 0 */
+            util_warning("one rank: its all_reduce is a local copy, with a busbw of 0 and no "
+                         "algorithm for NCCL or the table to choose, so no gain can show; give "
+                         "--np 2 or more (one rank per GPU)");
         json_t *rows = o->json ? json_array() : NULL;
         struct util_buf words = UTIL_BUF_INIT;
         verify_env_words(ref, &words);

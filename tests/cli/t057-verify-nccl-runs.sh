@@ -38,6 +38,7 @@ measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify 
 expect_exit 0 "verify" -- env NCCL_IB_HCA=mlx5_9 NCCL_DEBUG=WARN TOPOTUNE_NEXT_TUNER=x \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p" --backend nccl \
     --launcher direct --np 1 --repeat 1 -b 8 -e 8 --out "$TEST_TMP/v1"
+expect_stderr_has "one rank: its all_reduce is a local copy" "one rank: no gain can show, and it says so"
 check "three runs: the reference with the cure alone, the others with every variable" python3 - "$FAKE_PIDS.env" <<'PY'
 import sys
 runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1])]
