@@ -67,8 +67,6 @@ static const char *mpi_unsupported(int dtype, int op)
 static int mpi_init(struct bench_ctx *c)
 {
     struct mpi_state *s = util_xcalloc(1, sizeof(*s));
-    if (!s)
-        return BENCH_EXIT_INTERNAL;
     c->state = s;
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;
     /* Out of host memory is neither MPI's fault nor a usage error: nccl-tests' internal error. */

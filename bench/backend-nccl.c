@@ -244,8 +244,6 @@ static int init_comms(struct bench_ctx *c, struct nccl_state *s)
 static int nccl_init(struct bench_ctx *c)
 {
     struct nccl_state *s = util_xcalloc(1, sizeof(*s));
-    if (!s)
-        return BENCH_EXIT_INTERNAL;
     c->state = s;
     s->ngpus = c->opt->ngpus;
     s->bytes = c->opt->max_bytes ? c->opt->max_bytes : 1;

@@ -96,8 +96,6 @@ static int sim_init(struct bench_ctx *c)
 {
     const struct bench_options *o = c->opt;
     struct sim_state *s = util_xcalloc(1, sizeof(*s));
-    if (!s)
-        return BENCH_EXIT_INTERNAL;
     c->state = s;
     c->predicted = 1;
     topo_init(&s->topo);

@@ -34,9 +34,6 @@ static int gather_hosts(struct bench_ctx *c)
     char me[HOST_LEN] = "";
     gethostname(me, sizeof(me) - 1);
     char *all = util_xcalloc((size_t)c->nprocs, HOST_LEN);
-    if (!all)
-        return util_error("cannot allocate the host names of %d processes", c->nprocs),
-               BENCH_EXIT_INTERNAL;
     if (c->mpi)
         MPI_Allgather(me, HOST_LEN, MPI_CHAR, all, HOST_LEN, MPI_CHAR, c->comm);
     else

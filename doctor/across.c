@@ -71,8 +71,6 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
 {
     size_t n = json_array_size(nodes), best = 0, best_count = 0;
     struct util_buf *vals = util_xcalloc(n, sizeof(*vals));
-    if (!vals)
-        return;
     for (size_t i = 0; i < n; i++)
         fact(json_array_get(nodes, i), &vals[i]);
     for (size_t i = 0; i < n; i++) {
@@ -113,11 +111,6 @@ static void compare_clocks(json_t *c, const json_t *nodes)
 {
     size_t n = json_array_size(nodes);
     double *t = util_xcalloc(n, sizeof(double)), *sorted = util_xcalloc(n, sizeof(double));
-    if (!t || !sorted) {
-        free(t);
-        free(sorted);
-        return;
-    }
     for (size_t i = 0; i < n; i++)
         sorted[i] = t[i] = json_number_value(json_object_get(json_array_get(nodes, i), "clock"));
     qsort(sorted, n, sizeof(double), by_value);

@@ -88,10 +88,7 @@ static int *versions_in(const char *dir, size_t *n)
             !S_ISDIR(st.st_mode))
             continue;
         if (*n == cap) {
-            int *more = util_xrealloc(list, (cap = cap ? cap * 2 : 16) * sizeof(int));
-            if (!more)
-                break;
-            list = more;
+            list = util_xrealloc(list, (cap = cap ? cap * 2 : 16) * sizeof(int));
         }
         list[(*n)++] = v;
     }

@@ -157,7 +157,7 @@ static int load_values(const char *path, const char *entry, json_t *list)
 {
     size_t n = json_array_size(list), k = 0, i;
     char **texts = util_xcalloc(n + 1, sizeof(char *));
-    int rc = texts ? 0 : space_bad(path, entry, "out of memory");
+    int rc = 0;
     json_t *v;
     json_array_foreach(list, i, v) {
         char text[256];

@@ -39,8 +39,6 @@ static char *device_signature(const struct topo *t, int d)
     int n = t->ngpus + t->nnics;
     const char **cells = util_xcalloc((size_t)n, sizeof(char *));
     struct util_buf b = UTIL_BUF_INIT;
-    if (!cells)
-        abort();
     int k = 0;
     for (int j = 0; j < n; j++) {
         const char *c = t->matrix[d * n + j];
@@ -63,8 +61,6 @@ static json_t *matrix_key(const struct topo *t)
 {
     int n = t->ngpus + t->nnics;
     char **rows = util_xcalloc((size_t)n + 1, sizeof(char *));
-    if (!rows)
-        abort();
     for (int d = 0; d < n; d++)
         rows[d] = device_signature(t, d);
     return sorted_strings(rows, n);
@@ -73,8 +69,6 @@ static json_t *matrix_key(const struct topo *t)
 static json_t *nics_key(const struct topo *t)
 {
     char **items = util_xcalloc((size_t)t->nnics + 1, sizeof(char *));
-    if (!items)
-        abort();
     for (int i = 0; i < t->nnics; i++) {
         struct util_buf b = UTIL_BUF_INIT;
         util_buf_addf(&b, "%s:%d", topo_nic_kind_name(t->nics[i].kind), t->nics[i].speed_gbps);
@@ -87,8 +81,6 @@ static json_t *nics_key(const struct topo *t)
 static json_t *gpus_key(const struct topo *t)
 {
     char **items = util_xcalloc((size_t)t->ngpus + 1, sizeof(char *));
-    if (!items)
-        abort();
     for (int i = 0; i < t->ngpus; i++) {
         struct util_buf b = UTIL_BUF_INIT;
         util_buf_addf(&b, "%s/%lld", t->gpus[i].model ? t->gpus[i].model : "?",

@@ -24,13 +24,13 @@ enum topo_pnode_kind {
     TOPO_PNODE_DEVICE
 };
 
-/* Adds a node and returns its index, or -1 when out of memory. */
+/* Adds a node and returns its index. */
 int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa);
-/* Appends a zeroed GPU or NIC with unknown fields; NULL when out of memory. */
+/* Appends a zeroed GPU or NIC with unknown fields; NULL past TOPO_MAX_DEVICES (too_many set). */
 struct topo_gpu *topo_add_gpu(struct topo *t);
 struct topo_nic *topo_add_nic(struct topo *t);
 /* Allocates the ngpus x ngpus NVLink table, zeroed. */
-int topo_alloc_nvlink(struct topo *t);
+void topo_alloc_nvlink(struct topo *t);
 
 /*
  * Records NVLinks through an NVSwitch fabric: fabric[i] links of GPU i go to

@@ -87,8 +87,6 @@ int topo_compute_matrix(struct topo *t)
 {
     int n = t->ngpus + t->nnics;
     t->matrix = util_xcalloc((size_t)(n ? n * n : 1), sizeof(char *));
-    if (!t->matrix)
-        return UTIL_ENOMEM;
     for (int a = 0; a < n; a++) {
         for (int b = 0; b < n; b++) {
             const char *letter;

@@ -183,8 +183,6 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         return;
     nvml_device *dev = util_xcalloc(t->ngpus + count + 1, sizeof(*dev));
     int *fabric = util_xcalloc(t->ngpus + count + 1, sizeof(int));
-    if (!dev || !fabric)
-        goto out;
     for (unsigned k = 0; k < count; k++) {
         nvml_device d;
         struct nvml_pci_raw p = {{0}};
@@ -213,8 +211,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         if (n->cc && n->cc(d, &major, &minor) == 0)
             g->sm = major * 10 + minor;
     }
-    if (topo_alloc_nvlink(t))
-        goto out;
+    topo_alloc_nvlink(t);
     if (n->link_state && n->link_remote) { /* without them NVLink stays unknown, not zero */
         nvml_links(t, n, dev, fabric);
         topo_set_nvlink_totals(t, fabric);
@@ -236,7 +233,6 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         if (t->p2p)
             t->p2p_source = "nvml";
     }
-out:
     free(dev);
     free(fabric);
 }
@@ -257,8 +253,6 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
         t->ngpus == 0)
         return;
     int *map = util_xcalloc((size_t)count, sizeof(int)); /* CUDA ordinal -> topo GPU */
-    if (!map)
-        return;
     for (int k = 0; k < count; k++) {
         int dev = 0, dom = 0, bus = 0, slot = 0;
         char pci[16];

@@ -372,8 +372,6 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
     }
     int npci = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PCI_DEVICE);
     hwloc_obj_t *pcis = util_xcalloc((size_t)npci + 1, sizeof(*pcis));
-    if (!pcis)
-        return UTIL_ENOMEM;
     int n = 0;
     for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(h, p)) && n < npci;)
         pcis[n++] = p;
@@ -389,8 +387,7 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
     free(pcis);
     if (t->ngpus == 0)
         add_gpus_from_osdevs(t, h);
-    if (topo_alloc_nvlink(t))
-        return UTIL_ENOMEM;
+    topo_alloc_nvlink(t);
     read_nvlink_distances(t, h);
     if (!t->nvlink_known && topo_gpus_lack_nvlink(t)) {
         t->nvlink_known = 1;

@@ -238,8 +238,7 @@ static void read_matrix(struct json_reader *r, struct topo *t, json_t *rows)
     if (!json_is_array(rows) || (int)json_array_size(rows) != n)
         return (void)bad(r, "matrix.rows", "expected one row per GPU and NIC");
     t->matrix = util_xcalloc((size_t)(n ? n * n : 1), sizeof(char *));
-    if (!t->matrix || topo_alloc_nvlink(t))
-        return;
+    topo_alloc_nvlink(t);
     for (int i = 0; i < n; i++) {
         json_t *row = json_array_get(rows, (size_t)i);
         if (!json_is_array(row) || (int)json_array_size(row) != n)

@@ -137,13 +137,8 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
             return;
         }
         r->any_nvlink = 1;
-        struct pending_link *l = util_xrealloc(r->links, (size_t)(r->nlinks + 1) * sizeof(*l));
-        if (!l) {
-            xmlFree(target);
-            return;
-        }
-        r->links = l;
-        l = &r->links[r->nlinks++];
+        r->links = util_xrealloc(r->links, (size_t)(r->nlinks + 1) * sizeof(*r->links));
+        struct pending_link *l = &r->links[r->nlinks++];
         l->gpu = r->t->ngpus - 1;
         snprintf(l->target, sizeof(l->target), "%s", target ? target : "");
         l->tclass = tclass < 0 ? 0 : (unsigned)tclass;
@@ -349,8 +344,6 @@ static void resolve_nvlinks(struct nccl_reader *r)
     char **switches = util_xcalloc((size_t)r->nlinks + 1, sizeof(char *));
     int nswitch = 0, sentinel = 0, warned = 0;
     char shown[40];
-    if (!fabric || !switches)
-        goto out;
     for (int i = 0; i < r->nlinks; i++) {
         struct pending_link *l = &r->links[i];
         int peer = gpu_by_busid(t, l->target);
@@ -375,7 +368,6 @@ static void resolve_nvlinks(struct nccl_reader *r)
     }
     topo_set_nvlink_totals(t, fabric);
     t->nvswitches = sentinel ? TOPO_UNKNOWN : t->nvswitches + nswitch;
-out:
     free(fabric);
     free(switches);
 }
@@ -395,7 +387,8 @@ int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
     for (xmlNode *c = root->children; c && !r.failed; c = c->next)
         if (is(c, "cpu"))
             read_cpu(&r, c);
-    if (!r.failed && topo_alloc_nvlink(t) == 0) {
+    if (!r.failed) {
+        topo_alloc_nvlink(t);
         if (r.any_nvlink) {
             resolve_nvlinks(&r);
             t->nvlink_known = 1;

@@ -29,10 +29,7 @@ char *topo_strdup(const char *s)
 {
     if (!s)
         return NULL;
-    char *d = util_xstrdup(s);
-    if (!d)
-        abort();
-    return d;
+    return util_xstrdup(s);
 }
 
 /*
@@ -190,11 +187,8 @@ void topo_release(struct topo *t)
 
 int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa)
 {
-    struct topo_pnode *n = util_xrealloc(t->nodes, (size_t)(t->nnodes + 1) * sizeof(*n));
-    if (!n)
-        return -1;
-    t->nodes = n;
-    n[t->nnodes] = (struct topo_pnode){kind, parent, bridges, numa};
+    t->nodes = util_xrealloc(t->nodes, (size_t)(t->nnodes + 1) * sizeof(*t->nodes));
+    t->nodes[t->nnodes] = (struct topo_pnode){kind, parent, bridges, numa};
     return t->nnodes++;
 }
 
@@ -204,11 +198,8 @@ struct topo_gpu *topo_add_gpu(struct topo *t)
         t->too_many = 1;
         return NULL;
     }
-    struct topo_gpu *g = util_xrealloc(t->gpus, (size_t)(t->ngpus + 1) * sizeof(*g));
-    if (!g)
-        return NULL;
-    t->gpus = g;
-    g = &t->gpus[t->ngpus++];
+    t->gpus = util_xrealloc(t->gpus, (size_t)(t->ngpus + 1) * sizeof(*t->gpus));
+    struct topo_gpu *g = &t->gpus[t->ngpus++];
     memset(g, 0, sizeof(*g));
     g->numa = g->sm = g->pcie_gen = g->pcie_width = g->nvlinks = g->node = TOPO_UNKNOWN;
     g->memory_mib = TOPO_UNKNOWN;
@@ -222,21 +213,17 @@ struct topo_nic *topo_add_nic(struct topo *t)
         t->too_many = 1;
         return NULL;
     }
-    struct topo_nic *n = util_xrealloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*n));
-    if (!n)
-        return NULL;
-    t->nics = n;
-    n = &t->nics[t->nnics++];
+    t->nics = util_xrealloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*t->nics));
+    struct topo_nic *n = &t->nics[t->nnics++];
     memset(n, 0, sizeof(*n));
     n->numa = n->speed_gbps = n->node = TOPO_UNKNOWN;
     return n;
 }
 
-int topo_alloc_nvlink(struct topo *t)
+void topo_alloc_nvlink(struct topo *t)
 {
     free(t->nvlink);
     t->nvlink = util_xcalloc((size_t)(t->ngpus ? t->ngpus * t->ngpus : 1), sizeof(int));
-    return t->nvlink ? 0 : UTIL_ENOMEM;
 }
 
 const char *topo_nic_kind_name(enum topo_nic_kind kind)
@@ -252,8 +239,8 @@ static int finish(struct topo *t)
                    t->source_path ? t->source_path : "this machine", TOPO_MAX_DEVICES);
         return UTIL_EINVAL;
     }
-    if (!t->nvlink && topo_alloc_nvlink(t))
-        return UTIL_ENOMEM;
+    if (!t->nvlink)
+        topo_alloc_nvlink(t);
     for (int i = 0; t->source != TOPO_SOURCE_LIVE && i < t->nnics; i++) {
         const struct topo_nic *n = &t->nics[i];
         const char *name = n->name && !topo_valid_ifname(n->name) ? n->name : n->netdev;

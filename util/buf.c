@@ -22,25 +22,20 @@ void util_buf_reset(struct util_buf *b)
         b->data[0] = '\0';
 }
 
-static int buf_grow(struct util_buf *b, size_t extra)
+static void buf_grow(struct util_buf *b, size_t extra)
 {
     if (b->len + extra + 1 <= b->cap)
-        return 0;
+        return;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    char *p = util_xrealloc(b->data, cap);
-    if (!p)
-        return UTIL_ENOMEM;
-    b->data = p;
+    b->data = util_xrealloc(b->data, cap);
     b->cap = cap;
-    return 0;
 }
 
 int util_buf_add(struct util_buf *b, const void *data, size_t len)
 {
-    if (buf_grow(b, len))
-        return UTIL_ENOMEM;
+    buf_grow(b, len);
     if (len)
         memcpy(b->data + b->len, data, len);
     b->len += len;
@@ -59,8 +54,9 @@ int util_buf_addf(struct util_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_grow(b, (size_t)n))
-        return UTIL_ENOMEM;
+    if (n < 0) /* a format vsnprintf refuses */
+        return UTIL_EINVAL;
+    buf_grow(b, (size_t)n);
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -21,7 +21,8 @@ struct util_buf {
 void util_buf_release(struct util_buf *b);
 /* Empties the buffer, keeping its memory. */
 void util_buf_reset(struct util_buf *b);
-/* Appends bytes, a string or formatted text; 0 or UTIL_ENOMEM. */
+/* Appends bytes, a string or formatted text; 0 (growing never fails: util/mem.h), or
+ * UTIL_EINVAL from util_buf_addf for a format vsnprintf refuses. */
 int util_buf_add(struct util_buf *b, const void *data, size_t len);
 int util_buf_adds(struct util_buf *b, const char *s);
 int util_buf_addf(struct util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -252,8 +252,6 @@ static char **build_env(char *const *add)
     for (char *const *e = add; e && *e; e++)
         k++;
     char **envp = util_xcalloc(n + k + 1, sizeof(char *));
-    if (!envp)
-        return NULL;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         int replaced = 0;
@@ -277,8 +275,6 @@ static char *resolve(const char *argv0, int *err)
     for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
         size_t len = strcspn(p, ":");
         char *cand = util_xmalloc(len + strlen(argv0) + 2);
-        if (!cand)
-            return NULL;
         snprintf(cand, len + strlen(argv0) + 2, "%.*s%s%s", (int)len, p, len ? "/" : "", argv0);
         if (access(cand, X_OK) == 0) {
             *err = 0;

@@ -198,10 +198,6 @@ json_t *util_env_recorded(void)
         n++;
     char **names = util_xcalloc(n + 1, sizeof(char *));
     json_t *o = json_object();
-    if (!names || !o) {
-        free(names);
-        return o;
-    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (util_env_recordable(environ[i]))

@@ -150,8 +150,6 @@ static int write_all(int fd, const char *p, size_t len)
 static void sync_parent_dir(const char *path)
 {
     char *copy = util_xstrdup(path);
-    if (!copy)
-        return;
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         fsync(fd);

@@ -81,10 +81,6 @@ int util_json_write(const char *path, const json_t *j)
             rc = UTIL_EIO;
     } else {
         char *withnl = util_xmalloc(len + 2);
-        if (!withnl) {
-            free(text);
-            return UTIL_ENOMEM;
-        }
         memcpy(withnl, text, len);
         withnl[len] = '\n';
         rc = util_file_write_atomic(path, withnl, len + 1);

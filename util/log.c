@@ -36,11 +36,11 @@ __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, cons
     va_list again;
     va_copy(again, ap);
     int len = vsnprintf(stack, sizeof(stack), fmt, ap);
-    if (len >= (int)sizeof(stack) && (text = util_xmalloc((size_t)len + 1)))
+    if (len >= (int)sizeof(stack)) {
+        text = util_xmalloc((size_t)len + 1);
         vsnprintf(text, (size_t)len + 1, fmt, again);
+    }
     va_end(again);
-    if (!text) /* out of memory: the first kilobyte, cleaned all the same */
-        text = stack, len = (int)sizeof(stack) - 1;
     struct util_buf clean = UTIL_BUF_INIT;
     util_text_clean(&clean, text, len > 0 ? (size_t)len : 0, 0);
     fprintf(stderr, "%s: %s%s\n", log_prog, tag, util_buf_str(&clean));
