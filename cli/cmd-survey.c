@@ -328,7 +328,7 @@ int cmd_survey(int argc, char **argv)
             util_error("interrupted: %d launches are in '%s/launches.jsonl'; 'topotune survey ... "
                        "--out %s --resume' continues",
                        s.rounds, o.out, o.out);
-            rc = 128 + util_child_interrupted();
+            rc = cli_status(UTIL_EINTR);
         } else if (r) {
             /* a record --resume cannot replay is bad input (2); survey's 1 means verdicts to read,
              * so a write error there is the environment's (3) */

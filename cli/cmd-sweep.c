@@ -524,7 +524,7 @@ int cmd_sweep(int argc, char **argv)
         fflush(NULL);
         signal(util_child_interrupted(), SIG_DFL);
         raise(util_child_interrupted());
-        return 128 + util_child_interrupted();
+        return cli_status(UTIL_EINTR);
     }
     return rc;
 }
