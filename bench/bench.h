@@ -19,7 +19,8 @@ enum bench_exit {
     BENCH_EXIT_COMM = 3,     /* NCCL (or MPI) error */
     BENCH_EXIT_TIMEOUT = 4,  /* a wait passed the -T deadline */
     BENCH_EXIT_USAGE = 6,    /* invalid usage: the message names the flag */
-    BENCH_EXIT_WRONG = 7,    /* wrong results */
+    BENCH_EXIT_WRONG = 7,    /* wrong results, or (nccl-tests' testNumResults too) the Avg bus
+                              * bandwidth below 0.9 x NCCL_TESTS_MIN_BW */
 };
 
 struct bench_options {
@@ -38,6 +39,8 @@ struct bench_options {
     double noise;            /* sim: relative run-to-run noise (sigma), default 0.02 */
     const char *split;       /* --split: "node", or groups of hosts "h1,h2;h3,h4"; NULL: none */
     const char *calibration; /* sim: the model's parameters (topotune/calibration/1), or NULL */
+    double min_bw; /* NCCL_TESTS_MIN_BW as nccl-tests reads it: the run fails (exit 7) when its
+                    * Avg bus bandwidth is below 0.9 x min_bw; -1 when unset */
 };
 
 /* Data types and reduction operations (-d, -o). */

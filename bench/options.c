@@ -158,7 +158,26 @@ void bench_options_init(struct bench_options *o)
         .op = "sum",
         .seed = 1,
         .noise = 0.02,
+        .min_bw = -1,
     };
+}
+
+/* NCCL_TESTS_MIN_BW, which nccl-tests reads leniently (a word is 0 there: never failing); here
+ * an empty value is unset and one that is not a number of GB/s is refused, naming the variable. */
+static int min_bw_from_env(struct bench_options *o)
+{
+    const char *v = getenv("NCCL_TESTS_MIN_BW");
+    if (!v || !*v)
+        return 0;
+    double x;
+    if (util_parse_double(v, 0, 1e9, &x)) {
+        util_error("invalid value '%.40s' for NCCL_TESTS_MIN_BW: expected GB/s, a number from 0 "
+                   "(the run fails when its Avg bus bandwidth is below 0.9 x it)",
+                   v);
+        return BENCH_EXIT_USAGE;
+    }
+    o->min_bw = x;
+    return 0;
 }
 
 int bench_parse_options(int argc, char **argv, struct bench_options *o)
@@ -219,5 +238,6 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         printf("topotune-bench %s\n", util_version());
         return 1;
     }
-    return convert(&r, o);
+    rc = convert(&r, o);
+    return rc ? rc : min_bw_from_env(o);
 }

@@ -257,10 +257,16 @@ int bench_report_end(const struct bench_ctx *c, int code)
     }
     rep.ended = 1;
     double avg = rep.nresults ? rep.busbw_sum / rep.nresults : 0;
+    /* nccl-tests' NCCL_TESTS_MIN_BW: the mean over every size and placement against 0.9 x it */
+    double min_bw = c->opt->min_bw;
+    int slow = code == BENCH_EXIT_OK && min_bw >= 0 && avg < min_bw * 0.9;
     if (rep.text && rep.table && code != BENCH_EXIT_TIMEOUT) {
         fprintf(rep.text, "# Out of bounds values : %lld %s\n", rep.wrong_total,
                 rep.wrong_total ? "FAILED" : "OK");
-        fprintf(rep.text, "# Avg bus bandwidth    : %g \n#\n", avg);
+        fprintf(rep.text, "# Avg bus bandwidth    : %g %s\n#\n", avg,
+                min_bw < 0 ? ""
+                : slow     ? "FAILED"
+                           : "OK");
         fprintf(rep.text, "# Collective test concluded: all_reduce_perf\n#\n");
         fflush(rep.text);
     }
@@ -269,8 +275,11 @@ int bench_report_end(const struct bench_ctx *c, int code)
     int lost = rep.text && (fflush(rep.text) || ferror(rep.text)), text_errno = errno;
     json_t *e = json_object();
     json_object_set_new(e, "event", json_string("end"));
-    json_object_set_new(e, "outcome", json_string(outcome_of(code)));
+    if (slow)
+        code = BENCH_EXIT_WRONG; /* nccl-tests' testNumResults, as for wrong results */
+    json_object_set_new(e, "outcome", json_string(slow ? "slow" : outcome_of(code)));
     json_object_set_new(e, "exit_code", json_integer(code));
+    json_object_set_new(e, "min_bw", min_bw >= 0 ? json_real(min_bw) : json_null());
     json_object_set_new(e, "wrong", json_integer(rep.wrong_total));
     json_object_set_new(e, "avg_busbw", json_real(avg));
     json_object_set_new(e, "effective_env",

@@ -22,6 +22,8 @@ static const struct cli_command commands[] = {
      "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
     {"verify", cmd_verify,
      "a profile's gain per size: defaults, env-only, and env with its per-size tuner table"},
+    {"expect", cmd_expect,
+     "what a healthy system should measure: busbw per size with a band, for validators"},
     {"calibrate", cmd_calibrate,
      "fit the model's parameters to measured sweeps: a calibration file"},
     {"survey", cmd_survey,

@@ -176,6 +176,22 @@ struct model_prediction {
  * of m->table forces (when enabled). 0, or -1 if none. */
 int model_predict(const struct model *m, size_t bytes, struct model_prediction *p);
 
+/*
+ * The model's measured error as a band around a prediction (docs/model.md, "Bands"): where the
+ * published rows of the calibration fell relative to predictions made by fits that never saw
+ * their source (bench/perf/calibrate-model.py, leave-one-source-out). A healthy system measures
+ * between busbw x low and busbw x high for MODEL_BAND_RATE of those rows; sizes up to
+ * MODEL_BAND_SMALL bytes, where latency decides, have their own band. rows: how many rows the
+ * band was cut from.
+ */
+#define MODEL_BAND_RATE  0.90
+#define MODEL_BAND_SMALL ((size_t)4 << 20)
+struct model_band {
+    double low, high;
+    int rows;
+};
+struct model_band model_band_at(size_t bytes);
+
 /* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */
 double model_noise(uint64_t *state, double sigma);
 

@@ -24,6 +24,15 @@ const struct model_params model_params_default = {
     .efa_lat_us = 80,
 };
 
+/* The leave-one-source-out band of bench/perf/calibrate-model.py at the defaults' calibration
+ * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
+static const struct model_band band_small = {0.711, 2.078, 15}, band_large = {0.829, 1.305, 87};
+
+struct model_band model_band_at(size_t bytes)
+{
+    return bytes <= MODEL_BAND_SMALL ? band_small : band_large;
+}
+
 /* What a calibration file may set, in model_param_names' order: wide enough for any system,
  * narrow enough that a number outside is a mistake or an attack. */
 static const double ranges[MODEL_NPARAMS][2] = {

@@ -19,7 +19,7 @@ test=(
     git python3 hwloc libcmocka-dev
     clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck cppcheck
     util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
-    yamllint buildah
+    yamllint buildah prometheus
     groff-base dpkg-dev
 )
 

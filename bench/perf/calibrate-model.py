@@ -89,16 +89,42 @@ def source_of(row):
 
 def held_out(usable, key_of, fit, errors):
     """Each group of rows (key_of) predicted with the fit on all the others: the errors of
-    every held-out row, and per group its fit and errors."""
+    every held-out row, each with its row, and per group its fit and errors."""
     errs, per = [], {}
     for g in sorted({key_of(r) for r, _ in usable}):
         train = [x for x in usable if key_of(x[0]) != g]
         held = [x for x in usable if key_of(x[0]) == g]
         pt = fit(train)
         e = errors(pt, held)
-        errs += e
+        errs += [(x, r) for x, (r, _) in zip(e, held)]
         per[g] = (pt, e)
     return errs, per
+
+
+# The band `topotune expect` gives: the signed held-out errors of rows at most SMALL bytes
+# (latency decides them) and of larger rows, each cut at these quantiles (a central 90%).
+SMALL = 4 << 20
+BAND_QUANTILES = (0.05, 0.95)
+
+
+def quantile(values, q):
+    """The q-quantile of values by linear interpolation between order statistics."""
+    v = sorted(values)
+    x = q * (len(v) - 1)
+    i = int(x)
+    return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
+
+
+def band(held):
+    """Per size class, the published value's range around a prediction P: P / (1 + hi) to
+    P / (1 + lo) for the quantiles lo and hi of the signed errors; and its rows."""
+    out = {}
+    for name, keep in (("small", lambda b: b <= SMALL), ("large", lambda b: b > SMALL)):
+        e = [x / 100.0 for x, r in held if keep(r["size_bytes"])]
+        if e:
+            lo, hi = (quantile(e, q) for q in BAND_QUANTILES)
+            out[name] = {"low": 1 / (1 + hi), "high": 1 / (1 + lo), "rows": len(e)}
+    return out
 
 
 def stats(errs):
@@ -203,9 +229,11 @@ def main():
         usable = [(r, k) for r, k in used if r["size_bytes"] in first[k]]
         best = fit(usable)
         classes = sorted({r["system_class"] for r, _ in usable})
-        loo, per_class = held_out(usable, lambda r: r["system_class"], fit, errors)
+        loo_rows, per_class = held_out(usable, lambda r: r["system_class"], fit, errors)
+        loo = [x for x, _ in loo_rows]
         loo_fits = {c: pt for c, (pt, _) in per_class.items()}
-        loso, per_source = held_out(usable, source_of, fit, errors)
+        loso_rows, per_source = held_out(usable, source_of, fit, errors)
+        loso = [x for x, _ in loso_rows]
         nccl = NCCL
         print("Calibration of the topotune model against %d published rows (%d system types, node "
               "counts %s)" % (len(usable), len(classes), sorted({r["nodes"] for r, _ in usable})))
@@ -225,6 +253,12 @@ def main():
         for c in classes:
             e = per_class[c][1]
             print("  %-20s fitted without it: %-28s median %5.1f%%  max %6.1f%%" % (c, loo_fits[c], *stats(e)))
+        bands = band(loso_rows)
+        print("band of a prediction P (the central %d%% of the leave-one-source-out errors):"
+              % round(100 * (BAND_QUANTILES[1] - BAND_QUANTILES[0])))
+        for name, b in bands.items():
+            print("  %-5s (%s 4 MiB) P x %.3f to P x %.3f  (%d rows)"
+                  % (name, "<=" if name == "small" else ">", b["low"], b["high"], b["rows"]))
         errs = errors(best, usable)
         floor = conflicts(usable, pred)
         for f, a, b in floor:
@@ -250,7 +284,7 @@ def main():
         if args.json:
             json.dump({"schema": "topotune/calibration-fit/1", "grid": GRID,
                        "fit": dict(zip(GRID, best)), "whole": stats(errs), "loo": stats(loo),
-                       "loso": stats(loso),
+                       "loso": stats(loso), "band": bands,
                        "loso_sources": {g: stats(e) for g, (_, e) in per_source.items()},
                        "loo_fits": {c: dict(zip(GRID, p)) for c, p in loo_fits.items()}},
                       open(args.json, "w", encoding="utf-8"), indent=1)

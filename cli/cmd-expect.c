@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune expect`: what a healthy system should measure, per size with a band, from the model
+ * (a topology, a spec or this node) or a profile's runs, as a table, JSON, nccl-tests'
+ * NCCL_TESTS_MIN_BW, Prometheus alerting rules or an LBNL NHC check (expect/).
+ */
+#include "bench/bench.h"
+#include "cli/cli.h"
+#include "expect/expect.h"
+#include "model/model.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+struct expect_opts {
+    const char *input, *profile, *calibration, *format;
+    size_t min, max;
+    int nodes, factor;
+};
+
+static int parse(int argc, char **argv, struct expect_opts *o, int *status)
+{
+    const struct util_opt opts[] = {
+        {"input", 'i', UTIL_OPT_STRING, &o->input, "FILE",
+         "hwloc XML, NCCL topology XML, topology JSON or hardware spec (default: this node)"},
+        {"profile", 'p', UTIL_OPT_STRING, &o->profile, "DIR",
+         "a profile (its directory or profile.json): its measured runs are the reference"},
+        {"nodes", 0, UTIL_OPT_INT, &o->nodes, "N", "nodes of that kind (default: the input's)",
+         .min = 1, .max = 4096},
+        {"calibration", 0, UTIL_OPT_STRING, &o->calibration, "FILE",
+         "the model's parameters from a calibration file (topotune/calibration/1)"},
+        {"minbytes", 'b', UTIL_OPT_SIZE, &o->min, "SIZE", "smallest size (default 8)", .min = 1,
+         .max = (double)BENCH_MAX_BYTES},
+        {"maxbytes", 'e', UTIL_OPT_SIZE, &o->max, "SIZE", "largest size (default 1G)",
+         .max = (double)BENCH_MAX_BYTES},
+        {"stepfactor", 'f', UTIL_OPT_INT, &o->factor, "N",
+         "each size N times the last, as nccl-tests' -f (default 2)", .min = 2, .max = 1024},
+        {"format", 0, UTIL_OPT_CHOICE, &o->format, "FORMAT",
+         "text (default), json, nccl-tests-min-bw, prometheus-rules or nhc",
+         .choices = "text json nccl-tests-min-bw prometheus-rules nhc"},
+        {0},
+    };
+    const struct util_opts_cmd cmd = {
+        "topotune expect",
+        "[--input FILE | --profile DIR] [--nodes N] [--calibration FILE] [-b MIN] [-e MAX]\n"
+        "       [-f N] [--format text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
+        "What a healthy system should measure: all_reduce busbw and time per size with a band,\n"
+        "predicted by the model (and its measured error) or measured by a profile's runs.",
+        opts, 0, 0};
+    int npos = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, status))
+        return 1;
+    if (o->max < o->min)
+        return *status = 2, util_error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give "
+                                       "-e at least as large as -b",
+                                       o->max, o->min);
+    if (o->input && o->profile)
+        return *status = 2, util_error("give --input or --profile, not both: a profile's "
+                                       "numbers are measured, the input's predicted");
+    if (o->profile && (o->nodes || o->calibration))
+        return *status = 2, util_error("--nodes and --calibration belong to a prediction: a "
+                                       "profile's runs had their own nodes");
+    return 0;
+}
+
+static int write_as(const struct expect_opts *o, const struct expect *e)
+{
+    int rc = 0;
+    if (!strcmp(o->format, "json")) {
+        json_t *j = expect_json(e);
+        rc = json_dumpf(j, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) ? UTIL_EIO : 0;
+        json_decref(j);
+        putchar('\n');
+    } else if (!strcmp(o->format, "nccl-tests-min-bw")) {
+        printf("NCCL_TESTS_MIN_BW=%.2f\n", expect_nccl_tests_min_bw(e));
+    } else if (!strcmp(o->format, "prometheus-rules")) {
+        rc = expect_write_prometheus_rules(e, stdout);
+    } else if (!strcmp(o->format, "nhc")) {
+        rc = expect_write_nhc(e, stdout);
+    } else {
+        expect_print(e, stdout);
+    }
+    if (!rc && (fflush(stdout) || ferror(stdout)))
+        rc = UTIL_EIO;
+    if (rc == UTIL_EIO)
+        util_error("cannot write the expectation to stdout");
+    return rc;
+}
+
+/* NCCL's defaults: no variable of the job's is set (a health check's reference). */
+static const char *no_env(const char *name, void *ctx)
+{
+    (void)name, (void)ctx;
+    return NULL;
+}
+
+/* The model's expectation for the input (NULL: this node): 0, 1 when the model predicts a fault
+ * instead of a bandwidth, or a UTIL_E* code. */
+static int predicted(const struct expect_opts *o, struct expect *e)
+{
+    struct topo t;
+    topo_init(&t);
+    struct model m;
+    int rc = topo_load(&t, o->input);
+    if (!rc && model_init(&m, &t, o->nodes, no_env, NULL))
+        rc = util_error("topology '%s' has no GPU: nothing to expect",
+                        o->input ? o->input : "of this node");
+    if (!rc && o->calibration && model_params_load(&m.params, o->calibration))
+        rc = UTIL_EINVAL;
+    if (!rc && m.fault != MODEL_FAULT_NONE) {
+        util_error("the model predicts no bandwidth for '%s' with NCCL's defaults: %s (see "
+                   "topotune predict)",
+                   o->input ? o->input : "this node", m.why);
+        rc = 1; /* a verdict about the hardware, not bad input: status 1 */
+    }
+    if (!rc)
+        rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node", o->min, o->max,
+                              o->factor);
+    topo_release(&t);
+    return rc;
+}
+
+int cmd_expect(int argc, char **argv)
+{
+    struct expect_opts o = {.min = 8, .max = 1u << 30, .factor = 2, .format = "text"};
+    int status = 0;
+    if (parse(argc, argv, &o, &status))
+        return status;
+    struct expect e;
+    int rc = o.profile ? expect_measured(&e, o.profile, o.min, o.max) : predicted(&o, &e);
+    if (!rc) {
+        rc = write_as(&o, &e);
+        expect_release(&e);
+    }
+    return cli_status(rc);
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The expectation itself: from the model with its measured band, or from a profile's runs with
+ * their spread; the table and the JSON document (schema topotune/expect/1).
+ */
+#include "expect/expect.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mem.h"
+#include "util/text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void expect_release(struct expect *e)
+{
+    free(e->rows);
+    e->rows = NULL;
+    e->n = 0;
+}
+
+static struct expect_row *add_row(struct expect *e, size_t bytes)
+{
+    e->rows = util_xrealloc(e->rows, (size_t)(e->n + 1) * sizeof(*e->rows));
+    struct expect_row *r = &e->rows[e->n++];
+    memset(r, 0, sizeof(*r));
+    r->bytes = bytes;
+    return r;
+}
+
+/* The band's times: a call takes time_us at busbw, so time x busbw / b at busbw b. */
+static void set_band(struct expect_row *r, double low, double high)
+{
+    r->low = low;
+    r->high = high;
+    r->time_low_us = high > 0 ? r->time_us * r->busbw / high : 0;
+    r->time_high_us = low > 0 ? r->time_us * r->busbw / low : 0;
+}
+
+static const char *fault_words(enum model_fault f)
+{
+    return f == MODEL_FAULT_HANG_INIT   ? "a hang at init"
+           : f == MODEL_FAULT_FAIL_INIT ? "an error at init"
+           : f == MODEL_FAULT_CRASH     ? "a crash (SIGBUS) at the first collective"
+                                        : "an error at the first collective";
+}
+
+int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
+                     const char *source, size_t min, size_t max, int factor)
+{
+    memset(e, 0, sizeof(*e));
+    snprintf(e->source, sizeof(e->source), "%s", source);
+    snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
+    e->nodes = m->nodes, e->ppn = m->ppn, e->nranks = m->nranks;
+    e->rate = MODEL_BAND_RATE;
+    snprintf(e->basis, sizeof(e->basis),
+             "predicted by %s with NCCL's defaults; band: where %.0f%% of the published "
+             "measurements of the model's calibration fell around predictions made without their "
+             "own source (docs/model.md, \"Bands\")",
+             MODEL_VERSION, 100 * MODEL_BAND_RATE);
+    if (m->fault != MODEL_FAULT_NONE)
+        return util_error("the model predicts %s for '%s', not a bandwidth: %s",
+                          fault_words(m->fault), source, m->why),
+               UTIL_EINVAL;
+    for (size_t b = min ? min : 1; b <= max; b *= (size_t)factor) {
+        struct model_prediction p;
+        if (model_predict(m, b, &p) || p.wrong) {
+            expect_release(e);
+            return util_error("the model predicts %s at %zu B for '%s', not a bandwidth",
+                              p.wrong ? "wrong results" : "no usable algorithm", b, source),
+                   UTIL_EINVAL;
+        }
+        struct expect_row *r = add_row(e, b);
+        r->busbw = p.busbw;
+        r->time_us = p.time_us;
+        snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
+        snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
+        struct model_band band = model_band_at(b);
+        set_band(r, p.busbw * band.low, p.busbw * band.high);
+        if (b > max / (size_t)factor)
+            break;
+    }
+    if (!e->n)
+        return util_error("no size from %zu to %zu B: give -e at least as large as -b", min, max),
+               UTIL_EINVAL;
+    return 0;
+}
+
+/* The configuration the profile chose: the winner's numbers, else the defaults'. */
+static json_t *chosen(json_t *profile)
+{
+    json_t *w = json_object_get(profile, "winner");
+    return json_is_object(w) ? w : json_object_get(profile, "baseline");
+}
+
+static int bad(const char *path, const char *field, const char *why)
+{
+    return util_error("profile '%s': %s %s: give a profile topotune gen wrote", path, field, why),
+           UTIL_EINVAL;
+}
+
+/* Each measured size of per_size within min .. max, with the runs' band. */
+static int measured_rows(struct expect *e, const char *path, json_t *per_size, double margin,
+                         size_t min, size_t max)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(per_size, i, s) {
+        json_t *size = json_object_get(s, "size"), *busbw = json_object_get(s, "busbw");
+        if (!json_is_integer(size) || json_integer_value(size) < 1 || !json_is_number(busbw) ||
+            !(json_number_value(busbw) > 0) || !isfinite(json_number_value(busbw)))
+            return bad(path, "per_size", "holds a size without a positive size and busbw");
+        size_t b = (size_t)json_integer_value(size);
+        if (b < min || b > max)
+            continue;
+        struct expect_row *r = add_row(e, b);
+        r->busbw = json_number_value(busbw);
+        /* nccl-tests' time: algbw = bytes / time, busbw = algbw x 2(n-1)/n */
+        double n = e->nranks, factor = n > 1 ? 2 * (n - 1) / n : 1;
+        r->time_us = (double)b / (r->busbw * 1e3 / factor);
+        const char *algo = json_string_value(json_object_get(s, "algo"));
+        const char *proto = json_string_value(json_object_get(s, "proto"));
+        snprintf(r->algo, sizeof(r->algo), "%s", algo && util_valid_id(algo) ? algo : "");
+        snprintf(r->proto, sizeof(r->proto), "%s", proto && util_valid_id(proto) ? proto : "");
+        set_band(r, r->busbw * (1 - margin), r->busbw * (1 + margin));
+    }
+    return 0;
+}
+
+static int read_profile(struct expect *e, const char *path, json_t *p, size_t min, size_t max)
+{
+    const char *cls = json_string_value(json_object_get(p, "class"));
+    if (!cls || !util_valid_id(cls))
+        return bad(path, "class", "is missing or not a class id");
+    snprintf(e->class_id, sizeof(e->class_id), "%s", cls);
+    json_t *sweep = json_object_get(p, "sweep"), *c = chosen(p);
+    json_t *nodes = json_object_get(sweep, "nodes"), *ranks = json_object_get(sweep, "ranks");
+    e->nodes = json_is_integer(nodes) ? (int)json_integer_value(nodes) : 1;
+    e->nranks = json_is_integer(ranks) ? (int)json_integer_value(ranks) : 0;
+    if (e->nodes < 1 || e->nodes > 4096 || e->nranks < 1 || e->nranks > 1 << 20)
+        return bad(path, "sweep.nodes and sweep.ranks", "are missing or out of range");
+    e->ppn = e->nranks / e->nodes;
+    json_t *cv = json_object_get(c, "cv"), *per_size = json_object_get(c, "per_size");
+    if (!json_is_object(c) || !json_is_number(cv) || !json_is_array(per_size))
+        return bad(path, "winner or baseline", "lacks cv or per_size");
+    double margin = fmax(EXPECT_MEASURED_MIN_MARGIN, 3 * json_number_value(cv));
+    if (!(margin < 0.9))
+        return bad(path, "cv", "is too large for a band (runs varied by more than 30%)");
+    e->rate = 0.997; /* 3 standard deviations of normal run-to-run noise */
+    e->measured = json_is_true(json_object_get(p, "predicted")) ? 0 : 1;
+    snprintf(e->basis, sizeof(e->basis),
+             "%s by the profile's runs (%s); band: +-%.0f%%, three times the runs' coefficient of "
+             "variation, at least %.0f%%",
+             e->measured ? "measured" : "predicted",
+             json_is_object(json_object_get(p, "winner")) ? "its configuration" : "NCCL's defaults",
+             100 * margin, 100 * EXPECT_MEASURED_MIN_MARGIN);
+    int rc = measured_rows(e, path, per_size, margin, min, max);
+    if (!rc && !e->n)
+        rc = util_error("profile '%s' measured no size from %zu to %zu B: give -b and -e around "
+                        "the sizes it holds",
+                        path, min, max);
+    return rc;
+}
+
+int expect_measured(struct expect *e, const char *profile, size_t min, size_t max)
+{
+    memset(e, 0, sizeof(*e));
+    snprintf(e->source, sizeof(e->source), "%s", profile);
+    char path[4096];
+    size_t len = strlen(profile);
+    if (len >= 5 && strcmp(profile + len - 5, ".json") == 0)
+        snprintf(path, sizeof(path), "%s", profile);
+    else
+        snprintf(path, sizeof(path), "%s/profile.json", profile);
+    json_t *p = util_json_load(path);
+    if (!p)
+        return UTIL_ENOENT;
+    int rc = read_profile(e, path, p, min, max);
+    json_decref(p);
+    if (rc)
+        expect_release(e);
+    return rc;
+}
+
+double expect_nccl_tests_min_bw(const struct expect *e)
+{
+    double sum = 0;
+    for (int i = 0; i < e->n; i++)
+        sum += e->rows[i].low;
+    return e->n ? sum / e->n / EXPECT_NCCL_TESTS_MIN_BW_FACTOR : 0;
+}
+
+static const char *label(const struct expect *e)
+{
+    return e->measured ? "measured" : "predicted";
+}
+
+json_t *expect_json(const struct expect *e)
+{
+    json_t *rows = json_array();
+    for (int i = 0; i < e->n; i++) {
+        const struct expect_row *r = &e->rows[i];
+        json_t *o =
+            json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "size", (json_int_t)r->bytes, "busbw",
+                      r->busbw, "low", r->low, "high", r->high, "time_us", r->time_us,
+                      "time_low_us", r->time_low_us, "time_high_us", r->time_high_us);
+        json_object_set_new(o, "algo", util_json_str_or_null(r->algo[0] ? r->algo : NULL));
+        json_object_set_new(o, "proto", util_json_str_or_null(r->proto[0] ? r->proto : NULL));
+        json_array_append_new(rows, o);
+    }
+    json_t *j = json_pack("{s:s,s:s,s:b,s:s,s:s,s:i,s:i,s:i,s:s,s:f,s:f}", "schema",
+                          "topotune/expect/1", "collective", "all_reduce", "predicted",
+                          !e->measured, "source", e->source, "basis", e->basis, "nodes", e->nodes,
+                          "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION,
+                          "rate", e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
+    json_object_set_new(j, "class", util_json_str_or_null(e->class_id[0] ? e->class_id : NULL));
+    json_object_set_new(j, "sizes", rows);
+    return j;
+}
+
+void expect_print(const struct expect *e, FILE *out)
+{
+    const char *l = label(e);
+    fprintf(out, "# %s all_reduce (float, sum): %s\n", e->measured ? "MEASURED" : "PREDICTED",
+            e->basis);
+    fprintf(out, "# input %s, class %s; %d node(s) x %d GPU(s) = %d ranks\n", e->source,
+            e->class_id[0] ? e->class_id : "?", e->nodes, e->ppn, e->nranks);
+    fprintf(out, "# a healthy system measures within the band %.1f%% of the time\n#\n",
+            100 * e->rate);
+    fprintf(out, "#            %12s  %9s  %21s  %8s  %17s  %-8s  %s\n", "size (B)", "busbw",
+            "band (busbw, GB/s)", "time (us)", "band (time, us)", "algo", "proto");
+    for (int i = 0; i < e->n; i++) {
+        const struct expect_row *r = &e->rows[i];
+        fprintf(out, "   %-9s  %12zu  %9.2f  %9.2f .. %9.2f  %8.1f  %7.1f .. %7.1f  %-8s  %s\n", l,
+                r->bytes, r->busbw, r->low, r->high, r->time_us, r->time_low_us, r->time_high_us,
+                r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-");
+    }
+    fprintf(out,
+            "#\n# NCCL_TESTS_MIN_BW=%.2f makes nccl-tests fail below the band at exactly these "
+            "sizes (its Avg bus bandwidth below 0.9 x that)\n",
+            expect_nccl_tests_min_bw(e));
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a healthy system should measure (`topotune expect`): all_reduce busbw and time per size
+ * with a band, from the model (a topology, a hardware spec or the live node: every number
+ * predicted, the band the model's measured error, model_band_at) or from a profile's measured
+ * runs of the class (every number measured, the band the runs' spread). And the same expectation
+ * in the forms validators read: nccl-tests' NCCL_TESTS_MIN_BW, Prometheus alerting rules over
+ * the metrics topotune exports, an LBNL NHC check function. Errors follow util/error.h.
+ */
+#ifndef EXPECT_EXPECT_H
+#define EXPECT_EXPECT_H
+
+#include "model/model.h"
+#include "topo/topo.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* One size's expectation: busbw (GB/s) and its band, time (us) and its band (the slower time
+ * at the low busbw). algo and proto: the model's choice, or the profile's last run's ("" when
+ * the profile does not say). */
+struct expect_row {
+    size_t bytes;
+    double busbw, low, high;
+    double time_us, time_low_us, time_high_us;
+    char algo[16], proto[16];
+};
+
+struct expect {
+    int measured;       /* 1: from a profile's runs; 0: predicted by the model */
+    char basis[512];    /* where the numbers and the band come from, in words */
+    char class_id[128]; /* the node class ("" when unknown) */
+    char source[512];   /* the input as the user named it, or "this node" */
+    int nodes, ppn, nranks;
+    double rate; /* the share of healthy measurements the band holds */
+    struct expect_row *rows;
+    int n;
+};
+
+/* The model's expectation at the sizes min .. max growing factor times (nccl-tests' -b -e -f).
+ * 0, or UTIL_EINVAL when the model predicts a fault (a hang, an error or wrong results: said
+ * with the reason) or no size lies in min .. max. */
+int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
+                     const char *source, size_t min, size_t max, int factor);
+
+/*
+ * The measured expectation of a profile (a profile directory or its profile.json): its
+ * configuration's per-size busbw (the winner's, else the defaults'), at the sizes of min .. max it
+ * measured, each with the band busbw x (1 -+ max(EXPECT_MEASURED_MIN_MARGIN, 3 x its runs'
+ * coefficient of variation)). 0, UTIL_ENOENT or UTIL_EINVAL (said, naming the file and field).
+ */
+#define EXPECT_MEASURED_MIN_MARGIN 0.05
+int expect_measured(struct expect *e, const char *profile, size_t min, size_t max);
+
+void expect_release(struct expect *e);
+
+/* A new reference: the expectation as JSON (schema topotune/expect/1, docs/schemas/expect). */
+json_t *expect_json(const struct expect *e);
+
+/* The table, every number labelled predicted or measured. */
+void expect_print(const struct expect *e, FILE *out);
+
+/*
+ * The NCCL_TESTS_MIN_BW that makes nccl-tests (and topotune-bench) fail below the band: both fail
+ * a run when its "Avg bus bandwidth", the mean busbw over every size and both placements, is below
+ * 0.9 x NCCL_TESTS_MIN_BW (nccl-tests src/common.cu). So: the mean of the rows' low busbw / 0.9,
+ * for a run at exactly these sizes.
+ */
+#define EXPECT_NCCL_TESTS_MIN_BW_FACTOR 0.9
+double expect_nccl_tests_min_bw(const struct expect *e);
+
+/* Prometheus alerting rules (promtool check rules) over topotune_busbw_bytes_per_second, the
+ * metric topotune exports per class, collective and size (docs/design.md, "Metrics"): one alert
+ * per size below its band's low edge. 0, or UTIL_EIO when out fails. */
+int expect_write_prometheus_rules(const struct expect *e, FILE *out);
+
+/*
+ * An LBNL NHC check (bash, NHC's calling convention: a function check_topotune_busbw that calls
+ * NHC's die with a message and returns 1 on failure) that runs topotune-bench at the band's
+ * sizes and fails when the Avg bus bandwidth is below the NCCL_TESTS_MIN_BW figure, followed by
+ * the nhc.conf line that calls it. 0, or UTIL_EIO when out fails.
+ */
+int expect_write_nhc(const struct expect *e, FILE *out);
+
+#endif

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The expectation in the forms validators read: Prometheus alerting rules and an LBNL NHC check.
+ * Every value written comes from numbers or a class id (util_valid_id: [A-Za-z0-9._-]); text a
+ * file supplied (the input's name) goes through the format's quoting.
+ */
+#include "expect/expect.h"
+#include "util/buf.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/error.h"
+#include "util/quote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int written(FILE *out)
+{
+    return fflush(out) || ferror(out) ? UTIL_EIO : 0;
+}
+
+/* The input's name for a comment line. */
+static void comment(FILE *out, const char *what, const char *s)
+{
+    struct util_buf b = {0};
+    util_quote_comment(&b, s);
+    fprintf(out, "# %s%s\n", what, b.data ? b.data : "");
+    util_buf_release(&b);
+}
+
+int expect_write_prometheus_rules(const struct expect *e, FILE *out)
+{
+    const char *label = e->measured ? "measured" : "predicted";
+    fprintf(out, "# Prometheus alerting rules written by topotune expect (promtool check rules)\n");
+    comment(out, "input: ", e->source);
+    comment(out, "expected values: ", e->basis);
+    fprintf(out, "# metric: topotune_busbw_bytes_per_second{collective, class, nodes, size}, the "
+                 "busbw topotune exports\ngroups:\n");
+    fprintf(out, "  - name: \"topotune-expect-%s-%dn\"\n    rules:\n",
+            e->class_id[0] ? e->class_id : "any", e->nodes);
+    for (int i = 0; i < e->n; i++) {
+        const struct expect_row *r = &e->rows[i];
+        fprintf(out, "      - alert: TopotuneBusbwBelowExpected\n");
+        fprintf(out,
+                "        expr: \"topotune_busbw_bytes_per_second{collective=\\\"all_reduce\\\"");
+        if (e->class_id[0])
+            fprintf(out, ",class=\\\"%s\\\"", e->class_id);
+        fprintf(out, ",nodes=\\\"%d\\\",size=\\\"%zu\\\"} < %.6g\"\n", e->nodes, r->bytes,
+                r->low * 1e9);
+        fprintf(out, "        labels:\n          severity: warning\n          size: \"%zu\"\n",
+                r->bytes);
+        fprintf(out, "        annotations:\n");
+        fprintf(out, "          summary: \"all_reduce busbw below its expected band at %zu B\"\n",
+                r->bytes);
+        fprintf(out,
+                "          description: \"{{ $labels.instance }} measured {{ $value | humanize "
+                "}}B/s; a healthy system measures %.2f to %.2f GB/s (%s, %.0f%% of healthy "
+                "measurements)\"\n",
+                r->low, r->high, label, 100 * e->rate);
+    }
+    return written(out);
+}
+
+/* The check function: NHC calls it with the nhc.conf line's words; die reports the failure. */
+static const char nhc_body[] =
+    "function check_topotune_busbw() {\n"
+    "    local min_bw=${1:-%.2f} bench=%s out rc avg\n"
+    "    [[ -n ${2:-} ]] && bench=$2\n"
+    "    shift 2 2>/dev/null || shift $#\n"
+    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" \"$bench\" -g %d -b %zu -e %zu -f %d -T 60 \"$@\" "
+    "2>&1)\n"
+    "    rc=$?\n"
+    "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
+    "\\1/p')\n"
+    "    if [[ $rc -eq 0 ]]; then\n"
+    "        return 0\n"
+    "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
+    "then\n"
+    "        die 1 \"${FUNCNAME[0]}: all_reduce Avg bus bandwidth $avg GB/s below the expected "
+    "band "
+    "(0.9 x $min_bw)\"\n"
+    "    else\n"
+    "        die 1 \"${FUNCNAME[0]}: $bench failed (exit $rc): $(printf '%%s\\n' \"$out\" | tail "
+    "-n 1)\"\n"
+    "    fi\n"
+    "    return 1\n"
+    "}\n";
+
+int expect_write_nhc(const struct expect *e, FILE *out)
+{
+    if (e->nodes != 1)
+        return util_error("an NHC check measures one node: give --nodes 1 (this expectation is "
+                          "for %d nodes)",
+                          e->nodes),
+               UTIL_EUSAGE;
+    int factor = e->n > 1 ? (int)(e->rows[1].bytes / e->rows[0].bytes) : 2;
+    double min_bw = expect_nccl_tests_min_bw(e);
+    fprintf(out,
+            "# LBNL NHC check written by topotune expect: all_reduce busbw on this node's %d "
+            "GPUs\n",
+            e->ppn);
+    comment(out, "input: ", e->source);
+    comment(out, "expected values: ", e->basis);
+    fprintf(out, "# Install: this file as /etc/nhc/scripts/topotune.nhc, and in nhc.conf:\n");
+    fprintf(out, "#   * || check_topotune_busbw %.2f\n", min_bw);
+    fprintf(out, "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth "
+                 "is below 0.9 x it),\n# the benchmark program (default: the topotune-bench "
+                 "installed with this topotune), then "
+                 "more of its flags. The run takes\n# seconds: give nhc a timeout (-t) that "
+                 "allows it.\n");
+    /* NHC sets PATH to the system's directories: the benchmark by its full path */
+    char *prog = util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
+    struct util_buf bench = {0};
+    util_quote_shell(&bench, prog ? prog : "topotune-bench");
+    free(prog);
+    fprintf(out, nhc_body, min_bw, bench.data, e->ppn, e->rows[0].bytes, e->rows[e->n - 1].bytes,
+            factor < 2 ? 2 : factor);
+    util_buf_release(&bench);
+    return written(out);
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune expect: the band holds the published measurements of the model's calibration at the
+# rate it states; its NCCL_TESTS_MIN_BW line makes a nccl-tests-format run below the band fail
+# (topotune-bench's mpi backend on this machine's CPUs, far below an HGX H100) and a healthy one
+# pass (the sim backend at the spec); promtool accepts its rules; its NHC check runs in bash as
+# NHC calls it (the words of the nhc.conf line as arguments, failures through die). And a profile's
+# measured expectation, JSON by its schema, refusals.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+: "${TOPOTUNE_SRC:?set by ctest: the source tree}"
+specs=$TOPOTUNE_SRC/profiles/specs
+h100=$specs/hgx-h100.json
+
+expect_exit 0 "--help" -- "$TOPOTUNE" expect --help
+expect_exit 0 "an HGX H100 spec" -- "$TOPOTUNE" expect --input "$h100" -b 1M -e 1G -f 4
+cp "$TEST_TMP/out" "$TEST_TMP/text"
+# shellcheck disable=SC2016 # awk's own variables
+check "every row is labelled predicted" awk '/^ / && $1 != "predicted" { exit 1 } /^ / { n++ } END { exit n != 6 }' "$TEST_TMP/text"
+check "the text names NCCL_TESTS_MIN_BW" grep -q "^# NCCL_TESTS_MIN_BW=" "$TEST_TMP/text"
+
+# JSON by its schema; each band around its busbw.
+"$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 8 -e 8G --format json >"$TEST_TMP/e.json"
+check "the JSON matches docs/schemas/expect" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/expect.schema.json" "$TEST_TMP/e.json"
+check "2 nodes, 16 ranks, predicted, each band around its busbw, times the other way" python3 - "$TEST_TMP/e.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["predicted"] and e["nodes"] == 2 and e["ranks"] == 16, e
+assert len(e["sizes"]) == 31
+for r in e["sizes"]:
+    assert 0 < r["low"] < r["busbw"] < r["high"], r
+    assert r["time_low_us"] < r["time_us"] < r["time_high_us"], r
+PY
+
+# The band holds the calibration's published rows at its stated rate: every usable row of
+# bench/perf/calibration/published.json, its system as bench/perf/model-error.py writes it.
+check "the band holds at least its rate of the published rows" python3 - "$TOPOTUNE" "$TOPOTUNE_SRC" "$TEST_TMP" <<'PY'
+import importlib.util, json, os, subprocess, sys
+binary, src, tmp = sys.argv[1:]
+spec = importlib.util.spec_from_file_location("me", os.path.join(src, "bench/perf/model-error.py"))
+me = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(me)
+rows = json.load(open(me.PUBLISHED))["rows"]
+inside = total = 0
+rate = None
+outside = []
+for r in rows:
+    system = me.SYSTEMS.get(me.group_of(r))
+    if any(f in me.SKIP_FLAGS for f in r["flags"]) or not isinstance(system, tuple):
+        continue
+    if any(f in me.FLAG_ENV for f in r["flags"]):
+        continue  # expect is NCCL's defaults: a row measured with a forced setting is no reference
+    path = os.path.join(tmp, me.group_of(r) + ".json")
+    json.dump(dict(system[0], schema="topotune/spec/1", count=r["gpus_per_node"]), open(path, "w"))
+    b = str(r["size_bytes"])
+    p = subprocess.run([binary, "expect", "--input", path, "--nodes", str(r["nodes"]), "-b", b,
+                        "-e", b, "--format", "json"], capture_output=True, text=True)
+    if p.returncode:
+        continue  # the model predicts a fault for it (the stock-driver RTX 4090)
+    e = json.loads(p.stdout)
+    rate = e["rate"]
+    s = e["sizes"][0]
+    total += 1
+    if s["low"] <= r["busbw_gbs"] <= s["high"]:
+        inside += 1
+    else:
+        outside.append("%s %.1f not in %.1f..%.1f" % (r["id"], r["busbw_gbs"], s["low"], s["high"]))
+print("band holds %d of %d published rows (stated rate %.0f%%)" % (inside, total, 100 * rate))
+print("\n".join(outside))
+assert total >= 80 and inside >= rate * total, (inside, total)
+PY
+
+# NCCL_TESTS_MIN_BW, as nccl-tests applies it: the Avg bus bandwidth against 0.9 x it.
+line=$("$TOPOTUNE" expect --input "$h100" -b 1M -e 8M --format nccl-tests-min-bw)
+check "one NAME=VALUE line: $line" grep -qE '^NCCL_TESTS_MIN_BW=[0-9]+\.[0-9]{2}$' <<<"$line"
+expect_exit 7 "a run far below the band fails (mpi backend on CPUs)" -- \
+    mpirun_np 2 "$line" "$TOPOTUNE_BENCH" --backend mpi -b 1M -e 8M -f 2 -n 2 -w 1
+check "its table says FAILED after the Avg bus bandwidth" grep -qE '^# Avg bus bandwidth +: [0-9.e+]+ FAILED$' "$TEST_TMP/out"
+expect_exit 0 "the same run with NCCL_TESTS_MIN_BW=0 passes" -- \
+    mpirun_np 2 NCCL_TESTS_MIN_BW=0 "$TOPOTUNE_BENCH" --backend mpi -b 1M -e 8M -f 2 -n 2 -w 1
+check "and says OK" grep -qE '^# Avg bus bandwidth +: [0-9.e+]+ OK$' "$TEST_TMP/out"
+expect_exit 0 "the spec's healthy prediction passes its own line" -- \
+    env "$line" "$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 8M -f 2
+expect_exit 7 "a slow configuration of the same spec fails it" -- \
+    env "$line" NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 8M -f 2
+"$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 1M --json - >"$TEST_TMP/ev.jsonl"
+env "$line" NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE_BENCH" --backend sim \
+    --topology "$h100" -b 1M -e 8M -f 2 --json - >>"$TEST_TMP/ev.jsonl"
+check "the end event says slow, exit 7, with min_bw, by the event schema" python3 - "$TEST_TMP/ev.jsonl" "$TOPOTUNE_SRC" <<'PY'
+import json, subprocess, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ends = [e for e in ev if e["event"] == "end"]
+assert ends[0]["min_bw"] is None and ends[0]["outcome"] == "ok", ends[0]
+assert ends[1]["outcome"] == "slow" and ends[1]["exit_code"] == 7 and ends[1]["min_bw"] > 0, ends[1]
+subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
+                sys.argv[2] + "/docs/schemas/bench-event.schema.json", sys.argv[1], "--lines"], check=True)
+PY
+expect_exit 6 "a value that is no number is refused" -- \
+    env NCCL_TESTS_MIN_BW=fast "$TOPOTUNE_BENCH" --backend sim --topology "$h100"
+expect_stderr_has "NCCL_TESTS_MIN_BW" "the refusal names the variable"
+
+# Prometheus rules: promtool accepts them; one alert per size at the band's low edge.
+"$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
+check "promtool check rules accepts them" promtool check rules "$TEST_TMP/rules.yml"
+check "6 alerts on topotune_busbw_bytes_per_second" test "$(grep -c 'expr: "topotune_busbw_bytes_per_second{' "$TEST_TMP/rules.yml")" = 6
+
+# The NHC check, called as NHC calls it: sourced, the nhc.conf line's words as arguments, die
+# (NHC's: logs and ends the check) on a failure. The sim backend stands for the GPUs.
+"$TOPOTUNE" expect --input "$h100" -b 32M -e 1G --format nhc >"$TEST_TMP/topotune.nhc"
+check "shellcheck accepts the check" shellcheck -s bash "$TEST_TMP/topotune.nhc"
+conf=$(sed -n 's/^#   \(\* || check_topotune_busbw [0-9.]*\)$/\1/p' "$TEST_TMP/topotune.nhc")
+check "it names its nhc.conf line: $conf" test -n "$conf"
+nhc_run() { # nhc_run CHECK-LINE: as nhc's nhcmain_run_checks runs the part after ||
+    bash -c '. "$1"; die() { echo "ERROR: nhc: Health check failed: ${*:2}"; return "$1"; }
+             set -f; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$1"
+}
+check_line=${conf#\* || }
+echo '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.3, "lat_scale": 10}}' >"$TEST_TMP/slow.json"
+expect_exit 0 "the conf line passes a healthy node" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100"
+expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100 --calibration $TEST_TMP/slow.json"
+check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --format nhc
+
+# A profile's measured expectation.
+mkdir -p "$TEST_TMP/p"
+cat >"$TEST_TMP/p/profile.json" <<'EOF'
+{"schema": "topotune/profile/1", "class": "c1", "predicted": false,
+ "sweep": {"nodes": 1, "ranks": 8},
+ "winner": null,
+ "baseline": {"cv": 0.01, "per_size": [{"size": 1048576, "busbw": 40.0, "algo": "RING", "proto": "LL"},
+                                       {"size": 33554432, "busbw": 300.0}]}}
+EOF
+expect_exit 0 "a profile's runs" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p" -b 1M -e 32M --format json
+check "measured, band +-5%, its sizes" python3 - "$TEST_TMP/out" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert not e["predicted"] and e["class"] == "c1" and e["ranks"] == 8, e
+(a, b) = e["sizes"]
+assert (a["size"], a["busbw"], round(a["low"], 6), round(a["high"], 6)) == (1048576, 40.0, 38.0, 42.0), a
+assert b["algo"] is None and abs(b["low"] - 285.0) < 1e-9, b
+PY
+expect_exit 0 "its table says measured" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p/profile.json" -b 1M -e 32M
+# shellcheck disable=SC2016 # awk's own variables
+check "every row measured" awk '/^ / && $1 != "measured" { exit 1 }' "$TEST_TMP/out"
+
+# Refusals: bad input is status 2 and says what and where; a predicted hang is no band (1).
+expect_exit 2 "--input and --profile together" -- "$TOPOTUNE" expect --input "$h100" --profile "$TEST_TMP/p"
+echo '{"schema": "topotune/profile/1", "class": "../x"}' >"$TEST_TMP/bad.json"
+expect_exit 2 "a profile with a bad class" -- "$TOPOTUNE" expect --profile "$TEST_TMP/bad.json"
+expect_stderr_has "bad.json" "the refusal names the file"
+expect_exit 2 "-f 1" -- "$TOPOTUNE" expect --input "$h100" -f 1
+expect_exit 1 "the stock-driver RTX 4090 box, predicted to hang" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json"
+expect_stderr_has "hang" "it says why"
+finish

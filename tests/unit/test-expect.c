@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* expect/: the band around each prediction, the NCCL_TESTS_MIN_BW figure, the NHC refusal. */
+#include "expect/expect.h"
+#include "util/error.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char spec[] =
+    "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", \"count\": 8, "
+    "\"nics\": [{\"model\": \"CX7-400G-IB\", \"count\": 8, \"per\": \"gpu\"}]}";
+
+static const char *no_env(const char *name, void *ctx)
+{
+    (void)name, (void)ctx;
+    return NULL;
+}
+
+static void predicted(struct expect *e, int nodes)
+{
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "h100.json", spec, sizeof(spec) - 1), 0);
+    struct model m;
+    assert_int_equal(model_init(&m, &t, nodes, no_env, NULL), 0);
+    assert_int_equal(expect_predicted(e, &m, &t, "h100.json", 1 << 20, 1 << 30, 4), 0);
+    topo_release(&t);
+}
+
+/* Every size from -b by -f up to -e, its band the model's at that size, the time the other way;
+ * NCCL_TESTS_MIN_BW the mean low edge over 0.9 (nccl-tests fails below 0.9 x it). */
+static void test_band(void **state)
+{
+    (void)state;
+    struct expect e;
+    predicted(&e, 1);
+    assert_int_equal(e.n, 6);
+    assert_false(e.measured);
+    double low = 0;
+    for (int i = 0; i < e.n; i++) {
+        const struct expect_row *r = &e.rows[i];
+        struct model_band b = model_band_at(r->bytes);
+        assert_true(r->bytes == (size_t)1 << (20 + 2 * i));
+        assert_true(fabs(r->low - r->busbw * b.low) < 1e-9 &&
+                    fabs(r->high - r->busbw * b.high) < 1e-9);
+        assert_true(r->time_low_us < r->time_us && r->time_us < r->time_high_us);
+        low += r->low;
+    }
+    assert_true(fabs(expect_nccl_tests_min_bw(&e) - low / e.n / 0.9) < 1e-9);
+    assert_true(model_band_at(MODEL_BAND_SMALL).high > model_band_at(MODEL_BAND_SMALL + 1).high);
+    expect_release(&e);
+}
+
+/* An NHC check measures one node: a 2-node expectation is refused, nothing written. */
+static void test_nhc_one_node(void **state)
+{
+    (void)state;
+    struct expect e;
+    predicted(&e, 2);
+    char buf[64] = "";
+    FILE *out = fmemopen(buf, sizeof(buf), "w");
+    assert_int_equal(expect_write_nhc(&e, out), UTIL_EUSAGE);
+    fclose(out);
+    assert_string_equal(buf, "");
+    expect_release(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_band),
+        cmocka_unit_test(test_nhc_one_node),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
