@@ -114,10 +114,13 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     return 0;
 }
 
+/* A row, with the busbw band a healthy system measures in (the model's measured error). */
 static void print_row(size_t bytes, const struct model_prediction *p)
 {
-    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %s\n", bytes, bytes / 4,
-           p->time_us, p->algbw, p->busbw, p->algo, p->proto);
+    struct model_band b = model_band_at(bytes);
+    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %.2f-%.2f\n", bytes,
+           bytes / 4, p->time_us, p->algbw, p->busbw, p->algo, p->proto, p->busbw * b.low,
+           p->busbw * b.high);
 }
 
 static const char *fault_words(enum model_fault f)
@@ -146,14 +149,15 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
         json_decref(env);
         return rc;
     }
-    printf("# PREDICTED all_reduce (float, sum) by the topotune model: no measurement\n");
+    printf("# PREDICTED all_reduce (float, sum) by the topotune model: no measurement; the band is "
+           "where 90%% of healthy systems measure (docs/model.md, \"Bands\")\n");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
     printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
     for (int i = 0; i < o->env.n; i++)
         printf(" %s", o->env.vars[i]);
-    printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %s\n",
+    printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n",
            o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
-           "algo", "proto");
+           "algo", "proto", "band (busbw)");
     if (m->fault != MODEL_FAULT_NONE) {
         printf("# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
         return 1;

@@ -41,9 +41,6 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
  * root yields one input per class: up to max inputs are filled. Returns how
  * many, or -1 after one error line naming path.
  */
-/* The model's median |error| on rows of a source its calibration never saw (docs/model.md,
- * leave one source out): shown next to every predicted number. */
-#define COMPARE_EXPECTED_ERROR_PCT 6.0
 int compare_load(const char *path, int nodes, const char *space_path,
                  const struct model_params *params, struct compare_input *out, int max);
 

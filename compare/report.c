@@ -6,9 +6,11 @@
  * never appears without the word.
  */
 #include "compare/internal.h"
+#include "model/model.h"
 #include "util/file.h"
 #include "util/text.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +21,26 @@
 #define SMALL_BYTES (1 << 20)
 
 /* v with two decimals (GB/s), or three significant digits (time, per unit of price), as people
- * write numbers (1,370, never 1.37e+03); a predicted number says so, with the model's expected
- * error (docs/model.md). */
-static void number(struct util_buf *out, double v, int significant, int predicted)
+ * write numbers (1,370, never 1.37e+03); a predicted number says so, with the band a healthy
+ * system measures in at that size (model_band_at; a time's band the other way round). */
+static void number(struct util_buf *out, double v, int significant, int predicted, size_t bytes,
+                   int is_time)
 {
     if (!(v >= 0)) {
         util_buf_adds(out, "-");
         return;
     }
-    if (significant)
-        util_text_number(out, v, 3);
-    else
-        util_text_fixed(out, v, 2);
-    if (predicted)
-        util_buf_addf(out, " predicted +-%.0f%%", COMPARE_EXPECTED_ERROR_PCT);
+    void (*put)(struct util_buf *, double, int) = significant ? util_text_number : util_text_fixed;
+    int digits = significant ? 3 : 2;
+    put(out, v, digits);
+    if (!predicted)
+        return;
+    struct model_band band = model_band_at(bytes);
+    util_buf_adds(out, " (");
+    put(out, is_time ? v / band.high : v * band.low, digits);
+    util_buf_adds(out, "-");
+    put(out, is_time ? v / band.low : v * band.high, digits);
+    util_buf_adds(out, ") predicted");
 }
 
 /* A cell of the size tables: time per call in us below SMALL_BYTES, else busbw in GB/s. */
@@ -41,7 +49,7 @@ static void size_cell(struct util_buf *out, const struct compare_input *in, cons
 {
     double bw = compare_busbw_at(sizes, size);
     number(out, size < SMALL_BYTES ? compare_time_us(in, bw, size) : bw, size < SMALL_BYTES,
-           compare_predicted(in));
+           compare_predicted(in), (size_t)size, size < SMALL_BYTES);
 }
 
 static void wrap(struct util_buf *out, const char *first, const char *indent, const char *s)
@@ -153,7 +161,8 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
         util_text_number(&b, in[i].price, 6);
         compare_table_set(&t, i + 1, 1, &b);
         double bw = best_at(&in[i], at);
-        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]));
+        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]),
+               at > 0 ? (size_t)at : SIZE_MAX, 0);
         compare_table_set(&t, i + 1, 2, &b);
     }
     util_buf_adds(out, "\n");
@@ -242,7 +251,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
             number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
-                   compare_predicted(&in[i]));
+                   compare_predicted(&in[i]), at > 0 ? (size_t)at : SIZE_MAX, 0);
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
     }
@@ -363,8 +372,9 @@ static void matrix(const struct compare_input *in, enum compare_format f, struct
 
 static const char legend[] =
     "Numbers marked predicted come from the topotune model (link rates, NCCL's constants and "
-    "parameters calibrated on published measurements), not from a measurement; the +- after them "
-    "is the model's median error on hardware its calibration never saw (docs/model.md). Measured "
+    "parameters calibrated on published measurements), not from a measurement; the range before "
+    "them is where 90% of healthy systems measure: the model's error on published measurements "
+    "its calibration never saw (docs/model.md, \"Bands\"). Measured "
     "numbers are busbw and time as nccl-tests define them.";
 
 static void heading(struct util_buf *out, enum compare_format f, const char *text,
@@ -410,7 +420,8 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
                 compare_table_set(&t, row, 1, &b);
             }
             number(&b, json_real_value(json_object_get(r, "busbw")), 0,
-                   json_is_true(json_object_get(r, "predicted")));
+                   json_is_true(json_object_get(r, "predicted")),
+                   (size_t)json_integer_value(json_object_get(r, "size")), 0);
             compare_table_set(&t, row, col, &b);
         }
     compare_table_render(&t, f, out);

@@ -60,8 +60,11 @@ void compare_table_render(const struct compare_table *t, enum compare_format f,
             util_buf_adds(out, "<tr>");
         for (int c = 0; c < t->cols; c++) {
             const char *s = t->cells[r][c] ? t->cells[r][c] : "";
-            if (f == COMPARE_TEXT) {
-                util_buf_addf(out, "%-*s  ", width[c], s);
+            if (f == COMPARE_TEXT) { /* the last column unpadded: no trailing blanks */
+                if (c + 1 < t->cols)
+                    util_buf_addf(out, "%-*s  ", width[c], s);
+                else
+                    util_buf_adds(out, s);
                 continue;
             }
             util_buf_adds(out, f == COMPARE_MD ? "| " : r ? "<td>" : "<th>");

@@ -28,10 +28,10 @@ for name, text in (("text", txt), ("md", md), ("html", page_text)):
         cells = [c.strip() for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", page)]
         cells = [html.unescape(c) for c in cells]
     # numbers as people write them (1,370; never 1.37e+03), whatever the machine measured
-    numbers = [c for c in cells if re.fullmatch(r"-?[0-9][0-9,]*(\.[0-9]+)?( predicted \+-6%)?", c)]
+    numbers = [c for c in cells if re.fullmatch(r"-?[0-9][0-9,]*(\.[0-9]+)?( \([0-9][0-9,.]*-[0-9][0-9,.]*\) predicted)?", c)]
     assert not [c for c in cells if re.fullmatch(r"-?[0-9.]+e[+-][0-9]+.*", c)], (name, "exponent")
     assert len(numbers) > 50, (name, len(numbers))
-    bare = [c for c in numbers if not c.endswith("predicted +-6%")]
+    bare = [c for c in numbers if not c.endswith(") predicted")]
     assert set(bare) <= {"300,000", "150,000"}, (name, bare)  # only the prices the user gave
 text = md
 assert "(PREDICTED by the topotune model)" in text
@@ -43,7 +43,7 @@ assert "| 512 KiB (us) |" in text, "small sizes as time"
 # busbw per unit of price at a size common to all, three significant digits, predicted
 m = re.search(r"best busbw at (\d+ \w+), GB/s per 1,000 of the price per node", text)
 assert m, "price column header"
-per = re.findall(r"\| 300,000 \| ([0-9.,]+) predicted \+-6% \|", text)
+per = re.findall(r"\| 300,000 \| ([0-9.,]+) \([0-9.,]+-[0-9.,]+\) predicted \|", text)
 assert per and float(per[0].replace(",", "")) > 0, per
 assert "## GPU/NIC matrix of hgx-h100" in text and "| GPU0 | X | NV18 |" in text
 PY
@@ -82,7 +82,7 @@ for row in rows:
     measured, predicted = cells[1:3], cells[3:5]
     # a slow machine measures above 1,000 us: the number has a comma then, never an exponent
     assert all(c == "-" or re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", c) or c.startswith("fails") for c in measured), row
-    assert all(c == "-" or c.endswith("predicted +-6%") for c in predicted), row
+    assert all(c == "-" or c.endswith(") predicted") for c in predicted), row
 assert any(re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", c.strip()) for r in rows for c in r.strip("|").split("|")[1:3]), "no measured number"
 assert "(measured, mpi backend)" in text and "(PREDICTED by the topotune model)" in text
 assert "no GPU" in text
@@ -179,8 +179,8 @@ expect_exit 0 "compare the example specs at 1 to 64 nodes" -- "$TOPOTUNE" compar
 check "text under 120 columns ($(awk '{ if (length > m) m = length } END { print m }' "$TEST_TMP/out"))" \
     test "$(LC_ALL=C.UTF-8 awk '{ if (length > m) m = length } END { print m }' "$TEST_TMP/out")" -le 120
 check "a scaling table, predicted with the expected error" grep -q "^== Scaling: NCCL's defaults at 512 MiB by node count" "$TEST_TMP/out"
-check "hgx-h100 at 64 nodes predicted +-6%" grep -qE "^hgx-h100 +64 +[0-9][0-9,]*\.[0-9]+ predicted \+-6%" "$TEST_TMP/out"
-check "small sizes as time per call" grep -qE "^512 KiB \(us\) +[0-9][0-9,.]* predicted" "$TEST_TMP/out"
+check "hgx-h100 at 64 nodes predicted, with its band" grep -qE "^hgx-h100 +64 +[0-9][0-9,]*\.[0-9]+ \([0-9][0-9,]*\.[0-9]+-[0-9][0-9,]*\.[0-9]+\) predicted" "$TEST_TMP/out"
+check "small sizes as time per call" grep -qE "^512 KiB \(us\) +[0-9][0-9,.]* \([0-9][0-9,.]*-[0-9][0-9,.]*\) predicted" "$TEST_TMP/out"
 check "GB/s per 1,000 of the price per node" grep -q "GB/s per 1,000" "$TEST_TMP/out"
 check "Markdown has the scaling table with its node counts" grep -q "| input | 1 node(s) | 2 node(s) |" buyer.md
 check "HTML: the small messages plotted as time, and the scaling plot" python3 - buyer.html <<'PY'
