@@ -94,11 +94,11 @@ static void check_p2p(json_t *c, const struct topo *t)
                             : "no GPU visible: P2P cannot be checked here");
         return;
     }
-    if (!t->p2p) {
+    if (!t->p2p || t->p2p_broken == 1) {
         doctor_add(c, "p2p", t->p2p_broken == 1 ? "fail" : "unknown",
                    t->p2p_broken == 1 ? fix : NULL, "%s",
                    t->p2p_broken == 1
-                       ? "these GPUs are known not to support PCIe P2P (topology fact)"
+                       ? "these GPUs' PCIe P2P is known to hang (topology fact)"
                        : "neither NVML nor the CUDA driver answered: P2P status unknown");
         return;
     }

@@ -263,6 +263,14 @@ static int env_int(model_env_fn env, void *ctx, const char *name, int dflt)
  * when the GPUs span sockets; the network when P2P and SHM are both off.
  * Also decides whether P2P would run over a path where it is broken.
  */
+/* The driver reports no P2P between GPUs i and j (NVML's or CUDA's NS): NCCL's
+ * ncclTopoCheckP2p then keeps the pair off P2P, and its path goes through host memory. */
+static int p2p_refused(const struct topo *t, int i, int j)
+{
+    const char *s = t->p2p ? t->p2p[i * t->ngpus + j] : NULL;
+    return s && strcmp(s, "NS") == 0;
+}
+
 static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     int n = t->ngpus, all_nvl = 1, spans_numa = 0;
@@ -282,7 +290,7 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             int links = t->nvlink ? t->nvlink[i * n + j] : 0;
             all_nvl &= links > 0;
             spans_numa |= lv == 6;
-            if (links == 0 && lv >= 0 && lv <= level)
+            if (links == 0 && lv >= 0 && lv <= level && !p2p_refused(t, i, j))
                 p2p_pcie = 1;
             if (links > 0)
                 nvl = fmin(nvl, t->nvswitches != 0 ? t->gpus[i].nvlinks * link : links * link);
@@ -341,6 +349,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
+        m->nic_bw = fmax(m->nic_bw, gbs);
         if (nic->kind == TOPO_NIC_ETH)
             eth += gbs;
         else if (nic->kind == TOPO_NIC_EFA || (!ib_off && is_rdma(nic))) {
@@ -356,6 +365,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         if (is_rdma(nic) && best > gdr_level)
             gdr = 0;
     }
+    rdma *= m->clique, eth *= m->clique, ipoib *= m->clique; /* a clique's nodes' NICs */
     m->efa = rdma > 0 && !other_rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
     if (rdma > 0)
         m->inter_bw =
@@ -415,6 +425,21 @@ static void enable(struct model *m, const struct topo *t, model_env_fn env, void
               "fails (NCCL: no algorithm/protocol available)");
 }
 
+/* Multi-node NVLink (GB200/GB300 NVL72): NCCL merges the nodes of one NVLink domain into one
+ * node, its clique (ncclTopoGetSystem with MNNVL): the clique's GPUs are that node's ranks, on
+ * its NVLink fabric (NVLS included), and its nodes' NICs its network to the other cliques. */
+static void clique(struct model *m, const struct topo *t)
+{
+    int per = t->nvlink_domain > t->ngpus ? t->nvlink_domain / t->ngpus : 1;
+    m->clique = per < m->nodes ? per : m->nodes;
+    if (m->clique <= 1) {
+        m->clique = 1;
+        return;
+    }
+    m->ppn = t->ngpus * m->clique;
+    m->nodes = (m->nodes + m->clique - 1) / m->clique;
+}
+
 int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx)
 {
     memset(m, 0, sizeof(*m));
@@ -423,6 +448,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->nodes = nodes > 0 ? nodes : (t->job_nodes > 0 ? t->job_nodes : 1);
     m->ppn = t->ngpus;
     m->nranks = m->ppn * m->nodes;
+    clique(m, t);
     m->sm = 1000;
     for (int i = 0; i < t->ngpus; i++)
         m->sm = t->gpus[i].sm > 0 && t->gpus[i].sm < m->sm ? t->gpus[i].sm : m->sm;
@@ -445,6 +471,10 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     static const double ladder_top[4] = {40, 40, 60, 90};
     m->channels = (int)ceil(m->intra_bw / ladder_top[arch_of(m->sm)]);
     m->channels = m->channels < 2 ? 2 : m->channels > 32 ? 32 : m->channels;
+    /* A clique's rings and trees leave it through one NIC per channel: the network it reaches
+     * is at most its channels' NICs, however many its nodes hold. */
+    if (m->clique > 1 && m->nodes > 1)
+        m->inter_bw = fmin(m->inter_bw, m->channels * m->nic_bw);
     int max_ctas = env_int(env, ctx, "NCCL_MAX_CTAS", env_int(env, ctx, "NCCL_MAX_NCHANNELS", 0));
     m->chan_scale =
         max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
@@ -496,7 +526,13 @@ static double bus_bw(const struct model *m, int a, int p)
     }
     /* NVLS / NVLSTree: NVSwitch multicast, 16 channels on Hopper, 24 or 32 on Blackwell. */
     double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
-    double intra_ch = m->intra_bw / cn * nvls_eff[ar] * m->params.nvls_scale * (cn - 1) / cn * 2;
+    /* NVLS reduces in the switch: each GPU moves its data once at its link rate, whatever the
+     * ranks, so its algbw is flat in the ranks and busbw follows nccl-tests' 2(n-1)/n. NCCL's
+     * constants (and nvls_scale, fitted on nodes of 8) hold at 8 GPUs; 4 (a GB200 tray) or 72
+     * (an NVL72 rack) scale from there. */
+    double ranks = m->ppn > 1 ? 2.0 * (m->ppn - 1) / m->ppn / (2.0 * 7 / 8) : 1;
+    double intra_ch =
+        m->intra_bw / cn * nvls_eff[ar] * m->params.nvls_scale * (cn - 1) / cn * 2 * ranks;
     double bw = intra_ch;
     if (a == MODEL_ALGO_NVLSTREE)
         bw = fmin(fmin(intra_ch, inter_bw / cn * (m->nodes <= 2 ? 2 : 1)), nvlstree_cap[ar][scale]);

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* The model's name and version, recorded with every prediction. */
-#define MODEL_VERSION "topotune-model/3"
+#define MODEL_VERSION "topotune-model/4"
 
 enum model_algo {
     MODEL_ALGO_TREE,
@@ -136,9 +136,11 @@ struct json_t *model_params_json(const struct model_params *p);
 
 struct model {
     int nranks, nodes, ppn, sm, amd;
+    int clique; /* nodes of one NVLink domain NCCL merges into one node (nodes, ppn count them) */
     struct model_params params; /* model_params_default unless the caller sets others */
     double intra_bw;            /* GB/s per GPU around the node's ring */
     double inter_bw;            /* GB/s per node over the network (multi-node) */
+    double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */

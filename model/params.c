@@ -26,7 +26,7 @@ const struct model_params model_params_default = {
 
 /* The leave-one-source-out band of bench/perf/calibrate-model.py at the defaults' calibration
  * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
-static const struct model_band band_small = {0.711, 2.078, 15}, band_large = {0.829, 1.305, 87};
+static const struct model_band band_small = {0.523, 2.946, 28}, band_large = {0.670, 1.524, 154};
 
 struct model_band model_band_at(size_t bytes)
 {

@@ -9,7 +9,10 @@
  * per node: "per": "gpu" puts them on the switches of GPUs spread evenly (8
  * NICs for 8 GPUs: one beside each), "per": "node" on the sockets' host bridges.
  * fabric: nvswitch (every GPU's links into the switches), nvlink (GPU pairs
- * 2k, 2k+1 joined by all their links, as bridged PCIe cards), or pcie.
+ * 2k, 2k+1 joined by all their links, as bridged PCIe cards), mesh (every pair
+ * joined by links / (count - 1): GH200 nodes, 4-way bridged cards), or pcie.
+ * nvlink_domain: GPUs sharing one NVLink fabric across nodes (GB200 NVL72: 72).
+ * p2p: PCIe P2P as the driver reports it (ok, unsupported, broken).
  */
 #include "topo/internal.h"
 #include "util/error.h"
@@ -215,18 +218,38 @@ static void build(struct topo *t, json_t *g, int count, int sockets, const char 
     } else if (strcmp(fabric, "nvlink") == 0) {
         for (int i = 0; i + 1 < count; i += 2)
             t->nvlink[i * count + i + 1] = t->nvlink[(i + 1) * count + i] = links;
+    } else if (strcmp(fabric, "mesh") == 0 && count > 1) {
+        for (int i = 0; i < count; i++) /* every pair joined by an equal share of the links */
+            for (int j = 0; j < count; j++)
+                t->nvlink[i * count + j] = i == j ? 0 : links / (count - 1);
     }
     topo_set_nvlink_totals(t, fabric_links);
     free(fabric_links);
     t->nvlink_known = 1;
-    t->p2p_broken = !json_is_true(json_object_get(g, "pcie_p2p"));
+}
+
+/* PCIe P2P as the driver would report it (the table NCCL reads through NVML): ok, unsupported
+ * (NS: NCCL keeps such pairs off P2P and goes through host memory) or broken (reported OK, but
+ * transfers hang: ACS redirect, some consumer drivers). NVLink pairs are OK either way. */
+static void set_p2p(struct topo *t, const char *p2p)
+{
+    int n = t->ngpus, none = strcmp(p2p, "unsupported") == 0;
+    t->p2p = util_xcalloc((size_t)n * n + 1, sizeof(char *));
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            t->p2p[i * n + j] = topo_strdup(i == j                 ? "X"
+                                            : t->nvlink[i * n + j] ? "OK"
+                                            : none                 ? "NS"
+                                                                   : "OK");
+    t->p2p_source = "spec";
+    t->p2p_broken = strcmp(p2p, "broken") == 0;
 }
 
 int topo_read_spec(struct topo *t, const char *name, json_t *spec)
 {
     struct spec_reader r = {.name = name};
-    static const char *const keys[] = {"schema", "gpu",   "count", "fabric", "nics",
-                                       "cpu",    "nodes", "name",  "shm_mb", NULL};
+    static const char *const keys[] = {"schema", "gpu",  "count",  "fabric", "nics",          "cpu",
+                                       "nodes",  "name", "shm_mb", "p2p",    "nvlink_domain", NULL};
     static const char *const cpu_keys[] = {"vendor", "sockets", "model", NULL};
     if (check_keys(&r, spec, keys, ""))
         return UTIL_EINVAL;
@@ -251,10 +274,26 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     if (!fabric)
         fabric = switches > 0 ? "nvswitch" : "pcie";
     if (!r.failed && strcmp(fabric, "nvswitch") && strcmp(fabric, "nvlink") &&
-        strcmp(fabric, "pcie"))
-        bad(&r, "fabric", "must be nvswitch, nvlink or pcie");
+        strcmp(fabric, "mesh") && strcmp(fabric, "pcie"))
+        bad(&r, "fabric", "must be nvswitch, nvlink, mesh or pcie");
+    if (!r.failed && !strcmp(fabric, "mesh") && count > 1 && links / (count - 1) < 1)
+        bad(&r, "fabric", "mesh: %s has %d links, too few to join each of %d GPUs", gname, links,
+            count);
+    /* a multi-node NVLink domain (GB200/GB300 NVL72): GPUs of several nodes on one fabric */
+    int domain = get_int(&r, spec, "nvlink_domain", "nvlink_domain", 1, 4096, 0);
+    if (!r.failed && domain && (strcmp(fabric, "nvswitch") || domain % (count > 0 ? count : 1)))
+        bad(&r, "nvlink_domain", "needs fabric nvswitch and a multiple of count (%d GPUs per node)",
+            count);
     if (!r.failed && strcmp(fabric, "pcie") && links == 0)
         bad(&r, "fabric", "%s has no NVLink: use \"fabric\": \"pcie\"", gname);
+    const char *p2p = json_string_value(json_object_get(spec, "p2p"));
+    if (!p2p && !json_object_get(spec, "p2p"))
+        p2p = json_is_true(json_object_get(g, "pcie_p2p")) ? "ok" : "unsupported";
+    if (!r.failed &&
+        (!p2p || (strcmp(p2p, "ok") && strcmp(p2p, "unsupported") && strcmp(p2p, "broken"))))
+        bad(&r, "p2p",
+            "must be ok, unsupported (the driver offers none) or broken (it offers P2P "
+            "that hangs)");
     struct nic_group groups[16];
     int ngroups = r.failed ? 0 : read_nics(&r, spec, groups, 16);
     if (r.failed)
@@ -267,7 +306,9 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     t->cpu.model = topo_text(json_string_value(json_object_get(cpu, "model")));
     t->cpu.sockets = t->cpu.numa_nodes = sockets;
     t->job_nodes = nodes;
+    t->nvlink_domain = domain > count ? domain : 0;
     t->system.shm_bytes = shm_mb > 0 ? (long long)shm_mb << 20 : TOPO_UNKNOWN;
     build(t, g, count, sockets, fabric, groups, ngroups);
+    set_p2p(t, p2p);
     return 0;
 }

@@ -76,10 +76,12 @@ struct topo {
     int nvlink_known;     /* the source describes NVLink (or the GPUs have none) */
     int *nvlink;          /* ngpus x ngpus: NVLinks joining each pair */
     int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
-    int p2p_broken; /* PCIe P2P between GPUs is known not to work (consumer GPUs, ACS redirect);
-                       TOPO_UNKNOWN when nobody could tell */
-    int too_many;   /* a reader met more than TOPO_MAX_DEVICES devices */
-    int job_nodes;  /* nodes of this class in the job: 1, or what a spec says */
+    int p2p_broken;    /* PCIe P2P between GPUs is known not to work (consumer GPUs, ACS redirect);
+                          TOPO_UNKNOWN when nobody could tell */
+    int too_many;      /* a reader met more than TOPO_MAX_DEVICES devices */
+    int job_nodes;     /* nodes of this class in the job: 1, or what a spec says */
+    int nvlink_domain; /* GPUs in one NVLink domain across nodes (GB200 NVL72: 72), or 0: the node
+                        */
 
     char **matrix;          /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
     const char *p2p_source; /* "cuda", "nvml" or "none" */

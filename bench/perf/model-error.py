@@ -25,10 +25,15 @@ PUBLISHED = os.path.join(HERE, "calibration", "published.json")
 SKIP_FLAGS = ("suspect_misconfigured", "reported_as_slow")
 
 
-def spec(gpu, nics, vendor="intel", fabric="nvswitch", count=8):
-    return {"gpu": gpu, "count": count, "fabric": fabric,
-            "nics": [{"model": m, "count": c, "per": "gpu"} for m, c in nics],
-            "cpu": {"vendor": vendor, "sockets": 2}}
+def spec(gpu, nics, vendor="intel", fabric="nvswitch", count=8, sockets=2, **extra):
+    return dict({"gpu": gpu, "count": count, "fabric": fabric,
+                 "nics": [{"model": m, "count": c, "per": "gpu"} for m, c in nics],
+                 "cpu": {"vendor": vendor, "sockets": sockets}}, **extra)
+
+
+def nvl72(gpu, nics, domain=72):
+    """A GB200/GB300 NVL72 compute tray: 4 GPUs, 2 Grace CPUs, in an NVLink domain."""
+    return spec(gpu, nics, "arm", count=4, nvlink_domain=domain)
 
 
 # System per row group (the row id without its trailing size). Each entry: a spec, the
@@ -87,14 +92,55 @@ SYSTEMS = {
     "ghnccl527-p4d-2n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
     "ghnccl527-p4d-3n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
     "ghnccl527-p4d-4n": (spec("A100-SXM4-40GB", [("EFA-100G", 4)]), ""),
-    "oci-gb200-32n": "GB200 is not in the GPU catalog and multi-node NVLink (MNNVL) is not modelled",
+    "oci-gb200-32n": (nvl72("GB200-186GB", [("ROCE-400G", 8)], 64),
+                      "8x 400G RoCE per tray (OCI GB200-v3.4 shape table); 16 trays per rack"),
+    "cw-gb200-18n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)]),
+                     "4x 400G IB per tray (the GB200 NVL72 tray)"),
+    "cw-gb200-32n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)], 64),
+                     "4x 400G IB per tray; 16 trays per rack (128 ranks over 2 racks)"),
+    "cw-gb200-360n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)]),
+                      "4x 400G IB per tray (the GB200 NVL72 tray)"),
+    "oci-gb300-1n": (nvl72("GB300-288GB", [("ROCE-400G", 8)]), ""),
+    "oci-gb300-2n": (nvl72("GB300-288GB", [("ROCE-400G", 8)]), ""),
+    "oci-gb300-16n": (nvl72("GB300-288GB", [("ROCE-400G", 8)]), ""),
+    "oci-gb300-32n": (nvl72("GB300-288GB", [("ROCE-400G", 8)], 64), "16 hosts per rack"),
+    "oci-qs-gb200-1n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)]),
+                        "shape not stated: 4x 400G IB (BM.GPU.GB200.4)"),
+    "oci-qs-gb200-16n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)]),
+                         "shape not stated: 4x 400G IB (BM.GPU.GB200.4)"),
+    "oci-qs-gb200-32n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)], 64),
+                         "shape not stated: 4x 400G IB; 16 hosts per rack"),
+    "oci-qs-gb200-48n": (nvl72("GB200-186GB", [("CX7-400G-IB", 4)], 64),
+                         "shape not stated: 4x 400G IB; 16 hosts per rack"),
+    "oci-oke-gb200-2n": (nvl72("GB200-186GB", [("ROCE-400G", 8)]),
+                         "NICs not stated: 8x 400G RoCE (OCI GB200-v3.4)"),
+    "oci-b300-1n": (spec("B300-SXM-288GB", [("ROCE-400G", 16)]), ""),
+    "oci-b300-2n": (spec("B300-SXM-288GB", [("ROCE-400G", 16)]), ""),
+    "cscs-alps-gh200-ofi-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh", 4, 4),
+                               ""),
+    "cscs-santis-gh200-cxiimage-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh",
+                                           4, 4), "Alps' GH200 node (4 NICs) from cscs-docs"),
+    "cscs-alps-gh200-sarus-1gpn-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 1)], "arm", "mesh",
+                                           1, 1), "one rank per node: its one NIC"),
+    "olivia-gh200-apptainer-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh", 4,
+                                       4), "4 NICs per node as Alps (not stated)"),
+    "h100nvl-ss200-good-2n": (spec("H100-NVL-94GB", [("SLINGSHOT-200G", 2)], "amd", "pcie", 2),
+                              "NVLink bridge and NIC count not stated: none, one NIC per GPU"),
+    "h100pcie-nvlbridge-issue1161-1n": (spec("H100-PCIE-80GB", [], fabric="nvlink", count=2,
+                                             sockets=1), "CPU not stated"),
+    "rh-ocp-l40s-sock-2n": (spec("L40S", [("ROCE-400G", 1)], fabric="pcie", count=1), ""),
+    "rh-ocp-l40s-roce-2n": (spec("L40S", [("ROCE-400G", 1)], fabric="pcie", count=2),
+                            "the two GPUs on different sockets (bus 61 and e1)"),
+    "rtxpro6000-grimulkan-4sw-1n": (spec("RTX-PRO-6000-BW", [], "amd", "pcie", 8, 1),
+                                    "CPU vendor not stated; a summary table, not raw output"),
     "wohlbier-dgx2-1n": (spec("V100-SXM3-32GB", [], count=12),
                          "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the source"),
     "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink "
                            "(pairs) or pcie",
     "oci-bmgpu38-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink (pairs) or pcie",
-    "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4),
-                         "PCIe P2P state unknown (catalog: broken); CPU sockets"),
+    "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4, sockets=1, p2p="ok"),
+                         "P2P on: the thread is about the tinygrad driver that enables it; one "
+                         "EPYC 7773X socket"),
 }
 
 # The row's stated configuration, as NCCL variables the model honours.
@@ -102,6 +148,7 @@ FLAG_ENV = {
     "algo_forced_ring": "NCCL_ALGO=Ring",
     "nvls_disabled": "NCCL_NVLS_ENABLE=0",
     "proto_forced_ll128": "NCCL_PROTO=LL128",
+    "ib_disabled": "NCCL_IB_DISABLE=1",
 }
 
 

@@ -41,6 +41,32 @@ check "the hang is explained" grep -q "predicted outcome: hang at init" "$TEST_T
 expect_exit 0 "with the fix" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --env NCCL_P2P_DISABLE=1
 expect_exit 2 "bad --env" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" --env "NCCL_ALGO=\$(rm)"
 
+# Current systems: P2P as the driver reports it, all-to-all NVLink, NVLink domains across nodes.
+printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 8, "cpu": {"vendor": "amd"}}\n' >"$TEST_TMP/stock.json"
+expect_exit 0 "8 RTX 4090 with the stock driver (no P2P offered) run through host memory" -- \
+    "$TOPOTUNE" predict --input "$TEST_TMP/stock.json" -b 1G -e 1G
+check "over SHM: 0.8 x xGMI's 16 GB/s, no hang" grep -qE "^ +predicted +1073741824 .* 1[0-3]\.[0-9]+ +RING +SIMPLE" "$TEST_TMP/out"
+expect_exit 0 "GH200 node: topo" -- "$TOPOTUNE" topo --input "$specs/gh200-4x-slingshot.json" --json "$TEST_TMP/gh.json"
+check "mesh: every pair NV6, the spec's P2P table" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert all(c == "NV6" for i, r in enumerate(t["matrix"]["rows"][:4]) for j, c in enumerate(r[:4]) if i != j)
+assert t["p2p"]["source"] == "spec" and t["p2p"]["rows"][0] == ["X", "OK", "OK", "OK"]' "$TEST_TMP/gh.json"
+expect_exit 0 "a GB200 NVL72 rack: 18 trays, one NVLink domain" -- \
+    "$TOPOTUNE" predict --input "$specs/gb200-nvl72.json" -b 8G -e 8G --json
+check "72 ranks as one node (NCCL's clique): NVLS, not a network algorithm" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+size = [e for e in ev if e["event"] == "size"][0]
+assert ev[0]["ranks"] == 72 and size["algo"] == "NVLS", (ev[0], size)' "$TEST_TMP/out"
+expect_exit 0 "two racks: two cliques over the network" -- \
+    "$TOPOTUNE" predict --input "$specs/gb200-nvl72.json" --nodes 36 -b 8G -e 8G --json
+check "144 ranks, NVLSTree between the racks" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+size = [e for e in ev if e["event"] == "size"][0]
+assert ev[0]["ranks"] == 144 and size["algo"] == "NVLSTREE", (ev[0], size)' "$TEST_TMP/out"
+
 # Bad specs: exit 2, the field named, the catalog's names listed; nothing written.
 spec() { printf '{"schema": "topotune/spec/1", %s}\n' "$1" >"$TEST_TMP/$2.json"; }
 spec '"gpu": "H100-SXM9", "count": 8' unknown-gpu
@@ -48,7 +74,9 @@ spec '"gpu": "H100-SXM5-80GB", "count": 0' zero-count
 spec '"gpu": "H100-SXM5-80GB", "count": 8, "nics": [{"model": "CX9-1600G", "count": 8, "per": "gpu"}]' unknown-nic
 spec '"gpu": "H100-SXM5-80GB", "count": 8, "colour": "green"' unknown-field
 spec '"gpu": "RTX-4090", "count": 8, "fabric": "nvswitch"' no-nvlink
-for name in unknown-gpu zero-count unknown-nic unknown-field no-nvlink; do
+spec '"gpu": "GB200-186GB", "count": 4, "nvlink_domain": 70' bad-domain
+spec '"gpu": "H100-SXM5-80GB", "count": 8, "p2p": "maybe"' bad-p2p
+for name in unknown-gpu zero-count unknown-nic unknown-field no-nvlink bad-domain bad-p2p; do
     expect_exit 2 "$name" -- "$TOPOTUNE" topo --input "$TEST_TMP/$name.json" --json "$TEST_TMP/$name.out"
     expect_stderr_lines 1 "$name: one line"
     expect_no_file "$TEST_TMP/$name.out" "$name"

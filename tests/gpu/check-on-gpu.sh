@@ -12,7 +12,8 @@
 # NCCL_ALGO visible in effective_env; the stall hook aborts with exit 4 inside -T; the
 # corruption hook exits 7; with 2+ GPUs one rank per GPU under mpirun; topotune's tuner plugin
 # loaded by the real NCCL with a table (its loaded line and per-call decisions in NCCL's log) and
-# `topotune verify --backend nccl` measuring defaults, env-only and env + table with it.
+# `topotune verify --backend nccl` measuring defaults, env-only and env + table with it; the
+# NCCL_TESTS_MIN_BW gate and topotune expect's figure for this node.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -170,6 +171,15 @@ print("effective_env %s; algorithms per size %s" % (env, sorted(algos)))
 #    is caught (exit 7).
 step stall-aborts 4 env TOPOTUNE_BENCH_TEST_STALL=0 timeout 60 "$bin/topotune-bench" --backend nccl -g 1 -b 1M -e 1M -T 10
 step corruption-caught 7 env TOPOTUNE_BENCH_TEST_CORRUPT=0 timeout 60 "$bin/topotune-bench" --backend nccl -g 1 -b 1M -e 1M -T 30
+
+# 6b. NCCL_TESTS_MIN_BW on the real backend, as nccl-tests: an Avg bus bandwidth below 0.9 x it
+#     fails with exit 7, and topotune expect's figure for this node (the model's band, every GPU
+#     driven by one process) passes a healthy run of the same sizes.
+step min-bw-fails 7 env NCCL_TESTS_MIN_BW=1000000 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -T 60
+step min-bw-zero 0 env NCCL_TESTS_MIN_BW=0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -T 60
+step expect-live 0 "$bin/topotune" expect -b 32M -e 1G --format json
+gate=$("$bin/topotune" expect -b 32M -e 1G --format nccl-tests-min-bw 2>/dev/null)
+step expect-gate 0 env "${gate:-NCCL_TESTS_MIN_BW=}" "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 32M -e 1G -f 2 -T 120
 
 # 7. With two or more GPUs: one rank per GPU under mpirun, and the P2P copy test for real.
 if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then

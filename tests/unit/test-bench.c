@@ -626,7 +626,15 @@ static void test_model_faults(void **state)
     const char *nothing[] = {"NCCL_ALGO=NVLS", "NCCL_PROTO=LL", NULL};
     model_for(spec_h100, 1, nothing, &m);
     assert_int_equal(m.fault, MODEL_FAULT_FAIL_COLL);
-    const char *rtx = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"RTX-4090\", \"count\": 4}";
+    /* the stock driver offers no P2P on these GPUs: NCCL goes through host memory, no hang */
+    const char *stock = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"RTX-4090\", \"count\": 4}";
+    model_for(stock, 1, NULL, &m);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
+    assert_false(m.intra_nvlink);
+    assert_true(m.intra_bw > 0 && m.intra_bw <= 0.8 * 24 + 1e-9);
+    /* a driver that offers P2P whose transfers hang: NCCL hangs at init */
+    const char *rtx = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"RTX-4090\", \"count\": 4, "
+                      "\"p2p\": \"broken\"}";
     model_for(rtx, 1, NULL, &m);
     assert_int_equal(m.fault, MODEL_FAULT_HANG_INIT);
     const char *p2p_off[] = {"NCCL_P2P_DISABLE=1", NULL};
