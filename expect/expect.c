@@ -30,13 +30,14 @@ static struct expect_row *add_row(struct expect *e, size_t bytes)
     return r;
 }
 
-/* The band's times: a call takes time_us at busbw, so time x busbw / b at busbw b. */
-static void set_band(struct expect_row *r, double low, double high)
+/* The band as factors of busbw; a call's time goes the other way (time x busbw / b at busbw b),
+ * which holds at one rank too, where busbw is 0 and the time is all there is. */
+static void set_band(struct expect_row *r, double lo, double hi)
 {
-    r->low = low;
-    r->high = high;
-    r->time_low_us = high > 0 ? r->time_us * r->busbw / high : 0;
-    r->time_high_us = low > 0 ? r->time_us * r->busbw / low : 0;
+    r->low = r->busbw * lo;
+    r->high = r->busbw * hi;
+    r->time_low_us = r->time_us / hi;
+    r->time_high_us = r->time_us / lo;
 }
 
 static const char *fault_words(enum model_fault f)
@@ -78,7 +79,7 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
         snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
         struct model_band band = model_band_at(b);
-        set_band(r, p.busbw * band.low, p.busbw * band.high);
+        set_band(r, band.low, band.high);
         if (b > max / (size_t)factor)
             break;
     }
@@ -124,7 +125,7 @@ static int measured_rows(struct expect *e, const char *path, json_t *per_size, d
         const char *proto = json_string_value(json_object_get(s, "proto"));
         snprintf(r->algo, sizeof(r->algo), "%s", algo && util_valid_id(algo) ? algo : "");
         snprintf(r->proto, sizeof(r->proto), "%s", proto && util_valid_id(proto) ? proto : "");
-        set_band(r, r->busbw * (1 - margin), r->busbw * (1 + margin));
+        set_band(r, 1 - margin, 1 + margin);
     }
     return 0;
 }

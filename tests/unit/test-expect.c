@@ -21,15 +21,38 @@ static const char *no_env(const char *name, void *ctx)
     return NULL;
 }
 
-static void predicted(struct expect *e, int nodes)
+static const char one_gpu[] = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H200-SXM5-141GB\", "
+                              "\"count\": 1}";
+
+static void predicted_of(struct expect *e, const char *text, int nodes)
 {
     struct topo t;
     topo_init(&t);
-    assert_int_equal(topo_load_buffer(&t, "h100.json", spec, sizeof(spec) - 1), 0);
+    assert_int_equal(topo_load_buffer(&t, "h100.json", text, strlen(text)), 0);
     struct model m;
     assert_int_equal(model_init(&m, &t, nodes, no_env, NULL), 0);
     assert_int_equal(expect_predicted(e, &m, &t, "h100.json", 1 << 20, 1 << 30, 4), 0);
     topo_release(&t);
+}
+
+static void predicted(struct expect *e, int nodes)
+{
+    predicted_of(e, spec, nodes);
+}
+
+/* One rank: busbw is 0 by nccl-tests' definition, and the time still has its band. */
+static void test_one_rank(void **state)
+{
+    (void)state;
+    struct expect e;
+    predicted_of(&e, one_gpu, 1);
+    assert_int_equal(e.nranks, 1);
+    for (int i = 0; i < e.n; i++) {
+        assert_true(e.rows[i].busbw == 0 && e.rows[i].low == 0 && e.rows[i].high == 0);
+        assert_true(e.rows[i].time_low_us < e.rows[i].time_us);
+        assert_true(e.rows[i].time_us < e.rows[i].time_high_us);
+    }
+    expect_release(&e);
 }
 
 /* Every size from -b by -f up to -e, its band the model's at that size, the time the other way;
@@ -75,6 +98,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_band),
         cmocka_unit_test(test_nhc_one_node),
+        cmocka_unit_test(test_one_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
