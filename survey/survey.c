@@ -3,6 +3,7 @@
  * The survey's plan and verdicts (survey.h says what they are). The plan depends only on the
  * seed and the numbers measured, so a resumed survey replays its recorded launches in order.
  */
+#include "model/model.h"
 #include "survey/internal.h"
 #include "survey/survey.h"
 #include "util/buf.h"
@@ -397,6 +398,18 @@ static void add_group_verdict(struct survey *s, const char *kind, const int *nod
         s->nodes[nodes[k]].verdict = (int)json_array_size(s->verdicts);
 }
 
+/* One verdict on the hosts given that excludes none of them (a class's shared fault). */
+static void add_hosts_verdict(struct survey *s, const char *kind, json_t *hosts, json_t *evidence,
+                              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add_hosts_verdict(struct survey *s, const char *kind, json_t *hosts, json_t *evidence,
+                              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verdict_json(s, kind, hosts, evidence, fmt, ap);
+    va_end(ap);
+}
+
 static int node_ok(const struct survey *s, int i)
 {
     return s->nodes[i].class_id && !s->nodes[i].verdict;
@@ -461,13 +474,23 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
 {
     survey_level_of(v, n, s->tolerance, lv);
     double model = s->probe.predict ? s->probe.predict(s, cls, alone ? 1 : 2) : -1;
+    json_t *c = class_entry(s, cls);
+    if (model > 0 && alone) { /* the absolute reference: the band a healthy node measures in */
+        struct model_band band = model_band_at(s->size);
+        json_object_set_new(c, "alone_expected", json_real(model));
+        json_object_set_new(c, "alone_expected_low", json_real(model * band.low));
+        json_object_set_new(c, "alone_expected_high", json_real(model * band.high));
+        if (lv->values && lv->level < model * band.low) {
+            json_object_set_new(c, "alone_below_expected", json_true());
+            json_object_set_new(c, "alone_own_median", json_real(lv->level));
+        }
+    }
     if (model > 0 && lv->values && lv->level < model * (1 - s->tolerance)) {
         lv->bound *= model / lv->level;
         lv->cut *= model / lv->level;
         lv->level = model;
         lv->too_spread = 0;
     }
-    json_t *c = class_entry(s, cls);
     json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(lv->level));
     json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(lv->spread));
 }
@@ -645,6 +668,45 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
     free(v);
 }
 
+/*
+ * A class whose healthy population itself measures below the band the model gives its hardware
+ * (class_level marked it): its nodes are slow together, so no node is to blame alone: the fabric,
+ * driver, firmware or settings they share. One verdict names them all and excludes none (the
+ * node verdicts against the model's value, class_level's, exclude).
+ */
+static void below_expected(struct survey *s)
+{
+    const char *cls;
+    json_t *c;
+    int *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    json_object_foreach(s->classes, cls, c) {
+        if (!json_is_true(json_object_get(c, "alone_below_expected")))
+            continue;
+        int n = 0;
+        for (int i = 0; i < s->nnodes; i++)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) && s->nodes[i].intra > 0)
+                m[n++] = i;
+        if (!n)
+            continue;
+        json_t *hosts = json_array();
+        for (int k = 0; k < n; k++)
+            json_array_append_new(hosts, json_string(s->nodes[m[k]].host));
+        double level = json_number_value(json_object_get(c, "alone_own_median"));
+        double exp = json_number_value(json_object_get(c, "alone_expected"));
+        double low = json_number_value(json_object_get(c, "alone_expected_low"));
+        double high = json_number_value(json_object_get(c, "alone_expected_high"));
+        add_hosts_verdict(s, "class-below-expected", hosts,
+                          json_pack("{s:s,s:f,s:f,s:f,s:f,s:b}", "class", cls, "class_median",
+                                    level, "expected", exp, "band_low", low, "band_high", high,
+                                    "predicted", 1),
+                          "the %d node(s) of class %s measure %.2f GB/s alone, below the band a "
+                          "healthy node gives (%.2f to %.2f GB/s, predicted %.2f): the fabric, "
+                          "not a node: what they share (driver, firmware, settings, switches)",
+                          n, cls, level, low, high, exp);
+    }
+    free(m);
+}
+
 /* Stage 2: every node alone, all at once; the slow ones measured again before a verdict. */
 static int stage_alone(struct survey *s)
 {
@@ -708,6 +770,8 @@ static int stage_alone(struct survey *s)
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
                 100 * l->spread);
     }
+    if (!rc)
+        below_expected(s);
     double *value = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     for (int i = 0; i < s->nnodes; i++)
         value[i] = alone_of(&s->nodes[i]);

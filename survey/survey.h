@@ -21,7 +21,9 @@
  * such a pair is found only when measured, so --pairs all for small clusters), and
  * class-too-spread (a class whose values back no level: its nodes are not called healthy; or,
  * where the noise hides twice the tolerance, its nodes short of the tolerance but within the
- * noise). Every verdict but a path excludes its nodes. A launch that fails or hangs is bisected
+ * noise), and class-below-expected (where the model predicts the class: its nodes together measure
+ * alone below the band a healthy node gives, the fabric and not a node; it excludes none). Every
+ * verdict but a path and class-below-expected excludes its nodes. A launch that fails or hangs is bisected
  * into halves until the failing group is found; the halves' values (a lighter load) locate it
  * and stay out of the levels.
  *

@@ -54,6 +54,29 @@ w = json.load(open(sys.argv[1]))["whole"][0]
 assert w["nodes"] == 12 and w["busbw"] < 0.5 * w["predicted_busbw"], w
 PY
 
+# A class slow all over, against the model's band (absolute, where its own median is relative):
+# its nodes named, and the class as a whole: the fabric, not a node.
+faults=""
+for i in 1 2 3 4; do faults="$faults${faults:+,}{\"kind\": \"slow-node\", \"hosts\": [\"node000$i\"], \"factor\": 0.4}"; done
+cluster allslow.json 4 "[$faults]"
+expect_exit 1 "a class slow all over" -- "$TOPOTUNE" survey --backend sim --cluster allslow.json --out allslow
+check "class-below-expected names the 4 nodes, below the band, predicted" python3 - allslow/survey.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [x for x in d["verdicts"] if x["kind"] == "class-below-expected"]
+assert len(v) == 1 and v[0]["hosts"] == ["node0001", "node0002", "node0003", "node0004"], d["verdicts"]
+e = v[0]["evidence"]
+assert e["class_median"] < e["band_low"] < e["expected"] < e["band_high"] and e["predicted"], e
+assert "the fabric, not a node" in v[0]["text"], v[0]
+c = list(d["classes"].values())[0]
+assert c["alone_below_expected"] is True and c["alone_expected_low"] == e["band_low"], c
+PY
+check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" allslow/survey.json
+cluster healthy4.json 4
+expect_exit 0 "a healthy class is within its band: no verdict" -- "$TOPOTUNE" survey --backend sim \
+    --cluster healthy4.json --out healthy4
+
 # Without --pairs all, the same survey makes far fewer launches than n-1 pair rounds.
 expect_exit 1 "random matchings" -- "$TOPOTUNE" survey --backend sim --cluster faults.json --out m
 check "node and link faults named without all pairs" python3 - m/survey.json <<'PY'
