@@ -23,9 +23,9 @@
  * where the noise hides twice the tolerance, its nodes short of the tolerance but within the
  * noise), and class-below-expected (where the model predicts the class: its nodes together measure
  * alone below the band a healthy node gives, the fabric and not a node; it excludes none). Every
- * verdict but a path and class-below-expected excludes its nodes. A launch that fails or hangs is bisected
- * into halves until the failing group is found; the halves' values (a lighter load) locate it
- * and stay out of the levels.
+ * verdict but a path and class-below-expected excludes its nodes. A launch that fails or hangs is
+ * bisected into halves until the failing group is found; the halves' values (a lighter load) locate
+ * it and stay out of the levels.
  *
  * Measurements come from a probe: real launches of topotune-bench --split under mpirun or srun
  * (survey/probe-launch.c), or a simulated cluster file (survey/probe-sim.c, the model's
