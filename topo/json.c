@@ -130,6 +130,8 @@ json_t *topo_to_json(const struct topo *t)
     util_json_set(o, "unclassified_pci", json_integer(t->unclassified_pci));
     util_json_set(o, "p2p_broken", t->p2p_broken < 0 ? json_null() : json_boolean(t->p2p_broken));
     util_json_set(o, "nodes", json_integer(t->job_nodes));
+    if (t->nvlink_domain > 0)
+        util_json_set(o, "nvlink_domain", json_integer(t->nvlink_domain));
     json_t *m = json_object();
     util_json_set(m, "labels", labels_json(t));
     util_json_set(m, "rows", square_json(t->matrix, t->ngpus + t->nnics));

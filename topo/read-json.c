@@ -292,6 +292,43 @@ static void read_top(struct json_reader *r, struct topo *t, json_t *doc)
     t->system.shm_bytes = opt_int(r, system, "shm_bytes", "system", 0, MAX_SHM);
     long long nodes = opt_int(r, doc, "nodes", "", 1, MAX_NODES);
     t->job_nodes = nodes > 0 ? (int)nodes : 1;
+    t->nvlink_domain = (int)opt_int(r, doc, "nvlink_domain", "", 0, MAX_NODES);
+}
+
+/* The P2P table as its source reported it (a pair NS stays off P2P in the model): X on the
+ * diagonal, OK, NS, DIS or null elsewhere; any other source than cuda, nvml or spec is none. */
+static void read_p2p(struct json_reader *r, struct topo *t, json_t *p2p)
+{
+    static const char *const sources[] = {"cuda", "nvml", "spec"};
+    const char *src = json_string_value(json_object_get(p2p, "source"));
+    json_t *rows = json_object_get(p2p, "rows");
+    int n = t->ngpus, k = 0;
+    while (src && k < 3 && strcmp(src, sources[k]))
+        k++;
+    if (!src || k == 3 || !json_is_array(rows))
+        return;
+    if ((int)json_array_size(rows) != n)
+        return (void)bad(r, "p2p.rows", "expected one row per GPU");
+    t->p2p = util_xcalloc((size_t)n * n + 1, sizeof(char *));
+    t->p2p_source = sources[k];
+    for (int i = 0; i < n; i++) {
+        json_t *row = json_array_get(rows, (size_t)i);
+        if (!json_is_array(row) || (int)json_array_size(row) != n)
+            return (void)bad(r, "p2p.rows", "expected a square table");
+        for (int j = 0; j < n; j++) {
+            json_t *c = json_array_get(row, (size_t)j);
+            const char *v = json_string_value(c);
+            int ok = v ? (i == j) == !strcmp(v, "X") && (!strcmp(v, "X") || !strcmp(v, "OK") ||
+                                                         !strcmp(v, "NS") || !strcmp(v, "DIS"))
+                       : json_is_null(c);
+            if (!ok) {
+                char f[64];
+                snprintf(f, sizeof(f), "p2p.rows[%d][%d]", i, j);
+                return (void)bad(r, f, "expected X on the diagonal only, OK, NS, DIS or null");
+            }
+            t->p2p[i * n + j] = topo_strdup(v);
+        }
+    }
 }
 
 int topo_read_json(struct topo *t, const char *name, json_t *doc)
@@ -311,5 +348,7 @@ int topo_read_json(struct topo *t, const char *name, json_t *doc)
     json_t *matrix = json_object_get(doc, "matrix");
     if (!r.failed)
         read_matrix(&r, t, json_object_get(matrix, "rows"));
+    if (!r.failed)
+        read_p2p(&r, t, json_object_get(doc, "p2p"));
     return r.failed ? UTIL_EINVAL : 0;
 }

@@ -84,7 +84,7 @@ struct topo {
                         */
 
     char **matrix;          /* (ngpus+nnics)^2 nvidia-smi letters; NULL entries are unknown */
-    const char *p2p_source; /* "cuda", "nvml" or "none" */
+    const char *p2p_source; /* "cuda", "nvml", "spec" or "none" */
     char **p2p; /* ngpus x ngpus: "X", "OK", "NS", "DIS", or NULL when p2p_source is none */
 
     struct {

@@ -67,6 +67,19 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 size = [e for e in ev if e["event"] == "size"][0]
 assert ev[0]["ranks"] == 144 and size["algo"] == "NVLSTREE", (ev[0], size)' "$TEST_TMP/out"
 
+# Through topology JSON and back, the same predictions: the NVLink domain and the P2P table kept.
+for f in "$TEST_TMP/stock.json" "$specs/gb200-nvl72.json"; do
+    "$TOPOTUNE" topo --input "$f" --json "$TEST_TMP/rt.json" 2>/dev/null
+    "$TOPOTUNE" predict --input "$f" -b 1M -e 8G | grep -v '^#' >"$TEST_TMP/a.txt"
+    "$TOPOTUNE" predict --input "$TEST_TMP/rt.json" -b 1M -e 8G | grep -v '^#' >"$TEST_TMP/b.txt"
+    check "$(basename "$f"): the same predictions from its topology JSON" cmp -s "$TEST_TMP/a.txt" "$TEST_TMP/b.txt"
+done
+printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 2}\n' >"$TEST_TMP/two.json"
+"$TOPOTUNE" topo --input "$TEST_TMP/two.json" --json "$TEST_TMP/two-t.json"
+sed 's/"NS"/"maybe"/' "$TEST_TMP/two-t.json" >"$TEST_TMP/bad-p2p-table.json"
+expect_exit 2 "a P2P table cell that is no status is refused" -- "$TOPOTUNE" topo --input "$TEST_TMP/bad-p2p-table.json"
+expect_stderr_has "p2p.rows[0][1]" "the cell is named"
+
 # Bad specs: exit 2, the field named, the catalog's names listed; nothing written.
 spec() { printf '{"schema": "topotune/spec/1", %s}\n' "$1" >"$TEST_TMP/$2.json"; }
 spec '"gpu": "H100-SXM9", "count": 8' unknown-gpu
