@@ -10,7 +10,6 @@
 #include "model/model.h"
 #include "topo/topo.h"
 #include "util/error.h"
-#include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
 
@@ -93,13 +92,6 @@ static int write_as(const struct expect_opts *o, const struct expect *e)
     return rc;
 }
 
-/* NCCL's defaults: no variable of the job's is set (a health check's reference). */
-static const char *no_env(const char *name, void *ctx)
-{
-    (void)name, (void)ctx;
-    return NULL;
-}
-
 /* The model's expectation for the input (NULL: this node): 0, 1 when the model predicts a fault
  * instead of a bandwidth, or a UTIL_E* code. */
 static int predicted(const struct expect_opts *o, struct expect *e)
@@ -108,7 +100,7 @@ static int predicted(const struct expect_opts *o, struct expect *e)
     topo_init(&t);
     struct model m;
     int rc = topo_load(&t, o->input);
-    if (!rc && model_init(&m, &t, o->nodes, no_env, NULL))
+    if (!rc && model_init(&m, &t, o->nodes, model_env_none, NULL))
         rc = util_error("topology '%s' has no GPU: nothing to expect",
                         o->input ? o->input : "of this node");
     if (!rc && o->calibration && model_params_load(&m.params, o->calibration))

@@ -123,21 +123,13 @@ static void print_row(size_t bytes, const struct model_prediction *p)
            p->busbw * b.high);
 }
 
-static const char *fault_words(enum model_fault f)
-{
-    return f == MODEL_FAULT_HANG_INIT   ? "hang at init"
-           : f == MODEL_FAULT_FAIL_INIT ? "error at init"
-           : f == MODEL_FAULT_CRASH     ? "crash (SIGBUS) at the first collective"
-                                        : "error at the first collective";
-}
-
 /* The text table; --json goes through the benchmark's own events instead. */
 static int report(struct predict_opts *o, const struct topo *t, const struct model *m,
                   const struct bench_options *bo)
 {
     if (o->json) {
         if (m->fault != MODEL_FAULT_NONE)
-            fprintf(stderr, "# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
+            fprintf(stderr, "# predicted outcome: %s: %s\n", model_fault_words(m->fault), m->why);
         json_t *env = json_object(); /* the --env list, never this shell's */
         for (int i = 0; i < o->env.n; i++) {
             const char *eq = strchr(o->env.vars[i], '=');
@@ -159,7 +151,7 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
            o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
            "algo", "proto", "band (busbw)");
     if (m->fault != MODEL_FAULT_NONE) {
-        printf("# predicted outcome: %s: %s\n", fault_words(m->fault), m->why);
+        printf("# predicted outcome: %s: %s\n", model_fault_words(m->fault), m->why);
         return 1;
     }
     int wrong = 0, rows = 0;

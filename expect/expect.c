@@ -40,14 +40,6 @@ static void set_band(struct expect_row *r, double lo, double hi)
     r->time_high_us = r->time_us / lo;
 }
 
-static const char *fault_words(enum model_fault f)
-{
-    return f == MODEL_FAULT_HANG_INIT   ? "a hang at init"
-           : f == MODEL_FAULT_FAIL_INIT ? "an error at init"
-           : f == MODEL_FAULT_CRASH     ? "a crash (SIGBUS) at the first collective"
-                                        : "an error at the first collective";
-}
-
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
                      const char *source, size_t min, size_t max, int factor)
 {
@@ -62,8 +54,8 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
              "own source (docs/model.md, \"Bands\")",
              MODEL_VERSION, 100 * MODEL_BAND_RATE);
     if (m->fault != MODEL_FAULT_NONE)
-        return util_error("the model predicts %s for '%s', not a bandwidth: %s",
-                          fault_words(m->fault), source, m->why),
+        return util_error("the model's predicted outcome for '%s' is %s, not a bandwidth: %s",
+                          source, model_fault_words(m->fault), m->why),
                UTIL_EINVAL;
     for (size_t b = min ? min : 1; b <= max; b *= (size_t)factor) {
         struct model_prediction p;

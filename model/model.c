@@ -48,6 +48,20 @@ static const double tree_correction[MODEL_NPROTOS][24] = {
 static const char *algo_names[MODEL_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE"};
 static const char *proto_names[MODEL_NPROTOS] = {"LL", "LL128", "SIMPLE"};
 
+const char *model_env_none(const char *name, void *ctx)
+{
+    (void)name, (void)ctx;
+    return NULL;
+}
+
+const char *model_fault_words(enum model_fault f)
+{
+    return f == MODEL_FAULT_HANG_INIT   ? "hang at init"
+           : f == MODEL_FAULT_FAIL_INIT ? "error at init"
+           : f == MODEL_FAULT_CRASH     ? "crash (SIGBUS) at the first collective"
+                                        : "error at the first collective";
+}
+
 const char *model_algo_name(int algo)
 {
     return algo_names[algo];

@@ -160,6 +160,8 @@ struct model {
 
 /* Where the model reads the configuration's variables (getenv, or a --env list). */
 typedef const char *(*model_env_fn)(const char *name, void *ctx);
+/* An environment that sets nothing: NCCL's defaults (a health check's or a cluster's reference). */
+const char *model_env_none(const char *name, void *ctx);
 
 /*
  * Prepares the model for topology t on nodes nodes (0: the topology's own
@@ -196,6 +198,9 @@ struct model_band model_band_at(size_t bytes);
 
 /* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */
 double model_noise(uint64_t *state, double sigma);
+
+/* A predicted fault in words, as predict prints it: "hang at init", "error at init", ... */
+const char *model_fault_words(enum model_fault f);
 
 const char *model_algo_name(int algo);
 const char *model_proto_name(int proto);

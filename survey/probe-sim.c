@@ -67,18 +67,11 @@ static int bad(const char *file, const char *where, const char *fmt, ...)
     return UTIL_EINVAL;
 }
 
-static const char *no_env(const char *name, void *ctx)
-{
-    (void)name;
-    (void)ctx;
-    return NULL;
-}
-
 static double predict_bw(const struct topo *t, int nodes, size_t bytes, double *time_us)
 {
     struct model m;
     struct model_prediction p;
-    if (model_init(&m, t, nodes, no_env, NULL) || m.fault || model_predict(&m, bytes, &p))
+    if (model_init(&m, t, nodes, model_env_none, NULL) || m.fault || model_predict(&m, bytes, &p))
         return -1;
     if (time_us)
         *time_us = p.time_us;
@@ -130,7 +123,7 @@ static int no_prediction(const char *file, const char *name, const struct topo *
         [MODEL_FAULT_CRASH] = "crashes at the first collective",
     };
     struct model m;
-    if (model_init(&m, t, 2, no_env, NULL))
+    if (model_init(&m, t, 2, model_env_none, NULL))
         return bad(file, "nodes[].spec", "'%s' has no GPU: the model predicts nothing", name);
     if (m.fault == MODEL_FAULT_NONE)
         return bad(file, "nodes[].spec", "the model predicts no busbw for '%s'", name);

@@ -15,12 +15,6 @@ static const char spec[] =
     "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", \"count\": 8, "
     "\"nics\": [{\"model\": \"CX7-400G-IB\", \"count\": 8, \"per\": \"gpu\"}]}";
 
-static const char *no_env(const char *name, void *ctx)
-{
-    (void)name, (void)ctx;
-    return NULL;
-}
-
 static const char one_gpu[] = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H200-SXM5-141GB\", "
                               "\"count\": 1}";
 
@@ -30,7 +24,7 @@ static void predicted_of(struct expect *e, const char *text, int nodes)
     topo_init(&t);
     assert_int_equal(topo_load_buffer(&t, "h100.json", text, strlen(text)), 0);
     struct model m;
-    assert_int_equal(model_init(&m, &t, nodes, no_env, NULL), 0);
+    assert_int_equal(model_init(&m, &t, nodes, model_env_none, NULL), 0);
     assert_int_equal(expect_predicted(e, &m, &t, "h100.json", 1 << 20, 1 << 30, 4), 0);
     topo_release(&t);
 }

@@ -14,12 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *no_env(const char *name, void *ctx)
-{
-    (void)name, (void)ctx;
-    return NULL;
-}
-
 /* Points for nodes HGX H100 nodes (spec: its file name) with NCCL's defaults: busbw predicted
  * with p at sizes lo..hi (powers of two), two of each. */
 static int points_on(const char *spec, int nodes, struct model *m, struct topo *t,
@@ -29,7 +23,7 @@ static int points_on(const char *spec, int nodes, struct model *m, struct topo *
     snprintf(path, sizeof(path), "%s/../../profiles/specs/%s", TOPOTUNE_FIXTURES, spec);
     topo_init(t);
     assert_int_equal(topo_load(t, path), 0);
-    assert_int_equal(model_init(m, t, nodes, no_env, NULL), 0);
+    assert_int_equal(model_init(m, t, nodes, model_env_none, NULL), 0);
     m->params = *p;
     int n = 0;
     for (size_t b = lo; b <= hi; b *= 2) {
