@@ -4,6 +4,7 @@
  * their spread; the table and the JSON document (schema topotune/expect/1).
  */
 #include "expect/expect.h"
+#include "gen/gen.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -162,14 +163,9 @@ int expect_measured(struct expect *e, const char *profile, size_t min, size_t ma
     memset(e, 0, sizeof(*e));
     snprintf(e->source, sizeof(e->source), "%s", profile);
     char path[4096];
-    size_t len = strlen(profile);
-    if (len >= 5 && strcmp(profile + len - 5, ".json") == 0)
-        snprintf(path, sizeof(path), "%s", profile);
-    else
-        snprintf(path, sizeof(path), "%s/profile.json", profile);
-    json_t *p = util_json_load(path);
+    json_t *p = gen_profile_read(profile, path, sizeof(path));
     if (!p)
-        return UTIL_ENOENT;
+        return UTIL_EINVAL;
     int rc = read_profile(e, path, p, min, max);
     json_decref(p);
     if (rc)

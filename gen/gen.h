@@ -8,6 +8,7 @@
 #define GEN_GEN_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 /*
  * Chooses one class's profile from the results of sweeps of that class.
@@ -32,6 +33,13 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
  * untrusted). Returns 0, or -1 after an error naming the file, line and field.
  */
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
+
+/*
+ * A profile as a user names it: a profile directory (its profile.json) or that file, read (links
+ * followed, a FIFO or device refused, at most 64 MiB) into an object with a "class". The file
+ * read goes into path. NULL after an error naming the file.
+ */
+json_t *gen_profile_read(const char *arg, char *path, size_t len);
 
 /* Where the tuner plugin is installed, next to this program (PREFIX/lib or PREFIX/lib64
  * libnccl-tuner-topotune.so, or the build tree's tuner/), into path; "" when not found. */

@@ -8,6 +8,7 @@
  */
 #include "gen/internal.h"
 #include "sweep/sweep.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -344,4 +345,27 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
     return util_error("'%s': versions kept appearing while writing: is a gen looping on it?",
                       classdir),
            UTIL_EIO;
+}
+
+json_t *gen_profile_read(const char *arg, char *path, size_t len)
+{
+    struct stat st;
+    int dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(path, len, dir ? "%s/profile.json" : "%s", arg);
+    json_error_t jerr = {.text = ""};
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */
+    json_t *p = util_file_read_input(path, 1, 64u << 20, &text, &why)
+                    ? NULL
+                    : json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
+    util_buf_release(&text);
+    if (!json_is_object(p) || !json_is_string(json_object_get(p, "class"))) {
+        util_error("cannot read profile '%s': %s", path,
+                   p     ? "not a topotune profile"
+                   : why ? why
+                         : jerr.text);
+        json_decref(p);
+        return NULL;
+    }
+    return p;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The profile, its variables, and the predicted comparison (verify/verify.h). */
+#include "gen/gen.h"
 #include "model/model.h"
 #include "tuner/tuner.h"
 #include "util/buf.h"
@@ -12,7 +13,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* The profile's variables as NAME -> value, for the model's environment lookups. */
 static const char *profile_env(const char *name, void *ctx)
@@ -22,29 +22,12 @@ static const char *profile_env(const char *name, void *ctx)
 
 json_t *verify_load_profile(const char *arg, char *table, size_t len)
 {
-    struct stat st;
     char path[4096];
-    int dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
-    snprintf(path, sizeof(path), dir ? "%s/profile.json" : "%s", arg);
-    json_error_t jerr = {.text = ""};
-    struct util_buf text = UTIL_BUF_INIT;
-    const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */
-    json_t *p = util_file_read_input(path, 1, 64u << 20, &text, &why)
-                    ? NULL
-                    : json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
-    util_buf_release(&text);
-    if (!json_is_object(p) || !json_is_string(json_object_get(p, "class"))) {
-        util_error("cannot read profile '%s': %s", path,
-                   p     ? "not a topotune profile"
-                   : why ? why
-                         : jerr.text);
-        json_decref(p);
+    json_t *p = gen_profile_read(arg, path, sizeof(path));
+    if (!p)
         return NULL;
-    }
-    char *slash = strrchr(path, '/');
-    if (dir)
-        snprintf(table, len, "%s/tuner-table.txt", arg);
-    else if (slash)
+    char *slash = strrchr(path, '/'); /* the table lies beside profile.json */
+    if (slash)
         snprintf(table, len, "%.*s/tuner-table.txt", (int)(slash - path), path);
     else
         snprintf(table, len, "tuner-table.txt");

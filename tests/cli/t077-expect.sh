@@ -140,6 +140,12 @@ assert not e["predicted"] and e["class"] == "c1" and e["ranks"] == 8, e
 assert (a["size"], a["busbw"], round(a["low"], 6), round(a["high"], 6)) == (1048576, 40.0, 38.0, 42.0), a
 assert b["algo"] is None and abs(b["low"] - 285.0) < 1e-9, b
 PY
+mkdir -p "$TEST_TMP/dir.json" && cp "$TEST_TMP/p/profile.json" "$TEST_TMP/dir.json/"
+expect_exit 0 "a profile directory is one whatever its name (gen's reader, as verify's)" -- \
+    "$TOPOTUNE" expect --profile "$TEST_TMP/dir.json" -b 1M -e 32M
+mkfifo "$TEST_TMP/fifo.json"
+expect_exit 2 "a FIFO for a profile is refused, not waited on" -- \
+    timeout 20 "$TOPOTUNE" expect --profile "$TEST_TMP/fifo.json"
 expect_exit 0 "its table says measured" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p/profile.json" -b 1M -e 32M
 # shellcheck disable=SC2016 # awk's own variables
 check "every row measured" awk '/^ / && $1 != "measured" { exit 1 }' "$TEST_TMP/out"
