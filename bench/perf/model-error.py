@@ -31,6 +31,11 @@ def spec(gpu, nics, vendor="intel", fabric="nvswitch", count=8, sockets=2, **ext
                  "cpu": {"vendor": vendor, "sockets": sockets}}, **extra)
 
 
+def gh200(nics, count=4, sockets=4):
+    """A GH200 node: superchips joined all to all by NVLink, a Grace CPU each, Slingshot."""
+    return spec("GH200-96GB", [("SLINGSHOT-200G", nics)], "arm", "mesh", count, sockets)
+
+
 def nvl72(gpu, nics, domain=72):
     """A GB200/GB300 NVL72 compute tray: 4 GPUs, 2 Grace CPUs, in an NVLink domain."""
     return spec(gpu, nics, "arm", count=4, nvlink_domain=domain)
@@ -116,14 +121,10 @@ SYSTEMS = {
                          "NICs not stated: 8x 400G RoCE (OCI GB200-v3.4)"),
     "oci-b300-1n": (spec("B300-SXM-288GB", [("ROCE-400G", 16)]), ""),
     "oci-b300-2n": (spec("B300-SXM-288GB", [("ROCE-400G", 16)]), ""),
-    "cscs-alps-gh200-ofi-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh", 4, 4),
-                               ""),
-    "cscs-santis-gh200-cxiimage-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh",
-                                           4, 4), "Alps' GH200 node (4 NICs) from cscs-docs"),
-    "cscs-alps-gh200-sarus-1gpn-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 1)], "arm", "mesh",
-                                           1, 1), "one rank per node: its one NIC"),
-    "olivia-gh200-apptainer-2n": (spec("GH200-96GB", [("SLINGSHOT-200G", 4)], "arm", "mesh", 4,
-                                       4), "4 NICs per node as Alps (not stated)"),
+    "cscs-alps-gh200-ofi-2n": (gh200(4), ""),
+    "cscs-santis-gh200-cxiimage-2n": (gh200(4), "Alps' GH200 node (4 NICs) from cscs-docs"),
+    "cscs-alps-gh200-sarus-1gpn-2n": (gh200(1, 1, 1), "one rank per node: its one NIC"),
+    "olivia-gh200-apptainer-2n": (gh200(4), "4 NICs per node as Alps (not stated)"),
     "h100nvl-ss200-good-2n": (spec("H100-NVL-94GB", [("SLINGSHOT-200G", 2)], "amd", "pcie", 2),
                               "NVLink bridge and NIC count not stated: none, one NIC per GPU"),
     "h100pcie-nvlbridge-issue1161-1n": (spec("H100-PCIE-80GB", [], fabric="nvlink", count=2,
