@@ -28,6 +28,7 @@ hosts=h1,h2,h3,h4,h5,h6,h7,h8
 # median of 6): 5%, a 20 s deadline, and the quota in 20 ms periods, not 100 (mn_slow_host).
 survey() { mn_head "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --size 1M --iters 10 --timeout "$(scaled 20)" \
     --tolerance 0.9 --groups-per-launch 1 "$@"; }
+not_healthy() { ! grep -qx "$1" "$2"; }
 verdicts() { # what survey.json names: "host kind" per line, sorted
     python3 -c 'import json, sys
 print("\n".join(sorted(" ".join(v["hosts"]) + " " + v["kind"] for v in json.load(open(sys.argv[1]))["verdicts"])))' "$1/survey.json"
@@ -40,8 +41,22 @@ mn_slow_link h2 50mbit || fail "tc tbf on h2"
 mn_slow_host h4 5 || fail "cgroup CPU quota on h4"
 survey --out "$TEST_TMP/faults" 2>"$TEST_TMP/faults.err"
 rc=$?
-check "exit 1: something named (exit $rc)" test "$rc" -eq 1
 got=$(verdicts "$TEST_TMP/faults")
+# "class-too-spread" is the survey's honest answer when the healthy hosts' own values spread
+# wider than the tolerance: 16 ranks on 2 cores once gave a spread of 181% (a level of 1.49 GB/s,
+# a bound 225 times below it, the starved host above that). It names no host healthy, so it is not
+# a wrong verdict; the harness's noise is measured once more, never twice
+if grep -q "class-too-spread" <<<"$got"; then
+    echo "note: the class was too noisy to judge (got: $got): surveyed once more" >&2
+    cat "$TEST_TMP/faults/report.txt" >&2
+    check "too noisy: the starved host is not called healthy" \
+        not_healthy h4 "$TEST_TMP/faults/healthy.hostfile"
+    rm -rf "$TEST_TMP/faults"
+    survey --out "$TEST_TMP/faults" 2>"$TEST_TMP/faults.err"
+    rc=$?
+    got=$(verdicts "$TEST_TMP/faults")
+fi
+check "exit 1: something named (exit $rc)" test "$rc" -eq 1
 want=$'h2 link-slow\nh4 node-slow\nh6 node-fails'
 check "the slow link, the slow host and the hanging host, each with its kind (got: $got)" \
     test "$got" = "$want"
