@@ -7,6 +7,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "launch/launch.h"
+#include "ops/ops.h"
 #include "survey/survey.h"
 #include "sweep/sweep.h"
 #include "topo/topo.h"
@@ -34,13 +35,15 @@ struct survey_opts {
     int matchings, seed, ppn, iters, max_groups;
     double tolerance, timeout;
     int allocation, resume;
+    int drain, resume_nodes, apply; /* Slurm */
 };
 
 static const char usage[] =
     "--hosts H1,H2,... | --hostfile FILE | --allocation | --backend sim --cluster FILE\n"
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
-    "       [--groups-per-launch N] [--launcher mpirun|srun] [--expect SPEC] [--resume]\n\n"
+    "       [--groups-per-launch N] [--launcher mpirun|srun] [--expect SPEC] [--resume]\n"
+    "       [--drain] [--resume-nodes] [--apply]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -49,8 +52,12 @@ static const char usage[] =
     "both of its nodes are fine elsewhere, a node that does not answer. Writes DIR/survey.json,\n"
     "healthy.hostfile, excluded.txt, report.txt, report.md and report.html.\n"
     "Exit: 0 nothing named, 1 something named (see excluded.txt and the report; a class too\n"
-    "spread to judge included), 2 usage or input, 3 the survey could not run, 130/143\n"
-    "interrupted (--resume continues).";
+    "spread to judge included), 2 usage or input, 3 the survey could not run (or, with --apply,\n"
+    "Slurm did not take a command), 130/143 interrupted (--resume continues).\n"
+    "Slurm: --drain prints the `scontrol update ... state=drain reason=\"topotune: ...\"` command\n"
+    "of every node a node or link verdict names, --resume-nodes the `state=resume` of every node\n"
+    "topotune drained that this survey clears; --apply runs them. A node an administrator drained\n"
+    "is left as it is, and a class too spread to judge drains nothing.";
 
 #define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
 
@@ -179,6 +186,13 @@ static int parse(int argc, char **argv, struct survey_opts *o)
          "of another class is named node-differs"},
         {"resume", 0, UTIL_OPT_FLAG, &o->resume, NULL,
          "continue the survey in --out: recorded launches are not made again"},
+        {"drain", 0, UTIL_OPT_FLAG, &o->drain, NULL,
+         "print the scontrol commands that drain the nodes a node or link verdict names"},
+        {"resume-nodes", 0, UTIL_OPT_FLAG, &o->resume_nodes, NULL,
+         "print the scontrol commands that resume the nodes topotune drained and this survey "
+         "clears (reads sinfo)"},
+        {"apply", 0, UTIL_OPT_FLAG, &o->apply, NULL,
+         "run the --drain and --resume-nodes commands through scontrol (default: print only)"},
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune survey", usage, opts, 0, 0};
@@ -208,6 +222,8 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
                2;
     if (launch_check_nodes(o->hosts, o->allocation))
         return 2;
+    if (o->apply && !o->drain && !o->resume_nodes)
+        return util_error("--apply runs what --drain or --resume-nodes print: give one of them"), 2;
     s->size = o->size ? o->size : 32u << 20;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
     s->matchings = o->matchings;
@@ -244,6 +260,57 @@ static json_t *settings_of(const struct survey *s, const struct survey_launch *l
         json_object_set_new(o, "iters", json_integer(l->iters));
     }
     return o;
+}
+
+/*
+ * --drain, --resume-nodes: Slurm's commands for the survey just written (its survey.json), printed
+ * on stdout and, with --apply, run. Slurm's node states (sinfo) tell an administrator's drain from
+ * topotune's: needed to resume or to act; a dry run of drains does without them, saying so.
+ * 0, or 3 when Slurm could not be read or did not take a command.
+ */
+static int slurm_act(const struct survey_opts *o)
+{
+    struct util_buf path = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
+    util_buf_addf(&path, "%s/survey.json", o->out);
+    json_error_t err;
+    json_t *doc = json_load_file(util_buf_str(&path), 0, &err), *notes = NULL, *actions = NULL;
+    util_buf_reset(&path);
+    util_buf_addf(&path, "%s/slurm-nodes.txt", o->out);
+    struct util_buf log = UTIL_BUF_INIT;
+    util_buf_addf(&log, "%s/slurm-nodes.log", o->out);
+    json_t *slurm = doc ? ops_slurm_nodes(util_buf_str(&path), util_buf_str(&log), 30, &why) : NULL;
+    util_buf_release(&log);
+    int rc = 0;
+    if (!doc)
+        rc = (util_error("cannot read back '%s/survey.json': %s", o->out, err.text), 3);
+    else if (!slurm && (o->apply || o->resume_nodes))
+        rc = (util_error("cannot read Slurm's node states: %s", util_buf_str(&why)), 3);
+    else if (!slurm)
+        util_warning("cannot read Slurm's node states (%s): the drain of every node named is "
+                     "printed, whatever Slurm shows",
+                     util_buf_str(&why));
+    if (!rc) {
+        actions = ops_slurm_plan(doc, o->drain, o->resume_nodes, slurm, &notes);
+        size_t i;
+        json_t *n;
+        json_array_foreach(notes, i, n)
+            util_info("%s", json_string_value(n));
+        util_buf_reset(&path);
+        util_buf_addf(&path, "%s/scontrol.log", o->out);
+        if (ops_slurm_act(actions, o->apply, stdout, util_buf_str(&path), 30))
+            rc = 3;
+        else if (!json_array_size(actions))
+            util_info("Slurm: nothing to %s", o->drain && o->resume_nodes ? "drain or resume"
+                                              : o->drain                  ? "drain"
+                                                                          : "resume");
+    }
+    json_decref(doc);
+    json_decref(slurm);
+    json_decref(notes);
+    json_decref(actions);
+    util_buf_release(&path);
+    util_buf_release(&why);
+    return rc;
 }
 
 /* --expect: the class every node should be, {id, key}, from a file as `topo --input` reads. */
@@ -342,6 +409,8 @@ int cmd_survey(int argc, char **argv)
                       s.rounds, s.launches_failed, s.wall_s,
                       s.probe.predicted ? " (predicted)" : "", o.out);
             rc = n ? 1 : 0;
+            if ((o.drain || o.resume_nodes) && slurm_act(&o))
+                rc = 3;
         }
     }
     free(bench);

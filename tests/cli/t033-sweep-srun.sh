@@ -5,71 +5,10 @@
 # Slurm is not installed or its daemons cannot start.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-skip() {
-    echo "skipped: $*"
-    finish
-    exit 0
-}
-for cmd in srun sinfo slurmctld slurmd munged; do
-    command -v "$cmd" >/dev/null || skip "$cmd not installed (tools/install-deps.sh installs slurm-wlm and munge)"
-done
-[ "$(id -u)" = 0 ] || skip "a private Slurm cluster needs root"
-
-slurm=$TEST_TMP/slurm
-mkdir -p "$slurm/state" "$slurm/spool" /run/munge
-host=$(hostname)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
-if ! pgrep -x munged >/dev/null; then
-    munged --force --foreground --socket="$slurm/munge.sock" --pid-file="$slurm/munged.pid" \
-        --log-file="$slurm/munged.log" --seed-file="$slurm/munge.seed" &
-    pids+=($!)
-    socket="$slurm/munge.sock"
-else
-    socket=/run/munge/munge.socket.2
-fi
-cat >"$slurm/slurm.conf" <<CONF
-ClusterName=topotune-test
-SlurmctldHost=$host
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$socket
-CryptoType=crypto/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SchedulerType=sched/builtin
-MpiDefault=none
-StateSaveLocation=$slurm/state
-SlurmdSpoolDir=$slurm/spool
-SlurmctldPidFile=$slurm/slurmctld.pid
-SlurmdPidFile=$slurm/slurmd.pid
-SlurmctldPort=16917
-SlurmdPort=16918
-SlurmctldLogFile=$slurm/slurmctld.log
-SlurmdLogFile=$slurm/slurmd.log
-ReturnToService=2
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-CONF
-export SLURM_CONF=$slurm/slurm.conf
-sleep 1
-slurmctld -D -i >/dev/null 2>&1 &
-pids+=($!)
-slurmd -D >/dev/null 2>&1 &
-pids+=($!)
-for _ in $(seq 40); do
-    sinfo -h -o %T 2>/dev/null | grep -q idle && break
-    sleep 0.5
-done
-sinfo -h -o %T 2>/dev/null | grep -q idle ||
-    skip "the one-node Slurm did not come up: $(tail -n 2 "$slurm/slurmctld.log" "$slurm/slurmd.log" 2>/dev/null | tr '\n' ' ')"
+# shellcheck source=slurm.sh
+. "$(dirname "$0")/slurm.sh"
+# shellcheck disable=SC2119 # (no names: one node named after this host)
+slurm_up
 
 expect_exit 0 "srun itself" -- srun -n1 true
 expect_exit 0 "sweep through srun" -- "$TOPOTUNE" sweep --backend sim --launcher srun \

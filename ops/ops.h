@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What operators' own tools take from topotune. Slurm: the `scontrol update` commands that drain
+ * the nodes a survey names and resume the nodes topotune drained that a later survey clears.
+ * Everything here reads the documented files (survey.json: docs/schemas/survey.schema.json), so a
+ * survey made earlier, or on another machine, serves as well as the one just made.
+ *
+ * Nothing acts unless asked: the commands are printed, and run only when the caller says so, each
+ * as an argv (never through a shell) under a deadline. A node drained for a reason that is not
+ * topotune's (an administrator's) is never drained again over it nor resumed.
+ */
+#ifndef OPS_OPS_H
+#define OPS_OPS_H
+
+#include "util/buf.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Every drain reason topotune writes starts with this; resume touches no other. */
+#define OPS_REASON_PREFIX "topotune:"
+
+/*
+ * 1 when a verdict of this kind drains its hosts: a node that fails, is slow, differs or does not
+ * answer, and a node whose link (NIC, cable, switch port) is slow or fails. 0 for a path (a route
+ * between two good nodes), a class too spread to judge, and a class below its expected band (the
+ * fabric, not a node).
+ */
+int ops_drains(const char *kind);
+
+/*
+ * Slurm's view of its nodes, from `sinfo -h -N -o %N|%T|%E` under a deadline (its stdout kept in
+ * out_path, its stderr in log_path): {node: {"state": "drained", "reason": "..."}} (a node in
+ * several partitions once). NULL with why filled (sinfo missing, its exit status and last words, a
+ * time out): the caller says it as an error, or as a warning where it can do without.
+ */
+json_t *ops_slurm_nodes(const char *out_path, const char *log_path, double timeout_s,
+                        struct util_buf *why);
+
+/*
+ * The actions a survey calls for (survey: its survey.json document), in host order:
+ *   with drain, one per host a draining verdict names: {"node", "state": "drain", "reason":
+ *   "topotune: KIND key=value ..."} (the first such verdict's kind and its evidence's numbers, in
+ *   GB/s where they are busbw, "(predicted)" after them when the survey was simulated; at most
+ *   OPS_REASON_MAX characters of [A-Za-z0-9 ._:=,/+()-]);
+ *   with resume, one per surveyed node that no verdict names at all and that Slurm shows drained
+ *   by topotune: {"node", "state": "resume"}.
+ * slurm is ops_slurm_nodes' answer, or NULL when unknown (drains are then planned for every named
+ * host; resume needs it: the caller refuses resume without it). A node Slurm shows drained for
+ * another reason, or does not know, is left alone and gets a line in *notes (a new array).
+ */
+#define OPS_REASON_MAX 240
+json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t *slurm,
+                       json_t **notes);
+
+/*
+ * Prints each action to out as the scontrol command line it is, each word quoted for a POSIX
+ * shell where it needs it. With apply, runs each (`scontrol update nodename=N state=S
+ * [reason=R]`) under a deadline, its output in log_path, and says on stderr how it ended.
+ * 0, or UTIL_EENV when a command did not run or failed (the others are still run).
+ */
+int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
+                  double timeout_s);
+
+#endif

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* Slurm: drain what a survey names, resume what topotune drained and a later survey clears. */
+#include "ops/ops.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/mem.h"
+#include "util/quote.h"
+#include "util/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ops_drains(const char *kind)
+{
+    static const char *const draining[] = {"node-unreachable", "node-differs", "node-fails",
+                                           "node-slow",        "link-fails",   "link-slow"};
+    for (size_t i = 0; kind && i < sizeof(draining) / sizeof(draining[0]); i++)
+        if (!strcmp(kind, draining[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * Runs argv under a deadline, stdout to out_path (when set), the rest to log_path. 0, or
+ * UTIL_EENV with what went wrong in why (the command's last words where it left some).
+ */
+static int run(char **argv, const char *out_path, const char *log_path, double timeout_s,
+               struct util_buf *why)
+{
+    struct util_child c = {
+        .argv = argv, .log = log_path, .out = out_path, .timeout_s = timeout_s, .grace_s = 2};
+    util_child_run(&c);
+    if (c.exec_errno)
+        util_buf_addf(why, "cannot run %s: %s (is Slurm's client installed and in PATH?)", argv[0],
+                      strerror(c.exec_errno));
+    else if (c.timed_out)
+        util_buf_addf(why, "%s did not answer within %.0f s (is slurmctld up?)", argv[0],
+                      timeout_s);
+    else if (c.exit_code) {
+        struct util_buf log = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
+        if (log_path)
+            util_file_read_regular(log_path, 1 << 16, &log, NULL);
+        size_t end = log.len, at = log.data ? util_text_tail(log.data, &end, 2) : 0;
+        util_buf_add(&shown, log.data ? log.data + at : "", end - at);
+        util_buf_addf(why, "%s exited %d: %s", argv[0], c.exit_code,
+                      util_text_shown(&log, util_buf_str(&shown)));
+        util_buf_release(&log);
+        util_buf_release(&shown);
+    }
+    return why->len ? UTIL_EENV : 0;
+}
+
+json_t *ops_slurm_nodes(const char *out_path, const char *log_path, double timeout_s,
+                        struct util_buf *why)
+{
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N|%T|%E", NULL};
+    if (run(argv, out_path, log_path, timeout_s, why))
+        return NULL;
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *what = NULL;
+    if (util_file_read_regular(out_path, 64 << 20, &text, &what))
+        return util_buf_addf(why, "cannot read sinfo's answer '%s': %s", out_path,
+                             what ? what : "?"),
+               util_buf_release(&text), NULL;
+    json_t *nodes = json_object();
+    for (char *line = text.data, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        /* NAME|STATE|REASON: a node name and a state hold no '|', a reason may */
+        char *state = strchr(line, '|'), *reason = state ? strchr(state + 1, '|') : NULL;
+        if (!reason || state == line)
+            continue;
+        *state++ = '\0';
+        *reason++ = '\0';
+        if (!json_object_get(nodes, line))
+            json_object_set_new(nodes, line,
+                                json_pack("{s:s,s:s}", "state", state, "reason",
+                                          strcmp(reason, "none") ? reason : ""));
+    }
+    util_buf_release(&text);
+    return nodes;
+}
+
+/* 1 when Slurm shows the node drained (or draining) by topotune. */
+static int drained_by_us(const json_t *node)
+{
+    const char *state = json_string_value(json_object_get(node, "state"));
+    const char *reason = json_string_value(json_object_get(node, "reason"));
+    return state && reason && strstr(state, "drain") &&
+           !strncmp(reason, OPS_REASON_PREFIX, strlen(OPS_REASON_PREFIX));
+}
+
+/* Appends s to b with every character outside the reason's set made '_': a reason is a word
+ * of scontrol's command line and of sinfo's answer, so no quote, '|' or newline. */
+static void add_safe(struct util_buf *b, const char *s)
+{
+    static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                              " ._:=,/+-";
+    for (; s && *s; s++)
+        util_buf_add(b, strchr(set, *s) ? s : "_", 1);
+}
+
+/* "topotune: KIND key=value ...": the verdict's numbers and short words, cut at the limit; a
+ * simulated survey's numbers are the model's, and say so. */
+static char *reason_of(const json_t *verdict, int predicted)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    util_buf_adds(&b, OPS_REASON_PREFIX " ");
+    add_safe(&b, json_string_value(json_object_get(verdict, "kind")));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(verdict, "evidence"), key, v) {
+        if (json_is_number(v)) {
+            util_buf_adds(&b, " ");
+            add_safe(&b, key);
+            util_buf_addf(&b, "=%.3g", json_number_value(v));
+        } else if (json_is_string(v) && strlen(json_string_value(v)) <= 32) {
+            util_buf_adds(&b, " ");
+            add_safe(&b, key);
+            util_buf_adds(&b, "=");
+            add_safe(&b, json_string_value(v));
+        }
+    }
+    if (predicted)
+        util_buf_adds(&b, " (predicted)");
+    if (b.len > OPS_REASON_MAX) {
+        b.len = OPS_REASON_MAX;
+        b.data[b.len] = '\0';
+    }
+    return util_buf_detach(&b);
+}
+
+static int by_node(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "node"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "node"));
+    return strcmp(x, y);
+}
+
+/* The actions in host order, whatever order the verdicts came in. */
+static json_t *sorted(json_t *actions)
+{
+    size_t n = json_array_size(actions);
+    json_t **items = util_xmalloc(sizeof(json_t *) * (n + 1));
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_incref(json_array_get(actions, i));
+    qsort(items, n, sizeof(json_t *), by_node);
+    json_t *out = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(out, items[i]);
+    free(items);
+    json_decref(actions);
+    return out;
+}
+
+/* The drain of host for verdict, unless Slurm shows it drained for another reason or not at all. */
+static void plan_drain(const char *host, const json_t *verdict, int predicted, const json_t *slurm,
+                       json_t *drains, json_t *notes)
+{
+    const json_t *node = slurm ? json_object_get(slurm, host) : NULL;
+    const char *state = json_string_value(json_object_get(node, "state"));
+    const char *reason = json_string_value(json_object_get(node, "reason"));
+    struct util_buf note = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
+    if (slurm && !node)
+        util_buf_addf(&note, "%s: not a node Slurm knows (sinfo does not list it): not drained",
+                      host);
+    else if (node && state && strstr(state, "drain") && !drained_by_us(node))
+        util_buf_addf(&note, "%s: already drained by someone else (reason: %s): left as it is",
+                      host, util_text_shown(&shown, reason));
+    if (note.len)
+        json_array_append_new(notes, json_string(util_buf_str(&note)));
+    else {
+        char *why = reason_of(verdict, predicted);
+        json_object_set_new(
+            drains, host,
+            json_pack("{s:s,s:s,s:s}", "node", host, "state", "drain", "reason", why));
+        free(why);
+    }
+    util_buf_release(&note);
+    util_buf_release(&shown);
+}
+
+json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t *slurm,
+                       json_t **notes)
+{
+    json_t *named = json_object(), *drains = json_object(), *actions = json_array();
+    *notes = json_array();
+    size_t i;
+    json_t *v, *h;
+    json_array_foreach(json_object_get(survey, "verdicts"), i, v) {
+        size_t j;
+        json_array_foreach(json_object_get(v, "hosts"), j, h) {
+            const char *host = json_string_value(h);
+            if (!host)
+                continue;
+            json_object_set_new(named, host, json_true());
+            if (drain && ops_drains(json_string_value(json_object_get(v, "kind"))) &&
+                !json_object_get(drains, host))
+                plan_drain(host, v, json_is_true(json_object_get(survey, "predicted")), slurm,
+                           drains, *notes);
+        }
+    }
+    const char *host;
+    json_object_foreach(drains, host, v)
+        json_array_append(actions, v);
+    json_t *n;
+    json_array_foreach(resume ? json_object_get(survey, "nodes") : NULL, i, n) {
+        const char *name = json_string_value(json_object_get(n, "host"));
+        const json_t *node = name && slurm ? json_object_get(slurm, name) : NULL;
+        if (name && !json_object_get(named, name) && node && drained_by_us(node))
+            json_array_append_new(actions, json_pack("{s:s,s:s}", "node", name, "state", "resume"));
+    }
+    json_decref(named);
+    json_decref(drains);
+    return sorted(actions);
+}
+
+/* A word as a POSIX shell reads it back: as is when plain, else quoted. */
+static void add_word(struct util_buf *b, const char *w)
+{
+    if (util_text_in_set(w, 4096, "._:=,/+-@%"))
+        util_buf_adds(b, w);
+    else
+        util_quote_shell(b, w);
+}
+
+int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
+                  double timeout_s)
+{
+    int rc = 0;
+    size_t i;
+    json_t *a;
+    json_array_foreach(actions, i, a) {
+        struct util_buf node = UTIL_BUF_INIT, state = UTIL_BUF_INIT, reason = UTIL_BUF_INIT,
+                        line = UTIL_BUF_INIT;
+        const char *why = json_string_value(json_object_get(a, "reason"));
+        util_buf_addf(&node, "nodename=%s", json_string_value(json_object_get(a, "node")));
+        util_buf_addf(&state, "state=%s", json_string_value(json_object_get(a, "state")));
+        if (why)
+            util_buf_addf(&reason, "reason=%s", why);
+        char *argv[] = {"scontrol", "update", node.data, state.data, why ? reason.data : NULL,
+                        NULL};
+        for (int k = 0; argv[k]; k++) {
+            util_buf_adds(&line, k ? " " : "");
+            add_word(&line, argv[k]);
+        }
+        fprintf(out, "%s\n", util_buf_str(&line));
+        fflush(out);
+        struct util_buf failed = UTIL_BUF_INIT;
+        if (apply && run(argv, NULL, log_path, timeout_s, &failed)) {
+            util_error("%s: %s", util_buf_str(&node), util_buf_str(&failed));
+            rc = UTIL_EENV;
+        } else if (apply)
+            util_info("%s %s: done", util_buf_str(&node), util_buf_str(&state));
+        util_buf_release(&failed);
+        util_buf_release(&node);
+        util_buf_release(&state);
+        util_buf_release(&reason);
+        util_buf_release(&line);
+    }
+    return rc;
+}

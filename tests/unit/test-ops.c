@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* ops/: which verdicts drain, what Slurm's state changes, the reason's words, the printed line. */
+#include "ops/ops.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *load(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    assert_non_null(j);
+    return j;
+}
+
+/* Six nodes: n1 slow, n2's link slow, n3 and n4 a slow path, n5 and n6 too spread to judge;
+ * n7 healthy. */
+static const char survey[] =
+    "{\"predicted\": false, \"verdicts\": ["
+    " {\"kind\": \"link-slow\", \"hosts\": [\"n2\"], \"evidence\": {\"capacity\": 1.5, \"why\": "
+    "\"a'b|c\\nd\"}, \"text\": \"\"},"
+    " {\"kind\": \"node-slow\", \"hosts\": [\"n1\"], \"evidence\": {\"busbw\": 0.0123456, "
+    "\"nested\": {\"x\": 1}}, \"text\": \"\"},"
+    " {\"kind\": \"path-slow\", \"hosts\": [\"n3\", \"n4\"], \"evidence\": {}, \"text\": \"\"},"
+    " {\"kind\": \"class-too-spread\", \"hosts\": [\"n5\", \"n6\"], \"evidence\": {}, \"text\": "
+    "\"\"},"
+    " {\"kind\": \"class-below-expected\", \"hosts\": [\"n7\"], \"evidence\": {}, \"text\": \"\"}],"
+    " \"nodes\": [{\"host\": \"n1\"}, {\"host\": \"n2\"}, {\"host\": \"n3\"}, {\"host\": \"n5\"}, "
+    "{\"host\": \"n7\"}, {\"host\": \"n8\"}, {\"host\": \"n9\"}, {\"host\": \"n10\"}]}";
+
+static const char *field(const json_t *actions, size_t i, const char *key)
+{
+    return json_string_value(json_object_get(json_array_get(actions, i), key));
+}
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    assert_true(ops_drains("node-slow") && ops_drains("node-fails") && ops_drains("link-slow"));
+    assert_true(ops_drains("link-fails") && ops_drains("node-unreachable"));
+    assert_true(ops_drains("node-differs"));
+    assert_false(ops_drains("path-slow") || ops_drains("path-fails"));
+    assert_false(ops_drains("class-too-spread") || ops_drains("class-below-expected"));
+    assert_false(ops_drains(NULL) || ops_drains(""));
+}
+
+/* Without Slurm's view: a drain per node or link verdict, in host order, the reason's words
+ * safe; never a path or a class. */
+static void test_drains(void **state)
+{
+    (void)state;
+    json_t *s = load(survey), *notes;
+    json_t *a = ops_slurm_plan(s, 1, 0, NULL, &notes);
+    assert_int_equal(json_array_size(a), 2);
+    assert_string_equal(field(a, 0, "node"), "n1");
+    assert_string_equal(field(a, 0, "state"), "drain");
+    assert_string_equal(field(a, 0, "reason"), "topotune: node-slow busbw=0.0123");
+    assert_string_equal(field(a, 1, "node"), "n2");
+    assert_string_equal(field(a, 1, "reason"), "topotune: link-slow capacity=1.5 why=a_b_c_d");
+    assert_int_equal(json_array_size(notes), 0);
+    json_decref(a);
+    json_decref(notes);
+    /* a simulated survey's numbers say they are the model's */
+    json_object_set_new(s, "predicted", json_true());
+    a = ops_slurm_plan(s, 1, 0, NULL, &notes);
+    assert_string_equal(field(a, 0, "reason"), "topotune: node-slow busbw=0.0123 (predicted)");
+    json_decref(a);
+    json_decref(notes);
+    json_decref(s);
+}
+
+/* With Slurm's view: an administrator's drain is not drained over, an unknown node not drained;
+ * resume is for nodes topotune drained that no verdict names (n8), not n1 (named again), not
+ * n7 (named by its class), not n9 (an administrator's), not n10 (not drained). */
+static void test_with_slurm(void **state)
+{
+    (void)state;
+    json_t *s = load(survey), *notes;
+    json_t *slurm =
+        load("{\"n1\": {\"state\": \"drained\", \"reason\": \"topotune: node-slow busbw=1\"},"
+             " \"n7\": {\"state\": \"drained\", \"reason\": \"topotune: node-slow busbw=1\"},"
+             " \"n8\": {\"state\": \"draining\", \"reason\": \"topotune: link-slow\"},"
+             " \"n9\": {\"state\": \"drained\", \"reason\": \"admin: topotune: later\"},"
+             " \"n10\": {\"state\": \"idle\", \"reason\": \"topotune: old\"},"
+             " \"n5\": {\"state\": \"idle\", \"reason\": \"\"}}");
+    json_t *a = ops_slurm_plan(s, 1, 1, slurm, &notes);
+    assert_int_equal(json_array_size(a), 2);
+    assert_string_equal(field(a, 0, "node"), "n1");
+    assert_string_equal(field(a, 0, "state"), "drain"); /* topotune's own: the reason renewed */
+    assert_string_equal(field(a, 1, "node"), "n8");
+    assert_string_equal(field(a, 1, "state"), "resume");
+    assert_null(field(a, 1, "reason"));
+    assert_int_equal(json_array_size(notes), 1); /* n2: Slurm does not know it */
+    assert_non_null(strstr(json_string_value(json_array_get(notes, 0)), "n2: not a node Slurm"));
+    json_decref(a);
+    json_decref(notes);
+    json_object_set_new(slurm, "n2",
+                        json_pack("{s:s,s:s}", "state", "drained+fail", "reason", "RMA 42"));
+    a = ops_slurm_plan(s, 1, 0, slurm, &notes);
+    assert_int_equal(json_array_size(a), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(notes, 0)),
+                           "n2: already drained by someone else (reason: RMA 42)"));
+    json_decref(a);
+    json_decref(notes);
+    json_decref(slurm);
+    json_decref(s);
+}
+
+/* The printed line: plain words as they are, the reason one quoted word. */
+static void test_printed(void **state)
+{
+    (void)state;
+    json_t *a = load("[{\"node\": \"n1\", \"state\": \"drain\", \"reason\": \"topotune: x y\"},"
+                     " {\"node\": \"n-2.a\", \"state\": \"resume\"}]");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(ops_slurm_act(a, 0, out, NULL, 1), 0);
+    fclose(out);
+    assert_string_equal(text, "scontrol update nodename=n1 state=drain 'reason=topotune: x y'\n"
+                              "scontrol update nodename=n-2.a state=resume\n");
+    free(text);
+    json_decref(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_drains),
+        cmocka_unit_test(test_with_slurm),
+        cmocka_unit_test(test_printed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
