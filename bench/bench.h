@@ -39,6 +39,7 @@ struct bench_options {
     double noise;            /* sim: relative run-to-run noise (sigma), default 0.02 */
     const char *split;       /* --split: "node", or groups of hosts "h1,h2;h3,h4"; NULL: none */
     const char *calibration; /* sim: the model's parameters (topotune/calibration/1), or NULL */
+    const char *metrics;     /* --metrics: Prometheus textfile of the run, or NULL */
     double min_bw; /* NCCL_TESTS_MIN_BW as nccl-tests reads it: the run fails (exit 7) when its
                     * Avg bus bandwidth is below 0.9 x min_bw; -1 when unset */
 };

@@ -20,11 +20,11 @@ static const char bench_usage[] =
     "       [-d TYPE] [-o OP] [-g GPUS] [-T SECONDS] [-a MODE] [--backend nccl|mpi|sim]\n"
     "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]\n"
     "       [--calibration FILE]]\n"
-    "       [--split node|H1,H2;H3,H4...]";
+    "       [--split node|H1,H2;H3,H4...] [--metrics FILE|-]";
 
 /* What the flags gave before the checks that involve several of them; -1 or NULL: not given. */
 struct raw_options {
-    const char *backend, *json, *topology, *split, *calibration, *d, *o;
+    const char *backend, *json, *topology, *split, *calibration, *d, *o, *metrics;
     size_t i; /* SIZE_MAX: not given */
     int nodes, seed;
     double noise;
@@ -99,6 +99,12 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     }
     o->backend = r->backend ? r->backend : o->backend;
     o->json = r->json;
+    o->metrics = r->metrics;
+    if (r->metrics && r->split) {
+        util_error("--metrics and --split: a split launch's numbers are per group (topotune "
+                   "survey --metrics exports them per node)");
+        return BENCH_EXIT_USAGE;
+    }
     o->topology = r->topology;
     o->calibration = r->calibration;
     o->nodes = r->nodes;
@@ -227,6 +233,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
          "sim: the model's parameters (topotune/calibration/1)"},
         {"split", 0, UTIL_OPT_STRING, &r.split, "GROUPS",
          "a communicator per node (node) or per group of hosts (h1,h2;h3,h4), all in one launch"},
+        {"metrics", 0, UTIL_OPT_STRING, &r.metrics, "FILE",
+         "Prometheus metrics of the run to FILE (node_exporter's textfile collector), or -"},
         {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},
         {0},
     };

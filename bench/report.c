@@ -5,6 +5,8 @@
  * Lines events of docs/schemas/bench-event.schema.json. Only process 0 writes.
  */
 #include "bench/internal.h"
+#include "ops/ops.h"
+#include "topo/topo.h"
 #include "util/env.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -25,7 +28,8 @@ static struct {
     int nresults;
     long long wrong_total;
     int ended;
-    int table; /* the header is out: a footer belongs under it */
+    int table;    /* the header is out: a footer belongs under it */
+    json_t *rows; /* [[bytes, out-of-place busbw]] for --metrics */
 } rep = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int writer(const struct bench_ctx *c)
@@ -196,6 +200,11 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
     pthread_mutex_lock(&rep.lock);
     tally(oop);
     tally(ip);
+    if (c->opt->metrics) {
+        if (!rep.rows)
+            rep.rows = json_array();
+        json_array_append_new(rep.rows, json_pack("[I,f]", (json_int_t)bytes, oop->busbw));
+    }
     if (rep.text) {
         fprintf(rep.text, "%12zu  %12zu  %8s  %6s  %6s", bytes, count, bench_dtype_name(c->dtype),
                 bench_op_name(c->op), "-1");
@@ -242,6 +251,62 @@ void bench_report_error(const struct bench_ctx *c, const char *stage, const char
     json_object_set_new(e, "message", json_string(message));
     emit(e);
     pthread_mutex_unlock(&rep.lock);
+}
+
+/* The node class of the hardware measured: the sim's topology, else this node as mapped (or
+ * $TOPOTUNE_TOPOLOGY); empty when it has none (no GPU). */
+static void class_of(const struct bench_ctx *c, char *out, size_t len)
+{
+    struct topo t;
+    topo_init(&t);
+    out[0] = '\0';
+    if (!topo_load(&t, c->predicted ? c->opt->topology : NULL) && t.class_id)
+        snprintf(out, len, "%s", t.class_id);
+    topo_release(&t);
+}
+
+/* --metrics: the run as Prometheus metrics (docs/design.md "Metrics"), written atomically. */
+static int write_metrics(const struct bench_ctx *c, int code, double avg)
+{
+    char cls[256], nodes[16], size[32];
+    class_of(c, cls, sizeof(cls));
+    snprintf(nodes, sizeof(nodes), "%d", c->nodes);
+    const char *source = c->predicted ? "predicted" : "measured";
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    size_t i;
+    json_t *r;
+    json_array_foreach(rep.rows, i, r) {
+        snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_array_get(r, 0)));
+        ops_metric(&m, "topotune_busbw_bytes_per_second", "gauge",
+                   "all_reduce busbw as nccl-tests defines it (out of place), in bytes per second "
+                   "(source: measured or predicted)",
+                   json_real_value(json_array_get(r, 1)) * 1e9, "collective", "all_reduce", "class",
+                   cls, "nodes", nodes, "size", size, "source", source, NULL);
+    }
+    ops_metric(&m, "topotune_bench_avg_busbw_bytes_per_second", "gauge",
+               "nccl-tests' Avg bus bandwidth of the last run (every size, both placements)",
+               avg * 1e9, "collective", "all_reduce", "class", cls, "nodes", nodes, "source",
+               source, NULL);
+    if (c->opt->min_bw >= 0)
+        ops_metric(&m, "topotune_bench_min_busbw_bytes_per_second", "gauge",
+                   "NCCL_TESTS_MIN_BW of the last run: it fails below 0.9 x this",
+                   c->opt->min_bw * 1e9, "collective", "all_reduce", "class", cls, "nodes", nodes,
+                   NULL);
+    ops_metric(&m, "topotune_bench_wrong_results", "gauge",
+               "values out of bounds in the last run's checks (-c)", (double)rep.wrong_total,
+               "collective", "all_reduce", "class", cls, "nodes", nodes, NULL);
+    ops_metric(&m, "topotune_bench_exit_code", "gauge",
+               "the last run's exit status (0 ok, 4 timed out, 7 wrong or below "
+               "NCCL_TESTS_MIN_BW, as nccl-tests')",
+               code, "collective", "all_reduce", "class", cls, "nodes", nodes, NULL);
+    ops_metric(&m, "topotune_bench_last_run_timestamp_seconds", "gauge",
+               "when the last run ended, in seconds since the epoch", (double)time(NULL),
+               "collective", "all_reduce", "class", cls, "nodes", nodes, NULL);
+    int rc = ops_metrics_write(&m, c->opt->metrics);
+    ops_metrics_release(&m);
+    return rc;
 }
 
 int bench_report_end(const struct bench_ctx *c, int code)
@@ -297,6 +362,10 @@ int bench_report_end(const struct bench_ctx *c, int code)
         util_error("cannot write the JSON events to '%s': %s", json, strerror(json_errno));
     if ((lost || json_lost) && code == BENCH_EXIT_OK)
         code = BENCH_EXIT_INTERNAL;
+    if (c->opt->metrics && write_metrics(c, code, avg) && code == BENCH_EXIT_OK)
+        code = BENCH_EXIT_INTERNAL;
+    json_decref(rep.rows);
+    rep.rows = NULL;
     pthread_mutex_unlock(&rep.lock);
     return code;
 }

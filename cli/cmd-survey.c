@@ -30,7 +30,7 @@
 
 /* The options as given; numbers left 0 take their defaults (survey_defaults, setup). */
 struct survey_opts {
-    const char *hosts, *hostfile, *out, *backend, *cluster, *pairs, *launcher, *expect;
+    const char *hosts, *hostfile, *out, *backend, *cluster, *pairs, *launcher, *expect, *metrics;
     size_t size;
     int matchings, seed, ppn, iters, max_groups;
     double tolerance, timeout;
@@ -43,7 +43,7 @@ static const char usage[] =
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
     "       [--groups-per-launch N] [--launcher mpirun|srun] [--expect SPEC] [--resume]\n"
-    "       [--drain] [--resume-nodes] [--apply]\n\n"
+    "       [--drain] [--resume-nodes] [--apply] [--metrics FILE]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -191,6 +191,9 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"resume-nodes", 0, UTIL_OPT_FLAG, &o->resume_nodes, NULL,
          "print the scontrol commands that resume the nodes topotune drained and this survey "
          "clears (reads sinfo)"},
+        {"metrics", 0, UTIL_OPT_STRING, &o->metrics, "FILE",
+         "also write the survey's Prometheus metrics there (node_exporter's textfile collector: "
+         "a .prom file in its folder; - for stdout)"},
         {"apply", 0, UTIL_OPT_FLAG, &o->apply, NULL,
          "run the --drain and --resume-nodes commands through scontrol (default: print only)"},
         {0},
@@ -313,6 +316,25 @@ static int slurm_act(const struct survey_opts *o)
     return rc;
 }
 
+/* --metrics FILE: the survey just written (its survey.json) as Prometheus metrics. 0 or 3. */
+static int write_metrics(const struct survey_opts *o)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    util_buf_addf(&path, "%s/survey.json", o->out);
+    json_error_t err;
+    json_t *doc = json_load_file(util_buf_str(&path), 0, &err);
+    util_buf_release(&path);
+    if (!doc)
+        return util_error("cannot read back '%s/survey.json': %s", o->out, err.text), 3;
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    ops_metrics_survey(&m, doc);
+    int rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
+    ops_metrics_release(&m);
+    json_decref(doc);
+    return rc;
+}
+
 /* --expect: the class every node should be, {id, key}, from a file as `topo --input` reads. */
 static int expect_of(struct survey *s, const char *file)
 {
@@ -409,6 +431,8 @@ int cmd_survey(int argc, char **argv)
                       s.rounds, s.launches_failed, s.wall_s,
                       s.probe.predicted ? " (predicted)" : "", o.out);
             rc = n ? 1 : 0;
+            if (o.metrics && write_metrics(&o))
+                rc = 3;
             if ((o.drain || o.resume_nodes) && slurm_act(&o))
                 rc = 3;
         }

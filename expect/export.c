@@ -34,8 +34,9 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
     fprintf(out, "# Prometheus alerting rules written by topotune expect (promtool check rules)\n");
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
-    fprintf(out, "# metric: topotune_busbw_bytes_per_second{collective, class, nodes, size}, the "
-                 "busbw topotune exports\ngroups:\n");
+    fprintf(out, "# metric: topotune_busbw_bytes_per_second{collective, class, nodes, size, "
+                 "source}, the busbw topotune exports (source \"measured\": a prediction never "
+                 "alerts)\ngroups:\n");
     fprintf(out, "  - name: \"topotune-expect-%s-%dn\"\n    rules:\n",
             e->class_id[0] ? e->class_id : "any", e->nodes);
     for (int i = 0; i < e->n; i++) {
@@ -45,8 +46,8 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                 "        expr: \"topotune_busbw_bytes_per_second{collective=\\\"all_reduce\\\"");
         if (e->class_id[0])
             fprintf(out, ",class=\\\"%s\\\"", e->class_id);
-        fprintf(out, ",nodes=\\\"%d\\\",size=\\\"%zu\\\"} < %.6g\"\n", e->nodes, r->bytes,
-                r->low * 1e9);
+        fprintf(out, ",nodes=\\\"%d\\\",size=\\\"%zu\\\",source=\\\"measured\\\"} < %.6g\"\n",
+                e->nodes, r->bytes, r->low * 1e9);
         fprintf(out, "        labels:\n          severity: warning\n          size: \"%zu\"\n",
                 r->bytes);
         fprintf(out, "        annotations:\n");

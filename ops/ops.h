@@ -2,6 +2,7 @@
 /*
  * What operators' own tools take from topotune. Slurm: the `scontrol update` commands that drain
  * the nodes a survey names and resume the nodes topotune drained that a later survey clears.
+ * Prometheus: files in node_exporter's textfile-collector format (docs/design.md "Metrics").
  * Everything here reads the documented files (survey.json: docs/schemas/survey.schema.json), so a
  * survey made earlier, or on another machine, serves as well as the one just made.
  *
@@ -61,5 +62,43 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
  */
 int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
                   double timeout_s);
+
+/*
+ * Prometheus metrics in the text exposition format, as node_exporter's textfile collector reads
+ * them: each family's HELP and TYPE once, then its samples; label values escaped (\\, \" and
+ * \n), so that no value can end a line or a label; no timestamps (the collector refuses them).
+ * Names and label names are the caller's, fixed in the code ([a-zA-Z_][a-zA-Z0-9_]*: checked).
+ */
+struct ops_metrics {
+    json_t *families; /* name -> {help, type, samples: [[labels text, value]]}, in order */
+};
+
+void ops_metrics_init(struct ops_metrics *m);
+void ops_metrics_release(struct ops_metrics *m);
+
+/*
+ * Adds one sample of family name (type "gauge" or "counter"; the first call's help and type
+ * stand): labels are name, value pairs ending in NULL; a NULL or empty value leaves its label
+ * out. A sample whose labels repeat an earlier one's replaces its value.
+ */
+void ops_metric(struct ops_metrics *m, const char *name, const char *type, const char *help,
+                double value, ...) __attribute__((sentinel));
+
+/* The exposition text of m, appended to out. */
+void ops_metrics_render(const struct ops_metrics *m, struct util_buf *out);
+
+/*
+ * Writes m to path atomically (a temporary file in the same folder, renamed: the collector never
+ * reads half a file), or to stdout for "-". 0 or UTIL_EIO after an error naming path.
+ */
+int ops_metrics_write(const struct ops_metrics *m, const char *path);
+
+/*
+ * A survey's metrics (its survey.json document): each node's busbw alone as
+ * topotune_busbw_bytes_per_second (nodes "1", with its host), each verdict per host as
+ * topotune_survey_verdict, each node's health, each class's expected band where the model gave
+ * one, the launches, and the time of the run (now).
+ */
+void ops_metrics_survey(struct ops_metrics *m, const json_t *survey);
 
 #endif

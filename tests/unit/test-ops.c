@@ -128,13 +128,40 @@ static void test_printed(void **state)
     json_decref(a);
 }
 
+/* The exposition text: HELP and TYPE once per family, label values escaped so that none ends its
+ * quotes or its line, empty labels left out, a repeated series replaced, infinities by name, a
+ * name Prometheus cannot read left out (and a label's: the series without it). */
+static void test_metrics(void **state)
+{
+    (void)state;
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    ops_metric(&m, "t_bytes", "gauge", "help with \\ and\nnewline", 1, "host", "a\"b\\c\nd}",
+               "class", "", "size", NULL, NULL);
+    ops_metric(&m, "t_bytes", "gauge", "ignored", 2.5, "host", "n2", NULL);
+    ops_metric(&m, "t_bytes", "gauge", "ignored", 3, "host", "n2", NULL);
+    ops_metric(&m, "t_total", "counter", "plain", 0.0 / 0.0, NULL); /* NaN, then replaced: */
+    ops_metric(&m, "bad-name", "gauge", "x", 1, NULL);
+    ops_metric(&m, "t_total", "counter", "plain", 1.0 / 0.0, "bad label", "x", NULL);
+    struct util_buf b = UTIL_BUF_INIT;
+    ops_metrics_render(&m, &b);
+    assert_string_equal(util_buf_str(&b), "# HELP t_bytes help with \\\\ and\\nnewline\n"
+                                          "# TYPE t_bytes gauge\n"
+                                          "t_bytes{host=\"a\\\"b\\\\c\\nd}\"} 1\n"
+                                          "t_bytes{host=\"n2\"} 3\n"
+                                          "# HELP t_total plain\n"
+                                          "# TYPE t_total counter\n"
+                                          "t_total +Inf\n");
+    util_buf_release(&b);
+    ops_metrics_release(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kinds),
-        cmocka_unit_test(test_drains),
-        cmocka_unit_test(test_with_slurm),
-        cmocka_unit_test(test_printed),
+        cmocka_unit_test(test_kinds),      cmocka_unit_test(test_drains),
+        cmocka_unit_test(test_with_slurm), cmocka_unit_test(test_printed),
+        cmocka_unit_test(test_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Prometheus metrics (node_exporter's textfile collector) from topotune-bench and topotune survey:
+# promtool check metrics accepts every file; the labels say measured or predicted; a link planted
+# at the file's name is replaced, never followed; and the rules `topotune expect` writes, given
+# the series a bench run exports, alert at exactly the sizes below the band (promtool test rules).
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+command -v promtool >/dev/null || { echo "skipped: promtool not installed (Debian's prometheus)"; finish; exit 0; }
+h100=$TOPOTUNE_SRC/profiles/specs/hgx-h100.json
+slow=(NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2)
+series() { grep -c "^$1[{ ]" "$2"; }
+
+# 1. The sim: every number predicted, the spec's class.
+expect_exit 0 "sim bench with --metrics" -- "$TOPOTUNE_BENCH" --backend sim --topology "$h100" \
+    -b 1M -e 8M -f 2 --metrics sim.prom
+check "promtool check metrics: sim.prom" promtool check metrics <sim.prom
+check "4 sizes, source predicted, the spec's class" test "$(grep -c '^topotune_busbw_bytes_per_second{collective="all_reduce",class="h100-[^"]*",nodes="1",size="[0-9]*",source="predicted"} [0-9.e+]*$' sim.prom)" = 4
+
+# 2. Real MPI ranks: measured; NCCL_TESTS_MIN_BW's failure is in the file too.
+expect_exit 0 "mpi bench with --metrics" -- mpirun_np 2 "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 256K \
+    -f 2 -n 2 -w 1 --metrics mpi.prom
+check "promtool check metrics: mpi.prom" promtool check metrics <mpi.prom
+check "3 sizes measured" test "$(grep -c '^topotune_busbw_bytes_per_second{.*source="measured"}' mpi.prom)" = 3
+check "exit code 0 recorded" grep -q '^topotune_bench_exit_code{.*} 0$' mpi.prom
+ln -s "$TEST_TMP/target" mpi.prom
+echo untouched >target
+expect_exit 7 "below NCCL_TESTS_MIN_BW: exit 7, the metrics still written" -- mpirun_np 2 \
+    NCCL_TESTS_MIN_BW=1000000 "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 64K -n 2 -w 1 --metrics mpi.prom
+replaced() { test ! -L "$1" && test "$(cat "$2")" = untouched; }
+check "the planted link replaced, its target untouched" replaced mpi.prom target
+check "promtool check metrics: the failed run" promtool check metrics <mpi.prom
+check "exit code 7 and the minimum recorded" sh -c "grep -q '^topotune_bench_exit_code{.*} 7$' mpi.prom &&
+    grep -q '^topotune_bench_min_busbw_bytes_per_second{.*} 1e+15$' mpi.prom"
+expect_exit 6 "--metrics with --split refused" -- "$TOPOTUNE_BENCH" --backend mpi --split node --metrics x.prom
+check "no file left by the refusal" test ! -e x.prom
+
+# 3. A survey: each node alone, its verdict and health, the class's band.
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "slow-node", "hosts": ["node0002"], "factor": 0.3}]}\n' >c.json
+expect_exit 1 "survey with --metrics" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s --metrics survey.prom
+check "promtool check metrics: survey.prom" promtool check metrics <survey.prom
+check "4 nodes alone, predicted, with their hosts" test "$(grep -c '^topotune_busbw_bytes_per_second{.*nodes="1",size="33554432",source="predicted",host="node000[1-4]"}' survey.prom)" = 4
+check "node0002's verdict and health" sh -c "grep -q '^topotune_survey_verdict{host=\"node0002\",kind=\"node-slow\"} 1$' survey.prom &&
+    grep -q '^topotune_survey_node_healthy{host=\"node0002\",.*} 0$' survey.prom"
+check "the class's band: expected, low, high" test "$(series topotune_expected_busbw_bytes_per_second survey.prom)" = 3
+
+# 4. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
+# label is set to measured (a predicted series never alerts, checked too), under two instances,
+# healthy and slow; promtool evaluates the rules and lists what fires.
+"$TOPOTUNE" expect --input "$h100" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml
+env "${slow[@]}" "$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 8M -f 2 --metrics slow.prom >/dev/null
+check "rules over the bench's series: alerts exactly where a measured value is below the band" python3 - <<'PY'
+import re, subprocess, yaml
+rules = yaml.safe_load(open("rules.yml"))["groups"][0]["rules"]
+low = {r["labels"]["size"]: float(r["expr"].rsplit("<", 1)[1]) for r in rules}
+def read(path):
+    out = []
+    for line in open(path):
+        if line.startswith("topotune_busbw_bytes_per_second{"):
+            name, value = line.rsplit(" ", 1)
+            out.append((name, float(value)))
+    return out
+series, want = [], []
+for inst, path in (("healthy", "sim.prom"), ("slow", "slow.prom")):
+    for name, value in read(path):
+        size = re.search(r'size="(\d+)"', name).group(1)
+        for source in ("measured", "predicted"):
+            s = name.replace('source="predicted"', 'source="%s",instance="%s"' % (source, inst))
+            series.append({"series": s, "values": "%r+0x3" % value})
+            if source == "measured" and value < low[size]:
+                want.append((inst, size))
+assert ("slow", "8388608") in want and not [w for w in want if w[0] == "healthy"], want
+test = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": [{
+    "interval": "1m", "input_series": series,
+    "promql_expr_test": [{"expr": 'count by (instance, size, source) (ALERTS{alertname="TopotuneBusbwBelowExpected",alertstate="firing"})',
+                          "eval_time": "2m",
+                          "exp_samples": [{"labels": '{instance="%s",size="%s",source="measured"}' % w, "value": 1}
+                                          for w in sorted(want)]}]}]}
+yaml.safe_dump(test, open("test.yml", "w"))
+p = subprocess.run(["promtool", "test", "rules", "test.yml"], capture_output=True, text=True)
+assert p.returncode == 0, p.stdout + p.stderr
+print("alerts:", want)
+PY
+finish
