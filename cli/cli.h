@@ -41,6 +41,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_survey(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_expect(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 struct cli_command {
     const char *name;

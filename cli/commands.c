@@ -26,6 +26,8 @@ static const struct cli_command commands[] = {
      "what a healthy system should measure: busbw per size with a band, for validators"},
     {"calibrate", cmd_calibrate,
      "fit the model's parameters to measured sweeps: a calibration file"},
+    {"check", cmd_check,
+     "a fast health check of this node for Slurm and NHC: doctor, a short run, its band"},
     {"survey", cmd_survey,
      "characterize a cluster: every node and link measured, the slow or broken ones named"},
     {"help", cmd_help, "list the commands, or show one command's help"},

@@ -23,7 +23,8 @@
 
 /*
  * 1 when a verdict of this kind drains its hosts: a node that fails, is slow, differs or does not
- * answer, and a node whose link (NIC, cable, switch port) is slow or fails. 0 for a path (a route
+ * answer, a node whose link (NIC, cable, switch port) is slow or fails, and a node `topotune
+ * check` failed (check-fails). 0 for a path (a route
  * between two good nodes), a class too spread to judge, and a class below its expected band (the
  * fabric, not a node).
  */

@@ -16,7 +16,8 @@
 int ops_drains(const char *kind)
 {
     static const char *const draining[] = {"node-unreachable", "node-differs", "node-fails",
-                                           "node-slow",        "link-fails",   "link-slow"};
+                                           "node-slow",        "link-fails",   "link-slow",
+                                           "check-fails"};
     for (size_t i = 0; kind && i < sizeof(draining) / sizeof(draining[0]); i++)
         if (!strcmp(kind, draining[i]))
             return 1;

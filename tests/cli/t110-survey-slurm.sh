@@ -4,7 +4,8 @@
 # test, node0001 and node0002 on this host): a simulated survey names node0002 slow; the dry run
 # prints the scontrol command and changes nothing; --apply drains node0002 with topotune's reason
 # (sinfo shows it); a later clean survey resumes it with --resume-nodes --apply; node0001, drained
-# by an administrator, is neither drained over nor resumed. Skips where Slurm cannot start.
+# by an administrator, is neither drained over nor resumed; a failing `topotune check --drain
+# --apply` drains its own node. Skips where Slurm cannot start.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=slurm.sh
@@ -64,7 +65,20 @@ expect_exit 0 "resume applied" -- "$TOPOTUNE" survey --backend sim --cluster cle
 check "sinfo: node0002 back in service (got: $(state node0002))" settled node0002 "idle|none"
 check "sinfo: node0001 still drained by its administrator" test "$(state node0001)" = "drained|admin: new DIMMs"
 
-# 5. Refusals and failures: --apply alone; Slurm not answering.
+# 5. topotune check as a HealthCheckProgram: a failing check drains its own node (Slurm's name
+# from SLURMD_NODENAME), and the next clean survey resumes it.
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8}' >h100.json
+SLURMD_NODENAME=node0002 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+    --backend sim --input h100.json --drain --apply >check.out 2>check.err
+rc=$?
+check "a failing check: exit 1 (exit $rc: $(tail -n 1 check.err))" test "$rc" -eq 1
+check "sinfo: node0002 drained by the check (got: $(state node0002))" \
+    test "$(state node0002)" = "drained|topotune: check-fails checks=busbw (predicted)"
+expect_exit 0 "a clean survey resumes it" -- "$TOPOTUNE" survey --backend sim --cluster clean.json \
+    --out clean3 --resume-nodes --apply
+check "sinfo: node0002 back (got: $(state node0002))" settled node0002 "idle|none"
+
+# 6. Refusals and failures: --apply alone; Slurm not answering.
 expect_exit 2 "--apply without --drain or --resume-nodes" -- "$TOPOTUNE" survey --backend sim \
     --cluster clean.json --out x --apply
 SLURM_CONF=/nonexistent expect_exit 3 "--resume-nodes when sinfo cannot answer" -- "$TOPOTUNE" survey \

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/* `topotune check`: doctor, one short benchmark run, each size against its expected band. */
+#include "check/check.h"
+#include "doctor/doctor.h"
+#include "expect/expect.h"
+#include "gen/gen.h"
+#include "launch/launch.h"
+#include "model/model.h"
+#include "topo/topo.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/jsonl.h"
+#include "util/log.h"
+#include "util/mem.h"
+#include "util/text.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void fail(json_t *report, const char *check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(json_t *report, const char *check, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    struct util_buf shown = UTIL_BUF_INIT;
+    json_array_append_new(
+        json_object_get(report, "failures"),
+        json_pack("{s:s,s:s}", "check", check, "text", util_text_shown(&shown, text)));
+    util_buf_release(&shown);
+}
+
+/* doctor's checks of this node; each that fails is a failure, its fix with it. */
+static void doctor_part(json_t *report, const struct topo *t, const json_t *profile)
+{
+    json_t *checks = doctor_run(t, profile, 0), *c;
+    size_t i;
+    json_array_foreach(checks, i, c) {
+        if (strcmp(util_json_str(c, "status", ""), "fail"))
+            continue;
+        char name[96];
+        snprintf(name, sizeof(name), "doctor-%.80s", util_json_str(c, "name", "?"));
+        fail(report, name, "%s (fix: %s)", util_json_str(c, "evidence", ""),
+             util_json_str(c, "fix", ""));
+    }
+    json_object_set_new(report, "doctor", checks);
+}
+
+/* What this node should measure: the profile's runs, or the model's prediction for one node of
+ * t. 0 with e filled; 1 when there is no reference (said in the report); or an error code. */
+static int expectation(const struct check_opts *o, const struct topo *t, struct expect *e,
+                       json_t *report)
+{
+    if (o->profile)
+        return expect_measured(e, o->profile, o->min, o->max) ? UTIL_EINVAL : 0;
+    struct model m;
+    if (model_init(&m, t, 1, model_env_none, NULL)) {
+        json_object_set_new(report, "reference_missing",
+                            json_string("no GPU in the hardware: busbw is not judged without a "
+                                        "profile (--profile)"));
+        return 1;
+    }
+    if (m.fault != MODEL_FAULT_NONE) {
+        json_object_set_new(report, "reference_missing",
+                            json_sprintf("the model predicts no bandwidth with NCCL's defaults "
+                                         "(%s): busbw is not judged without a profile",
+                                         m.why));
+        return 1;
+    }
+    return expect_predicted(e, &m, t, o->input ? o->input : "this node", o->min, o->max, o->factor)
+               ? UTIL_EINVAL
+               : 0;
+}
+
+/* The profile's variables (system and tuning roles) as NAME=VALUE, each allowed by name. */
+static char **profile_env(const json_t *profile)
+{
+    const json_t *vars = json_object_get(profile, "variables");
+    char **env = util_xcalloc(json_array_size(vars) + 1, sizeof(char *));
+    size_t i, n = 0;
+    json_t *v;
+    json_array_foreach(vars, i, v) {
+        const char *name = util_json_str(v, "name", ""), *value = util_json_str(v, "value", "");
+        if (!strcmp(util_json_str(v, "role", ""), "debug") || util_env_refused(name) ||
+            strchr(value, '\n'))
+            continue;
+        struct util_buf b = UTIL_BUF_INIT;
+        util_buf_addf(&b, "%s=%s", name, value);
+        env[n++] = util_buf_detach(&b);
+    }
+    return env;
+}
+
+static void env_free(char **env)
+{
+    for (char **p = env; p && *p; p++)
+        free(*p);
+    free(env);
+}
+
+/* The benchmark's argv (before the launcher) for o on hardware t. */
+static void bench_args(const struct check_opts *o, const struct topo *t, char args[][4200],
+                       char **argv)
+{
+    int n = 0, k = 0;
+    argv[n++] = (char *)o->bench;
+    argv[n++] = "--backend";
+    argv[n++] = (char *)o->backend;
+    snprintf(args[k], 4200, "-b%zu", o->min);
+    argv[n++] = args[k++];
+    snprintf(args[k], 4200, "-e%zu", o->max);
+    argv[n++] = args[k++];
+    snprintf(args[k], 4200, "-f%d", o->factor);
+    argv[n++] = args[k++];
+    snprintf(args[k], 4200, "-n%d", o->iters);
+    argv[n++] = args[k++];
+    argv[n++] = "-w2";
+    snprintf(args[k], 4200, "-T%g", o->timeout_s);
+    argv[n++] = args[k++];
+    snprintf(args[k], 4200, "--json=%s/check-bench.jsonl", o->dir);
+    argv[n++] = args[k++];
+    if (!strcmp(o->backend, "sim")) {
+        snprintf(args[k], 4200, "--topology=%s", o->input);
+        argv[n++] = args[k++];
+        argv[n++] = "--nodes=1";
+    } else if (!strcmp(o->backend, "nccl") && !strcmp(o->launcher, "direct") && t->ngpus > 1) {
+        snprintf(args[k], 4200, "-g%d", t->ngpus); /* one process drives every GPU */
+        argv[n++] = args[k++];
+    }
+    argv[n] = NULL;
+}
+
+/* One short run; its busbw per size into sizes ({size: busbw}). 0, or the failure is said. */
+static void bench_part(const struct check_opts *o, const struct topo *t, const json_t *profile,
+                       json_t *report, json_t *sizes)
+{
+    char args[8][4200], log[4200], events[4200];
+    char *program[24];
+    bench_args(o, t, args, program);
+    snprintf(log, sizeof(log), "%s/check-bench.log", o->dir);
+    snprintf(events, sizeof(events), "%s/check-bench.jsonl", o->dir);
+    if (unlink(events) && errno != ENOENT) {
+        fail(report, "bench", "cannot remove the last check's '%s': %s", events, strerror(errno));
+        return;
+    }
+    char **env = profile ? profile_env(profile) : NULL;
+    struct launch l = {o->launcher, o->np, NULL, env};
+    char **argv = launch_argv(&l, program);
+    struct util_child c = {
+        .argv = argv, .env = env, .log = log, .timeout_s = o->timeout_s * 20 + 30, .grace_s = 2};
+    if (argv)
+        util_child_run(&c);
+    launch_argv_free(argv);
+    env_free(env);
+    json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ), *e;
+    const char *outcome = "none";
+    size_t i;
+    json_array_foreach(ev, i, e) {
+        const char *kind = util_json_str(e, "event", "");
+        json_t *size = json_object_get(e, "size"), *busbw = json_object_get(e, "busbw");
+        if (!strcmp(kind, "end"))
+            outcome = util_json_str(e, "outcome", "?");
+        else if (!strcmp(kind, "size") && json_is_integer(size) && json_is_number(busbw)) {
+            char key[32];
+            snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(size));
+            json_object_set_new(sizes, key, json_real(json_number_value(busbw)));
+        }
+    }
+    json_object_set_new(report, "bench",
+                        json_pack("{s:i,s:s,s:b,s:s}", "exit_code", c.exit_code, "outcome", outcome,
+                                  "timed_out", c.timed_out, "log", log));
+    if (!argv)
+        fail(report, "bench", "cannot build the %s launch of %d ranks", o->launcher, o->np);
+    else if (c.exec_errno || c.timed_out || c.exit_code)
+        fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
+             c.exec_errno  ? strerror(c.exec_errno)
+             : c.timed_out ? "passed its deadline"
+                           : "failed",
+             outcome, log);
+    json_decref(ev);
+}
+
+/* Each size measured against its band: below the low edge is a failure. */
+static void judge(json_t *report, const struct expect *e, const json_t *sizes, int predicted)
+{
+    json_t *rows = json_array();
+    for (int i = 0; e && i < e->n; i++) {
+        const struct expect_row *r = &e->rows[i];
+        char key[32];
+        snprintf(key, sizeof(key), "%zu", r->bytes);
+        json_t *got = json_object_get(sizes, key);
+        int below = got && json_number_value(got) < r->low;
+        json_array_append_new(rows,
+                              json_pack("{s:I,s:o,s:f,s:f,s:f,s:b}", "size", (json_int_t)r->bytes,
+                                        "busbw", got ? json_incref(got) : json_null(), "expected",
+                                        r->busbw, "low", r->low, "high", r->high, "below", below));
+        if (below)
+            fail(report, "busbw",
+                 "all_reduce at %zu B: %.2f GB/s %s, below the band %.2f-%.2f GB/s (%s)", r->bytes,
+                 json_number_value(got), predicted ? "predicted" : "measured", r->low, r->high,
+                 e->measured ? "measured by the profile" : "predicted by the model");
+    }
+    json_object_set_new(report, "sizes", rows);
+}
+
+json_t *check_run(const struct check_opts *o)
+{
+    struct topo t;
+    topo_init(&t);
+    /* a file stands for this node's hardware: its system facts are this machine's, for doctor */
+    if (o->input ? topo_load_as_this_node(&t, o->input) : topo_load(&t, NULL)) {
+        topo_release(&t);
+        return NULL;
+    }
+    char path[4200];
+    json_t *profile = o->profile ? gen_profile_read(o->profile, path, sizeof(path)) : NULL;
+    if (o->profile && !profile) {
+        topo_release(&t);
+        return NULL;
+    }
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    int predicted = !strcmp(o->backend, "sim");
+    json_t *report = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o}", "schema", "topotune/check/1", "host",
+                               host, "class", t.class_id, "backend", o->backend, "source",
+                               predicted ? "predicted" : "measured", "failures", json_array());
+    if (profile)
+        json_object_set_new(
+            report, "profile",
+            json_pack("{s:s,s:O?}", "path", path, "version", json_object_get(profile, "version")));
+    if (!o->no_doctor)
+        doctor_part(report, &t, profile);
+    struct expect e;
+    int rc = expectation(o, &t, &e, report);
+    if (rc < 0) {
+        json_decref(report);
+        json_decref(profile);
+        topo_release(&t);
+        return NULL;
+    }
+    if (!rc)
+        json_object_set_new(report, "reference",
+                            json_pack("{s:s,s:s}", "kind", e.measured ? "measured" : "predicted",
+                                      "basis", e.basis));
+    json_t *sizes = json_object();
+    bench_part(o, &t, profile, report, sizes);
+    judge(report, rc ? NULL : &e, sizes, predicted);
+    json_decref(sizes);
+    if (!rc)
+        expect_release(&e);
+    json_object_set_new(report, "ok",
+                        json_boolean(!json_array_size(json_object_get(report, "failures"))));
+    json_object_set_new(report, "time", json_integer((json_int_t)time(NULL)));
+    json_decref(profile);
+    topo_release(&t);
+    return report;
+}
+
+void check_print(const json_t *report, FILE *out)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(report, "failures"), i, f)
+        fprintf(out, "FAIL %s: %s\n", util_json_str(f, "check", "?"), util_json_str(f, "text", ""));
+    if (!json_array_size(json_object_get(report, "failures")))
+        fprintf(out, "OK %s: %s\n", util_json_str(report, "host", "?"),
+                json_object_get(report, "reference_missing")
+                    ? util_json_str(report, "reference_missing", "")
+                    : "every size within its expected band");
+}
+
+void check_metrics(struct ops_metrics *m, const json_t *report)
+{
+    const char *cls = util_json_str(report, "class", ""),
+               *src = util_json_str(report, "source", "");
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(report, "sizes"), i, r) {
+        char size[32];
+        snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(r, "size")));
+        if (json_is_number(json_object_get(r, "busbw")))
+            ops_metric(m, "topotune_busbw_bytes_per_second", "gauge",
+                       "all_reduce busbw as nccl-tests defines it (out of place), in bytes per "
+                       "second (source: measured or predicted)",
+                       json_number_value(json_object_get(r, "busbw")) * 1e9, "collective",
+                       "all_reduce", "class", cls, "nodes", "1", "size", size, "source", src, NULL);
+        static const char *const bounds[] = {"low", "expected", "high"};
+        for (int k = 0; k < 3; k++)
+            ops_metric(m, "topotune_expected_busbw_bytes_per_second", "gauge",
+                       "the busbw this node should measure, and the band around it (bound: "
+                       "expected, low, high)",
+                       json_number_value(json_object_get(r, bounds[k])) * 1e9, "collective",
+                       "all_reduce", "class", cls, "nodes", "1", "size", size, "bound", bounds[k],
+                       NULL);
+    }
+    ops_metric(m, "topotune_check_ok", "gauge", "1 when the last check found nothing wrong",
+               json_is_true(json_object_get(report, "ok")), "class", cls, NULL);
+    ops_metric(m, "topotune_check_failures", "gauge", "failures the last check found",
+               (double)json_array_size(json_object_get(report, "failures")), "class", cls, NULL);
+    const json_t *p = json_object_get(report, "profile");
+    if (p) {
+        char version[32];
+        snprintf(version, sizeof(version), "v%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(p, "version")));
+        ops_metric(m, "topotune_profile_info", "gauge",
+                   "the profile the last check measured against", 1, "class", cls, "version",
+                   version, NULL);
+    }
+    ops_metric(m, "topotune_check_last_run_timestamp_seconds", "gauge",
+               "when the last check ended, in seconds since the epoch",
+               json_number_value(json_object_get(report, "time")), "class", cls, NULL);
+}

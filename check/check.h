@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune check`: a fast health check of this node, for Slurm (Prolog, Epilog,
+ * HealthCheckProgram) and LBNL NHC. It runs doctor's checks, then one short topotune-bench run
+ * (a few large sizes), and judges each size's busbw against the band of what this node should
+ * measure: a profile's measured runs when one is given, else the model's prediction for this
+ * node's hardware (expect/). Every failure is one line; the report is also JSON
+ * (docs/schemas/check.schema.json) and Prometheus metrics (ops/). Errors follow util/error.h.
+ */
+#ifndef CHECK_CHECK_H
+#define CHECK_CHECK_H
+
+#include "ops/ops.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct check_opts {
+    const char *input;   /* the hardware (a spec, topology or hwloc file); NULL: this node */
+    const char *profile; /* the reference: a profile (directory or profile.json); NULL: the model */
+    const char *backend; /* "nccl", "mpi" or "sim" (the sim needs input: every number predicted) */
+    const char *launcher; /* "direct" (one process; nccl: -g every GPU) or "mpirun" (np ranks) */
+    int np;
+    size_t min, max; /* the sizes: nccl-tests' -b, -e ... */
+    int factor;      /* ... and -f */
+    int iters;
+    double timeout_s;  /* the benchmark's -T; the whole run gets 20 x it */
+    int no_doctor;     /* skip doctor's checks (the bench alone) */
+    const char *dir;   /* where the benchmark's events and log go (exists) */
+    const char *bench; /* the topotune-bench program */
+};
+
+/*
+ * Runs the check. Returns a new reference, the report (schema topotune/check/1): "ok", the
+ * "failures" ([{check, text}], one per failed doctor check, a failed benchmark run, each size
+ * below its band), the sizes with their busbw and band, the doctor checks, the reference. NULL
+ * after an error that left nothing to judge (the hardware or the profile unreadable: said).
+ */
+json_t *check_run(const struct check_opts *o);
+
+/* The failures, one line each ("FAIL check: text"), or one "OK" line, to out. */
+void check_print(const json_t *report, FILE *out);
+
+/*
+ * The report as Prometheus metrics: each size's busbw (topotune_busbw_bytes_per_second, source
+ * measured or predicted) and band (topotune_expected_busbw_bytes_per_second, bound low, expected,
+ * high), topotune_check_ok, topotune_check_failures, the profile's version
+ * (topotune_profile_info) and the time of the check.
+ */
+void check_metrics(struct ops_metrics *m, const json_t *report);
+
+#endif

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `topotune check`: this node's health for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL
+ * NHC: doctor, one short benchmark run, each size against its expected band (check/); one line
+ * per failure, exit 1 on any. Optionally its JSON, its Prometheus metrics, and the scontrol drain
+ * of this node (ops/).
+ */
+#include "bench/bench.h"
+#include "check/check.h"
+#include "cli/cli.h"
+#include "ops/ops.h"
+#include "sweep/sweep.h"
+#include "util/buf.h"
+#include "util/child.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/opts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct check_cli {
+    struct check_opts c;
+    const char *out, *metrics;
+    int json, drain, apply;
+};
+
+static const char usage[] =
+    "[--profile DIR] [--input FILE] [--backend nccl|mpi|sim] [--np N] [-b MIN] [-e MAX] [-f N]\n"
+    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--out DIR] [--json] [--metrics FILE]\n"
+    "       [--drain [--apply]]\n\n"
+    "A fast health check of this node for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL\n"
+    "NHC: doctor's checks, then one short all_reduce run whose busbw at each size must lie within\n"
+    "the band this node should measure (the profile's runs, else the model's prediction for its\n"
+    "hardware). One line per failure (FAIL CHECK: ...), or one OK line.\n"
+    "Exit: 0 healthy, 1 a failure, 2 usage or input, 3 the check could not run (or, with\n"
+    "--apply, Slurm did not take the drain).";
+
+static int parse(int argc, char **argv, struct check_cli *o, int *status)
+{
+    const struct util_opt opts[] = {
+        {"profile", 'p', UTIL_OPT_STRING, &o->c.profile, "DIR",
+         "the reference: a profile (directory or profile.json), its measured runs and settings"},
+        {"input", 'i', UTIL_OPT_STRING, &o->c.input, "FILE",
+         "the hardware: a spec, topology or hwloc file (default: this node; the sim needs it)"},
+        {"backend", 0, UTIL_OPT_CHOICE, &o->c.backend, "B", "nccl (default), mpi or sim",
+         .choices = "nccl mpi sim"},
+        {"np", 0, UTIL_OPT_INT, &o->c.np, "N",
+         "ranks through mpirun (default: one process; nccl drives every GPU from it)", .min = 1,
+         .max = 4096},
+        {"minbytes", 'b', UTIL_OPT_SIZE, &o->c.min, "SIZE", "smallest size (default 64M)", .min = 1,
+         .max = (double)BENCH_MAX_BYTES},
+        {"maxbytes", 'e', UTIL_OPT_SIZE, &o->c.max, "SIZE", "largest size (default 512M)", .min = 1,
+         .max = (double)BENCH_MAX_BYTES},
+        {"stepfactor", 'f', UTIL_OPT_INT, &o->c.factor, "N",
+         "each size N times the last (default 2)", .min = 2, .max = 1024},
+        {"iters", 'n', UTIL_OPT_INT, &o->c.iters, "N", "timed operations per size (default 20)",
+         .min = 1, .max = 100000},
+        {"timeout", 'T', UTIL_OPT_DOUBLE, &o->c.timeout_s, "SECONDS",
+         "a wait's deadline in the benchmark (default 30)", .min = 1, .max = 86400},
+        {"no-doctor", 0, UTIL_OPT_FLAG, &o->c.no_doctor, NULL, "skip doctor's checks"},
+        {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR",
+         "keep the benchmark's events and log there (default: a temporary folder, kept only "
+         "when the check fails)"},
+        {"json", 0, UTIL_OPT_FLAG, &o->json, NULL,
+         "print the report as JSON (topotune/check/1) instead of the lines"},
+        {"metrics", 0, UTIL_OPT_STRING, &o->metrics, "FILE",
+         "also write Prometheus metrics there (node_exporter's textfile collector), or -"},
+        {"drain", 0, UTIL_OPT_FLAG, &o->drain, NULL,
+         "on a failure, print the scontrol command that drains this node (SLURMD_NODENAME, else "
+         "the host name)"},
+        {"apply", 0, UTIL_OPT_FLAG, &o->apply, NULL, "run the --drain command through scontrol"},
+        {0},
+    };
+    const struct util_opts_cmd cmd = {"topotune check", usage, opts, 0, 0};
+    int npos = 0;
+    if (cli_parse(&cmd, argc, argv, &npos, status))
+        return 1;
+    struct check_opts *c = &o->c;
+    c->backend = c->backend ? c->backend : "nccl";
+    c->launcher = c->np > 1 ? "mpirun" : "direct";
+    c->np = c->np ? c->np : 1;
+    c->min = c->min ? c->min : 64u << 20;
+    c->max = c->max ? c->max : 512u << 20;
+    c->factor = c->factor ? c->factor : 2;
+    c->iters = c->iters ? c->iters : 20;
+    c->timeout_s = c->timeout_s ? c->timeout_s : 30;
+    const char *why = c->max < c->min ? "-e (--maxbytes) is below -b (--minbytes)"
+                      : !strcmp(c->backend, "sim") && !c->input
+                          ? "--backend sim predicts the hardware of --input FILE: give it"
+                      : o->apply && !o->drain ? "--apply runs what --drain prints: give --drain"
+                      : o->out && strlen(o->out) > 1000 ? "--out: at most 1000 characters"
+                                                        : NULL;
+    if (why)
+        return *status = 2, util_error("%s", why);
+    return 0;
+}
+
+/* --drain: this node's drain with the failures' checks as its reason. 0, or 3. */
+static int drain(const struct check_cli *o, const json_t *report)
+{
+    char host[256] = "";
+    const char *node = getenv("SLURMD_NODENAME");
+    if (!node || !*node) {
+        gethostname(host, sizeof(host) - 1);
+        host[strcspn(host, ".")] = '\0'; /* Slurm's node names are short */
+        node = host;
+    }
+    struct util_buf checks = UTIL_BUF_INIT;
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(report, "failures"), i, f) {
+        const char *name = json_string_value(json_object_get(f, "check"));
+        size_t len = strlen(name);
+        int seen = 0; /* each check once: "busbw", not one per size */
+        for (const char *p = util_buf_str(&checks); *p; p += strcspn(p, ","), p += *p == ',')
+            seen |= !strncmp(p, name, len) && (p[len] == ',' || !p[len]);
+        if (!seen)
+            util_buf_addf(&checks, "%s%s", checks.len ? "," : "", name);
+    }
+    json_t *survey =
+        json_pack("{s:b,s:[{s:s,s:[s],s:{s:s},s:s}],s:[]}", "predicted",
+                  !strcmp(json_string_value(json_object_get(report, "source")), "predicted"),
+                  "verdicts", "kind", "check-fails", "hosts", node, "evidence", "checks",
+                  util_buf_str(&checks), "text", "", "nodes");
+    json_t *notes, *actions = ops_slurm_plan(survey, 1, 0, NULL, &notes);
+    struct util_buf log = UTIL_BUF_INIT;
+    util_buf_addf(&log, "%s/scontrol.log", o->out);
+    int rc = ops_slurm_act(actions, o->apply, stdout, util_buf_str(&log), 30) ? 3 : 0;
+    json_decref(survey);
+    json_decref(notes);
+    json_decref(actions);
+    util_buf_release(&checks);
+    util_buf_release(&log);
+    return rc;
+}
+
+static int report_out(const struct check_cli *o, const json_t *report)
+{
+    int rc = 0;
+    if (o->json) {
+        json_dumpf(report, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+        putchar('\n');
+    } else {
+        check_print(report, stdout);
+    }
+    if (o->metrics) {
+        struct ops_metrics m;
+        ops_metrics_init(&m);
+        check_metrics(&m, report);
+        rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
+        ops_metrics_release(&m);
+    }
+    return rc;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct check_cli o = {0};
+    int status = 0;
+    if (parse(argc, argv, &o, &status))
+        return status;
+    char tmp[4096] = "";
+    if (!o.out) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmp, sizeof(tmp), "%s/topotune-check.XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmp))
+            return util_error("cannot create a folder in '%s': %s", base ? base : "/tmp",
+                              strerror(errno)),
+                   3;
+        o.out = tmp;
+    } else if (util_mkdir_p(o.out)) {
+        return util_error("cannot create '%s': %s", o.out, strerror(errno)), 3;
+    }
+    o.c.dir = o.out;
+    char *bench = sweep_bench_program();
+    o.c.bench = bench;
+    util_child_supervise();
+    json_t *report = check_run(&o.c);
+    int rc = report ? (json_is_true(json_object_get(report, "ok")) ? 0 : 1) : 2;
+    if (report && report_out(&o, report))
+        rc = 3;
+    if (rc == 1 && o.drain && drain(&o, report))
+        rc = 3;
+    if (rc == 1 && tmp[0])
+        util_info("the benchmark's events and log are kept in '%s'", tmp);
+    else if (tmp[0])
+        util_remove_tree_at(AT_FDCWD, tmp, 2);
+    json_decref(report);
+    free(bench);
+    return rc;
+}
