@@ -6,6 +6,7 @@
  */
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "gen/gen.h"
 #include "launch/launch.h"
 #include "ops/ops.h"
 #include "survey/survey.h"
@@ -31,11 +32,13 @@
 /* The options as given; numbers left 0 take their defaults (survey_defaults, setup). */
 struct survey_opts {
     const char *hosts, *hostfile, *out, *backend, *cluster, *pairs, *launcher, *expect, *metrics;
+    const char *profiles; /* --kubernetes: the profile store, for each class's version label */
     size_t size;
     int matchings, seed, ppn, iters, max_groups;
     double tolerance, timeout;
     int allocation, resume;
     int drain, resume_nodes, apply; /* Slurm */
+    int kubernetes;
 };
 
 static const char usage[] =
@@ -43,7 +46,8 @@ static const char usage[] =
     "       --out DIR [--backend nccl|mpi|sim] [--size SIZE] [--pairs matchings|all]\n"
     "       [--matchings N] [--seed S] [--tolerance X] [--ppn N] [--iters N] [--timeout S]\n"
     "       [--groups-per-launch N] [--launcher mpirun|srun] [--expect SPEC] [--resume]\n"
-    "       [--drain] [--resume-nodes] [--apply] [--metrics FILE]\n\n"
+    "       [--drain] [--resume-nodes] [--kubernetes [--profiles ROOT]] [--apply]\n"
+    "       [--metrics FILE]\n\n"
     "Characterizes a cluster: maps every node into node classes, measures all_reduce busbw of\n"
     "every node alone (one launch, a communicator per node), then of disjoint node pairs in\n"
     "rounds (random perfect matchings, then focused rounds on the suspects), then the whole\n"
@@ -57,7 +61,10 @@ static const char usage[] =
     "Slurm: --drain prints the `scontrol update ... state=drain reason=\"topotune: ...\"` command\n"
     "of every node a node or link verdict names, --resume-nodes the `state=resume` of every node\n"
     "topotune drained that this survey clears; --apply runs them. A node an administrator drained\n"
-    "is left as it is, and a class too spread to judge drains nothing.";
+    "is left as it is, and a class too spread to judge drains nothing.\n"
+    "Kubernetes: --kubernetes prints the `kubectl label` (class, profile, health) and `kubectl\n"
+    "taint` (NoSchedule on a node a node or link verdict names; removed from a node no verdict\n"
+    "names) commands of every node; --apply runs them.";
 
 #define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
 
@@ -194,8 +201,12 @@ static int parse(int argc, char **argv, struct survey_opts *o)
         {"metrics", 0, UTIL_OPT_STRING, &o->metrics, "FILE",
          "also write the survey's Prometheus metrics there (node_exporter's textfile collector: "
          "a .prom file in its folder; - for stdout)"},
+        {"kubernetes", 0, UTIL_OPT_FLAG, &o->kubernetes, NULL,
+         "print the kubectl label and taint commands of every node"},
+        {"profiles", 0, UTIL_OPT_STRING, &o->profiles, "ROOT",
+         "--kubernetes: the profile store (gen's ROOT): each class's latest version as a label"},
         {"apply", 0, UTIL_OPT_FLAG, &o->apply, NULL,
-         "run the --drain and --resume-nodes commands through scontrol (default: print only)"},
+         "run the --drain, --resume-nodes and --kubernetes commands (default: print only)"},
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune survey", usage, opts, 0, 0};
@@ -225,8 +236,12 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
                2;
     if (launch_check_nodes(o->hosts, o->allocation))
         return 2;
-    if (o->apply && !o->drain && !o->resume_nodes)
-        return util_error("--apply runs what --drain or --resume-nodes print: give one of them"), 2;
+    if (o->apply && !o->drain && !o->resume_nodes && !o->kubernetes)
+        return util_error("--apply runs what --drain, --resume-nodes or --kubernetes print: give "
+                          "one of them"),
+               2;
+    if (o->profiles && !o->kubernetes)
+        return util_error("--profiles names the store --kubernetes labels versions from"), 2;
     s->size = o->size ? o->size : 32u << 20;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
     s->matchings = o->matchings;
@@ -271,22 +286,16 @@ static json_t *settings_of(const struct survey *s, const struct survey_launch *l
  * topotune's: needed to resume or to act; a dry run of drains does without them, saying so.
  * 0, or 3 when Slurm could not be read or did not take a command.
  */
-static int slurm_act(const struct survey_opts *o)
+static int slurm_act(const struct survey_opts *o, const json_t *doc)
 {
-    struct util_buf path = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
-    util_buf_addf(&path, "%s/survey.json", o->out);
-    json_error_t err;
-    json_t *doc = json_load_file(util_buf_str(&path), 0, &err), *notes = NULL, *actions = NULL;
-    util_buf_reset(&path);
+    struct util_buf path = UTIL_BUF_INIT, why = UTIL_BUF_INIT, log = UTIL_BUF_INIT;
+    json_t *notes = NULL, *actions = NULL;
     util_buf_addf(&path, "%s/slurm-nodes.txt", o->out);
-    struct util_buf log = UTIL_BUF_INIT;
     util_buf_addf(&log, "%s/slurm-nodes.log", o->out);
-    json_t *slurm = doc ? ops_slurm_nodes(util_buf_str(&path), util_buf_str(&log), 30, &why) : NULL;
+    json_t *slurm = ops_slurm_nodes(util_buf_str(&path), util_buf_str(&log), 30, &why);
     util_buf_release(&log);
     int rc = 0;
-    if (!doc)
-        rc = (util_error("cannot read back '%s/survey.json': %s", o->out, err.text), 3);
-    else if (!slurm && (o->apply || o->resume_nodes))
+    if (!slurm && (o->apply || o->resume_nodes))
         rc = (util_error("cannot read Slurm's node states: %s", util_buf_str(&why)), 3);
     else if (!slurm)
         util_warning("cannot read Slurm's node states (%s): the drain of every node named is "
@@ -307,7 +316,6 @@ static int slurm_act(const struct survey_opts *o)
                                               : o->drain                  ? "drain"
                                                                           : "resume");
     }
-    json_decref(doc);
     json_decref(slurm);
     json_decref(notes);
     json_decref(actions);
@@ -316,9 +324,61 @@ static int slurm_act(const struct survey_opts *o)
     return rc;
 }
 
-/* --metrics FILE: the survey just written (its survey.json) as Prometheus metrics. 0 or 3. */
-static int write_metrics(const struct survey_opts *o)
+/* The latest profile version of each class the survey mapped, from ROOT/<class>/latest. */
+static json_t *versions_of(const json_t *doc, const char *root)
 {
+    json_t *versions = json_object(), *n;
+    size_t i;
+    json_array_foreach(root ? json_object_get(doc, "nodes") : NULL, i, n) {
+        const char *cls = json_string_value(json_object_get(n, "class"));
+        if (!cls || json_object_get(versions, cls))
+            continue;
+        char path[4200], file[4300];
+        snprintf(path, sizeof(path), "%s/%s/latest", root, cls);
+        json_t *p = access(path, F_OK) ? NULL : gen_profile_read(path, file, sizeof(file));
+        json_t *v = json_object_get(p, "version");
+        if (json_is_integer(v))
+            json_object_set_new(versions, cls,
+                                json_sprintf("v%" JSON_INTEGER_FORMAT, json_integer_value(v)));
+        json_decref(p);
+    }
+    return versions;
+}
+
+/* --kubernetes: the kubectl commands for the survey just written. 0, or 3. */
+static int kubernetes_act(const struct survey_opts *o, const json_t *doc)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    json_t *versions = versions_of(doc, o->profiles);
+    json_t *actions = ops_k8s_plan(doc, versions);
+    util_buf_addf(&path, "%s/kubectl.log", o->out);
+    int rc = ops_k8s_act(actions, o->apply, stdout, util_buf_str(&path), 30) ? 3 : 0;
+    json_decref(actions);
+    json_decref(versions);
+    util_buf_release(&path);
+    return rc;
+}
+
+/* --metrics FILE: the survey just written as Prometheus metrics. 0 or 3. */
+static int write_metrics(const struct survey_opts *o, const json_t *doc)
+{
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    ops_metrics_survey(&m, doc);
+    int rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
+    ops_metrics_release(&m);
+    return rc;
+}
+
+/*
+ * What operators' tools take from the survey just written, read back from its survey.json (the
+ * documented file: what a survey made elsewhere would give): metrics, Slurm's and Kubernetes'
+ * commands. 0, or 3 when one could not be written or run.
+ */
+static int operators(const struct survey_opts *o)
+{
+    if (!o->metrics && !o->drain && !o->resume_nodes && !o->kubernetes)
+        return 0;
     struct util_buf path = UTIL_BUF_INIT;
     util_buf_addf(&path, "%s/survey.json", o->out);
     json_error_t err;
@@ -326,11 +386,13 @@ static int write_metrics(const struct survey_opts *o)
     util_buf_release(&path);
     if (!doc)
         return util_error("cannot read back '%s/survey.json': %s", o->out, err.text), 3;
-    struct ops_metrics m;
-    ops_metrics_init(&m);
-    ops_metrics_survey(&m, doc);
-    int rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
-    ops_metrics_release(&m);
+    int rc = 0;
+    if (o->metrics && write_metrics(o, doc))
+        rc = 3;
+    if ((o->drain || o->resume_nodes) && slurm_act(o, doc))
+        rc = 3;
+    if (o->kubernetes && kubernetes_act(o, doc))
+        rc = 3;
     json_decref(doc);
     return rc;
 }
@@ -431,9 +493,7 @@ int cmd_survey(int argc, char **argv)
                       s.rounds, s.launches_failed, s.wall_s,
                       s.probe.predicted ? " (predicted)" : "", o.out);
             rc = n ? 1 : 0;
-            if (o.metrics && write_metrics(&o))
-                rc = 3;
-            if ((o.drain || o.resume_nodes) && slurm_act(&o))
+            if (operators(&o))
                 rc = 3;
         }
     }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * launch/pytorchjob.yaml (Kubeflow: memory-backed /dev/shm, IPC_LOCK, the
- * profile's variables) and launch/Dockerfile.fragment (the profile in the image,
- * NCCL_CONF_FILE pointing at it). Values were validated against a character set,
- * and are written as YAML double-quoted scalars all the same.
+ * profile's variables), launch/Dockerfile.fragment (the profile in the image,
+ * NCCL_CONF_FILE pointing at it), and for operators launch/check-daemonset.yaml
+ * (topotune check on every node of the class) and launch/survey-job.yaml (a
+ * survey of a host list). Values were validated against a character set, and are
+ * written as YAML double-quoted scalars all the same.
  */
 #include "gen/internal.h"
+#include "ops/ops.h"
 #include "util/quote.h"
 
 #include <stdio.h>
@@ -150,5 +153,146 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
     return gen_each_var(profile, docker_env, out);
 }
 
+/* The class as a label value, and a name suffix: the content hash's first 12 characters. */
+static void names(const json_t *profile, char cls[64], char id[16])
+{
+    ops_k8s_label_value(json_string_value(json_object_get(profile, "class")), cls);
+    snprintf(id, 16, "%.12s", json_string_value(json_object_get(profile, "content_hash")));
+}
+
+static int emit_check_daemonset(const json_t *profile, struct util_buf *out)
+{
+    gen_header(profile, "launch/check-daemonset.yaml", out);
+    char cls[64], id[16];
+    names(profile, cls, id);
+    util_buf_addf(
+        out,
+        "# topotune check on every node of the class labelled topotune.io/check=enabled (label\n"
+        "# idle nodes: the check runs all_reduce on every GPU, beside any job): doctor, a short\n"
+        "# run against this profile's band, its metrics in node_exporter's textfile folder. The\n"
+        "# image: one built with launch/Dockerfile.fragment and topotune installed. The GPUs are\n"
+        "# reached through NVIDIA_VISIBLE_DEVICES, as a monitoring agent's, so that the pod holds\n"
+        "# none; the interval is TOPOTUNE_CHECK_INTERVAL seconds.\n"
+        "---\n"
+        "apiVersion: apps/v1\n"
+        "kind: DaemonSet\n"
+        "metadata:\n"
+        "  name: topotune-check-%s\n"
+        "  labels:\n"
+        "    app.kubernetes.io/name: topotune-check\n"
+        "spec:\n"
+        "  selector:\n"
+        "    matchLabels:\n"
+        "      app.kubernetes.io/name: topotune-check\n"
+        "      app.kubernetes.io/instance: topotune-check-%s\n"
+        "  template:\n"
+        "    metadata:\n"
+        "      labels:\n"
+        "        app.kubernetes.io/name: topotune-check\n"
+        "        app.kubernetes.io/instance: topotune-check-%s\n"
+        "    spec:\n"
+        "      nodeSelector:\n"
+        "        " OPS_K8S_PREFIX "class: \"%s\"\n"
+        "        " OPS_K8S_PREFIX "check: \"enabled\"\n"
+        "      tolerations:\n"
+        "        - key: " OPS_K8S_PREFIX "unhealthy\n"
+        "          operator: Exists\n"
+        "          effect: NoSchedule\n"
+        "      containers:\n"
+        "        - name: check\n"
+        "          image: REPLACE_WITH_YOUR_IMAGE\n"
+        "          command: [\"/bin/sh\", \"-c\"]\n"
+        "          args:\n"
+        "            - |\n"
+        "              while :; do\n"
+        "                topotune check --profile /opt/topotune/profile \\\n"
+        "                    --metrics /textfile/topotune-check.prom\n"
+        "                sleep \"$TOPOTUNE_CHECK_INTERVAL\"\n"
+        "              done\n"
+        "          env:\n"
+        "            - name: NVIDIA_VISIBLE_DEVICES\n"
+        "              value: \"all\"\n"
+        "            - name: TOPOTUNE_CHECK_INTERVAL\n"
+        "              value: \"3600\"\n"
+        "          securityContext:\n"
+        "            capabilities:\n"
+        "              add: [\"IPC_LOCK\"]\n"
+        "          volumeMounts:\n"
+        "            - name: dshm\n"
+        "              mountPath: /dev/shm\n"
+        "            - name: textfile\n"
+        "              mountPath: /textfile\n"
+        "      volumes:\n"
+        "        - name: dshm\n"
+        "          emptyDir:\n"
+        "            medium: Memory\n"
+        "            sizeLimit: 16Gi\n"
+        "        - name: textfile\n"
+        "          hostPath:\n"
+        "            path: /var/lib/node_exporter/textfile\n"
+        "            type: DirectoryOrCreate\n",
+        id, id, id, cls);
+    return 0;
+}
+
+static int emit_survey_job(const json_t *profile, struct util_buf *out)
+{
+    gen_header(profile, "launch/survey-job.yaml", out);
+    char cls[64], id[16];
+    names(profile, cls, id);
+    util_buf_addf(
+        out,
+        "# topotune survey of the hosts listed in the ConfigMap, one per line, through mpirun\n"
+        "# (the hosts take passwordless ssh from this pod, with topotune-bench at the same path):\n"
+        "# the slow or broken nodes and links named, the labels and taints printed (its log),\n"
+        "# the survey's metrics and report in the results volume. The image: as the check's.\n"
+        "---\n"
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: topotune-survey-hosts-%s\n"
+        "data:\n"
+        "  hosts: |\n"
+        "    # one host per line (the nodes of class %s)\n"
+        "---\n"
+        "apiVersion: batch/v1\n"
+        "kind: Job\n"
+        "metadata:\n"
+        "  name: topotune-survey-%s\n"
+        "  labels:\n"
+        "    app.kubernetes.io/name: topotune-survey\n"
+        "spec:\n"
+        "  backoffLimit: 0\n"
+        "  template:\n"
+        "    metadata:\n"
+        "      labels:\n"
+        "        app.kubernetes.io/name: topotune-survey\n"
+        "    spec:\n"
+        "      restartPolicy: Never\n"
+        "      containers:\n"
+        "        - name: survey\n"
+        "          image: REPLACE_WITH_YOUR_IMAGE\n"
+        "          command: [\"topotune\", \"survey\", \"--hostfile\", \"/etc/topotune/hosts\",\n"
+        "                    \"--out\", \"/results/survey\", \"--metrics\", "
+        "\"/results/survey.prom\",\n"
+        "                    \"--kubernetes\"]\n"
+        "          volumeMounts:\n"
+        "            - name: hosts\n"
+        "              mountPath: /etc/topotune\n"
+        "            - name: results\n"
+        "              mountPath: /results\n"
+        "      volumes:\n"
+        "        - name: hosts\n"
+        "          configMap:\n"
+        "            name: topotune-survey-hosts-%s\n"
+        "        - name: results\n"
+        "          emptyDir: {}\n",
+        id, cls, id, id);
+    return 0;
+}
+
+const struct gen_emitter gen_emit_check_daemonset = {"launch/check-daemonset.yaml", 0,
+                                                     emit_check_daemonset};
+const struct gen_emitter gen_emit_survey_job = {"launch/survey-job.yaml", 0, emit_survey_job};
 const struct gen_emitter gen_emit_pytorchjob = {"launch/pytorchjob.yaml", 0, emit_pytorchjob};
 const struct gen_emitter gen_emit_dockerfile = {"launch/Dockerfile.fragment", 0, emit_dockerfile};

@@ -18,7 +18,8 @@ struct gen_emitter {
 };
 
 extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen_emit_tuner_table,
-    gen_emit_torchrun, gen_emit_sbatch, gen_emit_mpirun, gen_emit_pytorchjob, gen_emit_dockerfile;
+    gen_emit_torchrun, gen_emit_sbatch, gen_emit_mpirun, gen_emit_pytorchjob, gen_emit_dockerfile,
+    gen_emit_check_daemonset, gen_emit_survey_job;
 
 /*
  * profile.json's "tuner" rows (gen/tuner-rows.c): per measured size, the algorithm/protocol of

@@ -29,9 +29,12 @@
 #include <unistd.h>
 
 static const struct gen_emitter *const emitters[] = {
-    &gen_emit_env,         &gen_emit_conf,       &gen_emit_tuner,
-    &gen_emit_tuner_table, &gen_emit_torchrun,   &gen_emit_sbatch,
-    &gen_emit_mpirun,      &gen_emit_pytorchjob, &gen_emit_dockerfile,
+    &gen_emit_env,        &gen_emit_conf,
+    &gen_emit_tuner,      &gen_emit_tuner_table,
+    &gen_emit_torchrun,   &gen_emit_sbatch,
+    &gen_emit_mpirun,     &gen_emit_pytorchjob,
+    &gen_emit_dockerfile, &gen_emit_check_daemonset,
+    &gen_emit_survey_job,
 };
 
 /* snprintf for paths: -1 (and an empty string) instead of a silently cut path. */

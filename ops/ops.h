@@ -3,6 +3,8 @@
  * What operators' own tools take from topotune. Slurm: the `scontrol update` commands that drain
  * the nodes a survey names and resume the nodes topotune drained that a later survey clears.
  * Prometheus: files in node_exporter's textfile-collector format (docs/design.md "Metrics").
+ * Kubernetes: the `kubectl label` and `kubectl taint` commands that mark each node's class, profile
+ * and health, and keep pods off the nodes a survey names.
  * Everything here reads the documented files (survey.json: docs/schemas/survey.schema.json), so a
  * survey made earlier, or on another machine, serves as well as the one just made.
  *
@@ -63,6 +65,35 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
  */
 int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
                   double timeout_s);
+
+/*
+ * Kubernetes. Labels: topotune.io/class (the node class), topotune.io/profile (the class's profile
+ * version, where known), topotune.io/health (healthy, or the kind of the node's first verdict).
+ * The taint topotune.io/unhealthy=KIND:NoSchedule on every node a draining verdict names
+ * (ops_drains), and its removal from every node no verdict names.
+ */
+#define OPS_K8S_PREFIX "topotune.io/"
+
+/* s as a label value: at most 63 characters of [A-Za-z0-9._-], starting and ending with a letter
+ * or digit; a longer s keeps its first 54 and last 8 characters, joined by '-' (class ids end
+ * in their hash). "" for NULL or nothing usable. */
+void ops_k8s_label_value(const char *s, char out[64]);
+
+/*
+ * The actions for a survey (its survey.json document), per node in host order: label (class,
+ * health, and profile: versions maps class id -> "vN", or NULL), then taint (a draining verdict)
+ * or untaint (no verdict names the node). Each is {"node", "verb": "label"|"taint"|"untaint",
+ * "args": [...]} for `kubectl VERB node NODE ARGS...`.
+ */
+json_t *ops_k8s_plan(const json_t *survey, const json_t *versions);
+
+/*
+ * Prints each action as its kubectl command line (shell-quoted where needed) to out; with apply
+ * runs it (argv, never a shell) under a deadline, its output in log_path. An untaint of a node
+ * that has no such taint is not a failure. 0, or UTIL_EENV when one failed (the others still run).
+ */
+int ops_k8s_act(const json_t *actions, int apply, FILE *out, const char *log_path,
+                double timeout_s);
 
 /*
  * Prometheus metrics in the text exposition format, as node_exporter's textfile collector reads

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Slurm: drain what a survey names, resume what topotune drained and a later survey clears. */
+#include "ops/internal.h"
 #include "ops/ops.h"
 #include "util/buf.h"
 #include "util/child.h"
@@ -24,41 +25,11 @@ int ops_drains(const char *kind)
     return 0;
 }
 
-/*
- * Runs argv under a deadline, stdout to out_path (when set), the rest to log_path. 0, or
- * UTIL_EENV with what went wrong in why (the command's last words where it left some).
- */
-static int run(char **argv, const char *out_path, const char *log_path, double timeout_s,
-               struct util_buf *why)
-{
-    struct util_child c = {
-        .argv = argv, .log = log_path, .out = out_path, .timeout_s = timeout_s, .grace_s = 2};
-    util_child_run(&c);
-    if (c.exec_errno)
-        util_buf_addf(why, "cannot run %s: %s (is Slurm's client installed and in PATH?)", argv[0],
-                      strerror(c.exec_errno));
-    else if (c.timed_out)
-        util_buf_addf(why, "%s did not answer within %.0f s (is slurmctld up?)", argv[0],
-                      timeout_s);
-    else if (c.exit_code) {
-        struct util_buf log = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
-        if (log_path)
-            util_file_read_regular(log_path, 1 << 16, &log, NULL);
-        size_t end = log.len, at = log.data ? util_text_tail(log.data, &end, 2) : 0;
-        util_buf_add(&shown, log.data ? log.data + at : "", end - at);
-        util_buf_addf(why, "%s exited %d: %s", argv[0], c.exit_code,
-                      util_text_shown(&log, util_buf_str(&shown)));
-        util_buf_release(&log);
-        util_buf_release(&shown);
-    }
-    return why->len ? UTIL_EENV : 0;
-}
-
 json_t *ops_slurm_nodes(const char *out_path, const char *log_path, double timeout_s,
                         struct util_buf *why)
 {
     char *argv[] = {"sinfo", "-h", "-N", "-o", "%N|%T|%E", NULL};
-    if (run(argv, out_path, log_path, timeout_s, why))
+    if (ops_run(argv, out_path, log_path, timeout_s, why))
         return NULL;
     struct util_buf text = UTIL_BUF_INIT;
     const char *what = NULL;
@@ -220,15 +191,6 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
     return sorted(actions);
 }
 
-/* A word as a POSIX shell reads it back: as is when plain, else quoted. */
-static void add_word(struct util_buf *b, const char *w)
-{
-    if (util_text_in_set(w, 4096, "._:=,/+-@%"))
-        util_buf_adds(b, w);
-    else
-        util_quote_shell(b, w);
-}
-
 int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
                   double timeout_s)
 {
@@ -247,12 +209,12 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
                         NULL};
         for (int k = 0; argv[k]; k++) {
             util_buf_adds(&line, k ? " " : "");
-            add_word(&line, argv[k]);
+            ops_add_word(&line, argv[k]);
         }
         fprintf(out, "%s\n", util_buf_str(&line));
         fflush(out);
         struct util_buf failed = UTIL_BUF_INIT;
-        if (apply && run(argv, NULL, log_path, timeout_s, &failed)) {
+        if (apply && ops_run(argv, NULL, log_path, timeout_s, &failed)) {
             util_error("%s: %s", util_buf_str(&node), util_buf_str(&failed));
             rc = UTIL_EENV;
         } else if (apply)

@@ -23,6 +23,11 @@ test=(
     groff-base dpkg-dev
 )
 
+# the npm registry's kubernetes-models (the tests validate Kubernetes manifests against its
+# schemas, offline) needs npm: Debian's, where the machine has none of its own
+command -v npm >/dev/null || test+=(npm)
+npm_prefix=${TOPOTUNE_NPM_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/topotune-npm}
+
 case "${1:-test}" in
 build) packages=("${build[@]}") ;;
 test) packages=("${build[@]}" "${test[@]}") ;;
@@ -37,9 +42,17 @@ for p in "${packages[@]}"; do
     fi
 done
 
+# kubernetes-models into $npm_prefix (TOPOTUNE_NPM_PREFIX), once
+npm_models() {
+    [ "$what" = test ] && [ ! -d "$npm_prefix/node_modules/kubernetes-models" ] || return 0
+    echo "install-deps: npm install kubernetes-models@5 into $npm_prefix"
+    mkdir -p "$npm_prefix" && npm install --prefix "$npm_prefix" --no-audit --no-fund --silent kubernetes-models@5
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages for $what already installed"
-    exit 0
+    npm_models
+    exit
 fi
 
 sudo=()
@@ -51,3 +64,4 @@ echo "install-deps: installing for $what: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_models

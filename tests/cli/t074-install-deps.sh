@@ -23,6 +23,13 @@ cat >"$stubs/apt-get" <<'SH'
 for a in "$@"; do case $a in install | -*) ;; *) echo "$a" ;; esac; done >"$TEST_TMP/apt"
 SH
 printf '#!/usr/bin/env bash\nexec "$@"\n' >"$stubs/sudo"
+# npm: records its arguments; kubernetes-models counts as installed until the test removes it
+cat >"$stubs/npm" <<'SH'
+#!/usr/bin/env bash
+echo "$*" >"$TEST_TMP/npm"
+SH
+export TOPOTUNE_NPM_PREFIX=$TEST_TMP/npm-prefix
+mkdir -p "$TOPOTUNE_NPM_PREFIX/node_modules/kubernetes-models"
 chmod +x "$stubs"/*
 export TEST_TMP
 deps() { # EXIT ARGS...: install-deps, with only $TEST_TMP/installed installed, exits EXIT
@@ -86,6 +93,16 @@ if command -v dpkg-query >/dev/null && command -v pkg-config >/dev/null; then
     check "mpicc's package ($pkg) is a build package" \
         grep -qxF -- "${pkg:-?}" "$TEST_TMP/build.list"
 fi
+# kubernetes-models from npm: only for test, only when missing, into TOPOTUNE_NPM_PREFIX
+rm -f "$TEST_TMP/npm"
+deps 0 test
+check "kubernetes-models present: npm not run" test ! -e "$TEST_TMP/npm"
+rmdir "$TOPOTUNE_NPM_PREFIX/node_modules/kubernetes-models"
+deps 0 build
+check "build: npm not run" test ! -e "$TEST_TMP/npm"
+deps 0 test
+check "test: npm installs kubernetes-models@5 into the prefix" \
+    grep -q -- "install --prefix $TOPOTUNE_NPM_PREFIX .*kubernetes-models@5" "$TEST_TMP/npm"
 check "run.sh installs the build list" \
     grep -qx 'tools/install-deps.sh build' "$TOPOTUNE_SRC/tools/run.sh"
 check "test.sh installs the test list" \

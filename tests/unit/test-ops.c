@@ -156,12 +156,78 @@ static void test_metrics(void **state)
     ops_metrics_release(&m);
 }
 
+/* Kubernetes label values: at most 63 of [A-Za-z0-9._-], a letter or digit at both ends; a long
+ * class id keeps its head and its hash. */
+static void test_label_value(void **state)
+{
+    (void)state;
+    char v[64];
+    ops_k8s_label_value("h100-80gb-8x-50d930ff", v);
+    assert_string_equal(v, "h100-80gb-8x-50d930ff");
+    ops_k8s_label_value("_x y/z.", v);
+    assert_string_equal(v, "x-y-z");
+    ops_k8s_label_value(NULL, v);
+    assert_string_equal(v, "");
+    char id[129];
+    memset(id, 'a', 120);
+    strcpy(id + 120, "-1234567");
+    ops_k8s_label_value(id, v);
+    assert_int_equal(strlen(v), 63);
+    assert_memory_equal(v, id, 54);
+    assert_string_equal(v + 54, "--1234567"); /* '-', then the last 8 */
+    memset(id, 'b', 70);
+    strcpy(id + 70, "12345678");
+    ops_k8s_label_value(id, v);
+    assert_int_equal(strlen(v), 63);
+    assert_string_equal(v + 54, "-12345678");
+}
+
+/* A node a draining verdict names is tainted; one no verdict names untainted; one named only by
+ * a class verdict neither (not called healthy, not kept off); a profile version where known. */
+static void test_k8s_plan(void **state)
+{
+    (void)state;
+    json_t *s = load(survey);
+    json_t *v = load("{\"c1\": \"v7\"}");
+    json_object_set_new(json_array_get(json_object_get(s, "nodes"), 0), "class", json_string("c1"));
+    json_t *a = ops_k8s_plan(s, v);
+    const char *want[][3] = {{"n1", "label",
+                              "[\"topotune.io/class=c1\", \"topotune.io/profile=v7\", "
+                              "\"topotune.io/health=node-slow\", \"--overwrite\"]"},
+                             {"n1", "taint",
+                              "[\"topotune.io/unhealthy=node-slow:NoSchedule\", "
+                              "\"--overwrite\"]"},
+                             {"n2", "label", "[\"topotune.io/health=link-slow\", \"--overwrite\"]"},
+                             {"n2", "taint", NULL},
+                             {"n3", "label", "[\"topotune.io/health=path-slow\", \"--overwrite\"]"},
+                             {"n5", "label", NULL},
+                             {"n7", "label",
+                              "[\"topotune.io/health=class-below-expected\", "
+                              "\"--overwrite\"]"},
+                             {"n8", "label", "[\"topotune.io/health=healthy\", \"--overwrite\"]"},
+                             {"n8", "untaint", "[\"topotune.io/unhealthy:NoSchedule-\"]"}};
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, k++) {
+        assert_string_equal(field(a, k, "node"), want[i][0]);
+        assert_string_equal(field(a, k, "verb"), want[i][1]);
+        if (want[i][2]) {
+            json_t *args = load(want[i][2]);
+            assert_true(json_equal(args, json_object_get(json_array_get(a, k), "args")));
+            json_decref(args);
+        }
+    }
+    json_decref(a);
+    json_decref(v);
+    json_decref(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),      cmocka_unit_test(test_drains),
         cmocka_unit_test(test_with_slurm), cmocka_unit_test(test_printed),
-        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_metrics),    cmocka_unit_test(test_label_value),
+        cmocka_unit_test(test_k8s_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
