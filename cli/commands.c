@@ -26,6 +26,8 @@ static const struct cli_command commands[] = {
      "what a healthy system should measure: busbw per size with a band, for validators"},
     {"calibrate", cmd_calibrate,
      "fit the model's parameters to measured sweeps: a calibration file"},
+    {"env", cmd_env,
+     "a profile's per-node values (NCCL_IB_HCA, GID index, interface) resolved on this node"},
     {"check", cmd_check,
      "a fast health check of this node for Slurm and NHC: doctor, a short run, its band"},
     {"survey", cmd_survey,

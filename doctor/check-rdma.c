@@ -9,6 +9,7 @@
 #include "doctor/internal.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/mem.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -64,27 +65,90 @@ static int roce_v2_index(const char *dev, const char *port, char *addr, size_t l
     return found;
 }
 
-static void scan_port(struct rdma_scan *s, const char *dev, const char *port)
+/* One port's facts: {dev, port, active, roce, gid (the RoCE v2 IPv4 GID index, -1), addr}. */
+static json_t *port_facts(const char *dev, const char *port)
 {
     struct util_buf state = UTIL_BUF_INIT, layer = UTIL_BUF_INIT;
     read_attr(&state, dev, port, "state", -1);
     read_attr(&layer, dev, port, "link_layer", -1);
     int active = strstr(util_buf_str(&state), "ACTIVE") != NULL;
     int roce = strcmp(util_buf_str(&layer), "Ethernet") == 0;
+    char addr[64] = "";
+    int gid = roce && active ? roce_v2_index(dev, port, addr, sizeof(addr)) : -1;
+    util_buf_release(&state);
+    util_buf_release(&layer);
+    return json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "dev", dev, "port", port, "active", active,
+                     "roce", roce, "gid", gid, "addr", addr);
+}
+
+static int by_dev_port(const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c = strcmp(json_string_value(json_object_get(x, "dev")),
+                   json_string_value(json_object_get(y, "dev")));
+    return c ? c
+             : atoi(json_string_value(json_object_get(x, "port"))) -
+                   atoi(json_string_value(json_object_get(y, "port")));
+}
+
+/* The ports of one device, into out. */
+static void device_ports(json_t *out, const char *dev)
+{
+    struct util_buf dir = UTIL_BUF_INIT;
+    util_buf_addf(&dir, "%s/sys/class/infiniband/%s/ports", util_sysfs_root(), dev);
+    DIR *d = opendir(dir.data);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            json_array_append_new(out, port_facts(dev, e->d_name));
+    if (d)
+        closedir(d);
+    util_buf_release(&dir);
+}
+
+json_t *doctor_rdma_ports(void)
+{
+    json_t *ports = json_array();
+    struct util_buf dir = UTIL_BUF_INIT;
+    util_buf_addf(&dir, "%s/sys/class/infiniband", util_sysfs_root());
+    DIR *d = opendir(dir.data);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            device_ports(ports, e->d_name);
+    if (d)
+        closedir(d);
+    util_buf_release(&dir);
+    size_t n = json_array_size(ports);
+    json_t **items = util_xmalloc(sizeof(json_t *) * (n + 1));
+    for (size_t i = 0; i < n; i++)
+        items[i] = json_incref(json_array_get(ports, i));
+    qsort(items, n, sizeof(json_t *), by_dev_port);
+    json_array_clear(ports);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(ports, items[i]);
+    free(items);
+    return ports;
+}
+
+static void scan_port(struct rdma_scan *s, const json_t *p)
+{
+    const char *dev = json_string_value(json_object_get(p, "dev"));
+    const char *port = json_string_value(json_object_get(p, "port"));
+    int active = json_is_true(json_object_get(p, "active"));
+    int roce = json_is_true(json_object_get(p, "roce"));
     s->ports++;
     s->active += active;
     util_buf_addf(&s->evidence, "%s%s/%s %s %s", s->evidence.len ? "; " : "", dev, port,
                   roce ? "RoCE" : "IB", active ? "ACTIVE" : "not active");
     if (roce && active) {
-        char addr[64];
-        int index = roce_v2_index(dev, port, addr, sizeof(addr));
+        int index = (int)json_integer_value(json_object_get(p, "gid"));
         const char *want = getenv("NCCL_IB_GID_INDEX");
         s->roce++;
         if (index < 0) {
             s->roce_bad++;
             util_buf_addf(&s->evidence, " with no RoCE v2 GID holding an IPv4 address");
         } else {
-            util_buf_addf(&s->evidence, " RoCE v2 GID index %d (%s)", index, addr);
+            util_buf_addf(&s->evidence, " RoCE v2 GID index %d (%s)", index,
+                          json_string_value(json_object_get(p, "addr")));
             if (s->suggest < 0)
                 s->suggest = index;
             /* a negative index is NCCL's own default: it picks the GID itself */
@@ -94,34 +158,17 @@ static void scan_port(struct rdma_scan *s, const char *dev, const char *port)
             }
         }
     }
-    util_buf_release(&state);
-    util_buf_release(&layer);
-}
-
-static void scan_device(struct rdma_scan *s, const char *dev)
-{
-    struct util_buf dir = UTIL_BUF_INIT;
-    util_buf_addf(&dir, "%s/sys/class/infiniband/%s/ports", util_sysfs_root(), dev);
-    DIR *d = opendir(dir.data);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            scan_port(s, dev, e->d_name);
-    if (d)
-        closedir(d);
-    util_buf_release(&dir);
 }
 
 void doctor_check_rdma(json_t *c)
 {
     struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
-    struct util_buf dir = UTIL_BUF_INIT, fix = UTIL_BUF_INIT;
-    util_buf_addf(&dir, "%s/sys/class/infiniband", util_sysfs_root());
-    DIR *d = opendir(dir.data);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            scan_device(&s, e->d_name);
-    if (d)
-        closedir(d);
+    struct util_buf fix = UTIL_BUF_INIT;
+    json_t *ports = doctor_rdma_ports(), *p;
+    size_t i;
+    json_array_foreach(ports, i, p)
+        scan_port(&s, p);
+    json_decref(ports);
     const char *status = "pass";
     if (!s.ports) {
         doctor_add(c, "rdma", "pass", NULL, "no InfiniBand or RoCE device: NCCL uses sockets");
@@ -153,6 +200,5 @@ void doctor_check_rdma(json_t *c)
                "%d of %d port(s) active: %s", s.active, s.ports, util_buf_str(&s.evidence));
 out:
     util_buf_release(&s.evidence);
-    util_buf_release(&dir);
     util_buf_release(&fix);
 }

@@ -414,6 +414,29 @@ char *doctor_up_interfaces(void)
     return util_buf_detach(&b);
 }
 
+/* NCCL_SOCKET_IFNAME's syntax: "^a,b" none of them, "=a,b" exactly those, "a,b" by prefix. */
+static int ifname_takes(const char *spec, const char *name)
+{
+    int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0;
+    for (const char *p = spec + exclude + exact; *p && !hit; p += strcspn(p, ","), p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        hit = len && !strncmp(name, p, len) && (!exact || !name[len]);
+    }
+    return exclude ? !hit : hit;
+}
+
+int doctor_data_interface(const char *spec, char *out, size_t len)
+{
+    struct iface ifs[64];
+    int n = up_interfaces(ifs, 64), found = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && !found; i++)
+        if (ifs[i].addr[0] &&
+            (spec ? ifname_takes(spec, ifs[i].name) : !topo_iface_is_virtual(ifs[i].name)))
+            found = snprintf(out, len, "%s", ifs[i].name) > 0;
+    return found;
+}
+
 json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_timeout_s)
 {
     json_t *checks = json_array();
@@ -426,5 +449,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     doctor_check_rdma(checks);
     check_launch(checks, t);
     check_profile(checks, t, profile);
+    if (profile)
+        doctor_check_node_values(checks, profile);
     return checks;
 }

@@ -12,8 +12,29 @@ __attribute__((format(printf, 5, 6))) void doctor_add(json_t *checks, const char
                                                       const char *status, const char *fix,
                                                       const char *fmt, ...);
 
+/*
+ * An interface NCCL's bootstrap can use (up, with an address) that spec takes, as
+ * NCCL_SOCKET_IFNAME reads it ("^a,b": none of those; "=a,b": exactly those; "a,b": by
+ * prefix), or with spec NULL the first that is no container bridge or veth, into out
+ * (kernel order). 1 when found, else 0 and "".
+ */
+int doctor_data_interface(const char *spec, char *out, size_t len);
+
 /* The interfaces that are up, besides lo, by name: "eth0,ib0" (free it). */
 char *doctor_up_interfaces(void);
+
+/*
+ * The InfiniBand and RoCE ports of this node (sysfs under the root), sorted by device and port:
+ * [{dev, port, active, roce, gid: the RoCE v2 IPv4 GID index of an active RoCE port or -1, addr}].
+ */
+json_t *doctor_rdma_ports(void);
+
+/*
+ * With a profile that sets per-node values (util_env_per_node): "node-values", this shell's
+ * values against this node's (doctor_node_env): a device, interface or GID index this node does
+ * not have fails; a name this node has nothing for warns.
+ */
+void doctor_check_node_values(json_t *checks, const json_t *profile);
 
 /* 5b. InfiniBand and RoCE ports: active, and the RoCE v2 GID index NCCL needs. */
 void doctor_check_rdma(json_t *checks);

@@ -3,6 +3,7 @@
 #include "gen/internal.h"
 #include "sweep/sweep.h"
 #include "util/log.h"
+#include "util/env.h"
 #include "util/quote.h"
 
 #include <limits.h>
@@ -211,6 +212,46 @@ static void tuner_plugin(struct util_buf *out)
         "fi\n\n");
 }
 
+static int is_per_node(const char *name, const char *value, const char *role, void *ctx)
+{
+    (void)value;
+    (void)role;
+    *(int *)ctx |= util_env_per_node(name);
+    return 0;
+}
+
+int gen_per_node(const json_t *profile)
+{
+    int any = 0;
+    gen_each_var(profile, is_per_node, &any);
+    return any;
+}
+
+/* The profile's per-node values (interface and device names, GID index) resolved on this node:
+ * `topotune env --node` prints them as export lines, eval'd only when it ran. */
+static void per_node(const json_t *profile, struct util_buf *out)
+{
+    if (!gen_per_node(profile))
+        return;
+    util_buf_adds(
+        out,
+        "# NCCL_IB_HCA, NCCL_IB_GID_INDEX and NCCL_SOCKET_IFNAME name this node's devices: the\n"
+        "# profile's were measured on another node, so each node resolves its own (topotune env\n"
+        "# --node; TOPOTUNE_PER_NODE=off keeps the profile's, TOPOTUNE=PATH names topotune).\n"
+        "topotune_bin=${TOPOTUNE:-$(command -v topotune || true)}\n"
+        "if [ \"${TOPOTUNE_PER_NODE:-on}\" = off ]; then\n"
+        "    topotune_bin=\n"
+        "elif [ -z \"$topotune_bin\" ]; then\n"
+        "    echo \"$0: note: topotune is not in PATH: the profile's device names stay as measured "
+        "on another node\" >&2\n"
+        "elif node_env=$(\"$topotune_bin\" env --node --profile \"$profile_dir\"); then\n"
+        "    eval \"$node_env\"\n"
+        "else\n"
+        "    echo \"$0: note: topotune env --node failed: the profile's device names stay\" >&2\n"
+        "    topotune_bin=\n"
+        "fi\n\n");
+}
+
 void gen_shell_prelude(const json_t *profile, struct util_buf *out)
 {
     struct util_buf want = UTIL_BUF_INIT;
@@ -221,7 +262,10 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
         "# shellcheck source=/dev/null\n"
         ". \"$profile_dir/nccl.env\"\n"
-        "export NCCL_CONF_FILE=\"$profile_dir/nccl.conf\"\n\n"
+        "export NCCL_CONF_FILE=\"$profile_dir/nccl.conf\"\n\n");
+    per_node(profile, out);
+    util_buf_adds(
+        out,
         "# One launcher per job: a process started by another launcher already has a rank.\n"
         "if [ -n \"${RANK:-}${LOCAL_RANK:-}${OMPI_COMM_WORLD_RANK:-}\" ] && [ -z "
         "\"${TOPOTUNE_NESTED_OK:-}\" ]; then\n"

@@ -195,9 +195,18 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
                   ") fwd+=(-x \"$name\") ;;\n"
                   "    esac\n"
                   "done < <(compgen -e)\n"
-                  "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
-                  "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
-                  "\"${fwd[@]}\" \"$@\"\n");
+                  "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n");
+    if (gen_per_node(profile))
+        util_buf_adds(out,
+                      "# each rank resolves its own node's device names, then becomes the program\n"
+                      "per_rank=()\n"
+                      "[ -z \"$topotune_bin\" ] || per_rank=(\"$topotune_bin\" env --node "
+                      "--profile \"$profile_dir\" --)\n"
+                      "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
+                      "\"${fwd[@]}\" \"${per_rank[@]}\" \"$@\"\n");
+    else
+        util_buf_adds(out, "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
+                           "\"${fwd[@]}\" \"$@\"\n");
     return 0;
 }
 

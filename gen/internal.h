@@ -58,6 +58,10 @@ long long gen_shm_need_kb(const json_t *profile);
  * PyTorch's NCCL error handling under the names the installed PyTorch reads. */
 void gen_shell_prelude(const json_t *profile, struct util_buf *out);
 
+/* 1 when the profile sets a variable whose value differs from node to node (util_env_per_node):
+ * the launch scripts resolve those on each node ($topotune_bin set, after the prelude). */
+int gen_per_node(const json_t *profile);
+
 /* A header of comment lines (prefix "# ") naming the profile, its validity and evidence. */
 void gen_header(const json_t *profile, const char *what, struct util_buf *out);
 /* Each variable of the profile as NAME=value, after checking names and values again. -1 if bad. */

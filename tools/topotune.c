@@ -48,8 +48,8 @@ int main(int argc, char **argv)
     }
     /* NCCL_TESTS_MIN_BW gates one benchmark run (topotune bench, as nccl-tests): the runs of a
      * sweep, survey or verify measure configurations and nodes, and a slow one is a number for
-     * them, not a failed run. */
-    if (strcmp(c->name, "bench") != 0)
+     * them, not a failed run. env passes the environment on to the command it becomes. */
+    if (strcmp(c->name, "bench") != 0 && strcmp(c->name, "env") != 0)
         unsetenv("NCCL_TESTS_MIN_BW");
     int rc = c->fn(argc - 1, argv + 1);
     if (fflush(stdout) || ferror(stdout)) {

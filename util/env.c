@@ -165,6 +165,12 @@ static int in_names(const char *list, const char *name)
     return 0;
 }
 
+int util_env_per_node(const char *name)
+{
+    return name && (!strcmp(name, "NCCL_IB_HCA") || !strcmp(name, "NCCL_IB_GID_INDEX") ||
+                    !strcmp(name, "NCCL_SOCKET_IFNAME"));
+}
+
 const char *util_env_refused(const char *name)
 {
     if (!valid_name(name))

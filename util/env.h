@@ -23,6 +23,13 @@ int util_env_recordable(const char *name);
  */
 const char *util_env_refused(const char *name);
 
+/*
+ * 1 when name's value differs from node to node on the same hardware (device and interface
+ * names, GID indexes): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME. A profile's value of
+ * one was measured on one node; each node resolves its own (topotune env --node).
+ */
+int util_env_per_node(const char *name);
+
 /* New reference: an object of the recordable variables of this process, sorted by name. */
 json_t *util_env_recorded(void);
 

@@ -265,6 +265,11 @@ int util_opts_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int 
     *npositional = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
+        if (strcmp(a, "--") == 0) { /* the rest is positional, whatever it looks like */
+            while (++i < argc)
+                argv[++npos] = argv[i];
+            break;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             util_opts_usage(stdout, cmd);
             return UTIL_OPTS_HELP;

@@ -60,7 +60,8 @@ struct util_opts_cmd {
 /*
  * Parses argv[1..argc) against cmd->opts. Values come as "--name VALUE", "--name=VALUE",
  * "-x VALUE" or "-xVALUE" (nccl-tests' attached form: -b8 -e128M). The positional arguments are
- * moved, in order, to argv[1..*npositional] (the strings themselves do not move). Returns 0;
+ * moved, in order, to argv[1..*npositional] (the strings themselves do not move); after "--"
+ * every argument is positional (a command and its own flags). Returns 0;
  * UTIL_OPTS_HELP after printing the usage for "--help"/"-h"; UTIL_EUSAGE after an error naming
  * the option (unknown, missing or bad value, too many positional arguments).
  */

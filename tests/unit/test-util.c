@@ -253,6 +253,18 @@ static void test_opts(void **state)
     char *argv8[] = {"bench", "-mx", NULL};
     assert_int_equal(parse_with(opts, -1, 0, argv8, &npos), UTIL_EUSAGE);
 
+    /* after "--", everything is positional: a command and its own flags, even ours */
+    char *argv10[] = {"env", "-m", "--", "prog", "-i", "--nope", "--", NULL};
+    flag = 0, input = NULL;
+    assert_int_equal(parse_with(opts, -1, 0, argv10, &npos), 0);
+    assert_int_equal(flag, 1);
+    assert_null(input);
+    assert_int_equal(npos, 4);
+    assert_string_equal(argv10[1], "prog");
+    assert_string_equal(argv10[2], "-i");
+    assert_string_equal(argv10[3], "--nope");
+    assert_string_equal(argv10[4], "--");
+
     /* a pass-through command keeps unknown options and their values in order */
     char *argv9[] = {"bench", "-b", "8", "-i", "c.xml", "--e=1M", "-n5", NULL};
     assert_int_equal(parse_with(opts, -1, 1, argv9, &npos), 0);

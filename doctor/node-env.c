@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* The values of a profile that differ from node to node, resolved on this node. */
+#include "doctor/doctor.h"
+#include "doctor/internal.h"
+#include "util/buf.h"
+#include "util/env.h"
+#include "util/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The profile's value of name, or NULL when it does not set it. */
+static const char *profile_value(const json_t *profile, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(profile, "variables"), i, v)
+        if (!strcmp(util_json_str(v, "name", ""), name))
+            return util_json_str(v, "value", NULL);
+    return NULL;
+}
+
+/* "=dev:port,..." of the active ports (a RoCE port only with its RoCE v2 IPv4 GID). */
+static void hca(json_t *env, json_t *notes, const json_t *ports)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    size_t i;
+    json_t *p;
+    json_array_foreach(ports, i, p) {
+        if (!json_is_true(json_object_get(p, "active")) ||
+            (json_is_true(json_object_get(p, "roce")) &&
+             json_integer_value(json_object_get(p, "gid")) < 0))
+            continue;
+        util_buf_addf(&b, "%s%s:%s", b.len ? "," : "=", util_json_str(p, "dev", "?"),
+                      util_json_str(p, "port", "?"));
+    }
+    if (b.len)
+        json_object_set_new(env, "NCCL_IB_HCA", json_string(util_buf_str(&b)));
+    else
+        json_array_append_new(notes, json_string("NCCL_IB_HCA: no active InfiniBand or RoCE port "
+                                                 "on this node: left to NCCL (sockets)"));
+    util_buf_release(&b);
+}
+
+/* The RoCE v2 IPv4 GID index of the active RoCE ports, when they agree. */
+static void gid(json_t *env, json_t *notes, const json_t *ports)
+{
+    long long index = -1;
+    int mixed = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(ports, i, p) {
+        long long g = json_integer_value(json_object_get(p, "gid"));
+        if (!json_is_true(json_object_get(p, "roce")) || g < 0)
+            continue;
+        mixed |= index >= 0 && g != index;
+        index = index < 0 ? g : index;
+    }
+    if (index >= 0 && !mixed)
+        json_object_set_new(env, "NCCL_IB_GID_INDEX", json_sprintf("%lld", index));
+    else
+        json_array_append_new(notes,
+                              json_string(mixed ? "NCCL_IB_GID_INDEX: this node's RoCE ports have "
+                                                  "different RoCE v2 GID indexes: left to NCCL"
+                                                : "NCCL_IB_GID_INDEX: no active RoCE port with a "
+                                                  "RoCE v2 IPv4 GID on this node: left to NCCL"));
+}
+
+/* The profile's interface when this node has one it takes, else this node's data interface. */
+static void ifname(json_t *env, json_t *notes, const char *want)
+{
+    char name[256];
+    if (want && doctor_data_interface(want, name, sizeof(name)))
+        json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_string(want));
+    else if (doctor_data_interface(NULL, name, sizeof(name)))
+        json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_sprintf("=%s", name));
+    else
+        json_array_append_new(notes, json_string("NCCL_SOCKET_IFNAME: no interface with an "
+                                                 "address here but bridges and veths: left to "
+                                                 "NCCL"));
+}
+
+json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
+{
+    json_t *env = json_object(), *ports = doctor_rdma_ports();
+    *notes = json_array();
+    if (every || profile_value(profile, "NCCL_IB_HCA"))
+        hca(env, *notes, ports);
+    if (every || profile_value(profile, "NCCL_IB_GID_INDEX"))
+        gid(env, *notes, ports);
+    const char *want = profile_value(profile, "NCCL_SOCKET_IFNAME");
+    if (every || want)
+        ifname(env, *notes, want);
+    json_decref(ports);
+    return env;
+}
+
+/* The device names a NCCL_IB_HCA value takes ("=a:1,b" -> "a", "b"), into names (comma-joined,
+ * each between commas for a lookup); 0 for an exclusion list ("^..."), which names what is not
+ * taken. */
+static int hca_devices(const char *value, struct util_buf *names)
+{
+    if (value[0] == '^')
+        return 0;
+    util_buf_adds(names, ",");
+    for (const char *p = value + (value[0] == '='); *p; p += strcspn(p, ","), p += *p == ',') {
+        size_t len = strcspn(p, ",:");
+        util_buf_addf(names, "%.*s,", (int)len, p);
+    }
+    return 1;
+}
+
+/* What this shell sets for name against this node's value: NULL when they agree, else why. */
+static const char *disagrees(const char *name, const char *set, const char *here,
+                             struct util_buf *why)
+{
+    if (!strcmp(name, "NCCL_IB_HCA")) {
+        struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT;
+        int same = !hca_devices(set, &a) || !here ||
+                   (hca_devices(here, &b) && !strcmp(util_buf_str(&a), util_buf_str(&b)));
+        if (!same)
+            util_buf_addf(why, "NCCL_IB_HCA=%s, but this node's active ports are %s", set, here);
+        util_buf_release(&a);
+        util_buf_release(&b);
+    } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
+        char ifname[256];
+        if (!doctor_data_interface(set, ifname, sizeof(ifname)))
+            util_buf_addf(why, "NCCL_SOCKET_IFNAME=%s takes no interface with an address here%s%s",
+                          set, here ? "; this node's is " : "", here ? here : "");
+    } else if (here && strcmp(set, here)) {
+        util_buf_addf(why, "%s=%s, but this node's RoCE v2 IPv4 GID is at index %s", name, set,
+                      here);
+    }
+    return why->len ? util_buf_str(why) : NULL;
+}
+
+void doctor_check_node_values(json_t *checks, const json_t *profile)
+{
+    json_t *notes, *env = doctor_node_env(profile, 0, &notes), *v;
+    struct util_buf evidence = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
+    int bad = 0, any = 0;
+    size_t i;
+    json_array_foreach(json_object_get(profile, "variables"), i, v) {
+        const char *name = util_json_str(v, "name", "");
+        if (!util_env_per_node(name))
+            continue;
+        any = 1;
+        const char *here = json_string_value(json_object_get(env, name)), *set = getenv(name);
+        util_buf_reset(&why);
+        if (set && disagrees(name, set, here, &why)) {
+            bad = 1;
+            util_buf_addf(&evidence, "%s%s", evidence.len ? "; " : "", util_buf_str(&why));
+        } else {
+            util_buf_addf(&evidence, "%s%s: this node's %s", evidence.len ? "; " : "", name,
+                          here ? here : "(none: left to NCCL)");
+        }
+    }
+    json_array_foreach(notes, i, v)
+        util_buf_addf(&evidence, "; %s", json_string_value(v));
+    if (any)
+        doctor_add(
+            checks, "node-values",
+            bad                      ? "fail"
+            : json_array_size(notes) ? "warn"
+                                     : "pass",
+            bad || json_array_size(notes)
+                ? "resolve them on each node: eval \"$(topotune env --node --profile DIR)\", "
+                  "as the profile's launch scripts do"
+                : NULL,
+            "%s", util_buf_str(&evidence));
+    util_buf_release(&evidence);
+    util_buf_release(&why);
+    json_decref(env);
+    json_decref(notes);
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topotune env --node: a profile's per-node values (NCCL_IB_HCA, NCCL_IB_GID_INDEX,
+# NCCL_SOCKET_IFNAME) resolved from this node's devices (fake sysfs trees): the export lines eval
+# back to the same values, a command gets them in its environment, only the names the profile sets
+# unless --all; doctor --profile fails a shell value this node cannot honour (node-values); the
+# launch scripts of a profile that sets one resolve it on each node; bad use is refused.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+tree() { # ROOT IFNAME IB_DEVICE: an up interface, an active IB port, a down one, a RoCE port (GID 3)
+    python3 - "$@" <<'PY'
+import os, sys
+root, ifname, ib = sys.argv[1:]
+def put(path, data):
+    os.makedirs(os.path.dirname(root + path), exist_ok=True)
+    open(root + path, "w").write(data + "\n")
+put(f"/sys/class/net/{ifname}/operstate", "up"); put(f"/sys/class/net/{ifname}/ifindex", "3")
+put("/sys/class/net/docker0/operstate", "up"); put("/sys/class/net/docker0/ifindex", "2")
+port = f"/sys/class/infiniband/{ib}/ports/1"
+put(port + "/state", "4: ACTIVE"); put(port + "/link_layer", "InfiniBand")
+port = "/sys/class/infiniband/mlx5_9/ports/1"
+put(port + "/state", "1: DOWN"); put(port + "/link_layer", "InfiniBand")
+port = "/sys/class/infiniband/roce_0/ports/1"
+put(port + "/state", "4: ACTIVE"); put(port + "/link_layer", "Ethernet")
+for i, (gid, kind) in enumerate([("fe80:0000:0000:0000:0e42:a1ff:fe00:0002", "IB/RoCE v1"),
+                                 ("fe80:0000:0000:0000:0e42:a1ff:fe00:0002", "RoCE v2"),
+                                 ("0000:0000:0000:0000:0000:ffff:0a01:0005", "IB/RoCE v1"),
+                                 ("0000:0000:0000:0000:0000:ffff:0a01:0005", "RoCE v2")]):
+    put(f"{port}/gids/{i}", gid); put(f"{port}/gid_attrs/types/{i}", kind)
+PY
+}
+tree a eth0 mlx5_0
+tree b ens5 mlx5_3
+mkdir -p p
+cat >p/profile.json <<'JSON'
+{"schema": "topotune/profile/1", "class": "c1", "predicted": false, "version": 2,
+ "variables": [{"name": "NCCL_IB_HCA", "value": "=mlx5_0:1", "role": "system", "evidence": {}},
+               {"name": "NCCL_SOCKET_IFNAME", "value": "=eth0", "role": "system", "evidence": {}},
+               {"name": "NCCL_ALGO", "value": "Ring", "role": "tuning", "evidence": {}}]}
+JSON
+node() { env -u NCCL_IB_HCA -u NCCL_SOCKET_IFNAME -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$TEST_TMP/$1" "${@:2}"; }
+
+# 1. Each node's own values; the profile's names only (not the GID index, not NCCL_ALGO).
+expect_exit 0 "node a" -- node a "$TOPOTUNE" env --node --profile p
+check "node a: its active ports (IB, and RoCE with its v2 GID), its interface" test "$(cat "$TEST_TMP/out")" = \
+    "export NCCL_IB_HCA='=mlx5_0:1,roce_0:1'
+export NCCL_SOCKET_IFNAME='=eth0'"
+expect_exit 0 "node b, the profile named by TOPOTUNE_PROFILE" -- node b env TOPOTUNE_PROFILE=p "$TOPOTUNE" env --node
+check "node b: mlx5_3, and ens5 (the profile's eth0 is not here; docker0 never)" test "$(cat "$TEST_TMP/out")" = \
+    "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'
+export NCCL_SOCKET_IFNAME='=ens5'"
+check "the lines eval back" bash -c "eval \"\$(cat '$TEST_TMP/out')\" && [ \"\$NCCL_IB_HCA\" = '=mlx5_3:1,roce_0:1' ]"
+expect_exit 0 "--all --json" -- node b "$TOPOTUNE" env --node --all --json
+check "--all: the GID index too" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1])) == {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA": "=mlx5_3:1,roce_0:1", "NCCL_SOCKET_IFNAME": "=ens5"}' "$TEST_TMP/out"
+
+# 2. A command run with them (what each rank of mpirun.sh does).
+# shellcheck disable=SC2016 # expanded by the command's shell
+expect_exit 0 "-- COMMAND" -- node b "$TOPOTUNE" env --node --profile p -- sh -c 'echo "$NCCL_IB_HCA $NCCL_SOCKET_IFNAME" "$@"' sh -n 5
+check "the command got them, and its own flags" test "$(cat "$TEST_TMP/out")" = "=mlx5_3:1,roce_0:1 =ens5 -n 5"
+expect_exit 127 "a command that is not there" -- node b "$TOPOTUNE" env --node --profile p -- nosuch-program
+expect_exit 2 "no profile, no TOPOTUNE_PROFILE, no --all" -- env -u TOPOTUNE_PROFILE "$TOPOTUNE" env --node
+expect_exit 2 "without --node" -- "$TOPOTUNE" env --profile p
+expect_exit 2 "a profile that is not there" -- "$TOPOTUNE" env --node --profile nosuch
+
+# 3. doctor: this shell's value against this node's.
+doctor_status() { python3 -c 'import json, sys; print([c["status"] for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "node-values"][0])' "$1"; }
+node b "$TOPOTUNE" doctor --profile p --json d1.json >/dev/null 2>&1
+check "nothing set: node-values passes" test "$(doctor_status d1.json)" = pass
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='=mlx5_0:1' "$TOPOTUNE" doctor --profile p --json d2.json >/dev/null 2>&1
+check "node a's NCCL_IB_HCA on node b fails" test "$(doctor_status d2.json)" = fail
+says_why() { grep -q "NCCL_IB_HCA==mlx5_0:1, but this node's active ports are =mlx5_3:1,roce_0:1" "$1" &&
+    grep -qF "topotune env --node --profile DIR" "$1"; }
+check "and says why, with the fix" says_why d2.json
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='mlx5_3,roce_0:1' NCCL_SOCKET_IFNAME=ens "$TOPOTUNE" doctor --profile p --json d3.json >/dev/null 2>&1
+check "the same devices written otherwise, an interface prefix that takes ens5: pass" test "$(doctor_status d3.json)" = pass
+finish
