@@ -9,6 +9,7 @@
 #include "gen/gen.h"
 #include "launch/launch.h"
 #include "model/model.h"
+#include "ops/ops.h"
 #include "sweep/sweep.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -32,6 +33,7 @@
 /* The options as given; numbers left 0 (the seed -1) take the space's or the defaults. */
 struct sweep_options {
     const char *space, *backend, *out, *strategy, *launcher, *hosts, *topology, *calibration;
+    const char *metrics;
     int np, repeat, nodes, seed, max_configs;
     double timeout;
     int resume, no_cures;
@@ -42,7 +44,7 @@ static const char sweep_usage[] =
     "       [--strategy grid|halving|descent] [--repeat R] [--timeout S] [--launcher "
     "direct|mpirun|srun]\n"
     "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--calibration FILE]\n"
-    "       [--max-configs N] [--no-cures]";
+    "       [--max-configs N] [--no-cures] [--metrics FILE]";
 
 /* The nodes of the Slurm job this runs in (SLURM_JOB_NUM_NODES, or the older SLURM_NNODES), 0
  * when none or not a count. */
@@ -264,7 +266,8 @@ static void say_interrupted(const struct sweep *sw)
 
 /* What gen will judge from this sweep, by gen's own rule (the best single run may belong to an
  * unstable configuration gen rejects): its summary line, or nothing when gen cannot judge it. */
-static void say_choice(const struct sweep *sw)
+/* What gen will choose from the sweep (said), as its profile content; NULL when it cannot. */
+static json_t *say_choice(const struct sweep *sw)
 {
     json_t *sweeps = json_array(), *results = json_array(), *p = NULL;
     if (!gen_load_sweep(sw->dir, sweeps, results))
@@ -272,13 +275,58 @@ static void say_choice(const struct sweep *sw)
     if (p)
         fprintf(stderr, "topotune: gen will choose: %s\n",
                 json_string_value(json_object_get(p, "summary")));
-    json_decref(p);
     json_decref(sweeps);
     json_decref(results);
+    return p;
 }
 
-/* Outcomes counted, and what gen will choose from them. */
-static int summary(const struct sweep *sw)
+/* One configuration's busbw per size (a profile's per_size) as topotune_busbw_bytes_per_second. */
+static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, const char *config,
+                             const char *cls, const char *nodes, const char *source)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(per_size, i, s) {
+        char size[32];
+        snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json_object_get(s, "size")));
+        ops_metric(m, "topotune_busbw_bytes_per_second", "gauge",
+                   "all_reduce busbw as nccl-tests defines it (out of place), in bytes per second "
+                   "(source: measured or predicted; config: NCCL's defaults or the sweep's choice)",
+                   json_number_value(json_object_get(s, "busbw")) * 1e9, "collective", "all_reduce",
+                   "class", cls, "nodes", nodes, "size", size, "source", source, "config", config,
+                   NULL);
+    }
+}
+
+/* --metrics: the runs by outcome, the defaults' and the choice's busbw per size, the time. */
+static int sweep_metrics(const struct sweep *sw, const json_t *choice, const char *const *names,
+                         const int *counts, int n, const char *path)
+{
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    const char *cls = sw->class_id;
+    const char *source = !strcmp(sw->backend, "sim") ? "predicted" : "measured";
+    char nodes[16];
+    snprintf(nodes, sizeof(nodes), "%" JSON_INTEGER_FORMAT,
+             json_integer_value(json_object_get(json_object_get(choice, "sweep"), "nodes")));
+    for (int k = 0; k < n; k++)
+        ops_metric(&m, "topotune_sweep_runs", "gauge", "runs of the last sweep by outcome",
+                   counts[k], "class", cls, "outcome", names[k], NULL);
+    per_size_metrics(&m, json_object_get(json_object_get(choice, "baseline"), "per_size"),
+                     "defaults", cls, nodes, source);
+    per_size_metrics(&m, json_object_get(json_object_get(choice, "winner"), "per_size"), "chosen",
+                     cls, nodes, source);
+    ops_metric(&m, "topotune_sweep_last_run_timestamp_seconds", "gauge",
+               "when the last sweep ended, in seconds since the epoch", (double)time(NULL), "class",
+               cls, NULL);
+    int rc = ops_metrics_write(&m, path);
+    ops_metrics_release(&m);
+    return rc;
+}
+
+/* Outcomes counted, and what gen will choose from them; --metrics FILE written from both. */
+static int summary(const struct sweep *sw, const char *metrics)
 {
     const char *names[] = {"ok", "wrong", "error", "crash", "timeout", "launch-failed"};
     int counts[6] = {0}, baseline_ok = 0;
@@ -297,7 +345,11 @@ static int summary(const struct sweep *sw)
         if (counts[k])
             fprintf(stderr, " %d %s", counts[k], names[k]);
     fprintf(stderr, "\n");
-    say_choice(sw);
+    json_t *choice = say_choice(sw);
+    int lost = metrics && sweep_metrics(sw, choice, names, counts, 6, metrics);
+    json_decref(choice);
+    if (lost)
+        return 1;
     if (!baseline_ok && sw->cures)
         fprintf(stderr, "topotune: NCCL's defaults failed here; the sweep went on with the cure "
                         "recorded in sweep.json (cures)\n");
@@ -426,6 +478,9 @@ int cmd_sweep(int argc, char **argv)
          "continue the sweep in --out, skipping finished runs"},
         {"no-cures", 0, UTIL_OPT_FLAG, &o.no_cures, NULL,
          "when NCCL's defaults fail, measure the space as it is (no P2P/SHM cure added)"},
+        {"metrics", 0, UTIL_OPT_STRING, &o.metrics, "FILE",
+         "also write Prometheus metrics there at the end (node_exporter's textfile collector), or "
+         "-"},
         {"strategy", 0, UTIL_OPT_CHOICE, &o.strategy, "S", "grid (default), halving or descent",
          .choices = "grid halving descent"},
         {"repeat", 0, UTIL_OPT_INT, &o.repeat, "R", "runs per configuration (default: the space's)",
@@ -503,7 +558,7 @@ int cmd_sweep(int argc, char **argv)
         int run = sweep_run(&sw);
         if (run == UTIL_EINTR)
             say_interrupted(&sw);
-        rc = run ? cli_status(run) : summary(&sw);
+        rc = run ? cli_status(run) : summary(&sw, o.metrics);
         free((char *)sw.bench);
     }
     if (lockfd >= 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Prometheus metrics (node_exporter's textfile collector) from topotune-bench and topotune survey:
+# Prometheus metrics (node_exporter's textfile collector) from topotune-bench, survey and sweep:
 # promtool check metrics accepts every file; the labels say measured or predicted; a link planted
 # at the file's name is replaced, never followed; and the rules `topotune expect` writes, given
 # the series a bench run exports, alert at exactly the sizes below the band (promtool test rules).
@@ -45,7 +45,20 @@ check "node0002's verdict and health" sh -c "grep -q '^topotune_survey_verdict{h
     grep -q '^topotune_survey_node_healthy{host=\"node0002\",.*} 0$' survey.prom"
 check "the class's band: expected, low, high" test "$(series topotune_expected_busbw_bytes_per_second survey.prom)" = 3
 
-# 4. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
+# 4. A sweep: its runs by outcome, the defaults' busbw per size (predicted here), and the
+# choice's where one beat them (none here: NCCL's defaults are best).
+expect_exit 0 "sim sweep with --metrics" -- "$TOPOTUNE" sweep --backend sim --topology "$h100" \
+    --space "$TOPOTUNE_SRC/profiles/spaces/nccl-quick.json" --repeat 1 --out sw --metrics sweep.prom
+check "promtool check metrics: sweep.prom" promtool check metrics <sweep.prom
+check "18 runs ok; the defaults per size, predicted; no choice" python3 - sweep.prom <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert re.search(r'^topotune_sweep_runs\{class="h100-[^"]*",outcome="ok"\} 18$', text, re.M), text
+sizes = re.findall(r'^topotune_busbw_bytes_per_second\{.*size="(\d+)",source="predicted",config="defaults"\}', text, re.M)
+assert len(sizes) >= 10 and 'config="chosen"' not in text, sizes
+PY
+
+# 5. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
 # label is set to measured (a predicted series never alerts, checked too), under two instances,
 # healthy and slow; promtool evaluates the rules and lists what fires.
 "$TOPOTUNE" expect --input "$h100" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml
