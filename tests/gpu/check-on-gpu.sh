@@ -13,7 +13,9 @@
 # corruption hook exits 7; with 2+ GPUs one rank per GPU under mpirun; topotune's tuner plugin
 # loaded by the real NCCL with a table (its loaded line and per-call decisions in NCCL's log) and
 # `topotune verify --backend nccl` measuring defaults, env-only and env + table with it; the
-# NCCL_TESTS_MIN_BW gate and topotune expect's figure for this node.
+# NCCL_TESTS_MIN_BW gate and topotune expect's figure for this node; for operators, topotune
+# check of this node with its JSON and metrics, topotune-bench's metrics (this node's class,
+# source measured) and topotune env --node.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -180,6 +182,33 @@ step min-bw-zero 0 env NCCL_TESTS_MIN_BW=0 "$bin/topotune-bench" --backend nccl 
 step expect-live 0 "$bin/topotune" expect -b 32M -e 1G --format json
 gate=$("$bin/topotune" expect -b 32M -e 1G --format nccl-tests-min-bw 2>/dev/null)
 step expect-gate 0 env "${gate:-NCCL_TESTS_MIN_BW=}" "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 32M -e 1G -f 2 -T 120
+
+# 6c. For operators, on the real backend: topotune check of this node (doctor, a short run,
+#     the model's band; one process drives every GPU), its JSON and metrics; topotune-bench's
+#     metrics with this node's class and source measured; this node's per-node values.
+step check-node 0 bash -c "'$bin/topotune' check -b 64M -e 256M -n 10 --json --out '$out/check' \
+    --metrics '$out/check.prom' >'$out/check.json'"
+verify check-report '
+import json, sys
+r = json.load(open(sys.argv[1] + "/check.json"))
+assert r["schema"] == "topotune/check/1" and r["ok"] and r["source"] == "measured", r["failures"]
+assert r["bench"]["exit_code"] == 0 and r["bench"]["outcome"] == "ok", r["bench"]
+assert [s["busbw"] is not None for s in r["sizes"]] == [True] * 3, r["sizes"]
+m = open(sys.argv[1] + "/check.prom").read()
+assert "topotune_check_ok{" in m and "source=\"measured\"" in m, m[:500]
+print(r["class"], [round(s["busbw"], 1) for s in r["sizes"]], r.get("reference_missing", r.get("reference", {}).get("kind")))
+' "$out"
+step bench-metrics 0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 64M -f 4 -T 60 \
+    --metrics "$out/bench.prom"
+verify bench-metrics-labels '
+import json, re, sys
+m = open(sys.argv[1] + "/bench.prom").read()
+cls = json.load(open(sys.argv[1] + "/topology.json"))["class"]["id"]
+rows = re.findall(r"^topotune_busbw_bytes_per_second\{(.*)\} (\S+)$", m, re.M)
+assert len(rows) == 4 and all("class=\"%s\"" % cls in l and "source=\"measured\"" in l for l, v in rows), rows
+print(len(rows), "sizes for", cls)
+' "$out"
+step env-node 0 "$bin/topotune" env --node --all --json
 
 # 7. With two or more GPUs: one rank per GPU under mpirun, and the P2P copy test for real.
 if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then
