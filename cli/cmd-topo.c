@@ -5,7 +5,9 @@
 #include "launch/launch.h"
 #include "topo/topo.h"
 #include "util/child.h"
+#include "util/buf.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -16,14 +18,16 @@
 
 struct topo_options {
     const char *input;
-    const char *json; /* NULL: no JSON; "-": stdout */
+    const char *json;     /* NULL: no JSON; "-": stdout */
+    const char *nccl_xml; /* --nccl-xml FILE, "-": stdout */
     int matrix;
     const char *hosts;
     int allocation;
 };
 
 static const char topo_usage[] =
-    "[--input FILE] [--json [FILE]] [--matrix] [--hosts h1,h2,... | --allocation]";
+    "[--input FILE] [--json [FILE]] [--nccl-xml FILE] [--matrix] [--hosts h1,h2,... | "
+    "--allocation]";
 
 /* [{"model", "count"}] of a node's GPUs in order of appearance: a mixed node lists each model. */
 static json_t *gpu_models(const json_t *gpus)
@@ -132,6 +136,20 @@ static int topo_hosts(const struct topo_options *o)
     return exit_code;
 }
 
+/* --nccl-xml: NCCL's topology file of t, written whole (a temporary file renamed) or to stdout.
+ * 0, 1 (not written) or 2 (a device without a bus id). */
+static int write_nccl_xml(const struct topo *t, const char *path)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    int rc = topo_write_nccl_xml(t, &b) ? 2 : 0;
+    if (!rc && !strcmp(path, "-"))
+        rc = fwrite(b.data, 1, b.len, stdout) == b.len ? 0 : 1;
+    else if (!rc)
+        rc = util_file_write_atomic(path, b.data, b.len) ? 1 : 0;
+    util_buf_release(&b);
+    return rc;
+}
+
 int cmd_topo(int argc, char **argv)
 {
     struct topo_options o = {0};
@@ -140,6 +158,9 @@ int cmd_topo(int argc, char **argv)
          "hwloc XML export or NCCL topology XML instead of this machine"},
         {"json", 0, UTIL_OPT_OPTSTRING, &o.json, "FILE",
          "write the topology JSON (stdout: - or none)"},
+        {"nccl-xml", 0, UTIL_OPT_STRING, &o.nccl_xml, "FILE",
+         "write NCCL's topology file (NCCL_TOPO_FILE, for VMs whose PCIe tree is hidden); - for "
+         "stdout"},
         {"matrix", 'm', UTIL_OPT_FLAG, &o.matrix, NULL, "print only the GPU/NIC matrix"},
         {"hosts", 0, UTIL_OPT_STRING, &o.hosts, "LIST",
          "map these nodes through mpirun and group them into node classes"},
@@ -155,7 +176,11 @@ int cmd_topo(int argc, char **argv)
         util_error("'topotune topo' takes no arguments: use --input FILE to read a topology file");
         return 2;
     }
-    if ((o.hosts || o.allocation) && (o.input || o.matrix)) {
+    if (o.nccl_xml && (o.json || o.matrix)) {
+        util_error("--nccl-xml writes one file: give --json and --matrix another run");
+        return 2;
+    }
+    if ((o.hosts || o.allocation) && (o.input || o.matrix || o.nccl_xml)) {
         util_error(
             "--hosts and --allocation map live nodes: they take neither --input nor --matrix");
         return 2;
@@ -177,7 +202,9 @@ int cmd_topo(int argc, char **argv)
         util_warning("'%s' does not describe NVLink: GPU pairs show their PCIe path",
                      o.input ? o.input : "this machine");
     int exit_code = 0;
-    if (o.json) {
+    if (o.nccl_xml) {
+        exit_code = write_nccl_xml(&t, o.nccl_xml);
+    } else if (o.json) {
         json_t *j = topo_to_json(&t);
         if (util_json_write(o.json, j))
             exit_code = 1;

@@ -142,6 +142,15 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
 /* New reference: the topology JSON (schema topotune/topology/1). */
 json_t *topo_to_json(const struct topo *t);
 
+/*
+ * NCCL's topology file (NCCL_TOPO_FILE) of t, appended to out: a <cpu> per NUMA node, a <pci>
+ * per PCIe switch (virtual bus ids, ffff:ff:DD.0), the GPUs and NICs by bus id, written as NCCL's
+ * own reader takes it (topo/write-nccl.c says how). 0, or UTIL_EINVAL (said) when a device has
+ * no bus id (a spec): NCCL matches a file's devices with the ones it finds by bus id.
+ */
+struct util_buf;
+int topo_write_nccl_xml(const struct topo *t, struct util_buf *out);
+
 /* The human summary and the nvidia-smi style matrix, to out. */
 void topo_print_summary(const struct topo *t, FILE *out);
 void topo_print_matrix(const struct topo *t, FILE *out);

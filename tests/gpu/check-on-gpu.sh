@@ -15,7 +15,7 @@
 # `topotune verify --backend nccl` measuring defaults, env-only and env + table with it; the
 # NCCL_TESTS_MIN_BW gate and topotune expect's figure for this node; for operators, topotune
 # check of this node with its JSON and metrics, topotune-bench's metrics (this node's class,
-# source measured) and topotune env --node.
+# source measured), topotune env --node, and topo --nccl-xml as the real NCCL's NCCL_TOPO_FILE.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -209,6 +209,22 @@ assert len(rows) == 4 and all("class=\"%s\"" % cls in l and "source=\"measured\"
 print(len(rows), "sizes for", cls)
 ' "$out"
 step env-node 0 "$bin/topotune" env --node --all --json
+# NCCL_TOPO_FILE from topo --nccl-xml: the real NCCL loads it (its log says so) and runs, and its
+# own dump of the fused topology holds this node's GPU by the bus id the file gave
+step nccl-xml-write 0 "$bin/topotune" topo --nccl-xml "$out/node-topo.xml"
+step nccl-xml-loads 0 bench nccl-xml env NCCL_TOPO_FILE="$out/node-topo.xml" \
+    NCCL_TOPO_DUMP_FILE="$out/node-topo-dump.xml" NCCL_DEBUG_SUBSYS=INIT,ENV,GRAPH \
+    "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 64M -f 4 -n 5 -w 2 -T 60
+verify nccl-xml-read '
+import glob, re, sys
+log = "".join(open(f).read() for f in glob.glob(sys.argv[1] + "/logs/nccl-xml.nccl.*.log"))
+assert "Loading topology file " + sys.argv[1] + "/node-topo.xml" in log, "NCCL did not load the file"
+assert "XML Parse" not in log and "Mismatch" not in log, [l for l in log.splitlines() if "XML" in l][:3]
+mine = re.findall(r"busid=\"([0-9a-f:.]+)\" class=\"0x03", open(sys.argv[1] + "/node-topo.xml").read())
+dump = open(sys.argv[1] + "/node-topo-dump.xml").read().lower()
+assert mine and all(b in dump for b in mine), (mine, dump[:400])
+print("NCCL loaded it; its dump has", mine)
+' "$out"
 
 # 7. With two or more GPUs: one rank per GPU under mpirun, and the P2P copy test for real.
 if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then

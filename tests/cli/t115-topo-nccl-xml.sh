@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# topo --nccl-xml: NCCL's topology file (NCCL_TOPO_FILE) from every hwloc export and NCCL topology
+# fixture with bus ids. Each file keeps to what NCCL's own reader (src/graph/xml.cc) takes: no
+# declaration, elements system > cpu > pci > pci ..., one space between attributes, values in
+# double quotes, class, busid, link_speed (one of NCCL's spellings) and link_width on every pci.
+# Read back (topotune's NCCL XML reader, as the fixtures are read), it gives the same GPUs and
+# NICs by bus id, the same NUMA nodes and the same matrix, except that NCCL's file has no host
+# bridges (PHB reads NODE) and the functions of one device are one device. A spec, whose devices have no bus ids, is refused; an existing file is
+# replaced whole, never through a link.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+n=0
+for f in "$TOPOTUNE_FIXTURES"/hwloc-*.xml "$TOPOTUNE_FIXTURES"/nccl-topo-*.xml; do
+    name=$(basename "$f" .xml)
+    "$TOPOTUNE" topo --input "$f" --json "$name.src.json" 2>/dev/null || continue
+    if ! "$TOPOTUNE" topo --input "$f" --nccl-xml "$name.nccl.xml" 2>"$name.err"; then
+        # only a device without a bus id may refuse
+        check "$name: refused only for a device without a bus id" grep -q "has no PCI bus id" "$name.err"
+        continue
+    fi
+    n=$((n + 1))
+    check "$name: read back" "$TOPOTUNE" topo --input "$name.nccl.xml" --json "$name.back.json"
+    check "$name: NCCL's reader's rules, and the same devices, NUMA nodes and matrix" python3 - \
+        "$name.nccl.xml" "$name.src.json" "$name.back.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+speeds = {"2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe"}
+stack = []
+for line in text.splitlines():
+    s = line.strip()
+    assert "\t" not in line and s, repr(line)
+    if s.startswith("<!--"):
+        assert s.endswith("-->") and "--" not in s[4:-3], s
+        continue
+    m = re.fullmatch(r'<(/?)([a-z]+)((?: [a-z_]+="[^"<>&]{0,255}")*)(/?)>', s)
+    assert m, s
+    close, tag, attrs, single = m.groups()
+    if close:
+        assert stack.pop() == tag, s
+        continue
+    parent = stack[-1] if stack else None
+    assert (parent, tag) in {(None, "system"), ("system", "cpu"), ("cpu", "pci"), ("pci", "pci")}, (parent, tag)
+    a = dict(re.findall(r' ([a-z_]+)="([^"]*)"', attrs))
+    assert len(a) <= 16, a
+    if tag == "system":
+        assert a == {"version": "1"}, a
+    if tag == "cpu":
+        assert a["numaid"].isdigit(), a
+    if tag == "pci":
+        assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a["busid"]), a
+        assert a["class"] in ("0x060400", "0x030200", "0x020700", "0x020000"), a
+        assert a["link_speed"] in speeds and a["link_width"].isdigit(), a
+    if not single:
+        stack.append(tag)
+assert not stack, stack
+src, back = (json.load(open(p)) for p in sys.argv[2:4])
+def devices(t):
+    return {d["pci"]: (k, i, d["numa"]) for k in ("gpus", "nics") for i, d in enumerate(t[k])}
+ds, db = devices(src), devices(back)
+assert set(ds) == set(db), (sorted(ds), sorted(db))
+assert all(ds[p][2] == db[p][2] or ds[p][2] is None for p in ds), [(p, ds[p], db[p]) for p in ds]
+def letter(t, d, p, q):
+    labels = t["matrix"]["labels"]
+    col = lambda x: labels.index(("GPU" if d[x][0] == "gpus" else "NIC") + str(d[x][1]))
+    v = t["matrix"]["rows"][col(p)][col(q)]
+    return "NODE" if v == "PHB" else v
+pcis = sorted(ds)
+# a NIC's ports share a bus id: one device of NCCL's file
+pcis = [p for p in pcis if p in db]
+# the functions of one device (a NIC's ports, dddd:bb:dd.f) are one device to NCCL: not compared
+bad = [(p, q, letter(src, ds, p, q), letter(back, db, p, q)) for p in pcis for q in pcis
+       if p[:10] != q[:10] and not letter(src, ds, p, q).startswith("NV")
+       and letter(src, ds, p, q) != letter(back, db, p, q)]
+assert not bad, bad[:6]
+print(len(pcis), "devices")
+PY
+done
+check "at least 8 fixtures written and read back ($n)" test "$n" -ge 8
+expect_exit 0 "to stdout" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml -
+check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
+expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml
+expect_stderr_has "no PCI bus id" "it says why"
+check "and writes nothing" test ! -e spec.xml
+echo keep >target
+ln -s "$TEST_TMP/target" link.xml
+expect_exit 0 "over a planted link" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml link.xml
+replaced() { test ! -L link.xml && test "$(cat target)" = keep; }
+check "the link is replaced, its target untouched" replaced
+expect_exit 2 "--nccl-xml with --json" -- "$TOPOTUNE" topo --nccl-xml x.xml --json
+finish

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NCCL's topology file (NCCL_TOPO_FILE) from a topology: the PCIe tree NCCL cannot see inside a
+ * virtual machine. NCCL's XML reader (src/graph/xml.cc) is no general XML parser: no declaration,
+ * attributes separated by one space, values in double quotes with no escapes, names and values
+ * under 256 characters, elements system > cpu > pci (> pci ...) > nic > net. The file holds what
+ * NCCL fuses with what it detects: a <cpu> per NUMA node, one <pci> per PCIe switch (its upstream
+ * port, with a virtual bus id as cloud providers write them: ffff:ff:DD.0), the GPUs and NICs by
+ * their real bus ids, which NCCL matches with the devices it finds.
+ */
+#include "topo/internal.h"
+#include "topo/topo.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct writer {
+    const struct topo *t;
+    struct util_buf *out;
+    int switches; /* virtual bus ids handed out */
+};
+
+/* NCCL's spellings of the PCIe rates it knows (kvDictPciGen); gen 3 where unknown. */
+static const char *link_speed(int gen)
+{
+    static const char *const speeds[] = {"8.0 GT/s PCIe", "2.5 GT/s PCIe",  "5.0 GT/s PCIe",
+                                         "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe",
+                                         "64.0 GT/s PCIe"};
+    return speeds[gen >= 1 && gen <= 6 ? gen : 0];
+}
+
+static int gpu_at(const struct topo *t, int node)
+{
+    for (int i = 0; i < t->ngpus; i++)
+        if (t->gpus[i].node == node)
+            return i;
+    return -1;
+}
+
+static int nic_at(const struct topo *t, int node)
+{
+    for (int i = 0; i < t->nnics; i++)
+        if (t->nics[i].node == node)
+            return i;
+    return -1;
+}
+
+/*
+ * 1 when node stands for a PCIe switch. A reader that keeps whole switches (NCCL's XML, specs)
+ * gives each 3 bridges; hwloc gives every bridge (root port, a switch's upstream and downstream
+ * ports) its own node, and a switch is where the tree forks: a bridge with several children
+ * (downstream ports, or devices). A chain of single-child bridges is one PCIe link.
+ */
+static int is_switch(const struct topo *t, int node)
+{
+    if (t->nodes[node].kind != TOPO_PNODE_BRIDGE)
+        return 0;
+    int below = 0;
+    char first[16] = "";
+    for (int c = 0; c < t->nnodes; c++) {
+        if (t->nodes[c].parent != node)
+            continue;
+        /* the functions of one device (a NIC's ports, dddd:bb:dd.f) are one device to NCCL */
+        int g = gpu_at(t, c), n = g < 0 ? nic_at(t, c) : -1;
+        const char *pci = g >= 0 ? t->gpus[g].pci : n >= 0 ? t->nics[n].pci : "";
+        if (pci[0] && first[0] && !strncmp(pci, first, 10))
+            continue;
+        if (pci[0] && !first[0])
+            snprintf(first, sizeof(first), "%s", pci);
+        below++;
+    }
+    return t->nodes[node].bridges >= 3 || below > 1;
+}
+
+/* The fastest link below node (a switch takes its GPUs' rate), as gen and width. */
+static void link_below(const struct topo *t, int node, int *gen, int *width)
+{
+    for (int i = 0; i < t->ngpus; i++)
+        for (int n = t->gpus[i].node; n >= 0; n = t->nodes[n].parent)
+            if (n == node && t->gpus[i].pcie_gen > *gen) {
+                *gen = t->gpus[i].pcie_gen;
+                *width = t->gpus[i].pcie_width;
+            }
+}
+
+static void indent(struct writer *w, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        util_buf_adds(w->out, "  ");
+}
+
+static void children(struct writer *w, int node, int depth);
+
+static void device(struct writer *w, int node, int depth)
+{
+    const struct topo *t = w->t;
+    int g = gpu_at(t, node), n = g < 0 ? nic_at(t, node) : -1;
+    if (g < 0 && n < 0)
+        return;
+    /* the ports of one NIC share its bus id: NCCL reads a device once */
+    for (int i = 0; n > 0 && i < n; i++)
+        if (!strcmp(t->nics[i].pci, t->nics[n].pci))
+            return;
+    int gen = g >= 0 ? t->gpus[g].pcie_gen : 0, width = g >= 0 ? t->gpus[g].pcie_width : 0;
+    const char *cls = g >= 0                           ? "0x030200"
+                      : t->nics[n].kind == TOPO_NIC_IB ? "0x020700"
+                                                       : "0x020000";
+    indent(w, depth);
+    util_buf_addf(w->out, "<pci busid=\"%s\" class=\"%s\" link_speed=\"%s\" link_width=\"%d\"/>\n",
+                  g >= 0 ? t->gpus[g].pci : t->nics[n].pci, cls, link_speed(gen),
+                  width > 0 ? width : 16);
+}
+
+static void node_out(struct writer *w, int node, int depth)
+{
+    const struct topo *t = w->t;
+    if (t->nodes[node].kind == TOPO_PNODE_DEVICE) {
+        device(w, node, depth);
+    } else if (is_switch(t, node)) {
+        int k = w->switches++, gen = 0, width = 0;
+        link_below(t, node, &gen, &width);
+        indent(w, depth);
+        util_buf_addf(w->out,
+                      "<pci busid=\"ffff:%02x:%02x.0\" class=\"0x060400\" link_speed=\"%s\" "
+                      "link_width=\"%d\">\n",
+                      0xff - k / 32, k % 32, link_speed(gen), width > 0 ? width : 16);
+        children(w, node, depth + 1);
+        indent(w, depth);
+        util_buf_adds(w->out, "</pci>\n");
+    } else { /* host bridges, root and downstream ports: NCCL's file has no such level */
+        children(w, node, depth);
+    }
+}
+
+static void children(struct writer *w, int node, int depth)
+{
+    for (int c = 0; c < w->t->nnodes; c++)
+        if (w->t->nodes[c].parent == node)
+            node_out(w, c, depth);
+}
+
+/* "0-3,8" as Linux's cpumap: 32-bit hex words, most significant first ("00000000,0000010f"). */
+static void affinity(struct util_buf *out, const char *list)
+{
+    unsigned words[64] = {0};
+    int top = 0;
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0 || a >= 64 * 32)
+            return;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        if (b < a || b >= 64 * 32)
+            return;
+        for (long c = a; c <= b; c++)
+            words[c / 32] |= 1u << (c % 32);
+        top = (int)(b / 32) > top ? (int)(b / 32) : top;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return;
+    }
+    util_buf_adds(out, " affinity=\"");
+    for (int i = top; i >= 0; i--)
+        util_buf_addf(out, "%08x%s", words[i], i ? "," : "");
+    util_buf_adds(out, "\"");
+}
+
+/* The CPUs near the devices of a NUMA node, from the first that says. */
+static const char *cpuset_of(const struct topo *t, int locality)
+{
+    for (int i = 0; i < t->ngpus; i++)
+        for (int n = t->gpus[i].node; n >= 0; n = t->nodes[n].parent)
+            if (n == locality && t->gpus[i].cpuset)
+                return t->gpus[i].cpuset;
+    for (int i = 0; i < t->nnics; i++)
+        for (int n = t->nics[i].node; n >= 0; n = t->nodes[n].parent)
+            if (n == locality && t->nics[i].cpuset)
+                return t->nics[i].cpuset;
+    return NULL;
+}
+
+int topo_write_nccl_xml(const struct topo *t, struct util_buf *out)
+{
+    for (int i = 0; i < t->ngpus + t->nnics; i++) {
+        const char *pci = i < t->ngpus ? t->gpus[i].pci : t->nics[i - t->ngpus].pci;
+        if (!topo_valid_busid(pci))
+            return util_error("%s %d has no PCI bus id, and NCCL matches the devices of a topology "
+                              "file by bus id: map the node itself (topotune topo --nccl-xml on "
+                              "it, or an hwloc export: lstopo --of xml)",
+                              i < t->ngpus ? "GPU" : "NIC", i < t->ngpus ? i : i - t->ngpus),
+                   UTIL_EINVAL;
+    }
+    struct writer w = {t, out, 0};
+    /* a comment ends at "--" for a strict XML reader: a class id holding one is not named */
+    util_buf_addf(out, "<!-- NCCL_TOPO_FILE written by topotune for node class %s -->\n",
+                  t->class_id && !strstr(t->class_id, "--") ? t->class_id : "unknown");
+    util_buf_adds(out, "<system version=\"1\">\n");
+    int numa = 0;
+    for (int l = 0; l < t->nnodes; l++) {
+        if (t->nodes[l].kind != TOPO_PNODE_LOCALITY)
+            continue;
+        int id = t->nodes[l].numa >= 0 ? t->nodes[l].numa : numa;
+        numa = id + 1;
+        util_buf_addf(out, "  <cpu numaid=\"%d\"", id);
+        affinity(out, cpuset_of(t, l));
+        const char *vendor = t->cpu.vendor;
+        if (vendor && (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "AuthenticAMD")))
+            util_buf_addf(out, " arch=\"x86_64\" vendor=\"%s\"", vendor);
+        util_buf_adds(out, ">\n");
+        children(&w, l, 2);
+        util_buf_adds(out, "  </cpu>\n");
+    }
+    util_buf_adds(out, "</system>\n");
+    return 0;
+}
