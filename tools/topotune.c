@@ -9,13 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Removes -q/-v (anywhere) from argv and sets the log level. */
+/* Removes -q/-v (anywhere before "--": what follows is another program's, `env -- CMD`) from
+ * argv and sets the log level. */
 static int take_global_flags(int argc, char **argv)
 {
     enum util_log_level level = UTIL_LOG_INFO;
-    int out = 1;
+    int out = 1, rest = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
+        rest |= strcmp(argv[i], "--") == 0;
+        if (rest)
+            argv[out++] = argv[i];
+        else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
             level = UTIL_LOG_QUIET;
         else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
             level = UTIL_LOG_DEBUG;

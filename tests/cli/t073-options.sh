@@ -43,4 +43,10 @@ refused 6 "$BENCH --iters=" "invalid value '' for -n (--iters): expected a whole
 refused 6 "$BENCH -c -1" "invalid value '-1' for -c (--check): expected a whole number from 0 to 1000000 (0 disables the check)"
 refused 6 "$BENCH -T inf" "invalid value 'inf' for -T (--timeout): expected a number from 0 to 1e+09 (seconds, 0 to disable)"
 refused 2 "$TOPOTUNE profiles a b c d e" "unexpected argument 'e'"
+
+# topotune's own -q and -v come off anywhere before "--", never after: those are the command's
+# shellcheck disable=SC2016 # the command's shell expands it
+expect_exit 0 "-v and --quiet after -- reach the command" -- "$TOPOTUNE" -q env --node --all -- \
+    sh -c 'echo "$*"' sh -v --quiet -x
+check "the command got -v --quiet -x" test "$(cat "$TEST_TMP/out")" = "-v --quiet -x"
 finish
