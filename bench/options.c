@@ -100,6 +100,11 @@ static int convert(const struct raw_options *r, struct bench_options *o)
     o->backend = r->backend ? r->backend : o->backend;
     o->json = r->json;
     o->metrics = r->metrics;
+    if (r->metrics && !strcmp(r->metrics, "-")) {
+        util_error("--metrics -: standard output holds the results table (or --json's events): "
+                   "give a file");
+        return BENCH_EXIT_USAGE;
+    }
     if (r->metrics && r->split) {
         util_error("--metrics and --split: a split launch's numbers are per group (topotune "
                    "survey --metrics exports them per node)");
@@ -234,7 +239,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
         {"split", 0, UTIL_OPT_STRING, &r.split, "GROUPS",
          "a communicator per node (node) or per group of hosts (h1,h2;h3,h4), all in one launch"},
         {"metrics", 0, UTIL_OPT_STRING, &r.metrics, "FILE",
-         "Prometheus metrics of the run to FILE (node_exporter's textfile collector), or -"},
+         "Prometheus metrics of the run to FILE (node_exporter's textfile collector)"},
         {"version", 0, UTIL_OPT_FLAG, &r.version, NULL, "print the version and exit"},
         {0},
     };

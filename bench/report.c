@@ -28,8 +28,9 @@ static struct {
     int nresults;
     long long wrong_total;
     int ended;
-    int table;    /* the header is out: a footer belongs under it */
-    json_t *rows; /* [[bytes, out-of-place busbw]] for --metrics */
+    int table;     /* the header is out: a footer belongs under it */
+    json_t *rows;  /* [[bytes, out-of-place busbw]] for --metrics */
+    char cls[256]; /* --metrics: the class, mapped at the start (not by the watchdog at the end) */
 } rep = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int writer(const struct bench_ctx *c)
@@ -37,10 +38,14 @@ static int writer(const struct bench_ctx *c)
     return c->world_proc == 0;
 }
 
+static void class_of(const struct bench_ctx *c, char *out, size_t len);
+
 int bench_report_open(const struct bench_ctx *c)
 {
     if (!writer(c))
         return 0;
+    if (c->opt->metrics)
+        class_of(c, rep.cls, sizeof(rep.cls));
     const char *json = c->opt->json;
     rep.text = json && strcmp(json, "-") == 0 ? NULL : stdout;
     if (json && strcmp(json, "-") == 0) {
@@ -260,7 +265,7 @@ static void class_of(const struct bench_ctx *c, char *out, size_t len)
     struct topo t;
     topo_init(&t);
     out[0] = '\0';
-    if (!topo_load(&t, c->predicted ? c->opt->topology : NULL) && t.class_id)
+    if (!topo_load(&t, !strcmp(c->opt->backend, "sim") ? c->opt->topology : NULL) && t.class_id)
         snprintf(out, len, "%s", t.class_id);
     topo_release(&t);
 }
@@ -268,8 +273,8 @@ static void class_of(const struct bench_ctx *c, char *out, size_t len)
 /* --metrics: the run as Prometheus metrics (docs/design.md "Metrics"), written atomically. */
 static int write_metrics(const struct bench_ctx *c, int code, double avg)
 {
-    char cls[256], nodes[16], size[32];
-    class_of(c, cls, sizeof(cls));
+    char nodes[16], size[32];
+    const char *cls = rep.cls;
     snprintf(nodes, sizeof(nodes), "%d", c->nodes);
     const char *source = c->predicted ? "predicted" : "measured";
     struct ops_metrics m;
@@ -279,9 +284,7 @@ static int write_metrics(const struct bench_ctx *c, int code, double avg)
     json_array_foreach(rep.rows, i, r) {
         snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_array_get(r, 0)));
-        ops_metric(&m, "topotune_busbw_bytes_per_second", "gauge",
-                   "all_reduce busbw as nccl-tests defines it (out of place), in bytes per second "
-                   "(source: measured or predicted)",
+        ops_metric(&m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                    json_real_value(json_array_get(r, 1)) * 1e9, "collective", "all_reduce", "class",
                    cls, "nodes", nodes, "size", size, "source", source, NULL);
     }

@@ -18,6 +18,7 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,6 +38,21 @@ static void fail(json_t *report, const char *check, const char *fmt, ...)
         json_object_get(report, "failures"),
         json_pack("{s:s,s:s}", "check", check, "text", util_text_shown(&shown, text)));
     util_buf_release(&shown);
+}
+
+/* The check could not be made as asked (status 2: its input; 3: the environment): said once. */
+static void cannot(json_t *report, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cannot(json_t *report, int status, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (!json_object_get(report, "error"))
+        json_object_set_new(report, "error",
+                            json_pack("{s:s,s:i}", "text", text, "status", status));
 }
 
 /* doctor's checks of this node; each that fails is a failure, its fix with it. */
@@ -81,22 +97,28 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                : 0;
 }
 
-/* The profile's variables (system and tuning roles) as NAME=VALUE, each allowed by name. */
+/* The profile's variables (system and tuning roles) as NAME=VALUE, each allowed by name; those
+ * that name devices (util_env_per_node) as this node resolves them, not as measured elsewhere. */
 static char **profile_env(const json_t *profile)
 {
     const json_t *vars = json_object_get(profile, "variables");
+    json_t *notes, *here = doctor_node_env(profile, 0, &notes);
     char **env = util_xcalloc(json_array_size(vars) + 1, sizeof(char *));
     size_t i, n = 0;
     json_t *v;
     json_array_foreach(vars, i, v) {
         const char *name = util_json_str(v, "name", ""), *value = util_json_str(v, "value", "");
-        if (!strcmp(util_json_str(v, "role", ""), "debug") || util_env_refused(name) ||
+        if (util_env_per_node(name))
+            value = json_string_value(json_object_get(here, name));
+        if (!value || !strcmp(util_json_str(v, "role", ""), "debug") || util_env_refused(name) ||
             strchr(value, '\n'))
             continue;
         struct util_buf b = UTIL_BUF_INIT;
         util_buf_addf(&b, "%s=%s", name, value);
         env[n++] = util_buf_detach(&b);
     }
+    json_decref(here);
+    json_decref(notes);
     return env;
 }
 
@@ -157,15 +179,21 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     char **argv = launch_argv(&l, program);
     struct util_child c = {
         .argv = argv, .env = env, .log = log, .timeout_s = o->timeout_s * 20 + 30, .grace_s = 2};
-    if (argv)
+    char started[256] = ""; /* what was run: the benchmark, or its launcher */
+    if (argv) {
+        snprintf(started, sizeof(started), "%s", argv[0]);
         util_child_run(&c);
+    }
     launch_argv_free(argv);
     env_free(env);
     json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ), *e;
     const char *outcome = "none";
+    json_int_t ranks = 0;
     size_t i;
     json_array_foreach(ev, i, e) {
         const char *kind = util_json_str(e, "event", "");
+        if (!strcmp(kind, "start"))
+            ranks = json_integer_value(json_object_get(e, "ranks"));
         json_t *size = json_object_get(e, "size"), *busbw = json_object_get(e, "busbw");
         if (!strcmp(kind, "end"))
             outcome = util_json_str(e, "outcome", "?");
@@ -178,14 +206,15 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     json_object_set_new(report, "bench",
                         json_pack("{s:i,s:s,s:b,s:s}", "exit_code", c.exit_code, "outcome", outcome,
                                   "timed_out", c.timed_out, "log", log));
+    /* a benchmark that could not start says nothing of the node: the check did not run */
     if (!argv)
-        fail(report, "bench", "cannot build the %s launch of %d ranks", o->launcher, o->np);
-    else if (c.exec_errno || c.timed_out || c.exit_code)
+        cannot(report, 2, "cannot build the %s launch of %d ranks", o->launcher, o->np);
+    else if (c.exec_errno)
+        cannot(report, 3, "cannot run %s: %s", started, strerror(c.exec_errno));
+    else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
-             c.exec_errno  ? strerror(c.exec_errno)
-             : c.timed_out ? "passed its deadline"
-                           : "failed",
-             outcome, log);
+             c.timed_out ? "passed its deadline" : "failed", outcome, log);
+    json_object_set_new(report, "ranks", json_integer(ranks));
     json_decref(ev);
 }
 
@@ -193,12 +222,14 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
 static void judge(json_t *report, const struct expect *e, const json_t *sizes, int predicted)
 {
     json_t *rows = json_array();
+    int compared = 0;
     for (int i = 0; e && i < e->n; i++) {
         const struct expect_row *r = &e->rows[i];
         char key[32];
         snprintf(key, sizeof(key), "%zu", r->bytes);
         json_t *got = json_object_get(sizes, key);
         int below = got && json_number_value(got) < r->low;
+        compared += got != NULL;
         json_array_append_new(rows,
                               json_pack("{s:I,s:o,s:f,s:f,s:f,s:b}", "size", (json_int_t)r->bytes,
                                         "busbw", got ? json_incref(got) : json_null(), "expected",
@@ -210,21 +241,35 @@ static void judge(json_t *report, const struct expect *e, const json_t *sizes, i
                  e->measured ? "measured by the profile" : "predicted by the model");
     }
     json_object_set_new(report, "sizes", rows);
+    if (e && !compared && !json_object_get(report, "error") && json_object_size(sizes))
+        cannot(report, 2,
+               "the reference (%s) has none of the sizes this check measured: give -b, -e and -f "
+               "that include its sizes",
+               e->measured ? "the profile's runs" : "the model");
 }
 
-json_t *check_run(const struct check_opts *o)
+json_t *check_run(const struct check_opts *o, int *status)
 {
     struct topo t;
     topo_init(&t);
     /* a file stands for this node's hardware: its system facts are this machine's, for doctor */
     if (o->input ? topo_load_as_this_node(&t, o->input) : topo_load(&t, NULL)) {
         topo_release(&t);
+        *status = o->input ? 2 : 3; /* this node that cannot be mapped is the environment's */
         return NULL;
     }
     char path[4200];
     json_t *profile = o->profile ? gen_profile_read(o->profile, path, sizeof(path)) : NULL;
+    const char *want = json_string_value(json_object_get(profile, "class"));
+    if (profile && t.class_id && want && strcmp(want, t.class_id)) {
+        util_error("the profile '%s' is of class %s, this node of %s: give this class's profile",
+                   path, want, t.class_id);
+        json_decref(profile);
+        profile = NULL;
+    }
     if (o->profile && !profile) {
         topo_release(&t);
+        *status = 2;
         return NULL;
     }
     char host[256] = "";
@@ -241,7 +286,8 @@ json_t *check_run(const struct check_opts *o)
         doctor_part(report, &t, profile);
     struct expect e;
     int rc = expectation(o, &t, &e, report);
-    if (rc < 0) {
+    if (rc < 0) { /* a profile that holds none of these sizes, said */
+        *status = 2;
         json_decref(report);
         json_decref(profile);
         topo_release(&t);
@@ -253,12 +299,19 @@ json_t *check_run(const struct check_opts *o)
                                       "basis", e.basis));
     json_t *sizes = json_object();
     bench_part(o, &t, profile, report, sizes);
-    judge(report, rc ? NULL : &e, sizes, predicted);
+    json_int_t ranks = json_integer_value(json_object_get(report, "ranks"));
+    if (!rc && e.measured && ranks && e.nranks && ranks != e.nranks)
+        cannot(report, 2,
+               "the profile was measured with %d rank(s), this check ran %lld: give --np %d (or "
+               "the profile of this shape)",
+               e.nranks, (long long)ranks, e.nranks);
+    judge(report, rc || json_object_get(report, "error") ? NULL : &e, sizes, predicted);
     json_decref(sizes);
     if (!rc)
         expect_release(&e);
     json_object_set_new(report, "ok",
-                        json_boolean(!json_array_size(json_object_get(report, "failures"))));
+                        json_boolean(!json_array_size(json_object_get(report, "failures")) &&
+                                     !json_object_get(report, "error")));
     json_object_set_new(report, "time", json_integer((json_int_t)time(NULL)));
     json_decref(profile);
     topo_release(&t);
@@ -282,6 +335,7 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
 {
     const char *cls = util_json_str(report, "class", ""),
                *src = util_json_str(report, "source", "");
+    const char *ref = util_json_str(json_object_get(report, "reference"), "kind", "predicted");
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(report, "sizes"), i, r) {
@@ -289,19 +343,15 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
         snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(r, "size")));
         if (json_is_number(json_object_get(r, "busbw")))
-            ops_metric(m, "topotune_busbw_bytes_per_second", "gauge",
-                       "all_reduce busbw as nccl-tests defines it (out of place), in bytes per "
-                       "second (source: measured or predicted)",
+            ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                        json_number_value(json_object_get(r, "busbw")) * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "source", src, NULL);
         static const char *const bounds[] = {"low", "expected", "high"};
         for (int k = 0; k < 3; k++)
-            ops_metric(m, "topotune_expected_busbw_bytes_per_second", "gauge",
-                       "the busbw this node should measure, and the band around it (bound: "
-                       "expected, low, high)",
+            ops_metric(m, OPS_EXPECTED, "gauge", OPS_EXPECTED_HELP,
                        json_number_value(json_object_get(r, bounds[k])) * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "bound", bounds[k],
-                       NULL);
+                       "source", ref, NULL);
     }
     ops_metric(m, "topotune_check_ok", "gauge", "1 when the last check found nothing wrong",
                json_is_true(json_object_get(report, "ok")), "class", cls, NULL);

@@ -34,10 +34,13 @@ struct check_opts {
 /*
  * Runs the check. Returns a new reference, the report (schema topotune/check/1): "ok", the
  * "failures" ([{check, text}], one per failed doctor check, a failed benchmark run, each size
- * below its band), the sizes with their busbw and band, the doctor checks, the reference. NULL
- * after an error that left nothing to judge (the hardware or the profile unreadable: said).
+ * below its band), the sizes with their busbw and band, the doctor checks, the reference; and
+ * "error" {text, status} when the check could not be made as asked (the benchmark could not
+ * start: 3; a profile of another shape, or none of its sizes measured: 2), which is no verdict on
+ * the node. NULL after an error that left nothing to judge, said, with *status 2 (the hardware
+ * file or the profile unreadable, or a profile of another class) or 3 (this node not mapped).
  */
-json_t *check_run(const struct check_opts *o);
+json_t *check_run(const struct check_opts *o, int *status);
 
 /* The failures, one line each ("FAIL check: text"), or one "OK" line, to out. */
 void check_print(const json_t *report, FILE *out);

@@ -70,7 +70,7 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
         {"json", 0, UTIL_OPT_FLAG, &o->json, NULL,
          "print the report as JSON (topotune/check/1) instead of the lines"},
         {"metrics", 0, UTIL_OPT_STRING, &o->metrics, "FILE",
-         "also write Prometheus metrics there (node_exporter's textfile collector), or -"},
+         "also write Prometheus metrics there (node_exporter's textfile collector)"},
         {"drain", 0, UTIL_OPT_FLAG, &o->drain, NULL,
          "on a failure, print the scontrol command that drains this node (SLURMD_NODENAME, else "
          "the host name)"},
@@ -95,7 +95,9 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
                           ? "--backend sim predicts the hardware of --input FILE: give it"
                       : o->apply && !o->drain ? "--apply runs what --drain prints: give --drain"
                       : o->out && strlen(o->out) > 1000 ? "--out: at most 1000 characters"
-                                                        : NULL;
+                      : o->metrics && !strcmp(o->metrics, "-")
+                          ? "--metrics -: standard output holds the check's lines: give a file"
+                          : NULL;
     if (why)
         return *status = 2, util_error("%s", why);
     return 0;
@@ -128,34 +130,60 @@ static int drain(const struct check_cli *o, const json_t *report)
                   !strcmp(json_string_value(json_object_get(report, "source")), "predicted"),
                   "verdicts", "kind", "check-fails", "hosts", node, "evidence", "checks",
                   util_buf_str(&checks), "text", "", "nodes");
-    json_t *notes, *actions = ops_slurm_plan(survey, 1, 0, NULL, &notes);
-    struct util_buf log = UTIL_BUF_INIT;
-    util_buf_addf(&log, "%s/scontrol.log", o->out);
-    int rc = ops_slurm_act(actions, o->apply, stdout, util_buf_str(&log), 30) ? 3 : 0;
+    /* Slurm's view: an administrator's drain is never drained over (needed to act) */
+    struct util_buf log = UTIL_BUF_INIT, nodes = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
+    util_buf_addf(&nodes, "%s/slurm-nodes.txt", o->out);
+    util_buf_addf(&log, "%s/slurm-nodes.log", o->out);
+    json_t *slurm = ops_slurm_nodes(util_buf_str(&nodes), util_buf_str(&log), 30, &why);
+    int rc = 0;
+    json_t *notes = NULL, *actions = NULL, *n;
+    if (!slurm && o->apply)
+        rc = (util_error("cannot read Slurm's node states: %s", util_buf_str(&why)), 3);
+    else if (!slurm)
+        util_warning("cannot read Slurm's node states (%s): the drain is printed, whatever Slurm "
+                     "shows",
+                     util_buf_str(&why));
+    if (!rc) {
+        actions = ops_slurm_plan(survey, 1, 0, slurm, &notes);
+        json_array_foreach(notes, i, n)
+            util_info("%s", json_string_value(n));
+        util_buf_reset(&log);
+        util_buf_addf(&log, "%s/scontrol.log", o->out);
+        /* with --json, standard output holds the report alone */
+        rc = ops_slurm_act(actions, o->apply, o->json ? stderr : stdout, util_buf_str(&log), 30)
+                 ? 3
+                 : 0;
+    }
+    json_decref(slurm);
     json_decref(survey);
     json_decref(notes);
     json_decref(actions);
     util_buf_release(&checks);
     util_buf_release(&log);
+    util_buf_release(&nodes);
+    util_buf_release(&why);
     return rc;
 }
 
-static int report_out(const struct check_cli *o, const json_t *report)
+static int report_lines(const struct check_cli *o, const json_t *report)
 {
-    int rc = 0;
     if (o->json) {
         json_dumpf(report, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
         putchar('\n');
     } else {
         check_print(report, stdout);
     }
-    if (o->metrics) {
-        struct ops_metrics m;
-        ops_metrics_init(&m);
-        check_metrics(&m, report);
-        rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
-        ops_metrics_release(&m);
-    }
+    return fflush(stdout) || ferror(stdout);
+}
+
+/* --metrics FILE, after the drain: a folder that cannot take it never keeps a node in service. */
+static int write_metrics(const struct check_cli *o, const json_t *report)
+{
+    struct ops_metrics m;
+    ops_metrics_init(&m);
+    check_metrics(&m, report);
+    int rc = ops_metrics_write(&m, o->metrics) ? 3 : 0;
+    ops_metrics_release(&m);
     return rc;
 }
 
@@ -181,11 +209,21 @@ int cmd_check(int argc, char **argv)
     char *bench = sweep_bench_program();
     o.c.bench = bench;
     util_child_supervise();
-    json_t *report = check_run(&o.c);
-    int rc = report ? (json_is_true(json_object_get(report, "ok")) ? 0 : 1) : 2;
-    if (report && report_out(&o, report))
+    status = 0;
+    json_t *report = check_run(&o.c, &status);
+    const json_t *error = json_object_get(report, "error");
+    int rc = !report ? status
+             : error ? (int)json_integer_value(json_object_get(error, "status"))
+             : json_is_true(json_object_get(report, "ok")) ? 0
+                                                           : 1;
+    if (error) /* no verdict on the node: it is not drained */
+        util_error("the check could not be made: %s",
+                   json_string_value(json_object_get(error, "text")));
+    if (report && report_lines(&o, report))
         rc = 3;
     if (rc == 1 && o.drain && drain(&o, report))
+        rc = 3;
+    if (report && o.metrics && write_metrics(&o, report))
         rc = 3;
     if (rc == 1 && tmp[0])
         util_info("the benchmark's events and log are kept in '%s'", tmp);

@@ -71,6 +71,10 @@ static int print(const json_t *env, int json)
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)env, name, v) {
+        if (!json_is_string(v)) { /* nothing here: the value sourced from the profile goes */
+            printf("unset %s\n", name);
+            continue;
+        }
         struct util_buf b = UTIL_BUF_INIT;
         util_quote_shell(&b, json_string_value(v));
         printf("export %s=%s\n", name, util_buf_str(&b));
@@ -99,8 +103,12 @@ int cmd_env(int argc, char **argv)
         memcpy(cmd, argv + 1, sizeof(char *) * (size_t)npos); /* the parser moved them there */
         const char *name;
         json_t *v;
-        json_object_foreach(env, name, v)
-            setenv(name, json_string_value(v), 1);
+        json_object_foreach(env, name, v) {
+            if (json_is_string(v))
+                setenv(name, json_string_value(v), 1);
+            else
+                unsetenv(name);
+        }
         fflush(stdout);
         execvp(cmd[0], cmd);
         rc = errno == ENOENT ? 127 : 126; /* as a shell says a command it cannot run */

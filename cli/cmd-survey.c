@@ -19,6 +19,7 @@
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,11 +90,14 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
         while (at + name < len && p[at + name] && strchr(HOST_CHARS, p[at + name]))
             name++;
         char next = at + name < len ? p[at + name] : ' ';
-        if (name && name < 256 && (next == ' ' || next == '\t' || next == '#'))
+        /* a name starts with a letter or digit: "-x" would be an option to mpirun or kubectl */
+        if (name && name < 256 && !strchr("._-", p[at]) &&
+            (next == ' ' || next == '\t' || next == '#'))
             util_buf_addf(hosts, "%s%.*s", n++ ? "," : "", (int)name, p + at);
         else if (at < len && p[at] != '#')
-            return util_error("%s:%d: not a host name (one per line, [A-Za-z0-9._-])", path,
-                              line + 1),
+            return util_error("%s:%d: not a host name (one per line, [A-Za-z0-9._-], a letter or "
+                              "digit first)",
+                              path, line + 1),
                    util_buf_release(&text), -1;
         p = nl ? nl + 1 : NULL;
     }
@@ -119,9 +123,10 @@ static int nodes_from(struct survey *s, const char *hosts)
         size_t len = strcspn(p, ",");
         if (!len)
             continue;
-        if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len)
+        if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len ||
+            strchr("._-", *p))
             return util_error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
-                              "'-', as in a hostfile)",
+                              "'-', a letter or digit first, as in a hostfile)",
                               i + 1),
                    free(sorted), -1;
         s->nodes[i].host = util_xstrndup(p, len);
@@ -240,6 +245,10 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
         return util_error("--apply runs what --drain, --resume-nodes or --kubernetes print: give "
                           "one of them"),
                2;
+    if (o->metrics && !strcmp(o->metrics, "-") && (o->drain || o->resume_nodes || o->kubernetes))
+        return util_error("--metrics -: standard output holds the scontrol or kubectl commands: "
+                          "give a file"),
+               2;
     if (o->profiles && !o->kubernetes)
         return util_error("--profiles names the store --kubernetes labels versions from"), 2;
     s->size = o->size ? o->size : 32u << 20;
@@ -331,7 +340,8 @@ static json_t *versions_of(const json_t *doc, const char *root)
     size_t i;
     json_array_foreach(root ? json_object_get(doc, "nodes") : NULL, i, n) {
         const char *cls = json_string_value(json_object_get(n, "class"));
-        if (!cls || json_object_get(versions, cls))
+        /* a class id is a path component here: one from a survey.json made elsewhere is checked */
+        if (!util_valid_id(cls) || json_object_get(versions, cls))
             continue;
         char path[4200], file[4300];
         snprintf(path, sizeof(path), "%s/%s/latest", root, cls);
@@ -350,7 +360,11 @@ static int kubernetes_act(const struct survey_opts *o, const json_t *doc)
 {
     struct util_buf path = UTIL_BUF_INIT;
     json_t *versions = versions_of(doc, o->profiles);
-    json_t *actions = ops_k8s_plan(doc, versions);
+    json_t *notes, *actions = ops_k8s_plan(doc, versions, &notes), *n;
+    size_t i;
+    json_array_foreach(notes, i, n)
+        util_info("%s", json_string_value(n));
+    json_decref(notes);
     util_buf_addf(&path, "%s/kubectl.log", o->out);
     int rc = ops_k8s_act(actions, o->apply, stdout, util_buf_str(&path), 30) ? 3 : 0;
     json_decref(actions);

@@ -290,9 +290,7 @@ static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, cons
         char size[32];
         snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_object_get(s, "size")));
-        ops_metric(m, "topotune_busbw_bytes_per_second", "gauge",
-                   "all_reduce busbw as nccl-tests defines it (out of place), in bytes per second "
-                   "(source: measured or predicted; config: NCCL's defaults or the sweep's choice)",
+        ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                    json_number_value(json_object_get(s, "busbw")) * 1e9, "collective", "all_reduce",
                    "class", cls, "nodes", nodes, "size", size, "source", source, "config", config,
                    NULL);

@@ -34,13 +34,14 @@ json_t *doctor_compare_nodes(const json_t *nodes);
  * The values of a profile that differ from node to node (device and interface names, GID
  * indexes), resolved on this node, so that one job script serves nodes whose names differ. The
  * names are util_env_per_node's; each the profile sets (all with every) gets this node's value:
- *   NCCL_IB_HCA: "=DEV:PORT,..." its active InfiniBand ports and RoCE ports that have a RoCE v2
- *     IPv4 GID, by device and port;
+ *   NCCL_IB_HCA: the profile's value when this node has every device and port it names (as NCCL
+ *     matches them: by prefix, whole after '='; an exclusion list, "^...", always), else
+ *     "=DEV:PORT,..." its active InfiniBand ports and RoCE ports that have a RoCE v2 IPv4 GID;
  *   NCCL_IB_GID_INDEX: that GID index, when all its RoCE ports agree;
  *   NCCL_SOCKET_IFNAME: the profile's value when an interface here with an address matches it
  *     (NCCL's syntax), else "=IF", the first such interface that is no bridge or veth.
- * Returns {NAME: value}, new; a name this node has nothing for is left out, and why is a line
- * of *notes (a new array).
+ * Returns {NAME: value}, new; a name this node has nothing for is null there (to be unset: the
+ * profile's value names another node's device), and why is a line of *notes (a new array).
  */
 json_t *doctor_node_env(const json_t *profile, int every, json_t **notes);
 

@@ -21,26 +21,78 @@ static const char *profile_value(const json_t *profile, const char *name)
     return NULL;
 }
 
-/* "=dev:port,..." of the active ports (a RoCE port only with its RoCE v2 IPv4 GID). */
-static void hca(json_t *env, json_t *notes, const json_t *ports)
+/* 1 when port p can carry NCCL's traffic: active, and a RoCE port only with its RoCE v2 GID. */
+static int usable(const json_t *p)
 {
-    struct util_buf b = UTIL_BUF_INIT;
+    return json_is_true(json_object_get(p, "active")) &&
+           !(json_is_true(json_object_get(p, "roce")) &&
+             json_integer_value(json_object_get(p, "gid")) < 0);
+}
+
+/* One NCCL_IB_HCA entry ("mlx5_0", "mlx5_0:1") against a port, as NCCL reads it: the device by
+ * prefix, or whole with exact ("=..." lists); the port when the entry names one. */
+static int entry_takes(const char *entry, size_t len, int exact, const json_t *p)
+{
+    const char *dev = util_json_str(p, "dev", ""), *port = util_json_str(p, "port", "");
+    size_t d = strcspn(entry, ":");
+    d = d < len ? d : len;
+    if (strncmp(dev, entry, d) || (exact && dev[d]))
+        return 0;
+    return d == len ||
+           ((size_t)strlen(port) == len - d - 1 && !strncmp(port, entry + d + 1, len - d - 1));
+}
+
+/*
+ * The entries of an NCCL_IB_HCA value that no usable port here takes, comma-joined into missing;
+ * 0 for an exclusion list ("^..."), which names what NCCL leaves out, not what it needs.
+ */
+static int hca_missing(const char *value, const json_t *ports, struct util_buf *missing)
+{
+    if (value[0] == '^')
+        return 0;
+    int exact = value[0] == '=';
+    for (const char *e = value + exact; *e; e += strcspn(e, ","), e += *e == ',') {
+        size_t len = strcspn(e, ","), i;
+        int taken = 0;
+        json_t *p;
+        json_array_foreach(ports, i, p)
+            taken |= len && usable(p) && entry_takes(e, len, exact, p);
+        if (len && !taken)
+            util_buf_addf(missing, "%s%.*s", missing->len ? "," : "", (int)len, e);
+    }
+    return (int)missing->len;
+}
+
+/* The profile's NCCL_IB_HCA where this node has what it names (an exclusion list always), else
+ * "=dev:port,..." of this node's usable ports. */
+static void hca(json_t *env, json_t *notes, const json_t *ports, const char *want)
+{
+    struct util_buf b = UTIL_BUF_INIT, missing = UTIL_BUF_INIT;
+    if (want && !hca_missing(want, ports, &missing)) {
+        json_object_set_new(env, "NCCL_IB_HCA", json_string(want));
+        goto out;
+    }
     size_t i;
     json_t *p;
-    json_array_foreach(ports, i, p) {
-        if (!json_is_true(json_object_get(p, "active")) ||
-            (json_is_true(json_object_get(p, "roce")) &&
-             json_integer_value(json_object_get(p, "gid")) < 0))
-            continue;
-        util_buf_addf(&b, "%s%s:%s", b.len ? "," : "=", util_json_str(p, "dev", "?"),
-                      util_json_str(p, "port", "?"));
-    }
-    if (b.len)
+    json_array_foreach(ports, i, p)
+        if (usable(p))
+            util_buf_addf(&b, "%s%s:%s", b.len ? "," : "=", util_json_str(p, "dev", "?"),
+                          util_json_str(p, "port", "?"));
+    if (b.len) {
         json_object_set_new(env, "NCCL_IB_HCA", json_string(util_buf_str(&b)));
-    else
+        if (want)
+            json_array_append_new(notes,
+                                  json_sprintf("NCCL_IB_HCA: the profile's %s names what this "
+                                               "node lacks (%s): its active ports instead",
+                                               want, util_buf_str(&missing)));
+    } else {
+        json_object_set_new(env, "NCCL_IB_HCA", json_null());
         json_array_append_new(notes, json_string("NCCL_IB_HCA: no active InfiniBand or RoCE port "
-                                                 "on this node: left to NCCL (sockets)"));
+                                                 "on this node: unset, left to NCCL (sockets)"));
+    }
+out:
     util_buf_release(&b);
+    util_buf_release(&missing);
 }
 
 /* The RoCE v2 IPv4 GID index of the active RoCE ports, when they agree. */
@@ -60,11 +112,15 @@ static void gid(json_t *env, json_t *notes, const json_t *ports)
     if (index >= 0 && !mixed)
         json_object_set_new(env, "NCCL_IB_GID_INDEX", json_sprintf("%lld", index));
     else
+        json_object_set_new(env, "NCCL_IB_GID_INDEX", json_null());
+    if (index < 0 || mixed)
         json_array_append_new(notes,
                               json_string(mixed ? "NCCL_IB_GID_INDEX: this node's RoCE ports have "
-                                                  "different RoCE v2 GID indexes: left to NCCL"
+                                                  "different RoCE v2 GID indexes: unset, left to "
+                                                  "NCCL"
                                                 : "NCCL_IB_GID_INDEX: no active RoCE port with a "
-                                                  "RoCE v2 IPv4 GID on this node: left to NCCL"));
+                                                  "RoCE v2 IPv4 GID on this node: unset, left to "
+                                                  "NCCL"));
 }
 
 /* The profile's interface when this node has one it takes, else this node's data interface. */
@@ -75,18 +131,21 @@ static void ifname(json_t *env, json_t *notes, const char *want)
         json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_string(want));
     else if (doctor_data_interface(NULL, name, sizeof(name)))
         json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_sprintf("=%s", name));
-    else
+    else {
+        json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_null());
         json_array_append_new(notes, json_string("NCCL_SOCKET_IFNAME: no interface with an "
-                                                 "address here but bridges and veths: left to "
-                                                 "NCCL"));
+                                                 "address here but bridges and veths: unset, "
+                                                 "left to NCCL"));
+    }
 }
 
 json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
 {
     json_t *env = json_object(), *ports = doctor_rdma_ports();
     *notes = json_array();
-    if (every || profile_value(profile, "NCCL_IB_HCA"))
-        hca(env, *notes, ports);
+    const char *want_hca = profile_value(profile, "NCCL_IB_HCA");
+    if (every || want_hca)
+        hca(env, *notes, ports, want_hca);
     if (every || profile_value(profile, "NCCL_IB_GID_INDEX"))
         gid(env, *notes, ports);
     const char *want = profile_value(profile, "NCCL_SOCKET_IFNAME");
@@ -96,33 +155,20 @@ json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
     return env;
 }
 
-/* The device names a NCCL_IB_HCA value takes ("=a:1,b" -> "a", "b"), into names (comma-joined,
- * each between commas for a lookup); 0 for an exclusion list ("^..."), which names what is not
- * taken. */
-static int hca_devices(const char *value, struct util_buf *names)
-{
-    if (value[0] == '^')
-        return 0;
-    util_buf_adds(names, ",");
-    for (const char *p = value + (value[0] == '='); *p; p += strcspn(p, ","), p += *p == ',') {
-        size_t len = strcspn(p, ",:");
-        util_buf_addf(names, "%.*s,", (int)len, p);
-    }
-    return 1;
-}
-
 /* What this shell sets for name against this node's value: NULL when they agree, else why. */
 static const char *disagrees(const char *name, const char *set, const char *here,
                              struct util_buf *why)
 {
     if (!strcmp(name, "NCCL_IB_HCA")) {
-        struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT;
-        int same = !hca_devices(set, &a) || !here ||
-                   (hca_devices(here, &b) && !strcmp(util_buf_str(&a), util_buf_str(&b)));
-        if (!same)
-            util_buf_addf(why, "NCCL_IB_HCA=%s, but this node's active ports are %s", set, here);
-        util_buf_release(&a);
-        util_buf_release(&b);
+        struct util_buf missing = UTIL_BUF_INIT;
+        json_t *ports = doctor_rdma_ports();
+        if (hca_missing(set, ports, &missing))
+            util_buf_addf(why,
+                          "NCCL_IB_HCA=%s names what no active port here takes (%s); this "
+                          "node's are %s",
+                          set, util_buf_str(&missing), here ? here : "none");
+        json_decref(ports);
+        util_buf_release(&missing);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
         char ifname[256];
         if (!doctor_data_interface(set, ifname, sizeof(ifname)))

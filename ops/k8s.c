@@ -6,6 +6,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,10 @@ static const char *verdict_of(const json_t *survey, const char *host, int *drain
     *drains = 0;
     json_array_foreach(json_object_get(survey, "verdicts"), i, v) {
         json_array_foreach(json_object_get(v, "hosts"), j, h) {
+            /* a verdict of no known kind still names its host, as for Slurm */
             const char *kind = json_string_value(json_object_get(v, "kind"));
-            if (!json_is_string(h) || strcmp(json_string_value(h), host) || !kind)
+            kind = kind ? kind : "unknown";
+            if (!json_is_string(h) || strcmp(json_string_value(h), host))
                 continue;
             first = first ? first : kind;
             if (!*drains && ops_drains(kind)) {
@@ -64,15 +67,24 @@ static const char *verdict_of(const json_t *survey, const char *host, int *drain
     return first;
 }
 
-json_t *ops_k8s_plan(const json_t *survey, const json_t *versions)
+json_t *ops_k8s_plan(const json_t *survey, const json_t *versions, json_t **notes)
 {
     json_t *actions = json_array(), *n;
+    *notes = json_array();
     size_t i;
     json_array_foreach(json_object_get(survey, "nodes"), i, n) {
         const char *host = json_string_value(json_object_get(n, "host"));
         const char *cls = json_string_value(json_object_get(n, "class"));
         if (!host)
             continue;
+        if (!ops_valid_node(host)) {
+            struct util_buf shown = UTIL_BUF_INIT;
+            json_array_append_new(*notes, json_sprintf("'%s': not a node name kubectl takes as one "
+                                                       "node: skipped",
+                                                       util_text_shown(&shown, host)));
+            util_buf_release(&shown);
+            continue;
+        }
         int drains;
         const char *kind = verdict_of(survey, host, &drains);
         char value[64];
@@ -118,27 +130,35 @@ int ops_k8s_act(const json_t *actions, int apply, FILE *out, const char *log_pat
     size_t i;
     json_t *a;
     json_array_foreach(actions, i, a) {
+        char log[4200];
         const char *verb = json_string_value(json_object_get(a, "verb"));
         const json_t *args = json_object_get(a, "args");
         size_t n = json_array_size(args);
-        char **argv = util_xcalloc(n + 5, sizeof(char *));
-        argv[0] = "kubectl";
-        argv[1] = !strcmp(verb, "label") ? "label" : "taint";
-        argv[2] = "node";
-        argv[3] = (char *)json_string_value(json_object_get(a, "node"));
-        for (size_t k = 0; k < n; k++)
-            argv[4 + k] = (char *)json_string_value(json_array_get(args, k));
+        char **argv = util_xcalloc(n + 6, sizeof(char *));
+        size_t k = 0;
+        argv[k++] = "kubectl";
+        argv[k++] = !strcmp(verb, "label") ? "label" : "taint";
+        argv[k++] = "node";
+        for (size_t j = 0; j < n; j++) /* its options first, then "--": nothing after is one */
+            if (!strncmp(json_string_value(json_array_get(args, j)), "--", 2))
+                argv[k++] = (char *)json_string_value(json_array_get(args, j));
+        argv[k++] = "--";
+        const char *node = json_string_value(json_object_get(a, "node"));
+        argv[k++] = (char *)node;
+        for (size_t j = 0; j < n; j++)
+            if (strncmp(json_string_value(json_array_get(args, j)), "--", 2))
+                argv[k++] = (char *)json_string_value(json_array_get(args, j));
         struct util_buf line = UTIL_BUF_INIT, failed = UTIL_BUF_INIT;
-        for (int k = 0; argv[k]; k++) {
-            util_buf_adds(&line, k ? " " : "");
-            ops_add_word(&line, argv[k]);
+        for (int w = 0; argv[w]; w++) {
+            util_buf_adds(&line, w ? " " : "");
+            ops_add_word(&line, argv[w]);
         }
         fprintf(out, "%s\n", util_buf_str(&line));
         fflush(out);
         /* removing a taint the node does not have is what was wanted */
-        if (apply && ops_run(argv, NULL, log_path, timeout_s, &failed) &&
+        if (apply && ops_run(argv, NULL, ops_log_of(log, log_path, i), timeout_s, &failed) &&
             !(!strcmp(verb, "untaint") && strstr(util_buf_str(&failed), "not found"))) {
-            util_error("node %s: %s", argv[3], util_buf_str(&failed));
+            util_error("node %s: %s", node, util_buf_str(&failed));
             rc = UTIL_EENV;
         }
         util_buf_release(&line);

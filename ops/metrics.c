@@ -113,10 +113,6 @@ int ops_metrics_write(const struct ops_metrics *m, const char *path)
     return rc;
 }
 
-static const char busbw_help[] =
-    "all_reduce busbw as nccl-tests defines it, in bytes per second (source: measured or "
-    "predicted)";
-
 /* Each node alone, its health and verdicts. */
 static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char *source,
                          const char *size)
@@ -130,9 +126,9 @@ static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char
         if (!host)
             continue;
         if (alone > 0)
-            ops_metric(m, "topotune_busbw_bytes_per_second", "gauge", busbw_help, alone * 1e9,
-                       "collective", "all_reduce", "class", cls, "nodes", "1", "size", size,
-                       "source", source, "host", host, NULL);
+            ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP, alone * 1e9, "collective",
+                       "all_reduce", "class", cls, "nodes", "1", "size", size, "source", source,
+                       "host", host, NULL);
         ops_metric(m, "topotune_survey_node_healthy", "gauge",
                    "1 when the last survey named no node or link verdict for the host",
                    json_is_true(json_object_get(n, "healthy")), "host", host, "class", cls, NULL);
@@ -140,12 +136,13 @@ static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char
     json_t *v, *h;
     json_array_foreach(json_object_get(survey, "verdicts"), i, v) {
         size_t j;
+        const char *kind = json_string_value(json_object_get(v, "kind"));
         json_array_foreach(json_object_get(v, "hosts"), j, h)
-            ops_metric(m, "topotune_survey_verdict", "gauge",
-                       "1 for each verdict the last survey gave a host (kind: node-slow, "
-                       "link-slow, ...)",
-                       1, "host", json_string_value(h), "kind",
-                       json_string_value(json_object_get(v, "kind")), NULL);
+            if (json_is_string(h)) /* a verdict of no known kind is "unknown", as for kubectl */
+                ops_metric(m, "topotune_survey_verdict", "gauge",
+                           "1 for each verdict the last survey gave a host (kind: node-slow, "
+                           "link-slow, ...)",
+                           1, "host", json_string_value(h), "kind", kind ? kind : "unknown", NULL);
     }
 }
 
@@ -161,11 +158,9 @@ static void survey_classes(struct ops_metrics *m, const json_t *survey, const ch
         for (size_t k = 0; k < sizeof(bounds) / sizeof(bounds[0]); k++) {
             json_t *x = json_object_get(c, bounds[k][0]);
             if (json_is_number(x))
-                ops_metric(m, "topotune_expected_busbw_bytes_per_second", "gauge",
-                           "the busbw a healthy node of the class should measure alone, and the "
-                           "band around it (bound: expected, low, high; from the model: predicted)",
-                           json_number_value(x) * 1e9, "collective", "all_reduce", "class", cls,
-                           "nodes", "1", "size", size, "bound", bounds[k][1], NULL);
+                ops_metric(m, OPS_EXPECTED, "gauge", OPS_EXPECTED_HELP, json_number_value(x) * 1e9,
+                           "collective", "all_reduce", "class", cls, "nodes", "1", "size", size,
+                           "bound", bounds[k][1], "source", "predicted", NULL);
         }
     }
 }

@@ -20,6 +20,13 @@
 #include <jansson.h>
 #include <stdio.h>
 
+/*
+ * 1 when name may be given to scontrol or kubectl as one node: a letter or digit, then letters,
+ * digits, '.', '_' or '-', at most 253; never Slurm's ALL (every node) nor anything a command
+ * would read as an option or a host list. The plans skip any other name, with a note.
+ */
+int ops_valid_node(const char *name);
+
 /* Every drain reason topotune writes starts with this; resume touches no other. */
 #define OPS_REASON_PREFIX "topotune:"
 
@@ -60,7 +67,8 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
 /*
  * Prints each action to out as the scontrol command line it is, each word quoted for a POSIX
  * shell where it needs it. With apply, runs each (`scontrol update nodename=N state=S
- * [reason=R]`) under a deadline, its output in log_path, and says on stderr how it ended.
+ * [reason=R]`) under a deadline, the i-th command's output in log_path.i, and says on stderr how
+ * it ended.
  * 0, or UTIL_EENV when a command did not run or failed (the others are still run).
  */
 int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_path,
@@ -80,16 +88,20 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
 void ops_k8s_label_value(const char *s, char out[64]);
 
 /*
- * The actions for a survey (its survey.json document), per node in host order: label (class,
- * health, and profile: versions maps class id -> "vN", or NULL), then taint (a draining verdict)
- * or untaint (no verdict names the node). Each is {"node", "verb": "label"|"taint"|"untaint",
- * "args": [...]} for `kubectl VERB node NODE ARGS...`.
+ * The actions for a survey (its survey.json document), per node in survey order: label (class,
+ * health: the kind of its first node or link verdict, else of its first verdict, else healthy;
+ * and profile: versions maps class id -> "vN", or NULL), then taint (a node or link verdict) or
+ * untaint (no verdict names the node). Each is {"node", "verb": "label"|"taint"|"untaint",
+ * "args": [...]}: `kubectl VERB node OPTIONS -- NODE ARGS`, the options being the args that
+ * start with "--". A name that is not one node (ops_valid_node) is skipped with a line in
+ * *notes (a new array).
  */
-json_t *ops_k8s_plan(const json_t *survey, const json_t *versions);
+json_t *ops_k8s_plan(const json_t *survey, const json_t *versions, json_t **notes);
 
 /*
  * Prints each action as its kubectl command line (shell-quoted where needed) to out; with apply
- * runs it (argv, never a shell) under a deadline, its output in log_path. An untaint of a node
+ * runs it (argv, never a shell) under a deadline, the i-th one's output in log_path.i. An
+ * untaint of a node
  * that has no such taint is not a failure. 0, or UTIL_EENV when one failed (the others still run).
  */
 int ops_k8s_act(const json_t *actions, int apply, FILE *out, const char *log_path,
@@ -113,6 +125,21 @@ void ops_metrics_release(struct ops_metrics *m);
  * stand): labels are name, value pairs ending in NULL; a NULL or empty value leaves its label
  * out. A sample whose labels repeat an earlier one's replaces its value.
  */
+/*
+ * The families several programs write, with one HELP each: node_exporter's textfile collector
+ * refuses a family whose files disagree on it. OPS_BUSBW's labels: collective, class, nodes,
+ * size, source (measured or predicted); a survey adds host, a sweep config (defaults, chosen).
+ * OPS_EXPECTED's: collective, class, nodes, size, bound (low, expected, high), source.
+ */
+#define OPS_BUSBW "topotune_busbw_bytes_per_second"
+#define OPS_BUSBW_HELP                                                                             \
+    "all_reduce busbw as nccl-tests defines it (out of place), in bytes per second; source: "      \
+    "measured or predicted; host: a node alone (survey); config: defaults or chosen (sweep)"
+#define OPS_EXPECTED "topotune_expected_busbw_bytes_per_second"
+#define OPS_EXPECTED_HELP                                                                          \
+    "the busbw a healthy system should measure and the band around it (bound: low, expected, "     \
+    "high); source: predicted by the model or measured by a profile's runs"
+
 void ops_metric(struct ops_metrics *m, const char *name, const char *type, const char *help,
                 double value, ...) __attribute__((sentinel));
 

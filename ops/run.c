@@ -7,7 +7,9 @@
 #include "util/quote.h"
 #include "util/text.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /*
  * Runs argv under a deadline, stdout to out_path (when set), the rest to log_path. 0, or
@@ -39,6 +41,22 @@ int ops_run(char **argv, const char *out_path, const char *log_path, double time
         util_buf_release(&shown);
     }
     return why->len ? UTIL_EENV : 0;
+}
+
+const char *ops_log_of(char buf[4200], const char *prefix, size_t i)
+{
+    if (!prefix)
+        return NULL;
+    snprintf(buf, 4200, "%.4000s.%zu", prefix, i);
+    return buf;
+}
+
+int ops_valid_node(const char *name)
+{
+    if (!name || !((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
+                   (*name >= '0' && *name <= '9')))
+        return 0;
+    return util_text_in_set(name, 253, "._-") && strcasecmp(name, "ALL") != 0;
 }
 
 /* A word as a POSIX shell reads it back: as is when plain, else quoted. */

@@ -90,7 +90,7 @@ static char *reason_of(const json_t *verdict, int predicted)
             util_buf_adds(&b, " ");
             add_safe(&b, key);
             util_buf_addf(&b, "=%.3g", json_number_value(v));
-        } else if (json_is_string(v) && strlen(json_string_value(v)) <= 32) {
+        } else if (json_is_string(v) && strlen(json_string_value(v)) <= 120) {
             util_buf_adds(&b, " ");
             add_safe(&b, key);
             util_buf_adds(&b, "=");
@@ -156,6 +156,19 @@ static void plan_drain(const char *host, const json_t *verdict, int predicted, c
     util_buf_release(&shown);
 }
 
+/* A node name that could mean more than one node (ALL, an option, a host list): said, skipped. */
+static void note_invalid(json_t *notes, const char *name)
+{
+    struct util_buf shown = UTIL_BUF_INIT, line = UTIL_BUF_INIT;
+    util_buf_addf(&line,
+                  "'%s': not a node name scontrol and kubectl take as one node (a letter or "
+                  "digit first, then letters, digits, '.', '_', '-'; not ALL): skipped",
+                  util_text_shown(&shown, name));
+    json_array_append_new(notes, json_string(util_buf_str(&line)));
+    util_buf_release(&shown);
+    util_buf_release(&line);
+}
+
 json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t *slurm,
                        json_t **notes)
 {
@@ -170,6 +183,11 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
             if (!host)
                 continue;
             json_object_set_new(named, host, json_true());
+            if (!ops_valid_node(host)) {
+                if (drain)
+                    note_invalid(*notes, host);
+                continue;
+            }
             if (drain && ops_drains(json_string_value(json_object_get(v, "kind"))) &&
                 !json_object_get(drains, host))
                 plan_drain(host, v, json_is_true(json_object_get(survey, "predicted")), slurm,
@@ -183,7 +201,9 @@ json_t *ops_slurm_plan(const json_t *survey, int drain, int resume, const json_t
     json_array_foreach(resume ? json_object_get(survey, "nodes") : NULL, i, n) {
         const char *name = json_string_value(json_object_get(n, "host"));
         const json_t *node = name && slurm ? json_object_get(slurm, name) : NULL;
-        if (name && !json_object_get(named, name) && node && drained_by_us(node))
+        if (name && !ops_valid_node(name))
+            note_invalid(*notes, name);
+        else if (name && !json_object_get(named, name) && node && drained_by_us(node))
             json_array_append_new(actions, json_pack("{s:s,s:s}", "node", name, "state", "resume"));
     }
     json_decref(named);
@@ -198,6 +218,7 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
     size_t i;
     json_t *a;
     json_array_foreach(actions, i, a) {
+        char log[4200];
         struct util_buf node = UTIL_BUF_INIT, state = UTIL_BUF_INIT, reason = UTIL_BUF_INIT,
                         line = UTIL_BUF_INIT;
         const char *why = json_string_value(json_object_get(a, "reason"));
@@ -214,7 +235,7 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
         fprintf(out, "%s\n", util_buf_str(&line));
         fflush(out);
         struct util_buf failed = UTIL_BUF_INIT;
-        if (apply && ops_run(argv, NULL, log_path, timeout_s, &failed)) {
+        if (apply && ops_run(argv, NULL, ops_log_of(log, log_path, i), timeout_s, &failed)) {
             util_error("%s: %s", util_buf_str(&node), util_buf_str(&failed));
             rc = UTIL_EENV;
         } else if (apply)

@@ -78,6 +78,13 @@ expect_exit 0 "a clean survey resumes it" -- "$TOPOTUNE" survey --backend sim --
     --out clean3 --resume-nodes --apply
 check "sinfo: node0002 back (got: $(state node0002))" settled node0002 "idle|none"
 
+# A failing check on node0001, which its administrator drained, leaves the reason as it is.
+SLURMD_NODENAME=node0001 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+    --backend sim --input h100.json --drain --apply >check1.out 2>check1.err
+check "the check fails on node0001" grep -q "^FAIL busbw" check1.out
+check "node0001 keeps its administrator's reason" test "$(state node0001)" = "drained|admin: new DIMMs"
+check "and the check says why" grep -q "node0001: already drained by someone else" check1.err
+
 # 6. Refusals and failures: --apply alone; Slurm not answering.
 expect_exit 2 "--apply without --drain or --resume-nodes" -- "$TOPOTUNE" survey --backend sim \
     --cluster clean.json --out x --apply

@@ -58,7 +58,26 @@ sizes = re.findall(r'^topotune_busbw_bytes_per_second\{.*size="(\d+)",source="pr
 assert len(sizes) >= 10 and 'config="chosen"' not in text, sizes
 PY
 
-# 5. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
+# 5. One HELP per family, whoever writes it (node_exporter's textfile collector refuses a family
+# whose files disagree), and a source on every busbw and band; --metrics - where stdout is taken.
+"$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --metrics check.prom >/dev/null 2>&1
+check "the same HELP for a family in every file" python3 - sim.prom mpi.prom survey.prom sweep.prom check.prom <<'PY'
+import re, sys
+helps = {}
+for path in sys.argv[1:]:
+    text = open(path).read()
+    for name, help in re.findall(r"^# HELP (\S+) (.*)$", text, re.M):
+        helps.setdefault(name, set()).add(help)
+    for line in re.findall(r"^topotune_(?:expected_)?busbw_bytes_per_second\{.*$", text, re.M):
+        assert 'source="' in line, (path, line)
+assert all(len(h) == 1 for h in helps.values()), {n: h for n, h in helps.items() if len(h) > 1}
+assert "topotune_busbw_bytes_per_second" in helps and "topotune_expected_busbw_bytes_per_second" in helps, helps
+PY
+expect_exit 6 "bench --metrics - (stdout holds the table)" -- "$TOPOTUNE_BENCH" --backend sim --topology "$h100" --metrics -
+expect_exit 2 "survey --metrics - with --drain" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s2 \
+    --metrics - --drain
+
+# 6. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
 # label is set to measured (a predicted series never alerts, checked too), under two instances,
 # healthy and slow; promtool evaluates the rules and lists what fires.
 "$TOPOTUNE" expect --input "$h100" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml

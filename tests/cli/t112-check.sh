@@ -4,7 +4,8 @@
 # exit 0); a slow configuration fails with one line per size below the model's band (exit 1),
 # its --drain command, its JSON (schema) and metrics (promtool); a 64 MB /dev/shm (a mount
 # namespace) fails doctor's check; real MPI ranks are judged against a profile's band with the
-# profile's variables in their environment; bad input is refused; a kept folder only on failure.
+# profile's variables in their environment; a profile of another class or shape, and a benchmark
+# that cannot start, are no verdict; bad input is refused; a kept folder only on failure.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -55,36 +56,63 @@ else
     echo "skipped: the /dev/shm check needs root and mount namespaces"
 fi
 
-# 4. Real MPI ranks against a profile's band; the profile's variables reach them.
+# 4. Real MPI ranks against a profile's band (this node's class, 2 ranks); its variables reach
+# them (a stand-in benchmark records what it was given), a refused one does not; a profile of
+# another class or shape, or without the sizes measured, is no verdict (exit 2).
+cls=$("$TOPOTUNE" topo --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
 mkdir -p p
-profile() { # profile BUSBW: a profile whose runs measured BUSBW GB/s at 64K..256K
+profile() { # profile BUSBW [CLASS [RANKS]]: a profile whose runs measured BUSBW GB/s at 64K..256K
     cat >p/profile.json <<EOF
-{"schema": "topotune/profile/1", "class": "c1", "predicted": false, "version": 3,
- "sweep": {"nodes": 1, "ranks": 2}, "winner": null,
+{"schema": "topotune/profile/1", "class": "${2:-$cls}", "predicted": false, "version": 3,
+ "sweep": {"nodes": 1, "ranks": ${3:-2}}, "winner": null,
  "variables": [{"name": "NCCL_ALGO", "value": "Ring", "role": "tuning", "evidence": {}},
                {"name": "LD_PRELOAD", "value": "/nonexistent/x.so", "role": "system", "evidence": {}}],
  "baseline": {"cv": 0.01, "per_size": [{"size": 65536, "busbw": $1}, {"size": 131072, "busbw": $1},
                                        {"size": 262144, "busbw": $1}]}}
 EOF
 }
+cat >bench-env.sh <<EOF
+#!/bin/sh
+env >>"$TEST_TMP/bench.env"
+exec "$TOPOTUNE_BENCH" "\$@"
+EOF
+chmod +x bench-env.sh
 profile 0.000001
-expect_exit 0 "2 MPI ranks above a profile's band pass" -- "$TOPOTUNE" check --backend mpi --np 2 \
-    --no-doctor --profile p -b 64K -e 256K -n 2 --out mpi --metrics mpi.prom
-check "the profile's allowed variable reached the ranks, the refused one did not" python3 - mpi/check-bench.jsonl <<'PY'
-import json, sys
-start = [json.loads(l) for l in open(sys.argv[1])][0]
-assert start["event"] == "start" and start["env"].get("NCCL_ALGO") == "Ring", start["env"]
-assert "LD_PRELOAD" not in start["env"], start["env"]
-PY
+expect_exit 0 "2 MPI ranks above a profile's band pass" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-env.sh" \
+    "$TOPOTUNE" check --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2 --out mpi --metrics mpi.prom
+check "the profile's allowed variable reached the benchmark" grep -qx "NCCL_ALGO=Ring" bench.env
+check "the refused one did not" test -z "$(grep '^LD_PRELOAD=/nonexistent' bench.env)"
 check "its version in the metrics" grep -q '^topotune_profile_info{class="[^"]*",version="v3"} 1$' mpi.prom
 profile 1000000
 expect_exit 1 "2 MPI ranks far below a profile's band fail" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
 check "3 sizes below the profile's measured band" test "$(grep -c '^FAIL busbw: .* measured, below the band .*(measured by the profile)$' "$TEST_TMP/out")" = 3
+profile 1000000 other-class-00000000
+expect_exit 2 "a profile of another class: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
+    --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "is of class other-class-00000000" "it names both classes"
+profile 1000000 "$cls" 16
+expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
+    --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "measured with 16 rank(s), this check ran 2" "it says both shapes"
+profile 1000000
+expect_exit 2 "none of the profile's sizes measured: no verdict, not OK" -- "$TOPOTUNE" check --backend mpi \
+    --np 2 --no-doctor --profile p -b 1M -e 1M -n 2
+check "no OK line" test -z "$(grep '^OK' "$TEST_TMP/out")"
+sed -i 's/"size": 131072/"size": 100000/; s/"size": 65536/"size": 99999/; s/"size": 262144/"size": 99998/' p/profile.json
+expect_exit 2 "a profile whose sizes lie between those measured: no verdict, not OK" -- "$TOPOTUNE" check \
+    --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "none of the sizes this check measured" "it says so"
+expect_exit 3 "a benchmark that cannot start: exit 3, no verdict, no drain" -- env \
+    TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench SLURMD_NODENAME=n1 "$TOPOTUNE" check \
+    --backend sim --input "$h100" --no-doctor --drain
+check "nothing drained" test -z "$(grep scontrol "$TEST_TMP/out")"
+expect_stderr_has "cannot run /nonexistent/topotune-bench" "it names the program"
 
 # 5. Refusals.
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim
 expect_exit 2 "--apply without --drain" -- "$TOPOTUNE" check --backend sim --input "$h100" --apply
+expect_exit 2 "--metrics - (stdout holds the lines)" -- "$TOPOTUNE" check --backend sim --input "$h100" --metrics -
 expect_exit 2 "a hardware file that is not there" -- "$TOPOTUNE" check --backend sim --input nosuch.json
 expect_exit 2 "a profile that is not there" -- "$TOPOTUNE" check --backend sim --input "$h100" --profile nosuch
 finish

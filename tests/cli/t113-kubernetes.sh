@@ -52,7 +52,8 @@ expect_stderr_has "image must be string" "it names the field"
 # 2. survey --kubernetes: the labels and taints, as Node objects the schemas accept.
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "slow-node", "hosts": ["node0002"], "factor": 0.3}]}\n' >c.json
 "$TOPOTUNE" survey --backend sim --cluster c.json --out sv --kubernetes --profiles p >k.out 2>k.err
-check "exit 1: node0002 named ($(tail -n 1 k.err))" grep -q "node0002" k.out
+rc=$?
+check "exit 1: node0002 named (exit $rc: $(tail -n 1 k.err))" test "$rc" -eq 1
 check "the commands as Node objects: syntax and schema" python3 - k.out nodes.json <<'PY'
 import json, re, shlex, sys
 name = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
@@ -60,10 +61,12 @@ nodes = {}
 for line in open(sys.argv[1]):
     w = shlex.split(line)
     assert w[:3] in (["kubectl", "label", "node"], ["kubectl", "taint", "node"]), w
-    n = nodes.setdefault(w[3], {"apiVersion": "v1", "kind": "Node", "metadata": {"name": w[3], "labels": {}}, "spec": {"taints": []}})
-    for a in w[4:]:
-        if a == "--overwrite":
-            continue
+    # options, then "--": the node and what follows are never read as options
+    dash = w.index("--")
+    assert all(o.startswith("--") for o in w[3:dash]), w
+    node = w[dash + 1]
+    n = nodes.setdefault(node, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {}}, "spec": {"taints": []}})
+    for a in w[dash + 2:]:
         if w[1] == "label":
             k, v = a.split("=", 1)
             assert re.fullmatch(r"topotune\.io/" + name, k) and (v == "" or re.fullmatch(name, v)), a
@@ -90,6 +93,9 @@ for n in nodes.values():
 json.dump(out, open(sys.argv[2], "w"))
 PY
 expect_exit 0 "kubernetes-models: the labelled and tainted Nodes are valid" -- node k8s-validate.mjs nodes.json
+# a name kubectl or scontrol would read as an option or as every node never reaches them
+printf -- '--all\nnode2\n' >bad-hosts
+expect_exit 2 "a hostfile name that starts with '-'" -- "$TOPOTUNE" survey --hostfile bad-hosts --backend mpi --out b1
 expect_exit 2 "--profiles without --kubernetes" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out x --profiles p
 
 # 3. --apply runs each command as it printed it. No API server runs here: kubectl is a stand-in

@@ -43,11 +43,11 @@ node() { env -u NCCL_IB_HCA -u NCCL_SOCKET_IFNAME -u NCCL_IB_GID_INDEX TOPOTUNE_
 
 # 1. Each node's own values; the profile's names only (not the GID index, not NCCL_ALGO).
 expect_exit 0 "node a" -- node a "$TOPOTUNE" env --node --profile p
-check "node a: its active ports (IB, and RoCE with its v2 GID), its interface" test "$(cat "$TEST_TMP/out")" = \
-    "export NCCL_IB_HCA='=mlx5_0:1,roce_0:1'
+check "node a has the profile's devices and interface: kept" test "$(cat "$TEST_TMP/out")" = \
+    "export NCCL_IB_HCA='=mlx5_0:1'
 export NCCL_SOCKET_IFNAME='=eth0'"
 expect_exit 0 "node b, the profile named by TOPOTUNE_PROFILE" -- node b env TOPOTUNE_PROFILE=p "$TOPOTUNE" env --node
-check "node b: mlx5_3, and ens5 (the profile's eth0 is not here; docker0 never)" test "$(cat "$TEST_TMP/out")" = \
+check "node b lacks mlx5_0: its active ports (IB, RoCE with its v2 GID), and ens5 (docker0 never)" test "$(cat "$TEST_TMP/out")" = \
     "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'
 export NCCL_SOCKET_IFNAME='=ens5'"
 check "the lines eval back" bash -c "eval \"\$(cat '$TEST_TMP/out')\" && [ \"\$NCCL_IB_HCA\" = '=mlx5_3:1,roce_0:1' ]"
@@ -67,13 +67,40 @@ expect_exit 2 "a profile that is not there" -- "$TOPOTUNE" env --node --profile 
 
 # 3. doctor: this shell's value against this node's.
 doctor_status() { python3 -c 'import json, sys; print([c["status"] for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "node-values"][0])' "$1"; }
-node b "$TOPOTUNE" doctor --profile p --json d1.json >/dev/null 2>&1
-check "nothing set: node-values passes" test "$(doctor_status d1.json)" = pass
+node a "$TOPOTUNE" doctor --profile p --json d1.json >/dev/null 2>&1
+check "node a, nothing set: node-values passes" test "$(doctor_status d1.json)" = pass
+node b "$TOPOTUNE" doctor --profile p --json d1b.json >/dev/null 2>&1
+check "node b, nothing set: the profile names what it lacks: warns" test "$(doctor_status d1b.json)" = warn
 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='=mlx5_0:1' "$TOPOTUNE" doctor --profile p --json d2.json >/dev/null 2>&1
 check "node a's NCCL_IB_HCA on node b fails" test "$(doctor_status d2.json)" = fail
-says_why() { grep -q "NCCL_IB_HCA==mlx5_0:1, but this node's active ports are =mlx5_3:1,roce_0:1" "$1" &&
+says_why() { grep -q "NCCL_IB_HCA==mlx5_0:1 names what no active port here takes (mlx5_0:1); this node's are =mlx5_3:1,roce_0:1" "$1" &&
     grep -qF "topotune env --node --profile DIR" "$1"; }
 check "and says why, with the fix" says_why d2.json
 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='mlx5_3,roce_0:1' NCCL_SOCKET_IFNAME=ens "$TOPOTUNE" doctor --profile p --json d3.json >/dev/null 2>&1
-check "the same devices written otherwise, an interface prefix that takes ens5: pass" test "$(doctor_status d3.json)" = pass
+check "the same devices written otherwise (a prefix, no port), an interface prefix that takes ens5: no failure" \
+    test "$(doctor_status d3.json)" != fail
+for hca in mlx5 '=mlx5_3:1' '^mlx5_0' 'roce_0:1,mlx5_3'; do
+    TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA="$hca" "$TOPOTUNE" doctor --profile p --json d4.json >/dev/null 2>&1
+    check "NCCL_IB_HCA=$hca on node b (a prefix, a subset, an exclusion, another order): no failure" \
+        test "$(doctor_status d4.json)" != fail
+done
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='=mlx5_3:2' "$TOPOTUNE" doctor --profile p --json d5.json >/dev/null 2>&1
+check "a port node b's device does not have fails" test "$(doctor_status d5.json)" = fail
+
+# 4. The profile's own forms: an exclusion list is kept as it is; a subset this node has is kept;
+# a name this node has nothing for is unset (the profile's value names another node's device).
+sed 's/"=mlx5_0:1"/"^mlx5_9"/' p/profile.json >p/x && mv p/x p/profile.json
+expect_exit 0 "an exclusion list" -- node b "$TOPOTUNE" env --node --profile p
+check "kept as it is" grep -qx "export NCCL_IB_HCA='^mlx5_9'" "$TEST_TMP/out"
+sed 's/"\^mlx5_9"/"mlx5_3"/' p/profile.json >p/x && mv p/x p/profile.json
+expect_exit 0 "a subset by prefix" -- node b "$TOPOTUNE" env --node --profile p
+check "kept: NCCL takes mlx5_3 here, not roce_0" grep -qx "export NCCL_IB_HCA='mlx5_3'" "$TEST_TMP/out"
+mkdir -p bare/sys/class/net/eth0
+echo up >bare/sys/class/net/eth0/operstate
+expect_exit 0 "a node with no RDMA port" -- node bare "$TOPOTUNE" env --node --profile p
+check "NCCL_IB_HCA unset, not left as the profile's" grep -qx "unset NCCL_IB_HCA" "$TEST_TMP/out"
+# shellcheck disable=SC2016 # the command's shell expands it
+expect_exit 0 "and a command run without it" -- env NCCL_IB_HCA=mlx5_0 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/bare" \
+    "$TOPOTUNE" env --node --profile p -- sh -c 'echo "[${NCCL_IB_HCA-unset}]"'
+check "unset in the command" grep -qx "\[unset\]" "$TEST_TMP/out"
 finish

@@ -190,7 +190,7 @@ static void test_k8s_plan(void **state)
     json_t *s = load(survey);
     json_t *v = load("{\"c1\": \"v7\"}");
     json_object_set_new(json_array_get(json_object_get(s, "nodes"), 0), "class", json_string("c1"));
-    json_t *a = ops_k8s_plan(s, v);
+    json_t *notes, *a = ops_k8s_plan(s, v, &notes);
     const char *want[][3] = {{"n1", "label",
                               "[\"topotune.io/class=c1\", \"topotune.io/profile=v7\", "
                               "\"topotune.io/health=node-slow\", \"--overwrite\"]"},
@@ -217,7 +217,39 @@ static void test_k8s_plan(void **state)
         }
     }
     json_decref(a);
+    json_decref(notes);
     json_decref(v);
+    json_decref(s);
+}
+
+/* Names scontrol or kubectl would read as an option, a host list or every node are skipped, said;
+ * a long evidence string (a check's several failures) stays in the reason. */
+static void test_hostile_names(void **state)
+{
+    (void)state;
+    assert_false(ops_valid_node("--all") || ops_valid_node("-lrole") || ops_valid_node("ALL"));
+    assert_false(ops_valid_node("all") || ops_valid_node("n[1-9]") || ops_valid_node("a,b"));
+    assert_false(ops_valid_node("") || ops_valid_node(NULL) || ops_valid_node(".x"));
+    assert_true(ops_valid_node("node0001") && ops_valid_node("gpu-7.cluster"));
+    json_t *s =
+        load("{\"verdicts\": [{\"kind\": \"node-slow\", \"hosts\": [\"--all\"], "
+             "\"evidence\": {}}, {\"kind\": \"check-fails\", \"hosts\": [\"n1\"], "
+             "\"evidence\": {\"checks\": \"doctor-shm,doctor-node-values,busbw\"}}], "
+             "\"nodes\": [{\"host\": \"--all\"}, {\"host\": \"ALL\"}, {\"host\": \"n1\"}]}");
+    json_t *notes, *a = ops_slurm_plan(s, 1, 0, NULL, &notes);
+    assert_int_equal(json_array_size(a), 1);
+    assert_string_equal(field(a, 0, "node"), "n1");
+    assert_string_equal(field(a, 0, "reason"),
+                        "topotune: check-fails checks=doctor-shm,doctor-node-values,busbw");
+    assert_int_equal(json_array_size(notes), 1);
+    json_decref(a);
+    json_decref(notes);
+    a = ops_k8s_plan(s, NULL, &notes);
+    for (size_t i = 0; i < json_array_size(a); i++)
+        assert_string_equal(field(a, i, "node"), "n1");
+    assert_int_equal(json_array_size(notes), 2);
+    json_decref(a);
+    json_decref(notes);
     json_decref(s);
 }
 
@@ -227,7 +259,7 @@ int main(void)
         cmocka_unit_test(test_kinds),      cmocka_unit_test(test_drains),
         cmocka_unit_test(test_with_slurm), cmocka_unit_test(test_printed),
         cmocka_unit_test(test_metrics),    cmocka_unit_test(test_label_value),
-        cmocka_unit_test(test_k8s_plan),
+        cmocka_unit_test(test_k8s_plan),   cmocka_unit_test(test_hostile_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
