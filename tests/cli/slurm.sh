@@ -5,7 +5,8 @@
 #   slurm_up            one node named after this host
 #   slurm_up N1 N2 ...  nodes with those names, each its own `slurmd -N NAME` on this host
 # Skips the test (exit 0, saying why) where Slurm is not installed or its daemons cannot start.
-# Sets SLURM_CONF for the commands that follow.
+# Sets SLURM_CONF for the commands that follow. SLURM_EXTRA_CONF, when set, is added to slurm.conf
+# (a Prolog, say).
 
 slurm_skip() {
     echo "skipped: $*"
@@ -59,6 +60,7 @@ SlurmdPort=16918
 SlurmctldLogFile=$slurm/slurmctld.log
 SlurmdLogFile=$slurm/slurmd-%n.log
 ReturnToService=2
+${SLURM_EXTRA_CONF:-}
 CONF
     if [ ${#names[@]} = 0 ]; then
         echo "NodeName=$host CPUs=$(nproc) State=UNKNOWN" >>"$slurm/slurm.conf"

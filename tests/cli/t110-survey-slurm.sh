@@ -5,13 +5,24 @@
 # prints the scontrol command and changes nothing; --apply drains node0002 with topotune's reason
 # (sinfo shows it); a later clean survey resumes it with --resume-nodes --apply; node0001, drained
 # by an administrator, is neither drained over nor resumed; a failing `topotune check --drain
-# --apply` drains its own node. Skips where Slurm cannot start.
+# --apply` drains its own node; as the Prolog, a failing check keeps the job off the node and Slurm
+# drains it. Skips where Slurm cannot start.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=slurm.sh
 . "$(dirname "$0")/slurm.sh"
+# a Prolog that runs `topotune check` once the test says so (a slow configuration on the sim)
+cat >"$TEST_TMP/prolog.sh" <<EOF
+#!/bin/sh
+[ -e "$TEST_TMP/prolog-on" ] || exit 0
+exec env TMPDIR="$TEST_TMP" NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+    --backend sim --input "$TEST_TMP/h100.json" --no-doctor >>"$TEST_TMP/prolog.log" 2>&1
+EOF
+chmod +x "$TEST_TMP/prolog.sh"
+export SLURM_EXTRA_CONF="Prolog=$TEST_TMP/prolog.sh"
 slurm_up node0001 node0002
 cd "$TEST_TMP" || exit 1
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8}' >h100.json
 
 cluster() { # cluster FILE [FAULTS JSON]
     printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": %s}\n' \
@@ -67,7 +78,6 @@ check "sinfo: node0001 still drained by its administrator" test "$(state node000
 
 # 5. topotune check as a HealthCheckProgram: a failing check drains its own node (Slurm's name
 # from SLURMD_NODENAME), and the next clean survey resumes it.
-echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8}' >h100.json
 SLURMD_NODENAME=node0002 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
     --backend sim --input h100.json --drain --apply >check.out 2>check.err
 rc=$?
@@ -84,6 +94,18 @@ SLURMD_NODENAME=node0001 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "
 check "the check fails on node0001" grep -q "^FAIL busbw" check1.out
 check "node0001 keeps its administrator's reason" test "$(state node0001)" = "drained|admin: new DIMMs"
 check "and the check says why" grep -q "node0001: already drained by someone else" check1.err
+
+# topotune check as the Prolog: a job's step on a node that fails it does not start, and Slurm
+# drains the node ("Prolog error", Slurm's reason: a later survey does not resume it).
+expect_exit 0 "a job on node0002 while the check passes (the Prolog does nothing)" -- timeout 60 srun -w node0002 true
+touch prolog-on
+timeout 60 srun -w node0002 true >srun.out 2>&1
+rc=$?
+check "the job does not start (srun exit $rc)" test "$rc" -ne 0
+check "Slurm drained node0002 for its Prolog (got: $(state node0002))" test "$(state node0002)" = "drained|Prolog error"
+check "the Prolog's check said why" grep -q "^FAIL busbw" prolog.log
+rm -f prolog-on
+scontrol update nodename=node0002 state=resume
 
 # 6. Refusals and failures: --apply alone; Slurm not answering.
 expect_exit 2 "--apply without --drain or --resume-nodes" -- "$TOPOTUNE" survey --backend sim \
