@@ -345,18 +345,19 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
         if (json_is_number(json_object_get(r, "busbw")))
             ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                        json_number_value(json_object_get(r, "busbw")) * 1e9, "collective",
-                       "all_reduce", "class", cls, "nodes", "1", "size", size, "source", src, NULL);
+                       "all_reduce", "class", cls, "nodes", "1", "size", size, "source", src,
+                       OPS_END);
         static const char *const bounds[] = {"low", "expected", "high"};
         for (int k = 0; k < 3; k++)
             ops_metric(m, OPS_EXPECTED, "gauge", OPS_EXPECTED_HELP,
                        json_number_value(json_object_get(r, bounds[k])) * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "bound", bounds[k],
-                       "source", ref, NULL);
+                       "source", ref, OPS_END);
     }
     ops_metric(m, "topotune_check_ok", "gauge", "1 when the last check found nothing wrong",
-               json_is_true(json_object_get(report, "ok")), "class", cls, NULL);
+               json_is_true(json_object_get(report, "ok")), "class", cls, OPS_END);
     ops_metric(m, "topotune_check_failures", "gauge", "failures the last check found",
-               (double)json_array_size(json_object_get(report, "failures")), "class", cls, NULL);
+               (double)json_array_size(json_object_get(report, "failures")), "class", cls, OPS_END);
     const json_t *p = json_object_get(report, "profile");
     if (p) {
         char version[32];
@@ -364,9 +365,9 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
                  json_integer_value(json_object_get(p, "version")));
         ops_metric(m, "topotune_profile_info", "gauge",
                    "the profile the last check measured against", 1, "class", cls, "version",
-                   version, NULL);
+                   version, OPS_END);
     }
     ops_metric(m, "topotune_check_last_run_timestamp_seconds", "gauge",
                "when the last check ended, in seconds since the epoch",
-               json_number_value(json_object_get(report, "time")), "class", cls, NULL);
+               json_number_value(json_object_get(report, "time")), "class", cls, OPS_END);
 }

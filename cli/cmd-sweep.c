@@ -293,7 +293,7 @@ static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, cons
         ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                    json_number_value(json_object_get(s, "busbw")) * 1e9, "collective", "all_reduce",
                    "class", cls, "nodes", nodes, "size", size, "source", source, "config", config,
-                   NULL);
+                   OPS_END);
     }
 }
 
@@ -310,14 +310,14 @@ static int sweep_metrics(const struct sweep *sw, const json_t *choice, const cha
              json_integer_value(json_object_get(json_object_get(choice, "sweep"), "nodes")));
     for (int k = 0; k < n; k++)
         ops_metric(&m, "topotune_sweep_runs", "gauge", "runs of the last sweep by outcome",
-                   counts[k], "class", cls, "outcome", names[k], NULL);
+                   counts[k], "class", cls, "outcome", names[k], OPS_END);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "baseline"), "per_size"),
                      "defaults", cls, nodes, source);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "winner"), "per_size"), "chosen",
                      cls, nodes, source);
     ops_metric(&m, "topotune_sweep_last_run_timestamp_seconds", "gauge",
                "when the last sweep ended, in seconds since the epoch", (double)time(NULL), "class",
-               cls, NULL);
+               cls, OPS_END);
     int rc = ops_metrics_write(&m, path);
     ops_metrics_release(&m);
     return rc;

@@ -128,10 +128,11 @@ static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char
         if (alone > 0)
             ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP, alone * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "source", source,
-                       "host", host, NULL);
+                       "host", host, OPS_END);
         ops_metric(m, "topotune_survey_node_healthy", "gauge",
                    "1 when the last survey named no node or link verdict for the host",
-                   json_is_true(json_object_get(n, "healthy")), "host", host, "class", cls, NULL);
+                   json_is_true(json_object_get(n, "healthy")), "host", host, "class", cls,
+                   OPS_END);
     }
     json_t *v, *h;
     json_array_foreach(json_object_get(survey, "verdicts"), i, v) {
@@ -142,7 +143,8 @@ static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char
                 ops_metric(m, "topotune_survey_verdict", "gauge",
                            "1 for each verdict the last survey gave a host (kind: node-slow, "
                            "link-slow, ...)",
-                           1, "host", json_string_value(h), "kind", kind ? kind : "unknown", NULL);
+                           1, "host", json_string_value(h), "kind", kind ? kind : "unknown",
+                           OPS_END);
     }
 }
 
@@ -160,7 +162,7 @@ static void survey_classes(struct ops_metrics *m, const json_t *survey, const ch
             if (json_is_number(x))
                 ops_metric(m, OPS_EXPECTED, "gauge", OPS_EXPECTED_HELP, json_number_value(x) * 1e9,
                            "collective", "all_reduce", "class", cls, "nodes", "1", "size", size,
-                           "bound", bounds[k][1], "source", "predicted", NULL);
+                           "bound", bounds[k][1], "source", "predicted", OPS_END);
         }
     }
 }
@@ -175,12 +177,13 @@ void ops_metrics_survey(struct ops_metrics *m, const json_t *survey)
     survey_classes(m, survey, size);
     const json_t *l = json_object_get(survey, "launches");
     ops_metric(m, "topotune_survey_launches", "gauge", "launches the last survey made",
-               json_number_value(json_object_get(l, "total")), NULL);
+               json_number_value(json_object_get(l, "total")), OPS_END);
     ops_metric(m, "topotune_survey_launches_failed", "gauge",
                "launches of the last survey that failed or hung",
-               json_number_value(json_object_get(l, "failed")), NULL);
+               json_number_value(json_object_get(l, "failed")), OPS_END);
     ops_metric(m, "topotune_survey_verdicts", "gauge", "verdicts the last survey gave",
-               (double)json_array_size(json_object_get(survey, "verdicts")), NULL);
+               (double)json_array_size(json_object_get(survey, "verdicts")), OPS_END);
     ops_metric(m, "topotune_survey_last_run_timestamp_seconds", "gauge",
-               "when the last survey ended, in seconds since the epoch", (double)time(NULL), NULL);
+               "when the last survey ended, in seconds since the epoch", (double)time(NULL),
+               OPS_END);
 }

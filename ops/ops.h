@@ -122,9 +122,11 @@ void ops_metrics_release(struct ops_metrics *m);
 
 /*
  * Adds one sample of family name (type "gauge" or "counter"; the first call's help and type
- * stand): labels are name, value pairs ending in NULL; a NULL or empty value leaves its label
+ * stand): labels are name, value pairs ending in OPS_END (a null pointer of the arguments'
+ * type: a bare NULL may be an int in a variadic call); a NULL or empty value leaves its label
  * out. A sample whose labels repeat an earlier one's replaces its value.
  */
+#define OPS_END ((const char *)0)
 /*
  * The families several programs write, with one HELP each: node_exporter's textfile collector
  * refuses a family whose files disagree on it. OPS_BUSBW's labels: collective, class, nodes,

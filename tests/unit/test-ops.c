@@ -137,12 +137,12 @@ static void test_metrics(void **state)
     struct ops_metrics m;
     ops_metrics_init(&m);
     ops_metric(&m, "t_bytes", "gauge", "help with \\ and\nnewline", 1, "host", "a\"b\\c\nd}",
-               "class", "", "size", NULL, NULL);
-    ops_metric(&m, "t_bytes", "gauge", "ignored", 2.5, "host", "n2", NULL);
-    ops_metric(&m, "t_bytes", "gauge", "ignored", 3, "host", "n2", NULL);
-    ops_metric(&m, "t_total", "counter", "plain", 0.0 / 0.0, NULL); /* NaN, then replaced: */
-    ops_metric(&m, "bad-name", "gauge", "x", 1, NULL);
-    ops_metric(&m, "t_total", "counter", "plain", 1.0 / 0.0, "bad label", "x", NULL);
+               "class", "", "size", (const char *)NULL, OPS_END);
+    ops_metric(&m, "t_bytes", "gauge", "ignored", 2.5, "host", "n2", OPS_END);
+    ops_metric(&m, "t_bytes", "gauge", "ignored", 3, "host", "n2", OPS_END);
+    ops_metric(&m, "t_total", "counter", "plain", 0.0 / 0.0, OPS_END); /* NaN, then replaced: */
+    ops_metric(&m, "bad-name", "gauge", "x", 1, OPS_END);
+    ops_metric(&m, "t_total", "counter", "plain", 1.0 / 0.0, "bad label", "x", OPS_END);
     struct util_buf b = UTIL_BUF_INIT;
     ops_metrics_render(&m, &b);
     assert_string_equal(util_buf_str(&b), "# HELP t_bytes help with \\\\ and\\nnewline\n"
