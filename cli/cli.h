@@ -43,6 +43,7 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_expect(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_workload(int argc, char **argv);
 
 struct cli_command {
     const char *name;

@@ -30,6 +30,8 @@ static const struct cli_command commands[] = {
      "a profile's per-node values (NCCL_IB_HCA, GID index, interface) resolved on this node"},
     {"check", cmd_check,
      "a fast health check of this node for Slurm and NHC: doctor, a short run, its band"},
+    {"workload", cmd_workload,
+     "what a job communicates, per collective and size: from its NCCL log, or a preset"},
     {"survey", cmd_survey,
      "characterize a cluster: every node and link measured, the slow or broken ones named"},
     {"help", cmd_help, "list the commands, or show one command's help"},

@@ -49,7 +49,7 @@ d = sys.argv[1]
 names = sorted(n for n in os.listdir(d) if n.endswith(".schema.json"))
 assert names == sorted(f"{n}.schema.json" for n in ("topology", "space", "spec", "sweep", "result",
                                                       "profile", "compare", "bench-event", "survey",
-                                                      "sim-cluster", "expect", "check")), names
+                                                      "sim-cluster", "expect", "check", "workload")), names
 readme = open(os.path.join(d, "README.md")).read()
 for n in names:
     s = json.load(open(os.path.join(d, n)))

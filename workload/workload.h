@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a job communicates, as weights over (collective, size): read from a real job's NCCL log
+ * (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL: one line per call and rank) or taken from a preset.
+ * Sizes follow nccl-tests' convention, so that a workload maps onto benchmark sizes: all_gather
+ * and reduce_scatter count every rank's part (count x ranks x element), the others count x
+ * element. The document is schema topotune/workload/1 (docs/schemas/workload.schema.json).
+ * Errors follow util/error.h.
+ */
+#ifndef WORKLOAD_WORKLOAD_H
+#define WORKLOAD_WORKLOAD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/*
+ * The workload of the NCCL log files paths[0..n): every COLL line (the last "NCCL INFO " of a line
+ * is the one read: lines of processes writing at once get interleaved) of AllReduce, AllGather,
+ * ReduceScatter, Broadcast, Reduce and Send (sendrecv; a Recv pairs with a Send and is not
+ * counted again). Calls are per rank: every rank's lines (host:pid [device]) counted, divided by
+ * the ranks seen. Lines that are no COLL line are skipped; a COLL line whose count, datatype or
+ * ranks do not parse is counted in "skipped". Returns a new document, or NULL after an error
+ * naming the file (unreadable, not a regular file, no COLL line at all).
+ */
+json_t *workload_from_nccl_logs(char *const *paths, int n);
+
+/* The preset's document: "dp", "fsdp", "tp" or "moe" (assumed mixes, labelled so); NULL for another
+ * name. */
+json_t *workload_preset(const char *name);
+
+/* The preset names, space-separated. */
+const char *workload_preset_names(void);
+
+#endif
