@@ -33,7 +33,7 @@ fuzz() { # TARGET: its run's exit status in $work/TARGET.rc (libFuzzer is one pr
         -detect_leaks=$leaks "$work/$target" >"$work/$target.log" 2>&1 || rc=$?
     echo "$rc" >"$work/$target.rc"
 }
-targets=(topology hwloc-xml space sweepdir tuner-table)
+targets=(topology hwloc-xml space sweepdir tuner-table nccl-log)
 for target in "${targets[@]}"; do
     [ "$(jobs -rp | wc -l)" -ge 2 ] && wait -n
     fuzz "$target" &

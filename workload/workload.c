@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,33 @@ static json_t *document(const struct acc *a, json_t *sources)
                      "assumed", 0);
 }
 
+/* Every line of text (NUL-terminated, cut in place) into a. */
+static void all_lines(struct acc *a, char *text)
+{
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        one_line(a, line);
+    }
+}
+
+json_t *workload_from_nccl_text(const char *text, size_t len)
+{
+    struct acc a = {json_object(), json_object(), 0, 0};
+    char *copy = util_xmalloc(len + 1);
+    json_t *doc = NULL;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    all_lines(&a, copy);
+    free(copy);
+    if (json_object_size(a.calls))
+        doc = document(&a, json_array());
+    json_decref(a.calls);
+    json_decref(a.ranks);
+    return doc;
+}
+
 json_t *workload_from_nccl_logs(char *const *paths, int n)
 {
     struct acc a = {json_object(), json_object(), 0, 0};
@@ -163,12 +191,7 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
             rc = util_error("cannot read NCCL log '%s': %s", paths[f], why ? why : "?");
         } else {
             long long before = a.lines;
-            for (char *line = text.data, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                    *next++ = '\0';
-                one_line(&a, line);
-            }
+            all_lines(&a, text.data);
             json_array_append_new(sources, json_pack("{s:s,s:I}", "file", paths[f], "lines",
                                                      (json_int_t)(a.lines - before)));
         }

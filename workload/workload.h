@@ -24,6 +24,10 @@
  */
 json_t *workload_from_nccl_logs(char *const *paths, int n);
 
+/* The same for log text in memory (len bytes, NUL or not): the document, or NULL when it holds
+ * no COLL line (said nowhere: the fuzz target's entry point). */
+json_t *workload_from_nccl_text(const char *text, size_t len);
+
 /* The preset's document: "dp", "fsdp", "tp" or "moe" (assumed mixes, labelled so); NULL for another
  * name. */
 json_t *workload_preset(const char *name);
