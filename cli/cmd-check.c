@@ -130,38 +130,10 @@ static int drain(const struct check_cli *o, const json_t *report)
                   !strcmp(json_string_value(json_object_get(report, "source")), "predicted"),
                   "verdicts", "kind", "check-fails", "hosts", node, "evidence", "checks",
                   util_buf_str(&checks), "text", "", "nodes");
-    /* Slurm's view: an administrator's drain is never drained over (needed to act) */
-    struct util_buf log = UTIL_BUF_INIT, nodes = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
-    util_buf_addf(&nodes, "%s/slurm-nodes.txt", o->out);
-    util_buf_addf(&log, "%s/slurm-nodes.log", o->out);
-    json_t *slurm = ops_slurm_nodes(util_buf_str(&nodes), util_buf_str(&log), 30, &why);
-    int rc = 0;
-    json_t *notes = NULL, *actions = NULL, *n;
-    if (!slurm && o->apply)
-        rc = (util_error("cannot read Slurm's node states: %s", util_buf_str(&why)), 3);
-    else if (!slurm)
-        util_warning("cannot read Slurm's node states (%s): the drain is printed, whatever Slurm "
-                     "shows",
-                     util_buf_str(&why));
-    if (!rc) {
-        actions = ops_slurm_plan(survey, 1, 0, slurm, &notes);
-        json_array_foreach(notes, i, n)
-            util_info("%s", json_string_value(n));
-        util_buf_reset(&log);
-        util_buf_addf(&log, "%s/scontrol.log", o->out);
-        /* with --json, standard output holds the report alone */
-        rc = ops_slurm_act(actions, o->apply, o->json ? stderr : stdout, util_buf_str(&log), 30)
-                 ? 3
-                 : 0;
-    }
-    json_decref(slurm);
+    /* with --json, standard output holds the report alone */
+    int rc = ops_slurm_step(survey, 1, 0, o->apply, o->out, o->json ? stderr : stdout) ? 3 : 0;
     json_decref(survey);
-    json_decref(notes);
-    json_decref(actions);
     util_buf_release(&checks);
-    util_buf_release(&log);
-    util_buf_release(&nodes);
-    util_buf_release(&why);
     return rc;
 }
 

@@ -297,40 +297,7 @@ static json_t *settings_of(const struct survey *s, const struct survey_launch *l
  */
 static int slurm_act(const struct survey_opts *o, const json_t *doc)
 {
-    struct util_buf path = UTIL_BUF_INIT, why = UTIL_BUF_INIT, log = UTIL_BUF_INIT;
-    json_t *notes = NULL, *actions = NULL;
-    util_buf_addf(&path, "%s/slurm-nodes.txt", o->out);
-    util_buf_addf(&log, "%s/slurm-nodes.log", o->out);
-    json_t *slurm = ops_slurm_nodes(util_buf_str(&path), util_buf_str(&log), 30, &why);
-    util_buf_release(&log);
-    int rc = 0;
-    if (!slurm && (o->apply || o->resume_nodes))
-        rc = (util_error("cannot read Slurm's node states: %s", util_buf_str(&why)), 3);
-    else if (!slurm)
-        util_warning("cannot read Slurm's node states (%s): the drain of every node named is "
-                     "printed, whatever Slurm shows",
-                     util_buf_str(&why));
-    if (!rc) {
-        actions = ops_slurm_plan(doc, o->drain, o->resume_nodes, slurm, &notes);
-        size_t i;
-        json_t *n;
-        json_array_foreach(notes, i, n)
-            util_info("%s", json_string_value(n));
-        util_buf_reset(&path);
-        util_buf_addf(&path, "%s/scontrol.log", o->out);
-        if (ops_slurm_act(actions, o->apply, stdout, util_buf_str(&path), 30))
-            rc = 3;
-        else if (!json_array_size(actions))
-            util_info("Slurm: nothing to %s", o->drain && o->resume_nodes ? "drain or resume"
-                                              : o->drain                  ? "drain"
-                                                                          : "resume");
-    }
-    json_decref(slurm);
-    json_decref(notes);
-    json_decref(actions);
-    util_buf_release(&path);
-    util_buf_release(&why);
-    return rc;
+    return ops_slurm_step(doc, o->drain, o->resume_nodes, o->apply, o->out, stdout) ? 3 : 0;
 }
 
 /* The latest profile version of each class the survey mapped, from ROOT/<class>/latest. */

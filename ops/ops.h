@@ -75,6 +75,16 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
                   double timeout_s);
 
 /*
+ * The whole Slurm step for a survey document (a survey's, or the one-verdict document of a
+ * check): Slurm's node states read into DIR/slurm-nodes.txt (.log), the plan, its notes said,
+ * the commands printed to out and, with apply, run (logs DIR/scontrol.log.N). Without sinfo's
+ * answer a dry run of drains prints every drain, saying so; acting or resuming needs it. 0, or
+ * UTIL_EENV (said) when Slurm could not be read or did not take a command.
+ */
+int ops_slurm_step(const json_t *survey, int drain, int resume, int apply, const char *dir,
+                   FILE *out);
+
+/*
  * Kubernetes. Labels: topotune.io/class (the node class), topotune.io/profile (the class's profile
  * version, where known), topotune.io/health (healthy, or the kind of the node's first verdict).
  * The taint topotune.io/unhealthy=KIND:NoSchedule on every node a draining verdict names

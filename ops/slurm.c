@@ -248,3 +248,42 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
     }
     return rc;
 }
+
+int ops_slurm_step(const json_t *survey, int drain, int resume, int apply, const char *dir,
+                   FILE *out)
+{
+    struct util_buf nodes = UTIL_BUF_INIT, log = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
+    util_buf_addf(&nodes, "%s/slurm-nodes.txt", dir);
+    util_buf_addf(&log, "%s/slurm-nodes.log", dir);
+    json_t *slurm = ops_slurm_nodes(util_buf_str(&nodes), util_buf_str(&log), 30, &why);
+    json_t *notes = NULL, *actions = NULL, *n;
+    int rc = 0;
+    if (!slurm && (apply || resume)) {
+        util_error("cannot read Slurm's node states: %s", util_buf_str(&why));
+        rc = UTIL_EENV;
+    } else if (!slurm) {
+        util_warning("cannot read Slurm's node states (%s): the drain of every node named is "
+                     "printed, whatever Slurm shows",
+                     util_buf_str(&why));
+    }
+    if (!rc) {
+        actions = ops_slurm_plan(survey, drain, resume, slurm, &notes);
+        size_t i;
+        json_array_foreach(notes, i, n)
+            util_info("%s", json_string_value(n));
+        util_buf_reset(&log);
+        util_buf_addf(&log, "%s/scontrol.log", dir);
+        rc = ops_slurm_act(actions, apply, out, util_buf_str(&log), 30);
+        if (!rc && !json_array_size(actions))
+            util_info("Slurm: nothing to %s", drain && resume ? "drain or resume"
+                                              : drain         ? "drain"
+                                                              : "resume");
+    }
+    json_decref(slurm);
+    json_decref(notes);
+    json_decref(actions);
+    util_buf_release(&nodes);
+    util_buf_release(&log);
+    util_buf_release(&why);
+    return rc;
+}
