@@ -139,11 +139,15 @@ static void ifname(json_t *env, json_t *notes, const char *want)
     }
 }
 
-json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
+/* doctor_node_env over ports already read (NULL: read here when a name needs them). */
+static json_t *node_env(const json_t *profile, int every, const json_t *ports, json_t **notes)
 {
-    json_t *env = json_object(), *ports = doctor_rdma_ports();
+    json_t *env = json_object(), *read = NULL;
     *notes = json_array();
     const char *want_hca = profile_value(profile, "NCCL_IB_HCA");
+    int rdma = every || want_hca || profile_value(profile, "NCCL_IB_GID_INDEX");
+    if (rdma && !ports)
+        ports = read = doctor_rdma_ports();
     if (every || want_hca)
         hca(env, *notes, ports, want_hca);
     if (every || profile_value(profile, "NCCL_IB_GID_INDEX"))
@@ -151,23 +155,26 @@ json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
     const char *want = profile_value(profile, "NCCL_SOCKET_IFNAME");
     if (every || want)
         ifname(env, *notes, want);
-    json_decref(ports);
+    json_decref(read);
     return env;
+}
+
+json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
+{
+    return node_env(profile, every, NULL, notes);
 }
 
 /* What this shell sets for name against this node's value: NULL when they agree, else why. */
 static const char *disagrees(const char *name, const char *set, const char *here,
-                             struct util_buf *why)
+                             const json_t *ports, struct util_buf *why)
 {
     if (!strcmp(name, "NCCL_IB_HCA")) {
         struct util_buf missing = UTIL_BUF_INIT;
-        json_t *ports = doctor_rdma_ports();
         if (hca_missing(set, ports, &missing))
             util_buf_addf(why,
                           "NCCL_IB_HCA=%s names what no active port here takes (%s); this "
                           "node's are %s",
                           set, util_buf_str(&missing), here ? here : "none");
-        json_decref(ports);
         util_buf_release(&missing);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
         char ifname[256];
@@ -183,18 +190,23 @@ static const char *disagrees(const char *name, const char *set, const char *here
 
 void doctor_check_node_values(json_t *checks, const json_t *profile)
 {
-    json_t *notes, *env = doctor_node_env(profile, 0, &notes), *v;
-    struct util_buf evidence = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
-    int bad = 0, any = 0;
+    int any = 0;
     size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(profile, "variables"), i, v)
+        any |= util_env_per_node(util_json_str(v, "name", ""));
+    if (!any) /* nothing per node: no sysfs to read */
+        return;
+    json_t *ports = doctor_rdma_ports(), *notes, *env = node_env(profile, 0, ports, &notes);
+    struct util_buf evidence = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
+    int bad = 0;
     json_array_foreach(json_object_get(profile, "variables"), i, v) {
         const char *name = util_json_str(v, "name", "");
         if (!util_env_per_node(name))
             continue;
-        any = 1;
         const char *here = json_string_value(json_object_get(env, name)), *set = getenv(name);
         util_buf_reset(&why);
-        if (set && disagrees(name, set, here, &why)) {
+        if (set && disagrees(name, set, here, ports, &why)) {
             bad = 1;
             util_buf_addf(&evidence, "%s%s", evidence.len ? "; " : "", util_buf_str(&why));
         } else {
@@ -204,19 +216,18 @@ void doctor_check_node_values(json_t *checks, const json_t *profile)
     }
     json_array_foreach(notes, i, v)
         util_buf_addf(&evidence, "; %s", json_string_value(v));
-    if (any)
-        doctor_add(
-            checks, "node-values",
-            bad                      ? "fail"
-            : json_array_size(notes) ? "warn"
-                                     : "pass",
-            bad || json_array_size(notes)
-                ? "resolve them on each node: eval \"$(topotune env --node --profile DIR)\", "
-                  "as the profile's launch scripts do"
-                : NULL,
-            "%s", util_buf_str(&evidence));
+    doctor_add(checks, "node-values",
+               bad                      ? "fail"
+               : json_array_size(notes) ? "warn"
+                                        : "pass",
+               bad || json_array_size(notes)
+                   ? "resolve them on each node: eval \"$(topotune env --node --profile DIR)\", "
+                     "as the profile's launch scripts do"
+                   : NULL,
+               "%s", util_buf_str(&evidence));
     util_buf_release(&evidence);
     util_buf_release(&why);
     json_decref(env);
     json_decref(notes);
+    json_decref(ports);
 }
