@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The nccl backend: ncclAllReduce on GPU buffers, one rank per GPU; -g N GPUs
- * per process, MPI broadcasting the unique id between processes.
+ * The nccl backend: each collective as nccl-tests calls it (ncclAllReduce,
+ * ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclReduce; alltoall as
+ * ncclAlltoAll from NCCL 2.28, else grouped ncclSend/ncclRecv to every rank;
+ * sendrecv to the next rank, from the previous) on GPU buffers, one rank per GPU;
+ * -g N GPUs per process, MPI broadcasting the unique id between processes.
  *
  * Nothing here may wait forever (NCCL reference section 8): communicators are
  * non-blocking, and every wait polls the stream's event and
@@ -40,10 +43,12 @@ struct nccl_state {
     void *host; /* for filling and checking */
     size_t bytes;
     char *log_path; /* NCCL_DEBUG_FILE resolved for this process, or NULL */
+    int version;    /* the NCCL library's, as ncclGetVersion gives it */
 };
 
-static const char *nccl_unsupported(int dtype, int op)
+static const char *nccl_unsupported(int coll, int dtype, int op)
 {
+    (void)coll;
     (void)dtype;
     (void)op;
     return NULL; /* NCCL reduces every type and op topotune-bench knows */
@@ -250,6 +255,8 @@ static int nccl_init(struct bench_ctx *c)
     s->gpu = util_xcalloc((size_t)s->ngpus, sizeof(*s->gpu));
     s->host = malloc(s->bytes); /* -e's size: too large is the user's to fix, said below */
     s->log_path = resolve_log_path();
+    if (ncclGetVersion(&s->version) != ncclSuccess)
+        s->version = 0;
     int rc = 0;
     if (!s->gpu || !s->host) {
         util_error(
@@ -268,18 +275,89 @@ static int nccl_init(struct bench_ctx *c)
     return worst ? worst : init_comms(c, s);
 }
 
-/* One collective per local GPU, as one group. */
-static int launch(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place)
+/* nccl-tests' placements: in place, the input lies in the receive buffer at this rank's part
+ * (all_gather) or whole, and reduce_scatter's output at this rank's part. */
+static char *input_of(const struct bench_ctx *c, struct nccl_gpu *gpu, int rank,
+                      const struct bench_counts *n, int in_place)
 {
+    size_t elt = bench_dtype_size(c->dtype);
+    if (!in_place)
+        return gpu->send;
+    return (char *)gpu->recv + (c->coll == MODEL_ALL_GATHER ? (size_t)rank * n->param * elt : 0);
+}
+
+static char *output_of(const struct bench_ctx *c, struct nccl_gpu *gpu, int rank,
+                       const struct bench_counts *n, int in_place)
+{
+    size_t elt = bench_dtype_size(c->dtype);
+    return (char *)gpu->recv +
+           (in_place && c->coll == MODEL_REDUCE_SCATTER ? (size_t)rank * n->param * elt : 0);
+}
+
+/* Every rank's part to every rank: ncclAlltoAll where the library has it, else the pairs. */
+static ncclResult_t alltoall(const struct bench_ctx *c, const struct nccl_state *s, char *in,
+                             char *out, size_t count, ncclComm_t comm, cudaStream_t stream)
+{
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    if (s->version >= NCCL_VERSION(2, 28, 0))
+        return ncclAlltoAll(in, out, count, nccl_type(c->dtype), comm, stream);
+#endif
+    (void)s;
+    size_t part = count * bench_dtype_size(c->dtype);
     ncclResult_t r = ncclGroupStart();
-    for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++) {
-        struct nccl_gpu *gpu = &s->gpu[g];
-        r = ncclAllReduce(in_place ? gpu->recv : gpu->send, gpu->recv, count, nccl_type(c->dtype),
-                          nccl_op(c->op), gpu->comm, gpu->stream);
+    for (int peer = 0; peer < c->nranks && (r == ncclSuccess || r == ncclInProgress); peer++) {
+        r = ncclSend(in + (size_t)peer * part, count, nccl_type(c->dtype), peer, comm, stream);
+        if (r == ncclSuccess || r == ncclInProgress)
+            r = ncclRecv(out + (size_t)peer * part, count, nccl_type(c->dtype), peer, comm, stream);
     }
     ncclResult_t end = ncclGroupEnd();
+    return r != ncclSuccess && r != ncclInProgress ? r : end;
+}
+
+static ncclResult_t call(const struct bench_ctx *c, const struct nccl_state *s,
+                         struct nccl_gpu *gpu, int rank, const struct bench_counts *n, int in_place)
+{
+    char *in = input_of(c, gpu, rank, n, in_place), *out = output_of(c, gpu, rank, n, in_place);
+    ncclDataType_t t = nccl_type(c->dtype);
+    ncclRedOp_t op = nccl_op(c->op);
+    size_t count = n->param;
+    int root = c->opt->root;
+    switch (c->coll) {
+    case MODEL_ALL_GATHER:
+        return ncclAllGather(in, out, count, t, gpu->comm, gpu->stream);
+    case MODEL_REDUCE_SCATTER:
+        return ncclReduceScatter(in, out, count, t, op, gpu->comm, gpu->stream);
+    case MODEL_BROADCAST:
+        return ncclBroadcast(in, out, count, t, root, gpu->comm, gpu->stream);
+    case MODEL_REDUCE:
+        return ncclReduce(in, out, count, t, op, root, gpu->comm, gpu->stream);
+    case MODEL_ALLTOALL:
+        return alltoall(c, s, in, out, count, gpu->comm, gpu->stream);
+    case MODEL_SENDRECV: {
+        int next = (rank + 1) % c->nranks, prev = (rank - 1 + c->nranks) % c->nranks;
+        ncclResult_t r = ncclGroupStart();
+        if (r == ncclSuccess)
+            r = ncclSend(in, count, t, next, gpu->comm, gpu->stream);
+        if (r == ncclSuccess || r == ncclInProgress)
+            r = ncclRecv(out, count, t, prev, gpu->comm, gpu->stream);
+        ncclResult_t end = ncclGroupEnd();
+        return r != ncclSuccess && r != ncclInProgress ? r : end;
+    }
+    default:
+        return ncclAllReduce(in, out, count, t, op, gpu->comm, gpu->stream);
+    }
+}
+
+/* One collective per local GPU, as one group. */
+static int launch(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *n,
+                  int in_place)
+{
+    ncclResult_t r = ncclGroupStart();
+    for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++)
+        r = call(c, s, &s->gpu[g], c->rank + g, n, in_place);
+    ncclResult_t end = ncclGroupEnd();
     if (r != ncclSuccess && r != ncclInProgress)
-        return nccl_fail(s, "ncclAllReduce", r);
+        return nccl_fail(s, c->opt->collective, r);
     if (end != ncclSuccess && end != ncclInProgress)
         return nccl_fail(s, "ncclGroupEnd", end);
     /* Non-blocking: no further call on a communicator until it leaves ncclInProgress. */
@@ -295,43 +373,45 @@ static int record(struct nccl_state *s, int start)
     return 0;
 }
 
-static int batch(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place, int n)
+static int batch(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *counts,
+                 int in_place, int n)
 {
     int rc = record(s, 1);
     for (int i = 0; i < n && !rc; i++)
-        rc = launch(c, s, count, in_place);
+        rc = launch(c, s, counts, in_place);
     if (!rc)
         rc = record(s, 0);
     return rc ? rc : wait_all(s, 1);
 }
 
-static int check_pass(struct bench_ctx *c, struct nccl_state *s, size_t count, int in_place,
-                      int seed, long long *wrong)
+static int check_pass(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *n,
+                      int in_place, int seed, long long *wrong)
 {
-    size_t bytes = count * bench_dtype_size(c->dtype);
+    size_t elt = bench_dtype_size(c->dtype);
     for (int g = 0; g < s->ngpus; g++) {
         struct nccl_gpu *gpu = &s->gpu[g];
-        bench_fill(s->host, count, c->dtype, c->op, c->rank + g, c->nranks, seed);
+        bench_coll_fill(c, s->host, n, c->rank + g, seed);
         CUDA_TRY(cudaSetDevice(gpu->device));
         /* On the run's own stream, which is non-blocking: a copy or memset on the legacy
-         * default stream would not be ordered before the all_reduce that reads it. The host
+         * default stream would not be ordered before the collective that reads it. The host
          * buffer is reused for the next GPU, so each fill waits for its copy. */
-        CUDA_TRY(cudaMemcpyAsync(in_place ? gpu->recv : gpu->send, s->host, bytes,
-                                 cudaMemcpyHostToDevice, gpu->stream));
         if (!in_place)
-            CUDA_TRY(cudaMemsetAsync(gpu->recv, 0, bytes, gpu->stream));
+            CUDA_TRY(cudaMemsetAsync(gpu->recv, 0, n->recv * elt, gpu->stream));
+        CUDA_TRY(cudaMemcpyAsync(input_of(c, gpu, c->rank + g, n, in_place), s->host, n->send * elt,
+                                 cudaMemcpyHostToDevice, gpu->stream));
         CUDA_TRY(cudaStreamSynchronize(gpu->stream));
     }
-    int rc = batch(c, s, count, in_place, 1);
+    int rc = batch(c, s, n, in_place, 1);
     for (int g = 0; !rc && g < s->ngpus; g++) {
-        CUDA_TRY(cudaSetDevice(s->gpu[g].device));
-        CUDA_TRY(cudaMemcpyAsync(s->host, s->gpu[g].recv, bytes, cudaMemcpyDeviceToHost,
-                                 s->gpu[g].stream));
-        CUDA_TRY(cudaStreamSynchronize(s->gpu[g].stream));
+        struct nccl_gpu *gpu = &s->gpu[g];
+        CUDA_TRY(cudaSetDevice(gpu->device));
+        CUDA_TRY(cudaMemcpyAsync(s->host, output_of(c, gpu, c->rank + g, n, in_place),
+                                 n->recv * elt, cudaMemcpyDeviceToHost, gpu->stream));
+        CUDA_TRY(cudaStreamSynchronize(gpu->stream));
         struct bench_ctx local = *c;
         local.rank = c->rank + g;
-        bench_hook_corrupt(&local, s->host, count);
-        *wrong += bench_check(s->host, count, c->dtype, c->op, c->nranks, seed);
+        bench_hook_corrupt(&local, s->host, n->recv);
+        *wrong += bench_coll_check(c, s->host, n, c->rank + g, seed);
     }
     return rc;
 }
@@ -350,18 +430,19 @@ static void read_log(struct bench_ctx *c, struct nccl_state *s, size_t bytes,
     util_buf_release(&log);
 }
 
-static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r)
+static int nccl_run(struct bench_ctx *c, const struct bench_counts *n, int in_place,
+                    struct bench_result *r)
 {
     struct nccl_state *s = c->state;
     const struct bench_options *o = c->opt;
-    size_t bytes = count * bench_dtype_size(c->dtype);
+    size_t bytes = bench_coll_size(n, bench_dtype_size(c->dtype));
     bench_stage(c, "warmup");
-    int rc = o->warmup ? batch(c, s, count, in_place, o->warmup) : 0;
+    int rc = o->warmup ? batch(c, s, n, in_place, o->warmup) : 0;
     if (rc)
         return rc; /* each failure keeps the stage it happened in */
     bench_stage(c, "size:%zu", bytes);
     bench_hook_stall(c, "size");
-    rc = batch(c, s, count, in_place, o->iters);
+    rc = batch(c, s, n, in_place, o->iters);
     r->time_us = 0;
     for (int g = 0; !rc && g < s->ngpus; g++) {
         float ms = 0;
@@ -374,7 +455,9 @@ static int nccl_run(struct bench_ctx *c, size_t count, int in_place, struct benc
     bench_stage(c, "check");
     r->wrong = o->check ? 0 : -1;
     for (int rep = 0; rep < o->check && !rc; rep++)
-        rc = check_pass(c, s, count, in_place, rep, &r->wrong);
+        rc = check_pass(c, s, n, in_place, rep, &r->wrong);
+    if (in_place && c->coll == MODEL_ALLTOALL)
+        r->wrong = -1; /* NCCL's alltoall reads what it overwrites: unchecked, as nccl-tests */
     if (!rc)
         read_log(c, s, bytes, r);
     return rc;

@@ -30,8 +30,9 @@ struct sim_state {
     int collectives; /* how many have run: the first one may fail */
 };
 
-static const char *sim_unsupported(int dtype, int op)
+static const char *sim_unsupported(int coll, int dtype, int op)
 {
+    (void)coll;
     (void)dtype;
     (void)op;
     return NULL;
@@ -131,10 +132,11 @@ static int sim_init(struct bench_ctx *c)
     return 0;
 }
 
-static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r)
+static int sim_run(struct bench_ctx *c, const struct bench_counts *n, int in_place,
+                   struct bench_result *r)
 {
     struct sim_state *s = c->state;
-    size_t bytes = count * bench_dtype_size(c->dtype);
+    size_t bytes = bench_coll_size(n, bench_dtype_size(c->dtype));
     (void)in_place;
     bench_stage(c, "size:%zu", bytes);
     struct model_prediction p;
@@ -144,8 +146,11 @@ static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench
         signal(SIGBUS, SIG_DFL);
         raise(SIGBUS); /* as NCCL does when /dev/shm cannot back its buffers */
     }
-    if (s->model.fault == MODEL_FAULT_FAIL_COLL || model_predict(&s->model, bytes, &p)) {
-        util_error("NCCL error in the first collective (predicted): %s", s->model.why);
+    if (model_predict_coll(&s->model, c->coll, bytes, &p)) {
+        util_error("NCCL error in the first collective (predicted): %s",
+                   s->model.why[0] ? s->model.why
+                                   : "NCCL_ALGO/NCCL_PROTO leave no algorithm and protocol for "
+                                     "this collective (NCCL: no algorithm/protocol available)");
         return BENCH_EXIT_COMM;
     }
     s->collectives++;
@@ -153,7 +158,7 @@ static int sim_run(struct bench_ctx *c, size_t count, int in_place, struct bench
     snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
     snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
     /* LL128 where it is unsafe: some elements come back wrong, as the field reports. */
-    r->wrong = c->opt->check ? (p.wrong ? (long long)(count / 64 + 1) : 0) : -1;
+    r->wrong = c->opt->check ? (p.wrong ? (long long)(n->recv / 64 + 1) : 0) : -1;
     return 0;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The all_reduce benchmark: `topotune-bench` (one process per rank, or -g GPUs
- * per process) and `topotune bench` (the same under a launcher). Flags, timing,
- * busbw and text output follow nccl-tests' all_reduce_perf; --json writes the
- * JSON Lines events of docs/schemas/bench-event.schema.json.
+ * The collectives benchmark: `topotune-bench` (one process per rank, or -g GPUs
+ * per process) and `topotune bench` (the same under a launcher). -C picks the
+ * collective (all_reduce by default; every one nccl-tests has a program for, see
+ * model_coll_names). Flags, timing, busbw and text output follow that nccl-tests
+ * program (all_gather_perf...); --json writes the JSON Lines events of
+ * docs/schemas/bench-event.schema.json.
  */
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
@@ -24,7 +26,9 @@ enum bench_exit {
 };
 
 struct bench_options {
-    const char *backend; /* "nccl", "mpi" or "sim" */
+    const char *backend;    /* "nccl", "mpi" or "sim" */
+    const char *collective; /* -C: nccl-tests' name, "all_reduce" by default */
+    int root;               /* -r: broadcast's and reduce's root rank (default 0) */
     size_t min_bytes, max_bytes, step_bytes;
     double step_factor; /* > 1: multiply; otherwise add step_bytes */
     int iters, warmup, check, ngpus;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * topotune-bench: parse the flags, bring up MPI (a singleton without mpirun),
- * let the backend set up, then per size: warm-up, timed batch, check; combine
- * over ranks (time with -a, wrong summed) and report. Exit codes as nccl-tests.
+ * let the backend set up, then per size: the collective's counts (as nccl-tests'),
+ * warm-up, timed batch, check; combine over ranks (time with -a, wrong summed)
+ * and report. Exit codes as nccl-tests.
  */
 #include "bench/internal.h"
 #include "util/log.h"
@@ -134,15 +135,17 @@ static double combine_time(const struct bench_ctx *c, double t, int average)
 static void to_line(const struct bench_ctx *c, size_t bytes, const struct bench_result *r,
                     int average, struct bench_line *l)
 {
-    long long wrong = r->wrong, total = 0;
+    /* -1: not checked here (-c 0, or an in-place alltoall on NCCL), the same on every rank */
+    long long wrong = r->wrong > 0 ? r->wrong : 0, total = 0;
     l->time_us = combine_time(c, r->time_us, average);
     if (c->mpi)
         MPI_Allreduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, c->comm);
     else
         total = wrong;
-    l->wrong = c->opt->check ? total : -1;
+    l->wrong = c->opt->check && r->wrong >= 0 ? total : -1;
+    /* nccl-tests' GetBw: algbw is the size column over the time, busbw algbw x the factor */
     l->algbw = l->time_us > 0 ? (double)bytes / (l->time_us * 1e-6) / 1e9 : 0;
-    l->busbw = l->algbw * 2.0 * (c->nranks - 1) / c->nranks;
+    l->busbw = l->algbw * model_coll_bus_factor(c->coll, c->nranks);
     memcpy(l->algo, r->algo, sizeof(l->algo));
     memcpy(l->proto, r->proto, sizeof(l->proto));
 }
@@ -168,25 +171,39 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
 {
     const struct bench_options *o = c->opt;
     size_t tsize = bench_dtype_size(c->dtype);
-    int wrong = 0;
+    int wrong = 0, measured = 0;
     for (size_t size = o->min_bytes; size <= o->max_bytes && size != SIZE_MAX;
          size = bench_next_size(o, size)) {
-        size_t count = size / tsize;
-        if (count == 0)
-            continue;
+        struct bench_counts n;
+        bench_coll_counts(c->coll, size / tsize, tsize, c->nranks, &n);
+        size_t bytes = bench_coll_size(&n, tsize);
+        if (n.param == 0)
+            continue; /* no part for every rank */
         struct bench_result r[2] = {{0}};
         struct bench_line l[2] = {{0}};
         for (int in_place = 0; c->group >= 0 && in_place < 2; in_place++) {
-            int rc = b->run(c, count, in_place, &r[in_place]);
+            int rc = b->run(c, &n, in_place, &r[in_place]);
             if (rc)
                 return fail(c, rc);
-            to_line(c, count * tsize, &r[in_place], average, &l[in_place]);
+            to_line(c, bytes, &r[in_place], average, &l[in_place]);
         }
         if (c->ngroups)
-            bench_split_report(c, count * tsize, count, &l[0], &l[1]);
+            bench_split_report(c, bytes, n.param, &l[0], &l[1]);
         else
-            bench_report_size(c, count * tsize, count, &l[0], &l[1]);
+            bench_report_size(c, bytes, n.param, &l[0], &l[1]);
         wrong |= l[0].wrong > 0 || l[1].wrong > 0; /* summed over ranks: all agree */
+        measured++;
+    }
+    if (!measured) { /* every process sees the same sizes and ranks: all stop here */
+        char msg[200];
+        snprintf(msg, sizeof(msg),
+                 "%s on %d ranks: no size from -b %zu to -e %zu holds a 16-byte part per rank; "
+                 "give -e at least %zu",
+                 o->collective, c->nranks, o->min_bytes, o->max_bytes, (size_t)c->nranks * 16);
+        if (c->world_proc == 0)
+            util_error("%s", msg);
+        bench_report_error(c, "init", msg);
+        return BENCH_EXIT_USAGE;
     }
     return wrong ? BENCH_EXIT_WRONG : 0;
 }
@@ -228,6 +245,15 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
             c, "init", rc ? "backend initialisation failed" : "initialisation failed elsewhere");
         return bench_report_end(c, worst);
     }
+    if (model_coll_rooted(c->coll) && c->opt->root >= c->nranks) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "-r (--root) %d: %s has %d ranks: give a root from 0 to %d",
+                 c->opt->root, c->opt->collective, c->nranks, c->nranks - 1);
+        if (c->world_proc == 0) /* every process finds it: one says it */
+            util_error("%s", msg);
+        bench_report_error(c, "init", msg);
+        return bench_report_end(c, BENCH_EXIT_USAGE);
+    }
     char *devices = c->ngroups ? NULL : gather_device_text(c); /* groups: rank 0's is not all */
     json_t *v = versions(c, b);
     bench_report_header(c, devices ? devices : "", v);
@@ -247,11 +273,13 @@ int bench_main(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     const struct bench_backend *b = find_backend(o.backend);
-    struct bench_ctx c = {
-        .opt = &o, .dtype = bench_dtype_parse(o.dtype), .op = bench_op_parse(o.op)};
-    const char *why = b->unsupported(c.dtype, c.op);
+    struct bench_ctx c = {.opt = &o,
+                          .coll = model_coll_parse(o.collective),
+                          .dtype = bench_dtype_parse(o.dtype),
+                          .op = bench_op_parse(o.op)};
+    const char *why = b->unsupported(c.coll, c.dtype, c.op);
     if (why) {
-        util_error("-d %s -o %s: %s", o.dtype, o.op, why);
+        util_error("-C %s -d %s -o %s: %s", o.collective, o.dtype, o.op, why);
         return BENCH_EXIT_USAGE;
     }
     if (strcmp(b->name, "mpi") == 0 && o.ngpus != 1) {

@@ -170,7 +170,7 @@ void bench_set(void *buf, size_t i, int dtype, double v)
  *   prod: 2 on the one rank where (i + r + seed) mod ranks is 0, else 1: product 2;
  *   avg: (i + seed) mod 3 on every rank, plus ranks on rank 0: the mean is exact.
  */
-static double value(size_t i, int op, int rank, int nranks, int seed)
+double bench_value(size_t i, int op, int rank, int nranks, int seed)
 {
     size_t base = i + (size_t)seed;
     switch (op) {
@@ -183,7 +183,7 @@ static double value(size_t i, int op, int rank, int nranks, int seed)
     }
 }
 
-static double expected(size_t i, int op, int nranks, int seed)
+double bench_expected(size_t i, int op, int nranks, int seed)
 {
     size_t s0 = (i + (size_t)seed) % 3;
     switch (op) {
@@ -213,13 +213,13 @@ static double expected(size_t i, int op, int nranks, int seed)
 void bench_fill(void *buf, size_t count, int dtype, int op, int rank, int nranks, int seed)
 {
     for (size_t i = 0; i < count; i++)
-        bench_set(buf, i, dtype, value(i, op, rank, nranks, seed));
+        bench_set(buf, i, dtype, bench_value(i, op, rank, nranks, seed));
 }
 
 long long bench_check(const void *buf, size_t count, int dtype, int op, int nranks, int seed)
 {
     long long wrong = 0;
     for (size_t i = 0; i < count; i++)
-        wrong += bench_get(buf, i, dtype) != expected(i, op, nranks, seed);
+        wrong += bench_get(buf, i, dtype) != bench_expected(i, op, nranks, seed);
     return wrong;
 }

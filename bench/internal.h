@@ -4,6 +4,7 @@
 #define BENCH_INTERNAL_H
 
 #include "bench/bench.h"
+#include "model/model.h"
 #include "topo/topo.h"
 
 #include <jansson.h>
@@ -23,9 +24,32 @@ size_t bench_next_size(const struct bench_options *o, size_t size);
 void bench_fill(void *buf, size_t count, int dtype, int op, int rank, int nranks, int seed);
 /* Counts elements of a reduced buffer that differ from the exact result. */
 long long bench_check(const void *buf, size_t count, int dtype, int op, int nranks, int seed);
+/* Rank r's value at reduced element i, and the exact result of the reduction there. */
+double bench_value(size_t i, int op, int rank, int nranks, int seed);
+double bench_expected(size_t i, int op, int nranks, int seed);
 /* Element access through double, exact for the pattern's values. */
 double bench_get(const void *buf, size_t i, int dtype);
 void bench_set(void *buf, size_t i, int dtype, double v);
+
+/*
+ * Collectives (bench/coll.c). A size's element counts as nccl-tests' GetCollByteCount gives them
+ * for count elements of elt bytes on nranks ranks: send and recv buffers, and the count the
+ * collective is called with (param: one rank's part for all_gather, reduce_scatter, alltoall).
+ */
+struct bench_counts {
+    size_t send, recv, param;
+};
+void bench_coll_counts(int coll, size_t count, size_t elt, int nranks, struct bench_counts *n);
+/* The size column: the larger buffer, in bytes (0: too small for one part per rank). */
+size_t bench_coll_size(const struct bench_counts *n, size_t elt);
+struct bench_ctx;
+/* Rank's input (n->send elements) for pass seed. */
+void bench_coll_fill(const struct bench_ctx *c, void *buf, const struct bench_counts *n, int rank,
+                     int seed);
+/* Elements of rank's output (n->recv of them) that differ from the exact result; reduce checks
+ * the root only, as nccl-tests does. */
+long long bench_coll_check(const struct bench_ctx *c, const void *buf, const struct bench_counts *n,
+                           int rank, int seed);
 
 /* One size and placement, as a rank measured it. */
 struct bench_result {
@@ -36,10 +60,10 @@ struct bench_result {
 
 struct bench_ctx {
     const struct bench_options *opt;
-    int dtype, op;
-    int proc, nprocs; /* MPI process */
-    int rank, nranks; /* first rank of this process; all ranks (nprocs x GPUs) */
-    int local_proc;   /* index of this process among those on its host */
+    int coll, dtype, op; /* enum model_coll, bench_dtype, bench_op */
+    int proc, nprocs;    /* MPI process */
+    int rank, nranks;    /* first rank of this process; all ranks (nprocs x GPUs) */
+    int local_proc;      /* index of this process among those on its host */
     int nodes;
     MPI_Comm comm;
     json_t *hosts;         /* array of host names, one per process */
@@ -61,12 +85,14 @@ struct bench_ctx {
 struct bench_backend {
     const char *name;
     int default_average; /* -a when not given */
-    /* NULL when dtype and op are supported, else why not (for the usage error). */
-    const char *(*unsupported)(int dtype, int op);
+    /* NULL when the collective supports dtype and op here, else why not (for the usage error). */
+    const char *(*unsupported)(int coll, int dtype, int op);
     /* After MPI is up: devices, communicators, buffers. Returns a bench_exit code. */
     int (*init)(struct bench_ctx *c);
-    /* One size: warm-up, a timed batch of -n operations, then -c check passes. */
-    int (*run)(struct bench_ctx *c, size_t count, int in_place, struct bench_result *r);
+    /* One size (c->coll's counts n): warm-up, a timed batch of -n operations, then -c check
+     * passes. */
+    int (*run)(struct bench_ctx *c, const struct bench_counts *n, int in_place,
+               struct bench_result *r);
     void (*release)(struct bench_ctx *c);
     /* Adds the library versions it runs with to v (optional). */
     void (*versions)(json_t *v);

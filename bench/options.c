@@ -16,15 +16,16 @@
 #include <string.h>
 
 static const char bench_usage[] =
-    "[-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c CHECKS]\n"
-    "       [-d TYPE] [-o OP] [-g GPUS] [-T SECONDS] [-a MODE] [--backend nccl|mpi|sim]\n"
+    "[-C COLLECTIVE] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP]\n"
+    "       [-c CHECKS] [-d TYPE] [-o OP] [-r ROOT] [-g GPUS] [-T SECONDS] [-a MODE] [--backend "
+    "nccl|mpi|sim]\n"
     "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]\n"
     "       [--calibration FILE]]\n"
     "       [--split node|H1,H2;H3,H4...] [--metrics FILE|-]";
 
 /* What the flags gave before the checks that involve several of them; -1 or NULL: not given. */
 struct raw_options {
-    const char *backend, *json, *topology, *split, *calibration, *d, *o, *metrics;
+    const char *backend, *json, *topology, *split, *calibration, *d, *o, *metrics, *collective;
     size_t i; /* SIZE_MAX: not given */
     int nodes, seed;
     double noise;
@@ -78,6 +79,15 @@ static int measures_something(const struct bench_options *o)
 /* The checks that involve more than one flag (each flag's own range is in its table entry). */
 static int convert(const struct raw_options *r, struct bench_options *o)
 {
+    if (r->collective) {
+        int coll = model_coll_parse(r->collective);
+        if (coll < 0) {
+            util_error("invalid value '%s' for -C (--collective): expected one of %s",
+                       r->collective, model_coll_names());
+            return BENCH_EXIT_USAGE;
+        }
+        o->collective = model_coll_name(coll);
+    }
     if (r->i != SIZE_MAX)
         o->step_bytes = r->i;
     if (r->d) {
@@ -156,6 +166,7 @@ void bench_options_init(struct bench_options *o)
 {
     *o = (struct bench_options){
         .backend = "nccl",
+        .collective = "all_reduce",
         .min_bytes = 32u << 20,
         .max_bytes = 32u << 20,
         .step_bytes = 1u << 20,
@@ -197,6 +208,10 @@ int bench_parse_options(int argc, char **argv, struct bench_options *o)
     struct raw_options r = {.i = SIZE_MAX, .seed = -1, .noise = -1};
     const double max = (double)BENCH_MAX_BYTES;
     const struct util_opt opts[] = {
+        {"collective", 'C', UTIL_OPT_STRING, &r.collective, "NAME",
+         "all_reduce (default) all_gather reduce_scatter broadcast reduce alltoall sendrecv"},
+        {"root", 'r', UTIL_OPT_INT, &o->root, "RANK",
+         "broadcast's and reduce's root rank (default 0)", .max = 1 << 20},
         {"minbytes", 'b', UTIL_OPT_SIZE, &o->min_bytes, "SIZE", "smallest size (default 32M)",
          .max = max},
         {"maxbytes", 'e', UTIL_OPT_SIZE, &o->max_bytes, "SIZE", "largest size (default 32M)",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What topotune-bench prints: nccl-tests' header, device lines, columns and
- * footer (so parsers of all_reduce_perf output keep working), and the JSON
+ * footer (so parsers of nccl-tests' *_perf output keep working), and the JSON
  * Lines events of docs/schemas/bench-event.schema.json. Only process 0 writes.
  */
 #include "bench/internal.h"
@@ -92,6 +92,18 @@ static const char *outcome_of(int code)
     }
 }
 
+/* nccl-tests' redop and root columns: "none" for a collective that does not reduce, -1 for one
+ * without a root. */
+static const char *op_name(const struct bench_ctx *c)
+{
+    return model_coll_reduces(c->coll) ? bench_op_name(c->op) : "none";
+}
+
+static int root_of(const struct bench_ctx *c)
+{
+    return model_coll_rooted(c->coll) ? c->opt->root : -1;
+}
+
 void bench_report_header(const struct bench_ctx *c, const char *device_lines, json_t *versions)
 {
     if (!writer(c))
@@ -99,9 +111,9 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     const struct bench_options *o = c->opt;
     pthread_mutex_lock(&rep.lock);
     if (rep.text) {
-        fprintf(rep.text, "# topotune-bench %s (nccl-tests all_reduce_perf format) backend: %s\n",
-                util_version(), o->backend);
-        fprintf(rep.text, "# Collective test starting: all_reduce_perf\n");
+        fprintf(rep.text, "# topotune-bench %s (nccl-tests %s_perf format) backend: %s\n",
+                util_version(), o->collective, o->backend);
+        fprintf(rep.text, "# Collective test starting: %s_perf\n", o->collective);
         if (c->predicted)
             fprintf(rep.text,
                     "# PREDICTED: the sim backend moved no data; every time below comes from "
@@ -131,6 +143,7 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     json_t *e = json_object();
     json_object_set_new(e, "event", json_string("start"));
     json_object_set_new(e, "backend", json_string(o->backend));
+    json_object_set_new(e, "collective", json_string(o->collective));
     json_object_set_new(e, "predicted", json_boolean(c->predicted));
     json_object_set_new(e, "ranks",
                         json_integer(c->ngroups ? c->world_nprocs * o->ngpus : c->nranks));
@@ -139,7 +152,8 @@ void bench_report_header(const struct bench_ctx *c, const char *device_lines, js
     json_object_set_new(e, "nodes", json_integer(c->ngroups ? c->world_nodes : c->nodes));
     json_object_set_new(e, "hosts", json_incref(c->hosts));
     json_object_set_new(e, "dtype", json_string(bench_dtype_name(c->dtype)));
-    json_object_set_new(e, "op", json_string(bench_op_name(c->op)));
+    json_object_set_new(e, "op", json_string(op_name(c)));
+    json_object_set_new(e, "root", json_integer(root_of(c)));
     json_object_set_new(e, "min_bytes", json_integer((json_int_t)o->min_bytes));
     json_object_set_new(e, "max_bytes", json_integer((json_int_t)o->max_bytes));
     if (o->step_factor > 1)
@@ -211,8 +225,8 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
         json_array_append_new(rep.rows, json_pack("[I,f]", (json_int_t)bytes, oop->busbw));
     }
     if (rep.text) {
-        fprintf(rep.text, "%12zu  %12zu  %8s  %6s  %6s", bytes, count, bench_dtype_name(c->dtype),
-                bench_op_name(c->op), "-1");
+        fprintf(rep.text, "%12zu  %12zu  %8s  %6s  %6d", bytes, count, bench_dtype_name(c->dtype),
+                op_name(c), root_of(c));
         text_block(oop);
         text_block(ip);
         fputc('\n', rep.text);
@@ -221,6 +235,7 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
     json_t *e = line_json(oop);
     json_t *ev = json_object();
     json_object_set_new(ev, "event", json_string("size"));
+    json_object_set_new(ev, "collective", json_string(c->opt->collective));
     json_object_set_new(ev, "size", json_integer((json_int_t)bytes));
     json_object_set_new(ev, "count", json_integer((json_int_t)count));
     json_object_set_new(ev, "dtype", json_string(bench_dtype_name(c->dtype)));
@@ -276,7 +291,7 @@ static int write_metrics(const struct bench_ctx *c, int code, double avg)
     char nodes[16], size[32];
     const char *cls = rep.cls;
     snprintf(nodes, sizeof(nodes), "%d", c->nodes);
-    const char *source = c->predicted ? "predicted" : "measured";
+    const char *source = c->predicted ? "predicted" : "measured", *coll = c->opt->collective;
     struct ops_metrics m;
     ops_metrics_init(&m);
     size_t i;
@@ -285,28 +300,27 @@ static int write_metrics(const struct bench_ctx *c, int code, double avg)
         snprintf(size, sizeof(size), "%" JSON_INTEGER_FORMAT,
                  json_integer_value(json_array_get(r, 0)));
         ops_metric(&m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
-                   json_real_value(json_array_get(r, 1)) * 1e9, "collective", "all_reduce", "class",
-                   cls, "nodes", nodes, "size", size, "source", source, OPS_END);
+                   json_real_value(json_array_get(r, 1)) * 1e9, "collective", coll, "class", cls,
+                   "nodes", nodes, "size", size, "source", source, OPS_END);
     }
     ops_metric(&m, "topotune_bench_avg_busbw_bytes_per_second", "gauge",
                "nccl-tests' Avg bus bandwidth of the last run (every size, both placements)",
-               avg * 1e9, "collective", "all_reduce", "class", cls, "nodes", nodes, "source",
-               source, OPS_END);
+               avg * 1e9, "collective", coll, "class", cls, "nodes", nodes, "source", source,
+               OPS_END);
     if (c->opt->min_bw >= 0)
         ops_metric(&m, "topotune_bench_min_busbw_bytes_per_second", "gauge",
                    "NCCL_TESTS_MIN_BW of the last run: it fails below 0.9 x this",
-                   c->opt->min_bw * 1e9, "collective", "all_reduce", "class", cls, "nodes", nodes,
-                   OPS_END);
+                   c->opt->min_bw * 1e9, "collective", coll, "class", cls, "nodes", nodes, OPS_END);
     ops_metric(&m, "topotune_bench_wrong_results", "gauge",
                "values out of bounds in the last run's checks (-c)", (double)rep.wrong_total,
-               "collective", "all_reduce", "class", cls, "nodes", nodes, OPS_END);
+               "collective", coll, "class", cls, "nodes", nodes, OPS_END);
     ops_metric(&m, "topotune_bench_exit_code", "gauge",
                "the last run's exit status (0 ok, 4 timed out, 7 wrong or below "
                "NCCL_TESTS_MIN_BW, as nccl-tests')",
-               code, "collective", "all_reduce", "class", cls, "nodes", nodes, OPS_END);
+               code, "collective", coll, "class", cls, "nodes", nodes, OPS_END);
     ops_metric(&m, "topotune_bench_last_run_timestamp_seconds", "gauge",
                "when the last run ended, in seconds since the epoch", (double)time(NULL),
-               "collective", "all_reduce", "class", cls, "nodes", nodes, OPS_END);
+               "collective", coll, "class", cls, "nodes", nodes, OPS_END);
     int rc = ops_metrics_write(&m, c->opt->metrics);
     ops_metrics_release(&m);
     return rc;
@@ -335,7 +349,7 @@ int bench_report_end(const struct bench_ctx *c, int code)
                 min_bw < 0 ? ""
                 : slow     ? "FAILED"
                            : "OK");
-        fprintf(rep.text, "# Collective test concluded: all_reduce_perf\n#\n");
+        fprintf(rep.text, "# Collective test concluded: %s_perf\n#\n", c->opt->collective);
         fflush(rep.text);
     }
     /* the table and the events are the run's result: one that did not reach its file (a full

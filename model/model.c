@@ -18,14 +18,14 @@ enum arch { VOLTA, AMPERE, HOPPER, BLACKWELL };
 
 /* Base latency (us) per algorithm and protocol (LL, LL128, Simple). */
 static const double base_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
+    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
 /* Hardware latency per step: NVLink, PCI, network. */
 static const double nvl_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
-    {.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}};
+    {.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}};
 static const double pci_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
-    {1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}};
+    {1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}};
 static const double net_lat[MODEL_NALGOS][MODEL_NPROTOS] = {
-    {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}};
+    {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}};
 
 /* Caps per channel (GB/s); columns: 1 node, 2 nodes, more. */
 static const double ll_max_1node[4] = {39.0, 87.7, 141.0, 282.0};
@@ -45,7 +45,84 @@ static const double tree_correction[MODEL_NPROTOS][24] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
-static const char *algo_names[MODEL_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE"};
+static const char *algo_names[MODEL_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE", "PAT"};
+
+/* Per collective: nccl-tests' name, NCCL's function name in NCCL_ALGO/NCCL_PROTO (NULL: a
+ * point-to-point pattern), the tuner table's function (-1: none), whether it reduces and has a
+ * root. */
+static const struct {
+    const char *name, *func;
+    int tuner, reduces, rooted;
+} colls[MODEL_NCOLLS] = {
+    [MODEL_ALL_REDUCE] = {"all_reduce", "allreduce", TUNER_COLL_ALLREDUCE, 1, 0},
+    [MODEL_ALL_GATHER] = {"all_gather", "allgather", TUNER_COLL_ALLGATHER, 0, 0},
+    [MODEL_REDUCE_SCATTER] = {"reduce_scatter", "reducescatter", TUNER_COLL_REDUCESCATTER, 1, 0},
+    [MODEL_BROADCAST] = {"broadcast", "broadcast", TUNER_COLL_BROADCAST, 0, 1},
+    [MODEL_REDUCE] = {"reduce", "reduce", TUNER_COLL_REDUCE, 1, 1},
+    [MODEL_ALLTOALL] = {"alltoall", NULL, -1, 0, 0},
+    [MODEL_SENDRECV] = {"sendrecv", NULL, -1, 0, 0},
+};
+
+const char *model_coll_name(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS ? colls[coll].name : NULL;
+}
+
+/* name without underscores, in lower case, and without a trailing "perf" (at most len - 1). */
+static void coll_key(const char *name, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; *name && n + 1 < len; name++)
+        if (*name != '_')
+            out[n++] = (char)tolower((unsigned char)*name);
+    out[n] = '\0';
+    if (n > 4 && !strcmp(out + n - 4, "perf"))
+        out[n - 4] = '\0';
+}
+
+int model_coll_parse(const char *name)
+{
+    char want[32], have[32];
+    if (!name || strlen(name) >= sizeof(want))
+        return -1;
+    coll_key(name, want, sizeof(want)); /* all_gather, all_gather_perf, AllGather, allgather */
+    for (int c = 0; c < MODEL_NCOLLS; c++) {
+        coll_key(colls[c].name, have, sizeof(have));
+        if (!strcmp(want, have))
+            return c;
+    }
+    return -1;
+}
+
+const char *model_coll_names(void)
+{
+    return "all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv";
+}
+
+int model_coll_reduces(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS && colls[coll].reduces;
+}
+
+int model_coll_rooted(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS && colls[coll].rooted;
+}
+
+double model_coll_bus_factor(int coll, int nranks)
+{
+    double n = nranks > 0 ? nranks : 1;
+    switch (coll) {
+    case MODEL_ALL_REDUCE:
+        return 2 * (n - 1) / n;
+    case MODEL_ALL_GATHER:
+    case MODEL_REDUCE_SCATTER:
+    case MODEL_ALLTOALL:
+        return (n - 1) / n;
+    default: /* broadcast, reduce, sendrecv */
+        return 1;
+    }
+}
 static const char *proto_names[MODEL_NPROTOS] = {"LL", "LL128", "SIMPLE"};
 
 const char *model_env_none(const char *name, void *ctx)
@@ -139,11 +216,11 @@ static int level_of(const char *s)
 /*
  * NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^NVLS", or per function
  * "allreduce:ring;broadcast:tree" (the first entry may omit the function).
- * Fills allowed[] for the all_reduce entry. Returns 0, or -1 for a name NCCL
- * does not know (written to bad).
+ * Fills allowed[] for function func's entry ("allreduce", "allgather"...). Returns 0, or -1 for
+ * a name NCCL does not know (written to bad).
  */
-static int parse_list(const char *value, const char *const *names, int n, int *allowed, char *bad,
-                      size_t badlen)
+static int parse_list(const char *value, const char *func, const char *const *names, int n,
+                      int *allowed, char *bad, size_t badlen)
 {
     for (int i = 0; i < n; i++)
         allowed[i] = 1;
@@ -157,8 +234,8 @@ static int parse_list(const char *value, const char *const *names, int n, int *a
         char *colon = strchr(part, ':');
         if (!colon && !list)
             list = part;
-        else if (colon && strncasecmp(part, "allreduce", (size_t)(colon - part)) == 0 &&
-                 colon - part == 9)
+        else if (colon && (size_t)(colon - part) == strlen(func) &&
+                 strncasecmp(part, func, (size_t)(colon - part)) == 0)
             list = colon + 1;
     }
     if (!list)
@@ -176,8 +253,7 @@ static int parse_list(const char *value, const char *const *names, int n, int *a
                 allowed[i] = !exclude;
                 found = 1;
             }
-        if (!found && strcasecmp(it, "CollNetDirect") && strcasecmp(it, "CollNetChain") &&
-            strcasecmp(it, "PAT")) {
+        if (!found && strcasecmp(it, "CollNetDirect") && strcasecmp(it, "CollNetChain")) {
             snprintf(bad, badlen, "%s", it);
             return -1;
         }
@@ -397,37 +473,67 @@ static double simple_eff(int buffsize)
     return f / d;
 }
 
-static void enable(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
+/* Which (algorithm, protocol) pairs NCCL would use for collective coll under NCCL_ALGO and
+ * NCCL_PROTO, by its enable rules (src/graph/tuning.cc); fills m->enabled_coll[coll]. Returns -1
+ * after a name NCCL does not know (a fault already set). */
+static int enable_coll(struct model *m, const struct topo *t, model_env_fn env, void *ctx, int coll)
 {
     int algo_ok[MODEL_NALGOS], proto_ok[MODEL_NPROTOS];
     char bad[64] = "", why[256];
-    if (parse_list(env("NCCL_ALGO", ctx), algo_names, MODEL_NALGOS, algo_ok, bad, sizeof(bad))) {
+    const char *func = colls[coll].func ? colls[coll].func : "allreduce";
+    if (parse_list(env("NCCL_ALGO", ctx), func, algo_names, MODEL_NALGOS, algo_ok, bad,
+                   sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_ALGO names an unknown algorithm '%s' (NCCL: invalid usage)", bad);
         fault(m, MODEL_FAULT_FAIL_INIT, why);
+        return -1;
     }
-    if (parse_list(env("NCCL_PROTO", ctx), proto_names, MODEL_NPROTOS, proto_ok, bad,
+    if (parse_list(env("NCCL_PROTO", ctx), func, proto_names, MODEL_NPROTOS, proto_ok, bad,
                    sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_PROTO names an unknown protocol '%s' (NCCL: invalid usage)", bad);
         fault(m, MODEL_FAULT_FAIL_INIT, why);
+        return -1;
     }
     const char *proto = env("NCCL_PROTO", ctx);
     int ll128_forced = proto && proto[0] != '^' && proto_ok[MODEL_PROTO_LL128];
     int ll128_safe = m->intra_nvlink && m->sm >= 70 && (m->nodes == 1 || m->sm >= 90);
     int nvls_ok = t->nvswitches != 0 && m->sm >= 90 && m->ppn >= 2 && !m->intra_net &&
                   env_int(env, ctx, "NCCL_NVLS_ENABLE", 2) != 0 && m->intra_nvlink;
+    /* PAT: SM60 on; by default only with one GPU per node (ncclPatEnable) */
+    int pat = env_int(env, ctx, "NCCL_PAT_ENABLE", 2);
+    int pat_ok = m->sm >= 60 && pat != 0 && (pat == 1 || m->ppn == 1) && m->nranks > 1;
+    int ag_rs = coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER;
     for (int a = 0; a < MODEL_NALGOS; a++)
         for (int p = 0; p < MODEL_NPROTOS; p++) {
             int on = algo_ok[a] && proto_ok[p];
-            if (a >= MODEL_ALGO_NVLS)
+            if (a == MODEL_ALGO_NVLS || a == MODEL_ALGO_NVLSTREE)
                 on &= p == MODEL_PROTO_SIMPLE && nvls_ok &&
                       (a == MODEL_ALGO_NVLS ? m->nodes == 1 : m->nodes > 1);
             if (p == MODEL_PROTO_LL128)
                 on &= ll128_safe || ll128_forced;
-            m->enabled[a][p] = on;
+            if (coll == MODEL_ALL_REDUCE)
+                on &= a != MODEL_ALGO_PAT;
+            else if (ag_rs) /* Ring, PAT, NVLS (one node: between nodes it needs CollNet) */
+                on &= a == MODEL_ALGO_RING || (a == MODEL_ALGO_NVLS && m->nodes == 1) ||
+                      (a == MODEL_ALGO_PAT && p == MODEL_PROTO_SIMPLE && pat_ok);
+            else if (colls[coll].func) /* broadcast, reduce: Ring only */
+                on &= a == MODEL_ALGO_RING;
+            else /* point to point: no algorithm applies */
+                on = 0;
+            m->enabled_coll[coll][a][p] = on;
         }
-    m->ll128_unsafe = ll128_forced && !ll128_safe;
+    if (coll == MODEL_ALL_REDUCE)
+        m->ll128_unsafe = ll128_forced && !ll128_safe;
+    return 0;
+}
+
+static void enable(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
+{
+    for (int c = 0; c < MODEL_NCOLLS; c++)
+        if (colls[c].func && enable_coll(m, t, env, ctx, c))
+            return;
+    memcpy(m->enabled, m->enabled_coll[MODEL_ALL_REDUCE], sizeof(m->enabled));
     int any = 0;
     for (int a = 0; a < MODEL_NALGOS; a++)
         for (int p = 0; p < MODEL_NPROTOS; p++)
@@ -596,16 +702,14 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes)
     return latency(m, a, q, bytes) + moved / (1000.0 * bw);
 }
 
-/* The model's pair for a tuner table's names, or -1 (CollNet and PAT are not modelled). */
+/* The model's pair for a tuner table's names, or -1 (CollNet is not modelled). */
 static void table_pair(const struct tuner_rule *r, int *a, int *q)
 {
-    static const int algos[TUNER_NUM_ALGOS] = {[TUNER_ALGO_TREE] = MODEL_ALGO_TREE,
-                                               [TUNER_ALGO_RING] = MODEL_ALGO_RING,
-                                               [TUNER_ALGO_COLLNET_DIRECT] = -1,
-                                               [TUNER_ALGO_COLLNET_CHAIN] = -1,
-                                               [TUNER_ALGO_NVLS] = MODEL_ALGO_NVLS,
-                                               [TUNER_ALGO_NVLS_TREE] = MODEL_ALGO_NVLSTREE,
-                                               [TUNER_ALGO_PAT] = -1};
+    static const int algos[TUNER_NUM_ALGOS] = {
+        [TUNER_ALGO_TREE] = MODEL_ALGO_TREE, [TUNER_ALGO_RING] = MODEL_ALGO_RING,
+        [TUNER_ALGO_COLLNET_DIRECT] = -1,    [TUNER_ALGO_COLLNET_CHAIN] = -1,
+        [TUNER_ALGO_NVLS] = MODEL_ALGO_NVLS, [TUNER_ALGO_NVLS_TREE] = MODEL_ALGO_NVLSTREE,
+        [TUNER_ALGO_PAT] = MODEL_ALGO_PAT};
     *a = r->algo < TUNER_NUM_ALGOS ? algos[r->algo] : -1;
     *q = r->proto < TUNER_NUM_PROTOS ? (int)r->proto : -1; /* the same order as the model's */
 }
@@ -652,6 +756,172 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
     }
     p->algbw = (double)bytes / (p->time_us * 1e-6) / 1e9;
     p->busbw = p->algbw * 2.0 * (n - 1) / n;
+    return 0;
+}
+
+/* NCCL's ring for collective coll other than all_reduce: busBw as all_reduce's ring (the same
+ * links), converted to algbw by nRanks / nsteps; latency per step (tuning.cc). */
+static double ring_time(const struct model *m, int coll, int q, size_t bytes)
+{
+    const struct model_params *k = &m->params;
+    int n = m->nranks, nn = m->nodes;
+    int ag_rs = coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER;
+    int nsteps = ag_rs ? n - 1 : n;
+    double bw = bus_bw(m, MODEL_ALGO_RING, q) * n / nsteps;
+    int a = MODEL_ALGO_RING;
+    double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][q];
+    double hop = net_lat[m->ppn == 1 ? MODEL_ALGO_TREE : a][q] * k->net_lat_scale +
+                 (m->efa ? k->efa_lat_us : 0);
+    double lat;
+    if (ag_rs) { /* a step per rank, nodes - 1 of them over the network */
+        int ninter = nn - 1;
+        double intra2 =
+            nn > 1 ? fmax(intra, m->net_overhead * (q == MODEL_PROTO_SIMPLE ? 3 : 1)) : intra;
+        lat = (base_lat[a][q] + (nsteps - ninter) * intra2) * k->lat_scale + ninter * hop;
+    } else { /* broadcast, reduce: one pipelined chain, one hop's latency */
+        lat = base_lat[a][q] * k->lat_scale + (nn > 1 ? hop : intra * k->lat_scale);
+    }
+    if (bw <= 0)
+        return -1;
+    double moved = (double)bytes + (q == MODEL_PROTO_SIMPLE ? k->fill_bytes : 0);
+    return lat + moved / (1000.0 * bw);
+}
+
+/* NVLS all_gather / reduce_scatter on one node: the switch multicasts (or reduces) each part
+ * once; NCCL does not pipeline two operations as for all_reduce, and counts (ppn - 1) / ppn. */
+static double nvls_coll_time(const struct model *m, size_t bytes)
+{
+    enum arch ar = arch_of(m->sm);
+    double cn = ar == BLACKWELL ? 24 : 16;
+    double bw = m->intra_bw * nvls_eff[ar] * m->params.nvls_scale * (cn - 1) / cn * (m->ppn - 1) /
+                m->ppn * m->chan_scale;
+    if (bw <= 0)
+        return -1;
+    double moved = (double)bytes + m->params.fill_bytes;
+    return nvl_lat[MODEL_ALGO_NVLS][MODEL_PROTO_SIMPLE] * m->params.lat_scale + moved / (1000 * bw);
+}
+
+/* PAT (one GPU per node): Ring's bandwidth x 0.75, latency log2(nodes) network hops / 3.5 plus
+ * 2.8 us per rank (tuning.cc). */
+static double pat_time(const struct model *m, size_t bytes)
+{
+    const struct model_params *k = &m->params;
+    double bw = bus_bw(m, MODEL_ALGO_RING, MODEL_PROTO_SIMPLE) * 0.75;
+    double hop = net_lat[MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE] * k->net_lat_scale +
+                 (m->efa ? k->efa_lat_us : 0);
+    double lat = base_lat[MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE] * k->lat_scale +
+                 log2floor(m->nodes) * hop / 3.5 + m->nranks * 2.8;
+    if (bw <= 0)
+        return -1;
+    return lat + ((double)bytes + k->fill_bytes) / (1000.0 * bw);
+}
+
+static double coll_pair_time(const struct model *m, int coll, int a, int q, size_t bytes)
+{
+    if (coll == MODEL_ALL_REDUCE)
+        return pair_time(m, a, q, bytes);
+    if (!m->enabled_coll[coll][a][q])
+        return -1;
+    switch (a) {
+    case MODEL_ALGO_RING:
+        return ring_time(m, coll, q, bytes);
+    case MODEL_ALGO_NVLS:
+        return nvls_coll_time(m, bytes);
+    case MODEL_ALGO_PAT:
+        return pat_time(m, bytes);
+    default:
+        return -1;
+    }
+}
+
+/*
+ * Point to point (alltoall, sendrecv): each GPU's pairs over their paths at once. Inside a node
+ * a GPU's peers share its links (intra_bw); between nodes a node's GPUs share its NICs
+ * (inter_bw), and sendrecv's one crossing pair per node has one NIC. A call costs a base
+ * latency and a step per peer. The network share is net_scale's, as for the collectives.
+ */
+#define P2P_BASE_US     8.0 /* launch and the group's progress, as NCCL's Simple base */
+#define P2P_PEER_US     0.4 /* each further peer inside a node */
+#define P2P_NET_PEER_US 1.0 /* each further peer over the network */
+static double p2p_time(const struct model *m, int coll, size_t bytes)
+{
+    const struct model_params *k = &m->params;
+    int n = m->nranks, ppn = m->ppn, nn = m->nodes;
+    double intra = m->intra_bw * m->chan_scale, net = m->inter_bw * k->net_scale;
+    double hop = net_lat[MODEL_ALGO_RING][MODEL_PROTO_SIMPLE] * k->net_lat_scale +
+                 (m->efa ? k->efa_lat_us : 0);
+    double moved = (double)bytes + k->fill_bytes, t_intra = 0, t_net = 0, lat;
+    if (coll == MODEL_SENDRECV) { /* each rank sends its whole buffer to the next */
+        if (ppn > 1)
+            t_intra = moved / (1000.0 * intra);
+        if (nn > 1)
+            t_net = moved / (1000.0 * fmin(net, m->nic_bw * k->net_scale));
+        lat = P2P_BASE_US * k->lat_scale + (nn > 1 ? hop : nvl_lat[MODEL_ALGO_RING][2]);
+    } else { /* alltoall: a 1/n part of the buffer to every rank */
+        double part = moved / n;
+        if (ppn > 1)
+            t_intra = part * (ppn - 1) / (1000.0 * intra);
+        if (nn > 1) /* a node's ppn GPUs send their parts for the other nodes' ranks */
+            t_net = part * ppn * (double)(n - ppn) / (1000.0 * net);
+        lat = (P2P_BASE_US + (ppn - 1) * P2P_PEER_US) * k->lat_scale +
+              (nn > 1 ? hop + (n - ppn) * P2P_NET_PEER_US : 0);
+    }
+    if (intra <= 0 || (nn > 1 && net <= 0))
+        return -1;
+    return lat + fmax(t_intra, t_net);
+}
+
+int model_predict_coll(const struct model *m, int coll, size_t bytes, struct model_prediction *p)
+{
+    if (coll == MODEL_ALL_REDUCE)
+        return model_predict(m, bytes, p);
+    memset(p, 0, sizeof(*p));
+    if (coll < 0 || coll >= MODEL_NCOLLS)
+        return -1;
+    int n = m->nranks;
+    if (n <= 1) { /* a local copy */
+        p->time_us = 2.0 + (double)bytes / 1e6;
+        p->algo = colls[coll].func ? "RING" : "P2P";
+        p->proto = "SIMPLE";
+    } else if (!colls[coll].func) {
+        p->time_us = p2p_time(m, coll, bytes);
+        p->algo = "P2P";
+        p->proto = "SIMPLE";
+        if (p->time_us <= 0)
+            return -1;
+    } else {
+        double best = -1;
+        for (int a = 0; a < MODEL_NALGOS; a++)
+            for (int q = 0; q < MODEL_NPROTOS; q++) {
+                double t = coll_pair_time(m, coll, a, q, bytes);
+                if (t >= 0 && (best < 0 || t < best)) {
+                    best = t;
+                    p->algo = algo_names[a];
+                    p->proto = proto_names[q];
+                    p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
+                }
+            }
+        const struct tuner_rule *r =
+            m->table ? tuner_table_match(m->table, colls[coll].tuner, bytes, (uint64_t)m->nodes,
+                                         (uint64_t)m->nranks)
+                     : NULL;
+        int a, q;
+        if (r && best >= 0 && (table_pair(r, &a, &q), a >= 0 && q >= 0)) {
+            double t = coll_pair_time(m, coll, a, q, bytes);
+            if (t >= 0) {
+                best = t;
+                p->algo = algo_names[a];
+                p->proto = proto_names[q];
+                p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
+                p->tuned = 1;
+            }
+        }
+        if (best < 0)
+            return -1;
+        p->time_us = best;
+    }
+    p->algbw = (double)bytes / (p->time_us * 1e-6) / 1e9;
+    p->busbw = p->algbw * model_coll_bus_factor(coll, n);
     return 0;
 }
 

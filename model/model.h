@@ -16,6 +16,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The collectives nccl-tests measures, in its names: NCCL's five functions, and alltoall and
+ * sendrecv, which nccl-tests makes of grouped point-to-point calls (NCCL_ALGO and NCCL_PROTO
+ * do not apply to those: the model calls their path "P2P").
+ */
+enum model_coll {
+    MODEL_ALL_REDUCE,
+    MODEL_ALL_GATHER,
+    MODEL_REDUCE_SCATTER,
+    MODEL_BROADCAST,
+    MODEL_REDUCE,
+    MODEL_ALLTOALL,
+    MODEL_SENDRECV,
+    MODEL_NCOLLS
+};
+/* "all_reduce", "all_gather", ...; NULL out of range. */
+const char *model_coll_name(int coll);
+/* A collective by nccl-tests' name, with or without its program's "_perf", or by NCCL's
+ * (AllGather, allgather: case and underscores do not matter); -1 when unknown. */
+int model_coll_parse(const char *name);
+/* The space-separated names, for usage messages. */
+const char *model_coll_names(void);
+/* Whether the collective reduces (takes a reduction op) and whether it has a root rank. */
+int model_coll_reduces(int coll);
+int model_coll_rooted(int coll);
+/*
+ * nccl-tests' bus bandwidth factor (NVIDIA/nccl-tests src/<name>.cu, its GetBw): with algbw =
+ * the size column / time, busbw = algbw x this: 2(n-1)/n for all_reduce, (n-1)/n for
+ * all_gather, reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv.
+ */
+double model_coll_bus_factor(int coll, int nranks);
+
 /* The model's name and version, recorded with every prediction. */
 #define MODEL_VERSION "topotune-model/4"
 
@@ -24,6 +56,7 @@ enum model_algo {
     MODEL_ALGO_RING,
     MODEL_ALGO_NVLS,
     MODEL_ALGO_NVLSTREE,
+    MODEL_ALGO_PAT, /* all_gather and reduce_scatter with one GPU per node (NCCL 2.23 on) */
     MODEL_NALGOS
 };
 enum model_proto { MODEL_PROTO_LL, MODEL_PROTO_LL128, MODEL_PROTO_SIMPLE, MODEL_NPROTOS };
@@ -148,7 +181,8 @@ struct model {
     double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
     double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
-    int enabled[MODEL_NALGOS][MODEL_NPROTOS];
+    int enabled[MODEL_NALGOS][MODEL_NPROTOS]; /* all_reduce's; enabled_coll for every one */
+    int enabled_coll[MODEL_NCOLLS][MODEL_NALGOS][MODEL_NPROTOS];
     int ll128_unsafe; /* LL128 forced where NCCL would not enable it: corrupts data */
     enum model_fault fault;
     char why[256]; /* the fault, in words */
@@ -179,6 +213,17 @@ struct model_prediction {
 /* The fastest enabled algorithm and protocol for bytes, as NCCL would pick them, or the pair a row
  * of m->table forces (when enabled). 0, or -1 if none. */
 int model_predict(const struct model *m, size_t bytes, struct model_prediction *p);
+
+/*
+ * The same for collective coll (enum model_coll) at nccl-tests' size bytes (its size column:
+ * every rank's part for all_gather, reduce_scatter and alltoall), with busbw by nccl-tests'
+ * factor. NCCL's functions follow its tuning per function: the algorithms it enables for each
+ * (Ring only for broadcast and reduce; Ring, NVLS on one node and PAT with one GPU per node for
+ * all_gather and reduce_scatter), their step counts and latencies. alltoall and sendrecv are
+ * point-to-point: every pair's bytes over its path (NVLink or PCIe inside a node, the NICs
+ * between nodes), the slowest deciding. 0, or -1 when NCCL would have no algorithm for it here.
+ */
+int model_predict_coll(const struct model *m, int coll, size_t bytes, struct model_prediction *p);
 
 /*
  * The model's measured error as a band around a prediction (docs/model.md, "Bands"): where the

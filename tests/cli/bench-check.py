@@ -2,16 +2,38 @@
 # SPDX-License-Identifier: MIT
 """Checks topotune-bench output.
 
-usage: bench-check.py text FILE RANKS ROWS   nccl-tests table: columns, busbw arithmetic, wrong 0
-       bench-check.py json FILE RANKS ROWS   JSON Lines: events, busbw arithmetic, wrong 0
+usage: bench-check.py text FILE RANKS ROWS [COLLECTIVE]   nccl-tests table: columns, counts,
+                                                            busbw arithmetic, wrong 0
+       bench-check.py json FILE RANKS ROWS [COLLECTIVE]   JSON Lines: events, busbw arithmetic,
+                                                            wrong 0
+COLLECTIVE is nccl-tests' name (all_reduce by default).
 """
 import json
 import sys
 
+# nccl-tests' conventions, written from its sources (NVIDIA/nccl-tests, src/<name>.cu): the bus
+# factor of <Name>GetBw (busbw = algbw x factor, algbw = the size column / time), the count
+# column (<Name>GetCollByteCount's paramcount: one rank's part where the size counts every
+# rank's), and the redop column ("none" where TimeTest is called with the op name "none").
+BUS_FACTOR = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1,
+    "reduce": lambda n: 1,
+    "sendrecv": lambda n: 1,
+}
+PARTS = {"all_gather", "reduce_scatter", "alltoall"}  # size = count x ranks x element
+REDUCES = {"all_reduce", "reduce_scatter", "reduce"}
+ROOTED = {"broadcast", "reduce"}
+COLL = "all_reduce"
+
 
 def check_text(path, ranks, rows):
     lines = open(path).read().splitlines()
-    assert any(l.startswith("# Collective test starting: all_reduce_perf") for l in lines)
+    assert any(l.startswith(f"# Collective test starting: {COLL}_perf") for l in lines)
+    assert any(l.startswith(f"# Collective test concluded: {COLL}_perf") for l in lines)
     header = [l for l in lines if l.startswith("#       size")]
     assert len(header) == 1, "one column header"
     cols = header[0][1:].split()
@@ -21,10 +43,12 @@ def check_text(path, ranks, rows):
     assert len(data) == rows, f"{len(data)} rows, expected {rows}"
     devices = [l for l in lines if l.startswith("#  Rank")]
     assert len(devices) == ranks, f"{len(devices)} device lines, expected {ranks}"
-    factor = 2 * (ranks - 1) / ranks
+    factor = BUS_FACTOR[COLL](ranks)
     for d in data:
         size, count = int(d[0]), int(d[1])
-        assert size == count * 4, d  # float
+        assert size == count * 4 * (ranks if COLL in PARTS else 1), d  # float
+        assert (d[3] != "none") == (COLL in REDUCES), d
+        assert (d[4] != "-1") == (COLL in ROOTED), d
         for t, alg, bus, wrong in (d[5:9], d[9:13]):
             t, alg, bus = float(t), float(alg), float(bus)
             assert int(wrong) == 0, d
@@ -40,6 +64,7 @@ def check_json(path, ranks, rows):
     events = [json.loads(l) for l in open(path)]
     assert events[0]["event"] == "start" and events[-1]["event"] == "end", "start ... end"
     start = events[0]
+    assert start["collective"] == COLL, start
     assert start["ranks"] == ranks and len(start["hosts"]) == ranks and start["nodes"] == 1
     assert start["backend"] == "mpi" and start["predicted"] is False
     assert "mpi" in start["versions"]
@@ -47,8 +72,9 @@ def check_json(path, ranks, rows):
     assert all(k.split("_")[0] + "_" in ("NCCL_", "CUDA_", "OMPI_", "UCX_", "FI_", "TORCH_") for k in env), env
     sizes = [e for e in events if e["event"] == "size"]
     assert len(sizes) == rows, f"{len(sizes)} size events, expected {rows}"
-    factor = 2 * (ranks - 1) / ranks
+    factor = BUS_FACTOR[COLL](ranks)
     for e in sizes:
+        assert e["collective"] == COLL, e
         for r in (e, e["in_place"]):
             assert r["wrong"] == 0, e
             assert abs(r["algbw"] - e["size"] / (r["time_us"] * 1e-6) / 1e9) <= 1e-9 * max(1, r["algbw"]), e
@@ -58,4 +84,5 @@ def check_json(path, ranks, rows):
 
 if __name__ == "__main__":
     kind, path, ranks, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    COLL = sys.argv[5] if len(sys.argv) > 5 else "all_reduce"
     (check_text if kind == "text" else check_json)(path, ranks, rows)

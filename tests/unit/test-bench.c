@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for bench/: the correctness pattern, flag validation, NCCL log
- * parsing; and for what sweep/ takes from outside: spaces, interface names
+ * Unit tests for bench/: the correctness pattern of every collective, nccl-tests'
+ * counts, flag validation, NCCL log parsing; the model per collective; and for
+ * what sweep/ takes from outside: spaces, interface names
  * from a topology, the text of children.
  */
 #include "bench/internal.h"
@@ -70,6 +71,130 @@ static void test_pattern_exact(void **state)
                     continue; /* rank 0 holds ranks + 2: int8 stops at 127 */
                 assert_int_equal(reduce_and_check(d, op, ranks[k], 257, 0), 0);
                 assert_int_equal(reduce_and_check(d, op, ranks[k], 257, 1), 1);
+            }
+}
+
+/* nccl-tests' GetCollByteCount (src/<name>.cu): parts are count / ranks rounded down to 16
+ * bytes; the size column is the larger buffer. */
+static void test_coll_counts(void **state)
+{
+    (void)state;
+    struct bench_counts n;
+    bench_coll_counts(MODEL_ALL_GATHER, 1000, 4, 8, &n); /* 125 floats -> 124 (16-byte parts) */
+    assert_int_equal(n.param, 124);
+    assert_int_equal(n.send, 124);
+    assert_int_equal(n.recv, 992);
+    assert_int_equal(bench_coll_size(&n, 4), 3968);
+    bench_coll_counts(MODEL_REDUCE_SCATTER, 1000, 2, 3, &n); /* 333 halves -> 328 */
+    assert_int_equal(n.param, 328);
+    assert_int_equal(n.send, 984);
+    assert_int_equal(n.recv, 328);
+    bench_coll_counts(MODEL_ALLTOALL, 4096, 1, 4, &n); /* int8: multiples of 16 */
+    assert_int_equal(n.param, 1024);
+    assert_int_equal(n.send, 4096);
+    assert_int_equal(n.recv, 4096);
+    bench_coll_counts(MODEL_ALL_GATHER, 15, 1, 1, &n); /* one rank: still 16-byte parts */
+    assert_int_equal(n.param, 0);
+    for (int c = MODEL_BROADCAST; c < MODEL_NCOLLS; c++) {
+        if (c == MODEL_ALLTOALL)
+            continue;
+        bench_coll_counts(c, 1001, 8, 5, &n); /* the whole buffer, unrounded */
+        assert_int_equal(n.param, 1001);
+        assert_int_equal(n.send, 1001);
+        assert_int_equal(n.recv, 1001);
+    }
+    /* nccl-tests' bus factors (GetBw) */
+    assert_true(fabs(model_coll_bus_factor(MODEL_ALL_REDUCE, 8) - 1.75) < 1e-12);
+    assert_true(fabs(model_coll_bus_factor(MODEL_ALL_GATHER, 8) - 0.875) < 1e-12);
+    assert_true(fabs(model_coll_bus_factor(MODEL_REDUCE_SCATTER, 4) - 0.75) < 1e-12);
+    assert_true(fabs(model_coll_bus_factor(MODEL_ALLTOALL, 2) - 0.5) < 1e-12);
+    assert_true(model_coll_bus_factor(MODEL_BROADCAST, 8) == 1);
+    assert_true(model_coll_bus_factor(MODEL_REDUCE, 8) == 1);
+    assert_true(model_coll_bus_factor(MODEL_SENDRECV, 8) == 1);
+    assert_int_equal(model_coll_parse("all_gather_perf"), MODEL_ALL_GATHER);
+    assert_int_equal(model_coll_parse("ReduceScatter"), MODEL_REDUCE_SCATTER);
+    assert_int_equal(model_coll_parse("alltoall"), MODEL_ALLTOALL);
+    assert_int_equal(model_coll_parse("gather"), -1);
+    assert_int_equal(model_coll_parse(""), -1);
+}
+
+/* What collective coll leaves in rank r's output, done on the host from every rank's input. */
+static void host_collective(const struct bench_ctx *c, const struct bench_counts *n,
+                            unsigned char **in, unsigned char *out, int r)
+{
+    size_t p = n->param;
+    int dt = c->dtype, R = c->nranks;
+    for (size_t i = 0; i < n->recv; i++) {
+        double v = 0;
+        switch (c->coll) {
+        case MODEL_ALL_GATHER:
+            v = bench_get(in[i / p], i % p, dt);
+            break;
+        case MODEL_ALLTOALL:
+            v = bench_get(in[i / p], (size_t)r * p + i % p, dt);
+            break;
+        case MODEL_BROADCAST:
+            v = bench_get(in[c->opt->root], i, dt);
+            break;
+        case MODEL_SENDRECV:
+            v = bench_get(in[(r - 1 + R) % R], i, dt);
+            break;
+        default: { /* reductions: reduce_scatter's part r, or the whole buffer */
+            size_t at = c->coll == MODEL_REDUCE_SCATTER ? (size_t)r * p + i : i;
+            for (int k = 0; k < R; k++) {
+                double x = bench_get(in[k], at, dt);
+                v = k == 0                   ? x
+                    : c->op == BENCH_OP_PROD ? v * x
+                    : c->op == BENCH_OP_MIN  ? fmin(v, x)
+                    : c->op == BENCH_OP_MAX  ? fmax(v, x)
+                                             : v + x;
+            }
+            if (c->op == BENCH_OP_AVG)
+                v /= R;
+        }
+        }
+        bench_set(out, i, dt, v);
+    }
+}
+
+/* Every collective's inputs, done on the host, check clean; one altered element, or a part from
+ * the wrong rank, is caught. */
+static void test_coll_pattern(void **state)
+{
+    (void)state;
+    const int ranks[] = {2, 3, 8};
+    for (int coll = 0; coll < MODEL_NCOLLS; coll++)
+        for (int d = 0; d < BENCH_NDTYPES; d += 3) /* int8, uint32, half, bfloat16 */
+            for (size_t k = 0; k < 3; k++) {
+                struct bench_options o;
+                bench_options_init(&o);
+                o.root = ranks[k] - 1;
+                struct bench_ctx c = {
+                    .opt = &o, .coll = coll, .dtype = d, .op = BENCH_OP_SUM, .nranks = ranks[k]};
+                struct bench_counts n;
+                size_t elt = bench_dtype_size(d);
+                bench_coll_counts(coll, 512, elt, ranks[k], &n);
+                unsigned char *in[8], *out = calloc(n.recv, elt);
+                for (int r = 0; r < ranks[k]; r++) {
+                    in[r] = calloc(n.send, elt);
+                    bench_coll_fill(&c, in[r], &n, r, 3);
+                }
+                for (int r = 0; r < ranks[k]; r++) {
+                    host_collective(&c, &n, in, out, r);
+                    assert_int_equal(bench_coll_check(&c, out, &n, r, 3), 0);
+                    if (coll == MODEL_REDUCE && r != o.root)
+                        continue; /* only the root's output is the result */
+                    bench_set(out, n.recv / 2, d, bench_get(out, n.recv / 2, d) + 1);
+                    assert_int_equal(bench_coll_check(&c, out, &n, r, 3), 1);
+                }
+                if (coll == MODEL_ALL_GATHER || coll == MODEL_ALLTOALL) { /* parts swapped */
+                    host_collective(&c, &n, in, out, 0);
+                    memcpy(out, out + n.param * elt, n.param * elt);
+                    assert_true(bench_coll_check(&c, out, &n, 0, 3) > 0);
+                }
+                for (int r = 0; r < ranks[k]; r++)
+                    free(in[r]);
+                free(out);
             }
 }
 
@@ -554,6 +679,79 @@ static void test_model_network(void **state)
     assert_true(pe.time_us > pi.time_us + 5);
 }
 
+/* Per collective, NCCL's rules: broadcast and reduce are Ring only; all_gather and
+ * reduce_scatter take Ring, NVLS on one node, PAT with one GPU per node; alltoall and sendrecv
+ * are point to point, bounded by the NICs between nodes; NCCL_ALGO per function. */
+static void test_model_collectives(void **state)
+{
+    (void)state;
+    struct model m;
+    struct model_prediction p;
+    model_for(spec_h100, 1, NULL, &m);
+    for (int c = 0; c < MODEL_NCOLLS; c++)
+        for (size_t b = 1024; b <= (1u << 30); b *= 32) {
+            assert_int_equal(model_predict_coll(&m, c, b, &p), 0);
+            assert_true(p.time_us > 0);
+            assert_true(fabs(p.algbw - b / (p.time_us * 1e-6) / 1e9) < 1e-9 * (1 + p.algbw));
+            assert_true(fabs(p.busbw - p.algbw * model_coll_bus_factor(c, 8)) <
+                        1e-9 * (1 + p.busbw));
+            if (c == MODEL_BROADCAST || c == MODEL_REDUCE)
+                assert_string_equal(p.algo, "RING");
+            if (c == MODEL_ALLTOALL || c == MODEL_SENDRECV)
+                assert_string_equal(p.algo, "P2P");
+        }
+    assert_true(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_NVLS][MODEL_PROTO_SIMPLE]);
+    assert_false(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_TREE][MODEL_PROTO_SIMPLE]);
+    assert_false(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE]); /* 8/node */
+    /* A ring all_gather moves what a ring all_reduce does per step: the same busbw, less
+     * latency (n - 1 steps, not 2(n - 1)). */
+    const char *ring[] = {"NCCL_ALGO=Ring", NULL};
+    model_for(spec_h100, 1, ring, &m);
+    struct model_prediction ar, ag;
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_REDUCE, 1u << 30, &ar), 0);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_GATHER, 1u << 30, &ag), 0);
+    assert_true(fabs(ag.busbw - ar.busbw) < 0.02 * ar.busbw);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_REDUCE, 4096, &ar), 0);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_GATHER, 4096, &ag), 0);
+    assert_true(ag.time_us < ar.time_us);
+    /* NCCL_ALGO per function: Tree for all_reduce leaves all_gather its Ring; Tree for all
+     * leaves all_gather nothing (NCCL: no algorithm), all_reduce its Tree. */
+    const char *per_func[] = {"NCCL_ALGO=allreduce:tree", NULL};
+    model_for(spec_h100, 2, per_func, &m);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_GATHER, 1u << 20, &p), 0);
+    assert_string_equal(p.algo, "RING");
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_REDUCE, 1u << 20, &p), 0);
+    assert_string_equal(p.algo, "TREE");
+    const char *tree[] = {"NCCL_ALGO=Tree", NULL};
+    model_for(spec_h100, 2, tree, &m);
+    assert_int_equal(m.fault, MODEL_FAULT_NONE);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALL_GATHER, 1u << 20, &p), -1);
+    assert_int_equal(model_predict_coll(&m, MODEL_BROADCAST, 1u << 20, &p), -1);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALLTOALL, 1u << 20, &p), 0); /* no algorithm */
+    /* PAT: one GPU per node, off with NCCL_PAT_ENABLE=0 */
+    static const char *one_gpu = "{\"schema\": \"topotune/spec/1\", \"gpu\": \"H100-SXM5-80GB\", "
+                                 "\"count\": 1, \"nics\": [{\"model\": \"CX7-400G-IB\", "
+                                 "\"count\": 1, \"per\": \"gpu\"}]}";
+    model_for(one_gpu, 8, NULL, &m);
+    assert_true(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE]);
+    assert_false(m.enabled_coll[MODEL_ALL_REDUCE][MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE]);
+    const char *no_pat[] = {"NCCL_PAT_ENABLE=0", NULL};
+    model_for(one_gpu, 8, no_pat, &m);
+    assert_false(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE]);
+    /* Between nodes, alltoall's parts for other nodes share the NICs; sendrecv's crossing pair
+     * has one NIC (400G: 50 GB/s). */
+    struct model one, two;
+    model_for(spec_h100, 1, NULL, &one);
+    model_for(spec_h100, 2, NULL, &two);
+    struct model_prediction a1, a2;
+    assert_int_equal(model_predict_coll(&one, MODEL_ALLTOALL, 1u << 30, &a1), 0);
+    assert_int_equal(model_predict_coll(&two, MODEL_ALLTOALL, 1u << 30, &a2), 0);
+    assert_true(a2.busbw < a1.busbw / 2);
+    assert_int_equal(model_predict_coll(&two, MODEL_SENDRECV, 1u << 30, &a2), 0);
+    assert_true(a2.busbw <= 50.0 * two.params.net_scale + 1e-9);
+    assert_int_equal(model_predict_coll(&two, MODEL_NCOLLS, 1024, &a2), -1);
+}
+
 static void test_model_env(void **state)
 {
     (void)state;
@@ -665,19 +863,14 @@ static void test_noise(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pattern_exact),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_nccl_log),
-        cmocka_unit_test(test_model_rules),
-        cmocka_unit_test(test_model_network),
-        cmocka_unit_test(test_model_env),
-        cmocka_unit_test(test_model_faults),
-        cmocka_unit_test(test_noise),
-        cmocka_unit_test(test_space_policy),
-        cmocka_unit_test(test_space_interfaces),
-        cmocka_unit_test(test_space_size),
-        cmocka_unit_test(test_run_env_gate),
+        cmocka_unit_test(test_pattern_exact), cmocka_unit_test(test_coll_counts),
+        cmocka_unit_test(test_coll_pattern),  cmocka_unit_test(test_model_collectives),
+        cmocka_unit_test(test_names),         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_nccl_log),      cmocka_unit_test(test_model_rules),
+        cmocka_unit_test(test_model_network), cmocka_unit_test(test_model_env),
+        cmocka_unit_test(test_model_faults),  cmocka_unit_test(test_noise),
+        cmocka_unit_test(test_space_policy),  cmocka_unit_test(test_space_interfaces),
+        cmocka_unit_test(test_space_size),    cmocka_unit_test(test_run_env_gate),
         cmocka_unit_test(test_text_clean),
     };
     return cmocka_run_group_tests_name("unit.bench", tests, NULL, NULL);
