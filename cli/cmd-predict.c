@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `topotune predict`: the model's all_reduce time, algbw, busbw and
- * algorithm/protocol per size for a topology or hardware spec, under the
+ * `topotune predict`: the model's time, algbw, busbw and algorithm/protocol
+ * per size of a collective (-C, all_reduce by default) for a topology or hardware spec, under the
  * given environment only (not this shell's), headed "predicted" everywhere.
  * --json writes topotune-bench's JSON Lines events with "predicted": true.
  */
@@ -49,7 +49,7 @@ static int valid_assignment(const char *s)
 }
 
 struct predict_opts {
-    const char *input, *calibration;
+    const char *input, *calibration, *collective;
     size_t min, max;
     int nodes, json;
     struct util_opt_list env_list;
@@ -59,6 +59,8 @@ struct predict_opts {
 static int parse(int argc, char **argv, struct predict_opts *o)
 {
     const struct util_opt opts[] = {
+        {"collective", 'C', UTIL_OPT_STRING, &o->collective, "NAME",
+         "all_reduce (default) all_gather reduce_scatter broadcast reduce alltoall sendrecv"},
         {"input", 'i', UTIL_OPT_STRING, &o->input, "FILE",
          "hwloc XML, NCCL topology XML, topology JSON or hardware spec"},
         {"nodes", 0, UTIL_OPT_INT, &o->nodes, "N", "nodes of that kind (default: the input's)",
@@ -77,9 +79,9 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     };
     const struct util_opts_cmd cmd = {
         "topotune predict",
-        "--input FILE [--nodes N] [--env NAME=VALUE]... [--calibration FILE] [-b MIN] [-e MAX]\n"
-        "       [--json]\n\n"
-        "Predicted all_reduce per size (float sum) from the topotune model. Exit 1 when the\n"
+        "--input FILE [-C COLLECTIVE] [--nodes N] [--env NAME=VALUE]... [--calibration FILE]\n"
+        "       [-b MIN] [-e MAX] [--json]\n\n"
+        "Predicted collective per size (float, sum) from the topotune model. Exit 1 when the\n"
         "model predicts a hang, an init failure or wrong results.",
         opts, 0, 0};
     int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
@@ -111,16 +113,21 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     if (!o->input)
         return util_error("topotune predict needs --input FILE (a topology or hardware spec)"),
                UTIL_EUSAGE;
+    int coll = model_coll_parse(o->collective ? o->collective : "all_reduce");
+    if (coll < 0)
+        return util_error("invalid value '%s' for -C (--collective): expected one of %s",
+                          o->collective, model_coll_names()),
+               UTIL_EUSAGE;
+    o->collective = model_coll_name(coll);
     return 0;
 }
 
 /* A row, with the busbw band a healthy system measures in (the model's measured error). */
-static void print_row(size_t bytes, const struct model_prediction *p)
+static void print_row(size_t bytes, size_t count, const struct model_prediction *p)
 {
     struct model_band b = model_band_at(bytes);
-    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %.2f-%.2f\n", bytes,
-           bytes / 4, p->time_us, p->algbw, p->busbw, p->algo, p->proto, p->busbw * b.low,
-           p->busbw * b.high);
+    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %.2f-%.2f\n", bytes, count,
+           p->time_us, p->algbw, p->busbw, p->algo, p->proto, p->busbw * b.low, p->busbw * b.high);
 }
 
 /* The text table; --json goes through the benchmark's own events instead. */
@@ -141,8 +148,11 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
         json_decref(env);
         return rc;
     }
-    printf("# PREDICTED all_reduce (float, sum) by the topotune model: no measurement; the band is "
-           "where 90%% of healthy systems measure (docs/model.md, \"Bands\")\n");
+    int coll = model_coll_parse(o->collective);
+    printf("# PREDICTED %s (float%s) by the topotune model: no measurement; the band is where 90%% "
+           "of healthy systems measure (docs/model.md, \"Bands\"%s)\n",
+           o->collective, model_coll_reduces(coll) ? ", sum" : "",
+           coll == MODEL_ALL_REDUCE ? "" : ", cut from all_reduce's rows");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
     printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
     for (int i = 0; i < o->env.n; i++)
@@ -150,18 +160,28 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n",
            o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
            "algo", "proto", "band (busbw)");
-    if (m->fault != MODEL_FAULT_NONE) {
+    /* NCCL_ALGO/NCCL_PROTO leaving all_reduce nothing leave another collective its own */
+    if (m->fault != MODEL_FAULT_NONE &&
+        (m->fault != MODEL_FAULT_FAIL_COLL || coll == MODEL_ALL_REDUCE)) {
         printf("# predicted outcome: %s: %s\n", model_fault_words(m->fault), m->why);
         return 1;
     }
     int wrong = 0, rows = 0;
     for (size_t size = bo->min_bytes ? bo->min_bytes : 1; size <= bo->max_bytes; size *= 2) {
         struct model_prediction p;
-        if (model_predict(m, size, &p)) {
-            printf("# predicted outcome: error: no algorithm and protocol usable at %zu B\n", size);
+        /* nccl-tests' size: every rank's 16-byte part of float (topotune-bench's sizes) */
+        size_t parts =
+            coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER || coll == MODEL_ALLTOALL;
+        size_t n = (size_t)m->nranks, count = parts ? (size / 4 / n) & ~(size_t)3 : size / 4;
+        size_t bytes = parts ? count * n * 4 : size;
+        if (parts && !count)
+            continue;
+        if (model_predict_coll(m, coll, bytes, &p)) {
+            printf("# predicted outcome: error: no algorithm and protocol usable at %zu B\n",
+                   bytes);
             return 1; /* never an empty or cut prediction with exit 0 */
         }
-        print_row(size, &p);
+        print_row(bytes, count, &p);
         wrong |= p.wrong;
         rows++;
     }
@@ -189,6 +209,7 @@ int cmd_predict(int argc, char **argv)
     bo.max_bytes = o.max;
     bo.step_factor = 2;
     bo.json = "-";
+    bo.collective = o.collective ? o.collective : "all_reduce";
     struct topo t;
     topo_init(&t);
     struct model m;

@@ -14,8 +14,8 @@
 
 double *model_param(struct model_params *p, int k)
 {
-    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes,    &p->net_scale,
-                                &p->lat_scale,  &p->net_lat_scale, &p->efa_lat_us};
+    double *f[MODEL_NPARAMS] = {&p->nvls_scale,    &p->fill_bytes, &p->net_scale, &p->lat_scale,
+                                &p->net_lat_scale, &p->efa_lat_us, &p->p2p_scale};
     return f[k];
 }
 
@@ -29,10 +29,12 @@ static const double grid[MODEL_NPARAMS][3] = {
     {0.25, 5.00, 0.05},             /* lat_scale */
     {0.25, 5.00, 0.05},             /* net_lat_scale */
     {0, 200, 1},                    /* efa_lat_us */
+    {0.40, 1.20, 0.01},             /* p2p_scale */
 };
 
 const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes",    "net_scale",
-                                                      "lat_scale",  "net_lat_scale", "efa_lat_us"};
+                                                      "lat_scale",  "net_lat_scale", "efa_lat_us",
+                                                      "p2p_scale"};
 
 static int by_value(const void *a, const void *b)
 {

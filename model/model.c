@@ -593,6 +593,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->channels = m->channels < 2 ? 2 : m->channels > 32 ? 32 : m->channels;
     /* A clique's rings and trees leave it through one NIC per channel: the network it reaches
      * is at most its channels' NICs, however many its nodes hold. */
+    m->clique_net_bw = m->inter_bw;
     if (m->clique > 1 && m->nodes > 1)
         m->inter_bw = fmin(m->inter_bw, m->channels * m->nic_bw);
     int max_ctas = env_int(env, ctx, "NCCL_MAX_CTAS", env_int(env, ctx, "NCCL_MAX_NCHANNELS", 0));
@@ -778,8 +779,12 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes)
         double intra2 =
             nn > 1 ? fmax(intra, m->net_overhead * (q == MODEL_PROTO_SIMPLE ? 3 : 1)) : intra;
         lat = (base_lat[a][q] + (nsteps - ninter) * intra2) * k->lat_scale + ninter * hop;
-    } else { /* broadcast, reduce: one pipelined chain, one hop's latency */
-        lat = base_lat[a][q] * k->lat_scale + (nn > 1 ? hop : intra * k->lat_scale);
+    } else if (nn == 1) { /* broadcast, reduce: one chain; a node's channels are alike */
+        lat = (base_lat[a][q] + intra) * k->lat_scale;
+    } else { /* channels differ between nodes (their NICs): NCCL counts a step's latency per
+              * rank, Simple's at the tree's (tuning.cc, "chunk latency") */
+        double step = net_lat[q == MODEL_PROTO_SIMPLE ? MODEL_ALGO_TREE : a][q];
+        lat = base_lat[a][q] * k->lat_scale + nsteps * step * k->net_lat_scale;
     }
     if (bw <= 0)
         return -1;
@@ -836,9 +841,10 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
 
 /*
  * Point to point (alltoall, sendrecv): each GPU's pairs over their paths at once. Inside a node
- * a GPU's peers share its links (intra_bw); between nodes a node's GPUs share its NICs
- * (inter_bw), and sendrecv's one crossing pair per node has one NIC. A call costs a base
- * latency and a step per peer. The network share is net_scale's, as for the collectives.
+ * a GPU's peers share its links (intra_bw; NVLink's at p2p_scale of its rate); between nodes a
+ * node's GPUs share its NICs (a clique's: every NIC of its nodes, not only its channels'), and
+ * sendrecv's one crossing pair per node has one NIC. A call costs a base latency and a step per
+ * peer. The network's share is net_scale's, as for the collectives.
  */
 #define P2P_BASE_US     8.0 /* launch and the group's progress, as NCCL's Simple base */
 #define P2P_PEER_US     0.4 /* each further peer inside a node */
@@ -847,10 +853,11 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
 {
     const struct model_params *k = &m->params;
     int n = m->nranks, ppn = m->ppn, nn = m->nodes;
-    double intra = m->intra_bw * m->chan_scale, net = m->inter_bw * k->net_scale;
+    double intra = m->intra_bw * m->chan_scale * (m->intra_nvlink ? k->p2p_scale : 1);
+    double net = m->clique_net_bw * k->net_scale;
     double hop = net_lat[MODEL_ALGO_RING][MODEL_PROTO_SIMPLE] * k->net_lat_scale +
                  (m->efa ? k->efa_lat_us : 0);
-    double moved = (double)bytes + k->fill_bytes, t_intra = 0, t_net = 0, lat;
+    double moved = (double)bytes, t_intra = 0, t_net = 0, lat; /* no ring pipeline to fill */
     if (coll == MODEL_SENDRECV) { /* each rank sends its whole buffer to the next */
         if (ppn > 1)
             t_intra = moved / (1000.0 * intra);

@@ -84,14 +84,18 @@ enum model_fault {
  *  efa_lat_us  what a hop between nodes costs on top over AWS EFA (libfabric's SRD through
  *              the aws-ofi-nccl plugin, where NCCL's constants describe InfiniBand verbs); 0
  *              is NCCL's
+ *  p2p_scale   the fraction of a GPU's NVLink rate (NCCL's per link) that point-to-point
+ *              transfers (alltoall, sendrecv) reach inside a node; NCCL has no such model (its
+ *              send/recv are not tuned), 1 is the link rate; only alltoall and sendrecv over
+ *              NVLink read it
  */
 struct model_params {
-    double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us;
+    double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, p2p_scale;
 };
 extern const struct model_params model_params_default;
 
 struct model;
-#define MODEL_NPARAMS 6
+#define MODEL_NPARAMS 7
 extern const char *const model_param_names[MODEL_NPARAMS]; /* as a calibration file names them */
 /* Parameter k (0 .. MODEL_NPARAMS - 1, in model_param_names' order) of p. */
 double *model_param(struct model_params *p, int k);
@@ -173,6 +177,8 @@ struct model {
     struct model_params params; /* model_params_default unless the caller sets others */
     double intra_bw;            /* GB/s per GPU around the node's ring */
     double inter_bw;            /* GB/s per node over the network (multi-node) */
+    double clique_net_bw;       /* GB/s of every NIC of a clique (inter_bw before its cap to
+                                 * the channels' NICs): what point-to-point traffic spreads over */
     double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */

@@ -2,8 +2,9 @@
 /*
  * The model's calibrated parameters and calibration files (schema topotune/calibration/1). The
  * defaults are the fit of bench/perf/calibrate-model.py to the published measurements of
- * bench/perf/calibration/published.json (docs/model.md, "Calibration"); NCCL's own constants are
- * {1, 0, 1, 1, 1, 0}.
+ * bench/perf/calibration/published.json (docs/model.md, "Calibration"), and p2p_scale's of
+ * bench/perf/calibrate-collectives.py to published-collectives.json; NCCL's own constants are
+ * {1, 0, 1, 1, 1, 0, 1}.
  */
 #include "model/model.h"
 #include "util/buf.h"
@@ -22,6 +23,7 @@ const struct model_params model_params_default = {
     .lat_scale = 2.0,
     .net_lat_scale = 1.5,
     .efa_lat_us = 80,
+    .p2p_scale = 0.86,
 };
 
 /* The leave-one-source-out band of bench/perf/calibrate-model.py at the defaults' calibration
@@ -42,6 +44,7 @@ static const double ranges[MODEL_NPARAMS][2] = {
     {0.2, 10},  /* lat_scale */
     {0.2, 10},  /* net_lat_scale */
     {0, 1000},  /* efa_lat_us */
+    {0.2, 1.5}, /* p2p_scale */
 };
 
 void model_param_range(int k, double *min, double *max)

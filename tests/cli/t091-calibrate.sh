@@ -34,7 +34,7 @@ for k, v in known["params"].items():
     assert abs(fit["params"][k] - v) <= 0.05 * v, (k, fit["params"][k], v)
 # No EFA in these specs: its hop latency is the one parameter they cannot determine.
 assert fit["schema"] == "topotune/calibration/1", fit
-assert fit["fit"]["undetermined"] == ["efa_lat_us"] and fit["params"]["efa_lat_us"] == 80, fit["fit"]
+assert fit["fit"]["undetermined"] == ["efa_lat_us", "p2p_scale"] and fit["params"]["efa_lat_us"] == 80, fit["fit"]
 PY
 expect_exit 0 "calibrate on sizes up to 64 MiB" -- "$TOPOTUNE" calibrate --runs hgx-h100 \
     --runs hgx-h100-2nodes --fit-max 64M --out fit64.json
@@ -50,7 +50,7 @@ check "the held-out error printed" grep -q "^held out (sizes above 67108864 B, n
 expect_exit 0 "calibrate one node" -- "$TOPOTUNE" calibrate --runs hgx-h100 --out one.json
 check "net_scale named as not determined" python3 -c 'import json, sys
 f = json.load(open(sys.argv[1]))
-assert f["fit"]["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us"], f
+assert f["fit"]["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us", "p2p_scale"], f
 assert f["params"]["net_scale"] == 0.9 and f["params"]["net_lat_scale"] == 1.5, f' one.json
 check "said on stdout" grep -q "net_scale .*(not determined by these runs: the default)" "$TEST_TMP/out"
 

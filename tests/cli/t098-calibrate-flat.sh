@@ -42,8 +42,9 @@ lo, hi = fit["bounded"]["nvls_scale"]
 assert lo <= 0.4 <= hi < 0.8 and lo <= p["nvls_scale"] <= hi, fit
 assert fit["mean_abs_error_pct"] < 5 and fit["defaults"]["mean_abs_error_pct"] > 20, fit
 assert fit["mean_abs_error_pct"] <= fit["defaults"]["mean_abs_error_pct"], fit
-# One node: the network's parameters stay undetermined, at their defaults.
-assert fit["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us"], fit
+# One node: the network's parameters stay undetermined, at their defaults; all_reduce runs never
+# read p2p_scale.
+assert fit["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us", "p2p_scale"], fit
 assert p["net_scale"] == 0.9 and p["net_lat_scale"] == 1.5, p
 PY
 check "the defaults' error printed beside the fit's" \

@@ -71,4 +71,25 @@ def at(c):
     return [json.loads(l) for l in open(f"{sys.argv[1]}/sim-{c}.json")][-2]["busbw"]
 assert at("alltoall") < at("all_gather") / 2, (at("alltoall"), at("all_gather"))
 PY
+# topotune predict -C: the same model, nccl-tests' sizes (parts rounded to 16 bytes per rank).
+spec="$TOPOTUNE_FIXTURES/../../profiles/specs/hgx-h100-2nodes.json"
+expect_exit 0 "predict -C reduce_scatter" -- "$TOPOTUNE" predict --input "$spec" -C ReduceScatter \
+    -b 1M -e 4M
+check "predict: the collective named, labelled predicted" grep -q "^# PREDICTED reduce_scatter" "$TEST_TMP/out"
+check "predict: three sizes" test "$(grep -c '^   predicted ' "$TEST_TMP/out")" -eq 3
+expect_exit 0 "predict -C alltoall --json" -- "$TOPOTUNE" predict --input "$spec" -C alltoall \
+    -b 1G -e 1G --json
+check "predict --json: alltoall point to point, busbw x 15/16" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+s = [e for e in ev if e["event"] == "size"][0]
+assert ev[0]["collective"] == "alltoall" and s["algo"] == "P2P", s
+assert abs(s["busbw"] - s["algbw"] * 15 / 16) < 1e-9 * s["busbw"], s' "$TEST_TMP/out"
+expect_exit 2 "predict -C unknown" -- "$TOPOTUNE" predict --input "$spec" -C gather
+expect_stderr_has "expected one of all_reduce" "predict -C unknown: lists the names"
+
+# The calibration report per collective runs on the published rows and names each collective.
+check "calibrate-collectives.py reports every collective it has rows of" bash -c \
+    "TOPOTUNE_BIN='$TOPOTUNE' python3 '$TOPOTUNE_SRC/bench/perf/calibrate-collectives.py' >'$TEST_TMP/cal' &&
+     for c in all_gather alltoall broadcast reduce sendrecv all; do grep -q \"^\$c \" '$TEST_TMP/cal' || exit 1; done"
 finish
