@@ -17,6 +17,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "workload/workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +34,7 @@
 /* The options as given; numbers left 0 (the seed -1) take the space's or the defaults. */
 struct sweep_options {
     const char *space, *backend, *out, *strategy, *launcher, *hosts, *topology, *calibration;
-    const char *metrics;
+    const char *metrics, *workload;
     int np, repeat, nodes, seed, max_configs;
     double timeout;
     int resume, no_cures;
@@ -44,7 +45,7 @@ static const char sweep_usage[] =
     "       [--strategy grid|halving|descent] [--repeat R] [--timeout S] [--launcher "
     "direct|mpirun|srun]\n"
     "       [--hosts LIST] [--topology FILE] [--nodes N] [--seed S] [--calibration FILE]\n"
-    "       [--max-configs N] [--no-cures] [--metrics FILE]";
+    "       [--max-configs N] [--no-cures] [--metrics FILE] [--workload FILE|PRESET]";
 
 /* The nodes of the Slurm job this runs in (SLURM_JOB_NUM_NODES, or the older SLURM_NNODES), 0
  * when none or not a count. */
@@ -81,6 +82,8 @@ static json_t *plan_params(const struct sweep *sw)
     json_object_set_new(p, "warmup", json_integer(sw->space.warmup));
     json_object_set(p, "calibration",
                     sw->calibration_params ? sw->calibration_params : json_null());
+    /* what the runs measure and the objective: another workload is another sweep */
+    json_object_set(p, "workload", sw->workload ? sw->workload : json_null());
     /* the sim's numbers are the model's: another version's would not mix with them */
     if (!strcmp(sw->backend, "sim"))
         json_object_set_new(p, "model", json_string(MODEL_VERSION));
@@ -390,6 +393,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     sw->nodes = o->nodes;
     sw->seed = o->seed >= 0 ? (unsigned)o->seed : 1;
     sw->space.max_configs = (size_t)(o->max_configs ? o->max_configs : SWEEP_MAX_CONFIGS);
+    if (o->workload && !(sw->workload = workload_load(o->workload)))
+        return 2;
     if (o->calibration) { /* read once here: a bad file is one error, not one per run */
         static char path[PATH_MAX];
         struct model_params mp;
@@ -493,6 +498,8 @@ int cmd_sweep(int argc, char **argv)
         {"seed", 0, UTIL_OPT_INT, &o.seed, "S", "sim: noise seed", .max = 1 << 30},
         {"calibration", 0, UTIL_OPT_STRING, &o.calibration, "FILE",
          "sim: the model's parameters (topotune/calibration/1)"},
+        {"workload", 0, UTIL_OPT_STRING, &o.workload, "FILE|PRESET",
+         "optimise for a job's mix: topotune workload's file, or dp, fsdp, tp, moe"},
         {"max-configs", 0, UTIL_OPT_INT, &o.max_configs, "N",
          "refuse a space of more configurations (default 100000)", .min = 1,
          .max = SWEEP_MAX_CONFIGS_LIMIT},
@@ -571,6 +578,8 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.cures);
     json_decref(sw.results);
     json_decref(sw.calibration_params);
+    json_decref(sw.workload);
+    json_decref(sw.views);
     sweep_space_release(&sw.space);
     topo_release(&t);
     if (util_child_interrupted()) { /* die of it, as the shell that started us expects */

@@ -121,10 +121,68 @@ static int listed(const char *name, const char *const *list)
 /* The sweeps' common settings gen judges with. */
 struct gen_choice {
     const char *backend;
+    const char *metric; /* what the objective is, in the summary */
     double cv_max;
     int repeat, predicted;
     size_t omin, omax;
 };
+
+/* Workload sweeps (sweep.h, "Workloads"): a configuration is judged on every (collective, size)
+ * the workload weights, not on its objective alone. */
+
+/* The mean time (us) at size of collective coll over the ok runs (workload views); -1: none. */
+static double mean_time(json_t *runs, const char *coll, size_t size)
+{
+    double sum = 0;
+    int n = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r) {
+        double t = sweep_time_at(json_object_get(json_object_get(r, "parts"), coll), size);
+        if (!strcmp(json_string_value(json_object_get(r, "outcome")), "ok") && t > 0)
+            sum += t, n++;
+    }
+    return n ? sum / n : -1;
+}
+
+/* Per weighted (collective, size): the defaults' time and runs' (a new array). */
+static json_t *evidence(const json_t *workload, json_t *runs, json_t *base_runs)
+{
+    json_t *out = json_array(), *e;
+    size_t i;
+    json_array_foreach(json_object_get(workload, "entries"), i, e) {
+        const char *coll = json_string_value(json_object_get(e, "collective"));
+        size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
+        double w = json_number_value(json_object_get(e, "weight"));
+        double b = base_runs ? mean_time(base_runs, coll, size) : -1;
+        double t = mean_time(runs, coll, size);
+        json_array_append_new(out,
+                              json_pack("{s:s,s:I,s:f,s:o,s:o,s:o}", "collective", coll, "size",
+                                        (json_int_t)size, "weight", w, "baseline_time_us",
+                                        b > 0 ? json_real(b) : json_null(), "time_us",
+                                        t > 0 ? json_real(t) : json_null(), "change",
+                                        b > 0 && t > 0 ? json_real(t / b - 1) : json_null()));
+    }
+    return out;
+}
+
+/* The first weighted (collective, size) where runs are slower than the defaults' by more than
+ * margin, as {collective, size, weight, time_us, baseline_time_us, change}; NULL: none. */
+static json_t *slows(const json_t *workload, json_t *runs, json_t *base_runs, double margin)
+{
+    json_t *ev = evidence(workload, runs, base_runs), *e, *found = NULL;
+    size_t i;
+    json_array_foreach(ev, i, e) {
+        json_t *change = json_object_get(e, "change");
+        if (json_number_value(json_object_get(e, "weight")) > 0 && json_is_number(change) &&
+            json_number_value(change) > margin) {
+            found = json_incref(e);
+            break;
+        }
+    }
+    json_decref(ev);
+    return found;
+}
 
 /* The first outcome other than ok (the baseline's failure), for the evidence. */
 static const char *first_failure(json_t *outcomes)
@@ -364,14 +422,14 @@ static json_t *summary_line(const struct config_stats *best, int winner,
     char note[160];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
     if (bv >= BASE_NOISY && !winner)
-        return json_sprintf("%s are best here (%smean busbw %.2f GB/s): no stable configuration "
+        return json_sprintf("%s are best here (%s%s %.2f GB/s): no stable configuration "
                             "beat them beyond the noise%s",
-                            defaults_of(c->backend), pred, base->mean, note);
+                            defaults_of(c->backend), pred, c->metric, base->mean, note);
     if (winner && bv >= BASE_NOISY)
-        return json_sprintf("configuration %s: %smean busbw %.2f GB/s against %.2f with %s%s",
-                            best->id, pred, best->mean, base->mean, defaults_of(c->backend), note);
+        return json_sprintf("configuration %s: %s%s %.2f GB/s against %.2f with %s%s", best->id,
+                            pred, c->metric, best->mean, base->mean, defaults_of(c->backend), note);
     if (winner)
-        return json_sprintf("configuration %s: %smean busbw %.2f GB/s (%s %s)", best->id, pred,
+        return json_sprintf("configuration %s: %s%s %.2f GB/s (%s %s)", best->id, pred, c->metric,
                             best->mean, defaults_of(c->backend),
                             bv == BASE_FAILED ? "failed here" : "were not measured");
     return json_string("no configuration was stable: nothing to recommend");
@@ -406,6 +464,13 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         .omax = (size_t)json_integer_value(json_object_get(first, "objective_max")),
     };
     ch.backend = ch.backend ? ch.backend : "nccl";
+    /* a workload sweep's runs are its views: a line per collective joined, the workload's
+     * objective (the lines themselves stay the measured record) */
+    json_t *workload = json_object_get(first, "workload");
+    workload = json_is_object(workload) ? workload : NULL;
+    json_t *lines = results;
+    results = workload ? sweep_workload_views(workload, lines) : json_incref(lines);
+    ch.metric = workload ? "workload's effective algbw" : "mean busbw";
     if (!ch.omax) /* a sweep.json without the objective: every size counts */
         ch.omax = (size_t)-1;
     double cv_max = ch.cv_max;
@@ -423,10 +488,14 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     struct config_stats base = {0}, best = {0};
     int have_best = 0, base_seen = 0;
     json_t *stable_runs = json_array(), *best_runs = NULL, *base_runs = NULL;
+    json_t *rejected = json_array(), *defaults_runs = NULL;
     const char *id;
     json_t *env;
+    json_object_foreach(ids, id, env) /* the defaults' runs, which a workload judges against */
+        if (!defaults_runs && json_object_size(env) == 0)
+            defaults_runs = final_runs(results, id);
     json_object_foreach(ids, id, env) {
-        json_t *runs = final_runs(results, id);
+        json_t *runs = final_runs(results, id), *why;
         struct config_stats s = {.id = id, .env = env};
         stats(runs, omin, omax, &s);
         int is_base = json_object_size(env) == 0;
@@ -441,6 +510,12 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
             base = s;
             base_seen = 1;
             base_runs = json_incref(runs);
+        } else if (stable(&s, repeat, cv_max) && workload && defaults_runs &&
+                   (why = slows(workload, runs, defaults_runs, cv_max))) {
+            /* faster for the mix, slower for one of its collectives: never chosen */
+            json_object_set_new(why, "config_id", json_string(id));
+            json_object_set(why, "env", env);
+            json_array_append_new(rejected, why);
         } else if (stable(&s, repeat, cv_max)) {
             double noise = fmax(cv_max, fmax(s.cv, best.cv)) * fmax(s.mean, best.mean);
             int better = !have_best || s.mean > best.mean + noise ||
@@ -479,6 +554,12 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_object_set_new(p, "summary", summary_line(&best, winner, &base, bv, &ch));
     json_object_set_new(p, "variables", winner ? variables(&best, &base, bv, &ch) : json_array());
     json_object_set_new(p, "baseline", baseline_json(&base, bv, base_runs));
+    if (workload) {
+        json_object_set(p, "workload", workload);
+        json_object_set_new(p, "evidence",
+                            evidence(workload, winner ? best_runs : base_runs, base_runs));
+        json_object_set_new(p, "rejected", json_incref(rejected));
+    }
     if (winner) {
         json_t *w = json_object();
         json_object_set_new(w, "config_id", json_string(best.id));
@@ -505,9 +586,9 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_decref(cands);
     json_decref(empty);
     json_object_set_new(p, "tuner", rules);
-    json_object_set_new(p, "sweep", sweep_summary(sweeps, results, json_object_size(ids)));
+    json_object_set_new(p, "sweep", sweep_summary(sweeps, lines, json_object_size(ids)));
     json_object_set_new(p, "tool_version", json_string(util_version()));
-    gen_measured(p, results);
+    gen_measured(p, lines);
     json_decref(base.outcomes);
     if (have_best)
         json_decref(best.outcomes);
@@ -515,6 +596,9 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_decref(base_runs);
     json_decref(stable_runs);
     json_decref(ids);
+    json_decref(rejected);
+    json_decref(defaults_runs);
+    json_decref(results);
     return p;
 }
 

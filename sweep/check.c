@@ -6,6 +6,7 @@
  * a shell word or a YAML value; docs/schemas/sweep.schema.json and
  * result.schema.json say the same for other readers.
  */
+#include "model/model.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/env.h"
@@ -14,6 +15,7 @@
 #include "util/jsonl.h"
 #include "util/log.h"
 #include "util/text.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -196,6 +198,15 @@ int sweep_meta_check(const json_t *m, const char *path)
         check_int(&w, m, "objective_max", 0, 1LL << 50, 1) ||
         check_int(&w, m, "np", 1, 1 << 20, 0) || check_int(&w, m, "nodes", 1, 1 << 20, 0))
         return UTIL_EINVAL;
+    json_t *workload = json_object_get(m, "workload");
+    if (workload && !json_is_null(workload)) { /* its entries as topotune workload writes them */
+        char name[4200];
+        snprintf(name, sizeof(name), "%s: workload", path);
+        json_t *clean = workload_clean(workload, name);
+        if (!clean)
+            return UTIL_EINVAL;
+        json_decref(clean);
+    }
     return check_configs(&w, json_object_get(m, "configs"));
 }
 
@@ -243,6 +254,9 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
         return bad(&w, "class", "expected a node class id of [A-Za-z0-9._-] (no \"..\")");
     if (!json_is_boolean(json_object_get(r, "final")))
         return bad(&w, "final", "expected true or false");
+    json_t *coll = json_object_get(r, "collective");
+    if (coll && model_coll_parse(json_string_value(coll)) < 0)
+        return bad(&w, "collective", "expected one of %s", model_coll_names());
     json_t *stage = json_object_get(r, "stage");
     if (stage && !json_is_null(stage) &&
         !util_text_in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))

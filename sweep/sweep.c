@@ -33,12 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *run_name(const struct planned_run *r, char *buf, size_t len)
+/* CONFIG-rREP (final) or CONFIG-gRUNG, and -COLLECTIVE for a workload's run. */
+static const char *run_name(const struct planned_run *r, const char *coll, char *buf, size_t len)
 {
-    if (r->final)
-        snprintf(buf, len, "%s-r%d", json_string_value(json_object_get(r->config, "id")), r->rep);
-    else
-        snprintf(buf, len, "%s-g%d", json_string_value(json_object_get(r->config, "id")), r->rung);
+    snprintf(buf, len, "%s-%c%d%s%s", json_string_value(json_object_get(r->config, "id")),
+             r->final ? 'r' : 'g', r->final ? r->rep : r->rung, coll ? "-" : "", coll ? coll : "");
     return buf;
 }
 
@@ -103,8 +102,8 @@ static char **run_env(const struct sweep *sw, const struct planned_run *r, const
     return env;
 }
 
-static char **run_argv(const struct sweep *sw, const struct planned_run *r, char **env,
-                       const char *name)
+static char **run_argv(const struct sweep *sw, const struct planned_run *r, const char *coll,
+                       char **env, const char *name)
 {
     char **argv = NULL;
     int n = 0;
@@ -112,9 +111,15 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, char
     add_argf(&argv, &n, "--backend=%s", sw->backend);
     const char *flags[] = {"-b", "-e", "-f", "-n", "-w", "-T", "-d", "-o"};
     char values[8][64];
-    snprintf(values[0], 64, "%zu", sw->space.min_bytes);
-    snprintf(values[1], 64, "%zu", sw->space.max_bytes);
-    snprintf(values[2], 64, "%.17g", sw->space.factor); /* %g would round 1.0000001 to 1 */
+    size_t lo = sw->space.min_bytes, hi = sw->space.max_bytes;
+    double factor = sw->space.factor;
+    if (coll) { /* the sizes the workload weights, doubling from the smallest */
+        sweep_workload_sizes(sw->workload, coll, &lo, &hi);
+        factor = 2;
+    }
+    snprintf(values[0], 64, "%zu", lo);
+    snprintf(values[1], 64, "%zu", hi);
+    snprintf(values[2], 64, "%.17g", factor); /* %g would round 1.0000001 to 1 */
     snprintf(values[3], 64, "%d", r->iters);
     snprintf(values[4], 64, "%d", sw->space.warmup);
     snprintf(values[5], 64, "%g", sw->timeout_s);
@@ -125,6 +130,8 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, char
         add_arg(&argv, &n, values[i]);
     }
     add_argf(&argv, &n, "--json=%s/logs/%s.jsonl", sw->dir, name);
+    if (coll)
+        add_argf(&argv, &n, "--collective=%s", coll);
     if (strcmp(sw->backend, "sim") == 0) {
         add_argf(&argv, &n, "--topology=%s", sw->topology);
         add_argf(&argv, &n, "--nodes=%d", sw->nodes);
@@ -413,6 +420,9 @@ static void flag_not_applied(json_t *result, json_t *env)
 
 double sweep_objective(const json_t *result, size_t min, size_t max)
 {
+    json_t *own = json_object_get(result, "objective"); /* a workload view's */
+    if (json_is_number(own))
+        return json_number_value(own);
     double sum = 0;
     int n = 0;
     size_t i;
@@ -469,16 +479,16 @@ static void clear_nccl_logs(const char *dir, const char *name)
         closedir(d);
 }
 
-static json_t *run_one(struct sweep *sw, const struct planned_run *r)
+static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char *coll)
 {
-    char name[64], logpath[1200], events[1200];
-    run_name(r, name, sizeof(name));
+    char name[96], logpath[1200], events[1200];
+    run_name(r, coll, name, sizeof(name));
     snprintf(logpath, sizeof(logpath), "%s/logs/%s.log", sw->dir, name);
     snprintf(events, sizeof(events), "%s/logs/%s.jsonl", sw->dir, name);
     unlink(events); /* a resumed run starts clean */
     clear_nccl_logs(sw->dir, name);
     char **env = run_env(sw, r, name);
-    char **argv = run_argv(sw, r, env, name);
+    char **argv = run_argv(sw, r, coll, env, name);
     int nsizes = sw->space.nsizes ? sw->space.nsizes : 1;
     struct util_child ch = {.argv = argv,
                             .env = env,
@@ -505,6 +515,8 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r)
     json_object_set_new(res, "rung", json_integer(r->rung));
     json_object_set_new(res, "final", json_boolean(r->final));
     json_object_set_new(res, "iters", json_integer(r->iters));
+    if (coll)
+        json_object_set_new(res, "collective", json_string(coll));
     char stage[64];
     int flags = read_events(events, res, stage, sizeof(stage));
     classify(&ch, flags, stage, res);
@@ -592,39 +604,47 @@ static int cannot_record(const char *dir)
     return err;
 }
 
-/* Runs r unless a finished run of it is on file; appends its result. 0, UTIL_EIO, or UTIL_EINTR
- * when a signal came (util_child_supervise): the run it cut is not recorded. */
-int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result)
+/* The line on file for r (and coll: NULL, none), or NULL. */
+static json_t *on_file(const struct sweep *sw, const struct planned_run *r, const char *coll)
 {
-    *result = NULL;
     size_t i;
     json_t *x;
     const char *id = json_string_value(json_object_get(r->config, "id"));
-    json_array_foreach(sw->results, i, x)
+    json_array_foreach(sw->results, i, x) {
+        const char *c = json_string_value(json_object_get(x, "collective"));
         if (!strcmp(json_string_value(json_object_get(x, "config_id")), id) &&
             json_integer_value(json_object_get(x, "rep")) == r->rep &&
-            json_integer_value(json_object_get(x, "rung")) == r->rung) {
-            *result = x;
-            sw->done++;
-            return 0;
-        }
+            json_integer_value(json_object_get(x, "rung")) == r->rung &&
+            (coll ? c && !strcmp(c, coll) : !c))
+            return x;
+    }
+    return NULL;
+}
+
+/* Runs r (for coll) unless its line is on file, and appends its result. *ran: it ran. */
+static int measure_one(struct sweep *sw, const struct planned_run *r, const char *coll,
+                       json_t **result, int *ran)
+{
+    *ran = 0;
+    if ((*result = on_file(sw, r, coll)))
+        return 0;
     if (util_child_interrupted())
         return UTIL_EINTR;
-    json_t *res = run_one(sw, r);
+    json_t *res = run_one(sw, r, coll);
     if (util_child_interrupted()) { /* cut by the signal: no verdict on the configuration */
-        run_name(r, sw->cut, sizeof(sw->cut));
+        run_name(r, coll, sw->cut, sizeof(sw->cut));
         json_decref(res);
         return UTIL_EINTR;
     }
     sw->ran++;
-    char path[1100], name[64];
+    char path[1100], name[96];
     int err;
     if (strcmp(json_string_value(json_object_get(res, "outcome")), "ok") &&
         (err = cannot_record(sw->dir))) {
         /* its events or log may have been lost to this, not to the configuration */
         util_error("run %s: cannot write into '%s/logs': %s: the run is not recorded, and "
                    "'topotune sweep --resume' runs it again once there is room",
-                   run_name(r, name, sizeof(name)), sw->dir, strerror(err));
+                   run_name(r, coll, name, sizeof(name)), sw->dir, strerror(err));
         json_decref(res);
         return UTIL_EIO;
     }
@@ -636,8 +656,48 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
     }
     json_array_append_new(sw->results, res);
     *result = res;
-    progress(sw, r, res);
+    *ran = 1;
     return 0;
+}
+
+/* Runs r unless a finished run of it is on file; appends its result (a workload's: a line per
+ * collective, and *result its view). 0, UTIL_EIO, or UTIL_EINTR when a signal came
+ * (util_child_supervise): the run it cut is not recorded. */
+int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result)
+{
+    int ran = 0, any = 0, rc = 0;
+    if (!sw->workload) {
+        rc = measure_one(sw, r, NULL, result, &ran);
+        if (!rc && ran)
+            progress(sw, r, *result);
+        else if (!rc)
+            sw->done++;
+        return rc;
+    }
+    *result = NULL;
+    json_t *colls = sweep_workload_collectives(sw->workload), *parts = json_object(), *c;
+    size_t i;
+    json_array_foreach(colls, i, c) {
+        json_t *line;
+        if ((rc = measure_one(sw, r, json_string_value(c), &line, &ran)))
+            break;
+        any |= ran;
+        json_object_set(parts, json_string_value(c), line);
+    }
+    if (!rc) {
+        json_t *view = sweep_workload_view(sw->workload, parts);
+        if (!sw->views)
+            sw->views = json_array();
+        json_array_append_new(sw->views, view);
+        *result = view;
+        if (any)
+            progress(sw, r, view);
+        else
+            sw->done++;
+    }
+    json_decref(parts);
+    json_decref(colls);
+    return rc;
 }
 
 /*

@@ -124,8 +124,12 @@ struct sweep {
     char *tcp_env[LAUNCH_TCP_ENV_MAX + 1];
     int nhosts;
     json_t *configs; /* [{id, env}]; rebuilt with the cures when the defaults failed at init */
-    json_t *cures;   /* what sweep_run added because the defaults failed: [{vars, evidence}] */
-    int no_cures;    /* --no-cures: the space as it is, even when the defaults fail */
+    /* --workload (topotune/workload/1), or NULL: each run is then one topotune-bench per
+     * collective of the workload, and its objective the workload's (sweep_workload_view) */
+    json_t *workload;
+    json_t *views; /* the workload views sweep_measure returned, owned here */
+    json_t *cures; /* what sweep_run added because the defaults failed: [{vars, evidence}] */
+    int no_cures;  /* --no-cures: the space as it is, even when the defaults fail */
     int np, nodes, repeat;
     unsigned seed;
     double timeout_s;
@@ -164,8 +168,31 @@ int sweep_run(struct sweep *sw);
  * anyone may have written). Returns 0, or UTIL_EIO when dir cannot be stat'ed.
  */
 int sweep_run_marker(const char *dir, char *out, size_t len);
-/* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. */
+/* Mean out-of-place busbw of a result over sizes in [min, max]; 0 when none. A workload view
+ * (sweep_workload_view) carries its own objective, which this returns. */
 double sweep_objective(const json_t *result, size_t min, size_t max);
+
+/*
+ * Workloads. A workload sweep measures each configuration with one topotune-bench run per
+ * collective the workload weights (-C, its sizes from the smallest to the largest the
+ * workload gives it, doubling), each recorded as its own results line with "collective".
+ * A run's view joins the lines of one configuration, rep and rung: its outcome is the first
+ * collective's that was not ok, and its objective the workload's effective algbw, in GB/s:
+ * sum(weight) / sum(weight / algbw(collective, size)), which is the job's bytes over its time
+ * when the weights are each (collective, size)'s share of the bytes (topotune workload's).
+ */
+/* The collectives a workload weights, in the order they first appear (a new array of names). */
+json_t *sweep_workload_collectives(const json_t *workload);
+/* The smallest and largest size the workload gives coll (0, 0: none). */
+void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min, size_t *max);
+/* Time (us) of a result's out-of-place operation at size: log-log between the measured sizes
+ * around it, the nearest measured size beyond them; -1 when it measured none. */
+double sweep_time_at(const json_t *result, size_t size);
+/* A view of parts (collective -> results line, borrowed): a new object {config_id, env, rep,
+ * rung, final, outcome, stage, objective, wall_s, parts}. */
+json_t *sweep_workload_view(const json_t *workload, json_t *parts);
+/* Every view of a workload sweep's results lines (a run missing a collective is left out). */
+json_t *sweep_workload_views(const json_t *workload, const json_t *results);
 /*
  * A sweep directory as gen and compare read it (untrusted): sweep.json and every
  * results line checked for the fields they use (sweep_meta_check,

@@ -256,3 +256,98 @@ json_t *workload_preset(const char *name)
     }
     return NULL;
 }
+
+/* nccl-tests' names a workload may weight (alltoall: a preset's or a user's; NCCL's COLL log
+ * shows its pairs as Send/Recv). */
+static int known_collective(const char *name)
+{
+    static const char *const names[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                        "reduce",     "alltoall",   "sendrecv"};
+    for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+/* One entry, checked and copied; NULL after an error naming it. */
+static json_t *clean_entry(const char *path, size_t i, json_t *e)
+{
+    json_t *c = json_object_get(e, "collective"), *s = json_object_get(e, "size"),
+           *w = json_object_get(e, "weight");
+    double wv = json_is_number(w) ? json_number_value(w) : -1;
+    if (!json_is_object(e))
+        util_error("%s: entries[%zu]: an object {collective, size, weight}", path, i);
+    else if (!json_is_string(c) || !known_collective(json_string_value(c)))
+        util_error("%s: entries[%zu].collective: one of all_reduce all_gather reduce_scatter "
+                   "broadcast reduce alltoall sendrecv",
+                   path, i);
+    else if (!json_is_integer(s) || json_integer_value(s) < 1 ||
+             json_integer_value(s) > WORKLOAD_MAX_SIZE)
+        util_error("%s: entries[%zu].size: bytes, an integer from 1 to %lld (nccl-tests' size)",
+                   path, i, WORKLOAD_MAX_SIZE);
+    else if (!(wv >= 0 && wv <= 1))
+        util_error("%s: entries[%zu].weight: a number from 0 to 1", path, i);
+    else
+        return json_pack("{s:O,s:O,s:f}", "collective", c, "size", s, "weight", wv);
+    return NULL;
+}
+
+json_t *workload_clean(const json_t *doc, const char *name)
+{
+    json_t *entries = json_object_get(doc, "entries"), *schema = json_object_get(doc, "schema");
+    if (!json_is_string(schema) || strcmp(json_string_value(schema), "topotune/workload/1")) {
+        util_error("%s: schema: \"topotune/workload/1\" expected (topotune workload writes it)",
+                   name);
+        return NULL;
+    }
+    if (!json_is_array(entries) || !json_array_size(entries) ||
+        json_array_size(entries) > WORKLOAD_MAX_ENTRIES) {
+        util_error("%s: entries: an array of 1 to %d {collective, size, weight}", name,
+                   WORKLOAD_MAX_ENTRIES);
+        return NULL;
+    }
+    json_t *clean = json_array(), *e, *out = NULL;
+    size_t i;
+    double total = 0;
+    json_array_foreach(entries, i, e) {
+        json_t *c = clean_entry(name, i, e);
+        if (!c)
+            break;
+        total += json_real_value(json_object_get(c, "weight"));
+        json_array_append_new(clean, c);
+    }
+    const char *from = json_string_value(json_object_get(doc, "from"));
+    if (json_array_size(clean) == json_array_size(entries) && !(total > 0))
+        util_error("%s: entries: every weight is 0: nothing to optimise for", name);
+    else if (json_array_size(clean) == json_array_size(entries))
+        out = json_pack("{s:s,s:s,s:O}", "schema", "topotune/workload/1", "from",
+                        from && (!strcmp(from, "preset") || !strcmp(from, "nccl-log")) ? from
+                                                                                       : "file",
+                        "entries", clean);
+    json_decref(clean);
+    return out;
+}
+
+json_t *workload_load(const char *arg)
+{
+    json_t *preset = workload_preset(arg);
+    if (preset)
+        return preset;
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL;
+    if (util_file_read_input(arg, 1, 16u << 20, &text, &why)) {
+        util_buf_release(&text);
+        util_error("cannot read workload '%s': %s (or give a preset: %s)", arg, why ? why : "?",
+                   workload_preset_names());
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr), *out = NULL;
+    util_buf_release(&text);
+    if (!doc)
+        util_error("%s: line %d: %s", arg, jerr.line, jerr.text);
+    else
+        out = workload_clean(doc, arg);
+    json_decref(doc);
+    return out;
+}

@@ -35,4 +35,20 @@ json_t *workload_preset(const char *name);
 /* The preset names, space-separated. */
 const char *workload_preset_names(void);
 
+/* The most entries a workload document may hold, and its largest size (the sweep's). */
+#define WORKLOAD_MAX_ENTRIES 1000
+#define WORKLOAD_MAX_SIZE    (64LL << 30)
+
+/*
+ * A workload to optimise for: a preset's name, or a file (untrusted: a regular file, schema
+ * topotune/workload/1, every entry's collective one of nccl-tests' names, its size an integer
+ * from 1 to WORKLOAD_MAX_SIZE, its weight from 0 to 1, some weight above 0). Returns a new,
+ * clean document (schema, from, entries: nothing else of the file), or NULL after an error
+ * naming the file and the field.
+ */
+json_t *workload_load(const char *preset_or_path);
+
+/* The same checks on a document already parsed (a sweep.json's copy), named name in errors. */
+json_t *workload_clean(const json_t *doc, const char *name);
+
 #endif

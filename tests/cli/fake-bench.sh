@@ -20,12 +20,16 @@
 #                $FAKE_PIDS.env, one run per line
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
+#   collectives  ok over -b..-e (x2) for the collective of --collective= (all_reduce without):
+#                time size/10^4 us, with NCCL_FAKE_A=1 all_reduce x0.6 and all_gather x1.5 (an
+#                all_reduce winner that slows all_gather), NCCL_FAKE_A=2 x0.9 for every one
 json=
 min=8
 max=8
 prev=
+coll=all_reduce
 for arg in "$@"; do
-    case "$arg" in --json=*) json=${arg#--json=} ;; esac
+    case "$arg" in --json=*) json=${arg#--json=} ;; --collective=*) coll=${arg#--collective=} ;; esac
     case "$prev" in -b) min=$arg ;; -e) max=$arg ;; esac
     prev=$arg
 done
@@ -109,6 +113,21 @@ landscape)
     {
         echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
         echo "{\"event\":\"size\",\"size\":8,\"count\":2,\"time_us\":1.0,\"algbw\":$busbw,\"busbw\":$busbw,\"wrong\":0}"
+        echo '{"event":"end","outcome":"ok","exit_code":0}'
+    } >"$json"
+    ;;
+collectives)
+    {
+        echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
+        size=$min
+        while [ "$size" -le "$max" ]; do
+            awk -v s="$size" -v c="$coll" -v a="${NCCL_FAKE_A:-}" 'BEGIN {
+                t = s / 1e4; if (a == 1 && c == "all_reduce") t *= 0.6
+                if (a == 1 && c == "all_gather") t *= 1.5; if (a == 2) t *= 0.9
+                bw = s / t / 1e3
+                printf "{\"event\":\"size\",\"size\":%d,\"count\":%d,\"time_us\":%.6f,\"algbw\":%.6f,\"busbw\":%.6f,\"wrong\":0}\n", s, s / 4, t, bw, bw }'
+            size=$((size * 2))
+        done
         echo '{"event":"end","outcome":"ok","exit_code":0}'
     } >"$json"
     ;;

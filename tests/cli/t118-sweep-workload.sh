@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# sweep --workload: each run measures every collective of the job's mix; gen optimises the mix's
+# effective algbw and never chooses a configuration that slows one of its collectives. A known
+# landscape (fake-bench.sh mode collectives: NCCL_FAKE_A=1 makes all_reduce faster and all_gather
+# slower, A=2 makes both faster) is swept all_reduce-only, then with a mix of both; then a sim
+# sweep with the FSDP preset on the HGX H100 spec.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+fake=$TEST_TMP/fake-bench
+cat >"$fake" <<SH
+#!/usr/bin/env bash
+FAKE_MODE=collectives exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
+SH
+chmod +x "$fake"
+cat >space.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "1M", "max": "16M", "factor": 2},
+ "vars": {"NCCL_FAKE_A": [null, "1", "2"]}, "repeat": 2, "timeout_s": 5, "cv_max": 0.05}
+JSON
+cat >mix.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [
+  {"collective": "all_reduce", "size": 4194304, "weight": 0.7},
+  {"collective": "all_gather", "size": 8388608, "weight": 0.3}]}
+JSON
+sweep() { env TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q "$@"; }
+profile() { python3 -c 'import glob, json, sys; print(json.dumps(json.load(open(glob.glob(sys.argv[1] + "/*/v1/profile.json")[0]))))' "$1"; }
+
+# all_reduce alone: A=1 (x1/0.6) wins.
+expect_exit 0 "sweep, all_reduce only" -- sweep --out ar
+expect_exit 0 "gen, all_reduce only" -- "$TOPOTUNE" gen --runs ar --profiles p-ar
+check "all_reduce alone chooses A=1" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "1"}, p["variables"]
+assert "workload" not in p and "evidence" not in p, p.keys()' "$(profile p-ar)"
+
+# The mix: every configuration measured per collective, A=1 rejected for all_gather, A=2 chosen.
+expect_exit 0 "sweep --workload mix.json" -- sweep --out mix --workload mix.json
+check "a line per collective and run, each run's sizes the workload's" python3 - mix/results.jsonl <<'PY'
+import collections, json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+per = collections.Counter((r["config_id"], r["rep"], r["collective"]) for r in runs)
+assert len(per) == 3 * 2 * 2 and set(per.values()) == {1}, per
+sizes = {r["collective"]: [s["size"] for s in r["sizes"]] for r in runs}
+assert sizes == {"all_reduce": [4194304], "all_gather": [8388608]}, sizes
+assert all(r["log"].endswith("-" + r["collective"] + ".log") for r in runs)
+PY
+expect_exit 0 "gen --workload sweep" -- "$TOPOTUNE" gen --runs mix --profiles p-mix
+check "A=1 rejected for slowing all_gather; A=2 chosen, its evidence per collective" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "2"}, p["variables"]
+rej = {r["env"]["NCCL_FAKE_A"]: r for r in p["rejected"]}
+assert list(rej) == ["1"] and rej["1"]["collective"] == "all_gather", p["rejected"]
+assert abs(rej["1"]["change"] - 0.5) < 1e-6, rej
+ev = {(e["collective"], e["size"]): e for e in p["evidence"]}
+assert set(ev) == {("all_reduce", 4194304), ("all_gather", 8388608)}, ev
+assert all(abs(e["change"] + 0.1) < 1e-6 for e in ev.values()), ev
+assert "effective algbw" in p["summary"] and p["workload"]["entries"][1]["weight"] == 0.3
+' "$(profile p-mix)"
+expect_exit 2 "resume with another workload" -- sweep --out mix --workload fsdp --resume
+expect_stderr_has "it was swept with workload" "resume: names the workload"
+echo '{"schema": "topotune/workload/1", "entries": [{"collective": "gather", "size": 8, "weight": 1}]}' >bad.json
+expect_exit 2 "a workload with an unknown collective" -- sweep --out bad --workload bad.json
+expect_stderr_has "entries[0].collective: one of all_reduce" "bad workload: names the entry"
+for bad in '"size": 0, "weight": 1' '"size": 8, "weight": 2' '"size": 8, "weight": 0' '"size": "8", "weight": 1'; do
+    echo "{\"schema\": \"topotune/workload/1\", \"entries\": [{\"collective\": \"all_reduce\", $bad}]}" >bad.json
+    expect_exit 2 "workload entry $bad" -- sweep --out bad --workload bad.json
+    expect_stderr_lines 1 "workload entry $bad: one error"
+done
+expect_exit 2 "a workload without its schema" -- sweep --out bad --workload space.json
+expect_stderr_has "schema: \"topotune/workload/1\" expected" "no schema: says which"
+check "nothing was written for a refused workload" test ! -e bad
+
+# The sim with the FSDP preset on the HGX H100 spec: the profile's evidence covers
+# reduce_scatter and all_gather at the preset's sizes.
+cat >sim.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "16M", "factor": 4},
+ "vars": {"NCCL_PROTO": [null, "LL", "Simple"]}, "repeat": 2}
+JSON
+expect_exit 0 "sim sweep, FSDP preset" -- "$TOPOTUNE" sweep --space sim.json -q --workload fsdp \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out fsdp
+expect_exit 0 "gen, FSDP" -- "$TOPOTUNE" gen --runs fsdp --profiles p-fsdp
+check "FSDP evidence: reduce_scatter and all_gather, predicted" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert p["predicted"] is True
+ev = {(e["collective"], e["size"]) for e in p["evidence"]}
+assert ev == {(c, s) for c in ("all_gather", "reduce_scatter") for s in (16 << 20, 128 << 20)}, ev
+assert all(e["time_us"] > 0 and e["baseline_time_us"] > 0 for e in p["evidence"]), p["evidence"]
+' "$(profile p-fsdp)"
+finish
