@@ -612,10 +612,10 @@ static json_t *on_file(const struct sweep *sw, const struct planned_run *r, cons
     const char *id = json_string_value(json_object_get(r->config, "id"));
     json_array_foreach(sw->results, i, x) {
         const char *c = json_string_value(json_object_get(x, "collective"));
+        int same_coll = c && coll ? !strcmp(c, coll) : !c && !coll;
         if (!strcmp(json_string_value(json_object_get(x, "config_id")), id) &&
             json_integer_value(json_object_get(x, "rep")) == r->rep &&
-            json_integer_value(json_object_get(x, "rung")) == r->rung &&
-            (coll ? c && !strcmp(c, coll) : !c))
+            json_integer_value(json_object_get(x, "rung")) == r->rung && same_coll)
             return x;
     }
     return NULL;

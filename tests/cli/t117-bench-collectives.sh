@@ -31,6 +31,7 @@ for c in broadcast_perf reduce_perf; do
         [ "$c" = reduce_perf ] && [ "$d" = half ] && continue
         expect_exit 0 "$c -r 2 -d $d" -- mpirun_np 3 "$TOPOTUNE_BENCH" --backend mpi -C "$c" -r 2 \
             -d "$d" -b 1K -e 4K -f 2 -n 1 -w 0 -c 2
+        # shellcheck disable=SC2016 # awk's own $5
         check "$c -r 2: the root column" awk '!/^#/ && NF { if ($5 != 2) exit 1 }' "$TEST_TMP/out"
     done
 done
