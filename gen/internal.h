@@ -27,11 +27,12 @@ extern const struct gen_emitter gen_emit_env, gen_emit_conf, gen_emit_tuner, gen
  * where it differs from the reference's (the runs of what applies without the table: the
  * profile's configuration) and beats its busbw there beyond the noise (cv_max x mean); adjacent
  * sizes merged, ranges ending at geometric midpoints; each row with its evidence, its numbers
- * labelled predicted when predicted. ref_name names the reference in the evidence. Returns a
- * new reference ([] when reference is NULL or empty).
+ * labelled predicted when predicted. ref_name names the reference in the evidence; collective is
+ * the rows' (the table's name: allreduce, allgather, reducescatter, broadcast, reduce). Returns
+ * a new reference ([] when reference is NULL or empty).
  */
 json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name,
-                       int predicted);
+                       int predicted, const char *collective);
 
 /*
  * Records in profile (gen/measured.c) what it was measured on: "sweep" gets the nodes and ranks

@@ -413,6 +413,48 @@ static json_t *row_candidates(json_t *stable_runs, const json_t *profile_env)
     return out;
 }
 
+/* The lines of collective coll of views (a new array). */
+static json_t *parts_of(json_t *views, const char *coll)
+{
+    json_t *out = json_array(), *v, *line;
+    size_t i;
+    json_array_foreach(views, i, v)
+        if ((line = json_object_get(json_object_get(v, "parts"), coll)))
+            json_array_append(out, line);
+    return out;
+}
+
+/* A workload's per-size rows: for each collective of it that NCCL tunes (the table's names),
+ * the rows of its lines, judged as all_reduce's are (gen_tuner_rows). */
+static json_t *workload_rows(const json_t *workload, json_t *cands, json_t *ref, double cv_max,
+                             const char *ref_name, int predicted)
+{
+    static const char *const table[][2] = {{"all_reduce", "allreduce"},
+                                           {"all_gather", "allgather"},
+                                           {"reduce_scatter", "reducescatter"},
+                                           {"broadcast", "broadcast"},
+                                           {"reduce", "reduce"}};
+    json_t *rows = json_array(), *colls = sweep_workload_collectives(workload), *c, *runs;
+    size_t i, k, j;
+    json_array_foreach(colls, i, c) {
+        for (k = 0; k < sizeof(table) / sizeof(table[0]); k++)
+            if (!strcmp(json_string_value(c), table[k][0]))
+                break;
+        if (k == sizeof(table) / sizeof(table[0]) || !ref)
+            continue; /* alltoall and sendrecv: no algorithm to choose */
+        json_t *mine = json_array(), *ref_lines = parts_of(ref, table[k][0]);
+        json_array_foreach(cands, j, runs)
+            json_array_append_new(mine, parts_of(runs, table[k][0]));
+        json_t *more = gen_tuner_rows(mine, ref_lines, cv_max, ref_name, predicted, table[k][1]);
+        json_array_extend(rows, more);
+        json_decref(more);
+        json_decref(mine);
+        json_decref(ref_lines);
+    }
+    json_decref(colls);
+    return rows;
+}
+
 /* The profile's one line for people; every number predicted where the sweeps were. */
 static json_t *summary_line(const struct config_stats *best, int winner,
                             const struct config_stats *base, enum base_verdict bv,
@@ -577,12 +619,11 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
      * that set the profile's variables too. */
     json_t *empty = json_object();
     json_t *cands = row_candidates(stable_runs, winner ? best.env : empty);
-    json_t *rules = gen_tuner_rows(
-        cands,
-        winner     ? best_runs
-        : base_ref ? base_runs
-                   : NULL,
-        cv_max, winner ? "the profile's configuration" : defaults_of(backend), ch.predicted);
+    json_t *ref = winner ? best_runs : base_ref ? base_runs : NULL;
+    const char *ref_name = winner ? "the profile's configuration" : defaults_of(backend);
+    json_t *rules = workload
+                        ? workload_rows(workload, cands, ref, cv_max, ref_name, ch.predicted)
+                        : gen_tuner_rows(cands, ref, cv_max, ref_name, ch.predicted, "allreduce");
     json_decref(cands);
     json_decref(empty);
     json_object_set_new(p, "tuner", rules);

@@ -109,10 +109,10 @@ static json_int_t midpoint(json_int_t a, json_int_t b)
 }
 
 static json_t *new_row(const struct size_stat *w, const struct size_stat *ref, json_int_t min,
-                       json_t *first_run)
+                       json_t *first_run, const char *collective)
 {
     json_t *r = json_object();
-    json_object_set_new(r, "collective", json_string("allreduce"));
+    json_object_set_new(r, "collective", json_string(collective));
     json_object_set_new(r, "min_bytes", json_integer(min));
     json_object_set_new(r, "max_bytes", json_null());
     json_object_set_new(r, "algorithm", json_string(w->algo));
@@ -194,7 +194,7 @@ static json_t *grid(json_t *reference)
 }
 
 json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, const char *ref_name,
-                       int predicted)
+                       int predicted, const char *collective)
 {
     json_t *rows = json_array();
     if (!reference || !json_array_size(reference))
@@ -216,7 +216,7 @@ json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, con
         }
         if (!cur || !same(json_string_value(json_object_get(cur, "algorithm")), w.algo) ||
             !same(json_string_value(json_object_get(cur, "protocol")), w.proto)) {
-            cur = new_row(&w, &ref, lo, first_run);
+            cur = new_row(&w, &ref, lo, first_run, collective);
             json_array_append_new(rows, cur);
         }
         add_evidence(cur, size, &w, &ref);

@@ -22,7 +22,9 @@
 #                NCCL_DEBUG* environment in the size event's algo field
 #   collectives  ok over -b..-e (x2) for the collective of --collective= (all_reduce without):
 #                time size/10^4 us, with NCCL_FAKE_A=1 all_reduce x0.6 and all_gather x1.5 (an
-#                all_reduce winner that slows all_gather), NCCL_FAKE_A=2 x0.9 for every one
+#                all_reduce winner that slows all_gather), NCCL_FAKE_A=2 x0.9 for every one;
+#                NCCL_PROTO=LL128 all_reduce x1.2 and all_gather x0.8, each size reporting
+#                RING and its protocol (LL128, else SIMPLE)
 json=
 min=8
 max=8
@@ -121,11 +123,13 @@ collectives)
         echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
         size=$min
         while [ "$size" -le "$max" ]; do
-            awk -v s="$size" -v c="$coll" -v a="${NCCL_FAKE_A:-}" 'BEGIN {
+            awk -v s="$size" -v c="$coll" -v a="${NCCL_FAKE_A:-}" -v p="${NCCL_PROTO:-}" 'BEGIN {
                 t = s / 1e4; if (a == 1 && c == "all_reduce") t *= 0.6
                 if (a == 1 && c == "all_gather") t *= 1.5; if (a == 2) t *= 0.9
+                proto = "SIMPLE"
+                if (p == "LL128") { proto = "LL128"; t *= (c == "all_gather" ? 0.8 : 1.2) }
                 bw = s / t / 1e3
-                printf "{\"event\":\"size\",\"size\":%d,\"count\":%d,\"time_us\":%.6f,\"algbw\":%.6f,\"busbw\":%.6f,\"wrong\":0}\n", s, s / 4, t, bw, bw }'
+                printf "{\"event\":\"size\",\"size\":%d,\"count\":%d,\"time_us\":%.6f,\"algbw\":%.6f,\"busbw\":%.6f,\"wrong\":0,\"algo\":\"RING\",\"proto\":\"%s\"}\n", s, s / 4, t, bw, bw, proto }'
             size=$((size * 2))
         done
         echo '{"event":"end","outcome":"ok","exit_code":0}'

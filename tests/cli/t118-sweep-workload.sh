@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # sweep --workload: each run measures every collective of the job's mix; gen optimises the mix's
-# effective algbw and never chooses a configuration that slows one of its collectives. A known
-# landscape (fake-bench.sh mode collectives: NCCL_FAKE_A=1 makes all_reduce faster and all_gather
-# slower, A=2 makes both faster) is swept all_reduce-only, then with a mix of both; then a sim
-# sweep with the FSDP preset on the HGX H100 spec.
+# effective algbw and never chooses a configuration that slows one of its collectives; its
+# per-size table has rows per collective. A known landscape (fake-bench.sh mode collectives:
+# NCCL_FAKE_A=1 makes all_reduce faster and all_gather slower, A=2 makes both faster, LL128 makes
+# all_gather faster and all_reduce slower) is swept all_reduce-only, then with a mix of both; then
+# a sim sweep with the FSDP preset on the HGX H100 spec.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -16,7 +17,8 @@ SH
 chmod +x "$fake"
 cat >space.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "1M", "max": "16M", "factor": 2},
- "vars": {"NCCL_FAKE_A": [null, "1", "2"]}, "repeat": 2, "timeout_s": 5, "cv_max": 0.05}
+ "vars": {"NCCL_FAKE_A": [null, "1", "2"], "NCCL_PROTO": [null, "LL128"]}, "repeat": 2,
+ "timeout_s": 5, "cv_max": 0.05}
 JSON
 cat >mix.json <<'JSON'
 {"schema": "topotune/workload/1", "entries": [
@@ -41,7 +43,7 @@ check "a line per collective and run, each run's sizes the workload's" python3 -
 import collections, json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 per = collections.Counter((r["config_id"], r["rep"], r["collective"]) for r in runs)
-assert len(per) == 3 * 2 * 2 and set(per.values()) == {1}, per
+assert len(per) == 6 * 2 * 2 and set(per.values()) == {1}, per
 sizes = {r["collective"]: [s["size"] for s in r["sizes"]] for r in runs}
 assert sizes == {"all_reduce": [4194304], "all_gather": [8388608]}, sizes
 assert all(r["log"].endswith("-" + r["collective"] + ".log") for r in runs)
@@ -51,9 +53,15 @@ check "A=1 rejected for slowing all_gather; A=2 chosen, its evidence per collect
 import json, sys
 p = json.loads(sys.argv[1])
 assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "2"}, p["variables"]
-rej = {r["env"]["NCCL_FAKE_A"]: r for r in p["rejected"]}
-assert list(rej) == ["1"] and rej["1"]["collective"] == "all_gather", p["rejected"]
-assert abs(rej["1"]["change"] - 0.5) < 1e-6, rej
+rej = {json.dumps(r["env"], sort_keys=True): r for r in p["rejected"]}
+slowed = {k: (r["collective"], round(r["change"], 3)) for k, r in rej.items()}
+assert slowed == {
+    "{\"NCCL_FAKE_A\": \"1\"}": ("all_gather", 0.5),
+    "{\"NCCL_PROTO\": \"LL128\"}": ("all_reduce", 0.2),
+    "{\"NCCL_FAKE_A\": \"1\", \"NCCL_PROTO\": \"LL128\"}": ("all_gather", 0.2),
+    "{\"NCCL_FAKE_A\": \"2\", \"NCCL_PROTO\": \"LL128\"}": ("all_reduce", 0.08)}, slowed
+rows = [(r["collective"], r["algorithm"], r["protocol"]) for r in p["tuner"]]
+assert rows == [("allgather", "ring", "ll128")], p["tuner"]
 ev = {(e["collective"], e["size"]): e for e in p["evidence"]}
 assert set(ev) == {("all_reduce", 4194304), ("all_gather", 8388608)}, ev
 assert all(abs(e["change"] + 0.1) < 1e-6 for e in ev.values()), ev
