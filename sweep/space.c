@@ -492,6 +492,15 @@ static json_t *interfaces_expand(json_t *list, const struct topo *t, const char 
     return expanded;
 }
 
+/* A new {var} entry of pruned (its reason still to set), borrowed. */
+static json_t *pruned_one(json_t *pruned, const char *name)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "var", json_string(name));
+    json_array_append_new(pruned, p);
+    return p;
+}
+
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes)
 {
     json_t *pruned = json_array();
@@ -500,8 +509,19 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     json_t *req = json_object_get(s->doc, "requires");
     const char *name;
     json_t *v, *tmp;
+    /* the NCCL the runs load, when the topology knows it (this node's, or a host's) */
+    int have = util_env_nccl_version(t->software.nccl), since;
     json_object_foreach_safe(s->vars, tmp, name, v) {
         const char *f = json_string_value(json_object_get(req, name));
+        if (have && (since = util_env_nccl_since(name)) > have) {
+            /* NCCL ignores a variable it does not read: sweeping it would measure noise */
+            json_object_set_new(pruned_one(pruned, name), "reason",
+                                json_sprintf("NCCL %s does not read it (NCCL %d.%d.%d on does)",
+                                             t->software.nccl, since / 10000, since / 100 % 100,
+                                             since % 100));
+            json_object_del(s->vars, name);
+            continue;
+        }
         if (f && !has_feature(t, nodes, f)) {
             json_t *p = json_object();
             json_object_set_new(p, "var", json_string(name));

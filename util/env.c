@@ -3,6 +3,7 @@
 #include "util/env.h"
 #include "util/mem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -26,7 +27,7 @@ static const char *const settable[] = {
     "NCCL_MAX_CTAS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE",
     "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_STEPS",
     "NCCL_LAUNCH_MODE", "NCCL_CGA_CLUSTER_SIZE", "NCCL_RUNTIME_CONNECT", "NCCL_CUMEM_ENABLE",
-    "NCCL_GRAPH_MIXING_SUPPORT",
+    "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_CTA_POLICY", "NCCL_P2P_PER_CHANNEL_NET_BW",
     /* NCCL: transports inside a node */
     "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_P2P_READ_ENABLE",
     "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
@@ -66,6 +67,61 @@ static const char *const settable[] = {
     "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_USE_HUGE_PAGE", "FI_EFA_FORK_SAFE",
     "CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_BLOCKING_WAIT",
     "TORCH_NCCL_HIGH_PRIORITY", "TORCH_NCCL_AVOID_RECORD_STREAMS"};
+
+/*
+ * The release of NVIDIA/nccl whose sources first read each settable variable newer than 2.12 (the
+ * commit that added its NCCL_PARAM or ncclGetEnv, found with git log -S in its history).
+ */
+static const struct {
+    const char *name;
+    int since;
+} nccl_since[] = {
+    {"NCCL_P2P_DIRECT_DISABLE", 21212},
+    {"NCCL_GRAPH_MIXING_SUPPORT", 21304},
+    {"NCCL_P2P_USE_CUDA_MEMCPY", 21304},
+    {"NCCL_SHM_USE_CUDA_MEMCPY", 21304},
+    {"NCCL_SHM_MEMCPY_MODE", 21304},
+    {"NCCL_P2P_NET_CHUNKSIZE", 21403},
+    {"NCCL_NET_DISABLE_INTRA", 21403},
+    {"NCCL_CGA_CLUSTER_SIZE", 21501},
+    {"NCCL_P2P_NVL_CHUNKSIZE", 21602},
+    {"NCCL_P2P_PCI_CHUNKSIZE", 21602},
+    {"NCCL_IB_ADAPTIVE_ROUTING", 21602},
+    {"NCCL_MIN_CTAS", 21701},
+    {"NCCL_MAX_CTAS", 21701},
+    {"NCCL_NVLS_NCHANNELS", 21701},
+    {"NCCL_NVLS_ENABLE", 21701},
+    {"NCCL_CUMEM_ENABLE", 21801},
+    {"NCCL_IB_SPLIT_DATA_ON_QPS", 21801},
+    {"NCCL_NVLSTREE_MAX_CHUNKSIZE", 22003},
+    {"NCCL_IB_MERGE_NICS", 22003},
+    {"NCCL_NVLS_CHUNKSIZE", 22105},
+    {"NCCL_IB_ROCE_VERSION_NUM", 22105},
+    {"NCCL_IB_ADDR_FAMILY", 22105},
+    {"NCCL_IB_ADDR_RANGE", 22105},
+    {"NCCL_RUNTIME_CONNECT", 22203},
+    {"NCCL_PAT_ENABLE", 22304},
+    {"NCCL_NET_GDR_C2C", 22602},
+    {"NCCL_CTA_POLICY", 22703},
+    {"NCCL_P2P_PER_CHANNEL_NET_BW", 22902},
+};
+
+int util_env_nccl_since(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof(nccl_since) / sizeof(nccl_since[0]); i++)
+        if (!strcmp(name, nccl_since[i].name))
+            return nccl_since[i].since;
+    return 0;
+}
+
+int util_env_nccl_version(const char *text)
+{
+    int major, minor, patch, end = 0;
+    if (!text || sscanf(text, "%3d.%3d.%3d%n", &major, &minor, &patch, &end) != 3 || major < 1 ||
+        minor < 0 || minor > 99 || patch < 0 || patch > 99 || (text[end] && text[end] != '+'))
+        return 0;
+    return major * 10000 + minor * 100 + patch;
+}
 
 /* Names refused with their own reason: they pass no allow-list, but the message should say why. */
 static const struct {

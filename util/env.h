@@ -30,6 +30,16 @@ const char *util_env_refused(const char *name);
  */
 int util_env_per_node(const char *name);
 
+/*
+ * The NCCL release whose sources first read the variable name, as a version code (major x 10000
+ * + minor x 100 + patch: 22304 for 2.23.4), from NVIDIA/nccl's history; 0 for one read since
+ * 2.12 or earlier, or not NCCL's. NCCL ignores a variable it does not read, silently: a sweep
+ * leaves out what the NCCL it runs has not (sweep_space_prune).
+ */
+int util_env_nccl_since(const char *name);
+/* "2.28.9" (or "2.28.9+cuda13.0") as a version code; 0 when text is not one. */
+int util_env_nccl_version(const char *text);
+
 /* New reference: an object of the recordable variables of this process, sorted by name. */
 json_t *util_env_recorded(void);
 

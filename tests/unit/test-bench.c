@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "topo/topo.h"
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -371,6 +372,43 @@ static void test_space_interfaces(void **state)
     json_decref(configs);
     topo_release(&t);
     sweep_space_release(&s);
+}
+
+/* A variable the NCCL that runs does not read yet is never swept; unknown NCCL: nothing dropped. */
+static void test_space_nccl_versions(void **state)
+{
+    (void)state;
+    util_log_init("test", UTIL_LOG_QUIET);
+    assert_int_equal(util_env_nccl_version("2.28.9"), 22809);
+    assert_int_equal(util_env_nccl_version("2.28.7+cuda13.0"), 22807);
+    assert_int_equal(util_env_nccl_version("2.x"), 0);
+    assert_int_equal(util_env_nccl_version("2.28.9 "), 0);
+    assert_int_equal(util_env_nccl_version(NULL), 0);
+    assert_int_equal(util_env_nccl_since("NCCL_PAT_ENABLE"), 22304);
+    assert_int_equal(util_env_nccl_since("NCCL_ALGO"), 0);
+    static const char *space = SPACE_HEAD "\"vars\": {\"NCCL_PAT_ENABLE\": [null, \"0\"], "
+                                          "\"NCCL_NVLS_CHUNKSIZE\": [null, \"524288\"], "
+                                          "\"NCCL_PROTO\": [null, \"LL\"]}}";
+    const char *versions[] = {"2.22.3", "2.23.4", NULL};
+    const size_t kept[] = {2, 3, 3};
+    for (int i = 0; i < 3; i++) {
+        struct sweep_space s;
+        struct topo t;
+        topo_init(&t);
+        t.software.nccl = versions[i] ? strdup(versions[i]) : NULL;
+        assert_int_equal(space_from(space, &s), 0);
+        json_t *pruned = sweep_space_prune(&s, &t, 1);
+        assert_int_equal(json_object_size(s.vars), kept[i]);
+        if (i == 0) {
+            assert_null(json_object_get(s.vars, "NCCL_PAT_ENABLE"));
+            assert_string_equal(
+                json_string_value(json_object_get(json_array_get(pruned, 0), "reason")),
+                "NCCL 2.22.3 does not read it (NCCL 2.23.4 on does)");
+        }
+        json_decref(pruned);
+        topo_release(&t);
+        sweep_space_release(&s);
+    }
 }
 
 static void test_space_size(void **state)
@@ -863,14 +901,23 @@ static void test_noise(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pattern_exact), cmocka_unit_test(test_coll_counts),
-        cmocka_unit_test(test_coll_pattern),  cmocka_unit_test(test_model_collectives),
-        cmocka_unit_test(test_names),         cmocka_unit_test(test_options),
-        cmocka_unit_test(test_nccl_log),      cmocka_unit_test(test_model_rules),
-        cmocka_unit_test(test_model_network), cmocka_unit_test(test_model_env),
-        cmocka_unit_test(test_model_faults),  cmocka_unit_test(test_noise),
-        cmocka_unit_test(test_space_policy),  cmocka_unit_test(test_space_interfaces),
-        cmocka_unit_test(test_space_size),    cmocka_unit_test(test_run_env_gate),
+        cmocka_unit_test(test_pattern_exact),
+        cmocka_unit_test(test_coll_counts),
+        cmocka_unit_test(test_coll_pattern),
+        cmocka_unit_test(test_model_collectives),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_nccl_log),
+        cmocka_unit_test(test_model_rules),
+        cmocka_unit_test(test_model_network),
+        cmocka_unit_test(test_model_env),
+        cmocka_unit_test(test_model_faults),
+        cmocka_unit_test(test_noise),
+        cmocka_unit_test(test_space_policy),
+        cmocka_unit_test(test_space_interfaces),
+        cmocka_unit_test(test_space_nccl_versions),
+        cmocka_unit_test(test_space_size),
+        cmocka_unit_test(test_run_env_gate),
         cmocka_unit_test(test_text_clean),
     };
     return cmocka_run_group_tests_name("unit.bench", tests, NULL, NULL);
