@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/opts.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,7 +21,8 @@
 
 static const char compare_usage[] =
     "INPUT... [--md FILE] [--html FILE] [--json [FILE]] [--price NAME=AMOUNT]...\n"
-    "       [--nodes N|N1,N2,...] [--at SIZE] [--space FILE] [--calibration FILE]\n\n"
+    "       [--nodes N|N1,N2,...] [--at SIZE] [--space FILE] [--calibration FILE]\n"
+    "       [--workload FILE|PRESET]\n\n"
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
@@ -77,7 +79,8 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
 
 int cmd_compare(int argc, char **argv)
 {
-    const char *md = NULL, *html = NULL, *json = NULL, *space = NULL, *calibration = NULL;
+    const char *md = NULL, *html = NULL, *json = NULL, *space = NULL, *calibration = NULL,
+               *workload_arg = NULL;
     struct model_params params;
     struct util_opt_list prices = {0};
     struct util_opt_ints scale = {{0}, 0};
@@ -101,6 +104,9 @@ int cmd_compare(int argc, char **argv)
          "configurations the model tries for predicted inputs (default nccl-default)"},
         {"calibration", 0, UTIL_OPT_STRING, &calibration, "FILE",
          "the model's parameters for predicted inputs (topotune/calibration/1)"},
+        {"workload", 0, UTIL_OPT_STRING, &workload_arg, "FILE|PRESET",
+         "predict topology and spec inputs for a job's mix (topotune workload's file, or dp, "
+         "fsdp, tp, moe)"},
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune compare", compare_usage, opts, -1, 0};
@@ -120,6 +126,9 @@ int cmd_compare(int argc, char **argv)
         nodes = scale.v[0], nscale = 0;
     if (calibration && model_params_load(&params, calibration))
         return 2;
+    json_t *workload = workload_arg ? workload_load(workload_arg) : NULL;
+    if (workload_arg && !workload)
+        return 2;
     util_child_setup();
     struct compare_input *in = util_xcalloc(MAX_INPUTS, sizeof(*in));
     int n = 0;
@@ -129,8 +138,8 @@ int cmd_compare(int argc, char **argv)
             rc = 2;
             break;
         }
-        int got = compare_load(pos[i], (int)nodes, space, calibration ? &params : NULL, &in[n],
-                               MAX_INPUTS - n);
+        int got = compare_load(pos[i], (int)nodes, space, calibration ? &params : NULL, workload,
+                               &in[n], MAX_INPUTS - n);
         if (got < 0)
             rc = 2;
         else
@@ -181,5 +190,6 @@ int cmd_compare(int argc, char **argv)
         json_decref(in[i].scaling);
     }
     free(in);
+    json_decref(workload);
     return rc;
 }

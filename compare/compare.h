@@ -42,15 +42,18 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
  * many, or -1 after one error line naming path.
  */
 int compare_load(const char *path, int nodes, const char *space_path,
-                 const struct model_params *params, struct compare_input *out, int max);
+                 const struct model_params *params, const json_t *workload,
+                 struct compare_input *out, int max);
 
 /*
  * A predicted profile for topology t: every configuration of the space through
  * the model (no noise; params, or the model's defaults when NULL), one run each, chosen by
- * gen_select as a sweep would be.
+ * gen_select as a sweep would be. With a workload (topotune/workload/1, or NULL), each run is
+ * one line per collective of it at its sizes, and the choice the workload's (sweep.h,
+ * "Workloads"): the profile's evidence gives each (collective, size).
  */
 json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
-                        const struct model_params *params);
+                        const struct model_params *params, const json_t *workload);
 
 /* Reports: plain text on stdout, Markdown, and one self-contained HTML file. */
 void compare_print_text(const struct compare_input *in, int n, FILE *out);

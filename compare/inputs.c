@@ -262,7 +262,8 @@ static int load_root(const char *root, struct compare_input *out, int max)
 }
 
 static int load_file(const char *path, int nodes, const char *space,
-                     const struct model_params *params, struct compare_input *in)
+                     const struct model_params *params, const json_t *workload,
+                     struct compare_input *in)
 {
     struct topo t;
     topo_init(&t);
@@ -270,7 +271,7 @@ static int load_file(const char *path, int nodes, const char *space,
     if (topo_load(&t, path) == 0) {
         if (!t.ngpus)
             util_error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
-        else if ((in->profile = compare_predict(&t, nodes, space, params)))
+        else if ((in->profile = compare_predict(&t, nodes, space, params, workload)))
             rc = 1;
         in->kind = t.source == TOPO_SOURCE_SPEC ? "spec" : "topology";
         label_of(path, in->label, sizeof(in->label));
@@ -280,14 +281,15 @@ static int load_file(const char *path, int nodes, const char *space,
 }
 
 static int load_any(const char *path, int nodes, const char *space,
-                    const struct model_params *params, struct compare_input *out, int max)
+                    const struct model_params *params, const json_t *workload,
+                    struct compare_input *out, int max)
 {
     struct stat st;
     out->path = path;
     if (stat(path, &st))
         return util_error("cannot read '%s': no such file or directory", path), -1;
     if (!S_ISDIR(st.st_mode))
-        return load_file(path, nodes, space, params, out);
+        return load_file(path, nodes, space, params, workload, out);
     char label[128];
     label_of(path, label, sizeof(label));
     if (exists(path, "profile.json")) {
@@ -323,9 +325,9 @@ static int load_any(const char *path, int nodes, const char *space,
 /* Every string of what was loaded (a profile, a directory's name) reaches a terminal, Markdown and
  * HTML: cleaned once here, so no report can print an escape sequence or a forged line. */
 int compare_load(const char *path, int nodes, const char *space, const struct model_params *params,
-                 struct compare_input *out, int max)
+                 const json_t *workload, struct compare_input *out, int max)
 {
-    int n = load_any(path, nodes, space, params, out, max);
+    int n = load_any(path, nodes, space, params, workload, out, max);
     struct util_buf b = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         json_t *clean = util_json_clean(out[i].profile);

@@ -30,10 +30,19 @@ static const char *fault_outcome(enum model_fault f, const char **stage)
     return f == MODEL_FAULT_HANG_INIT ? "timeout" : f == MODEL_FAULT_CRASH ? "crash" : "error";
 }
 
-/* One result line, shaped as results.jsonl's. */
+/* One result line, shaped as results.jsonl's: all_reduce over the space's sizes, or (coll not
+ * NULL) a workload's collective over the sizes it weights, doubling. */
 static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, int nodes,
-                             const json_t *config, const struct model_params *params)
+                             const json_t *config, const struct model_params *params,
+                             const json_t *workload, const char *coll)
 {
+    size_t lo = s->min_bytes, hi = s->max_bytes;
+    double factor = s->factor;
+    int c = coll ? model_coll_parse(coll) : MODEL_ALL_REDUCE;
+    if (coll) {
+        sweep_workload_sizes(workload, coll, &lo, &hi);
+        factor = 2;
+    }
     json_t *env = sweep_space_env(s, config);
     struct model m;
     json_t *r = json_pack("{s:O,s:O,s:i,s:b,s:b,s:s}", "config_id", json_object_get(config, "id"),
@@ -46,14 +55,15 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     }
     if (params)
         m.params = *params;
+    if (coll)
+        json_object_set_new(r, "collective", json_string(coll));
     json_object_set_new(r, "nodes", json_integer(m.nodes));
     json_object_set_new(r, "ranks", json_integer(m.nranks));
     json_t *sizes = json_array();
     int wrong = 0;
-    for (size_t size = s->min_bytes; !m.fault && size <= s->max_bytes;
-         size = util_next_size(size, s->factor, 0, s->max_bytes)) {
+    for (size_t size = lo; !m.fault && size <= hi; size = util_next_size(size, factor, 0, hi)) {
         struct model_prediction p;
-        if (model_predict(&m, size, &p))
+        if (model_predict_coll(&m, c, size, &p))
             break;
         wrong |= p.wrong;
         json_array_append_new(sizes,
@@ -72,7 +82,7 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
 }
 
 json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
-                        const struct model_params *params)
+                        const struct model_params *params, const json_t *workload)
 {
     struct sweep_space s;
     struct util_buf found = UTIL_BUF_INIT;
@@ -102,26 +112,33 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
     }
     int job_nodes = nodes ? nodes : t->job_nodes > 0 ? t->job_nodes : 1;
     json_decref(sweep_space_prune(&s, t, job_nodes));
-    json_t *configs = sweep_space_configs(&s), *results = json_array(), *c;
-    size_t i;
+    json_t *configs = sweep_space_configs(&s), *results = json_array(), *c, *coll;
+    json_t *colls = workload ? sweep_workload_collectives(workload) : json_pack("[n]");
+    size_t i, k;
     if (!configs) /* too many configurations: sweep_space_configs said so */
         goto out;
     json_array_foreach(configs, i, c) {
-        json_t *r = predicted_run(&s, t, job_nodes, c, params);
-        if (!r)
-            goto out; /* no GPU: the caller says so */
-        json_array_append_new(results, r);
+        json_array_foreach(colls, k, coll) {
+            json_t *r =
+                predicted_run(&s, t, job_nodes, c, params, workload, json_string_value(coll));
+            if (!r)
+                goto out; /* no GPU: the caller says so */
+            json_array_append_new(results, r);
+        }
     }
     json_t *sweep =
         json_pack("{s:o,s:O,s:b,s:f,s:i,s:I,s:I,s:O,s:s,s:s,s:s}", "topology", topo_to_json(t),
                   "versions", json_null(), "predicted", 1, "cv_max", s.cv_max, "repeat", 1,
                   "objective_min", (json_int_t)s.obj_min, "objective_max", (json_int_t)s.obj_max,
                   "configs", configs, "strategy", "model", "backend", "sim", "dir", space_path);
+    if (workload)
+        json_object_set(sweep, "workload", (json_t *)workload);
     json_t *sweeps = json_pack("[o]", sweep);
     profile = gen_select(sweeps, results, t->class_id);
     json_object_set_new(profile, "nodes", json_integer(job_nodes));
     json_decref(sweeps);
 out:
+    json_decref(colls);
     json_decref(results);
     json_decref(configs);
     sweep_space_release(&s);

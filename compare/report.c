@@ -428,13 +428,84 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
     compare_table_free(&t);
 }
 
+/* The objective of a workload profile's choice (its winner's, else the defaults'), -1: none. */
+static double workload_objective(const struct compare_input *in, const char *which)
+{
+    const json_t *p = in->profile, *w = json_object_get(p, which);
+    if (!json_object_get(p, "workload") || !json_is_object(w))
+        return -1;
+    return json_number_value(json_object_get(w, "objective"));
+}
+
+/* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
+ * and the defaults'), per 1,000 of price, and each (collective, size)'s time per call. */
+static void workload_table(const struct compare_input *in, int n, enum compare_format f,
+                           struct util_buf *out)
+{
+    const json_t *ev = json_object_get(in[0].profile, "evidence");
+    int rows = 3 + (int)json_array_size(ev);
+    struct compare_table t;
+    struct util_buf b = UTIL_BUF_INIT;
+    compare_table_init(&t, rows + 1, n + 1);
+    compare_table_sets(&t, 0, 0, "");
+    compare_table_sets(&t, 1, 0, "effective algbw (GB/s), chosen");
+    compare_table_sets(&t, 2, 0, "effective algbw (GB/s), NCCL's defaults");
+    compare_table_sets(&t, 3, 0, "chosen GB/s per 1,000 of price");
+    size_t k;
+    json_t *e;
+    json_array_foreach(ev, k, e) {
+        char size[32];
+        human_size(json_integer_value(json_object_get(e, "size")), size, sizeof(size));
+        util_buf_addf(&b, "%s %s (weight %.2f): us per call",
+                      json_string_value(json_object_get(e, "collective")), size,
+                      json_number_value(json_object_get(e, "weight")));
+        compare_table_set(&t, 4 + (int)k, 0, &b);
+    }
+    for (int i = 0; i < n; i++) {
+        int pred = compare_predicted(&in[i]);
+        compare_table_sets(&t, 0, i + 1, in[i].label);
+        double chosen = workload_objective(&in[i], "winner");
+        chosen = chosen >= 0 ? chosen : workload_objective(&in[i], "baseline");
+        number(&b, chosen, 0, pred, SIZE_MAX, 0);
+        compare_table_set(&t, 1, i + 1, &b);
+        number(&b, workload_objective(&in[i], "baseline"), 0, pred, SIZE_MAX, 0);
+        compare_table_set(&t, 2, i + 1, &b);
+        number(&b, in[i].price > 0 && chosen >= 0 ? chosen / in[i].price * 1000 : -1, 1, pred,
+               SIZE_MAX, 0);
+        compare_table_set(&t, 3, i + 1, &b);
+        json_t *mine = json_object_get(in[i].profile, "evidence");
+        json_array_foreach(ev, k, e) { /* the same (collective, size) in this input's evidence */
+            double us = -1;
+            size_t j;
+            json_t *x;
+            json_array_foreach(mine, j, x)
+                if (json_equal(json_object_get(x, "collective"),
+                               json_object_get(e, "collective")) &&
+                    json_equal(json_object_get(x, "size"), json_object_get(e, "size")))
+                    us = json_is_number(json_object_get(x, "time_us"))
+                             ? json_number_value(json_object_get(x, "time_us"))
+                             : -1;
+            number(&b, us, 1, pred, (size_t)json_integer_value(json_object_get(e, "size")), 1);
+            compare_table_set(&t, 4 + (int)k, i + 1, &b);
+        }
+    }
+    util_buf_release(&b);
+    compare_table_render(&t, f, out);
+    compare_table_free(&t);
+}
+
 static void sections(const struct compare_input *in, int n, enum compare_format f,
                      struct util_buf *out)
 {
     heading(out, f, "Hardware and best configuration", NULL);
     hardware_table(in, n, f, out);
-    heading(out, f, "Per size: time per call (us) below 1 MiB, busbw (GB/s) from 1 MiB", NULL);
-    busbw_table(in, n, f, out);
+    if (n && json_object_get(in[0].profile, "workload")) {
+        heading(out, f, "The workload: its effective algbw and each (collective, size)", NULL);
+        workload_table(in, n, f, out);
+    } else {
+        heading(out, f, "Per size: time per call (us) below 1 MiB, busbw (GB/s) from 1 MiB", NULL);
+        busbw_table(in, n, f, out);
+    }
     if (n && in[0].scaling) {
         char size[32], title[128];
         human_size(json_integer_value(json_object_get(json_array_get(in[0].scaling, 0), "size")),

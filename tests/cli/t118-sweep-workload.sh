@@ -98,4 +98,21 @@ ev = {(e["collective"], e["size"]) for e in p["evidence"]}
 assert ev == {(c, s) for c in ("all_gather", "reduce_scatter") for s in (16 << 20, 128 << 20)}, ev
 assert all(e["time_us"] > 0 and e["baseline_time_us"] > 0 for e in p["evidence"]), p["evidence"]
 ' "$(profile p-fsdp)"
+# The buyer's view weighted by the same mix: two specs predicted for FSDP, per input the mix's
+# effective algbw, per 1,000 of price, and each (collective, size)'s time, all predicted.
+expect_exit 0 "compare --workload fsdp" -- "$TOPOTUNE" compare --workload fsdp --nodes 2 \
+    --price hgx-h100=300 --price dgx-a100=150 --json cmp.json \
+    "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json"
+check "compare: the workload's table, every number predicted" python3 - "$TEST_TMP/out" cmp.json <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+assert "== The workload: its effective algbw and each (collective, size)" in text, text
+rows = [l for l in text.splitlines() if l.startswith(("effective algbw", "chosen GB/s", "all_gather", "reduce_scatter"))]
+assert len(rows) == 7 and all(l.count("predicted") == 2 for l in rows), rows
+doc = json.load(open(sys.argv[2]))
+bw = {i["label"]: i["profile"]["baseline"]["objective"] for i in doc["inputs"]}
+assert bw["hgx-h100"] > bw["dgx-a100"] > 0, bw
+assert all({e["collective"] for e in i["profile"]["evidence"]} == {"all_gather", "reduce_scatter"}
+           for i in doc["inputs"])
+PY
 finish
