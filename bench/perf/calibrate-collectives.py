@@ -80,6 +80,27 @@ SYSTEMS = {
                                   "one GPU per node with its one 200G HDR NIC"),
     "azure-ndmv4-all_gather-2n8g": (A100_NDMV4, "8x 200G HDR IB (Azure NDm A100 v4 spec)"),
     "azure-ndmv4-alltoall-2n8g": (A100_NDMV4, "8x 200G HDR IB (Azure NDm A100 v4 spec)"),
+    "together-h100-reduce_scatter-ring-1n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                             "SXM and NICs not stated (one node: NICs unused); "
+                                             "the file's name says ring, its settings are not "
+                                             "printed: NCCL's own choice predicted"),
+    "together-b200-sendrecv-2n": (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
+                                  "8x 400G IB (the repository's report: 8 ConnectX-7)"),
+    "xxrjun-cluster01-h100-reduce_scatter-1n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                                "NICs not stated (one node: unused)"),
+    "xxrjun-cluster01-h100-sendrecv-1n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                          "NICs not stated (one node: unused)"),
+    "xxrjun-cluster01-h100-reduce_scatter-10n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                                 "NICs not stated: 8x 400G, from the same run's "
+                                                 "one-GPU-per-node all_reduce at 48.9 GB/s"),
+    "xxrjun-cluster01-h100-sendrecv-10n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
+                                           "NICs not stated: 8x 400G, from the same run's "
+                                           "one-GPU-per-node all_reduce at 48.9 GB/s"),
+}
+# Row groups left out on purpose, and why (besides flagged rows).
+NOT_USED = {
+    "together-h100-reduce_scatter-nvls-1n": "the same host and run as the ring file, within 1% of "
+                                            "it at every size: not an independent measurement",
 }
 P2P = ("alltoall", "sendrecv")  # the collectives that read p2p_scale
 
@@ -118,8 +139,8 @@ def main():
             if any(f in me.SKIP_FLAGS for f in row["flags"]):
                 skipped[g] = "flagged " + ", ".join(f for f in row["flags"] if f in me.SKIP_FLAGS)
                 continue
-            if g not in SYSTEMS:
-                skipped[g] = "no spec mapping in calibrate-collectives.py"
+            if g in NOT_USED or g not in SYSTEMS:
+                skipped[g] = NOT_USED.get(g, "no spec mapping in calibrate-collectives.py")
                 continue
             sp = dict(SYSTEMS[g][0], schema="topotune/spec/1", name=g, count=row["gpus_per_node"])
             path = os.path.join(tmp, g + ".json")
