@@ -3,8 +3,8 @@
 # Defaults that fail before the first collective: the sweep goes after the known cures (P2P
 # off, then SHM off), says so, records them in sweep.json and carries on, so that every shipped
 # NCCL space ends with a working profile on every example spec (sim backend, 1 s deadlines). The
-# default space runs with descent: on the NVSwitch specs it has thousands of configurations
-# (every interface), which the grid and halving would all measure.
+# default and collectives spaces run with descent: on the NVSwitch specs they have thousands of
+# configurations, which the grid and halving would all measure.
 # The mpi space is Open MPI's: nothing of NCCL to cure, and the sim backend does not model it.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -13,7 +13,7 @@ for space in "$TOPOTUNE_SRC"/profiles/spaces/nccl-*.json; do
     for spec in "$TOPOTUNE_SRC"/profiles/specs/*.json; do
         name=$(basename "$space" .json)-$(basename "$spec" .json)
         strategy=grid
-        [ "$(basename "$space")" = nccl-default.json ] && strategy=descent
+        case "$(basename "$space")" in nccl-default.json | nccl-collectives.json) strategy=descent ;; esac
         "$TOPOTUNE" sweep --backend sim --topology "$spec" --space "$space" --strategy "$strategy" \
             --timeout 1 --out "$name" >/dev/null 2>"$name.err"
         check "$name: the sweep ends 0 (a cured sweep did its work)" test $? -eq 0
