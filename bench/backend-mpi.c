@@ -131,9 +131,9 @@ static int coll_call(struct bench_ctx *c, const struct bench_counts *n, const st
     case MODEL_BROADCAST: /* one buffer: the root's input was put in it */
         rc = MPI_Bcast(p->out, param, t, root, c->comm);
         break;
-    case MODEL_REDUCE: /* MPI_IN_PLACE is the root's alone */
-        rc = MPI_Reduce(p->in_place && c->rank != root ? p->out : in, p->out, param, t, op, root,
-                        c->comm);
+    case MODEL_REDUCE: /* MPI_IN_PLACE is the root's alone; a non-root receives nothing */
+        rc = MPI_Reduce(p->in_place && c->rank != root ? p->out : in,
+                        c->rank == root ? p->out : NULL, param, t, op, root, c->comm);
         break;
     case MODEL_ALLTOALL:
         rc = MPI_Alltoall(in, param, t, p->out, param, t, c->comm);

@@ -33,11 +33,17 @@ size_t bench_coll_size(const struct bench_counts *n, size_t elt)
     return (n->send > n->recv ? n->send : n->recv) * elt;
 }
 
-/* Data-movement collectives' values: distinct per rank and element, below 61 (int8, and exact in
- * half and bfloat16). */
+/* Data-movement collectives' values: from 0 to 126 (int8, and exact in half and bfloat16), a
+ * pseudo-random function of (element, rank, seed), so that data from another rank or another
+ * element differs in almost every element whatever the counts and ranks (no period to align). */
 static double moved(size_t i, int rank, int seed)
 {
-    return (double)((i + 7 * (size_t)rank + (size_t)seed) % 61);
+    uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ULL + (uint64_t)rank * 0xC2B2AE3D27D4EB4FULL +
+                 (uint64_t)seed * 0x165667B19E3779F9ULL;
+    x ^= x >> 31;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 29;
+    return (double)(x % 127);
 }
 
 void bench_coll_fill(const struct bench_ctx *c, void *buf, const struct bench_counts *n, int rank,

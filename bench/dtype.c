@@ -2,11 +2,13 @@
 /*
  * Data types, reduction ops, and the correctness pattern: small integers chosen
  * per op so that the reduced value is exact in every type and computable from
- * (element, ranks, seed) alone, so each rank checks its own result.
+ * (element, ranks, seed) alone, so each rank checks its own result, and varying
+ * pseudo-randomly with the element, so data in the wrong place is caught too.
  */
 #include "bench/internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const struct {
@@ -164,48 +166,71 @@ void bench_set(void *buf, size_t i, int dtype, double v)
     }
 }
 
+/* A 64-bit mix (splitmix64's finaliser): the pattern's values vary with the element, pseudo-
+ * randomly, so a part that lands at another element's place (a misrouted block) is caught. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+/* Per element: the one rank with a special value, k, and a value from 0 to 39, w. */
+static void element(size_t i, int nranks, int seed, int *k, int *w)
+{
+    uint64_t h = mix((uint64_t)i * 0x9E3779B97F4A7C15ULL + (uint64_t)seed * 0xD1B54A32D192ED03ULL);
+    *k = (int)(h % (uint64_t)(nranks > 0 ? nranks : 1));
+    *w = (int)((h >> 32) % 40);
+}
+
 /*
- * Rank r's value at element i:
- *   sum, min, max: (i + r + seed) mod 3, so sums stay below 2 x ranks;
- *   prod: 2 on the one rank where (i + r + seed) mod ranks is 0, else 1: product 2;
- *   avg: (i + seed) mod 3 on every rank, plus ranks on rank 0: the mean is exact.
+ * Rank r's value at element i: small integers, so that the reduced result is exact in every
+ * dtype (sums at most 64 ranks in int8), and varying with i, so that misplaced data is caught.
+ * With k and w the element's (element()) and b = (i + r + seed) mod 2:
+ *   sum: b, plus w on rank k (the sum: w plus how many ranks have b = 1);
+ *   max: 2 + w on rank k, else b (the max: 2 + w);
+ *   min: w on rank k, else w + 1 + b (the min: w);
+ *   prod: 1 + w on rank k, else 1 (the product: 1 + w);
+ *   avg: w mod 3 on every rank, plus ranks on rank k (the mean: w mod 3 + 1; the sum NCCL divides
+ *        stays within int8 up to 40 ranks).
  */
 double bench_value(size_t i, int op, int rank, int nranks, int seed)
 {
-    size_t base = i + (size_t)seed;
+    int k, w;
+    element(i, nranks, seed, &k, &w);
+    double b = (double)((i + (size_t)rank + (size_t)seed) % 2);
     switch (op) {
     case BENCH_OP_PROD:
-        return (base + (size_t)rank) % (size_t)nranks == 0 ? 2 : 1;
+        return rank == k ? 1 + w : 1;
     case BENCH_OP_AVG:
-        return (double)(base % 3) + (rank == 0 ? nranks : 0);
+        return w % 3 + (rank == k ? nranks : 0);
+    case BENCH_OP_MAX:
+        return rank == k ? 2 + w : b;
+    case BENCH_OP_MIN:
+        return rank == k ? w : w + 1 + b;
     default:
-        return (double)((base + (size_t)rank) % 3);
+        return b + (rank == k ? w : 0);
     }
 }
 
 double bench_expected(size_t i, int op, int nranks, int seed)
 {
-    size_t s0 = (i + (size_t)seed) % 3;
+    int k, w;
+    element(i, nranks, seed, &k, &w);
     switch (op) {
     case BENCH_OP_PROD:
-        return 2;
+        return 1 + w;
     case BENCH_OP_AVG:
-        return (double)s0 + 1;
-    case BENCH_OP_SUM: {
-        /* ranks cycle through s0, s0+1, s0+2 (mod 3): full cycles add 3 each */
-        int q = nranks / 3, m = nranks % 3;
-        double sum = 3.0 * q;
-        for (int k = 0; k < m; k++)
-            sum += (double)((s0 + (size_t)k) % 3);
-        return sum;
-    }
-    default: {
-        double best = (double)s0;
-        for (int r = 1; r < nranks && r < 3; r++) {
-            double v = (double)((s0 + (size_t)r) % 3);
-            best = op == BENCH_OP_MIN ? fmin(best, v) : fmax(best, v);
-        }
-        return best;
+        return w % 3 + 1;
+    case BENCH_OP_MAX:
+        return 2 + w;
+    case BENCH_OP_MIN:
+        return w;
+    default: { /* ranks r with (i + seed + r) odd: every other one, from r = 0 or 1 */
+        int odd_first = (int)((i + (size_t)seed) % 2);
+        return w + (odd_first ? (nranks + 1) / 2 : nranks / 2);
     }
     }
 }

@@ -199,6 +199,53 @@ static void test_coll_pattern(void **state)
             }
 }
 
+/* Data in the wrong place is caught whatever the ranks, counts and op: a rank handed another
+ * rank's reduced part (reduce_scatter, every op, ranks multiple of 3 included), parts 0 and 61
+ * swapped among 64 ranks (all_gather), a part count of 244 (alltoall). */
+static void test_coll_misplaced(void **state)
+{
+    (void)state;
+    struct bench_options o;
+    bench_options_init(&o);
+    for (int op = 0; op < BENCH_NOPS; op++)
+        for (int n = 2; n <= 12; n++) {
+            struct bench_ctx c = {.opt = &o,
+                                  .coll = MODEL_REDUCE_SCATTER,
+                                  .dtype = BENCH_FLOAT,
+                                  .op = op,
+                                  .nranks = n};
+            struct bench_counts cnt = {.send = 96 * (size_t)n, .recv = 96, .param = 96};
+            float out[96];
+            for (size_t j = 0; j < 96; j++) /* rank 0 given rank 1's part of the result */
+                out[j] = (float)bench_expected(96 + j, op, n, 5);
+            assert_true(bench_coll_check(&c, out, &cnt, 0, 5) > 0);
+        }
+    struct bench_ctx ag = {.opt = &o, .coll = MODEL_ALL_GATHER, .dtype = BENCH_INT8, .nranks = 64};
+    struct bench_counts n64;
+    bench_coll_counts(MODEL_ALL_GATHER, 64 * 32, 1, 64, &n64);
+    unsigned char *in[64], *out = calloc(n64.recv, 1);
+    for (int r = 0; r < 64; r++) {
+        in[r] = calloc(n64.send, 1);
+        bench_coll_fill(&ag, in[r], &n64, r, 1);
+    }
+    for (int b = 0; b < 64; b++) /* blocks 0 and 61 swapped */
+        memcpy(out + (size_t)b * n64.param, in[b == 0 ? 61 : b == 61 ? 0 : b], n64.param);
+    assert_true(bench_coll_check(&ag, out, &n64, 3, 1) > 0);
+    for (int r = 0; r < 64; r++)
+        free(in[r]);
+    free(out);
+    struct bench_ctx a2a = {.opt = &o, .coll = MODEL_ALLTOALL, .dtype = BENCH_FLOAT, .nranks = 4};
+    struct bench_counts n4 = {.send = 4 * 244, .recv = 4 * 244, .param = 244};
+    float *src = calloc(n4.send, sizeof(float)), *dst = calloc(n4.recv, sizeof(float));
+    for (int b = 0; b < 4; b++) { /* rank 0 handed what rank 1 should have received */
+        bench_coll_fill(&a2a, src, &n4, b, 2);
+        memcpy(dst + (size_t)b * 244, src + 244, 244 * sizeof(float));
+    }
+    assert_true(bench_coll_check(&a2a, dst, &n4, 0, 2) > 0);
+    free(src);
+    free(dst);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -904,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_pattern_exact),
         cmocka_unit_test(test_coll_counts),
         cmocka_unit_test(test_coll_pattern),
+        cmocka_unit_test(test_coll_misplaced),
         cmocka_unit_test(test_model_collectives),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_options),
