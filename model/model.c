@@ -216,12 +216,14 @@ static int level_of(const char *s)
 /*
  * NCCL_ALGO / NCCL_PROTO: "Ring,Tree", "^NVLS", or per function
  * "allreduce:ring;broadcast:tree" (the first entry may omit the function).
- * Fills allowed[] for function func's entry ("allreduce", "allgather"...). Returns 0, or -1 for
- * a name NCCL does not know (written to bad).
+ * Fills allowed[] for function func's entry ("allreduce", "allgather"...), and *listed with 1
+ * when an inclusion list applies to it (not "^...", not an entry of other functions only).
+ * Returns 0, or -1 for a name NCCL does not know (written to bad).
  */
 static int parse_list(const char *value, const char *func, const char *const *names, int n,
-                      int *allowed, char *bad, size_t badlen)
+                      int *allowed, int *listed, char *bad, size_t badlen)
 {
+    *listed = 0;
     for (int i = 0; i < n; i++)
         allowed[i] = 1;
     if (!value || !*value)
@@ -241,6 +243,7 @@ static int parse_list(const char *value, const char *func, const char *const *na
     if (!list)
         return 0;
     int exclude = list[0] == '^';
+    *listed = !exclude;
     for (int i = 0; i < n; i++)
         allowed[i] = exclude;
     char items[256];
@@ -478,25 +481,25 @@ static double simple_eff(int buffsize)
  * after a name NCCL does not know (a fault already set). */
 static int enable_coll(struct model *m, const struct topo *t, model_env_fn env, void *ctx, int coll)
 {
-    int algo_ok[MODEL_NALGOS], proto_ok[MODEL_NPROTOS];
+    int algo_ok[MODEL_NALGOS], proto_ok[MODEL_NPROTOS], algo_listed, proto_listed;
     char bad[64] = "", why[256];
     const char *func = colls[coll].func ? colls[coll].func : "allreduce";
-    if (parse_list(env("NCCL_ALGO", ctx), func, algo_names, MODEL_NALGOS, algo_ok, bad,
-                   sizeof(bad))) {
+    if (parse_list(env("NCCL_ALGO", ctx), func, algo_names, MODEL_NALGOS, algo_ok, &algo_listed,
+                   bad, sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_ALGO names an unknown algorithm '%s' (NCCL: invalid usage)", bad);
         fault(m, MODEL_FAULT_FAIL_INIT, why);
         return -1;
     }
-    if (parse_list(env("NCCL_PROTO", ctx), func, proto_names, MODEL_NPROTOS, proto_ok, bad,
-                   sizeof(bad))) {
+    if (parse_list(env("NCCL_PROTO", ctx), func, proto_names, MODEL_NPROTOS, proto_ok,
+                   &proto_listed, bad, sizeof(bad))) {
         snprintf(why, sizeof(why),
                  "NCCL_PROTO names an unknown protocol '%s' (NCCL: invalid usage)", bad);
         fault(m, MODEL_FAULT_FAIL_INIT, why);
         return -1;
     }
-    const char *proto = env("NCCL_PROTO", ctx);
-    int ll128_forced = proto && proto[0] != '^' && proto_ok[MODEL_PROTO_LL128];
+    /* LL128 named for this function (NCCL keeps its own rule where the string is silent) */
+    int ll128_forced = proto_listed && proto_ok[MODEL_PROTO_LL128];
     int ll128_safe = m->intra_nvlink && m->sm >= 70 && (m->nodes == 1 || m->sm >= 90);
     int nvls_ok = t->nvswitches != 0 && m->sm >= 90 && m->ppn >= 2 && !m->intra_net &&
                   env_int(env, ctx, "NCCL_NVLS_ENABLE", 2) != 0 && m->intra_nvlink;

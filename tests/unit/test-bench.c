@@ -835,6 +835,16 @@ static void test_model_collectives(void **state)
     assert_int_equal(model_predict_coll(&two, MODEL_SENDRECV, 1u << 30, &a2), 0);
     assert_true(a2.busbw <= 50.0 * two.params.net_scale + 1e-9);
     assert_int_equal(model_predict_coll(&two, MODEL_NCOLLS, 1024, &a2), -1);
+    /* A protocol list for another function forces nothing here: on PCIe, LL128 stays off
+     * (NCCL keeps its own rule where the string is silent); named here, it is forced. */
+    const char *other[] = {"NCCL_PROTO=allgather:Simple", NULL};
+    model_for(spec_l40s, 1, other, &m);
+    assert_false(m.ll128_unsafe);
+    assert_false(m.enabled_coll[MODEL_ALL_REDUCE][MODEL_ALGO_RING][MODEL_PROTO_LL128]);
+    const char *named[] = {"NCCL_PROTO=allreduce:LL128", NULL};
+    model_for(spec_l40s, 1, named, &m);
+    assert_true(m.ll128_unsafe);
+    assert_false(m.enabled_coll[MODEL_ALL_GATHER][MODEL_ALGO_RING][MODEL_PROTO_LL128]);
 }
 
 static void test_model_env(void **state)
