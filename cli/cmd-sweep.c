@@ -464,6 +464,7 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     if (!sw->nodes)
         sw->nodes = !strcmp(sw->backend, "sim") ? t->job_nodes : 1;
     sw->class_id = t->class_id;
+    sw->ranks = !strcmp(sw->backend, "sim") ? t->ngpus * sw->nodes : sw->np;
     return 0;
 }
 

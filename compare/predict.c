@@ -60,18 +60,31 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     json_object_set_new(r, "nodes", json_integer(m.nodes));
     json_object_set_new(r, "ranks", json_integer(m.nranks));
     json_t *sizes = json_array();
-    int wrong = 0;
-    for (size_t size = lo; !m.fault && size <= hi; size = util_next_size(size, factor, 0, hi)) {
+    int wrong = 0, none = 0;
+    /* NCCL_ALGO/NCCL_PROTO leaving all_reduce nothing leave another collective its own */
+    enum model_fault fault =
+        m.fault == MODEL_FAULT_FAIL_COLL && c != MODEL_ALL_REDUCE ? MODEL_FAULT_NONE : m.fault;
+    int parts = c == MODEL_ALL_GATHER || c == MODEL_REDUCE_SCATTER || c == MODEL_ALLTOALL;
+    size_t n = (size_t)m.nranks, last = 0;
+    if (parts && hi < 16 * n) /* at least one 16-byte part per rank, as the sweep measures */
+        hi = 16 * n;
+    for (size_t size = lo; !fault && size <= hi; size = util_next_size(size, factor, 0, hi)) {
         struct model_prediction p;
-        if (model_predict_coll(&m, c, size, &p))
-            break;
+        /* nccl-tests' size column: every rank's float part, rounded down to 16 bytes */
+        size_t at = parts ? ((size / 4 / n) & ~(size_t)3) * 4 * n : size;
+        if (!at || at == last)
+            continue;
+        last = at;
+        if ((none = model_predict_coll(&m, c, at, &p) != 0))
+            break; /* no algorithm for it here: NCCL fails the call */
         wrong |= p.wrong;
         json_array_append_new(sizes,
-                              json_pack("{s:I,s:f,s:f,s:f,s:i,s:s,s:s}", "size", (json_int_t)size,
+                              json_pack("{s:I,s:f,s:f,s:f,s:i,s:s,s:s}", "size", (json_int_t)at,
                                         "time_us", p.time_us, "algbw", p.algbw, "busbw", p.busbw,
                                         "wrong", p.wrong, "algo", p.algo, "proto", p.proto));
     }
-    const char *stage = NULL, *outcome = m.fault ? fault_outcome(m.fault, &stage)
+    const char *stage = NULL, *outcome = fault   ? fault_outcome(fault, &stage)
+                                         : none  ? (stage = "size:first", "error")
                                          : wrong ? "wrong"
                                                  : "ok";
     json_object_set_new(r, "outcome", json_string(outcome));

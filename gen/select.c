@@ -388,6 +388,28 @@ static int one_shape(json_t *sweeps, json_t *results, const char *class_id)
     return -1;
 }
 
+/* 0 when every sweep optimised the same workload (or none), else an error naming two. */
+static int one_workload(json_t *sweeps, const char *class_id)
+{
+    json_t *first = json_array_get(sweeps, 0), *sw;
+    json_t *want = json_object_get(first, "workload");
+    size_t i;
+    json_array_foreach(sweeps, i, sw) {
+        json_t *have = json_object_get(sw, "workload");
+        int none_a = !want || json_is_null(want), none_b = !have || json_is_null(have);
+        if (none_a == none_b && (none_a || json_equal(want, have)))
+            continue;
+        util_error("sweeps of class '%s' optimised different workloads ('%s' %s, '%s' %s): one "
+                   "profile cannot mix them; give gen the sweeps of one workload at a time",
+                   class_id, json_string_value(json_object_get(first, "dir")),
+                   none_a ? "all_reduce alone" : "a workload",
+                   json_string_value(json_object_get(sw, "dir")),
+                   none_b ? "all_reduce alone" : "another workload");
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * The per-size rows apply on top of the profile's variables: a row's evidence must come from runs
  * that had them set (with the same values), differing only in what a row chooses (the algorithm
@@ -495,7 +517,7 @@ static json_t *baseline_json(const struct config_stats *base, enum base_verdict 
 json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
 {
     json_t *first = json_array_get(sweeps, 0);
-    if (one_shape(sweeps, results, class_id))
+    if (one_shape(sweeps, results, class_id) || one_workload(sweeps, class_id))
         return NULL;
     struct gen_choice ch = {
         .backend = json_string_value(json_object_get(first, "backend")),
@@ -649,6 +671,11 @@ int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results)
     if (sweep_load_dir(dir, &meta, &runs))
         return -1;
     json_object_set_new(meta, "dir", json_string(dir));
+    /* which sweep each line is from: a workload's lines join their own run's only */
+    size_t k;
+    json_t *line;
+    json_array_foreach(runs, k, line)
+        json_object_set_new(line, "sweep", json_string(dir));
     /* Its shape, to name it when sweeps of different shapes meet (one_shape). */
     size_t i;
     json_t *r;

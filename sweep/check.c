@@ -255,8 +255,10 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
     if (!json_is_boolean(json_object_get(r, "final")))
         return bad(&w, "final", "expected true or false");
     json_t *coll = json_object_get(r, "collective");
-    if (coll && model_coll_parse(json_string_value(coll)) < 0)
-        return bad(&w, "collective", "expected one of %s", model_coll_names());
+    const char *name = json_string_value(coll);
+    if (coll && (!name || strcmp(name, model_coll_name(model_coll_parse(name)) ?: "")))
+        return bad(&w, "collective", "expected one of %s, as the sweep writes them",
+                   model_coll_names());
     json_t *stage = json_object_get(r, "stage");
     if (stage && !json_is_null(stage) &&
         !util_text_in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))

@@ -7,6 +7,7 @@
  */
 #include "bench/bench.h"
 #include "launch/launch.h"
+#include "model/model.h"
 #include "sweep/internal.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
@@ -18,6 +19,7 @@
 #include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/size.h"
 #include "util/text.h"
 
 #include <dirent.h>
@@ -102,6 +104,31 @@ static char **run_env(const struct sweep *sw, const struct planned_run *r, const
     return env;
 }
 
+/*
+ * The sizes a run measures: the space's, or for a workload's collective the sizes the workload
+ * weights, doubling from the smallest, up to at least one 16-byte part per rank where the
+ * collective is cut in parts (nccl-tests' sizes below measure nothing). Returns how many.
+ */
+static int run_sizes(const struct sweep *sw, const char *coll, size_t *lo, size_t *hi,
+                     double *factor)
+{
+    *lo = sw->space.min_bytes, *hi = sw->space.max_bytes, *factor = sw->space.factor;
+    if (coll) {
+        sweep_workload_sizes(sw->workload, coll, lo, hi);
+        *factor = 2;
+        int parts = model_coll_parse(coll) == MODEL_ALL_GATHER ||
+                    model_coll_parse(coll) == MODEL_REDUCE_SCATTER ||
+                    model_coll_parse(coll) == MODEL_ALLTOALL;
+        size_t least = parts ? 16 * (size_t)(sw->ranks > 0 ? sw->ranks : 1) : 1;
+        *hi = *hi < least ? least : *hi;
+    }
+    int n = 0;
+    for (size_t s = *lo; s <= *hi && s != SIZE_MAX && n < SWEEP_MAX_SIZES;
+         s = util_next_size(s, *factor, 0, *hi))
+        n++;
+    return n ? n : 1;
+}
+
 static char **run_argv(const struct sweep *sw, const struct planned_run *r, const char *coll,
                        char **env, const char *name)
 {
@@ -111,12 +138,9 @@ static char **run_argv(const struct sweep *sw, const struct planned_run *r, cons
     add_argf(&argv, &n, "--backend=%s", sw->backend);
     const char *flags[] = {"-b", "-e", "-f", "-n", "-w", "-T", "-d", "-o"};
     char values[8][64];
-    size_t lo = sw->space.min_bytes, hi = sw->space.max_bytes;
-    double factor = sw->space.factor;
-    if (coll) { /* the sizes the workload weights, doubling from the smallest */
-        sweep_workload_sizes(sw->workload, coll, &lo, &hi);
-        factor = 2;
-    }
+    size_t lo, hi;
+    double factor;
+    run_sizes(sw, coll, &lo, &hi, &factor);
     snprintf(values[0], 64, "%zu", lo);
     snprintf(values[1], 64, "%zu", hi);
     snprintf(values[2], 64, "%.17g", factor); /* %g would round 1.0000001 to 1 */
@@ -489,7 +513,9 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
     clear_nccl_logs(sw->dir, name);
     char **env = run_env(sw, r, name);
     char **argv = run_argv(sw, r, coll, env, name);
-    int nsizes = sw->space.nsizes ? sw->space.nsizes : 1;
+    size_t lo, hi;
+    double factor;
+    int nsizes = run_sizes(sw, coll, &lo, &hi, &factor); /* the deadline grows with them */
     struct util_child ch = {.argv = argv,
                             .env = env,
                             .log = logpath,

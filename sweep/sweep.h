@@ -132,6 +132,7 @@ struct sweep {
     json_t *cures; /* what sweep_run added because the defaults failed: [{vars, evidence}] */
     int no_cures;  /* --no-cures: the space as it is, even when the defaults fail */
     int np, nodes, repeat;
+    int ranks; /* every run's ranks, as far as the sweep knows them (0: unknown) */
     unsigned seed;
     double timeout_s;
     /* progress */
@@ -190,9 +191,12 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
  * around it, the nearest measured size beyond them; -1 when it measured none. */
 double sweep_time_at(const json_t *result, size_t size);
 /* A view of parts (collective -> results line, borrowed): a new object {config_id, env, rep,
- * rung, final, outcome, stage, objective, wall_s, parts}. */
+ * rung, final, outcome, stage, objective, wall_s, sizes (the all_reduce part's, or none),
+ * parts}. */
 json_t *sweep_workload_view(const json_t *workload, json_t *parts);
-/* Every view of a workload sweep's results lines (a run missing a collective is left out). */
+/* Every view of a workload sweep's results lines (a run missing a collective is left out), in
+ * one pass; lines that carry a "sweep" name (gen's, when it reads several) join their own
+ * sweep's lines only. */
 json_t *sweep_workload_views(const json_t *workload, const json_t *results);
 /*
  * A sweep directory as gen and compare read it (untrusted): sweep.json and every

@@ -6,6 +6,7 @@
 #include "sweep/sweep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 json_t *sweep_workload_collectives(const json_t *workload)
@@ -98,45 +99,52 @@ json_t *sweep_workload_view(const json_t *workload, json_t *parts)
     json_object_set_new(view, "objective",
                         json_real(!strcmp(outcome, "ok") && cost > 0 ? weight / cost : 0));
     json_object_set_new(view, "wall_s", json_real(wall));
-    json_object_set_new(view, "sizes", json_array());
+    /* per size, all_reduce's when the mix has it (what per_size, expect and metrics read) */
+    json_t *ar = json_object_get(json_object_get(parts, "all_reduce"), "sizes");
+    json_object_set_new(view, "sizes", ar ? json_incref(ar) : json_array());
     json_object_set(view, "parts", parts);
     return view;
 }
 
-/* Whether line a and b are one run: config, rep, rung. */
-static int same_run(const json_t *a, const json_t *b)
-{
-    return !strcmp(json_string_value(json_object_get(a, "config_id")),
-                   json_string_value(json_object_get(b, "config_id"))) &&
-           json_integer_value(json_object_get(a, "rep")) ==
-               json_integer_value(json_object_get(b, "rep")) &&
-           json_integer_value(json_object_get(a, "rung")) ==
-               json_integer_value(json_object_get(b, "rung"));
-}
-
 json_t *sweep_workload_views(const json_t *workload, const json_t *results)
 {
-    json_t *views = json_array(), *colls = sweep_workload_collectives(workload), *r, *v;
-    size_t i, k;
+    /* one pass: the lines of each run (sweep, config, rep, rung) by collective, in file order */
+    json_t *runs = json_object(), *order = json_array(),
+           *colls = sweep_workload_collectives(workload);
+    json_t *r, *c, *views = json_array();
+    size_t i;
     json_array_foreach(results, i, r) {
         const char *coll = json_string_value(json_object_get(r, "collective"));
-        int done = 0;
-        json_array_foreach(views, k, v) /* the view of this run, when one was started */
-            done |= same_run(v, r);
-        if (!coll || done)
+        if (!coll)
             continue;
-        json_t *parts = json_object(), *c, *x;
-        size_t j, n;
-        json_array_foreach(colls, j, c)
-            json_array_foreach(results, n, x) {
-                const char *xc = json_string_value(json_object_get(x, "collective"));
-                if (xc && !strcmp(xc, json_string_value(c)) && same_run(x, r))
-                    json_object_set(parts, xc, x);
-            }
-        if (json_object_size(parts) == json_array_size(colls))
-            json_array_append_new(views, sweep_workload_view(workload, parts));
-        json_decref(parts);
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s/%lld/%lld",
+                 json_string_value(json_object_get(r, "sweep")) ?: "",
+                 json_string_value(json_object_get(r, "config_id")),
+                 (long long)json_integer_value(json_object_get(r, "rep")),
+                 (long long)json_integer_value(json_object_get(r, "rung")));
+        json_t *parts = json_object_get(runs, key);
+        if (!parts) {
+            parts = json_object();
+            json_object_set_new(runs, key, parts);
+            json_array_append_new(order, json_string(key));
+        }
+        json_object_set(parts, coll, r);
+    }
+    json_array_foreach(order, i, r) {
+        json_t *parts = json_object_get(runs, json_string_value(r)), *ordered = json_object();
+        size_t k;
+        json_array_foreach(colls, k, c) { /* the workload's collectives only, in its order */
+            json_t *line = json_object_get(parts, json_string_value(c));
+            if (line)
+                json_object_set(ordered, json_string_value(c), line);
+        }
+        if (json_object_size(ordered) == json_array_size(colls))
+            json_array_append_new(views, sweep_workload_view(workload, ordered));
+        json_decref(ordered);
     }
     json_decref(colls);
+    json_decref(order);
+    json_decref(runs);
     return views;
 }

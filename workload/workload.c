@@ -281,9 +281,9 @@ static json_t *clean_entry(const char *path, size_t i, json_t *e)
         util_error("%s: entries[%zu].collective: one of all_reduce all_gather reduce_scatter "
                    "broadcast reduce alltoall sendrecv",
                    path, i);
-    else if (!json_is_integer(s) || json_integer_value(s) < 1 ||
+    else if (!json_is_integer(s) || json_integer_value(s) < 0 ||
              json_integer_value(s) > WORKLOAD_MAX_SIZE)
-        util_error("%s: entries[%zu].size: bytes, an integer from 1 to %lld (nccl-tests' size)",
+        util_error("%s: entries[%zu].size: bytes, an integer from 0 to %lld (nccl-tests' size)",
                    path, i, WORKLOAD_MAX_SIZE);
     else if (!(wv >= 0 && wv <= 1))
         util_error("%s: entries[%zu].weight: a number from 0 to 1", path, i);
@@ -308,22 +308,30 @@ json_t *workload_clean(const json_t *doc, const char *name)
     }
     json_t *clean = json_array(), *e, *out = NULL;
     size_t i;
+    int bad = 0;
     double total = 0;
     json_array_foreach(entries, i, e) {
         json_t *c = clean_entry(name, i, e);
-        if (!c)
+        if (!c) {
+            bad = 1;
             break;
-        total += json_real_value(json_object_get(c, "weight"));
-        json_array_append_new(clean, c);
+        }
+        double w = json_real_value(json_object_get(c, "weight"));
+        total += w;
+        if (w > 0 && json_integer_value(json_object_get(c, "size")) > 0)
+            json_array_append(clean, c); /* what weighs nothing is left out */
+        json_decref(c);
     }
     const char *from = json_string_value(json_object_get(doc, "from"));
-    if (json_array_size(clean) == json_array_size(entries) && !(total > 0))
-        util_error("%s: entries: every weight is 0: nothing to optimise for", name);
-    else if (json_array_size(clean) == json_array_size(entries))
-        out = json_pack("{s:s,s:s,s:O}", "schema", "topotune/workload/1", "from",
-                        from && (!strcmp(from, "preset") || !strcmp(from, "nccl-log")) ? from
-                                                                                       : "file",
-                        "entries", clean);
+    json_t *assumed = json_object_get(doc, "assumed");
+    int preset = from && !strcmp(from, "preset");
+    if (!bad && (!(total > 0) || !json_array_size(clean)))
+        util_error("%s: entries: every entry weighs 0: nothing to optimise for", name);
+    else if (!bad)
+        out =
+            json_pack("{s:s,s:s,s:b,s:O}", "schema", "topotune/workload/1", "from",
+                      preset || (from && !strcmp(from, "nccl-log")) ? from : "file", "assumed",
+                      json_is_boolean(assumed) ? json_is_true(assumed) : preset, "entries", clean);
     json_decref(clean);
     return out;
 }

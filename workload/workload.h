@@ -35,16 +35,18 @@ json_t *workload_preset(const char *name);
 /* The preset names, space-separated. */
 const char *workload_preset_names(void);
 
-/* The most entries a workload document may hold, and its largest size (the sweep's). */
-#define WORKLOAD_MAX_ENTRIES 1000
+/* The most entries a workload document may hold (a job's distinct sizes), and its largest size
+ * (the sweep's). */
+#define WORKLOAD_MAX_ENTRIES 100000
 #define WORKLOAD_MAX_SIZE    (64LL << 30)
 
 /*
  * A workload to optimise for: a preset's name, or a file (untrusted: a regular file, schema
  * topotune/workload/1, every entry's collective one of nccl-tests' names, its size an integer
- * from 1 to WORKLOAD_MAX_SIZE, its weight from 0 to 1, some weight above 0). Returns a new,
- * clean document (schema, from, entries: nothing else of the file), or NULL after an error
- * naming the file and the field.
+ * from 0 to WORKLOAD_MAX_SIZE, its weight from 0 to 1, some weight above 0). Entries that weigh
+ * nothing (weight 0, or size 0: a call with no data) are left out. Returns a new, clean document
+ * (schema, from, assumed, entries: nothing else of the file), or NULL after an error naming the
+ * file and the field.
  */
 json_t *workload_load(const char *preset_or_path);
 

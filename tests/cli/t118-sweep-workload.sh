@@ -81,6 +81,41 @@ expect_exit 2 "a workload without its schema" -- sweep --out bad --workload spac
 expect_stderr_has "schema: \"topotune/workload/1\" expected" "no schema: says which"
 check "nothing was written for a refused workload" test ! -e bad
 
+# gen refuses to mix an all_reduce sweep with a workload sweep, in either order.
+expect_exit 2 "gen: an all_reduce sweep and a workload sweep" -- "$TOPOTUNE" gen --runs ar mix --profiles p-x
+expect_stderr_has "optimised different workloads" "gen: says the workloads differ"
+expect_exit 2 "gen: the other order" -- "$TOPOTUNE" gen --runs mix ar --profiles p-x
+
+# A real job's log: a call with no data (count 0) weighs nothing and is left out; a tiny
+# all_gather (8 bytes per rank) still measures: its run goes up to one 16-byte part per rank.
+cat >job.log <<'LOG'
+h:1:2 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 0 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
+h:1:2 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 1048576 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
+h:1:2 [0] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 2 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
+LOG
+expect_exit 0 "workload from the log" -- "$TOPOTUNE" workload --from-nccl-log job.log --json --out job.json
+cat >tiny.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "1M"},
+ "vars": {"NCCL_PROTO": [null, "Simple"]}, "repeat": 2}
+JSON
+expect_exit 0 "sim sweep of the log's workload" -- "$TOPOTUNE" sweep --space tiny.json -q --workload job.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out joblog
+check "every run ok; all_gather measured from 8 B up to a part per rank" python3 - joblog <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1] + "/results.jsonl")]
+assert runs and all(r["outcome"] == "ok" for r in runs), [(r["collective"], r["outcome"], r.get("stage")) for r in runs]
+ag = [s["size"] for r in runs if r["collective"] == "all_gather" for s in r["sizes"]]
+assert min(ag) >= 8 * 16 and min(ag) <= 256, ag
+w = json.load(open(sys.argv[1] + "/sweep.json"))["workload"]
+assert all(e["size"] > 0 for e in w["entries"]) and w["from"] == "nccl-log" and w["assumed"] is False, w
+PY
+
+# A results line naming a collective otherwise than the sweep writes it is refused, not ignored.
+cp -r mix mix-edited
+sed -i '1s/"collective":"[a-z_]*"/"collective":"AllGather"/' mix-edited/results.jsonl
+expect_exit 2 "gen: a collective spelt otherwise" -- "$TOPOTUNE" gen --runs mix-edited --profiles p-e
+expect_stderr_has "collective: expected one of all_reduce" "gen: names the field"
+
 # The sim with the FSDP preset on the HGX H100 spec: the profile's evidence covers
 # reduce_scatter and all_gather at the preset's sizes.
 cat >sim.json <<'JSON'
@@ -115,4 +150,16 @@ assert bw["hgx-h100"] > bw["dgx-a100"] > 0, bw
 assert all({e["collective"] for e in i["profile"]["evidence"]} == {"all_gather", "reduce_scatter"}
            for i in doc["inputs"])
 PY
+# An all_reduce-only NCCL_ALGO leaves the workload's all_gather its own algorithms, as NCCL and
+# the sim do: every predicted run of the mix is ok.
+cat >nvls.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "16M", "factor": 4},
+ "vars": {"NCCL_ALGO": [null, "allreduce:nvls"]}, "repeat": 1}
+JSON
+expect_exit 0 "compare: all_reduce-only NCCL_ALGO" -- "$TOPOTUNE" compare --workload fsdp --space nvls.json \
+    --json - "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json"
+check "compare: every predicted run ok" python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["inputs"][0]["profile"]
+assert p["sweep"]["outcomes"] == {"ok": 4}, p["sweep"]' "$TEST_TMP/out"
 finish
