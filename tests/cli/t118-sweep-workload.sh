@@ -135,8 +135,12 @@ assert all(e["time_us"] > 0 and e["baseline_time_us"] > 0 for e in p["evidence"]
 ' "$(profile p-fsdp)"
 # The buyer's view weighted by the same mix: two specs predicted for FSDP, per input the mix's
 # effective algbw, per 1,000 of price, and each (collective, size)'s time, all predicted.
+cat >cmp-space.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "16M", "factor": 4},
+ "vars": {"NCCL_PROTO": [null, "Simple"]}, "repeat": 1}
+JSON
 expect_exit 0 "compare --workload fsdp" -- "$TOPOTUNE" compare --workload fsdp --nodes 2 \
-    --price hgx-h100=300 --price dgx-a100=150 --json cmp.json \
+    --space cmp-space.json --price hgx-h100=300 --price dgx-a100=150 --json cmp.json \
     "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json"
 check "compare: the workload's table, every number predicted" python3 - "$TEST_TMP/out" cmp.json <<'PY'
 import json, re, sys
