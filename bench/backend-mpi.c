@@ -207,7 +207,7 @@ static int mpi_run(struct bench_ctx *c, const struct bench_counts *n, int in_pla
         rc = coll_call(c, n, &p);
         bench_hook_corrupt(c, p.out, n->recv);
         if (!rc)
-            r->wrong += bench_coll_check(c, p.out, n, c->rank, rep);
+            r->wrong += bench_coll_check(c, p.out, n, c->rank, rep, in_place);
     }
     return rc;
 }

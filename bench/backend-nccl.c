@@ -411,7 +411,7 @@ static int check_pass(struct bench_ctx *c, struct nccl_state *s, const struct be
         struct bench_ctx local = *c;
         local.rank = c->rank + g;
         bench_hook_corrupt(&local, s->host, n->recv);
-        *wrong += bench_coll_check(c, s->host, n, c->rank + g, seed);
+        *wrong += bench_coll_check(c, s->host, n, c->rank + g, seed, in_place);
     }
     return rc;
 }

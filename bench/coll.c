@@ -77,11 +77,17 @@ static double expect_at(const struct bench_ctx *c, const struct bench_counts *n,
 }
 
 long long bench_coll_check(const struct bench_ctx *c, const void *buf, const struct bench_counts *n,
-                           int rank, int seed)
+                           int rank, int seed, int in_place)
 {
-    if (c->coll == MODEL_REDUCE && rank != c->opt->root)
-        return 0; /* only the root receives */
     long long wrong = 0;
+    if (c->coll == MODEL_REDUCE && rank != c->opt->root) {
+        /* a non-root receives nothing: its buffer stays as it was, its input in place, the
+         * cleared receive buffer out of place (nccl-tests checks it too) */
+        for (size_t i = 0; i < n->recv; i++)
+            wrong += bench_get(buf, i, c->dtype) !=
+                     (in_place ? bench_value(i, c->op, rank, c->nranks, seed) : 0);
+        return wrong;
+    }
     for (size_t i = 0; i < n->recv; i++)
         wrong += bench_get(buf, i, c->dtype) != expect_at(c, n, rank, i, seed);
     return wrong;

@@ -46,10 +46,11 @@ struct bench_ctx;
 /* Rank's input (n->send elements) for pass seed. */
 void bench_coll_fill(const struct bench_ctx *c, void *buf, const struct bench_counts *n, int rank,
                      int seed);
-/* Elements of rank's output (n->recv of them) that differ from the exact result; reduce checks
- * the root only, as nccl-tests does. */
+/* Elements of rank's output (n->recv of them) that differ from the exact result; at a reduce's
+ * non-root, from what was there before (its input in place, else the cleared buffer), as
+ * nccl-tests checks. */
 long long bench_coll_check(const struct bench_ctx *c, const void *buf, const struct bench_counts *n,
-                           int rank, int seed);
+                           int rank, int seed, int in_place);
 
 /* One size and placement, as a rank measured it. */
 struct bench_result {

@@ -20,6 +20,11 @@ for c in $colls; do
     check "$c: corruption counted" grep -q "Out of bounds values : 16 FAILED" "$TEST_TMP/out"
 done
 
+# reduce: a non-root's buffer must stay as it was (nccl-tests checks it too): altered, it counts.
+expect_exit 7 "reduce: a non-root's buffer altered" -- mpirun_np 3 TOPOTUNE_BENCH_TEST_CORRUPT=1 \
+    "$TOPOTUNE_BENCH" --backend mpi -C reduce -b 1K -e 1K -n 1 -w 0
+check "reduce: the non-root's change counted" grep -q "Out of bounds values : 2 FAILED" "$TEST_TMP/out"
+
 # nccl-tests' program names and NCCL's spellings are the same collective.
 expect_exit 0 "-C AllGather" -- mpirun_np 3 "$TOPOTUNE_BENCH" --backend mpi -C AllGather \
     -b 48 -e 48 -n 1 -w 0
