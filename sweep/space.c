@@ -510,15 +510,23 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     const char *name;
     json_t *v, *tmp;
     /* the NCCL the runs load, when the topology knows it (this node's, or a host's) */
-    int have = util_env_nccl_version(t->software.nccl), since;
+    int have = util_env_nccl_version(t->software.nccl), since, gone;
     json_object_foreach_safe(s->vars, tmp, name, v) {
         const char *f = json_string_value(json_object_get(req, name));
+        /* NCCL ignores a variable it does not read: sweeping it would measure noise */
         if (have && (since = util_env_nccl_since(name)) > have) {
-            /* NCCL ignores a variable it does not read: sweeping it would measure noise */
             json_object_set_new(pruned_one(pruned, name), "reason",
                                 json_sprintf("NCCL %s does not read it (NCCL %d.%d.%d on does)",
                                              t->software.nccl, since / 10000, since / 100 % 100,
                                              since % 100));
+            json_object_del(s->vars, name);
+            continue;
+        }
+        if (have && (gone = util_env_nccl_gone(name)) && have >= gone) {
+            json_object_set_new(
+                pruned_one(pruned, name), "reason",
+                json_sprintf("NCCL %s no longer reads it (NCCL %d.%d.%d on does not)",
+                             t->software.nccl, gone / 10000, gone / 100 % 100, gone % 100));
             json_object_del(s->vars, name);
             continue;
         }

@@ -77,7 +77,8 @@ int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char 
 void sweep_space_release(struct sweep_space *s);
 /*
  * Drops variables whose `requires` feature t lacks, and NCCL variables the NCCL of t
- * (software.nccl, when known) does not read yet (util_env_nccl_since); expands @interfaces into
+ * (software.nccl, when known) does not read yet or no longer reads (util_env_nccl_since,
+ * util_env_nccl_gone); expands @interfaces into
  * "=NAME" per interface of t whose name is a valid value (the others are left
  * out, with a warning); a value listed twice after expansion is kept once.
  * New reference: [{var, reason}].

@@ -114,6 +114,24 @@ int util_env_nccl_since(const char *name)
     return 0;
 }
 
+/* Settable variables NCCL stopped reading, and the first release without them (the commit that
+ * removed its NCCL_PARAM, found the same way): the SHM copy-engine proxy went in 2.30.7. */
+static const struct {
+    const char *name;
+    int gone;
+} nccl_gone[] = {
+    {"NCCL_SHM_USE_CUDA_MEMCPY", 23007},
+    {"NCCL_SHM_MEMCPY_MODE", 23007},
+};
+
+int util_env_nccl_gone(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof(nccl_gone) / sizeof(nccl_gone[0]); i++)
+        if (!strcmp(name, nccl_gone[i].name))
+            return nccl_gone[i].gone;
+    return 0;
+}
+
 int util_env_nccl_version(const char *text)
 {
     int major, minor, patch, end = 0;

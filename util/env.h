@@ -37,6 +37,9 @@ int util_env_per_node(const char *name);
  * leaves out what the NCCL it runs has not (sweep_space_prune).
  */
 int util_env_nccl_since(const char *name);
+/* The first NCCL release whose sources no longer read the variable (23007 for 2.30.7), from the
+ * same history; 0 while NCCL still reads it. */
+int util_env_nccl_gone(const char *name);
 /* "2.28.9" (or "2.28.9+cuda13.0") as a version code; 0 when text is not one. */
 int util_env_nccl_version(const char *text);
 

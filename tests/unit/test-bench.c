@@ -437,6 +437,8 @@ static void test_space_nccl_versions(void **state)
     assert_int_equal(util_env_nccl_version(NULL), 0);
     assert_int_equal(util_env_nccl_since("NCCL_PAT_ENABLE"), 22304);
     assert_int_equal(util_env_nccl_since("NCCL_ALGO"), 0);
+    assert_int_equal(util_env_nccl_gone("NCCL_SHM_MEMCPY_MODE"), 23007);
+    assert_int_equal(util_env_nccl_gone("NCCL_ALGO"), 0);
     static const char *space = SPACE_HEAD "\"vars\": {\"NCCL_PAT_ENABLE\": [null, \"0\"], "
                                           "\"NCCL_NVLS_CHUNKSIZE\": [null, \"524288\"], "
                                           "\"NCCL_PROTO\": [null, \"LL\"]}}";
@@ -457,6 +459,20 @@ static void test_space_nccl_versions(void **state)
                 "NCCL 2.22.3 does not read it (NCCL 2.23.4 on does)");
         }
         json_decref(pruned);
+        topo_release(&t);
+        sweep_space_release(&s);
+    }
+    /* one NCCL stopped reading: kept up to 2.30.6, dropped from 2.30.7 */
+    static const char *gone = SPACE_HEAD "\"vars\": {\"NCCL_SHM_USE_CUDA_MEMCPY\": [null, \"1\"]}}";
+    const char *around[] = {"2.30.6", "2.30.7"};
+    for (int i = 0; i < 2; i++) {
+        struct sweep_space s;
+        struct topo t;
+        topo_init(&t);
+        t.software.nccl = strdup(around[i]);
+        assert_int_equal(space_from(gone, &s), 0);
+        json_decref(sweep_space_prune(&s, &t, 1));
+        assert_int_equal(json_object_size(s.vars), (size_t)(i == 0));
         topo_release(&t);
         sweep_space_release(&s);
     }
