@@ -81,6 +81,32 @@ expect_exit 2 "a workload without its schema" -- sweep --out bad --workload spac
 expect_stderr_has "schema: \"topotune/workload/1\" expected" "no schema: says which"
 check "nothing was written for a refused workload" test ! -e bad
 
+# A workload run's deadline grows with the sizes it measures, not the space's: a benchmark
+# that takes 2 s (fake-bench.sh mode slow) within a 1 s per-stage timeout over the 28 sizes
+# from 8 B to 1 GiB has 8 s (1 x (1 + 28 / 4)); the space's one size would give it 1.25 s.
+slow=$TEST_TMP/slow-bench
+cat >"$slow" <<SH
+#!/usr/bin/env bash
+FAKE_MODE=slow exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
+SH
+chmod +x "$slow"
+cat >one-size.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "1M", "max": "1M"},
+ "vars": {"NCCL_FAKE_A": [null]}, "repeat": 1, "timeout_s": 1}
+JSON
+cat >wide.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [
+  {"collective": "all_reduce", "size": 8, "weight": 0.5},
+  {"collective": "all_reduce", "size": 1073741824, "weight": 0.5}]}
+JSON
+expect_exit 0 "a workload run over 28 sizes" -- env TOPOTUNE_BENCH_PROGRAM="$slow" "$TOPOTUNE" sweep \
+    --space one-size.json -q --workload wide.json --out wide
+check "its deadline counts its own sizes: ok, not a timeout" python3 -c '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert r["outcome"] == "ok" and r["deadline_s"] == 8, (r["outcome"], r.get("stage"), r["deadline_s"])
+' wide/results.jsonl
+
 # gen refuses to mix an all_reduce sweep with a workload sweep, in either order.
 expect_exit 2 "gen: an all_reduce sweep and a workload sweep" -- "$TOPOTUNE" gen --runs ar mix --profiles p-x
 expect_stderr_has "optimised different workloads" "gen: says the workloads differ"
