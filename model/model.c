@@ -720,47 +720,7 @@ static void table_pair(const struct tuner_rule *r, int *a, int *q)
 
 int model_predict(const struct model *m, size_t bytes, struct model_prediction *p)
 {
-    memset(p, 0, sizeof(*p));
-    int n = m->nranks;
-    if (n <= 1) { /* a local copy */
-        p->time_us = 2.0 + (double)bytes / 1e6;
-        p->algo = "RING";
-        p->proto = "SIMPLE";
-    } else {
-        double best = -1;
-        for (int a = 0; a < MODEL_NALGOS; a++)
-            for (int q = 0; q < MODEL_NPROTOS; q++) {
-                double t = pair_time(m, a, q, bytes);
-                if (t >= 0 && (best < 0 || t < best)) {
-                    best = t;
-                    p->algo = algo_names[a];
-                    p->proto = proto_names[q];
-                    p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
-                }
-            }
-        /* As the plugin does: the row's pair when NCCL has it enabled, else NCCL's choice. */
-        const struct tuner_rule *r =
-            m->table ? tuner_table_match(m->table, TUNER_COLL_ALLREDUCE, bytes, (uint64_t)m->nodes,
-                                         (uint64_t)m->nranks)
-                     : NULL;
-        int a, q;
-        if (r && best >= 0 && (table_pair(r, &a, &q), a >= 0 && q >= 0)) {
-            double t = pair_time(m, a, q, bytes);
-            if (t >= 0) {
-                best = t;
-                p->algo = algo_names[a];
-                p->proto = proto_names[q];
-                p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
-                p->tuned = 1;
-            }
-        }
-        if (best < 0)
-            return -1;
-        p->time_us = best;
-    }
-    p->algbw = (double)bytes / (p->time_us * 1e-6) / 1e9;
-    p->busbw = p->algbw * 2.0 * (n - 1) / n;
-    return 0;
+    return model_predict_coll(m, MODEL_ALL_REDUCE, bytes, p);
 }
 
 /* NCCL's ring for collective coll other than all_reduce: busBw as all_reduce's ring (the same
@@ -883,8 +843,6 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
 
 int model_predict_coll(const struct model *m, int coll, size_t bytes, struct model_prediction *p)
 {
-    if (coll == MODEL_ALL_REDUCE)
-        return model_predict(m, bytes, p);
     memset(p, 0, sizeof(*p));
     if (coll < 0 || coll >= MODEL_NCOLLS)
         return -1;
@@ -911,6 +869,7 @@ int model_predict_coll(const struct model *m, int coll, size_t bytes, struct mod
                     p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
                 }
             }
+        /* As the plugin does: the row's pair when NCCL has it enabled, else NCCL's choice. */
         const struct tuner_rule *r =
             m->table ? tuner_table_match(m->table, colls[coll].tuner, bytes, (uint64_t)m->nodes,
                                          (uint64_t)m->nranks)
