@@ -234,17 +234,3 @@ double bench_expected(size_t i, int op, int nranks, int seed)
     }
     }
 }
-
-void bench_fill(void *buf, size_t count, int dtype, int op, int rank, int nranks, int seed)
-{
-    for (size_t i = 0; i < count; i++)
-        bench_set(buf, i, dtype, bench_value(i, op, rank, nranks, seed));
-}
-
-long long bench_check(const void *buf, size_t count, int dtype, int op, int nranks, int seed)
-{
-    long long wrong = 0;
-    for (size_t i = 0; i < count; i++)
-        wrong += bench_get(buf, i, dtype) != bench_expected(i, op, nranks, seed);
-    return wrong;
-}

@@ -17,14 +17,11 @@ size_t bench_dtype_size(int dtype);
 size_t bench_next_size(const struct bench_options *o, size_t size);
 
 /*
- * The correctness pattern: rank r's element i is a small integer chosen so that
- * the reduced result is exact in every dtype (at most 64 ranks for int8 sums),
- * known without the other ranks' data. seed varies the pattern between passes.
+ * The reductions' correctness pattern: rank r's value at element i is a small integer chosen so
+ * that the reduced result is exact in every dtype (at most 64 ranks for int8 sums), known
+ * without the other ranks' data; seed varies it between passes. The exact result there.
+ * (bench_coll_fill and bench_coll_check apply it per collective.)
  */
-void bench_fill(void *buf, size_t count, int dtype, int op, int rank, int nranks, int seed);
-/* Counts elements of a reduced buffer that differ from the exact result. */
-long long bench_check(const void *buf, size_t count, int dtype, int op, int nranks, int seed);
-/* Rank r's value at reduced element i, and the exact result of the reduction there. */
 double bench_value(size_t i, int op, int rank, int nranks, int seed);
 double bench_expected(size_t i, int op, int nranks, int seed);
 /* Element access through double, exact for the pattern's values. */

@@ -34,8 +34,13 @@ static long long reduce_and_check(int dtype, int op, int nranks, size_t count, i
     unsigned char *acc = calloc(count, sz), *buf = calloc(count, sz);
     double *sum = calloc(count, sizeof(double));
     assert_non_null(acc);
+    struct bench_options o;
+    bench_options_init(&o);
+    const struct bench_ctx c = {
+        .opt = &o, .coll = MODEL_ALL_REDUCE, .dtype = dtype, .op = op, .nranks = nranks};
+    const struct bench_counts n = {count, count, count};
     for (int r = 0; r < nranks; r++) {
-        bench_fill(buf, count, dtype, op, r, nranks, 7);
+        bench_coll_fill(&c, buf, &n, r, 7);
         for (size_t i = 0; i < count; i++) {
             double v = bench_get(buf, i, dtype);
             if (r == 0)
@@ -54,7 +59,7 @@ static long long reduce_and_check(int dtype, int op, int nranks, size_t count, i
         bench_set(acc, i, dtype, op == BENCH_OP_AVG ? sum[i] / nranks : sum[i]);
     if (corrupt)
         bench_set(acc, count - 1, dtype, bench_get(acc, count - 1, dtype) + 1);
-    long long wrong = bench_check(acc, count, dtype, op, nranks, 7);
+    long long wrong = bench_coll_check(&c, acc, &n, 0, 7, 0);
     free(acc);
     free(buf);
     free(sum);
