@@ -809,7 +809,9 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
  * sendrecv's one crossing pair per node has one NIC. A call costs a base latency and a step per
  * peer. The network's share is net_scale's, as for the collectives.
  */
-#define P2P_BASE_US     8.0 /* launch and the group's progress, as NCCL's Simple base */
+/* Assumed, neither NCCL's constants (it has none for send/recv) nor fitted: the published rows
+ * are large sizes, where these do not show. */
+#define P2P_BASE_US     8.0 /* launch and the group's progress, about NCCL's Simple base (8.4) */
 #define P2P_PEER_US     0.4 /* each further peer inside a node */
 #define P2P_NET_PEER_US 1.0 /* each further peer over the network */
 static double p2p_time(const struct model *m, int coll, size_t bytes)
