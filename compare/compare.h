@@ -72,5 +72,9 @@ char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t
 /* The scaling plot (compare --nodes N1,N2,...): busbw against node count per input. */
 char *compare_plot_scaling_svg(const struct compare_input *in, int n, const char *title,
                                const char **why);
+/* One collective of a workload (profiles with "evidence"): time per call against size per input,
+ * the chosen configuration solid and the defaults dashed. */
+char *compare_plot_collective_svg(const struct compare_input *in, int n, const char *collective,
+                                  const char *title, const char **why);
 
 #endif

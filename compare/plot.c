@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busbw against message size as SVG, drawn by gnuplot (a child under a
- * deadline, reading a script with the data inline). Best configurations are
- * solid, the defaults (nothing set) dashed; predicted curves have hollow points and say
- * "(predicted)" in their titles. No scripts or links in the SVG: it is pasted
+ * busbw against message size, and a workload's time per call of each collective, as SVG drawn
+ * by gnuplot (a child under a deadline, reading a script with the data inline). Best (chosen)
+ * configurations are solid, the defaults (nothing set) dashed; predicted curves have hollow
+ * points and say "(predicted)" in their titles. No scripts or links in the SVG: it is pasted
  * into an HTML file that must open from disk with no network.
  */
 #include "compare/internal.h"
@@ -148,24 +148,99 @@ static void scaling_script(struct util_buf *s, const struct compare_input *in, i
     util_buf_release(&plots);
 }
 
-static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
-                  const char *plot_title, int scaling, const char **why);
+/* Appends a datablock of (size, us per call) of one collective's evidence, the chosen
+ * configuration's time or the defaults'; returns the points written. */
+static int evidence_block(struct util_buf *s, const char *name, const json_t *evidence,
+                          const char *collective, const char *key)
+{
+    size_t k;
+    json_t *e;
+    int points = 0;
+    util_buf_addf(s, "$%s << EOD\n", name);
+    json_array_foreach(evidence, k, e) {
+        double us = json_number_value(json_object_get(e, key));
+        const char *c = json_string_value(json_object_get(e, "collective"));
+        if (us > 0 && c && !strcmp(c, collective)) {
+            util_buf_addf(s, "%lld %.6g\n",
+                          (long long)json_integer_value(json_object_get(e, "size")), us);
+            points++;
+        }
+    }
+    util_buf_adds(s, "EOD\n");
+    return points;
+}
+
+/* One collective of a workload: time per call against size, a curve per input for the chosen
+ * configuration (solid) and one for the defaults (dashed), from each profile's evidence. */
+static void collective_script(struct util_buf *s, const struct compare_input *in, int n,
+                              const char *collective, const char *plot_title, const char *out)
+{
+    util_buf_adds(s, "set terminal svg size 860,460 dynamic font 'sans,11' background rgb "
+                     "'white'\nset output ");
+    quoted(s, out);
+    util_buf_adds(s, "\nset logscale x 2\nset format x '%.0b%B'\nset logscale y 10\n"
+                     "set xlabel 'message size (bytes)'\nset ylabel 'time per call (us)'\n"
+                     "set title ");
+    quoted(s, plot_title);
+    util_buf_adds(s, " noenhanced\nset grid\nset key left top\n");
+    struct util_buf plots = UTIL_BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        const json_t *ev = json_object_get(in[i].profile, "evidence");
+        int predicted = compare_predicted(&in[i]), pt = predicted ? 6 : 7;
+        char name[32];
+        snprintf(name, sizeof(name), "chosen%d", i);
+        if (evidence_block(s, name, ev, collective, "time_us")) {
+            util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 1 pt %d lc %d",
+                          plots.len ? ", " : "", name, pt, i + 1);
+            title(&plots, in[i].label, "chosen", predicted);
+        }
+        snprintf(name, sizeof(name), "defaults%d", i);
+        if (evidence_block(s, name, ev, collective, "baseline_time_us")) {
+            util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 2 pt %d lc %d",
+                          plots.len ? ", " : "", name, pt, i + 1);
+            title(&plots, in[i].label, "defaults", predicted);
+        }
+    }
+    if (!plots.len)
+        util_buf_adds(&plots, "NaN title 'no time for this collective'");
+    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
+    util_buf_release(&plots);
+}
+
+/* What draw() plots: busbw by size over a range, the scaling, or one collective's times. */
+struct plot_what {
+    size_t min, max;
+    int scaling;
+    const char *collective;
+};
+
+static char *draw(const struct compare_input *in, int n, const struct plot_what *what,
+                  const char *plot_title, const char **why);
 
 char *compare_plot_svg(const struct compare_input *in, int n, size_t min, size_t max,
                        const char *plot_title, const char **why)
 {
-    return draw(in, n, min, max, plot_title, 0, why);
+    struct plot_what w = {.min = min, .max = max};
+    return draw(in, n, &w, plot_title, why);
 }
 
 char *compare_plot_scaling_svg(const struct compare_input *in, int n, const char *plot_title,
                                const char **why)
 {
-    return draw(in, n, 0, 0, plot_title, 1, why);
+    struct plot_what w = {.scaling = 1};
+    return draw(in, n, &w, plot_title, why);
+}
+
+char *compare_plot_collective_svg(const struct compare_input *in, int n, const char *collective,
+                                  const char *plot_title, const char **why)
+{
+    struct plot_what w = {.collective = collective};
+    return draw(in, n, &w, plot_title, why);
 }
 
 /* gnuplot, under a deadline, on a script with the data inline; the SVG it wrote, or NULL. */
-static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
-                  const char *plot_title, int scaling, const char **why)
+static char *draw(const struct compare_input *in, int n, const struct plot_what *what,
+                  const char *plot_title, const char **why)
 {
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
@@ -177,10 +252,12 @@ static char *draw(const struct compare_input *in, int n, size_t min, size_t max,
     util_buf_addf(&svg_path, "%s/plot.svg", dir);
     util_buf_addf(&gp_path, "%s/plot.gp", dir);
     util_buf_addf(&log_path, "%s/gnuplot.log", dir);
-    if (scaling)
+    if (what->scaling)
         scaling_script(&gp, in, n, plot_title, svg_path.data);
+    else if (what->collective)
+        collective_script(&gp, in, n, what->collective, plot_title, svg_path.data);
     else
-        script(&gp, in, n, min, max, plot_title, svg_path.data);
+        script(&gp, in, n, what->min, what->max, plot_title, svg_path.data);
     char *result = NULL;
     const char *no = NULL;
     int gp_fd = util_file_open_output(gp_path.data, UTIL_FILE_TRUNC, &no);

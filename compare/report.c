@@ -588,6 +588,38 @@ static void inline_svg(struct util_buf *out, const char *svg, int plot)
     }
 }
 
+/* A workload's plots: per collective of the first input's evidence, in its order, the times per
+ * call of every input (ids numbered after the size ranges' and the scaling plot's). */
+static void collective_plots(const struct compare_input *in, int n, struct util_buf *b)
+{
+    const json_t *ev = n ? json_object_get(in[0].profile, "evidence") : NULL;
+    int plot = (int)(sizeof(ranges) / sizeof(ranges[0])) + 1;
+    size_t k, j;
+    json_t *e;
+    json_array_foreach(ev, k, e) {
+        const char *c = json_string_value(json_object_get(e, "collective")), *why = NULL;
+        int seen = 0;
+        for (j = 0; j < k && c; j++)
+            seen |= json_equal(json_object_get(json_array_get(ev, j), "collective"),
+                               json_object_get(e, "collective"));
+        if (!c || seen)
+            continue;
+        char t[128];
+        snprintf(t, sizeof(t), "%s in the workload: time per call (us, log scale)", c);
+        char *svg = compare_plot_collective_svg(in, n, c, t, &why);
+        if (!svg) {
+            util_buf_adds(b, "<p class=\"note\">Plot of ");
+            compare_escape(b, t, COMPARE_HTML);
+            util_buf_addf(b, " skipped: %s.</p>\n", why);
+            continue;
+        }
+        util_buf_adds(b, "<div class=\"plot\">\n");
+        inline_svg(b, svg, plot++);
+        util_buf_adds(b, "</div>\n");
+        free(svg);
+    }
+}
+
 int compare_write_html(const struct compare_input *in, int n, const char *path)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -620,6 +652,7 @@ int compare_write_html(const struct compare_input *in, int n, const char *path)
         util_buf_adds(&b, "</div>\n");
         free(svg);
     }
+    collective_plots(in, n, &b);
     if (n && in[0].scaling) {
         const char *why = NULL, *t = "busbw of NCCL's defaults by node count";
         char *svg = compare_plot_scaling_svg(in, n, t, &why);

@@ -166,7 +166,7 @@ cat >cmp-space.json <<'JSON'
  "vars": {"NCCL_PROTO": [null, "Simple"]}, "repeat": 1}
 JSON
 expect_exit 0 "compare --workload fsdp" -- "$TOPOTUNE" compare --workload fsdp --nodes 2 \
-    --space cmp-space.json --price hgx-h100=300 --price dgx-a100=150 --json cmp.json \
+    --space cmp-space.json --price hgx-h100=300 --price dgx-a100=150 --json cmp.json --html cmp.html \
     "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json"
 check "compare: the workload's table, every number predicted" python3 - "$TEST_TMP/out" cmp.json <<'PY'
 import json, re, sys
@@ -179,6 +179,20 @@ bw = {i["label"]: i["profile"]["baseline"]["objective"] for i in doc["inputs"]}
 assert bw["hgx-h100"] > bw["dgx-a100"] > 0, bw
 assert all({e["collective"] for e in i["profile"]["evidence"]} == {"all_gather", "reduce_scatter"}
            for i in doc["inputs"])
+PY
+check "compare: a plot per collective of the mix, each input's curves predicted" python3 - cmp.html <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+plots = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+by = {c: [p for p in plots if c + " in the workload: time per call" in p]
+      for c in ("all_gather", "reduce_scatter")}
+assert all(len(v) == 1 for v in by.values()), {c: len(v) for c, v in by.items()}
+for c, (svg,) in by.items():
+    curves = re.findall(r"<title>([^<]*(?:chosen|defaults)[^<]*)</title>", svg)
+    assert sorted(curves) == sorted(f"{i} {w} (predicted)" for i in ("hgx-h100", "dgx-a100")
+                                    for w in ("chosen", "defaults")), (c, curves)
+ids = re.findall(r"id='([^']*)'", page)
+assert len(ids) == len(set(ids)), "element ids repeat across plots"
 PY
 # An all_reduce-only NCCL_ALGO leaves the workload's all_gather its own algorithms, as NCCL and
 # the sim do: every predicted run of the mix is ok.
