@@ -70,6 +70,18 @@ SYSTEMS = {
     "autodl-2080ti-broadcast-1n": (RTX2080TI, "CPU not stated"),
     "autodl-2080ti-reduce-1n": (RTX2080TI, "CPU not stated"),
     "autodl-2080ti-alltoall-1n": (RTX2080TI, "CPU not stated"),
+    "wohlbier-dgx2-broadcast-1n": (S("V100-SXM3-32GB", [], count=12),
+                                   "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the "
+                                   "source; 12 of its 16 GPUs on the NVSwitch"),
+    "wohlbier-dgx2-reduce-1n": (S("V100-SXM3-32GB", [], count=12),
+                                "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the "
+                                "source; 12 of its 16 GPUs on the NVSwitch"),
+    "superbench-a100-broadcast-1n": (S("A100-SXM4-40GB", [], "amd"),
+                                     "an Azure ND A100 v4 VM (from the host name): two AMD "
+                                     "sockets; one node, NICs unused"),
+    "superbench-a100-reduce-1n": (S("A100-SXM4-40GB", [], "amd"),
+                                  "an Azure ND A100 v4 VM (from the host name): two AMD "
+                                  "sockets; one node, NICs unused"),
     "vp-h100-all_gather-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-reduce-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "azure-ndmv4-all_gather-1n8g": (A100_NDMV4, ""),
