@@ -51,6 +51,14 @@ json_t *survey_class_facts(const json_t *key);
  */
 json_t *survey_facts_differ(const json_t *a, const json_t *b, int *lesser);
 
+/*
+ * busbw (GB/s) the model predicts for all_reduce of bytes on nodes nodes of t, a rank per GPU,
+ * with NCCL's defaults; *time_us (when not NULL) the time per call. -1 where it predicts none (no
+ * GPU, a fault at the defaults).
+ */
+struct topo;
+double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double *time_us);
+
 /* 1 when node i has a node verdict (it stays out of healthy.hostfile and the whole-cluster run). */
 int survey_excluded(const struct survey *s, int i);
 

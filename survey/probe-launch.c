@@ -4,12 +4,16 @@
  * host), and each launch as one supervised `topotune-bench --split GROUPS` under mpirun or srun:
  * a communicator per group in one launch, each group's busbw from the benchmark's "group"
  * events. A launch that fails or passes its deadline is killed with its whole process group
- * and reported with the hosts the launcher's log blames.
+ * and reported with the hosts the launcher's log blames. With the nccl backend (a rank per GPU),
+ * the model predicts each class from the map of its first node, so the survey also judges the
+ * measured numbers against the band a healthy node of that hardware gives.
  */
 #include "cluster/cluster.h"
 #include "doctor/doctor.h"
 #include "launch/launch.h"
+#include "survey/internal.h"
 #include "survey/survey.h"
+#include "topo/topo.h"
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
@@ -27,13 +31,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A class as the model sees it: the map of its first node. */
+struct launch_class {
+    char *id;
+    struct topo t;
+    int ok; /* t holds the class's map (the model can predict it) */
+};
+
 struct launch_ctx {
     struct survey_launch l;
     char *tcp_env[LAUNCH_TCP_ENV_MAX + 1];
     int seq;
     int *gpus; /* per node, as mapped (nccl: a rank per GPU) */
     int ppn;   /* ranks per node of the launch being made */
+    struct launch_class *cls;
+    int ncls;
 };
+
+/*
+ * A class's hardware for the model, from the map of its first node (topology JSON, untrusted:
+ * read as any topology file is). A map the reader refuses leaves the class without a prediction.
+ */
+static void keep_class_map(struct launch_ctx *c, const char *id, const json_t *topology,
+                           const char *host)
+{
+    for (int k = 0; k < c->ncls; k++)
+        if (!strcmp(c->cls[k].id, id))
+            return;
+    c->cls = util_xrealloc(c->cls, sizeof(*c->cls) * (size_t)(c->ncls + 1));
+    struct launch_class *k = &c->cls[c->ncls++];
+    k->id = util_xstrdup(id);
+    topo_init(&k->t);
+    char *text = json_dumps(topology, JSON_COMPACT);
+    char name[300];
+    snprintf(name, sizeof(name), "the map of %s", host);
+    k->ok = text && topo_load_buffer(&k->t, name, text, strlen(text)) == 0;
+    if (!k->ok)
+        util_warning("class %s: no model prediction from %s (see above)", id, name);
+    free(text);
+}
+
+/* The model's busbw for n nodes of a class at the survey's size, or -1 (no usable map). */
+static double launch_predict(struct survey *s, const char *class_id, int n)
+{
+    struct launch_ctx *c = s->probe.ctx;
+    for (int k = 0; k < c->ncls; k++)
+        if (!strcmp(c->cls[k].id, class_id))
+            return c->cls[k].ok ? survey_model_busbw(&c->cls[k].t, n, s->size, NULL) : -1;
+    return -1;
+}
 
 /* doctor on every mapped node (as `doctor --hosts` runs it): the across-node checks, and per
  * node the names of its failed checks. A doctor that cannot run is said, not fatal. */
@@ -228,6 +274,8 @@ static int launch_map(struct survey *s)
                 json_object_set(s->class_keys, id, key);
             c->gpus[i] =
                 (int)json_array_size(json_object_get(json_object_get(one, "topology"), "gpus"));
+            if (s->probe.predict)
+                keep_class_map(c, id, json_object_get(one, "topology"), s->nodes[i].name);
         } else {
             snprintf(s->nodes[i].why, sizeof(s->nodes[i].why), "%s",
                      one ? "its map has no valid node class or host name"
@@ -409,6 +457,11 @@ static void launch_release(struct survey *s)
     struct launch_ctx *c = s->probe.ctx;
     for (int i = 0; c->tcp_env[i]; i++)
         free(c->tcp_env[i]);
+    for (int k = 0; k < c->ncls; k++) {
+        free(c->cls[k].id);
+        topo_release(&c->cls[k].t);
+    }
+    free(c->cls);
     free(c->gpus);
     free(c);
     s->probe.ctx = NULL;
@@ -430,6 +483,10 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
     /* nccl without --ppn runs a rank per GPU: a launch of one class runs all of that class's
      * GPUs (mpirun's ppr is one count for every node of a launch) */
     s->probe.per_class = !l->ppn && !strcmp(s->backend, "nccl");
+    /* the model predicts NCCL with a rank per GPU: the mpi backend's CPU ranks, or --ppn's share
+     * of the GPUs, are not what it predicts */
+    if (s->probe.per_class)
+        s->probe.predict = launch_predict;
     char logs[1100];
     snprintf(logs, sizeof(logs), "%s/logs", s->dir);
     if (mkdir(logs, 0755) && errno != EEXIST)

@@ -6,6 +6,7 @@
  * names, looked up next to it and then among the shipped specs, never a path.
  */
 #include "model/model.h"
+#include "survey/internal.h"
 #include "survey/survey.h"
 #include "topo/topo.h"
 #include "util/buf.h"
@@ -65,17 +66,6 @@ static int bad(const char *file, const char *where, const char *fmt, ...)
         "%s: %s: %s (schema topotune/sim-cluster/1; see docs/schemas/sim-cluster.schema.json)",
         file, where, msg);
     return UTIL_EINVAL;
-}
-
-static double predict_bw(const struct topo *t, int nodes, size_t bytes, double *time_us)
-{
-    struct model m;
-    struct model_prediction p;
-    if (model_init(&m, t, nodes, model_env_none, NULL) || m.fault || model_predict(&m, bytes, &p))
-        return -1;
-    if (time_us)
-        *time_us = p.time_us;
-    return p.busbw;
 }
 
 /*
@@ -178,8 +168,8 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
     int rc = topo_load(&c->t, util_buf_str(&path));
     util_buf_release(&path);
     if (!rc) {
-        c->alone = predict_bw(&c->t, 1, size, NULL);
-        c->pair = predict_bw(&c->t, 2, size, &c->pair_time_us);
+        c->alone = survey_model_busbw(&c->t, 1, size, NULL);
+        c->pair = survey_model_busbw(&c->t, 2, size, &c->pair_time_us);
         if (c->alone <= 0 || c->pair <= 0)
             rc = no_prediction(file, name, &c->t);
     }
@@ -344,7 +334,7 @@ static int sim_whole(struct survey *s, const int *nodes, int n, double *busbw, s
             f = fmin(f, m->links[l].factor);
     free(in);
     const struct sim_class *c = &m->cls[m->cls_of[nodes[0]]];
-    double bw = predict_bw(&c->t, n, s->size, NULL);
+    double bw = survey_model_busbw(&c->t, n, s->size, NULL);
     *busbw = bw > 0 ? bw * f * noisy(s, m) : 0;
     return 0;
 }
@@ -354,7 +344,7 @@ static double sim_predict(struct survey *s, const char *class_id, int n)
     struct sim *m = s->probe.ctx;
     for (int c = 0; c < m->ncls; c++)
         if (!strcmp(m->cls[c].class_id, class_id))
-            return predict_bw(&m->cls[c].t, n, s->size, NULL);
+            return survey_model_busbw(&m->cls[c].t, n, s->size, NULL);
     return -1;
 }
 

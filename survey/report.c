@@ -187,6 +187,13 @@ static void render(const struct survey *s, struct util_buf *b, int md)
                       100 * json_real_value(json_object_get(c, "alone_spread")),
                       json_real_value(json_object_get(c, "pair_median")),
                       100 * json_real_value(json_object_get(c, "pair_spread")));
+        if (json_is_true(json_object_get(c, "alone_below_expected")))
+            util_buf_addf(&line,
+                          "; the alone median is the model's yardstick: the class's own, %.2f "
+                          "GB/s, is below the band %.2f to %.2f GB/s (predicted)",
+                          json_real_value(json_object_get(c, "alone_own_median")),
+                          json_real_value(json_object_get(c, "alone_expected_low")),
+                          json_real_value(json_object_get(c, "alone_expected_high")));
         util_buf_addf(b, "\n");
         if (md) /* a heading is one line; the width is the terminal's concern */
             util_buf_addf(b, "## %s\n", util_buf_str(&line));

@@ -463,11 +463,25 @@ static int ok_members(const struct survey *s, const char *cls, int *out)
     return n;
 }
 
+double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double *time_us)
+{
+    struct model m;
+    struct model_prediction p;
+    if (model_init(&m, t, nodes, model_env_none, NULL) || m.fault || model_predict(&m, bytes, &p))
+        return -1;
+    if (time_us)
+        *time_us = p.time_us;
+    return p.busbw;
+}
+
 /*
  * The yardstick of a class: the level of its healthy population (survey_level_of) of the values
- * v (per node: alone, or its capacity from the pairs); where the model predicts the class (the
- * sim) and the whole population is below its prediction by more than the tolerance, the model's
- * value (the class is slow all over). Stored in s->classes (alone_ or pair_ median and spread).
+ * v (per node: alone, or its capacity from the pairs). Where the model predicts the class and
+ * the whole population is below the prediction (the class is slow all over), the model's: in
+ * the sim, whose numbers are the model's, its value once the level is short by more than the
+ * tolerance; for measured numbers (the nccl backend, predicted from the class's map), the low
+ * edge of its band (docs/model.md, "Bands") once the level is below it. Stored in s->classes
+ * (alone_ or pair_ median and spread).
  */
 static void class_level(struct survey *s, const char *cls, const double *v, int n, int alone,
                         struct survey_level *lv)
@@ -485,10 +499,16 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
             json_object_set_new(c, "alone_own_median", json_real(lv->level));
         }
     }
-    if (model > 0 && lv->values && lv->level < model * (1 - s->tolerance)) {
+    if (model > 0 && lv->values && s->probe.predicted && lv->level < model * (1 - s->tolerance)) {
         lv->bound *= model / lv->level;
         lv->cut *= model / lv->level;
         lv->level = model;
+        lv->too_spread = 0;
+    } else if (model > 0 && lv->values && !s->probe.predicted &&
+               lv->level < model * model_band_at(s->size).low) {
+        /* measured against a prediction: the model's own error is the margin, so the yardstick
+         * is the band's low edge, and a node is slow below it */
+        lv->level = lv->bound = lv->cut = model * model_band_at(s->size).low;
         lv->too_spread = 0;
     }
     json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(lv->level));

@@ -8,7 +8,8 @@ Installed as `mpirun` on PATH. It takes the command line topotune builds (-np, -
                              per host, in the order FAKE_ORDER says (reverse: the launcher placed
                              the hosts otherwise than --host named them; given: as named).
   topotune-bench --split S   writes the benchmark's events to --json=PATH: a size event per group,
-                             10 GB/s, 5 when the group holds the node FAKE_SLOW, then an end event.
+                             FAKE_BW GB/s (default 10), half that when the group holds the node
+                             FAKE_SLOW, then an end event.
                              Refuses (exit 6, as topotune-bench does) a split naming a node that
                              is not among the launch's hosts, matched by the nodes' own names.
 Environment:
@@ -20,6 +21,8 @@ Environment:
   FAKE_LOG    a file each command line is appended to
   FAKE_GPUS   host=count,...: how many GPUs a host's map reports (default 2); its class id says
               the count (fake-2gpu)
+  FAKE_TOPOLOGY  a topology JSON file (topotune topo --json) every host's map reports instead,
+              its class and GPUs with it
 """
 import json
 import os
@@ -62,7 +65,10 @@ def node(what, names, gpus):
     reports = []
     for rank, n in enumerate(names):
         r = {"host": n, "rank": rank}
-        if what == "topo":
+        if what == "topo" and os.environ.get("FAKE_TOPOLOGY"):
+            with open(os.environ["FAKE_TOPOLOGY"]) as f:
+                r["topology"] = json.load(f)
+        elif what == "topo":
             r["topology"] = {"class": {"id": "fake-%dgpu" % gpus[n]}, "gpus": [{}] * gpus[n]}
         else:
             r["checks"] = []
@@ -79,11 +85,11 @@ def bench(args, launched):
     if any(n not in launched for g in groups for n in g):
         print("fake topotune-bench: --split names a node not in the launch", file=sys.stderr)
         return 6
-    slow = os.environ.get("FAKE_SLOW")
+    slow, healthy = os.environ.get("FAKE_SLOW"), float(os.environ.get("FAKE_BW", "10"))
     with open(out, "w") as f:
         f.write(json.dumps({"event": "groups", "groups": groups}) + "\n")
         for k, g in enumerate(groups):
-            bw = 5.0 if slow in g else 10.0
+            bw = healthy / 2 if slow in g else healthy
             f.write(json.dumps({"event": "size", "group": k, "busbw": bw}) + "\n")
         f.write(json.dumps({"event": "end", "outcome": "ok"}) + "\n")
     return 0

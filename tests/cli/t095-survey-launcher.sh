@@ -105,6 +105,35 @@ for line in open(sys.argv[1]):
 assert launches >= 4, launches
 PY
 
+# nccl, a rank per GPU: each class predicted from its map (the model's band for that hardware).
+# Every node at a tenth of it: the class is below expectation, and each node is named slow
+# although the class's own level is theirs; at the prediction, nothing is named.
+"$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --json >h100.json
+expect_exit 1 "nccl: a whole class far below its expectation" -- env FAKE_TOPOLOGY=h100.json \
+    FAKE_BW=1 "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4 --iters 2 --out below
+check "class-below-expected, and the four nodes slow ($(verdicts below))" test "$(verdicts below)" = \
+    "h1 h2 h3 h4 class-below-expected;h1 node-slow;h2 node-slow;h3 node-slow;h4 node-slow"
+expected=$(python3 -c 'import json, sys
+c, = json.load(open(sys.argv[1]))["classes"].values()
+assert c["alone_expected_low"] < c["alone_expected"] < c["alone_expected_high"], c
+print(c["alone_expected"])' below/survey.json)
+check "the expectation is the model's for the spec (${expected} GB/s)" test -n "$expected"
+expect_exit 0 "nccl: the class at its expectation" -- env FAKE_TOPOLOGY=h100.json \
+    FAKE_BW="$expected" "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4 --iters 2 --out at
+check "nothing named ($(verdicts at))" test -z "$(verdicts at)"
+# Measured numbers judged against a prediction keep the model's error as their margin: a class
+# at 80% of it (inside the band) is not called slow.
+low=$(python3 -c 'import sys; print(float(sys.argv[1]) * 0.8)' "$expected")
+expect_exit 0 "nccl: the class inside its band" -- env FAKE_TOPOLOGY=h100.json \
+    FAKE_BW="$low" "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4 --iters 2 --out inband
+check "nothing named inside the band ($(verdicts inband))" test -z "$(verdicts inband)"
+# The mpi backend's CPU ranks are not what the model predicts: no expectation.
+expect_exit 0 "mpi: no expectation" -- env FAKE_TOPOLOGY=h100.json FAKE_BW=1 "$TOPOTUNE" survey \
+    --backend mpi --hosts h1,h2,h3,h4 --iters 2 --out mpi
+check "mpi: no class expectation" python3 -c 'import json, sys
+c, = json.load(open(sys.argv[1]))["classes"].values()
+assert "alone_expected" not in c, c' mpi/survey.json
+
 # A hostfile as editors and schedulers write them: CRLF line ends, indented names, mpirun's slots,
 # comments, a last line of blanks without a newline.
 printf 'h1 slots=8\r\n  h2\r\n\t# a comment\r\n\th3 # the third\n   ' >crlf.txt
