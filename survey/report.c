@@ -187,13 +187,21 @@ static void render(const struct survey *s, struct util_buf *b, int md)
                       100 * json_real_value(json_object_get(c, "alone_spread")),
                       json_real_value(json_object_get(c, "pair_median")),
                       100 * json_real_value(json_object_get(c, "pair_spread")));
-        if (json_is_true(json_object_get(c, "alone_below_expected")))
-            util_buf_addf(&line,
-                          "; the alone median is the model's yardstick: the class's own, %.2f "
-                          "GB/s, is below the band %.2f to %.2f GB/s (predicted)",
-                          json_real_value(json_object_get(c, "alone_own_median")),
-                          json_real_value(json_object_get(c, "alone_expected_low")),
-                          json_real_value(json_object_get(c, "alone_expected_high")));
+        for (int alone = 1; alone >= 0; alone--) {
+            const char *w = alone ? "alone" : "pair";
+            char k[4][32];
+            snprintf(k[0], sizeof(k[0]), "%s_below_expected", w);
+            snprintf(k[1], sizeof(k[1]), "%s_own_median", w);
+            snprintf(k[2], sizeof(k[2]), "%s_expected_low", w);
+            snprintf(k[3], sizeof(k[3]), "%s_expected_high", w);
+            if (json_is_true(json_object_get(c, k[0])))
+                util_buf_addf(&line,
+                              "; the %s median is the model's yardstick: the class's own, %.2f "
+                              "GB/s, is below the band %.2f to %.2f GB/s (predicted)",
+                              alone ? "alone" : "pairs'", json_real_value(json_object_get(c, k[1])),
+                              json_real_value(json_object_get(c, k[2])),
+                              json_real_value(json_object_get(c, k[3])));
+        }
         util_buf_addf(b, "\n");
         if (md) /* a heading is one line; the width is the terminal's concern */
             util_buf_addf(b, "## %s\n", util_buf_str(&line));

@@ -489,15 +489,21 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
     survey_level_of(v, n, s->tolerance, lv);
     double model = s->probe.predict ? s->probe.predict(s, cls, alone ? 1 : 2) : -1;
     json_t *c = class_entry(s, cls);
-    if (model > 0 && alone) { /* the absolute reference: the band a healthy node measures in */
+    const char *what = alone ? "alone" : "pair";
+    char key[32];
+    if (model > 0) { /* the absolute reference: the band a healthy node (or pair) measures in */
         struct model_band band = model_band_at(s->size);
-        json_object_set_new(c, "alone_expected", json_real(model));
-        json_object_set_new(c, "alone_expected_low", json_real(model * band.low));
-        json_object_set_new(c, "alone_expected_high", json_real(model * band.high));
-        if (lv->values && lv->level < model * band.low) {
-            json_object_set_new(c, "alone_below_expected", json_true());
-            json_object_set_new(c, "alone_own_median", json_real(lv->level));
-        }
+        snprintf(key, sizeof(key), "%s_expected", what);
+        json_object_set_new(c, key, json_real(model));
+        snprintf(key, sizeof(key), "%s_expected_low", what);
+        json_object_set_new(c, key, json_real(model * band.low));
+        snprintf(key, sizeof(key), "%s_expected_high", what);
+        json_object_set_new(c, key, json_real(model * band.high));
+        int below = lv->values && lv->level < model * band.low; /* the pairs' grows each round */
+        snprintf(key, sizeof(key), "%s_below_expected", what);
+        below ? json_object_set_new(c, key, json_true()) : json_object_del(c, key);
+        snprintf(key, sizeof(key), "%s_own_median", what);
+        below ? json_object_set_new(c, key, json_real(lv->level)) : json_object_del(c, key);
     }
     if (model > 0 && lv->values && s->probe.predicted && lv->level < model * (1 - s->tolerance)) {
         lv->bound *= model / lv->level;
@@ -690,39 +696,50 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 
 /*
  * A class whose healthy population itself measures below the band the model gives its hardware
- * (class_level marked it): its nodes are slow together, so no node is to blame alone: the fabric,
- * driver, firmware or settings they share. One verdict names them all and excludes none (the
- * node verdicts against the model's value, class_level's, exclude).
+ * (class_level marked it), alone or in pairs: its nodes are slow together, so no node is to
+ * blame alone: what they share (alone: driver, firmware, settings; in pairs: the network between
+ * them). One verdict names them all and excludes none (the node verdicts against the model's
+ * value, class_level's, exclude).
  */
-static void below_expected(struct survey *s)
+static void below_expected(struct survey *s, int alone)
 {
-    const char *cls;
+    const char *cls, *what = alone ? "alone" : "pair";
     json_t *c;
+    char key[32];
     int *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     json_object_foreach(s->classes, cls, c) {
-        if (!json_is_true(json_object_get(c, "alone_below_expected")))
+        snprintf(key, sizeof(key), "%s_below_expected", what);
+        if (!json_is_true(json_object_get(c, key)))
             continue;
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
-            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) && s->nodes[i].intra > 0)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
+                (alone ? s->nodes[i].intra > 0 : s->nodes[i].npairs > 0))
                 m[n++] = i;
         if (!n)
             continue;
         json_t *hosts = json_array();
         for (int k = 0; k < n; k++)
             json_array_append_new(hosts, json_string(s->nodes[m[k]].host));
-        double level = json_number_value(json_object_get(c, "alone_own_median"));
-        double exp = json_number_value(json_object_get(c, "alone_expected"));
-        double low = json_number_value(json_object_get(c, "alone_expected_low"));
-        double high = json_number_value(json_object_get(c, "alone_expected_high"));
-        add_hosts_verdict(s, "class-below-expected", hosts,
-                          json_pack("{s:s,s:f,s:f,s:f,s:f,s:b}", "class", cls, "class_median",
-                                    level, "expected", exp, "band_low", low, "band_high", high,
-                                    "predicted", 1),
-                          "the %d node(s) of class %s measure %.2f GB/s alone, below the band a "
-                          "healthy node gives (%.2f to %.2f GB/s, predicted %.2f): the fabric, "
-                          "not a node: what they share (driver, firmware, settings, switches)",
-                          n, cls, level, low, high, exp);
+        double v[4];
+        const char *keys[] = {"own_median", "expected", "expected_low", "expected_high"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(key, sizeof(key), "%s_%s", what, keys[k]);
+            v[k] = json_number_value(json_object_get(c, key));
+        }
+        add_hosts_verdict(
+            s, "class-below-expected", hosts,
+            json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:b}", "class", cls, "measured",
+                      alone ? "alone" : "pairs", "class_median", v[0], "expected", v[1], "band_low",
+                      v[2], "band_high", v[3], "predicted", 1),
+            alone ? "the %d node(s) of class %s measure %.2f GB/s alone, below the band a healthy "
+                    "node gives (%.2f to %.2f GB/s, predicted %.2f): the fabric, not a node: what "
+                    "they share (driver, firmware, settings, switches)"
+                  : "the %d node(s) of class %s measure %.2f GB/s in pairs, below the band two "
+                    "healthy nodes give (%.2f to %.2f GB/s, predicted %.2f): the network between "
+                    "them, not a node: what they share (switches, cabling, NIC firmware or "
+                    "settings)",
+            n, cls, v[0], v[2], v[3], v[1]);
     }
     free(m);
 }
@@ -791,7 +808,7 @@ static int stage_alone(struct survey *s)
                 100 * l->spread);
     }
     if (!rc)
-        below_expected(s);
+        below_expected(s, 1);
     double *value = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     for (int i = 0; i < s->nnodes; i++)
         value[i] = alone_of(&s->nodes[i]);
@@ -1212,6 +1229,7 @@ static void pair_verdicts(struct survey *s)
             path_verdict(s, &f, x->a, x->b, done);
     }
     free(done);
+    below_expected(s, 0);
     free(aof);
     free(alone);
     fit_release(&f);

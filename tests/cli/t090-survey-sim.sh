@@ -73,6 +73,26 @@ assert c["alone_below_expected"] is True and c["alone_expected_low"] == e["band_
 PY
 check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" allslow/survey.json
+# Every node fine alone but every link slow: the class's pairs are below the two-node band, the
+# network between them named as one (no node has a healthy partner to blame its link against).
+faults=""
+for i in 1 2 3 4; do faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node000$i\"], \"factor\": 0.4}"; done
+cluster alllinks.json 4 "[$faults]"
+expect_exit 1 "every link slow" -- "$TOPOTUNE" survey --backend sim --cluster alllinks.json --out alllinks
+check "class-below-expected in pairs names the 4 nodes" python3 - alllinks/survey.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [v["kind"] for v in d["verdicts"]] == ["class-below-expected"], d["verdicts"]
+v = d["verdicts"][0]
+assert v["hosts"] == ["node0001", "node0002", "node0003", "node0004"], v
+e = v["evidence"]
+assert e["measured"] == "pairs" and e["class_median"] < e["band_low"] < e["expected"], e
+assert "the network between them" in v["text"], v
+c = list(d["classes"].values())[0]
+assert c["pair_below_expected"] is True and "alone_below_expected" not in c, c
+PY
+check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" alllinks/survey.json
 cluster healthy4.json 4
 expect_exit 0 "a healthy class is within its band: no verdict" -- "$TOPOTUNE" survey --backend sim \
     --cluster healthy4.json --out healthy4
