@@ -14,8 +14,9 @@
 
 double *model_param(struct model_params *p, int k)
 {
-    double *f[MODEL_NPARAMS] = {&p->nvls_scale,    &p->fill_bytes, &p->net_scale, &p->lat_scale,
-                                &p->net_lat_scale, &p->efa_lat_us, &p->p2p_scale};
+    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes,     &p->net_scale,
+                                &p->lat_scale,  &p->net_lat_scale,  &p->efa_lat_us,
+                                &p->p2p_scale,  &p->nvls_fill_bytes};
     return f[k];
 }
 
@@ -23,18 +24,19 @@ double *model_param(struct model_params *p, int k)
  * narrower where the wider values are not physical (latencies 0.25x to 5x NCCL's, EFA's hop up to
  * 200 us). */
 static const double grid[MODEL_NPARAMS][3] = {
-    {0.40, 1.20, 0.01},             /* nvls_scale */
-    {0, 64.0 * (1 << 20), 1 << 18}, /* fill_bytes: 0 to 64 MiB by 256 KiB */
-    {0.40, 1.20, 0.01},             /* net_scale */
-    {0.25, 5.00, 0.05},             /* lat_scale */
-    {0.25, 5.00, 0.05},             /* net_lat_scale */
-    {0, 200, 1},                    /* efa_lat_us */
-    {0.40, 1.20, 0.01},             /* p2p_scale */
+    {0.40, 1.20, 0.01},              /* nvls_scale */
+    {0, 64.0 * (1 << 20), 1 << 18},  /* fill_bytes: 0 to 64 MiB by 256 KiB */
+    {0.40, 1.20, 0.01},              /* net_scale */
+    {0.25, 5.00, 0.05},              /* lat_scale */
+    {0.25, 5.00, 0.05},              /* net_lat_scale */
+    {0, 200, 1},                     /* efa_lat_us */
+    {0.40, 1.20, 0.01},              /* p2p_scale */
+    {0, 256.0 * (1 << 20), 1 << 20}, /* nvls_fill_bytes: 0 to 256 MiB by 1 MiB */
 };
 
-const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes",    "net_scale",
-                                                      "lat_scale",  "net_lat_scale", "efa_lat_us",
-                                                      "p2p_scale"};
+const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes",     "net_scale",
+                                                      "lat_scale",  "net_lat_scale",  "efa_lat_us",
+                                                      "p2p_scale",  "nvls_fill_bytes"};
 
 static int by_value(const void *a, const void *b)
 {

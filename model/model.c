@@ -688,6 +688,30 @@ static double latency(const struct model *m, int a, int p, size_t bytes)
     return intra * k->lat_scale + 2 * log2floor(nn) * hop;
 }
 
+/*
+ * Simple's pipeline fill of (a, q) at bytes: fill_bytes, but NVLS and NVLSTree run one operation
+ * per channel and NVLS head (a rank of the NVLink domain) at once, and NCCL sizes their chunks by
+ * the bytes each gets (enqueue.cc: 128 KiB, then 64, 32 and 16 KiB below 64, 8 and 2 chunks per
+ * operation). Their fill is a few chunks per operation: nvls_fill_bytes at 8 GPUs on 16 channels
+ * and 128 KiB chunks, in proportion to the operations and the chunk.
+ */
+static double fill_of(const struct model *m, int a, int q, size_t bytes)
+{
+    if (q != MODEL_PROTO_SIMPLE)
+        return 0;
+    if (a != MODEL_ALGO_NVLS && a != MODEL_ALGO_NVLSTREE)
+        return m->params.fill_bytes;
+    double cn = arch_of(m->sm) == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
+    double ops = cn * m->ppn, chunk = 128 << 10, b = (double)bytes;
+    if (b < 64 * ops * chunk)
+        chunk = 64 << 10;
+    if (b < 8 * ops * chunk)
+        chunk = 32 << 10;
+    if (b < 2 * ops * chunk)
+        chunk = 16 << 10;
+    return m->params.nvls_fill_bytes * ops / (16 * 8) * chunk / (128 << 10);
+}
+
 /* The predicted time of (a, q) at bytes, or -1 when the pair is off or has no bandwidth. */
 static double pair_time(const struct model *m, int a, int q, size_t bytes)
 {
@@ -702,7 +726,7 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes)
     }
     if (bw <= 0)
         return -1;
-    double moved = (double)bytes + (q == MODEL_PROTO_SIMPLE ? m->params.fill_bytes : 0);
+    double moved = (double)bytes + fill_of(m, a, q, bytes);
     return latency(m, a, q, bytes) + moved / (1000.0 * bw);
 }
 
@@ -765,7 +789,7 @@ static double nvls_coll_time(const struct model *m, size_t bytes)
                 m->ppn * m->chan_scale;
     if (bw <= 0)
         return -1;
-    double moved = (double)bytes + m->params.fill_bytes;
+    double moved = (double)bytes + fill_of(m, MODEL_ALGO_NVLS, MODEL_PROTO_SIMPLE, bytes);
     return nvl_lat[MODEL_ALGO_NVLS][MODEL_PROTO_SIMPLE] * m->params.lat_scale + moved / (1000 * bw);
 }
 

@@ -49,7 +49,7 @@ int model_coll_rooted(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction. */
-#define MODEL_VERSION "topotune-model/4"
+#define MODEL_VERSION "topotune-model/5"
 
 enum model_algo {
     MODEL_ALGO_TREE,
@@ -88,14 +88,20 @@ enum model_fault {
  *              transfers (alltoall, sendrecv) reach inside a node; NCCL has no such model (its
  *              send/recv are not tuned), 1 is the link rate; only alltoall and sendrecv over
  *              NVLink read it
+ *  nvls_fill_bytes  NVLS's and NVLSTree's fill in place of fill_bytes, for 8 GPUs on 16
+ *              channels at NCCL's 128 KiB chunk: they run an operation per channel and rank of the
+ *              NVLink domain at once, in chunks NCCL shrinks to 64, 32 and 16 KiB as the bytes
+ *              per operation fall, so their fill grows with the domain's ranks and shrinks with
+ *              the chunk (0 is NCCL's model)
  */
 struct model_params {
-    double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, p2p_scale;
+    double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, p2p_scale,
+        nvls_fill_bytes;
 };
 extern const struct model_params model_params_default;
 
 struct model;
-#define MODEL_NPARAMS 7
+#define MODEL_NPARAMS 8
 extern const char *const model_param_names[MODEL_NPARAMS]; /* as a calibration file names them */
 /* Parameter k (0 .. MODEL_NPARAMS - 1, in model_param_names' order) of p. */
 double *model_param(struct model_params *p, int k);

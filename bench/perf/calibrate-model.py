@@ -3,10 +3,10 @@
 
 For every usable row of bench/perf/calibration/published.json (the systems and assumptions of
 model-error.py) it fits the parameters of a calibration file (topotune/calibration/1:
-nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us; docs/model.md) by
-coordinate descent over a grid of each, running `topotune predict --calibration` once per
+nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, nvls_fill_bytes;
+docs/model.md) by coordinate descent over a grid of each, running `topotune predict --calibration` once per
 system, node count, configuration and parameter point (all sizes in one call), then reports:
-  - NCCL's own model (1, 0, 1, 1, 1, 0) and the fit on the whole table: median and max |error|;
+  - NCCL's own model (1, 0, 1, 1, 1, 0, 0) and the fit on the whole table: median and max |error|;
   - leave-one-source-out, the headline: each source's rows (one issue thread, one repository's
     documents: rows of one source share their measurement conditions) predicted with the
     parameters fitted on the other sources; the median and max |error| of those predictions;
@@ -46,9 +46,10 @@ GRID = {
     "lat_scale": [0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0],
     "net_lat_scale": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0],
     "efa_lat_us": [0, 5, 10, 20, 30, 40, 60, 80, 100],
+    "nvls_fill_bytes": [0, 8 << 20, 16 << 20, 32 << 20, 48 << 20, 64 << 20, 96 << 20, 128 << 20],
 }
-NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0)
-DEFAULTS = (0.8, 8 << 20, 0.9, 2.0, 1.5, 80)  # model/params.c's model_params_default
+NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0, 0)
+DEFAULTS = (0.8, 0, 0.9, 2.0, 1.5, 60, 64 << 20)  # model/params.c's model_params_default
 WORST = 10  # rows listed by their error
 # The fit's cost: the mean |error| plus, for rows off by more than BOUND %, this weight times
 # their excess, so that no system is given up for a better median.

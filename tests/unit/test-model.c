@@ -56,9 +56,9 @@ static void flat_parameter_kept_when_its_default_fits_worse(void **state)
     struct model_fit f;
     assert_int_equal(model_fit(&m, pts, n, &f), 0);
     assert_int_equal(f.kind[0], MODEL_FIT_BOUNDED);
-    assert_true(f.params.nvls_scale >= 0.4 && f.params.nvls_scale <= 0.55);
+    assert_true(f.params.nvls_scale >= 0.4 && f.params.nvls_scale <= 0.7);
     assert_true(f.lo[0] <= f.params.nvls_scale && f.params.nvls_scale <= f.hi[0] && f.hi[0] < 0.8);
-    assert_true(f.error < 0.5 && f.default_error > 20);
+    assert_true(f.error < 0.5 && f.default_error > 10);
     /* One node: the network's parameters go back to their defaults, and that costs nothing. */
     assert_int_equal(f.kind[2], MODEL_FIT_DEFAULT);
     assert_int_equal(f.kind[4], MODEL_FIT_DEFAULT);
@@ -86,8 +86,9 @@ static void defaults_fit_themselves(void **state)
     topo_release(&t);
 }
 
-/* Points made with a known latency (3x NCCL's; the default is 2x) and pipeline fill (4 MiB; the
- * default is 8) over 1 KiB .. 1 GiB: the fit finds both, each determined, and may be written. */
+/* Points made with a known latency (3x NCCL's; the default is 2x) and NVLS pipeline fill (20 MiB,
+ * not the default) over 1 KiB .. 1 GiB on an HGX H100 (NVLS from the middle sizes up): the fit
+ * finds both, each determined, and may be written. */
 static void fit_recovers_latency_and_fill(void **state)
 {
     (void)state;
@@ -95,17 +96,19 @@ static void fit_recovers_latency_and_fill(void **state)
     struct topo t;
     struct model_point pts[64];
     struct model_params known = model_params_default;
-    known.lat_scale = 3.0, known.fill_bytes = 4 << 20;
+    known.lat_scale = 3.0, known.nvls_fill_bytes = 20 << 20;
     assert_true(known.lat_scale != model_params_default.lat_scale &&
-                known.fill_bytes != model_params_default.fill_bytes);
+                known.nvls_fill_bytes != model_params_default.nvls_fill_bytes);
     int n = points_of(&m, &t, &known, 1u << 10, 1u << 30, pts);
     struct model_fit f;
     assert_int_equal(model_fit(&m, pts, n, &f), 0);
     assert_true(fabs(f.params.lat_scale - 3.0) <= 0.05);
-    assert_true(fabs(f.params.fill_bytes - (4 << 20)) <= 1 << 18);
+    /* NVLS's fill and its efficiency trade off a little up to 1 GiB: within 3 MiB and 0.02 */
+    assert_true(fabs(f.params.nvls_fill_bytes - (20 << 20)) <= 3 << 20);
+    assert_true(fabs(f.params.nvls_scale - known.nvls_scale) <= 0.02);
     assert_int_equal(f.kind[3], MODEL_FIT_DETERMINED);
-    assert_int_equal(f.kind[1], MODEL_FIT_DETERMINED);
-    assert_true(f.error < 0.05 && f.default_error > 1);
+    assert_int_equal(f.kind[7], MODEL_FIT_DETERMINED);
+    assert_true(f.error < 0.5 && f.default_error > 1);
     assert_int_equal(f.points, n);
     assert_int_equal(f.sizes, 21);
     assert_int_equal(model_fit_check(&f, (char[256]){0}, 256), 0);
