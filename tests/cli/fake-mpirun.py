@@ -9,7 +9,8 @@ Installed as `mpirun` on PATH. It takes the command line topotune builds (-np, -
                              the hosts otherwise than --host named them; given: as named).
   topotune-bench --split S   writes the benchmark's events to --json=PATH: a size event per group,
                              FAKE_BW GB/s (default 10), half that when the group holds the node
-                             FAKE_SLOW, then an end event.
+                             FAKE_SLOW (FAKE_WHOLE_BW, when set, for one group of more than two
+                             nodes: the whole class at once), then an end event.
                              Refuses (exit 6, as topotune-bench does) a split naming a node that
                              is not among the launch's hosts, matched by the nodes' own names.
 Environment:
@@ -90,6 +91,8 @@ def bench(args, launched):
         f.write(json.dumps({"event": "groups", "groups": groups}) + "\n")
         for k, g in enumerate(groups):
             bw = healthy / 2 if slow in g else healthy
+            if len(groups) == 1 and len(g) > 2 and os.environ.get("FAKE_WHOLE_BW"):
+                bw = float(os.environ["FAKE_WHOLE_BW"])
             f.write(json.dumps({"event": "size", "group": k, "busbw": bw}) + "\n")
         f.write(json.dumps({"event": "end", "outcome": "ok"}) + "\n")
     return 0
