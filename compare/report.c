@@ -589,28 +589,25 @@ static void inline_svg(struct util_buf *out, const char *svg, int plot)
 }
 
 /* A workload's plots: per collective of the first input's evidence, in its order, the times per
- * call of every input (ids numbered after the size ranges' and the scaling plot's). */
+ * call of every input (ids numbered after the size ranges' and the scaling plot's). A profile is
+ * untrusted: only the collectives the model knows are drawn, each once. */
 static void collective_plots(const struct compare_input *in, int n, struct util_buf *b)
 {
     const json_t *ev = n ? json_object_get(in[0].profile, "evidence") : NULL;
-    int plot = (int)(sizeof(ranges) / sizeof(ranges[0])) + 1;
-    size_t k, j;
+    int plot = (int)(sizeof(ranges) / sizeof(ranges[0])) + 1, drawn[MODEL_NCOLLS] = {0};
+    size_t k;
     json_t *e;
     json_array_foreach(ev, k, e) {
         const char *c = json_string_value(json_object_get(e, "collective")), *why = NULL;
-        int seen = 0;
-        for (j = 0; j < k && c; j++)
-            seen |= json_equal(json_object_get(json_array_get(ev, j), "collective"),
-                               json_object_get(e, "collective"));
-        if (!c || seen)
+        int coll = c ? model_coll_parse(c) : -1;
+        if (coll < 0 || drawn[coll]++)
             continue;
+        c = model_coll_name(coll);
         char t[128];
         snprintf(t, sizeof(t), "%s in the workload: time per call (us, log scale)", c);
         char *svg = compare_plot_collective_svg(in, n, c, t, &why);
         if (!svg) {
-            util_buf_adds(b, "<p class=\"note\">Plot of ");
-            compare_escape(b, t, COMPARE_HTML);
-            util_buf_addf(b, " skipped: %s.</p>\n", why);
+            util_buf_addf(b, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", t, why);
             continue;
         }
         util_buf_adds(b, "<div class=\"plot\">\n");

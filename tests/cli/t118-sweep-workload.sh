@@ -194,6 +194,19 @@ for c, (svg,) in by.items():
 ids = re.findall(r"id='([^']*)'", page)
 assert len(ids) == len(set(ids)), "element ids repeat across plots"
 PY
+# A profile is untrusted: evidence naming 40 collectives that do not exist draws no plot for them
+# (each was a gnuplot run), and the two real ones are drawn once each.
+cp -r p-fsdp p-bogus
+python3 - p-bogus/*/v1/profile.json <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["evidence"] += [dict(p["evidence"][0], collective="bogus%d" % i) for i in range(40)]
+p["evidence"] += [dict(p["evidence"][0])]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "compare: a profile with made-up collectives" -- "$TOPOTUNE" compare --html bogus.html \
+    p-bogus/*/v1
+check "two plots, one per real collective" test "$(grep -c '<svg' bogus.html)" = 2
 # An all_reduce-only NCCL_ALGO leaves the workload's all_gather its own algorithms, as NCCL and
 # the sim do: every predicted run of the mix is ok.
 cat >nvls.json <<'JSON'
