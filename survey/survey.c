@@ -513,8 +513,11 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
     } else if (model > 0 && lv->values && !s->probe.predicted &&
                lv->level < model * model_band_at(s->size).low) {
         /* measured against a prediction: the model's own error is the margin, so the yardstick
-         * is the band's low edge, and a node is slow below it */
-        lv->level = lv->bound = lv->cut = model * model_band_at(s->size).low;
+         * is the band's low edge; the noise margins below it scale with it */
+        double r = model * model_band_at(s->size).low / lv->level;
+        lv->level *= r;
+        lv->bound *= r;
+        lv->cut *= r;
         lv->too_spread = 0;
     }
     json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(lv->level));

@@ -24,6 +24,9 @@ Environment:
               the count (fake-2gpu)
   FAKE_TOPOLOGY  a topology JSON file (topotune topo --json) every host's map reports instead,
               its class and GPUs with it
+  FAKE_PAIR_BW  busbw of a group of two nodes, instead of FAKE_BW
+  FAKE_JITTER   a pair's busbw times 1 + FAKE_JITTER x k, k in -1 .. 1 by thirds from its names:
+              the same pair always gets the same value
 """
 import json
 import os
@@ -90,7 +93,12 @@ def bench(args, launched):
     with open(out, "w") as f:
         f.write(json.dumps({"event": "groups", "groups": groups}) + "\n")
         for k, g in enumerate(groups):
-            bw = healthy / 2 if slow in g else healthy
+            bw = healthy
+            if len(g) == 2 and os.environ.get("FAKE_PAIR_BW"):
+                bw = float(os.environ["FAKE_PAIR_BW"])
+                j = (sum(map(ord, "".join(sorted(g)))) % 7 - 3) / 3
+                bw *= 1 + float(os.environ.get("FAKE_JITTER", "0")) * j
+            bw = bw / 2 if slow in g else bw
             if len(groups) == 1 and len(g) > 2 and os.environ.get("FAKE_WHOLE_BW"):
                 bw = float(os.environ["FAKE_WHOLE_BW"])
             f.write(json.dumps({"event": "size", "group": k, "busbw": bw}) + "\n")

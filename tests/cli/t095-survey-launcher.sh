@@ -138,6 +138,17 @@ print((c["alone_expected_low"] + c["alone_expected"]) / 2)' below/survey.json)
 expect_exit 0 "nccl: the class inside its band" -- env FAKE_TOPOLOGY=h100.json \
     FAKE_BW="$low" "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4 --iters 2 --out inband
 check "nothing named inside the band ($(verdicts inband))" test -z "$(verdicts inband)"
+# Every pair below the two-node band, each a little off the others (up to 3%): the class is named
+# in pairs, and no pair is a path: the noise margin still applies below the band's edge.
+pair=$(python3 -c 'import json, sys
+c, = json.load(open(sys.argv[1]))["classes"].values()
+print(c["pair_expected"] * 0.6)' at/survey.json)
+expect_exit 1 "nccl: every pair below its band" -- env FAKE_TOPOLOGY=h100.json FAKE_BW="$expected" \
+    FAKE_PAIR_BW="$pair" FAKE_JITTER=0.03 "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4,h5,h6 \
+    --iters 2 --pairs all --out pairsbelow
+check "only the class in pairs ($(verdicts pairsbelow))" test "$(verdicts pairsbelow)" = \
+    "h1 h2 h3 h4 h5 h6 class-below-expected"
+
 # The mpi backend's CPU ranks are not what the model predicts: no expectation.
 expect_exit 0 "mpi: no expectation" -- env FAKE_TOPOLOGY=h100.json FAKE_BW=1 "$TOPOTUNE" survey \
     --backend mpi --hosts h1,h2,h3,h4 --iters 2 --out mpi
