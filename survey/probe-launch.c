@@ -68,6 +68,11 @@ static void keep_class_map(struct launch_ctx *c, const char *id, const json_t *t
     k->ok = text && topo_load_buffer(&k->t, name, text, strlen(text)) == 0;
     if (!k->ok)
         util_warning("class %s: no model prediction from %s (see above)", id, name);
+    else if (!k->t.class_id || strcmp(k->t.class_id, id)) { /* a map that is not its class's */
+        util_warning("class %s: no model prediction: %s describes class %s", id, name,
+                     k->t.class_id ? k->t.class_id : "(none)");
+        k->ok = 0;
+    }
     free(text);
 }
 

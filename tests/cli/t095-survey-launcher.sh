@@ -149,6 +149,17 @@ expect_exit 1 "nccl: every pair below its band" -- env FAKE_TOPOLOGY=h100.json F
 check "only the class in pairs ($(verdicts pairsbelow))" test "$(verdicts pairsbelow)" = \
     "h1 h2 h3 h4 h5 h6 class-below-expected"
 
+# A map is untrusted: one whose class id is not its hardware's sets no expectation for the class.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["class"]["id"] = "a100-liar-00000000"
+json.dump(d, open("liar.json", "w"))' h100.json
+expect_exit 0 "nccl: a map that lies about its class" -- env FAKE_TOPOLOGY=liar.json FAKE_BW=1 \
+    "$TOPOTUNE" survey --backend nccl --hosts h1,h2 --iters 2 --out liar
+expect_stderr_has "no model prediction: the map of h1 describes class h100-80gb" "the lie said"
+check "no expectation for the class" python3 -c 'import json, sys
+c, = json.load(open(sys.argv[1]))["classes"].values()
+assert "alone_expected" not in c, c' liar/survey.json
+
 # The mpi backend's CPU ranks are not what the model predicts: no expectation.
 expect_exit 0 "mpi: no expectation" -- env FAKE_TOPOLOGY=h100.json FAKE_BW=1 "$TOPOTUNE" survey \
     --backend mpi --hosts h1,h2,h3,h4 --iters 2 --out mpi
