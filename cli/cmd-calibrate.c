@@ -225,7 +225,7 @@ static void print_params(const struct model_fit *f)
 {
     struct model_params p = f->params;
     for (int k = 0; k < MODEL_NPARAMS; k++) {
-        printf("  %-13s %12.4g", model_param_names[k], *model_param(&p, k));
+        printf("  %-15s %12.4g", model_param_names[k], *model_param(&p, k));
         if (f->kind[k] == MODEL_FIT_DEFAULT)
             printf("  (not determined by these runs: the default)");
         else if (f->kind[k] == MODEL_FIT_BOUNDED)

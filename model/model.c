@@ -690,10 +690,12 @@ static double latency(const struct model *m, int a, int p, size_t bytes)
 
 /*
  * Simple's pipeline fill of (a, q) at bytes: fill_bytes, but NVLS and NVLSTree run one operation
- * per channel and NVLS head (a rank of the NVLink domain) at once, and NCCL sizes their chunks by
- * the bytes each gets (enqueue.cc: 128 KiB, then 64, 32 and 16 KiB below 64, 8 and 2 chunks per
- * operation). Their fill is a few chunks per operation: nvls_fill_bytes at 8 GPUs on 16 channels
- * and 128 KiB chunks, in proportion to the operations and the chunk.
+ * per channel and NVLS head at once (heads: the domain's ranks, at most 32, NCCL's
+ * NCCL_MAX_NVLS_ARITY), and NCCL sizes their chunks by the bytes the operations get (enqueue.cc):
+ * NVLS from 128 KiB down to 64, 32 and 16 KiB below 64, 8 and 2 chunks per operation; NVLSTree
+ * from 128 KiB (64 KiB from 4 nodes) down to 64 and 32 KiB below 4 and 1. Their fill is a few
+ * chunks per operation: nvls_fill_bytes at 8 GPUs on 16 channels and 128 KiB chunks, in
+ * proportion to the operations and the chunk.
  */
 static double fill_of(const struct model *m, int a, int q, size_t bytes)
 {
@@ -702,13 +704,22 @@ static double fill_of(const struct model *m, int a, int q, size_t bytes)
     if (a != MODEL_ALGO_NVLS && a != MODEL_ALGO_NVLSTREE)
         return m->params.fill_bytes;
     double cn = arch_of(m->sm) == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
-    double ops = cn * m->ppn, chunk = 128 << 10, b = (double)bytes;
-    if (b < 64 * ops * chunk)
-        chunk = 64 << 10;
-    if (b < 8 * ops * chunk)
-        chunk = 32 << 10;
-    if (b < 2 * ops * chunk)
-        chunk = 16 << 10;
+    double ops = cn * (m->ppn < 32 ? m->ppn : 32), chunk = 128 << 10, b = (double)bytes;
+    if (a == MODEL_ALGO_NVLS) {
+        if (b < 64 * ops * chunk)
+            chunk = 64 << 10;
+        if (b < 8 * ops * chunk)
+            chunk = 32 << 10;
+        if (b < 2 * ops * chunk)
+            chunk = 16 << 10;
+    } else {
+        if (m->nodes >= 4)
+            chunk = 64 << 10;
+        if (b < 4 * ops * chunk && chunk > (64 << 10))
+            chunk = 64 << 10;
+        if (b < ops * chunk)
+            chunk = 32 << 10;
+    }
     return m->params.nvls_fill_bytes * ops / (16 * 8) * chunk / (128 << 10);
 }
 

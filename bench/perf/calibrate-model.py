@@ -27,6 +27,7 @@ usage: calibrate-model.py [--bin TOPOTUNE] [--json FILE] [--markdown]
 import argparse
 import importlib.util
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -122,9 +123,11 @@ def band(held):
     for name, keep in (("small", lambda b: b <= SMALL), ("large", lambda b: b > SMALL)):
         e = [x / 100.0 for x, r in held if keep(r["size_bytes"])]
         if e:
-            # linear interpolation between order statistics: the cuts into 20 parts hold 5%, 95%
-            cuts = statistics.quantiles(e, n=20, method="inclusive") if len(e) > 1 else e * 19
-            lo, hi = (cuts[round(q * 20) - 1] for q in BAND_QUANTILES)
+            # the order statistics at or beyond each quantile (never between two rows), so the
+            # band holds at least its central 90% of these rows
+            e.sort()
+            lo = e[math.floor(BAND_QUANTILES[0] * (len(e) - 1))]
+            hi = e[math.ceil(BAND_QUANTILES[1] * (len(e) - 1))]
             out[name] = {"low": 1 / (1 + hi), "high": 1 / (1 + lo), "rows": len(e)}
     return out
 
