@@ -69,67 +69,68 @@ static const char *const settable[] = {
     "TORCH_NCCL_HIGH_PRIORITY", "TORCH_NCCL_AVOID_RECORD_STREAMS"};
 
 /*
- * The release of NVIDIA/nccl whose sources first read each settable variable newer than 2.12 (the
- * commit that added its NCCL_PARAM or ncclGetEnv, found with git log -S in its history).
+ * Settable NCCL variables whose reading changed after 2.12: the release of NVIDIA/nccl whose
+ * sources first read each (the commit that added its NCCL_PARAM or ncclGetEnv, found with git log
+ * -S in its history), and for those NCCL stopped reading the first release without them (the
+ * commit that removed it, found the same way: the SHM copy-engine proxy went in 2.30.7); 0: none.
  */
 static const struct {
     const char *name;
-    int since;
-} nccl_since[] = {
-    {"NCCL_P2P_DIRECT_DISABLE", 21212},
-    {"NCCL_GRAPH_MIXING_SUPPORT", 21304},
-    {"NCCL_P2P_USE_CUDA_MEMCPY", 21304},
-    {"NCCL_SHM_USE_CUDA_MEMCPY", 21304},
-    {"NCCL_SHM_MEMCPY_MODE", 21304},
-    {"NCCL_P2P_NET_CHUNKSIZE", 21403},
-    {"NCCL_NET_DISABLE_INTRA", 21403},
-    {"NCCL_CGA_CLUSTER_SIZE", 21501},
-    {"NCCL_P2P_NVL_CHUNKSIZE", 21602},
-    {"NCCL_P2P_PCI_CHUNKSIZE", 21602},
-    {"NCCL_IB_ADAPTIVE_ROUTING", 21602},
-    {"NCCL_MIN_CTAS", 21701},
-    {"NCCL_MAX_CTAS", 21701},
-    {"NCCL_NVLS_NCHANNELS", 21701},
-    {"NCCL_NVLS_ENABLE", 21701},
-    {"NCCL_CUMEM_ENABLE", 21801},
-    {"NCCL_IB_SPLIT_DATA_ON_QPS", 21801},
-    {"NCCL_NVLSTREE_MAX_CHUNKSIZE", 22003},
-    {"NCCL_IB_MERGE_NICS", 22003},
-    {"NCCL_NVLS_CHUNKSIZE", 22105},
-    {"NCCL_IB_ROCE_VERSION_NUM", 22105},
-    {"NCCL_IB_ADDR_FAMILY", 22105},
-    {"NCCL_IB_ADDR_RANGE", 22105},
-    {"NCCL_RUNTIME_CONNECT", 22203},
-    {"NCCL_PAT_ENABLE", 22304},
-    {"NCCL_NET_GDR_C2C", 22602},
-    {"NCCL_CTA_POLICY", 22703},
-    {"NCCL_P2P_PER_CHANNEL_NET_BW", 22902},
+    int since, gone;
+} nccl_versions[] = {
+    {"NCCL_P2P_DIRECT_DISABLE", 21212, 0},
+    {"NCCL_GRAPH_MIXING_SUPPORT", 21304, 0},
+    {"NCCL_P2P_USE_CUDA_MEMCPY", 21304, 0},
+    {"NCCL_SHM_USE_CUDA_MEMCPY", 21304, 23007},
+    {"NCCL_SHM_MEMCPY_MODE", 21304, 23007},
+    {"NCCL_P2P_NET_CHUNKSIZE", 21403, 0},
+    {"NCCL_NET_DISABLE_INTRA", 21403, 0},
+    {"NCCL_CGA_CLUSTER_SIZE", 21501, 0},
+    {"NCCL_P2P_NVL_CHUNKSIZE", 21602, 0},
+    {"NCCL_P2P_PCI_CHUNKSIZE", 21602, 0},
+    {"NCCL_IB_ADAPTIVE_ROUTING", 21602, 0},
+    {"NCCL_MIN_CTAS", 21701, 0},
+    {"NCCL_MAX_CTAS", 21701, 0},
+    {"NCCL_NVLS_NCHANNELS", 21701, 0},
+    {"NCCL_NVLS_ENABLE", 21701, 0},
+    {"NCCL_CUMEM_ENABLE", 21801, 0},
+    {"NCCL_IB_SPLIT_DATA_ON_QPS", 21801, 0},
+    {"NCCL_NVLSTREE_MAX_CHUNKSIZE", 22003, 0},
+    {"NCCL_IB_MERGE_NICS", 22003, 0},
+    {"NCCL_NVLS_CHUNKSIZE", 22105, 0},
+    {"NCCL_IB_ROCE_VERSION_NUM", 22105, 0},
+    {"NCCL_IB_ADDR_FAMILY", 22105, 0},
+    {"NCCL_IB_ADDR_RANGE", 22105, 0},
+    {"NCCL_RUNTIME_CONNECT", 22203, 0},
+    {"NCCL_PAT_ENABLE", 22304, 0},
+    {"NCCL_NET_GDR_C2C", 22602, 0},
+    {"NCCL_CTA_POLICY", 22703, 0},
+    {"NCCL_P2P_PER_CHANNEL_NET_BW", 22902, 0},
 };
+
+/* The variable's releases in nccl_versions (0, 0 when it has none). */
+static void nccl_entry(const char *name, int *since, int *gone)
+{
+    *since = *gone = 0;
+    for (size_t i = 0; name && i < sizeof(nccl_versions) / sizeof(nccl_versions[0]); i++)
+        if (!strcmp(name, nccl_versions[i].name)) {
+            *since = nccl_versions[i].since;
+            *gone = nccl_versions[i].gone;
+        }
+}
 
 int util_env_nccl_since(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof(nccl_since) / sizeof(nccl_since[0]); i++)
-        if (!strcmp(name, nccl_since[i].name))
-            return nccl_since[i].since;
-    return 0;
+    int since, gone;
+    nccl_entry(name, &since, &gone);
+    return since;
 }
-
-/* Settable variables NCCL stopped reading, and the first release without them (the commit that
- * removed its NCCL_PARAM, found the same way): the SHM copy-engine proxy went in 2.30.7. */
-static const struct {
-    const char *name;
-    int gone;
-} nccl_gone[] = {
-    {"NCCL_SHM_USE_CUDA_MEMCPY", 23007},
-    {"NCCL_SHM_MEMCPY_MODE", 23007},
-};
 
 int util_env_nccl_gone(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof(nccl_gone) / sizeof(nccl_gone[0]); i++)
-        if (!strcmp(name, nccl_gone[i].name))
-            return nccl_gone[i].gone;
-    return 0;
+    int since, gone;
+    nccl_entry(name, &since, &gone);
+    return gone;
 }
 
 int util_env_nccl_version(const char *text)
