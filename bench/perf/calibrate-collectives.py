@@ -84,6 +84,7 @@ SYSTEMS = {
                                   "sockets; one node, NICs unused"),
     "vp-h100-all_gather-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-reduce-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
+    "vp-h100-broadcast-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "azure-ndmv4-all_gather-1n8g": (A100_NDMV4, ""),
     "azure-ndmv4-alltoall-1n8g": (A100_NDMV4, ""),
     "azure-ndmv4-all_gather-2n1g": (S("A100-SXM4-80GB", [("CX6-200G-IB", 1)], "amd", count=1),
