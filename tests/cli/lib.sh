@@ -6,6 +6,7 @@ set -u
 : "${TOPOTUNE_BIN:?set by ctest: the directory holding topotune}"
 : "${TOPOTUNE_FIXTURES:?set by ctest: tests/fixtures}"
 export TOPOTUNE="$TOPOTUNE_BIN/topotune"
+TOPOTUNE_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # this folder
 TEST_TMP=$(mktemp -d)
 trap 'rm -rf "$TEST_TMP"' EXIT
 # Debian's python3 (tools/install-deps.sh gives it jsonschema and yaml) ahead of a version
@@ -65,6 +66,21 @@ export TOPOTUNE_BENCH="$TOPOTUNE_BIN/topotune-bench"
 # The variables fake-bench.sh reads are no NCCL tuning variables: the operator's additions to the
 # allow-list of names a space may set (util/env.c) let the tests sweep them.
 export TOPOTUNE_ALLOW_VARS=NCCL_FAKE_MODE,NCCL_FAKE_A,NCCL_FAKE_B,NCCL_FAKE_C,NCCL_FAKE_N,NCCL_FAKE_S,NCCL_FAKE_VALUE
+
+# fake_bench FILE MODE [LINE]: an executable FILE that stands in for topotune-bench: it runs the
+# shell LINE, when one is given, then fake-bench.sh in MODE; MODE 'space' takes it from the
+# NCCL_FAKE_MODE a space sets (ok without one).
+fake_bench() {
+    local mode=$2
+    # shellcheck disable=SC2016 # expanded by the wrapper, not here
+    [ "$mode" != space ] || mode='${NCCL_FAKE_MODE:-ok}'
+    {
+        printf '#!/usr/bin/env bash\n'
+        [ -z "${3:-}" ] || printf '%s\n' "$3"
+        printf 'FAKE_MODE=%s exec "%s/fake-bench.sh" "$@"\n' "$mode" "$TOPOTUNE_TESTS"
+    } >"$1"
+    chmod +x "$1"
+}
 
 # mpirun_np N [NAME=VALUE...] PROGRAM ARGS...: Open MPI with what this machine needs
 # (root, 2 cores); leading assignments reach every rank through -x.

@@ -3,11 +3,7 @@
 # hang, real mpirun) and a count of what is left of it.
 # shellcheck shell=bash disable=SC2034
 fake=$TEST_TMP/fake-bench
-cat >"$fake" <<SH
-#!/usr/bin/env bash
-FAKE_MODE=\${NCCL_FAKE_MODE:-ok} exec "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/fake-bench.sh" "\$@"
-SH
-chmod +x "$fake"
+fake_bench "$fake" space
 export TOPOTUNE_BENCH_PROGRAM=$fake FAKE_PIDS=$TEST_TMP/pids
 cat >"$TEST_TMP/hang.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},

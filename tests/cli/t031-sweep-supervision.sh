@@ -8,12 +8,9 @@
 # NCCL_FAKE_MODE, which this wrapper hands to fake-bench.sh; FAKE_PIDS is inherited. In mode
 # nccl-log it also keeps the NCCL_DEBUG* environment it was given in $FAKE_PIDS.env.
 fake=$TEST_TMP/fake-bench
-cat >"$fake" <<SH
-#!/usr/bin/env bash
-[ "\${NCCL_FAKE_MODE:-}" = nccl-log ] && env | grep '^NCCL_DEBUG' | sort >"\$FAKE_PIDS.env"
-FAKE_MODE=\${NCCL_FAKE_MODE:-ok} exec "$(cd "$(dirname "$0")" && pwd)/fake-bench.sh" "\$@"
-SH
-chmod +x "$fake"
+# shellcheck disable=SC2016 # the wrapper's line, expanded when it runs
+fake_bench "$fake" space \
+    '[ "${NCCL_FAKE_MODE:-}" = nccl-log ] && env | grep "^NCCL_DEBUG" | sort >"$FAKE_PIDS.env"'
 export FAKE_PIDS=$TEST_TMP/pids
 pids=$FAKE_PIDS
 : >"$pids"

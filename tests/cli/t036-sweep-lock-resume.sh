@@ -5,11 +5,7 @@
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fake=$TEST_TMP/fake-bench
-cat >"$fake" <<SH
-#!/usr/bin/env bash
-FAKE_MODE=\${NCCL_FAKE_MODE:-ok} exec "$(cd "$(dirname "$0")" && pwd)/fake-bench.sh" "\$@"
-SH
-chmod +x "$fake"
+fake_bench "$fake" space
 export TOPOTUNE_BENCH_PROGRAM=$fake FAKE_PIDS=$TEST_TMP/pids
 cat >"$TEST_TMP/space.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},

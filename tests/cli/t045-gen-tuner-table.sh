@@ -137,12 +137,7 @@ fi
 export FAKE_PIDS=$TEST_TMP/fake
 : >"$FAKE_PIDS.env"
 for mode in verify unloaded; do
-    cat >"$TEST_TMP/bench-$mode" <<SH
-#!/usr/bin/env bash
-[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE
-FAKE_MODE=verify exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
-SH
-    chmod +x "$TEST_TMP/bench-$mode"
+    fake_bench "$TEST_TMP/bench-$mode" verify "[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE"
 done
 measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify "$p2" --backend nccl \
     --launcher direct --np 1 --repeat 2 -b 8 -e 512 "${@:2}"; }

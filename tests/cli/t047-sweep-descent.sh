@@ -9,11 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
 fake=$TEST_TMP/fake-bench
-cat >"$fake" <<SH
-#!/usr/bin/env bash
-FAKE_MODE=landscape exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
-SH
-chmod +x "$fake"
+fake_bench "$fake" landscape
 cat >space.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
  "objective": {"min": "8", "max": "8"},

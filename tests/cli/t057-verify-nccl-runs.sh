@@ -23,12 +23,7 @@ printf '%s\n' "# topotune tuner table 1" "collective,min_bytes,max_bytes,nodes,r
     "allreduce,0,inf,1,1,tree,ll,0" >"$p/tuner-table.txt"
 export FAKE_PIDS=$TEST_TMP/fake
 for mode in verify unloaded; do
-    cat >"$TEST_TMP/bench-$mode" <<SH
-#!/usr/bin/env bash
-[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE
-FAKE_MODE=verify exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
-SH
-    chmod +x "$TEST_TMP/bench-$mode"
+    fake_bench "$TEST_TMP/bench-$mode" verify "[ $mode = unloaded ] && unset TOPOTUNE_TUNER_TABLE"
 done
 measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify "$p" --backend nccl \
     --launcher direct --np 1 --repeat 1 -b 8 -e 8 "${@:2}"; }
@@ -60,8 +55,7 @@ expect_stderr_has "the table was not applied" "said why"
 
 # ... nor do its events: a run that writes none failed, whatever an earlier one left.
 cp -r "$TEST_TMP/v1" "$TEST_TMP/v3"
-printf '#!/usr/bin/env bash\nFAKE_MODE=no-json exec "%s/tests/cli/fake-bench.sh" "$@"\n' "$TOPOTUNE_SRC" >"$TEST_TMP/bench-nojson"
-chmod +x "$TEST_TMP/bench-nojson"
+fake_bench "$TEST_TMP/bench-nojson" no-json
 expect_exit 3 "a reused --out with an earlier run's events" -- measured nojson --out "$TEST_TMP/v3"
 expect_stderr_has "the reference run failed" "the run without events failed"
 

@@ -10,11 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
 fake=$TEST_TMP/fake-bench
-cat >"$fake" <<SH
-#!/usr/bin/env bash
-FAKE_MODE=collectives exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
-SH
-chmod +x "$fake"
+fake_bench "$fake" collectives
 cat >space.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "1M", "max": "16M", "factor": 2},
  "vars": {"NCCL_FAKE_A": [null, "1", "2"], "NCCL_PROTO": [null, "LL128"]}, "repeat": 2,
@@ -85,11 +81,7 @@ check "nothing was written for a refused workload" test ! -e bad
 # that takes 2 s (fake-bench.sh mode slow) within a 1 s per-stage timeout over the 28 sizes
 # from 8 B to 1 GiB has 8 s (1 x (1 + 28 / 4)); the space's one size would give it 1.25 s.
 slow=$TEST_TMP/slow-bench
-cat >"$slow" <<SH
-#!/usr/bin/env bash
-FAKE_MODE=slow exec "$TOPOTUNE_SRC/tests/cli/fake-bench.sh" "\$@"
-SH
-chmod +x "$slow"
+fake_bench "$slow" slow
 cat >one-size.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "1M", "max": "1M"},
  "vars": {"NCCL_FAKE_A": [null]}, "repeat": 1, "timeout_s": 1}
