@@ -695,7 +695,8 @@ static double latency(const struct model *m, int a, int p, size_t bytes)
  * NVLS from 128 KiB down to 64, 32 and 16 KiB below 64, 8 and 2 chunks per operation; NVLSTree
  * from 128 KiB (64 KiB from 4 nodes) down to 64 and 32 KiB below 4 and 1. Their fill is a few
  * chunks per operation: nvls_fill_bytes at 8 GPUs on 16 channels and 128 KiB chunks, in
- * proportion to the operations and the chunk.
+ * proportion to the operations and the chunk (for NVLS, the bytes an operation has when that is
+ * less than a chunk).
  */
 static double fill_of(const struct model *m, int a, int q, size_t bytes)
 {
@@ -720,6 +721,11 @@ static double fill_of(const struct model *m, int a, int q, size_t bytes)
         if (b < ops * chunk)
             chunk = 32 << 10;
     }
+    /* NVLS inside a domain: an operation with less than a chunk fills with what it has. Not
+     * NVLSTree: each of its operations also crosses the network, where a message costs the
+     * proxy about the same whatever it carries. */
+    if (a == MODEL_ALGO_NVLS && b / ops < chunk)
+        chunk = b / ops;
     return m->params.nvls_fill_bytes * ops / (16 * 8) * chunk / (128 << 10);
 }
 

@@ -66,6 +66,13 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 size = [e for e in ev if e["event"] == "size"][0]
 assert ev[0]["ranks"] == 144 and size["algo"] == "NVLSTREE", (ev[0], size)' "$TEST_TMP/out"
+expect_exit 0 "16 trays of a GB300 rack at 1 MiB" -- \
+    "$TOPOTUNE" predict --input "$specs/gb300-nvl72.json" --nodes 16 -b 1M -e 1M --json
+check "NVLS: an operation with less than a chunk fills with what it has (OCI measured 67 us)" \
+    python3 -c '
+import json, sys
+size = [e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "size"][0]
+assert size["algo"] == "NVLS" and size["time_us"] < 100, size' "$TEST_TMP/out"
 
 # Through topology JSON and back, the same predictions: the NVLink domain and the P2P table kept.
 for f in "$TEST_TMP/stock.json" "$specs/gb200-nvl72.json"; do
