@@ -123,9 +123,9 @@ static int parse(int argc, char **argv, struct predict_opts *o)
 }
 
 /* A row, with the busbw band a healthy system measures in (the model's measured error). */
-static void print_row(size_t bytes, size_t count, const struct model_prediction *p)
+static void print_row(int coll, size_t bytes, size_t count, const struct model_prediction *p)
 {
-    struct model_band b = model_band_at(bytes);
+    struct model_band b = model_band_for(coll, bytes);
     printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %.2f-%.2f\n", bytes, count,
            p->time_us, p->algbw, p->busbw, p->algo, p->proto, p->busbw * b.low, p->busbw * b.high);
 }
@@ -152,7 +152,7 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     printf("# PREDICTED %s (float%s) by the topotune model: no measurement; the band is where 90%% "
            "of healthy systems measure (docs/model.md, \"Bands\"%s)\n",
            o->collective, model_coll_reduces(coll) ? ", sum" : "",
-           coll == MODEL_ALL_REDUCE ? "" : ", cut from all_reduce's rows");
+           coll == MODEL_ALL_REDUCE ? "" : ", cut from the other collectives' rows");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
     printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
     for (int i = 0; i < o->env.n; i++)
@@ -181,7 +181,7 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
                    bytes);
             return 1; /* never an empty or cut prediction with exit 0 */
         }
-        print_row(bytes, count, &p);
+        print_row(coll, bytes, count, &p);
         wrong |= p.wrong;
         rows++;
     }

@@ -22,9 +22,10 @@
 
 /* v with two decimals (GB/s), or three significant digits (time, per unit of price), as people
  * write numbers (1,370, never 1.37e+03); a predicted number says so, with the band a healthy
- * system measures in at that size (model_band_at; a time's band the other way round). */
-static void number(struct util_buf *out, double v, int significant, int predicted, size_t bytes,
-                   int is_time)
+ * system measures in for collective coll at that size (model_band_for; a time's band the other
+ * way round). */
+static void number(struct util_buf *out, double v, int significant, int predicted, int coll,
+                   size_t bytes, int is_time)
 {
     if (!(v >= 0)) {
         util_buf_adds(out, "-");
@@ -35,7 +36,7 @@ static void number(struct util_buf *out, double v, int significant, int predicte
     put(out, v, digits);
     if (!predicted)
         return;
-    struct model_band band = model_band_at(bytes);
+    struct model_band band = model_band_for(coll, bytes);
     util_buf_adds(out, " (");
     put(out, is_time ? v / band.high : v * band.low, digits);
     util_buf_adds(out, "-");
@@ -49,7 +50,7 @@ static void size_cell(struct util_buf *out, const struct compare_input *in, cons
 {
     double bw = compare_busbw_at(sizes, size);
     number(out, size < SMALL_BYTES ? compare_time_us(in, bw, size) : bw, size < SMALL_BYTES,
-           compare_predicted(in), (size_t)size, size < SMALL_BYTES);
+           compare_predicted(in), MODEL_ALL_REDUCE, (size_t)size, size < SMALL_BYTES);
 }
 
 static void wrap(struct util_buf *out, const char *first, const char *indent, const char *s)
@@ -162,7 +163,7 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
         compare_table_set(&t, i + 1, 1, &b);
         double bw = best_at(&in[i], at);
         number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]),
-               at > 0 ? (size_t)at : SIZE_MAX, 0);
+               MODEL_ALL_REDUCE, at > 0 ? (size_t)at : SIZE_MAX, 0);
         compare_table_set(&t, i + 1, 2, &b);
     }
     util_buf_adds(out, "\n");
@@ -251,7 +252,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
             number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
-                   compare_predicted(&in[i]), at > 0 ? (size_t)at : SIZE_MAX, 0);
+                   compare_predicted(&in[i]), MODEL_ALL_REDUCE, at > 0 ? (size_t)at : SIZE_MAX, 0);
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
     }
@@ -420,7 +421,7 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
                 compare_table_set(&t, row, 1, &b);
             }
             number(&b, json_real_value(json_object_get(r, "busbw")), 0,
-                   json_is_true(json_object_get(r, "predicted")),
+                   json_is_true(json_object_get(r, "predicted")), MODEL_ALL_REDUCE,
                    (size_t)json_integer_value(json_object_get(r, "size")), 0);
             compare_table_set(&t, row, col, &b);
         }
@@ -435,6 +436,20 @@ static double workload_objective(const struct compare_input *in, const char *whi
     if (!json_object_get(p, "workload") || !json_is_object(w))
         return -1;
     return json_number_value(json_object_get(w, "objective"));
+}
+
+/* The collective whose band a workload's mix takes: all_reduce's when it has no other, else the
+ * other collectives' (any other value of model_band_for). */
+static int mix_collective(const struct compare_input *in)
+{
+    size_t k;
+    json_t *e;
+    json_array_foreach(json_object_get(in->profile, "evidence"), k, e) {
+        const char *c = json_string_value(json_object_get(e, "collective"));
+        if (!c || model_coll_parse(c) != MODEL_ALL_REDUCE)
+            return MODEL_ALL_GATHER;
+    }
+    return MODEL_ALL_REDUCE;
 }
 
 /* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
@@ -462,15 +477,15 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
         compare_table_set(&t, 4 + (int)k, 0, &b);
     }
     for (int i = 0; i < n; i++) {
-        int pred = compare_predicted(&in[i]);
+        int pred = compare_predicted(&in[i]), mix = mix_collective(&in[i]);
         compare_table_sets(&t, 0, i + 1, in[i].label);
         double chosen = workload_objective(&in[i], "winner");
         chosen = chosen >= 0 ? chosen : workload_objective(&in[i], "baseline");
-        number(&b, chosen, 0, pred, SIZE_MAX, 0);
+        number(&b, chosen, 0, pred, mix, SIZE_MAX, 0);
         compare_table_set(&t, 1, i + 1, &b);
-        number(&b, workload_objective(&in[i], "baseline"), 0, pred, SIZE_MAX, 0);
+        number(&b, workload_objective(&in[i], "baseline"), 0, pred, mix, SIZE_MAX, 0);
         compare_table_set(&t, 2, i + 1, &b);
-        number(&b, in[i].price > 0 && chosen >= 0 ? chosen / in[i].price * 1000 : -1, 1, pred,
+        number(&b, in[i].price > 0 && chosen >= 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
                SIZE_MAX, 0);
         compare_table_set(&t, 3, i + 1, &b);
         json_t *mine = json_object_get(in[i].profile, "evidence");
@@ -485,7 +500,9 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
                     us = json_is_number(json_object_get(x, "time_us"))
                              ? json_number_value(json_object_get(x, "time_us"))
                              : -1;
-            number(&b, us, 1, pred, (size_t)json_integer_value(json_object_get(e, "size")), 1);
+            number(&b, us, 1, pred,
+                   model_coll_parse(json_string_value(json_object_get(e, "collective"))),
+                   (size_t)json_integer_value(json_object_get(e, "size")), 1);
             compare_table_set(&t, 4 + (int)k, i + 1, &b);
         }
     }

@@ -30,10 +30,19 @@ const struct model_params model_params_default = {
 /* The leave-one-source-out band of bench/perf/calibrate-model.py at the defaults' calibration
  * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
 static const struct model_band band_small = {0.500, 2.864, 28}, band_large = {0.821, 1.290, 154};
+/* The same of bench/perf/calibrate-collectives.py over the other collectives' rows. */
+static const struct model_band coll_small = {0.347, 8.915, 29}, coll_large = {0.340, 1.179, 109};
 
 struct model_band model_band_at(size_t bytes)
 {
     return bytes <= MODEL_BAND_SMALL ? band_small : band_large;
+}
+
+struct model_band model_band_for(int coll, size_t bytes)
+{
+    if (coll == MODEL_ALL_REDUCE)
+        return model_band_at(bytes);
+    return bytes <= MODEL_BAND_SMALL ? coll_small : coll_large;
 }
 
 /* What a calibration file may set, in model_param_names' order: wide enough for any system,

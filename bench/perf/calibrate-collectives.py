@@ -31,6 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 spec_ = importlib.util.spec_from_file_location("model_error", os.path.join(HERE, "model-error.py"))
 me = importlib.util.module_from_spec(spec_)
 spec_.loader.exec_module(me)
+spec_ = importlib.util.spec_from_file_location("calibrate_model",
+                                               os.path.join(HERE, "calibrate-model.py"))
+cm = importlib.util.module_from_spec(spec_)
+spec_.loader.exec_module(cm)
 PUBLISHED = os.path.join(HERE, "calibration", "published-collectives.json")
 GRID = [round(0.60 + 0.02 * i, 2) for i in range(31)]  # p2p_scale 0.60 .. 1.20
 BOUND = 30.0
@@ -230,6 +234,15 @@ def main():
                     r["busbw_gbs"], e))
         for g, why in sorted(skipped.items()):
             print("  not used: %s (%s)" % (g, why))
+        # model/params.c's band for every collective but all_reduce: these rows pooled (each
+        # collective alone has too few for a 90% band), cut as calibrate-model.py cuts its own
+        bands = cm.band([(e, r) for (r, _), e in zip(used, loso)])
+        print("band of a prediction P of these collectives (the central %d%% of the "
+              "leave-one-source-out errors, pooled):"
+              % round(100 * (cm.BAND_QUANTILES[1] - cm.BAND_QUANTILES[0])))
+        for name, b in bands.items():
+            print("  %-5s (%s 4 MiB) P x %.3f to P x %.3f  (%d rows)"
+                  % (name, "<=" if name == "small" else ">", b["low"], b["high"], b["rows"]))
         if args.markdown:
             head = ("source", "hardware", "collective", "nodes", "size", "published",
                     "predicted", "held out by system")
@@ -240,7 +253,8 @@ def main():
                     r["system"], r["source"]["url"], r["system_class"], r["collective"],
                     r["nodes"], me.human(r["size_bytes"]), r["busbw_gbs"], out, h))
         if args.json:
-            json.dump({"p2p_scale": best, "by_collective": report, "losys_fits": sys_fits},
+            json.dump({"p2p_scale": best, "by_collective": report, "losys_fits": sys_fits,
+                       "band": bands},
                       open(args.json, "w", encoding="utf-8"), indent=1)
     return 0
 

@@ -70,6 +70,13 @@ static void test_band(void **state)
     }
     assert_true(fabs(expect_nccl_tests_min_bw(&e) - low / e.n / 0.9) < 1e-9);
     assert_true(model_band_at(MODEL_BAND_SMALL).high > model_band_at(MODEL_BAND_SMALL + 1).high);
+    /* all_reduce's band is model_band_at's; the other collectives' (and an unknown one's) is
+     * wider: the model knows them less well */
+    struct model_band ar = model_band_for(MODEL_ALL_REDUCE, 1 << 30),
+                      ag = model_band_for(MODEL_ALL_GATHER, 1 << 30);
+    assert_true(ar.low == model_band_at(1 << 30).low && ar.high == model_band_at(1 << 30).high);
+    assert_true(ag.low < ar.low && ag.rows > 0);
+    assert_true(model_band_for(-1, 1 << 20).high == model_band_for(MODEL_SENDRECV, 1 << 20).high);
     expect_release(&e);
 }
 
