@@ -129,11 +129,11 @@ start = json.loads(open(sys.argv[1]).readline())
 assert start["env"] == {"NCCL_PROTO": "Simple"}, start["env"]
 assert start.get("step_factor") == 2 and "step_bytes" not in start, start
 PY
-# Model v5: the calibrated defaults, and a calibration file with NCCL's own constants gives v1 on one
+# Model v6: the calibrated defaults, and a calibration file with NCCL's own constants gives v1 on one
 # node (the network's parameters and v3's two-node tree rule do not apply there).
 printf '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 1, "fill_bytes": 0, "net_scale": 1, "lat_scale": 1, "net_lat_scale": 1, "efa_lat_us": 0, "nvls_fill_bytes": 0}}\n' >"$TEST_TMP/nccl.json"
 expect_exit 0 "predict, calibrated defaults" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1G -e 1G --json
-check "H100 1 GiB: 439.8 GB/s, NVLS (model v5)" python3 -c 'import json, sys
+check "H100 1 GiB: 439.8 GB/s, NVLS (model v6)" python3 -c 'import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
 assert round(s["busbw"], 1) == 439.8 and s["algo"] == "NVLS", s' "$TEST_TMP/out"
 expect_exit 0 "predict --calibration with NCCL's constants" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" \

@@ -40,7 +40,8 @@ check "grandchildren were recorded" test -s "$pids"
 alive=0
 while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done <"$pids"
 check "no grandchild outlives the sweep ($alive alive)" test "$alive" -eq 0
-check "no fake bench left running" bash -c "! pgrep -f -- 'fake-bench[.]sh --backend' >/dev/null"
+# Only this sweep's benchmarks (their --json is under its folder): other tests run beside it.
+check "no fake bench left running" bash -c "! pgrep -f -- 'json=$TEST_TMP/[s]weep/' >/dev/null"
 
 # nccl backend: every run gets NCCL's debug variables; a variable NCCL did not report as
 # applied is flagged.

@@ -32,12 +32,13 @@ import json, sys
 fit, known = (json.load(open(f)) for f in sys.argv[1:])
 for k, v in known["params"].items():
     assert abs(fit["params"][k] - v) <= 0.05 * v, (k, fit["params"][k], v)
-# No EFA in these specs: its hop latency is a parameter they cannot determine; nor is NVLS's own
-# fill, which an operation with less than a chunk pays only for what it has: moving it a tenth
-# changes these runs by less than the fit's tolerance. Both keep their defaults (known.json's).
+# No EFA in these specs: its hop latency is a parameter they cannot determine. NVLS's own fill
+# (known.json's is the default) moves these runs little since an operation with less than a
+# chunk pays only for what it has: fitted or kept, it is the true value.
 assert fit["schema"] == "topotune/calibration/1", fit
-assert fit["fit"]["undetermined"] == ["efa_lat_us", "p2p_scale", "nvls_fill_bytes"], fit["fit"]
-assert fit["params"]["efa_lat_us"] == 60 and fit["params"]["nvls_fill_bytes"] == 64 << 20, fit
+und = [k for k in fit["fit"]["undetermined"] if k != "nvls_fill_bytes"]
+assert und == ["efa_lat_us", "p2p_scale"] and fit["params"]["efa_lat_us"] == 60, fit["fit"]
+assert abs(fit["params"]["nvls_fill_bytes"] - (64 << 20)) <= 0.05 * (64 << 20), fit
 PY
 expect_exit 0 "calibrate on sizes up to 64 MiB" -- "$TOPOTUNE" calibrate --runs hgx-h100 \
     --runs hgx-h100-2nodes --fit-max 64M --out fit64.json
@@ -53,8 +54,8 @@ check "the held-out error printed" grep -q "^held out (sizes above 67108864 B, n
 expect_exit 0 "calibrate one node" -- "$TOPOTUNE" calibrate --runs hgx-h100 --out one.json
 check "net_scale named as not determined" python3 -c 'import json, sys
 f = json.load(open(sys.argv[1]))
-assert f["fit"]["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us", "p2p_scale",
-                                   "nvls_fill_bytes"], f
+und = [k for k in f["fit"]["undetermined"] if k != "nvls_fill_bytes"]
+assert und == ["net_scale", "net_lat_scale", "efa_lat_us", "p2p_scale"], f
 assert f["params"]["net_scale"] == 0.9 and f["params"]["net_lat_scale"] == 1.5, f' one.json
 check "said on stdout" grep -q "net_scale .*(not determined by these runs: the default)" "$TEST_TMP/out"
 
