@@ -149,10 +149,15 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
         return rc;
     }
     int coll = model_coll_parse(o->collective);
+    int chain = coll == MODEL_BROADCAST || coll == MODEL_REDUCE;
     printf("# PREDICTED %s (float%s) by the topotune model: no measurement; the band is where 90%% "
            "of healthy systems measure (docs/model.md, \"Bands\"%s)\n",
            o->collective, model_coll_reduces(coll) ? ", sum" : "",
-           coll == MODEL_ALL_REDUCE ? "" : ", cut from the other collectives' rows");
+           coll == MODEL_ALL_REDUCE ? ""
+           : chain ? ", cut from broadcast's and reduce's published rows; up to 4 MiB it is wide: "
+                     "there the model misses chains across nodes by up to 9x"
+                   : ", cut from all_gather's, reduce_scatter's, alltoall's and sendrecv's "
+                     "published rows");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
     printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
     for (int i = 0; i < o->env.n; i++)

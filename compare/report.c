@@ -22,10 +22,9 @@
 
 /* v with two decimals (GB/s), or three significant digits (time, per unit of price), as people
  * write numbers (1,370, never 1.37e+03); a predicted number says so, with the band a healthy
- * system measures in for collective coll at that size (model_band_for; a time's band the other
- * way round). */
-static void number(struct util_buf *out, double v, int significant, int predicted, int coll,
-                   size_t bytes, int is_time)
+ * system measures in (model_band_for the collective and size; a time's the other way round). */
+static void number(struct util_buf *out, double v, int significant, int predicted,
+                   struct model_band band, int is_time)
 {
     if (!(v >= 0)) {
         util_buf_adds(out, "-");
@@ -36,7 +35,6 @@ static void number(struct util_buf *out, double v, int significant, int predicte
     put(out, v, digits);
     if (!predicted)
         return;
-    struct model_band band = model_band_for(coll, bytes);
     util_buf_adds(out, " (");
     put(out, is_time ? v / band.high : v * band.low, digits);
     util_buf_adds(out, "-");
@@ -50,7 +48,7 @@ static void size_cell(struct util_buf *out, const struct compare_input *in, cons
 {
     double bw = compare_busbw_at(sizes, size);
     number(out, size < SMALL_BYTES ? compare_time_us(in, bw, size) : bw, size < SMALL_BYTES,
-           compare_predicted(in), MODEL_ALL_REDUCE, (size_t)size, size < SMALL_BYTES);
+           compare_predicted(in), model_band_at((size_t)size), size < SMALL_BYTES);
 }
 
 static void wrap(struct util_buf *out, const char *first, const char *indent, const char *s)
@@ -163,7 +161,7 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
         compare_table_set(&t, i + 1, 1, &b);
         double bw = best_at(&in[i], at);
         number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]),
-               MODEL_ALL_REDUCE, at > 0 ? (size_t)at : SIZE_MAX, 0);
+               model_band_at(at > 0 ? (size_t)at : SIZE_MAX), 0);
         compare_table_set(&t, i + 1, 2, &b);
     }
     util_buf_adds(out, "\n");
@@ -252,7 +250,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
             number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
-                   compare_predicted(&in[i]), MODEL_ALL_REDUCE, at > 0 ? (size_t)at : SIZE_MAX, 0);
+                   compare_predicted(&in[i]), model_band_at(at > 0 ? (size_t)at : SIZE_MAX), 0);
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
     }
@@ -421,8 +419,8 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
                 compare_table_set(&t, row, 1, &b);
             }
             number(&b, json_real_value(json_object_get(r, "busbw")), 0,
-                   json_is_true(json_object_get(r, "predicted")), MODEL_ALL_REDUCE,
-                   (size_t)json_integer_value(json_object_get(r, "size")), 0);
+                   json_is_true(json_object_get(r, "predicted")),
+                   model_band_at((size_t)json_integer_value(json_object_get(r, "size"))), 0);
             compare_table_set(&t, row, col, &b);
         }
     compare_table_render(&t, f, out);
@@ -438,18 +436,24 @@ static double workload_objective(const struct compare_input *in, const char *whi
     return json_number_value(json_object_get(w, "objective"));
 }
 
-/* The collective whose band a workload's mix takes: all_reduce's when it has no other, else the
- * other collectives' (any other value of model_band_for). */
-static int mix_collective(const struct compare_input *in)
+/* The band of one (collective, size) of a workload's evidence (an unknown collective: the
+ * envelope of every one the model knows, model_band_for). */
+static struct model_band evidence_band(const json_t *e)
 {
+    return model_band_for(model_coll_parse(json_string_value(json_object_get(e, "collective"))),
+                          (size_t)json_integer_value(json_object_get(e, "size")));
+}
+
+/* The band of a workload's mix: one that holds each of its (collective, size)'s; all_reduce's at
+ * large sizes when it has none. */
+static struct model_band mix_band(const struct compare_input *in)
+{
+    struct model_band band = {0, 0, 0};
     size_t k;
     json_t *e;
-    json_array_foreach(json_object_get(in->profile, "evidence"), k, e) {
-        const char *c = json_string_value(json_object_get(e, "collective"));
-        if (!c || model_coll_parse(c) != MODEL_ALL_REDUCE)
-            return MODEL_ALL_GATHER;
-    }
-    return MODEL_ALL_REDUCE;
+    json_array_foreach(json_object_get(in->profile, "evidence"), k, e)
+        band = band.rows ? model_band_wider(band, evidence_band(e)) : evidence_band(e);
+    return band.rows ? band : model_band_at(SIZE_MAX);
 }
 
 /* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
@@ -477,16 +481,17 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
         compare_table_set(&t, 4 + (int)k, 0, &b);
     }
     for (int i = 0; i < n; i++) {
-        int pred = compare_predicted(&in[i]), mix = mix_collective(&in[i]);
+        int pred = compare_predicted(&in[i]);
+        struct model_band mix = mix_band(&in[i]);
         compare_table_sets(&t, 0, i + 1, in[i].label);
         double chosen = workload_objective(&in[i], "winner");
         chosen = chosen >= 0 ? chosen : workload_objective(&in[i], "baseline");
-        number(&b, chosen, 0, pred, mix, SIZE_MAX, 0);
+        number(&b, chosen, 0, pred, mix, 0);
         compare_table_set(&t, 1, i + 1, &b);
-        number(&b, workload_objective(&in[i], "baseline"), 0, pred, mix, SIZE_MAX, 0);
+        number(&b, workload_objective(&in[i], "baseline"), 0, pred, mix, 0);
         compare_table_set(&t, 2, i + 1, &b);
         number(&b, in[i].price > 0 && chosen >= 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
-               SIZE_MAX, 0);
+               0);
         compare_table_set(&t, 3, i + 1, &b);
         json_t *mine = json_object_get(in[i].profile, "evidence");
         json_array_foreach(ev, k, e) { /* the same (collective, size) in this input's evidence */
@@ -500,9 +505,7 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
                     us = json_is_number(json_object_get(x, "time_us"))
                              ? json_number_value(json_object_get(x, "time_us"))
                              : -1;
-            number(&b, us, 1, pred,
-                   model_coll_parse(json_string_value(json_object_get(e, "collective"))),
-                   (size_t)json_integer_value(json_object_get(e, "size")), 1);
+            number(&b, us, 1, pred, evidence_band(e), 1);
             compare_table_set(&t, 4 + (int)k, i + 1, &b);
         }
     }

@@ -252,11 +252,14 @@ struct model_band {
     int rows;
 };
 struct model_band model_band_at(size_t bytes);
-/* The band of collective coll (MODEL_ALL_REDUCE...): all_reduce's is model_band_at's; any other
- * value (another collective, a mix of them, -1 for one unknown) gets the band cut the same way
- * from the published rows of every other collective, pooled (bench/perf/calibrate-collectives.py):
- * the model knows them less well, and each alone has too few rows for a 90% band. */
+/* The band of collective coll (MODEL_ALL_REDUCE...): all_reduce's is model_band_at's; the others'
+ * are cut the same way from their own published rows (bench/perf/calibrate-collectives.py), in two
+ * groups of rows pooled: NCCL's chains (broadcast, reduce), whose small sizes the model knows
+ * least, and the rest (all_gather, reduce_scatter, alltoall, sendrecv). Any other value (-1: a
+ * collective the model does not know) gets both groups' envelope. */
 struct model_band model_band_for(int coll, size_t bytes);
+/* The band that holds both a and b (a mix of collectives or sizes). */
+struct model_band model_band_wider(struct model_band a, struct model_band b);
 
 /* A multiplicative noise factor exp(sigma x N(0,1)) from a xorshift state (reproducible). */
 double model_noise(uint64_t *state, double sigma);

@@ -30,19 +30,38 @@ const struct model_params model_params_default = {
 /* The leave-one-source-out band of bench/perf/calibrate-model.py at the defaults' calibration
  * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
 static const struct model_band band_small = {0.500, 2.864, 28}, band_large = {0.821, 1.290, 154};
-/* The same of bench/perf/calibrate-collectives.py over the other collectives' rows. */
-static const struct model_band coll_small = {0.347, 8.915, 29}, coll_large = {0.340, 1.179, 109};
+/* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
+static const struct model_band chain_small = {0.343, 9.265, 12}, chain_large = {0.679, 1.161, 30};
+static const struct model_band other_small = {0.452, 1.725, 17}, other_large = {0.339, 1.187, 79};
 
 struct model_band model_band_at(size_t bytes)
 {
     return bytes <= MODEL_BAND_SMALL ? band_small : band_large;
 }
 
+struct model_band model_band_wider(struct model_band a, struct model_band b)
+{
+    return (struct model_band){fmin(a.low, b.low), fmax(a.high, b.high), a.rows + b.rows};
+}
+
 struct model_band model_band_for(int coll, size_t bytes)
 {
-    if (coll == MODEL_ALL_REDUCE)
+    int small = bytes <= MODEL_BAND_SMALL;
+    switch (coll) {
+    case MODEL_ALL_REDUCE:
         return model_band_at(bytes);
-    return bytes <= MODEL_BAND_SMALL ? coll_small : coll_large;
+    case MODEL_BROADCAST:
+    case MODEL_REDUCE:
+        return small ? chain_small : chain_large;
+    case MODEL_ALL_GATHER:
+    case MODEL_REDUCE_SCATTER:
+    case MODEL_ALLTOALL:
+    case MODEL_SENDRECV:
+        return small ? other_small : other_large;
+    default: /* a collective the model does not know: both */
+        return small ? model_band_wider(chain_small, other_small)
+                     : model_band_wider(chain_large, other_large);
+    }
 }
 
 /* What a calibration file may set, in model_param_names' order: wide enough for any system,

@@ -120,6 +120,9 @@ NOT_USED = {
                                             "it at every size: not an independent measurement",
 }
 P2P = ("alltoall", "sendrecv")  # the collectives that read p2p_scale
+# The groups model/params.c has a band for (model_band_for), each with its collectives.
+BAND_GROUPS = (("chain", ("broadcast", "reduce")),
+               ("other", ("all_gather", "reduce_scatter", "alltoall", "sendrecv")))
 
 
 def predict_group(binary, path, nodes, coll, sizes, calib):
@@ -234,15 +237,19 @@ def main():
                     r["busbw_gbs"], e))
         for g, why in sorted(skipped.items()):
             print("  not used: %s (%s)" % (g, why))
-        # model/params.c's band for every collective but all_reduce: these rows pooled (each
-        # collective alone has too few for a 90% band), cut as calibrate-model.py cuts its own
-        bands = cm.band([(e, r) for (r, _), e in zip(used, loso)])
-        print("band of a prediction P of these collectives (the central %d%% of the "
-              "leave-one-source-out errors, pooled):"
-              % round(100 * (cm.BAND_QUANTILES[1] - cm.BAND_QUANTILES[0])))
-        for name, b in bands.items():
-            print("  %-5s (%s 4 MiB) P x %.3f to P x %.3f  (%d rows)"
-                  % (name, "<=" if name == "small" else ">", b["low"], b["high"], b["rows"]))
+        # model/params.c's bands, cut as calibrate-model.py cuts all_reduce's: one for NCCL's
+        # chains (broadcast, reduce), one for the rest, each group's rows pooled (one collective
+        # alone has as few as 3 rows of a size class)
+        bands = {}
+        for group, members in BAND_GROUPS:
+            bands[group] = cm.band([(e, r) for (r, _), e in zip(used, loso)
+                                    if r["collective"] in members])
+            print("band of a prediction P of %s (the central %d%% of their leave-one-source-out "
+                  "errors):" % (", ".join(members), round(100 * (cm.BAND_QUANTILES[1] -
+                                                                     cm.BAND_QUANTILES[0]))))
+            for name, b in bands[group].items():
+                print("  %-5s (%s 4 MiB) P x %.3f to P x %.3f  (%d rows)"
+                      % (name, "<=" if name == "small" else ">", b["low"], b["high"], b["rows"]))
         if args.markdown:
             head = ("source", "hardware", "collective", "nodes", "size", "published",
                     "predicted", "held out by system")

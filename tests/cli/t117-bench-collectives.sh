@@ -98,4 +98,23 @@ expect_stderr_has "expected one of all_reduce" "predict -C unknown: lists the na
 check "calibrate-collectives.py reports every collective it has rows of" bash -c \
     "TOPOTUNE_BIN='$TOPOTUNE' python3 '$TOPOTUNE_SRC/bench/perf/calibrate-collectives.py' >'$TEST_TMP/cal' &&
      for c in all_gather alltoall broadcast reduce sendrecv all; do grep -q \"^\$c \" '$TEST_TMP/cal' || exit 1; done"
+# ... and cuts the bands model/params.c holds: predict -C gives each group's band.
+for c in reduce alltoall; do
+    for size in 1M 1G; do
+        "$TOPOTUNE" predict --input "$spec" -C "$c" -b "$size" -e "$size" >"$TEST_TMP/band-$c-$size"
+    done
+done
+check "the bands predict gives are the ones calibrate-collectives.py cuts" python3 - "$TEST_TMP" <<'PY'
+import re, sys
+d = sys.argv[1]
+cut = re.findall(r"band of a prediction P of ([a-z_, ]+) \(.*\n +small .*P x ([0-9.]+) to P x ([0-9.]+).*\n"
+                 r" +large .*P x ([0-9.]+) to P x ([0-9.]+)", open(d + "/cal").read())
+assert len(cut) == 2, cut
+for group, *edges in cut:
+    c = "reduce" if group.startswith("broadcast") else "alltoall"
+    for size, (lo, hi) in (("1M", edges[:2]), ("1G", edges[2:])):
+        row = [l.split() for l in open("%s/band-%s-%s" % (d, c, size)) if l.startswith("   predicted")][0]
+        busbw, (plo, phi) = float(row[5]), map(float, row[8].split("-"))
+        assert abs(plo / busbw - float(lo)) < 0.005 and abs(phi / busbw - float(hi)) < 0.005, (c, size, row, lo, hi)
+PY
 finish
