@@ -59,6 +59,12 @@ json_t *survey_facts_differ(const json_t *a, const json_t *b, int *lesser);
 struct topo;
 double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double *time_us);
 
+/* Where a level falls short of the model's prediction model at s's size: the sim's numbers are
+ * the model's, so within s's tolerance of it; measured ones keep the model's own error as their
+ * margin, the band's low edge (model_band_at). */
+struct survey;
+double survey_model_floor(const struct survey *s, double model);
+
 /* 1 when node i has a node verdict (it stays out of healthy.hostfile and the whole-cluster run). */
 int survey_excluded(const struct survey *s, int i);
 

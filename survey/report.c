@@ -4,7 +4,6 @@
  * (text, Markdown, one self-contained HTML page with a pair heatmap). Every file is written
  * whole, then renamed into place: no half-written file is left behind.
  */
-#include "model/model.h"
 #include "survey/internal.h"
 #include "survey/survey.h"
 #include "util/buf.h"
@@ -276,10 +275,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
             util_buf_addf(&line, "; the model predicts %.2f GB/s (predicted)", pv);
         else
             util_buf_addf(&line, "; no model prediction for this backend");
-        /* the sim's numbers are the model's; measured ones keep its error as their margin */
-        double floor =
-            s->probe.predicted ? pv * (1 - s->tolerance) : pv * model_band_at(s->size).low;
-        if (pv > 0 && bw > 0 && bw < floor)
+        if (pv > 0 && bw > 0 && bw < survey_model_floor(s, pv))
             util_buf_addf(&line,
                           ". %.0f%% below the prediction without the excluded nodes: a "
                           "path named above, or a fault the pair rounds did not localize (a "

@@ -463,6 +463,11 @@ static int ok_members(const struct survey *s, const char *cls, int *out)
     return n;
 }
 
+double survey_model_floor(const struct survey *s, double model)
+{
+    return model * (s->probe.predicted ? 1 - s->tolerance : model_band_at(s->size).low);
+}
+
 double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double *time_us)
 {
     struct model m;
@@ -505,16 +510,11 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         snprintf(key, sizeof(key), "%s_own_median", what);
         below ? json_object_set_new(c, key, json_real(lv->level)) : json_object_del(c, key);
     }
-    if (model > 0 && lv->values && s->probe.predicted && lv->level < model * (1 - s->tolerance)) {
-        lv->bound *= model / lv->level;
-        lv->cut *= model / lv->level;
-        lv->level = model;
-        lv->too_spread = 0;
-    } else if (model > 0 && lv->values && !s->probe.predicted &&
-               lv->level < model * model_band_at(s->size).low) {
-        /* measured against a prediction: the model's own error is the margin, so the yardstick
-         * is the band's low edge; the noise margins below it scale with it */
-        double r = model * model_band_at(s->size).low / lv->level;
+    double floor = survey_model_floor(s, model);
+    if (model > 0 && lv->values && lv->level < floor) {
+        /* a class short of the model is judged against it: the sim's against its value, measured
+         * numbers against the band's low edge; the noise margins below scale with the level */
+        double r = (s->probe.predicted ? model : floor) / lv->level;
         lv->level *= r;
         lv->bound *= r;
         lv->cut *= r;
