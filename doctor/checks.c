@@ -55,8 +55,7 @@ static int rdma_nics(const struct topo *t)
 {
     int n = 0;
     for (int i = 0; i < t->nnics; i++)
-        n += t->nics[i].kind == TOPO_NIC_IB || t->nics[i].kind == TOPO_NIC_ROCE ||
-             t->nics[i].kind == TOPO_NIC_EFA;
+        n += topo_nic_rdma(t->nics[i].kind);
     return n;
 }
 

@@ -306,7 +306,7 @@ static void fault(struct model *m, enum model_fault f, const char *why)
 
 static int is_rdma(const struct topo_nic *n)
 {
-    return n->kind == TOPO_NIC_IB || n->kind == TOPO_NIC_ROCE || n->kind == TOPO_NIC_EFA;
+    return topo_nic_rdma(n->kind);
 }
 
 /* Interface and HCA names a setting can select; a fault when it selects none. */

@@ -406,9 +406,11 @@ void sweep_space_release(struct sweep_space *s)
 
 static int has_feature(const struct topo *t, int nodes, const char *f)
 {
-    int kinds[5] = {0};
-    for (int i = 0; i < t->nnics; i++)
+    int kinds[TOPO_NIC_NKINDS] = {0}, rdma = 0;
+    for (int i = 0; i < t->nnics; i++) {
         kinds[t->nics[i].kind]++;
+        rdma += topo_nic_rdma(t->nics[i].kind);
+    }
     if (!strcmp(f, "gpu"))
         return t->ngpus > 0;
     if (!strcmp(f, "nvlink"))
@@ -422,7 +424,7 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     if (!strcmp(f, "efa"))
         return kinds[TOPO_NIC_EFA] > 0;
     if (!strcmp(f, "rdma"))
-        return kinds[TOPO_NIC_IB] + kinds[TOPO_NIC_ROCE] + kinds[TOPO_NIC_EFA] > 0;
+        return rdma > 0;
     return nodes > 1; /* multinode */
 }
 

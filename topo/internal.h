@@ -95,6 +95,9 @@ char *topo_text(const char *s);
  * digits, . + ~ _ -, at most 64 bytes).
  */
 int topo_valid_busid(const char *s);
+/* Whether a PCI vendor and device are HPE Slingshot 11's Cassini NIC (Cassini 1 under Cray's
+ * vendor id 0x17db, device 0x0501; Cassini 2 under HPE's 0x1590, device 0x0371). */
+int topo_is_cassini(long vendor, long device);
 int topo_valid_ifname(const char *s);
 int topo_valid_version(const char *s);
 

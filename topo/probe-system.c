@@ -44,7 +44,8 @@ void topo_probe_nic(struct topo_nic *nic)
         }
         util_buf_reset(&path);
         util_buf_addf(&path, "/sys/class/infiniband/%s/ports/1/link_layer", nic->name);
-        if (nic->kind != TOPO_NIC_EFA && util_sysfs_read_line(path.data, &val) == 0)
+        if (nic->kind != TOPO_NIC_EFA && nic->kind != TOPO_NIC_CXI && /* their PCI ids decided */
+            util_sysfs_read_line(path.data, &val) == 0)
             nic->kind = strcmp(util_buf_str(&val), "Ethernet") == 0 ? TOPO_NIC_ROCE : TOPO_NIC_IB;
     }
     const char *netdev = nic->netdev ? nic->netdev : nic->kind == TOPO_NIC_ETH ? nic->name : NULL;

@@ -231,6 +231,8 @@ static enum topo_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj
 {
     if (pci->attr->pcidev.vendor_id == PCI_VENDOR_AMAZON)
         return ofdev ? TOPO_NIC_EFA : TOPO_NIC_ETH;
+    if (topo_is_cassini(pci->attr->pcidev.vendor_id, pci->attr->pcidev.device_id))
+        return TOPO_NIC_CXI;
     if (ofdev)
         return rdma_kind(pci, ofdev, netdev);
     if (is_ib_class(pci->attr->pcidev.class_id))

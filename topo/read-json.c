@@ -196,11 +196,12 @@ static void read_nics(struct json_reader *r, struct topo *t, json_t *list)
         }
         const char *kind = json_string_value(json_object_get(e, "kind"));
         int k = 0;
-        while (kind && k < 5 && strcmp(kind, topo_nic_kind_name((enum topo_nic_kind)k)) != 0)
+        while (kind && k < TOPO_NIC_NKINDS &&
+               strcmp(kind, topo_nic_kind_name((enum topo_nic_kind)k)) != 0)
             k++;
-        if (!kind || k == 5) {
+        if (!kind || k == TOPO_NIC_NKINDS) {
             snprintf(sf, sizeof(sf), "%s.kind", f);
-            bad(r, sf, "expected \"ib\", \"roce\", \"efa\", \"eth\" or \"unknown\"");
+            bad(r, sf, "expected \"ib\", \"roce\", \"efa\", \"eth\", \"cxi\" or \"unknown\"");
             return;
         }
         n->kind = (enum topo_nic_kind)k;

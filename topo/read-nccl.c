@@ -153,10 +153,12 @@ static int is_ib_class(long cls)
     return cls >= 0 && ((cls >> 8) == 0x0207 || (cls >> 8) == 0x0c06);
 }
 
-static enum topo_nic_kind kind_of(long cls, long vendor, const char *name)
+static enum topo_nic_kind kind_of(long cls, long vendor, long device, const char *name)
 {
     if (vendor == 0x1d0f)
         return TOPO_NIC_EFA;
+    if (topo_is_cassini(vendor, device))
+        return TOPO_NIC_CXI;
     if (is_ib_class(cls))
         return TOPO_NIC_IB;
     if (name && strncmp(name, "mlx5", 4) == 0 && cls < 0)
@@ -166,7 +168,8 @@ static enum topo_nic_kind kind_of(long cls, long vendor, const char *name)
     return name ? TOPO_NIC_ETH : TOPO_NIC_UNKNOWN;
 }
 
-static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, long cls, long vendor,
+/* ids: the PCI class, vendor and device */
+static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, const long ids[3],
                     int node, int numa)
 {
     struct topo_nic *n = topo_add_nic(r->t);
@@ -184,21 +187,21 @@ static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, long
         n->name = topo_text(name);
         xmlFree(name);
     }
-    n->kind = kind_of(cls, vendor, n->name);
+    n->kind = kind_of(ids[0], ids[1], ids[2], n->name);
 }
 
 /* <nic> groups the ports of one NIC: one topo NIC per <net> port. */
-static void read_nic(struct nccl_reader *r, xmlNode *nic, const char *busid, long cls, long vendor,
+static void read_nic(struct nccl_reader *r, xmlNode *nic, const char *busid, const long ids[3],
                      int node, int numa)
 {
     int ports = 0;
     for (xmlNode *c = nic ? nic->children : NULL; c && !r->failed; c = c->next)
         if (is(c, "net")) {
-            add_nic(r, busid, c, cls, vendor, node, numa);
+            add_nic(r, busid, c, ids, node, numa);
             ports++;
         }
     if (!ports)
-        add_nic(r, busid, NULL, cls, vendor, node, numa);
+        add_nic(r, busid, NULL, ids, node, numa);
 }
 
 static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa);
@@ -235,7 +238,8 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
             add_gpu(r, pci, gpu, topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN),
                     numa, device, gen, width);
         } else if (nic || (cls >= 0 && (cls >> 16) == 0x02) || is_ib_class(cls)) {
-            read_nic(r, nic, busid, cls, vendor,
+            const long ids[3] = {cls, vendor, device};
+            read_nic(r, nic, busid, ids,
                      topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN), numa);
         } else if (cls == 0x068000) {
             r->t->nvswitches++;
@@ -316,8 +320,10 @@ static void read_cpu(struct nccl_reader *r, xmlNode *cpu)
     for (xmlNode *c = cpu->children; c && !r->failed; c = c->next) {
         if (is(c, "pci"))
             read_pci(r, c, hb, (int)numa);
-        else if (is(c, "nic"))
-            read_nic(r, c, NULL, TOPO_UNKNOWN, TOPO_UNKNOWN, hb, (int)numa);
+        else if (is(c, "nic")) { /* a NIC outside PCI: nothing known of it */
+            const long ids[3] = {TOPO_UNKNOWN, TOPO_UNKNOWN, TOPO_UNKNOWN};
+            read_nic(r, c, NULL, ids, hb, (int)numa);
+        }
     }
     free(r->cpuset);
     r->cpuset = NULL;

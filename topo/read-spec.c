@@ -102,13 +102,19 @@ static void add_nic(struct topo *t, json_t *model, int node, int numa, int idx)
     n->kind = strcmp(kind, "ib") == 0     ? TOPO_NIC_IB
               : strcmp(kind, "roce") == 0 ? TOPO_NIC_ROCE
               : strcmp(kind, "efa") == 0  ? TOPO_NIC_EFA
+              : strcmp(kind, "cxi") == 0  ? TOPO_NIC_CXI
                                           : TOPO_NIC_ETH;
     snprintf(name, sizeof(name),
              n->kind == TOPO_NIC_EFA   ? "rdmap%d"
              : n->kind == TOPO_NIC_ETH ? "eth%d"
+             : n->kind == TOPO_NIC_CXI ? "cxi%d"
                                        : "mlx5_%d",
              idx);
-    snprintf(netdev, sizeof(netdev), n->kind == TOPO_NIC_IB ? "ib%d" : "eth%d", idx);
+    snprintf(netdev, sizeof(netdev),
+             n->kind == TOPO_NIC_IB    ? "ib%d"
+             : n->kind == TOPO_NIC_CXI ? "hsn%d" /* HPE's driver names Slingshot ports hsn */
+                                       : "eth%d",
+             idx);
     n->name = topo_strdup(name);
     n->netdev = topo_strdup(netdev);
     n->speed_gbps = (int)json_integer_value(json_object_get(model, "speed_gbps"));

@@ -228,8 +228,19 @@ void topo_alloc_nvlink(struct topo *t)
 
 const char *topo_nic_kind_name(enum topo_nic_kind kind)
 {
-    static const char *names[] = {"unknown", "ib", "roce", "efa", "eth"};
-    return (unsigned)kind < 5 ? names[kind] : "unknown";
+    static const char *names[TOPO_NIC_NKINDS] = {"unknown", "ib", "roce", "efa", "eth", "cxi"};
+    return (unsigned)kind < TOPO_NIC_NKINDS ? names[kind] : "unknown";
+}
+
+int topo_is_cassini(long vendor, long device)
+{
+    return (vendor == 0x17db && device == 0x0501) || (vendor == 0x1590 && device == 0x0371);
+}
+
+int topo_nic_rdma(enum topo_nic_kind kind)
+{
+    return kind == TOPO_NIC_IB || kind == TOPO_NIC_ROCE || kind == TOPO_NIC_EFA ||
+           kind == TOPO_NIC_CXI;
 }
 
 static int finish(struct topo *t)

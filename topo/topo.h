@@ -23,7 +23,17 @@ enum topo_source {
     TOPO_SOURCE_SPEC, /* hardware specs: the reader arrives with the hardware catalog */
 };
 
-enum topo_nic_kind { TOPO_NIC_UNKNOWN, TOPO_NIC_IB, TOPO_NIC_ROCE, TOPO_NIC_EFA, TOPO_NIC_ETH };
+/* CXI: HPE Slingshot 11's Cassini NIC, which NCCL reaches like EFA through libfabric and the
+ * aws-ofi-nccl plugin, not through verbs. */
+enum topo_nic_kind {
+    TOPO_NIC_UNKNOWN,
+    TOPO_NIC_IB,
+    TOPO_NIC_ROCE,
+    TOPO_NIC_EFA,
+    TOPO_NIC_ETH,
+    TOPO_NIC_CXI,
+    TOPO_NIC_NKINDS
+};
 
 struct topo_gpu {
     char *model;  /* "Tesla V100-SXM2-16GB", or NULL */
@@ -173,7 +183,10 @@ const char *topo_catalog_nic_names(void);
  */
 const char *topo_text_into(const char *s, char *out, size_t size);
 
-/* "ib", "roce", "efa", "eth" or "unknown". */
+/* "ib", "roce", "efa", "eth", "cxi" or "unknown". */
 const char *topo_nic_kind_name(enum topo_nic_kind kind);
+
+/* Whether NCCL moves data over this kind of NIC by RDMA (IB, RoCE, EFA, CXI), not sockets. */
+int topo_nic_rdma(enum topo_nic_kind kind);
 
 #endif

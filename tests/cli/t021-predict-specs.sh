@@ -51,7 +51,19 @@ check "mesh: every pair NV6, the spec's P2P table" python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1]))
 assert all(c == "NV6" for i, r in enumerate(t["matrix"]["rows"][:4]) for j, c in enumerate(r[:4]) if i != j)
-assert t["p2p"]["source"] == "spec" and t["p2p"]["rows"][0] == ["X", "OK", "OK", "OK"]' "$TEST_TMP/gh.json"
+assert t["p2p"]["source"] == "spec" and t["p2p"]["rows"][0] == ["X", "OK", "OK", "OK"]
+assert [n["kind"] for n in t["nics"]] == ["cxi"] * 4, t["nics"]  # Slingshot, not RoCE' "$TEST_TMP/gh.json"
+expect_exit 0 "its topology read back predicts as the spec" -- \
+    "$TOPOTUNE" predict --input "$TEST_TMP/gh.json" --nodes 2 -b 32M -e 32M
+grep predicted "$TEST_TMP/out" >"$TEST_TMP/gh-json.txt"
+expect_exit 0 "the spec itself" -- "$TOPOTUNE" predict --input "$specs/gh200-4x-slingshot.json" --nodes 2 -b 32M -e 32M
+check "the same number, over RDMA (more than sockets' 0.6 x 100 GB/s)" python3 - "$TEST_TMP/gh-json.txt" "$TEST_TMP/out" <<'PY'
+import sys
+a = [l for l in open(sys.argv[1])]
+b = [l for l in open(sys.argv[2]) if "predicted" in l]
+assert a == b and len(a) == 1, (a, b)
+assert float(a[0].split()[5]) > 60, a
+PY
 expect_exit 0 "a GB200 NVL72 rack: 18 trays, one NVLink domain" -- \
     "$TOPOTUNE" predict --input "$specs/gb200-nvl72.json" -b 8G -e 8G --json
 check "72 ranks as one node (NCCL's clique): NVLS, not a network algorithm" python3 -c '

@@ -85,6 +85,8 @@ for xml in hwloc-nvidia-dgx2h-16xV100-nvswitch nccl-topo-aws-p4d-24xlarge; do
 done
 expect_exit 0 "topo --input a spec" -- "$TOPOTUNE" topo --input "$specs/rtx4090-8x-pcie-container.json" --json spec.json
 valid topology spec.json
+expect_exit 0 "topo --input a spec on Slingshot" -- "$TOPOTUNE" topo --input "$specs/gh200-4x-slingshot.json" --json cxi.json
+valid topology cxi.json
 expect_exit 0 "topo --input a topology JSON" -- "$TOPOTUNE" topo --input live.json --json again.json
 valid topology again.json
 

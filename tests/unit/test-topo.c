@@ -426,6 +426,46 @@ static void test_nic_kinds(void **state)
     topo_release(&t);
 }
 
+/* HPE Slingshot's Cassini NIC is CXI (libfabric, as NCCL reaches it), not Ethernet or RoCE:
+ * from hwloc (an Ethernet PCI device with Cray's or HPE's Cassini id) and from NCCL's XML. */
+static void test_nic_cxi(void **state)
+{
+    (void)state;
+    struct topo t;
+    static const char *const ids[][2] = {{"[8086:1521]", "[17db:0501]"},
+                                         {"[8086:1521]", "[1590:0371]"}};
+    for (int i = 0; i < 2; i++) {
+        char *xml = fixture_with("hwloc-llnl-pascal-2xP100pcie-mlx5.xml", ids[i][0], ids[i][1]);
+        topo_init(&t);
+        assert_int_equal(topo_load_buffer(&t, "cxi", xml, strlen(xml)), 0);
+        free(xml);
+        int cxi = -1;
+        for (int n = 0; n < t.nnics; n++)
+            if (!strcmp(t.nics[n].pci, "0000:0c:00.0"))
+                cxi = n;
+        assert_true(cxi >= 0);
+        assert_int_equal(t.nics[cxi].kind, TOPO_NIC_CXI);
+        assert_string_equal(topo_nic_kind_name(t.nics[cxi].kind), "cxi");
+        assert_true(topo_nic_rdma(t.nics[cxi].kind));
+        topo_release(&t);
+    }
+    /* The same id in NCCL's topology dump; HPE's vendor id with another device is Ethernet. */
+    static const char *const nccl[][2] = {
+        {"0x17db", "0x0501"}, {"0x1590", "0x0371"}, {"0x1590", "0x0001"}};
+    for (int i = 0; i < 3; i++) {
+        char xml[256];
+        snprintf(xml, sizeof(xml),
+                 "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:05:00.0\" "
+                 "class=\"0x020000\" vendor=\"%s\" device=\"%s\"/></cpu></system>",
+                 nccl[i][0], nccl[i][1]);
+        topo_init(&t);
+        assert_int_equal(topo_load_buffer(&t, "inline", xml, strlen(xml)), 0);
+        assert_int_equal(t.nnics, 1);
+        assert_int_equal(t.nics[0].kind, i < 2 ? TOPO_NIC_CXI : TOPO_NIC_ETH);
+        topo_release(&t);
+    }
+}
+
 /* Issue 14, item 9: hwloc never sees a DOCTYPE; an internal subset is refused. */
 static void test_doctype(void **state)
 {
@@ -582,8 +622,9 @@ int main(void)
         cmocka_unit_test(test_minsky),        cmocka_unit_test(test_nccl_files),
         cmocka_unit_test(test_nccl_nvswitch), cmocka_unit_test(test_live),
         cmocka_unit_test(test_text_clean),    cmocka_unit_test(test_nic_kinds),
-        cmocka_unit_test(test_doctype),       cmocka_unit_test(test_json_ranges),
-        cmocka_unit_test(test_nvlink_bound),  cmocka_unit_test(test_summary_mixed),
+        cmocka_unit_test(test_nic_cxi),       cmocka_unit_test(test_doctype),
+        cmocka_unit_test(test_json_ranges),   cmocka_unit_test(test_nvlink_bound),
+        cmocka_unit_test(test_summary_mixed),
     };
     return cmocka_run_group_tests_name("unit.topo", tests, make_fake_sysfs, remove_fake_sysfs);
 }
