@@ -111,8 +111,8 @@ json_t *doctor_rdma_ports(void)
     struct util_buf dir = UTIL_BUF_INIT;
     util_buf_addf(&dir, "%s/sys/class/infiniband", util_sysfs_root());
     DIR *d = opendir(dir.data);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.')
+    for (struct dirent *e; d && (e = readdir(d));) /* Slingshot's verbs devices (cxi*) are not */
+        if (e->d_name[0] != '.' && strncmp(e->d_name, "cxi", 3) != 0) /* NCCL's: it uses OFI */
             device_ports(ports, e->d_name);
     if (d)
         closedir(d);
@@ -160,7 +160,16 @@ static void scan_port(struct rdma_scan *s, const json_t *p)
     }
 }
 
-void doctor_check_rdma(json_t *c)
+/* NICs NCCL reaches through a net plugin (aws-ofi-nccl over libfabric), not its verbs transport. */
+static int libfabric_nics(const struct topo *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->nnics; i++)
+        n += t->nics[i].kind == TOPO_NIC_EFA || t->nics[i].kind == TOPO_NIC_CXI;
+    return n;
+}
+
+void doctor_check_rdma(json_t *c, const struct topo *t)
 {
     struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
     struct util_buf fix = UTIL_BUF_INIT;
@@ -170,6 +179,13 @@ void doctor_check_rdma(json_t *c)
         scan_port(&s, p);
     json_decref(ports);
     const char *status = "pass";
+    if (!s.ports && libfabric_nics(t)) {
+        doctor_add(c, "rdma", "pass", NULL,
+                   "no InfiniBand or RoCE port; %d EFA or Slingshot NIC(s), which NCCL reaches "
+                   "through its net plugin (aws-ofi-nccl), not verbs",
+                   libfabric_nics(t));
+        goto out;
+    }
     if (!s.ports) {
         doctor_add(c, "rdma", "pass", NULL, "no InfiniBand or RoCE device: NCCL uses sockets");
         goto out;

@@ -445,7 +445,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     doctor_check_p2p_copy(checks, t, copy_timeout_s);
     check_acs(checks, t);
     check_interfaces(checks);
-    doctor_check_rdma(checks);
+    doctor_check_rdma(checks, t);
     check_launch(checks, t);
     check_profile(checks, t, profile);
     if (profile)

@@ -24,7 +24,8 @@ int doctor_data_interface(const char *spec, char *out, size_t len);
 char *doctor_up_interfaces(void);
 
 /*
- * The InfiniBand and RoCE ports of this node (sysfs under the root), sorted by device and port:
+ * The InfiniBand and RoCE ports of this node (sysfs under the root; not Slingshot's cxi devices,
+ * which NCCL never uses), sorted by device and port:
  * [{dev, port, active, roce, gid: the RoCE v2 IPv4 GID index of an active RoCE port or -1, addr}].
  */
 json_t *doctor_rdma_ports(void);
@@ -36,8 +37,9 @@ json_t *doctor_rdma_ports(void);
  */
 void doctor_check_node_values(json_t *checks, const json_t *profile);
 
-/* 5b. InfiniBand and RoCE ports: active, and the RoCE v2 GID index NCCL needs. */
-void doctor_check_rdma(json_t *checks);
+/* 5b. InfiniBand and RoCE ports: active, and the RoCE v2 GID index NCCL needs; a node whose NICs
+ * NCCL reaches through libfabric (EFA, Slingshot) is said to be one. */
+void doctor_check_rdma(json_t *checks, const struct topo *t);
 
 /* 3b. A peer copy of a known pattern between every GPU pair, in a child under a deadline. */
 void doctor_check_p2p_copy(json_t *checks, const struct topo *t, double timeout_s);

@@ -294,8 +294,8 @@ static int load_numbers(struct sweep_space *s, const char *path)
     return 0;
 }
 
-static const char *const features[] = {"gpu", "nvlink", "nvswitch",  "ib", "roce",
-                                       "efa", "rdma",   "multinode", NULL};
+static const char *const features[] = {"gpu", "nvlink", "nvswitch", "ib",        "roce",
+                                       "efa", "cxi",    "rdma",     "multinode", NULL};
 
 static int load_rules(struct sweep_space *s, const char *path)
 {
@@ -324,9 +324,9 @@ static int load_rules(struct sweep_space *s, const char *path)
         for (const char *const *f = features; *f && json_is_string(v); f++)
             ok |= strcmp(*f, json_string_value(v)) == 0;
         if (!ok)
-            return space_bad(
-                path, entry,
-                "unknown feature: one of gpu, nvlink, nvswitch, ib, roce, efa, rdma, multinode");
+            return space_bad(path, entry,
+                             "unknown feature: one of gpu, nvlink, nvswitch, ib, roce, efa, cxi, "
+                             "rdma, multinode");
     }
     return 0;
 }
@@ -423,6 +423,8 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
         return kinds[TOPO_NIC_ROCE] > 0;
     if (!strcmp(f, "efa"))
         return kinds[TOPO_NIC_EFA] > 0;
+    if (!strcmp(f, "cxi"))
+        return kinds[TOPO_NIC_CXI] > 0;
     if (!strcmp(f, "rdma"))
         return rdma > 0;
     return nodes > 1; /* multinode */

@@ -163,6 +163,8 @@ static enum topo_nic_kind kind_of(long cls, long vendor, long device, const char
         return TOPO_NIC_IB;
     if (name && strncmp(name, "mlx5", 4) == 0 && cls < 0)
         return TOPO_NIC_IB;
+    if (name && strncmp(name, "cxi", 3) == 0 && cls < 0) /* libfabric's name for a Cassini */
+        return TOPO_NIC_CXI;
     if (cls >= 0 && (cls >> 16) == 0x02)
         return TOPO_NIC_ETH;
     return name ? TOPO_NIC_ETH : TOPO_NIC_UNKNOWN;

@@ -52,7 +52,8 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 assert all(c == "NV6" for i, r in enumerate(t["matrix"]["rows"][:4]) for j, c in enumerate(r[:4]) if i != j)
 assert t["p2p"]["source"] == "spec" and t["p2p"]["rows"][0] == ["X", "OK", "OK", "OK"]
-assert [n["kind"] for n in t["nics"]] == ["cxi"] * 4, t["nics"]  # Slingshot, not RoCE' "$TEST_TMP/gh.json"
+assert [n["kind"] for n in t["nics"]] == ["cxi"] * 4, t["nics"]  # Slingshot, not RoCE
+assert [n["netdev"] for n in t["nics"]] == ["hsn%d" % i for i in range(4)], t["nics"]' "$TEST_TMP/gh.json"
 expect_exit 0 "its topology read back predicts as the spec" -- \
     "$TOPOTUNE" predict --input "$TEST_TMP/gh.json" --nodes 2 -b 32M -e 32M
 grep predicted "$TEST_TMP/out" >"$TEST_TMP/gh-json.txt"
@@ -64,6 +65,11 @@ b = [l for l in open(sys.argv[2]) if "predicted" in l]
 assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
+# aws-ofi-nccl reads neither NCCL_IB_HCA nor NCCL_IB_DISABLE: no fault, no change on Slingshot.
+for e in NCCL_IB_HCA=mlx5_0 NCCL_IB_DISABLE=1; do
+    expect_exit 0 "Slingshot with $e" -- "$TOPOTUNE" predict --input "$specs/gh200-4x-slingshot.json" --nodes 2 -b 32M -e 32M --env "$e"
+    check "$e changes nothing over libfabric" test "$(grep predicted "$TEST_TMP/out")" = "$(cat "$TEST_TMP/gh-json.txt")"
+done
 expect_exit 0 "a GB200 NVL72 rack: 18 trays, one NVLink domain" -- \
     "$TOPOTUNE" predict --input "$specs/gb200-nvl72.json" -b 8G -e 8G --json
 check "72 ranks as one node (NCCL's clique): NVLS, not a network algorithm" python3 -c '

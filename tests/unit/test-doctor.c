@@ -9,6 +9,8 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const json_t *find(const json_t *checks, const char *name)
 {
@@ -51,6 +53,49 @@ static void profile_software_drift(void **state)
     topo_release(&t);
 }
 
+/* A Slingshot node: NCCL reaches its Cassini NICs through libfabric, so the rdma check says so,
+ * not "NCCL uses sockets", and a cxi verbs device (HPE's newer driver) is no RoCE port of NCCL's.
+ */
+static void rdma_on_slingshot(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"sys",
+                                       "sys/class",
+                                       "sys/class/infiniband",
+                                       "sys/class/infiniband/cxi0",
+                                       "sys/class/infiniband/cxi0/ports",
+                                       "sys/class/infiniband/cxi0/ports/1"};
+    char root[] = "/tmp/topotune-doctor-XXXXXX", path[256];
+    assert_non_null(mkdtemp(root));
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+    char layer[300];
+    snprintf(layer, sizeof(layer), "%s/link_layer", path);
+    FILE *f = fopen(layer, "w");
+    assert_non_null(f);
+    fputs("Ethernet\n", f);
+    fclose(f);
+    setenv("TOPOTUNE_SYSFS_ROOT", root, 1);
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(
+        topo_load(&t, TOPOTUNE_FIXTURES "/../../profiles/specs/gh200-4x-slingshot.json"), 0);
+    json_t *checks = doctor_run(&t, NULL, 0);
+    assert_string_equal(field(checks, "rdma", "status"), "pass");
+    assert_non_null(strstr(field(checks, "rdma", "evidence"), "4 EFA or Slingshot NIC(s)"));
+    json_decref(checks);
+    topo_release(&t);
+    unsetenv("TOPOTUNE_SYSFS_ROOT");
+    assert_int_equal(unlink(layer), 0);
+    for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i-- > 0;) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        assert_int_equal(rmdir(path), 0);
+    }
+    assert_int_equal(rmdir(root), 0);
+}
+
 static json_t *node(const char *host, const char *cls, const char *nccl, const char *ifs,
                     double clock, const char *failing)
 {
@@ -88,6 +133,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(profile_software_drift),
+        cmocka_unit_test(rdma_on_slingshot),
         cmocka_unit_test(compare_names_the_odd_node),
     };
     return cmocka_run_group_tests_name("unit.doctor", tests, NULL, NULL);

@@ -464,6 +464,14 @@ static void test_nic_cxi(void **state)
         assert_int_equal(t.nics[0].kind, i < 2 ? TOPO_NIC_CXI : TOPO_NIC_ETH);
         topo_release(&t);
     }
+    /* A NIC outside PCI, as libfabric names a Cassini: by its name. */
+    static const char bare[] = "<system version=\"1\"><cpu numaid=\"0\"><nic><net name=\"cxi0\" "
+                               "speed=\"200000\"/></nic></cpu></system>";
+    topo_init(&t);
+    assert_int_equal(topo_load_buffer(&t, "inline", bare, sizeof(bare) - 1), 0);
+    assert_int_equal(t.nnics, 1);
+    assert_int_equal(t.nics[0].kind, TOPO_NIC_CXI);
+    topo_release(&t);
 }
 
 /* Issue 14, item 9: hwloc never sees a DOCTYPE; an internal subset is refused. */
