@@ -294,8 +294,10 @@ static int load_numbers(struct sweep_space *s, const char *path)
     return 0;
 }
 
-static const char *const features[] = {"gpu", "nvlink", "nvswitch", "ib",        "roce",
-                                       "efa", "cxi",    "rdma",     "multinode", NULL};
+/* rdma: any RDMA NIC; verbs: one that NCCL's own IB transport drives (InfiniBand, RoCE), which
+ * the NCCL_IB_* variables tune and aws-ofi-nccl (EFA, Slingshot) ignores. */
+static const char *const features[] = {"gpu", "nvlink", "nvswitch", "ib",        "roce", "efa",
+                                       "cxi", "rdma",   "verbs",    "multinode", NULL};
 
 static int load_rules(struct sweep_space *s, const char *path)
 {
@@ -326,7 +328,7 @@ static int load_rules(struct sweep_space *s, const char *path)
         if (!ok)
             return space_bad(path, entry,
                              "unknown feature: one of gpu, nvlink, nvswitch, ib, roce, efa, cxi, "
-                             "rdma, multinode");
+                             "rdma, verbs, multinode");
     }
     return 0;
 }
@@ -427,6 +429,8 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
         return kinds[TOPO_NIC_CXI] > 0;
     if (!strcmp(f, "rdma"))
         return rdma > 0;
+    if (!strcmp(f, "verbs"))
+        return kinds[TOPO_NIC_IB] + kinds[TOPO_NIC_ROCE] > 0;
     return nodes > 1; /* multinode */
 }
 

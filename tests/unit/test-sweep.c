@@ -288,6 +288,41 @@ static void prune_drops_what_the_node_lacks(void **state)
     sweep_space_release(&s);
 }
 
+/* NCCL_IB_* tune NCCL's own IB transport: a Slingshot node (aws-ofi-nccl) drops them, keeps what
+ * any RDMA network takes and what needs Slingshot; an InfiniBand node the reverse of the last. */
+static void prune_verbs_and_cxi(void **state)
+{
+    (void)state;
+    struct topo ss;
+    topo_init(&ss);
+    assert_int_equal(
+        topo_load(&ss, TOPOTUNE_FIXTURES "/../../profiles/specs/gh200-4x-slingshot.json"), 0);
+    const char *text =
+        "{\"schema\": \"topotune/space/1\", \"vars\": {\"NCCL_IB_QPS_PER_CONNECTION\": [null, "
+        "\"2\"], \"NCCL_NET_GDR_LEVEL\": [null, \"PHB\"], \"NCCL_PROTO\": [null, "
+        "\"Simple\"]}, \"requires\": {\"NCCL_IB_QPS_PER_CONNECTION\": \"verbs\", "
+        "\"NCCL_NET_GDR_LEVEL\": \"rdma\", \"NCCL_PROTO\": \"cxi\"}}";
+    struct sweep_space s;
+    assert_int_equal(sweep_space_load_buffer(&s, "t.json", text, strlen(text)), 0);
+    json_t *p = sweep_space_prune(&s, &ss, 2);
+    assert_int_equal(json_array_size(p), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(p, 0), "reason")),
+                        "this node has no verbs");
+    assert_null(json_object_get(s.vars, "NCCL_IB_QPS_PER_CONNECTION"));
+    assert_non_null(json_object_get(s.vars, "NCCL_NET_GDR_LEVEL"));
+    assert_non_null(json_object_get(s.vars, "NCCL_PROTO"));
+    json_decref(p);
+    sweep_space_release(&s);
+    assert_int_equal(sweep_space_load_buffer(&s, "t.json", text, strlen(text)), 0);
+    p = sweep_space_prune(&s, &h100, 2);
+    assert_int_equal(json_array_size(p), 1);
+    assert_non_null(json_object_get(s.vars, "NCCL_IB_QPS_PER_CONNECTION"));
+    assert_null(json_object_get(s.vars, "NCCL_PROTO"));
+    json_decref(p);
+    sweep_space_release(&s);
+    topo_release(&ss);
+}
+
 /* A run's environment: the fixed variables (numbers in decimal) and the configuration's; the last
  * gate refuses what no space could have said. */
 static void env_fixed_then_config_and_checked(void **state)
@@ -471,6 +506,7 @@ int main(void)
         cmocka_unit_test(configs_over_the_limit_refused),
         cmocka_unit_test(config_id_stable),
         cmocka_unit_test(prune_drops_what_the_node_lacks),
+        cmocka_unit_test(prune_verbs_and_cxi),
         cmocka_unit_test(env_fixed_then_config_and_checked),
         cmocka_unit_test(objective_mean_within_range),
         cmocka_unit_test(result_check_refuses_what_no_sweep_writes),
