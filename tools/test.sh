@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Quick start, part two: install what is missing, then build and run the whole suite:
-# style checks, the fuzz targets (TOPOTUNE_FUZZ_SECONDS each, default 15, two at a time on the
+# style checks, the fuzz targets (TOPOTUNE_FUZZ_SECONDS each, default 10, two at a time on the
 # two cores), then the tests: each once, on the plain build or under AddressSanitizer and
 # UndefinedBehaviorSanitizer (below says which).
 set -euo pipefail
@@ -16,7 +16,7 @@ echo "== static analysis: cppcheck (warnings and portability; Jansson's macros t
 git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
     --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem --inline-suppr --error-exitcode=1
 
-seconds=${TOPOTUNE_FUZZ_SECONDS:-15}
+seconds=${TOPOTUNE_FUZZ_SECONDS:-10}
 echo "== fuzz: every parser of untrusted text, ${seconds} s each, two at a time"
 tools/build.sh fuzz >/dev/null
 work=$(mktemp -d)
