@@ -160,15 +160,6 @@ static void scan_port(struct rdma_scan *s, const json_t *p)
     }
 }
 
-/* NICs NCCL reaches through a net plugin (aws-ofi-nccl over libfabric), not its verbs transport. */
-static int libfabric_nics(const struct topo *t)
-{
-    int n = 0;
-    for (int i = 0; i < t->nnics; i++)
-        n += t->nics[i].kind == TOPO_NIC_EFA || t->nics[i].kind == TOPO_NIC_CXI;
-    return n;
-}
-
 void doctor_check_rdma(json_t *c, const struct topo *t)
 {
     struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
@@ -179,11 +170,14 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
         scan_port(&s, p);
     json_decref(ports);
     const char *status = "pass";
-    if (!s.ports && libfabric_nics(t)) {
+    int libfabric = 0; /* NICs NCCL reaches through its net plugin, not its verbs transport */
+    for (int k = 0; k < t->nnics; k++)
+        libfabric += topo_nic_libfabric(t->nics[k].kind);
+    if (!s.ports && libfabric) {
         doctor_add(c, "rdma", "pass", NULL,
                    "no InfiniBand or RoCE port; %d EFA or Slingshot NIC(s), which NCCL reaches "
                    "through its net plugin (aws-ofi-nccl), not verbs",
-                   libfabric_nics(t));
+                   libfabric);
         goto out;
     }
     if (!s.ports) {

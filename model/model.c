@@ -309,13 +309,6 @@ static int is_rdma(const struct topo_nic *n)
     return topo_nic_rdma(n->kind);
 }
 
-/* EFA and Slingshot: NCCL reaches them through libfabric (aws-ofi-nccl), which reads neither
- * NCCL_IB_HCA nor NCCL_IB_DISABLE. */
-static int is_libfabric(const struct topo_nic *n)
-{
-    return n->kind == TOPO_NIC_EFA || n->kind == TOPO_NIC_CXI;
-}
-
 /* Interface and HCA names a setting can select; a fault when it selects none. */
 static void check_names(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
@@ -340,8 +333,8 @@ static void check_names(struct model *m, const struct topo *t, model_env_fn env,
     n = 0;
     int libfabric = 0;
     for (int i = 0; i < t->nnics && n < 512; i++) {
-        libfabric += is_libfabric(&t->nics[i]);
-        if (is_rdma(&t->nics[i]) && !is_libfabric(&t->nics[i]) && t->nics[i].name)
+        libfabric += topo_nic_libfabric(t->nics[i].kind);
+        if (is_rdma(&t->nics[i]) && !topo_nic_libfabric(t->nics[i].kind) && t->nics[i].name)
             names[n++] = t->nics[i].name;
     }
     if (hca && *hca && !(libfabric && !n) && !selects_any(hca, names, n)) {
@@ -455,7 +448,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         m->nic_bw = fmax(m->nic_bw, gbs);
         if (nic->kind == TOPO_NIC_ETH)
             eth += gbs;
-        else if (is_libfabric(nic) || (!ib_off && is_rdma(nic))) {
+        else if (topo_nic_libfabric(nic->kind) || (!ib_off && is_rdma(nic))) {
             rdma += gbs;
             other_rdma |= nic->kind != TOPO_NIC_EFA;
         } else

@@ -408,10 +408,11 @@ void sweep_space_release(struct sweep_space *s)
 
 static int has_feature(const struct topo *t, int nodes, const char *f)
 {
-    int kinds[TOPO_NIC_NKINDS] = {0}, rdma = 0;
+    int kinds[TOPO_NIC_NKINDS] = {0}, rdma = 0, verbs = 0;
     for (int i = 0; i < t->nnics; i++) {
         kinds[t->nics[i].kind]++;
         rdma += topo_nic_rdma(t->nics[i].kind);
+        verbs += topo_nic_rdma(t->nics[i].kind) && !topo_nic_libfabric(t->nics[i].kind);
     }
     if (!strcmp(f, "gpu"))
         return t->ngpus > 0;
@@ -430,7 +431,7 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     if (!strcmp(f, "rdma"))
         return rdma > 0;
     if (!strcmp(f, "verbs"))
-        return kinds[TOPO_NIC_IB] + kinds[TOPO_NIC_ROCE] > 0;
+        return verbs > 0;
     return nodes > 1; /* multinode */
 }
 

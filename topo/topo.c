@@ -237,6 +237,11 @@ int topo_is_cassini(long vendor, long device)
     return (vendor == 0x17db && device == 0x0501) || (vendor == 0x1590 && device == 0x0371);
 }
 
+int topo_nic_libfabric(enum topo_nic_kind kind)
+{
+    return kind == TOPO_NIC_EFA || kind == TOPO_NIC_CXI;
+}
+
 int topo_nic_rdma(enum topo_nic_kind kind)
 {
     return kind == TOPO_NIC_IB || kind == TOPO_NIC_ROCE || kind == TOPO_NIC_EFA ||

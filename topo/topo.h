@@ -189,4 +189,8 @@ const char *topo_nic_kind_name(enum topo_nic_kind kind);
 /* Whether NCCL moves data over this kind of NIC by RDMA (IB, RoCE, EFA, CXI), not sockets. */
 int topo_nic_rdma(enum topo_nic_kind kind);
 
+/* Whether NCCL reaches this kind through libfabric and the aws-ofi-nccl plugin (EFA, CXI), which
+ * reads none of NCCL_IB_HCA, NCCL_IB_DISABLE and the other NCCL_IB_* variables. */
+int topo_nic_libfabric(enum topo_nic_kind kind);
+
 #endif
