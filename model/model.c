@@ -767,31 +767,50 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
     return model_predict_coll(m, MODEL_ALL_REDUCE, bytes, p);
 }
 
-/* NCCL's ring for collective coll other than all_reduce: busBw as all_reduce's ring (the same
- * links), converted to algbw by nRanks / nsteps; latency per step (tuning.cc). */
+/*
+ * What a chain (broadcast, reduce) keeps of the ring's Simple bandwidth across nodes. NCCL sends
+ * a chain's data in slices of one step where all_reduce's, all_gather's and reduce_scatter's are
+ * two (BROADCAST_SLICESTEPS and REDUCE_SLICESTEPS in src/include/collectives.h): twice the
+ * network messages for the same bytes. Taking net_scale's loss to be a cost per message (fitted on
+ * all_reduce's slices), a chain's share of the line rate is s / (2 - s) for net_scale s (0.82 at
+ * 0.9).
+ */
+static double chain_net_share(const struct model *m)
+{
+    double s = m->params.net_scale, net = m->inter_bw * s;
+    if (net <= 0 || m->intra_bw <= net) /* the node's links decide, not the network */
+        return 1;
+    return fmin(m->intra_bw, m->inter_bw * s / (2 - s)) / net;
+}
+
+/*
+ * NCCL's ring for collective coll other than all_reduce: busBw as all_reduce's ring (the same
+ * links), converted to algbw by nRanks / nsteps; latency per step (tuning.cc). all_gather's and
+ * reduce_scatter's ring has n - 1 steps, broadcast's and reduce's chain n - 1 hops: across nodes
+ * both count a step per rank inside the nodes and one network hop per node boundary (NCCL's
+ * tuning charges a chain a network step per rank, several times what the published chains take).
+ * On one node NCCL counts one hop for a chain, whose channels all follow the same path.
+ */
 static double ring_time(const struct model *m, int coll, int q, size_t bytes)
 {
     const struct model_params *k = &m->params;
-    int n = m->nranks, nn = m->nodes;
-    int ag_rs = coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER;
-    int nsteps = ag_rs ? n - 1 : n;
-    double bw = bus_bw(m, MODEL_ALGO_RING, q) * n / nsteps;
-    int a = MODEL_ALGO_RING;
+    int n = m->nranks, nn = m->nodes, a = MODEL_ALGO_RING;
+    int chain = coll != MODEL_ALL_GATHER && coll != MODEL_REDUCE_SCATTER;
+    double bw = bus_bw(m, a, q) * n / (chain ? n : n - 1);
     double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][q];
     double hop = net_lat[m->ppn == 1 ? MODEL_ALGO_TREE : a][q] * k->net_lat_scale +
                  (m->efa ? k->efa_lat_us : 0);
     double lat;
-    if (ag_rs) { /* a step per rank, nodes - 1 of them over the network */
-        int ninter = nn - 1;
+    if (nn > 1) { /* NCCL's "net overhead" per step is for rings (tuning.cc), not chains */
         double intra2 =
-            nn > 1 ? fmax(intra, m->net_overhead * (q == MODEL_PROTO_SIMPLE ? 3 : 1)) : intra;
-        lat = (base_lat[a][q] + (nsteps - ninter) * intra2) * k->lat_scale + ninter * hop;
-    } else if (nn == 1) { /* broadcast, reduce: one chain; a node's channels are alike */
+            chain ? intra : fmax(intra, m->net_overhead * (q == MODEL_PROTO_SIMPLE ? 3 : 1));
+        lat = (base_lat[a][q] + (n - nn) * intra2) * k->lat_scale + (nn - 1) * hop;
+        if (chain && q == MODEL_PROTO_SIMPLE)
+            bw *= chain_net_share(m);
+    } else if (chain) {
         lat = (base_lat[a][q] + intra) * k->lat_scale;
-    } else { /* channels differ between nodes (their NICs): NCCL counts a step's latency per
-              * rank, Simple's at the tree's (tuning.cc, "chunk latency") */
-        double step = net_lat[q == MODEL_PROTO_SIMPLE ? MODEL_ALGO_TREE : a][q];
-        lat = base_lat[a][q] * k->lat_scale + nsteps * step * k->net_lat_scale;
+    } else {
+        lat = (base_lat[a][q] + (n - 1) * intra) * k->lat_scale;
     }
     if (bw <= 0)
         return -1;

@@ -49,7 +49,7 @@ int model_coll_rooted(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction. */
-#define MODEL_VERSION "topotune-model/6"
+#define MODEL_VERSION "topotune-model/7"
 
 enum model_algo {
     MODEL_ALGO_TREE,
