@@ -32,7 +32,7 @@ const struct model_params model_params_default = {
 static const struct model_band band_small = {0.500, 2.864, 28}, band_large = {0.821, 1.290, 154};
 /* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
 static const struct model_band chain_small = {0.343, 3.840, 12}, chain_large = {0.679, 1.158, 30};
-static const struct model_band other_small = {0.452, 1.725, 17}, other_large = {0.339, 1.187, 79};
+static const struct model_band other_small = {0.440, 1.725, 19}, other_large = {0.339, 1.179, 87};
 
 struct model_band model_band_at(size_t bytes)
 {

@@ -86,6 +86,12 @@ SYSTEMS = {
     "superbench-a100-reduce-1n": (S("A100-SXM4-40GB", [], "amd"),
                                   "an Azure ND A100 v4 VM (from the host name): two AMD "
                                   "sockets; one node, NICs unused"),
+    "superbench-a100-all_gather-1n": (S("A100-SXM4-40GB", [], "amd"),
+                                      "an Azure ND A100 v4 VM (from the host name): two AMD "
+                                      "sockets; one node, NICs unused"),
+    "superbench-a100-reduce_scatter-1n": (S("A100-SXM4-40GB", [], "amd"),
+                                          "an Azure ND A100 v4 VM (from the host name): two "
+                                          "AMD sockets; one node, NICs unused"),
     "vp-h100-all_gather-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-reduce-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-broadcast-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
