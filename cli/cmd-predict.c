@@ -155,7 +155,7 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
            o->collective, model_coll_reduces(coll) ? ", sum" : "",
            coll == MODEL_ALL_REDUCE ? ""
            : chain ? ", cut from broadcast's and reduce's published rows; up to 4 MiB it is wide: "
-                     "there the model may be 3x fast on one node, 4x slow across nodes"
+                     "there the model may predict 3x too high on one node, 4x too low across nodes"
                    : ", cut from all_gather's, reduce_scatter's, alltoall's and sendrecv's "
                      "published rows");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");

@@ -768,19 +768,21 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
 }
 
 /*
- * What a chain (broadcast, reduce) keeps of the ring's Simple bandwidth across nodes. NCCL sends
- * a chain's data in slices of one step where all_reduce's, all_gather's and reduce_scatter's are
- * two (BROADCAST_SLICESTEPS and REDUCE_SLICESTEPS in src/include/collectives.h): twice the
- * network messages for the same bytes. Taking net_scale's loss to be a cost per message (fitted on
- * all_reduce's slices), a chain's share of the line rate is s / (2 - s) for net_scale s (0.82 at
- * 0.9).
+ * What a chain (broadcast, reduce) keeps of the ring's Simple bandwidth across nodes. NCCL's Ring
+ * Simple sends a chain's data in slices of one step where all_reduce's, all_gather's and
+ * reduce_scatter's are two (BROADCAST_SLICESTEPS and REDUCE_SLICESTEPS in
+ * src/include/collectives.h; a network message per slice): twice the messages for the same
+ * bytes. Reading net_scale's loss as a cost per message, a chain's share of the line rate is
+ * s / (2 - s) for net_scale s (0.82 at 0.9), s at most 1 (a share above the line rate has no
+ * loss to double). The result: the chain's bottleneck (the node's links or that share of the
+ * network) over the ring's, 1 when the node's links decide both.
  */
 static double chain_net_share(const struct model *m)
 {
-    double s = m->params.net_scale, net = m->inter_bw * s;
-    if (net <= 0 || m->intra_bw <= net) /* the node's links decide, not the network */
-        return 1;
-    return fmin(m->intra_bw, m->inter_bw * s / (2 - s)) / net;
+    double s = fmin(m->params.net_scale, 1);
+    double ring = fmin(m->intra_bw, m->inter_bw * s);
+    double chain = fmin(m->intra_bw, m->inter_bw * s / (2 - s));
+    return ring > 0 ? fmin(1, chain / ring) : 1;
 }
 
 /*
@@ -791,7 +793,7 @@ static double chain_net_share(const struct model *m)
  * tuning charges a chain a network step per rank, several times what the published chains take).
  * On one node NCCL counts one hop for a chain, whose channels all follow the same path.
  */
-static double ring_time(const struct model *m, int coll, int q, size_t bytes)
+static double ring_time(const struct model *m, int coll, int q, size_t bytes, int share)
 {
     const struct model_params *k = &m->params;
     int n = m->nranks, nn = m->nodes, a = MODEL_ALGO_RING;
@@ -805,7 +807,7 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes)
         double intra2 =
             chain ? intra : fmax(intra, m->net_overhead * (q == MODEL_PROTO_SIMPLE ? 3 : 1));
         lat = (base_lat[a][q] + (n - nn) * intra2) * k->lat_scale + (nn - 1) * hop;
-        if (chain && q == MODEL_PROTO_SIMPLE)
+        if (chain && q == MODEL_PROTO_SIMPLE && share)
             bw *= chain_net_share(m);
     } else if (chain) {
         lat = (base_lat[a][q] + intra) * k->lat_scale;
@@ -847,7 +849,9 @@ static double pat_time(const struct model *m, size_t bytes)
     return lat + ((double)bytes + k->fill_bytes) / (1000.0 * bw);
 }
 
-static double coll_pair_time(const struct model *m, int coll, int a, int q, size_t bytes)
+/* The time of (a, q) for coll at bytes; share 0 leaves out what NCCL's tuning does not know of
+ * (a chain's share of the network), to pick the pair as NCCL would. */
+static double coll_pair_time(const struct model *m, int coll, int a, int q, size_t bytes, int share)
 {
     if (coll == MODEL_ALL_REDUCE)
         return pair_time(m, a, q, bytes);
@@ -855,7 +859,7 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
         return -1;
     switch (a) {
     case MODEL_ALGO_RING:
-        return ring_time(m, coll, q, bytes);
+        return ring_time(m, coll, q, bytes, share);
     case MODEL_ALGO_NVLS:
         return nvls_coll_time(m, bytes);
     case MODEL_ALGO_PAT:
@@ -923,12 +927,14 @@ int model_predict_coll(const struct model *m, int coll, size_t bytes, struct mod
         if (p->time_us <= 0)
             return -1;
     } else {
-        double best = -1;
+        /* NCCL picks the pair by what its tuning knows; the time is what the pair then takes */
+        double best = -1, pick = -1;
         for (int a = 0; a < MODEL_NALGOS; a++)
             for (int q = 0; q < MODEL_NPROTOS; q++) {
-                double t = coll_pair_time(m, coll, a, q, bytes);
-                if (t >= 0 && (best < 0 || t < best)) {
-                    best = t;
+                double t = coll_pair_time(m, coll, a, q, bytes, 0);
+                if (t >= 0 && (pick < 0 || t < pick)) {
+                    pick = t;
+                    best = coll_pair_time(m, coll, a, q, bytes, 1);
                     p->algo = algo_names[a];
                     p->proto = proto_names[q];
                     p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
@@ -941,7 +947,7 @@ int model_predict_coll(const struct model *m, int coll, size_t bytes, struct mod
                      : NULL;
         int a, q;
         if (r && best >= 0 && (table_pair(r, &a, &q), a >= 0 && q >= 0)) {
-            double t = coll_pair_time(m, coll, a, q, bytes);
+            double t = coll_pair_time(m, coll, a, q, bytes, 1);
             if (t >= 0) {
                 best = t;
                 p->algo = algo_names[a];
