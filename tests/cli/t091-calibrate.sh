@@ -100,6 +100,12 @@ expect_exit 0 "predict with a v2 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h10
     --calibration v2.json
 expect_stderr_has "fitted for topotune-model/2, read by topotune-model/7" "the version named"
 expect_stderr_has "run 'topotune calibrate' again" "the fix given"
+# v7 changed how broadcast and reduce run across nodes, not what a parameter means: a file fitted
+# by v6 is read as it is, without the warning.
+printf '{"schema": "topotune/calibration/1", "model": "topotune-model/6", "params": {"lat_scale": 2}}\n' >v6.json
+expect_exit 0 "predict with a v6 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
+    --calibration v6.json
+expect_stderr_lines 0 "no warning for v6"
 printf '{"schema": "topotune/calibration/1", "model": "x\\u001b[2J", "params": {}}\n' >esc.json
 expect_exit 0 "predict with an odd version string" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" \
     -b 1M -e 1M --calibration esc.json
