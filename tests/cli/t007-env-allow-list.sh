@@ -42,6 +42,21 @@ expect_exit 0 "a space of allowed names sweeps" -- "$TOPOTUNE" -q sweep --backen
 expect_exit 0 "predict --env NCCL_P2P_DIRECT_DISABLE=1" -- "$TOPOTUNE" predict --input "$spec" \
     --env NCCL_P2P_DIRECT_DISABLE=1
 
+# Slingshot's libfabric settings that CSCS documents for NCCL (docs/software/communication in
+# eth-cscs/cscs-docs) are tuning, not paths: a space may sweep them; a cxi name not listed is not.
+printf '%s\n' '{"schema": "topotune/space/1", "sizes": {"min": "1M", "max": "4M", "factor": 4},
+ "objective": {"min": "1M", "max": "4M"}, "vars": {"FI_CXI_RX_MATCH_MODE": [null, "software"]},
+ "fixed": {"FI_CXI_DEFAULT_CQ_SIZE": "131072", "FI_CXI_DEFAULT_TX_SIZE": "16384",
+ "FI_CXI_DISABLE_HOST_REGISTER": "1", "FI_MR_CACHE_MONITOR": "userfaultfd",
+ "FI_CXI_RDZV_PROTO": "alt_read", "FI_CXI_RDZV_EAGER_SIZE": "0", "FI_CXI_RDZV_GET_MIN": "0",
+ "FI_CXI_RDZV_THRESHOLD": "0"}, "repeat": 1, "iters": 2, "warmup": 1, "timeout_s": 5}' >cxi.json
+expect_exit 0 "a space of Slingshot's libfabric settings sweeps" -- "$TOPOTUNE" -q sweep \
+    --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/gh200-4x-slingshot.json" --space cxi.json \
+    --out cxi
+expect_exit 2 "an unlisted cxi name refused" -- "$TOPOTUNE" predict --input "$spec" \
+    --env FI_CXI_SOMETHING_NEW=1
+expect_stderr_has "FI_CXI_SOMETHING_NEW cannot be set" "the unlisted cxi name named"
+
 # A results line that claims to have set such a variable: gen refuses it, writes nothing.
 for name in UCX_HANDLE_ERRORS NCCL_COMM_ID CUDA_HOME; do
     rm -rf "r-$name" && cp -r good "r-$name"
