@@ -155,7 +155,9 @@ static int is_ib_class(long cls)
 
 static enum topo_nic_kind kind_of(long cls, long vendor, long device, const char *name)
 {
-    if (vendor == 0x1d0f)
+    /* Amazon's devices: EFA's are 0xefa0-0xefa4 today (the Linux efa driver's efa_pci_tbl);
+     * another one, ENA, is plain Ethernet. Without a device id, Amazon's vendor says EFA. */
+    if (vendor == 0x1d0f && (device < 0 || (device & 0xfff0) == 0xefa0))
         return TOPO_NIC_EFA;
     if (topo_is_cassini(vendor, device))
         return TOPO_NIC_CXI;
@@ -190,6 +192,8 @@ static void add_nic(struct nccl_reader *r, const char *busid, xmlNode *net, cons
         xmlFree(name);
     }
     n->kind = kind_of(ids[0], ids[1], ids[2], n->name);
+    n->pci_vendor = (int)ids[1];
+    n->pci_device = (int)ids[2];
 }
 
 /* <nic> groups the ports of one NIC: one topo NIC per <net> port. */

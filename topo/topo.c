@@ -216,7 +216,7 @@ struct topo_nic *topo_add_nic(struct topo *t)
     t->nics = util_xrealloc(t->nics, (size_t)(t->nnics + 1) * sizeof(*t->nics));
     struct topo_nic *n = &t->nics[t->nnics++];
     memset(n, 0, sizeof(*n));
-    n->numa = n->speed_gbps = n->node = TOPO_UNKNOWN;
+    n->numa = n->speed_gbps = n->node = n->pci_vendor = n->pci_device = TOPO_UNKNOWN;
     return n;
 }
 

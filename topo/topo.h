@@ -53,6 +53,7 @@ struct topo_nic {
     char *netdev; /* "ib0", or NULL */
     enum topo_nic_kind kind;
     char pci[16];
+    int pci_vendor, pci_device; /* the PCI ids where the source gives them, else -1 */
     int numa;
     char *cpuset;
     int speed_gbps;

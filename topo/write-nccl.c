@@ -95,6 +95,21 @@ static void indent(struct writer *w, int depth)
 
 static void children(struct writer *w, int node, int depth);
 
+/* A NIC's PCI ids, which say what the class cannot: an EFA device (Amazon's vendor id) or a
+ * Slingshot Cassini is an Ethernet-class device to PCI. Where the source gave no ids (a topology
+ * JSON), an EFA NIC still gets Amazon's vendor id, all that marks one; a Cassini's device id is
+ * not invented, so such a NIC reads back as Ethernet. */
+static void nic_ids(struct util_buf *out, const struct topo_nic *nic)
+{
+    int vendor = nic->pci_vendor, device = nic->pci_device;
+    if (vendor < 0 && nic->kind == TOPO_NIC_EFA)
+        vendor = 0x1d0f;
+    if (vendor >= 0 && vendor <= 0xffff)
+        util_buf_addf(out, " vendor=\"0x%04x\"", vendor);
+    if (vendor >= 0 && device >= 0 && device <= 0xffff)
+        util_buf_addf(out, " device=\"0x%04x\"", device);
+}
+
 static void device(struct writer *w, int node, int depth)
 {
     const struct topo *t = w->t;
@@ -110,8 +125,11 @@ static void device(struct writer *w, int node, int depth)
                       : t->nics[n].kind == TOPO_NIC_IB ? "0x020700"
                                                        : "0x020000";
     indent(w, depth);
-    util_buf_addf(w->out, "<pci busid=\"%s\" class=\"%s\" link_speed=\"%s\" link_width=\"%d\"/>\n",
-                  g >= 0 ? t->gpus[g].pci : t->nics[n].pci, cls, link_speed(gen),
+    util_buf_addf(w->out, "<pci busid=\"%s\" class=\"%s\"",
+                  g >= 0 ? t->gpus[g].pci : t->nics[n].pci, cls);
+    if (n >= 0)
+        nic_ids(w->out, &t->nics[n]);
+    util_buf_addf(w->out, " link_speed=\"%s\" link_width=\"%d\"/>\n", link_speed(gen),
                   width > 0 ? width : 16);
 }
 

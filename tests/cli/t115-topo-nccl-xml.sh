@@ -6,8 +6,9 @@
 # double quotes, class, busid, link_speed (one of NCCL's spellings) and link_width on every pci.
 # Read back (topotune's NCCL XML reader, as the fixtures are read), it gives the same GPUs and
 # NICs by bus id, the same NUMA nodes and the same matrix, except that NCCL's file has no host
-# bridges (PHB reads NODE) and the functions of one device are one device. A spec, whose devices have no bus ids, is refused; an existing file is
-# replaced whole, never through a link.
+# bridges (PHB reads NODE) and the functions of one device are one device. NICs keep their kind
+# (their PCI ids go with them), but for RoCE, which reads back as Ethernet. A spec, whose devices
+# have no bus ids, is refused; an existing file is replaced whole, never through a link.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -52,6 +53,7 @@ for line in text.splitlines():
         assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a["busid"]), a
         assert a["class"] in ("0x060400", "0x030200", "0x020700", "0x020000"), a
         assert a["link_speed"] in speeds and a["link_width"].isdigit(), a
+        assert all(re.fullmatch(r"0x[0-9a-f]{4}", a[k]) for k in ("vendor", "device") if k in a), a
     if not single:
         stack.append(tag)
 assert not stack, stack
@@ -74,6 +76,12 @@ bad = [(p, q, letter(src, ds, p, q), letter(back, db, p, q)) for p in pcis for q
        if p[:10] != q[:10] and not letter(src, ds, p, q).startswith("NV")
        and letter(src, ds, p, q) != letter(back, db, p, q)]
 assert not bad, bad[:6]
+# a NIC's kind survives: EFA (not Amazon's ENA) and Slingshot are Ethernet-class devices told
+# apart by their PCI ids. Not RoCE: NCCL's file tells it from Ethernet by its verbs device's name
+# in <nic><net>, which this file leaves to NCCL to detect.
+kinds = [{n["pci"]: n["kind"] for n in t["nics"]} for t in (src, back)]
+assert all(kinds[1][p] == (k if k != "roce" else "eth") for p, k in kinds[0].items()
+           if p in kinds[1]), kinds
 print(len(pcis), "devices")
 PY
 done
