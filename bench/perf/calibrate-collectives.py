@@ -41,6 +41,10 @@ BOUND = 30.0
 S, NVL72 = me.spec, me.nvl72
 A100_NDMV4 = S("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd")
 RTX2080TI = S("RTX-2080-TI", [], fabric="pcie", count=2, sockets=1)
+# The SuperBench test data's one A100 run, whose five collectives are five row groups.
+SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
+                   "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
+                   "NICs unused")
 
 # System per row group (the row id without its size), as model-error.py's: a spec and what was
 # assumed to write it ("" when the source states everything the model reads).
@@ -80,18 +84,10 @@ SYSTEMS = {
     "wohlbier-dgx2-reduce-1n": (S("V100-SXM3-32GB", [], count=12),
                                 "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the "
                                 "source; 12 of its 16 GPUs on the NVSwitch"),
-    "superbench-a100-broadcast-1n": (S("A100-SXM4-40GB", [], "amd"),
-                                     "an Azure ND A100 v4 VM (from the host name): two AMD "
-                                     "sockets; one node, NICs unused"),
-    "superbench-a100-reduce-1n": (S("A100-SXM4-40GB", [], "amd"),
-                                  "an Azure ND A100 v4 VM (from the host name): two AMD "
-                                  "sockets; one node, NICs unused"),
-    "superbench-a100-all_gather-1n": (S("A100-SXM4-40GB", [], "amd"),
-                                      "an Azure ND A100 v4 VM (from the host name): two AMD "
-                                      "sockets; one node, NICs unused"),
-    "superbench-a100-reduce_scatter-1n": (S("A100-SXM4-40GB", [], "amd"),
-                                          "an Azure ND A100 v4 VM (from the host name): two "
-                                          "AMD sockets; one node, NICs unused"),
+    "superbench-a100-broadcast-1n": SUPERBENCH_A100,
+    "superbench-a100-reduce-1n": SUPERBENCH_A100,
+    "superbench-a100-all_gather-1n": SUPERBENCH_A100,
+    "superbench-a100-reduce_scatter-1n": SUPERBENCH_A100,
     "vp-h100-all_gather-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-reduce-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-broadcast-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
