@@ -334,7 +334,7 @@ static void check_names(struct model *m, const struct topo *t, model_env_fn env,
     int libfabric = 0;
     for (int i = 0; i < t->nnics && n < 512; i++) {
         libfabric += topo_nic_libfabric(t->nics[i].kind);
-        if (is_rdma(&t->nics[i]) && !topo_nic_libfabric(t->nics[i].kind) && t->nics[i].name)
+        if (topo_nic_verbs(t->nics[i].kind) && t->nics[i].name)
             names[n++] = t->nics[i].name;
     }
     if (hca && *hca && !(libfabric && !n) && !selects_any(hca, names, n)) {

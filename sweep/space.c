@@ -412,7 +412,7 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     for (int i = 0; i < t->nnics; i++) {
         kinds[t->nics[i].kind]++;
         rdma += topo_nic_rdma(t->nics[i].kind);
-        verbs += topo_nic_rdma(t->nics[i].kind) && !topo_nic_libfabric(t->nics[i].kind);
+        verbs += topo_nic_verbs(t->nics[i].kind);
     }
     if (!strcmp(f, "gpu"))
         return t->ngpus > 0;

@@ -242,6 +242,11 @@ int topo_nic_libfabric(enum topo_nic_kind kind)
     return kind == TOPO_NIC_EFA || kind == TOPO_NIC_CXI;
 }
 
+int topo_nic_verbs(enum topo_nic_kind kind)
+{
+    return topo_nic_rdma(kind) && !topo_nic_libfabric(kind);
+}
+
 int topo_nic_rdma(enum topo_nic_kind kind)
 {
     return kind == TOPO_NIC_IB || kind == TOPO_NIC_ROCE || kind == TOPO_NIC_EFA ||

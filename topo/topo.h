@@ -194,4 +194,8 @@ int topo_nic_rdma(enum topo_nic_kind kind);
  * reads none of NCCL_IB_HCA, NCCL_IB_DISABLE and the other NCCL_IB_* variables. */
 int topo_nic_libfabric(enum topo_nic_kind kind);
 
+/* Whether NCCL drives this kind with its own IB transport (InfiniBand, RoCE): the RDMA NICs that
+ * NCCL_IB_HCA selects and the NCCL_IB_* variables tune. */
+int topo_nic_verbs(enum topo_nic_kind kind);
+
 #endif
