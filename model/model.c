@@ -928,18 +928,23 @@ int model_predict_coll(const struct model *m, int coll, size_t bytes, struct mod
             return -1;
     } else {
         /* NCCL picks the pair by what its tuning knows; the time is what the pair then takes */
-        double best = -1, pick = -1;
+        double best = -1;
+        int pa = -1, pq = -1;
         for (int a = 0; a < MODEL_NALGOS; a++)
             for (int q = 0; q < MODEL_NPROTOS; q++) {
                 double t = coll_pair_time(m, coll, a, q, bytes, 0);
-                if (t >= 0 && (pick < 0 || t < pick)) {
-                    pick = t;
-                    best = coll_pair_time(m, coll, a, q, bytes, 1);
-                    p->algo = algo_names[a];
-                    p->proto = proto_names[q];
-                    p->wrong = q == MODEL_PROTO_LL128 && m->ll128_unsafe;
+                if (t >= 0 && (best < 0 || t < best)) {
+                    best = t;
+                    pa = a;
+                    pq = q;
                 }
             }
+        if (best >= 0) {
+            best = coll_pair_time(m, coll, pa, pq, bytes, 1);
+            p->algo = algo_names[pa];
+            p->proto = proto_names[pq];
+            p->wrong = pq == MODEL_PROTO_LL128 && m->ll128_unsafe;
+        }
         /* As the plugin does: the row's pair when NCCL has it enabled, else NCCL's choice. */
         const struct tuner_rule *r =
             m->table ? tuner_table_match(m->table, colls[coll].tuner, bytes, (uint64_t)m->nodes,
