@@ -101,12 +101,12 @@ static void children(struct writer *w, int node, int depth);
  * not invented, so such a NIC reads back as Ethernet. */
 static void nic_ids(struct util_buf *out, const struct topo_nic *nic)
 {
-    int vendor = nic->pci_vendor, device = nic->pci_device;
+    int vendor = nic->pci_vendor, device = nic->pci_device; /* 16 bits, or -1: the readers' */
     if (vendor < 0 && nic->kind == TOPO_NIC_EFA)
         vendor = 0x1d0f;
-    if (vendor >= 0 && vendor <= 0xffff)
+    if (vendor >= 0)
         util_buf_addf(out, " vendor=\"0x%04x\"", vendor);
-    if (vendor >= 0 && device >= 0 && device <= 0xffff)
+    if (vendor >= 0 && device >= 0)
         util_buf_addf(out, " device=\"0x%04x\"", device);
 }
 
