@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const struct model_params model_params_default = {
@@ -108,16 +109,17 @@ json_t *model_params_json(const struct model_params *p)
 }
 
 /* A parameter may mean another thing in another version of the model (v2's lat_scale scaled the
- * network's hops too): a file fitted for another one is read, with a warning to fit it again.
- * Not for a version whose parameters mean the same here: v7 changed how broadcast and reduce run
- * across nodes, not what a parameter means. */
+ * network's hops too): a file fitted for another one is read, with a warning to fit it again,
+ * unless it is one of the versions whose parameters mean the same (model.h, MODEL_PARAMS_SINCE). */
 static void check_version(const char *path, const json_t *version)
 {
-    static const char *const same[] = {MODEL_VERSION, "topotune-model/6"};
     const char *model = json_is_string(version) ? json_string_value(version) : "";
-    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
-        if (!strcmp(model, same[i]))
+    for (int v = MODEL_PARAMS_SINCE; version && v <= MODEL_VERSION_NUMBER; v++) {
+        char same[32];
+        snprintf(same, sizeof(same), "topotune-model/%d", v);
+        if (!strcmp(model, same))
             return;
+    }
     if (!version)
         return;
     int plain = model[0] && strlen(model) <= 40;

@@ -106,6 +106,11 @@ printf '{"schema": "topotune/calibration/1", "model": "topotune-model/6", "param
 expect_exit 0 "predict with a v6 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
     --calibration v6.json
 expect_stderr_lines 0 "no warning for v6"
+# A later version than this one may have changed them: warned.
+printf '{"schema": "topotune/calibration/1", "model": "topotune-model/99", "params": {}}\n' >v99.json
+expect_exit 0 "predict with a v99 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
+    --calibration v99.json
+expect_stderr_has "fitted for topotune-model/99" "a later version warned"
 printf '{"schema": "topotune/calibration/1", "model": "x\\u001b[2J", "params": {}}\n' >esc.json
 expect_exit 0 "predict with an odd version string" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" \
     -b 1M -e 1M --calibration esc.json
