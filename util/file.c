@@ -160,6 +160,18 @@ static void sync_parent_dir(const char *path)
 
 int util_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    /* rename() would replace whatever has the name: a device (as root, /dev/null), a FIFO,
+     * a link (not its target), so only a missing name or a regular file is replaced. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        util_error("cannot write '%s': it is %s, which writing would replace; name a regular "
+                   "file or a new one",
+                   path,
+                   S_ISLNK(st.st_mode)   ? "a symbolic link"
+                   : S_ISDIR(st.st_mode) ? "a directory"
+                                         : "a device, FIFO or socket");
+        return UTIL_EIO;
+    }
     struct util_buf tmp = UTIL_BUF_INIT;
     if (util_buf_addf(&tmp, "%s.tmp.XXXXXX", path))
         return UTIL_ENOMEM;

@@ -51,6 +51,8 @@ int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *
 /*
  * Writes data to path atomically: a temporary file in the same directory,
  * written whole, fsync'ed, then renamed over path, then the directory fsync'ed.
+ * Only a missing path or a regular file is replaced: a symbolic link, directory,
+ * device, FIFO or socket at path is refused before anything is written.
  * On any failure (a full disk included) the temporary file is removed, path is
  * untouched, an error naming path is printed, and UTIL_EIO is returned.
  */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Prometheus metrics (node_exporter's textfile collector) from topotune-bench, survey and sweep:
 # promtool check metrics accepts every file; the labels say measured or predicted; a link planted
-# at the file's name is replaced, never followed; and the rules `topotune expect` writes, given
-# the series a bench run exports, alert at exactly the sizes below the band (promtool test rules).
+# at the file's name is refused, never followed nor replaced; and the rules `topotune expect`
+# writes, given the series a bench run exports, alert at exactly the sizes below the band
+# (promtool test rules).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -24,12 +25,15 @@ expect_exit 0 "mpi bench with --metrics" -- mpirun_np 2 "$TOPOTUNE_BENCH" --back
 check "promtool check metrics: mpi.prom" promtool check metrics <mpi.prom
 check "3 sizes measured" test "$(grep -c '^topotune_busbw_bytes_per_second{.*source="measured"}' mpi.prom)" = 3
 check "exit code 0 recorded" grep -q '^topotune_bench_exit_code{.*} 0$' mpi.prom
-ln -s "$TEST_TMP/target" mpi.prom
 echo untouched >target
+ln -s "$TEST_TMP/target" link.prom
+expect_exit 7 "a link planted at the metrics' name" -- mpirun_np 2 \
+    NCCL_TESTS_MIN_BW=1000000 "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 64K -n 2 -w 1 --metrics link.prom
+expect_stderr_has "cannot write 'link.prom': it is a symbolic link" "is refused, and said"
+kept() { test -L "$1" && test "$(cat "$2")" = untouched; }
+check "the link and its target untouched" kept link.prom target
 expect_exit 7 "below NCCL_TESTS_MIN_BW: exit 7, the metrics still written" -- mpirun_np 2 \
     NCCL_TESTS_MIN_BW=1000000 "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 64K -n 2 -w 1 --metrics mpi.prom
-replaced() { test ! -L "$1" && test "$(cat "$2")" = untouched; }
-check "the planted link replaced, its target untouched" replaced mpi.prom target
 check "promtool check metrics: the failed run" promtool check metrics <mpi.prom
 check "exit code 7 and the minimum recorded" sh -c "grep -q '^topotune_bench_exit_code{.*} 7$' mpi.prom &&
     grep -q '^topotune_bench_min_busbw_bytes_per_second{.*} 1e+15$' mpi.prom"

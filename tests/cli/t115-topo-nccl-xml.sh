@@ -93,8 +93,10 @@ expect_stderr_has "no PCI bus id" "it says why"
 check "and writes nothing" test ! -e spec.xml
 echo keep >target
 ln -s "$TEST_TMP/target" link.xml
-expect_exit 0 "over a planted link" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml link.xml
-replaced() { test ! -L link.xml && test "$(cat target)" = keep; }
-check "the link is replaced, its target untouched" replaced
+expect_exit 1 "over a planted link: refused (a link in /dev, as root, would be replaced)" -- \
+    "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml link.xml
+expect_stderr_has "it is a symbolic link" "it says why"
+kept() { test -L link.xml && test "$(cat target)" = keep; }
+check "the link and its target untouched" kept
 expect_exit 2 "--nccl-xml with --json" -- "$TOPOTUNE" topo --nccl-xml x.xml --json
 finish

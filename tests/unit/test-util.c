@@ -121,6 +121,17 @@ static void test_file_open_kinds(void **state)
             assert_int_equal(util_file_open_output(outs[i], (enum util_file_how)how, &why), -1);
             assert_non_null(why);
         }
+    /* An atomic write replaces the name by rename(): a link, FIFO or directory there is
+     * refused rather than replaced (as root, -o /dev/null would have replaced the device). */
+    util_log_init("test", UTIL_LOG_QUIET);
+    const char *kept[] = {lnk, fifo, tmpdir};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(util_file_write_atomic(kept[i], "x", 1), UTIL_EIO);
+    struct stat st;
+    assert_int_equal(lstat(lnk, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
     struct util_buf b = UTIL_BUF_INIT;
     assert_int_equal(util_file_read(victim, 64, &b), 0);
     assert_string_equal(util_buf_str(&b), "precious");
