@@ -6,12 +6,16 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/text.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* NCCL's log names and nccl-tests' collective names; per-rank size: count x ranks (1) or count. */
+/* NCCL's log names and nccl-tests' collective names; per-rank size: count x ranks (1) or count.
+ * AlltoAll (NCCL 2.28's ncclAlltoAll) counts per peer, nccl-tests' alltoall size is the whole
+ * send buffer; before 2.28 an alltoall shows as its Send lines. */
 static const struct {
     const char *log, *name;
     int times_ranks;
@@ -22,6 +26,7 @@ static const struct {
     {"Broadcast", "broadcast", 0},
     {"Reduce", "reduce", 0},
     {"Send", "sendrecv", 0},
+    {"AlltoAll", "alltoall", 1},
 };
 
 /* ncclDataType_t's element sizes (nccl.h: int8 .. bfloat16, fp8 e4m3 and e5m2); 0: unknown. */
@@ -56,22 +61,29 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
     while (host > line && host[-1] == ' ')
         host--;
     const char *start = host;
-    while (start > line && start[-1] != ' ' && start[-1] != ')')
-        start--;
+    while (start > line && !isspace((unsigned char)start[-1]) && start[-1] != ')')
+        start--; /* a progress bar's carriage return also ends the words before */
     /* host:pid:tid: the thread differs between a rank's lines (its main and proxy threads) */
     const char *tid = host;
     while (tid > start && tid[-1] != ':')
         tid--;
+    /* cleaned: a key JSON can hold (a host name's stray bytes would make it invalid UTF-8) */
     util_buf_reset(rank);
-    util_buf_add(rank, start, (size_t)(tid > start ? tid - 1 - start : host - start));
-    util_buf_add(rank, open - 1 > line ? open - 1 : open,
-                 (size_t)(dev - (open - 1 > line ? open - 1 : open)));
+    util_text_clean(rank, start, (size_t)(tid > start ? tid - 1 - start : host - start), 0);
+    util_text_clean(rank, open - 1 > line ? open - 1 : open,
+                    (size_t)(dev - (open - 1 > line ? open - 1 : open)), 0);
 }
 
 struct acc {
     json_t *calls; /* "collective size" -> calls over every rank */
     json_t *ranks; /* rank -> true */
-    long long skipped, lines;
+    long long lines;
+    /* COLL lines left out: a count, datatype or ranks that did not parse; a call larger than
+     * a workload's largest size; a function no nccl-tests collective here covers (Gather) */
+    long long unparsed, too_large, other;
+    char other_name[24]; /* the first such function's name */
+    int others;          /* more than one such function */
+    long long recv;      /* Recv lines: counted with their Send (in another rank's log) */
 };
 
 static void one_line(struct acc *a, const char *line)
@@ -87,21 +99,35 @@ static void one_line(struct acc *a, const char *line)
                       !strncmp(what + strlen(colls[k].log), ": opCount ", 10)))
         k++;
     if (k == n) {
-        if (!strncmp(what, "Recv: opCount ", 14))
-            a->lines++; /* counted with its Send */
+        size_t word = strspn(what, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+        if (!word || strncmp(what + word, ": opCount ", 10))
+            return; /* not a COLL line */
+        a->lines++;
+        if (word == 4 && !strncmp(what, "Recv", 4)) {
+            a->recv++; /* counted with its Send */
+            return;
+        }
+        if (!a->other++)
+            snprintf(a->other_name, sizeof(a->other_name), "%.*s", (int)word, what);
+        else
+            a->others |= strlen(a->other_name) != word || strncmp(a->other_name, what, word);
         return;
     }
     a->lines++;
     long long count = field(what, " count ", 0), type = field(what, " datatype ", 0);
     long long ranks = field(what, "[nranks=", 0);
     size_t el = element((long)type);
-    if (count < 0 || !el || ranks < 1 || ranks > 1 << 24 || count > (1LL << 50) / (long long)el) {
-        a->skipped++;
+    if (count < 0 || !el || ranks < 1 || ranks > 1 << 24) {
+        a->unparsed++;
         return;
     }
-    unsigned long long bytes = (unsigned long long)count * el;
-    if (colls[k].times_ranks)
-        bytes *= (unsigned long long)ranks;
+    /* checked before multiplying: count x element x ranks could pass 2^64 */
+    long long per = colls[k].times_ranks ? ranks : 1;
+    if (count > WORKLOAD_MAX_SIZE / (long long)el / per) {
+        a->too_large++;
+        return;
+    }
+    unsigned long long bytes = (unsigned long long)count * el * (unsigned long long)per;
     char key[96];
     snprintf(key, sizeof(key), "%s %llu", colls[k].name, bytes);
     json_t *c = json_object_get(a->calls, key);
@@ -148,29 +174,31 @@ static json_t *document(const struct acc *a, json_t *sources)
     return json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1",
                      "from", "nccl-log", "sources", sources, "ranks_seen",
                      (json_int_t)json_object_size(a->ranks), "lines", (json_int_t)a->lines,
-                     "skipped", (json_int_t)a->skipped, "entries", entries, "totals", totals,
-                     "assumed", 0);
+                     "skipped", (json_int_t)(a->unparsed + a->too_large + a->other), "entries",
+                     entries, "totals", totals, "assumed", 0);
 }
 
-/* Every line of text (NUL-terminated, cut in place) into a. */
-static void all_lines(struct acc *a, char *text)
+/* Every line of the len bytes of text (with a byte after them; cut in place) into a. A NUL
+ * (a crashed node's log, a shared file system's hole) ends its line only, not the text. */
+static void all_lines(struct acc *a, char *text, size_t len)
 {
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
+    for (char *line = text, *end = text + len; line <= end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *stop = nl ? nl : end;
+        *stop = '\0';
         one_line(a, line);
+        line = stop + 1;
     }
 }
 
 json_t *workload_from_nccl_text(const char *text, size_t len)
 {
-    struct acc a = {json_object(), json_object(), 0, 0};
+    struct acc a = {.calls = json_object(), .ranks = json_object()};
     char *copy = util_xmalloc(len + 1);
     json_t *doc = NULL;
     memcpy(copy, text, len);
     copy[len] = '\0';
-    all_lines(&a, copy);
+    all_lines(&a, copy, len);
     free(copy);
     if (json_object_size(a.calls))
         doc = document(&a, json_array());
@@ -179,28 +207,81 @@ json_t *workload_from_nccl_text(const char *text, size_t len)
     return doc;
 }
 
+/* Says which COLL lines were left out, and why. */
+static void left_out(const struct acc *a)
+{
+    if (a->unparsed)
+        util_warning("%lld COLL line(s) left out: a count, datatype or [nranks=] that did not "
+                     "parse (a datatype newer than those of nccl.h's ncclDataType_t?)",
+                     a->unparsed);
+    if (a->too_large)
+        util_warning("%lld call(s) left out: larger than %lld bytes, the largest size a workload "
+                     "holds",
+                     a->too_large, WORKLOAD_MAX_SIZE);
+    if (a->other)
+        util_warning("%lld COLL line(s) of %s%s left out: no nccl-tests collective topotune runs "
+                     "stands for them",
+                     a->other, a->other_name, a->others ? " and other functions" : "");
+}
+
+/* The error when the logs give nothing to weigh; 0 when they do. */
+static int nothing_usable(const struct acc *a, const char *what)
+{
+    int bytes = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(a->calls, key, v) {
+        const char *space = strrchr(key, ' ');
+        bytes |= space && strcmp(space, " 0") != 0;
+    }
+    if (!a->lines)
+        return util_error("no NCCL COLL line in %s: run the job with NCCL_DEBUG=INFO "
+                          "NCCL_DEBUG_SUBSYS=COLL (and NCCL_DEBUG_FILE) and give that log",
+                          what);
+    if (!json_object_size(a->calls) && a->recv == a->lines)
+        return util_error("%s: only Recv lines: each is counted with its Send, which another "
+                          "rank's log holds: give every rank's log",
+                          what);
+    if (!json_object_size(a->calls))
+        return util_error("%s: %lld COLL line(s), none of them usable (see the warnings above)",
+                          what, a->lines);
+    if (!bytes)
+        return util_error("%s: every call counted moves 0 bytes: nothing to weigh", what);
+    if (json_object_size(a->calls) > WORKLOAD_MAX_ENTRIES)
+        return util_error("%s: %zu distinct (collective, size) pairs, more than the %d a workload "
+                          "holds: give the log of fewer steps of the job",
+                          what, json_object_size(a->calls), WORKLOAD_MAX_ENTRIES);
+    return 0;
+}
+
 json_t *workload_from_nccl_logs(char *const *paths, int n)
 {
-    struct acc a = {json_object(), json_object(), 0, 0};
+    struct acc a = {.calls = json_object(), .ranks = json_object()};
     json_t *sources = json_array();
     int rc = 0;
     for (int f = 0; f < n && !rc; f++) {
-        struct util_buf text = UTIL_BUF_INIT;
+        struct util_buf text = UTIL_BUF_INIT, name = UTIL_BUF_INIT;
         const char *why = NULL;
         if (util_file_read_input(paths[f], 1, 1LL << 30, &text, &why)) {
-            rc = util_error("cannot read NCCL log '%s': %s", paths[f], why ? why : "?");
+            rc = util_error("cannot read NCCL log '%s': %s%s", paths[f], why ? why : "?",
+                            why && strstr(why, "larger than")
+                                ? ": give its COLL lines (grep 'NCCL INFO'), or split it into "
+                                  "several files"
+                                : "");
         } else {
             long long before = a.lines;
-            all_lines(&a, text.data);
-            json_array_append_new(sources, json_pack("{s:s,s:I}", "file", paths[f], "lines",
-                                                     (json_int_t)(a.lines - before)));
+            all_lines(&a, text.data, text.len);
+            json_array_append_new(sources,
+                                  json_pack("{s:s,s:I}", "file", util_text_shown(&name, paths[f]),
+                                            "lines", (json_int_t)(a.lines - before)));
         }
         util_buf_release(&text);
+        util_buf_release(&name);
     }
-    if (!rc && !json_object_size(a.calls))
-        rc = util_error("no NCCL COLL line in %s: run the job with NCCL_DEBUG=INFO "
-                        "NCCL_DEBUG_SUBSYS=COLL (and NCCL_DEBUG_FILE) and give that log",
-                        n == 1 ? paths[0] : "the logs");
+    if (!rc) {
+        left_out(&a);
+        rc = nothing_usable(&a, n == 1 ? paths[0] : "the logs");
+    }
     json_t *doc = rc ? NULL : document(&a, json_incref(sources));
     json_decref(sources);
     json_decref(a.calls);

@@ -2,9 +2,9 @@
 /*
  * What a job communicates, as weights over (collective, size): read from a real job's NCCL log
  * (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL: one line per call and rank) or taken from a preset.
- * Sizes follow nccl-tests' convention, so that a workload maps onto benchmark sizes: all_gather
- * and reduce_scatter count every rank's part (count x ranks x element), the others count x
- * element. The document is schema topotune/workload/1 (docs/schemas/workload.schema.json).
+ * Sizes follow nccl-tests' convention, so that a workload maps onto benchmark sizes: all_gather,
+ * reduce_scatter and alltoall count every rank's part (count x ranks x element), the others
+ * count x element. The document is schema topotune/workload/1 (docs/schemas/workload.schema.json).
  * Errors follow util/error.h.
  */
 #ifndef WORKLOAD_WORKLOAD_H
@@ -18,9 +18,12 @@
  * is the one read: lines of processes writing at once get interleaved) of AllReduce, AllGather,
  * ReduceScatter, Broadcast, Reduce and Send (sendrecv; a Recv pairs with a Send and is not
  * counted again). Calls are per rank: every rank's lines (host:pid [device]) counted, divided by
- * the ranks seen. Lines that are no COLL line are skipped; a COLL line whose count, datatype or
- * ranks do not parse is counted in "skipped". Returns a new document, or NULL after an error
- * naming the file (unreadable, not a regular file, no COLL line at all).
+ * the ranks seen; AlltoAll (NCCL 2.28) too. Lines that are no COLL line are skipped; a COLL line
+ * whose count, datatype or ranks do not parse, a call larger than WORKLOAD_MAX_SIZE, or one of a
+ * function no collective here stands for (Gather, Scatter) is counted in "skipped" and said in a
+ * warning. A NUL ends its line only. Returns a new document, or NULL after an error naming the
+ * file (unreadable, not a regular file, no COLL line, none usable, only Recv lines, only calls
+ * of 0 bytes, more than WORKLOAD_MAX_ENTRIES pairs).
  */
 json_t *workload_from_nccl_logs(char *const *paths, int n);
 

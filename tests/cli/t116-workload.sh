@@ -45,7 +45,43 @@ expect_exit 0 "its table says so too" -- "$TOPOTUNE" workload --preset moe
 check "ASSUMED in the table" grep -q "ASSUMED, not measured" "$TEST_TMP/out"
 printf 'no NCCL here\nx NCCL INFO AllReduce: opCount 1 count 9 datatype 99 [nranks=2]\n' >bad.log
 expect_exit 2 "a log without a usable COLL line" -- "$TOPOTUNE" workload --from-nccl-log bad.log
+expect_stderr_has "none of them usable" "it says its COLL line was not usable"
+printf 'no NCCL here\n' >none.log
+expect_exit 2 "a log without a COLL line" -- "$TOPOTUNE" workload --from-nccl-log none.log
 expect_stderr_has "NCCL_DEBUG_SUBSYS=COLL" "it says how to get one"
+# Lines in NCCL's COLL format (src/enqueue.cc), for what the threads above do not show.
+coll() { echo "node1:12:34 [$5] NCCL INFO $1: opCount 0 sendbuff 0x1 recvbuff 0x2 count $2 datatype $3 op 0 root 0 comm 0x3 [nranks=$4] stream 0x4"; }
+{ coll AlltoAll 262144 9 8 0; coll Gather 1024 7 8 0; coll Scatter 1024 7 8 0; coll AllReduce 16 7 8 0; } >a2a.log
+expect_exit 0 "NCCL 2.28's AlltoAll counted; Gather and Scatter left out, and said" -- \
+    "$TOPOTUNE" workload --from-nccl-log a2a.log --out a2a.json
+check "AlltoAll: count per peer x 8 ranks x bfloat16 = 4 MiB" test "$(entries a2a.json)" = "alltoall 4194304 1
+all_reduce 64 1
+ranks 1"
+expect_stderr_has "2 COLL line(s) of Gather and other functions left out" "the left-out lines said"
+check "counted in skipped" python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["skipped"] == 2' a2a.json
+coll AllGather 140737488355328 7 16384 0 >ovf.log
+expect_exit 2 "an all_gather whose count x ranks x element passes 2^64 is not wrapped round" -- \
+    "$TOPOTUNE" workload --from-nccl-log ovf.log
+expect_stderr_has "larger than 68719476736 bytes" "it is said to be too large"
+{ coll AllReduce 1024 7 8 0; printf 'garbage\0\n'; coll AllReduce 262144 7 8 0; coll AllReduce 262144 7 8 0; } >nul.log
+expect_exit 0 "a NUL byte in a log" -- "$TOPOTUNE" workload --from-nccl-log nul.log --out nul.json
+check "ends its line only: the lines after it counted" test "$(entries nul.json)" = "all_reduce 4096 1
+all_reduce 1048576 2
+ranks 1"
+{ printf '50%%|#####     |\r'; coll AllReduce 1024 7 8 0; printf '\377'; coll AllReduce 1024 7 8 1; } >cr.log
+expect_exit 0 "a progress bar's carriage return and a stray byte before the host" -- \
+    "$TOPOTUNE" workload --from-nccl-log cr.log --out cr.json
+check "two ranks, each one call" test "$(entries cr.json)" = "all_reduce 4096 1
+ranks 2"
+coll AllReduce 0 7 8 0 >zero.log
+expect_exit 2 "calls of 0 bytes only" -- "$TOPOTUNE" workload --from-nccl-log zero.log
+expect_stderr_has "moves 0 bytes" "said"
+coll Recv 1024 7 2 1 >recv.log
+expect_exit 2 "Recv lines only" -- "$TOPOTUNE" workload --from-nccl-log recv.log
+expect_stderr_has "give every rank's log" "it says which log is missing"
+{ coll AllReduce 1024 12 8 0; coll AllReduce 16 7 8 0; } >dtype.log
+expect_exit 0 "a datatype nccl.h does not have" -- "$TOPOTUNE" workload --from-nccl-log dtype.log
+expect_stderr_has "1 COLL line(s) left out" "is said, not dropped in silence"
 mkfifo fifo.log
 expect_exit 2 "a FIFO is refused, not waited on" -- timeout 20 "$TOPOTUNE" workload --from-nccl-log fifo.log
 expect_exit 2 "neither a log nor a preset" -- "$TOPOTUNE" workload
