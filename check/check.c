@@ -214,12 +214,42 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
              c.timed_out ? "passed its deadline" : "failed", outcome, log);
+    else if (strcmp(outcome, "ok")) /* exit 0 but no result: nothing was measured to judge */
+        fail(report, "bench",
+             "topotune-bench exited 0 without ending its run (outcome %s): see '%s'", outcome, log);
     json_object_set_new(report, "ranks", json_integer(ranks));
     json_decref(ev);
 }
 
-/* Each size measured against its band: below the low edge is a failure. */
-static void judge(json_t *report, const struct expect *e, const json_t *sizes, int predicted)
+/* A failure of that check is already listed. */
+static int failed(const json_t *report, const char *check)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(report, "failures"), i, f)
+        if (!strcmp(util_json_str(f, "check", ""), check))
+            return 1;
+    return 0;
+}
+
+/* bytes is a size the run measures: -b times a power of -f up to -e, as a whole number of floats
+ * (nccl-tests' count of a size). */
+static int asked(const struct check_opts *o, size_t bytes)
+{
+    size_t f = o->factor > 1 ? (size_t)o->factor : 2;
+    for (size_t b = o->min ? o->min : 1; b <= o->max; b *= f) {
+        if (b - b % 4 == bytes)
+            return 1;
+        if (b > o->max / f)
+            break;
+    }
+    return 0;
+}
+
+/* Each size measured against its band: below the low edge is a failure, and so is a size the
+ * benchmark was asked for and left unmeasured. */
+static void judge(json_t *report, const struct expect *e, const json_t *sizes, int predicted,
+                  const struct check_opts *o)
 {
     json_t *rows = json_array();
     int compared = 0;
@@ -241,6 +271,15 @@ static void judge(json_t *report, const struct expect *e, const json_t *sizes, i
                  e->measured ? "measured by the profile" : "predicted by the model");
     }
     json_object_set_new(report, "sizes", rows);
+    /* a size the run was asked for and gave no busbw: nothing says it is healthy */
+    int bench_failed = failed(report, "bench");
+    for (int i = 0; compared && e && !bench_failed && i < e->n; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "%zu", e->rows[i].bytes);
+        if (!json_object_get(sizes, key) && asked(o, e->rows[i].bytes))
+            fail(report, "bench", "all_reduce at %zu B: the benchmark gave no busbw for it",
+                 e->rows[i].bytes);
+    }
     if (e && !compared && !json_object_get(report, "error") && json_object_size(sizes))
         cannot(report, 2,
                "the reference (%s) has none of the sizes this check measured: give -b, -e and -f "
@@ -305,7 +344,7 @@ json_t *check_run(const struct check_opts *o, int *status)
                "the profile was measured with %d rank(s), this check ran %lld: give --np %d (or "
                "the profile of this shape)",
                e.nranks, (long long)ranks, e.nranks);
-    judge(report, rc || json_object_get(report, "error") ? NULL : &e, sizes, predicted);
+    judge(report, rc || json_object_get(report, "error") ? NULL : &e, sizes, predicted, o);
     json_decref(sizes);
     if (!rc)
         expect_release(&e);
@@ -324,7 +363,11 @@ void check_print(const json_t *report, FILE *out)
     json_t *f;
     json_array_foreach(json_object_get(report, "failures"), i, f)
         fprintf(out, "FAIL %s: %s\n", util_json_str(f, "check", "?"), util_json_str(f, "text", ""));
-    if (!json_array_size(json_object_get(report, "failures")))
+    json_t *error = json_object_get(report, "error");
+    if (error) /* the check could not be made: no verdict either way */
+        fprintf(out, "NOT CHECKED %s: %s\n", util_json_str(report, "host", "?"),
+                util_json_str(error, "text", ""));
+    else if (!json_array_size(json_object_get(report, "failures")))
         fprintf(out, "OK %s: %s\n", util_json_str(report, "host", "?"),
                 json_object_get(report, "reference_missing")
                     ? util_json_str(report, "reference_missing", "")

@@ -33,8 +33,9 @@ struct check_opts {
 
 /*
  * Runs the check. Returns a new reference, the report (schema topotune/check/1): "ok", the
- * "failures" ([{check, text}], one per failed doctor check, a failed benchmark run, each size
- * below its band), the sizes with their busbw and band, the doctor checks, the reference; and
+ * "failures" ([{check, text}], one per failed doctor check, a failed benchmark run or one that
+ * exited 0 without its end, each size of the band it gave no busbw for, each size below its
+ * band), the sizes with their busbw and band, the doctor checks, the reference; and
  * "error" {text, status} when the check could not be made as asked (the benchmark could not
  * start: 3; a profile of another shape, or none of its sizes measured: 2), which is no verdict on
  * the node. NULL after an error that left nothing to judge, said, with *status 2 (the hardware
@@ -42,7 +43,8 @@ struct check_opts {
  */
 json_t *check_run(const struct check_opts *o, int *status);
 
-/* The failures, one line each ("FAIL check: text"), or one "OK" line, to out. */
+/* The failures, one line each ("FAIL check: text"), then "NOT CHECKED host: text" when the check
+ * could not be made, or else one "OK" line when nothing failed, to out. */
 void check_print(const json_t *report, FILE *out);
 
 /*

@@ -58,7 +58,14 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         return util_error("the model's predicted outcome for '%s' is %s, not a bandwidth: %s",
                           source, model_fault_words(m->fault), m->why),
                UTIL_EINVAL;
-    for (size_t b = min ? min : 1; b <= max; b *= (size_t)factor) {
+    for (size_t asked = min ? min : 1; asked <= max; asked *= (size_t)factor) {
+        /* the size nccl-tests runs: a whole number of floats */
+        size_t b = asked - asked % 4;
+        if (!b || (e->n && e->rows[e->n - 1].bytes == b)) {
+            if (asked > max / (size_t)factor)
+                break;
+            continue;
+        }
         struct model_prediction p;
         if (model_predict(m, b, &p) || p.wrong) {
             expect_release(e);
@@ -73,7 +80,7 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
         struct model_band band = model_band_at(b);
         set_band(r, band.low, band.high);
-        if (b > max / (size_t)factor)
+        if (asked > max / (size_t)factor)
             break;
     }
     if (!e->n)

@@ -5,7 +5,8 @@
 # its --drain command, its JSON (schema) and metrics (promtool); a 64 MB /dev/shm (a mount
 # namespace) fails doctor's check; real MPI ranks are judged against a profile's band with the
 # profile's variables in their environment; a profile of another class or shape, and a benchmark
-# that cannot start, are no verdict; bad input is refused; a kept folder only on failure.
+# that cannot start, are no verdict (NOT CHECKED, never OK); a run that measured nothing or not
+# every size fails; bad input is refused; a kept folder only on failure.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -109,7 +110,36 @@ expect_exit 3 "a benchmark that cannot start: exit 3, no verdict, no drain" -- e
 check "nothing drained" test -z "$(grep scontrol "$TEST_TMP/out")"
 expect_stderr_has "cannot run /nonexistent/topotune-bench" "it names the program"
 
-# 5. Refusals.
+# 5. A run that measured nothing, or not every size, is no evidence of health (exit 1, no OK);
+# a size that is no whole number of floats is judged at the size nccl-tests runs.
+printf '#!/bin/sh\necho "all good"\n' >bench-none.sh
+cat >bench-first.sh <<EOF
+#!/bin/sh
+# the real benchmark, then every size's event but the first dropped from its --json file
+"$TOPOTUNE_BENCH" "\$@" || exit
+for a in "\$@"; do case \$a in --json=*) f=\${a#--json=} ;; esac; done
+awk '!/"event": *"size"/ || !seen++' "\$f" >"\$f.cut" && mv "\$f.cut" "\$f"
+EOF
+chmod +x bench-none.sh bench-first.sh
+expect_exit 1 "a benchmark that exits 0 and measures nothing fails" -- env \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-none.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+check "FAIL bench, no OK" sh -c "grep -q '^FAIL bench: topotune-bench exited 0 without ending its run' '$TEST_TMP/out' &&
+    ! grep -q '^OK' '$TEST_TMP/out'"
+expect_exit 1 "a benchmark that gives the first size only fails" -- env \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-first.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+check "each of the 3 sizes left unmeasured named" test "$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' "$TEST_TMP/out")" = 3
+expect_exit 0 "sizes of no whole number of floats" -- "$TOPOTUNE" check --backend sim --input "$h100" \
+    --no-doctor -b 64000001 -e 256000004 --json
+check "judged at 64000000, 128000000 and 256000004, each measured" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert [(s["size"], s["busbw"] is not None) for s in r["sizes"]] == [
+    (64000000, True), (128000000, True), (256000004, True)], r["sizes"]' "$TEST_TMP/out"
+expect_exit 3 "a benchmark that cannot start" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench \
+    "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+check "says NOT CHECKED, never OK" sh -c "grep -q '^NOT CHECKED .*: cannot run /nonexistent/topotune-bench' '$TEST_TMP/out' &&
+    ! grep -q '^OK' '$TEST_TMP/out'"
+
+# 6. Refusals.
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim
 expect_exit 2 "--apply without --drain" -- "$TOPOTUNE" check --backend sim --input "$h100" --apply
 expect_exit 2 "--metrics - (stdout holds the lines)" -- "$TOPOTUNE" check --backend sim --input "$h100" --metrics -
