@@ -77,7 +77,10 @@ static int write_as(const struct expect_opts *o, const struct expect *e)
         json_decref(j);
         putchar('\n');
     } else if (!strcmp(o->format, "nccl-tests-min-bw")) {
-        printf("NCCL_TESTS_MIN_BW=%.2f\n", expect_nccl_tests_min_bw(e));
+        char bw[32];
+        rc = expect_checkable(e);
+        if (!rc)
+            printf("NCCL_TESTS_MIN_BW=%s\n", expect_min_bw_text(e, bw));
     } else if (!strcmp(o->format, "prometheus-rules")) {
         rc = expect_write_prometheus_rules(e, stdout);
     } else if (!strcmp(o->format, "nhc")) {
@@ -100,9 +103,14 @@ static int predicted(const struct expect_opts *o, struct expect *e)
     topo_init(&t);
     struct model m;
     int rc = topo_load(&t, o->input);
-    if (!rc && model_init(&m, &t, o->nodes, model_env_none, NULL))
-        rc = util_error("topology '%s' has no GPU: nothing to expect",
-                        o->input ? o->input : "of this node");
+    if (!rc && model_init(&m, &t, o->nodes, model_env_none, NULL)) {
+        if (o->input)
+            rc = util_error("topology '%s' has no GPU: nothing to expect", o->input);
+        else /* the environment's: exit 3, as the man page says */
+            rc = util_error("this node has no GPU visible: nothing to expect (give --input a "
+                            "hardware file)"),
+            rc = UTIL_EENV;
+    }
     if (!rc && o->calibration && model_params_load(&m.params, o->calibration))
         rc = UTIL_EINVAL;
     if (!rc && m.fault != MODEL_FAULT_NONE) {

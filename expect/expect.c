@@ -47,7 +47,10 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     memset(e, 0, sizeof(*e));
     snprintf(e->source, sizeof(e->source), "%s", source);
     snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
-    e->nodes = m->nodes, e->ppn = m->ppn, e->nranks = m->nranks;
+    e->min = min, e->max = max, e->factor = factor;
+    /* the machines, not the model's view: NCCL merges an NVLink domain's trays into one node */
+    int clique = m->clique > 1 ? m->clique : 1;
+    e->nodes = m->nodes * clique, e->ppn = m->ppn / clique, e->nranks = m->nranks;
     e->rate = MODEL_BAND_RATE;
     snprintf(e->basis, sizeof(e->basis),
              "predicted by %s with NCCL's defaults; band: where %.0f%% of the published "
@@ -111,8 +114,9 @@ static int measured_rows(struct expect *e, const char *path, json_t *per_size, d
     json_array_foreach(per_size, i, s) {
         json_t *size = json_object_get(s, "size"), *busbw = json_object_get(s, "busbw");
         if (!json_is_integer(size) || json_integer_value(size) < 1 || !json_is_number(busbw) ||
-            !(json_number_value(busbw) > 0) || !isfinite(json_number_value(busbw)))
-            return bad(path, "per_size", "holds a size without a positive size and busbw");
+            !(json_number_value(busbw) > 0) || !(json_number_value(busbw) < 1e9))
+            return bad(path, "per_size",
+                       "holds a size without a positive size and a busbw from 0 to 1e9 GB/s");
         size_t b = (size_t)json_integer_value(size);
         if (b < min || b > max)
             continue;
@@ -130,22 +134,38 @@ static int measured_rows(struct expect *e, const char *path, json_t *per_size, d
     return 0;
 }
 
+static int by_size(const void *a, const void *b)
+{
+    size_t x = ((const struct expect_row *)a)->bytes, y = ((const struct expect_row *)b)->bytes;
+    return (x > y) - (x < y);
+}
+
 static int read_profile(struct expect *e, const char *path, json_t *p, size_t min, size_t max)
 {
     const char *cls = json_string_value(json_object_get(p, "class"));
+    const char *schema = json_string_value(json_object_get(p, "schema"));
+    json_t *predicted = json_object_get(p, "predicted");
+    if (!schema || strcmp(schema, "topotune/profile/1"))
+        return bad(path, "schema", "is not \"topotune/profile/1\" (topotune gen writes it)");
     if (!cls || !util_valid_id(cls))
         return bad(path, "class", "is missing or not a class id");
+    if (predicted && !json_is_boolean(predicted))
+        return bad(path, "predicted", "is not true or false");
     snprintf(e->class_id, sizeof(e->class_id), "%s", cls);
     json_t *sweep = json_object_get(p, "sweep"), *c = chosen(p);
     json_t *nodes = json_object_get(sweep, "nodes"), *ranks = json_object_get(sweep, "ranks");
     e->nodes = json_is_integer(nodes) ? (int)json_integer_value(nodes) : 1;
     e->nranks = json_is_integer(ranks) ? (int)json_integer_value(ranks) : 0;
-    if (e->nodes < 1 || e->nodes > 4096 || e->nranks < 1 || e->nranks > 1 << 20)
-        return bad(path, "sweep.nodes and sweep.ranks", "are missing or out of range");
+    if (e->nodes < 1 || e->nodes > 4096 || e->nranks < 1 || e->nranks > 1 << 20 ||
+        e->nranks % e->nodes)
+        return bad(path, "sweep.nodes and sweep.ranks",
+                   "are missing, out of range, or ranks are no multiple of nodes");
     e->ppn = e->nranks / e->nodes;
     json_t *cv = json_object_get(c, "cv"), *per_size = json_object_get(c, "per_size");
     if (!json_is_object(c) || !json_is_number(cv) || !json_is_array(per_size))
         return bad(path, "winner or baseline", "lacks cv or per_size");
+    if (!(json_number_value(cv) >= 0))
+        return bad(path, "cv", "is negative");
     double margin = fmax(EXPECT_MEASURED_MIN_MARGIN, 3 * json_number_value(cv));
     if (!(margin < 0.9))
         return bad(path, "cv", "is too large for a band (runs varied by more than 30%)");
@@ -158,6 +178,11 @@ static int read_profile(struct expect *e, const char *path, json_t *p, size_t mi
              json_is_object(json_object_get(p, "winner")) ? "its configuration" : "NCCL's defaults",
              100 * margin, 100 * EXPECT_MEASURED_MIN_MARGIN);
     int rc = measured_rows(e, path, per_size, margin, min, max);
+    if (!rc && e->n) /* in size order, each once: what -b, -e and a mean over the sizes read */
+        qsort(e->rows, (size_t)e->n, sizeof(e->rows[0]), by_size);
+    for (int i = 1; !rc && i < e->n; i++)
+        if (e->rows[i].bytes == e->rows[i - 1].bytes)
+            rc = bad(path, "per_size", "holds a size twice");
     if (!rc && !e->n)
         rc = util_error("profile '%s' measured no size from %zu to %zu B: give -b and -e around "
                         "the sizes it holds",
@@ -186,6 +211,13 @@ double expect_nccl_tests_min_bw(const struct expect *e)
     for (int i = 0; i < e->n; i++)
         sum += e->rows[i].low;
     return e->n ? sum / e->n / EXPECT_NCCL_TESTS_MIN_BW_FACTOR : 0;
+}
+
+const char *expect_min_bw_text(const struct expect *e, char buf[32])
+{
+    double v = expect_nccl_tests_min_bw(e);
+    snprintf(buf, 32, v >= 0.01 ? "%.2f" : "%.2g", v);
+    return buf;
 }
 
 static const char *label(const struct expect *e)
@@ -233,8 +265,10 @@ void expect_print(const struct expect *e, FILE *out)
                 r->bytes, r->busbw, r->low, r->high, r->time_us, r->time_low_us, r->time_high_us,
                 r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-");
     }
+    char bw[32];
     fprintf(out,
-            "#\n# NCCL_TESTS_MIN_BW=%.2f makes nccl-tests fail below the band at exactly these "
-            "sizes (its Avg bus bandwidth below 0.9 x that)\n",
-            expect_nccl_tests_min_bw(e));
+            "#\n# NCCL_TESTS_MIN_BW=%s makes nccl-tests fail a run at exactly these sizes whose "
+            "Avg bus bandwidth, the mean over them, is below 0.9 x that (the mean of the band's "
+            "low edges): the mean is judged, not each size\n",
+            expect_min_bw_text(e, bw));
 }

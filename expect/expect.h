@@ -28,12 +28,14 @@ struct expect_row {
 };
 
 struct expect {
-    int measured;       /* 1: from a profile's runs; 0: predicted by the model */
-    char basis[512];    /* where the numbers and the band come from, in words */
-    char class_id[128]; /* the node class ("" when unknown) */
-    char source[512];   /* the input as the user named it, or "this node" */
-    int nodes, ppn, nranks;
-    double rate; /* the share of healthy measurements the band holds */
+    int measured;           /* 1: from a profile's runs; 0: predicted by the model */
+    char basis[512];        /* where the numbers and the band come from, in words */
+    char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
+    char source[512];       /* the input as the user named it, or "this node" */
+    int nodes, ppn, nranks; /* machines, the GPUs of each (a GB200 tray: 4), ranks */
+    double rate;            /* the share of healthy measurements the band holds */
+    size_t min, max;        /* the sizes asked for (nccl-tests' -b, -e) and their factor (-f); */
+    int factor;             /* factor 0: a profile's sizes, as it measured them */
     struct expect_row *rows;
     int n;
 };
@@ -65,10 +67,15 @@ void expect_print(const struct expect *e, FILE *out);
  * The NCCL_TESTS_MIN_BW that makes nccl-tests (and topotune-bench) fail below the band: both fail
  * a run when its "Avg bus bandwidth", the mean busbw over every size and both placements, is below
  * 0.9 x NCCL_TESTS_MIN_BW (nccl-tests src/common.cu). So: the mean of the rows' low busbw / 0.9,
- * for a run at exactly these sizes.
+ * for a run at exactly these sizes. It is the mean that is judged, not each size: a run whose
+ * large sizes sit high can hide small sizes below their band.
  */
 #define EXPECT_NCCL_TESTS_MIN_BW_FACTOR 0.9
 double expect_nccl_tests_min_bw(const struct expect *e);
+
+/* That figure as text into buf: two decimals, or two significant digits below 0.01 GB/s (two
+ * decimals would make it 0.00, a check that cannot fail). */
+const char *expect_min_bw_text(const struct expect *e, char buf[32]);
 
 /* Prometheus alerting rules (promtool check rules) over topotune_busbw_bytes_per_second, the
  * metric topotune exports per class, collective and size (docs/design.md, "Metrics"): one alert
@@ -82,5 +89,9 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out);
  * the nhc.conf line that calls it. 0, or UTIL_EIO when out fails.
  */
 int expect_write_nhc(const struct expect *e, FILE *out);
+
+/* 0 when the expectation can make a check that fails (the exports above), else UTIL_EUSAGE, said:
+ * one rank (busbw is 0, so no run is below it). */
+int expect_checkable(const struct expect *e);
 
 #endif

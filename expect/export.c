@@ -30,13 +30,16 @@ static void comment(FILE *out, const char *what, const char *s)
 
 int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 {
+    if (expect_checkable(e))
+        return UTIL_EUSAGE;
     const char *label = e->measured ? "measured" : "predicted";
     fprintf(out, "# Prometheus alerting rules written by topotune expect (promtool check rules)\n");
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
     fprintf(out, "# metric: topotune_busbw_bytes_per_second{collective, class, nodes, size, "
                  "source}, the busbw topotune exports (source \"measured\": a prediction never "
-                 "alerts)\ngroups:\n");
+                 "alerts; a sweep's config=\"defaults\" series, NCCL's defaults measured for "
+                 "comparison, neither)\ngroups:\n");
     fprintf(out, "  - name: \"topotune-expect-%s-%dn\"\n    rules:\n",
             e->class_id[0] ? e->class_id : "any", e->nodes);
     for (int i = 0; i < e->n; i++) {
@@ -46,7 +49,9 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                 "        expr: \"topotune_busbw_bytes_per_second{collective=\\\"all_reduce\\\"");
         if (e->class_id[0])
             fprintf(out, ",class=\\\"%s\\\"", e->class_id);
-        fprintf(out, ",nodes=\\\"%d\\\",size=\\\"%zu\\\",source=\\\"measured\\\"} < %.6g\"\n",
+        fprintf(out,
+                ",nodes=\\\"%d\\\",size=\\\"%zu\\\",source=\\\"measured\\\",config!="
+                "\\\"defaults\\\"} < %.6g\"\n",
                 e->nodes, r->bytes, r->low * 1e9);
         fprintf(out, "        labels:\n          severity: warning\n          size: \"%zu\"\n",
                 r->bytes);
@@ -55,37 +60,78 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                 r->bytes);
         fprintf(out,
                 "          description: \"{{ $labels.instance }} measured {{ $value | humanize "
-                "}}B/s; a healthy system measures %.2f to %.2f GB/s (%s, %.0f%% of healthy "
+                "}}B/s; a healthy system measures %.2f to %.2f GB/s (%s, %.3g%% of healthy "
                 "measurements)\"\n",
                 r->low, r->high, label, 100 * e->rate);
     }
     return written(out);
 }
 
-/* The check function: NHC calls it with the nhc.conf line's words; die reports the failure. */
+/* The check function: NHC calls it with the nhc.conf line's words; die reports the failure.
+ * Only a run that printed its Avg bus bandwidth and exited 0 passes: a program that measured
+ * nothing (or ignored NCCL_TESTS_MIN_BW) is no evidence; its own deadline, not only NHC's. */
 static const char nhc_body[] =
     "function check_topotune_busbw() {\n"
-    "    local min_bw=${1:-%.2f} bench=%s out rc avg\n"
+    "    local min_bw=${1:-%s} bench=%s out rc avg\n"
     "    [[ -n ${2:-} ]] && bench=$2\n"
     "    shift 2 2>/dev/null || shift $#\n"
-    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" \"$bench\" -g %d -b %zu -e %zu -f %d -T 60 \"$@\" "
-    "2>&1)\n"
+    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" -g %d -b %zu -e %zu -f %d "
+    "-T 60 \"$@\" 2>&1)\n"
     "    rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
     "\\1/p')\n"
-    "    if [[ $rc -eq 0 ]]; then\n"
+    "    if [[ $rc -eq 0 && -n $avg ]]; then\n"
     "        return 0\n"
+    "    elif [[ $rc -eq 124 || $rc -eq 137 ]]; then\n"
+    "        die 1 \"${FUNCNAME[0]}: $bench did not finish within %d s\"\n"
+    "    elif [[ $rc -eq 0 ]]; then\n"
+    "        die 1 \"${FUNCNAME[0]}: $bench exited 0 without an Avg bus bandwidth: nothing was "
+    "measured\"\n"
     "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
     "then\n"
-    "        die 1 \"${FUNCNAME[0]}: all_reduce Avg bus bandwidth $avg GB/s below the expected "
-    "band "
-    "(0.9 x $min_bw)\"\n"
+    "        die 1 \"${FUNCNAME[0]}: all_reduce Avg bus bandwidth $avg GB/s, the mean over the "
+    "sizes, below 0.9 x $min_bw (the mean of the band's low edges)\"\n"
     "    else\n"
     "        die 1 \"${FUNCNAME[0]}: $bench failed (exit $rc): $(printf '%%s\\n' \"$out\" | tail "
     "-n 1)\"\n"
     "    fi\n"
     "    return 1\n"
     "}\n";
+
+/* nccl-tests' -b, -e and -f that run exactly the rows' sizes: those asked for, or a profile's
+ * when they are its first size times the powers of one factor. 0, or UTIL_EUSAGE, said. */
+static int series(const struct expect *e, size_t *min, size_t *max, int *factor)
+{
+    if (e->factor) {
+        *min = e->min, *max = e->max, *factor = e->factor;
+        return 0;
+    }
+    *min = e->rows[0].bytes, *max = e->rows[e->n - 1].bytes;
+    *factor = e->n > 1 ? (int)(e->rows[1].bytes / e->rows[0].bytes) : 2;
+    size_t b = *min;
+    for (int i = 0; *factor >= 2 && i < e->n; i++, b *= (size_t)*factor)
+        if (e->rows[i].bytes != b)
+            *factor = 0;
+    if (*factor < 2)
+        return util_error("the profile's sizes from %zu to %zu B are not one size times the powers "
+                          "of a factor, as one nccl-tests run measures: give -b and -e that "
+                          "select such sizes",
+                          *min, *max),
+               UTIL_EUSAGE;
+    return 0;
+}
+
+int expect_checkable(const struct expect *e)
+{
+    if (e->nranks < 2)
+        return util_error("at one rank busbw is 0 (nccl-tests' busbw counts traffic between "
+                          "ranks): no run can be below the band; give hardware of 2 GPUs or more"),
+               UTIL_EUSAGE;
+    return 0;
+}
+
+/* The deadline of the check's run: nccl-tests' per-wait -T 60 bounds a hang, this the whole. */
+#define NHC_DEADLINE_S 300
 
 int expect_write_nhc(const struct expect *e, FILE *out)
 {
@@ -94,8 +140,12 @@ int expect_write_nhc(const struct expect *e, FILE *out)
                           "for %d nodes)",
                           e->nodes),
                UTIL_EUSAGE;
-    int factor = e->n > 1 ? (int)(e->rows[1].bytes / e->rows[0].bytes) : 2;
-    double min_bw = expect_nccl_tests_min_bw(e);
+    size_t min, max;
+    int factor;
+    if (expect_checkable(e) || series(e, &min, &max, &factor))
+        return UTIL_EUSAGE;
+    char min_bw[32];
+    expect_min_bw_text(e, min_bw);
     fprintf(out,
             "# LBNL NHC check written by topotune expect: all_reduce busbw on this node's %d "
             "GPUs\n",
@@ -103,19 +153,20 @@ int expect_write_nhc(const struct expect *e, FILE *out)
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
     fprintf(out, "# Install: this file as /etc/nhc/scripts/topotune.nhc, and in nhc.conf:\n");
-    fprintf(out, "#   * || check_topotune_busbw %.2f\n", min_bw);
-    fprintf(out, "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth "
-                 "is below 0.9 x it),\n# the benchmark program (default: the topotune-bench "
-                 "installed with this topotune), then "
-                 "more of its flags. The run takes\n# seconds: give nhc a timeout (-t) that "
-                 "allows it.\n");
+    fprintf(out, "#   * || check_topotune_busbw %s\n", min_bw);
+    fprintf(out,
+            "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth, "
+            "the mean over the sizes,\n# is below 0.9 x it), the benchmark program (default: "
+            "the topotune-bench installed with this topotune),\n# then more of its flags. "
+            "The run takes seconds, at most %d: give nhc a timeout (-t) that allows it.\n",
+            NHC_DEADLINE_S);
     /* NHC sets PATH to the system's directories: the benchmark by its full path */
     char *prog = util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
     struct util_buf bench = {0};
     util_quote_shell(&bench, prog ? prog : "topotune-bench");
     free(prog);
-    fprintf(out, nhc_body, min_bw, bench.data, e->ppn, e->rows[0].bytes, e->rows[e->n - 1].bytes,
-            factor < 2 ? 2 : factor);
+    fprintf(out, nhc_body, min_bw, bench.data, NHC_DEADLINE_S, e->ppn, min, max, factor,
+            NHC_DEADLINE_S);
     util_buf_release(&bench);
     return written(out);
 }

@@ -121,6 +121,42 @@ expect_exit 0 "the conf line passes a healthy node" -- nhc_run "$check_line $TOP
 expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100 --calibration $TEST_TMP/slow.json"
 check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
 expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --format nhc
+# The run must give its Avg bus bandwidth: a program that measures nothing and exits 0 fails.
+expect_exit 1 "a bench that exits 0 without measuring fails the check" -- nhc_run "$check_line /bin/true"
+check "through die: nothing was measured" grep -q "check_topotune_busbw: /bin/true exited 0 without an Avg bus bandwidth" "$TEST_TMP/out"
+# shellcheck disable=SC2016 # the words of the written function
+check "the run has its own deadline" grep -q 'timeout -k 5 300 "$bench"' "$TEST_TMP/topotune.nhc"
+# GB200 NVL72: nodes are trays of 4 GPUs, though NCCL merges the rack's 18 into one node.
+expect_exit 2 "the rack's expectation (18 trays) makes no NHC check" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format nhc
+expect_exit 0 "one tray's does" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 1 -b 1G -e 1G --format nhc
+# shellcheck disable=SC2016 # the words of the written function
+check "on its 4 GPUs" grep -q '"$bench" -g 4 -b 1073741824 -e 1073741824' "$TEST_TMP/out"
+"$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format json >"$TEST_TMP/nvl.json"
+check "the rack's JSON: 18 nodes of 4 GPUs, 72 ranks" python3 -c 'import json, sys
+e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ranks"]) == (18, 4, 72), e' "$TEST_TMP/nvl.json"
+# One GPU: busbw is 0, so no check made of it could fail.
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["count"] = 1; json.dump(d, open(sys.argv[2], "w"))' "$h100" "$TEST_TMP/one.json"
+for f in nhc prometheus-rules nccl-tests-min-bw; do
+    expect_exit 2 "one GPU: --format $f is refused" -- "$TOPOTUNE" expect --input "$TEST_TMP/one.json" -b 1G -e 1G --format "$f"
+done
+# Prometheus: a sweep's config="defaults" series (NCCL's defaults, measured for comparison) alerts
+# nothing; a node's measured series below the band does (promtool test rules on the rule's expr).
+check "the alert selects measured series, not the sweep's defaults" python3 - "$TEST_TMP/rules.yml" "$TEST_TMP" <<'PY'
+import json, subprocess, sys, yaml
+rules, tmp = sys.argv[1:]
+expr = yaml.safe_load(open(rules))["groups"][0]["rules"][0]["expr"]
+sel = expr[expr.index("{") + 1:expr.index("}")]
+lab = dict(kv.split("=", 1) for kv in sel.replace("config!=", "config!").split(",") if "!" not in kv)
+base = ",".join('%s=%s' % (k, v) for k, v in lab.items())
+test = {"rule_files": [], "evaluation_interval": "1m", "tests": [{"interval": "1m",
+    "input_series": [{"series": "topotune_busbw_bytes_per_second{%s,config=\"defaults\"}" % base, "values": "1 1"},
+                     {"series": "topotune_busbw_bytes_per_second{%s,host=\"bad\"}" % base, "values": "1 1"}],
+    "promql_expr_test": [{"expr": expr, "eval_time": "1m",
+                          "exp_samples": [{"labels": "topotune_busbw_bytes_per_second{%s,host=\"bad\"}" % base,
+                                           "value": 1}]}]}]}
+open(tmp + "/rules-test.yml", "w").write(json.dumps(test))
+subprocess.run(["promtool", "test", "rules", tmp + "/rules-test.yml"], check=True)
+PY
 
 # A profile's measured expectation.
 mkdir -p "$TEST_TMP/p"
@@ -149,6 +185,34 @@ expect_exit 2 "a FIFO for a profile is refused, not waited on" -- \
 expect_exit 0 "its table says measured" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p/profile.json" -b 1M -e 32M
 # shellcheck disable=SC2016 # awk's own variables
 check "every row measured" awk '/^ / && $1 != "measured" { exit 1 }' "$TEST_TMP/out"
+
+# A profile's sizes in any order make one run from the smallest; sizes no run makes, or a damaged
+# profile, are refused.
+mkdir -p "$TEST_TMP/p2"
+prof2() { # prof2 PER_SIZE [EXTRA]: a profile of 8 ranks on one node
+    printf '{"schema": "topotune/profile/1", "class": "c1", "predicted": false, %s
+ "sweep": {"nodes": 1, "ranks": 8}, "winner": null, "baseline": {"cv": 0.01, "per_size": [%s]}}\n' \
+        "${2:-}" "$1" >"$TEST_TMP/p2/profile.json"
+}
+row() { printf '{"size": %s, "busbw": %s}' "$1" "$2"; }
+prof2 "$(row 33554432 300), $(row 1048576 40)"
+expect_exit 0 "sizes listed large first" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M --format nhc
+# shellcheck disable=SC2016 # the words of the written function
+check "run from the smallest" grep -q '"$bench" -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
+prof2 "$(row 1048576 40), $(row 2097152 60), $(row 8388608 90)"
+expect_exit 2 "sizes no one run measures (1M, 2M, 8M)" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M --format nhc
+prof2 "$(row 1048576 40), $(row 1048576 41)"
+expect_exit 2 "a size twice" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
+prof2 "$(row 1048576 1e300)"
+expect_exit 2 "a busbw of 1e300 GB/s" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
+prof2 "$(row 1048576 40)" '"predicted": "yes",'
+expect_exit 2 "predicted neither true nor false" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
+sed 's/"cv": 0.01/"cv": -5/' "$TEST_TMP/p/profile.json" >"$TEST_TMP/p2/profile.json"
+expect_exit 2 "a negative cv" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M
+sed 's|topotune/profile/1|topotune/survey/1|' "$TEST_TMP/p/profile.json" >"$TEST_TMP/p2/profile.json"
+expect_exit 2 "another document's schema" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M
+sed 's/"ranks": 8/"ranks": 8, "nodes": 3/; s/"nodes": 1, //' "$TEST_TMP/p/profile.json" >"$TEST_TMP/p2/profile.json"
+expect_exit 2 "8 ranks on 3 nodes" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M
 
 # Refusals: bad input is status 2 and says what and where; a predicted hang is no band (1).
 expect_exit 2 "--input and --profile together" -- "$TOPOTUNE" expect --input "$h100" --profile "$TEST_TMP/p"
