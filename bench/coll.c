@@ -7,6 +7,7 @@
  */
 #include "bench/internal.h"
 
+#include <math.h>
 #include <stdint.h>
 
 void bench_coll_counts(int coll, size_t count, size_t elt, int nranks, struct bench_counts *n)
@@ -88,7 +89,8 @@ long long bench_coll_check(const struct bench_ctx *c, const void *buf, const str
                      (in_place ? bench_value(i, c->op, rank, c->nranks, seed) : 0);
         return wrong;
     }
+    double tol = model_coll_reduces(c->coll) ? bench_tolerance(c->op, c->dtype, c->nranks) : 0;
     for (size_t i = 0; i < n->recv; i++)
-        wrong += bench_get(buf, i, c->dtype) != expect_at(c, n, rank, i, seed);
+        wrong += !(fabs(bench_get(buf, i, c->dtype) - expect_at(c, n, rank, i, seed)) <= tol);
     return wrong;
 }

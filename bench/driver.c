@@ -254,6 +254,14 @@ static int run(struct bench_ctx *c, const struct bench_backend *b)
         bench_report_error(c, "init", msg);
         return bench_report_end(c, BENCH_EXIT_USAGE);
     }
+    char why[256];
+    if (c->opt->check && model_coll_reduces(c->coll) &&
+        bench_pattern_fits(c->op, c->dtype, c->nranks, why, sizeof(why))) {
+        if (c->world_proc == 0)
+            util_error("-c (--check): %s", why);
+        bench_report_error(c, "init", why);
+        return bench_report_end(c, BENCH_EXIT_USAGE);
+    }
     char *devices = c->ngroups ? NULL : gather_device_text(c); /* groups: rank 0's is not all */
     json_t *v = versions(c, b);
     bench_report_header(c, devices ? devices : "", v);

@@ -7,8 +7,11 @@
  */
 #include "bench/internal.h"
 
+#include "util/error.h"
+
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -187,14 +190,15 @@ static void element(size_t i, int nranks, int seed, int *k, int *w)
 
 /*
  * Rank r's value at element i: small integers, so that the reduced result is exact in every
- * dtype (sums at most 64 ranks in int8), and varying with i, so that misplaced data is caught.
+ * dtype (up to the ranks bench_pattern_fits allows: 176 for int8 sums), and varying with i, so
+ * that misplaced data is caught.
  * With k and w the element's (element()) and b = (i + r + seed) mod 2:
  *   sum: b, plus w on rank k (the sum: w plus how many ranks have b = 1);
  *   max: 2 + w on rank k, else b (the max: 2 + w);
  *   min: w on rank k, else w + 1 + b (the min: w);
  *   prod: 1 + w on rank k, else 1 (the product: 1 + w);
  *   avg: w mod 3 on every rank, plus ranks on rank k (the mean: w mod 3 + 1; the sum NCCL divides
- *        stays within int8 up to 40 ranks).
+ *        stays within int8 up to 42 ranks; floating types are averaged with rounding).
  */
 double bench_value(size_t i, int op, int rank, int nranks, int seed)
 {
@@ -213,6 +217,37 @@ double bench_value(size_t i, int op, int rank, int nranks, int seed)
     default:
         return b + (rank == k ? w : 0);
     }
+}
+
+double bench_tolerance(int op, int dtype, int nranks)
+{
+    int bits = dtype == BENCH_HALF       ? 11
+               : dtype == BENCH_BFLOAT16 ? 8
+               : dtype == BENCH_FLOAT    ? 24
+               : dtype == BENCH_DOUBLE   ? 53
+                                         : 0; /* significand bits; integers divide exactly */
+    return op == BENCH_OP_AVG && bits ? (nranks + 1) * ldexp(1.0, 1 - bits) : 0;
+}
+
+int bench_pattern_fits(int op, int dtype, int nranks, char *why, size_t len)
+{
+    static const struct {
+        int dtype;
+        double exact; /* the largest integer every smaller one of which the type holds */
+    } limits[] = {{BENCH_INT8, 127}, {BENCH_UINT8, 255}, {BENCH_HALF, 2048}, {BENCH_BFLOAT16, 256}};
+    int integer_avg = op == BENCH_OP_AVG && bench_tolerance(op, dtype, nranks) == 0;
+    double reach = op == BENCH_OP_SUM ? 39 + (nranks + 1) / 2 : integer_avg ? 3.0 * nranks : 41;
+    for (size_t k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
+        if (limits[k].dtype == dtype && reach > limits[k].exact) {
+            snprintf(why, len,
+                     "at %d ranks the check's %s reaches %.0f, past the %.0f %s holds exactly: "
+                     "its results would be wrong by arithmetic, not by the system; use a wider "
+                     "-d (--datatype)",
+                     nranks, integer_avg ? "sum before the average's division" : "sum", reach,
+                     limits[k].exact, bench_dtype_name(dtype));
+            return UTIL_EINVAL;
+        }
+    return 0;
 }
 
 double bench_expected(size_t i, int op, int nranks, int seed)

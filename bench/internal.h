@@ -18,12 +18,25 @@ size_t bench_next_size(const struct bench_options *o, size_t size);
 
 /*
  * The reductions' correctness pattern: rank r's value at element i is a small integer chosen so
- * that the reduced result is exact in every dtype (at most 64 ranks for int8 sums), known
- * without the other ranks' data; seed varies it between passes. The exact result there.
+ * that the reduced result is exact in every dtype (bench_pattern_fits says up to how many ranks),
+ * known without the other ranks' data; seed varies it between passes. The exact result there.
  * (bench_coll_fill and bench_coll_check apply it per collective.)
  */
 double bench_value(size_t i, int op, int rank, int nranks, int seed);
 double bench_expected(size_t i, int op, int nranks, int seed);
+
+/*
+ * How far a reduced element may lie from the exact result: 0, except for avg of a floating type,
+ * which NCCL computes as a sum of each input times 1/nranks (its premultiplied average), each
+ * product and partial sum rounded in the type: (nranks + 1) half units in the last place of the
+ * results' range [2, 4).
+ */
+double bench_tolerance(int op, int dtype, int nranks);
+
+/* 0 when the pattern's partial results stay exact in dtype at nranks (the reduction's sum reaches
+ * 39 + nranks / 2; an integer avg's, which NCCL divides after, 3 x nranks): else UTIL_EINVAL with
+ * *why in words (int8 sums wrap past 127, half loses integers past 2048, bfloat16 past 256). */
+int bench_pattern_fits(int op, int dtype, int nranks, char *why, size_t len);
 /* Element access through double, exact for the pattern's values. */
 double bench_get(const void *buf, size_t i, int dtype);
 void bench_set(void *buf, size_t i, int dtype, double v);

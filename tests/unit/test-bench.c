@@ -73,11 +73,72 @@ static void test_pattern_exact(void **state)
     for (int d = 0; d < BENCH_NDTYPES; d++)
         for (int op = 0; op < BENCH_NOPS; op++)
             for (size_t k = 0; k < sizeof(ranks) / sizeof(ranks[0]); k++) {
-                if (d == BENCH_INT8 && op == BENCH_OP_AVG && ranks[k] > 40)
-                    continue; /* rank 0 holds ranks + 2: int8 stops at 127 */
+                char why[256];
+                if (bench_pattern_fits(op, d, ranks[k], why, sizeof(why)))
+                    continue; /* an int8 avg of 63 ranks: its sum passes 127 */
                 assert_int_equal(reduce_and_check(d, op, ranks[k], 257, 0), 0);
                 assert_int_equal(reduce_and_check(d, op, ranks[k], 257, 1), 1);
             }
+}
+
+/* NCCL averages a floating type as the sum of each input times 1/ranks (premultiplied, every
+ * product and partial sum rounded in the type): the check takes that rounding, not an off-by-one.
+ */
+static void test_avg_premultiplied(void **state)
+{
+    (void)state;
+    const int types[] = {BENCH_HALF, BENCH_BFLOAT16, BENCH_FLOAT, BENCH_DOUBLE};
+    const int ranks[] = {3, 6, 24, 48};
+    struct bench_options o;
+    bench_options_init(&o);
+    for (size_t t = 0; t < 4; t++)
+        for (size_t k = 0; k < 4; k++) {
+            int d = types[t], n = ranks[k], inexact = 0;
+            size_t sz = bench_dtype_size(d), count = 2000;
+            unsigned char *acc = calloc(count, sz), *one = calloc(1, sz);
+            const struct bench_ctx c = {
+                .opt = &o, .coll = MODEL_ALL_REDUCE, .dtype = d, .op = BENCH_OP_AVG, .nranks = n};
+            const struct bench_counts cnt = {count, count, count};
+            bench_set(one, 0, d, 1.0 / n);
+            double scale = bench_get(one, 0, d); /* 1/ranks in the type */
+            for (size_t i = 0; i < count; i++) {
+                double sum = 0;
+                for (int r = 0; r < n; r++) {
+                    bench_set(one, 0, d, bench_value(i, BENCH_OP_AVG, r, n, 7) * scale);
+                    bench_set(one, 0, d, sum + bench_get(one, 0, d));
+                    sum = bench_get(one, 0, d);
+                }
+                bench_set(acc, i, d, sum);
+                inexact += sum != bench_expected(i, BENCH_OP_AVG, n, 7);
+            }
+            if (d == BENCH_FLOAT && n == 3)
+                assert_true(inexact > 0); /* an exact comparison would fail NCCL's own result */
+            assert_int_equal(bench_coll_check(&c, acc, &cnt, 0, 7, 0), 0);
+            bench_set(acc, count / 2, d, bench_get(acc, count / 2, d) + 1);
+            assert_int_equal(bench_coll_check(&c, acc, &cnt, 0, 7, 0), 1);
+            free(acc);
+            free(one);
+        }
+}
+
+/* A check whose own arithmetic would overflow the type is refused, not reported as wrong. */
+static void test_pattern_fits(void **state)
+{
+    (void)state;
+    char why[256];
+    assert_int_equal(bench_pattern_fits(BENCH_OP_SUM, BENCH_INT8, 176, why, sizeof(why)), 0);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_SUM, BENCH_INT8, 177, why, sizeof(why)),
+                     UTIL_EINVAL);
+    assert_non_null(strstr(why, "past the 127 int8 holds exactly"));
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_INT8, 42, why, sizeof(why)), 0);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_INT8, 43, why, sizeof(why)),
+                     UTIL_EINVAL);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_UINT8, 86, why, sizeof(why)),
+                     UTIL_EINVAL);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_FLOAT, 4096, why, sizeof(why)), 0);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_SUM, BENCH_BFLOAT16, 440, why, sizeof(why)),
+                     UTIL_EINVAL);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_MAX, BENCH_INT8, 4096, why, sizeof(why)), 0);
 }
 
 /* nccl-tests' GetCollByteCount (src/<name>.cu): parts are count / ranks rounded down to 16
@@ -984,6 +1045,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pattern_exact),
+        cmocka_unit_test(test_avg_premultiplied),
+        cmocka_unit_test(test_pattern_fits),
         cmocka_unit_test(test_coll_counts),
         cmocka_unit_test(test_coll_pattern),
         cmocka_unit_test(test_coll_misplaced),
