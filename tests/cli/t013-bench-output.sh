@@ -12,6 +12,20 @@ cd "$TEST_TMP" || exit 1
 
 expect_exit 0 "a run that writes its table" -- "${bench[@]}"
 check "the table ends with its footer" grep -q "^# Avg bus bandwidth" out
+# nccl-tests' own columns (src/util.cu, writeBenchmarkLineBody): an unchecked cell is "    N/A"
+# after busbw, a checked one "  %6g"; scripts that cut fixed positions read both alike.
+expect_exit 0 "-c 0" -- "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 8 -e 8 -n 1 -w 0 -c 0
+check "N/A in nccl-tests' place" grep -qE '^ +8 +2 +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+    N/A +[0-9.]+ +[0-9.]+ +[0-9.]+    N/A$' out
+n_a=$(grep -E '^ +8 ' out)
+expect_exit 0 "-c 1" -- "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 8 -e 8 -n 1 -w 0 -c 1
+checked=$(grep -E '^ +8 ' out)
+check "a checked line is one column longer per placement, as nccl-tests'" test "$((${#checked} - ${#n_a}))" = 2
+# The Avg bus bandwidth line's word is the bandwidth's alone (nccl-tests' util.cu: FAILED below
+# 0.9 x NCCL_TESTS_MIN_BW), even when results are wrong too.
+expect_exit 7 "wrong results and too slow" -- env NCCL_TESTS_MIN_BW=1000 TOPOTUNE_BENCH_TEST_CORRUPT=0 \
+    "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -f 2 -n 1 -w 0
+check "both lines say FAILED" sh -c "grep -q '^# Out of bounds values : [1-9][0-9]* FAILED$' out &&
+    grep -q '^# Avg bus bandwidth    : [0-9.e+-]* FAILED$' out"
 expect_exit 0 "a run that writes its events" -- "${bench[@]}" --json events.jsonl
 check "the end event is there" grep -q '"event": *"end"' events.jsonl
 
