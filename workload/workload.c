@@ -9,9 +9,11 @@
 #include "util/text.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* NCCL's log names and nccl-tests' collective names; per-rank size: count x ranks (1) or count.
  * AlltoAll (NCCL 2.28's ncclAlltoAll) counts per peer, nccl-tests' alltoall size is the whole
@@ -350,14 +352,39 @@ static int known_collective(const char *name)
     return 0;
 }
 
+/* The first key of o that is none of the words of allowed (space-separated), or NULL. */
+static const char *unknown_key(const json_t *o, const char *allowed)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        size_t n = strlen(key);
+        const char *p = allowed;
+        int found = 0;
+        while (!found && (p = strstr(p, key)) != NULL) {
+            found = (p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
+            p += n ? n : 1;
+        }
+        if (!found || !n)
+            return key;
+    }
+    return NULL;
+}
+
 /* One entry, checked and copied; NULL after an error naming it. */
 static json_t *clean_entry(const char *path, size_t i, json_t *e)
 {
     json_t *c = json_object_get(e, "collective"), *s = json_object_get(e, "size"),
            *w = json_object_get(e, "weight");
     double wv = json_is_number(w) ? json_number_value(w) : -1;
+    const char *extra = json_is_object(e) ? unknown_key(e, "collective size calls weight") : NULL;
+    struct util_buf shown = UTIL_BUF_INIT;
     if (!json_is_object(e))
         util_error("%s: entries[%zu]: an object {collective, size, weight}", path, i);
+    else if (extra)
+        util_error("%s: entries[%zu]: unknown field \"%s\" (an entry holds collective, size, "
+                   "weight and calls)",
+                   path, i, util_text_shown(&shown, extra));
     else if (!json_is_string(c) || !known_collective(json_string_value(c)))
         util_error("%s: entries[%zu].collective: one of all_reduce all_gather reduce_scatter "
                    "broadcast reduce alltoall sendrecv",
@@ -370,6 +397,7 @@ static json_t *clean_entry(const char *path, size_t i, json_t *e)
         util_error("%s: entries[%zu].weight: a number from 0 to 1", path, i);
     else
         return json_pack("{s:O,s:O,s:f}", "collective", c, "size", s, "weight", wv);
+    util_buf_release(&shown);
     return NULL;
 }
 
@@ -379,6 +407,15 @@ json_t *workload_clean(const json_t *doc, const char *name)
     if (!json_is_string(schema) || strcmp(json_string_value(schema), "topotune/workload/1")) {
         util_error("%s: schema: \"topotune/workload/1\" expected (topotune workload writes it)",
                    name);
+        return NULL;
+    }
+    const char *extra = unknown_key(doc, "schema from assumed preset sources ranks_seen lines "
+                                         "skipped entries totals");
+    if (extra) {
+        struct util_buf shown = UTIL_BUF_INIT;
+        util_error("%s: unknown field \"%s\" (docs/schemas/workload.schema.json)", name,
+                   util_text_shown(&shown, extra));
+        util_buf_release(&shown);
         return NULL;
     }
     if (!json_is_array(entries) || !json_array_size(entries) ||
@@ -408,7 +445,14 @@ json_t *workload_clean(const json_t *doc, const char *name)
     int preset = from && !strcmp(from, "preset");
     if (!bad && (!(total > 0) || !json_array_size(clean)))
         util_error("%s: entries: every entry weighs 0: nothing to optimise for", name);
-    else if (!bad)
+    double kept = 0; /* the weights scaled to add up to 1 over what is kept */
+    json_array_foreach(clean, i, e)
+        kept += json_real_value(json_object_get(e, "weight"));
+    json_array_foreach(clean, i, e)
+        if (fabs(kept - 1) > 1e-9)
+            json_object_set_new(e, "weight",
+                                json_real(json_real_value(json_object_get(e, "weight")) / kept));
+    if (!bad && json_array_size(clean))
         out =
             json_pack("{s:s,s:s,s:b,s:O}", "schema", "topotune/workload/1", "from",
                       preset || (from && !strcmp(from, "nccl-log")) ? from : "file", "assumed",
@@ -420,6 +464,12 @@ json_t *workload_clean(const json_t *doc, const char *name)
 json_t *workload_load(const char *arg)
 {
     json_t *preset = workload_preset(arg);
+    struct stat st;
+    if (preset && stat(arg, &st) == 0 && S_ISREG(st.st_mode)) { /* which was meant? */
+        json_decref(preset);
+        util_error("'%s' names both a preset and a file here: give ./%s for the file", arg, arg);
+        return NULL;
+    }
     if (preset)
         return preset;
     struct util_buf text = UTIL_BUF_INIT;

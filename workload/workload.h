@@ -45,11 +45,12 @@ const char *workload_preset_names(void);
 
 /*
  * A workload to optimise for: a preset's name, or a file (untrusted: a regular file, schema
- * topotune/workload/1, every entry's collective one of nccl-tests' names, its size an integer
- * from 0 to WORKLOAD_MAX_SIZE, its weight from 0 to 1, some weight above 0). Entries that weigh
- * nothing (weight 0, or size 0: a call with no data) are left out. Returns a new, clean document
- * (schema, from, assumed, entries: nothing else of the file), or NULL after an error naming the
- * file and the field.
+ * topotune/workload/1 and its fields only, every entry's collective one of nccl-tests' names, its
+ * size an integer from 0 to WORKLOAD_MAX_SIZE, its weight from 0 to 1, some weight above 0). A
+ * preset's name that is also a regular file here is refused as ambiguous. Entries that weigh
+ * nothing (weight 0, or size 0: a call with no data) are left out, and the rest's weights scaled
+ * to add up to 1. Returns a new, clean document (schema, from, assumed, entries: nothing else of
+ * the file), or NULL after an error naming the file and the field.
  */
 json_t *workload_load(const char *preset_or_path);
 

@@ -76,6 +76,28 @@ done
 expect_exit 2 "a workload without its schema" -- sweep --out bad --workload space.json
 expect_stderr_has "schema: \"topotune/workload/1\" expected" "no schema: says which"
 check "nothing was written for a refused workload" test ! -e bad
+# The schema's fields only (a misspelt one is an error, not silently no weight); weights are
+# scaled to add up to 1; a preset's name that is also a file here is ambiguous.
+echo '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 8, "typo_weigth": 1}]}' >bad.json
+expect_exit 2 "a misspelt field in an entry" -- sweep --out bad --workload bad.json
+expect_stderr_has 'entries[0]: unknown field "typo_weigth"' "names the field"
+echo '{"schema": "topotune/workload/1", "wieghts": 1, "entries": [{"collective": "all_reduce", "size": 8, "weight": 1}]}' >bad.json
+expect_exit 2 "an unknown field" -- sweep --out bad --workload bad.json
+expect_stderr_has 'unknown field "wieghts"' "names it"
+cat >two.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [
+  {"collective": "all_reduce", "size": 4194304, "weight": 1},
+  {"collective": "all_gather", "size": 8388608, "weight": 1}]}
+JSON
+expect_exit 0 "weights adding up to 2" -- sweep --out two --workload two.json
+check "are read as halves" python3 -c 'import json, sys
+w = json.load(open(sys.argv[1]))["workload"]["entries"]
+assert [e["weight"] for e in w] == [0.5, 0.5], w' two/sweep.json
+cp mix.json fsdp
+expect_exit 2 "a file named like a preset" -- sweep --out amb --workload fsdp
+expect_stderr_has "give ./fsdp for the file" "says how to name the file"
+expect_exit 0 "./ names the file" -- sweep --out amb --workload ./fsdp
+rm fsdp
 
 # A workload run's deadline grows with the sizes it measures, not the space's: a benchmark
 # that takes 2 s (fake-bench.sh mode slow) within a 1 s per-stage timeout over the 28 sizes
