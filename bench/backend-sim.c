@@ -118,8 +118,10 @@ static int sim_init(struct bench_ctx *c)
         s->model.table = &s->table;
     s->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     c->nranks = s->model.nranks;
-    c->nodes = s->model.nodes;
-    add_devices(c, &s->topo, s->model.nodes);
+    /* the machines, as a real run counts its hosts: NCCL merges an NVLink domain's trays into
+     * one node (the model's nodes), each still a host of its own GPUs */
+    c->nodes = s->model.nodes * (s->model.clique > 1 ? s->model.clique : 1);
+    add_devices(c, &s->topo, c->nodes);
     if (s->model.fault == MODEL_FAULT_HANG_INIT) {
         util_warning("predicted: %s", s->model.why);
         for (;;) /* as NCCL does: init never returns; the watchdog or the parent ends it */

@@ -67,9 +67,10 @@ static void device_text(const struct bench_ctx *c, char *out, size_t len)
     size_t i;
     json_t *dev;
     json_array_foreach(c->devices, i, dev) {
+        const char *on = json_string_value(json_object_get(dev, "host")); /* the sim's nodes */
         int n = snprintf(out + used, len - used,
                          "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s\n",
-                         c->rank + (int)i, 0, (int)getpid(), host,
+                         c->rank + (int)i, 0, (int)getpid(), on ? on : host,
                          (int)json_integer_value(json_object_get(dev, "device")),
                          json_string_value(json_object_get(dev, "pci")),
                          json_string_value(json_object_get(dev, "name")));

@@ -26,6 +26,14 @@ expect_exit 7 "wrong results and too slow" -- env NCCL_TESTS_MIN_BW=1000 TOPOTUN
     "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -f 2 -n 1 -w 0
 check "both lines say FAILED" sh -c "grep -q '^# Out of bounds values : [1-9][0-9]* FAILED$' out &&
     grep -q '^# Avg bus bandwidth    : [0-9.e+-]* FAILED$' out"
+# The sim's header names each rank's simulated host, as its JSON does; an NVL72 rack is 18 hosts
+# of 4 GPUs (NCCL merges them into one node, a real run still has 18 hosts).
+expect_exit 0 "a 2-node sim" -- "$TOPOTUNE_BENCH" --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100-2nodes.json" -b 1M -e 1M
+check "rank 8 on sim-node1" grep -qE '^#  Rank  8 Group  0 Pid +[0-9]+ on  sim-node1 device  0 ' out
+expect_exit 0 "a GB200 NVL72 rack" -- "$TOPOTUNE_BENCH" --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json" -b 1M -e 1M --json -
+check "72 ranks on 18 hosts, 72 devices" python3 -c 'import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+assert (s["ranks"], s["nodes"], len(s["hosts"])) == (72, 18, 18), s' "$TEST_TMP/out"
 expect_exit 0 "a run that writes its events" -- "${bench[@]}" --json events.jsonl
 check "the end event is there" grep -q '"event": *"end"' events.jsonl
 
