@@ -446,6 +446,24 @@ static json_t *parts_of(json_t *views, const char *coll)
     return out;
 }
 
+/* Each row's nodes as NCCL counts them, which its tuner API passes the plugin: the hosts of one
+ * NVLink domain (the sweep's topology's nvlink_domain; a GB200 NVL72 rack: 72 GPUs) are one node
+ * (MNNVL), as the model's clique counts them. A run counts its hosts. */
+static void nccl_nodes(json_t *rows, const json_t *topology)
+{
+    json_int_t gpus = (json_int_t)json_array_size(json_object_get(topology, "gpus"));
+    json_int_t domain = json_integer_value(json_object_get(topology, "nvlink_domain"));
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        json_int_t nodes = json_integer_value(json_object_get(r, "nodes"));
+        if (nodes < 1 || gpus < 1 || domain <= gpus)
+            continue;
+        json_int_t per = domain / gpus, clique = per < nodes ? per : nodes;
+        json_object_set_new(r, "nodes", json_integer((nodes + clique - 1) / clique));
+    }
+}
+
 /* A workload's per-size rows: for each collective of it that NCCL tunes (the table's names),
  * the rows of its lines, judged as all_reduce's are (gen_tuner_rows). */
 static json_t *workload_rows(const json_t *workload, json_t *cands, json_t *ref, double cv_max,
@@ -646,6 +664,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_t *rules = workload
                         ? workload_rows(workload, cands, ref, cv_max, ref_name, ch.predicted)
                         : gen_tuner_rows(cands, ref, cv_max, ref_name, ch.predicted, "allreduce");
+    nccl_nodes(rules, json_object_get(first, "topology"));
     json_decref(cands);
     json_decref(empty);
     json_object_set_new(p, "tuner", rules);

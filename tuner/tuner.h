@@ -91,7 +91,8 @@
  * - Then one row per line: `collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol[,
  *   channels]`. collective: broadcast|reduce|allgather|reducescatter|allreduce (NCCL's names,
  *   any case). min_bytes, max_bytes: decimal, inclusive, min <= max; max may be `inf` (or
- *   18446744073709551615). nodes, ranks: a decimal >= 1, or `*` for any. algorithm:
+ *   18446744073709551615). nodes, ranks: a decimal >= 1, or `*` for any; nodes as NCCL
+ *   counts them, which its tuner API passes (one NVLink domain's hosts are one node). algorithm:
  *   tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat. protocol: ll|ll128|simple.
  *   channels: 0..TUNER_MAX_CHANNELS, 0 or empty or absent = NCCL's own count; passed to NCCL
  *   at most TUNER_NCCL_MAX_CHANNELS. Spaces or tabs

@@ -197,4 +197,34 @@ expect_stderr_has "the table was not applied" "said why"
 expect_exit 2 "--backend nccl needs --np" -- "$TOPOTUNE" verify "$p2" --backend nccl
 expect_stderr_has "needs --np N" "--np asked for"
 expect_exit 2 "--topology and --backend nccl" -- "$TOPOTUNE" verify "$p2" --backend nccl --np 2 --topology "$spec"
+# An NVLink domain across nodes (a GB200 NVL72 rack: 18 hosts of 4 GPUs): NCCL counts the rack as
+# one node, and passes that count to its tuner plugin, so the table's rows say 1 node, 72 ranks;
+# the sim, which counts nodes as NCCL does, applies them.
+nvl="$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json"
+"$TOPOTUNE" -q sweep --topology "$nvl" --space "$TEST_TMP/space.json" --out "$TEST_TMP/rack" || true
+mkdir -p "$TEST_TMP/rack-forced"
+python3 - "$TEST_TMP/rack" "$TEST_TMP/rack-forced" <<'PY'
+import json, sys
+src, dst = sys.argv[1:]
+open(dst + "/sweep.json", "w").write(open(src + "/sweep.json").read())
+runs = [json.loads(l) for l in open(src + "/results.jsonl")]
+assert {r["nodes"] for r in runs} == {18}, {r["nodes"] for r in runs}  # the rack's hosts
+with open(dst + "/results.jsonl", "w") as out:
+    for r in runs:
+        if r["env"] == {"NCCL_PROTO": "LL128"}:  # LL128 20 times as fast at 512 B only
+            for s in r["sizes"]:
+                if s["size"] == 512:
+                    s["busbw"] *= 20
+        out.write(json.dumps(r) + "\n")
+PY
+expect_exit 0 "gen: the rack's table" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rack-forced" --profiles "$TEST_TMP/p-rack"
+p_rack=$(echo "$TEST_TMP"/p-rack/*/latest)
+check "its row: 1 node (NCCL's count), 72 ranks" python3 - "$p_rack" <<'PY'
+import sys
+lines = open(sys.argv[1] + "/tuner-table.txt").read().splitlines()
+rows = [l.split(",") for l in lines if l.startswith("allreduce,")]
+assert rows and all(r[3:5] == ["1", "72"] for r in rows), rows
+PY
+expect_exit 0 "verify: the sim applies the rack's table" -- "$TOPOTUNE" verify "$p_rack" --topology "$nvl" -b 512 -e 512
+check "its row fits the rack as NCCL counts it" grep -q "1 of its 1 row(s) fit 1 node(s) x 72 rank(s)" "$TEST_TMP/out"
 finish
