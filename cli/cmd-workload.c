@@ -48,7 +48,8 @@ int cmd_workload(int argc, char **argv)
         {"preset", 0, UTIL_OPT_CHOICE, &preset, "NAME", "an assumed mix: dp, fsdp, tp or moe",
          .choices = "dp fsdp tp moe"},
         {"json", 0, UTIL_OPT_FLAG, &json, NULL, "print the document (topotune/workload/1)"},
-        {"out", 'o', UTIL_OPT_STRING, &out, "FILE", "write the document there (replaced whole)"},
+        {"out", 'o', UTIL_OPT_STRING, &out, "FILE",
+         "write the document there (replaced whole; - for standard output)"},
         {0},
     };
     const struct util_opts_cmd cmd = {"topotune workload", usage, opts, -1, 0};
@@ -60,6 +61,10 @@ int cmd_workload(int argc, char **argv)
     if (!doc)
         return 2;
     int rc = 0;
+    if (out && !strcmp(out, "-")) { /* the document on stdout, as --json */
+        out = NULL;
+        json = 1;
+    }
     if (out) {
         char *text = json_dumps(doc, JSON_INDENT(1) | JSON_REAL_PRECISION(8));
         rc = text && !util_file_write_atomic(out, text, strlen(text)) ? 0 : 1;

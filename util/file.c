@@ -165,7 +165,7 @@ int util_file_write_atomic(const char *path, const void *data, size_t len)
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         util_error("cannot write '%s': it is %s, which writing would replace; name a regular "
-                   "file or a new one",
+                   "file or a new one (or -, where the option takes it, for standard output)",
                    path,
                    S_ISLNK(st.st_mode)   ? "a symbolic link"
                    : S_ISDIR(st.st_mode) ? "a directory"

@@ -184,6 +184,8 @@ static json_t *document(const struct acc *a, json_t *sources)
  * (a crashed node's log, a shared file system's hole) ends its line only, not the text. */
 static void all_lines(struct acc *a, char *text, size_t len)
 {
+    if (!text || !len) /* an empty file: no buffer at all */
+        return;
     for (char *line = text, *end = text + len; line <= end;) {
         char *nl = memchr(line, '\n', (size_t)(end - line));
         char *stop = nl ? nl : end;
@@ -359,13 +361,12 @@ static const char *unknown_key(const json_t *o, const char *allowed)
     json_t *v;
     json_object_foreach((json_t *)o, key, v) {
         size_t n = strlen(key);
-        const char *p = allowed;
         int found = 0;
-        while (!found && (p = strstr(p, key)) != NULL) {
-            found = (p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0');
-            p += n ? n : 1;
+        for (const char *w = allowed; !found && *w; w += strcspn(w, " "), w += *w == ' ') {
+            size_t len = strcspn(w, " ");
+            found = n && len == n && !strncmp(w, key, n);
         }
-        if (!found || !n)
+        if (!found)
             return key;
     }
     return NULL;
@@ -449,7 +450,7 @@ json_t *workload_clean(const json_t *doc, const char *name)
     json_array_foreach(clean, i, e)
         kept += json_real_value(json_object_get(e, "weight"));
     json_array_foreach(clean, i, e)
-        if (fabs(kept - 1) > 1e-9)
+        if (fabs(kept - 1) > 1e-6) /* a written file's 8 digits add up to 1 within 1e-8 */
             json_object_set_new(e, "weight",
                                 json_real(json_real_value(json_object_get(e, "weight")) / kept));
     if (!bad && json_array_size(clean))

@@ -82,6 +82,11 @@ expect_stderr_has "give every rank's log" "it says which log is missing"
 { coll AllReduce 1024 12 8 0; coll AllReduce 16 7 8 0; } >dtype.log
 expect_exit 0 "a datatype nccl.h does not have" -- "$TOPOTUNE" workload --from-nccl-log dtype.log
 expect_stderr_has "1 COLL line(s) left out" "is said, not dropped in silence"
+: >empty.log
+expect_exit 2 "an empty log (a rank's NCCL_DEBUG_FILE that stayed empty)" -- "$TOPOTUNE" workload --from-nccl-log empty.log
+expect_stderr_has "no NCCL COLL line in empty.log" "said, not a crash"
+expect_exit 0 "--out - prints the document" -- "$TOPOTUNE" workload --from-nccl-log nul.log --out -
+check "on standard output, no file named -" sh -c "python3 -m json.tool '$TEST_TMP/out' >/dev/null && test ! -e -"
 mkfifo fifo.log
 expect_exit 2 "a FIFO is refused, not waited on" -- timeout 20 "$TOPOTUNE" workload --from-nccl-log fifo.log
 expect_exit 2 "neither a log nor a preset" -- "$TOPOTUNE" workload
