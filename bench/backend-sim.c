@@ -120,7 +120,7 @@ static int sim_init(struct bench_ctx *c)
     c->nranks = s->model.nranks;
     /* the machines, as a real run counts its hosts: NCCL merges an NVLink domain's trays into
      * one node (the model's nodes), each still a host of its own GPUs */
-    c->nodes = s->model.nodes * (s->model.clique > 1 ? s->model.clique : 1);
+    c->nodes = model_hosts(&s->model);
     add_devices(c, &s->topo, c->nodes);
     if (s->model.fault == MODEL_FAULT_HANG_INIT) {
         util_warning("predicted: %s", s->model.why);

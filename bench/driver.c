@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define HOST_LEN    64
-#define DEVICE_TEXT 4096
+#define DEVICE_LINE 512 /* a "# Rank" line: its fixed words, host, PCI id and GPU name */
 
 static const struct bench_backend *find_backend(const char *name)
 {
@@ -74,25 +74,38 @@ static void device_text(const struct bench_ctx *c, char *out, size_t len)
                          (int)json_integer_value(json_object_get(dev, "device")),
                          json_string_value(json_object_get(dev, "pci")),
                          json_string_value(json_object_get(dev, "name")));
-        if (n < 0 || (size_t)n >= len - used)
+        if (n < 0 || (size_t)n >= len - used) {
+            out[used] = '\0'; /* whole lines only */
             break;
+        }
         used += (size_t)n;
     }
 }
 
 static char *gather_device_text(const struct bench_ctx *c)
 {
-    char mine[DEVICE_TEXT];
-    device_text(c, mine, sizeof(mine));
-    char *all = c->proc == 0 ? util_xcalloc((size_t)c->nprocs, DEVICE_TEXT) : NULL;
+    /* one block per process, as long as the longest's lines (the sim's rack: 72 in one) */
+    int need = (int)json_array_size(c->devices) * DEVICE_LINE + 1, block = need;
     if (c->mpi)
-        MPI_Gather(mine, DEVICE_TEXT, MPI_CHAR, all, DEVICE_TEXT, MPI_CHAR, 0, c->comm);
+        MPI_Allreduce(&need, &block, 1, MPI_INT, MPI_MAX, c->comm);
+    char *mine = util_xcalloc(1, (size_t)block);
+    device_text(c, mine, (size_t)block);
+    char *all = c->proc == 0 ? util_xcalloc((size_t)c->nprocs, (size_t)block) : NULL;
+    if (c->mpi)
+        MPI_Gather(mine, block, MPI_CHAR, all, block, MPI_CHAR, 0, c->comm);
     else if (all)
-        memcpy(all, mine, DEVICE_TEXT);
+        memcpy(all, mine, (size_t)block);
+    free(mine);
     if (!all)
         return NULL;
-    for (int p = 1; p < c->nprocs; p++) /* pack the lines together */
-        strcat(all, all + (size_t)p * DEVICE_TEXT);
+    size_t used = strlen(all);
+    for (int p = 1; p < c->nprocs; p++) { /* pack the lines together */
+        const char *from = all + (size_t)p * (size_t)block;
+        size_t n = strnlen(from, (size_t)block - 1);
+        memmove(all + used, from, n);
+        used += n;
+        all[used] = '\0';
+    }
     return all;
 }
 

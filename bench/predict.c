@@ -27,7 +27,7 @@ int bench_predict_events(const struct bench_options *o, const struct model *m, c
                           .op = BENCH_OP_SUM,
                           .nprocs = 1,
                           .nranks = m->nranks,
-                          .nodes = m->nodes,
+                          .nodes = model_hosts(m),
                           .predicted = 1,
                           .env = env};
     c.hosts = json_array();

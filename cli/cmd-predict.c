@@ -159,7 +159,11 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
                    : ", cut from all_gather's, reduce_scatter's, alltoall's and sendrecv's "
                      "published rows");
     printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
-    printf("# %d node(s) x %d GPU(s) = %d ranks; environment:", m->nodes, m->ppn, m->nranks);
+    printf("# %d node(s) x %d GPU(s) = %d ranks", model_hosts(m), model_gpus_per_host(m),
+           m->nranks);
+    if (m->clique > 1) /* MNNVL: what NCCL's tuning, and so the model's choice, sees */
+        printf(" (NCCL: %d node(s) of %d, NVLink domains)", m->nodes, m->ppn);
+    printf("; environment:");
     for (int i = 0; i < o->env.n; i++)
         printf(" %s", o->env.vars[i]);
     printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n",

@@ -750,6 +750,17 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes)
     return latency(m, a, q, bytes) + moved / (1000.0 * bw);
 }
 
+int model_gpus_per_host(const struct model *m)
+{
+    int per = m->ppn / (m->clique > 1 ? m->clique : 1);
+    return per > 0 ? per : 1;
+}
+
+int model_hosts(const struct model *m)
+{
+    return m->nranks / model_gpus_per_host(m);
+}
+
 /* The model's pair for a tuner table's names, or -1 (CollNet is not modelled). */
 static void table_pair(const struct tuner_rule *r, int *a, int *q)
 {

@@ -222,6 +222,12 @@ const char *model_env_none(const char *name, void *ctx);
  */
 int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx);
 
+/* The machines the ranks run on, and the GPUs of each: nodes and ppn are NCCL's view, where an
+ * NVLink domain's hosts are one node (clique); a launch, a health check, a metric count hosts.
+ * 48 GB200 trays in racks of 18: 48 hosts of 4 GPUs, where NCCL sees 3 nodes. */
+int model_hosts(const struct model *m);
+int model_gpus_per_host(const struct model *m);
+
 struct model_prediction {
     double time_us, algbw, busbw;
     const char *algo, *proto; /* NCCL's names: "RING", "SIMPLE"... */

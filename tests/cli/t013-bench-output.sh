@@ -34,6 +34,13 @@ expect_exit 0 "a GB200 NVL72 rack" -- "$TOPOTUNE_BENCH" --backend sim --topology
 check "72 ranks on 18 hosts, 72 devices" python3 -c 'import json, sys
 s = json.loads(open(sys.argv[1]).readline())
 assert (s["ranks"], s["nodes"], len(s["hosts"])) == (72, 18, 18), s' "$TEST_TMP/out"
+expect_exit 0 "the rack's table" -- "$TOPOTUNE_BENCH" --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json" -b 1M -e 1M
+check "its header has 72 whole rank lines, the last on sim-node17" sh -c "test \$(grep -c '^#  Rank ' '$TEST_TMP/out') = 72 &&
+    grep -qE '^#  Rank 71 Group  0 Pid +[0-9]+ on sim-node17 device  3 ' '$TEST_TMP/out' && ! grep -q '^#  #' '$TEST_TMP/out'"
+expect_exit 0 "48 trays, racks of 18" -- "$TOPOTUNE_BENCH" --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json" --nodes 48 -b 1M -e 1M --json -
+check "48 hosts, not 3 racks' 54" python3 -c 'import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+assert (s["ranks"], s["nodes"], len(s["hosts"])) == (192, 48, 48), s' "$TEST_TMP/out"
 expect_exit 0 "a run that writes its events" -- "${bench[@]}" --json events.jsonl
 check "the end event is there" grep -q '"event": *"end"' events.jsonl
 
