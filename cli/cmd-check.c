@@ -37,7 +37,8 @@ static const char usage[] =
     "A fast health check of this node for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL\n"
     "NHC: doctor's checks, then one short all_reduce run whose busbw at each size must lie within\n"
     "the band this node should measure (the profile's runs, else the model's prediction for its\n"
-    "hardware). One line per failure (FAIL CHECK: ...), or one OK line.\n"
+    "hardware). One line per failure (FAIL CHECK: ...), NOT CHECKED HOST: ... when the check\n"
+    "could not be made, or one OK line.\n"
     "Exit: 0 healthy, 1 a failure, 2 usage or input, 3 the check could not run (or, with\n"
     "--apply, Slurm did not take the drain).";
 

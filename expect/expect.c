@@ -48,9 +48,8 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     snprintf(e->source, sizeof(e->source), "%s", source);
     snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
     e->min = min, e->max = max, e->factor = factor;
-    /* the machines, not the model's view: NCCL merges an NVLink domain's trays into one node */
-    int clique = m->clique > 1 ? m->clique : 1;
-    e->nodes = m->nodes * clique, e->ppn = m->ppn / clique, e->nranks = m->nranks;
+    /* the machines, not NCCL's view, which counts an NVLink domain's trays as one node */
+    e->nodes = model_hosts(m), e->ppn = model_gpus_per_host(m), e->nranks = m->nranks;
     e->rate = MODEL_BAND_RATE;
     snprintf(e->basis, sizeof(e->basis),
              "predicted by %s with NCCL's defaults; band: where %.0f%% of the published "
@@ -87,7 +86,9 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
             break;
     }
     if (!e->n)
-        return util_error("no size from %zu to %zu B: give -e at least as large as -b", min, max),
+        return util_error("no size from %zu to %zu B holds one float (4 B): give -e of 4 or more, "
+                          "at least as large as -b",
+                          min, max),
                UTIL_EINVAL;
     return 0;
 }
@@ -216,7 +217,7 @@ double expect_nccl_tests_min_bw(const struct expect *e)
 const char *expect_min_bw_text(const struct expect *e, char buf[32])
 {
     double v = expect_nccl_tests_min_bw(e);
-    snprintf(buf, 32, v >= 0.01 ? "%.2f" : "%.2g", v);
+    snprintf(buf, 32, v >= 10 ? "%.2f" : "%.4g", v); /* 0.0124 stays 0.0124, not 0.01 */
     return buf;
 }
 

@@ -73,8 +73,8 @@ void expect_print(const struct expect *e, FILE *out);
 #define EXPECT_NCCL_TESTS_MIN_BW_FACTOR 0.9
 double expect_nccl_tests_min_bw(const struct expect *e);
 
-/* That figure as text into buf: two decimals, or two significant digits below 0.01 GB/s (two
- * decimals would make it 0.00, a check that cannot fail). */
+/* That figure as text into buf: two decimals from 10 GB/s, four significant digits below (two
+ * decimals would cut 0.0124 to 0.01, or 0.004 to 0.00, a check that cannot fail). */
 const char *expect_min_bw_text(const struct expect *e, char buf[32]);
 
 /* Prometheus alerting rules (promtool check rules) over topotune_busbw_bytes_per_second, the

@@ -128,6 +128,17 @@ check "FAIL bench, no OK" sh -c "grep -q '^FAIL bench: topotune-bench exited 0 w
 expect_exit 1 "a benchmark that gives the first size only fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-first.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 3 sizes left unmeasured named" test "$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' "$TEST_TMP/out")" = 3
+cat >bench-nosizes.sh <<'EOF'
+#!/bin/sh
+# a run that ends ok having measured no size at all
+for a in "$@"; do case $a in --json=*) f=${a#--json=} ;; esac; done
+printf '{"event": "start", "ranks": 8}\n{"event": "end", "outcome": "ok"}\n' >"$f"
+EOF
+chmod +x bench-nosizes.sh
+expect_exit 1 "a run that ends ok with no size measured fails" -- env \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
+    ! grep -q '^OK' '$TEST_TMP/out'"
 expect_exit 0 "sizes of no whole number of floats" -- "$TOPOTUNE" check --backend sim --input "$h100" \
     --no-doctor -b 64000001 -e 256000004 --json
 check "judged at 64000000, 128000000 and 256000004, each measured" python3 -c 'import json, sys
