@@ -235,7 +235,15 @@ int bench_pattern_fits(int op, int dtype, int nranks, char *why, size_t len)
         int dtype;
         double exact; /* the largest integer every smaller one of which the type holds */
     } limits[] = {{BENCH_INT8, 127}, {BENCH_UINT8, 255}, {BENCH_HALF, 2048}, {BENCH_BFLOAT16, 256}};
-    int integer_avg = op == BENCH_OP_AVG && bench_tolerance(op, dtype, nranks) == 0;
+    double tol = bench_tolerance(op, dtype, nranks);
+    if (tol >= 0.5) { /* the averages are 1, 2 and 3: a neighbour's value would pass */
+        snprintf(why, len,
+                 "at %d ranks NCCL's rounded average in %s may lie %.2g from the exact one, so "
+                 "the check could not tell a misplaced value; use a wider -d (--datatype)",
+                 nranks, bench_dtype_name(dtype), tol);
+        return UTIL_EINVAL;
+    }
+    int integer_avg = op == BENCH_OP_AVG && tol == 0;
     double reach = op == BENCH_OP_SUM ? 39 + (nranks + 1) / 2 : integer_avg ? 3.0 * nranks : 41;
     for (size_t k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
         if (limits[k].dtype == dtype && reach > limits[k].exact) {

@@ -34,8 +34,9 @@ double bench_expected(size_t i, int op, int nranks, int seed);
 double bench_tolerance(int op, int dtype, int nranks);
 
 /* 0 when the pattern's partial results stay exact in dtype at nranks (the reduction's sum reaches
- * 39 + nranks / 2; an integer avg's, which NCCL divides after, 3 x nranks): else UTIL_EINVAL with
- * *why in words (int8 sums wrap past 127, half loses integers past 2048, bfloat16 past 256). */
+ * 39 + nranks / 2; an integer avg's, which NCCL divides after, 3 x nranks) and a float average's
+ * tolerance stays below 0.5: else UTIL_EINVAL with *why in words (int8 sums wrap past 127, half
+ * loses integers past 2048, bfloat16 past 256; a bfloat16 average from 63 ranks). */
 int bench_pattern_fits(int op, int dtype, int nranks, char *why, size_t len);
 /* Element access through double, exact for the pattern's values. */
 double bench_get(const void *buf, size_t i, int dtype);

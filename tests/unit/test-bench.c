@@ -139,6 +139,12 @@ static void test_pattern_fits(void **state)
     assert_int_equal(bench_pattern_fits(BENCH_OP_SUM, BENCH_BFLOAT16, 440, why, sizeof(why)),
                      UTIL_EINVAL);
     assert_int_equal(bench_pattern_fits(BENCH_OP_MAX, BENCH_INT8, 4096, why, sizeof(why)), 0);
+    /* a float average's rounding reaching half the step between the pattern's values */
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_BFLOAT16, 62, why, sizeof(why)), 0);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_BFLOAT16, 63, why, sizeof(why)),
+                     UTIL_EINVAL);
+    assert_int_equal(bench_pattern_fits(BENCH_OP_AVG, BENCH_HALF, 511, why, sizeof(why)),
+                     UTIL_EINVAL);
 }
 
 /* nccl-tests' GetCollByteCount (src/<name>.cu): parts are count / ranks rounded down to 16
