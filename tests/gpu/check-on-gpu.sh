@@ -121,6 +121,13 @@ for dtype in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
 done
 step float-sum-to-8G 0 bench float-sum-8g "$bin/topotune-bench" --backend nccl -g 1 -b 8 -e "$big" -f 4 -n 5 -w 2 -c 1 -T 180
 [ "$ngpus" -gt 1 ] && step all-gpus-g 0 bench all-gpus "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 8 -e 1G -f 4 -n 10 -w 2 -T 120
+# NCCL's float average (each input times 1/ranks, rounded) across GPUs: the check takes its rounding
+if [ "$ngpus" -gt 1 ]; then
+    for dtype in half float bfloat16; do
+        step "avg-all-gpus-$dtype" 0 bench "avg-all-gpus-$dtype" "$bin/topotune-bench" --backend nccl \
+            -g "$ngpus" -d "$dtype" -o avg -b 8 -e "$mid" -f 8 -n 2 -w 1 -c 1 -T 120
+    done
+fi
 
 # 3b. Every nccl-tests collective on one GPU and on all of them, checked (-c 1), and a corrupted
 #     result of each caught (exit 7; rank 0 is reduce's root).
