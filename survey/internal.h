@@ -65,6 +65,10 @@ double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double 
 struct survey;
 double survey_model_floor(const struct survey *s, double model);
 
+/* Below it a node alone falls short of its class's prediction model: under the band's low edge
+ * (the model's measured error) and by more than s's tolerance, so a node named is both. */
+double survey_alone_low(const struct survey *s, double model);
+
 /* 1 when node i has a node verdict (it stays out of healthy.hostfile and the whole-cluster run). */
 int survey_excluded(const struct survey *s, int i);
 

@@ -463,6 +463,11 @@ static int ok_members(const struct survey *s, const char *cls, int *out)
     return n;
 }
 
+double survey_alone_low(const struct survey *s, double model)
+{
+    return model * fmin(model_band_at(s->size).low, 1 - s->tolerance);
+}
+
 double survey_model_floor(const struct survey *s, double model)
 {
     return model * (s->probe.predicted ? 1 - s->tolerance : model_band_at(s->size).low);
@@ -504,14 +509,18 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         json_object_set_new(c, key, json_real(model * band.low));
         snprintf(key, sizeof(key), "%s_expected_high", what);
         json_object_set_new(c, key, json_real(model * band.high));
-        int below = lv->values && lv->level < model * band.low; /* the pairs' grows each round */
+        /* alone: the class is below when every node is (a node within the band is healthy, and
+         * the others are named on their own); in pairs, when its level is (it grows each round) */
+        int below = lv->values && lv->level < model * band.low;
+        for (int i = 0; alone && below && i < n; i++)
+            below = v[i] <= 0 || v[i] < survey_alone_low(s, model);
         snprintf(key, sizeof(key), "%s_below_expected", what);
         below ? json_object_set_new(c, key, json_true()) : json_object_del(c, key);
         snprintf(key, sizeof(key), "%s_own_median", what);
         below ? json_object_set_new(c, key, json_real(lv->level)) : json_object_del(c, key);
     }
     double floor = survey_model_floor(s, model);
-    if (model > 0 && lv->values && lv->level < floor) {
+    if (!alone && model > 0 && lv->values && lv->level < floor) {
         /* a class short of the model is judged against it: the sim's against its value, measured
          * numbers against the band's low edge; the noise margins below scale with the level */
         double r = (s->probe.predicted ? model : floor) / lv->level;
@@ -520,8 +529,22 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         lv->cut *= r;
         lv->too_spread = 0;
     }
+    if (!lv->values) { /* nothing measured: no level to report */
+        json_object_del(c, alone ? "alone_median" : "pair_median");
+        json_object_del(c, alone ? "alone_spread" : "pair_spread");
+        return;
+    }
     json_object_set_new(c, alone ? "alone_median" : "pair_median", json_real(lv->level));
     json_object_set_new(c, alone ? "alone_spread" : "pair_spread", json_real(lv->spread));
+}
+
+/* Below it, a node alone is below what its class should measure, or 0 when the model does not
+ * know the class: under the band's low edge, and short by more than the tolerance. */
+static double alone_band_low(const struct survey *s, const struct survey_node *x)
+{
+    json_t *c = json_object_get(s->classes, x->class_id ? x->class_id : "");
+    double model = json_number_value(json_object_get(c, "alone_expected"));
+    return model > 0 ? survey_alone_low(s, model) : 0;
 }
 
 /*
@@ -776,11 +799,12 @@ static int stage_alone(struct survey *s)
         n = m;
     }
     alone_levels(s, lv, of);
-    /* suspects: below their class's bound, measured again together */
+    /* suspects: below their class's bound, or below the band the model gives a healthy node,
+     * measured again together */
     int ns = 0;
     for (int k = 0; !rc && k < n; k++) {
         struct survey_node *x = &s->nodes[g[k].a];
-        if (x->intra >= 0 && x->intra < lv[of[g[k].a]].bound)
+        if (x->intra >= 0 && (x->intra < lv[of[g[k].a]].bound || x->intra < alone_band_low(s, x)))
             g[ns++] = g[k];
     }
     if (!rc && ns) {
@@ -796,9 +820,23 @@ static int stage_alone(struct survey *s)
         if (!node_ok(s, i))
             continue;
         /* one slow value is no verdict: the longer repeat decides */
+        double low = alone_band_low(s, x);
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
+        else if (x->intra_rep && low > 0 && alone_of(x) < low) /* absolute: below the band */
+            add_verdict(
+                s, "node-slow", i, -1,
+                json_pack("{s:f,s:o,s:f,s:f,s:b,s:f,s:f}", "busbw", x->intra, "repeat",
+                          x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
+                          "class_median", l->level, "band_low",
+                          json_number_value(json_object_get(
+                              json_object_get(s->classes, x->class_id), "alone_expected_low")),
+                          "predicted", 1, "class_spread", l->spread, "bound", low),
+                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement, below "
+                "what a healthy node gives (%.2f GB/s: the band's low edge and the tolerance, "
+                "predicted); its class %.2f GB/s",
+                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", low, l->level);
         else if (x->intra_rep && !l->too_spread && alone_of(x) < l->bound)
             add_verdict(
                 s, "node-slow", i, -1,
@@ -819,7 +857,10 @@ static int stage_alone(struct survey *s)
     json_t *c;
     int k = 0;
     json_object_foreach(s->classes, cls, c) {
-        if (!rc && (lv[k].too_spread || lv[k].wide))
+        /* a class the model knows is judged against its band even when its own spread is too
+         * wide to judge it by its median: every node below the band is named above */
+        int banded = json_number_value(json_object_get(c, "alone_expected_low")) > 0;
+        if (!rc && !banded && (lv[k].too_spread || lv[k].wide))
             too_spread(s, cls, "alone", &lv[k], value);
         k++;
     }

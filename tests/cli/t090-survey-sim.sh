@@ -93,6 +93,28 @@ assert c["pair_below_expected"] is True and "alone_below_expected" not in c, c
 PY
 check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" alllinks/survey.json
+# Against the band, not the class's own spread: each node below it is named whatever the rest
+# measure, a node within it is healthy, and the class verdict needs every node below the band.
+slow() { # slow FACTOR HOST...: a fault list of slow nodes
+    local f=$1 out=""
+    shift
+    for h in "$@"; do out="$out${out:+,}{\"kind\": \"slow-node\", \"hosts\": [\"$h\"], \"factor\": $f}"; done
+    echo "[$out]"
+}
+cluster two.json 2 "$(slow 0.5 node0002)"
+expect_exit 1 "2 nodes, one at half speed" -- "$TOPOTUNE" survey --backend sim --cluster two.json --out two
+check "that one named, the other healthy, no class verdict" test "$(verdicts two)" = "node0002 node-slow"
+cluster three.json 3 "$(slow 0.6 node0001 node0002)"
+expect_exit 1 "3 nodes, two at 0.6" -- "$TOPOTUNE" survey --backend sim --cluster three.json --out three
+check "both named, the third healthy" test "$(verdicts three)" = "node0001 node-slow;node0002 node-slow"
+cluster seven.json 8 "$(slow 0.6 node0001 node0002 node0003 node0004 node0005 node0006 node0007)"
+expect_exit 1 "8 nodes, 7 at 0.6" -- "$TOPOTUNE" survey --backend sim --cluster seven.json --out seven
+check "the 7 named; node0008, within the band, neither named nor in a class verdict" test \
+    "$(verdicts seven | tr ';' '\n' | grep -c node-slow)$(verdicts seven | grep -c node0008)" = 70
+cluster within.json 5 "$(slow 0.83 node0001 node0002 node0003 node0004 node0005)"
+expect_exit 0 "5 nodes all at 0.83, within the band (its low edge 0.82 at 32 MiB)" -- "$TOPOTUNE" survey \
+    --backend sim --cluster within.json --out within
+check "no verdict" test "$(verdicts within)" = ""
 cluster healthy4.json 4
 expect_exit 0 "a healthy class is within its band: no verdict" -- "$TOPOTUNE" survey --backend sim \
     --cluster healthy4.json --out healthy4
