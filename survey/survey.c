@@ -1015,9 +1015,24 @@ static void fit_release(struct fit *f)
 }
 
 /* Node i below its class's level of capacities. */
+/* The class's prediction for two of its nodes, or 0 when the model does not know it. */
+static double pair_model(const struct survey *s, int i)
+{
+    json_t *c = json_object_get(s->classes, s->nodes[i].class_id ? s->nodes[i].class_id : "");
+    return json_number_value(json_object_get(c, "pair_expected"));
+}
+
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
-    return node_ok(s, i) && f->cap[i] > 0 && f->cap[i] < f->lv[f->of[i]].bound;
+    if (!node_ok(s, i) || f->cap[i] <= 0)
+        return 0;
+    /* where the model predicts the class, against its band (the band's low edge and the
+     * tolerance, as alone): a small class's capacities share their pairs, so their own spread
+     * can come out 0 and its bound name the noise */
+    double model = pair_model(s, i);
+    if (model > 0)
+        return f->cap[i] < survey_alone_low(s, model);
+    return f->cap[i] < f->lv[f->of[i]].bound;
 }
 
 /* A pair value slow for its two nodes: below the slower one's capacity by the class's margin. */
@@ -1190,7 +1205,8 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
                     "%s fails with %d of its %d partners, though it runs alone: its network "
                     "link (NIC, cable or switch port)",
                     s->nodes[i].host, failed, partners);
-    } else if (cap_slow(s, f, i) && valued >= 2 && strong >= 1 && !l->too_spread) {
+    } else if (cap_slow(s, f, i) && valued >= 2 && strong >= 1 &&
+               (!l->too_spread || pair_model(s, i) > 0)) {
         if (slow_alone_too(s, f, i, alone_level))
             add_verdict(s, "node-slow", i, -1, ev,
                         "%s is slow with its partners (%.2f GB/s, class %.2f) and alone too "
@@ -1262,7 +1278,9 @@ static void pair_verdicts(struct survey *s)
     json_t *c;
     int k = 0;
     json_object_foreach(s->classes, cls, c) {
-        if (f.lv[k].too_spread || f.lv[k].wide)
+        /* a class the model knows was judged against its band above */
+        int banded = json_number_value(json_object_get(c, "pair_expected")) > 0;
+        if (!banded && (f.lv[k].too_spread || f.lv[k].wide))
             too_spread(s, cls, "in pairs", &f.lv[k], f.cap);
         k++;
     }
