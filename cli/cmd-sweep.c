@@ -332,16 +332,35 @@ static int summary(const struct sweep *sw, const char *metrics)
     const char *names[] = {"ok", "wrong", "error", "crash", "timeout", "launch-failed"};
     int counts[6] = {0}, baseline_ok = 0;
     size_t i;
-    json_t *r;
+    json_t *r, *runs = json_object(), *base = json_object(), *v;
     json_array_foreach(sw->results, i, r) {
         const char *o = json_string_value(json_object_get(r, "outcome"));
         for (int k = 0; k < 6; k++)
             counts[k] += o && !strcmp(o, names[k]);
-        if (json_is_true(json_object_get(r, "final")) && o && !strcmp(o, "ok") &&
-            json_object_size(json_object_get(r, "env")) == 0)
-            baseline_ok = 1;
+        /* a workload's run is a line per collective: it is ok when every line of it is */
+        char key[160];
+        snprintf(key, sizeof(key), "%s/%lld/%lld/%d",
+                 json_string_value(json_object_get(r, "config_id")),
+                 (long long)json_integer_value(json_object_get(r, "rep")),
+                 (long long)json_integer_value(json_object_get(r, "rung")),
+                 json_is_true(json_object_get(r, "final")));
+        json_object_set_new(runs, key, json_true());
+        if (json_is_true(json_object_get(r, "final")) &&
+            json_object_size(json_object_get(r, "env")) == 0) {
+            int ok = o && !strcmp(o, "ok") && !json_is_false(json_object_get(base, key));
+            json_object_set_new(base, key, json_boolean(ok));
+        }
     }
-    fprintf(stderr, "topotune: sweep '%s': %zu runs:", sw->dir, json_array_size(sw->results));
+    const char *key;
+    json_object_foreach(base, key, v)
+        baseline_ok |= json_is_true(v);
+    size_t nruns = json_object_size(runs), nlines = json_array_size(sw->results);
+    json_decref(runs);
+    json_decref(base);
+    fprintf(stderr, "topotune: sweep '%s': %zu runs", sw->dir, nruns);
+    if (nlines != nruns)
+        fprintf(stderr, " (%zu lines, one per collective of the workload)", nlines);
+    fprintf(stderr, ":");
     for (int k = 0; k < 6; k++)
         if (counts[k])
             fprintf(stderr, " %d %s", counts[k], names[k]);

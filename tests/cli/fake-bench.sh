@@ -24,7 +24,8 @@
 #                time size/10^4 us, with NCCL_FAKE_A=1 all_reduce x0.6 and all_gather x1.5 (an
 #                all_reduce winner that slows all_gather), NCCL_FAKE_A=2 x0.9 for every one;
 #                NCCL_PROTO=LL128 all_reduce x1.2 and all_gather x0.8, each size reporting
-#                RING and its protocol (LL128, else SIMPLE)
+#                RING and its protocol (LL128, else SIMPLE); FAKE_CRASH_COLL=NAME crashes that
+#                collective under NCCL's defaults (neither variable set)
 json=
 min=8
 max=8
@@ -119,6 +120,9 @@ landscape)
     } >"$json"
     ;;
 collectives)
+    if [ "$coll" = "${FAKE_CRASH_COLL:-}" ] && [ -z "${NCCL_FAKE_A:-}${NCCL_PROTO:-}" ]; then
+        kill -SEGV $$
+    fi
     {
         echo '{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["fake"],"predicted":false}'
         size=$min

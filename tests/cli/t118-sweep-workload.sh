@@ -63,6 +63,10 @@ assert set(ev) == {("all_reduce", 4194304), ("all_gather", 8388608)}, ev
 assert all(abs(e["change"] + 0.1) < 1e-6 for e in ev.values()), ev
 assert "effective algbw" in p["summary"] and p["workload"]["entries"][1]["weight"] == 0.3
 ' "$(profile p-mix)"
+expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_CRASH_COLL=all_gather \
+    TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q --out crash --workload mix.json
+expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
+expect_stderr_has "12 runs (24 lines, one per collective of the workload)" "runs counted as runs"
 expect_exit 2 "resume with another workload" -- sweep --out mix --workload fsdp --resume
 expect_stderr_has "it was swept with workload" "resume: names the workload"
 echo '{"schema": "topotune/workload/1", "entries": [{"collective": "gather", "size": 8, "weight": 1}]}' >bad.json
