@@ -122,6 +122,7 @@ static int listed(const char *name, const char *const *list)
 struct gen_choice {
     const char *backend;
     const char *metric; /* what the objective is, in the summary */
+    int workload;       /* the objective is a workload's, over its (collective, size) pairs */
     double cv_max;
     int repeat, predicted;
     size_t omin, omax;
@@ -230,14 +231,26 @@ static const char *noisy_note(const struct config_stats *b, enum base_verdict v,
     return buf;
 }
 
+/* A GB/s figure for people: two decimals, or three significant digits below 0.1 (a workload's
+ * effective algbw of tiny calls would read 0.00). */
+static const char *gbs(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, v >= 0.1 ? "%.2f" : "%.3g", v);
+    return buf;
+}
+
 static json_t *variables(const struct config_stats *w, const struct config_stats *base,
                          enum base_verdict bv, const struct gen_choice *c)
 {
     json_t *vars = json_array();
     const char *name, *pred = c->predicted ? "predicted " : "";
     int base_ref = bv >= BASE_NOISY;
-    char note[160];
+    char note[160], over[96], wb[32], bb[32];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
+    if (c->workload) /* the workload's sizes, not the space's objective range */
+        snprintf(over, sizeof(over), "over the workload's (collective, size) pairs");
+    else
+        snprintf(over, sizeof(over), "over %zu..%zu B", c->omin, c->omax);
     json_t *v;
     json_object_foreach(w->env, name, v) {
         const char *role = "tuning";
@@ -255,16 +268,13 @@ static json_t *variables(const struct config_stats *w, const struct config_stats
                      w->runs);
         else if (base_ref)
             snprintf(evidence, sizeof(evidence),
-                     "%smean busbw %.2f GB/s against %.2f with %s over %zu..%zu B, %d "
-                     "runs, cv %.3f%s",
-                     pred, w->mean, base->mean, defaults_of(c->backend), c->omin, c->omax, w->runs,
-                     w->cv, note);
+                     "%s%s %s GB/s against %s with %s %s, %d runs, cv %.3f%s", pred, c->metric,
+                     gbs(wb, sizeof(wb), w->mean), gbs(bb, sizeof(bb), base->mean),
+                     defaults_of(c->backend), over, w->runs, w->cv, note);
         else
-            snprintf(evidence, sizeof(evidence),
-                     "%smean busbw %.2f GB/s over %zu..%zu B, %d runs, cv %.3f "
-                     "(%s %s)",
-                     pred, w->mean, c->omin, c->omax, w->runs, w->cv, defaults_of(c->backend),
-                     bv == BASE_FAILED ? "failed" : "were not measured");
+            snprintf(evidence, sizeof(evidence), "%s%s %s GB/s %s, %d runs, cv %.3f (%s %s)", pred,
+                     c->metric, gbs(wb, sizeof(wb), w->mean), over, w->runs, w->cv,
+                     defaults_of(c->backend), bv == BASE_FAILED ? "failed" : "were not measured");
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(name));
         json_object_set(o, "value", v);
@@ -501,18 +511,20 @@ static json_t *summary_line(const struct config_stats *best, int winner,
                             const struct gen_choice *c)
 {
     const char *pred = c->predicted ? "predicted " : "";
-    char note[160];
+    char note[160], b[32], w[32];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
+    gbs(b, sizeof(b), base->mean);
+    gbs(w, sizeof(w), best->mean);
     if (bv >= BASE_NOISY && !winner)
-        return json_sprintf("%s are best here (%s%s %.2f GB/s): no stable configuration "
+        return json_sprintf("%s are best here (%s%s %s GB/s): no stable configuration "
                             "beat them beyond the noise%s",
-                            defaults_of(c->backend), pred, c->metric, base->mean, note);
+                            defaults_of(c->backend), pred, c->metric, b, note);
     if (winner && bv >= BASE_NOISY)
-        return json_sprintf("configuration %s: %s%s %.2f GB/s against %.2f with %s%s", best->id,
-                            pred, c->metric, best->mean, base->mean, defaults_of(c->backend), note);
+        return json_sprintf("configuration %s: %s%s %s GB/s against %s with %s%s", best->id, pred,
+                            c->metric, w, b, defaults_of(c->backend), note);
     if (winner)
-        return json_sprintf("configuration %s: %s%s %.2f GB/s (%s %s)", best->id, pred, c->metric,
-                            best->mean, defaults_of(c->backend),
+        return json_sprintf("configuration %s: %s%s %s GB/s (%s %s)", best->id, pred, c->metric, w,
+                            defaults_of(c->backend),
                             bv == BASE_FAILED ? "failed here" : "were not measured");
     return json_string("no configuration was stable: nothing to recommend");
 }
@@ -553,6 +565,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_t *lines = results;
     results = workload ? sweep_workload_views(workload, lines) : json_incref(lines);
     ch.metric = workload ? "workload's effective algbw" : "mean busbw";
+    ch.workload = workload != NULL;
     if (!ch.omax) /* a sweep.json without the objective: every size counts */
         ch.omax = (size_t)-1;
     double cv_max = ch.cv_max;

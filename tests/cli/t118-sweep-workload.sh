@@ -63,6 +63,11 @@ assert set(ev) == {("all_reduce", 4194304), ("all_gather", 8388608)}, ev
 assert all(abs(e["change"] + 0.1) < 1e-6 for e in ev.values()), ev
 assert "effective algbw" in p["summary"] and p["workload"]["entries"][1]["weight"] == 0.3
 ' "$(profile p-mix)"
+check "the winner's variable evidence names the workload's metric and its pairs" python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])["variables"][0]["evidence"]
+assert "effective algbw" in e and "over the workload" in e and "mean busbw" not in e, e
+' "$(profile p-mix)"
 expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_CRASH_COLL=all_gather \
     TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q --out crash --workload mix.json
 expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
@@ -162,6 +167,18 @@ expect_stderr_has "collective: expected one of all_reduce" "gen: names the field
 
 # The sim with the FSDP preset on the HGX H100 spec: the profile's evidence covers
 # reduce_scatter and all_gather at the preset's sizes.
+# A mix of tiny calls (predicted on the spec): its effective algbw keeps its digits, not 0.00.
+cat >tiny-mix.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 8, "weight": 1}]}
+JSON
+expect_exit 0 "sim sweep --workload of 8-byte calls" -- "$TOPOTUNE" sweep --space tiny.json -q \
+    --workload tiny-mix.json --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out tinymix
+expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs tinymix --profiles p-tiny
+check "its summary's figures are not 0.00" python3 -c '
+import json, re, sys
+s = json.loads(sys.argv[1])["summary"]
+assert re.search(r"effective algbw 0\.0\d*[1-9]", s) and "0.00 GB/s" not in s, s
+' "$(profile p-tiny)"
 cat >sim.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "16M", "factor": 4},
  "vars": {"NCCL_PROTO": [null, "LL", "Simple"]}, "repeat": 2}
