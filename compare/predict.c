@@ -68,6 +68,8 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     size_t n = (size_t)m.nranks, last = 0;
     if (parts && hi < 16 * n) /* at least one 16-byte part per rank, as the sweep measures */
         hi = 16 * n;
+    if (coll)
+        sweep_workload_grid(lo, &hi);
     for (size_t size = lo; !fault && size <= hi; size = util_next_size(size, factor, 0, hi)) {
         struct model_prediction p;
         /* nccl-tests' size column: every rank's float part, rounded down to 16 bytes */

@@ -106,8 +106,9 @@ static char **run_env(const struct sweep *sw, const struct planned_run *r, const
 
 /*
  * The sizes a run measures: the space's, or for a workload's collective the sizes the workload
- * weights, doubling from the smallest, up to at least one 16-byte part per rank where the
- * collective is cut in parts (nccl-tests' sizes below measure nothing). Returns how many.
+ * weights, doubling from the smallest to the first at or above the largest (sweep_workload_grid),
+ * up to at least one 16-byte part per rank where the collective is cut in parts (nccl-tests'
+ * sizes below measure nothing). Returns how many.
  */
 static int run_sizes(const struct sweep *sw, const char *coll, size_t *lo, size_t *hi,
                      double *factor)
@@ -121,6 +122,7 @@ static int run_sizes(const struct sweep *sw, const char *coll, size_t *lo, size_
                     model_coll_parse(coll) == MODEL_ALLTOALL;
         size_t least = parts ? 16 * (size_t)(sw->ranks > 0 ? sw->ranks : 1) : 1;
         *hi = *hi < least ? least : *hi;
+        sweep_workload_grid(*lo, hi);
     }
     int n = 0;
     for (size_t s = *lo; s <= *hi && s != SIZE_MAX && n < SWEEP_MAX_SIZES;

@@ -188,6 +188,10 @@ double sweep_objective(const json_t *result, size_t min, size_t max);
 json_t *sweep_workload_collectives(const json_t *workload);
 /* The smallest and largest size the workload gives coll (0, 0: none). */
 void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min, size_t *max);
+/* The largest size of a run doubling from min that reaches *max (raised to it): every size the
+ * workload weights then lies between two measured ones, interpolated, not extrapolated from
+ * below (1000 B from 512 B read twice its time). Left as it is past WORKLOAD_MAX_SIZE. */
+void sweep_workload_grid(size_t min, size_t *max);
 /* Time (us) of a result's out-of-place operation at size: log-log between the measured sizes
  * around it, the nearest measured size beyond them; -1 when it measured none. */
 double sweep_time_at(const json_t *result, size_t size);

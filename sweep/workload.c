@@ -4,6 +4,7 @@
  * weights, joined into the job's effective algbw (sweep.h, "Workloads").
  */
 #include "sweep/sweep.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +37,15 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
         *min = !*min || s < *min ? s : *min;
         *max = s > *max ? s : *max;
     }
+}
+
+void sweep_workload_grid(size_t min, size_t *max)
+{
+    size_t top = min ? min : 1;
+    while (top < *max && top <= WORKLOAD_MAX_SIZE / 2)
+        top *= 2;
+    if (top >= *max && top <= WORKLOAD_MAX_SIZE)
+        *max = top;
 }
 
 double sweep_time_at(const json_t *result, size_t size)

@@ -179,6 +179,25 @@ import json, re, sys
 s = json.loads(sys.argv[1])["summary"]
 assert re.search(r"effective algbw 0\.0\d*[1-9]", s) and "0.00 GB/s" not in s, s
 ' "$(profile p-tiny)"
+# A weighted size off the doubling grid from the smallest (8 B and 1000 B: 8 x 2^k never hits
+# 1000) lies between two measured sizes, not extrapolated from 512 B at twice its time.
+cat >offgrid.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 8, "weight": 0.5},
+  {"collective": "all_reduce", "size": 1000, "weight": 0.5}]}
+JSON
+cat >ongrid.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 1000, "weight": 1}]}
+JSON
+for w in offgrid ongrid; do
+    "$TOPOTUNE" sweep --space tiny.json -q --workload "$w.json" \
+        --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out "sw-$w" 2>/dev/null
+    "$TOPOTUNE" gen --runs "sw-$w" --profiles "p-$w" >/dev/null 2>&1
+done
+check "1000 B read within 5% of its own measurement" python3 -c '
+import json, sys
+t = [{e["size"]: e["time_us"] for e in json.loads(a)["evidence"]}[1000] for a in sys.argv[1:]]
+assert abs(t[0] / t[1] - 1) < 0.05, t
+' "$(profile p-offgrid)" "$(profile p-ongrid)"
 cat >sim.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "16M", "factor": 4},
  "vars": {"NCCL_PROTO": [null, "LL", "Simple"]}, "repeat": 2}
