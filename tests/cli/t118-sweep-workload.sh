@@ -284,4 +284,16 @@ check "compare: every predicted run ok" python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["inputs"][0]["profile"]
 assert p["sweep"]["outcomes"] == {"ok": 4}, p["sweep"]' "$TEST_TMP/out"
+# Profiles side by side must share a mix: one made for FSDP is not lined up with dp's predictions,
+# nor an all_reduce profile with a workload one.
+p_fsdp=$(ls -d p-fsdp/*/v1)
+p_ar=$(ls -d p-ar/*/v1)
+p_mix=$(ls -d p-mix/*/v1)
+expect_exit 2 "compare --workload dp with a profile made for FSDP" -- "$TOPOTUNE" compare --workload dp \
+    "$p_fsdp" "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+expect_stderr_has "was chosen for another workload" "refused, and said"
+expect_exit 2 "an all_reduce profile beside a workload one" -- "$TOPOTUNE" compare "$p_mix" "$p_ar"
+expect_stderr_has "was chosen for all_reduce alone" "refused, and said"
+expect_exit 0 "the FSDP profile with --workload fsdp" -- "$TOPOTUNE" compare --workload fsdp \
+    "$p_fsdp" "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
 finish
