@@ -39,6 +39,21 @@ static int by_objective(const void *a, const void *b)
 }
 
 /*
+ * The objective of a run, or -1 when it did not end ok, or when a workload's run is slower than
+ * the defaults' beyond the noise (cv_max) at a (collective, size) the workload weights: gen
+ * rejects such a configuration, so a strategy must not climb to it nor keep it alone.
+ */
+static double score(const struct sweep *sw, const json_t *res)
+{
+    if (strcmp(json_string_value(json_object_get(res, "outcome")), "ok"))
+        return -1;
+    if (sw->workload && sw->ref_view && res != sw->ref_view &&
+        sweep_workload_slower(sw->workload, res, sw->ref_view, sw->space.cv_max))
+        return -1;
+    return sweep_objective(res, sw->space.obj_min, sw->space.obj_max);
+}
+
+/*
  * Successive halving: rung g measures the survivors once with iters >> (R-g)
  * (at least 2); the better half (by objective; failures drop out; the baseline
  * stays) goes on; the last rung measures the survivors `repeat` times at full
@@ -69,8 +84,7 @@ int sweep_run_halving(struct sweep *sw)
                 free(alive);
                 return rc;
             }
-            int ok = !strcmp(json_string_value(json_object_get(res, "outcome")), "ok");
-            alive[i].obj = ok ? sweep_objective(res, sw->space.obj_min, sw->space.obj_max) : -1;
+            alive[i].obj = score(sw, res);
         }
         qsort(alive, nalive, sizeof(*alive), by_objective);
         size_t keep = (nalive + 1) / 2, k = 0;
@@ -101,14 +115,6 @@ int sweep_run_halving(struct sweep *sw)
 
 /* At most this many passes over the variables; a pass that moves nowhere ends the descent. */
 #define DESCENT_PASSES 3
-
-/* The objective of a run, or -1 when it did not end ok. */
-static double score(const struct sweep *sw, const json_t *res)
-{
-    if (strcmp(json_string_value(json_object_get(res, "outcome")), "ok"))
-        return -1;
-    return sweep_objective(res, sw->space.obj_min, sw->space.obj_max);
-}
 
 /* 1 when the environments a and b differ in the variable name and in nothing else. */
 static int neighbours_in(const json_t *a, const json_t *b, const char *name)

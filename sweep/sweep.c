@@ -718,6 +718,9 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
             sw->views = json_array();
         json_array_append_new(sw->views, view);
         *result = view;
+        if (!sw->ref_view && !json_object_size(json_object_get(r->config, "env")) &&
+            !strcmp(json_string_value(json_object_get(view, "outcome")), "ok"))
+            sw->ref_view = view;
         if (any)
             progress(sw, r, view);
         else

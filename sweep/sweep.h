@@ -129,7 +129,9 @@ struct sweep {
     /* --workload (topotune/workload/1), or NULL: each run is then one topotune-bench per
      * collective of the workload, and its objective the workload's (sweep_workload_view) */
     json_t *workload;
-    json_t *views; /* the workload views sweep_measure returned, owned here */
+    json_t *views;          /* the workload views sweep_measure returned, owned here */
+    const json_t *ref_view; /* the defaults' first ok view (in views): what the strategies hold
+                               a workload run against, as gen does */
     json_t *cures; /* what sweep_run added because the defaults failed: [{vars, evidence}] */
     int no_cures;  /* --no-cures: the space as it is, even when the defaults fail */
     int np, nodes, repeat;
@@ -192,6 +194,10 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
  * workload weights then lies between two measured ones, interpolated, not extrapolated from
  * below (1000 B from 512 B read twice its time). Left as it is past WORKLOAD_MAX_SIZE. */
 void sweep_workload_grid(size_t min, size_t *max);
+/* 1 when the run view is slower than the reference view (the defaults') beyond margin at a
+ * (collective, size) the workload weights: what gen rejects, so no strategy should keep it. */
+int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,
+                          double margin);
 /* Time (us) of a result's out-of-place operation at size: log-log between the measured sizes
  * around it, the nearest measured size beyond them; -1 when it measured none. */
 double sweep_time_at(const json_t *result, size_t size);

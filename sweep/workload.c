@@ -74,6 +74,25 @@ double sweep_time_at(const json_t *result, size_t size)
     return exp(log(lo_t) + f * (log(hi_t) - log(lo_t)));
 }
 
+int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,
+                          double margin)
+{
+    const json_t *parts = json_object_get(view, "parts"), *base = json_object_get(ref, "parts");
+    json_t *e;
+    size_t i;
+    json_array_foreach(json_object_get(workload, "entries"), i, e) {
+        const char *coll = json_string_value(json_object_get(e, "collective"));
+        size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
+        if (!(json_number_value(json_object_get(e, "weight")) > 0))
+            continue;
+        double t = sweep_time_at(json_object_get(parts, coll), size);
+        double b = sweep_time_at(json_object_get(base, coll), size);
+        if (t > 0 && b > 0 && t > b * (1 + margin))
+            return 1;
+    }
+    return 0;
+}
+
 json_t *sweep_workload_view(const json_t *workload, json_t *parts)
 {
     json_t *view = json_object(), *first = NULL, *e;

@@ -68,6 +68,16 @@ import json, sys
 e = json.loads(sys.argv[1])["variables"][0]["evidence"]
 assert "effective algbw" in e and "over the workload" in e and "mean busbw" not in e, e
 ' "$(profile p-mix)"
+# Halving and descent hold a run to the same rule: A=1 (and A=1 with LL128), the best by the
+# mix's objective, slow all_gather, so they are not kept or climbed to; both end on A=2, as the grid.
+for st in halving descent; do
+    expect_exit 0 "sweep --workload mix.json --strategy $st" -- sweep --out "mix-$st" --workload mix.json --strategy "$st"
+    expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs "mix-$st" --profiles "p-mix-$st"
+    check "$st chooses A=2" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "2"}, p["summary"]' "$(profile "p-mix-$st")"
+done
 expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_CRASH_COLL=all_gather \
     TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q --out crash --workload mix.json
 expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
