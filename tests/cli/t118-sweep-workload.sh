@@ -83,7 +83,11 @@ expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_C
 expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
 expect_stderr_has "12 runs (24 lines, one per collective of the workload)" "runs counted as runs"
 expect_exit 2 "resume with another workload" -- sweep --out mix --workload fsdp --resume
-expect_stderr_has "it was swept with workload" "resume: names the workload"
+expect_stderr_has "it was swept with another workload (all_reduce at 4194304 B weighs 0.7 in the recorded workload and nothing in the other)" \
+    "resume: says what differs, whole"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["entries"].reverse(); json.dump(d, open(sys.argv[2], "w"))' mix.json mix-reversed.json
+expect_exit 0 "resume with the same entries in another order" -- sweep --out mix --workload mix-reversed.json --resume
 echo '{"schema": "topotune/workload/1", "entries": [{"collective": "gather", "size": 8, "weight": 1}]}' >bad.json
 expect_exit 2 "a workload with an unknown collective" -- sweep --out bad --workload bad.json
 expect_stderr_has "entries[0].collective: one of all_reduce" "bad workload: names the entry"
