@@ -163,9 +163,15 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
         goto out;
     }
     m[2].table = &table;
-    size_t fitting = 0; /* the rows the plugin would keep for this run's nodes x ranks */
-    for (size_t i = 0; i < table.nrules; i++)
-        fitting += tuner_rule_fits(&table.rules[i], (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
+    /* the all_reduce rows the plugin would keep for this run's nodes x ranks; the others' are
+     * another collective's (a workload profile's), which this all_reduce run cannot show */
+    size_t fitting = 0, others = 0;
+    for (size_t i = 0; i < table.nrules; i++) {
+        int ar = table.rules[i].coll == TUNER_COLL_ALLREDUCE;
+        others += !ar;
+        fitting +=
+            ar && tuner_rule_fits(&table.rules[i], (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
+    }
     static const char *const what[3] = {"reference", "env-only", "env+table"};
     json_t *doc = o->json ? json_object() : NULL, *rows = o->json ? json_array() : NULL;
     if (!o->json) {
@@ -179,10 +185,15 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
         util_buf_release(&cls);
         printf("# reference: NCCL's defaults%s%s%s; env-only: the profile's %zu variable(s); "
                "env+table: the same with\n# %s applied as topotune's tuner plugin does (* = a "
-               "row chose the pair): %zu of its %zu row(s) fit %d node(s) x %d rank(s)\n",
+               "row chose the pair): %zu of its %zu all_reduce row(s) fit %d node(s) x %d "
+               "rank(s)\n",
                words.len ? " with the profile's system variable(s) " : "", util_buf_str(&words),
                words.len ? " (what the defaults need here)" : "", json_object_size(env), table_path,
-               fitting, table.nrules, m[2].nodes, m[2].nranks);
+               fitting, table.nrules - others, m[2].nodes, m[2].nranks);
+        if (others)
+            printf("# %zu row(s) of other collectives (a workload's) are not verified: this run "
+                   "is all_reduce\n",
+                   others);
         if (!fitting)
             printf("# no row fits this run: env+table is env-only here, no gain is the table's\n");
         for (int i = 0; i < 3; i++)
@@ -199,6 +210,7 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
         json_object_set_new(doc, "table", json_string(table_path));
         json_object_set_new(doc, "table_rows", json_integer((json_int_t)table.nrules));
         json_object_set_new(doc, "table_rows_fitting", json_integer((json_int_t)fitting));
+        json_object_set_new(doc, "table_rows_not_verified", json_integer((json_int_t)others));
         json_object_set(doc, "env", env);
         json_object_set(doc, "reference_env", ref);
         json_object_set_new(doc, "sizes", json_incref(rows));

@@ -226,5 +226,5 @@ rows = [l.split(",") for l in lines if l.startswith("allreduce,")]
 assert rows and all(r[3:5] == ["1", "72"] for r in rows), rows
 PY
 expect_exit 0 "verify: the sim applies the rack's table" -- "$TOPOTUNE" verify "$p_rack" --topology "$nvl" -b 512 -e 512
-check "its row fits the rack as NCCL counts it" grep -q "1 of its 1 row(s) fit 1 node(s) x 72 rank(s)" "$TEST_TMP/out"
+check "its row fits the rack as NCCL counts it" grep -q "1 of its 1 all_reduce row(s) fit 1 node(s) x 72 rank(s)" "$TEST_TMP/out"
 finish

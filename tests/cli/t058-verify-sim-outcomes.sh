@@ -37,7 +37,7 @@ for s in d["sizes"]:
 vars ""
 table "allreduce,0,inf,4,32,tree,simple,0"
 expect_exit 0 "verify: no row fits the run" -- "$TOPOTUNE" verify "$p" --topology "$specs/hgx-h100.json" -b 8 -e 128
-check "0 of 1 rows fit, said" grep -q "0 of its 1 row(s) fit 1 node(s) x 8 rank(s)" "$TEST_TMP/out"
+check "0 of 1 rows fit, said" grep -q "0 of its 1 all_reduce row(s) fit 1 node(s) x 8 rank(s)" "$TEST_TMP/out"
 check "no row fits: said" grep -q "^# no row fits this run" "$TEST_TMP/out"
 expect_exit 0 "verify --json: no row fits the run" -- "$TOPOTUNE" verify "$p" --topology "$specs/hgx-h100.json" -b 8 -e 128 --json
 check "--json: table_rows_fitting 0" python3 -c 'import json, sys

@@ -78,6 +78,12 @@ import json, sys
 p = json.loads(sys.argv[1])
 assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "2"}, p["summary"]' "$(profile "p-mix-$st")"
 done
+# verify predicts all_reduce: a workload profile's allgather row is said not verified, not
+# counted as fitting this run.
+expect_exit 0 "verify a workload profile" -- "$TOPOTUNE" verify "$(ls -d p-mix/*/v1)" \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nodes 1 -b 1M -e 1M
+check "0 all_reduce rows, its allgather row not verified" sh -c "grep -q '0 of its 0 all_reduce row(s) fit' '$TEST_TMP/out' &&
+    grep -q '^# 1 row(s) of other collectives (a workload.s) are not verified' '$TEST_TMP/out'"
 expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_CRASH_COLL=all_gather \
     TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q --out crash --workload mix.json
 expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
