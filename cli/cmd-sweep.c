@@ -433,6 +433,32 @@ static int hosts_topology_file(struct sweep *sw)
     return 0;
 }
 
+/* The mpi backend reduces through MPI, which has no half or bfloat16 and no average: a sweep
+ * whose runs would all fail at init is refused before the first, naming the collective. */
+static int mpi_cannot(const struct sweep *sw)
+{
+    const char *dt = sw->space.dtype ? sw->space.dtype : "float", *op = sw->space.op;
+    int small = !strcmp(dt, "half") || !strcmp(dt, "bfloat16"), avg = op && !strcmp(op, "avg");
+    if (strcmp(sw->backend, "mpi") || (!small && !avg))
+        return 0;
+    json_t *colls =
+        sw->workload ? sweep_workload_collectives(sw->workload) : json_pack("[s]", "all_reduce");
+    const char *bad = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(colls, i, c)
+        if (!bad && model_coll_reduces(model_coll_parse(json_string_value(c))))
+            bad = json_string_value(c);
+    int rc =
+        bad ? util_error("the mpi backend cannot run %s with %s %s: MPI has no %s; give "
+                         "the space another %s, or the nccl backend",
+                         bad, avg ? "op" : "dtype", avg ? op : dt,
+                         avg ? "avg reduction" : "half or bfloat16 reduction", avg ? "op" : "dtype")
+            : 0;
+    json_decref(colls);
+    return rc;
+}
+
 static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
 {
     if (!o->space)
@@ -455,6 +481,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     sw->seed = o->seed >= 0 ? (unsigned)o->seed : 1;
     sw->space.max_configs = (size_t)(o->max_configs ? o->max_configs : SWEEP_MAX_CONFIGS);
     if (o->workload && !(sw->workload = workload_load(o->workload)))
+        return 2;
+    if (mpi_cannot(sw))
         return 2;
     if (o->calibration) { /* read once here: a bad file is one error, not one per run */
         static char path[PATH_MAX];

@@ -84,6 +84,21 @@ expect_exit 0 "verify a workload profile" -- "$TOPOTUNE" verify "$(ls -d p-mix/*
     --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nodes 1 -b 1M -e 1M
 check "0 all_reduce rows, its allgather row not verified" sh -c "grep -q '0 of its 0 all_reduce row(s) fit' '$TEST_TMP/out' &&
     grep -q '^# 1 row(s) of other collectives (a workload.s) are not verified' '$TEST_TMP/out'"
+# The mpi backend cannot reduce half or bfloat16 (MPI has neither): refused before the first run,
+# naming the collective; a workload that only moves data runs.
+cat >mpi-half.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "mpi", "dtype": "half", "sizes": {"min": "1M", "max": "4M"},
+ "vars": {"NCCL_FAKE_A": [null]}, "repeat": 1, "timeout_s": 5}
+JSON
+half() { env TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space mpi-half.json -q "$@"; }
+expect_exit 2 "an FSDP workload in half on the mpi backend" -- half --out mh --workload fsdp
+expect_stderr_has "cannot run reduce_scatter with dtype half" "names the collective that reduces"
+check "nothing run" test ! -e mh/results.jsonl
+expect_exit 2 "all_reduce in half on the mpi backend" -- half --out mh0
+cat >ag-only.json <<'JSON'
+{"schema": "topotune/workload/1", "entries": [{"collective": "all_gather", "size": 1048576, "weight": 1}]}
+JSON
+expect_exit 0 "all_gather alone in half on the mpi backend" -- half --out mh1 --workload ag-only.json
 expect_exit 1 "NCCL's defaults crash in one collective of the mix" -- env FAKE_CRASH_COLL=all_gather \
     TOPOTUNE_BENCH_PROGRAM="$fake" "$TOPOTUNE" sweep --space space.json -q --out crash --workload mix.json
 expect_stderr_has "the NCCL-defaults baseline never ran ok" "the defaults' run is not ok when one collective crashed"
