@@ -1014,7 +1014,6 @@ static void fit_release(struct fit *f)
     free(f->of);
 }
 
-/* Node i below its class's level of capacities. */
 /* The class's prediction for two of its nodes, or 0 when the model does not know it. */
 static double pair_model(const struct survey *s, int i)
 {
@@ -1022,6 +1021,8 @@ static double pair_model(const struct survey *s, int i)
     return json_number_value(json_object_get(c, "pair_expected"));
 }
 
+/* Node i's capacity slow: below the two-node band where the model knows the class, else below
+ * its class's level of capacities. */
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)
