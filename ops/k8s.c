@@ -114,7 +114,9 @@ json_t *ops_k8s_plan(const json_t *survey, const json_t *versions, json_t **note
             json_array_append_new(
                 actions,
                 action(host, "taint", json_pack("[s,s]", util_buf_str(&b), "--overwrite")));
-        } else if (!kind) {
+        } else if (!kind || json_is_true(json_object_get(n, "healthy"))) {
+            /* no verdict, or one about what the node shares (the class's fabric, a path) that
+             * leaves it healthy: an earlier survey's taint goes */
             json_array_append_new(
                 actions,
                 action(host, "untaint", json_pack("[s]", OPS_K8S_PREFIX "unhealthy:NoSchedule-")));

@@ -101,7 +101,8 @@ void ops_k8s_label_value(const char *s, char out[64]);
  * The actions for a survey (its survey.json document), per node in survey order: label (class,
  * health: the kind of its first node or link verdict, else of its first verdict, else healthy;
  * and profile: versions maps class id -> "vN", or NULL), then taint (a node or link verdict) or
- * untaint (no verdict names the node). Each is {"node", "verb": "label"|"taint"|"untaint",
+ * untaint (no verdict names the node, or only one that leaves it healthy: its class's fabric, a
+ * path). Each is {"node", "verb": "label"|"taint"|"untaint",
  * "args": [...]}: `kubectl VERB node OPTIONS -- NODE ARGS`, the options being the args that
  * start with "--". A name that is not one node (ops_valid_node) is skipped with a line in
  * *notes (a new array).

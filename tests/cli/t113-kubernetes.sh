@@ -93,6 +93,21 @@ for n in nodes.values():
 json.dump(out, open(sys.argv[2], "w"))
 PY
 expect_exit 0 "kubernetes-models: the labelled and tainted Nodes are valid" -- node k8s-validate.mjs nodes.json
+# Every link slow alike: the class is named (the network between them), no node is to blame:
+# each node is labelled so and its taint from an earlier survey removed.
+faults=""
+for i in 1 2 3 4; do faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node000$i\"], \"factor\": 0.4}"; done
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [%s]}\n' "$faults" >links.json
+"$TOPOTUNE" survey --backend sim --cluster links.json --out svl --kubernetes >kl.out 2>kl.err
+check "each node: health class-below-expected, untainted" python3 - kl.out <<'PY'
+import shlex, sys
+lines = [shlex.split(l) for l in open(sys.argv[1])]
+for i in range(1, 5):
+    node = "node%04d" % i
+    mine = [w for w in lines if node in w]
+    assert any(w[1] == "label" and "topotune.io/health=class-below-expected" in w for w in mine), mine
+    assert any(w[1] == "taint" and w[-1] == "topotune.io/unhealthy:NoSchedule-" for w in mine), mine
+PY
 # a name kubectl or scontrol would read as an option or as every node never reaches them
 printf -- '--all\nnode2\n' >bad-hosts
 expect_exit 2 "a hostfile name that starts with '-'" -- "$TOPOTUNE" survey --hostfile bad-hosts --backend mpi --out b1
