@@ -11,6 +11,7 @@
 #include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/text.h"
@@ -96,17 +97,11 @@ static int parse_size_field(const char *path, json_t *obj, const char *key, cons
 
 static int check_keys(const char *path, json_t *obj, const char *const *allowed, const char *where)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v) {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(*a, key) == 0;
-        if (!ok)
-            return space_bad(
-                path, where,
-                "unknown key \"%s\": check the spelling (docs/schemas/space.schema.json)", key);
-    }
+    const char *key = util_json_unknown_key(obj, allowed);
+    if (key)
+        return space_bad(path, where,
+                         "unknown key \"%s\": check the spelling (docs/schemas/space.schema.json)",
+                         key);
     return 0;
 }
 

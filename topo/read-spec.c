@@ -16,6 +16,7 @@
  */
 #include "topo/internal.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -62,18 +63,11 @@ static int get_int(struct spec_reader *r, json_t *obj, const char *key, const ch
 static int check_keys(struct spec_reader *r, json_t *obj, const char *const *allowed,
                       const char *where)
 {
-    const char *key;
-    json_t *v;
-    json_object_foreach(obj, key, v) {
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(key, *a) == 0;
-        if (!ok) {
-            char field[128], shown[64];
-            snprintf(field, sizeof(field), "%s%s", where,
-                     topo_text_into(key, shown, sizeof(shown)));
-            return bad(r, field, "unknown field: remove it or check its spelling");
-        }
+    const char *key = util_json_unknown_key(obj, allowed);
+    if (key) {
+        char field[128], shown[64];
+        snprintf(field, sizeof(field), "%s%s", where, topo_text_into(key, shown, sizeof(shown)));
+        return bad(r, field, "unknown field: remove it or check its spelling");
     }
     return 0;
 }

@@ -40,6 +40,20 @@ char *util_json_hash(const json_t *j)
     return out;
 }
 
+const char *util_json_unknown_key(const json_t *obj, const char *const *allowed)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        const char *const *a = allowed;
+        while (*a && strcmp(*a, key))
+            a++;
+        if (!*a)
+            return key;
+    }
+    return NULL;
+}
+
 json_t *util_json_clean(const json_t *j)
 {
     struct util_buf b = UTIL_BUF_INIT;

@@ -25,6 +25,10 @@ char *util_json_hash(const json_t *j);
  */
 json_t *util_json_clean(const json_t *j);
 
+/* The first key of obj that is none of allowed (NULL-terminated), or NULL: a file's misspelt or
+ * unknown field, for its reader's error. */
+const char *util_json_unknown_key(const json_t *obj, const char *const *allowed);
+
 /* Sets key in obj, stealing the reference to value; returns 0 or UTIL_ENOMEM. */
 int util_json_set(json_t *obj, const char *key, json_t *value);
 

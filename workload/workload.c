@@ -4,6 +4,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/text.h"
@@ -354,31 +355,14 @@ static int known_collective(const char *name)
     return 0;
 }
 
-/* The first key of o that is none of the words of allowed (space-separated), or NULL. */
-static const char *unknown_key(const json_t *o, const char *allowed)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)o, key, v) {
-        size_t n = strlen(key);
-        int found = 0;
-        for (const char *w = allowed; !found && *w; w += strcspn(w, " "), w += *w == ' ') {
-            size_t len = strcspn(w, " ");
-            found = n && len == n && !strncmp(w, key, n);
-        }
-        if (!found)
-            return key;
-    }
-    return NULL;
-}
-
 /* One entry, checked and copied; NULL after an error naming it. */
 static json_t *clean_entry(const char *path, size_t i, json_t *e)
 {
     json_t *c = json_object_get(e, "collective"), *s = json_object_get(e, "size"),
            *w = json_object_get(e, "weight");
     double wv = json_is_number(w) ? json_number_value(w) : -1;
-    const char *extra = json_is_object(e) ? unknown_key(e, "collective size calls weight") : NULL;
+    static const char *const fields[] = {"collective", "size", "calls", "weight", NULL};
+    const char *extra = json_is_object(e) ? util_json_unknown_key(e, fields) : NULL;
     struct util_buf shown = UTIL_BUF_INIT;
     if (!json_is_object(e))
         util_error("%s: entries[%zu]: an object {collective, size, weight}", path, i);
@@ -410,8 +394,10 @@ json_t *workload_clean(const json_t *doc, const char *name)
                    name);
         return NULL;
     }
-    const char *extra = unknown_key(doc, "schema from assumed preset sources ranks_seen lines "
-                                         "skipped entries totals");
+    static const char *const fields[] = {"schema",     "from",   "assumed", "preset",
+                                         "sources",    "lines",  "skipped", "entries",
+                                         "ranks_seen", "totals", NULL};
+    const char *extra = util_json_unknown_key(doc, fields);
     if (extra) {
         struct util_buf shown = UTIL_BUF_INIT;
         util_error("%s: unknown field \"%s\" (docs/schemas/workload.schema.json)", name,
