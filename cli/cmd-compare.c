@@ -77,24 +77,6 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
     return 0;
 }
 
-/* The same mix: the same (collective, size) entries in order, weights within 1e-6 (a profile
- * keeps its workload as its sweep read it); NULL for all_reduce alone. */
-static int same_mix(const json_t *a, const json_t *b)
-{
-    const json_t *x = json_object_get(a, "entries"), *y = json_object_get(b, "entries");
-    if (!a || !b || json_array_size(x) != json_array_size(y))
-        return !a && !b;
-    for (size_t i = 0; i < json_array_size(x); i++) {
-        const json_t *p = json_array_get(x, i), *q = json_array_get(y, i);
-        if (!json_equal(json_object_get(p, "collective"), json_object_get(q, "collective")) ||
-            !json_equal(json_object_get(p, "size"), json_object_get(q, "size")) ||
-            fabs(json_number_value(json_object_get(p, "weight")) -
-                 json_number_value(json_object_get(q, "weight"))) > 1e-6)
-            return 0;
-    }
-    return 1;
-}
-
 /* Inputs side by side must have been chosen for one mix: --workload's, else the first's. A
  * profile made for another workload (or for all_reduce alone) is refused, not lined up. */
 static int same_workloads(const struct compare_input *in, int n, const json_t *workload)
@@ -102,7 +84,8 @@ static int same_workloads(const struct compare_input *in, int n, const json_t *w
     const json_t *ref = workload ? workload : n ? json_object_get(in[0].profile, "workload") : NULL;
     for (int i = 0; i < n; i++) {
         const json_t *own = json_object_get(in[i].profile, "workload");
-        if (same_mix(own, ref))
+        char why[200];
+        if (!workload_differs(own, ref, why, sizeof(why)))
             continue;
         util_error("input '%s' was chosen for %s, the others for %s: compare inputs of one "
                    "workload (a spec or topology is predicted for --workload's)",

@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,39 +99,6 @@ static const char *param_text(const json_t *v, char *buf, size_t len)
     return buf;
 }
 
-/* The weight a workload gives (collective, size), or -1. */
-static double weight_of(const json_t *w, const json_t *entry)
-{
-    json_t *e;
-    size_t i;
-    json_array_foreach(json_object_get(w, "entries"), i, e)
-        if (json_equal(json_object_get(e, "collective"), json_object_get(entry, "collective")) &&
-            json_equal(json_object_get(e, "size"), json_object_get(entry, "size")))
-            return json_number_value(json_object_get(e, "weight"));
-    return -1;
-}
-
-/* 0 when workloads a and b weight the same (collective, size) pairs alike, in any order and
- * within 1e-6; else 1 with the first difference in words, into buf. */
-static int other_mix(const json_t *a, const json_t *b, char *buf, size_t len)
-{
-    for (int k = 0; k < 2; k++) {
-        const json_t *x = k ? b : a, *y = k ? a : b, *e;
-        size_t i;
-        json_array_foreach(json_object_get(x, "entries"), i, e) {
-            double w = weight_of(y, e), v = json_number_value(json_object_get(e, "weight"));
-            if (w >= 0 && fabs(w - v) <= 1e-6)
-                continue;
-            snprintf(buf, len, "%s at %lld B weighs %.6g in the %s workload and %s in the other",
-                     json_string_value(json_object_get(e, "collective")),
-                     (long long)json_integer_value(json_object_get(e, "size")), v,
-                     k ? "new" : "recorded", w >= 0 ? "differently" : "nothing");
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* 0 when every planning parameter of old matches now, else an error naming the first that does
  * not and both values. Numbers compare as numbers (timeout 30 and 30.0 are one value). */
 static int same_plan(const char *dir, const json_t *old, const json_t *now)
@@ -143,7 +109,7 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
         json_t *o = json_object_get(old, k);
         char why[200];
         if (!strcmp(k, "workload") && json_is_object(o) && json_is_object(v)) {
-            if (!other_mix(o, v, why, sizeof(why)))
+            if (!workload_differs(o, v, why, sizeof(why)))
                 continue;
             return util_error("cannot resume '%s': it was swept with another workload (%s): give "
                               "the same workload, or another --out",

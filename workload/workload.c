@@ -343,6 +343,41 @@ json_t *workload_preset(const char *name)
     return NULL;
 }
 
+/* The weight a workload gives (collective, size), or -1. */
+static double weight_of(const json_t *w, const json_t *entry)
+{
+    json_t *e;
+    size_t i;
+    json_array_foreach(json_object_get(w, "entries"), i, e)
+        if (json_equal(json_object_get(e, "collective"), json_object_get(entry, "collective")) &&
+            json_equal(json_object_get(e, "size"), json_object_get(entry, "size")))
+            return json_number_value(json_object_get(e, "weight"));
+    return -1;
+}
+
+int workload_differs(const json_t *a, const json_t *b, char *buf, size_t len)
+{
+    if (!a || !b) {
+        snprintf(buf, len, "%s", a || b ? "all_reduce alone against a workload" : "");
+        return a || b;
+    }
+    for (int k = 0; k < 2; k++) {
+        const json_t *x = k ? b : a, *y = k ? a : b, *e;
+        size_t i;
+        json_array_foreach(json_object_get(x, "entries"), i, e) {
+            double w = weight_of(y, e), v = json_number_value(json_object_get(e, "weight"));
+            if (w >= 0 && fabs(w - v) <= 1e-6)
+                continue;
+            snprintf(buf, len, "%s at %lld B weighs %.6g in the %s workload and %s in the other",
+                     json_string_value(json_object_get(e, "collective")),
+                     (long long)json_integer_value(json_object_get(e, "size")), v,
+                     k ? "new" : "recorded", w >= 0 ? "differently" : "nothing");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* nccl-tests' names a workload may weight (alltoall: a preset's or a user's; NCCL's COLL log
  * shows its pairs as Send/Recv). */
 static int known_collective(const char *name)

@@ -57,4 +57,9 @@ json_t *workload_load(const char *preset_or_path);
 /* The same checks on a document already parsed (a sweep.json's copy), named name in errors. */
 json_t *workload_clean(const json_t *doc, const char *name);
 
+/* 0 when workloads a and b weight the same (collective, size) pairs alike, in any order and
+ * within 1e-6 (a written file keeps 8 digits), NULL standing for all_reduce alone; else 1, with
+ * the first difference in words into buf. */
+int workload_differs(const json_t *a, const json_t *b, char *buf, size_t len);
+
 #endif
