@@ -238,7 +238,7 @@ static int asked(const struct check_opts *o, size_t bytes)
 {
     size_t f = o->factor > 1 ? (size_t)o->factor : 2;
     for (size_t b = o->min ? o->min : 1; b <= o->max; b *= f) {
-        if (b - b % 4 == bytes)
+        if (expect_run_size(b) == bytes)
             return 1;
         if (b > o->max / f)
             break;

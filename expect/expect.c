@@ -41,6 +41,11 @@ static void set_band(struct expect_row *r, double lo, double hi)
     r->time_high_us = r->time_us / lo;
 }
 
+size_t expect_run_size(size_t bytes)
+{
+    return bytes - bytes % sizeof(float);
+}
+
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
                      const char *source, size_t min, size_t max, int factor)
 {
@@ -61,8 +66,7 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                           source, model_fault_words(m->fault), m->why),
                UTIL_EINVAL;
     for (size_t asked = min ? min : 1; asked <= max; asked *= (size_t)factor) {
-        /* the size nccl-tests runs: a whole number of floats */
-        size_t b = asked - asked % 4;
+        size_t b = expect_run_size(asked);
         if (!b || (e->n && e->rows[e->n - 1].bytes == b)) {
             if (asked > max / (size_t)factor)
                 break;

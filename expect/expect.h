@@ -40,6 +40,10 @@ struct expect {
     int n;
 };
 
+/* The size nccl-tests (and topotune-bench) runs when asked for bytes of all_reduce floats: a
+ * whole number of them (64000001 -> 64000000); 0 below one. */
+size_t expect_run_size(size_t bytes);
+
 /* The model's expectation at the sizes min .. max growing factor times (nccl-tests' -b -e -f).
  * 0, or UTIL_EINVAL when the model predicts a fault (a hang, an error or wrong results: said
  * with the reason) or no size lies in min .. max. */
