@@ -2,6 +2,7 @@
 /* `topotune verify PROFILE`: its options; the comparison itself is verify/'s. */
 #include "cli/cli.h"
 #include "launch/launch.h"
+#include "model/model.h"
 #include "topo/topo.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -27,9 +28,27 @@ static int parse_measured(struct verify_opts *o)
     return 0;
 }
 
+/* -C NAME into o->coll: 0 or UTIL_EUSAGE. */
+static int parse_coll(const char *name, struct verify_opts *o)
+{
+    o->coll = model_coll_parse(name ? name : "all_reduce");
+    if (o->coll < 0)
+        return util_error("invalid value '%s' for -C (--collective): expected one of %s", name,
+                          model_coll_names()),
+               UTIL_EUSAGE;
+    const char *why = verify_coll_refused(o->coll);
+    if (why)
+        return util_error("verify -C %s: %s", model_coll_name(o->coll), why), UTIL_EUSAGE;
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct verify_opts *o)
 {
+    const char *coll = NULL;
     const struct util_opt opts[] = {
+        {"collective", 'C', UTIL_OPT_STRING, &coll, "NAME",
+         "all_reduce (default), all_gather, reduce_scatter, broadcast or reduce: the table's "
+         "rows for it"},
         {"topology", 't', UTIL_OPT_STRING, &o->topology, "SPEC",
          "the class's topology or hardware spec: predict with the sim backend"},
         {"backend", 0, UTIL_OPT_CHOICE, &o->backend, "NAME",
@@ -56,10 +75,12 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     };
     const struct util_opts_cmd cmd = {
         "topotune verify",
-        "PROFILE --topology SPEC [--nodes N] [-b MIN] [-e MAX] [--json]\n"
-        "       PROFILE --backend nccl --np N [--launcher direct|mpirun|srun] [--hosts LIST]\n"
-        "       [--repeat R] [--timeout S] [--out DIR] [-b MIN] [-e MAX] [--json]\n\n"
-        "Per size (x4), the all_reduce busbw of NCCL's defaults (with the profile's system\n"
+        "PROFILE --topology SPEC [-C NAME] [--nodes N] [-b MIN] [-e MAX] [--json]\n"
+        "       PROFILE --backend nccl --np N [-C NAME] [--launcher direct|mpirun|srun]\n"
+        "       [--hosts LIST] [--repeat R] [--timeout S] [--out DIR] [-b MIN] [-e MAX] "
+        "[--json]\n\n"
+        "Per size (x4), the busbw of collective NAME (all_reduce by default; a workload\n"
+        "profile's table has rows for others) under NCCL's defaults (with the profile's system\n"
         "variables, a cure), of the profile's variables\n"
         "(env-only) and of env + the profile's per-size table (tuner-table.txt, as topotune's\n"
         "tuner plugin applies it), and the gain of env + table over env-only and over the\n"
@@ -71,6 +92,8 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc == 0 && !npos)
         rc = (util_error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
+    if (!rc)
+        rc = parse_coll(coll, o);
     if (rc)
         return rc;
     o->profile = argv[1];

@@ -109,6 +109,11 @@ int model_coll_rooted(int coll)
     return coll >= 0 && coll < MODEL_NCOLLS && colls[coll].rooted;
 }
 
+int model_coll_tuner(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS ? colls[coll].tuner : -1;
+}
+
 double model_coll_bus_factor(int coll, int nranks)
 {
     double n = nranks > 0 ? nranks : 1;

@@ -41,6 +41,9 @@ const char *model_coll_names(void);
 /* Whether the collective reduces (takes a reduction op) and whether it has a root rank. */
 int model_coll_reduces(int coll);
 int model_coll_rooted(int coll);
+/* The tuner table's function of the collective (enum tuner_coll); -1 for alltoall and sendrecv
+ * (NCCL asks no tuner for sends and receives) and out of range. */
+int model_coll_tuner(int coll);
 /*
  * nccl-tests' bus bandwidth factor (NVIDIA/nccl-tests src/<name>.cu, its GetBw): with algbw =
  * the size column / time, busbw = algbw x this: 2(n-1)/n for all_reduce, (n-1)/n for

@@ -7,6 +7,7 @@
  */
 #include "gen/gen.h"
 #include "launch/launch.h"
+#include "model/model.h"
 #include "sweep/sweep.h"
 #include "tuner/tuner.h"
 #include "util/buf.h"
@@ -159,7 +160,7 @@ static int read_nccl_log(const char *log, struct measured *m, int which)
 static int measure_one(const struct verify_opts *o, const char *bench, const char *dir,
                        const char *nonce, int which, int rep, char **env, struct measured *m)
 {
-    char json[4400], log[4400], nlog[4500], b[32], e[32], t[32], jarg[4500];
+    char json[4400], log[4400], nlog[4500], b[32], e[32], t[32], jarg[4500], carg[64];
     snprintf(json, sizeof(json), "%s/%s-r%d.jsonl", dir, config_file[which], rep);
     snprintf(log, sizeof(log), "%s/%s-r%d.log", dir, config_file[which], rep);
     snprintf(nlog, sizeof(nlog), "%s/%s-r%d.%s.log", dir, config_file[which], rep, nonce);
@@ -169,8 +170,9 @@ static int measure_one(const struct verify_opts *o, const char *bench, const cha
     snprintf(e, sizeof(e), "%zu", o->max_bytes);
     snprintf(t, sizeof(t), "%g", o->timeout_s);
     snprintf(jarg, sizeof(jarg), "--json=%s", json);
-    char *program[] = {(char *)bench, "--backend", "nccl", "-b", b,   "-e", e, "-f", "4", "-n",
-                       "20",          "-w",        "5",    "-c", "1", "-T", t, jarg, NULL};
+    snprintf(carg, sizeof(carg), "--collective=%s", model_coll_name(o->coll));
+    char *program[] = {(char *)bench, "--backend", "nccl", "-b", b,   "-e", e, "-f", "4",  "-n",
+                       "20",          "-w",        "5",    "-c", "1", "-T", t, carg, jarg, NULL};
     struct launch l = {o->launcher, o->np, o->hosts, env};
     char **argv = launch_argv(&l, program);
     if (!argv)
@@ -357,17 +359,19 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
     if (!rc) {
         say_tuners(&m);
         if (o->np == 1) /* seen on a real GPU: every number 0, every gain 0 */
-            util_warning("one rank: its all_reduce is a local copy, with a busbw of 0 and no "
+            util_warning("one rank: its %s is a local copy, with a busbw of 0 and no "
                          "algorithm for NCCL or the table to choose, so no gain can show; give "
-                         "--np 2 or more (one rank per GPU)");
+                         "--np 2 or more (one rank per GPU)",
+                         model_coll_name(o->coll));
         json_t *rows = o->json ? json_array() : NULL;
         struct util_buf words = UTIL_BUF_INIT;
         verify_env_words(ref, &words);
         if (!o->json) {
-            printf("# MEASURED all_reduce (float, sum) by topotune-bench, nccl backend, %d rank(s) "
+            printf("# MEASURED %s (float%s) by topotune-bench, nccl backend, %d rank(s) "
                    "through %s, %d run(s) each, interleaved\n# profile %s; reference: NCCL's "
                    "defaults%s%s; env+table: NCCL_TUNER_PLUGIN=%s (loaded, says NCCL's log)\n",
-                   o->np, o->launcher, o->repeat, o->profile,
+                   model_coll_name(o->coll), model_coll_reduces(o->coll) ? ", sum" : "", o->np,
+                   o->launcher, o->repeat, o->profile,
                    words.len ? " with the profile's system variable(s) " : "", util_buf_str(&words),
                    plugin);
             if (cleared.len)
@@ -381,11 +385,12 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
         }
         print_measured(o, &m, rows);
         if (o->json) {
-            json_t *doc = json_pack("{s:b,s:s,s:s,s:i,s:i,s:s,s:s,s:b,s:s,s:O,s:O,s:o}",
-                                    "predicted", 0, "backend", "nccl", "launcher", o->launcher,
-                                    "np", o->np, "runs", o->repeat, "profile", o->profile, "table",
-                                    table, "plugin_loaded", m.plugin_loaded == o->repeat, "logs",
-                                    dir, "env", vars, "reference_env", ref, "sizes", rows);
+            json_t *doc =
+                json_pack("{s:b,s:s,s:s,s:s,s:i,s:i,s:s,s:s,s:b,s:s,s:O,s:O,s:o}", "predicted", 0,
+                          "collective", model_coll_name(o->coll), "backend", "nccl", "launcher",
+                          o->launcher, "np", o->np, "runs", o->repeat, "profile", o->profile,
+                          "table", table, "plugin_loaded", m.plugin_loaded == o->repeat, "logs",
+                          dir, "env", vars, "reference_env", ref, "sizes", rows);
             json_object_set_new(doc, "cleared", json_string(util_buf_str(&cleared)));
             json_object_set_new(doc, "other_tuner",
                                 m.other[0][0] || m.other[1][0]

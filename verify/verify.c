@@ -20,6 +20,16 @@ static const char *profile_env(const char *name, void *ctx)
     return json_string_value(json_object_get(ctx, name));
 }
 
+const char *verify_coll_refused(int coll)
+{
+    if (!model_coll_name(coll))
+        return "not a collective nccl-tests measures";
+    if (model_coll_tuner(coll) < 0)
+        return "NCCL runs it as sends and receives, for which it asks no tuner: a table has no "
+               "row for it";
+    return NULL;
+}
+
 json_t *verify_load_profile(const char *arg, char *table, size_t len)
 {
     char path[4096];
@@ -64,7 +74,8 @@ double verify_gain(double a, double b)
 }
 
 /* What the model predicts for one configuration at one size: "ok", or how it goes wrong. */
-static const char *predicted_outcome(const struct model *m, size_t size, struct model_prediction *p)
+static const char *predicted_outcome(const struct model *m, int coll, size_t size,
+                                     struct model_prediction *p)
 {
     switch (m->fault) {
     case MODEL_FAULT_HANG_INIT:
@@ -77,7 +88,7 @@ static const char *predicted_outcome(const struct model *m, size_t size, struct 
     default:
         break;
     }
-    if (model_predict(m, size, p))
+    if (model_predict_coll(m, coll, size, p))
         return "fails";
     return p->wrong ? "corrupts" : "ok";
 }
@@ -95,7 +106,7 @@ static int report(const struct verify_opts *o, const struct model m[3], json_t *
         const char *out[3];
         for (int i = 0; i < 3; i++) {
             memset(&p[i], 0, sizeof(p[i]));
-            out[i] = predicted_outcome(&m[i], size, &p[i]);
+            out[i] = predicted_outcome(&m[i], o->coll, size, &p[i]);
         }
         int ok[3] = {!strcmp(out[0], "ok"), !strcmp(out[1], "ok"), !strcmp(out[2], "ok")};
         bad += !ok[2];
@@ -163,37 +174,42 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
         goto out;
     }
     m[2].table = &table;
-    /* the all_reduce rows the plugin would keep for this run's nodes x ranks; the others' are
-     * another collective's (a workload profile's), which this all_reduce run cannot show */
-    size_t fitting = 0, others = 0;
+    /* the collective's rows the plugin would keep for this run's nodes x ranks; the others' are
+     * other collectives' (a workload profile's), which this run cannot show */
+    size_t fitting = 0, own = 0, others[TUNER_NUM_COLLS] = {0};
+    int tc = model_coll_tuner(o->coll);
+    const char *cname = model_coll_name(o->coll);
     for (size_t i = 0; i < table.nrules; i++) {
-        int ar = table.rules[i].coll == TUNER_COLL_ALLREDUCE;
-        others += !ar;
-        fitting +=
-            ar && tuner_rule_fits(&table.rules[i], (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
+        const struct tuner_rule *r = &table.rules[i];
+        if (r->coll != tc) {
+            others[r->coll < TUNER_NUM_COLLS ? r->coll : 0]++;
+            continue;
+        }
+        own++;
+        fitting += tuner_rule_fits(r, (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
     }
     static const char *const what[3] = {"reference", "env-only", "env+table"};
     json_t *doc = o->json ? json_object() : NULL, *rows = o->json ? json_array() : NULL;
     if (!o->json) {
         struct util_buf words = UTIL_BUF_INIT;
         verify_env_words(ref, &words);
-        printf("# PREDICTED all_reduce (float, sum) by the topotune model (sim backend): no "
-               "measurement\n");
+        printf("# PREDICTED %s (float%s) by the topotune model (sim backend): no measurement\n",
+               cname, model_coll_reduces(o->coll) ? ", sum" : "");
         struct util_buf cls = UTIL_BUF_INIT; /* the profile's words, one clean line */
         printf("# profile %s (class %s), topology %s: %d node(s) x %d GPU(s)\n", o->profile,
                util_text_shown(&cls, class_id), o->topology, m[0].nodes, m[0].ppn);
         util_buf_release(&cls);
         printf("# reference: NCCL's defaults%s%s%s; env-only: the profile's %zu variable(s); "
                "env+table: the same with\n# %s applied as topotune's tuner plugin does (* = a "
-               "row chose the pair): %zu of its %zu all_reduce row(s) fit %d node(s) x %d "
-               "rank(s)\n",
+               "row chose the pair): %zu of its %zu %s row(s) fit %d node(s) x %d rank(s)\n",
                words.len ? " with the profile's system variable(s) " : "", util_buf_str(&words),
                words.len ? " (what the defaults need here)" : "", json_object_size(env), table_path,
-               fitting, table.nrules - others, m[2].nodes, m[2].nranks);
-        if (others)
-            printf("# %zu row(s) of other collectives (a workload's) are not verified: this run "
-                   "is all_reduce\n",
-                   others);
+               fitting, own, cname, m[2].nodes, m[2].nranks);
+        for (int c = 0; c < MODEL_NCOLLS; c++) /* each named with the option that shows it */
+            if (model_coll_tuner(c) >= 0 && others[model_coll_tuner(c)])
+                printf("# %zu row(s) for %s are not verified by this run: verify -C %s shows "
+                       "them\n",
+                       others[model_coll_tuner(c)], model_coll_name(c), model_coll_name(c));
         if (!fitting)
             printf("# no row fits this run: env+table is env-only here, no gain is the table's\n");
         for (int i = 0; i < 3; i++)
@@ -205,12 +221,15 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
     if (o->json) {
         json_object_set_new(doc, "predicted", json_true());
         json_object_set_new(doc, "profile", json_string(o->profile));
+        json_object_set_new(doc, "collective", json_string(cname));
         json_object_set_new(doc, "class", json_string(class_id));
         json_object_set_new(doc, "topology", json_string(o->topology));
         json_object_set_new(doc, "table", json_string(table_path));
         json_object_set_new(doc, "table_rows", json_integer((json_int_t)table.nrules));
         json_object_set_new(doc, "table_rows_fitting", json_integer((json_int_t)fitting));
-        json_object_set_new(doc, "table_rows_not_verified", json_integer((json_int_t)others));
+        size_t not_verified = table.nrules - own;
+        json_object_set_new(doc, "table_rows_collective", json_integer((json_int_t)own));
+        json_object_set_new(doc, "table_rows_not_verified", json_integer((json_int_t)not_verified));
         json_object_set(doc, "env", env);
         json_object_set(doc, "reference_env", ref);
         json_object_set_new(doc, "sizes", json_incref(rows));

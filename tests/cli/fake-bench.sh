@@ -16,8 +16,8 @@
 #                x1.5 more with NCCL_TUNER_PLUGIN and TOPOTUNE_TUNER_TABLE naming readable files,
 #                when it writes the plugin's "loaded" line where NCCL's log would (with
 #                FAKE_OTHER_TUNER, NCCL's line loading that tuner in the other runs, and the
-#                plugin's chaining to it); appends its NCCL_*/TOPOTUNE_* environment to
-#                $FAKE_PIDS.env, one run per line
+#                plugin's chaining to it); appends its NCCL_*/TOPOTUNE_* environment and
+#                FAKE_COLL=its --collective= to $FAKE_PIDS.env, one run per line
 #   nccl-log     reports, as NCCL's log would, only NCCL_ALGO as applied, and records its
 #                NCCL_DEBUG* environment in the size event's algo field
 #   collectives  ok over -b..-e (x2) for the collective of --collective= (all_reduce without):
@@ -83,7 +83,7 @@ hang)
     ;;
 verify)
     env | grep -E '^(NCCL|TOPOTUNE)_' | sort | tr '\n' ' ' >>"$FAKE_PIDS.env"
-    echo >>"$FAKE_PIDS.env"
+    echo "FAKE_COLL=$coll" >>"$FAKE_PIDS.env"
     busbw=10
     [ -n "${NCCL_ALGO:-}" ] && busbw=12
     nccl_log=${NCCL_DEBUG_FILE:-/dev/stdout} # NCCL expands %h and %p in it

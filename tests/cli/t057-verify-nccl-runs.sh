@@ -4,7 +4,7 @@
 # reused --out prove nothing, and --out is locked; the reference is NCCL's defaults with the
 # profile's system variables (a cure: the bare defaults would hang); the shell's NCCL_* reach no
 # run; another tuner in NCCL's log (the network plugin's) is named, with what env+table did with
-# it. fake-bench.sh (mode verify) stands in for topotune-bench.
+# it; -C runs that collective. fake-bench.sh (mode verify) stands in for topotune-bench.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 if [ ! -r "$TOPOTUNE_BIN/tuner/libnccl-tuner-topotune.so" ]; then
@@ -38,6 +38,7 @@ check "three runs: the reference with the cure alone, the others with every vari
 import sys
 runs = [dict(w.split("=", 1) for w in l.split()) for l in open(sys.argv[1])]
 assert len(runs) == 3, runs
+assert all(r["FAKE_COLL"] == "all_reduce" for r in runs), runs
 assert runs[0].get("NCCL_P2P_DISABLE") == "1" and "NCCL_ALGO" not in runs[0], runs[0]
 assert runs[1].get("NCCL_P2P_DISABLE") == "1" and runs[1].get("NCCL_ALGO") == "Tree", runs[1]
 for r in runs:
@@ -83,4 +84,13 @@ expect_stderr_has "the reference runs had tuner ofi-tuner (NCCL's log): env+tabl
 check "--json: the other tuner and the chain" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["other_tuner"] == "ofi-tuner" and d["chained_to"] == "ofi-tuner", d' "$TEST_TMP/out"
+
+# 6. -C all_gather: every run is all_gather, and the header and JSON say so.
+: >"$FAKE_PIDS.env"
+expect_exit 0 "verify -C all_gather" -- measured verify -C all_gather
+check "every run is all_gather" sh -c "test \$(grep -c 'FAKE_COLL=all_gather\$' '$FAKE_PIDS.env') -eq 3"
+check "the header names it" grep -q "^# MEASURED all_gather (float) by topotune-bench" "$TEST_TMP/out"
+expect_exit 0 "verify -C reduce_scatter --json" -- measured verify -C reduce_scatter --json
+check "--json names it" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["collective"] == "reduce_scatter"' "$TEST_TMP/out"
 finish

@@ -3,7 +3,7 @@
 # verify (sim) claims no gain where the model predicts a configuration hangs, fails or corrupts:
 # it says the outcome instead of a busbw, and exits 1 when env + table is one of them; its
 # reference is NCCL's defaults with the profile's system variables (the cure); rows that fit no
-# node x rank shape of the run are not counted as applied.
+# node x rank shape of the run are not counted as applied; -C verifies another collective's rows.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 specs="$TOPOTUNE_SRC/profiles/specs"
@@ -42,4 +42,15 @@ check "no row fits: said" grep -q "^# no row fits this run" "$TEST_TMP/out"
 expect_exit 0 "verify --json: no row fits the run" -- "$TOPOTUNE" verify "$p" --topology "$specs/hgx-h100.json" -b 8 -e 128 --json
 check "--json: table_rows_fitting 0" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert d["table_rows"] == 1 and d["table_rows_fitting"] == 0, d' "$TEST_TMP/out"
+
+# 4. A workload profile's rows: -C all_gather applies the allgather row (SIMPLE where NCCL's
+# defaults pick LL at 1 MiB) and says the allreduce row is left to -C all_reduce.
+table "allreduce,0,inf,*,*,ring,ll,0" "allgather,0,inf,*,*,ring,simple,0"
+expect_exit 0 "verify -C all_gather" -- "$TOPOTUNE" verify "$p" -C all_gather --topology "$specs/hgx-h100.json" -b 1M -e 1M
+check "the all_gather run named" grep -q "^# PREDICTED all_gather (float) by the topotune model" "$TEST_TMP/out"
+check "1 of its 1 all_gather rows fits" grep -q "1 of its 1 all_gather row(s) fit 1 node(s) x 8 rank(s)" "$TEST_TMP/out"
+check "the all_reduce row left to -C all_reduce" grep -q "^# 1 row(s) for all_reduce are not verified by this run: verify -C all_reduce shows them" "$TEST_TMP/out"
+check "the row's pair applied" grep -q "^ *predicted *1048576 .* RING/SIMPLE\*" "$TEST_TMP/out"
+expect_exit 2 "verify -C sendrecv" -- "$TOPOTUNE" verify "$p" -C sendrecv --topology "$specs/hgx-h100.json"
+expect_stderr_has "asks no tuner" "sends and receives refused, with why"
 finish

@@ -78,12 +78,24 @@ import json, sys
 p = json.loads(sys.argv[1])
 assert {v["name"]: v["value"] for v in p["variables"]} == {"NCCL_FAKE_A": "2"}, p["summary"]' "$(profile "p-mix-$st")"
 done
-# verify predicts all_reduce: a workload profile's allgather row is said not verified, not
-# counted as fitting this run.
+# verify predicts all_reduce by default: a workload profile's allgather row is said not verified
+# (with the option that shows it), not counted as fitting this run; -C all_gather counts it (the
+# sweep's 1 node x 1 rank: not this spec's 8 ranks).
 expect_exit 0 "verify a workload profile" -- "$TOPOTUNE" verify "$(ls -d p-mix/*/v1)" \
     --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nodes 1 -b 1M -e 1M
 check "0 all_reduce rows, its allgather row not verified" sh -c "grep -q '0 of its 0 all_reduce row(s) fit' '$TEST_TMP/out' &&
-    grep -q '^# 1 row(s) of other collectives (a workload.s) are not verified' '$TEST_TMP/out'"
+    grep -q '^# 1 row(s) for all_gather are not verified by this run: verify -C all_gather shows them' '$TEST_TMP/out'"
+expect_exit 0 "verify -C all_gather" -- "$TOPOTUNE" verify "$(ls -d p-mix/*/v1)" -C all_gather \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nodes 1 -b 1M -e 4M --json
+check "all_gather: its row counted, none left unverified" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["collective"] == "all_gather" and d["table_rows_collective"] == 1, d
+assert d["table_rows_fitting"] == 0 and d["table_rows_not_verified"] == 0, d
+' "$TEST_TMP/out"
+expect_exit 2 "verify -C alltoall: no tuner is asked" -- "$TOPOTUNE" verify "$(ls -d p-mix/*/v1)" -C alltoall \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+expect_stderr_has "asks no tuner" "said why"
 # The mpi backend cannot reduce half or bfloat16 (MPI has neither): refused before the first run,
 # naming the collective; a workload that only moves data runs.
 cat >mpi-half.json <<'JSON'
