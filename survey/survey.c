@@ -440,6 +440,60 @@ static void add_pair(struct survey *s, int a, int b, double busbw, int round, in
     s->npairs++;
 }
 
+/* The value of the pair a, b: the median of its measurements that did not fail (-1: all failed,
+ * 0: none). Bisected values count only when nothing else measured it. */
+static double pair_value(const struct survey *s, int a, int b, int *count)
+{
+    double v[64];
+    int n = 0, any = 0;
+    for (int pass = 0; pass < 2 && !n; pass++)
+        for (int k = 0; k < s->nodes[a].npairs && n < 64; k++) {
+            const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
+            if (y->a != b && y->b != b)
+                continue;
+            any = 1;
+            if (y->busbw > 0 && (pass || !y->bisected))
+                v[n++] = y->busbw;
+        }
+    if (count)
+        *count = n;
+    if (!n)
+        return any ? -1 : 0;
+    qsort(v, (size_t)n, sizeof(double), by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of the values of the class's measured pairs (each pair once, both nodes without a
+ * verdict): what two of its nodes give through the network. 0 when none has a value. */
+static double class_pairs_median(const struct survey *s, const char *cls)
+{
+    double *v = util_xmalloc(sizeof(double) * ((size_t)s->npairs + 1));
+    int n = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        const struct survey_node *a = &s->nodes[i];
+        if (!node_ok(s, i) || !a->class_id || strcmp(a->class_id, cls))
+            continue;
+        for (int k = 0; k < a->npairs; k++) { /* each partner after i once: each pair once */
+            const struct survey_pair *x = &s->pairs[a->pair_index[k]];
+            int other = x->a == i ? x->b : x->a, seen = other <= i || !node_ok(s, other);
+            for (int q = 0; q < k && !seen; q++) {
+                const struct survey_pair *y = &s->pairs[a->pair_index[q]];
+                seen = y->a == other || y->b == other;
+            }
+            double value = seen ? 0 : pair_value(s, i, other, NULL);
+            if (value > 0)
+                v[n++] = value;
+        }
+    }
+    double m = 0;
+    if (n) {
+        qsort(v, (size_t)n, sizeof(double), by_value);
+        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    free(v);
+    return m;
+}
+
 static json_t *class_entry(struct survey *s, const char *cls)
 {
     json_t *c = json_object_get(s->classes, cls);
@@ -510,10 +564,14 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         snprintf(key, sizeof(key), "%s_expected_high", what);
         json_object_set_new(c, key, json_real(model * band.high));
         /* alone: the class is below when every node is (a node within the band is healthy, and
-         * the others are named on their own); in pairs, when its level is (it grows each round) */
+         * the others are named on their own); in pairs, when its level is (it grows each round)
+         * and so is the median pair: in a small class one slow path pulls down the capacities
+         * of both its nodes, not the pairs of the others */
         int below = lv->values && lv->level < model * band.low;
         for (int i = 0; alone && below && i < n; i++)
             below = v[i] <= 0 || v[i] < survey_alone_low(s, model);
+        if (!alone && below)
+            below = class_pairs_median(s, cls) < model * band.low;
         snprintf(key, sizeof(key), "%s_below_expected", what);
         below ? json_object_set_new(c, key, json_true()) : json_object_del(c, key);
         snprintf(key, sizeof(key), "%s_own_median", what);
@@ -977,6 +1035,10 @@ struct fit {
     double *cap;
     struct survey_level *lv;
     int *of;
+    /* slow_beyond_worst per node, valid while the verdicts number slow_at[i] - 1 (0: not
+     * worked out since the last fit): a verdict takes a partner out of every node's pairs */
+    int *slow;
+    size_t *slow_at;
 };
 
 static void fit_pairs(struct survey *s, struct fit *f)
@@ -986,6 +1048,7 @@ static void fit_pairs(struct survey *s, struct fit *f)
     json_t *c;
     int k = 0;
     survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, f->cap);
+    memset(f->slow_at, 0, sizeof(size_t) * ((size_t)s->nnodes + 1));
     json_object_foreach(s->classes, cls, c) {
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
@@ -1004,6 +1067,8 @@ static void fit_init(struct survey *s, struct fit *f)
     f->cap = util_xcalloc((size_t)s->nnodes + 1, sizeof(double));
     f->lv = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
     f->of = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
+    f->slow = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
+    f->slow_at = util_xcalloc((size_t)s->nnodes + 1, sizeof(size_t));
     fit_pairs(s, f);
 }
 
@@ -1012,6 +1077,8 @@ static void fit_release(struct fit *f)
     free(f->cap);
     free(f->lv);
     free(f->of);
+    free(f->slow);
+    free(f->slow_at);
 }
 
 /* The class's prediction for two of its nodes, or 0 when the model does not know it. */
@@ -1036,38 +1103,96 @@ static int cap_slow(const struct survey *s, const struct fit *f, int i)
     return f->cap[i] < f->lv[f->of[i]].bound;
 }
 
-/* A pair value slow for its two nodes: below the slower one's capacity by the class's margin. */
+/* A pair value slow for its two nodes: below the two-node band where the model knows the class
+ * (a capacity can carry the slow pair itself: with two partners it is half of it), else below
+ * the slower node's capacity by the class's margin. */
 static int pair_slow(const struct survey *s, const struct fit *f, const struct survey_pair *p)
 {
     if (p->busbw < 0)
         return 1;
+    double model = pair_model(s, p->a);
+    if (model > 0)
+        return p->busbw < survey_alone_low(s, model);
     const struct survey_level *l = &f->lv[f->of[p->a]];
     double ref = fmin(f->cap[p->a], f->cap[p->b]);
-    (void)s;
     return ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
 }
 
-/* The value of the pair a, b: the median of its measurements that did not fail (-1: all failed,
- * 0: none). Bisected values count only when nothing else measured it. */
-static double pair_value(const struct survey *s, int a, int b, int *count)
+/* Below this, a pair of node i is slow: the two-node band where the model knows the class, else
+ * its class's bound. */
+static double pair_low(const struct survey *s, const struct fit *f, int i)
 {
-    double v[64];
-    int n = 0, any = 0;
-    for (int pass = 0; pass < 2 && !n; pass++)
-        for (int k = 0; k < s->nodes[a].npairs && n < 64; k++) {
-            const struct survey_pair *y = &s->pairs[s->nodes[a].pair_index[k]];
-            if (y->a != b && y->b != b)
-                continue;
-            any = 1;
-            if (y->busbw > 0 && (pass || !y->bisected))
-                v[n++] = y->busbw;
+    double model = pair_model(s, i);
+    return model > 0 ? survey_alone_low(s, model) : f->lv[f->of[i]].bound;
+}
+
+/* The median of node a's pair values with partners other than b (distinct, without a verdict);
+ * 0 when it has none. */
+static double elsewhere(const struct survey *s, int a, int b)
+{
+    const struct survey_node *n = &s->nodes[a];
+    double *v = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
+    int nv = 0;
+    for (int k = 0; k < n->npairs; k++) {
+        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
+        int other = x->a == a ? x->b : x->a, seen = other == b || !node_ok(s, other);
+        for (int q = 0; q < k && !seen; q++) {
+            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
+            seen = y->a == other || y->b == other;
         }
-    if (count)
-        *count = n;
-    if (!n)
-        return any ? -1 : 0;
-    qsort(v, (size_t)n, sizeof(double), by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        double value = seen ? 0 : pair_value(s, a, other, NULL);
+        if (value > 0)
+            v[nv++] = value;
+    }
+    double m = 0;
+    if (nv) {
+        qsort(v, (size_t)nv, sizeof(double), by_value);
+        m = nv % 2 ? v[nv / 2] : (v[nv / 2 - 1] + v[nv / 2]) / 2;
+    }
+    free(v);
+    return m;
+}
+
+/* Whether node i is slow with its partners but its worst (distinct partners without a verdict):
+ * not when its worst pair is an outlier and the median of the others is fine. One slow partner
+ * is a path as much as a node, and with two partners one slow path halves both capacities. */
+static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
+{
+    size_t now = json_array_size(s->verdicts) + 1;
+    if (f->slow_at[i] == now)
+        return f->slow[i];
+    const struct survey_node *n = &s->nodes[i];
+    double *v = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
+    int nv = 0;
+    for (int k = 0; k < n->npairs; k++) {
+        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
+        int other = x->a == i ? x->b : x->a, seen = 0;
+        for (int q = 0; q < k && !seen; q++) {
+            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
+            seen = y->a == other || y->b == other;
+        }
+        double value = seen || !node_ok(s, other) ? 0 : pair_value(s, i, other, NULL);
+        if (value > 0)
+            v[nv++] = value;
+    }
+    int slow = 1; /* one partner or none: nothing to tell a path from the node by */
+    if (nv >= 2) {
+        qsort(v, (size_t)nv, sizeof(double), by_value);
+        int m = nv - 1; /* v[1..nv-1] */
+        double med = m % 2 ? v[1 + m / 2] : (v[m / 2] + v[1 + m / 2]) / 2;
+        /* the worst an outlier (short of the next by more than the tolerance, not noise at the
+         * threshold) and the rest fine: that pair's path */
+        slow = !(med >= pair_low(s, f, i) && v[0] < v[1] * (1 - s->tolerance));
+    }
+    free(v);
+    f->slow_at[i] = now;
+    return f->slow[i] = slow;
+}
+
+/* Node i slow in pairs: its capacity slow, and slow without its worst partner too. */
+static int node_slow_in_pairs(const struct survey *s, const struct fit *f, int i)
+{
+    return cap_slow(s, f, i) && slow_beyond_worst(s, f, i);
 }
 
 /*
@@ -1100,7 +1225,7 @@ static void partner_counts(const struct survey *s, const struct fit *f, int i, i
         *failed += 2 * nfail > count;
         if (pair_value(s, i, other, NULL) > 0) {
             (*valued)++;
-            *strong += !cap_slow(s, f, other) && f->cap[other] > 0;
+            *strong += !node_slow_in_pairs(s, f, other) && f->cap[other] > 0;
         }
     }
 }
@@ -1120,7 +1245,7 @@ static int repeat_paths(struct survey *s, struct fit *f)
         for (int p = 0; p < n0; p++) {
             struct survey_pair *x = &s->pairs[p];
             if (repeated[p] || !node_ok(s, x->a) || !node_ok(s, x->b) || !pair_slow(s, f, x) ||
-                cap_slow(s, f, x->a) || cap_slow(s, f, x->b))
+                node_slow_in_pairs(s, f, x->a) || node_slow_in_pairs(s, f, x->b))
                 continue;
             if (used[x->a] || used[x->b]) {
                 left = 1;
@@ -1206,7 +1331,7 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
                     "%s fails with %d of its %d partners, though it runs alone: its network "
                     "link (NIC, cable or switch port)",
                     s->nodes[i].host, failed, partners);
-    } else if (cap_slow(s, f, i) && valued >= 2 && strong >= 1 &&
+    } else if (node_slow_in_pairs(s, f, i) && valued >= 2 && strong >= 1 &&
                (!l->too_spread || pair_model(s, i) > 0)) {
         if (slow_alone_too(s, f, i, alone_level))
             add_verdict(s, "node-slow", i, -1, ev,
@@ -1241,8 +1366,13 @@ static void path_verdict(struct survey *s, const struct fit *f, int a, int b, ch
             v[n] = y->busbw;
         n++;
     }
-    if (n < 2 || !all_slow || cap_slow(s, f, a) || cap_slow(s, f, b) || f->cap[a] <= 0 ||
-        f->cap[b] <= 0)
+    if (n < 2 || !all_slow || node_slow_in_pairs(s, f, a) || node_slow_in_pairs(s, f, b) ||
+        f->cap[a] <= 0 || f->cap[b] <= 0)
+        return;
+    /* both nodes faster elsewhere, by more than the tolerance: a mildly slow node's pairs sit
+     * near the band's edge, some just below it, and are not a path */
+    double value = pair_value(s, a, b, NULL), keep = 1 - s->tolerance;
+    if (value > 0 && !(value < keep * elsewhere(s, a, b) && value < keep * elsewhere(s, b, a)))
         return;
     const struct survey_level *l = &f->lv[f->of[a]];
     json_t *runs = json_array();

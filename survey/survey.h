@@ -22,7 +22,8 @@
  * class-too-spread (a class whose values back no level: its nodes are not called healthy; or,
  * where the noise hides twice the tolerance, its nodes short of the tolerance but within the
  * noise), and class-below-expected (where the model predicts the class: its nodes together measure
- * alone below the band a healthy node gives, the fabric and not a node; it excludes none). Every
+ * alone below the band a healthy node gives, or in pairs both their level and their median pair
+ * are below the band of two, the fabric and not a node; it excludes none). Every
  * verdict but a path and class-below-expected excludes its nodes. A launch that fails or hangs is
  * bisected into halves until the failing group is found; the halves' values (a lighter load) locate
  * it and stay out of the levels.

@@ -8,7 +8,10 @@
 # a failed launch (lighter load) are
 # marked bisected and left out of the class's level; a node that stalls (a fixed time lost in each
 # measurement alone: a first short one looks slow) is judged on its longer repeat, healthy when
-# that is, node-slow when even that is slow.
+# that is, node-slow when even that is slow. In a class of 3, one slow path (half of each of its
+# nodes' two pairs) is the path, not a node's link, nor the class below its band; a NIC slow
+# there (two slow partners) is still its link. In a class of 2 nothing tells a slow path from a
+# slow link: the class is named below its band in pairs, not a path "fine with other partners".
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -133,4 +136,21 @@ assert "longer measurement" in v["text"], v
 PY
 check "the stalls cluster valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/sim-cluster.schema.json" stalls.json
+
+cluster path3.json 3 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], "factor": 0.6}]'
+cluster link3.json 3 "$(slow_links node0002)"
+for seed in 1 2; do
+    expect_exit 1 "3 nodes, a slow path, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster path3.json --pairs all --seed "$seed" --out "path3-$seed"
+    got=$(verdicts "path3-$seed")
+    check "3 nodes, seed $seed: the path named, nothing else (got: $got)" test "$got" = "node0001 node0002 path-slow"
+    expect_exit 1 "3 nodes, a slow NIC, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster link3.json --pairs all --seed "$seed" --out "link3-$seed"
+    got=$(verdicts "link3-$seed")
+    check "3 nodes, seed $seed: the NIC's node named link-slow (got: $got)" test "$got" = "node0002 link-slow"
+done
+cluster path2.json 2 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], "factor": 0.6}]'
+expect_exit 1 "2 nodes, a slow path" -- "$TOPOTUNE" survey --backend sim --cluster path2.json --pairs all --out path2
+got=$(verdicts path2)
+check "2 nodes: the class below its band, no path (got: $got)" test "$got" = "node0001 node0002 class-below-expected"
 finish
