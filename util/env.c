@@ -25,7 +25,7 @@ static const char *const settable[] = {
     /* NCCL: algorithm, protocol, channels, buffers, threads */
     "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",
     "NCCL_MAX_CTAS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE",
-    "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_STEPS",
+    "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS",
     "NCCL_LAUNCH_MODE", "NCCL_CGA_CLUSTER_SIZE", "NCCL_RUNTIME_CONNECT", "NCCL_CUMEM_ENABLE",
     "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_CTA_POLICY", "NCCL_P2P_PER_CHANNEL_NET_BW",
     /* NCCL: transports inside a node */
@@ -43,8 +43,7 @@ static const char *const settable[] = {
     "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT",
     "NCCL_IB_RETRY_CNT", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS",
     "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_AR_THRESHOLD", "NCCL_IB_PCI_RELAXED_ORDERING",
-    "NCCL_IB_CUDA_SUPPORT", "NCCL_IB_GDR_LEVEL", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE",
-    "NCCL_IB_MERGE_NICS",
+    "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_MERGE_NICS",
     /* NCCL: its log level (the tool sets NCCL_DEBUG_FILE itself) */
     "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
     /* Open MPI: the components and the tuning parameters the mpi backend sweeps */
@@ -89,7 +88,6 @@ static const struct {
     {"NCCL_SHM_USE_CUDA_MEMCPY", 21304, 23007},
     {"NCCL_SHM_MEMCPY_MODE", 21304, 23007},
     {"NCCL_P2P_NET_CHUNKSIZE", 21403, 0},
-    {"NCCL_NET_DISABLE_INTRA", 21403, 0},
     {"NCCL_CGA_CLUSTER_SIZE", 21501, 0},
     {"NCCL_P2P_NVL_CHUNKSIZE", 21602, 0},
     {"NCCL_P2P_PCI_CHUNKSIZE", 21602, 0},
@@ -159,6 +157,10 @@ static const struct {
     {"NCCL_COMM_ID", "it names the address every rank connects to"},
     {"NCCL_NET", "it picks a network plugin by name"},
     {"NCCL_HOSTID", "it changes which ranks NCCL thinks share a node"},
+    /* names no NCCL from 2.12 reads (NVIDIA/nccl v2.12.7-1 to v2.30.7-1): ignored in a run */
+    {"NCCL_STEPS", "NCCL reads no such variable: its steps are fixed when NCCL is built"},
+    {"NCCL_IB_GDR_LEVEL", "no NCCL from 2.12 reads it: NCCL_NET_GDR_LEVEL replaced it"},
+    {"NCCL_IB_CUDA_SUPPORT", "no NCCL from 2.12 reads it: NCCL_NET_GDR_LEVEL replaced it"},
     {"CUDA_VISIBLE_DEVICES", "it changes which GPUs a run uses, not how it runs"},
     {"BASH_ENV", "a shell reads it at startup"},
     {"ENV", "a shell reads it at startup"},

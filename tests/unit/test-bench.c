@@ -509,6 +509,8 @@ static void test_space_nccl_versions(void **state)
     assert_int_equal(util_env_nccl_version(NULL), 0);
     assert_int_equal(util_env_nccl_since("NCCL_PAT_ENABLE"), 22304);
     assert_int_equal(util_env_nccl_since("NCCL_ALGO"), 0);
+    /* read since NVIDIA/nccl v2.12.7-1 (src/transport/net.cc), not first in 2.14 */
+    assert_int_equal(util_env_nccl_since("NCCL_NET_DISABLE_INTRA"), 0);
     assert_int_equal(util_env_nccl_gone("NCCL_SHM_MEMCPY_MODE"), 23007);
     assert_int_equal(util_env_nccl_gone("NCCL_ALGO"), 0);
     static const char *space = SPACE_HEAD "\"vars\": {\"NCCL_PAT_ENABLE\": [null, \"0\"], "

@@ -425,6 +425,9 @@ static void test_env_policy(void **state)
     /* whole words only: DIR is no part of DIRECT, FILE none of PROFILE */
     assert_int_equal(strncmp(util_env_refused("UCX_PROFILE_MODE"), "not a variable", 14), 0);
     assert_null(util_env_refused("NCCL_P2P_DIRECT_DISABLE"));
+    /* names no NCCL from 2.12 reads: refused, with the reason */
+    assert_int_equal(strncmp(util_env_refused("NCCL_STEPS"), "NCCL reads no such", 18), 0);
+    assert_int_equal(strncmp(util_env_refused("NCCL_IB_GDR_LEVEL"), "no NCCL from 2.12", 17), 0);
     assert_string_equal(util_env_refused("NCCL_X_DIR"),
                         "it names a directory to load from or write to");
     /* the operator's additions: exact names, never one refused by name or word */
