@@ -595,8 +595,8 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     intra(m, t, env, ctx);
     if (m->nodes > 1 || m->intra_net)
         inter(m, t, env, ctx);
-    if (m->intra_net)
-        m->intra_bw = m->inter_bw;
+    if (m->intra_net) /* each GPU reaches its local peers through its share of the NICs */
+        m->intra_bw = m->inter_bw / m->ppn;
     if (m->ppn == 1)
         m->intra_bw = 1e4; /* no local peer: the network decides */
     static const double ladder_top[4] = {40, 40, 60, 90};

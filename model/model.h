@@ -52,13 +52,14 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  7
+#define MODEL_VERSION_NUMBER  8
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
 /* The first version whose parameters mean what this one's do: a calibration file fitted by a
  * version from it to this one is read as it is. Moves to MODEL_VERSION_NUMBER when a version
- * changes what a parameter means (v7 changed how broadcast and reduce run, not a parameter). */
+ * changes what a parameter means (v7 changed how broadcast and reduce run, v8 the bandwidth of
+ * local peers through the network, neither a parameter). */
 #define MODEL_PARAMS_SINCE 6
 
 enum model_algo {

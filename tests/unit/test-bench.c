@@ -844,6 +844,14 @@ static void test_model_network(void **state)
     assert_true(m.intra_net);
     m.params.net_scale = 0.5; /* 8 x 400G at half: 200 GB/s */
     assert_true(busbw_at(&m, 1u << 30, &algo, NULL) < 200);
+    /* on one node each GPU sends through its own 400G NIC: 50 GB/s, not the 8 NICs' 400 */
+    const char *net_one[] = {"NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", NULL};
+    model_for(spec_h100, 1, net_one, &m);
+    assert_true(m.intra_net);
+    assert_true(busbw_at(&m, 1u << 30, &algo, NULL) <= 50 * 1.0001);
+    struct model_prediction pn;
+    assert_int_equal(model_predict_coll(&m, MODEL_ALLTOALL, 1u << 30, &pn), 0);
+    assert_true(pn.busbw <= 50 * 1.0001);
 
     /* net_lat_scale: hops between nodes only; one node does not move. */
     struct model one;
