@@ -128,8 +128,8 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
     return 0;
 }
 
-/* sweep.json: written on a new sweep; on --resume the space, class, backend and every planning
- * parameter (plan_params) must match. */
+/* sweep.json: written on a new sweep; on --resume the space, class, backend, NCCL release (when
+ * both are known) and every planning parameter (plan_params) must match. */
 static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, int resume)
 {
     char path[1100];
@@ -148,6 +148,8 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         const char *oh = json_string_value(json_object_get(old, "space_hash"));
         const char *oc = json_string_value(json_object_get(old, "class"));
         const char *ob = json_string_value(json_object_get(old, "backend"));
+        const char *on =
+            json_string_value(json_object_get(json_object_get(old, "versions"), "nccl"));
         if (!resume)
             rc = util_error(
                 "'%s' already holds a sweep: add --resume to continue it, or give another --out",
@@ -163,6 +165,11 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         else if (!ob || strcmp(ob, sw->backend))
             rc = util_error("cannot resume '%s': it was swept with --backend %s", sw->dir,
                             ob ? ob : "?");
+        else if (on && t->software.nccl && strcmp(on, t->software.nccl))
+            rc = util_error("cannot resume '%s': it was swept with NCCL %s, the runs now load NCCL "
+                            "%s: their numbers would not compare (and the variables dropped "
+                            "differ); give another --out",
+                            sw->dir, on, t->software.nccl);
         else
             rc = same_plan(sw->dir, old, plan);
         json_decref(old);

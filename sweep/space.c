@@ -505,6 +505,49 @@ static json_t *pruned_one(json_t *pruned, const char *name)
     return p;
 }
 
+/* Why NCCL version have (0: not known) does not read name, into why; 0 when it does or no
+ * version rule names it. */
+static int nccl_unread(const char *name, int have, const char *version, char *why, size_t len)
+{
+    int since = util_env_nccl_since(name), gone = util_env_nccl_gone(name);
+    if (have && since > have)
+        snprintf(why, len, "NCCL %s does not read it (NCCL %d.%d.%d on does)", version,
+                 since / 10000, since / 100 % 100, since % 100);
+    else if (have && gone && have >= gone)
+        snprintf(why, len, "NCCL %s no longer reads it (NCCL %d.%d.%d on does not)", version,
+                 gone / 10000, gone / 100 % 100, gone % 100);
+    else
+        return 0;
+    return 1;
+}
+
+/* What the version rules cannot drop or warn about: the fixed variables NCCL will not read (set
+ * in every run, they change nothing), and, when the version is not known, the variables only
+ * some releases read. Said as warnings; the sim has no NCCL. */
+static void version_warnings(const struct sweep_space *s, const struct topo *t, int have)
+{
+    const char *name;
+    json_t *v;
+    char why[160];
+    json_object_foreach(json_object_get(s->doc, "fixed"), name, v) {
+        if (nccl_unread(name, have, t->software.nccl, why, sizeof(why)))
+            util_warning("fixed %s: %s: set in every run, it changes nothing", name, why);
+    }
+    if (have || (s->backend && !strcmp(s->backend, "sim")))
+        return;
+    struct util_buf names = UTIL_BUF_INIT;
+    json_object_foreach(s->vars, name, v) {
+        if (util_env_nccl_since(name) || util_env_nccl_gone(name))
+            util_buf_addf(&names, "%s%s", names.len ? ", " : "", name);
+    }
+    if (names.len)
+        util_warning("the NCCL version the runs load is not known (no NCCL found here, or a "
+                     "topology file without one): %s, read by some NCCL releases only, are "
+                     "swept unchecked",
+                     util_buf_str(&names));
+    util_buf_release(&names);
+}
+
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes)
 {
     json_t *pruned = json_array();
@@ -514,33 +557,19 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     const char *name;
     json_t *v, *tmp;
     /* the NCCL the runs load, when the topology knows it (this node's, or a host's) */
-    int have = util_env_nccl_version(t->software.nccl), since, gone;
+    int have = util_env_nccl_version(t->software.nccl);
+    char why[160];
     json_object_foreach_safe(s->vars, tmp, name, v) {
         const char *f = json_string_value(json_object_get(req, name));
         /* NCCL ignores a variable it does not read: sweeping it would measure noise */
-        if (have && (since = util_env_nccl_since(name)) > have) {
-            json_object_set_new(pruned_one(pruned, name), "reason",
-                                json_sprintf("NCCL %s does not read it (NCCL %d.%d.%d on does)",
-                                             t->software.nccl, since / 10000, since / 100 % 100,
-                                             since % 100));
-            json_object_del(s->vars, name);
-            continue;
-        }
-        if (have && (gone = util_env_nccl_gone(name)) && have >= gone) {
-            json_object_set_new(
-                pruned_one(pruned, name), "reason",
-                json_sprintf("NCCL %s no longer reads it (NCCL %d.%d.%d on does not)",
-                             t->software.nccl, gone / 10000, gone / 100 % 100, gone % 100));
+        if (nccl_unread(name, have, t->software.nccl, why, sizeof(why))) {
+            json_object_set_new(pruned_one(pruned, name), "reason", json_string(why));
             json_object_del(s->vars, name);
             continue;
         }
         if (f && !has_feature(t, nodes, f)) {
-            json_t *p = json_object();
-            json_object_set_new(p, "var", json_string(name));
-            char why[128];
-            snprintf(why, sizeof(why), "this node has no %s", f);
-            json_object_set_new(p, "reason", json_string(why));
-            json_array_append_new(pruned, p);
+            json_object_set_new(pruned_one(pruned, name), "reason",
+                                json_sprintf("this node has no %s", f));
             json_object_del(s->vars, name);
             continue;
         }
@@ -548,6 +577,7 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
         json_t *expanded = interfaces_expand(v, t, name);
         json_object_set_new(s->vars, name, expanded);
     }
+    version_warnings(s, t, have);
     return pruned;
 }
 

@@ -14,6 +14,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -113,6 +114,34 @@ static int one_class(const json_t *nodes)
     return rc;
 }
 
+/* The NCCL the runs load: the hosts' (a topology file's reader keeps no software), the first
+ * host's when they differ, said. */
+static void hosts_nccl(const json_t *nodes, struct topo *t)
+{
+    const char *first = NULL, *first_host = NULL;
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) {
+        const char *v = json_string_value(
+            json_object_get(json_object_get(json_object_get(n, "topology"), "software"), "nccl"));
+        const char *host = json_string_value(json_object_get(n, "host"));
+        if (!v || !*v || strlen(v) > 16 || v[strspn(v, "0123456789.")]) /* a version, or none */
+            continue;
+        if (!first) {
+            first = v;
+            first_host = host;
+        } else if (strcmp(v, first)) {
+            util_warning("the hosts load different NCCL releases (%s: %s, %s: %s): the version "
+                         "rules use %s's",
+                         first_host ? first_host : "?", first, host ? host : "?", v,
+                         first_host ? first_host : "?");
+            break;
+        }
+    }
+    if (first && !t->software.nccl)
+        t->software.nccl = util_xstrdup(first);
+}
+
 int sweep_map_hosts(struct sweep *sw, struct topo *t)
 {
     json_t *nodes = cluster_gather(sw->hosts, "topo", NULL, 300);
@@ -127,6 +156,8 @@ int sweep_map_hosts(struct sweep *sw, struct topo *t)
                  ? UTIL_EENV
                  : 0;
     }
+    if (!rc)
+        hosts_nccl(nodes, t);
     if (!rc && strcmp(sw->backend, "sim")) { /* nccl also starts, and bootstraps, through MPI */
         sw->btl_subnet = shared_subnet(nodes);
         if (!sw->btl_subnet) {

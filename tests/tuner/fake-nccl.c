@@ -9,7 +9,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#define FAKE_NCCL_VERSION 22903 /* 2.29.3 */
+#ifndef FAKE_NCCL_VERSION
+#define FAKE_NCCL_VERSION 22903 /* 2.29.3; another release with -DFAKE_NCCL_VERSION */
+#endif
 
 static int warnings;
 static char last[512];

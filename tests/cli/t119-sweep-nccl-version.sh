@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The sweep's NCCL version rules with the NCCL the runs load (a stand-in libnccl.so.2 that says
+# 2.22.3 or 2.29.3): a variable that release does not read is dropped, a fixed one it does not
+# read is warned about, and --resume under another release is refused; where no version is
+# known (a topology file), the variables only some releases read are said to be unchecked; with
+# --hosts the release is the hosts' (their map through mpirun), not unknown.
+# fake-bench.sh (mode ok) stands in for topotune-bench.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$TEST_TMP" || exit 1
+fakes="$TOPOTUNE_BIN/tests/tuner"
+if [ ! -r "$fakes/libtuner-fake-nccl-2.22.so" ]; then
+    echo "note: the stand-in NCCL libraries are not built here: not run"
+    finish
+    exit
+fi
+mkdir n22 n29
+cp "$fakes/libtuner-fake-nccl-2.22.so" n22/libnccl.so.2
+cp "$fakes/libtuner-fake-nccl.so" n29/libnccl.so.2
+fake_bench bench ok
+cat >space.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "1M"},
+ "vars": {"NCCL_PAT_ENABLE": [null, "0"], "NCCL_P2P_PER_CHANNEL_NET_BW": [null, "28"]},
+ "fixed": {"NCCL_CTA_POLICY": "1"}, "repeat": 1, "timeout_s": 10}
+JSON
+sweep() { env LD_LIBRARY_PATH="$PWD/$1" TOPOTUNE_BENCH_PROGRAM="$PWD/bench" "$TOPOTUNE" sweep \
+    --space space.json --no-cures "${@:2}"; }
+
+# 1. NCCL 2.22.3: PAT (2.23.4) and the per-channel bandwidth (2.29.2) are dropped; the fixed CTA
+# policy (2.27.3) is set in every run and changes nothing: said.
+expect_exit 0 "sweep under NCCL 2.22.3" -- sweep n22 --out s22
+check "both dropped, with the release that reads each" python3 - s22/sweep.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["versions"]["nccl"] == "2.22.3", d["versions"]
+why = {p["var"]: p["reason"] for p in d["pruned"]}
+assert "NCCL 2.23.4 on does" in why["NCCL_PAT_ENABLE"], why
+assert "NCCL 2.29.2 on does" in why["NCCL_P2P_PER_CHANNEL_NET_BW"], why
+assert len(d["configs"]) == 1, d["configs"]
+PY
+expect_stderr_has "fixed NCCL_CTA_POLICY: NCCL 2.22.3 does not read it" "the fixed variable said"
+
+# 2. The same directory resumed under NCCL 2.29.3: refused, both releases named, nothing run.
+lines=$(wc -l <s22/results.jsonl)
+expect_exit 2 "resume under another NCCL" -- sweep n29 --out s22 --resume
+expect_stderr_has "swept with NCCL 2.22.3, the runs now load NCCL 2.29.3" "both releases named"
+check "nothing more run" test "$(wc -l <s22/results.jsonl)" -eq "$lines"
+
+# 3. NCCL 2.29.3 reads all three: nothing dropped, nothing said.
+expect_exit 0 "sweep under NCCL 2.29.3" -- sweep n29 --out s29
+check "nothing dropped" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["pruned"] == [] and len(d["configs"]) == 4, d' s29/sweep.json
+check "no warning" bash -c "! grep -q 'does not read\|unchecked' '$TEST_TMP/err'"
+
+# 4. A topology file names no NCCL: the variables only some releases read are said unchecked.
+expect_exit 0 "sweep with --topology" -- sweep n29 --out st --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+expect_stderr_has "the NCCL version the runs load is not known" "said"
+expect_stderr_has "NCCL_PAT_ENABLE, NCCL_P2P_PER_CHANNEL_NET_BW, read by some NCCL releases only" "named"
+
+# 5. --hosts: the hosts' NCCL (localhost's map, loading the stand-in) decides.
+expect_exit 0 "sweep --hosts localhost under NCCL 2.22.3" -- sweep n22 --out sh --hosts localhost
+check "the host's release recorded and applied" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["versions"]["nccl"] == "2.22.3", d["versions"]
+assert {p["var"] for p in d["pruned"]} == {"NCCL_PAT_ENABLE", "NCCL_P2P_PER_CHANNEL_NET_BW"}, d["pruned"]' sh/sweep.json
+finish
