@@ -175,21 +175,36 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
     for (int k = 0; k < n; k++) {
         double bw = -1;
         int predicted = compare_predicted(in);
+        const char *outcome = NULL; /* why a predicted input has no number */
         struct model m;
         struct model_prediction p;
         if (is_file) {
-            if (!model_init(&m, &t, nodes[k], env_lookup, defaults) && !m.fault) {
+            if (model_init(&m, &t, nodes[k], env_lookup, defaults))
+                outcome = "fails";
+            else if (m.fault)
+                outcome = m.fault == MODEL_FAULT_HANG_INIT ? "hangs"
+                          : m.fault == MODEL_FAULT_CRASH   ? "crashes"
+                                                           : "fails";
+            else {
                 if (params)
                     m.params = *params;
-                if (!model_predict(&m, (size_t)size, &p))
+                memset(&p, 0, sizeof(p));
+                if (model_predict(&m, (size_t)size, &p))
+                    outcome = "fails";
+                else if (p.wrong)
+                    outcome = "corrupts";
+                else
                     bw = p.busbw;
             }
             predicted = 1;
         } else if (nodes[k] == (own > 0 ? own : 1)) {
             bw = compare_busbw_at(compare_default_sizes(in), size);
         }
-        json_array_append_new(rows, json_pack("{s:i,s:I,s:f,s:b}", "nodes", nodes[k], "size", size,
-                                              "busbw", bw, "predicted", predicted));
+        json_t *row = json_pack("{s:i,s:I,s:f,s:b}", "nodes", nodes[k], "size", size, "busbw", bw,
+                                "predicted", predicted);
+        if (outcome)
+            json_object_set_new(row, "outcome", json_string(outcome));
+        json_array_append_new(rows, row);
     }
     json_decref(defaults);
     topo_release(&t);

@@ -418,9 +418,13 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
                 util_buf_addf(&b, "%d", (int)json_integer_value(json_object_get(r, "nodes")));
                 compare_table_set(&t, row, 1, &b);
             }
-            number(&b, json_real_value(json_object_get(r, "busbw")), 0,
-                   json_is_true(json_object_get(r, "predicted")),
-                   model_band_at((size_t)json_integer_value(json_object_get(r, "size"))), 0);
+            const char *outcome = json_string_value(json_object_get(r, "outcome"));
+            if (outcome) /* a predicted hang or failure: said, not a blank */
+                util_buf_addf(&b, "%s predicted", outcome);
+            else
+                number(&b, json_real_value(json_object_get(r, "busbw")), 0,
+                       json_is_true(json_object_get(r, "predicted")),
+                       model_band_at((size_t)json_integer_value(json_object_get(r, "size"))), 0);
             compare_table_set(&t, row, col, &b);
         }
     compare_table_render(&t, f, out);

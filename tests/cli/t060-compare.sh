@@ -195,6 +195,20 @@ check "scaling in the JSON, valid against the schema" python3 "$TOPOTUNE_SRC/tes
 check "1 GiB at 1, 4 and 16 nodes, predicted" python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["inputs"][0]["scaling"]
 assert [r["nodes"] for r in s] == [1, 4, 16] and all(r["size"] == 1 << 30 and r["predicted"] and r["busbw"] > 0 for r in s), s' "$TEST_TMP/out"
+# Without --at, where the first input's defaults hang (no size ran): 1 GiB, not 0 B; the hang
+# said per node count, in the text and the JSON.
+expect_exit 0 "compare --nodes, the first input hangs" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
+    "$specs/hgx-h100.json" --nodes 1,2 --json scale-hang.json
+check "the scaling at 1 GiB, the hang said" grep -q "^rtx4090-8x-pcie  *1  *hangs predicted" "$TEST_TMP/out"
+check "JSON: 1 GiB, outcome hangs, valid" python3 - scale-hang.json "$TOPOTUNE_SRC" <<'PY'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))["inputs"]
+assert all(r["size"] == 1 << 30 for i in d for r in i["scaling"]), d
+assert [r.get("outcome") for r in d[0]["scaling"]] == ["hangs", "hangs"], d[0]["scaling"]
+assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]["scaling"]
+subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
+                sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
+PY
 if command -v chromium >/dev/null; then
     expect_exit 0 "chromium renders the report" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
         --hide-scrollbars --window-size=1400,4000 --screenshot="$TEST_TMP/buyer.png" "file://$TEST_TMP/buyer.html"
