@@ -104,6 +104,12 @@ size_t bench_count_sizes(const struct bench_options *o, size_t limit);
 /* `topotune-bench`: returns the process exit code. */
 int bench_main(int argc, char **argv);
 
+/* What topotune-bench (as nccl-tests) runs for the requested size of float elements of
+ * collective coll (enum model_coll) on nranks ranks: its size column, and the count it calls the
+ * collective with into *count (one rank's part for all_gather, reduce_scatter and alltoall). 0
+ * when that count is 0: the size is too small, and is skipped. */
+size_t bench_float_size(int coll, size_t size, int nranks, size_t *count);
+
 /*
  * The sim backend's output without a run: the model m's predictions for the
  * sizes of o (doubling from -b to -e) written as the benchmark's JSON events

@@ -34,6 +34,14 @@ size_t bench_coll_size(const struct bench_counts *n, size_t elt)
     return (n->send > n->recv ? n->send : n->recv) * elt;
 }
 
+size_t bench_float_size(int coll, size_t size, int nranks, size_t *count)
+{
+    struct bench_counts n;
+    bench_coll_counts(coll, size / 4, 4, nranks, &n);
+    *count = n.param;
+    return n.param ? bench_coll_size(&n, 4) : 0;
+}
+
 /* Data-movement collectives' values: from 0 to 126 (int8, and exact in half and bfloat16), a
  * pseudo-random function of (element, rank, seed), so that data from another rank or another
  * element differs in almost every element whatever the counts and ranks (no period to align). */

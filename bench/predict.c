@@ -41,7 +41,7 @@ int bench_predict_events(const struct bench_options *o, const struct model *m, c
                 (m->fault != MODEL_FAULT_FAIL_COLL || c.coll == MODEL_ALL_REDUCE);
     if (fault)
         bench_report_error(&c, m->fault == MODEL_FAULT_FAIL_COLL ? "size" : "init", m->why);
-    int wrong = 0;
+    int wrong = 0, rows = 0;
     for (size_t size = o->min_bytes ? o->min_bytes : 1; !fault && size <= o->max_bytes; size *= 2) {
         struct model_prediction p;
         struct bench_counts n;
@@ -49,6 +49,7 @@ int bench_predict_events(const struct bench_options *o, const struct model *m, c
         size_t bytes = bench_coll_size(&n, 4);
         if (n.param == 0)
             continue; /* no float part for every rank, as topotune-bench skips it */
+        rows++;
         if (model_predict_coll(m, c.coll, bytes, &p)) { /* never an empty or cut prediction */
             bench_report_error(&c, "size", "the model found no algorithm and protocol usable here");
             int code = bench_report_end(&c, BENCH_EXIT_COMM);
@@ -63,7 +64,10 @@ int bench_predict_events(const struct bench_options *o, const struct model *m, c
         bench_report_size(&c, bytes, n.param, &l, &l);
         wrong |= p.wrong;
     }
-    int code = bench_report_end(&c, exit_code(m, c.coll, wrong));
+    if (!fault && !rows) /* never an empty prediction that says ok: the text says the same */
+        bench_report_error(&c, "size", "no size in -b..-e gives every rank a float to move");
+    int code =
+        bench_report_end(&c, !fault && !rows ? BENCH_EXIT_USAGE : exit_code(m, c.coll, wrong));
     json_decref(versions);
     json_decref(c.hosts);
     return code;

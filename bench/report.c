@@ -269,6 +269,8 @@ void bench_report_error(const struct bench_ctx *c, const char *stage, const char
     json_object_set_new(e, "event", json_string("error"));
     json_object_set_new(e, "stage", json_string(stage));
     json_object_set_new(e, "message", json_string(message));
+    if (c->predicted) /* the model's verdict, not a run's */
+        json_object_set_new(e, "predicted", json_true());
     emit(e);
     pthread_mutex_unlock(&rep.lock);
 }

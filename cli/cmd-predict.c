@@ -81,8 +81,9 @@ static int parse(int argc, char **argv, struct predict_opts *o)
         "topotune predict",
         "--input FILE [-C COLLECTIVE] [--nodes N] [--env NAME=VALUE]... [--calibration FILE]\n"
         "       [-b MIN] [-e MAX] [--json]\n\n"
-        "Predicted collective per size (float, sum) from the topotune model. Exit 1 when the\n"
-        "model predicts a hang, an init failure or wrong results.",
+        "Predicted collective per size (float, sum) from the topotune model, at the sizes\n"
+        "topotune-bench runs. Exit 1 when the model predicts a hang, an init failure or wrong\n"
+        "results, or when no size in -b..-e is left.",
         opts, 0, 0};
     int npos = 0, rc = util_opts_parse(&cmd, argc, argv, &npos);
     if (rc)
@@ -178,12 +179,8 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     int wrong = 0, rows = 0;
     for (size_t size = bo->min_bytes ? bo->min_bytes : 1; size <= bo->max_bytes; size *= 2) {
         struct model_prediction p;
-        /* nccl-tests' size: every rank's 16-byte part of float (topotune-bench's sizes) */
-        size_t parts =
-            coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER || coll == MODEL_ALLTOALL;
-        size_t n = (size_t)m->nranks, count = parts ? (size / 4 / n) & ~(size_t)3 : size / 4;
-        size_t bytes = parts ? count * n * 4 : size;
-        if (parts && !count)
+        size_t count, bytes = bench_float_size(coll, size, m->nranks, &count);
+        if (!bytes) /* as topotune-bench and --json: no float for every rank, skipped */
             continue;
         if (model_predict_coll(m, coll, bytes, &p)) {
             printf("# predicted outcome: error: no algorithm and protocol usable at %zu B\n",
@@ -195,7 +192,8 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
         rows++;
     }
     if (!rows) {
-        printf("# predicted outcome: nothing predicted: no size in -b..-e\n");
+        printf("# predicted outcome: nothing predicted: no size in -b..-e gives every rank a "
+               "float to move\n");
         return 1;
     }
     if (wrong)

@@ -195,4 +195,28 @@ assert b["1.2"][big]["busbw"] <= g["1.2"][big]["busbw"] * 1.001, (b["1.2"][big],
 pick = sizes("b200.json")[big]
 assert pick["proto"] == "SIMPLE", pick  # the share alone would have made LL128 look faster
 PY
+
+# The table and --json run the same sizes, topotune-bench's (whole floats; a part of every rank
+# for all_gather), and a range with none says so in both, exit 1; a predicted error is marked.
+pred() { "$TOPOTUNE" predict -i "$specs/hgx-h100.json" "$@"; }
+expect_exit 0 "predict -b 3 -e 12" -- pred -b 3 -e 12
+check "the table: 4 and 12 B, as topotune-bench runs them" test \
+    "$(awk '/^ *predicted/ {printf "%s ", $2}' "$TEST_TMP/out")" = "4 12 "
+expect_exit 0 "predict -b 3 -e 12 --json" -- pred -b 3 -e 12 --json
+check "--json: the same sizes" python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["size"] for e in ev if e["event"] == "size"] == [4, 12], ev' "$TEST_TMP/out"
+for args in "-b 1 -e 2" "-C all_gather -b 100 -e 100"; do
+    # shellcheck disable=SC2086 # the words are the options
+    expect_exit 1 "predict $args: no size" -- pred $args
+    check "said: $args" grep -q "nothing predicted: no size in -b..-e gives every rank a float" "$TEST_TMP/out"
+    # shellcheck disable=SC2086
+    expect_exit 1 "predict $args --json: no size" -- pred $args --json
+    check "--json $args: a predicted error, not ok" python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+err = [e for e in ev if e["event"] == "error"]
+assert err and err[0]["predicted"] is True and ev[-1]["outcome"] == "error", ev' "$TEST_TMP/out"
+done
+check "the events valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/bench-event.schema.json" "$TEST_TMP/out" --lines
 finish
