@@ -521,11 +521,11 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
-/* What the version rules cannot drop or warn about: the fixed variables NCCL will not read (set
- * in every run, they change nothing), and, when the version is not known, the variables only
- * some releases read. Said as warnings; the sim has no NCCL. */
-static void version_warnings(const struct sweep_space *s, const struct topo *t, int have)
+void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t)
 {
+    int have = util_env_nccl_version(t->software.nccl);
+    if (s->backend && strcmp(s->backend, "nccl")) /* the sim has no NCCL, the mpi backend none */
+        return;
     const char *name;
     json_t *v;
     char why[160];
@@ -533,7 +533,7 @@ static void version_warnings(const struct sweep_space *s, const struct topo *t, 
         if (nccl_unread(name, have, t->software.nccl, why, sizeof(why)))
             util_warning("fixed %s: %s: set in every run, it changes nothing", name, why);
     }
-    if (have || (s->backend && !strcmp(s->backend, "sim")))
+    if (have)
         return;
     struct util_buf names = UTIL_BUF_INIT;
     json_object_foreach(s->vars, name, v) {
@@ -577,7 +577,6 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
         json_t *expanded = interfaces_expand(v, t, name);
         json_object_set_new(s->vars, name, expanded);
     }
-    version_warnings(s, t, have);
     return pruned;
 }
 
