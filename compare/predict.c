@@ -69,7 +69,7 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     if (parts && hi < 16 * n) /* at least one 16-byte part per rank, as the sweep measures */
         hi = 16 * n;
     if (coll)
-        sweep_workload_grid(lo, &hi);
+        sweep_workload_grid(lo, &hi, parts ? 16 * n : 4);
     for (size_t size = lo; !fault && size <= hi; size = util_next_size(size, factor, 0, hi)) {
         struct model_prediction p;
         /* nccl-tests' size column: every rank's float part, rounded down to 16 bytes */

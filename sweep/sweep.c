@@ -122,7 +122,7 @@ static int run_sizes(const struct sweep *sw, const char *coll, size_t *lo, size_
                     model_coll_parse(coll) == MODEL_ALLTOALL;
         size_t least = parts ? 16 * (size_t)(sw->ranks > 0 ? sw->ranks : 1) : 1;
         *hi = *hi < least ? least : *hi;
-        sweep_workload_grid(*lo, hi);
+        sweep_workload_grid(*lo, hi, parts ? least : 4);
     }
     int n = 0;
     for (size_t s = *lo; s <= *hi && s != SIZE_MAX && n < SWEEP_MAX_SIZES;

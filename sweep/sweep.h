@@ -194,10 +194,12 @@ double sweep_objective(const json_t *result, size_t min, size_t max);
 json_t *sweep_workload_collectives(const json_t *workload);
 /* The smallest and largest size the workload gives coll (0, 0: none). */
 void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min, size_t *max);
-/* The largest size of a run doubling from min that reaches *max (raised to it): every size the
- * workload weights then lies between two measured ones, interpolated, not extrapolated from
- * below (1000 B from 512 B read twice its time). Left as it is past WORKLOAD_MAX_SIZE. */
-void sweep_workload_grid(size_t min, size_t *max);
+/* The largest size of a run doubling from min whose size as run reaches *max (raised to it): the
+ * run rounds each size down to whole units (unit: 4 for whole floats, 16 x ranks where every
+ * rank gets a 16-byte part). Every size the workload weights then lies between two measured
+ * ones, interpolated, not extrapolated from below (1000 B from 512 B read twice its time). Left
+ * as it is past WORKLOAD_MAX_SIZE. */
+void sweep_workload_grid(size_t min, size_t *max, size_t unit);
 /* 1 when the run view is slower than the reference view (the defaults') beyond margin at a
  * (collective, size) the workload weights: what gen rejects, so no strategy should keep it. */
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,

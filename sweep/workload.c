@@ -39,10 +39,13 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
     }
 }
 
-void sweep_workload_grid(size_t min, size_t *max)
+void sweep_workload_grid(size_t min, size_t *max, size_t unit)
 {
     size_t top = min ? min : 1;
-    while (top < *max && top <= WORKLOAD_MAX_SIZE / 2)
+    unit = unit ? unit : 1;
+    /* nccl-tests runs top rounded down to whole units (1152 B for an all_gather of 2200 B on 72
+     * ranks): the grid goes on until what it runs reaches *max */
+    while (top / unit * unit < *max && top <= WORKLOAD_MAX_SIZE / 2)
         top *= 2;
     if (top >= *max && top <= WORKLOAD_MAX_SIZE)
         *max = top;

@@ -209,6 +209,21 @@ assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
 PY
+# A workload size that nccl-tests rounds down (all_gather 2200 B on 72 ranks runs 1152 B): read
+# between two predicted sizes, not extrapolated from below as bytes (95 us where both are 50).
+printf '{"schema": "topotune/workload/1", "entries": [{"collective": "all_gather", "size": 2200, "weight": 1}]}\n' >w2200.json
+expect_exit 0 "compare --workload, a rounded size" -- "$TOPOTUNE" compare "$specs/gb200-nvl72.json" --workload w2200.json --json
+check "its time per call the model's at 1152 and 3456 B" python3 - "$TEST_TMP/out" "$TOPOTUNE" "$specs/gb200-nvl72.json" <<'PY'
+import json, subprocess, sys
+view = json.load(open(sys.argv[1]))["inputs"][0]["profile"]["baseline"]
+cost = 2200 / (view["objective"] * 1e3)  # us per call: the size over the effective algbw
+ev = subprocess.run([sys.argv[2], "predict", "-i", sys.argv[3], "-C", "all_gather", "-b", "1152",
+                     "-e", "4096", "--json"], capture_output=True, text=True).stdout
+pred = [e for e in map(json.loads, ev.splitlines()) if e["event"] == "size"]
+lo, hi = min(p["time_us"] for p in pred), max(p["time_us"] for p in pred)
+assert len(pred) >= 2 and lo * 0.99 <= cost <= hi * 1.01, (cost, lo, hi, pred)
+PY
+check "compare runs nothing: no sweep warning" bash -c "! grep -q 'unchecked\|does not read' '$TEST_TMP/err'"
 if command -v chromium >/dev/null; then
     expect_exit 0 "chromium renders the report" -- timeout 90 chromium --headless --no-sandbox --disable-gpu \
         --hide-scrollbars --window-size=1400,4000 --screenshot="$TEST_TMP/buyer.png" "file://$TEST_TMP/buyer.html"

@@ -493,6 +493,22 @@ static void halving_drops_failed_runs(void **state)
     sweep_done(&sw);
 }
 
+/* A workload's grid reaches its largest size as the run rounds it: whole floats, or every
+ * rank's 16-byte part (2200 B of all_gather on 72 ranks runs 1152 B: one doubling more). */
+static void workload_grid_reaches_the_size_as_run(void **state)
+{
+    (void)state;
+    size_t max = 2200;
+    sweep_workload_grid(2200, &max, 16 * 72);
+    assert_int_equal(max, 4400); /* 4400 runs 3456 >= 2200 */
+    max = 4194304;
+    sweep_workload_grid(4194304, &max, 4);
+    assert_int_equal(max, 4194304); /* whole floats: the size itself */
+    max = 3000000;
+    sweep_workload_grid(1048576, &max, 4);
+    assert_int_equal(max, 4194304);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +521,7 @@ int main(void)
         cmocka_unit_test(configs_excludes_applied),
         cmocka_unit_test(configs_over_the_limit_refused),
         cmocka_unit_test(config_id_stable),
+        cmocka_unit_test(workload_grid_reaches_the_size_as_run),
         cmocka_unit_test(prune_drops_what_the_node_lacks),
         cmocka_unit_test(prune_verbs_and_cxi),
         cmocka_unit_test(env_fixed_then_config_and_checked),
