@@ -586,7 +586,7 @@ int cmd_sweep(int argc, char **argv)
     int lockfd = -1;
     if (!rc) {
         pruned = sweep_space_prune(&sw.space, &t, sw.nodes);
-        sweep_space_version_warnings(&sw.space, &t);
+        sweep_space_version_warnings(&sw.space, &t, sw.backend);
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)

@@ -521,10 +521,11 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
-void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t)
+void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,
+                                  const char *backend)
 {
     int have = util_env_nccl_version(t->software.nccl);
-    if (s->backend && strcmp(s->backend, "nccl")) /* the sim has no NCCL, the mpi backend none */
+    if (backend && strcmp(backend, "nccl")) /* the sim has no NCCL, the mpi backend none */
         return;
     const char *name;
     json_t *v;

@@ -86,8 +86,10 @@ void sweep_space_release(struct sweep_space *s);
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes);
 /* After sweep_space_prune, what the version rules cannot drop, as warnings: a fixed variable the
  * NCCL of t does not read (set in every run, it changes nothing), and, when t names no NCCL
- * release, the swept variables only some releases read. The nccl backend's only. */
-void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t);
+ * release, the swept variables only some releases read. For the nccl backend only (backend: the
+ * sweep's, the space's or --backend). */
+void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,
+                                  const char *backend);
 /*
  * New reference: a configuration's whole environment, NAME -> string: the
  * space's fixed variables (numbers written in decimal), then config's "env".
