@@ -138,6 +138,9 @@ static int validate_env_object(const char *path, json_t *obj, const char *what, 
         if (value_text(v, text, sizeof(text)) || !sweep_valid_value(text) || strchr(text, '@'))
             return space_bad(path, entry, "values are strings of " VALUE_SET "%s",
                              vars ? " or null" : "");
+        if (util_env_value_refused(name, text))
+            return space_bad(path, entry, "value \"%s\": %s", text,
+                             util_env_value_refused(name, text));
     }
     return 0;
 }
@@ -148,7 +151,7 @@ static int cmp_text(const void *a, const void *b)
 }
 
 /* One vars list: every value valid and none twice (sorted: a list of n values costs n log n). */
-static int load_values(const char *path, const char *entry, json_t *list)
+static int load_values(const char *path, const char *entry, const char *name, json_t *list)
 {
     size_t n = json_array_size(list), k = 0, i;
     char **texts = util_xcalloc(n + 1, sizeof(char *));
@@ -163,6 +166,9 @@ static int load_values(const char *path, const char *entry, json_t *list)
                 space_bad(path, entry, "value %zu: values are strings of " VALUE_SET " or null", i);
         else if (strchr(text, '@') && strcmp(text, "@interfaces"))
             rc = space_bad(path, entry, "value %zu: '@' is only for \"@interfaces\"", i);
+        else if (strcmp(text, "@interfaces") && util_env_value_refused(name, text))
+            rc = space_bad(path, entry, "value %zu (\"%s\"): %s", i, text,
+                           util_env_value_refused(name, text));
         else if (!(texts[k++] = util_xstrdup(text)))
             rc = space_bad(path, entry, "out of memory");
     }
@@ -199,7 +205,7 @@ static int load_vars(struct sweep_space *s, const char *path)
             return space_bad(path, entry, "also in \"fixed\": a variable is either swept or fixed");
         if (!json_is_array(list) || json_array_size(list) == 0)
             return space_bad(path, entry, "expected a non-empty list of values (null means unset)");
-        if (load_values(path, entry, list))
+        if (load_values(path, entry, name, list))
             return UTIL_EINVAL;
     }
     return 0;

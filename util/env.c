@@ -111,6 +111,86 @@ static const struct {
     {"NCCL_P2P_PER_CHANNEL_NET_BW", 22902, 0},
 };
 
+/* The variables NCCL reads as one integer (NCCL_PARAM, strtoll with base 0 and no check of where
+ * it stopped: "1K" is 1, "banana" 0, "010" 8), from NVIDIA/nccl v2.30.7-1; NCCL_P2P_DISABLE
+ * through atoi. */
+static const char *const nccl_integers[] = {
+    "NCCL_BUFFSIZE",
+    "NCCL_CGA_CLUSTER_SIZE",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_COLLNET_NODE_THRESHOLD",
+    "NCCL_CROSS_NIC",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_GRAPH_MIXING_SUPPORT",
+    "NCCL_IB_ADAPTIVE_ROUTING",
+    "NCCL_IB_AR_THRESHOLD",
+    "NCCL_IB_DISABLE",
+    "NCCL_IB_GID_INDEX",
+    "NCCL_IB_MERGE_NICS",
+    "NCCL_IB_PCI_RELAXED_ORDERING",
+    "NCCL_IB_QPS_PER_CONNECTION",
+    "NCCL_IB_RETRY_CNT",
+    "NCCL_IB_ROCE_VERSION_NUM",
+    "NCCL_IB_SL",
+    "NCCL_IB_SPLIT_DATA_ON_QPS",
+    "NCCL_IB_TC",
+    "NCCL_IB_TIMEOUT",
+    "NCCL_IGNORE_CPU_AFFINITY",
+    "NCCL_IGNORE_DISABLED_P2P",
+    "NCCL_LL128_BUFFSIZE",
+    "NCCL_LL128_NTHREADS",
+    "NCCL_LL_BUFFSIZE",
+    "NCCL_MAX_CTAS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_NCHANNELS_PER_NET_PEER",
+    "NCCL_NET_DISABLE_INTRA",
+    "NCCL_NET_GDR_C2C",
+    "NCCL_NET_GDR_READ",
+    "NCCL_NET_SHARED_BUFFERS",
+    "NCCL_NSOCKS_PERTHREAD",
+    "NCCL_NTHREADS",
+    "NCCL_NVB_DISABLE",
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+    "NCCL_NVLS_CHUNKSIZE",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_NVLS_NCHANNELS",
+    "NCCL_P2P_DIRECT_DISABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_NET_CHUNKSIZE",
+    "NCCL_P2P_NVL_CHUNKSIZE",
+    "NCCL_P2P_PCI_CHUNKSIZE",
+    "NCCL_P2P_PER_CHANNEL_NET_BW",
+    "NCCL_P2P_PXN_LEVEL",
+    "NCCL_P2P_READ_ENABLE",
+    "NCCL_P2P_USE_CUDA_MEMCPY",
+    "NCCL_PAT_ENABLE",
+    "NCCL_PXN_DISABLE",
+    "NCCL_RUNTIME_CONNECT",
+    "NCCL_SHM_DISABLE",
+    "NCCL_SOCKET_NTHREADS",
+};
+
+const char *util_env_value_refused(const char *name, const char *value)
+{
+    if (!name || strncmp(name, "NCCL_", 5))
+        return NULL;
+    if (!value || !*value)
+        return "NCCL reads an empty value as unset: use null";
+    for (size_t i = 0; i < sizeof(nccl_integers) / sizeof(nccl_integers[0]); i++) {
+        if (strcmp(name, nccl_integers[i]))
+            continue;
+        const char *d = value + (*value == '-');
+        size_t n = strspn(d, "0123456789");
+        if (n == 0 || d[n] || n > 18 || (d[0] == '0' && n > 1))
+            return "NCCL reads it as one integer, and reads anything else as another number "
+                   "(\"1K\" as 1, \"010\" as 8, a word as 0): a decimal integer";
+        return NULL;
+    }
+    return NULL;
+}
+
 /* The variable's releases in nccl_versions (0, 0 when it has none). */
 static void nccl_entry(const char *name, int *since, int *gone)
 {

@@ -23,6 +23,11 @@ int util_env_recordable(const char *name);
  */
 const char *util_env_refused(const char *name);
 
+/* Why value is no value NCCL reads as meant for variable name, or NULL: an NCCL variable set to
+ * "" (NCCL takes it as unset), or one NCCL reads as an integer (NCCL_PARAM) set to anything but
+ * a decimal integer (NCCL would read "1K" as 1 and "banana" as 0, silently). */
+const char *util_env_value_refused(const char *name, const char *value);
+
 /*
  * 1 when name's value differs from node to node on the same hardware (device and interface
  * names, GID indexes): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME. A profile's value of

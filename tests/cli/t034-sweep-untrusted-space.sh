@@ -75,6 +75,21 @@ refused tiny "sizes: no size from 1 to 3 bytes holds one float element"
 space steps '"vars": {"NCCL_ALGO": [null]}, "sizes": {"min": 1, "max": "1G", "factor": 1.001}}'
 refused steps "sizes.factor: more than 1000 sizes"
 
+# Values NCCL would misread, silently: it reads its integers with strtoll (base 0, no end check).
+space word '"vars": {"NCCL_PAT_ENABLE": [null, "banana"]}}'
+refused word 'vars.NCCL_PAT_ENABLE: value 1 ("banana"): NCCL reads it as one integer'
+space unit '"vars": {"NCCL_NVLS_CHUNKSIZE": ["1K"]}}'
+refused unit 'vars.NCCL_NVLS_CHUNKSIZE: value 0 ("1K"): NCCL reads it as one integer'
+space octal '"vars": {"NCCL_MAX_CTAS": [null, "8", "010"]}}'
+refused octal 'vars.NCCL_MAX_CTAS: value 2 ("010"): NCCL reads it as one integer'
+space empty '"vars": {"NCCL_PAT_ENABLE": [null, ""]}}'
+refused empty 'vars.NCCL_PAT_ENABLE: value 1 (""): NCCL reads an empty value as unset: use null'
+space fixedword '"vars": {"NCCL_ALGO": [null]}, "fixed": {"NCCL_CROSS_NIC": "yes"}}'
+refused fixedword 'fixed.NCCL_CROSS_NIC: value "yes": NCCL reads it as one integer'
+space negative '"vars": {"NCCL_IB_GID_INDEX": [null, "-1", "3"], "NCCL_ALGO": [null, "Ring"]}, "repeat": 1, "iters": 1, "warmup": 0, "sizes": {"max": "64"}}'
+expect_exit 0 "integers and words as NCCL reads them" -- "$TOPOTUNE" sweep --backend sim --topology "$spec" \
+    --space "$TEST_TMP/negative.json" --out "$TEST_TMP/out-negative" -q
+
 # 10^12 configurations: counted, refused at once (it used to fill 9.5 GB), the override named.
 python3 - "$TEST_TMP/big.json" <<'PY'
 import json, sys

@@ -425,6 +425,16 @@ static void test_env_policy(void **state)
     /* whole words only: DIR is no part of DIRECT, FILE none of PROFILE */
     assert_int_equal(strncmp(util_env_refused("UCX_PROFILE_MODE"), "not a variable", 14), 0);
     assert_null(util_env_refused("NCCL_P2P_DIRECT_DISABLE"));
+    /* values: NCCL's integers in decimal only; "" never (NCCL reads it as unset) */
+    assert_null(util_env_value_refused("NCCL_MAX_CTAS", "8"));
+    assert_null(util_env_value_refused("NCCL_IB_GID_INDEX", "-1"));
+    assert_null(util_env_value_refused("NCCL_ALGO", "Ring,Tree"));
+    assert_null(util_env_value_refused("OMPI_MCA_btl", ""));
+    assert_non_null(util_env_value_refused("NCCL_MAX_CTAS", "010"));
+    assert_non_null(util_env_value_refused("NCCL_MAX_CTAS", "0x8"));
+    assert_non_null(util_env_value_refused("NCCL_NVLS_CHUNKSIZE", "1K"));
+    assert_non_null(util_env_value_refused("NCCL_PAT_ENABLE", "-"));
+    assert_non_null(util_env_value_refused("NCCL_ALGO", ""));
     /* names no NCCL from 2.12 reads: refused, with the reason */
     assert_int_equal(strncmp(util_env_refused("NCCL_STEPS"), "NCCL reads no such", 18), 0);
     assert_int_equal(strncmp(util_env_refused("NCCL_IB_GDR_LEVEL"), "no NCCL from 2.12", 17), 0);
