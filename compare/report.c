@@ -440,6 +440,21 @@ static double workload_objective(const struct compare_input *in, const char *whi
     return json_number_value(json_object_get(w, "objective"));
 }
 
+/* A workload's effective algbw cell: the number with its band, or, where the configuration never
+ * ran the mix (its objective 0: the defaults hang on a stock RTX 4090 box), how its runs ended. */
+static void objective_cell(struct util_buf *b, const struct compare_input *in, const char *which,
+                           double objective, int pred, struct model_band band)
+{
+    const json_t *w = json_object_get(in->profile, which);
+    const char *verdict = json_string_value(json_object_get(w, "verdict"));
+    if (objective == 0 && verdict && strcmp(verdict, "stable")) { /* as default_cell says it */
+        const char *how = json_object_iter_key(json_object_iter(json_object_get(w, "outcomes")));
+        util_buf_addf(b, "fails (%s)%s", how ? how : "never ran", pred ? " predicted" : "");
+        return;
+    }
+    number(b, objective, 0, pred, band, 0);
+}
+
 /* The band of one (collective, size) of a workload's evidence (an unknown collective: the
  * envelope of every one the model knows, model_band_for). */
 static struct model_band evidence_band(const json_t *e)
@@ -489,12 +504,13 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
         struct model_band mix = mix_band(&in[i]);
         compare_table_sets(&t, 0, i + 1, in[i].label);
         double chosen = workload_objective(&in[i], "winner");
+        const char *which = chosen >= 0 ? "winner" : "baseline";
         chosen = chosen >= 0 ? chosen : workload_objective(&in[i], "baseline");
-        number(&b, chosen, 0, pred, mix, 0);
+        objective_cell(&b, &in[i], which, chosen, pred, mix);
         compare_table_set(&t, 1, i + 1, &b);
-        number(&b, workload_objective(&in[i], "baseline"), 0, pred, mix, 0);
+        objective_cell(&b, &in[i], "baseline", workload_objective(&in[i], "baseline"), pred, mix);
         compare_table_set(&t, 2, i + 1, &b);
-        number(&b, in[i].price > 0 && chosen >= 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
+        number(&b, in[i].price > 0 && chosen > 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
                0);
         compare_table_set(&t, 3, i + 1, &b);
         json_t *mine = json_object_get(in[i].profile, "evidence");

@@ -209,6 +209,10 @@ assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
 PY
+# A workload's defaults that hang: said as the size tables say it, not 0.00 GB/s.
+expect_exit 0 "compare --workload tp, defaults that hang" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
+    "$specs/hgx-h100.json" --workload tp
+check "fails (timeout), not a number" grep -q "^effective algbw (GB/s), NCCL's defaults  *fails (timeout) predicted " "$TEST_TMP/out"
 # A workload size that nccl-tests rounds down (all_gather 2200 B on 72 ranks runs 1152 B): read
 # between two predicted sizes, not extrapolated from below as bytes (95 us where both are 50).
 printf '{"schema": "topotune/workload/1", "entries": [{"collective": "all_gather", "size": 2200, "weight": 1}]}\n' >w2200.json
