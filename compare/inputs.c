@@ -269,8 +269,13 @@ static int load_file(const char *path, int nodes, const char *space,
     topo_init(&t);
     int rc = -1;
     if (topo_load(&t, path) == 0) {
+        int job = nodes ? nodes : t.job_nodes > 0 ? t.job_nodes : 1;
         if (!t.ngpus)
             util_error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
+        else if (t.ngpus == 1 && job == 1) /* a rank alone: its "busbw" is a local copy's */
+            util_error("'%s' is one GPU on one node: no collective communicates there (busbw 0, "
+                       "alltoall a copy in memory); give --nodes 2 or more",
+                       path);
         else if ((in->profile = compare_predict(&t, nodes, space, params, workload)))
             rc = 1;
         in->kind = t.source == TOPO_SOURCE_SPEC ? "spec" : "topology";

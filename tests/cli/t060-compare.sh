@@ -209,6 +209,14 @@ assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
 PY
+# One GPU on one node communicates nothing (all_reduce's busbw 0, alltoall a copy in memory): no
+# ranking of it, the fix named; on 2 nodes it is compared.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d.update(count=1, fabric="pcie"); d["nics"][0]["count"] = 1
+d["cpu"]["sockets"] = 1; json.dump(d, open("one.json", "w"))' "$specs/hgx-h100.json"
+expect_exit 2 "compare a 1-GPU spec" -- "$TOPOTUNE" compare one.json "$specs/hgx-h100.json" --workload moe
+expect_stderr_has "is one GPU on one node: no collective communicates there" "said, with the fix"
+expect_exit 0 "compare it on 2 nodes" -- "$TOPOTUNE" compare one.json --nodes 2
 # A workload's defaults that hang: said as the size tables say it, not 0.00 GB/s.
 expect_exit 0 "compare --workload tp, defaults that hang" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
     "$specs/hgx-h100.json" --workload tp
