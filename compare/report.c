@@ -140,6 +140,24 @@ static double best_at(const struct compare_input *in, json_int_t at)
                         json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
 }
 
+static double workload_objective(const struct compare_input *in, const char *which);
+static struct model_band mix_band(const struct compare_input *in);
+
+/* What the price is set against, with its band: where the inputs carry a workload, its effective
+ * algbw (the chosen configuration's: all_reduce's busbw is not the mix's); else the best busbw at
+ * size at. -1: none (never ran). */
+static double priced_bw(const struct compare_input *in, json_int_t at, struct model_band *band)
+{
+    if (json_object_get(in->profile, "workload")) {
+        double w = workload_objective(in, "winner");
+        w = w >= 0 ? w : workload_objective(in, "baseline");
+        *band = mix_band(in);
+        return w > 0 ? w : -1;
+    }
+    *band = model_band_at(at > 0 ? (size_t)at : SIZE_MAX);
+    return best_at(in, at);
+}
+
 /* The narrow price table of the text report: price per node, GB/s per 1,000 of it. */
 static void price_table(const struct compare_input *in, int n, json_int_t at, enum compare_format f,
                         struct util_buf *out)
@@ -151,7 +169,10 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
     compare_table_init(&t, n + 1, 3);
     compare_table_sets(&t, 0, 0, "input");
     compare_table_sets(&t, 0, 1, "price per node");
-    util_buf_addf(&b, "GB/s per 1,000 (best busbw at %s)", at > 0 ? size : "the largest size");
+    if (n && json_object_get(in[0].profile, "workload"))
+        util_buf_adds(&b, "GB/s per 1,000 (the workload's effective algbw)");
+    else
+        util_buf_addf(&b, "GB/s per 1,000 (best busbw at %s)", at > 0 ? size : "the largest size");
     compare_table_set(&t, 0, 2, &b);
     for (int i = 0; i < n; i++) {
         compare_table_sets(&t, i + 1, 0, in[i].label);
@@ -159,9 +180,9 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
             continue;
         util_text_number(&b, in[i].price, 6);
         compare_table_set(&t, i + 1, 1, &b);
-        double bw = best_at(&in[i], at);
-        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]),
-               model_band_at(at > 0 ? (size_t)at : SIZE_MAX), 0);
+        struct model_band band;
+        double bw = priced_bw(&in[i], at, &band);
+        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]), band, 0);
         compare_table_set(&t, i + 1, 2, &b);
     }
     util_buf_adds(out, "\n");
@@ -232,8 +253,12 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
         char size[32];
         human_size(at, size, sizeof(size));
         compare_table_sets(&t, 0, cols, "price per node");
-        util_buf_addf(&b, "best busbw at %s, GB/s per 1,000 of the price per node",
-                      at > 0 ? size : "each input's largest size (no size common to all)");
+        if (n && json_object_get(in[0].profile, "workload"))
+            util_buf_adds(&b, "the workload's effective algbw, GB/s per 1,000 of the price per "
+                              "node");
+        else
+            util_buf_addf(&b, "best busbw at %s, GB/s per 1,000 of the price per node",
+                          at > 0 ? size : "each input's largest size (no size common to all)");
         compare_table_set(&t, 0, cols + 1, &b);
     }
     for (int i = 0; i < n; i++) {
@@ -243,14 +268,12 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             compare_table_set(&t, i + 1, c, &b);
         }
         if (priced && in[i].price > 0) {
-            const json_t *sizes = compare_best_sizes(&in[i]);
-            double bw = at > 0 ? compare_busbw_at(sizes, at)
-                               : json_number_value(json_object_get(
-                                     json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
+            struct model_band band;
+            double bw = priced_bw(&in[i], at, &band);
             util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
-            number(&b, json_array_size(sizes) && bw >= 0 ? bw / in[i].price * 1000 : -1, 1,
-                   compare_predicted(&in[i]), model_band_at(at > 0 ? (size_t)at : SIZE_MAX), 0);
+            number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]), band,
+                   0);
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
     }

@@ -217,6 +217,18 @@ d["cpu"]["sockets"] = 1; json.dump(d, open("one.json", "w"))' "$specs/hgx-h100.j
 expect_exit 2 "compare a 1-GPU spec" -- "$TOPOTUNE" compare one.json "$specs/hgx-h100.json" --workload moe
 expect_stderr_has "is one GPU on one node: no collective communicates there" "said, with the fix"
 expect_exit 0 "compare it on 2 nodes" -- "$TOPOTUNE" compare one.json --nodes 2
+# With a workload the price is set against its effective algbw (the workload table's figure), not
+# all_reduce's busbw at some size of its grid (fsdp has no all_reduce: it showed none).
+expect_exit 0 "compare --workload fsdp --price" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" \
+    --workload fsdp --price hgx-h100=300000
+check "the price table's figure is the workload table's" python3 - "$TEST_TMP/out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert "GB/s per 1,000 (the workload's effective algbw)" in text, text
+price = re.search(r"^hgx-h100  +300,000  +(\S+) ", text, re.M).group(1)
+row = re.search(r"^chosen GB/s per 1,000 of price +(\S+) ", text, re.M).group(1)
+assert price == row and price != "-", (price, row)
+PY
 # A workload's defaults that hang: said as the size tables say it, not 0.00 GB/s.
 expect_exit 0 "compare --workload tp, defaults that hang" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
     "$specs/hgx-h100.json" --workload tp
