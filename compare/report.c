@@ -394,8 +394,9 @@ static void matrix(const struct compare_input *in, enum compare_format f, struct
 
 static const char legend[] =
     "Numbers marked predicted come from the topotune model (link rates, NCCL's constants and "
-    "parameters calibrated on published measurements), not from a measurement; the range before "
-    "them is where 90% of healthy systems measure: the model's error on published measurements "
+    "parameters calibrated on published measurements), not from a measurement; the range in "
+    "brackets after such a number is where 90% of healthy systems measure: the model's error on "
+    "published measurements "
     "its calibration never saw (docs/model.md, \"Bands\"). Measured "
     "numbers are busbw and time as nccl-tests define them.";
 

@@ -229,6 +229,7 @@ price = re.search(r"^hgx-h100  +300,000  +(\S+) ", text, re.M).group(1)
 row = re.search(r"^chosen GB/s per 1,000 of price +(\S+) ", text, re.M).group(1)
 assert price == row and price != "-", (price, row)
 PY
+check "the legend says where the band is" grep -q "the range in brackets after such a number" "$TEST_TMP/out"
 # A workload's defaults that hang: said as the size tables say it, not 0.00 GB/s.
 expect_exit 0 "compare --workload tp, defaults that hang" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
     "$specs/hgx-h100.json" --workload tp
