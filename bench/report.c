@@ -5,6 +5,7 @@
  * Lines events of docs/schemas/bench-event.schema.json. Only process 0 writes.
  */
 #include "bench/internal.h"
+#include "model/model.h"
 #include "ops/ops.h"
 #include "topo/topo.h"
 #include "util/env.h"
@@ -245,6 +246,11 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
     json_object_set_new(ev, "proto", oop->proto[0] ? json_string(oop->proto) : json_null());
     json_object_set_new(ev, "in_place", line_json(ip));
     json_object_set_new(ev, "predicted", json_boolean(c->predicted));
+    if (c->predicted && oop->busbw >= 0) { /* where 90% of healthy systems measure (model/) */
+        struct model_band band = model_band_for(c->coll, bytes);
+        json_object_set_new(ev, "busbw_band",
+                            json_pack("[f,f]", oop->busbw * band.low, oop->busbw * band.high));
+    }
     if (c->report_group)
         json_object_set_new(ev, "group", json_integer(c->report_group - 1));
     emit(ev);

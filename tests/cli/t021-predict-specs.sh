@@ -206,6 +206,16 @@ expect_exit 0 "predict -b 3 -e 12 --json" -- pred -b 3 -e 12 --json
 check "--json: the same sizes" python3 -c 'import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 assert [e["size"] for e in ev if e["event"] == "size"] == [4, 12], ev' "$TEST_TMP/out"
+# Each predicted size event carries the band the table shows beside its busbw.
+expect_exit 0 "predict -b 1M -e 1M" -- pred -b 1M -e 1M
+band=$(awk '/^ *predicted/ {print $NF}' "$TEST_TMP/out")
+expect_exit 0 "predict -b 1M -e 1M --json" -- pred -b 1M -e 1M --json
+check "--json: the busbw band, the table's ($band)" python3 -c 'import json, sys
+e = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
+lo, hi = e["busbw_band"]
+assert "%.2f-%.2f" % (lo, hi) == sys.argv[2] and lo < e["busbw"] < hi, (e, sys.argv[2])' "$TEST_TMP/out" "$band"
+check "--json: valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/bench-event.schema.json" "$TEST_TMP/out" --lines
 for args in "-b 1 -e 2" "-C all_gather -b 100 -e 100"; do
     # shellcheck disable=SC2086 # the words are the options
     expect_exit 1 "predict $args: no size" -- pred $args
