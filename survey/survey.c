@@ -795,6 +795,10 @@ static void below_expected(struct survey *s, int alone)
         snprintf(key, sizeof(key), "%s_below_expected", what);
         if (!json_is_true(json_object_get(c, key)))
             continue;
+        /* in pairs, what the nodes named since leave: a slow node's pairs are its own */
+        if (!alone && !(class_pairs_median(s, cls) <
+                        json_number_value(json_object_get(c, "pair_expected_low"))))
+            continue;
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
             if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
@@ -1110,20 +1114,20 @@ static int pair_slow(const struct survey *s, const struct fit *f, const struct s
 {
     if (p->busbw < 0)
         return 1;
-    double model = pair_model(s, p->a);
-    if (model > 0)
-        return p->busbw < survey_alone_low(s, model);
     const struct survey_level *l = &f->lv[f->of[p->a]];
-    double ref = fmin(f->cap[p->a], f->cap[p->b]);
-    return ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
+    double ref = fmin(f->cap[p->a], f->cap[p->b]), model = pair_model(s, p->a);
+    int below = ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
+    /* where the model knows the class, below its band too (a class measuring above the band
+     * still judges its pairs against itself) */
+    return below || (model > 0 && p->busbw < survey_alone_low(s, model));
 }
 
-/* Below this, a pair of node i is slow: the two-node band where the model knows the class, else
- * its class's bound. */
+/* Below this, a pair of node i is slow: its class's bound, and where the model knows the class
+ * the two-node band when that is higher. */
 static double pair_low(const struct survey *s, const struct fit *f, int i)
 {
-    double model = pair_model(s, i);
-    return model > 0 ? survey_alone_low(s, model) : f->lv[f->of[i]].bound;
+    double model = pair_model(s, i), bound = f->lv[f->of[i]].bound;
+    return model > 0 ? fmax(survey_alone_low(s, model), bound) : bound;
 }
 
 /* The median of node a's pair values with partners other than b (distinct, without a verdict);
@@ -1151,6 +1155,20 @@ static double elsewhere(const struct survey *s, int a, int b)
     }
     free(v);
     return m;
+}
+
+/* Whether node a runs at speed (pair_low) with a partner other than b, without a verdict. */
+static int fast_elsewhere(const struct survey *s, const struct fit *f, int a, int b)
+{
+    double low = pair_low(s, f, a);
+    for (int k = 0; k < s->nodes[a].npairs; k++) {
+        const struct survey_pair *x = &s->pairs[s->nodes[a].pair_index[k]];
+        int other = x->a == a ? x->b : x->a;
+        if (other != b && node_ok(s, other) && x->busbw >= low &&
+            pair_value(s, a, other, NULL) >= low)
+            return 1;
+    }
+    return 0;
 }
 
 /* Whether node i is slow with its partners but its worst (distinct partners without a verdict):
@@ -1244,8 +1262,9 @@ static int repeat_paths(struct survey *s, struct fit *f)
         left = 0;
         for (int p = 0; p < n0; p++) {
             struct survey_pair *x = &s->pairs[p];
+            /* a node slow with every partner explains it; one fast with another does not */
             if (repeated[p] || !node_ok(s, x->a) || !node_ok(s, x->b) || !pair_slow(s, f, x) ||
-                node_slow_in_pairs(s, f, x->a) || node_slow_in_pairs(s, f, x->b))
+                !fast_elsewhere(s, f, x->a, x->b) || !fast_elsewhere(s, f, x->b, x->a))
                 continue;
             if (used[x->a] || used[x->b]) {
                 left = 1;
@@ -1393,6 +1412,17 @@ static void path_verdict(struct survey *s, const struct fit *f, int a, int b, ch
                     s->nodes[a].host, s->nodes[b].host, n, l->level);
 }
 
+struct by_cap {
+    double cap;
+    int node;
+};
+
+static int by_capacity(const void *a, const void *b)
+{
+    const struct by_cap *x = a, *y = b;
+    return x->cap < y->cap ? -1 : x->cap > y->cap ? 1 : x->node - y->node; /* ties: host order */
+}
+
 /* The verdicts from the pairs: node by node against its class's level, a class too spread to
  * judge said so, then paths between nodes found fine. */
 static void pair_verdicts(struct survey *s)
@@ -1402,9 +1432,18 @@ static void pair_verdicts(struct survey *s)
     int *aof = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     fit_init(s, &f);
     alone_levels(s, alone, aof);
+    /* the slowest first: once named, a slow node's pairs no longer count against its partners
+     * (a partner of it and of a slow path would otherwise look slow with two) */
+    struct by_cap *order = util_xmalloc(sizeof(*order) * ((size_t)s->nnodes + 1));
     for (int i = 0; i < s->nnodes; i++)
+        order[i] = (struct by_cap){f.cap[i], i};
+    qsort(order, (size_t)s->nnodes, sizeof(*order), by_capacity);
+    for (int k = 0; k < s->nnodes; k++) {
+        int i = order[k].node;
         if (node_ok(s, i) && s->nodes[i].npairs)
             node_pair_verdict(s, &f, i, alone[aof[i]].level);
+    }
+    free(order);
     const char *cls;
     json_t *c;
     int k = 0;

@@ -149,6 +149,32 @@ for seed in 1 2; do
     got=$(verdicts "link3-$seed")
     check "3 nodes, seed $seed: the NIC's node named link-slow (got: $got)" test "$got" = "node0002 link-slow"
 done
+# Two faults in a class of 4: a slow path (node1-node2) and a slow NIC (node3), the slowest named
+# first so that its pairs count against no partner: the NIC's node and the path, no other node,
+# and not the class (its median pair, without node3's, is fine).
+cluster pl4.json 4 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], "factor": 0.6},
+  {"kind": "slow-link", "hosts": ["node0003"], "factor": 0.5}]'
+for seed in 1 2; do
+    expect_exit 1 "4 nodes, a path and a NIC, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster pl4.json --pairs all --seed "$seed" --out "pl4-$seed"
+    got=$(verdicts "pl4-$seed")
+    check "4 nodes, seed $seed: the NIC and the path (got: $got)" test "$got" = \
+        "node0001 node0002 path-slow;node0003 link-slow"
+done
+# A class measuring above the band (real clusters may: the band's top is 1.29x): a path 30% slower
+# than the class, though within the band, is still a path (the sim's numbers scaled by 1.25).
+cluster hi.json 8 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], "factor": 0.7}]'
+expect_exit 1 "8 nodes, a slow path" -- "$TOPOTUNE" survey --backend sim --cluster hi.json --pairs all --out hi
+python3 - hi/launches.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for r in runs:
+    r["busbw"] = [x * 1.25 for x in r["busbw"]]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in runs))
+PY
+expect_exit 1 "the same, 1.25x the band" -- "$TOPOTUNE" survey --backend sim --cluster hi.json --pairs all --out hi --resume
+got=$(verdicts hi)
+check "above the band: the path named (got: $got)" test "$got" = "node0001 node0002 path-slow"
 cluster path2.json 2 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], "factor": 0.6}]'
 expect_exit 1 "2 nodes, a slow path" -- "$TOPOTUNE" survey --backend sim --cluster path2.json --pairs all --out path2
 got=$(verdicts path2)
