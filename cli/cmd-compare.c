@@ -118,7 +118,7 @@ int cmd_compare(int argc, char **argv)
          "a scaling table of busbw by node count",
          .min = 1, .max = 4096},
         {"at", 0, UTIL_OPT_SIZE, &at, "SIZE",
-         "the size of the scaling table (default: the largest the inputs' defaults ran, else 1G)",
+         "the size of the scaling table (default: the largest all inputs' defaults ran, else 1G)",
          .min = 1, .max = 1099511627776.0},
         {"space", 0, UTIL_OPT_STRING, &space, "FILE",
          "configurations the model tries for predicted inputs (default nccl-default)"},
@@ -172,14 +172,15 @@ int cmd_compare(int argc, char **argv)
         rc = apply_prices(&prices, in, n);
     int at_given = at > 0;
     if (!rc && nscale && n) {
-        /* the largest size of the inputs' defaults; none when they hang or a workload has no
-         * all_reduce: 1 GiB, which a spec or topology is predicted at as well as any */
+        /* the largest size every input's defaults ran (the smallest of their largest: a sweep
+         * shows its own sizes only); none when they hang or a workload has no all_reduce:
+         * 1 GiB, which a spec or topology is predicted at as well as any */
         for (int i = 0; !at_given && i < n; i++) {
             const json_t *sizes =
                 json_object_get(json_object_get(in[i].profile, "baseline"), "per_size");
             json_int_t last = json_integer_value(
                 json_object_get(json_array_get(sizes, json_array_size(sizes) - 1), "size"));
-            at = last > 0 && (size_t)last > at ? (size_t)last : at;
+            at = last > 0 && (!at || (size_t)last < at) ? (size_t)last : at;
         }
         if (!at)
             at = (size_t)1 << 30;

@@ -209,6 +209,18 @@ assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
 PY
+# A measured input and a spec: the scaling size is the largest both ran (the sweep's 256 MiB, not
+# the spec's 1 GiB, at which the sweep has no number).
+cat >small.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "256M"},
+ "vars": {"NCCL_ALGO": [null, "Ring"]}, "repeat": 1}
+JSON
+expect_exit 0 "a sim sweep to 256 MiB" -- "$TOPOTUNE" sweep --space small.json --topology "$specs/hgx-h100.json" --out sw256 -q
+expect_exit 0 "compare it with a spec, --nodes 1,2" -- "$TOPOTUNE" compare sw256 "$specs/dgx-a100.json" --nodes 1,2 --json scale-both.json
+check "at 256 MiB, the sweep's own count a number" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["inputs"]
+assert all(r["size"] == 256 << 20 for i in d for r in i["scaling"]), d
+assert d[0]["scaling"][0]["busbw"] > 0, d[0]["scaling"]' scale-both.json
 # One GPU on one node communicates nothing (all_reduce's busbw 0, alltoall a copy in memory): no
 # ranking of it, the fix named; on 2 nodes it is compared.
 python3 -c 'import json, sys
