@@ -923,6 +923,10 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
     }
     if (intra <= 0 || (nn > 1 && net <= 0))
         return -1;
+    /* with P2P and SHM off an alltoall's local parts leave through the same NICs as its remote
+     * ones: one after the other, not side by side */
+    if (m->intra_net && coll == MODEL_ALLTOALL)
+        return lat + t_intra + t_net;
     return lat + fmax(t_intra, t_net);
 }
 

@@ -852,6 +852,10 @@ static void test_model_network(void **state)
     struct model_prediction pn;
     assert_int_equal(model_predict_coll(&m, MODEL_ALLTOALL, 1u << 30, &pn), 0);
     assert_true(pn.busbw <= 50 * 1.0001);
+    /* across nodes the local and remote parts share those NICs: no faster than one node */
+    model_for(spec_h100, 2, net_one, &m);
+    assert_int_equal(model_predict_coll(&m, MODEL_ALLTOALL, 1u << 30, &pn), 0);
+    assert_true(pn.busbw <= 50 * 1.0001);
 
     /* net_lat_scale: hops between nodes only; one node does not move. */
     struct model one;
