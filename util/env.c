@@ -112,8 +112,8 @@ static const struct {
 };
 
 /* The variables NCCL reads as one integer (NCCL_PARAM, strtoll with base 0 and no check of where
- * it stopped: "1K" is 1, "banana" 0, "010" 8), from NVIDIA/nccl v2.30.7-1; NCCL_P2P_DISABLE
- * through atoi. */
+ * it stopped: "1K" is 1, "banana" 0, "010" 8), from NVIDIA/nccl v2.30.7-1, with the SHM copy
+ * engine's two of v2.13.4-1 to v2.29 (src/transport/shm.cc); NCCL_P2P_DISABLE through atoi. */
 static const char *const nccl_integers[] = {
     "NCCL_BUFFSIZE",
     "NCCL_CGA_CLUSTER_SIZE",
@@ -169,6 +169,8 @@ static const char *const nccl_integers[] = {
     "NCCL_PXN_DISABLE",
     "NCCL_RUNTIME_CONNECT",
     "NCCL_SHM_DISABLE",
+    "NCCL_SHM_MEMCPY_MODE",
+    "NCCL_SHM_USE_CUDA_MEMCPY",
     "NCCL_SOCKET_NTHREADS",
 };
 
@@ -183,9 +185,9 @@ const char *util_env_value_refused(const char *name, const char *value)
             continue;
         const char *d = value + (*value == '-');
         size_t n = strspn(d, "0123456789");
-        if (n == 0 || d[n] || n > 18 || (d[0] == '0' && n > 1))
-            return "NCCL reads it as one integer, and reads anything else as another number "
-                   "(\"1K\" as 1, \"010\" as 8, a word as 0): a decimal integer";
+        if (n == 0 || d[n] || n > 18 || (d[0] == '0' && (n > 1 || d != value)))
+            return "NCCL reads it as one integer with strtoll (\"1K\" as 1, \"010\" as 8, a word "
+                   "as 0): write it as a plain decimal integer, as 8 or -1 (0 for -0, 16 for +16)";
         return NULL;
     }
     return NULL;

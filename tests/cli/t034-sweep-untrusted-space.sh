@@ -77,7 +77,7 @@ refused steps "sizes.factor: more than 1000 sizes"
 
 # Values NCCL would misread, silently: it reads its integers with strtoll (base 0, no end check).
 space word '"vars": {"NCCL_PAT_ENABLE": [null, "banana"]}}'
-refused word 'vars.NCCL_PAT_ENABLE: value 1 ("banana"): NCCL reads it as one integer'
+refused word 'vars.NCCL_PAT_ENABLE: value 1 ("banana"): NCCL reads it as one integer with strtoll'
 space unit '"vars": {"NCCL_NVLS_CHUNKSIZE": ["1K"]}}'
 refused unit 'vars.NCCL_NVLS_CHUNKSIZE: value 0 ("1K"): NCCL reads it as one integer'
 space octal '"vars": {"NCCL_MAX_CTAS": [null, "8", "010"]}}'

@@ -435,6 +435,9 @@ static void test_env_policy(void **state)
     assert_non_null(util_env_value_refused("NCCL_NVLS_CHUNKSIZE", "1K"));
     assert_non_null(util_env_value_refused("NCCL_PAT_ENABLE", "-"));
     assert_non_null(util_env_value_refused("NCCL_ALGO", ""));
+    assert_non_null(util_env_value_refused("NCCL_MAX_CTAS", "-0"));  /* 0, twice */
+    assert_non_null(util_env_value_refused("NCCL_MAX_CTAS", "+16")); /* 16, twice */
+    assert_non_null(util_env_value_refused("NCCL_SHM_USE_CUDA_MEMCPY", "1K"));
     /* names no NCCL from 2.12 reads: refused, with the reason */
     assert_int_equal(strncmp(util_env_refused("NCCL_STEPS"), "NCCL reads no such", 18), 0);
     assert_int_equal(strncmp(util_env_refused("NCCL_IB_GDR_LEVEL"), "no NCCL from 2.12", 17), 0);
