@@ -17,4 +17,11 @@ void verify_env_words(const json_t *env, struct util_buf *out);
 /* The gain of a over b in percent; 0 when b is not positive. */
 double verify_gain(double a, double b);
 
+struct tuner_table;
+/* The table's rows for collective coll (enum model_coll) into *own, each other collective's into
+ * others (indexed by enum tuner_coll, TUNER_NUM_COLLS of them). */
+void verify_count_rows(const struct tuner_table *t, int coll, size_t *own, size_t *others);
+/* The header lines naming each other collective with rows, and the -C that shows them. */
+void verify_print_others(const size_t *others);
+
 #endif

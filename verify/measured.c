@@ -295,6 +295,16 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
     if (!realpath(table_arg, table))
         return util_error("cannot find the profile's table '%s': %s", table_arg, strerror(errno)),
                UTIL_ENOENT;
+    /* the collective's rows, read as the plugin reads them: the header says what this run
+     * can show (the plugin's "K for" line counts every collective's) */
+    struct tuner_table parsed = TUNER_TABLE_INIT;
+    char err[256];
+    size_t own, others[TUNER_NUM_COLLS];
+    if (tuner_table_load(&parsed, table, err, sizeof(err)))
+        return util_error("cannot use the tuner table '%s': %s", table, err), UTIL_EINVAL;
+    verify_count_rows(&parsed, o->coll, &own, others);
+    size_t nrules = parsed.nrules;
+    tuner_table_release(&parsed);
     json_t *vars = verify_variables(profile, 0), *ref = verify_variables(profile, 1);
     const char *k;
     json_t *v;
@@ -382,6 +392,11 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
             printf("# env+table: calls without a row went to %s\n# runs and logs in %s (this "
                    "verify's: %s)\n",
                    m.chained[0] ? m.chained : "NCCL's defaults", dir, nonce);
+            printf("# the table has %zu %s row(s)\n", own, model_coll_name(o->coll));
+            verify_print_others(others);
+            if (!own)
+                printf("# no row is this run's: env+table is env-only here, no gain is the "
+                       "table's\n");
         }
         print_measured(o, &m, rows);
         if (o->json) {
@@ -392,6 +407,10 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
                           "table", table, "plugin_loaded", m.plugin_loaded == o->repeat, "logs",
                           dir, "env", vars, "reference_env", ref, "sizes", rows);
             json_object_set_new(doc, "cleared", json_string(util_buf_str(&cleared)));
+            json_object_set_new(doc, "table_rows", json_integer((json_int_t)nrules));
+            json_object_set_new(doc, "table_rows_collective", json_integer((json_int_t)own));
+            json_object_set_new(doc, "table_rows_not_verified",
+                                json_integer((json_int_t)(nrules - own)));
             json_object_set_new(doc, "other_tuner",
                                 m.other[0][0] || m.other[1][0]
                                     ? json_string(m.other[0][0] ? m.other[0] : m.other[1])

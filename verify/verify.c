@@ -73,6 +73,28 @@ double verify_gain(double a, double b)
     return b > 0 ? 100 * (a / b - 1) : 0;
 }
 
+void verify_count_rows(const struct tuner_table *t, int coll, size_t *own, size_t *others)
+{
+    int tc = model_coll_tuner(coll);
+    *own = 0;
+    for (int c = 0; c < TUNER_NUM_COLLS; c++)
+        others[c] = 0;
+    for (size_t i = 0; i < t->nrules; i++) {
+        if (t->rules[i].coll == tc)
+            (*own)++;
+        else
+            others[t->rules[i].coll < TUNER_NUM_COLLS ? t->rules[i].coll : 0]++;
+    }
+}
+
+void verify_print_others(const size_t *others)
+{
+    for (int c = 0; c < MODEL_NCOLLS; c++) /* each named with the option that shows it */
+        if (model_coll_tuner(c) >= 0 && others[model_coll_tuner(c)])
+            printf("# %zu row(s) for %s are not verified by this run: verify -C %s shows them\n",
+                   others[model_coll_tuner(c)], model_coll_name(c), model_coll_name(c));
+}
+
 /* What the model predicts for one configuration at one size: "ok", or how it goes wrong. */
 static const char *predicted_outcome(const struct model *m, int coll, size_t size,
                                      struct model_prediction *p)
@@ -176,18 +198,13 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
     m[2].table = &table;
     /* the collective's rows the plugin would keep for this run's nodes x ranks; the others' are
      * other collectives' (a workload profile's), which this run cannot show */
-    size_t fitting = 0, own = 0, others[TUNER_NUM_COLLS] = {0};
+    size_t fitting = 0, own, others[TUNER_NUM_COLLS];
     int tc = model_coll_tuner(o->coll);
     const char *cname = model_coll_name(o->coll);
-    for (size_t i = 0; i < table.nrules; i++) {
-        const struct tuner_rule *r = &table.rules[i];
-        if (r->coll != tc) {
-            others[r->coll < TUNER_NUM_COLLS ? r->coll : 0]++;
-            continue;
-        }
-        own++;
-        fitting += tuner_rule_fits(r, (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
-    }
+    verify_count_rows(&table, o->coll, &own, others);
+    for (size_t i = 0; i < table.nrules; i++)
+        fitting += table.rules[i].coll == tc &&
+                   tuner_rule_fits(&table.rules[i], (uint64_t)m[2].nodes, (uint64_t)m[2].nranks);
     static const char *const what[3] = {"reference", "env-only", "env+table"};
     json_t *doc = o->json ? json_object() : NULL, *rows = o->json ? json_array() : NULL;
     if (!o->json) {
@@ -205,11 +222,7 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
                words.len ? " with the profile's system variable(s) " : "", util_buf_str(&words),
                words.len ? " (what the defaults need here)" : "", json_object_size(env), table_path,
                fitting, own, cname, m[2].nodes, m[2].nranks);
-        for (int c = 0; c < MODEL_NCOLLS; c++) /* each named with the option that shows it */
-            if (model_coll_tuner(c) >= 0 && others[model_coll_tuner(c)])
-                printf("# %zu row(s) for %s are not verified by this run: verify -C %s shows "
-                       "them\n",
-                       others[model_coll_tuner(c)], model_coll_name(c), model_coll_name(c));
+        verify_print_others(others);
         if (!fitting)
             printf("# no row fits this run: env+table is env-only here, no gain is the table's\n");
         for (int i = 0; i < 3; i++)

@@ -90,7 +90,13 @@ assert d["other_tuner"] == "ofi-tuner" and d["chained_to"] == "ofi-tuner", d' "$
 expect_exit 0 "verify -C all_gather" -- measured verify -C all_gather
 check "every run is all_gather" sh -c "test \$(grep -c 'FAKE_COLL=all_gather\$' '$FAKE_PIDS.env') -eq 3"
 check "the header names it" grep -q "^# MEASURED all_gather (float) by topotune-bench" "$TEST_TMP/out"
+check "the table's rows counted for it: none, the all_reduce row left to -C all_reduce" sh -c "
+    grep -q '^# the table has 0 all_gather row(s)' '$TEST_TMP/out' &&
+    grep -q '^# 1 row(s) for all_reduce are not verified by this run: verify -C all_reduce' '$TEST_TMP/out' &&
+    grep -q '^# no row is this run.s: env+table is env-only here' '$TEST_TMP/out'"
 expect_exit 0 "verify -C reduce_scatter --json" -- measured verify -C reduce_scatter --json
-check "--json names it" python3 -c 'import json, sys
-assert json.load(open(sys.argv[1]))["collective"] == "reduce_scatter"' "$TEST_TMP/out"
+check "--json names it, with its rows" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["collective"] == "reduce_scatter" and d["table_rows_collective"] == 0, d
+assert d["table_rows"] == 1 and d["table_rows_not_verified"] == 1, d' "$TEST_TMP/out"
 finish
