@@ -51,6 +51,10 @@ check "the all_gather run named" grep -q "^# PREDICTED all_gather (float) by the
 check "1 of its 1 all_gather rows fits" grep -q "1 of its 1 all_gather row(s) fit 1 node(s) x 8 rank(s)" "$TEST_TMP/out"
 check "the all_reduce row left to -C all_reduce" grep -q "^# 1 row(s) for all_reduce are not verified by this run: verify -C all_reduce shows them" "$TEST_TMP/out"
 check "the row's pair applied" grep -q "^ *predicted *1048576 .* RING/SIMPLE\*" "$TEST_TMP/out"
+# The sizes are those topotune-bench runs (and the measured comparison measures): on a rack of
+# 72 GPUs an all_gather of 1000 B runs nothing, 4000 B runs 3456 B.
+expect_exit 0 "verify -C all_gather on 72 ranks" -- "$TOPOTUNE" verify "$p" -C all_gather --topology "$specs/gb200-nvl72.json" -b 1000 -e 4000
+check "one line, at 3456 B" test "$(awk '/^ *predicted/ {printf "%s ", $2}' "$TEST_TMP/out")" = "3456 "
 expect_exit 2 "verify -C sendrecv" -- "$TOPOTUNE" verify "$p" -C sendrecv --topology "$specs/hgx-h100.json"
 expect_stderr_has "asks no tuner" "sends and receives refused, with why"
 finish
