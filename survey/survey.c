@@ -463,33 +463,47 @@ static double pair_value(const struct survey *s, int a, int b, int *count)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The values of node i's pairs (pair_value), one per distinct partner without a verdict, into v
+ * (room for the node's npairs): not with partner skip, and only partners after i when
+ * only_after (each pair of a class once). Returns how many. */
+static int partner_values(const struct survey *s, int i, int skip, int only_after, double *v)
+{
+    const struct survey_node *a = &s->nodes[i];
+    int n = 0;
+    for (int k = 0; k < a->npairs; k++) {
+        const struct survey_pair *x = &s->pairs[a->pair_index[k]];
+        int other = x->a == i ? x->b : x->a;
+        int seen = other == skip || (only_after && other <= i) || !node_ok(s, other);
+        for (int q = 0; q < k && !seen; q++) {
+            const struct survey_pair *y = &s->pairs[a->pair_index[q]];
+            seen = y->a == other || y->b == other;
+        }
+        double value = seen ? 0 : pair_value(s, i, other, NULL);
+        if (value > 0)
+            v[n++] = value;
+    }
+    return n;
+}
+
+/* The median of v[0..n-1], which it sorts; 0 when n is 0. */
+static double median_of(double *v, int n)
+{
+    if (!n)
+        return 0;
+    qsort(v, (size_t)n, sizeof(double), by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* The median of the values of the class's measured pairs (each pair once, both nodes without a
  * verdict): what two of its nodes give through the network. 0 when none has a value. */
 static double class_pairs_median(const struct survey *s, const char *cls)
 {
     double *v = util_xmalloc(sizeof(double) * ((size_t)s->npairs + 1));
     int n = 0;
-    for (int i = 0; i < s->nnodes; i++) {
-        const struct survey_node *a = &s->nodes[i];
-        if (!node_ok(s, i) || !a->class_id || strcmp(a->class_id, cls))
-            continue;
-        for (int k = 0; k < a->npairs; k++) { /* each partner after i once: each pair once */
-            const struct survey_pair *x = &s->pairs[a->pair_index[k]];
-            int other = x->a == i ? x->b : x->a, seen = other <= i || !node_ok(s, other);
-            for (int q = 0; q < k && !seen; q++) {
-                const struct survey_pair *y = &s->pairs[a->pair_index[q]];
-                seen = y->a == other || y->b == other;
-            }
-            double value = seen ? 0 : pair_value(s, i, other, NULL);
-            if (value > 0)
-                v[n++] = value;
-        }
-    }
-    double m = 0;
-    if (n) {
-        qsort(v, (size_t)n, sizeof(double), by_value);
-        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
+    for (int i = 0; i < s->nnodes; i++)
+        if (node_ok(s, i) && s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
+            n += partner_values(s, i, -1, 1, v + n);
+    double m = median_of(v, n);
     free(v);
     return m;
 }
@@ -1134,25 +1148,8 @@ static double pair_low(const struct survey *s, const struct fit *f, int i)
  * 0 when it has none. */
 static double elsewhere(const struct survey *s, int a, int b)
 {
-    const struct survey_node *n = &s->nodes[a];
-    double *v = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
-    int nv = 0;
-    for (int k = 0; k < n->npairs; k++) {
-        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
-        int other = x->a == a ? x->b : x->a, seen = other == b || !node_ok(s, other);
-        for (int q = 0; q < k && !seen; q++) {
-            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
-            seen = y->a == other || y->b == other;
-        }
-        double value = seen ? 0 : pair_value(s, a, other, NULL);
-        if (value > 0)
-            v[nv++] = value;
-    }
-    double m = 0;
-    if (nv) {
-        qsort(v, (size_t)nv, sizeof(double), by_value);
-        m = nv % 2 ? v[nv / 2] : (v[nv / 2 - 1] + v[nv / 2]) / 2;
-    }
+    double *v = util_xmalloc(sizeof(double) * ((size_t)s->nodes[a].npairs + 1));
+    double m = median_of(v, partner_values(s, a, b, 0, v));
     free(v);
     return m;
 }
@@ -1179,25 +1176,12 @@ static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
     size_t now = json_array_size(s->verdicts) + 1;
     if (f->slow_at[i] == now)
         return f->slow[i];
-    const struct survey_node *n = &s->nodes[i];
-    double *v = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
-    int nv = 0;
-    for (int k = 0; k < n->npairs; k++) {
-        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
-        int other = x->a == i ? x->b : x->a, seen = 0;
-        for (int q = 0; q < k && !seen; q++) {
-            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
-            seen = y->a == other || y->b == other;
-        }
-        double value = seen || !node_ok(s, other) ? 0 : pair_value(s, i, other, NULL);
-        if (value > 0)
-            v[nv++] = value;
-    }
+    double *v = util_xmalloc(sizeof(double) * ((size_t)s->nodes[i].npairs + 1));
+    int nv = partner_values(s, i, -1, 0, v);
     int slow = 1; /* one partner or none: nothing to tell a path from the node by */
     if (nv >= 2) {
         qsort(v, (size_t)nv, sizeof(double), by_value);
-        int m = nv - 1; /* v[1..nv-1] */
-        double med = m % 2 ? v[1 + m / 2] : (v[m / 2] + v[1 + m / 2]) / 2;
+        double med = median_of(v + 1, nv - 1); /* the others': without the worst, v[0] */
         /* the worst an outlier (short of the next by more than the tolerance, not noise at the
          * threshold) and the rest fine: that pair's path */
         slow = !(med >= pair_low(s, f, i) && v[0] < v[1] * (1 - s->tolerance));
