@@ -586,6 +586,10 @@ int cmd_sweep(int argc, char **argv)
     int lockfd = -1;
     if (!rc) {
         pruned = sweep_space_prune(&sw.space, &t, sw.nodes);
+        json_t *colls =
+            sw.workload ? sweep_workload_collectives(sw.workload) : json_pack("[s]", "all_reduce");
+        sweep_space_prune_unused(&sw.space, colls, pruned);
+        json_decref(colls);
         sweep_space_version_warnings(&sw.space, &t, sw.backend);
         size_t i;
         json_t *p;

@@ -587,6 +587,23 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     return pruned;
 }
 
+void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned)
+{
+    if (!json_object_get(s->vars, "NCCL_PAT_ENABLE"))
+        return;
+    size_t i;
+    json_t *c;
+    json_array_foreach(collectives, i, c) {
+        const char *name = json_string_value(c);
+        if (name && (!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")))
+            return;
+    }
+    json_object_set_new(pruned_one(pruned, "NCCL_PAT_ENABLE"), "reason",
+                        json_string("NCCL runs PAT for all_gather and reduce_scatter only "
+                                    "(src/graph/tuning.cc), and this sweep runs neither"));
+    json_object_del(s->vars, "NCCL_PAT_ENABLE");
+}
+
 /* Stable id: 12 hex digits of FNV-1a over the sorted NAME=value lines. */
 void sweep_config_id(const json_t *env, char out[16])
 {

@@ -84,6 +84,10 @@ void sweep_space_release(struct sweep_space *s);
  * New reference: [{var, reason}].
  */
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes);
+/* After sweep_space_prune, drops a variable none of collectives (names; all_reduce without a
+ * workload) is run with: NCCL_PAT_ENABLE without all_gather or reduce_scatter. Appends to
+ * pruned, as sweep_space_prune does. */
+void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned);
 /* After sweep_space_prune, what the version rules cannot drop, as warnings: a fixed variable the
  * NCCL of t does not read (set in every run, it changes nothing), and, when t names no NCCL
  * release, the swept variables only some releases read. For the nccl backend only (backend: the

@@ -4,7 +4,8 @@
 # 2.22.3 or 2.29.3): a variable that release does not read is dropped, a fixed one it does not
 # read is warned about, and --resume under another release is refused; where no version is
 # known (a topology file), the variables only some releases read are said to be unchecked; with
-# --hosts the release is the hosts' (their map through mpirun), not unknown.
+# --hosts the release is the hosts' (their map through mpirun), not unknown. NCCL_PAT_ENABLE is
+# dropped where the sweep runs no all_gather nor reduce_scatter (NCCL runs PAT for those only).
 # fake-bench.sh (mode ok) stands in for topotune-bench.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,20 +48,37 @@ expect_exit 2 "resume under another NCCL" -- sweep n29 --out s22 --resume
 expect_stderr_has "swept with NCCL 2.22.3, the runs now load NCCL 2.29.3" "both releases named"
 check "nothing more run" test "$(wc -l <s22/results.jsonl)" -eq "$lines"
 
-# 3. NCCL 2.29.3 reads all three: nothing dropped, nothing said.
+# 3. NCCL 2.29.3 reads all three: nothing dropped for its release, nothing said (PAT is dropped for
+# another reason: this all_reduce sweep runs no all_gather nor reduce_scatter, case 6).
 expect_exit 0 "sweep under NCCL 2.29.3" -- sweep n29 --out s29
-check "nothing dropped" python3 -c 'import json, sys
-d = json.load(open(sys.argv[1])); assert d["pruned"] == [] and len(d["configs"]) == 4, d' s29/sweep.json
+check "nothing dropped for the release" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert [p["var"] for p in d["pruned"]] == ["NCCL_PAT_ENABLE"], d
+assert "does not read" not in d["pruned"][0]["reason"] and len(d["configs"]) == 2, d' s29/sweep.json
 check "no warning" bash -c "! grep -q 'does not read\|unchecked' '$TEST_TMP/err'"
 
 # 4. A topology file names no NCCL: the variables only some releases read are said unchecked.
 expect_exit 0 "sweep with --topology" -- sweep n29 --out st --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
 expect_stderr_has "the NCCL version the runs load is not known" "said"
-expect_stderr_has "NCCL_PAT_ENABLE, NCCL_P2P_PER_CHANNEL_NET_BW, read by some NCCL releases only" "named"
+expect_stderr_has ": NCCL_P2P_PER_CHANNEL_NET_BW, read by some NCCL releases only" "named"
 
 # 5. --hosts: the hosts' NCCL (localhost's map, loading the stand-in) decides.
 expect_exit 0 "sweep --hosts localhost under NCCL 2.22.3" -- sweep n22 --out sh --hosts localhost
 check "the host's release recorded and applied" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert d["versions"]["nccl"] == "2.22.3", d["versions"]
 assert {p["var"] for p in d["pruned"]} == {"NCCL_PAT_ENABLE", "NCCL_P2P_PER_CHANNEL_NET_BW"}, d["pruned"]' sh/sweep.json
+
+# 6. PAT only where the sweep runs all_gather or reduce_scatter.
+cat >pat.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "1M"},
+ "vars": {"NCCL_PAT_ENABLE": [null, "0"], "NCCL_ALGO": [null, "Ring"]}, "repeat": 1}
+JSON
+two="$TOPOTUNE_SRC/profiles/specs/hgx-h100-2nodes.json"
+expect_exit 0 "an all_reduce sweep" -- "$TOPOTUNE" sweep --space pat.json --topology "$two" --out pat-ar -q
+check "PAT dropped, with why" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert [p["var"] for p in d["pruned"]] == ["NCCL_PAT_ENABLE"] and "all_gather" in d["pruned"][0]["reason"], d["pruned"]
+assert len(d["configs"]) == 2, d["configs"]' pat-ar/sweep.json
+expect_exit 0 "an FSDP sweep" -- "$TOPOTUNE" sweep --space pat.json --topology "$two" --out pat-fsdp --workload fsdp -q
+check "PAT kept" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["pruned"] == [] and len(d["configs"]) == 4, d' pat-fsdp/sweep.json
 finish
