@@ -61,7 +61,9 @@ expect_exit 3 "a reused --out with an earlier run's events" -- measured nojson -
 expect_stderr_has "the reference run failed" "the run without events failed"
 
 # 3. --out is locked while a verify uses it.
-flock -o "$TEST_TMP/v1/.lock" sleep 30 &
+# the sleep holds the lock itself (exec): killed, it lets go, and leaves no process behind that
+# keeps ctest's output open (flock's child did: the test waited 30 s for it)
+(exec 9>"$TEST_TMP/v1/.lock" && flock 9 && exec sleep 30) &
 holder=$!
 for _ in $(seq 100); do flock -n "$TEST_TMP/v1/.lock" true || break; sleep 0.1; done
 expect_exit 3 "--out held by another verify" -- measured verify --out "$TEST_TMP/v1"
