@@ -39,15 +39,21 @@ static size_t element(long type)
     return type >= 0 && type < (long)(sizeof(sizes) / sizeof(sizes[0])) ? sizes[type] : 0;
 }
 
-/* The number after " key " in line (hex when hex), or -1. */
-static long long field(const char *line, const char *key, int hex)
+/* The number after " key " in line (hex when hex), or -1; with close, only when that character
+ * follows it (a line cut inside "[nranks=16]" reads as no ranks, not as 1). */
+static long long field_to(const char *line, const char *key, int hex, char close)
 {
     const char *p = strstr(line, key);
     if (!p)
         return -1;
     char *end;
     long long v = strtoll(p + strlen(key), &end, hex ? 16 : 10);
-    return end == p + strlen(key) || v < 0 ? -1 : v;
+    return end == p + strlen(key) || v < 0 || (close && *end != close) ? -1 : v;
+}
+
+static long long field(const char *line, const char *key, int hex)
+{
+    return field_to(line, key, hex, 0);
 }
 
 /* The rank a line is from: "host:pid [dev]" from the "host:pid:tid [dev]" words just before its
@@ -64,8 +70,11 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
     while (host > line && host[-1] == ' ')
         host--;
     const char *start = host;
-    while (start > line && !isspace((unsigned char)start[-1]) && start[-1] != ')')
-        start--; /* a progress bar's carriage return also ends the words before */
+    /* a progress bar's carriage return also ends the words before, as does a launcher's "(...)"
+     * or a timestamp's "[...]" written without a space after it (NCCL_DEBUG_TIMESTAMP_FORMAT) */
+    while (start > line && !isspace((unsigned char)start[-1]) && start[-1] != ')' &&
+           start[-1] != ']')
+        start--;
     /* host:pid:tid: the thread differs between a rank's lines (its main and proxy threads) */
     const char *tid = host;
     while (tid > start && tid[-1] != ':')
@@ -80,14 +89,96 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
 struct acc {
     json_t *calls; /* "collective size" -> calls over every rank */
     json_t *ranks; /* rank -> true */
+    /* "rank comm" -> the Sends of its last group: {"op", "nranks", "peers": {peer: true},
+     * "bytes": [...]}, until a Send of another group (opCount) ends it (group_end) */
+    json_t *groups;
     long long lines;
     /* COLL lines left out: a count, datatype or ranks that did not parse; a call larger than
-     * a workload's largest size; a function no nccl-tests collective here covers (Gather) */
-    long long unparsed, too_large, other;
+     * a workload's largest size; a function no nccl-tests collective here covers (Gather); a
+     * call on a communicator of one rank (NCCL copies it in place: nothing crosses a GPU) */
+    long long unparsed, too_large, other, one_rank;
     char other_name[24]; /* the first such function's name */
     int others;          /* more than one such function */
     long long recv;      /* Recv lines: counted with their Send (in another rank's log) */
+    long long folded;    /* COLL lines that Ray's log deduplication stands for others with */
 };
+
+static void count_call(struct acc *a, const char *name, unsigned long long bytes)
+{
+    char key[96];
+    snprintf(key, sizeof(key), "%s %llu", name, bytes);
+    json_t *c = json_object_get(a->calls, key);
+    json_object_set_new(a->calls, key, json_integer(json_integer_value(c) + 1));
+}
+
+/*
+ * A rank's group of Sends on one communicator, ended: before NCCL 2.28 an alltoall is a group
+ * of one Send to every rank (PyTorch's all_to_all: itself included; others leave themselves
+ * out), all with one opCount, as NCCL logs a group's calls; it is one alltoall of nccl-tests'
+ * size (every peer's part, the mean part where they differ, times the ranks). Any other group
+ * is its Sends, each a sendrecv.
+ */
+static void group_end(struct acc *a, json_t *g)
+{
+    long long nranks = json_integer_value(json_object_get(g, "nranks"));
+    json_t *bytes = json_object_get(g, "bytes"), *b;
+    size_t peers = json_object_size(json_object_get(g, "peers")), n = json_array_size(bytes), i;
+    if (n == peers &&
+        ((long long)peers == nranks || (nranks > 2 && (long long)peers == nranks - 1))) {
+        unsigned long long sum = 0;
+        json_array_foreach(bytes, i, b)
+            sum += (unsigned long long)json_integer_value(b);
+        unsigned long long size = sum / peers * (unsigned long long)nranks;
+        if (size > (unsigned long long)WORKLOAD_MAX_SIZE)
+            a->too_large++;
+        else
+            count_call(a, "alltoall", size);
+        return;
+    }
+    json_array_foreach(bytes, i, b)
+        count_call(a, "sendrecv", (unsigned long long)json_integer_value(b));
+}
+
+/* A Send line of rank (its bytes, on [nranks=] ranks), kept with the rest of its group. */
+static void group_send(struct acc *a, const char *rank, const char *what, long long nranks,
+                       unsigned long long bytes)
+{
+    char key[600], peer[24];
+    long long op = field(what, ": opCount ", 1), comm = field(what, " comm 0x", 1);
+    snprintf(key, sizeof(key), "%s %llx", rank, (unsigned long long)comm);
+    snprintf(peer, sizeof(peer), "%lld", field(what, " root ", 0));
+    json_t *g = json_object_get(a->groups, key);
+    if (g && (json_integer_value(json_object_get(g, "op")) != op ||
+              json_integer_value(json_object_get(g, "nranks")) != nranks)) {
+        group_end(a, g);
+        g = NULL;
+    }
+    if (!g) {
+        g = json_pack("{s:I,s:I,s:{},s:[]}", "op", (json_int_t)op, "nranks", (json_int_t)nranks,
+                      "peers", "bytes");
+        json_object_set_new(a->groups, key, g);
+    }
+    json_object_set_new(json_object_get(g, "peers"), peer, json_true());
+    json_array_append_new(json_object_get(g, "bytes"), json_integer((json_int_t)bytes));
+}
+
+/* Every rank's last group of Sends, ended (the log read). */
+static void groups_end(struct acc *a)
+{
+    const char *key;
+    json_t *g;
+    json_object_foreach(a->groups, key, g)
+        group_end(a, g);
+    json_object_clear(a->groups);
+}
+
+/* Ray's deduplication (on by default) prints a line for several, as "... [repeated 15x across
+ * cluster]": the others' sizes are gone. */
+static int folded_by_ray(const char *line)
+{
+    const char *p = strstr(line, "[repeated ");
+    return p && strstr(p, "x across cluster]") != NULL;
+}
 
 static void one_line(struct acc *a, const char *line)
 {
@@ -117,11 +208,19 @@ static void one_line(struct acc *a, const char *line)
         return;
     }
     a->lines++;
+    if (folded_by_ray(what)) {
+        a->folded++;
+        return;
+    }
     long long count = field(what, " count ", 0), type = field(what, " datatype ", 0);
-    long long ranks = field(what, "[nranks=", 0);
+    long long ranks = field_to(what, "[nranks=", 0, ']');
     size_t el = element((long)type);
     if (count < 0 || !el || ranks < 1 || ranks > 1 << 24) {
         a->unparsed++;
+        return;
+    }
+    if (ranks == 1) {
+        a->one_rank++;
         return;
     }
     /* checked before multiplying: count x element x ranks could pass 2^64 */
@@ -131,13 +230,13 @@ static void one_line(struct acc *a, const char *line)
         return;
     }
     unsigned long long bytes = (unsigned long long)count * el * (unsigned long long)per;
-    char key[96];
-    snprintf(key, sizeof(key), "%s %llu", colls[k].name, bytes);
-    json_t *c = json_object_get(a->calls, key);
-    json_object_set_new(a->calls, key, json_integer(json_integer_value(c) + 1));
     struct util_buf rank = UTIL_BUF_INIT;
     rank_of(line, info, &rank);
     json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
+    if (!strcmp(colls[k].name, "sendrecv"))
+        group_send(a, util_buf_str(&rank), what, ranks, bytes);
+    else
+        count_call(a, colls[k].name, bytes);
     util_buf_release(&rank);
 }
 
@@ -177,8 +276,8 @@ static json_t *document(const struct acc *a, json_t *sources)
     return json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1",
                      "from", "nccl-log", "sources", sources, "ranks_seen",
                      (json_int_t)json_object_size(a->ranks), "lines", (json_int_t)a->lines,
-                     "skipped", (json_int_t)(a->unparsed + a->too_large + a->other), "entries",
-                     entries, "totals", totals, "assumed", 0);
+                     "skipped", (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank),
+                     "entries", entries, "totals", totals, "assumed", 0);
 }
 
 /* Every line of the len bytes of text (with a byte after them; cut in place) into a. A NUL
@@ -198,17 +297,19 @@ static void all_lines(struct acc *a, char *text, size_t len)
 
 json_t *workload_from_nccl_text(const char *text, size_t len)
 {
-    struct acc a = {.calls = json_object(), .ranks = json_object()};
+    struct acc a = {.calls = json_object(), .ranks = json_object(), .groups = json_object()};
     char *copy = util_xmalloc(len + 1);
     json_t *doc = NULL;
     memcpy(copy, text, len);
     copy[len] = '\0';
     all_lines(&a, copy, len);
     free(copy);
+    groups_end(&a);
     if (json_object_size(a.calls))
         doc = document(&a, json_array());
     json_decref(a.calls);
     json_decref(a.ranks);
+    json_decref(a.groups);
     return doc;
 }
 
@@ -217,7 +318,8 @@ static void left_out(const struct acc *a)
 {
     if (a->unparsed)
         util_warning("%lld COLL line(s) left out: a count, datatype or [nranks=] that did not "
-                     "parse (a datatype newer than those of nccl.h's ncclDataType_t?)",
+                     "parse (a line cut short, or a datatype newer than those of nccl.h's "
+                     "ncclDataType_t?)",
                      a->unparsed);
     if (a->too_large)
         util_warning("%lld call(s) left out: larger than %lld bytes, the largest size a workload "
@@ -227,6 +329,10 @@ static void left_out(const struct acc *a)
         util_warning("%lld COLL line(s) of %s%s left out: no nccl-tests collective topotune runs "
                      "stands for them",
                      a->other, a->other_name, a->others ? " and other functions" : "");
+    if (a->one_rank)
+        util_warning("%lld call(s) on communicators of one rank left out: NCCL copies them in "
+                     "place, nothing crosses a GPU",
+                     a->one_rank);
 }
 
 /* The error when the logs give nothing to weigh; 0 when they do. */
@@ -243,6 +349,11 @@ static int nothing_usable(const struct acc *a, const char *what)
         return util_error("no NCCL COLL line in %s: run the job with NCCL_DEBUG=INFO "
                           "NCCL_DEBUG_SUBSYS=COLL (and NCCL_DEBUG_FILE) and give that log",
                           what);
+    if (a->folded)
+        return util_error("%s: %lld COLL line(s) stand for others that Ray's log deduplication "
+                          "left out ('[repeated Nx across cluster]'), whose sizes are lost: run "
+                          "the job with RAY_DEDUP_LOGS=0 (or NCCL_DEBUG_FILE) and give that log",
+                          what, a->folded);
     if (!json_object_size(a->calls) && a->recv == a->lines)
         return util_error("%s: only Recv lines: each is counted with its Send, which another "
                           "rank's log holds: give every rank's log",
@@ -259,15 +370,35 @@ static int nothing_usable(const struct acc *a, const char *what)
     return 0;
 }
 
+/* The first of paths[0..f) that is the file paths[f] is (a link, another spelling, a glob that
+ * overlaps another), or -1. */
+static int same_file_before(char *const *paths, int f)
+{
+    struct stat here, there;
+    if (stat(paths[f], &here))
+        return -1; /* reading it says why */
+    for (int i = 0; i < f; i++)
+        if (!stat(paths[i], &there) && there.st_dev == here.st_dev && there.st_ino == here.st_ino)
+            return i;
+    return -1;
+}
+
 json_t *workload_from_nccl_logs(char *const *paths, int n)
 {
-    struct acc a = {.calls = json_object(), .ranks = json_object()};
+    struct acc a = {.calls = json_object(), .ranks = json_object(), .groups = json_object()};
     json_t *sources = json_array();
     int rc = 0;
     for (int f = 0; f < n && !rc; f++) {
         struct util_buf text = UTIL_BUF_INIT, name = UTIL_BUF_INIT;
         const char *why = NULL;
-        if (util_file_read_input(paths[f], 1, 1LL << 30, &text, &why)) {
+        int again = same_file_before(paths, f);
+        if (again >= 0) {
+            rc = util_error("NCCL log '%s' %s%s%s: each log is read once (its calls would count "
+                            "twice)",
+                            paths[f], strcmp(paths[f], paths[again]) ? "is the same file as '" : "",
+                            strcmp(paths[f], paths[again]) ? paths[again] : "is given twice",
+                            strcmp(paths[f], paths[again]) ? "', given before it" : "");
+        } else if (util_file_read_input(paths[f], 1, 1LL << 30, &text, &why)) {
             rc = util_error("cannot read NCCL log '%s': %s%s", paths[f], why ? why : "?",
                             why && strstr(why, "larger than")
                                 ? ": give its COLL lines (grep 'NCCL INFO'), or split it into "
@@ -284,6 +415,7 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
         util_buf_release(&name);
     }
     if (!rc) {
+        groups_end(&a);
         left_out(&a);
         rc = nothing_usable(&a, n == 1 ? paths[0] : "the logs");
     }
@@ -291,6 +423,7 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
     json_decref(sources);
     json_decref(a.calls);
     json_decref(a.ranks);
+    json_decref(a.groups);
     return doc;
 }
 

@@ -73,6 +73,41 @@ expect_exit 0 "a progress bar's carriage return and a stray byte before the host
     "$TOPOTUNE" workload --from-nccl-log cr.log --out cr.json
 check "two ranks, each one call" test "$(entries cr.json)" = "all_reduce 4096 1
 ranks 2"
+# Before NCCL 2.28 an alltoall is a group of Sends, one to every rank, under one opCount (PyTorch's
+# all_to_all sends to itself too; others leave themselves out): one alltoall per rank, not sends.
+send() { echo "node1:$1:9 [$1] NCCL INFO Send: opCount $2 sendbuff 0x1 recvbuff (nil) count $4 datatype 9 op 0 root $3 comm 0x5$1 [nranks=$5] stream 0x4"; }
+for r in 0 1 2 3; do for op in 7 8; do for peer in 0 1 2 3; do send "$r" "$op" "$peer" 262144 4; done; done; done >a2a-groups.log
+expect_exit 0 "grouped Sends to every rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-groups.log --out g.json
+check "two alltoalls of 262144 bfloat16 x 4 ranks per rank" test "$(entries g.json)" = "alltoall 2097152 2
+ranks 4"
+for r in 0 1 2; do for peer in 0 1 2; do [ "$peer" = "$r" ] || send "$r" 7 "$peer" 1024 3; done; done >a2a-others.log
+expect_exit 0 "grouped Sends to every other rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-others.log --out o.json
+check "one alltoall of 1024 x 3 ranks x 2 B" test "$(entries o.json)" = "alltoall 6144 1
+ranks 3"
+{ send 0 7 1 1024 4; send 0 7 3 1024 4; send 0 8 1 1024 4; } >ring.log
+expect_exit 0 "Sends to some ranks only" -- "$TOPOTUNE" workload --from-nccl-log ring.log --out ring.json
+check "each its own sendrecv" test "$(entries ring.json)" = "sendrecv 2048 3
+ranks 1"
+# A call on a communicator of one rank moves nothing (NCCL copies in place); a line cut inside
+# its [nranks=16] is no call on one rank.
+{ coll AllReduce 67108864 9 1 0; coll AllReduce 1024 9 8 0; coll AllGather 1024 9 16 0 | sed 's/nranks=16.*/nranks=1/'; } >one.log
+expect_exit 0 "a call on one rank and a cut line" -- "$TOPOTUNE" workload --from-nccl-log one.log --out one.json
+check "neither counted" test "$(entries one.json)" = "all_reduce 2048 1
+ranks 1"
+expect_stderr_has "1 call(s) on communicators of one rank left out" "the one-rank call said"
+expect_stderr_has "a line cut short" "the cut line said"
+check "both in skipped" python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["skipped"] == 2' one.json
+# NCCL_DEBUG_TIMESTAMP_FORMAT='[%T]' (NCCL 2.26) writes no space before the host.
+{ printf '[10:00:01]'; coll AllReduce 1024 7 2 0; printf '[10:00:02]'; coll AllReduce 1024 7 2 0; } >ts.log
+expect_exit 0 "a timestamp without a space after it" -- "$TOPOTUNE" workload --from-nccl-log ts.log --out ts.json
+check "one rank, two calls" test "$(entries ts.json)" = "all_reduce 4096 2
+ranks 1"
+# Ray folds lines that differ in numbers only ("[repeated 15x across cluster]"): sizes are lost.
+{ coll AllReduce 1024 7 8 0; printf '%s [repeated 15x across cluster]\n' "$(coll AllReduce 4096 7 8 1)"; } >ray.log
+expect_exit 2 "a log folded by Ray's deduplication" -- "$TOPOTUNE" workload --from-nccl-log ray.log
+expect_stderr_has "RAY_DEDUP_LOGS=0" "refused, and the fix named"
+expect_exit 2 "one log given twice" -- "$TOPOTUNE" workload --from-nccl-log a2a.log nul.log "$TEST_TMP/nul.log"
+expect_stderr_has "is the same file as 'nul.log'" "refused: its calls would count twice"
 coll AllReduce 0 7 8 0 >zero.log
 expect_exit 2 "calls of 0 bytes only" -- "$TOPOTUNE" workload --from-nccl-log zero.log
 expect_stderr_has "moves 0 bytes" "said"

@@ -183,11 +183,11 @@ expect_stderr_has "optimised different workloads" "gen: says the workloads diffe
 expect_exit 2 "gen: the other order" -- "$TOPOTUNE" gen --runs mix ar --profiles p-x
 
 # A real job's log: a call with no data (count 0) weighs nothing and is left out; a tiny
-# all_gather (8 bytes per rank) still measures: its run goes up to one 16-byte part per rank.
+# all_gather (8 bytes of 2 ranks) still measures: its run goes up to one 16-byte part per rank.
 cat >job.log <<'LOG'
-h:1:2 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 0 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
-h:1:2 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 1048576 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
-h:1:2 [0] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 2 datatype 7 op 0 root 0 comm 0x3 [nranks=1] stream 0x4
+h:1:2 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 0 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4
+h:1:2 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 1048576 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4
+h:1:2 [0] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 1 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4
 LOG
 expect_exit 0 "workload from the log" -- "$TOPOTUNE" workload --from-nccl-log job.log --json --out job.json
 cat >tiny.json <<'JSON'
