@@ -28,16 +28,29 @@ struct config_stats {
     const char *stage; /* of the first failure */
 };
 
-static json_t *final_runs(json_t *results, const char *id)
+/* The final runs of every configuration, by id: read once, where a walk over every result per
+ * configuration took seconds for a predicted sweep of a large space (configurations x results). */
+static json_t *final_runs_by_id(json_t *results)
 {
-    json_t *out = json_array();
+    json_t *by_id = json_object(), *r;
     size_t i;
-    json_t *r;
-    json_array_foreach(results, i, r)
-        if (json_is_true(json_object_get(r, "final")) &&
-            !strcmp(json_string_value(json_object_get(r, "config_id")), id))
-            json_array_append(out, r);
-    return out;
+    json_array_foreach(results, i, r) {
+        const char *id = json_string_value(json_object_get(r, "config_id"));
+        if (!json_is_true(json_object_get(r, "final")) || !id)
+            continue;
+        json_t *runs = json_object_get(by_id, id);
+        if (!runs)
+            json_object_set_new(by_id, id, runs = json_array());
+        json_array_append(runs, r);
+    }
+    return by_id;
+}
+
+/* A configuration's final runs (a new reference; empty when it has none). */
+static json_t *final_runs(json_t *by_id, const char *id)
+{
+    json_t *runs = json_object_get(by_id, id);
+    return runs ? json_incref(runs) : json_array();
 }
 
 static void stats(json_t *runs, size_t omin, size_t omax, struct config_stats *s)
@@ -586,11 +599,12 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_t *rejected = json_array(), *defaults_runs = NULL;
     const char *id;
     json_t *env;
+    json_t *by_id = final_runs_by_id(results);
     json_object_foreach(ids, id, env) /* the defaults' runs, which a workload judges against */
         if (!defaults_runs && json_object_size(env) == 0)
-            defaults_runs = final_runs(results, id);
+            defaults_runs = final_runs(by_id, id);
     json_object_foreach(ids, id, env) {
-        json_t *runs = final_runs(results, id), *why;
+        json_t *runs = final_runs(by_id, id), *why;
         struct config_stats s = {.id = id, .env = env};
         stats(runs, omin, omax, &s);
         int is_base = json_object_size(env) == 0;
@@ -691,6 +705,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_decref(base_runs);
     json_decref(stable_runs);
     json_decref(ids);
+    json_decref(by_id);
     json_decref(rejected);
     json_decref(defaults_runs);
     json_decref(results);
