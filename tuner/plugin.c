@@ -125,7 +125,9 @@ static void read_model(const char *path, char *model, size_t len)
         end = v + strlen(v);
         while (end > v && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
             *--end = '\0';
-        snprintf(model, len, "%s", v);
+        /* a name longer than the buffer is no GPU's: unread, never matched cut short */
+        if (snprintf(model, len, "%s", v) >= (int)len)
+            model[0] = '\0';
         break;
     }
     fclose(f);
