@@ -29,7 +29,8 @@ struct compare_input {
  * The scaling of an input with the node count (compare --nodes 1,2,4,...): busbw at size for
  * each of the nodes counts. A topology or spec input is predicted (NCCL's defaults, the model's
  * params or the defaults when NULL); a profile or sweep keeps its one measured (or predicted)
- * node count. New reference: [{nodes, busbw, predicted}] (busbw -1: no number there).
+ * node count. New reference: [{nodes, busbw, predicted}] (busbw -1: no number there; a predicted
+ * busbw above 0 carries busbw_band, [low, high] in GB/s, as the tables show it).
  */
 json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, json_int_t size,
                       const struct model_params *params);
@@ -54,6 +55,13 @@ int compare_load(const char *path, int nodes, const char *space_path,
  */
 json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
                         const struct model_params *params, const json_t *workload);
+
+/*
+ * The bands of a predicted input's numbers, as its tables show them (docs/model.md "Bands"):
+ * {"winner": [{size, low, high}], "baseline": [...]}, a row per per-size busbw above 0, low and
+ * high in GB/s (all_reduce's band at that size). NULL for a measured input. New reference.
+ */
+json_t *compare_bands_json(const struct compare_input *in);
 
 /* Reports: plain text on stdout, Markdown, and one self-contained HTML file. */
 void compare_print_text(const struct compare_input *in, int n, FILE *out);

@@ -5,6 +5,7 @@
  * rather than failing: profiles written by other versions stay comparable.
  */
 #include "compare/internal.h"
+#include "model/model.h"
 #include "util/json.h"
 
 #include <stdlib.h>
@@ -187,4 +188,29 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
     double n = (double)(nodes > 0 ? nodes : 1) * (double)(gpus > 0 ? gpus : 1);
     double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
     return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
+}
+
+/* [{size, low, high}] of a per-size list's busbw values above 0, each within its band. */
+static json_t *bands_of(const json_t *per_size)
+{
+    json_t *rows = json_array(), *r;
+    size_t i;
+    json_array_foreach(per_size, i, r) {
+        json_int_t size = json_integer_value(json_object_get(r, "size"));
+        double bw = json_number_value(json_object_get(r, "busbw"));
+        if (size <= 0 || !(bw > 0))
+            continue;
+        struct model_band b = model_band_at((size_t)size);
+        json_array_append_new(
+            rows, json_pack("{s:I,s:f,s:f}", "size", size, "low", bw * b.low, "high", bw * b.high));
+    }
+    return rows;
+}
+
+json_t *compare_bands_json(const struct compare_input *in)
+{
+    if (!compare_predicted(in))
+        return NULL;
+    return json_pack("{s:o,s:o}", "winner", bands_of(compare_best_sizes(in)), "baseline",
+                     bands_of(compare_default_sizes(in)));
 }

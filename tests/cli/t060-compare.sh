@@ -67,11 +67,28 @@ d = json.load(open(sys.argv[1]))
 i = d["inputs"][0]
 assert d["schema"] == "topotune/compare/1" and i["label"] == "dgx-a100" and i["predicted"] is True
 assert i["profile"]["baseline"]["per_size"]' "$TEST_TMP/out"
+check "JSON: every predicted busbw with its band, as the tables show it" python3 -c '
+import json, sys
+i = json.load(open(sys.argv[1]))["inputs"][0]
+p, b = i["profile"], i["busbw_bands"]
+best = p["winner"]["per_size"] if isinstance(p.get("winner"), dict) else p["baseline"]["per_size"]
+for rows, bands in ((best, b["winner"]), (p["baseline"]["per_size"], b["baseline"])):
+    got = {r["size"]: r for r in bands}
+    want = [r for r in rows if r["busbw"] > 0]
+    assert want and len(got) == len(want), (len(got), len(want))
+    for r in want:
+        assert got[r["size"]]["low"] < r["busbw"] < got[r["size"]]["high"], (r, got[r["size"]])' "$TEST_TMP/out"
+check "JSON: the bands valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" "$TEST_TMP/out"
 
 # 2. A measured profile of this machine (topotune run, real MPI ranks) against a spec.
 expect_exit 0 "topotune run (tiny space)" -- "$TOPOTUNE" run --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json" \
     --profiles profiles --out run-sweep
-expect_exit 0 "compare measured with predicted" -- "$TOPOTUNE" compare profiles "$specs/hgx-h100.json" --md mixed.md --html mixed.html
+expect_exit 0 "compare measured with predicted" -- "$TOPOTUNE" compare profiles "$specs/hgx-h100.json" --md mixed.md --html mixed.html \
+    --json mixed.json
+check "JSON: bands for the predicted input only" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["inputs"]
+assert [(i["predicted"], "busbw_bands" in i) for i in d] == [(False, False), (True, True)], [(i["predicted"], sorted(i)) for i in d]' mixed.json
 check "measured and predicted told apart" python3 - mixed.md <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -194,7 +211,8 @@ check "scaling in the JSON, valid against the schema" python3 "$TOPOTUNE_SRC/tes
     "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" "$TEST_TMP/out"
 check "1 GiB at 1, 4 and 16 nodes, predicted" python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["inputs"][0]["scaling"]
-assert [r["nodes"] for r in s] == [1, 4, 16] and all(r["size"] == 1 << 30 and r["predicted"] and r["busbw"] > 0 for r in s), s' "$TEST_TMP/out"
+assert [r["nodes"] for r in s] == [1, 4, 16] and all(r["size"] == 1 << 30 and r["predicted"] and r["busbw"] > 0 for r in s), s
+assert all(r["busbw_band"][0] < r["busbw"] < r["busbw_band"][1] for r in s), s' "$TEST_TMP/out"
 # Without --at, where the first input's defaults hang (no size ran): 1 GiB, not 0 B; the hang
 # said per node count, in the text and the JSON.
 expect_exit 0 "compare --nodes, the first input hangs" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
@@ -206,6 +224,7 @@ d = json.load(open(sys.argv[1]))["inputs"]
 assert all(r["size"] == 1 << 30 for i in d for r in i["scaling"]), d
 assert [r.get("outcome") for r in d[0]["scaling"]] == ["hangs", "hangs"], d[0]["scaling"]
 assert all(r["busbw"] > 0 and "outcome" not in r for r in d[1]["scaling"]), d[1]["scaling"]
+assert "busbw_band" not in d[0]["scaling"][0] and "busbw_band" in d[1]["scaling"][0], d  # no number, no band
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/compare.schema.json", sys.argv[1]], check=True)
 PY
