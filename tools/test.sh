@@ -8,19 +8,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh test
 
-echo "== style: clang-format and shellcheck"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+# cppcheck is one process: it runs beside the style checks, on the other core
+echo "== style: clang-format and shellcheck; static analysis: cppcheck (warnings and portability;"
+echo "   Jansson's macros taught)"
+git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
+    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem --inline-suppr \
+    --error-exitcode=1 >"$work/cppcheck.log" 2>&1 &
+cppcheck_pid=$!
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror
 git ls-files -- '*.sh' .ci/run tools/hooks/commit-msg | xargs shellcheck -x
-
-echo "== static analysis: cppcheck (warnings and portability; Jansson's macros taught)"
-git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
-    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem --inline-suppr --error-exitcode=1
+cppcheck_rc=0
+wait "$cppcheck_pid" || cppcheck_rc=$?
+cat "$work/cppcheck.log"
+[ "$cppcheck_rc" = 0 ] || { echo "cppcheck: FAILED (above)"; exit 1; }
 
 seconds=${TOPOTUNE_FUZZ_SECONDS:-10}
 echo "== fuzz: every parser of untrusted text, ${seconds} s each, two at a time"
 tools/build.sh fuzz >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 fuzz() { # TARGET: its run's exit status in $work/TARGET.rc (libFuzzer is one process, one core)
     local target=$1 seeds=tests/fuzz/corpus-$1 leaks=1
     [ -d "$seeds" ] || seeds=tests/fuzz/corpus
