@@ -9,19 +9,22 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh test
 
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+cppcheck_pid=
+trap '[ -z "$cppcheck_pid" ] || kill "$cppcheck_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # cppcheck is one process: it runs beside the style checks, on the other core
 echo "== style: clang-format and shellcheck; static analysis: cppcheck (warnings and portability;"
 echo "   Jansson's macros taught)"
-git ls-files -- '*.c' | xargs cppcheck --quiet --enable=warning,portability --std=c11 -I . \
-    --library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem --inline-suppr \
-    --error-exitcode=1 >"$work/cppcheck.log" 2>&1 &
+mapfile -t sources < <(git ls-files -- '*.c')
+cppcheck --quiet --enable=warning,portability --std=c11 -I . --library=tools/cppcheck/jansson.cfg \
+    --suppress=missingIncludeSystem --inline-suppr --error-exitcode=1 "${sources[@]}" \
+    >"$work/cppcheck.log" 2>&1 &
 cppcheck_pid=$!
 git ls-files -- '*.c' '*.h' | xargs clang-format --dry-run -Werror
 git ls-files -- '*.sh' .ci/run tools/hooks/commit-msg | xargs shellcheck -x
 cppcheck_rc=0
 wait "$cppcheck_pid" || cppcheck_rc=$?
+cppcheck_pid=
 cat "$work/cppcheck.log"
 [ "$cppcheck_rc" = 0 ] || { echo "cppcheck: FAILED (above)"; exit 1; }
 
