@@ -112,23 +112,27 @@ static void count_call(struct acc *a, const char *name, unsigned long long bytes
 }
 
 /*
- * A rank's group of Sends on one communicator, ended: before NCCL 2.28 an alltoall is a group
- * of one Send to every rank (PyTorch's all_to_all: itself included; others leave themselves
- * out), all with one opCount, as NCCL logs a group's calls; it is one alltoall of nccl-tests'
- * size (every peer's part, the mean part where they differ, times the ranks). Any other group
- * is its Sends, each a sendrecv.
+ * A rank's group of Sends on one communicator, ended. Before NCCL 2.28 an alltoall is a group of
+ * Sends, one per rank, logged with one opCount: to every rank (PyTorch's all_to_all, itself
+ * included), or to most of them (itself left out; uneven splits skip the ranks they send 0). A
+ * group to every rank, or to 3 ranks or more and at least half of them, is one alltoall of
+ * nccl-tests' size (the rank's whole send buffer: what it sent, scaled to every rank where at
+ * most itself is missing). Any other group (a pipeline's send, a ring's two neighbours) is its
+ * Sends, each a sendrecv.
  */
 static void group_end(struct acc *a, json_t *g)
 {
     long long nranks = json_integer_value(json_object_get(g, "nranks"));
     json_t *bytes = json_object_get(g, "bytes"), *b;
-    size_t peers = json_object_size(json_object_get(g, "peers")), n = json_array_size(bytes), i;
-    if (n == peers &&
-        ((long long)peers == nranks || (nranks > 2 && (long long)peers == nranks - 1))) {
+    long long peers = (long long)json_object_size(json_object_get(g, "peers"));
+    size_t i;
+    if (peers == nranks || (peers >= 3 && 2 * peers >= nranks)) {
         unsigned long long sum = 0;
         json_array_foreach(bytes, i, b)
             sum += (unsigned long long)json_integer_value(b);
-        unsigned long long size = sum / peers * (unsigned long long)nranks;
+        unsigned long long size = peers >= nranks - 1
+                                      ? sum / (unsigned long long)peers * (unsigned long long)nranks
+                                      : sum;
         if (size > (unsigned long long)WORKLOAD_MAX_SIZE)
             a->too_large++;
         else
@@ -148,8 +152,11 @@ static void group_send(struct acc *a, const char *rank, const char *what, long l
     snprintf(key, sizeof(key), "%s %llx", rank, (unsigned long long)comm);
     snprintf(peer, sizeof(peer), "%lld", field(what, " root ", 0));
     json_t *g = json_object_get(a->groups, key);
+    /* a new group: another opCount, or a peer sent to again (from NCCL 2.27 a launch without
+     * network work leaves the opCount as it was: every group inside a node logs the same) */
     if (g && (json_integer_value(json_object_get(g, "op")) != op ||
-              json_integer_value(json_object_get(g, "nranks")) != nranks)) {
+              json_integer_value(json_object_get(g, "nranks")) != nranks ||
+              json_object_get(json_object_get(g, "peers"), peer))) {
         group_end(a, g);
         g = NULL;
     }
@@ -371,14 +378,17 @@ static int nothing_usable(const struct acc *a, const char *what)
 }
 
 /* The first of paths[0..f) that is the file paths[f] is (a link, another spelling, a glob that
- * overlaps another), or -1. */
-static int same_file_before(char *const *paths, int f)
+ * overlaps another), or -1; seen[] holds each earlier path's stat (st_ino 0: none), each path's
+ * set here once (a shared file system answers a stat slowly, and a job may have thousands). */
+static int same_file_before(char *const *paths, int f, struct stat *seen)
 {
-    struct stat here, there;
-    if (stat(paths[f], &here))
+    memset(&seen[f], 0, sizeof(seen[f]));
+    if (stat(paths[f], &seen[f])) {
+        memset(&seen[f], 0, sizeof(seen[f]));
         return -1; /* reading it says why */
+    }
     for (int i = 0; i < f; i++)
-        if (!stat(paths[i], &there) && there.st_dev == here.st_dev && there.st_ino == here.st_ino)
+        if (seen[i].st_ino && seen[i].st_dev == seen[f].st_dev && seen[i].st_ino == seen[f].st_ino)
             return i;
     return -1;
 }
@@ -387,11 +397,12 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
 {
     struct acc a = {.calls = json_object(), .ranks = json_object(), .groups = json_object()};
     json_t *sources = json_array();
+    struct stat *seen = util_xcalloc((size_t)n + 1, sizeof(*seen));
     int rc = 0;
     for (int f = 0; f < n && !rc; f++) {
         struct util_buf text = UTIL_BUF_INIT, name = UTIL_BUF_INIT;
         const char *why = NULL;
-        int again = same_file_before(paths, f);
+        int again = same_file_before(paths, f, seen);
         if (again >= 0) {
             rc = util_error("NCCL log '%s' %s%s%s: each log is read once (its calls would count "
                             "twice)",
@@ -424,6 +435,7 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
     json_decref(a.calls);
     json_decref(a.ranks);
     json_decref(a.groups);
+    free(seen);
     return doc;
 }
 

@@ -17,16 +17,17 @@
  * The workload of the NCCL log files paths[0..n): every COLL line (the last "NCCL INFO " of a line
  * is the one read: lines of processes writing at once get interleaved) of AllReduce, AllGather,
  * ReduceScatter, Broadcast, Reduce, AlltoAll (NCCL 2.28) and Send (a Recv pairs with a Send and
- * is not counted again). A rank's group of Sends on one communicator (one opCount) with one to
- * every rank, or to every other rank, is an alltoall (before 2.28 an alltoall logs so); other
- * Sends are sendrecv. Calls are per rank: every rank's lines (host:pid [device]) counted, divided
- * by the ranks seen. Lines that are no COLL line are skipped; a COLL line whose count, datatype or
- * [nranks=N] do not parse (a line cut short), a call larger than WORKLOAD_MAX_SIZE, one of a
- * function no collective here stands for (Gather, Scatter), or one on a communicator of one rank
- * (moving nothing) is counted in "skipped" and said in a warning. A NUL ends its line only.
- * Returns a new document, or NULL after an error naming the file (unreadable, not a regular file,
- * a file given twice, no COLL line, lines folded by Ray's log deduplication, none usable, only
- * Recv lines, only calls of 0 bytes, more than WORKLOAD_MAX_ENTRIES pairs).
+ * is not counted again). A rank's group of Sends on one communicator (one opCount, no peer
+ * twice) to every rank, or to 3 ranks or more and at least half of them, is an alltoall (before
+ * 2.28 an alltoall logs so); other Sends are sendrecv. Calls are per rank: every rank's lines
+ * (host:pid [device]) counted, divided by the ranks seen. Lines that are no COLL line are skipped;
+ * a COLL line whose count, datatype or [nranks=N] do not parse (a line cut short), a call larger
+ * than WORKLOAD_MAX_SIZE, one of a function no collective here stands for (Gather, Scatter), or one
+ * on a communicator of one rank (moving nothing) is counted in "skipped" and said in a warning. A
+ * NUL ends its line only. Returns a new document, or NULL after an error naming the file
+ * (unreadable, not a regular file, a file given twice, no COLL line, lines folded by Ray's log
+ * deduplication, none usable, only Recv lines, only calls of 0 bytes, more than
+ * WORKLOAD_MAX_ENTRIES pairs).
  */
 json_t *workload_from_nccl_logs(char *const *paths, int n);
 

@@ -80,10 +80,23 @@ for r in 0 1 2 3; do for op in 7 8; do for peer in 0 1 2 3; do send "$r" "$op" "
 expect_exit 0 "grouped Sends to every rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-groups.log --out g.json
 check "two alltoalls of 262144 bfloat16 x 4 ranks per rank" test "$(entries g.json)" = "alltoall 2097152 2
 ranks 4"
-for r in 0 1 2; do for peer in 0 1 2; do [ "$peer" = "$r" ] || send "$r" 7 "$peer" 1024 3; done; done >a2a-others.log
+for r in 0 1 2 3; do for peer in 0 1 2 3; do [ "$peer" = "$r" ] || send "$r" 7 "$peer" 1024 4; done; done >a2a-others.log
 expect_exit 0 "grouped Sends to every other rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-others.log --out o.json
-check "one alltoall of 1024 x 3 ranks x 2 B" test "$(entries o.json)" = "alltoall 6144 1
-ranks 3"
+check "one alltoall of 1024 x 4 ranks x 2 B" test "$(entries o.json)" = "alltoall 8192 1
+ranks 4"
+# NCCL 2.27 leaves the opCount as it was after a launch without network work: two alltoalls
+# inside a node log one opCount, and a peer sent to again starts the next.
+for r in 0 1; do for _ in 1 2; do for peer in 0 1 2 3; do send "$r" 0 "$peer" 4096 4; done; done; done >a2a-27.log
+expect_exit 0 "two alltoalls under one opCount" -- "$TOPOTUNE" workload --from-nccl-log a2a-27.log --out a27.json
+check "two alltoalls per rank" test "$(entries a27.json)" = "alltoall 32768 2
+ranks 2"
+# MoE's uneven splits skip the ranks a rank sends nothing: 4 of 8 peers is still an alltoall,
+# of the bytes it sent; a ring's two neighbours of 3 ranks are sends.
+{ for peer in 0 2 5 7; do send 0 9 "$peer" 1000 8; done; send 1 9 0 512 3; send 1 9 2 512 3; } >uneven.log
+expect_exit 0 "uneven splits and a ring of 3" -- "$TOPOTUNE" workload --from-nccl-log uneven.log --out u.json
+check "one alltoall of 4 x 1000 x 2 B; two sendrecv of 1 KiB" test "$(entries u.json)" = "alltoall 8000 0.5
+sendrecv 1024 1
+ranks 2"
 { send 0 7 1 1024 4; send 0 7 3 1024 4; send 0 8 1 1024 4; } >ring.log
 expect_exit 0 "Sends to some ranks only" -- "$TOPOTUNE" workload --from-nccl-log ring.log --out ring.json
 check "each its own sendrecv" test "$(entries ring.json)" = "sendrecv 2048 3
