@@ -125,9 +125,10 @@ static void read_model(const char *path, char *model, size_t len)
         end = v + strlen(v);
         while (end > v && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
             *--end = '\0';
-        /* a name longer than the buffer is no GPU's: unread, never matched cut short */
-        if (snprintf(model, len, "%s", v) >= (int)len)
-            model[0] = '\0';
+        /* cut to the buffer: a name that long is no GPU's, and cut it matches no table's */
+        size_t n = strlen(v) < len ? strlen(v) : len - 1;
+        memcpy(model, v, n);
+        model[n] = '\0';
         break;
     }
     fclose(f);
