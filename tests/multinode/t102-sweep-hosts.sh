@@ -181,6 +181,7 @@ print("outcomes in order:", " ".join(f'{r["config_id"][:4]}-r{r["rep"]}:{r["outc
 assert len(runs) == 2, len(runs)
 hit = [r for r in runs if f'{r["config_id"]}-r{r["rep"]}' == sys.argv[2]]
 assert len(hit) == 1, sys.argv[2]
+assert runs.index(hit[0]) < len(runs) - 1, "the cut was in the last run: nothing shows the sweep went on"
 assert hit[0]["outcome"] == "timeout", hit[0]
 assert hit[0]["wall_s"] <= hit[0]["deadline_s"] + 5, (hit[0]["wall_s"], hit[0]["deadline_s"])
 assert all(r["outcome"] != "ok" for r in runs[runs.index(hit[0]) + 1:])
