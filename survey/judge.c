@@ -18,9 +18,10 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median of x[0..k), k > 0 (sorted here). */
-static double median_of(double *x, int k)
+double survey_median(double *x, int k)
 {
+    if (k <= 0)
+        return 0;
     qsort(x, (size_t)k, sizeof(double), by_value);
     return k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
 }
@@ -62,11 +63,11 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
             first--;
         out->support = k - first;
         memcpy(d, x + first, sizeof(double) * (size_t)out->support);
-        level = median_of(d, out->support);
+        level = survey_median(d, out->support);
         for (int i = first; i < k; i++)
             if (x[i] >= level)
                 d[up++] = x[i] - level;
-        out->spread = up ? 1.4826 * median_of(d, up) : 0;
+        out->spread = up ? 1.4826 * survey_median(d, up) : 0;
         cut = fmax(level - fmax(w, 3 * out->spread), anchor - 2 * w);
     }
     out->level = exp(level);
@@ -160,7 +161,7 @@ void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, 
                 if (c[x->a == i ? x->b : x->a] >= c[i] - w)
                     vals[n++] = x->v;
             }
-            next[i] = n ? median_of(vals, n) : c[i];
+            next[i] = n ? survey_median(vals, n) : c[i];
         }
         memcpy(c, next, sizeof(double) * (size_t)nnodes);
     }

@@ -457,10 +457,7 @@ static double pair_value(const struct survey *s, int a, int b, int *count)
         }
     if (count)
         *count = n;
-    if (!n)
-        return any ? -1 : 0;
-    qsort(v, (size_t)n, sizeof(double), by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n ? survey_median(v, n) : any ? -1 : 0;
 }
 
 /* The values of node i's pairs (pair_value), one per distinct partner without a verdict, into v
@@ -485,15 +482,6 @@ static int partner_values(const struct survey *s, int i, int skip, int only_afte
     return n;
 }
 
-/* The median of v[0..n-1], which it sorts; 0 when n is 0. */
-static double median_of(double *v, int n)
-{
-    if (!n)
-        return 0;
-    qsort(v, (size_t)n, sizeof(double), by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The median of the values of the class's measured pairs (each pair once, both nodes without a
  * verdict): what two of its nodes give through the network. 0 when none has a value. */
 static double class_pairs_median(const struct survey *s, const char *cls)
@@ -503,7 +491,7 @@ static double class_pairs_median(const struct survey *s, const char *cls)
     for (int i = 0; i < s->nnodes; i++)
         if (node_ok(s, i) && s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
             n += partner_values(s, i, -1, 1, v + n);
-    double m = median_of(v, n);
+    double m = survey_median(v, n);
     free(v);
     return m;
 }
@@ -1149,7 +1137,7 @@ static double pair_low(const struct survey *s, const struct fit *f, int i)
 static double elsewhere(const struct survey *s, int a, int b)
 {
     double *v = util_xmalloc(sizeof(double) * ((size_t)s->nodes[a].npairs + 1));
-    double m = median_of(v, partner_values(s, a, b, 0, v));
+    double m = survey_median(v, partner_values(s, a, b, 0, v));
     free(v);
     return m;
 }
@@ -1181,7 +1169,7 @@ static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
     int slow = 1; /* one partner or none: nothing to tell a path from the node by */
     if (nv >= 2) {
         qsort(v, (size_t)nv, sizeof(double), by_value);
-        double med = median_of(v + 1, nv - 1); /* the others': without the worst, v[0] */
+        double med = survey_median(v + 1, nv - 1); /* the others': without the worst, v[0] */
         /* the worst an outlier (short of the next by more than the tolerance, not noise at the
          * threshold) and the rest fine: that pair's path */
         slow = !(med >= pair_low(s, f, i) && v[0] < v[1] * (1 - s->tolerance));
