@@ -58,8 +58,8 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
 
 /*
  * The bands of a predicted input's numbers, as its tables show them (docs/model.md "Bands"):
- * {"winner": [{size, low, high}], "baseline": [...]}, a row per per-size busbw above 0, low and
- * high in GB/s (all_reduce's band at that size). NULL for a measured input. New reference.
+ * {"winner": [{size, busbw_band}], "baseline": [...]}, a row per per-size busbw above 0
+ * (compare_busbw_band). NULL for a measured input. New reference.
  */
 json_t *compare_bands_json(const struct compare_input *in);
 

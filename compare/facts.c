@@ -190,7 +190,13 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
     return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
 }
 
-/* [{size, low, high}] of a per-size list's busbw values above 0, each within its band. */
+json_t *compare_busbw_band(double busbw, json_int_t size)
+{
+    struct model_band b = model_band_at((size_t)size);
+    return json_pack("[f,f]", busbw * b.low, busbw * b.high);
+}
+
+/* [{size, busbw_band}] of a per-size list's busbw values above 0. */
 static json_t *bands_of(const json_t *per_size)
 {
     json_t *rows = json_array(), *r;
@@ -198,11 +204,9 @@ static json_t *bands_of(const json_t *per_size)
     json_array_foreach(per_size, i, r) {
         json_int_t size = json_integer_value(json_object_get(r, "size"));
         double bw = json_number_value(json_object_get(r, "busbw"));
-        if (size <= 0 || !(bw > 0))
-            continue;
-        struct model_band b = model_band_at((size_t)size);
-        json_array_append_new(
-            rows, json_pack("{s:I,s:f,s:f}", "size", size, "low", bw * b.low, "high", bw * b.high));
+        if (size > 0 && bw > 0)
+            json_array_append_new(rows, json_pack("{s:I,s:o}", "size", size, "busbw_band",
+                                                  compare_busbw_band(bw, size)));
     }
     return rows;
 }

@@ -23,6 +23,9 @@ int compare_predicted(const struct compare_input *in);
  */
 const json_t *compare_best_sizes(const struct compare_input *in);
 const json_t *compare_default_sizes(const struct compare_input *in);
+/* [low, high] in GB/s: where a healthy system measures a predicted busbw at size (all_reduce's
+ * band, model_band_at, as the tables show it). New reference. */
+json_t *compare_busbw_band(double busbw, json_int_t size);
 /* busbw at size in a per-size list, or -1 when absent. */
 double compare_busbw_at(const json_t *per_size, json_int_t size);
 /* Time per call (us) of an input's job at size from its busbw: algbw = busbw x n / (2(n-1)) with

@@ -204,10 +204,8 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
                                 "predicted", predicted);
         if (outcome)
             json_object_set_new(row, "outcome", json_string(outcome));
-        if (predicted && bw > 0) { /* the band the scaling table shows */
-            struct model_band b = model_band_at((size_t)size);
-            json_object_set_new(row, "busbw_band", json_pack("[f,f]", bw * b.low, bw * b.high));
-        }
+        if (predicted && bw > 0) /* the band the scaling table shows */
+            json_object_set_new(row, "busbw_band", compare_busbw_band(bw, size));
         json_array_append_new(rows, row);
     }
     json_decref(defaults);
