@@ -382,7 +382,6 @@ static int nothing_usable(const struct acc *a, const char *what)
  * set here once (a shared file system answers a stat slowly, and a job may have thousands). */
 static int same_file_before(char *const *paths, int f, struct stat *seen)
 {
-    memset(&seen[f], 0, sizeof(seen[f]));
     if (stat(paths[f], &seen[f])) {
         memset(&seen[f], 0, sizeof(seen[f]));
         return -1; /* reading it says why */
@@ -403,12 +402,14 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
         struct util_buf text = UTIL_BUF_INIT, name = UTIL_BUF_INIT;
         const char *why = NULL;
         int again = same_file_before(paths, f, seen);
-        if (again >= 0) {
-            rc = util_error("NCCL log '%s' %s%s%s: each log is read once (its calls would count "
-                            "twice)",
-                            paths[f], strcmp(paths[f], paths[again]) ? "is the same file as '" : "",
-                            strcmp(paths[f], paths[again]) ? paths[again] : "is given twice",
-                            strcmp(paths[f], paths[again]) ? "', given before it" : "");
+        if (again >= 0 && !strcmp(paths[f], paths[again])) {
+            rc = util_error("NCCL log '%s' is given twice: each log is read once (its calls "
+                            "would count twice)",
+                            paths[f]);
+        } else if (again >= 0) {
+            rc = util_error("NCCL log '%s' is the same file as '%s', given before it: each log "
+                            "is read once (its calls would count twice)",
+                            paths[f], paths[again]);
         } else if (util_file_read_input(paths[f], 1, 1LL << 30, &text, &why)) {
             rc = util_error("cannot read NCCL log '%s': %s%s", paths[f], why ? why : "?",
                             why && strstr(why, "larger than")
