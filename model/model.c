@@ -372,6 +372,25 @@ static int p2p_refused(const struct topo *t, int i, int j)
     return s && strcmp(s, "NS") == 0;
 }
 
+/* Through host memory (SHM) every send goes up the GPU's PCIe switch's link to the CPU and every
+ * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other)
+ * share that link. NCCL's search counts it so: a path between GPUs without P2P goes through the
+ * CPU (paths.cc, addInterStep), and followPath (search.cc) takes each path's bandwidth from every
+ * link it crosses. The most GPUs behind one switch, 1 when none shares. */
+static int shm_switch_share(const struct topo *t)
+{
+    int most = 1;
+    for (int i = 0; i < t->ngpus; i++) {
+        int k = 1;
+        for (int j = 0; j < t->ngpus; j++) {
+            int lv = j == i ? -1 : level_of(cell(t, i, j));
+            k += lv == 3 || lv == 4; /* PIX, PXB */
+        }
+        most = k > most ? k : most;
+    }
+    return most;
+}
+
 static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     int n = t->ngpus, all_nvl = 1, spans_numa = 0;
@@ -418,7 +437,9 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             shm_need / 1e6, n, (double)t->system.shm_bytes / 1e6);
         fault(m, MODEL_FAULT_CRASH, why);
     }
-    double host = (spans_numa ? fmin(pcie, cpu_bw(t)) : pcie);
+    m->shm_share = uses_shm ? shm_switch_share(t) : 1;
+    double uplink = pcie / m->shm_share; /* the CPU interconnect carries one ring each way */
+    double host = (spans_numa ? fmin(uplink, cpu_bw(t)) : uplink);
     if (all_nvl && n > 1 && level >= 1) {
         /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
          * without switches uses half of a GPU's links in each direction. */
@@ -827,6 +848,13 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
             bw *= chain_net_share(m);
     } else if (chain) {
         lat = (base_lat[a][q] + intra) * k->lat_scale;
+        /* A chain's last GPU sends nothing: through host memory a switch holding the whole
+         * chain carries n - 1 sends, not the n NCCL's search counted for the ring. */
+        if (share && m->shm_share > n - 1) {
+            struct model one_less = *m;
+            one_less.intra_bw = m->intra_bw * m->shm_share / (n - 1);
+            bw = bus_bw(&one_less, a, q);
+        }
     } else {
         lat = (base_lat[a][q] + (n - 1) * intra) * k->lat_scale;
     }

@@ -52,14 +52,15 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  8
+#define MODEL_VERSION_NUMBER  9
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
 /* The first version whose parameters mean what this one's do: a calibration file fitted by a
  * version from it to this one is read as it is. Moves to MODEL_VERSION_NUMBER when a version
  * changes what a parameter means (v7 changed how broadcast and reduce run, v8 the bandwidth of
- * local peers through the network, neither a parameter). */
+ * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, none
+ * a parameter). */
 #define MODEL_PARAMS_SINCE 6
 
 enum model_algo {
@@ -199,6 +200,8 @@ struct model {
     double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
+    int shm_share;              /* through host memory: the most GPUs whose sends share one PCIe
+                                 * switch's link to the CPU (intra_bw is its share); else 1 */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
     int channels;               /* search channels (NCCL's C) */
     double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */

@@ -45,7 +45,28 @@ expect_exit 2 "bad --env" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" 
 printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 8, "cpu": {"vendor": "amd"}}\n' >"$TEST_TMP/stock.json"
 expect_exit 0 "8 RTX 4090 with the stock driver (no P2P offered) run through host memory" -- \
     "$TOPOTUNE" predict --input "$TEST_TMP/stock.json" -b 1G -e 1G
-check "over SHM: 0.8 x xGMI's 16 GB/s, no hang" grep -qE "^ +predicted +1073741824 .* 1[0-3]\.[0-9]+ +RING +SIMPLE" "$TEST_TMP/out"
+check "over SHM: 0.8 x the Gen4 switch link's 24 GB/s over its 2 GPUs, no hang" \
+    grep -qE "^ +predicted +1073741824 .* 9\.[56][0-9] +RING +SIMPLE" "$TEST_TMP/out"
+# Through host memory two GPUs behind one PCIe switch share its link to the CPU both ways: a
+# ring (every GPU sends) gets half, a chain of two (one sender) all of it; a GPU per socket
+# shares nothing (then the CPU interconnect, xGMI's 16 GB/s, decides).
+declare -A bw
+for sockets in 1 2; do
+    printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 2, "cpu": {"vendor": "amd", "sockets": %d}}\n' \
+        "$sockets" >"$TEST_TMP/shm$sockets.json"
+    for c in all_reduce all_gather alltoall broadcast; do
+        bw[$c$sockets]=$("$TOPOTUNE" predict --input "$TEST_TMP/shm$sockets.json" -C "$c" -b 1G -e 1G |
+            awk '/^ +predicted/ {print $6}')
+    done
+done
+check "one switch: the rings and alltoall at half the link (9.6)" python3 -c '
+import sys; assert all(9.5 < float(v) < 9.7 for v in sys.argv[1:]), sys.argv' \
+    "${bw[all_reduce1]}" "${bw[all_gather1]}" "${bw[alltoall1]}"
+check "one switch: a chain of two at the whole link (19.2)" python3 -c '
+import sys; assert 19.0 < float(sys.argv[1]) < 19.3, sys.argv' "${bw[broadcast1]}"
+check "a GPU per socket: nothing shared, all at 0.8 x xGMI (12.8)" python3 -c '
+import sys; assert all(12.7 < float(v) < 12.9 for v in sys.argv[1:]), sys.argv' \
+    "${bw[all_reduce2]}" "${bw[all_gather2]}" "${bw[alltoall2]}" "${bw[broadcast2]}"
 expect_exit 0 "GH200 node: topo" -- "$TOPOTUNE" topo --input "$specs/gh200-4x-slingshot.json" --json "$TEST_TMP/gh.json"
 check "mesh: every pair NV6, the spec's P2P table" python3 -c '
 import json, sys

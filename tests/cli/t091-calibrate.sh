@@ -24,7 +24,7 @@ d = json.load(open(sys.argv[1])); d["model"] = "topotune-model/2"; json.dump(d, 
     old-model/sweep.json
 expect_exit 2 "resume a sim sweep of model v2" -- "$TOPOTUNE" -q sweep --backend sim \
     --topology "$specs/hgx-h100.json" --space "$space" --calibration known.json --out old-model --resume
-expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/8" \
+expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/9" \
     "the versions named"
 expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
 check "the known parameters fitted back within 5%" python3 - fit.json known.json <<'PY'
@@ -98,7 +98,7 @@ expect_exit 6 "a sim backend refusing another schema" -- "$TOPOTUNE_BENCH" --bac
 printf '{"schema": "topotune/calibration/1", "model": "topotune-model/2", "params": {"lat_scale": 2}}\n' >v2.json
 expect_exit 0 "predict with a v2 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
     --calibration v2.json
-expect_stderr_has "fitted for topotune-model/2, read by topotune-model/8" "the version named"
+expect_stderr_has "fitted for topotune-model/2, read by topotune-model/9" "the version named"
 expect_stderr_has "run 'topotune calibrate' again" "the fix given"
 # v7 and v8 changed how collectives run (chains across nodes; local peers through the network),
 # not what a parameter means: a file fitted
