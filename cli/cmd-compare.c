@@ -192,10 +192,12 @@ int cmd_compare(int argc, char **argv)
         json_t *list = json_array();
         for (int i = 0; i < n && !rc; i++) {
             json_t *entry = json_pack(
-                "{s:s,s:s,s:s,s:O,s:o,s:O,s:O*,s:o*}", "label", in[i].label, "kind", in[i].kind,
-                "source", in[i].path, "predicted", json_object_get(in[i].profile, "predicted"),
-                "price", in[i].price > 0 ? json_real(in[i].price) : json_null(), "profile",
-                in[i].profile, "scaling", in[i].scaling, "busbw_bands", compare_bands_json(&in[i]));
+                "{s:s,s:s,s:s,s:O,s:o,s:O,s:O*,s:o*,s:o*}", "label", in[i].label, "kind",
+                in[i].kind, "source", in[i].path, "predicted",
+                json_object_get(in[i].profile, "predicted"), "price",
+                in[i].price > 0 ? json_real(in[i].price) : json_null(), "profile", in[i].profile,
+                "scaling", in[i].scaling, "busbw_bands", compare_bands_json(&in[i]),
+                "workload_bands", compare_workload_bands_json(&in[i]));
             if (!entry || json_array_append_new(list, entry)) { /* never an input left out */
                 util_error("cannot write input '%s' as JSON", in[i].label);
                 rc = 1;

@@ -211,6 +211,65 @@ static json_t *bands_of(const json_t *per_size)
     return rows;
 }
 
+double compare_workload_objective(const struct compare_input *in, const char *which)
+{
+    const json_t *p = in->profile, *w = json_object_get(p, which);
+    if (!json_object_get(p, "workload") || !json_is_object(w))
+        return -1;
+    return json_number_value(json_object_get(w, "objective"));
+}
+
+struct model_band compare_evidence_band(const json_t *e)
+{
+    return model_band_for(model_coll_parse(json_string_value(json_object_get(e, "collective"))),
+                          (size_t)json_integer_value(json_object_get(e, "size")));
+}
+
+struct model_band compare_mix_band(const struct compare_input *in)
+{
+    struct model_band band = {0, 0, 0};
+    size_t k;
+    json_t *e;
+    json_array_foreach(json_object_get(in->profile, "evidence"), k, e)
+        band =
+            band.rows ? model_band_wider(band, compare_evidence_band(e)) : compare_evidence_band(e);
+    return band.rows ? band : model_band_at(SIZE_MAX);
+}
+
+/* [low, high] of a predicted value v with band b (a time: v / high to v / low), or null for no v
+ * above 0. */
+static json_t *band_json(double v, struct model_band b, int is_time)
+{
+    if (!(v > 0))
+        return json_null();
+    return is_time ? json_pack("[f,f]", v / b.high, v / b.low)
+                   : json_pack("[f,f]", v * b.low, v * b.high);
+}
+
+json_t *compare_workload_bands_json(const struct compare_input *in)
+{
+    if (!compare_predicted(in) || !json_object_get(in->profile, "workload"))
+        return NULL;
+    struct model_band mix = compare_mix_band(in);
+    double chosen = compare_workload_objective(in, "winner");
+    chosen = chosen >= 0 ? chosen : compare_workload_objective(in, "baseline");
+    json_t *rows = json_array(), *e;
+    size_t k;
+    json_array_foreach(json_object_get(in->profile, "evidence"), k, e) {
+        struct model_band b = compare_evidence_band(e);
+        json_array_append_new(
+            rows,
+            json_pack("{s:O,s:O,s:o,s:o}", "collective", json_object_get(e, "collective"), "size",
+                      json_object_get(e, "size"), "time_us_band",
+                      band_json(json_number_value(json_object_get(e, "time_us")), b, 1),
+                      "baseline_time_us_band",
+                      band_json(json_number_value(json_object_get(e, "baseline_time_us")), b, 1)));
+    }
+    return json_pack("{s:{s:o,s:o},s:o}", "effective_algbw", "winner", band_json(chosen, mix, 0),
+                     "baseline", band_json(compare_workload_objective(in, "baseline"), mix, 0),
+                     "evidence", rows);
+}
+
 json_t *compare_bands_json(const struct compare_input *in)
 {
     if (!compare_predicted(in))

@@ -4,6 +4,7 @@
 #define COMPARE_INTERNAL_H
 
 #include "compare/compare.h"
+#include "model/model.h"
 #include "util/buf.h"
 
 /* Facts of an input, as text appended to out (the same text is compared across inputs). */
@@ -26,6 +27,15 @@ const json_t *compare_default_sizes(const struct compare_input *in);
 /* [low, high] in GB/s: where a healthy system measures a predicted busbw at size (all_reduce's
  * band, model_band_at, as the tables show it). New reference. */
 json_t *compare_busbw_band(double busbw, json_int_t size);
+/* A workload profile's effective algbw (its objective) of which ("winner" or "baseline"), or -1:
+ * no workload, or no such configuration. */
+double compare_workload_objective(const struct compare_input *in, const char *which);
+/* The band of one (collective, size) of a workload's evidence (model_band_for; a collective the
+ * model does not know gets the envelope of every one it does). */
+struct model_band compare_evidence_band(const json_t *evidence_row);
+/* The band of a workload's mix, its effective algbw's: one that holds each of its (collective,
+ * size)'s; all_reduce's at large sizes when it has none. */
+struct model_band compare_mix_band(const struct compare_input *in);
 /* busbw at size in a per-size list, or -1 when absent. */
 double compare_busbw_at(const json_t *per_size, json_int_t size);
 /* Time per call (us) of an input's job at size from its busbw: algbw = busbw x n / (2(n-1)) with

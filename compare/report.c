@@ -140,18 +140,15 @@ static double best_at(const struct compare_input *in, json_int_t at)
                         json_array_get(sizes, json_array_size(sizes) - 1), "busbw"));
 }
 
-static double workload_objective(const struct compare_input *in, const char *which);
-static struct model_band mix_band(const struct compare_input *in);
-
 /* What the price is set against, with its band: where the inputs carry a workload, its effective
  * algbw (the chosen configuration's: all_reduce's busbw is not the mix's); else the best busbw at
  * size at. -1: none (never ran). */
 static double priced_bw(const struct compare_input *in, json_int_t at, struct model_band *band)
 {
     if (json_object_get(in->profile, "workload")) {
-        double w = workload_objective(in, "winner");
-        w = w >= 0 ? w : workload_objective(in, "baseline");
-        *band = mix_band(in);
+        double w = compare_workload_objective(in, "winner");
+        w = w >= 0 ? w : compare_workload_objective(in, "baseline");
+        *band = compare_mix_band(in);
         return w > 0 ? w : -1;
     }
     *band = model_band_at(at > 0 ? (size_t)at : SIZE_MAX);
@@ -455,15 +452,6 @@ static void scaling_table(const struct compare_input *in, int n, enum compare_fo
     compare_table_free(&t);
 }
 
-/* The objective of a workload profile's choice (its winner's, else the defaults'), -1: none. */
-static double workload_objective(const struct compare_input *in, const char *which)
-{
-    const json_t *p = in->profile, *w = json_object_get(p, which);
-    if (!json_object_get(p, "workload") || !json_is_object(w))
-        return -1;
-    return json_number_value(json_object_get(w, "objective"));
-}
-
 /* A workload's effective algbw cell: the number with its band, or, where the configuration never
  * ran the mix (its objective 0: the defaults hang on a stock RTX 4090 box), how its runs ended. */
 static void objective_cell(struct util_buf *b, const struct compare_input *in, const char *which,
@@ -477,26 +465,6 @@ static void objective_cell(struct util_buf *b, const struct compare_input *in, c
         return;
     }
     number(b, objective, 0, pred, band, 0);
-}
-
-/* The band of one (collective, size) of a workload's evidence (an unknown collective: the
- * envelope of every one the model knows, model_band_for). */
-static struct model_band evidence_band(const json_t *e)
-{
-    return model_band_for(model_coll_parse(json_string_value(json_object_get(e, "collective"))),
-                          (size_t)json_integer_value(json_object_get(e, "size")));
-}
-
-/* The band of a workload's mix: one that holds each of its (collective, size)'s; all_reduce's at
- * large sizes when it has none. */
-static struct model_band mix_band(const struct compare_input *in)
-{
-    struct model_band band = {0, 0, 0};
-    size_t k;
-    json_t *e;
-    json_array_foreach(json_object_get(in->profile, "evidence"), k, e)
-        band = band.rows ? model_band_wider(band, evidence_band(e)) : evidence_band(e);
-    return band.rows ? band : model_band_at(SIZE_MAX);
 }
 
 /* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
@@ -525,14 +493,15 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
     }
     for (int i = 0; i < n; i++) {
         int pred = compare_predicted(&in[i]);
-        struct model_band mix = mix_band(&in[i]);
+        struct model_band mix = compare_mix_band(&in[i]);
         compare_table_sets(&t, 0, i + 1, in[i].label);
-        double chosen = workload_objective(&in[i], "winner");
+        double chosen = compare_workload_objective(&in[i], "winner");
         const char *which = chosen >= 0 ? "winner" : "baseline";
-        chosen = chosen >= 0 ? chosen : workload_objective(&in[i], "baseline");
+        chosen = chosen >= 0 ? chosen : compare_workload_objective(&in[i], "baseline");
         objective_cell(&b, &in[i], which, chosen, pred, mix);
         compare_table_set(&t, 1, i + 1, &b);
-        objective_cell(&b, &in[i], "baseline", workload_objective(&in[i], "baseline"), pred, mix);
+        objective_cell(&b, &in[i], "baseline", compare_workload_objective(&in[i], "baseline"), pred,
+                       mix);
         compare_table_set(&t, 2, i + 1, &b);
         number(&b, in[i].price > 0 && chosen > 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
                0);
@@ -549,7 +518,7 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
                     us = json_is_number(json_object_get(x, "time_us"))
                              ? json_number_value(json_object_get(x, "time_us"))
                              : -1;
-            number(&b, us, 1, pred, evidence_band(e), 1);
+            number(&b, us, 1, pred, compare_evidence_band(e), 1);
             compare_table_set(&t, 4 + (int)k, i + 1, &b);
         }
     }

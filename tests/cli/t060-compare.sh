@@ -262,6 +262,36 @@ row = re.search(r"^chosen GB/s per 1,000 of price +(\S+) ", text, re.M).group(1)
 assert price == row and price != "-", (price, row)
 PY
 check "the legend says where the band is" grep -q "the range in brackets after such a number" "$TEST_TMP/out"
+# Its JSON carries the workload table's bands: the effective algbw's and each time per call's.
+expect_exit 0 "compare --workload tp --json, defaults that hang beside a stable input" -- \
+    "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" "$specs/hgx-h100.json" --workload tp --json w.json
+check "JSON: the workload table's bands, every number inside its own" python3 - w.json "$TEST_TMP/out" <<'PY'
+import json, sys
+inputs = json.load(open(sys.argv[1]))["inputs"]
+text = open(sys.argv[2]).read()
+assert len(inputs) == 2 and all(i["predicted"] for i in inputs)
+def inside(v, band):
+    return band is not None and band[0] < v < band[1]
+for i in inputs:
+    p, b = i["profile"], i["workload_bands"]
+    chosen = p["winner"] if isinstance(p.get("winner"), dict) else p["baseline"]
+    assert inside(chosen["objective"], b["effective_algbw"]["winner"]), (chosen, b)
+    base = p["baseline"]["objective"]
+    assert inside(base, b["effective_algbw"]["baseline"]) if base > 0 else \
+        b["effective_algbw"]["baseline"] is None, (base, b)
+    assert [(e["collective"], e["size"]) for e in p["evidence"]] == \
+        [(e["collective"], e["size"]) for e in b["evidence"]]
+    for e, eb in zip(p["evidence"], b["evidence"]):
+        assert inside(e["time_us"], eb["time_us_band"]), (e, eb)
+        t = e.get("baseline_time_us")
+        assert inside(t, eb["baseline_time_us_band"]) if t else eb["baseline_time_us_band"] is None
+    # the same band the table prints after the chosen effective algbw
+    lo, hi = b["effective_algbw"]["winner"]
+    assert "%.2f (%.2f-%.2f) predicted" % (chosen["objective"], lo, hi) in text, (lo, hi)
+assert inputs[0]["workload_bands"]["effective_algbw"]["baseline"] is None  # the defaults hang
+PY
+check "JSON: the workload bands valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" w.json
 # A workload's defaults that hang: said as the size tables say it, not 0.00 GB/s.
 expect_exit 0 "compare --workload tp, defaults that hang" -- "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" \
     "$specs/hgx-h100.json" --workload tp
