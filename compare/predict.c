@@ -64,7 +64,7 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
     /* NCCL_ALGO/NCCL_PROTO leaving all_reduce nothing leave another collective its own */
     enum model_fault fault =
         m.fault == MODEL_FAULT_FAIL_COLL && c != MODEL_ALL_REDUCE ? MODEL_FAULT_NONE : m.fault;
-    int parts = c == MODEL_ALL_GATHER || c == MODEL_REDUCE_SCATTER || c == MODEL_ALLTOALL;
+    int parts = model_coll_parts(c);
     size_t n = (size_t)m.nranks, last = 0;
     if (parts && hi < 16 * n) /* at least one 16-byte part per rank, as the sweep measures */
         hi = 16 * n;

@@ -48,19 +48,19 @@ static const double tree_correction[MODEL_NPROTOS][24] = {
 static const char *algo_names[MODEL_NALGOS] = {"TREE", "RING", "NVLS", "NVLSTREE", "PAT"};
 
 /* Per collective: nccl-tests' name, NCCL's function name in NCCL_ALGO/NCCL_PROTO (NULL: a
- * point-to-point pattern), the tuner table's function (-1: none), whether it reduces and has a
- * root. */
+ * point-to-point pattern), the tuner table's function (-1: none), whether it reduces, has a root
+ * and is cut in a part per rank. */
 static const struct {
     const char *name, *func;
-    int tuner, reduces, rooted;
+    int tuner, reduces, rooted, parts;
 } colls[MODEL_NCOLLS] = {
-    [MODEL_ALL_REDUCE] = {"all_reduce", "allreduce", TUNER_COLL_ALLREDUCE, 1, 0},
-    [MODEL_ALL_GATHER] = {"all_gather", "allgather", TUNER_COLL_ALLGATHER, 0, 0},
-    [MODEL_REDUCE_SCATTER] = {"reduce_scatter", "reducescatter", TUNER_COLL_REDUCESCATTER, 1, 0},
-    [MODEL_BROADCAST] = {"broadcast", "broadcast", TUNER_COLL_BROADCAST, 0, 1},
-    [MODEL_REDUCE] = {"reduce", "reduce", TUNER_COLL_REDUCE, 1, 1},
-    [MODEL_ALLTOALL] = {"alltoall", NULL, -1, 0, 0},
-    [MODEL_SENDRECV] = {"sendrecv", NULL, -1, 0, 0},
+    [MODEL_ALL_REDUCE] = {"all_reduce", "allreduce", TUNER_COLL_ALLREDUCE, 1, 0, 0},
+    [MODEL_ALL_GATHER] = {"all_gather", "allgather", TUNER_COLL_ALLGATHER, 0, 0, 1},
+    [MODEL_REDUCE_SCATTER] = {"reduce_scatter", "reducescatter", TUNER_COLL_REDUCESCATTER, 1, 0, 1},
+    [MODEL_BROADCAST] = {"broadcast", "broadcast", TUNER_COLL_BROADCAST, 0, 1, 0},
+    [MODEL_REDUCE] = {"reduce", "reduce", TUNER_COLL_REDUCE, 1, 1, 0},
+    [MODEL_ALLTOALL] = {"alltoall", NULL, -1, 0, 0, 1},
+    [MODEL_SENDRECV] = {"sendrecv", NULL, -1, 0, 0, 0},
 };
 
 const char *model_coll_name(int coll)
@@ -107,6 +107,11 @@ int model_coll_reduces(int coll)
 int model_coll_rooted(int coll)
 {
     return coll >= 0 && coll < MODEL_NCOLLS && colls[coll].rooted;
+}
+
+int model_coll_parts(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS && colls[coll].parts;
 }
 
 int model_coll_tuner(int coll)

@@ -41,6 +41,10 @@ const char *model_coll_names(void);
 /* Whether the collective reduces (takes a reduction op) and whether it has a root rank. */
 int model_coll_reduces(int coll);
 int model_coll_rooted(int coll);
+/* Whether nccl-tests' size column is a part per rank times the ranks (all_gather, reduce_scatter,
+ * alltoall): such a size is cut in 16-byte-aligned parts, and below 16 bytes per rank it measures
+ * nothing. */
+int model_coll_parts(int coll);
 /* The tuner table's function of the collective (enum tuner_coll); -1 for alltoall and sendrecv
  * (NCCL asks no tuner for sends and receives) and out of range. */
 int model_coll_tuner(int coll);

@@ -117,9 +117,7 @@ static int run_sizes(const struct sweep *sw, const char *coll, size_t *lo, size_
     if (coll) {
         sweep_workload_sizes(sw->workload, coll, lo, hi);
         *factor = 2;
-        int parts = model_coll_parse(coll) == MODEL_ALL_GATHER ||
-                    model_coll_parse(coll) == MODEL_REDUCE_SCATTER ||
-                    model_coll_parse(coll) == MODEL_ALLTOALL;
+        int parts = model_coll_parts(model_coll_parse(coll));
         size_t least = parts ? 16 * (size_t)(sw->ranks > 0 ? sw->ranks : 1) : 1;
         *hi = *hi < least ? least : *hi;
         sweep_workload_grid(*lo, hi, parts ? least : 4);

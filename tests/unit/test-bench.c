@@ -189,6 +189,12 @@ static void test_coll_counts(void **state)
     assert_int_equal(model_coll_parse("alltoall"), MODEL_ALLTOALL);
     assert_int_equal(model_coll_parse("gather"), -1);
     assert_int_equal(model_coll_parse(""), -1);
+    /* the model's "cut in parts" is the bench's: a size whose parameter is not the whole buffer */
+    for (int c = 0; c < MODEL_NCOLLS; c++) {
+        bench_coll_counts(c, 1001, 8, 5, &n);
+        assert_int_equal(model_coll_parts(c), n.param != 1001);
+    }
+    assert_int_equal(model_coll_parts(-1), 0);
 }
 
 /* What collective coll leaves in rank r's output, done on the host from every rank's input. */
