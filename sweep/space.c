@@ -587,21 +587,47 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     return pruned;
 }
 
-void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned)
+/* Variables NCCL reads for some collectives only (NCCL's sources), with the reason. */
+static const struct {
+    const char *var, *colls[4], *why;
+} for_some[] = {
+    {"NCCL_PAT_ENABLE",
+     {"all_gather", "reduce_scatter"},
+     "NCCL runs PAT for all_gather and reduce_scatter only (src/graph/tuning.cc)"},
+    {"NCCL_NVLS_CHUNKSIZE",
+     {"all_reduce", "all_gather", "reduce_scatter"},
+     "NCCL runs NVLS for all_reduce, all_gather and reduce_scatter only (src/graph/tuning.cc)"},
+    {"NCCL_NCHANNELS_PER_NET_PEER",
+     {"alltoall", "sendrecv"},
+     "it sets the channels of sends and receives over the network only "
+     "(src/graph/paths.cc, ncclTopoGetNchannels)"},
+    {"NCCL_P2P_PER_CHANNEL_NET_BW",
+     {"alltoall", "sendrecv"},
+     "it sets the channels of sends and receives over the network only "
+     "(src/graph/paths.cc, ncclTopoGetNchannels)"},
+};
+
+/* Whether collectives (names) hold one of list's (NULL-ended). */
+static int runs_any(const json_t *collectives, const char *const *list)
 {
-    if (!json_object_get(s->vars, "NCCL_PAT_ENABLE"))
-        return;
     size_t i;
     json_t *c;
-    json_array_foreach(collectives, i, c) {
-        const char *name = json_string_value(c);
-        if (name && (!strcmp(name, "all_gather") || !strcmp(name, "reduce_scatter")))
-            return;
+    json_array_foreach(collectives, i, c)
+        for (const char *const *l = list; *l; l++)
+            if (json_string_value(c) && !strcmp(json_string_value(c), *l))
+                return 1;
+    return 0;
+}
+
+void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned)
+{
+    for (size_t i = 0; i < sizeof(for_some) / sizeof(for_some[0]); i++) {
+        if (!json_object_get(s->vars, for_some[i].var) || runs_any(collectives, for_some[i].colls))
+            continue;
+        json_object_set_new(pruned_one(pruned, for_some[i].var), "reason",
+                            json_sprintf("%s, and this sweep runs none of them", for_some[i].why));
+        json_object_del(s->vars, for_some[i].var);
     }
-    json_object_set_new(pruned_one(pruned, "NCCL_PAT_ENABLE"), "reason",
-                        json_string("NCCL runs PAT for all_gather and reduce_scatter only "
-                                    "(src/graph/tuning.cc), and this sweep runs neither"));
-    json_object_del(s->vars, "NCCL_PAT_ENABLE");
 }
 
 /* Stable id: 12 hex digits of FNV-1a over the sorted NAME=value lines. */

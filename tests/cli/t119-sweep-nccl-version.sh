@@ -4,9 +4,10 @@
 # 2.22.3 or 2.29.3): a variable that release does not read is dropped, a fixed one it does not
 # read is warned about, and --resume under another release is refused; where no version is
 # known (a topology file), the variables only some releases read are said to be unchecked; with
-# --hosts the release is the hosts' (their map through mpirun), not unknown. NCCL_PAT_ENABLE is
-# dropped where the sweep runs no all_gather nor reduce_scatter (NCCL runs PAT for those only).
-# fake-bench.sh (mode ok) stands in for topotune-bench.
+# --hosts the release is the hosts' (their map through mpirun), not unknown. A variable NCCL reads
+# for some collectives only is dropped where the sweep runs none of them: NCCL_PAT_ENABLE without
+# all_gather nor reduce_scatter, the network's point-to-point channels without alltoall nor
+# sendrecv. fake-bench.sh (mode collectives) stands in for topotune-bench.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -19,14 +20,16 @@ fi
 mkdir n22 n29
 cp "$fakes/libtuner-fake-nccl-2.22.so" n22/libnccl.so.2
 cp "$fakes/libtuner-fake-nccl.so" n29/libnccl.so.2
-fake_bench bench ok
+fake_bench bench collectives
+# sendrecv: a workload that reads NCCL_P2P_PER_CHANNEL_NET_BW (cases 1-5)
+printf '{"schema": "topotune/workload/1", "entries": [{"collective": "sendrecv", "size": 1048576, "weight": 1}]}\n' >p2p.json
 cat >space.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "1M"},
  "vars": {"NCCL_PAT_ENABLE": [null, "0"], "NCCL_P2P_PER_CHANNEL_NET_BW": [null, "28"]},
  "fixed": {"NCCL_CTA_POLICY": "1"}, "repeat": 1, "timeout_s": 10}
 JSON
 sweep() { env LD_LIBRARY_PATH="$PWD/$1" TOPOTUNE_BENCH_PROGRAM="$PWD/bench" "$TOPOTUNE" sweep \
-    --space space.json --no-cures "${@:2}"; }
+    --space space.json --workload p2p.json --no-cures "${@:2}"; }
 
 # 1. NCCL 2.22.3: PAT (2.23.4) and the per-channel bandwidth (2.29.2) are dropped; the fixed CTA
 # policy (2.27.3) is set in every run and changes nothing: said.
@@ -49,7 +52,7 @@ expect_stderr_has "swept with NCCL 2.22.3, the runs now load NCCL 2.29.3" "both 
 check "nothing more run" test "$(wc -l <s22/results.jsonl)" -eq "$lines"
 
 # 3. NCCL 2.29.3 reads all three: nothing dropped for its release, nothing said (PAT is dropped for
-# another reason: this all_reduce sweep runs no all_gather nor reduce_scatter, case 6).
+# another reason: this sendrecv sweep runs no all_gather nor reduce_scatter, case 6).
 expect_exit 0 "sweep under NCCL 2.29.3" -- sweep n29 --out s29
 check "nothing dropped for the release" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert [p["var"] for p in d["pruned"]] == ["NCCL_PAT_ENABLE"], d
@@ -67,7 +70,8 @@ check "the host's release recorded and applied" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert d["versions"]["nccl"] == "2.22.3", d["versions"]
 assert {p["var"] for p in d["pruned"]} == {"NCCL_PAT_ENABLE", "NCCL_P2P_PER_CHANNEL_NET_BW"}, d["pruned"]' sh/sweep.json
 
-# 6. PAT only where the sweep runs all_gather or reduce_scatter.
+# 6. PAT only where the sweep runs all_gather or reduce_scatter; the network's point-to-point
+# channels only where it runs alltoall or sendrecv.
 cat >pat.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "1M"},
  "vars": {"NCCL_PAT_ENABLE": [null, "0"], "NCCL_ALGO": [null, "Ring"]}, "repeat": 1}
@@ -81,4 +85,22 @@ assert len(d["configs"]) == 2, d["configs"]' pat-ar/sweep.json
 expect_exit 0 "an FSDP sweep" -- "$TOPOTUNE" sweep --space pat.json --topology "$two" --out pat-fsdp --workload fsdp -q
 check "PAT kept" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert d["pruned"] == [] and len(d["configs"]) == 4, d' pat-fsdp/sweep.json
+cat >p2p-space.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "1M"},
+ "vars": {"NCCL_NCHANNELS_PER_NET_PEER": [null, "4"], "NCCL_P2P_PER_CHANNEL_NET_BW": [null, "28"],
+          "NCCL_NVLS_CHUNKSIZE": [null, "262144"]}, "repeat": 1}
+JSON
+expect_exit 0 "an all_reduce sweep of the point-to-point channels" -- "$TOPOTUNE" sweep --space p2p-space.json \
+    --topology "$two" --out p2p-ar -q
+check "both dropped, NVLS's chunk kept" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); why = {p["var"]: p["reason"] for p in d["pruned"]}
+assert sorted(why) == ["NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_PER_CHANNEL_NET_BW"], why
+assert all("sends and receives over the network only" in w for w in why.values()), why
+assert len(d["configs"]) == 2, d["configs"]' p2p-ar/sweep.json
+expect_exit 0 "an MoE sweep of them" -- "$TOPOTUNE" sweep --space p2p-space.json --topology "$two" \
+    --out p2p-moe --workload moe -q
+check "the channels kept, NVLS's chunk dropped (alltoall runs no NVLS)" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert [p["var"] for p in d["pruned"]] == ["NCCL_NVLS_CHUNKSIZE"], d["pruned"]
+assert "NVLS for all_reduce, all_gather and reduce_scatter only" in d["pruned"][0]["reason"]
+assert len(d["configs"]) == 4, d["configs"]' p2p-moe/sweep.json
 finish
