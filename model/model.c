@@ -377,28 +377,32 @@ static int p2p_refused(const struct topo *t, int i, int j)
     return s && strcmp(s, "NS") == 0;
 }
 
-/* Through host memory (SHM) every send goes up the GPU's PCIe switch's link to the CPU and every
- * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other)
- * share that link. NCCL's search counts it so: a path between GPUs without P2P goes through the
- * CPU (paths.cc, addInterStep), and followPath (search.cc) takes each path's bandwidth from every
- * link it crosses. The most GPUs behind one switch, 1 when none shares. */
-static int shm_switch_share(const struct topo *t)
+/*
+ * Through host memory (SHM) every send goes up the GPU's PCIe switch's link to the CPU and every
+ * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other,
+ * NVLinks aside) share that link, taken as wide as their own. NCCL's search counts it so: a path
+ * between GPUs without P2P goes through the CPU (paths.cc, addInterStep), and followPath
+ * (search.cc) takes each path's bandwidth from every link it crosses. The slowest GPU's rate
+ * when at most senders GPUs of each switch send at once (every GPU in a ring; in a chain of the
+ * node's GPUs, all but the last).
+ */
+static double shm_rate(const struct topo *t, int senders)
 {
-    int most = 1;
+    double rate = 1e9;
     for (int i = 0; i < t->ngpus; i++) {
         int k = 1;
         for (int j = 0; j < t->ngpus; j++) {
-            int lv = j == i ? -1 : level_of(cell(t, i, j));
+            int lv = j == i ? -1 : level_of(topo_gpu_pci_path(t, i, j));
             k += lv == 3 || lv == 4; /* PIX, PXB */
         }
-        most = k > most ? k : most;
+        rate = fmin(rate, pcie_bw(&t->gpus[i]) / (k < senders ? k : senders));
     }
-    return most;
+    return rate;
 }
 
 static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
-    int n = t->ngpus, all_nvl = 1, spans_numa = 0;
+    int n = t->ngpus, all_nvl = 1, any_nvl = 0, spans_numa = 0;
     int amd = m->amd && n <= 2;
     int level =
         env_int(env, ctx, "NCCL_P2P_DISABLE", 0) == 1 ? 0 : level_of(env("NCCL_P2P_LEVEL", ctx));
@@ -414,7 +418,8 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             int lv = level_of(cell(t, i, j));
             int links = t->nvlink ? t->nvlink[i * n + j] : 0;
             all_nvl &= links > 0;
-            spans_numa |= lv == 6;
+            any_nvl |= links > 0;
+            spans_numa |= level_of(topo_gpu_pci_path(t, i, j)) == 6; /* host memory's path */
             if (links == 0 && lv >= 0 && lv <= level && !p2p_refused(t, i, j))
                 p2p_pcie = 1;
             if (links > 0)
@@ -442,9 +447,11 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             shm_need / 1e6, n, (double)t->system.shm_bytes / 1e6);
         fault(m, MODEL_FAULT_CRASH, why);
     }
-    m->shm_share = uses_shm ? shm_switch_share(t) : 1;
-    double uplink = pcie / m->shm_share; /* the CPU interconnect carries one ring each way */
-    double host = (spans_numa ? fmin(uplink, cpu_bw(t)) : uplink);
+    /* With NVLinks in use a ring joins their pairs and goes through host memory between them:
+     * one send each way on a switch's link, as between switches. */
+    int shared = uses_shm && !(any_nvl && level >= 1);
+    double ring = shared ? shm_rate(t, n) : pcie, chain = shared ? shm_rate(t, n - 1) : pcie;
+    double cpu = spans_numa ? cpu_bw(t) : 1e9; /* the CPU interconnect carries one ring each way */
     if (all_nvl && n > 1 && level >= 1) {
         /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
          * without switches uses half of a GPU's links in each direction. */
@@ -456,8 +463,12 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
         }
         m->intra_nvlink = 1;
     } else if (p2p_pcie || !shm_off) {
-        m->intra_bw =
-            p2p_pcie && !spans_numa ? pcie : host * 0.8; /* SHM: a copy through host memory */
+        /* SHM: a copy through host memory */
+        m->intra_bw = p2p_pcie && !spans_numa ? pcie : fmin(ring, cpu) * 0.8;
+        if (uses_shm) {
+            m->shm_busy_bw = m->intra_bw;
+            m->shm_chain_bw = fmin(chain, cpu) * 0.8;
+        }
     } else {
         m->intra_net = 1;
         m->intra_bw = 0; /* filled from the network */
@@ -494,6 +505,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     }
     rdma *= m->clique, eth *= m->clique, ipoib *= m->clique; /* a clique's nodes' NICs */
     m->efa = rdma > 0 && !other_rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
+    m->gdr = rdma > 0 && gdr;
     if (rdma > 0)
         m->inter_bw =
             rdma * (gdr ? 1.0 : 0.75); /* without GDR data is staged through host memory */
@@ -623,6 +635,10 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         inter(m, t, env, ctx);
     if (m->intra_net) /* each GPU reaches its local peers through its share of the NICs */
         m->intra_bw = m->inter_bw / m->ppn;
+    /* Across nodes a ring's part in a node is a chain from NIC to NIC: with GPUDirect RDMA the
+     * NICs' traffic stays below the switches, and host memory carries one send fewer. */
+    if (m->nodes > 1 && m->gdr && m->shm_chain_bw > 0)
+        m->intra_bw = m->shm_chain_bw;
     if (m->ppn == 1)
         m->intra_bw = 1e4; /* no local peer: the network decides */
     static const double ladder_top[4] = {40, 40, 60, 90};
@@ -855,9 +871,9 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
         lat = (base_lat[a][q] + intra) * k->lat_scale;
         /* A chain's last GPU sends nothing: through host memory a switch holding the whole
          * chain carries n - 1 sends, not the n NCCL's search counted for the ring. */
-        if (share && m->shm_share > n - 1) {
+        if (share && m->shm_chain_bw > m->intra_bw) {
             struct model one_less = *m;
-            one_less.intra_bw = m->intra_bw * m->shm_share / (n - 1);
+            one_less.intra_bw = m->shm_chain_bw;
             bw = bus_bw(&one_less, a, q);
         }
     } else {
@@ -934,7 +950,9 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
 {
     const struct model_params *k = &m->params;
     int n = m->nranks, ppn = m->ppn, nn = m->nodes;
-    double intra = m->intra_bw * m->chan_scale * (m->intra_nvlink ? k->p2p_scale : 1);
+    /* an alltoall's GPUs all send through host memory at once, a node's ring's one fewer */
+    double local = coll == MODEL_ALLTOALL && m->shm_busy_bw > 0 ? m->shm_busy_bw : m->intra_bw;
+    double intra = local * m->chan_scale * (m->intra_nvlink ? k->p2p_scale : 1);
     double net = m->clique_net_bw * k->net_scale;
     double hop = net_lat[MODEL_ALGO_RING][MODEL_PROTO_SIMPLE] * k->net_lat_scale +
                  (m->efa ? k->efa_lat_us : 0);

@@ -204,12 +204,15 @@ struct model {
     double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
-    int shm_share;              /* through host memory: the most GPUs whose sends share one PCIe
-                                 * switch's link to the CPU (intra_bw is its share); else 1 */
-    int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
-    int channels;               /* search channels (NCCL's C) */
-    double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
-    double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */
+    double shm_busy_bw;         /* through host memory: GB/s per GPU when every GPU sends (its
+                                 * switch's link shared by its GPUs), a chain's when one GPU does
+                                 * not; 0 when the node's GPUs do not use host memory */
+    double shm_chain_bw;
+    int gdr;           /* the network's RDMA NICs reach the GPUs directly (GPUDirect) */
+    int efa;           /* the network is AWS EFA (its hops cost efa_lat_us more) */
+    int channels;      /* search channels (NCCL's C) */
+    double chan_scale; /* NCCL_MAX_CTAS below the channels NCCL would use */
+    double simple_eff; /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
     int enabled[MODEL_NALGOS][MODEL_NPROTOS]; /* all_reduce's; enabled_coll for every one */
     int enabled_coll[MODEL_NCOLLS][MODEL_NALGOS][MODEL_NPROTOS];

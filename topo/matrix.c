@@ -83,6 +83,15 @@ static int device_node(const struct topo *t, int d)
     return d < t->ngpus ? t->gpus[d].node : t->nics[d - t->ngpus].node;
 }
 
+const char *topo_gpu_pci_path(const struct topo *t, int a, int b)
+{
+    if (a < 0 || b < 0 || a >= t->ngpus || b >= t->ngpus)
+        return NULL;
+    const char *tree = topo_path_letter(t, t->gpus[a].node, t->gpus[b].node);
+    const char *c = t->matrix ? t->matrix[a * (t->ngpus + t->nnics) + b] : NULL;
+    return tree ? tree : c && strncmp(c, "NV", 2) ? c : NULL;
+}
+
 int topo_compute_matrix(struct topo *t)
 {
     int n = t->ngpus + t->nnics;

@@ -67,6 +67,40 @@ import sys; assert 19.0 < float(sys.argv[1]) < 19.3, sys.argv' "${bw[broadcast1]
 check "a GPU per socket: nothing shared, all at 0.8 x xGMI (12.8)" python3 -c '
 import sys; assert all(12.7 < float(v) < 12.9 for v in sys.argv[1:]), sys.argv' \
     "${bw[all_reduce2]}" "${bw[all_gather2]}" "${bw[alltoall2]}" "${bw[broadcast2]}"
+# What shares the link is the PCIe path, not what nvidia-smi letters: with P2P off a bridged
+# pair behind one switch goes through host memory as an unbridged one does.
+for fabric in pcie nvlink; do
+    printf '{"schema": "topotune/spec/1", "gpu": "A100-PCIE-80GB", "count": 2, "fabric": "%s", "cpu": {"sockets": 1}}\n' \
+        "$fabric" >"$TEST_TMP/a100-$fabric.json"
+    bw[$fabric]=$("$TOPOTUNE" predict --input "$TEST_TMP/a100-$fabric.json" -b 1G -e 1G --env NCCL_P2P_DISABLE=1 |
+        awk '/^ +predicted/ {print $6}')
+done
+check "P2P off: the bridged pair shares its switch's link too (9.6 both)" python3 -c '
+import sys; assert all(9.5 < float(v) < 9.7 for v in sys.argv[1:]), sys.argv' "${bw[pcie]}" "${bw[nvlink]}"
+# Across nodes a node's part of the ring is a chain from NIC to NIC: with GPUDirect RDMA (a NIC
+# beside each GPU) host memory carries one send there, the whole link (0.8 x 24).
+printf '{"schema": "topotune/spec/1", "gpu": "A100-PCIE-80GB", "count": 2, "fabric": "pcie", "cpu": {"sockets": 1},
+ "nics": [{"model": "CX7-400G-IB", "count": 1, "per": "gpu"}]}\n' >"$TEST_TMP/a100-2n.json"
+for c in all_reduce broadcast sendrecv; do
+    bw[2n$c]=$("$TOPOTUNE" predict --input "$TEST_TMP/a100-2n.json" --nodes 2 -C "$c" -b 1G -e 1G \
+        --env NCCL_P2P_DISABLE=1 | awk '/^ +predicted/ {print $6}')
+done
+check "2 nodes, P2P off, GDR: the rings and chains at the whole link (19.2)" python3 -c '
+import sys; assert all(19.0 < float(v) < 19.3 for v in sys.argv[1:]), sys.argv' \
+    "${bw[2nall_reduce]}" "${bw[2nbroadcast]}" "${bw[2nsendrecv]}"
+# Each GPU's own link decides with its switch-mates: a lone GPU at x8 (12 GB/s) is no slower
+# than two x16 GPUs sharing one switch's link (24 / 2), so the ring runs at 0.8 x 12.
+printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 3, "cpu": {"vendor": "amd", "sockets": 1}}\n' \
+    >"$TEST_TMP/three.json"
+"$TOPOTUNE" topo --input "$TEST_TMP/three.json" --json "$TEST_TMP/three-t.json" 2>/dev/null
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert [r[:3] for r in d["matrix"]["rows"][:3]] == [
+    ["X", "PIX", "PHB"], ["PIX", "X", "PHB"], ["PHB", "PHB", "X"]], d["matrix"]
+d["gpus"][2]["pcie"].update(width=8, gbs=15.752); json.dump(d, open(sys.argv[2], "w"))' \
+    "$TEST_TMP/three-t.json" "$TEST_TMP/three-x8.json"
+bw[x8]=$("$TOPOTUNE" predict --input "$TEST_TMP/three-x8.json" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+check "a lone x8 GPU beside two sharing x16 ones: 9.6" python3 -c '
+import sys; assert 9.5 < float(sys.argv[1]) < 9.7, sys.argv' "${bw[x8]}"
 expect_exit 0 "GH200 node: topo" -- "$TOPOTUNE" topo --input "$specs/gh200-4x-slingshot.json" --json "$TEST_TMP/gh.json"
 check "mesh: every pair NV6, the spec's P2P table" python3 -c '
 import json, sys
