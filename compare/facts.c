@@ -259,15 +259,18 @@ json_t *compare_workload_bands_json(const struct compare_input *in)
         struct model_band b = compare_evidence_band(e);
         json_array_append_new(
             rows,
-            json_pack("{s:O,s:O,s:o,s:o}", "collective", json_object_get(e, "collective"), "size",
+            /* every row, null for what a hand-edited profile left out: rows stay aligned */
+            json_pack("{s:O?,s:O?,s:o,s:o}", "collective", json_object_get(e, "collective"), "size",
                       json_object_get(e, "size"), "time_us_band",
                       band_json(json_number_value(json_object_get(e, "time_us")), b, 1),
                       "baseline_time_us_band",
                       band_json(json_number_value(json_object_get(e, "baseline_time_us")), b, 1)));
     }
-    return json_pack("{s:{s:o,s:o},s:o}", "effective_algbw", "winner", band_json(chosen, mix, 0),
-                     "baseline", band_json(compare_workload_objective(in, "baseline"), mix, 0),
-                     "evidence", rows);
+    double per_price = in->price > 0 && chosen > 0 ? chosen / in->price * 1000 : -1;
+    return json_pack("{s:{s:o,s:o},s:o,s:o}", "effective_algbw", "winner",
+                     band_json(chosen, mix, 0), "baseline",
+                     band_json(compare_workload_objective(in, "baseline"), mix, 0),
+                     "per_1000_of_price", band_json(per_price, mix, 0), "evidence", rows);
 }
 
 json_t *compare_bands_json(const struct compare_input *in)

@@ -263,12 +263,22 @@ assert price == row and price != "-", (price, row)
 PY
 check "the legend says where the band is" grep -q "the range in brackets after such a number" "$TEST_TMP/out"
 # Its JSON carries the workload table's bands: the effective algbw's and each time per call's.
-expect_exit 0 "compare --workload tp --json, defaults that hang beside a stable input" -- \
-    "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" "$specs/hgx-h100.json" --workload tp --json w.json
+# Two collectives and two sizes whose bands differ: the mix's band is not each row's.
+printf '{"schema": "topotune/workload/1", "entries": [{"collective": "all_gather", "size": 16777216, "weight": 0.5},
+ {"collective": "broadcast", "size": 1048576, "weight": 0.5}]}\n' >mix.json
+expect_exit 0 "compare --workload --json, defaults that hang beside a stable input" -- \
+    "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" "$specs/hgx-h100.json" --workload mix.json --json w.json \
+    --price hgx-h100=300000
 check "JSON: the workload table's bands, every number inside its own" python3 - w.json "$TEST_TMP/out" <<'PY'
-import json, sys
+import json, re, sys
 inputs = json.load(open(sys.argv[1]))["inputs"]
 text = open(sys.argv[2]).read()
+def cells(label):  # each input's "v (low-high) predicted" of a table row, as numbers
+    line = next(l for l in text.splitlines() if l.startswith(label))
+    return [[float(x.replace(",", "")) for x in m] for m in
+            re.findall(r"([\d,.]+) \(([\d,.]+)-([\d,.]+)\) predicted", line)]
+def near(a, b):
+    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
 assert len(inputs) == 2 and all(i["predicted"] for i in inputs)
 def inside(v, band):
     return band is not None and band[0] < v < band[1]
@@ -288,7 +298,23 @@ for i in inputs:
     # the same band the table prints after the chosen effective algbw
     lo, hi = b["effective_algbw"]["winner"]
     assert "%.2f (%.2f-%.2f) predicted" % (chosen["objective"], lo, hi) in text, (lo, hi)
+# each (collective, size) row of the table: its time and band, input by input, are the JSON's
+ev = inputs[0]["profile"]["evidence"]
+assert {e["collective"] for e in ev} == {"all_gather", "broadcast"}, ev
+for k, e in enumerate(ev):
+    label = "%s %d MiB (weight" % (e["collective"], e["size"] >> 20)
+    row = cells(label)
+    assert len(row) == len(inputs), (label, row)
+    for i, (v, lo, hi) in zip(inputs, row):
+        band = i["workload_bands"]["evidence"][k]["time_us_band"]
+        assert near(v, i["profile"]["evidence"][k]["time_us"]), (label, v)
+        assert near(lo, band[0]) and near(hi, band[1]), (label, (lo, hi), band)
 assert inputs[0]["workload_bands"]["effective_algbw"]["baseline"] is None  # the defaults hang
+# per 1,000 of price: the hgx's, none for the input without a price
+[(v, lo, hi)] = cells("chosen GB/s per 1,000 of price")
+band = inputs[1]["workload_bands"]["per_1000_of_price"]
+assert near(lo, band[0]) and near(hi, band[1]), ((lo, hi), band)
+assert inputs[0]["workload_bands"]["per_1000_of_price"] is None
 PY
 check "JSON: the workload bands valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" w.json
