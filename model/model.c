@@ -377,32 +377,74 @@ static int p2p_refused(const struct topo *t, int i, int j)
     return s && strcmp(s, "NS") == 0;
 }
 
+/* GPUs i and j behind one PCIe switch (PIX or PXB on the PCIe tree, NVLinks aside). */
+static int is_switch_mate(const struct topo *t, int i, int j)
+{
+    int lv = i == j ? -1 : level_of(topo_gpu_pci_path(t, i, j));
+    return lv == 3 || lv == 4;
+}
+
 /*
  * Through host memory (SHM) every send goes up the GPU's PCIe switch's link to the CPU and every
- * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other,
- * NVLinks aside) share that link, taken as wide as their own. NCCL's search counts it so: a path
+ * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other on
+ * the PCIe tree) share that link, taken as wide as their own. NCCL's search counts it so: a path
  * between GPUs without P2P goes through the CPU (paths.cc, addInterStep), and followPath
- * (search.cc) takes each path's bandwidth from every link it crosses. The slowest GPU's rate
- * when at most senders GPUs of each switch send at once (every GPU in a ring; in a chain of the
- * node's GPUs, all but the last).
+ * (search.cc) takes each path's bandwidth from every link it crosses.
+ *
+ * What sends through host memory is a group of GPUs joined by NVLinks in use (group[i]; -1 for
+ * none: each GPU its own), from its last GPU in the ring. A group behind one switch sends up its
+ * link; one spread over switches can send from any of them, and NCCL's search finds the ring that
+ * does. The slowest GPU's rate when each switch carries the groups wholly behind it, at most
+ * senders of them (a ring: all; a chain of the node's GPUs: all but the last).
  */
-static double shm_rate(const struct topo *t, int senders)
+static double shm_rate(const struct topo *t, const int *group, int senders)
 {
     double rate = 1e9;
-    for (int i = 0; i < t->ngpus; i++) {
-        int k = 1;
-        for (int j = 0; j < t->ngpus; j++) {
-            int lv = j == i ? -1 : level_of(topo_gpu_pci_path(t, i, j));
-            k += lv == 3 || lv == 4; /* PIX, PXB */
+    int n = t->ngpus;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = 0; j < n; j++) { /* j stands for its group when it is the group's first */
+            int behind = j == i || is_switch_mate(t, i, j), first = 1, whole = 1;
+            for (int x = 0; x < j && group; x++)
+                first &= group[x] != group[j];
+            for (int x = 0; x < n && group; x++)
+                whole &= group[x] != group[j] || x == i || is_switch_mate(t, i, x);
+            k += behind && first && whole;
         }
-        rate = fmin(rate, pcie_bw(&t->gpus[i]) / (k < senders ? k : senders));
+        k = k < senders ? k : senders;
+        rate = fmin(rate, pcie_bw(&t->gpus[i]) / (k > 1 ? k : 1));
     }
     return rate;
 }
 
+/* The groups of GPUs joined by NVLinks (group[i]: the lowest index of GPU i's group). */
+static void nvlink_groups(const struct topo *t, int *group)
+{
+    int n = t->ngpus;
+    for (int i = 0; i < n; i++)
+        group[i] = i;
+    for (int changed = 1; changed;) { /* join until stable: n is small */
+        changed = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (t->nvlink && t->nvlink[i * n + j] > 0 && group[j] < group[i]) {
+                    group[i] = group[j];
+                    changed = 1;
+                }
+    }
+}
+
+static int groups_of(const int *group, int n)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        count += group[i] == i;
+    return count;
+}
+
 static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
-    int n = t->ngpus, all_nvl = 1, any_nvl = 0, spans_numa = 0;
+    int n = t->ngpus, all_nvl = 1, spans_numa = 0;
     int amd = m->amd && n <= 2;
     int level =
         env_int(env, ctx, "NCCL_P2P_DISABLE", 0) == 1 ? 0 : level_of(env("NCCL_P2P_LEVEL", ctx));
@@ -418,8 +460,7 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             int lv = level_of(cell(t, i, j));
             int links = t->nvlink ? t->nvlink[i * n + j] : 0;
             all_nvl &= links > 0;
-            any_nvl |= links > 0;
-            spans_numa |= level_of(topo_gpu_pci_path(t, i, j)) == 6; /* host memory's path */
+            spans_numa |= lv == 6;
             if (links == 0 && lv >= 0 && lv <= level && !p2p_refused(t, i, j))
                 p2p_pcie = 1;
             if (links > 0)
@@ -447,10 +488,16 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             shm_need / 1e6, n, (double)t->system.shm_bytes / 1e6);
         fault(m, MODEL_FAULT_CRASH, why);
     }
-    /* With NVLinks in use a ring joins their pairs and goes through host memory between them:
-     * one send each way on a switch's link, as between switches. */
-    int shared = uses_shm && !(any_nvl && level >= 1);
-    double ring = shared ? shm_rate(t, n) : pcie, chain = shared ? shm_rate(t, n - 1) : pcie;
+    double ring = pcie, chain = pcie, busy = pcie;
+    if (uses_shm && n <= TOPO_MAX_DEVICES) {
+        int group[TOPO_MAX_DEVICES];
+        nvlink_groups(t, group);
+        int *used = level >= 1 ? group : NULL; /* NVLinks carry their pairs unless P2P is off */
+        int senders = used ? groups_of(group, n) : n;
+        ring = shm_rate(t, used, senders);
+        chain = shm_rate(t, used, senders - 1);
+        busy = shm_rate(t, NULL, n); /* alltoall: every GPU sends through host memory at once */
+    }
     double cpu = spans_numa ? cpu_bw(t) : 1e9; /* the CPU interconnect carries one ring each way */
     if (all_nvl && n > 1 && level >= 1) {
         /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
@@ -466,7 +513,7 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
         /* SHM: a copy through host memory */
         m->intra_bw = p2p_pcie && !spans_numa ? pcie : fmin(ring, cpu) * 0.8;
         if (uses_shm) {
-            m->shm_busy_bw = m->intra_bw;
+            m->shm_busy_bw = fmin(busy, cpu) * 0.8;
             m->shm_chain_bw = fmin(chain, cpu) * 0.8;
         }
     } else {
@@ -505,7 +552,18 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     }
     rdma *= m->clique, eth *= m->clique, ipoib *= m->clique; /* a clique's nodes' NICs */
     m->efa = rdma > 0 && !other_rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
-    m->gdr = rdma > 0 && gdr;
+    /* each GPU's NIC below its own switch, reached by GPUDirect RDMA: the NICs' traffic never
+     * crosses a switch's link to the CPU */
+    int below = rdma > 0 && gdr;
+    for (int g = 0; below && g < t->ngpus; g++) {
+        int has = 0;
+        for (int i = 0; i < t->nnics && !has; i++) {
+            int lv = level_of(cell(t, g, t->ngpus + i));
+            has = is_rdma(&t->nics[i]) && (lv == 3 || lv == 4) && lv <= gdr_level;
+        }
+        below = has;
+    }
+    m->gdr_below = below;
     if (rdma > 0)
         m->inter_bw =
             rdma * (gdr ? 1.0 : 0.75); /* without GDR data is staged through host memory */
@@ -635,9 +693,9 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         inter(m, t, env, ctx);
     if (m->intra_net) /* each GPU reaches its local peers through its share of the NICs */
         m->intra_bw = m->inter_bw / m->ppn;
-    /* Across nodes a ring's part in a node is a chain from NIC to NIC: with GPUDirect RDMA the
-     * NICs' traffic stays below the switches, and host memory carries one send fewer. */
-    if (m->nodes > 1 && m->gdr && m->shm_chain_bw > 0)
+    /* Across nodes a ring's part in a node is a chain from NIC to NIC: with each GPU's NIC below
+     * its switch (GPUDirect RDMA), host memory carries one send fewer. */
+    if (m->nodes > 1 && m->gdr_below && m->shm_chain_bw > 0)
         m->intra_bw = m->shm_chain_bw;
     if (m->ppn == 1)
         m->intra_bw = 1e4; /* no local peer: the network decides */

@@ -204,15 +204,17 @@ struct model {
     double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
-    double shm_busy_bw;         /* through host memory: GB/s per GPU when every GPU sends (its
-                                 * switch's link shared by its GPUs), a chain's when one GPU does
-                                 * not; 0 when the node's GPUs do not use host memory */
-    double shm_chain_bw;
-    int gdr;           /* the network's RDMA NICs reach the GPUs directly (GPUDirect) */
-    int efa;           /* the network is AWS EFA (its hops cost efa_lat_us more) */
-    int channels;      /* search channels (NCCL's C) */
-    double chan_scale; /* NCCL_MAX_CTAS below the channels NCCL would use */
-    double simple_eff; /* NCCL_BUFFSIZE's effect on the Simple pipeline */
+    double shm_busy_bw;         /* through host memory, GB/s per GPU when every GPU sends at
+                                 * once (alltoall: its switch's link shared by all its GPUs); 0
+                                 * when the node's GPUs do not use host memory */
+    double shm_chain_bw;        /* through host memory, a chain of the node's GPUs (all but the
+                                 * last send); 0 likewise */
+    int gdr_below;              /* every GPU reaches an RDMA NIC below its own PCIe switch by
+                                 * GPUDirect RDMA */
+    int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
+    int channels;               /* search channels (NCCL's C) */
+    double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
+    double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
     int enabled[MODEL_NALGOS][MODEL_NPROTOS]; /* all_reduce's; enabled_coll for every one */
     int enabled_coll[MODEL_NCOLLS][MODEL_NALGOS][MODEL_NPROTOS];

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests for model/fit.c: parameters recovered from points made with known ones (exact and
  * through noise, one node and two), what a fit keeps, what it gives back to the defaults, what it
- * cannot fit, and which fits model_fit_check refuses to see written. */
+ * cannot fit, and which fits model_fit_check refuses to see written. And model.c's host memory
+ * on hand-built PCIe trees that no spec can write. */
 #include "model/model.h"
+#include "topo/internal.h"
 #include "topo/topo.h"
 
 #include <setjmp.h>
@@ -274,6 +276,53 @@ static void check_refuses_too_few_points(void **state)
     assert_non_null(strstr(why, "from 2 size(s): one size cannot tell"));
 }
 
+/* NCCL_P2P_LEVEL as ctx says ("NVL": NVLink only; "LOC": no P2P at all). */
+static const char *p2p_level(const char *name, void *ctx)
+{
+    return strcmp(name, "NCCL_P2P_LEVEL") == 0 ? (const char *)ctx : NULL;
+}
+
+/* Four PCIe Gen4 x16 A100s (24 GB/s each as NCCL counts) behind switches: switch_of[g] is GPU
+ * g's, bridged pairs (0,1) and (2,3). The ring's intra-node GB/s through host memory. */
+static double four_gpus(const int switch_of[4], const char *level)
+{
+    struct topo t;
+    topo_init(&t);
+    int numa = topo_add_pnode(&t, TOPO_PNODE_LOCALITY, -1, 0, 0);
+    int hb = topo_add_pnode(&t, TOPO_PNODE_HOSTBRIDGE, numa, 0, -1);
+    int up[2] = {topo_add_pnode(&t, TOPO_PNODE_BRIDGE, hb, 1, -1),
+                 topo_add_pnode(&t, TOPO_PNODE_BRIDGE, hb, 1, -1)};
+    for (int g = 0; g < 4; g++) {
+        int down = topo_add_pnode(&t, TOPO_PNODE_BRIDGE, up[switch_of[g]], 1, -1);
+        struct topo_gpu *gpu = topo_add_gpu(&t);
+        gpu->node = topo_add_pnode(&t, TOPO_PNODE_DEVICE, down, 0, -1);
+        gpu->sm = 80, gpu->pcie_gen = 4, gpu->pcie_width = 16, gpu->nvlinks = 12;
+    }
+    topo_alloc_nvlink(&t);
+    t.nvlink[0 * 4 + 1] = t.nvlink[1 * 4 + 0] = t.nvlink[2 * 4 + 3] = t.nvlink[3 * 4 + 2] = 12;
+    t.nvswitches = 0;
+    assert_int_equal(topo_compute_matrix(&t), 0);
+    struct model m;
+    assert_int_equal(model_init(&m, &t, 1, p2p_level, (void *)level), 0);
+    double bw = m.intra_bw;
+    topo_release(&t);
+    return bw;
+}
+
+/* A bridged pair's ring sends through host memory once (from its last GPU): what shares a
+ * switch's link is the groups wholly behind it, and a group spread over two switches can send
+ * from either (NCCL's search finds that ring). Without P2P every GPU sends. */
+static void host_memory_shared_by_groups_behind_a_switch(void **state)
+{
+    (void)state;
+    static const int one[4] = {0, 0, 0, 0}, paired[4] = {0, 0, 1, 1}, crossed[4] = {0, 1, 0, 1};
+    assert_true(fabs(four_gpus(one, "NVL") - 0.8 * 24 / 2) < 0.01);     /* 2 groups, 1 link */
+    assert_true(fabs(four_gpus(paired, "NVL") - 0.8 * 24) < 0.01);      /* a group per switch */
+    assert_true(fabs(four_gpus(crossed, "NVL") - 0.8 * 24) < 0.01);     /* spread: one each */
+    assert_true(fabs(four_gpus(one, "LOC") - 0.8 * 24 / 4) < 0.01);     /* every GPU sends */
+    assert_true(fabs(four_gpus(crossed, "LOC") - 0.8 * 24 / 2) < 0.01); /* two per switch */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +338,7 @@ int main(void)
         cmocka_unit_test(check_refuses_absurd_error),
         cmocka_unit_test(check_refuses_parameters_out_of_range),
         cmocka_unit_test(check_refuses_too_few_points),
+        cmocka_unit_test(host_memory_shared_by_groups_behind_a_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
