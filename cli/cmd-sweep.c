@@ -588,7 +588,7 @@ int cmd_sweep(int argc, char **argv)
         pruned = sweep_space_prune(&sw.space, &t, sw.nodes);
         json_t *colls =
             sw.workload ? sweep_workload_collectives(sw.workload) : json_pack("[s]", "all_reduce");
-        sweep_space_prune_unused(&sw.space, colls, pruned);
+        sweep_space_prune_unused(&sw.space, colls, model_nccl_nodes(&t, sw.nodes), pruned);
         json_decref(colls);
         sweep_space_version_warnings(&sw.space, &t, sw.backend);
         size_t i;

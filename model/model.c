@@ -655,10 +655,22 @@ static void enable(struct model *m, const struct topo *t, model_env_fn env, void
 /* Multi-node NVLink (GB200/GB300 NVL72): NCCL merges the nodes of one NVLink domain into one
  * node, its clique (ncclTopoGetSystem with MNNVL): the clique's GPUs are that node's ranks, on
  * its NVLink fabric (NVLS included), and its nodes' NICs its network to the other cliques. */
+/* The hosts of one NVLink domain NCCL merges into one node: at most hosts. */
+static int clique_of(const struct topo *t, int hosts)
+{
+    int per = t->nvlink_domain > t->ngpus && t->ngpus > 0 ? t->nvlink_domain / t->ngpus : 1;
+    return per < hosts ? per : hosts;
+}
+
+int model_nccl_nodes(const struct topo *t, int hosts)
+{
+    int c = clique_of(t, hosts > 0 ? hosts : 1);
+    return c > 1 ? (hosts + c - 1) / c : (hosts > 0 ? hosts : 1);
+}
+
 static void clique(struct model *m, const struct topo *t)
 {
-    int per = t->nvlink_domain > t->ngpus ? t->nvlink_domain / t->ngpus : 1;
-    m->clique = per < m->nodes ? per : m->nodes;
+    m->clique = clique_of(t, m->nodes);
     if (m->clique <= 1) {
         m->clique = 1;
         return;

@@ -587,24 +587,31 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     return pruned;
 }
 
-/* Variables NCCL reads for some collectives only (NCCL's sources), with the reason. */
+/* Variables NCCL reads for some collectives only (NCCL's sources): the collectives on one node
+ * and across nodes as NCCL counts them (NULL-ended lists of at most 3), and why. */
+#define UPTO 4
 static const struct {
-    const char *var, *colls[4], *why;
+    const char *var, *colls[UPTO], *across[UPTO], *why;
 } for_some[] = {
     {"NCCL_PAT_ENABLE",
-     {"all_gather", "reduce_scatter"},
+     {"all_gather", "reduce_scatter", NULL},
+     {"all_gather", "reduce_scatter", NULL},
      "NCCL runs PAT for all_gather and reduce_scatter only (src/graph/tuning.cc)"},
     {"NCCL_NVLS_CHUNKSIZE",
-     {"all_reduce", "all_gather", "reduce_scatter"},
-     "NCCL runs NVLS for all_reduce, all_gather and reduce_scatter only (src/graph/tuning.cc)"},
+     {"all_reduce", "all_gather", "reduce_scatter", NULL},
+     {"all_reduce", NULL},
+     "NCCL runs NVLS for all_reduce, all_gather and reduce_scatter on one node, and across nodes "
+     "without CollNet for all_reduce alone, as NVLSTree (src/graph/tuning.cc)"},
     {"NCCL_NCHANNELS_PER_NET_PEER",
-     {"alltoall", "sendrecv"},
-     "it sets the channels of sends and receives over the network only "
-     "(src/graph/paths.cc, ncclTopoGetNchannels)"},
+     {"alltoall", "sendrecv", NULL},
+     {"alltoall", "sendrecv", NULL},
+     "it sets the channels of each peer's sends and receives, which alltoall and sendrecv are "
+     "made of (src/graph/paths.cc, ncclTopoGetNchannels)"},
     {"NCCL_P2P_PER_CHANNEL_NET_BW",
-     {"alltoall", "sendrecv"},
-     "it sets the channels of sends and receives over the network only "
-     "(src/graph/paths.cc, ncclTopoGetNchannels)"},
+     {"alltoall", "sendrecv", NULL},
+     {"alltoall", "sendrecv", NULL},
+     "it sets the channels of each peer's sends and receives, which alltoall and sendrecv are "
+     "made of (src/graph/paths.cc, ncclTopoGetNchannels)"},
 };
 
 /* Whether collectives (names) hold one of list's (NULL-ended). */
@@ -619,13 +626,26 @@ static int runs_any(const json_t *collectives, const char *const *list)
     return 0;
 }
 
-void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned)
+void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, int nccl_nodes,
+                              json_t *pruned)
 {
+    /* CollNet (set by the space) lets NCCL run NVLS across nodes for more: keep them all */
+    int collnet = json_object_get(s->vars, "NCCL_COLLNET_ENABLE") ||
+                  json_object_get(json_object_get(s->doc, "fixed"), "NCCL_COLLNET_ENABLE");
     for (size_t i = 0; i < sizeof(for_some) / sizeof(for_some[0]); i++) {
-        if (!json_object_get(s->vars, for_some[i].var) || runs_any(collectives, for_some[i].colls))
+        const char *const *reads =
+            nccl_nodes > 1 && !collnet ? for_some[i].across : for_some[i].colls;
+        if (!json_object_get(s->vars, for_some[i].var) || runs_any(collectives, reads))
             continue;
+        struct util_buf runs = UTIL_BUF_INIT;
+        size_t k;
+        json_t *c;
+        json_array_foreach(collectives, k, c)
+            util_buf_addf(&runs, "%s%s", k ? ", " : "", json_string_value(c));
         json_object_set_new(pruned_one(pruned, for_some[i].var), "reason",
-                            json_sprintf("%s, and this sweep runs none of them", for_some[i].why));
+                            json_sprintf("%s; this sweep runs %s on %d node(s) as NCCL counts them",
+                                         for_some[i].why, util_buf_str(&runs), nccl_nodes));
+        util_buf_release(&runs);
         json_object_del(s->vars, for_some[i].var);
     }
 }

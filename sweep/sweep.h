@@ -85,11 +85,14 @@ void sweep_space_release(struct sweep_space *s);
  */
 json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes);
 /* After sweep_space_prune, drops a variable NCCL reads for none of collectives (names; all_reduce
- * without a workload): NCCL_PAT_ENABLE without all_gather or reduce_scatter, NCCL_NVLS_CHUNKSIZE
- * without a collective NVLS runs, the network's point-to-point channel settings
+ * without a workload) on nccl_nodes nodes (as NCCL counts them: an NVLink domain's hosts are
+ * one, model_nccl_nodes): NCCL_PAT_ENABLE without all_gather or reduce_scatter,
+ * NCCL_NVLS_CHUNKSIZE without a collective NVLS runs there (across nodes all_reduce alone,
+ * unless the space sets NCCL_COLLNET_ENABLE), the point-to-point channel settings
  * (NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_PER_CHANNEL_NET_BW) without alltoall or sendrecv.
  * Appends to pruned, as sweep_space_prune does. */
-void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, json_t *pruned);
+void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, int nccl_nodes,
+                              json_t *pruned);
 /* After sweep_space_prune, what the version rules cannot drop, as warnings: a fixed variable the
  * NCCL of t does not read (set in every run, it changes nothing), and, when t names no NCCL
  * release, the swept variables only some releases read. For the nccl backend only (backend: the

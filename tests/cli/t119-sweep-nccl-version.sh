@@ -95,12 +95,26 @@ expect_exit 0 "an all_reduce sweep of the point-to-point channels" -- "$TOPOTUNE
 check "both dropped, NVLS's chunk kept" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); why = {p["var"]: p["reason"] for p in d["pruned"]}
 assert sorted(why) == ["NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_PER_CHANNEL_NET_BW"], why
-assert all("sends and receives over the network only" in w for w in why.values()), why
+assert all("which alltoall and sendrecv are made of" in w for w in why.values()), why
+assert all("this sweep runs all_reduce on 2 node(s)" in w for w in why.values()), why
 assert len(d["configs"]) == 2, d["configs"]' p2p-ar/sweep.json
 expect_exit 0 "an MoE sweep of them" -- "$TOPOTUNE" sweep --space p2p-space.json --topology "$two" \
     --out p2p-moe --workload moe -q
 check "the channels kept, NVLS's chunk dropped (alltoall runs no NVLS)" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert [p["var"] for p in d["pruned"]] == ["NCCL_NVLS_CHUNKSIZE"], d["pruned"]
-assert "NVLS for all_reduce, all_gather and reduce_scatter only" in d["pruned"][0]["reason"]
+assert "NVLS for all_reduce, all_gather and reduce_scatter on one node" in d["pruned"][0]["reason"]
 assert len(d["configs"]) == 4, d["configs"]' p2p-moe/sweep.json
+# NVLS across nodes runs all_reduce alone (without CollNet): an FSDP sweep drops its chunk size on
+# two nodes and keeps it on one.
+expect_exit 0 "an FSDP sweep of them on 2 nodes" -- "$TOPOTUNE" sweep --space p2p-space.json --topology "$two" \
+    --out p2p-fsdp2 --workload fsdp -q
+check "all three dropped" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); why = {p["var"]: p["reason"] for p in d["pruned"]}
+assert sorted(why) == ["NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_CHUNKSIZE", "NCCL_P2P_PER_CHANNEL_NET_BW"], why
+assert "across nodes without CollNet for all_reduce alone" in why["NCCL_NVLS_CHUNKSIZE"], why' p2p-fsdp2/sweep.json
+expect_exit 0 "an FSDP sweep of them on 1 node" -- "$TOPOTUNE" sweep --space p2p-space.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out p2p-fsdp1 --workload fsdp -q
+check "NVLS's chunk kept there" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert "NCCL_NVLS_CHUNKSIZE" not in [p["var"] for p in d["pruned"]], d["pruned"]' \
+    p2p-fsdp1/sweep.json
 finish
