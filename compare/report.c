@@ -486,8 +486,8 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
     json_array_foreach(ev, k, e) {
         char size[32];
         human_size(json_integer_value(json_object_get(e, "size")), size, sizeof(size));
-        util_buf_addf(&b, "%s %s (weight %.2f): us per call",
-                      json_string_value(json_object_get(e, "collective")), size,
+        const char *coll = json_string_value(json_object_get(e, "collective"));
+        util_buf_addf(&b, "%s %s (weight %.2f): us per call", coll ? coll : "?", size,
                       json_number_value(json_object_get(e, "weight")));
         compare_table_set(&t, 4 + (int)k, 0, &b);
     }

@@ -269,8 +269,9 @@ printf '{"schema": "topotune/workload/1", "entries": [{"collective": "all_gather
 expect_exit 0 "compare --workload --json, defaults that hang beside a stable input" -- \
     "$TOPOTUNE" compare "$specs/rtx4090-8x-pcie.json" "$specs/hgx-h100.json" --workload mix.json --json w.json \
     --price hgx-h100=300000
-check "JSON: the workload table's bands, every number inside its own" python3 - w.json "$TEST_TMP/out" <<'PY'
-import json, re, sys
+check "JSON: the workload table's bands, every number inside its own" python3 - w.json "$TEST_TMP/out" \
+    "$TOPOTUNE" "$specs/hgx-h100.json" <<'PY'
+import json, re, subprocess, sys
 inputs = json.load(open(sys.argv[1]))["inputs"]
 text = open(sys.argv[2]).read()
 def cells(label):  # each input's "v (low-high) predicted" of a table row, as numbers
@@ -310,6 +311,18 @@ for k, e in enumerate(ev):
         assert near(v, i["profile"]["evidence"][k]["time_us"]), (label, v)
         assert near(lo, band[0]) and near(hi, band[1]), (label, (lo, hi), band)
 assert inputs[0]["workload_bands"]["effective_algbw"]["baseline"] is None  # the defaults hang
+# each row's band is its collective's at its size, as predict gives it (busbw [low, high] of P:
+# the time's is [t x P / high, t x P / low]), and the two rows' differ
+ratios = []
+for k, e in enumerate(ev):
+    run = subprocess.run([sys.argv[3], "predict", "-i", sys.argv[4], "-C", e["collective"], "-b",
+                          str(e["size"]), "-e", str(e["size"]), "--json"], capture_output=True, text=True)
+    size = [x for x in map(json.loads, run.stdout.splitlines()) if x["event"] == "size"][0]
+    t, band = inputs[1]["profile"]["evidence"][k]["time_us"], inputs[1]["workload_bands"]["evidence"][k]["time_us_band"]
+    want = (size["busbw"] / size["busbw_band"][1], size["busbw"] / size["busbw_band"][0])
+    assert near(band[0] / t, want[0]) and near(band[1] / t, want[1]), (e, band, t, want)
+    ratios.append(round(band[1] / band[0], 3))
+assert ratios[0] != ratios[1], ratios
 # per 1,000 of price: the hgx's, none for the input without a price
 [(v, lo, hi)] = cells("chosen GB/s per 1,000 of price")
 band = inputs[1]["workload_bands"]["per_1000_of_price"]
