@@ -165,8 +165,9 @@ int topo_write_nccl_xml(const struct topo *t, struct util_buf *out);
 /*
  * How GPUs a and b reach each other over PCIe, lettered as nvidia-smi would without their NVLinks
  * ("PIX", "PXB", "PHB", "NODE", "SYS"): from the PCI tree, else the matrix cell when it is not
- * an NVLink's; NULL where neither says (an NVLink pair of a topology JSON, which has no tree). What a path between them takes when NCCL does not use
- * their NVLinks (P2P disabled: host memory, through the CPU).
+ * an NVLink's; NULL where neither says (an NVLink pair of a topology JSON, which has no tree). What
+ * a path between them takes when NCCL does not use their NVLinks (P2P disabled: host memory,
+ * through the CPU).
  */
 const char *topo_gpu_pci_path(const struct topo *t, int a, int b);
 
