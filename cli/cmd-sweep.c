@@ -128,8 +128,38 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
     return 0;
 }
 
+/* Whether every variable pruned list a drops, list b drops too. */
+static int drops_all(const json_t *a, const json_t *b)
+{
+    size_t i, j;
+    json_t *x, *y;
+    json_array_foreach(a, i, x) {
+        int found = 0;
+        json_array_foreach(b, j, y)
+            found |= json_equal(json_object_get(x, "var"), json_object_get(y, "var"));
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* The names of a pruned list's variables, comma-separated ("none"), into out. */
+static void pruned_names(const json_t *pruned, struct util_buf *out)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(pruned, i, p)
+        util_buf_addf(out, "%s%s", i ? ", " : "",
+                      json_string_value(json_object_get(p, "var"))
+                          ? json_string_value(json_object_get(p, "var"))
+                          : "?");
+    if (!json_array_size(pruned))
+        util_buf_adds(out, "none");
+}
+
 /* sweep.json: written on a new sweep; on --resume the space, class, backend, NCCL release (when
- * both are known) and every planning parameter (plan_params) must match. */
+ * both are known), every planning parameter (plan_params) and the variables dropped must match.
+ */
 static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, int resume)
 {
     char path[1100];
@@ -172,6 +202,17 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
                             sw->dir, on, t->software.nccl);
         else
             rc = same_plan(sw->dir, old, plan);
+        const json_t *dropped = json_object_get(old, "pruned");
+        struct util_buf was = UTIL_BUF_INIT, now = UTIL_BUF_INIT;
+        pruned_names(dropped, &was);
+        pruned_names(pruned, &now);
+        if (!rc && !(drops_all(dropped, pruned) && drops_all(pruned, dropped)))
+            rc =
+                util_error("cannot resume '%s': it dropped %s, this sweep drops %s (another "
+                           "topotune's rules): its configurations would differ; give another --out",
+                           sw->dir, util_buf_str(&was), util_buf_str(&now));
+        util_buf_release(&was);
+        util_buf_release(&now);
         json_decref(old);
         json_decref(plan);
         free(hash);

@@ -117,4 +117,17 @@ expect_exit 0 "an FSDP sweep of them on 1 node" -- "$TOPOTUNE" sweep --space p2p
 check "NVLS's chunk kept there" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert "NCCL_NVLS_CHUNKSIZE" not in [p["var"] for p in d["pruned"]], d["pruned"]' \
     p2p-fsdp1/sweep.json
+# A sweep whose dropped variables were another topotune's (one that read NCCL_NVLS_CHUNKSIZE as
+# swept there) is not resumed: its configurations would differ.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["pruned"] = [p for p in d["pruned"] if p["var"] != "NCCL_NVLS_CHUNKSIZE"]
+json.dump(d, open(sys.argv[1], "w"))' p2p-fsdp2/sweep.json
+lines=$(wc -l <p2p-fsdp2/results.jsonl)
+expect_exit 2 "resume under other rules" -- "$TOPOTUNE" sweep --space p2p-space.json --topology "$two" \
+    --out p2p-fsdp2 --workload fsdp -q --resume
+expect_stderr_has "it dropped NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_PER_CHANNEL_NET_BW, this sweep drops NCCL_NVLS_CHUNKSIZE," \
+    "both lists named"
+check "nothing more run" test "$(wc -l <p2p-fsdp2/results.jsonl)" -eq "$lines"
+expect_exit 0 "the same rules resume" -- "$TOPOTUNE" sweep --space p2p-space.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out p2p-fsdp1 --workload fsdp -q --resume
 finish
