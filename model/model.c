@@ -6,6 +6,7 @@
  * validate it (docs/model.md).
  */
 #include "model/model.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -389,31 +390,37 @@ static int is_switch_mate(const struct topo *t, int i, int j)
  * receive comes down it, a switch-mate's too: GPUs behind one switch (PIX or PXB to each other on
  * the PCIe tree) share that link, taken as wide as their own. NCCL's search counts it so: a path
  * between GPUs without P2P goes through the CPU (paths.cc, addInterStep), and followPath
- * (search.cc) takes each path's bandwidth from every link it crosses.
+ * (search.cc) takes each path's bandwidth from every link it crosses, each direction its own.
  *
- * What sends through host memory is a group of GPUs joined by NVLinks in use (group[i]; -1 for
- * none: each GPU its own), from its last GPU in the ring. A group behind one switch sends up its
- * link; one spread over switches can send from any of them, and NCCL's search finds the ring that
- * does. The slowest GPU's rate when each switch carries the groups wholly behind it, at most
- * senders of them (a ring: all; a chain of the node's GPUs: all but the last).
+ * What goes through host memory is a group of GPUs joined by NVLinks in use (group[i], the
+ * group's lowest index; NULL: each GPU its own): the ring enters it at one GPU and leaves it from
+ * another (a lone GPU: the same). A group wholly behind a switch puts a send up its link and a
+ * receive down it; one with a single GPU elsewhere puts one end there, up or down as the ring
+ * chooses; one with two or more elsewhere can keep both ends away. So a switch carries at least
+ * whole + half the forced ends each way, at most senders in all (a ring: every group; a chain of
+ * the node's GPUs: one fewer). The slowest GPU's rate.
  */
-static double shm_rate(const struct topo *t, const int *group, int senders)
+static double shm_rate(const struct topo *t, const char *mate, const int *group, int senders)
 {
     double rate = 1e9;
     int n = t->ngpus;
+    int *in = util_xcalloc((size_t)n, sizeof(int)), *out = util_xcalloc((size_t)n, sizeof(int));
     for (int i = 0; i < n; i++) {
-        int k = 0;
-        for (int j = 0; j < n; j++) { /* j stands for its group when it is the group's first */
-            int behind = j == i || is_switch_mate(t, i, j), first = 1, whole = 1;
-            for (int x = 0; x < j && group; x++)
-                first &= group[x] != group[j];
-            for (int x = 0; x < n && group; x++)
-                whole &= group[x] != group[j] || x == i || is_switch_mate(t, i, x);
-            k += behind && first && whole;
+        for (int x = 0; x < n; x++)
+            in[x] = out[x] = 0;
+        for (int x = 0; x < n; x++) /* each group's GPUs behind i's switch, and elsewhere */
+            (x == i || mate[i * n + x] ? in : out)[group ? group[x] : x]++;
+        int whole = 0, forced = 0;
+        for (int g = 0; g < n; g++) {
+            whole += in[g] > 0 && out[g] == 0;
+            forced += in[g] > 0 && out[g] == 1;
         }
+        int k = whole + (forced + 1) / 2;
         k = k < senders ? k : senders;
         rate = fmin(rate, pcie_bw(&t->gpus[i]) / (k > 1 ? k : 1));
     }
+    free(in);
+    free(out);
     return rate;
 }
 
@@ -494,9 +501,14 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
         nvlink_groups(t, group);
         int *used = level >= 1 ? group : NULL; /* NVLinks carry their pairs unless P2P is off */
         int senders = used ? groups_of(group, n) : n;
-        ring = shm_rate(t, used, senders);
-        chain = shm_rate(t, used, senders - 1);
-        busy = shm_rate(t, NULL, n); /* alltoall: every GPU sends through host memory at once */
+        char *mate = util_xcalloc((size_t)n * (size_t)n, 1); /* behind one switch */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                mate[i * n + j] = (char)is_switch_mate(t, i, j);
+        ring = shm_rate(t, mate, used, senders);
+        chain = shm_rate(t, mate, used, senders - 1);
+        busy = shm_rate(t, mate, NULL, n); /* alltoall: every GPU sends through host memory */
+        free(mate);
     }
     double cpu = spans_numa ? cpu_bw(t) : 1e9; /* the CPU interconnect carries one ring each way */
     if (all_nvl && n > 1 && level >= 1) {
@@ -939,8 +951,8 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
             bw *= chain_net_share(m);
     } else if (chain) {
         lat = (base_lat[a][q] + intra) * k->lat_scale;
-        /* A chain's last GPU sends nothing: through host memory a switch holding the whole
-         * chain carries n - 1 sends, not the n NCCL's search counted for the ring. */
+        /* A chain's last group sends nothing: through host memory a switch holding the whole
+         * chain carries one send fewer than the ring NCCL's search counted. */
         if (share && m->shm_chain_bw > m->intra_bw) {
             struct model one_less = *m;
             one_less.intra_bw = m->shm_chain_bw;

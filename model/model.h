@@ -207,8 +207,8 @@ struct model {
     double shm_busy_bw;         /* through host memory, GB/s per GPU when every GPU sends at
                                  * once (alltoall: its switch's link shared by all its GPUs); 0
                                  * when the node's GPUs do not use host memory */
-    double shm_chain_bw;        /* through host memory, a chain of the node's GPUs (all but the
-                                 * last send); 0 likewise */
+    double shm_chain_bw;        /* through host memory, a chain of the node's GPUs (its last
+                                 * NVLink group, or GPU, sends nothing); 0 likewise */
     int gdr_below;              /* every GPU reaches an RDMA NIC below its own PCIe switch by
                                  * GPUDirect RDMA */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */

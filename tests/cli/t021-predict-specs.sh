@@ -88,6 +88,14 @@ done
 check "2 nodes, P2P off, GDR: the rings and chains at the whole link (19.2)" python3 -c '
 import sys; assert all(19.0 < float(v) < 19.3 for v in sys.argv[1:]), sys.argv' \
     "${bw[2nall_reduce]}" "${bw[2nbroadcast]}" "${bw[2nsendrecv]}"
+# The NIC on the socket's host bridge instead (GPUDirect RDMA allowed that far): its traffic
+# crosses the switches' links too, and the ring is back to the switch's share (9.6).
+printf '{"schema": "topotune/spec/1", "gpu": "A100-PCIE-80GB", "count": 2, "fabric": "pcie", "cpu": {"sockets": 1},
+ "nics": [{"model": "CX7-400G-IB", "count": 1, "per": "node"}]}\n' >"$TEST_TMP/a100-2n-far.json"
+bw[far]=$("$TOPOTUNE" predict --input "$TEST_TMP/a100-2n-far.json" --nodes 2 -b 1G -e 1G \
+    --env NCCL_P2P_DISABLE=1 --env NCCL_NET_GDR_LEVEL=SYS | awk '/^ +predicted/ {print $6}')
+check "2 nodes, P2P off, the NIC on the host bridge: the switch's share (9.6)" python3 -c '
+import sys; assert 9.5 < float(sys.argv[1]) < 9.7, sys.argv' "${bw[far]}"
 # Each GPU's own link decides with its switch-mates: a lone GPU at x8 (12 GB/s) is no slower
 # than two x16 GPUs sharing one switch's link (24 / 2), so the ring runs at 0.8 x 12.
 printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 3, "cpu": {"vendor": "amd", "sockets": 1}}\n' \

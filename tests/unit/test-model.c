@@ -283,8 +283,9 @@ static const char *p2p_level(const char *name, void *ctx)
 }
 
 /* Four PCIe Gen4 x16 A100s (24 GB/s each as NCCL counts) behind switches: switch_of[g] is GPU
- * g's, bridged pairs (0,1) and (2,3). The ring's intra-node GB/s through host memory. */
-static double four_gpus(const int switch_of[4], const char *level)
+ * g's, bridged pairs (0,1) and (2,3). The ring's intra-node GB/s through host memory (a chain's
+ * in *chain when not NULL). */
+static double four_gpus(const int switch_of[4], const char *level, double *chain)
 {
     struct topo t;
     topo_init(&t);
@@ -305,22 +306,30 @@ static double four_gpus(const int switch_of[4], const char *level)
     struct model m;
     assert_int_equal(model_init(&m, &t, 1, p2p_level, (void *)level), 0);
     double bw = m.intra_bw;
+    if (chain)
+        *chain = m.shm_chain_bw;
     topo_release(&t);
     return bw;
 }
 
-/* A bridged pair's ring sends through host memory once (from its last GPU): what shares a
- * switch's link is the groups wholly behind it, and a group spread over two switches can send
- * from either (NCCL's search finds that ring). Without P2P every GPU sends. */
+/* A bridged pair goes through host memory once each way (the ring enters at one GPU, leaves at
+ * the other): a switch carries the groups wholly behind it, and half the ends of those with one
+ * GPU elsewhere (NCCL's search balances them up and down). Without P2P every GPU sends. A chain
+ * has one sender fewer. */
 static void host_memory_shared_by_groups_behind_a_switch(void **state)
 {
     (void)state;
-    static const int one[4] = {0, 0, 0, 0}, paired[4] = {0, 0, 1, 1}, crossed[4] = {0, 1, 0, 1};
-    assert_true(fabs(four_gpus(one, "NVL") - 0.8 * 24 / 2) < 0.01);     /* 2 groups, 1 link */
-    assert_true(fabs(four_gpus(paired, "NVL") - 0.8 * 24) < 0.01);      /* a group per switch */
-    assert_true(fabs(four_gpus(crossed, "NVL") - 0.8 * 24) < 0.01);     /* spread: one each */
-    assert_true(fabs(four_gpus(one, "LOC") - 0.8 * 24 / 4) < 0.01);     /* every GPU sends */
-    assert_true(fabs(four_gpus(crossed, "LOC") - 0.8 * 24 / 2) < 0.01); /* two per switch */
+    static const int one[4] = {0, 0, 0, 0}, paired[4] = {0, 0, 1, 1}, crossed[4] = {0, 1, 0, 1},
+                     mixed[4] = {0, 0, 0, 1};
+    double chain;
+    assert_true(fabs(four_gpus(one, "NVL", &chain) - 0.8 * 24 / 2) < 0.01);   /* 2 groups, 1 link */
+    assert_true(fabs(chain - 0.8 * 24) < 0.01);                               /* one sends */
+    assert_true(fabs(four_gpus(paired, "NVL", NULL) - 0.8 * 24) < 0.01);      /* a group a switch */
+    assert_true(fabs(four_gpus(crossed, "NVL", NULL) - 0.8 * 24) < 0.01);     /* one end each */
+    assert_true(fabs(four_gpus(mixed, "NVL", NULL) - 0.8 * 24 / 2) < 0.01);   /* whole + an end */
+    assert_true(fabs(four_gpus(one, "LOC", &chain) - 0.8 * 24 / 4) < 0.01);   /* every GPU sends */
+    assert_true(fabs(chain - 0.8 * 24 / 3) < 0.01);                           /* all but one */
+    assert_true(fabs(four_gpus(crossed, "LOC", NULL) - 0.8 * 24 / 2) < 0.01); /* two a switch */
 }
 
 int main(void)
