@@ -206,11 +206,17 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         struct util_buf was = UTIL_BUF_INIT, now = UTIL_BUF_INIT;
         pruned_names(dropped, &was);
         pruned_names(pruned, &now);
-        if (!rc && !(drops_all(dropped, pruned) && drops_all(pruned, dropped)))
-            rc =
-                util_error("cannot resume '%s': it dropped %s, this sweep drops %s (another "
-                           "topotune's rules): its configurations would differ; give another --out",
-                           sw->dir, util_buf_str(&was), util_buf_str(&now));
+        if (!rc && !(drops_all(dropped, pruned) && drops_all(pruned, dropped))) {
+            /* which variables a release reads drops some: known on one side only, say so */
+            char why[160] = "another topotune's rules";
+            if (!on != !t->software.nccl)
+                snprintf(why, sizeof(why),
+                         "the NCCL release, which decides some, was %s then, %s now",
+                         on ? on : "unknown", t->software.nccl ? t->software.nccl : "unknown");
+            rc = util_error("cannot resume '%s': it dropped [%s]; this sweep drops [%s] (%s): its "
+                            "configurations would differ; give another --out",
+                            sw->dir, util_buf_str(&was), util_buf_str(&now), why);
+        }
         util_buf_release(&was);
         util_buf_release(&now);
         json_decref(old);

@@ -6,8 +6,10 @@
 # known (a topology file), the variables only some releases read are said to be unchecked; with
 # --hosts the release is the hosts' (their map through mpirun), not unknown. A variable NCCL reads
 # for some collectives only is dropped where the sweep runs none of them: NCCL_PAT_ENABLE without
-# all_gather nor reduce_scatter, the network's point-to-point channels without alltoall nor
-# sendrecv. fake-bench.sh (mode collectives) stands in for topotune-bench.
+# all_gather nor reduce_scatter, NCCL_NVLS_CHUNKSIZE without a collective NVLS runs (across nodes
+# as NCCL counts them, all_reduce alone), the point-to-point channels without alltoall nor
+# sendrecv; --resume refuses a sweep that dropped others. fake-bench.sh (mode collectives) stands
+# in for topotune-bench.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
@@ -117,6 +119,14 @@ expect_exit 0 "an FSDP sweep of them on 1 node" -- "$TOPOTUNE" sweep --space p2p
 check "NVLS's chunk kept there" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert "NCCL_NVLS_CHUNKSIZE" not in [p["var"] for p in d["pruned"]], d["pruned"]' \
     p2p-fsdp1/sweep.json
+# Two GB200 trays of one NVL72 rack are one node as NCCL counts them: NVLS runs all_gather
+# there, and an FSDP sweep keeps its chunk size.
+expect_exit 0 "an FSDP sweep on 2 trays of one rack" -- "$TOPOTUNE" sweep --space p2p-space.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json" --nodes 2 --out p2p-gb -q --workload fsdp
+check "NVLS's chunk kept, one node said" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); why = {p["var"]: p["reason"] for p in d["pruned"]}
+assert "NCCL_NVLS_CHUNKSIZE" not in why and "on 1 node(s)" in why["NCCL_P2P_PER_CHANNEL_NET_BW"], why' \
+    p2p-gb/sweep.json
 # A sweep whose dropped variables were another topotune's (one that read NCCL_NVLS_CHUNKSIZE as
 # swept there) is not resumed: its configurations would differ.
 python3 -c 'import json, sys
@@ -125,9 +135,19 @@ json.dump(d, open(sys.argv[1], "w"))' p2p-fsdp2/sweep.json
 lines=$(wc -l <p2p-fsdp2/results.jsonl)
 expect_exit 2 "resume under other rules" -- "$TOPOTUNE" sweep --space p2p-space.json --topology "$two" \
     --out p2p-fsdp2 --workload fsdp -q --resume
-expect_stderr_has "it dropped NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_PER_CHANNEL_NET_BW, this sweep drops NCCL_NVLS_CHUNKSIZE," \
+expect_stderr_has "it dropped [NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_PER_CHANNEL_NET_BW]; this sweep drops [NCCL_NVLS_CHUNKSIZE," \
     "both lists named"
 check "nothing more run" test "$(wc -l <p2p-fsdp2/results.jsonl)" -eq "$lines"
-expect_exit 0 "the same rules resume" -- "$TOPOTUNE" sweep --space p2p-space.json \
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["pruned"].append({"var": "NCCL_ALGO", "reason": "older rules"})
+json.dump(d, open(sys.argv[1], "w"))' p2p-fsdp1/sweep.json
+expect_exit 2 "resume where the old sweep dropped one more" -- "$TOPOTUNE" sweep --space p2p-space.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out p2p-fsdp1 --workload fsdp -q --resume
+expect_stderr_has "NCCL_ALGO]; this sweep drops [" "the extra one named"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["pruned"] = list(reversed(d["pruned"][:-1]))
+for p in d["pruned"]: p["reason"] = "worded otherwise"
+json.dump(d, open(sys.argv[1], "w"))' p2p-fsdp1/sweep.json
+expect_exit 0 "the same rules resume (order and wording aside)" -- "$TOPOTUNE" sweep --space p2p-space.json \
     --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out p2p-fsdp1 --workload fsdp -q --resume
 finish
