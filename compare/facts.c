@@ -190,10 +190,19 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
     return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
 }
 
+/* [low, high] of a predicted value v with band b (a time: v / high to v / low), or null for no v
+ * above 0. */
+static json_t *band_json(double v, struct model_band b, int is_time)
+{
+    if (!(v > 0))
+        return json_null();
+    return is_time ? json_pack("[f,f]", v / b.high, v / b.low)
+                   : json_pack("[f,f]", v * b.low, v * b.high);
+}
+
 json_t *compare_busbw_band(double busbw, json_int_t size)
 {
-    struct model_band b = model_band_at((size_t)size);
-    return json_pack("[f,f]", busbw * b.low, busbw * b.high);
+    return band_json(busbw, model_band_at((size_t)size), 0);
 }
 
 /* [{size, busbw_band}] of a per-size list's busbw values above 0. */
@@ -234,16 +243,6 @@ struct model_band compare_mix_band(const struct compare_input *in)
         band =
             band.rows ? model_band_wider(band, compare_evidence_band(e)) : compare_evidence_band(e);
     return band.rows ? band : model_band_at(SIZE_MAX);
-}
-
-/* [low, high] of a predicted value v with band b (a time: v / high to v / low), or null for no v
- * above 0. */
-static json_t *band_json(double v, struct model_band b, int is_time)
-{
-    if (!(v > 0))
-        return json_null();
-    return is_time ? json_pack("[f,f]", v / b.high, v / b.low)
-                   : json_pack("[f,f]", v * b.low, v * b.high);
 }
 
 json_t *compare_workload_bands_json(const struct compare_input *in)

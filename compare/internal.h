@@ -25,7 +25,7 @@ int compare_predicted(const struct compare_input *in);
 const json_t *compare_best_sizes(const struct compare_input *in);
 const json_t *compare_default_sizes(const struct compare_input *in);
 /* [low, high] in GB/s: where a healthy system measures a predicted busbw at size (all_reduce's
- * band, model_band_at, as the tables show it). New reference. */
+ * band, model_band_at, as the tables show it); null for a busbw not above 0. New reference. */
 json_t *compare_busbw_band(double busbw, json_int_t size);
 /* A workload profile's effective algbw (its objective) of which ("winner" or "baseline"), or -1:
  * no workload, or no such configuration. */
