@@ -148,11 +148,10 @@ static void pruned_names(const json_t *pruned, struct util_buf *out)
 {
     size_t i;
     json_t *p;
-    json_array_foreach(pruned, i, p)
-        util_buf_addf(out, "%s%s", i ? ", " : "",
-                      json_string_value(json_object_get(p, "var"))
-                          ? json_string_value(json_object_get(p, "var"))
-                          : "?");
+    json_array_foreach(pruned, i, p) {
+        const char *var = json_string_value(json_object_get(p, "var"));
+        util_buf_addf(out, "%s%s", i ? ", " : "", var ? var : "?");
+    }
     if (!json_array_size(pruned))
         util_buf_adds(out, "none");
 }
@@ -203,10 +202,10 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         else
             rc = same_plan(sw->dir, old, plan);
         const json_t *dropped = json_object_get(old, "pruned");
-        struct util_buf was = UTIL_BUF_INIT, now = UTIL_BUF_INIT;
-        pruned_names(dropped, &was);
-        pruned_names(pruned, &now);
         if (!rc && !(drops_all(dropped, pruned) && drops_all(pruned, dropped))) {
+            struct util_buf was = UTIL_BUF_INIT, now = UTIL_BUF_INIT;
+            pruned_names(dropped, &was);
+            pruned_names(pruned, &now);
             /* which variables a release reads drops some: known on one side only, say so */
             char why[160] = "another topotune's rules";
             if (!on != !t->software.nccl)
@@ -216,9 +215,9 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
             rc = util_error("cannot resume '%s': it dropped [%s]; this sweep drops [%s] (%s): its "
                             "configurations would differ; give another --out",
                             sw->dir, util_buf_str(&was), util_buf_str(&now), why);
+            util_buf_release(&was);
+            util_buf_release(&now);
         }
-        util_buf_release(&was);
-        util_buf_release(&now);
         json_decref(old);
         json_decref(plan);
         free(hash);
