@@ -378,11 +378,16 @@ static int p2p_refused(const struct topo *t, int i, int j)
     return s && strcmp(s, "NS") == 0;
 }
 
-/* GPUs i and j behind one PCIe switch (PIX or PXB on the PCIe tree, NVLinks aside). */
+/* A path level below one PCIe switch: PIX or PXB. */
+static int below_switch(int level)
+{
+    return level == 3 || level == 4;
+}
+
+/* GPUs i and j behind one PCIe switch (on the PCIe tree, NVLinks aside). */
 static int is_switch_mate(const struct topo *t, int i, int j)
 {
-    int lv = i == j ? -1 : level_of(topo_gpu_pci_path(t, i, j));
-    return lv == 3 || lv == 4;
+    return i != j && below_switch(level_of(topo_gpu_pci_path(t, i, j)));
 }
 
 /*
@@ -571,7 +576,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         int has = 0;
         for (int i = 0; i < t->nnics && !has; i++) {
             int lv = level_of(cell(t, g, t->ngpus + i));
-            has = is_rdma(&t->nics[i]) && (lv == 3 || lv == 4) && lv <= gdr_level;
+            has = is_rdma(&t->nics[i]) && below_switch(lv) && lv <= gdr_level;
         }
         below = has;
     }
@@ -664,9 +669,6 @@ static void enable(struct model *m, const struct topo *t, model_env_fn env, void
               "fails (NCCL: no algorithm/protocol available)");
 }
 
-/* Multi-node NVLink (GB200/GB300 NVL72): NCCL merges the nodes of one NVLink domain into one
- * node, its clique (ncclTopoGetSystem with MNNVL): the clique's GPUs are that node's ranks, on
- * its NVLink fabric (NVLS included), and its nodes' NICs its network to the other cliques. */
 /* The hosts of one NVLink domain NCCL merges into one node: at most hosts. */
 static int clique_of(const struct topo *t, int hosts)
 {
@@ -676,10 +678,13 @@ static int clique_of(const struct topo *t, int hosts)
 
 int model_nccl_nodes(const struct topo *t, int hosts)
 {
-    int c = clique_of(t, hosts > 0 ? hosts : 1);
-    return c > 1 ? (hosts + c - 1) / c : (hosts > 0 ? hosts : 1);
+    int h = hosts > 0 ? hosts : 1, c = clique_of(t, h);
+    return (h + c - 1) / c;
 }
 
+/* Multi-node NVLink (GB200/GB300 NVL72): NCCL merges the nodes of one NVLink domain into one
+ * node, its clique (ncclTopoGetSystem with MNNVL): the clique's GPUs are that node's ranks, on
+ * its NVLink fabric (NVLS included), and its nodes' NICs its network to the other cliques. */
 static void clique(struct model *m, const struct topo *t)
 {
     m->clique = clique_of(t, m->nodes);
