@@ -130,8 +130,9 @@ static void group_end(struct acc *a, json_t *g)
         unsigned long long sum = 0;
         json_array_foreach(bytes, i, b)
             sum += (unsigned long long)json_integer_value(b);
-        unsigned long long size = peers >= nranks - 1
-                                      ? sum / (unsigned long long)peers * (unsigned long long)nranks
+        /* to every rank: the whole buffer; to every other: its own part added, as the mean */
+        unsigned long long size = peers == nranks - 1
+                                      ? sum * (unsigned long long)nranks / (unsigned long long)peers
                                       : sum;
         if (size > (unsigned long long)WORKLOAD_MAX_SIZE)
             a->too_large++;

@@ -97,6 +97,11 @@ expect_exit 0 "uneven splits and a ring of 3" -- "$TOPOTUNE" workload --from-ncc
 check "one alltoall of 4 x 1000 x 2 B; two sendrecv of 1 KiB" test "$(entries u.json)" = "alltoall 8000 0.5
 sendrecv 1024 1
 ranks 2"
+# Uneven parts to every rank, itself included: the whole buffer, not its mean part x ranks.
+{ send 0 5 0 1000 3; send 0 5 1 1000 3; send 0 5 2 1001 3; } >a2a-uneven.log
+expect_exit 0 "uneven parts to every rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-uneven.log --out au.json
+check "one alltoall of 3001 x 2 B" test "$(entries au.json)" = "alltoall 6002 1
+ranks 1"
 { send 0 7 1 1024 4; send 0 7 3 1024 4; send 0 8 1 1024 4; } >ring.log
 expect_exit 0 "Sends to some ranks only" -- "$TOPOTUNE" workload --from-nccl-log ring.log --out ring.json
 check "each its own sendrecv" test "$(entries ring.json)" = "sendrecv 2048 3
