@@ -629,25 +629,28 @@ static int runs_any(const json_t *collectives, const char *const *list)
 void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, int nccl_nodes,
                               json_t *pruned)
 {
-    /* CollNet (set by the space) lets NCCL run NVLS across nodes for more: keep them all */
-    int collnet = json_object_get(s->vars, "NCCL_COLLNET_ENABLE") ||
-                  json_object_get(json_object_get(s->doc, "fixed"), "NCCL_COLLNET_ENABLE");
+    /* CollNet (swept, or fixed on) lets NCCL run NVLS across nodes for more: keep them all */
+    const char *fixed =
+        json_string_value(json_object_get(json_object_get(s->doc, "fixed"), "NCCL_COLLNET_ENABLE"));
+    int collnet = json_object_get(s->vars, "NCCL_COLLNET_ENABLE") || (fixed && strcmp(fixed, "0"));
+    struct util_buf runs = UTIL_BUF_INIT; /* what the sweep runs, for the reasons */
+    size_t k;
+    json_t *c;
+    json_array_foreach(collectives, k, c) {
+        const char *name = json_string_value(c);
+        util_buf_addf(&runs, "%s%s", k ? ", " : "", name ? name : "?");
+    }
     for (size_t i = 0; i < sizeof(for_some) / sizeof(for_some[0]); i++) {
         const char *const *reads =
             nccl_nodes > 1 && !collnet ? for_some[i].across : for_some[i].colls;
         if (!json_object_get(s->vars, for_some[i].var) || runs_any(collectives, reads))
             continue;
-        struct util_buf runs = UTIL_BUF_INIT;
-        size_t k;
-        json_t *c;
-        json_array_foreach(collectives, k, c)
-            util_buf_addf(&runs, "%s%s", k ? ", " : "", json_string_value(c));
         json_object_set_new(pruned_one(pruned, for_some[i].var), "reason",
                             json_sprintf("%s; this sweep runs %s on %d node(s) as NCCL counts them",
                                          for_some[i].why, util_buf_str(&runs), nccl_nodes));
-        util_buf_release(&runs);
         json_object_del(s->vars, for_some[i].var);
     }
+    util_buf_release(&runs);
 }
 
 /* Stable id: 12 hex digits of FNV-1a over the sorted NAME=value lines. */

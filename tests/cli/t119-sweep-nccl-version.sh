@@ -119,6 +119,17 @@ expect_exit 0 "an FSDP sweep of them on 1 node" -- "$TOPOTUNE" sweep --space p2p
 check "NVLS's chunk kept there" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert "NCCL_NVLS_CHUNKSIZE" not in [p["var"] for p in d["pruned"]], d["pruned"]' \
     p2p-fsdp1/sweep.json
+# CollNet fixed on lets NVLS run all_gather across nodes: kept; fixed off changes nothing.
+for on in 0 1; do
+    python3 -c 'import json, sys
+d = json.load(open("p2p-space.json")); d["fixed"] = {"NCCL_COLLNET_ENABLE": sys.argv[1]}
+json.dump(d, open("collnet%s.json" % sys.argv[1], "w"))' "$on"
+    expect_exit 0 "an FSDP sweep on 2 nodes, CollNet fixed at $on" -- "$TOPOTUNE" sweep --space "collnet$on.json" \
+        --topology "$two" --out "cn$on" --workload fsdp -q
+done
+check "NVLS's chunk dropped with CollNet off, kept with it on" python3 -c 'import json
+off, on = ([p["var"] for p in json.load(open(d + "/sweep.json"))["pruned"]] for d in ("cn0", "cn1"))
+assert "NCCL_NVLS_CHUNKSIZE" in off and "NCCL_NVLS_CHUNKSIZE" not in on, (off, on)'
 # Two GB200 trays of one NVL72 rack are one node as NCCL counts them: NVLS runs all_gather
 # there, and an FSDP sweep keeps its chunk size.
 expect_exit 0 "an FSDP sweep on 2 trays of one rack" -- "$TOPOTUNE" sweep --space p2p-space.json \
