@@ -245,12 +245,6 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     return err ? err : rc;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /*
  * Measures the groups, at most max_groups to a launch; a failed launch is split in halves until
  * every failing group stands alone (busbw -1). launch (when not NULL): the launch each group's
@@ -1168,7 +1162,7 @@ static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
     int nv = partner_values(s, i, -1, 0, v);
     int slow = 1; /* one partner or none: nothing to tell a path from the node by */
     if (nv >= 2) {
-        qsort(v, (size_t)nv, sizeof(double), by_value);
+        survey_median(v, nv);                      /* sorts v: the worst first */
         double med = survey_median(v + 1, nv - 1); /* the others': without the worst, v[0] */
         /* the worst an outlier (short of the next by more than the tolerance, not noise at the
          * threshold) and the rest fine: that pair's path */
