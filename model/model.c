@@ -120,6 +120,33 @@ int model_coll_tuner(int coll)
     return coll >= 0 && coll < MODEL_NCOLLS ? colls[coll].tuner : -1;
 }
 
+int model_coll_p2p(int coll)
+{
+    return coll >= 0 && coll < MODEL_NCOLLS && !colls[coll].func;
+}
+
+int model_coll_runs(int coll, int algo, int nodes, int collnet)
+{
+    if (coll < 0 || coll >= MODEL_NCOLLS || !colls[coll].func)
+        return 0;
+    int ar = coll == MODEL_ALL_REDUCE,
+        ag_rs = coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER;
+    switch (algo) {
+    case MODEL_ALGO_RING:
+        return 1;
+    case MODEL_ALGO_TREE:
+        return ar;
+    case MODEL_ALGO_NVLS:
+        return (ar || ag_rs) && (nodes <= 1 || collnet);
+    case MODEL_ALGO_NVLSTREE:
+        return ar && nodes > 1;
+    case MODEL_ALGO_PAT:
+        return ag_rs;
+    default:
+        return 0;
+    }
+}
+
 double model_coll_bus_factor(int coll, int nranks)
 {
     double n = nranks > 0 ? nranks : 1;
@@ -627,24 +654,16 @@ static int enable_coll(struct model *m, const struct topo *t, model_env_fn env, 
     /* PAT: SM60 on; by default only with one GPU per node (ncclPatEnable) */
     int pat = env_int(env, ctx, "NCCL_PAT_ENABLE", 2);
     int pat_ok = m->sm >= 60 && pat != 0 && (pat == 1 || m->ppn == 1) && m->nranks > 1;
-    int ag_rs = coll == MODEL_ALL_GATHER || coll == MODEL_REDUCE_SCATTER;
     for (int a = 0; a < MODEL_NALGOS; a++)
         for (int p = 0; p < MODEL_NPROTOS; p++) {
-            int on = algo_ok[a] && proto_ok[p];
+            /* the function's algorithms; CollNet is not modelled */
+            int on = algo_ok[a] && proto_ok[p] && model_coll_runs(coll, a, m->nodes, 0);
             if (a == MODEL_ALGO_NVLS || a == MODEL_ALGO_NVLSTREE)
-                on &= p == MODEL_PROTO_SIMPLE && nvls_ok &&
-                      (a == MODEL_ALGO_NVLS ? m->nodes == 1 : m->nodes > 1);
+                on &= p == MODEL_PROTO_SIMPLE && nvls_ok;
+            if (a == MODEL_ALGO_PAT)
+                on &= p == MODEL_PROTO_SIMPLE && pat_ok;
             if (p == MODEL_PROTO_LL128)
                 on &= ll128_safe || ll128_forced;
-            if (coll == MODEL_ALL_REDUCE)
-                on &= a != MODEL_ALGO_PAT;
-            else if (ag_rs) /* Ring, PAT, NVLS (one node: between nodes it needs CollNet) */
-                on &= a == MODEL_ALGO_RING || (a == MODEL_ALGO_NVLS && m->nodes == 1) ||
-                      (a == MODEL_ALGO_PAT && p == MODEL_PROTO_SIMPLE && pat_ok);
-            else if (colls[coll].func) /* broadcast, reduce: Ring only */
-                on &= a == MODEL_ALGO_RING;
-            else /* point to point: no algorithm applies */
-                on = 0;
             m->enabled_coll[coll][a][p] = on;
         }
     if (coll == MODEL_ALL_REDUCE)

@@ -77,6 +77,18 @@ enum model_algo {
 };
 enum model_proto { MODEL_PROTO_LL, MODEL_PROTO_LL128, MODEL_PROTO_SIMPLE, MODEL_NPROTOS };
 
+/*
+ * Whether NCCL lets collective coll run algorithm algo by its rules per function
+ * (src/graph/tuning.cc), whatever the hardware: Ring for NCCL's five functions, Tree for
+ * all_reduce; NVLS on one node for all_reduce, all_gather and reduce_scatter, and across nodes
+ * only with CollNet on; NVLSTree for all_reduce across nodes; PAT for all_gather and
+ * reduce_scatter. nodes counts as NCCL counts them (model_nccl_nodes). alltoall and sendrecv,
+ * made of sends and receives, run none.
+ */
+int model_coll_runs(int coll, int algo, int nodes, int collnet);
+/* Whether nccl-tests makes the collective of grouped sends and receives (alltoall, sendrecv). */
+int model_coll_p2p(int coll);
+
 enum model_fault {
     MODEL_FAULT_NONE,
     MODEL_FAULT_HANG_INIT, /* P2P over a path where it is broken: init never returns */

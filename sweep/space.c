@@ -6,6 +6,7 @@
  * each with a stable id hashed from its sorted environment.
  */
 #include "bench/bench.h"
+#include "model/model.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
 #include "util/env.h"
@@ -587,42 +588,48 @@ json_t *sweep_space_prune(struct sweep_space *s, const struct topo *t, int nodes
     return pruned;
 }
 
-/* Variables NCCL reads for some collectives only (NCCL's sources): the collectives on one node
- * and across nodes as NCCL counts them (NULL-ended lists of at most 3), and why. */
-#define UPTO 4
+/* Variables NCCL reads for some collectives only (NCCL's sources): where a collective runs one of
+ * algos (-1: no further), or is made of sends and receives (p2p); and why. */
 static const struct {
-    const char *var, *colls[UPTO], *across[UPTO], *why;
+    const char *var;
+    int algos[2], p2p;
+    const char *why;
 } for_some[] = {
     {"NCCL_PAT_ENABLE",
-     {"all_gather", "reduce_scatter", NULL},
-     {"all_gather", "reduce_scatter", NULL},
+     {MODEL_ALGO_PAT, -1},
+     0,
      "NCCL runs PAT for all_gather and reduce_scatter only (src/graph/tuning.cc)"},
     {"NCCL_NVLS_CHUNKSIZE",
-     {"all_reduce", "all_gather", "reduce_scatter", NULL},
-     {"all_reduce", NULL},
+     {MODEL_ALGO_NVLS, MODEL_ALGO_NVLSTREE},
+     0,
      "NCCL runs NVLS for all_reduce, all_gather and reduce_scatter on one node, and across nodes "
      "without CollNet for all_reduce alone, as NVLSTree (src/graph/tuning.cc)"},
     {"NCCL_NCHANNELS_PER_NET_PEER",
-     {"alltoall", "sendrecv", NULL},
-     {"alltoall", "sendrecv", NULL},
+     {-1, -1},
+     1,
      "it sets the channels of each peer's sends and receives, which alltoall and sendrecv are "
      "made of (src/graph/paths.cc, ncclTopoGetNchannels)"},
     {"NCCL_P2P_PER_CHANNEL_NET_BW",
-     {"alltoall", "sendrecv", NULL},
-     {"alltoall", "sendrecv", NULL},
+     {-1, -1},
+     1,
      "it sets the channels of each peer's sends and receives, which alltoall and sendrecv are "
      "made of (src/graph/paths.cc, ncclTopoGetNchannels)"},
 };
 
-/* Whether collectives (names) hold one of list's (NULL-ended). */
-static int runs_any(const json_t *collectives, const char *const *list)
+/* Whether one of collectives (names) makes NCCL read for_some[i]'s variable. */
+static int reads_var(size_t i, const json_t *collectives, int nccl_nodes, int collnet)
 {
-    size_t i;
+    size_t k;
     json_t *c;
-    json_array_foreach(collectives, i, c)
-        for (const char *const *l = list; *l; l++)
-            if (json_string_value(c) && !strcmp(json_string_value(c), *l))
+    json_array_foreach(collectives, k, c) {
+        int coll = model_coll_parse(json_string_value(c));
+        if (for_some[i].p2p && model_coll_p2p(coll))
+            return 1;
+        for (int a = 0; a < 2; a++)
+            if (for_some[i].algos[a] >= 0 &&
+                model_coll_runs(coll, for_some[i].algos[a], nccl_nodes, collnet))
                 return 1;
+    }
     return 0;
 }
 
@@ -641,9 +648,8 @@ void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, 
         util_buf_addf(&runs, "%s%s", k ? ", " : "", name ? name : "?");
     }
     for (size_t i = 0; i < sizeof(for_some) / sizeof(for_some[0]); i++) {
-        const char *const *reads =
-            nccl_nodes > 1 && !collnet ? for_some[i].across : for_some[i].colls;
-        if (!json_object_get(s->vars, for_some[i].var) || runs_any(collectives, reads))
+        if (!json_object_get(s->vars, for_some[i].var) ||
+            reads_var(i, collectives, nccl_nodes, collnet))
             continue;
         json_object_set_new(pruned_one(pruned, for_some[i].var), "reason",
                             json_sprintf("%s; this sweep runs %s on %d node(s) as NCCL counts them",

@@ -332,6 +332,52 @@ static void host_memory_shared_by_groups_behind_a_switch(void **state)
     assert_true(fabs(four_gpus(crossed, "LOC", NULL) - 0.8 * 24 / 2) < 0.01); /* two a switch */
 }
 
+/* NCCL's algorithms per function (src/graph/tuning.cc: the functions' algorithm filter, and
+ * NVLSTree off on one node, NVLS across nodes off without CollNet). */
+static void algorithms_per_function_as_nccl(void **state)
+{
+    (void)state;
+    enum {
+        T = MODEL_ALGO_TREE,
+        R = MODEL_ALGO_RING,
+        N = MODEL_ALGO_NVLS,
+        NT = MODEL_ALGO_NVLSTREE,
+        P = MODEL_ALGO_PAT
+    };
+    /* per collective, the algorithms it runs on 1 node, on 2 without and with CollNet */
+    static const struct {
+        int coll;
+        unsigned one, two, two_collnet;
+    } want[] = {
+        {MODEL_ALL_REDUCE, 1u << T | 1u << R | 1u << N, 1u << T | 1u << R | 1u << NT,
+         1u << T | 1u << R | 1u << N | 1u << NT},
+        {MODEL_ALL_GATHER, 1u << R | 1u << N | 1u << P, 1u << R | 1u << P,
+         1u << R | 1u << N | 1u << P},
+        {MODEL_REDUCE_SCATTER, 1u << R | 1u << N | 1u << P, 1u << R | 1u << P,
+         1u << R | 1u << N | 1u << P},
+        {MODEL_BROADCAST, 1u << R, 1u << R, 1u << R},
+        {MODEL_REDUCE, 1u << R, 1u << R, 1u << R},
+        {MODEL_ALLTOALL, 0, 0, 0},
+        {MODEL_SENDRECV, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        unsigned one = 0, two = 0, two_collnet = 0;
+        for (int a = 0; a < MODEL_NALGOS; a++) {
+            one |= (unsigned)model_coll_runs(want[i].coll, a, 1, 0) << a;
+            two |= (unsigned)model_coll_runs(want[i].coll, a, 2, 0) << a;
+            two_collnet |= (unsigned)model_coll_runs(want[i].coll, a, 2, 1) << a;
+        }
+        assert_int_equal(one, want[i].one);
+        assert_int_equal(two, want[i].two);
+        assert_int_equal(two_collnet, want[i].two_collnet);
+        assert_int_equal(model_coll_p2p(want[i].coll), want[i].one == 0);
+    }
+    assert_false(model_coll_runs(-1, MODEL_ALGO_RING, 1, 0));
+    assert_false(model_coll_runs(MODEL_NCOLLS, MODEL_ALGO_RING, 1, 0));
+    assert_false(model_coll_runs(MODEL_ALL_REDUCE, MODEL_NALGOS, 1, 0));
+    assert_false(model_coll_p2p(-1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +394,7 @@ int main(void)
         cmocka_unit_test(check_refuses_parameters_out_of_range),
         cmocka_unit_test(check_refuses_too_few_points),
         cmocka_unit_test(host_memory_shared_by_groups_behind_a_switch),
+        cmocka_unit_test(algorithms_per_function_as_nccl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
