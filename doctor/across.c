@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/mem.h"
+#include "util/num.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -100,12 +101,6 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
     util_buf_release(&odd);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Clocks read right after a barrier: more than a second apart means no time sync. */
 static void compare_clocks(json_t *c, const json_t *nodes)
 {
@@ -113,7 +108,9 @@ static void compare_clocks(json_t *c, const json_t *nodes)
     double *t = util_xcalloc(n, sizeof(double)), *sorted = util_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++)
         sorted[i] = t[i] = json_number_value(json_object_get(json_array_get(nodes, i), "clock"));
-    qsort(sorted, n, sizeof(double), by_value);
+    util_sort_doubles(sorted, n);
+    /* the upper middle: one host's own clock, not the mean of two (of two hosts a second
+     * apart, each would be half a second off) */
     double median = n ? sorted[n / 2] : 0, worst = 0;
     struct util_buf odd = UTIL_BUF_INIT;
     for (size_t i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
  */
 #include "model/model.h"
 #include "util/mem.h"
+#include "util/num.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,12 +39,6 @@ const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes"
                                                       "lat_scale",  "net_lat_scale",  "efa_lat_us",
                                                       "p2p_scale",  "nvls_fill_bytes"};
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 double model_fit_error(struct model *models, const struct model_point *pts, int npts,
                        const struct model_params *p, double *median, double *max)
 {
@@ -58,13 +53,11 @@ double model_fit_error(struct model *models, const struct model_point *pts, int 
         e[n] = fabs(pr.busbw - pts[i].busbw) / pts[i].busbw * 100;
         sum += e[n++];
     }
-    if (median || max) {
-        qsort(e, (size_t)n, sizeof(double), by_value);
-        if (median)
-            *median = n ? (n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2) : 0;
-        if (max)
-            *max = n ? e[n - 1] : 0;
-    }
+    double mid = util_median(e, n); /* sorts e */
+    if (median)
+        *median = mid;
+    if (max)
+        *max = n ? e[n - 1] : 0;
     free(e);
     return n ? sum / n : -1;
 }

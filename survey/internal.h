@@ -30,8 +30,6 @@ struct survey_level {
                        between bound and cut cannot be (neither slow nor healthy) */
 };
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
-/* The median of x[0..k), which it sorts; 0 when k is 0. */
-double survey_median(double *x, int k);
 
 /*
  * Each node's capacity (GB/s; 0: no pair measured) fitted from the pairs (a pair runs at its

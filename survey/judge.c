@@ -7,24 +7,11 @@
 #include "survey/internal.h"
 #include "survey/survey.h"
 #include "util/mem.h"
+#include "util/num.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double survey_median(double *x, int k)
-{
-    if (k <= 0)
-        return 0;
-    qsort(x, (size_t)k, sizeof(double), by_value);
-    return k % 2 ? x[k / 2] : (x[k / 2 - 1] + x[k / 2]) / 2;
-}
 
 /*
  * In logarithms (noise is multiplicative): the anchor is the m-th highest value, m an eighth of
@@ -47,7 +34,7 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
         free(x);
         return;
     }
-    qsort(x, (size_t)k, sizeof(double), by_value);
+    util_sort_doubles(x, (size_t)k);
     int m = (k + 7) / 8 < 2 ? 2 : (k + 7) / 8;
     if (m > k)
         m = k;
@@ -63,11 +50,11 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
             first--;
         out->support = k - first;
         memcpy(d, x + first, sizeof(double) * (size_t)out->support);
-        level = survey_median(d, out->support);
+        level = util_median(d, out->support);
         for (int i = first; i < k; i++)
             if (x[i] >= level)
                 d[up++] = x[i] - level;
-        out->spread = up ? 1.4826 * survey_median(d, up) : 0;
+        out->spread = up ? 1.4826 * util_median(d, up) : 0;
         cut = fmax(level - fmax(w, 3 * out->spread), anchor - 2 * w);
     }
     out->level = exp(level);
@@ -161,7 +148,7 @@ void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, 
                 if (c[x->a == i ? x->b : x->a] >= c[i] - w)
                     vals[n++] = x->v;
             }
-            next[i] = n ? survey_median(vals, n) : c[i];
+            next[i] = n ? util_median(vals, n) : c[i];
         }
         memcpy(c, next, sizeof(double) * (size_t)nnodes);
     }

@@ -13,6 +13,7 @@
 #include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/num.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -451,7 +452,7 @@ static double pair_value(const struct survey *s, int a, int b, int *count)
         }
     if (count)
         *count = n;
-    return n ? survey_median(v, n) : any ? -1 : 0;
+    return n ? util_median(v, n) : any ? -1 : 0;
 }
 
 /* The values of node i's pairs (pair_value), one per distinct partner without a verdict, into v
@@ -485,7 +486,7 @@ static double class_pairs_median(const struct survey *s, const char *cls)
     for (int i = 0; i < s->nnodes; i++)
         if (node_ok(s, i) && s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
             n += partner_values(s, i, -1, 1, v + n);
-    double m = survey_median(v, n);
+    double m = util_median(v, n);
     free(v);
     return m;
 }
@@ -1131,7 +1132,7 @@ static double pair_low(const struct survey *s, const struct fit *f, int i)
 static double elsewhere(const struct survey *s, int a, int b)
 {
     double *v = util_xmalloc(sizeof(double) * ((size_t)s->nodes[a].npairs + 1));
-    double m = survey_median(v, partner_values(s, a, b, 0, v));
+    double m = util_median(v, partner_values(s, a, b, 0, v));
     free(v);
     return m;
 }
@@ -1162,8 +1163,8 @@ static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
     int nv = partner_values(s, i, -1, 0, v);
     int slow = 1; /* one partner or none: nothing to tell a path from the node by */
     if (nv >= 2) {
-        survey_median(v, nv);                      /* sorts v: the worst first */
-        double med = survey_median(v + 1, nv - 1); /* the others': without the worst, v[0] */
+        util_median(v, nv);                      /* sorts v: the worst first */
+        double med = util_median(v + 1, nv - 1); /* the others': without the worst, v[0] */
         /* the worst an outlier (short of the next by more than the tolerance, not noise at the
          * threshold) and the rest fine: that pair's path */
         slow = !(med >= pair_low(s, f, i) && v[0] < v[1] * (1 - s->tolerance));

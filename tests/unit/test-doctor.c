@@ -129,12 +129,27 @@ static void compare_names_the_odd_node(void **state)
     json_decref(nodes);
 }
 
+/* Two clocks 1.5 s apart: one host's clock is the reference, so the other is 1.5 s off (a mean
+ * of the two would put each 0.75 s off, under the one-second bar). */
+static void two_clocks_apart_warn(void **state)
+{
+    (void)state;
+    json_t *nodes = json_pack("[o,o]", node("h1", "a100-x", "2.21.5", "eth0", 100.0, NULL),
+                              node("h2", "a100-x", "2.21.5", "eth0", 101.5, NULL));
+    json_t *c = doctor_compare_nodes(nodes);
+    assert_string_equal(field(c, "nodes-clock", "status"), "warn");
+    assert_non_null(strstr(field(c, "nodes-clock", "evidence"), "h1 is -1.5 s off"));
+    json_decref(c);
+    json_decref(nodes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(profile_software_drift),
         cmocka_unit_test(rdma_on_slingshot),
         cmocka_unit_test(compare_names_the_odd_node),
+        cmocka_unit_test(two_clocks_apart_warn),
     };
     return cmocka_run_group_tests_name("unit.doctor", tests, NULL, NULL);
 }

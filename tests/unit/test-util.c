@@ -9,6 +9,7 @@
 #include "util/jsonl.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/num.h"
 #include "util/opts.h"
 #include "util/quote.h"
 #include "util/text.h"
@@ -724,10 +725,26 @@ static void test_valid_id_is_one_path_component(void **state)
     assert_true(util_valid_id(longest));
 }
 
+/* The median of odd and even counts, sorting in place; nothing counts as 0. */
+static void test_median(void **state)
+{
+    (void)state;
+    double odd[] = {5, -1, 3}, even[] = {4, 1, 3, 2}, one[] = {7};
+    assert_true(util_median(odd, 3) == 3);
+    assert_true(odd[0] == -1 && odd[1] == 3 && odd[2] == 5);
+    assert_true(util_median(even, 4) == 2.5);
+    assert_true(even[0] == 1 && even[3] == 4);
+    assert_true(util_median(one, 1) == 7);
+    assert_true(util_median(NULL, 0) == 0);
+    assert_true(util_median(one, -1) == 0);
+    util_sort_doubles(NULL, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_median),
         cmocka_unit_test(test_text_tail),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_json),

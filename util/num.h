@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* Numbers: doubles sorted in place, their median. */
+#ifndef UTIL_NUM_H
+#define UTIL_NUM_H
+
+#include <stddef.h>
+
+/* Sorts x[0..n) ascending. */
+void util_sort_doubles(double *x, size_t n);
+/* The median of x[0..n), which it sorts: the mean of the two middle values when n is even;
+ * 0 when n <= 0. */
+double util_median(double *x, int n);
+
+#endif
