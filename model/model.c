@@ -481,6 +481,16 @@ static int groups_of(const int *group, int n)
     return count;
 }
 
+/* GPU i's NVLinks to the other GPUs (not its total: a topology JSON may state that apart). */
+static int peer_links(const struct topo *t, int i)
+{
+    int n = t->ngpus, sum = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && t->nvlink[i * n + j] > 0)
+            sum += t->nvlink[i * n + j];
+    return sum;
+}
+
 static void intra(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
     int n = t->ngpus, all_nvl = 1, spans_numa = 0;
@@ -545,12 +555,12 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
     double cpu = spans_numa ? cpu_bw(t) : 1e9; /* the CPU interconnect carries one ring each way */
     if (all_nvl && n > 1 && level >= 1) {
         /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
-         * without switches uses half of a GPU's links in each direction. */
+         * without switches uses half of a GPU's links to its peers in each direction. */
         m->intra_bw = nvl;
         if (t->nvswitches == 0 && n > 2) {
             m->intra_bw = 1e9;
             for (int i = 0; i < n; i++)
-                m->intra_bw = fmin(m->intra_bw, t->gpus[i].nvlinks * link * 0.5);
+                m->intra_bw = fmin(m->intra_bw, peer_links(t, i) * link * 0.5);
         }
         m->intra_nvlink = 1;
     } else if (p2p_pcie || !shm_off) {

@@ -128,6 +128,21 @@ b = [l for l in open(sys.argv[2]) if "predicted" in l]
 assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
+# A mesh of 4 H100s without NVSwitch; a topology JSON may state a GPU's links apart from its
+# pairs (or not at all): the pairs count.
+cat >"$TEST_TMP/mesh4.json" <<'JSON'
+{"schema": "topotune/spec/1", "name": "h100-mesh4", "gpu": "H100-SXM5-80GB", "count": 4,
+ "fabric": "mesh", "cpu": {"vendor": "amd", "sockets": 2}}
+JSON
+expect_exit 0 "H100 mesh of 4: topo" -- "$TOPOTUNE" topo --input "$TEST_TMP/mesh4.json" --json "$TEST_TMP/mesh4-t.json"
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1])); t["gpus"][0]["nvlinks"] = None
+json.dump(t, open(sys.argv[2], "w"))' "$TEST_TMP/mesh4-t.json" "$TEST_TMP/mesh4-nototal.json"
+for m in mesh4-t mesh4-nototal; do
+    bw[$m]=$("$TOPOTUNE" predict --input "$TEST_TMP/$m.json" -C all_gather -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+done
+check "a GPU's total unstated: its pairs' links (${bw[mesh4-nototal]} GB/s)" \
+    test "${bw[mesh4-nototal]}" = "${bw[mesh4-t]}"
 # aws-ofi-nccl reads neither NCCL_IB_HCA nor NCCL_IB_DISABLE: no fault, no change on Slingshot.
 for e in NCCL_IB_HCA=mlx5_0 NCCL_IB_DISABLE=1; do
     expect_exit 0 "Slingshot with $e" -- "$TOPOTUNE" predict --input "$specs/gh200-4x-slingshot.json" --nodes 2 -b 32M -e 32M --env "$e"
