@@ -481,6 +481,19 @@ static int groups_of(const int *group, int n)
     return count;
 }
 
+/* Whether every pair of GPUs has NVLink, each pair as many links as pair (0, 1). */
+static int even_mesh(const struct topo *t)
+{
+    int n = t->ngpus;
+    if (!t->nvlink || n < 2)
+        return 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && (t->nvlink[i * n + j] <= 0 || t->nvlink[i * n + j] != t->nvlink[1]))
+                return 0;
+    return 1;
+}
+
 /* GPU i's NVLinks to the other GPUs (not its total: a topology JSON may state that apart). */
 static int peer_links(const struct topo *t, int i)
 {
@@ -554,13 +567,18 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
     }
     double cpu = spans_numa ? cpu_bw(t) : 1e9; /* the CPU interconnect carries one ring each way */
     if (all_nvl && n > 1 && level >= 1) {
-        /* Through switches (or between two GPUs) each GPU drives all its links; a mesh ring
-         * without switches uses half of a GPU's links to its peers in each direction. */
+        /* Through switches (or between two GPUs) each GPU drives all its links. In a mesh
+         * without switches NCCL's search tries lower speeds per channel while its channels
+         * carry less than a GPU's links (search.cc); where every pair has as many links, the
+         * rings through all GPUs can share every link (4 H100s, 6 links a pair: all 6 directed
+         * rings at 60 GB/s, 360 of 370.8, 24 channels once doubled, as NCCL logs). An uneven
+         * mesh: half of a GPU's links to its peers each way. */
         m->intra_bw = nvl;
         if (t->nvswitches == 0 && n > 2) {
+            double share = even_mesh(t) ? 1 : 0.5;
             m->intra_bw = 1e9;
             for (int i = 0; i < n; i++)
-                m->intra_bw = fmin(m->intra_bw, peer_links(t, i) * link * 0.5);
+                m->intra_bw = fmin(m->intra_bw, peer_links(t, i) * link * share);
         }
         m->intra_nvlink = 1;
     } else if (p2p_pcie || !shm_off) {
@@ -947,7 +965,7 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
  * reduce_scatter's are two (BROADCAST_SLICESTEPS and REDUCE_SLICESTEPS in
  * src/include/collectives.h; a network message per slice): twice the messages for the same
  * bytes. Reading net_scale's loss as a cost per message, a chain's share of the line rate is
- * s / (2 - s) for net_scale s (0.82 at 0.9), s at most 1 (a share above the line rate has no
+ * s / (2 - s) for net_scale s (0.74 at 0.85), s at most 1 (a share above the line rate has no
  * loss to double). The result: the chain's bottleneck (the node's links or that share of the
  * network) over the ring's, 1 when the node's links decide both.
  */

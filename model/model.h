@@ -56,15 +56,15 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  9
+#define MODEL_VERSION_NUMBER  10
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
 /* The first version whose parameters mean what this one's do: a calibration file fitted by a
  * version from it to this one is read as it is. Moves to MODEL_VERSION_NUMBER when a version
  * changes what a parameter means (v7 changed how broadcast and reduce run, v8 the bandwidth of
- * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, none
- * a parameter). */
+ * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, v10
+ * of an even NVLink mesh, none a parameter). */
 #define MODEL_PARAMS_SINCE 6
 
 enum model_algo {

@@ -45,6 +45,8 @@ RTX2080TI = S("RTX-2080-TI", [], fabric="pcie", count=2, sockets=1)
 SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
                    "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
                    "NICs unused")
+# SURF Snellius' H100 nodes, as model-error.py writes them.
+SNELLIUS_H100 = (me.SNELLIUS_H100, me.SNELLIUS_ASSUMED)
 
 # System per row group (the row id without its size), as model-error.py's: a spec and what was
 # assumed to write it ("" when the source states everything the model reads).
@@ -115,6 +117,10 @@ SYSTEMS = {
     "xxrjun-cluster01-h100-sendrecv-10n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]),
                                            "NICs not stated: 8x 400G, from the same run's "
                                            "one-GPU-per-node all_reduce at 48.9 GB/s"),
+    "snellius-h100-all_gather-1n": SNELLIUS_H100,
+    "snellius-h100-reduce_scatter-1n": SNELLIUS_H100,
+    "snellius-h100-all_gather-2n": SNELLIUS_H100,
+    "snellius-h100-reduce_scatter-2n": SNELLIUS_H100,
 }
 # Row groups left out on purpose, and why (besides flagged rows).
 NOT_USED = {

@@ -50,7 +50,7 @@ GRID = {
     "nvls_fill_bytes": [0, 8 << 20, 16 << 20, 32 << 20, 48 << 20, 64 << 20, 96 << 20, 128 << 20],
 }
 NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0, 0)
-DEFAULTS = (0.8, 0, 0.9, 2.0, 1.5, 60, 64 << 20)  # model/params.c's model_params_default
+DEFAULTS = (0.8, 0, 0.85, 2.0, 1.5, 40, 64 << 20)  # model/params.c's model_params_default
 WORST = 10  # rows listed by their error
 # The fit's cost: the mean |error| plus, for rows off by more than BOUND %, this weight times
 # their excess, so that no system is given up for a better median.

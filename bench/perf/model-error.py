@@ -41,6 +41,13 @@ def nvl72(gpu, nics, domain=72):
     return spec(gpu, nics, "arm", count=4, nvlink_domain=domain)
 
 
+# SURF Snellius' H100 nodes: four GPUs, every pair on NVLink (NCCL: P2P between all, no NVSwitch).
+SNELLIUS_H100 = spec("H100-SXM5-80GB", [("CX6-200G-IB", 4)], "amd", "mesh", 4)
+SNELLIUS_ASSUMED = ("SXM5 (likely the 94 GB one) with 6 NVLinks between every pair and no "
+                    "NVSwitch (the logs: P2P between all four, NVLS unavailable); two AMD "
+                    "sockets (not stated); the four 200G IB HCAs as HDR")
+
+
 # System per row group (the row id without its trailing size). Each entry: a spec, the
 # assumptions made to write it (empty when the source states everything the model reads),
 # or a reason the system cannot be expressed as a topotune hardware spec.
@@ -139,6 +146,8 @@ SYSTEMS = {
     "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink "
                            "(pairs) or pcie",
     "oci-bmgpu38-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink (pairs) or pcie",
+    "snellius-h100-1n": (SNELLIUS_H100, SNELLIUS_ASSUMED),
+    "snellius-h100-2n": (SNELLIUS_H100, SNELLIUS_ASSUMED),
     "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4, sockets=1, p2p="ok"),
                          "P2P on: the thread is about the tinygrad driver that enables it; one "
                          "EPYC 7773X socket"),

@@ -128,19 +128,29 @@ b = [l for l in open(sys.argv[2]) if "predicted" in l]
 assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
-# A mesh of 4 H100s without NVSwitch; a topology JSON may state a GPU's links apart from its
-# pairs (or not at all): the pairs count.
+# Four H100s, each pair on 6 NVLinks (no NVSwitch): NCCL's rings share every link, as published
+# (300 GB/s all_gather busbw at 128 MiB on such a node); a mesh with one pair on fewer links
+# keeps half of a GPU's links each way.
 cat >"$TEST_TMP/mesh4.json" <<'JSON'
 {"schema": "topotune/spec/1", "name": "h100-mesh4", "gpu": "H100-SXM5-80GB", "count": 4,
  "fabric": "mesh", "cpu": {"vendor": "amd", "sockets": 2}}
 JSON
 expect_exit 0 "H100 mesh of 4: topo" -- "$TOPOTUNE" topo --input "$TEST_TMP/mesh4.json" --json "$TEST_TMP/mesh4-t.json"
 python3 -c 'import json, sys
+t = json.load(open(sys.argv[1])); r = t["matrix"]["rows"]; r[0][1] = r[1][0] = "NV4"
+t["gpus"][0]["nvlinks"] = t["gpus"][1]["nvlinks"] = 16
+json.dump(t, open(sys.argv[2], "w"))' "$TEST_TMP/mesh4-t.json" "$TEST_TMP/mesh4-uneven.json"
+# A topology JSON may state a GPU's links apart from its pairs (or not at all): the pairs count.
+python3 -c 'import json, sys
 t = json.load(open(sys.argv[1])); t["gpus"][0]["nvlinks"] = None
 json.dump(t, open(sys.argv[2], "w"))' "$TEST_TMP/mesh4-t.json" "$TEST_TMP/mesh4-nototal.json"
-for m in mesh4-t mesh4-nototal; do
+for m in mesh4-t mesh4-uneven mesh4-nototal; do
     bw[$m]=$("$TOPOTUNE" predict --input "$TEST_TMP/$m.json" -C all_gather -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 done
+check "an even mesh of 4: every link (${bw[mesh4-t]} GB/s)" python3 -c '
+import sys; assert 330 < float(sys.argv[1]) < 400, sys.argv' "${bw[mesh4-t]}"
+check "an uneven one: half of them (${bw[mesh4-uneven]} GB/s)" python3 -c '
+import sys; assert 140 < float(sys.argv[1]) < 200, sys.argv' "${bw[mesh4-uneven]}"
 check "a GPU's total unstated: its pairs' links (${bw[mesh4-nototal]} GB/s)" \
     test "${bw[mesh4-nototal]}" = "${bw[mesh4-t]}"
 # aws-ofi-nccl reads neither NCCL_IB_HCA nor NCCL_IB_DISABLE: no fault, no change on Slingshot.

@@ -137,7 +137,7 @@ e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ran
 "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 48 --format json >"$TEST_TMP/nvl48.json"
 check "48 trays: 48 nodes, not whole racks' 54" python3 -c 'import json, sys
 e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ranks"]) == (48, 4, 192), e' "$TEST_TMP/nvl48.json"
-check "a small NCCL_TESTS_MIN_BW keeps its digits (0.0124, not 0.01)" test "$("$TOPOTUNE" expect --input "$h100" -b 256 -e 512 --format nccl-tests-min-bw)" = "NCCL_TESTS_MIN_BW=0.01244"
+check "a small NCCL_TESTS_MIN_BW keeps its digits (0.01204, not 0.01)" test "$("$TOPOTUNE" expect --input "$h100" -b 256 -e 512 --format nccl-tests-min-bw)" = "NCCL_TESTS_MIN_BW=0.01204"
 # One GPU: busbw is 0, so no check made of it could fail.
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["count"] = 1; json.dump(d, open(sys.argv[2], "w"))' "$h100" "$TEST_TMP/one.json"
 for f in nhc prometheus-rules nccl-tests-min-bw; do
