@@ -96,15 +96,17 @@ static int collapse(const struct survey_pair *pairs, int npairs, struct edge **o
                                    pairs[p].a < pairs[p].b ? pairs[p].b : pairs[p].a,
                                    log(pairs[p].busbw)};
     qsort(e, (size_t)n, sizeof(*e), by_ends);
+    double *run = util_xmalloc(sizeof(double) * (size_t)(n + 1));
     for (int i = 0; i < n;) {
         int j = i;
-        while (j < n && e[j].a == e[i].a && e[j].b == e[i].b)
+        while (j < n && e[j].a == e[i].a && e[j].b == e[i].b) {
+            run[j - i] = e[j].v;
             j++;
-        double v = (j - i) % 2 ? e[i + (j - i) / 2].v
-                               : (e[i + (j - i) / 2 - 1].v + e[i + (j - i) / 2].v) / 2;
-        e[k++] = (struct edge){e[i].a, e[i].b, v};
+        }
+        e[k++] = (struct edge){e[i].a, e[i].b, util_median(run, j - i)};
         i = j;
     }
+    free(run);
     *out = e;
     return k;
 }

@@ -1163,7 +1163,7 @@ static int slow_beyond_worst(const struct survey *s, const struct fit *f, int i)
     int nv = partner_values(s, i, -1, 0, v);
     int slow = 1; /* one partner or none: nothing to tell a path from the node by */
     if (nv >= 2) {
-        util_median(v, nv);                      /* sorts v: the worst first */
+        util_sort_doubles(v, (size_t)nv);        /* the worst first */
         double med = util_median(v + 1, nv - 1); /* the others': without the worst, v[0] */
         /* the worst an outlier (short of the next by more than the tolerance, not noise at the
          * threshold) and the rest fine: that pair's path */
