@@ -525,8 +525,12 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
             spans_numa |= lv == 6;
             if (links == 0 && lv >= 0 && lv <= level && !p2p_refused(t, i, j))
                 p2p_pcie = 1;
+            /* through switches a GPU's own links; unstated (a topology JSON may leave it
+             * null), its pair's, which nvidia-smi prints as the GPU's links into the switches */
             if (links > 0)
-                nvl = fmin(nvl, t->nvswitches != 0 ? t->gpus[i].nvlinks * link : links * link);
+                nvl = fmin(nvl, t->nvswitches != 0 && t->gpus[i].nvlinks > 0
+                                    ? t->gpus[i].nvlinks * link
+                                    : links * link);
         }
     }
     if (p2p_pcie && t->p2p_broken == 1)

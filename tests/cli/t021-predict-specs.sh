@@ -152,7 +152,17 @@ import sys; assert 330 < float(sys.argv[1]) < 400, sys.argv' "${bw[mesh4-t]}"
 check "an uneven one: half of them (${bw[mesh4-uneven]} GB/s)" python3 -c '
 import sys; assert 140 < float(sys.argv[1]) < 200, sys.argv' "${bw[mesh4-uneven]}"
 check "a GPU's total unstated: its pairs' links (${bw[mesh4-nototal]} GB/s)" \
-    test "${bw[mesh4-nototal]}" = "${bw[mesh4-t]}"
+    test -n "${bw[mesh4-t]}" -a "${bw[mesh4-nototal]}" = "${bw[mesh4-t]}"
+# The same through NVSwitches: a GPU's links into them, unstated, are its pair's count.
+expect_exit 0 "HGX H100: topo" -- "$TOPOTUNE" topo --input "$specs/hgx-h100.json" --json "$TEST_TMP/h100-t.json"
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1])); t["gpus"][0]["nvlinks"] = None
+json.dump(t, open(sys.argv[2], "w"))' "$TEST_TMP/h100-t.json" "$TEST_TMP/h100-nototal.json"
+for m in h100-t h100-nototal; do
+    bw[$m]=$("$TOPOTUNE" predict --input "$TEST_TMP/$m.json" -C all_gather -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+done
+check "NVSwitch, a GPU's total unstated: the same (${bw[h100-nototal]} GB/s)" \
+    test -n "${bw[h100-t]}" -a "${bw[h100-nototal]}" = "${bw[h100-t]}"
 # aws-ofi-nccl reads neither NCCL_IB_HCA nor NCCL_IB_DISABLE: no fault, no change on Slingshot.
 for e in NCCL_IB_HCA=mlx5_0 NCCL_IB_DISABLE=1; do
     expect_exit 0 "Slingshot with $e" -- "$TOPOTUNE" predict --input "$specs/gh200-4x-slingshot.json" --nodes 2 -b 32M -e 32M --env "$e"
