@@ -11,10 +11,12 @@
  * speed are `tuning`.
  */
 #include "gen/internal.h"
+#include "model/model.h"
 #include "sweep/sweep.h"
 #include "util/log.h"
 #include "util/version.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -471,19 +473,20 @@ static json_t *parts_of(json_t *views, const char *coll)
 
 /* Each row's nodes as NCCL counts them, which its tuner API passes the plugin: the hosts of one
  * NVLink domain (the sweep's topology's nvlink_domain; a GB200 NVL72 rack: 72 GPUs) are one node
- * (MNNVL), as the model's clique counts them. A run counts its hosts. */
+ * (MNNVL), counted by the model's own rule (model_nccl_nodes_of). A run counts its hosts. */
 static void nccl_nodes(json_t *rows, const json_t *topology)
 {
-    json_int_t gpus = (json_int_t)json_array_size(json_object_get(topology, "gpus"));
+    size_t gpus = json_array_size(json_object_get(topology, "gpus"));
     json_int_t domain = json_integer_value(json_object_get(topology, "nvlink_domain"));
     size_t i;
     json_t *r;
+    if (gpus < 1 || gpus > INT_MAX || domain <= (json_int_t)gpus || domain > INT_MAX)
+        return; /* no domain beyond a host: every host is a node */
     json_array_foreach(rows, i, r) {
         json_int_t nodes = json_integer_value(json_object_get(r, "nodes"));
-        if (nodes < 1 || gpus < 1 || domain <= gpus)
-            continue;
-        json_int_t per = domain / gpus, clique = per < nodes ? per : nodes;
-        json_object_set_new(r, "nodes", json_integer((nodes + clique - 1) / clique));
+        if (nodes >= 1 && nodes <= INT_MAX)
+            json_object_set_new(
+                r, "nodes", json_integer(model_nccl_nodes_of((int)gpus, (int)domain, (int)nodes)));
     }
 }
 

@@ -721,16 +721,26 @@ static void enable(struct model *m, const struct topo *t, model_env_fn env, void
 }
 
 /* The hosts of one NVLink domain NCCL merges into one node: at most hosts. */
+static int clique_hosts(int gpus, int nvlink_domain, int hosts)
+{
+    int per = nvlink_domain > gpus && gpus > 0 ? nvlink_domain / gpus : 1;
+    return per < hosts ? per : hosts;
+}
+
 static int clique_of(const struct topo *t, int hosts)
 {
-    int per = t->nvlink_domain > t->ngpus && t->ngpus > 0 ? t->nvlink_domain / t->ngpus : 1;
-    return per < hosts ? per : hosts;
+    return clique_hosts(t->ngpus, t->nvlink_domain, hosts);
+}
+
+int model_nccl_nodes_of(int gpus, int nvlink_domain, int hosts)
+{
+    int h = hosts > 0 ? hosts : 1, c = clique_hosts(gpus, nvlink_domain, h);
+    return (h + c - 1) / c;
 }
 
 int model_nccl_nodes(const struct topo *t, int hosts)
 {
-    int h = hosts > 0 ? hosts : 1, c = clique_of(t, h);
-    return (h + c - 1) / c;
+    return model_nccl_nodes_of(t->ngpus, t->nvlink_domain, hosts);
 }
 
 /* Multi-node NVLink (GB200/GB300 NVL72): NCCL merges the nodes of one NVLink domain into one

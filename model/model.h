@@ -253,6 +253,9 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
 /* The nodes NCCL counts for hosts hosts of topology t: an NVLink domain's hosts are one (48
  * GB200 trays in racks of 18: 3). */
 int model_nccl_nodes(const struct topo *t, int hosts);
+/* The same from the counts alone: gpus per host, the NVLink domain's GPUs (as topo's
+ * nvlink_domain: at most gpus means the host), hosts (below 1: one). */
+int model_nccl_nodes_of(int gpus, int nvlink_domain, int hosts);
 /* The machines the ranks run on, and the GPUs of each: nodes and ppn are NCCL's view, where an
  * NVLink domain's hosts are one node (clique); a launch, a health check, a metric count hosts.
  * 48 GB200 trays in racks of 18: 48 hosts of 4 GPUs, where NCCL sees 3 nodes. */
