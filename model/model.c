@@ -727,11 +727,6 @@ static int clique_hosts(int gpus, int nvlink_domain, int hosts)
     return per < hosts ? per : hosts;
 }
 
-static int clique_of(const struct topo *t, int hosts)
-{
-    return clique_hosts(t->ngpus, t->nvlink_domain, hosts);
-}
-
 int model_nccl_nodes_of(int gpus, int nvlink_domain, int hosts)
 {
     int h = hosts > 0 ? hosts : 1, c = clique_hosts(gpus, nvlink_domain, h);
@@ -748,7 +743,7 @@ int model_nccl_nodes(const struct topo *t, int hosts)
  * its NVLink fabric (NVLS included), and its nodes' NICs its network to the other cliques. */
 static void clique(struct model *m, const struct topo *t)
 {
-    m->clique = clique_of(t, m->nodes);
+    m->clique = clique_hosts(t->ngpus, t->nvlink_domain, m->nodes);
     if (m->clique <= 1) {
         m->clique = 1;
         return;
