@@ -82,7 +82,7 @@ expect_exit 0 "topotune-bench sim --calibration" -- "$TOPOTUNE_BENCH" --backend 
     "$specs/hgx-h100.json" -b 1G -e 1G --calibration fit.json --noise 0
 
 # Refused: an mpi sweep (the model is NCCL's), no --out, a damaged calibration file.
-expect_exit 0 "an mpi sweep" -- "$TOPOTUNE" -q sweep --backend mpi --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" \
+expect_exit 0 "an mpi sweep" -- "$TOPOTUNE" -q sweep --backend mpi --space "$TOPOTUNE_FIXTURES/space-mpi-tiny.json" \
     --repeat 1 --out mpi
 expect_exit 2 "calibrate an mpi sweep" -- "$TOPOTUNE" calibrate --runs mpi --out x.json
 expect_stderr_has "the model describes NCCL" "why said"
