@@ -318,10 +318,18 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     gen_shape_check(out);
     util_buf_addf(
         out,
+        "# PyTorch's NCCL and its own version, from one import (a second or more each).\n"
+        "versions=$(\"$py\" -c 'import torch\n"
+        "try:\n"
+        "    v = torch.cuda.nccl.version()\n"
+        "    v = \".\".join(map(str, v)) if isinstance(v, tuple) else v\n"
+        "except Exception:\n"
+        "    v = \"\"\n"
+        "print(v, torch.__version__.split(\"+\")[0], sep=\"/\")' 2>/dev/null || true)\n"
+        "have_nccl=${versions%%%%/*}\n"
+        "torch_version=${versions#*/}\n\n"
         "# The NCCL version must be the one this profile was measured with.\n"
         "want_nccl=%s\n"
-        "have_nccl=$(\"$py\" -c 'import torch; v = torch.cuda.nccl.version(); "
-        "print(\".\".join(map(str, v)) if isinstance(v, tuple) else v)' 2>/dev/null || true)\n"
         "if [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" ] "
         "&& [ -z \"${TOPOTUNE_IGNORE_NCCL_VERSION:-}\" ]; then\n"
         "    echo \"$0: profile measured with NCCL $want_nccl but this runs NCCL $have_nccl: run "
@@ -341,9 +349,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     util_buf_adds(
         out,
         "# PyTorch's NCCL error handling and flight recorder, by the names this PyTorch reads.\n"
-        "torch_version=$(\"$py\" -c 'import torch; print(torch.__version__.split(\"+\")[0])' "
-        "2>/dev/null || echo 0)\n"
-        "if printf '%s\\n2.1.999\\n' \"$torch_version\" | sort -V -C; then\n"
+        "if printf '%s\\n2.1.999\\n' \"${torch_version:-0}\" | sort -V -C; then\n"
         "    export NCCL_ASYNC_ERROR_HANDLING=\"${NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"
         "else\n"
         "    export TORCH_NCCL_ASYNC_ERROR_HANDLING=\"${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"

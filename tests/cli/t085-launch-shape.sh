@@ -18,7 +18,11 @@ printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min":
  "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >space.json
 "$TOPOTUNE" -q sweep --topology "$spec" --space space.json --out plain || true
 mkdir -p forced
-cp plain/sweep.json forced/
+# as if measured with an NCCL (a spec's sim sweep has the machine's versions: here maybe none)
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+s["versions"] = dict(s.get("versions") or {}, nccl="2.99.1")
+json.dump(s, open(sys.argv[2], "w"))' plain/sweep.json forced/sweep.json
 python3 - plain/results.jsonl forced/results.jsonl <<'PY'
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
@@ -59,6 +63,32 @@ expect_exit 0 "TOPOTUNE_PPN overrides too" -- env TOPOTUNE_PPN=4 PATH="$TEST_TMP
 check "4 ranks" grep -q -- '--nproc_per_node 4 ' "$TEST_TMP/out"
 expect_exit 2 "a count that is no count" -- run_torchrun --nproc-per-node x -- train.py
 expect_stderr_has "positive integers, not 'x'" "says which"
+
+# PyTorch is asked once for its NCCL and its own version (each import of torch takes a second or
+# more, on every node of every job): an NCCL other than the profile's is refused, and PyTorch's
+# error-handling variables are named as its version reads them. A stand-in Python counts its calls.
+mkdir -p fakebin
+# shellcheck disable=SC2016 # the stand-ins' own variables
+printf '%s\n' '#!/bin/sh' 'echo "torchrun async=${TORCH_NCCL_ASYNC_ERROR_HANDLING:-unset}/${NCCL_ASYNC_ERROR_HANDLING:-unset}"' \
+    >fakebin/torchrun
+# shellcheck disable=SC2016
+printf '%s\n' '#!/bin/sh' 'echo call >>"$FAKEPY_LOG"' 'echo "$FAKEPY_OUT"' >fakepy
+chmod +x fakebin/torchrun fakepy
+fake_torch() { # OUTPUT (the stand-in's "NCCL/PyTorch" line) CODE (torchrun.sh's exit status)
+    local out=$1
+    shift
+    rm -f py.log
+    expect_exit "$1" "torchrun.sh, PyTorch says '$out'" -- env PATH="$TEST_TMP/fakebin:$PATH" \
+        TOPOTUNE_PYTHON="$TEST_TMP/fakepy" FAKEPY_LOG="$TEST_TMP/py.log" FAKEPY_OUT="$out" \
+        "$p/launch/torchrun.sh" -- train.py
+    check "'$out': Python started once" test "$(wc -l <py.log)" -eq 1
+}
+fake_torch "2.99.1/2.3.0" 0
+check "PyTorch 2.3: TORCH_NCCL_ASYNC_ERROR_HANDLING" grep -qx 'torchrun async=1/unset' "$TEST_TMP/out"
+fake_torch "/1.13.0" 0
+check "PyTorch 1.13, no NCCL it knows of: NCCL_ASYNC_ERROR_HANDLING" grep -qx 'torchrun async=unset/1' "$TEST_TMP/out"
+fake_torch "0.0.1/2.3.0" 3
+expect_stderr_has "profile measured with NCCL 2.99.1 but this runs NCCL 0.0.1" "another NCCL refused"
 
 # mpirun.sh under real Open MPI: the measured 8 ranks, no warning; 2 nodes x 1 rank, a warning.
 cat >rank.sh <<'EOF'
