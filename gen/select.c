@@ -13,6 +13,7 @@
 #include "gen/internal.h"
 #include "model/model.h"
 #include "sweep/sweep.h"
+#include "tuner/tuner.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -490,28 +491,23 @@ static void nccl_nodes(json_t *rows, const json_t *topology)
     }
 }
 
-/* A workload's per-size rows: for each collective of it that NCCL tunes (the table's names),
- * the rows of its lines, judged as all_reduce's are (gen_tuner_rows). */
+/* A workload's per-size rows: for each collective of it that NCCL asks a tuner about, the rows
+ * of its lines, judged as all_reduce's are (gen_tuner_rows), under the table's name for it. */
 static json_t *workload_rows(const json_t *workload, json_t *cands, json_t *ref, double cv_max,
                              const char *ref_name, int predicted)
 {
-    static const char *const table[][2] = {{"all_reduce", "allreduce"},
-                                           {"all_gather", "allgather"},
-                                           {"reduce_scatter", "reducescatter"},
-                                           {"broadcast", "broadcast"},
-                                           {"reduce", "reduce"}};
     json_t *rows = json_array(), *colls = sweep_workload_collectives(workload), *c, *runs;
-    size_t i, k, j;
+    size_t i, j;
     json_array_foreach(colls, i, c) {
-        for (k = 0; k < sizeof(table) / sizeof(table[0]); k++)
-            if (!strcmp(json_string_value(c), table[k][0]))
-                break;
-        if (k == sizeof(table) / sizeof(table[0]) || !ref)
+        const char *name = json_string_value(c);
+        int tuned = model_coll_tuner(model_coll_parse(name));
+        if (tuned < 0 || !ref)
             continue; /* alltoall and sendrecv: no algorithm to choose */
-        json_t *mine = json_array(), *ref_lines = parts_of(ref, table[k][0]);
+        json_t *mine = json_array(), *ref_lines = parts_of(ref, name);
         json_array_foreach(cands, j, runs)
-            json_array_append_new(mine, parts_of(runs, table[k][0]));
-        json_t *more = gen_tuner_rows(mine, ref_lines, cv_max, ref_name, predicted, table[k][1]);
+            json_array_append_new(mine, parts_of(runs, name));
+        json_t *more =
+            gen_tuner_rows(mine, ref_lines, cv_max, ref_name, predicted, tuner_coll_name(tuned));
         json_array_extend(rows, more);
         json_decref(more);
         json_decref(mine);
