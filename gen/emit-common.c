@@ -318,14 +318,20 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     gen_shape_check(out);
     util_buf_addf(
         out,
-        "# PyTorch's NCCL and its own version, from one import (a second or more each).\n"
+        "# PyTorch's NCCL and its own version, from one import (a second or more each). Older\n"
+        "# PyTorch gives NCCL's version code (2.9 on: major x 10000 + minor x 100 + patch), newer\n"
+        "# a tuple that may carry a suffix; a build without NCCL raises.\n"
         "versions=$(\"$py\" -c 'import torch\n"
         "try:\n"
         "    v = torch.cuda.nccl.version()\n"
-        "    v = \".\".join(map(str, v)) if isinstance(v, tuple) else v\n"
+        "    if isinstance(v, int):\n"
+        "        v = (v // 10000, v // 100 %% 100, v %% 100) if v >= 10000 else "
+        "(v // 1000, v // 100 %% 10, v %% 100)\n"
+        "    v = \".\".join(map(str, v[:3]))\n"
         "except Exception:\n"
         "    v = \"\"\n"
-        "print(v, torch.__version__.split(\"+\")[0], sep=\"/\")' 2>/dev/null || true)\n"
+        "print(v, torch.__version__.split(\"+\")[0], sep=\"/\")' 2>/dev/null | tail -n 1 || true)\n"
+        "case $versions in */*) ;; *) versions=/ ;; esac\n"
         "have_nccl=${versions%%%%/*}\n"
         "torch_version=${versions#*/}\n\n"
         "# The NCCL version must be the one this profile was measured with.\n"

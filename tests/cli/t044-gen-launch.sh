@@ -91,8 +91,8 @@ expect_exit 0 "gen (NCCL 2.28.9)" -- "$TOPOTUNE" gen --runs rtx-nccl --profiles 
 vdir=$(echo "$TEST_TMP"/vprofiles/*/latest)
 mkdir -p fakebin "long dir"
 # shellcheck disable=SC2016 # the fake Python's own $2
-printf '%s\n' '#!/bin/sh' '# a Python whose PyTorch runs NCCL 2.18.1' \
-    'case "$2" in *nccl.version*) echo 2.18.1 ;; *__version__*) echo 2.3.0 ;; esac' >fakebin/python3
+printf '%s\n' '#!/bin/sh' '# a Python whose PyTorch 2.3.0 runs NCCL 2.18.1, asked for both at once' \
+    'case "$2" in *nccl.version*__version__*) echo 2.18.1/2.3.0 ;; esac' >fakebin/python3
 cp fakebin/python3 "long dir/python3.11"
 chmod +x fakebin/python3 "long dir/python3.11"
 for shebang in '#!/usr/bin/env python3' '#!/usr/bin/env -S python3 -u'; do

@@ -18,11 +18,7 @@ printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min":
  "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >space.json
 "$TOPOTUNE" -q sweep --topology "$spec" --space space.json --out plain || true
 mkdir -p forced
-# as if measured with an NCCL (a spec's sim sweep has the machine's versions: here maybe none)
-python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))
-s["versions"] = dict(s.get("versions") or {}, nccl="2.99.1")
-json.dump(s, open(sys.argv[2], "w"))' plain/sweep.json forced/sweep.json
+cp plain/sweep.json forced/
 python3 - plain/results.jsonl forced/results.jsonl <<'PY'
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
@@ -66,29 +62,60 @@ expect_stderr_has "positive integers, not 'x'" "says which"
 
 # PyTorch is asked once for its NCCL and its own version (each import of torch takes a second or
 # more, on every node of every job): an NCCL other than the profile's is refused, and PyTorch's
-# error-handling variables are named as its version reads them. A stand-in Python counts its calls.
-mkdir -p fakebin
+# error-handling variables are named as its version reads them. The prelude's own Python runs,
+# counted by a wrapper, against a stand-in torch package that answers as the test says. The
+# profile is the one above, as if measured with NCCL 2.99.1 (a spec's sim sweep records the
+# machine's NCCL, here maybe none).
+mkdir -p versioned fakebin stub/torch
+cp forced/results.jsonl versioned/
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+s["versions"] = dict(s.get("versions") or {}, nccl="2.99.1")
+json.dump(s, open(sys.argv[2], "w"))' forced/sweep.json versioned/sweep.json
+expect_exit 0 "gen (NCCL 2.99.1)" -- "$TOPOTUNE" gen --runs versioned --profiles pv
+pv=$(echo "$TEST_TMP"/pv/*/latest)
+cat >stub/torch/__init__.py <<'PY'
+"""A stand-in PyTorch: STUB_TORCH its version, STUB_NCCL its NCCL's ("2.21.5" a tuple, "21905" the
+code older PyTorch gives, "2.21.5.x" a tuple with a suffix, "" raises as a build without NCCL)."""
+import os
+
+__version__ = os.environ["STUB_TORCH"]
+
+
+class cuda:
+    class nccl:
+        @staticmethod
+        def version():
+            v = os.environ["STUB_NCCL"]
+            if not v:
+                raise RuntimeError("NCCL is not available")
+            if v.isdigit():
+                return int(v)
+            return tuple(int(x) if x.isdigit() else x for x in v.split("."))
+PY
 # shellcheck disable=SC2016 # the stand-ins' own variables
 printf '%s\n' '#!/bin/sh' 'echo "torchrun async=${TORCH_NCCL_ASYNC_ERROR_HANDLING:-unset}/${NCCL_ASYNC_ERROR_HANDLING:-unset}"' \
     >fakebin/torchrun
 # shellcheck disable=SC2016
-printf '%s\n' '#!/bin/sh' 'echo call >>"$FAKEPY_LOG"' 'echo "$FAKEPY_OUT"' >fakepy
-chmod +x fakebin/torchrun fakepy
-fake_torch() { # OUTPUT (the stand-in's "NCCL/PyTorch" line) CODE (torchrun.sh's exit status)
-    local out=$1
-    shift
+printf '%s\n' '#!/bin/sh' 'echo call >>"$TEST_TMP/py.log"' 'exec python3 "$@"' >counted-python
+chmod +x fakebin/torchrun counted-python
+stub_torch() { # NCCL (STUB_NCCL) TORCH (STUB_TORCH) CODE (torchrun.sh's exit status)
     rm -f py.log
-    expect_exit "$1" "torchrun.sh, PyTorch says '$out'" -- env PATH="$TEST_TMP/fakebin:$PATH" \
-        TOPOTUNE_PYTHON="$TEST_TMP/fakepy" FAKEPY_LOG="$TEST_TMP/py.log" FAKEPY_OUT="$out" \
-        "$p/launch/torchrun.sh" -- train.py
-    check "'$out': Python started once" test "$(wc -l <py.log)" -eq 1
+    expect_exit "$3" "torchrun.sh, PyTorch $2 with NCCL '$1'" -- env PATH="$TEST_TMP/fakebin:$PATH" \
+        PYTHONPATH="$TEST_TMP/stub" TOPOTUNE_PYTHON="$TEST_TMP/counted-python" TEST_TMP="$TEST_TMP" \
+        STUB_NCCL="$1" STUB_TORCH="$2" "$pv/launch/torchrun.sh" -- train.py
+    check "PyTorch $2 with NCCL '$1': Python started once" test "$(wc -l <py.log)" -eq 1
 }
-fake_torch "2.99.1/2.3.0" 0
+stub_torch 2.99.1 2.3.0+cu121 0
 check "PyTorch 2.3: TORCH_NCCL_ASYNC_ERROR_HANDLING" grep -qx 'torchrun async=1/unset' "$TEST_TMP/out"
-fake_torch "/1.13.0" 0
-check "PyTorch 1.13, no NCCL it knows of: NCCL_ASYNC_ERROR_HANDLING" grep -qx 'torchrun async=unset/1' "$TEST_TMP/out"
-fake_torch "0.0.1/2.3.0" 3
-expect_stderr_has "profile measured with NCCL 2.99.1 but this runs NCCL 0.0.1" "another NCCL refused"
+stub_torch "" 1.13.0 0
+check "PyTorch 1.13, no NCCL: NCCL_ASYNC_ERROR_HANDLING" grep -qx 'torchrun async=unset/1' "$TEST_TMP/out"
+stub_torch 29901 1.13.0 0 # the code of 2.99.1
+stub_torch 2.99.1.post1 2.3.0 0
+stub_torch 2.18.3 2.3.0 3
+expect_stderr_has "profile measured with NCCL 2.99.1 but this runs NCCL 2.18.3: run topotune" "another NCCL refused"
+stub_torch 2708 2.3.0 3 # NCCL 2.7.8's code, before 2.9's
+expect_stderr_has "but this runs NCCL 2.7.8: run topotune" "an old NCCL's code read as its version"
 
 # mpirun.sh under real Open MPI: the measured 8 ranks, no warning; 2 nodes x 1 rank, a warning.
 cat >rank.sh <<'EOF'
