@@ -405,7 +405,8 @@ int cmd_calibrate(int argc, char **argv)
         "topotune calibrate",
         "--runs SWEEPDIR [--runs SWEEPDIR]... --out FILE [--fit-max SIZE]\n\n"
         "Fits the model's parameters (nvls_scale, fill_bytes, net_scale, lat_scale,\n"
-        "net_lat_scale, efa_lat_us, p2p_scale, nvls_fill_bytes; see docs/model.md) to the "
+        "net_lat_scale, efa_lat_us, p2p_scale, nvls_fill_bytes, ring_net_scale; see\n"
+        "docs/model.md) to the "
         "final ok runs of "
         "measured\n"
         "sweeps (nccl backend, or sim) of one kind of node, and writes a calibration file\n"

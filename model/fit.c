@@ -15,9 +15,9 @@
 
 double *model_param(struct model_params *p, int k)
 {
-    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes,     &p->net_scale,
-                                &p->lat_scale,  &p->net_lat_scale,  &p->efa_lat_us,
-                                &p->p2p_scale,  &p->nvls_fill_bytes};
+    double *f[MODEL_NPARAMS] = {&p->nvls_scale, &p->fill_bytes,      &p->net_scale,
+                                &p->lat_scale,  &p->net_lat_scale,   &p->efa_lat_us,
+                                &p->p2p_scale,  &p->nvls_fill_bytes, &p->ring_net_scale};
     return f[k];
 }
 
@@ -33,11 +33,12 @@ static const double grid[MODEL_NPARAMS][3] = {
     {0, 200, 1},                     /* efa_lat_us */
     {0.40, 1.20, 0.01},              /* p2p_scale */
     {0, 256.0 * (1 << 20), 1 << 20}, /* nvls_fill_bytes: 0 to 256 MiB by 1 MiB */
+    {0.40, 1.20, 0.01},              /* ring_net_scale */
 };
 
-const char *const model_param_names[MODEL_NPARAMS] = {"nvls_scale", "fill_bytes",     "net_scale",
-                                                      "lat_scale",  "net_lat_scale",  "efa_lat_us",
-                                                      "p2p_scale",  "nvls_fill_bytes"};
+const char *const model_param_names[MODEL_NPARAMS] = {
+    "nvls_scale", "fill_bytes", "net_scale",       "lat_scale",     "net_lat_scale",
+    "efa_lat_us", "p2p_scale",  "nvls_fill_bytes", "ring_net_scale"};
 
 double model_fit_error(struct model *models, const struct model_point *pts, int npts,
                        const struct model_params *p, double *median, double *max)

@@ -810,12 +810,16 @@ static int log2floor(double x)
     return l;
 }
 
-/* Bus bandwidth NCCL assigns to (algorithm, protocol), before the conversion to algbw. */
-static double bus_bw(const struct model *m, int a, int p)
+/* Bus bandwidth NCCL assigns to (algorithm, protocol), before the conversion to algbw. The
+ * network's share of its line rate is net_scale's for every algorithm as NCCL's tuning sees it
+ * (share 0: it gives a ring and a tree the same network), and ring_net_scale's for a ring's time
+ * (share 1: a ring's channels each stream through one NIC in large messages). */
+static double bus_bw(const struct model *m, int a, int p, int share)
 {
     enum arch ar = arch_of(m->sm);
     int scale = m->nodes == 1 ? 0 : m->nodes == 2 ? 1 : 2;
-    double inter_bw = m->inter_bw * m->params.net_scale;
+    double inter_bw = m->inter_bw * (share && a == MODEL_ALGO_RING ? m->params.ring_net_scale
+                                                                   : m->params.net_scale);
     double total = m->nodes > 1 ? fmin(m->intra_bw, inter_bw) : m->intra_bw;
     /* Two nodes: NCCL's search raises a tree's intra bandwidth up to twice the network's (each
      * node sends and receives half the data once, where a ring crosses twice) and its tuning
@@ -922,13 +926,14 @@ static double fill_of(const struct model *m, int a, int q, size_t bytes)
     return m->params.nvls_fill_bytes * ops / (16 * 8) * chunk / (128 << 10);
 }
 
-/* The predicted time of (a, q) at bytes, or -1 when the pair is off or has no bandwidth. */
-static double pair_time(const struct model *m, int a, int q, size_t bytes)
+/* The predicted time of (a, q) at bytes, or -1 when the pair is off or has no bandwidth; share as
+ * for bus_bw. */
+static double pair_time(const struct model *m, int a, int q, size_t bytes, int share)
 {
     int n = m->nranks;
     if (!m->enabled[a][q])
         return -1;
-    double bw = bus_bw(m, a, q);
+    double bw = bus_bw(m, a, q, share);
     bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
     if (a == MODEL_ALGO_TREE) {
         int idx = log2floor((double)bytes / 64);
@@ -973,14 +978,14 @@ int model_predict(const struct model *m, size_t bytes, struct model_prediction *
  * Simple sends a chain's data in slices of one step where all_reduce's, all_gather's and
  * reduce_scatter's are two (BROADCAST_SLICESTEPS and REDUCE_SLICESTEPS in
  * src/include/collectives.h; a network message per slice): twice the messages for the same
- * bytes. Reading net_scale's loss as a cost per message, a chain's share of the line rate is
- * s / (2 - s) for net_scale s (0.74 at 0.85), s at most 1 (a share above the line rate has no
- * loss to double). The result: the chain's bottleneck (the node's links or that share of the
- * network) over the ring's, 1 when the node's links decide both.
+ * bytes. Reading a ring's loss (1 - ring_net_scale) as a cost per message, a chain's share of the
+ * line rate is s / (2 - s) for the ring's s (0.82 at 0.9), s at most 1 (a share above the line
+ * rate has no loss to double). The result: the chain's bottleneck (the node's links or that share
+ * of the network) over the ring's, 1 when the node's links decide both.
  */
 static double chain_net_share(const struct model *m)
 {
-    double s = fmin(m->params.net_scale, 1);
+    double s = fmin(m->params.ring_net_scale, 1);
     double ring = fmin(m->intra_bw, m->inter_bw * s);
     double chain = fmin(m->intra_bw, m->inter_bw * s / (2 - s));
     return ring > 0 ? fmin(1, chain / ring) : 1;
@@ -999,7 +1004,7 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
     const struct model_params *k = &m->params;
     int n = m->nranks, nn = m->nodes, a = MODEL_ALGO_RING;
     int chain = coll != MODEL_ALL_GATHER && coll != MODEL_REDUCE_SCATTER;
-    double bw = bus_bw(m, a, q) * n / (chain ? n : n - 1);
+    double bw = bus_bw(m, a, q, share) * n / (chain ? n : n - 1);
     double intra = (m->intra_net ? net_lat : m->intra_nvlink ? nvl_lat : pci_lat)[a][q];
     double hop = net_lat[m->ppn == 1 ? MODEL_ALGO_TREE : a][q] * k->net_lat_scale +
                  (m->efa ? k->efa_lat_us : 0);
@@ -1017,7 +1022,7 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
         if (share && m->shm_chain_bw > m->intra_bw) {
             struct model one_less = *m;
             one_less.intra_bw = m->shm_chain_bw;
-            bw = bus_bw(&one_less, a, q);
+            bw = bus_bw(&one_less, a, q, share);
         }
     } else {
         lat = (base_lat[a][q] + (n - 1) * intra) * k->lat_scale;
@@ -1047,7 +1052,7 @@ static double nvls_coll_time(const struct model *m, size_t bytes)
 static double pat_time(const struct model *m, size_t bytes)
 {
     const struct model_params *k = &m->params;
-    double bw = bus_bw(m, MODEL_ALGO_RING, MODEL_PROTO_SIMPLE) * 0.75;
+    double bw = bus_bw(m, MODEL_ALGO_RING, MODEL_PROTO_SIMPLE, 0) * 0.75;
     double hop = net_lat[MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE] * k->net_lat_scale +
                  (m->efa ? k->efa_lat_us : 0);
     double lat = base_lat[MODEL_ALGO_PAT][MODEL_PROTO_SIMPLE] * k->lat_scale +
@@ -1062,7 +1067,7 @@ static double pat_time(const struct model *m, size_t bytes)
 static double coll_pair_time(const struct model *m, int coll, int a, int q, size_t bytes, int share)
 {
     if (coll == MODEL_ALL_REDUCE)
-        return pair_time(m, a, q, bytes);
+        return pair_time(m, a, q, bytes, share);
     if (!m->enabled_coll[coll][a][q])
         return -1;
     switch (a) {

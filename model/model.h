@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  10
+#define MODEL_VERSION_NUMBER  11
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -64,8 +64,9 @@ double model_coll_bus_factor(int coll, int nranks);
  * version from it to this one is read as it is. Moves to MODEL_VERSION_NUMBER when a version
  * changes what a parameter means (v7 changed how broadcast and reduce run, v8 the bandwidth of
  * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, v10
- * of an even NVLink mesh, none a parameter). */
-#define MODEL_PARAMS_SINCE 6
+ * of an even NVLink mesh, none a parameter; v11 gave a ring's time its own share of the network,
+ * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both). */
+#define MODEL_PARAMS_SINCE 11
 
 enum model_algo {
     MODEL_ALGO_TREE,
@@ -105,7 +106,12 @@ enum model_fault {
  *              Blackwell): 1 is NCCL's model
  *  fill_bytes  the Simple protocol's pipeline fill: a call of B bytes moves as if B + fill_bytes
  *              (busbw reaches half its peak at fill_bytes); 0 is NCCL's model
- *  net_scale   the fraction of the NICs' line rate a collective gets between nodes; 1 is NCCL's
+ *  net_scale   the fraction of the NICs' line rate a collective gets between nodes, and every
+ *              algorithm in NCCL's choice of one (its tuning gives them the same network); 1 is
+ *              NCCL's
+ *  ring_net_scale  the same for the time of a ring or chain (NCCL's Ring: each channel streams
+ *              through one NIC in large messages, where trees and NVLSTree split and merge);
+ *              1 is NCCL's
  *  lat_scale   the base latency and the latency of each hop inside a node relative to NCCL's
  *              constants; 1 is NCCL's
  *  net_lat_scale  the latency of each hop between nodes relative to NCCL's; 1 is NCCL's
@@ -124,12 +130,12 @@ enum model_fault {
  */
 struct model_params {
     double nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, p2p_scale,
-        nvls_fill_bytes;
+        nvls_fill_bytes, ring_net_scale;
 };
 extern const struct model_params model_params_default;
 
 struct model;
-#define MODEL_NPARAMS 8
+#define MODEL_NPARAMS 9
 extern const char *const model_param_names[MODEL_NPARAMS]; /* as a calibration file names them */
 /* Parameter k (0 .. MODEL_NPARAMS - 1, in model_param_names' order) of p. */
 double *model_param(struct model_params *p, int k);

@@ -48,9 +48,10 @@ GRID = {
     "net_lat_scale": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0],
     "efa_lat_us": [0, 5, 10, 20, 30, 40, 60, 80, 100],
     "nvls_fill_bytes": [0, 8 << 20, 16 << 20, 32 << 20, 48 << 20, 64 << 20, 96 << 20, 128 << 20],
+    "ring_net_scale": [0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 1.00, 1.05, 1.10],
 }
-NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0, 0)
-DEFAULTS = (0.8, 0, 0.85, 2.0, 1.5, 40, 64 << 20)  # model/params.c's model_params_default
+NCCL = (1.0, 0, 1.0, 1.0, 1.0, 0, 0, 1.0)
+DEFAULTS = (0.8, 0, 0.85, 2.0, 1.5, 60, 64 << 20, 0.9)  # model/params.c's model_params_default
 WORST = 10  # rows listed by their error
 # The fit's cost: the mean |error| plus, for rows off by more than BOUND %, this weight times
 # their excess, so that no system is given up for a better median.

@@ -264,12 +264,12 @@ printf '{"schema": "x", "params": {}}\n' >"$TEST_TMP/bad.json"
 expect_exit 2 "another schema" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration "$TEST_TMP/bad.json"
 # Chains (broadcast, reduce) across nodes, model v7: a network hop per node boundary (NCCL's
 # tuning charges one per rank), and one-step slices that send twice all_gather's messages: s /
-# (2 - s) of the line rate for net_scale s, against all_gather's s.
-# The share moves smoothly with net_scale (no jump where the node's links and the network cross),
-# never lets a chain beat the ring (net_scale above 1), and NCCL, which does not know of it,
+# (2 - s) of the line rate for a ring's share s (ring_net_scale, v11), against all_gather's s.
+# The share moves smoothly with s (no jump where the node's links and the network cross),
+# never lets a chain beat the ring (s above 1), and NCCL, which does not know of it,
 # still picks Simple for large chains.
 for s in 0.9 0.92 0.93 1.2; do
-    printf '{"schema": "topotune/calibration/1", "params": {"net_scale": %s}}\n' "$s" >"$TEST_TMP/s$s.json"
+    printf '{"schema": "topotune/calibration/1", "params": {"ring_net_scale": %s}}\n' "$s" >"$TEST_TMP/s$s.json"
     for c in broadcast all_gather; do
         "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --nodes 4 -C $c -b 8K -e 8G --json \
             --calibration "$TEST_TMP/s$s.json" >"$TEST_TMP/$c-4-$s.json"
@@ -292,6 +292,30 @@ assert step < 1.03, step  # v7's first cut jumped 8.7% here
 assert b["1.2"][big]["busbw"] <= g["1.2"][big]["busbw"] * 1.001, (b["1.2"][big], g["1.2"][big])
 pick = sizes("b200.json")[big]
 assert pick["proto"] == "SIMPLE", pick  # the share alone would have made LL128 look faster
+PY
+
+# v11: a ring's time across nodes takes ring_net_scale of the NICs' line rate and nothing of
+# net_scale, which prices Tree and NVLSTree and every algorithm in NCCL's choice (its tuning gives
+# them one network): 4 HGX H100 nodes' all_gather (a ring) at 8 GiB follows ring_net_scale alone,
+# and all_reduce stays NVLSTree there even when rings are given more than the line rate.
+for c in "ring_net_scale 0.8" "ring_net_scale 0.9" "net_scale 0.7" "ring_net_scale 1.2"; do
+    read -r name value <<<"$c"
+    printf '{"schema": "topotune/calibration/1", "params": {"%s": %s}}\n' "$name" "$value" >"$TEST_TMP/$name-$value.json"
+    for coll in all_gather all_reduce; do
+        "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --nodes 4 -C $coll -b 8G -e 8G --json \
+            --calibration "$TEST_TMP/$name-$value.json" >"$TEST_TMP/v11-$coll-$name-$value.json"
+    done
+done
+check "a ring across nodes at ring_net_scale, NCCL's choice at net_scale" python3 - "$TEST_TMP" <<'PY'
+import json, os, sys
+def at(coll, name):
+    path = os.path.join(sys.argv[1], "v11-%s-%s.json" % (coll, name))
+    return [e for e in map(json.loads, open(path)) if e["event"] == "size"][0]
+r8, r9 = at("all_gather", "ring_net_scale-0.8"), at("all_gather", "ring_net_scale-0.9")
+assert r8["algo"] == r9["algo"] == "RING", (r8, r9)
+assert abs(r9["busbw"] / r8["busbw"] - 0.9 / 0.8) < 0.01, (r8["busbw"], r9["busbw"])
+assert at("all_gather", "net_scale-0.7")["busbw"] == r9["busbw"]  # 0.9: the default
+assert at("all_reduce", "ring_net_scale-1.2")["algo"] == "NVLSTREE", at("all_reduce", "ring_net_scale-1.2")
 PY
 
 # The table and --json run the same sizes, topotune-bench's (whole floats; a part of every rank

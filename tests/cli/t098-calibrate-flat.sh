@@ -45,7 +45,7 @@ assert fit["mean_abs_error_pct"] <= fit["defaults"]["mean_abs_error_pct"], fit
 # One node: the network's parameters stay undetermined, at their defaults; all_reduce runs never
 # read p2p_scale, and runs where NVLS is never chosen never read its fill.
 assert fit["undetermined"] == ["net_scale", "net_lat_scale", "efa_lat_us", "p2p_scale",
-                               "nvls_fill_bytes"], fit
+                               "nvls_fill_bytes", "ring_net_scale"], fit
 assert p["net_scale"] == 0.85 and p["net_lat_scale"] == 1.5, p
 PY
 check "the defaults' error printed beside the fit's" \

@@ -117,8 +117,8 @@ static void fit_recovers_latency_and_fill(void **state)
     topo_release(&t);
 }
 
-/* Two DGX A100 nodes, whose NICs are the bottleneck: the network's share of their line rate (0.7)
- * is found. */
+/* Two DGX A100 nodes, whose NICs are the bottleneck: the network's share of their line rate is
+ * found, a ring's (0.8) and the rest's (0.7). */
 static void fit_recovers_net_scale_on_two_nodes(void **state)
 {
     (void)state;
@@ -126,12 +126,17 @@ static void fit_recovers_net_scale_on_two_nodes(void **state)
     struct topo t;
     struct model_point pts[64];
     struct model_params known = model_params_default;
-    known.net_scale = 0.7;
+    known.net_scale = 0.7, known.ring_net_scale = 0.8;
     int n = points_on("dgx-a100.json", 2, &m, &t, &known, 1u << 10, 1u << 30, pts);
     struct model_fit f;
     assert_int_equal(model_fit(&m, pts, n, &f), 0);
-    assert_true(fabs(f.params.net_scale - 0.7) <= 0.015);
+    /* A ring's time reads ring_net_scale; net_scale reaches these points only through NCCL's
+     * choice of algorithm (Tree's bandwidth here is its cap per channel), which holds over a few
+     * hundredths of it: 0.66 fits as exactly as 0.7. */
+    assert_true(fabs(f.params.ring_net_scale - 0.8) <= 0.015);
+    assert_true(fabs(f.params.net_scale - 0.7) <= 0.05);
     assert_int_equal(f.kind[2], MODEL_FIT_DETERMINED);
+    assert_int_equal(f.kind[8], MODEL_FIT_DETERMINED);
     assert_true(f.error < 0.05 && f.default_error > 2);
     topo_release(&t);
 }
