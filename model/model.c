@@ -1087,7 +1087,8 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
  * a GPU's peers share its links (intra_bw; NVLink's at p2p_scale of its rate); between nodes a
  * node's GPUs share its NICs (a clique's: every NIC of its nodes, not only its channels'), and
  * sendrecv's one crossing pair per node has one NIC. A call costs a base latency and a step per
- * peer. The network's share is net_scale's, as for the collectives.
+ * peer. The network's share is net_scale's, as for the collectives' trees (not ring_net_scale: a
+ * pair's transfer is not a ring's stream through every channel's NIC).
  */
 /* Assumed, neither NCCL's constants (it has none for send/recv) nor fitted: the published rows
  * are large sizes, where these do not show. */

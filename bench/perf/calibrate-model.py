@@ -3,10 +3,10 @@
 
 For every usable row of bench/perf/calibration/published.json (the systems and assumptions of
 model-error.py) it fits the parameters of a calibration file (topotune/calibration/1:
-nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, nvls_fill_bytes;
-docs/model.md) by coordinate descent over a grid of each, running `topotune predict --calibration` once per
+nvls_scale, fill_bytes, net_scale, lat_scale, net_lat_scale, efa_lat_us, nvls_fill_bytes,
+ring_net_scale; docs/model.md) by coordinate descent over a grid of each, running `topotune predict --calibration` once per
 system, node count, configuration and parameter point (all sizes in one call), then reports:
-  - NCCL's own model (1, 0, 1, 1, 1, 0, 0) and the fit on the whole table: median and max |error|;
+  - NCCL's own model (1, 0, 1, 1, 1, 0, 0, 1) and the fit on the whole table: median and max |error|;
   - leave-one-source-out, the headline: each source's rows (one issue thread, one repository's
     documents: rows of one source share their measurement conditions) predicted with the
     parameters fitted on the other sources; the median and max |error| of those predictions;
