@@ -1095,6 +1095,37 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
 #define P2P_BASE_US     8.0 /* launch and the group's progress, about NCCL's Simple base (8.4) */
 #define P2P_PEER_US     0.4 /* each further peer inside a node */
 #define P2P_NET_PEER_US 1.0 /* each further peer over the network */
+/* NCCL's p2p channels on a node of NVLinks (it logs "32 p2p channels" on HGX A100, H100 and
+ * B200: its coll channels rounded up to a power of two) and what one pair's parts may hold there:
+ * P2P_NVL_CHUNKSIZE (512 KiB) / 8 at least, 32 of them at most (enqueue.cc). */
+#define P2P_NVL_CHANNELS 32
+#define P2P_NVL_PART_MIN (64u << 10)
+#define P2P_NVL_PART_MAX (16u << 20)
+
+/*
+ * The channels one send/recv pair of one node runs on, as NCCL's enqueue.cc splits it
+ * (addP2pToPlan from 2.22, calcP2pChunkSize before): a peer gets at most 2 per NVLink between
+ * them (ncclTopoGetNchannels), rounded up to a power of two, within the node's p2p channels;
+ * an operation starts on the share that lets every rank run one at once (32 / ranks: 4 of 8
+ * GPUs) and doubles while a part would exceed 16 MiB. So 32 MiB runs on 4 channels, 256 MiB on
+ * 16, 1 GiB on 32.
+ */
+static int p2p_pair_channels(const struct model *m, size_t bytes)
+{
+    int links = (int)(m->intra_bw / nvlink_link_bw(m->sm) + 1e-9);
+    int cmax = 1;
+    while (cmax < 2 * (links > 1 ? links : 1) && cmax < P2P_NVL_CHANNELS)
+        cmax *= 2;
+    int cmin = cmax;
+    while (cmin * m->nranks > P2P_NVL_CHANNELS && cmin > 1)
+        cmin /= 2;
+    size_t parts = (bytes + P2P_NVL_PART_MIN - 1) / P2P_NVL_PART_MIN;
+    int c = parts < (size_t)cmin ? (int)(parts > 0 ? parts : 1) : cmin;
+    while (bytes / (size_t)c > P2P_NVL_PART_MAX && c <= cmax / 2)
+        c *= 2;
+    return c;
+}
+
 static double p2p_time(const struct model *m, int coll, size_t bytes)
 {
     const struct model_params *k = &m->params;
@@ -1107,8 +1138,15 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
                  (m->efa ? k->efa_lat_us : 0);
     double moved = (double)bytes, t_intra = 0, t_net = 0, lat; /* no ring pipeline to fill */
     if (coll == MODEL_SENDRECV) { /* each rank sends its whole buffer to the next */
+        /* on one node of NVLinks a pair's channels each carry at most a link's rate (the
+         * published ramps: 4 channels of an H100 at 32 MiB 19.9 GB/s each, 8 of an A100 at
+         * 128 MiB 13.9), at the share the whole reaches */
+        double rate = intra;
+        if (nn == 1 && m->intra_nvlink)
+            rate = fmin(rate, p2p_pair_channels(m, bytes) * nvlink_link_bw(m->sm) * m->chan_scale *
+                                  k->p2p_scale);
         if (ppn > 1)
-            t_intra = moved / (1000.0 * intra);
+            t_intra = moved / (1000.0 * rate);
         if (nn > 1)
             t_net = moved / (1000.0 * fmin(net, m->nic_bw * k->net_scale));
         lat = P2P_BASE_US * k->lat_scale + (nn > 1 ? hop : nvl_lat[MODEL_ALGO_RING][2]);

@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  11
+#define MODEL_VERSION_NUMBER  12
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -65,7 +65,8 @@ double model_coll_bus_factor(int coll, int nranks);
  * changes what a parameter means (v7 changed how broadcast and reduce run, v8 the bandwidth of
  * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, v10
  * of an even NVLink mesh, none a parameter; v11 gave a ring's time its own share of the network,
- * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both). */
+ * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both;
+ * v12 splits one node's send/recv pair over NCCL's p2p channels, no parameter). */
 #define MODEL_PARAMS_SINCE 11
 
 enum model_algo {

@@ -24,7 +24,7 @@ const struct model_params model_params_default = {
     .lat_scale = 2.0,
     .net_lat_scale = 1.5,
     .efa_lat_us = 60,
-    .p2p_scale = 0.86,
+    .p2p_scale = 0.90,
     .nvls_fill_bytes = 64 << 20,
     .ring_net_scale = 0.9,
 };
@@ -34,7 +34,7 @@ const struct model_params model_params_default = {
 static const struct model_band band_small = {0.484, 2.864, 30}, band_large = {0.822, 1.290, 160};
 /* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
 static const struct model_band chain_small = {0.343, 3.840, 12}, chain_large = {0.679, 1.158, 30};
-static const struct model_band other_small = {0.443, 2.378, 27}, other_large = {0.359, 1.195, 99};
+static const struct model_band other_small = {0.443, 2.378, 27}, other_large = {0.360, 1.185, 99};
 
 struct model_band model_band_at(size_t bytes)
 {

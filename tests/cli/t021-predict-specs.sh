@@ -128,6 +128,19 @@ b = [l for l in open(sys.argv[2]) if "predicted" in l]
 assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
+# One send/recv pair on one node runs on NCCL's p2p split (enqueue.cc): 8 GPUs start on 4 of the
+# node's 32 p2p channels and double while a part exceeds 16 MiB (16 at 256 MiB, 32 at 1 GiB),
+# each at most one NVLink's rate; published on an HGX H100: 79 GB/s at 32 MiB, 299 at 256 MiB.
+for s in 32M 256M 1G; do
+    bw[sr$s]=$("$TOPOTUNE" predict --input "$specs/hgx-h100.json" -C sendrecv -b "$s" -e "$s" |
+        awk '/^ +predicted/ {print $6}')
+done
+check "sendrecv on one HGX H100: 4 channels at 32 MiB, 16 at 256 MiB, the links at 1 GiB" \
+    python3 -c '
+import sys; a, b, c = map(float, sys.argv[1:])
+assert 60 < a < 4 * 20.6, a  # 4 channels of 20.6 GB/s at the links share
+assert 3.6 < b / a < 4.1 and b < 16 * 20.6, (a, b)
+assert b < c < 18 * 20.6, (b, c)' "${bw[sr32M]}" "${bw[sr256M]}" "${bw[sr1G]}"
 # Four H100s, each pair on 6 NVLinks (no NVSwitch): NCCL's rings share every link, as published
 # (300 GB/s all_gather busbw at 128 MiB on such a node); a mesh with one pair on fewer links
 # keeps half of a GPU's links each way.
