@@ -24,7 +24,7 @@ const struct model_params model_params_default = {
     .lat_scale = 2.0,
     .net_lat_scale = 1.5,
     .efa_lat_us = 60,
-    .p2p_scale = 0.90,
+    .p2p_scale = 0.88,
     .nvls_fill_bytes = 64 << 20,
     .ring_net_scale = 0.9,
 };
@@ -33,8 +33,8 @@ const struct model_params model_params_default = {
  * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
 static const struct model_band band_small = {0.484, 2.864, 30}, band_large = {0.822, 1.290, 160};
 /* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
-static const struct model_band chain_small = {0.343, 3.840, 12}, chain_large = {0.679, 1.158, 30};
-static const struct model_band other_small = {0.443, 2.378, 27}, other_large = {0.360, 1.185, 99};
+static const struct model_band chain_small = {0.343, 3.840, 14}, chain_large = {0.661, 1.158, 33};
+static const struct model_band other_small = {0.442, 2.378, 31}, other_large = {0.364, 1.182, 105};
 
 struct model_band model_band_at(size_t bytes)
 {
