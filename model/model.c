@@ -578,6 +578,7 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
          * rings at 60 GB/s, 360 of 370.8, 24 channels once doubled, as NCCL logs). An uneven
          * mesh: half of a GPU's links to its peers each way. */
         m->intra_bw = nvl;
+        m->pair_bw = nvl;
         if (t->nvswitches == 0 && n > 2) {
             double share = even_mesh(t) ? 1 : 0.5;
             m->intra_bw = 1e9;
@@ -752,6 +753,22 @@ static void clique(struct model *m, const struct topo *t)
     m->nodes = (m->nodes + m->clique - 1) / m->clique;
 }
 
+/* NCCL's p2p channels (its coll channels, at most NCCL_MAX_CTAS, rounded up to a power of two:
+ * 32 on HGX A100, H100 and B200, as their logs print) and chunk (P2P_NVL_CHUNKSIZE, at most an
+ * eighth of the Simple buffer) on a node of NVLinks; paths.cc and init.cc. */
+static void p2p_setup(struct model *m, int max_ctas, model_env_fn env, void *ctx)
+{
+    int cap = max_ctas > 0 && max_ctas < 32 ? max_ctas : 32;
+    m->p2p_channels = 1;
+    while (m->p2p_channels < cap)
+        m->p2p_channels *= 2;
+    long chunk = env_int(env, ctx, "NCCL_P2P_NVL_CHUNKSIZE", 512 << 10);
+    long buff = env_int(env, ctx, "NCCL_BUFFSIZE", 4 << 20);
+    if (buff > 0 && chunk * 8 > buff)
+        chunk = buff / 8;
+    m->p2p_chunk = chunk >= 8 ? (size_t)chunk : 512u << 10;
+}
+
 int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx)
 {
     memset(m, 0, sizeof(*m));
@@ -796,6 +813,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->chan_scale =
         max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
     m->simple_eff = simple_eff(env_int(env, ctx, "NCCL_BUFFSIZE", 0));
+    p2p_setup(m, max_ctas, env, ctx);
     enable(m, t, env, ctx);
     return 0;
 }
@@ -1095,33 +1113,27 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
 #define P2P_BASE_US     8.0 /* launch and the group's progress, about NCCL's Simple base (8.4) */
 #define P2P_PEER_US     0.4 /* each further peer inside a node */
 #define P2P_NET_PEER_US 1.0 /* each further peer over the network */
-/* NCCL's p2p channels on a node of NVLinks (it logs "32 p2p channels" on HGX A100, H100 and
- * B200: its coll channels rounded up to a power of two) and what one pair's parts may hold there:
- * P2P_NVL_CHUNKSIZE (512 KiB) / 8 at least, 32 of them at most (enqueue.cc). */
-#define P2P_NVL_CHANNELS 32
-#define P2P_NVL_PART_MIN (64u << 10)
-#define P2P_NVL_PART_MAX (16u << 20)
-
 /*
  * The channels one send/recv pair of one node runs on, as NCCL's enqueue.cc splits it
  * (addP2pToPlan from 2.22, calcP2pChunkSize before): a peer gets at most 2 per NVLink between
- * them (ncclTopoGetNchannels), rounded up to a power of two, within the node's p2p channels;
- * an operation starts on the share that lets every rank run one at once (32 / ranks: 4 of 8
- * GPUs) and doubles while a part would exceed 16 MiB. So 32 MiB runs on 4 channels, 256 MiB on
- * 16, 1 GiB on 32.
+ * them (ncclTopoGetNchannels), rounded up to a power of two, within the node's p2p channels; an
+ * operation starts on the largest power of two that lets every rank run one at once (32 / 8
+ * ranks: 4) and doubles while a part would exceed 32 chunks (512 KiB each: 16 MiB). So 8 GPUs
+ * move up to 64 MiB on 4 channels, up to 128 on 8, up to 256 on 16, more on 32.
  */
 static int p2p_pair_channels(const struct model *m, size_t bytes)
 {
-    int links = (int)(m->intra_bw / nvlink_link_bw(m->sm) + 1e-9);
+    int links = (int)(m->pair_bw / nvlink_link_bw(m->sm) + 1e-9);
     int cmax = 1;
-    while (cmax < 2 * (links > 1 ? links : 1) && cmax < P2P_NVL_CHANNELS)
+    while (cmax < 2 * (links > 1 ? links : 1) && cmax < m->p2p_channels)
         cmax *= 2;
     int cmin = cmax;
-    while (cmin * m->nranks > P2P_NVL_CHANNELS && cmin > 1)
+    while (cmin * m->nranks > m->p2p_channels && cmin > 1)
         cmin /= 2;
-    size_t parts = (bytes + P2P_NVL_PART_MIN - 1) / P2P_NVL_PART_MIN;
+    size_t min_part = m->p2p_chunk / 8, max_part = m->p2p_chunk * 32;
+    size_t parts = (bytes + min_part - 1) / min_part;
     int c = parts < (size_t)cmin ? (int)(parts > 0 ? parts : 1) : cmin;
-    while (bytes / (size_t)c > P2P_NVL_PART_MAX && c <= cmax / 2)
+    while ((bytes + (size_t)c - 1) / (size_t)c > max_part && c <= cmax / 2)
         c *= 2;
     return c;
 }
@@ -1138,13 +1150,15 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
                  (m->efa ? k->efa_lat_us : 0);
     double moved = (double)bytes, t_intra = 0, t_net = 0, lat; /* no ring pipeline to fill */
     if (coll == MODEL_SENDRECV) { /* each rank sends its whole buffer to the next */
-        /* on one node of NVLinks a pair's channels each carry at most a link's rate (the
-         * published ramps: 4 channels of an H100 at 32 MiB 19.9 GB/s each, 8 of an A100 at
-         * 128 MiB 13.9), at the share the whole reaches */
+        /* On one node of NVLinks a pair has its own links (in a mesh without switches fewer
+         * than a GPU's), and each of its channels carries at most one link's rate: the model's
+         * assumption, not NCCL's (the published ramps: 4 channels of an H100 at 32 MiB at 19.9
+         * GB/s each, 8 of an A100 at 128 MiB at 13.9); both at the share the whole reaches. */
         double rate = intra;
-        if (nn == 1 && m->intra_nvlink)
-            rate = fmin(rate, p2p_pair_channels(m, bytes) * nvlink_link_bw(m->sm) * m->chan_scale *
-                                  k->p2p_scale);
+        if (nn == 1 && m->intra_nvlink && m->pair_bw > 0)
+            rate =
+                fmin(rate, fmin(m->pair_bw, p2p_pair_channels(m, bytes) * nvlink_link_bw(m->sm)) *
+                               k->p2p_scale);
         if (ppn > 1)
             t_intra = moved / (1000.0 * rate);
         if (nn > 1)

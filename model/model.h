@@ -222,6 +222,10 @@ struct model {
                                  * the channels' NICs): what point-to-point traffic spreads over */
     double nic_bw;              /* GB/s of the fastest NIC */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
+    double pair_bw;             /* NVLink GB/s between the least-linked pair of GPUs, as NCCL
+                                 * counts a path (through switches a GPU's own links) */
+    int p2p_channels;           /* NCCL's p2p channels on a node of NVLinks */
+    size_t p2p_chunk;           /* NCCL's p2p chunk on such a node (P2P_NVL_CHUNKSIZE) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
     double shm_busy_bw;         /* through host memory, GB/s per GPU when every GPU sends at
                                  * once (alltoall: its switch's link shared by all its GPUs); 0

@@ -129,18 +129,25 @@ assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
 # One send/recv pair on one node runs on NCCL's p2p split (enqueue.cc): 8 GPUs start on 4 of the
-# node's 32 p2p channels and double while a part exceeds 16 MiB (16 at 256 MiB, 32 at 1 GiB),
+# node's 32 p2p channels and double while a part exceeds 16 MiB (8 at 128 MiB, 16 at 256 MiB),
 # each at most one NVLink's rate; published on an HGX H100: 79 GB/s at 32 MiB, 299 at 256 MiB.
-for s in 32M 256M 1G; do
+for s in 32M 64M 128M 256M 1G; do
     bw[sr$s]=$("$TOPOTUNE" predict --input "$specs/hgx-h100.json" -C sendrecv -b "$s" -e "$s" |
         awk '/^ +predicted/ {print $6}')
 done
-check "sendrecv on one HGX H100: 4 channels at 32 MiB, 16 at 256 MiB, the links at 1 GiB" \
+check "sendrecv on one HGX H100: 4 channels to 64 MiB, 8 at 128, 16 at 256, the links at 1 GiB" \
     python3 -c '
-import sys; a, b, c = map(float, sys.argv[1:])
+import sys; a, a64, a128, b, c = map(float, sys.argv[1:])
 assert 60 < a < 4 * 20.6, a  # 4 channels of 20.6 GB/s at the links share
-assert 3.6 < b / a < 4.1 and b < 16 * 20.6, (a, b)
-assert b < c < 18 * 20.6, (b, c)' "${bw[sr32M]}" "${bw[sr256M]}" "${bw[sr1G]}"
+assert 0.95 < a64 / a < 1.15 and 1.8 < a128 / a64 < 2.2, (a, a64, a128)  # doubling past 64 MiB
+assert 3.6 < b / a < 4.6 and b < 16 * 20.6, (a, b)
+assert b < c < 18 * 20.6, (b, c)' "${bw[sr32M]}" "${bw[sr64M]}" "${bw[sr128M]}" "${bw[sr256M]}" "${bw[sr1G]}"
+# NCCL_MAX_CTAS=16 leaves 16 p2p channels: a pair of 8 GPUs starts on 2 (paths.cc, enqueue.cc)
+bw[srctas]=$("$TOPOTUNE" predict --input "$specs/hgx-h100.json" -C sendrecv -b 32M -e 32M \
+    --env NCCL_MAX_CTAS=16 | awk '/^ +predicted/ {print $6}')
+check "sendrecv with NCCL_MAX_CTAS=16: 2 channels at 32 MiB, half of 4" python3 -c '
+import sys; a, b = map(float, sys.argv[1:]); assert 0.45 < b / a < 0.6, (a, b)' \
+    "${bw[sr32M]}" "${bw[srctas]}"
 # Four H100s, each pair on 6 NVLinks (no NVSwitch): NCCL's rings share every link, as published
 # (300 GB/s all_gather busbw at 128 MiB on such a node); a mesh with one pair on fewer links
 # keeps half of a GPU's links each way.
@@ -166,6 +173,11 @@ check "an uneven one: half of them (${bw[mesh4-uneven]} GB/s)" python3 -c '
 import sys; assert 140 < float(sys.argv[1]) < 200, sys.argv' "${bw[mesh4-uneven]}"
 check "a GPU's total unstated: its pairs' links (${bw[mesh4-nototal]} GB/s)" \
     test -n "${bw[mesh4-t]}" -a "${bw[mesh4-nototal]}" = "${bw[mesh4-t]}"
+# A send/recv pair of the mesh has its own 6 links (123.6 GB/s), not all 18 of a GPU's.
+bw[mesh4sr]=$("$TOPOTUNE" predict --input "$TEST_TMP/mesh4-t.json" -C sendrecv -b 1G -e 1G |
+    awk '/^ +predicted/ {print $6}')
+check "a mesh's sendrecv pair: its own 6 links (${bw[mesh4sr]} GB/s)" python3 -c '
+import sys; assert 90 < float(sys.argv[1]) < 6 * 20.6, sys.argv' "${bw[mesh4sr]}"
 # The same through NVSwitches: a GPU's links into them, unstated, are its pair's count.
 expect_exit 0 "HGX H100: topo" -- "$TOPOTUNE" topo --input "$specs/hgx-h100.json" --json "$TEST_TMP/h100-t.json"
 python3 -c 'import json, sys
