@@ -46,8 +46,8 @@ SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
                    "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
                    "NICs unused")
 # A CoreWeave A100 node (abhivijay96/nccl-tests' cw folder): one node, NICs unused.
-COREWEAVE_A100 = (S("A100-SXM4-80GB", []), "CPU not stated (one node); NVSwitch as on every 8x "
-                  "A100 SXM4 board")
+COREWEAVE_A100 = (S("A100-SXM4-80GB", []), "CPU not stated (one node: 2 Intel sockets assumed); "
+                  "NVSwitch as on every 8x A100 SXM4 board")
 # SURF Snellius' H100 nodes, as model-error.py writes them.
 SNELLIUS_H100 = (me.SNELLIUS_H100, me.SNELLIUS_ASSUMED)
 

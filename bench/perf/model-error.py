@@ -141,6 +141,9 @@ SYSTEMS = {
                             "the two GPUs on different sockets (bus 61 and e1)"),
     "rtxpro6000-grimulkan-4sw-1n": (spec("RTX-PRO-6000-BW", [], "amd", "pcie", 8, 1),
                                     "CPU vendor not stated; a summary table, not raw output"),
+    "coreweave-a100-1n": (spec("A100-SXM4-80GB", []),
+                          "CPU not stated (one node: 2 Intel sockets assumed); NVSwitch as "
+                          "on every 8x A100 SXM4 board"),
     "wohlbier-dgx2-1n": (spec("V100-SXM3-32GB", [], count=12),
                          "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the source"),
     "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink "
