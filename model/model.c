@@ -953,10 +953,11 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes, int s
         return -1;
     double bw = bus_bw(m, a, q, share);
     bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
-    if (a == MODEL_ALGO_TREE) {
-        int idx = log2floor((double)bytes / 64);
-        bw *= tree_correction[q][idx > 23 ? 23 : idx];
-    }
+    /* NCCL's tree correction by size, which it applies below 512 MiB only (tuning.cc: logSize
+     * < 23, from 2.18 to 2.30) */
+    int idx = log2floor((double)bytes / 64);
+    if (a == MODEL_ALGO_TREE && idx < 23)
+        bw *= tree_correction[q][idx];
     if (bw <= 0)
         return -1;
     double moved = (double)bytes + fill_of(m, a, q, bytes);

@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  12
+#define MODEL_VERSION_NUMBER  13
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -66,7 +66,8 @@ double model_coll_bus_factor(int coll, int nranks);
  * local peers through the network, v9 of GPUs behind one PCIe switch through host memory, v10
  * of an even NVLink mesh, none a parameter; v11 gave a ring's time its own share of the network,
  * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both;
- * v12 splits one node's send/recv pair over NCCL's p2p channels, no parameter). */
+ * v12 splits one node's send/recv pair over NCCL's p2p channels, v13 ends the tree's size
+ * correction at 512 MiB as NCCL does; neither a parameter). */
 #define MODEL_PARAMS_SINCE 11
 
 enum model_algo {

@@ -128,6 +128,18 @@ b = [l for l in open(sys.argv[2]) if "predicted" in l]
 assert a == b and len(a) == 1, (a, b)
 assert float(a[0].split()[5]) > 60, a
 PY
+# NCCL corrects a tree's bandwidth by size below 512 MiB only (tuning.cc, logSize < 23): two
+# A100 nodes on 4 x 100G EFA, Tree/Simple, gain the correction's 1/0.9 from 256 to 512 MiB.
+printf '{"schema": "topotune/spec/1", "gpu": "A100-SXM4-80GB", "count": 8, "fabric": "nvswitch",
+ "nics": [{"model": "EFA-100G", "count": 4, "per": "gpu"}], "cpu": {"vendor": "intel", "sockets": 2}}\n' \
+    >"$TEST_TMP/p4de.json"
+for s in 256M 512M; do
+    bw[tree$s]=$("$TOPOTUNE" predict --input "$TEST_TMP/p4de.json" --nodes 2 -b "$s" -e "$s" \
+        --env NCCL_ALGO=Tree --env NCCL_PROTO=Simple | awk '/^ +predicted/ {print $6}')
+done
+check "a tree's size correction ends at 512 MiB (x 1/0.9 past it)" python3 -c '
+import sys; a, b = map(float, sys.argv[1:]); assert 1.08 < b / a < 1.2, (a, b)' \
+    "${bw[tree256M]}" "${bw[tree512M]}"
 # One send/recv pair on one node runs on NCCL's p2p split (enqueue.cc): 8 GPUs start on 4 of the
 # node's 32 p2p channels and double while a part exceeds 16 MiB (8 at 128 MiB, 16 at 256 MiB),
 # each at most one NVLink's rate; published on an HGX H100: 79 GB/s at 32 MiB, 299 at 256 MiB.
