@@ -855,13 +855,17 @@ static double bus_bw(const struct model *m, int a, int p, int share)
         return bus * m->simple_eff;
     }
     if (a == MODEL_ALGO_TREE) {
+        /* one GPU per node: NCCL's search can only build the simple tree pattern, which its
+         * tuning prices at 0.85 (search.cc, ngpus == 1; tuning.cc, maxTreePattern) */
+        double simple = m->ppn == 1 ? 0.85 : 1;
         double tb = fmin(0.92 * bus, C * tree_cap[ar][scale]);
         if (p == MODEL_PROTO_LL)
-            return fmin(tb / 3.8, ll_max);
+            return fmin(tb / 3.8, ll_max) * simple;
         if (p == MODEL_PROTO_LL128)
             return fmin(tb * (m->nodes == 1 ? 7.0 / 9 : 120.0 / 128),
-                        C * tree_ll128_cap[ar][scale]);
-        return tb * m->simple_eff;
+                        C * tree_ll128_cap[ar][scale]) *
+                   simple;
+        return tb * m->simple_eff * simple;
     }
     /* NVLS / NVLSTree: NVSwitch multicast, 16 channels on Hopper, 24 or 32 on Blackwell. */
     double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;

@@ -140,6 +140,18 @@ done
 check "a tree's size correction ends at 512 MiB (x 1/0.9 past it)" python3 -c '
 import sys; a, b = map(float, sys.argv[1:]); assert 1.08 < b / a < 1.2, (a, b)' \
     "${bw[tree256M]}" "${bw[tree512M]}"
+# One GPU per node: NCCL's search builds only the simple tree pattern, priced at 0.85 (tuning.cc).
+# With the network at its line rate (net_scale 1), a 2-node tree of one 200G NIC each moves
+# 0.85 x 0.92 x 2 x 25 GB/s, half of it as algbw (busbw = algbw at 2 ranks): 19.55.
+printf '{"schema": "topotune/spec/1", "gpu": "A100-SXM4-80GB", "count": 1, "fabric": "nvswitch",
+ "nics": [{"model": "CX6-200G-IB", "count": 1, "per": "gpu"}], "cpu": {"vendor": "amd", "sockets": 2}}\n' \
+    >"$TEST_TMP/one-gpu.json"
+printf '{"schema": "topotune/calibration/1", "params": {"net_scale": 1}}\n' >"$TEST_TMP/line-rate.json"
+bw[tree1g]=$("$TOPOTUNE" predict --input "$TEST_TMP/one-gpu.json" --nodes 2 -b 1G -e 1G \
+    --env NCCL_ALGO=Tree --env NCCL_PROTO=Simple --calibration "$TEST_TMP/line-rate.json" |
+    awk '/^ +predicted/ {print $6}')
+check "one GPU per node: the simple tree at 0.85 (${bw[tree1g]} GB/s)" python3 -c '
+import sys; assert 18.5 < float(sys.argv[1]) < 20.5, sys.argv' "${bw[tree1g]}"
 # One send/recv pair on one node runs on NCCL's p2p split (enqueue.cc): 8 GPUs start on 4 of the
 # node's 32 p2p channels and double while a part exceeds 16 MiB (8 at 128 MiB, 16 at 256 MiB),
 # each at most one NVLink's rate; published on an HGX H100: 79 GB/s at 32 MiB, 299 at 256 MiB.
