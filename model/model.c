@@ -753,9 +753,10 @@ static void clique(struct model *m, const struct topo *t)
     m->nodes = (m->nodes + m->clique - 1) / m->clique;
 }
 
-/* NCCL's p2p channels (its coll channels, at most NCCL_MAX_CTAS, rounded up to a power of two:
- * 32 on HGX A100, H100 and B200, as their logs print) and chunk (P2P_NVL_CHUNKSIZE, at most an
- * eighth of the Simple buffer) on a node of NVLinks; paths.cc and init.cc. */
+/* NCCL's p2p channels (its coll channels, at most NCCL_MAX_CTAS, rounded up to a power of two)
+ * and chunk (P2P_NVL_CHUNKSIZE, at most an eighth of the Simple buffer) on a node of NVLinks;
+ * paths.cc and init.cc. 32 channels is an assumption for every such node, true of HGX A100,
+ * H100 and B200 (their logs print it) and a mesh of 4 H100s. */
 static void p2p_setup(struct model *m, int max_ctas, model_env_fn env, void *ctx)
 {
     int cap = max_ctas > 0 && max_ctas < 32 ? max_ctas : 32;
@@ -856,7 +857,8 @@ static double bus_bw(const struct model *m, int a, int p, int share)
     }
     if (a == MODEL_ALGO_TREE) {
         /* one GPU per node: NCCL's search can only build the simple tree pattern, which its
-         * tuning prices at 0.85 (search.cc, ngpus == 1; tuning.cc, maxTreePattern) */
+         * tuning prices at 0.85 (search.cc, ngpus == 1; tuning.cc: the tree graph's pattern,
+         * maxTreePattern from 2.26) */
         double simple = m->ppn == 1 ? 0.85 : 1;
         double tb = fmin(0.92 * bus, C * tree_cap[ar][scale]);
         if (p == MODEL_PROTO_LL)
@@ -1124,7 +1126,9 @@ static double coll_pair_time(const struct model *m, int coll, int a, int q, size
  * them (ncclTopoGetNchannels), rounded up to a power of two, within the node's p2p channels; an
  * operation starts on the largest power of two that lets every rank run one at once (32 / 8
  * ranks: 4) and doubles while a part would exceed 32 chunks (512 KiB each: 16 MiB). So 8 GPUs
- * move up to 64 MiB on 4 channels, up to 128 on 8, up to 256 on 16, more on 32.
+ * move up to 64 MiB on 4 channels, up to 128 on 8, up to 256 on 16, more on 32 (from 2.20;
+ * 2.18 and 2.19 stop at 16 for 8 GPUs). The links are the least-linked pair's, as NCCL's
+ * minimum over its peers.
  */
 static int p2p_pair_channels(const struct model *m, size_t bytes)
 {
