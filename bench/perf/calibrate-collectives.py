@@ -45,9 +45,6 @@ RTX2080TI = S("RTX-2080-TI", [], fabric="pcie", count=2, sockets=1)
 SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
                    "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
                    "NICs unused")
-# A CoreWeave A100 node (abhivijay96/nccl-tests' cw folder): one node, NICs unused.
-COREWEAVE_A100 = (S("A100-SXM4-80GB", []), "CPU not stated (one node: 2 Intel sockets assumed); "
-                  "NVSwitch as on every 8x A100 SXM4 board")
 # SURF Snellius' H100 nodes, as model-error.py writes them.
 SNELLIUS_H100 = (me.SNELLIUS_H100, me.SNELLIUS_ASSUMED)
 
@@ -93,9 +90,9 @@ SYSTEMS = {
     "superbench-a100-reduce-1n": SUPERBENCH_A100,
     "superbench-a100-all_gather-1n": SUPERBENCH_A100,
     "superbench-a100-reduce_scatter-1n": SUPERBENCH_A100,
-    "coreweave-a100-broadcast-1n": COREWEAVE_A100,
-    "coreweave-a100-all_gather-1n": COREWEAVE_A100,
-    "coreweave-a100-alltoall-1n": COREWEAVE_A100,
+    "coreweave-a100-broadcast-1n": me.COREWEAVE_A100,
+    "coreweave-a100-all_gather-1n": me.COREWEAVE_A100,
+    "coreweave-a100-alltoall-1n": me.COREWEAVE_A100,
     "vp-h100-all_gather-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-reduce-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),
     "vp-h100-broadcast-4n": (S("H100-SXM5-80GB", [("CX7-400G-IB", 8)]), "8x 400G IB (README)"),

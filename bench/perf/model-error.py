@@ -42,6 +42,10 @@ def nvl72(gpu, nics, domain=72):
 
 
 # SURF Snellius' H100 nodes: four GPUs, every pair on NVLink (NCCL: P2P between all, no NVSwitch).
+# A CoreWeave node of 8 A100s (abhivijay96/nccl-tests' cw folder): one node, NICs unused; its
+# other collectives are calibrate-collectives.py's.
+COREWEAVE_A100 = (spec("A100-SXM4-80GB", []), "CPU not stated (one node: 2 Intel sockets "
+                  "assumed); NVSwitch as on every 8x A100 SXM4 board")
 SNELLIUS_H100 = spec("H100-SXM5-80GB", [("CX6-200G-IB", 4)], "amd", "mesh", 4)
 SNELLIUS_ASSUMED = ("SXM5 (likely the 94 GB one) with 6 NVLinks between every pair and no "
                     "NVSwitch (the logs: P2P between all four, NVLS unavailable); two AMD "
@@ -141,9 +145,7 @@ SYSTEMS = {
                             "the two GPUs on different sockets (bus 61 and e1)"),
     "rtxpro6000-grimulkan-4sw-1n": (spec("RTX-PRO-6000-BW", [], "amd", "pcie", 8, 1),
                                     "CPU vendor not stated; a summary table, not raw output"),
-    "coreweave-a100-1n": (spec("A100-SXM4-80GB", []),
-                          "CPU not stated (one node: 2 Intel sockets assumed); NVSwitch as "
-                          "on every 8x A100 SXM4 board"),
+    "coreweave-a100-1n": COREWEAVE_A100,
     "wohlbier-dgx2-1n": (spec("V100-SXM3-32GB", [], count=12),
                          "DGX-2's CPUs (two Intel Xeon) from its baseboard, not the source"),
     "konnase-v100sxm2-1n": "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, nvlink "
