@@ -859,15 +859,15 @@ static double bus_bw(const struct model *m, int a, int p, int share)
         /* one GPU per node: NCCL's search can only build the simple tree pattern, which its
          * tuning prices at 0.85 (search.cc, ngpus == 1; tuning.cc: the tree graph's pattern,
          * maxTreePattern from 2.26) */
-        double simple = m->ppn == 1 ? 0.85 : 1;
+        double pattern = m->ppn == 1 ? 0.85 : 1;
         double tb = fmin(0.92 * bus, C * tree_cap[ar][scale]);
         if (p == MODEL_PROTO_LL)
-            return fmin(tb / 3.8, ll_max) * simple;
+            return fmin(tb / 3.8, ll_max) * pattern;
         if (p == MODEL_PROTO_LL128)
             return fmin(tb * (m->nodes == 1 ? 7.0 / 9 : 120.0 / 128),
                         C * tree_ll128_cap[ar][scale]) *
-                   simple;
-        return tb * m->simple_eff * simple;
+                   pattern;
+        return tb * m->simple_eff * pattern;
     }
     /* NVLS / NVLSTree: NVSwitch multicast, 16 channels on Hopper, 24 or 32 on Blackwell. */
     double cn = ar == BLACKWELL ? (m->nodes > 1 ? 32 : 24) : 16;
@@ -1164,7 +1164,7 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
          * assumption, not NCCL's (the published ramps: 4 channels of an H100 at 32 MiB at 19.9
          * GB/s each, 8 of an A100 at 128 MiB at 13.9); both at the share the whole reaches. */
         double rate = intra;
-        if (nn == 1 && m->intra_nvlink && m->pair_bw > 0)
+        if (nn == 1 && m->intra_nvlink) /* pair_bw is set with intra_nvlink */
             rate =
                 fmin(rate, fmin(m->pair_bw, p2p_pair_channels(m, bytes) * nvlink_link_bw(m->sm)) *
                                k->p2p_scale);
