@@ -1022,7 +1022,11 @@ static double chain_net_share(const struct model *m)
  * reduce_scatter's ring has n - 1 steps, broadcast's and reduce's chain n - 1 hops: across nodes
  * both count a step per rank inside the nodes and one network hop per node boundary (NCCL's
  * tuning charges a chain a network step per rank, several times what the published chains take).
- * On one node NCCL counts one hop for a chain, whose channels all follow the same path.
+ * On one node NCCL counts one hop for a chain whose channels all follow the same path
+ * (sameChannels). The published one-node chains of Volta and Ampere NVLink machines take a hop
+ * per forwarding rank instead, n - 1, as across nodes (three sources, docs/model.md); an H800
+ * table takes NCCL's one hop from 16 MiB, so Hopper and later keep it. NCCL's count picks the
+ * pair (share 0), as NCCL does.
  */
 static double ring_time(const struct model *m, int coll, int q, size_t bytes, int share)
 {
@@ -1041,7 +1045,8 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
         if (chain && q == MODEL_PROTO_SIMPLE && share)
             bw *= chain_net_share(m);
     } else if (chain) {
-        lat = (base_lat[a][q] + intra) * k->lat_scale;
+        int hops = share && m->intra_nvlink && m->sm < 90 ? n - 1 : 1;
+        lat = (base_lat[a][q] + hops * intra) * k->lat_scale;
         /* A chain's last group sends nothing: through host memory a switch holding the whole
          * chain carries one send fewer than the ring NCCL's search counted. */
         if (share && m->shm_chain_bw > m->intra_bw) {

@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  14
+#define MODEL_VERSION_NUMBER  15
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -67,8 +67,8 @@ double model_coll_bus_factor(int coll, int nranks);
  * of an even NVLink mesh, none a parameter; v11 gave a ring's time its own share of the network,
  * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both;
  * v12 splits one node's send/recv pair over NCCL's p2p channels, v13 ends the tree's size
- * correction at 512 MiB as NCCL does, v14 prices a tree of one GPU per node at NCCL's 0.85;
- * none a parameter). */
+ * correction at 512 MiB as NCCL does, v14 prices a tree of one GPU per node at NCCL's 0.85,
+ * v15 a one-node chain of Volta or Ampere NVLink GPUs at a hop per rank; none a parameter). */
 #define MODEL_PARAMS_SINCE 11
 
 enum model_algo {
