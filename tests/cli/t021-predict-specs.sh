@@ -41,6 +41,28 @@ check "the hang is explained" grep -q "predicted outcome: hang at init" "$TEST_T
 expect_exit 0 "with the fix" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --env NCCL_P2P_DISABLE=1
 expect_exit 2 "bad --env" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" --env "NCCL_ALGO=\$(rm)"
 
+# Workstation and consumer cards published nccl-tests runs use: 8 A40s in NVLink pairs (a bridge
+# per pair) with P2P over PCIe between the pairs, as nccl-tests issue 74's server; two RTX 5090s,
+# whose stock driver offers no P2P, through host memory; the 5090 has no NVLink to bridge.
+printf '{"schema": "topotune/spec/1", "gpu": "A40", "count": 8, "fabric": "nvlink", "cpu": {"vendor": "amd"}}\n' >"$TEST_TMP/a40.json"
+expect_exit 0 "topo: 8 A40 in NVLink pairs" -- "$TOPOTUNE" topo --input "$TEST_TMP/a40.json"
+check "NV4 within a pair, PCIe between pairs" python3 - "$TEST_TMP/out" <<'PY'
+import sys
+rows = {l.split("\t")[0]: l.split("\t")[1:9] for l in open(sys.argv[1]) if l.startswith("GPU") and "\t" in l}
+assert rows["GPU0"][1].strip() == "NV4", rows["GPU0"]
+assert all(c.strip() in ("PHB", "SYS", "NODE", "PXB", "PIX") for c in rows["GPU0"][2:]), rows["GPU0"]
+PY
+expect_exit 0 "predict: 8 A40, P2P offered" -- "$TOPOTUNE" predict --input "$TEST_TMP/a40.json" -b 1G -e 1G --json
+check "no hang, no host memory: P2P between the pairs" python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[-1]["outcome"] == "ok" and [e for e in ev if e["event"] == "size"][0]["busbw"] > 0, ev[-1]' "$TEST_TMP/out"
+printf '{"schema": "topotune/spec/1", "gpu": "RTX-5090", "count": 2, "cpu": {"vendor": "amd", "sockets": 1}}\n' >"$TEST_TMP/5090.json"
+expect_exit 0 "predict: 2 RTX 5090, stock driver" -- "$TOPOTUNE" predict --input "$TEST_TMP/5090.json" -b 1G -e 1G
+check "through host memory, one switch's Gen5 link shared by the two: 0.8 x 48 / 2 = 19.2" \
+    grep -qE "^ +predicted +1073741824 .* 19\.[12][0-9] +RING +SIMPLE" "$TEST_TMP/out"
+printf '{"schema": "topotune/spec/1", "gpu": "RTX-5090", "count": 2, "fabric": "nvlink"}\n' >"$TEST_TMP/5090-nvl.json"
+expect_exit 2 "an RTX 5090 with NVLink: refused" -- "$TOPOTUNE" predict --input "$TEST_TMP/5090-nvl.json"
+
 # Current systems: P2P as the driver reports it, all-to-all NVLink, NVLink domains across nodes.
 printf '{"schema": "topotune/spec/1", "gpu": "RTX-4090", "count": 8, "cpu": {"vendor": "amd"}}\n' >"$TEST_TMP/stock.json"
 expect_exit 0 "8 RTX 4090 with the stock driver (no P2P offered) run through host memory" -- \
