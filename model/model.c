@@ -782,7 +782,8 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->sm = 1000;
     for (int i = 0; i < t->ngpus; i++)
         m->sm = t->gpus[i].sm > 0 && t->gpus[i].sm < m->sm ? t->gpus[i].sm : m->sm;
-    if (m->sm == 1000)
+    int sm_known = m->sm != 1000;
+    if (!sm_known)
         m->sm = 70;
     m->amd = t->cpu.vendor && strstr(t->cpu.vendor, "AMD") != NULL;
     m->net_overhead = m->amd ? 2.0 : 1.0;
@@ -792,6 +793,12 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
      * that names no interface fails there, before P2P over a broken path could hang. */
     check_names(m, t, env, ctx);
     intra(m, t, env, ctx);
+    /* A chain on one node pays a hop per forwarding rank where the published tables show it:
+     * Volta and Ampere GPUs on NVSwitch (docs/model.md, "broadcast and reduce on one node");
+     * elsewhere NCCL's one hop (ring_time). */
+    m->chain_hops = m->intra_nvlink && t->nvswitches != 0 && sm_known && m->sm >= 70 && m->sm < 90
+                        ? m->nranks - 1
+                        : 1;
     if (m->nodes > 1 || m->intra_net)
         inter(m, t, env, ctx);
     if (m->intra_net) /* each GPU reaches its local peers through its share of the NICs */
@@ -1023,10 +1030,11 @@ static double chain_net_share(const struct model *m)
  * both count a step per rank inside the nodes and one network hop per node boundary (NCCL's
  * tuning charges a chain a network step per rank, several times what the published chains take).
  * On one node NCCL counts one hop for a chain whose channels all follow the same path
- * (sameChannels). The published one-node chains of Volta and Ampere NVLink machines take a hop
- * per forwarding rank instead, n - 1, as across nodes (three sources, docs/model.md); an H800
- * table takes NCCL's one hop from 16 MiB, so Hopper and later keep it. NCCL's count picks the
- * pair (share 0), as NCCL does.
+ * (sameChannels). The published one-node chains of Volta and Ampere GPUs on NVSwitch take a hop
+ * per forwarding rank instead, n - 1, as the model counts them across nodes (three sources, all
+ * of NCCL 2.10 or older; docs/model.md): m->chain_hops. An H800 table (NCCL 2.18.3) takes NCCL's
+ * one hop from 4 MiB, so Hopper and later keep it. NCCL's count picks the pair (share 0), as
+ * NCCL does.
  */
 static double ring_time(const struct model *m, int coll, int q, size_t bytes, int share)
 {
@@ -1045,8 +1053,7 @@ static double ring_time(const struct model *m, int coll, int q, size_t bytes, in
         if (chain && q == MODEL_PROTO_SIMPLE && share)
             bw *= chain_net_share(m);
     } else if (chain) {
-        int hops = share && m->intra_nvlink && m->sm < 90 ? n - 1 : 1;
-        lat = (base_lat[a][q] + hops * intra) * k->lat_scale;
+        lat = (base_lat[a][q] + (share ? m->chain_hops : 1) * intra) * k->lat_scale;
         /* A chain's last group sends nothing: through host memory a switch holding the whole
          * chain carries one send fewer than the ring NCCL's search counted. */
         if (share && m->shm_chain_bw > m->intra_bw) {

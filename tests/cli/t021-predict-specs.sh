@@ -389,18 +389,23 @@ assert at("all_gather", "net_scale-0.7")["busbw"] == r9["busbw"]  # 0.9: the def
 assert at("all_reduce", "ring_net_scale-1.2")["algo"] == "NVLSTREE", at("all_reduce", "ring_net_scale-1.2")
 PY
 
-# v15: a chain on one node of Volta or Ampere NVLink GPUs pays a hop per forwarding rank (n - 1,
-# as across nodes), where NCCL's tuning counts one for channels that share a path; Hopper keeps
-# the one hop. NCCL's count still picks the protocol. With NCCL's constants (lat_scale 1): 8 A100s
-# 6.6 + 7 x 0.6 us at 8 B (LL); Simple at 1 and 2 MiB, as one hop makes NCCL choose, whose
-# latency (2 t(1M) - t(2M)) is 8.4 + 7 x 3.4; 8 H100s 6.6 + 0.6 at 8 B.
+# v15: a chain on one node of Volta or Ampere GPUs on NVSwitch pays a hop per forwarding rank
+# (n - 1, as the model counts them across nodes), where NCCL's tuning counts one for channels
+# that share a path; Hopper, and a mesh without NVSwitch, keep the one hop. NCCL's count still
+# picks the protocol. With NCCL's constants (lat_scale 1): 8 A100s 6.6 + 7 x 0.6 us at 8 B (LL);
+# Simple at 1 and 2 MiB, as one hop makes NCCL choose, whose latency (2 t(1M) - t(2M)) is
+# 8.4 + 7 x 3.4; 8 H100s and a mesh of 4 A100s 6.6 + 0.6 at 8 B.
 for c in broadcast reduce; do
     "$TOPOTUNE" predict -i "$specs/dgx-a100.json" -C $c -b 8 -e 2M --json \
         --calibration "$TEST_TMP/nccl.json" >"$TEST_TMP/v15-a100-$c.json"
 done
 "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -C broadcast -b 8 -e 8 --json \
     --calibration "$TEST_TMP/nccl.json" >"$TEST_TMP/v15-h100.json"
-check "a one-node chain: a hop per rank before Hopper, NCCL's one hop picks the protocol" python3 - "$TEST_TMP" <<'PY'
+printf '{"schema": "topotune/spec/1", "gpu": "A100-SXM4-80GB", "count": 4, "fabric": "mesh"}\n' \
+    >"$TEST_TMP/a100-mesh.json"
+"$TOPOTUNE" predict -i "$TEST_TMP/a100-mesh.json" -C broadcast -b 8 -e 8 --json \
+    --calibration "$TEST_TMP/nccl.json" >"$TEST_TMP/v15-mesh.json"
+check "a one-node chain: a hop per rank on Volta/Ampere NVSwitch, NCCL's one hop picks" python3 - "$TEST_TMP" <<'PY'
 import json, os, sys
 def sizes(f):
     return {e["size"]: e for e in map(json.loads, open(os.path.join(sys.argv[1], f))) if e["event"] == "size"}
@@ -410,8 +415,9 @@ for c in ("broadcast", "reduce"):
     m1, m2 = a[1 << 20], a[2 << 20]
     assert m1["proto"] == m2["proto"] == "SIMPLE", (m1, m2)
     assert abs(2 * m1["time_us"] - m2["time_us"] - (8.4 + 7 * 3.4)) < 0.05, (m1, m2)
-h = sizes("v15-h100.json")[8]
-assert h["proto"] == "LL" and abs(h["time_us"] - (6.6 + 0.6)) < 0.05, h
+for f in ("v15-h100.json", "v15-mesh.json"):
+    h = sizes(f)[8]
+    assert h["proto"] == "LL" and abs(h["time_us"] - (6.6 + 0.6)) < 0.05, (f, h)
 PY
 
 # The table and --json run the same sizes, topotune-bench's (whole floats; a part of every rank
