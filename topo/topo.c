@@ -434,6 +434,55 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
     return 0; /* or reaped by someone else (SIGCHLD ignored): the import below decides */
 }
 
+/* The largest os_index a PU or NUMA node may have: the largest machines hwloc describes have a
+ * few tens of thousands of PUs. */
+#define HWLOC_MAX_OS_INDEX (1 << 20)
+
+/*
+ * hwloc sets bit os_index of a bitmap for every PU and NUMA node, and takes a missing os_index
+ * for the largest unsigned: one such object costs half a GiB and seconds, a few exhaust the
+ * machine (found by tests/fuzz/fuzz-hwloc-xml.c). hwloc writes os_index for every PU and NUMA
+ * node it exports, so one without it, or beyond any machine, is a damaged file. Returns 0, or
+ * prints why not.
+ */
+static int check_os_indexes(const char *name, xmlNode *node)
+{
+    for (; node; node = node->next) {
+        if (node->type != XML_ELEMENT_NODE)
+            continue;
+        xmlChar *type = xmlStrcmp(node->name, (const xmlChar *)"object") == 0
+                            ? xmlGetProp(node, (const xmlChar *)"type")
+                            : NULL;
+        int indexed = type && (xmlStrcmp(type, (const xmlChar *)"PU") == 0 ||
+                               xmlStrcmp(type, (const xmlChar *)"NUMANode") == 0);
+        xmlChar *v = indexed ? xmlGetProp(node, (const xmlChar *)"os_index") : NULL;
+        char *end = NULL, shown[32], kind[16];
+        long index = v ? strtol((const char *)v, &end, 10) : -1;
+        int bad =
+            indexed && (!v || end == (char *)v || *end || index < 0 || index >= HWLOC_MAX_OS_INDEX);
+        if (bad) {
+            topo_text_into((const char *)type, kind, sizeof(kind));
+            if (v)
+                util_error("cannot read topology '%s': line %d: <object type=\"%s\"> has "
+                           "os_index=\"%s\", not an index below %d: the export is damaged or "
+                           "edited; export the node again with lstopo --of xml",
+                           name, node->line, kind,
+                           topo_text_into((const char *)v, shown, sizeof(shown)),
+                           HWLOC_MAX_OS_INDEX);
+            else
+                util_error("cannot read topology '%s': line %d: <object type=\"%s\"> has no "
+                           "os_index, which hwloc writes for every one it exports: the export is "
+                           "damaged or edited; export the node again with lstopo --of xml",
+                           name, node->line, kind);
+        }
+        xmlFree(v);
+        xmlFree(type);
+        if (bad || check_os_indexes(name, node->children))
+            return UTIL_EINVAL;
+    }
+    return 0;
+}
+
 /*
  * hwloc gets our parse written back as UTF-8 without any DOCTYPE (it would
  * honour whatever encoding the file declares), imported first in a child
@@ -441,6 +490,8 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
  */
 static int load_hwloc_xml(struct topo *t, const char *name, xmlDoc *doc)
 {
+    if (check_os_indexes(name, xmlDocGetRootElement(doc)))
+        return UTIL_EINVAL;
     xmlDtd *dtd = xmlGetIntSubset(doc);
     if (dtd) {
         xmlUnlinkNode((xmlNode *)dtd);

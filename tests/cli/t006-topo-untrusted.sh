@@ -33,6 +33,16 @@ expect_stderr_has "hwloc crashed importing it" "the crash reported as a damaged 
 expect_no_file numa.json "NUMA node without complete_nodeset"
 expect_exit 2 "predict on the same" -- "$TOPOTUNE" predict --input numa.xml
 check "no core file" test ! -e core
+# hwloc sets bit os_index of a bitmap for each PU and NUMA node and takes a missing one for the
+# largest unsigned: half a GiB and seconds each (found by fuzz-hwloc-xml). Such a file is refused
+# before hwloc reads it, with the object's line; so is an os_index beyond any machine.
+sed '0,/\(type="NUMANode"[^>]*\) os_index="[^"]*"/s//\1/' "$minsky" >numa-noindex.xml
+expect_exit 2 "NUMA node without os_index" -- "$TOPOTUNE" topo --input numa-noindex.xml --json noindex.json
+expect_stderr_has '<object type="NUMANode"> has no os_index' "the object named"
+expect_no_file noindex.json "NUMA node without os_index"
+sed '0,/\(type="PU"[^>]*\) os_index="[^"]*"/s//\1 os_index="4294967295"/' "$minsky" >pu-index.xml
+expect_exit 2 "PU with os_index 2^32 - 1" -- "$TOPOTUNE" predict --input pu-index.xml
+expect_stderr_has 'os_index="4294967295", not an index below 1048576' "the index named"
 
 # Item 10: entity expansion. A billion laughs in an NCCL file is refused at once, nothing written.
 python3 - laughs.xml <<'PY'
