@@ -27,6 +27,8 @@ static const struct topo_gpu_info gpu_table[] = {
     {"A100 80GB PCIe", 0x20b5, "NVIDIA A100 80GB PCIe", 80, -1, 25000},
     {"A100-PCIE", 0x20f1, "NVIDIA A100-PCIE-40GB", 80, -1, 25000},
     {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000},
+    {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062}, /* not "A40": "RTX A4000" has it */
+    {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062},
     {"A10G", 0x2237, "NVIDIA A10G", 86, 0, 0},
     {"A10", 0x2236, "NVIDIA A10", 86, 0, 0},
     {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000},
@@ -38,6 +40,7 @@ static const struct topo_gpu_info gpu_table[] = {
     {"L4", 0x27b8, "NVIDIA L4", 89, 0, 0},
     {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062},
     {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0},
+    {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0},
 };
 
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model)

@@ -113,10 +113,13 @@ static void add_gpu_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
         return;
     format_busid(p, g->pci);
     const char *model = osdev_info(p, "GPUModel");
-    const struct topo_gpu_info *gi =
-        model ? topo_gpu_info_by_name(model) : topo_gpu_info_by_device(p->attr->pcidev.device_id);
+    const struct topo_gpu_info *gi = model ? topo_gpu_info_by_name(model) : NULL;
+    /* the PCI device's name where the driver's says nothing we know (older drivers print a
+     * bare "A40"), so that every later lookup by name finds the model */
+    if (!gi && (gi = topo_gpu_info_by_device(p->attr->pcidev.device_id)))
+        model = gi->name;
     if (!model)
-        model = gi ? gi->name : hwloc_obj_get_info_by_name(p, "PCIDevice");
+        model = hwloc_obj_get_info_by_name(p, "PCIDevice");
     g->model = topo_text(model);
     const char *mem = osdev_info(p, "CUDAGlobalMemorySize"); /* KiB */
     long long kib = mem ? strtoll(mem, NULL, 10) : -1;

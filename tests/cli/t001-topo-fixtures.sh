@@ -16,6 +16,18 @@ for xml in "$TOPOTUNE_FIXTURES"/*.xml; do
     if python3 "$facts" "$TEST_TMP/$name.json" "$expected"; then pass; else fail "$name: facts differ"; fi
 done
 
+# A driver that prints a name the model table does not know (older drivers: a bare "A40"): the
+# PCI device names the model, so its SM and NVLink rate are known and NVLinks are counted.
+sed 's/Tesla P100-SXM2-16GB/A40/g; s/\[10de:15f9\]/[10de:2235]/g' \
+    "$TOPOTUNE_FIXTURES/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$TEST_TMP/bare-a40.xml"
+expect_exit 0 "a bare 'A40' with its PCI device" -- "$TOPOTUNE" topo --input "$TEST_TMP/bare-a40.xml" \
+    --json "$TEST_TMP/bare-a40.out"
+check "named by its PCI device: NVIDIA A40, sm 86, NVLinks counted" python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+assert (g["model"], g["sm"]) == ("NVIDIA A40", 86) and g["nvlinks"], g' "$TEST_TMP/bare-a40.out"
+expect_stderr_lines 0 "no warning"
+rm -f "$TEST_TMP/bare-a40.out"
+
 # Different machines never share a class id.
 ids=$(for f in "$TEST_TMP"/*.json; do python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"]["id"])' "$f"; done)
 if [ "$(echo "$ids" | sort | uniq -d)" = "" ]; then pass; else fail "class ids shared: $(echo "$ids" | sort | uniq -d)"; fi

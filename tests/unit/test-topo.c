@@ -622,6 +622,21 @@ static void test_live(void **state)
     topo_release(&t);
 }
 
+/* GPU models by name and by PCI device: no model's name is a prefix of another's (an RTX A4000
+ * is no A40), and a bare name an older driver prints falls to the device. */
+static void test_gpu_models(void **state)
+{
+    (void)state;
+    assert_int_equal(topo_gpu_info_by_name("NVIDIA A40")->sm, 86);
+    assert_int_equal(topo_gpu_info_by_name("NVIDIA A40")->link_mbs, 14062);
+    assert_null(topo_gpu_info_by_name("NVIDIA RTX A4000"));
+    assert_null(topo_gpu_info_by_name("A40"));
+    assert_string_equal(topo_gpu_info_by_device(0x2235)->name, "NVIDIA A40");
+    assert_string_equal(topo_gpu_info_by_name("NVIDIA RTX A6000")->name, "NVIDIA RTX A6000");
+    assert_int_equal(topo_gpu_info_by_name("NVIDIA GeForce RTX 5090")->sm, 120);
+    assert_int_equal(topo_gpu_info_by_device(0x2b85)->nvlinks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -632,7 +647,7 @@ int main(void)
         cmocka_unit_test(test_text_clean),    cmocka_unit_test(test_nic_kinds),
         cmocka_unit_test(test_nic_cxi),       cmocka_unit_test(test_doctype),
         cmocka_unit_test(test_json_ranges),   cmocka_unit_test(test_nvlink_bound),
-        cmocka_unit_test(test_summary_mixed),
+        cmocka_unit_test(test_summary_mixed), cmocka_unit_test(test_gpu_models),
     };
     return cmocka_run_group_tests_name("unit.topo", tests, make_fake_sysfs, remove_fake_sysfs);
 }
