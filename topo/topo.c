@@ -442,8 +442,9 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
  * hwloc sets bit os_index of a bitmap for every PU and NUMA node, and takes a missing os_index
  * for the largest unsigned: one such object costs half a GiB and seconds, a few exhaust the
  * machine (found by tests/fuzz/fuzz-hwloc-xml.c). hwloc writes os_index for every PU and NUMA
- * node it exports, so one without it, or beyond any machine, is a damaged file. Returns 0, or
- * prints why not.
+ * node it exports, so one without it, or beyond any machine, is a damaged file. The type is read
+ * by hwloc's own parser, which takes any case and aliases ("numanode", "NUMA", "node"). Returns
+ * 0, or prints why not.
  */
 static int check_os_indexes(const char *name, xmlNode *node)
 {
@@ -453,8 +454,9 @@ static int check_os_indexes(const char *name, xmlNode *node)
         xmlChar *type = xmlStrcmp(node->name, (const xmlChar *)"object") == 0
                             ? xmlGetProp(node, (const xmlChar *)"type")
                             : NULL;
-        int indexed = type && (xmlStrcmp(type, (const xmlChar *)"PU") == 0 ||
-                               xmlStrcmp(type, (const xmlChar *)"NUMANode") == 0);
+        hwloc_obj_type_t kind_of;
+        int indexed = type && hwloc_type_sscanf((const char *)type, &kind_of, NULL, 0) == 0 &&
+                      (kind_of == HWLOC_OBJ_PU || kind_of == HWLOC_OBJ_NUMANODE);
         xmlChar *v = indexed ? xmlGetProp(node, (const xmlChar *)"os_index") : NULL;
         char *end = NULL, shown[32], kind[16];
         long index = v ? strtol((const char *)v, &end, 10) : -1;
@@ -463,17 +465,17 @@ static int check_os_indexes(const char *name, xmlNode *node)
         if (bad) {
             topo_text_into((const char *)type, kind, sizeof(kind));
             if (v)
-                util_error("cannot read topology '%s': line %d: <object type=\"%s\"> has "
+                util_error("cannot read topology '%s': line %ld: <object type=\"%s\"> has "
                            "os_index=\"%s\", not an index below %d: the export is damaged or "
                            "edited; export the node again with lstopo --of xml",
-                           name, node->line, kind,
+                           name, xmlGetLineNo(node), kind,
                            topo_text_into((const char *)v, shown, sizeof(shown)),
                            HWLOC_MAX_OS_INDEX);
             else
-                util_error("cannot read topology '%s': line %d: <object type=\"%s\"> has no "
+                util_error("cannot read topology '%s': line %ld: <object type=\"%s\"> has no "
                            "os_index, which hwloc writes for every one it exports: the export is "
                            "damaged or edited; export the node again with lstopo --of xml",
-                           name, node->line, kind);
+                           name, xmlGetLineNo(node), kind);
         }
         xmlFree(v);
         xmlFree(type);
@@ -619,8 +621,8 @@ static xmlDoc *parse_xml(const char *name, const char *data, size_t len)
     c->sax->internalSubset = guard_internal_subset;
     c->sax->entityDecl = guard_entity_decl;
     c->sax->serror = guard_error;
-    xmlDoc *doc =
-        xmlCtxtReadMemory(c, data, (int)len, name, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
+    xmlDoc *doc = xmlCtxtReadMemory(c, data, (int)len, name, NULL,
+                                    XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
     if (doc && (g.what[0] || !c->wellFormed)) {
         xmlFreeDoc(doc);
         doc = NULL;

@@ -43,6 +43,28 @@ expect_no_file noindex.json "NUMA node without os_index"
 sed '0,/\(type="PU"[^>]*\) os_index="[^"]*"/s//\1 os_index="4294967295"/' "$minsky" >pu-index.xml
 expect_exit 2 "PU with os_index 2^32 - 1" -- "$TOPOTUNE" predict --input pu-index.xml
 expect_stderr_has 'os_index="4294967295", not an index below 1048576' "the index named"
+# hwloc reads the type in any case and with aliases: the same refusal for each spelling.
+for t in numanode NUMA node; do
+    sed "0,/type=\"NUMANode\"\([^>]*\) os_index=\"[^\"]*\"/s//type=\"$t\"\1/" "$minsky" >alias.xml
+    expect_exit 2 "type=\"$t\" without os_index" -- "$TOPOTUNE" topo --input alias.xml
+    expect_stderr_has "<object type=\"$t\"> has no os_index" "type=\"$t\": named"
+done
+sed '0,/type="PU"\([^>]*\) os_index="[^"]*"/s//type="pu"\1/' "$minsky" >alias.xml
+expect_exit 2 'type="pu" without os_index' -- "$TOPOTUNE" topo --input alias.xml
+# The line is the file's, also past 65535 (libxml2 counts lines in 16 bits unless told; past
+# that it reads the line from the element's first child, which may be the next one).
+python3 - "$minsky" big-lines.xml <<'PY'
+import re, sys
+xml = open(sys.argv[1]).read()
+xml = re.sub(r'(<object type="NUMANode"[^>]*?) os_index="[^"]*"', r"\1", xml, count=1)
+i = xml.index("<object", xml.index("<topology"))
+open(sys.argv[2], "w").write(xml[:i] + "\n" * 70000 + xml[i:])
+PY
+line=$(grep -n '<object type="NUMANode"' big-lines.xml | head -1 | cut -d: -f1)
+expect_exit 2 "a damaged object past line 65535" -- "$TOPOTUNE" topo --input big-lines.xml
+check "its line ($line) given" python3 -c 'import re, sys
+got = int(re.search(r"line (\d+): <object", open(sys.argv[1]).read()).group(1))
+assert 0 <= got - int(sys.argv[2]) <= 1, (got, sys.argv[2])' "$TEST_TMP/err" "$line"
 
 # Item 10: entity expansion. A billion laughs in an NCCL file is refused at once, nothing written.
 python3 - laughs.xml <<'PY'
