@@ -36,8 +36,9 @@ static int bad_attr(struct nccl_reader *r, xmlNode *n, const char *attr, const c
 {
     char shown[64];
     if (!r->failed) /* the value as it may be printed: cut short, no terminal escapes */
-        util_error("cannot read topology '%s': line %d: <%s %s=\"%s\">: %s", r->name, n->line,
-                   (const char *)n->name, attr, topo_text_into(value, shown, sizeof(shown)), want);
+        util_error("cannot read topology '%s': line %ld: <%s %s=\"%s\">: %s", r->name,
+                   xmlGetLineNo(n), (const char *)n->name, attr,
+                   topo_text_into(value, shown, sizeof(shown)), want);
     r->failed = 1;
     return -1;
 }

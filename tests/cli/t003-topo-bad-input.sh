@@ -100,6 +100,21 @@ expect_stderr_has "--bogus" "unknown flag is named"
 expect_exit 2 "missing value" -- "$TOPOTUNE" topo --input
 expect_stderr_has "--input" "flag without value is named"
 expect_exit 2 "unknown command" -- "$TOPOTUNE" nosuchcommand
+# The bad attribute's line, also past line 65535 (libxml2's 16-bit count unless told; past it the
+# line is read from the element's first child, which may be the next one).
+python3 - "$fx/nccl-topo-azure-ndv4.xml" "$bad/nccl-big-lines.xml" <<'PY'
+import sys
+xml = open(sys.argv[1]).read().replace('busid="0003:00:00.0"', 'busid="zz"', 1)
+i = xml.index(">", xml.index("<system")) + 1
+open(sys.argv[2], "w").write(xml[:i] + "\n" * 70000 + xml[i:])
+PY
+line=$(grep -n 'busid="zz"' "$bad/nccl-big-lines.xml" | cut -d: -f1)
+expect_exit 2 "an NCCL file's bad bus id past line 65535" -- "$TOPOTUNE" topo --input "$bad/nccl-big-lines.xml"
+check "its line ($line) given" python3 -c 'import re, sys
+got = int(re.search(r"line (\d+): <pci", open(sys.argv[1]).read()).group(1))
+assert 0 <= got - int(sys.argv[2]) <= 1, (got, sys.argv[2])' "$TEST_TMP/err" "$line"
+rm -f "$bad/nccl-big-lines.xml"
+
 expect_exit 0 "topo --help" -- "$TOPOTUNE" topo --help
 check "topo --help lists --input" grep -q -- "--input" "$TEST_TMP/out"
 finish
