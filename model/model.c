@@ -796,7 +796,8 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     /* A chain on one node pays a hop per forwarding rank where the published tables show it:
      * Volta and Ampere GPUs on NVSwitch (docs/model.md, "broadcast and reduce on one node");
      * elsewhere NCCL's one hop (ring_time). */
-    m->chain_hops = m->intra_nvlink && t->nvswitches != 0 && sm_known && m->sm >= 70 && m->sm < 90
+    m->chain_hops = m->nodes == 1 && m->intra_nvlink && t->nvswitches != 0 && sm_known &&
+                            m->sm >= 70 && m->sm < 90
                         ? m->nranks - 1
                         : 1;
     if (m->nodes > 1 || m->intra_net)

@@ -238,7 +238,8 @@ struct model {
                                  * GPUDirect RDMA */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
     int channels;               /* search channels (NCCL's C) */
-    int chain_hops;             /* the hops a one-node broadcast or reduce pays in time (v15) */
+    int chain_hops;             /* the hops a one-node broadcast or reduce pays in time (v15); 1
+                                 * across nodes, whose chains count theirs in ring_time */
     double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */
     double simple_eff;          /* NCCL_BUFFSIZE's effect on the Simple pipeline */
     double net_overhead;
