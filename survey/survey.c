@@ -1089,19 +1089,19 @@ static double pair_model(const struct survey *s, int i)
     return json_number_value(json_object_get(c, "pair_expected"));
 }
 
-/* Node i's capacity slow: below the two-node band where the model knows the class, else below
- * its class's level of capacities. */
+/* Node i's capacity slow, as a node alone is judged: below its class's level of capacities by
+ * more than its margin (the tolerance at least) while the class is not too spread to say and
+ * has 8 values in its healthy population (fewer share too many pairs for their spread to stand:
+ * 3 noisy nodes' can come out 0), or, where the model knows the class, below the two-node band
+ * (the band's low edge and the tolerance) whatever the class measures. */
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)
         return 0;
-    /* where the model predicts the class, against its band (the band's low edge and the
-     * tolerance, as alone): a small class's capacities share their pairs, so their own spread
-     * can come out 0 and its bound name the noise */
+    const struct survey_level *l = &f->lv[f->of[i]];
     double model = pair_model(s, i);
-    if (model > 0)
-        return f->cap[i] < survey_alone_low(s, model);
-    return f->cap[i] < f->lv[f->of[i]].bound;
+    return (!l->too_spread && l->support >= 8 && f->cap[i] < l->bound) ||
+           (model > 0 && f->cap[i] < survey_alone_low(s, model));
 }
 
 /* A pair value slow for its two nodes: below the two-node band where the model knows the class

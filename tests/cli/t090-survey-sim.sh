@@ -124,6 +124,12 @@ for seed in $(seq 1 20); do
         named="$named seed $seed: $(verdicts "noisy3-$seed")."
 done
 check "no verdict in 20 seeds ($named)" test -z "$named"
+# A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
+# named against its class, as a node alone 17% slow is.
+cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 0.83}]'
+expect_exit 1 "a link at 0.83 in a class of 16" -- "$TOPOTUNE" survey --backend sim --cluster link83.json \
+    --out link83
+check "node0005 link-slow, nothing else ($(verdicts link83))" test "$(verdicts link83)" = "node0005 link-slow"
 cluster healthy4.json 4
 expect_exit 0 "a healthy class is within its band: no verdict" -- "$TOPOTUNE" survey --backend sim \
     --cluster healthy4.json --out healthy4
