@@ -162,6 +162,15 @@ static json_int_t longer_of(const json_t *rec)
     return k ? json_integer_value(k) : 1;
 }
 
+/* A group whose busbw is not a positive, finite number measured nothing (a benchmark that prints
+ * 0.00 moved no data): its value is a failure, -1, as a group the launch lost. */
+static void nothing_is_failure(double *busbw, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!(busbw[i] > 0) || !isfinite(busbw[i]))
+            busbw[i] = -1;
+}
+
 int survey_launch(struct survey *s, const char *stage, const struct survey_group *g, int n,
                   int whole, double *busbw)
 {
@@ -185,6 +194,8 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
         json_t *b = json_object_get(rec, "busbw");
         for (int i = 0; !rc && i < (whole ? 1 : n); i++)
             busbw[i] = json_real_value(json_array_get(b, (size_t)i));
+        if (!rc)
+            nothing_is_failure(busbw, whole ? 1 : n);
         s->rounds++;
         s->wall_s += json_real_value(json_object_get(rec, "wall_s"));
         s->launches_failed += rc;
@@ -243,6 +254,8 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     int err = util_jsonl_append(path, line);
     json_decref(line);
     show_progress(s, stage, whole ? 1 : n, rc, wall);
+    if (!rc) /* recorded as the benchmark said it, judged as nothing measured */
+        nothing_is_failure(busbw, whole ? 1 : n);
     return err ? err : rc;
 }
 
@@ -1449,6 +1462,7 @@ static int stage_whole(struct survey *s)
         rc = survey_launch(s, "whole", g, n, 1, &bw);
         if (rc < 0)
             break;
+        rc = rc || bw < 0; /* a whole run that measured nothing failed */
         double pred = s->probe.predict ? s->probe.predict(s, cls, n) : -1;
         json_t *w =
             json_pack("{s:s,s:i,s:s}", "class", cls, "nodes", n, "outcome", rc ? "failed" : "ok");

@@ -30,6 +30,16 @@ alone = {n["host"]: n["alone_busbw"] for n in s["nodes"]}
 assert alone == {"h1": 10.0, "h2": 5.0, "h3": 10.0, "h4": 10.0}, alone
 PY
 
+# A node whose every launch reports 0 GB/s (the benchmark ended ok but moved nothing): a failure,
+# not a healthy node nor a value dropped from its class's level; the launches keep what it said.
+expect_exit 1 "a node that reports 0 GB/s" -- env FAKE_ZERO=h3 \
+    "$TOPOTUNE" survey --backend mpi --hosts h1,h2,h3,h4,h5,h6 --iters 2 --out zero
+check "h3 named as failing, no other ($(verdicts zero))" test "$(verdicts zero)" = "h3 node-fails"
+check "h3 not in healthy.hostfile" test "$(tr '\n' ' ' <zero/healthy.hostfile)" = "h1 h2 h4 h5 h6 "
+check "launches.jsonl keeps the 0 the benchmark reported" python3 -c 'import json, sys
+first = json.loads(open(sys.argv[1]).readline())
+assert first["stage"] == "alone" and first["busbw"][2] == 0.0 and first["ok"], first' zero/launches.jsonl
+
 # The nodes call themselves n1.cluster.local...: matched by their first label, in any order.
 names=n1=n1.cluster.local,n2=n2.cluster.local,n3=n3.cluster.local,n4=n4.cluster.local
 expect_exit 1 "names with a domain" -- env FAKE_NAMES="$names" FAKE_SLOW=n3.cluster.local \
