@@ -1262,11 +1262,39 @@ static int repeat_paths(struct survey *s, struct fit *f)
     return rc;
 }
 
+/* The focused rounds: a healthy node meets one suspect a round, so a bad fraction b of a class
+ * takes about 2b / (1 - b) rounds to give each suspect two healthy partners (6 at b = 3/4); they
+ * go on while a suspect lacks them, up to 16. While no healthy node is known (all met only slow
+ * partners, or the class is slow all over) they explore pairs not yet met, up to 8 rounds. */
+#define FOCUS_ROUNDS_MAX     16
+#define FOCUS_EXPLORE_ROUNDS 8
+
+/* A partner for suspect t in a focused round: a node of its class not met yet and not used this
+ * round, of the healthy population (strong) when there is one, else the first from a moving start
+ * (two healthy nodes that met only slow partners look slow too, until they meet). -1: none. */
+static int focus_partner(const struct survey *s, const struct fit *f, const char *used, int t,
+                         int start)
+{
+    int best = -1;
+    for (int j = 0; j < s->nnodes; j++) { /* from a moving start */
+        int c = (j + start + t) % s->nnodes;
+        if (c == t || used[c] || !node_ok(s, c) || f->cap[c] <= 0 || !same_class(s, c, t) ||
+            paired(s, t, c))
+            continue;
+        if (!cap_slow(s, f, c))
+            return c;
+        if (best < 0)
+            best = c;
+    }
+    return best;
+}
+
 /*
  * Stage 4, the focused rounds: each slow pair that no slow node explains measured again; then,
- * up to 3 rounds, each node below its class's level that has met fewer than two partners of the
+ * round by round, each node below its class's level that has met fewer than two partners of the
  * healthy population meets one it has not met (a node whose partners were all slow shows their
- * speed until then; a slow node shows its own with anyone).
+ * speed until then; a slow node shows its own with anyone), or, where no healthy node is known,
+ * the fastest it has not met (FOCUS_ROUNDS_*).
  */
 static int stage_focus(struct survey *s)
 {
@@ -1275,10 +1303,12 @@ static int stage_focus(struct survey *s)
     int rc = repeat_paths(s, &f);
     struct survey_group *g = util_xmalloc(sizeof(*g) * (size_t)(s->nnodes + 1));
     char *used = util_xcalloc((size_t)s->nnodes + 1, 1);
-    for (int round = 0; !rc && round < 3; round++) {
-        int k = 0, start = round * 7919;
+    for (int round = 0; !rc && round < FOCUS_ROUNDS_MAX; round++) {
+        int k = 0, start = round * 7919, strong_nodes = 0;
         fit_pairs(s, &f);
         memset(used, 0, (size_t)s->nnodes);
+        for (int t = 0; t < s->nnodes; t++)
+            strong_nodes += node_ok(s, t) && f.cap[t] > 0 && !cap_slow(s, &f, t);
         for (int t = 0; t < s->nnodes; t++) {
             int partners, valued, strong, failed;
             if (!cap_slow(s, &f, t) || used[t])
@@ -1286,17 +1316,13 @@ static int stage_focus(struct survey *s)
             partner_counts(s, &f, t, &partners, &valued, &strong, &failed);
             if (strong >= 2)
                 continue;
-            for (int j = 0; j < s->nnodes; j++) { /* a strong node, from a moving start */
-                int c = (j + start + t) % s->nnodes;
-                if (c == t || used[c] || !node_ok(s, c) || f.cap[c] <= 0 || cap_slow(s, &f, c) ||
-                    !same_class(s, c, t) || paired(s, t, c))
-                    continue;
+            int c = focus_partner(s, &f, used, t, start);
+            if (c >= 0) {
                 used[t] = used[c] = 1;
                 g[k++] = (struct survey_group){t, c};
-                break;
             }
         }
-        if (!k)
+        if (!k || (!strong_nodes && round >= FOCUS_EXPLORE_ROUNDS))
             break;
         rc = run_pairs(s, "focus", g, k);
     }

@@ -130,6 +130,22 @@ cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 
 expect_exit 1 "a link at 0.83 in a class of 16" -- "$TOPOTUNE" survey --backend sim --cluster link83.json \
     --out link83
 check "node0005 link-slow, nothing else ($(verdicts link83))" test "$(verdicts link83)" = "node0005 link-slow"
+# 12 of 16 links slow (a quarter healthy, above the eighth the survey needs): the healthy four met
+# mostly slow partners and look slow too; the focused rounds pair the suspects with healthy
+# nodes until each has two, and pair nodes not yet met while none is known. Seed 5 left every
+# node unnamed (only the class below expected), seeds 1 and 2 two to four links.
+faults=""
+for i in 01 02 03 04 05 06 07 08 09 10 11 12; do
+    faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node00$i\"], \"factor\": 0.6}"
+done
+cluster links12.json 16 "[$faults]"
+for seed in 1 2 5; do
+    expect_exit 1 "12 of 16 links slow, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster links12.json --seed "$seed" --out "links12-$seed"
+    check "seed $seed: the 12 named link-slow, the 4 others healthy" test \
+        "$(verdicts "links12-$seed" | tr ';' '\n' | grep -c link-slow) $(tr '\n' ' ' <"links12-$seed/healthy.hostfile")" = \
+        "12 node0013 node0014 node0015 node0016 "
+done
 cluster healthy4.json 4
 expect_exit 0 "a healthy class is within its band: no verdict" -- "$TOPOTUNE" survey --backend sim \
     --cluster healthy4.json --out healthy4
