@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,10 +110,11 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
 
 static int by_host(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The nodes of a host list; a host listed twice is refused (sorted: a list may be long). */
+/* The nodes of a host list; a host listed twice is refused, in any case as DNS compares names
+ * (sorted: a list may be long), and so is a name longer than a DNS name may be (255). */
 static int nodes_from(struct survey *s, const char *hosts)
 {
     s->nnodes = launch_count_hosts(hosts);
@@ -124,9 +126,9 @@ static int nodes_from(struct survey *s, const char *hosts)
         if (!len)
             continue;
         if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len ||
-            strchr("._-", *p))
+            strchr("._-", *p) || len > 255)
             return util_error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
-                              "'-', a letter or digit first, as in a hostfile)",
+                              "'-', a letter or digit first, at most 255, as in a hostfile)",
                               i + 1),
                    free(sorted), -1;
         s->nodes[i].host = util_xstrndup(p, len);
@@ -135,8 +137,11 @@ static int nodes_from(struct survey *s, const char *hosts)
     }
     qsort(sorted, (size_t)i, sizeof(char *), by_host);
     for (int k = 1; !rc && k < i; k++)
-        if (!strcmp(sorted[k - 1], sorted[k]))
-            rc = util_error("host '%s' is listed twice", sorted[k]);
+        if (!strcasecmp(sorted[k - 1], sorted[k]))
+            rc = strcmp(sorted[k - 1], sorted[k])
+                     ? util_error("hosts '%s' and '%s' are one host: host names ignore case",
+                                  sorted[k - 1], sorted[k])
+                     : util_error("host '%s' is listed twice", sorted[k]);
     free(sorted);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,6 +177,31 @@ static void match_names(const struct survey *s, const char **names, int n, int *
     free(sorted);
 }
 
+/* Two nodes whose reports give one name (one machine listed under two names, or machines cloned
+ * with one hostname): the benchmark tells its nodes apart by that name, so their numbers cannot
+ * be told apart either. Said, with the hosts, once per name. */
+static void same_names(const struct survey *s, const char **names, const int *order)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        for (int j = i + 1; order[i] >= 0 && j < s->nnodes; j++) {
+            if (order[j] < 0 || strcasecmp(names[order[i]], names[order[j]]))
+                continue;
+            int first = 1; /* said at the first pair of this name only */
+            for (int k = 0; first && k < i; k++)
+                first = order[k] < 0 || strcasecmp(names[order[k]], names[order[i]]);
+            if (first) {
+                char shown[72];
+                util_warning("hosts '%s' and '%s' both answer the map as '%s': one machine listed "
+                             "twice, or machines cloned with one hostname; the benchmark tells "
+                             "nodes apart by that name, so their numbers are not each node's: "
+                             "give each machine once, each with a name of its own",
+                             s->nodes[i].host, s->nodes[j].host,
+                             topo_text_into(names[order[i]], shown, sizeof(shown)));
+            }
+            break;
+        }
+}
+
 /*
  * order[i]: the report of node i among the gather's. A launcher may place the hosts in another
  * order than --hosts gives them (a sorted hostfile, Slurm's node order), so each report is the
@@ -209,6 +235,7 @@ static void match_reports(const struct survey *s, const json_t *all, int *order)
             "they are matched in the launcher's order, which a launcher may not keep; give "
             "--hosts the names the nodes give themselves (hostname)",
             left);
+    same_names(s, names, order);
     free(names);
     free(used);
 }

@@ -74,6 +74,16 @@ check "HTML: no tag from a name" test "$(grep -c '<i>' evil/report.html)" = 0
 expect_exit 2 "--hosts: a name that is no host name refused" -- "$TOPOTUNE" survey --backend mpi \
     --hosts "$(printf 'a\033[31m,b')" --out esc
 expect_stderr_has "host 1 is not a host name" "said which"
+# Host names ignore case, and a DNS name has at most 255 characters: survey.json's schema says so.
+expect_exit 2 "--hosts h1,H1: one host twice" -- "$TOPOTUNE" survey --backend mpi --hosts h1,H1,h3 --out case
+expect_stderr_has "hosts 'h1' and 'H1' are one host" "said so"
+expect_exit 2 "--hosts: a name of 256 characters" -- "$TOPOTUNE" survey --backend mpi \
+    --hosts "h1,$(printf 'a%.0s' $(seq 256)),h3" --out long
+expect_stderr_has "host 2 is not a host name" "said which"
+# Two hosts that answer the map with one name (one machine under two names, or clones): said.
+expect_exit 0 "h1 and h1.cluster.local, one machine" -- env FAKE_NAMES=h1.cluster.local=h1 \
+    "$TOPOTUNE" survey --backend mpi --hosts h1,h1.cluster.local,h3,h4 --iters 2 --out twice
+expect_stderr_has "hosts 'h1' and 'h1.cluster.local' both answer the map as 'h1'" "the two named"
 
 # The gather of every host fails, so each is mapped alone (1 s each): SIGTERM after the first
 # ends the map there, not after the 20 hosts (every later gather started and killed at once).
