@@ -474,6 +474,11 @@ int survey_probe_sim(struct survey *s, const char *file)
         m->state = 0x2545F4914F6CDD1DULL ^ ((uint64_t)s->seed * 0x9E3779B97F4A7C15ULL);
         rc = load_faults(s, m, file, json_object_get(doc, "faults"));
     }
+    if (!rc && s->settings) { /* its numbers depend on the file: --resume must have the same */
+        char *hash = util_json_hash(doc);
+        json_object_set_new(s->settings, "cluster", json_string(hash));
+        free(hash);
+    }
     json_decref(doc);
     return rc;
 }

@@ -236,6 +236,12 @@ expect_exit 2 "resume, another size" -- "$TOPOTUNE" survey --backend sim --clust
 expect_stderr_has "line 1: measured with --size 33554432, this survey has 1048576" "the setting named"
 check "the record untouched" cmp -s before-size.jsonl f/launches.jsonl
 check "the survey's files kept" test -s f/survey.json
+# ... and so is one whose cluster file changed (another fault: the record's numbers are not its).
+sed 's/node0003/node0004/' faults.json >faults-edited.json
+expect_exit 2 "resume, the cluster file edited" -- "$TOPOTUNE" survey --backend sim \
+    --cluster faults-edited.json --pairs all --out f --resume
+expect_stderr_has "line 1: measured with --cluster" "the cluster named"
+check "the record untouched" cmp -s before-size.jsonl f/launches.jsonl
 
 # 1,024 nodes.
 cluster big.json 1024 '[{"kind": "slow-link", "hosts": ["node0500"], "factor": 0.5}]'
