@@ -1294,7 +1294,7 @@ static int focus_partner(const struct survey *s, const struct fit *f, const char
  * round by round, each node below its class's level that has met fewer than two partners of the
  * healthy population meets one it has not met (a node whose partners were all slow shows their
  * speed until then; a slow node shows its own with anyone), or, where no healthy node is known,
- * the fastest it has not met (FOCUS_ROUNDS_*).
+ * another it has not met (focus_partner; FOCUS_ROUNDS_MAX, FOCUS_EXPLORE_ROUNDS).
  */
 static int stage_focus(struct survey *s)
 {
