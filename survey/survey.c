@@ -1102,19 +1102,21 @@ static double pair_model(const struct survey *s, int i)
     return json_number_value(json_object_get(c, "pair_expected"));
 }
 
-/* Node i's capacity slow, as a node alone is judged: below its class's level of capacities by
- * more than its margin (the tolerance at least) while the class is not too spread to say and
- * has 8 values in its healthy population (fewer share too many pairs for their spread to stand:
- * 3 noisy nodes' can come out 0), or, where the model knows the class, below the two-node band
- * (the band's low edge and the tolerance) whatever the class measures. */
+/* Node i's capacity slow: below its class's level of capacities by more than its margin (the
+ * tolerance at least). Where the model knows the class, also below the two-node band (the band's
+ * low edge and the tolerance) whatever the class measures, and against the class only while it
+ * is not too spread to say and has 8 values in its healthy population: fewer share too many
+ * pairs for their spread to stand (3 noisy nodes' can come out 0), and the band judges them. */
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)
         return 0;
     const struct survey_level *l = &f->lv[f->of[i]];
     double model = pair_model(s, i);
-    return (!l->too_spread && l->support >= 8 && f->cap[i] < l->bound) ||
-           (model > 0 && f->cap[i] < survey_alone_low(s, model));
+    if (model <= 0)
+        return f->cap[i] < l->bound;
+    return f->cap[i] < survey_alone_low(s, model) ||
+           (!l->too_spread && l->support >= 8 && f->cap[i] < l->bound);
 }
 
 /* A pair value slow for its two nodes: below the two-node band where the model knows the class
