@@ -69,10 +69,12 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 
 /* The check function: NHC calls it with the nhc.conf line's words; die reports the failure.
  * Only a run that printed its Avg bus bandwidth and exited 0 passes: a program that measured
- * nothing (or ignored NCCL_TESTS_MIN_BW) is no evidence; its own deadline, not only NHC's. */
+ * nothing (or ignored NCCL_TESTS_MIN_BW) is no evidence; its own deadline, not only NHC's. NHC's
+ * die hands its message to OFFLINE_NODE through eval inside single quotes, so no message may hold
+ * one: the bench's path and its output lose theirs, and the texts have none. */
 static const char nhc_body[] =
     "function check_topotune_busbw() {\n"
-    "    local min_bw=${1:-%s} bench=%s out rc avg\n"
+    "    local min_bw=${1:-%s} bench=%s out rc avg name last\n"
     "    [[ -n ${2:-} ]] && bench=$2\n"
     "    shift 2 2>/dev/null || shift $#\n"
     "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" -g %d -b %zu -e %zu -f %d "
@@ -80,20 +82,22 @@ static const char nhc_body[] =
     "    rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
     "\\1/p')\n"
+    "    name=${bench//\\'/}\n"
     "    if [[ $rc -eq 0 && -n $avg ]]; then\n"
     "        return 0\n"
     "    elif [[ $rc -eq 124 || $rc -eq 137 ]]; then\n"
-    "        die 1 \"${FUNCNAME[0]}: $bench did not finish within %d s\"\n"
+    "        die 1 \"${FUNCNAME[0]}: $name did not finish within %d s\"\n"
     "    elif [[ $rc -eq 0 ]]; then\n"
-    "        die 1 \"${FUNCNAME[0]}: $bench exited 0 without an Avg bus bandwidth: nothing was "
+    "        die 1 \"${FUNCNAME[0]}: $name exited 0 without an Avg bus bandwidth: nothing was "
     "measured\"\n"
     "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
     "then\n"
     "        die 1 \"${FUNCNAME[0]}: all_reduce Avg bus bandwidth $avg GB/s, the mean over the "
-    "sizes, below 0.9 x $min_bw (the mean of the band's low edges)\"\n"
+    "sizes, below 0.9 x $min_bw (the mean of the low edges of the band)\"\n"
     "    else\n"
-    "        die 1 \"${FUNCNAME[0]}: $bench failed (exit $rc): $(printf '%%s\\n' \"$out\" | tail "
-    "-n 1)\"\n"
+    "        last=$(printf '%%s\\n' \"$out\" | tail -n 1)\n"
+    "        last=${last//\\'/}\n"
+    "        die 1 \"${FUNCNAME[0]}: $name failed (exit $rc): $last\"\n"
     "    fi\n"
     "    return 1\n"
     "}\n";

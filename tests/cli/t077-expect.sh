@@ -111,8 +111,11 @@ check "6 alerts on topotune_busbw_bytes_per_second" test "$(grep -c 'expr: "topo
 check "shellcheck accepts the check" shellcheck -s bash "$TEST_TMP/topotune.nhc"
 conf=$(sed -n 's/^#   \(\* || check_topotune_busbw [0-9.]*\)$/\1/p' "$TEST_TMP/topotune.nhc")
 check "it names its nhc.conf line: $conf" test -n "$conf"
+# die as NHC's own: it logs, then hands the message to OFFLINE_NODE through eval, inside single
+# quotes (mej/nhc's die), so a message holding one never marks the node offline.
 nhc_run() { # nhc_run CHECK-LINE: as nhc's nhcmain_run_checks runs the part after ||
-    bash -c '. "$1"; die() { echo "ERROR: nhc: Health check failed: ${*:2}"; return "$1"; }
+    bash -c '. "$1"; offline() { echo "OFFLINE $1: $2"; }
+             die() { echo "ERROR: nhc: Health check failed: ${*:2}"; eval offline "'"'"'host1'"'"'" "'"'"'${*:2}'"'"'"; return "$1"; }
              set -f; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$1"
 }
 check_line=${conf#\* || }
@@ -120,6 +123,12 @@ echo '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.3, "lat_sc
 expect_exit 0 "the conf line passes a healthy node" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100"
 expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100 --calibration $TEST_TMP/slow.json"
 check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+check "and the node marked offline with that message" grep -q "^OFFLINE host1: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+# A bench whose path and last line hold a quote still marks the node offline (NHC's eval).
+printf '#!/bin/sh\necho "it'"'"'s broken"\nexit 3\n' >"$TEST_TMP/it's-bench"
+chmod +x "$TEST_TMP/it's-bench"
+expect_exit 1 "a failing bench with quotes in its path and output" -- nhc_run "$check_line '$TEST_TMP/it'\\''s-bench'"
+check "marked offline, the quotes dropped" grep -q "^OFFLINE host1: check_topotune_busbw: .*/its-bench failed (exit 3): its broken" "$TEST_TMP/out"
 expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --format nhc
 # The run must give its Avg bus bandwidth: a program that measures nothing and exits 0 fails.
 expect_exit 1 "a bench that exits 0 without measuring fails the check" -- nhc_run "$check_line /bin/true"
