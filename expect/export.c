@@ -28,6 +28,48 @@ static void comment(FILE *out, const char *what, const char *s)
     util_buf_release(&b);
 }
 
+/* How old the last run may be before its numbers are stale: the checks run at least daily. */
+#define STALE_S 86400
+
+/* One rule on a series topotune-bench --metrics writes with every run (labels collective, class,
+ * nodes): expr is before, the series with this expectation's labels, then after. */
+static void run_rule(const struct expect *e, FILE *out, const char *alert, const char *before,
+                     const char *metric, const char *after, const char *severity,
+                     const char *summary, const char *description)
+{
+    fprintf(out, "      - alert: %s\n        expr: \"%s%s{collective=\\\"all_reduce\\\"", alert,
+            before, metric);
+    if (e->class_id[0])
+        fprintf(out, ",class=\\\"%s\\\"", e->class_id);
+    fprintf(out, ",nodes=\\\"%d\\\"}%s\"\n", e->nodes, after);
+    fprintf(out, "        labels:\n          severity: %s\n", severity);
+    fprintf(out, "        annotations:\n          summary: \"%s\"\n          description: \"%s\"\n",
+            summary, description);
+}
+
+/* A run that fails or hangs measures nothing, so it leaves no busbw series for the band's rules:
+ * its exit status, its wrong values and its age alert instead. */
+static void run_rules(const struct expect *e, FILE *out)
+{
+    char after[32], summary[96];
+    run_rule(e, out, "TopotuneBenchFailed", "", "topotune_bench_exit_code", " != 0", "critical",
+             "the last all_reduce run of topotune-bench failed (exit {{ $value }})",
+             "{{ $labels.instance }}: exit 4 timed out or hung, 7 wrong results or below "
+             "NCCL_TESTS_MIN_BW, others NCCL or MPI errors; a failed run measures no busbw, so the "
+             "band alerts cannot fire");
+    run_rule(e, out, "TopotuneBenchWrongResults", "", "topotune_bench_wrong_results", " > 0",
+             "critical", "the last all_reduce run found {{ $value }} wrong values",
+             "{{ $labels.instance }}: values out of bounds in the checks of the run (-c): a GPU, "
+             "its memory or a link corrupts data");
+    snprintf(after, sizeof(after), ") > %d", STALE_S);
+    snprintf(summary, sizeof(summary), "no all_reduce run of topotune-bench in %d h",
+             STALE_S / 3600);
+    run_rule(e, out, "TopotuneBenchStale", "(time() - ",
+             "topotune_bench_last_run_timestamp_seconds", after, "warning", summary,
+             "{{ $labels.instance }}: the busbw alerts judge the last run, and none ran since "
+             "(set the bound to the schedule of the checks)");
+}
+
 int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 {
     if (expect_checkable(e))
@@ -64,6 +106,7 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                 "measurements)\"\n",
                 r->low, r->high, label, 100 * e->rate);
     }
+    run_rules(e, out);
     return written(out);
 }
 

@@ -104,6 +104,38 @@ expect_stderr_has "NCCL_TESTS_MIN_BW" "the refusal names the variable"
 "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
 check "promtool check rules accepts them" promtool check rules "$TEST_TMP/rules.yml"
 check "6 alerts on topotune_busbw_bytes_per_second" test "$(grep -c 'expr: "topotune_busbw_bytes_per_second{' "$TEST_TMP/rules.yml")" = 6
+# A run that fails measures no busbw, so the band's rules cannot fire: its exit status does. A
+# real failed run's --metrics (an unknown NCCL_ALGO: exit 3), against the rules of its own spec.
+"$TOPOTUNE" expect --input "$h100" -b 1M -e 1M --format prometheus-rules >"$TEST_TMP/rules1.yml"
+check "promtool accepts the run rules" promtool check rules "$TEST_TMP/rules1.yml"
+expect_exit 3 "a failed run" -- env NCCL_ALGO=bogus "$TOPOTUNE_BENCH" --backend sim --topology "$h100" \
+    -b 1M -e 1M --metrics "$TEST_TMP/failed.prom"
+python3 - "$TEST_TMP/failed.prom" "$TEST_TMP/rules1.yml" >"$TEST_TMP/failed-test.yml" <<'PY'
+import sys
+series = {}
+for line in open(sys.argv[1]):
+    if line.startswith("topotune_bench_"):
+        name_labels, value = line.rsplit(" ", 1)
+        series[name_labels] = value.strip()
+assert not any(k.startswith("topotune_busbw") for k in series), series
+exit_series = [k for k in series if k.startswith("topotune_bench_exit_code")][0]
+print("rule_files: [%s]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:" % sys.argv[2])
+print("      - series: '%s'\n        values: '%s %s'" % (exit_series, series[exit_series], series[exit_series]))
+print("    alert_rule_test:\n      - eval_time: 1m\n        alertname: TopotuneBenchFailed")
+labels = exit_series[exit_series.index("{") + 1:-1]
+print("        exp_alerts:\n          - exp_labels: {severity: critical, %s}" %
+      ", ".join(k + ": " + v for k, v in (kv.split("=", 1) for kv in labels.split(","))))
+import json, yaml  # the annotations as Prometheus renders them: no instance label, the value
+rule = [r for g in yaml.safe_load(open(sys.argv[2]))["groups"] for r in g["rules"]
+        if r["alert"] == "TopotuneBenchFailed"][0]
+render = lambda t: t.replace("{{ $value }}", series[exit_series]).replace("{{ $labels.instance }}", "")
+print("            exp_annotations: {%s}" % ", ".join(
+    "%s: %s" % (k, json.dumps(render(v))) for k, v in rule["annotations"].items()))
+PY
+check "the failed run's exit code fires TopotuneBenchFailed (promtool test rules)" \
+    promtool test rules "$TEST_TMP/failed-test.yml"
+check "and 3 rules on each run: failed, wrong values, stale" test \
+    "$(grep -cE 'alert: TopotuneBench(Failed|WrongResults|Stale)$' "$TEST_TMP/rules1.yml")" = 3
 
 # The NHC check, called as NHC calls it: sourced, the nhc.conf line's words as arguments, die
 # (NHC's: logs and ends the check) on a failure. The sim backend stands for the GPUs.
