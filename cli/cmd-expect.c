@@ -78,7 +78,11 @@ static int write_as(const struct expect_opts *o, const struct expect *e)
         putchar('\n');
     } else if (!strcmp(o->format, "nccl-tests-min-bw")) {
         char bw[32];
+        size_t min, max;
+        int factor;
         rc = expect_checkable(e);
+        if (!rc) /* the mean it is of must be one nccl-tests run's */
+            rc = expect_series(e, &min, &max, &factor);
         if (!rc)
             printf("NCCL_TESTS_MIN_BW=%s\n", expect_min_bw_text(e, bw));
     } else if (!strcmp(o->format, "prometheus-rules")) {

@@ -98,4 +98,9 @@ int expect_write_nhc(const struct expect *e, FILE *out);
  * one rank (busbw is 0, so no run is below it). */
 int expect_checkable(const struct expect *e);
 
+/* nccl-tests' -b, -e and -f that run exactly the rows' sizes (NCCL_TESTS_MIN_BW judges the mean
+ * over one run's sizes): those asked for, or a profile's when they are its first size times the
+ * powers of one factor. 0, or UTIL_EUSAGE, said. */
+int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor);
+
 #endif

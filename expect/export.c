@@ -145,9 +145,7 @@ static const char nhc_body[] =
     "    return 1\n"
     "}\n";
 
-/* nccl-tests' -b, -e and -f that run exactly the rows' sizes: those asked for, or a profile's
- * when they are its first size times the powers of one factor. 0, or UTIL_EUSAGE, said. */
-static int series(const struct expect *e, size_t *min, size_t *max, int *factor)
+int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
 {
     if (e->factor) {
         *min = e->min, *max = e->max, *factor = e->factor;
@@ -189,7 +187,7 @@ int expect_write_nhc(const struct expect *e, FILE *out)
                UTIL_EUSAGE;
     size_t min, max;
     int factor;
-    if (expect_checkable(e) || series(e, &min, &max, &factor))
+    if (expect_checkable(e) || expect_series(e, &min, &max, &factor))
         return UTIL_EUSAGE;
     char min_bw[32];
     expect_min_bw_text(e, min_bw);

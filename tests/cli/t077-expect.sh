@@ -246,6 +246,12 @@ expect_exit 0 "sizes listed large first" -- "$TOPOTUNE" expect --profile "$TEST_
 check "run from the smallest" grep -q '"$bench" -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
 prof2 "$(row 1048576 40), $(row 2097152 60), $(row 8388608 90)"
 expect_exit 2 "sizes no one run measures (1M, 2M, 8M)" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M --format nhc
+# NCCL_TESTS_MIN_BW judges the mean over one run's sizes: a figure from sizes no run makes would
+# fail a healthy run (its mean over 1M..8M by 2 holds 4M, which the profile has not).
+expect_exit 2 "NCCL_TESTS_MIN_BW for sizes no one run measures" -- "$TOPOTUNE" expect --profile \
+    "$TEST_TMP/p2" -b 1M -e 8M --format nccl-tests-min-bw
+expect_stderr_has "as one nccl-tests run measures" "said why"
+check "nothing printed" test ! -s "$TEST_TMP/out"
 prof2 "$(row 1048576 40), $(row 1048576 41)"
 expect_exit 2 "a size twice" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
 prof2 "$(row 1048576 1e300)"
