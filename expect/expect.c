@@ -152,8 +152,10 @@ static int read_profile(struct expect *e, const char *path, json_t *p, size_t mi
     json_t *predicted = json_object_get(p, "predicted");
     if (!schema || strcmp(schema, "topotune/profile/1"))
         return bad(path, "schema", "is not \"topotune/profile/1\" (topotune gen writes it)");
-    if (!cls || !util_valid_id(cls))
-        return bad(path, "class", "is missing or not a class id");
+    if (!cls || !topo_class_id_valid(cls))
+        return bad(path, "class",
+                   "is missing or not a class id (a lowercase slug, a dash and 8 hex "
+                   "digits, as topotune topo names a node class)");
     if (predicted && !json_is_boolean(predicted))
         return bad(path, "predicted", "is not true or false");
     snprintf(e->class_id, sizeof(e->class_id), "%s", cls);

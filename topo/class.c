@@ -203,3 +203,13 @@ int topo_compute_class(struct topo *t)
     t->class_id = util_buf_detach(&b);
     return 0;
 }
+
+int topo_class_id_valid(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 10 || n > 200 || s[n - 9] != '-' || !strchr("abcdefghijklmnopqrstuvwxyz0123456789", *s))
+        return 0;
+    if (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") < n - 8)
+        return 0;
+    return strspn(s + n - 8, "0123456789abcdef") == 8;
+}

@@ -193,6 +193,10 @@ const char *topo_catalog_nic_names(void);
  */
 const char *topo_text_into(const char *s, char *out, size_t size);
 
+/* Whether s is a node class id as topo writes them (docs/schemas/topology.schema.json, classId):
+ * a lowercase slug, a dash, 8 hex digits, at most 200 characters. */
+int topo_class_id_valid(const char *s);
+
 /* "ib", "roce", "efa", "eth", "cxi" or "unknown". */
 const char *topo_nic_kind_name(enum topo_nic_kind kind);
 

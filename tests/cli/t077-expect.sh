@@ -206,7 +206,7 @@ PY
 # A profile's measured expectation.
 mkdir -p "$TEST_TMP/p"
 cat >"$TEST_TMP/p/profile.json" <<'EOF'
-{"schema": "topotune/profile/1", "class": "c1", "predicted": false,
+{"schema": "topotune/profile/1", "class": "c1-0123abcd", "predicted": false,
  "sweep": {"nodes": 1, "ranks": 8},
  "winner": null,
  "baseline": {"cv": 0.01, "per_size": [{"size": 1048576, "busbw": 40.0, "algo": "RING", "proto": "LL"},
@@ -216,11 +216,19 @@ expect_exit 0 "a profile's runs" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p" -
 check "measured, band +-5%, its sizes" python3 - "$TEST_TMP/out" <<'PY'
 import json, sys
 e = json.load(open(sys.argv[1]))
-assert not e["predicted"] and e["class"] == "c1" and e["ranks"] == 8, e
+assert not e["predicted"] and e["class"] == "c1-0123abcd" and e["ranks"] == 8, e
 (a, b) = e["sizes"]
 assert (a["size"], a["busbw"], round(a["low"], 6), round(a["high"], 6)) == (1048576, 40.0, 38.0, 42.0), a
 assert b["algo"] is None and abs(b["low"] - 285.0) < 1e-9, b
 PY
+check "its JSON valid by the expect schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/expect.schema.json" "$TEST_TMP/out"
+# The class is a node class id as the schema has it, or the profile is refused.
+for cls in c1 H100.X Zz_9 c1-0123ABCD -0123abcd; do
+    sed "s/\"c1-0123abcd\"/\"$cls\"/" "$TEST_TMP/p/profile.json" >"$TEST_TMP/badclass.json"
+    expect_exit 2 "class \"$cls\" refused" -- "$TOPOTUNE" expect --profile "$TEST_TMP/badclass.json" -b 1M -e 32M
+done
+expect_stderr_has "not a class id" "said what"
 mkdir -p "$TEST_TMP/dir.json" && cp "$TEST_TMP/p/profile.json" "$TEST_TMP/dir.json/"
 expect_exit 0 "a profile directory is one whatever its name (gen's reader, as verify's)" -- \
     "$TOPOTUNE" expect --profile "$TEST_TMP/dir.json" -b 1M -e 32M
@@ -235,7 +243,7 @@ check "every row measured" awk '/^ / && $1 != "measured" { exit 1 }' "$TEST_TMP/
 # profile, are refused.
 mkdir -p "$TEST_TMP/p2"
 prof2() { # prof2 PER_SIZE [EXTRA]: a profile of 8 ranks on one node
-    printf '{"schema": "topotune/profile/1", "class": "c1", "predicted": false, %s
+    printf '{"schema": "topotune/profile/1", "class": "c1-0123abcd", "predicted": false, %s
  "sweep": {"nodes": 1, "ranks": 8}, "winner": null, "baseline": {"cv": 0.01, "per_size": [%s]}}\n' \
         "${2:-}" "$1" >"$TEST_TMP/p2/profile.json"
 }
