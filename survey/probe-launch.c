@@ -177,29 +177,44 @@ static void match_names(const struct survey *s, const char **names, int n, int *
     free(sorted);
 }
 
+/* qsort has no context: the reports' names and each node's report, for by_report_name. */
+static const char **same_names_of;
+static const int *same_order;
+
+static int by_report_name(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcasecmp(same_names_of[same_order[x]], same_names_of[same_order[y]]);
+    return c ? c : x - y;
+}
+
 /* Two nodes whose reports give one name (one machine listed under two names, or machines cloned
  * with one hostname): the benchmark tells its nodes apart by that name, so their numbers cannot
- * be told apart either. Said, with the hosts, once per name. */
+ * be told apart either. Said once per name, with its first two hosts (sorted: a survey may have
+ * tens of thousands of nodes). */
 static void same_names(const struct survey *s, const char **names, const int *order)
 {
+    int *nodes = util_xmalloc(sizeof(int) * ((size_t)s->nnodes + 1)), n = 0;
     for (int i = 0; i < s->nnodes; i++)
-        for (int j = i + 1; order[i] >= 0 && j < s->nnodes; j++) {
-            if (order[j] < 0 || strcasecmp(names[order[i]], names[order[j]]))
-                continue;
-            int first = 1; /* said at the first pair of this name only */
-            for (int k = 0; first && k < i; k++)
-                first = order[k] < 0 || strcasecmp(names[order[k]], names[order[i]]);
-            if (first) {
-                char shown[72];
-                util_warning("hosts '%s' and '%s' both answer the map as '%s': one machine listed "
-                             "twice, or machines cloned with one hostname; the benchmark tells "
-                             "nodes apart by that name, so their numbers are not each node's: "
-                             "give each machine once, each with a name of its own",
-                             s->nodes[i].host, s->nodes[j].host,
-                             topo_text_into(names[order[i]], shown, sizeof(shown)));
-            }
-            break;
-        }
+        if (order[i] >= 0)
+            nodes[n++] = i;
+    same_names_of = names;
+    same_order = order;
+    qsort(nodes, (size_t)n, sizeof(int), by_report_name);
+    for (int k = 1; k < n; k++) {
+        int i = nodes[k - 1], j = nodes[k];
+        if (strcasecmp(names[order[i]], names[order[j]]) ||
+            (k > 1 && !strcasecmp(names[order[nodes[k - 2]]], names[order[i]])))
+            continue; /* another name, or one already said */
+        char shown[72];
+        util_warning("hosts '%s' and '%s' both answer the map as '%s': one machine listed twice, "
+                     "or machines cloned with one hostname; the benchmark tells nodes apart by "
+                     "that name, so their numbers are not each node's: give each machine once, "
+                     "each with a name of its own",
+                     s->nodes[i].host, s->nodes[j].host,
+                     topo_text_into(names[order[i]], shown, sizeof(shown)));
+    }
+    free(nodes);
 }
 
 /*
