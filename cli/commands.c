@@ -10,14 +10,16 @@
 
 static const struct cli_command commands[] = {
     {"topo", cmd_topo, "map this machine (or a topology file): GPUs, NICs, NVLink, PCIe matrix"},
-    {"bench", cmd_bench, "one all_reduce benchmark run under a launcher, as nccl-tests prints it"},
+    {"bench", cmd_bench,
+     "one benchmark run of a collective under a launcher, as nccl-tests prints it"},
     {"sweep", cmd_sweep,
      "benchmark every configuration of a search space, each in a supervised process"},
     {"gen", cmd_gen, "choose the fastest stable configuration per node class and write profiles"},
     {"profiles", cmd_profiles, "list, show and diff the stored profiles"},
     {"run", cmd_run, "the main job: map this machine, sweep, and write its profile"},
     {"doctor", cmd_doctor, "preflight checks for the pitfalls that hang distributed jobs"},
-    {"predict", cmd_predict, "predicted all_reduce per size for a topology or hardware spec"},
+    {"predict", cmd_predict,
+     "a collective's predicted busbw per size for a topology or hardware spec"},
     {"compare", cmd_compare,
      "node classes side by side (profiles, sweeps, predictions), with tables and plots"},
     {"verify", cmd_verify,
