@@ -92,6 +92,13 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                                          m.why));
         return 1;
     }
+    if (m.gpus_unknown) {
+        json_object_set_new(report, "reference_missing",
+                            json_sprintf("%d of the %d GPUs have no model the catalog knows: "
+                                         "busbw is not judged without a profile (--profile)",
+                                         m.gpus_unknown, m.ppn));
+        return 1;
+    }
     return expect_predicted(e, &m, t, o->input ? o->input : "this node", o->min, o->max, o->factor)
                ? UTIL_EINVAL
                : 0;

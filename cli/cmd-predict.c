@@ -228,6 +228,10 @@ int cmd_predict(int argc, char **argv)
     } else if (o.calibration && model_params_load(&m.params, o.calibration)) {
         rc = 2;
     } else {
+        if (m.gpus_unknown)
+            util_warning("'%s': %d of its %d GPUs have no model the catalog knows: priced as "
+                         "Volta GPUs on the links the file shows (a hardware spec names the GPU)",
+                         o.input, m.gpus_unknown, m.ppn);
         rc = report(&o, &t, &m, &bo);
     }
     topo_release(&t);

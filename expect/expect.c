@@ -65,6 +65,14 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         return util_error("the model's predicted outcome for '%s' is %s, not a bandwidth: %s",
                           source, model_fault_words(m->fault), m->why),
                UTIL_EINVAL;
+    if (m->gpus_unknown)
+        return util_error("'%s': %d of its %d GPUs have no model the catalog knows (no model name "
+                          "or PCI device id; an NCCL topology dump without its <gpu> elements): "
+                          "the model would price them as Volta GPUs, no reference for what they "
+                          "should measure; give --input a hardware spec naming the GPU, or "
+                          "--profile a profile measured on this class",
+                          source, m->gpus_unknown, m->ppn),
+               UTIL_EINVAL;
     for (size_t asked = min ? min : 1; asked <= max; asked *= (size_t)factor) {
         size_t b = expect_run_size(asked);
         if (!b || (e->n && e->rows[e->n - 1].bytes == b)) {

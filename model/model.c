@@ -780,8 +780,10 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->nranks = m->ppn * m->nodes;
     clique(m, t);
     m->sm = 1000;
-    for (int i = 0; i < t->ngpus; i++)
+    for (int i = 0; i < t->ngpus; i++) {
         m->sm = t->gpus[i].sm > 0 && t->gpus[i].sm < m->sm ? t->gpus[i].sm : m->sm;
+        m->gpus_unknown += t->gpus[i].sm <= 0;
+    }
     int sm_known = m->sm != 1000;
     if (!sm_known)
         m->sm = 70;

@@ -238,6 +238,9 @@ struct model {
                                  * GPUDirect RDMA */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
     int channels;               /* search channels (NCCL's C) */
+    int gpus_unknown;           /* GPUs whose compute capability no source gave (no model
+                                 * name or PCI device the catalog knows): priced as Volta, so
+                                 * no reference a validator or a survey may judge against */
     int chain_hops;             /* the hops a one-node broadcast or reduce pays in time (v15); 1
                                  * across nodes, whose chains count theirs in ring_time */
     double chan_scale;          /* NCCL_MAX_CTAS below the channels NCCL would use */

@@ -281,4 +281,8 @@ expect_stderr_has "bad.json" "the refusal names the file"
 expect_exit 2 "-f 1" -- "$TOPOTUNE" expect --input "$h100" -f 1
 expect_exit 1 "the stock-driver RTX 4090 box, predicted to hang" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json"
 expect_stderr_has "hang" "it says why"
+# An NCCL topology dump without its <gpu> elements names no GPU model: the model would price the
+# 8 A100s of an NDv4 as PCIe Volta cards, a band 20x too low for a validator to trust.
+expect_exit 2 "GPUs of no known model: no band" -- "$TOPOTUNE" expect --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml"
+expect_stderr_has "8 of its 8 GPUs have no model the catalog knows" "it says why and how to fix"
 finish

@@ -150,6 +150,15 @@ expect_exit 3 "a benchmark that cannot start" -- env TOPOTUNE_BENCH_PROGRAM=/non
 check "says NOT CHECKED, never OK" sh -c "grep -q '^NOT CHECKED .*: cannot run /nonexistent/topotune-bench' '$TEST_TMP/out' &&
     ! grep -q '^OK' '$TEST_TMP/out'"
 
+# GPUs of no model the catalog knows (an NCCL dump without <gpu> elements) give no reference:
+# the run is reported, busbw is not judged against the model's Volta guess.
+expect_exit 0 "GPUs of no known model: measured, not judged" -- "$TOPOTUNE" check --backend mpi --np 2 \
+    --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --no-doctor -b 64K -e 64K --json
+check "says no reference, judges no size" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert "no model the catalog knows" in r["reference_missing"], r
+assert all(s.get("low") is None for s in r["sizes"]), r' "$TEST_TMP/out"
+
 # 6. Refusals.
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim
 expect_exit 2 "--apply without --drain" -- "$TOPOTUNE" check --backend sim --input "$h100" --apply

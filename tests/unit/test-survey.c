@@ -338,6 +338,22 @@ static void sim_slow_path_named(void **state)
                  1, "node0002 node0006 path-slow");
 }
 
+/* The model is a class's yardstick only for GPUs it knows: an NCCL dump without its <gpu>
+ * elements (8 A100s of no model) would be priced as Volta cards on PCIe. */
+static void model_needs_known_gpus(void **state)
+{
+    (void)state;
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load(&t, TOPOTUNE_FIXTURES "/../../profiles/specs/hgx-h100.json"), 0);
+    assert_true(survey_model_busbw(&t, 2, 1 << 28, NULL) > 0);
+    topo_release(&t);
+    topo_init(&t);
+    assert_int_equal(topo_load(&t, TOPOTUNE_FIXTURES "/nccl-topo-azure-ndv4.xml"), 0);
+    assert_true(survey_model_busbw(&t, 2, 1 << 28, NULL) < 0);
+    topo_release(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +368,7 @@ int main(void)
         cmocka_unit_test(capacities_min_model),
         cmocka_unit_test(capacities_unpaired),
         cmocka_unit_test(facts_lost_parts),
+        cmocka_unit_test(model_needs_known_gpus),
         cmocka_unit_test(sim_clean_cluster_no_verdict),
         cmocka_unit_test(sim_slow_node_named),
         cmocka_unit_test(sim_slow_link_named),
