@@ -9,6 +9,7 @@
 #include "util/log.h"
 #include "util/mem.h"
 #include "util/opts.h"
+#include "util/text.h"
 #include "workload/workload.h"
 
 #include <math.h>
@@ -190,19 +191,23 @@ int cmd_compare(int argc, char **argv)
     }
     if (!rc && json) {
         json_t *list = json_array();
+        struct util_buf label = UTIL_BUF_INIT, path = UTIL_BUF_INIT; /* JSON is UTF-8 only */
         for (int i = 0; i < n && !rc; i++) {
-            json_t *entry = json_pack(
-                "{s:s,s:s,s:s,s:O,s:o,s:O,s:O*,s:o*,s:o*}", "label", in[i].label, "kind",
-                in[i].kind, "source", in[i].path, "predicted",
-                json_object_get(in[i].profile, "predicted"), "price",
-                in[i].price > 0 ? json_real(in[i].price) : json_null(), "profile", in[i].profile,
-                "scaling", in[i].scaling, "busbw_bands", compare_bands_json(&in[i]),
-                "workload_bands", compare_workload_bands_json(&in[i]));
+            json_t *entry = json_pack("{s:s,s:s,s:s,s:O,s:o,s:O,s:O*,s:o*,s:o*}", "label",
+                                      util_text_shown(&label, in[i].label), "kind", in[i].kind,
+                                      "source", util_text_shown(&path, in[i].path), "predicted",
+                                      json_object_get(in[i].profile, "predicted"), "price",
+                                      in[i].price > 0 ? json_real(in[i].price) : json_null(),
+                                      "profile", in[i].profile, "scaling", in[i].scaling,
+                                      "busbw_bands", compare_bands_json(&in[i]), "workload_bands",
+                                      compare_workload_bands_json(&in[i]));
             if (!entry || json_array_append_new(list, entry)) { /* never an input left out */
                 util_error("cannot write input '%s' as JSON", in[i].label);
                 rc = 1;
             }
         }
+        util_buf_release(&label);
+        util_buf_release(&path);
         json_t *doc = json_pack("{s:s,s:o}", "schema", "topotune/compare/1", "inputs", list);
         if (!rc)
             rc = util_json_write(json, doc) ? 1 : 0;

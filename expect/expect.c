@@ -253,11 +253,14 @@ json_t *expect_json(const struct expect *e)
         json_object_set_new(o, "proto", util_json_str_or_null(r->proto[0] ? r->proto : NULL));
         json_array_append_new(rows, o);
     }
-    json_t *j = json_pack("{s:s,s:s,s:b,s:s,s:s,s:i,s:i,s:i,s:s,s:f,s:f}", "schema",
-                          "topotune/expect/1", "collective", "all_reduce", "predicted",
-                          !e->measured, "source", e->source, "basis", e->basis, "nodes", e->nodes,
-                          "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION,
-                          "rate", e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
+    struct util_buf src = UTIL_BUF_INIT; /* a path: any bytes, JSON takes UTF-8 only */
+    json_t *j =
+        json_pack("{s:s,s:s,s:b,s:s,s:s,s:i,s:i,s:i,s:s,s:f,s:f}", "schema", "topotune/expect/1",
+                  "collective", "all_reduce", "predicted", !e->measured, "source",
+                  util_text_shown(&src, e->source), "basis", e->basis, "nodes", e->nodes,
+                  "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION, "rate",
+                  e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
+    util_buf_release(&src);
     json_object_set_new(j, "class", util_json_str_or_null(e->class_id[0] ? e->class_id : NULL));
     json_object_set_new(j, "sizes", rows);
     return j;

@@ -111,4 +111,13 @@ expect_exit 0 "a slow profile" -- "$TOPOTUNE" compare slow --md slow.md
 check "1,370 us, not 1.37e+03" grep -qE '^512 KiB \(us\) +1,370 ' out
 check "1,234.50 GB/s" grep -qE '^1 MiB \(GB/s\) +1,234.50 ' out
 check "no exponent anywhere" bash -c "! grep -qE '[0-9]e[+-][0-9]' out slow.md"
+
+# 6. A file name of bytes that are not UTF-8 (JSON holds UTF-8 only) is shown with U+FFFD in the
+# JSON, not a failed document.
+odd=$(printf 'a\377.json')
+cp "$specs/dgx-a100.json" "$odd"
+expect_exit 0 "an input named in no UTF-8" -- "$TOPOTUNE" compare "$odd" --json
+check "its label and source with U+FFFD" python3 -c 'import json, sys
+i = json.load(open(sys.argv[1], encoding="utf-8"))["inputs"]
+assert i[0]["label"] == "a\ufffd" and i[0]["source"] == "a\ufffd.json", i' "$TEST_TMP/out"
 finish

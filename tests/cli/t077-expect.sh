@@ -283,6 +283,12 @@ expect_exit 1 "the stock-driver RTX 4090 box, predicted to hang" -- "$TOPOTUNE" 
 expect_stderr_has "hang" "it says why"
 # An NCCL topology dump without its <gpu> elements names no GPU model: the model would price the
 # 8 A100s of an NDv4 as PCIe Volta cards, a band 20x too low for a validator to trust.
+# A file name of bytes that are not UTF-8 is the JSON's source with U+FFFD, not a failed write.
+odd=$TEST_TMP/$(printf 'h\377.json')
+cp "$h100" "$odd"
+expect_exit 0 "an input named in no UTF-8" -- "$TOPOTUNE" expect --input "$odd" -b 1M -e 1M --format json
+check "its source with U+FFFD" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1], encoding="utf-8"))["source"].endswith("h\ufffd.json")' "$TEST_TMP/out"
 expect_exit 2 "GPUs of no known model: no band" -- "$TOPOTUNE" expect --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml"
 expect_stderr_has "8 of its 8 GPUs have no model the catalog knows" "it says why and how to fix"
 finish
