@@ -616,6 +616,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
             eth += gbs;
         else if (topo_nic_libfabric(nic->kind) || (!ib_off && is_rdma(nic))) {
             rdma += gbs;
+            m->net_nics += m->clique;
             other_rdma |= nic->kind != TOPO_NIC_EFA;
         } else
             ipoib += gbs * 0.3; /* IB disabled: its IP interface over sockets */
@@ -770,6 +771,47 @@ static void p2p_setup(struct model *m, int max_ctas, model_env_fn env, void *ctx
     m->p2p_chunk = chunk >= 8 ? (size_t)chunk : 512u << 10;
 }
 
+/* NCCL's send/recv rate of one channel over the network, GB/s (NCCL_P2P_PER_CHANNEL_NET_BW) */
+#define P2P_NET_CHANNEL_BW 14.0
+
+static int pow2_up(int v)
+{
+    int p = 1;
+    while (p < v)
+        p *= 2;
+    return p;
+}
+
+/*
+ * The channels NCCL gives each peer of a send/recv across nodes (2.29 and later, paths.cc):
+ * a network peer asks for a channel per P2P_NET_CHANNEL_BW of its NIC (NCCL_P2P_PER_CHANNEL_NET_BW,
+ * 14 GB/s: 4 for a 400G NIC), a local peer for 2 per NVLink between them (2 over PCI or host
+ * memory); the fewest, a power of two, is every peer's. Then, while that many times the batches
+ * of 8 peers a rank may run at once exceeds the p2p channels, it halves: 80 ranks of 8x H100
+ * keep 1 channel per peer, 16 ranks 4. The p2p channels across nodes are NCCL's channels: a
+ * channel per NIC in its ring search, doubled twice (ncclTopoDupChannels, then connect.cc's
+ * duplication), at most 16, as NCCL prints for two or more nodes of 8x H100 with 8 NICs.
+ */
+static int p2p_net_channels(const struct model *m)
+{
+    if (m->nodes <= 1 || m->net_nics <= 0)
+        return 0;
+    int per_peer = (int)ceil(m->nic_bw / P2P_NET_CHANNEL_BW);
+    per_peer = per_peer < 1 ? 1 : per_peer;
+    if (m->ppn > 1) {
+        int links = m->intra_nvlink ? (int)(m->pair_bw / nvlink_link_bw(m->sm) + 1e-9) : 1;
+        per_peer = per_peer < 2 * (links > 1 ? links : 1) ? per_peer : 2 * links;
+    }
+    per_peer = pow2_up(per_peer);
+    int channels = pow2_up(4 * m->net_nics / m->clique);
+    channels = channels < 16 ? channels : 16;
+    channels = channels < m->p2p_channels ? channels : m->p2p_channels;
+    int batches = (m->nranks + 7) / 8;
+    while (per_peer * batches > channels && per_peer > 1)
+        per_peer /= 2;
+    return per_peer;
+}
+
 int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx)
 {
     memset(m, 0, sizeof(*m));
@@ -825,6 +867,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
     m->simple_eff = simple_eff(env_int(env, ctx, "NCCL_BUFFSIZE", 0));
     p2p_setup(m, max_ctas, env, ctx);
+    m->p2p_net_channels = p2p_net_channels(m);
     enable(m, t, env, ctx);
     return 0;
 }
@@ -1183,10 +1226,17 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
             rate =
                 fmin(rate, fmin(m->pair_bw, p2p_pair_channels(m, bytes) * nvlink_link_bw(m->sm)) *
                                k->p2p_scale);
+        /* Across nodes every peer has NCCL's channels per peer, at most a link's rate each
+         * inside the node and P2P_NET_CHANNEL_BW each over the network. */
+        if (nn > 1 && m->intra_nvlink && m->p2p_net_channels > 0)
+            rate = fmin(rate, m->p2p_net_channels * nvlink_link_bw(m->sm) * k->p2p_scale);
         if (ppn > 1)
             t_intra = moved / (1000.0 * rate);
+        double net_rate = fmin(net, m->nic_bw * k->net_scale);
+        if (m->p2p_net_channels > 0)
+            net_rate = fmin(net_rate, m->p2p_net_channels * P2P_NET_CHANNEL_BW);
         if (nn > 1)
-            t_net = moved / (1000.0 * fmin(net, m->nic_bw * k->net_scale));
+            t_net = moved / (1000.0 * net_rate);
         lat = P2P_BASE_US * k->lat_scale + (nn > 1 ? hop : nvl_lat[MODEL_ALGO_RING][2]);
     } else { /* alltoall: a 1/n part of the buffer to every rank */
         double part = moved / n;

@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  15
+#define MODEL_VERSION_NUMBER  16
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -68,7 +68,8 @@ double model_coll_bus_factor(int coll, int nranks);
  * ring_net_scale, where net_scale had priced it: a file before v11 fitted net_scale to both;
  * v12 splits one node's send/recv pair over NCCL's p2p channels, v13 ends the tree's size
  * correction at 512 MiB as NCCL does, v14 prices a tree of one GPU per node at NCCL's 0.85,
- * v15 a one-node chain of Volta or Ampere NVLink GPUs at a hop per rank; none a parameter). */
+ * v15 a one-node chain of Volta or Ampere NVLink GPUs at a hop per rank, v16 a send/recv peer
+ * across nodes on NCCL's channels per peer; none a parameter). */
 #define MODEL_PARAMS_SINCE 11
 
 enum model_algo {
@@ -227,6 +228,8 @@ struct model {
     double pair_bw;             /* NVLink GB/s between the least-linked pair of GPUs, as NCCL
                                  * counts a path (through switches a GPU's own links) */
     int p2p_channels;           /* NCCL's p2p channels on a node of NVLinks */
+    int net_nics;               /* the RDMA NICs of a node (of a clique: all of its nodes') */
+    int p2p_net_channels;       /* NCCL's channels per peer of a send/recv across nodes */
     size_t p2p_chunk;           /* NCCL's p2p chunk on such a node (P2P_NVL_CHUNKSIZE) */
     int intra_net;              /* P2P and SHM both off: even local peers go through the network */
     double shm_busy_bw;         /* through host memory, GB/s per GPU when every GPU sends at

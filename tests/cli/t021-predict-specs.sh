@@ -188,6 +188,22 @@ assert 60 < a < 4 * 20.6, a  # 4 channels of 20.6 GB/s at the links share
 assert 0.95 < a64 / a < 1.15 and 1.8 < a128 / a64 < 2.2, (a, a64, a128)  # doubling past 64 MiB
 assert 3.6 < b / a < 4.6 and b < 16 * 20.6, (a, b)
 assert b < c < 18 * 20.6, (b, c)' "${bw[sr32M]}" "${bw[sr64M]}" "${bw[sr128M]}" "${bw[sr256M]}" "${bw[sr1G]}"
+# Across nodes every send/recv peer gets NCCL's channels per peer (paths.cc, 2.29): a 400G NIC
+# asks for 4 (14 GB/s each), halved while 4 x the batches of 8 peers exceed the p2p channels (4
+# per NIC, at most 16). 10 nodes of 1 H100 and its NIC: 2 channels, 28 GB/s; of 8: 1, 14 GB/s
+# (published: 24.9 and 15.2); 2 nodes of 8 B200s keep 4, their NIC's 42.
+for g in 1 8; do
+    printf '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": %d, "fabric": "nvswitch",
+ "nics": [{"model": "CX7-400G-IB", "count": %d, "per": "gpu"}]}\n' "$g" "$g" >"$TEST_TMP/h100x$g.json"
+    bw[sr10n$g]=$("$TOPOTUNE" predict --input "$TEST_TMP/h100x$g.json" --nodes 10 -C sendrecv -b 1G -e 1G |
+        awk '/^ +predicted/ {print $6}')
+done
+bw[srb200]=$("$TOPOTUNE" predict --input "$specs/hgx-b200.json" --nodes 2 -C sendrecv -b 1G -e 1G |
+    awk '/^ +predicted/ {print $6}')
+check "sendrecv on 10 nodes: 2 channels a peer for 10 ranks, 1 for 80; 2 B200 nodes their NIC" python3 -c '
+import sys; a, b, c = map(float, sys.argv[1:])
+assert 27 < a < 28.1 and 13.5 < b < 14.1 and 41 < c < 43.5, (a, b, c)' \
+    "${bw[sr10n1]}" "${bw[sr10n8]}" "${bw[srb200]}"
 # NCCL_MAX_CTAS=16 leaves 16 p2p channels: a pair of 8 GPUs starts on 2 (paths.cc, enqueue.cc)
 bw[srctas]=$("$TOPOTUNE" predict --input "$specs/hgx-h100.json" -C sendrecv -b 32M -e 32M \
     --env NCCL_MAX_CTAS=16 | awk '/^ +predicted/ {print $6}')
