@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cluster/cluster.h"
 #include "doctor/doctor.h"
+#include "gen/gen.h"
 #include "launch/launch.h"
 #include "util/child.h"
 #include "util/json.h"
@@ -170,8 +171,7 @@ int cmd_doctor(int argc, char **argv)
     json_t *profile = NULL;
     if (profile_dir) {
         char path[4096];
-        snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
-        if (!(profile = util_json_load(path)))
+        if (!(profile = gen_profile_read(profile_dir, path, sizeof(path))))
             return 2;
     }
     util_child_setup();

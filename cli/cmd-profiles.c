@@ -7,6 +7,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +21,19 @@ static json_t *load_profile(const char *root, const char *cls, int version)
         snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
     else
         snprintf(path, sizeof(path), "%s/%s/latest/profile.json", root, cls);
-    return util_json_load(path);
+    /* a file found in the store: not followed if it is a link, and every field checked */
+    json_t *p = util_json_load_regular(path);
+    if (p && gen_profile_check(p, path)) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Text from a stored file, one safe line for the terminal (NULL reads "-"). */
+static const char *shown(struct util_buf *b, const char *s)
+{
+    return util_text_shown(b, s ? s : "-");
 }
 
 /* vN or N, 1 to 1,000,000 (what gen writes); 0 when s is NULL (the latest), -1 when invalid. */
@@ -44,14 +57,17 @@ static int list(const char *root)
         return 2;
     const char *cls;
     json_t *c;
+    struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT;
     json_object_foreach(json_object_get(index, "classes"), cls, c) {
         json_t *versions = json_object_get(c, "versions");
         json_t *last = json_array_get(versions, json_array_size(versions) - 1);
-        printf("%s  v%lld (%zu version%s)  %s\n", cls,
+        printf("%s  v%lld (%zu version%s)  %s\n", shown(&a, cls),
                (long long)json_integer_value(json_object_get(c, "latest")),
                json_array_size(versions), json_array_size(versions) == 1 ? "" : "s",
-               json_string_value(json_object_get(last, "summary")));
+               shown(&b, json_string_value(json_object_get(last, "summary"))));
     }
+    util_buf_release(&a);
+    util_buf_release(&b);
     json_decref(index);
     return 0;
 }
@@ -61,40 +77,44 @@ static int show(const char *root, const char *cls, int version)
     json_t *p = load_profile(root, cls, version);
     if (!p)
         return 2;
-    printf("class:    %s\nversion:  v%lld (created %s, content %s)\nsummary:  %s\n", cls,
-           (long long)json_integer_value(json_object_get(p, "version")),
-           json_string_value(json_object_get(p, "created")),
-           json_string_value(json_object_get(p, "content_hash")),
-           json_string_value(json_object_get(p, "summary")));
-    printf("software: NCCL %s%s\n",
-           json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
-               ? json_string_value(json_object_get(json_object_get(p, "software"), "nccl"))
-               : "unknown",
+    struct util_buf t[4] = {UTIL_BUF_INIT, UTIL_BUF_INIT, UTIL_BUF_INIT, UTIL_BUF_INIT};
+    printf("class:    %s\nversion:  v%lld (created %s, content %s)\nsummary:  %s\n",
+           shown(&t[0], cls), (long long)json_integer_value(json_object_get(p, "version")),
+           shown(&t[1], json_string_value(json_object_get(p, "created"))),
+           shown(&t[2], json_string_value(json_object_get(p, "content_hash"))),
+           shown(&t[3], json_string_value(json_object_get(p, "summary"))));
+    const char *nccl = json_string_value(json_object_get(json_object_get(p, "software"), "nccl"));
+    printf("software: NCCL %s%s\n", shown(&t[0], nccl ? nccl : "unknown"),
            json_is_true(json_object_get(p, "predicted"))
                ? " (every number PREDICTED by the sim backend)"
                : "");
     const char *verdict =
         json_string_value(json_object_get(json_object_get(p, "baseline"), "verdict"));
     if (verdict)
-        printf("defaults: %s\n", verdict);
+        printf("defaults: %s\n", shown(&t[0], verdict));
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(p, "variables"), i, v)
         printf("  %s=%s  [%s] %s\n", json_string_value(json_object_get(v, "name")),
-               json_string_value(json_object_get(v, "value")),
-               json_string_value(json_object_get(v, "role")),
-               json_string_value(json_object_get(v, "evidence")));
+               shown(&t[0], json_string_value(json_object_get(v, "value"))),
+               shown(&t[1], json_string_value(json_object_get(v, "role"))),
+               shown(&t[2], json_string_value(json_object_get(v, "evidence"))));
+    for (int k = 0; k < 4; k++)
+        util_buf_release(&t[k]);
     json_decref(p);
     return 0;
 }
 
+/* A variable's value and role in p (checked by gen_profile_check: name and value are text; a
+ * role may be missing, read as ""). */
 static const char *var_value(json_t *p, const char *name, const char **role)
 {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(p, "variables"), i, v)
         if (!strcmp(json_string_value(json_object_get(v, "name")), name)) {
-            *role = json_string_value(json_object_get(v, "role"));
+            const char *r = json_string_value(json_object_get(v, "role"));
+            *role = r ? r : "";
             return json_string_value(json_object_get(v, "value"));
         }
     return NULL;
@@ -121,9 +141,11 @@ static int diff(const char *root, const char *cls, int a, int b)
         json_decref(pb);
         return 2;
     }
-    printf("%s: v%d -> v%d\n", cls, a, b);
-    printf("  summary: %s\n       -> %s\n", json_string_value(json_object_get(pa, "summary")),
-           json_string_value(json_object_get(pb, "summary")));
+    struct util_buf t[4] = {UTIL_BUF_INIT, UTIL_BUF_INIT, UTIL_BUF_INIT, UTIL_BUF_INIT};
+    printf("%s: v%d -> v%d\n", shown(&t[0], cls), a, b);
+    printf("  summary: %s\n       -> %s\n",
+           shown(&t[0], json_string_value(json_object_get(pa, "summary"))),
+           shown(&t[1], json_string_value(json_object_get(pb, "summary"))));
     json_t *both[2] = {pa, pb};
     for (int side = 0; side < 2; side++) {
         size_t i;
@@ -133,12 +155,17 @@ static int diff(const char *root, const char *cls, int a, int b)
             const char *role_other = NULL, *other = var_value(both[!side], name, &role_other);
             const char *value = json_string_value(json_object_get(v, "value"));
             const char *role = json_string_value(json_object_get(v, "role"));
+            role = role ? role : "";
             if (!other)
-                printf("  %c %s=%s (%s)\n", side ? '+' : '-', name, value, role);
+                printf("  %c %s=%s (%s)\n", side ? '+' : '-', name, shown(&t[0], value),
+                       shown(&t[1], role));
             else if (side && (strcmp(other, value) || strcmp(role_other, role)))
-                printf("  ~ %s: %s (%s) -> %s (%s)\n", name, other, role_other, value, role);
+                printf("  ~ %s: %s (%s) -> %s (%s)\n", name, shown(&t[0], other),
+                       shown(&t[1], role_other), shown(&t[2], value), shown(&t[3], role));
         }
     }
+    for (int k = 0; k < 4; k++)
+        util_buf_release(&t[k]);
     printf("  objective:");
     for (int side = 0; side < 2; side++) {
         /* The winner's, or the defaults' where the profile keeps them (no winner). */

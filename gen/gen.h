@@ -35,11 +35,21 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
 
 /*
- * A profile as a user names it: a profile directory (its profile.json) or that file, read (links
- * followed, a FIFO or device refused, at most 64 MiB) into an object with a "class". The file
- * read goes into path. NULL after an error naming the file.
+ * A profile as a user names it: a profile directory (its profile.json, not followed if it is a
+ * link) or that file (links followed), a FIFO or device refused, at most 64 MiB, checked by
+ * gen_profile_check. The file read goes into path. NULL after an error naming the file.
  */
 json_t *gen_profile_read(const char *arg, char *path, size_t len);
+
+/*
+ * What every reader of a profile relies on, each field of its type (the file may be damaged or
+ * hostile): an object with a "class" of a node class id's characters, "version" a whole number
+ * from 1 to 1000000 when present, "summary", "created" and "content_hash" text when present,
+ * "variables" an array of objects each with a "name" of letters, digits and _ (not a digit
+ * first), a text "value" and, when present, a text "role". 0, or -1 after an error naming the
+ * file and the field.
+ */
+int gen_profile_check(const json_t *p, const char *path);
 
 /* Where the tuner plugin is installed, next to this program (PREFIX/lib or PREFIX/lib64
  * libnccl-tuner-topotune.so, or the build tree's tuner/), into path; "" when not found. */

@@ -350,6 +350,54 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
            UTIL_EIO;
 }
 
+/* A variable's name as a shell and NCCL take it: a letter or _, then letters, digits and _. */
+static int env_name_valid(const char *s)
+{
+    return s && (s[0] < '0' || s[0] > '9') && util_text_in_set(s, 128, "_");
+}
+
+static int profile_bad(const char *path, const char *what)
+{
+    return util_error("profile '%s': %s: give a profile topotune gen wrote", path, what);
+}
+
+int gen_profile_check(const json_t *p, const char *path)
+{
+    if (!json_is_object(p) || !json_is_string(json_object_get(p, "class")))
+        return profile_bad(path, "not a topotune profile (an object with a \"class\")");
+    if (!util_valid_id(json_string_value(json_object_get(p, "class"))))
+        return profile_bad(path, "\"class\" is not a class id (letters, digits, '.', '_' and "
+                                 "'-')");
+    json_t *v = json_object_get(p, "version");
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000))
+        return profile_bad(path, "\"version\" is not a whole number from 1 to 1000000");
+    static const char *const texts[] = {"summary", "created", "content_hash"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        json_t *t = json_object_get(p, texts[i]);
+        if (t && !json_is_string(t) && !json_is_null(t))
+            return util_error("profile '%s': \"%s\" is not text: give a profile topotune gen "
+                              "wrote",
+                              path, texts[i]);
+    }
+    json_t *vars = json_object_get(p, "variables");
+    if (vars && !json_is_array(vars))
+        return profile_bad(path, "\"variables\" is not an array");
+    size_t i;
+    json_array_foreach(vars, i, v) {
+        json_t *role = json_object_get(v, "role");
+        const char *why = !json_is_object(v) ? "is not an object"
+                          : !env_name_valid(json_string_value(json_object_get(v, "name")))
+                              ? "has no \"name\" of letters, digits and _"
+                          : !json_is_string(json_object_get(v, "value")) ? "has no text \"value\""
+                          : role && !json_is_string(role) ? "has a \"role\" that is not text"
+                                                          : NULL;
+        if (why)
+            return util_error("profile '%s': variables[%zu] %s: give a profile topotune gen wrote",
+                              path, i, why);
+    }
+    return 0;
+}
+
 json_t *gen_profile_read(const char *arg, char *path, size_t len)
 {
     struct stat st;
@@ -358,15 +406,20 @@ json_t *gen_profile_read(const char *arg, char *path, size_t len)
     json_error_t jerr = {.text = ""};
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */
-    json_t *p = util_file_read_input(path, 1, 64u << 20, &text, &why)
+    /* a profile.json found in the folder named is not followed if it is a link */
+    json_t *p = util_file_read_input(path, !dir, 64u << 20, &text, &why)
                     ? NULL
                     : json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
     util_buf_release(&text);
-    if (!json_is_object(p) || !json_is_string(json_object_get(p, "class"))) {
-        util_error("cannot read profile '%s': %s", path,
-                   p     ? "not a topotune profile"
-                   : why ? why
-                         : jerr.text);
+    if (!p) {
+        if (why)
+            util_error("cannot read profile '%s': %s", path, why);
+        else
+            util_error("cannot read profile '%s': %s (line %d, column %d)", path, jerr.text,
+                       jerr.line, jerr.column);
+        return NULL;
+    }
+    if (gen_profile_check(p, path)) {
         json_decref(p);
         return NULL;
     }

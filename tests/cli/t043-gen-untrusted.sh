@@ -112,4 +112,37 @@ import glob, json, sys
 p = json.load(open(glob.glob(sys.argv[1] + "/*/v1/profile.json")[0]))
 assert p["hardware"]["gpu_model"] == "7 x NVIDIA GeForce RTX 4090, 1 x NVIDIA L40S", p["hardware"]["gpu_model"]
 PY
+
+# A damaged store: every reader checks each field it uses (profiles diff crashed on a variable
+# without a name), prints a stored text without its control characters, and does not follow a
+# profile.json planted as a link.
+mkdir -p store/c1/v1 store/c1/v2 && ln -s v2 store/c1/latest
+echo '{"class": "c1", "version": 1, "variables": [{"name": "NCCL_ALGO", "value": "Ring", "role": "tuning"}]}' >store/c1/v1/profile.json
+echo '{"class": "c1", "version": 2, "variables": [{"value": "Tree"}]}' >store/c1/v2/profile.json
+expect_exit 2 "profiles diff: a variable without a name" -- "$TOPOTUNE" profiles --profiles store diff c1
+expect_stderr_has 'variables[0] has no "name"' "it names the field"
+for bad in '[1, 2]' '[{"name": "A", "value": 3}]' '[{"name": "A", "value": "x", "role": 1}]' \
+    '[{"name": "1A", "value": "x"}]' '{"A": "x"}'; do
+    printf '{"class": "c1", "version": 2, "variables": %s}\n' "$bad" >store/c1/v2/profile.json
+    expect_exit 2 "profiles show: variables $bad" -- "$TOPOTUNE" profiles --profiles store show c1
+done
+echo '{"class": "c1", "version": "v9"}' >store/c1/v2/profile.json
+expect_exit 2 "profiles show: a version that is no number" -- "$TOPOTUNE" profiles --profiles store show c1
+python3 - store/c1/v2/profile.json <<'PY'
+import json, sys
+json.dump({"class": "c1", "version": 2, "summary": "s\u001b]0;pwned\u0007\u001b[2J",
+           "created": "x\r\nFAKE LINE", "variables": [
+               {"name": "NCCL_ALGO", "value": "Tree\u001b[31m", "role": "tuning"}]},
+          open(sys.argv[1], "w"))
+PY
+expect_exit 0 "profiles show: control characters in its texts" -- "$TOPOTUNE" profiles --profiles store show c1
+check "shown without them, no forged line" python3 - "$TEST_TMP/out" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+assert not any(b in data for b in (b"\x1b", b"\x07", b"\r")), data
+assert not any(l.startswith(b"FAKE") for l in data.splitlines()), data
+PY
+echo '{"class": "c1", "version": 3}' >outside.json
+mkdir -p store/c1/v3 && ln -s ../../../outside.json store/c1/v3/profile.json
+expect_exit 2 "profiles show: a profile.json planted as a link" -- "$TOPOTUNE" profiles --profiles store show c1 v3
 finish

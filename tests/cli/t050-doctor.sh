@@ -201,4 +201,12 @@ expect_exit 0 "profile not sourced" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p
 check "unset variable warned" test "$(status_of profile "$TEST_TMP/p3.json")" = warn
 expect_exit 0 "profile sourced" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p4.json"
 check "profile passes" test "$(status_of profile "$TEST_TMP/p4.json")" = pass
+# A variable without a text value, named as one set here (PATH): refused, not a crash; the
+# profile's folder also given as its profile.json.
+mkdir -p "$TEST_TMP/p-bad"
+printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "PATH"}]}\n' \
+    "$class" >"$TEST_TMP/p-bad/profile.json"
+expect_exit 2 "a variable without a value" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p-bad"
+expect_stderr_has 'variables[0] has no text "value"' "it names the field"
+expect_exit 0 "the profile.json itself" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok/profile.json"
 finish
