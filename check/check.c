@@ -177,6 +177,17 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     bench_args(o, t, args, program);
     snprintf(log, sizeof(log), "%s/check-bench.log", o->dir);
     snprintf(events, sizeof(events), "%s/check-bench.jsonl", o->dir);
+    /* nothing for the nccl backend to run on: the node's environment, not its health */
+    if (!strcmp(o->backend, "nccl") && t->ngpus == 0) {
+        json_object_set_new(report, "bench",
+                            json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",
+                                      "timed_out", 0, "log", ""));
+        json_object_set_new(report, "ranks", json_integer(0));
+        cannot(report, 3,
+               "no GPU on this node for the nccl backend (give --backend mpi to check the launch "
+               "and the network without one)");
+        return;
+    }
     if (unlink(events) && errno != ENOENT) {
         fail(report, "bench", "cannot remove the last check's '%s': %s", events, strerror(errno));
         return;

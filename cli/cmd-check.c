@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct check_cli {
@@ -138,6 +140,20 @@ static int drain(const struct check_cli *o, const json_t *report)
     return rc;
 }
 
+/* The report of a check that could not start (bad input, exit 2; this node unmapped, 3): its
+ * reason the last error printed. */
+static json_t *not_checked(const struct check_cli *o, int status)
+{
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    return json_pack("{s:s,s:s,s:s,s:s,s:[],s:[],s:{s:i,s:s,s:b,s:s},s:{s:s,s:i},s:b,s:I}",
+                     "schema", "topotune/check/1", "host", host, "backend", o->c.backend, "source",
+                     strcmp(o->c.backend, "sim") ? "measured" : "predicted", "failures", "sizes",
+                     "bench", "exit_code", -1, "outcome", "none", "timed_out", 0, "log", "",
+                     "error", "text", util_error_last(), "status", status == 3 ? 3 : 2, "ok", 0,
+                     "time", (json_int_t)time(NULL));
+}
+
 static int report_lines(const struct check_cli *o, const json_t *report)
 {
     if (o->json) {
@@ -167,6 +183,7 @@ int cmd_check(int argc, char **argv)
     if (parse(argc, argv, &o, &status))
         return status;
     char tmp[4096] = "";
+    struct stat st;
     if (!o.out) {
         const char *base = getenv("TMPDIR");
         snprintf(tmp, sizeof(tmp), "%s/topotune-check.XXXXXX", base && *base ? base : "/tmp");
@@ -177,6 +194,9 @@ int cmd_check(int argc, char **argv)
         o.out = tmp;
     } else if (util_mkdir_p(o.out)) {
         return util_error("cannot create '%s': %s", o.out, strerror(errno)), 3;
+    } else if (stat(o.out, &st) || !S_ISDIR(st.st_mode)) {
+        return util_error("--out '%s' is not a folder: give a folder for the check's files", o.out),
+               2;
     }
     o.c.dir = o.out;
     char *bench = sweep_bench_program();
@@ -184,12 +204,15 @@ int cmd_check(int argc, char **argv)
     util_child_supervise();
     status = 0;
     json_t *report = check_run(&o.c, &status);
+    int started = report != NULL;
+    if (!started) /* no verdict, said where a wrapper reads it (the reason is on stderr too) */
+        report = not_checked(&o, status);
     const json_t *error = json_object_get(report, "error");
     int rc = !report ? status
              : error ? (int)json_integer_value(json_object_get(error, "status"))
              : json_is_true(json_object_get(report, "ok")) ? 0
                                                            : 1;
-    if (error) /* no verdict on the node: it is not drained */
+    if (error && started) /* no verdict on the node: it is not drained */
         util_error("the check could not be made: %s",
                    json_string_value(json_object_get(error, "text")));
     if (report && report_lines(&o, report))

@@ -11,6 +11,7 @@
 
 static const char *log_prog = "topotune";
 static enum util_log_level log_level = UTIL_LOG_INFO;
+static char last_error[1024]; /* the last error's text, cleaned, for a report that must say it */
 
 void util_log_init(const char *progname, enum util_log_level level)
 {
@@ -30,7 +31,7 @@ enum util_log_level util_log_level(void)
  * no forged "topotune: error:" line either).
  */
 __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, const char *fmt,
-                                                           va_list ap)
+                                                           va_list ap, int error)
 {
     char stack[1024], *text = stack;
     va_list again;
@@ -44,6 +45,8 @@ __attribute__((format(printf, 2, 0))) static void log_line(const char *tag, cons
     struct util_buf clean = UTIL_BUF_INIT;
     util_text_clean(&clean, text, len > 0 ? (size_t)len : 0, 0);
     fprintf(stderr, "%s: %s%s\n", log_prog, tag, util_buf_str(&clean));
+    if (error)
+        snprintf(last_error, sizeof(last_error), "%s", util_buf_str(&clean));
     util_buf_release(&clean);
     if (text != stack)
         free(text);
@@ -53,7 +56,7 @@ int util_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    log_line("error: ", fmt, ap);
+    log_line("error: ", fmt, ap, 1);
     va_end(ap);
     return -1;
 }
@@ -64,7 +67,7 @@ void util_warning(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("warning: ", fmt, ap);
+    log_line("warning: ", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -74,7 +77,7 @@ void util_info(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("", fmt, ap);
+    log_line("", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -84,7 +87,7 @@ void util_debug(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("debug: ", fmt, ap);
+    log_line("debug: ", fmt, ap, 0);
     va_end(ap);
 }
 
@@ -111,4 +114,9 @@ const char *util_strerror(int code)
         return "the environment failed";
     }
     return "unknown error";
+}
+
+const char *util_error_last(void)
+{
+    return last_error;
 }

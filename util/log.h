@@ -21,6 +21,9 @@ enum util_log_level util_log_level(void);
 
 /* Prints "PROG: error: MSG" to stderr and returns -1, so callers can `return util_error(...)`. */
 int util_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The text of the last error printed (cleaned, at most 1023 bytes), "" before any: for a report
+ * that must say why it could not be made. */
+const char *util_error_last(void);
 /* Prints "PROG: warning: MSG" unless quiet. */
 void util_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG: MSG" unless quiet: progress and notes. */

@@ -159,6 +159,26 @@ r = json.load(open(sys.argv[1]))
 assert "no model the catalog knows" in r["reference_missing"], r
 assert all(s.get("low") is None for s in r["sizes"]), r' "$TEST_TMP/out"
 
+# No verdict without a run to judge: the nccl backend on a node without a GPU is NOT CHECKED
+# (exit 3), --out naming a file is bad input (exit 2): neither drains the node. A check that
+# cannot start says NOT CHECKED on standard output too, and its JSON keeps the schema.
+if ! "$TOPOTUNE" topo --json 2>/dev/null | grep -q '"gpus": \[{'; then
+    expect_exit 3 "the nccl backend without a GPU" -- "$TOPOTUNE" check --no-doctor --drain
+    check "NOT CHECKED, why, no drain" sh -c "grep -q '^NOT CHECKED .*no GPU on this node' '$TEST_TMP/out' &&
+        ! grep -q scontrol '$TEST_TMP/out'"
+fi
+touch afile
+expect_exit 2 "--out naming a file" -- "$TOPOTUNE" check --backend sim --input "$h100" --out afile --drain
+check "no drain" sh -c "! grep -q scontrol '$TEST_TMP/out'"
+mkdir -p pbad
+printf '{"schema": "topotune/profile/1", "class": "%s", "version": "v9"}\n' "$cls" >pbad/profile.json
+expect_exit 2 "a profile whose version is no number" -- "$TOPOTUNE" check --backend mpi --np 2 --profile pbad
+check "NOT CHECKED on standard output, with the reason" grep -q '^NOT CHECKED .*"version" is not a whole number' "$TEST_TMP/out"
+expect_exit 2 "the same, --json" -- "$TOPOTUNE" check --backend mpi --np 2 --profile pbad --json
+check "the JSON holds the error and keeps the schema" sh -c "python3 '$TOPOTUNE_SRC/tests/cli/validate-schema.py' \
+    '$TOPOTUNE_SRC/docs/schemas/check.schema.json' '$TEST_TMP/out' &&
+    grep -q '\"status\": 2' '$TEST_TMP/out'"
+
 # 6. Refusals.
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim
 expect_exit 2 "--apply without --drain" -- "$TOPOTUNE" check --backend sim --input "$h100" --apply
