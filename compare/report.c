@@ -467,6 +467,28 @@ static void objective_cell(struct util_buf *b, const struct compare_input *in, c
     number(b, objective, 0, pred, band, 0);
 }
 
+static void evidence_key(const json_t *e, char *key, size_t len)
+{
+    snprintf(key, len, "%.32s %" JSON_INTEGER_FORMAT,
+             json_string_value(json_object_get(e, "collective")),
+             json_integer_value(json_object_get(e, "size")));
+}
+
+/* An input's evidence as {"collective size": time_us}, its times that are numbers. */
+static json_t *evidence_times(const json_t *ev)
+{
+    json_t *out = json_object(), *x;
+    size_t j;
+    char key[64];
+    json_array_foreach(ev, j, x) {
+        json_t *us = json_object_get(x, "time_us");
+        evidence_key(x, key, sizeof(key));
+        if (json_is_number(us))
+            json_object_set(out, key, us);
+    }
+    return out;
+}
+
 /* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
  * and the defaults'), per 1,000 of price, and each (collective, size)'s time per call. */
 static void workload_table(const struct compare_input *in, int n, enum compare_format f,
@@ -506,21 +528,18 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
         number(&b, in[i].price > 0 && chosen > 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
                0);
         compare_table_set(&t, 3, i + 1, &b);
-        json_t *mine = json_object_get(in[i].profile, "evidence");
-        json_array_foreach(ev, k, e) { /* the same (collective, size) in this input's evidence */
-            double us = -1;
-            size_t j;
-            json_t *x;
-            json_array_foreach(mine, j, x)
-                if (json_equal(json_object_get(x, "collective"),
-                               json_object_get(e, "collective")) &&
-                    json_equal(json_object_get(x, "size"), json_object_get(e, "size")))
-                    us = json_is_number(json_object_get(x, "time_us"))
-                             ? json_number_value(json_object_get(x, "time_us"))
-                             : -1;
-            number(&b, us, 1, pred, compare_evidence_band(e), 1);
+        /* the same (collective, size) in this input's evidence, found by key: a workload of
+         * 100,000 entries costs its length, not its square */
+        json_t *mine = evidence_times(json_object_get(in[i].profile, "evidence"));
+        json_array_foreach(ev, k, e) {
+            char key[64];
+            evidence_key(e, key, sizeof(key));
+            json_t *x = json_object_get(mine, key);
+            number(&b, json_is_number(x) ? json_number_value(x) : -1, 1, pred,
+                   compare_evidence_band(e), 1);
             compare_table_set(&t, 4 + (int)k, i + 1, &b);
         }
+        json_decref(mine);
     }
     util_buf_release(&b);
     compare_table_render(&t, f, out);

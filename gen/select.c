@@ -162,43 +162,55 @@ static double mean_time(json_t *runs, const char *coll, size_t size)
     return n ? sum / n : -1;
 }
 
+/* A workload entry's evidence: the defaults' time and the runs' (b and t; -1: none). */
+static void entry_times(const json_t *e, json_t *runs, json_t *base_runs, double *b, double *t)
+{
+    const char *coll = json_string_value(json_object_get(e, "collective"));
+    size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
+    *b = base_runs ? mean_time(base_runs, coll, size) : -1;
+    *t = mean_time(runs, coll, size);
+}
+
+static json_t *entry_json(const json_t *e, double b, double t)
+{
+    return json_pack("{s:s,s:I,s:f,s:o,s:o,s:o}", "collective",
+                     json_string_value(json_object_get(e, "collective")), "size",
+                     json_integer_value(json_object_get(e, "size")), "weight",
+                     json_number_value(json_object_get(e, "weight")), "baseline_time_us",
+                     b > 0 ? json_real(b) : json_null(), "time_us",
+                     t > 0 ? json_real(t) : json_null(), "change",
+                     b > 0 && t > 0 ? json_real(t / b - 1) : json_null());
+}
+
 /* Per weighted (collective, size): the defaults' time and runs' (a new array). */
 static json_t *evidence(const json_t *workload, json_t *runs, json_t *base_runs)
 {
     json_t *out = json_array(), *e;
     size_t i;
+    double b, t;
     json_array_foreach(json_object_get(workload, "entries"), i, e) {
-        const char *coll = json_string_value(json_object_get(e, "collective"));
-        size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
-        double w = json_number_value(json_object_get(e, "weight"));
-        double b = base_runs ? mean_time(base_runs, coll, size) : -1;
-        double t = mean_time(runs, coll, size);
-        json_array_append_new(out,
-                              json_pack("{s:s,s:I,s:f,s:o,s:o,s:o}", "collective", coll, "size",
-                                        (json_int_t)size, "weight", w, "baseline_time_us",
-                                        b > 0 ? json_real(b) : json_null(), "time_us",
-                                        t > 0 ? json_real(t) : json_null(), "change",
-                                        b > 0 && t > 0 ? json_real(t / b - 1) : json_null()));
+        entry_times(e, runs, base_runs, &b, &t);
+        json_array_append_new(out, entry_json(e, b, t));
     }
     return out;
 }
 
 /* The first weighted (collective, size) where runs are slower than the defaults' by more than
- * margin, as {collective, size, weight, time_us, baseline_time_us, change}; NULL: none. */
+ * margin, as {collective, size, weight, time_us, baseline_time_us, change}; NULL: none. Asked
+ * of every configuration: nothing is built for an entry that is not slower. */
 static json_t *slows(const json_t *workload, json_t *runs, json_t *base_runs, double margin)
 {
-    json_t *ev = evidence(workload, runs, base_runs), *e, *found = NULL;
+    json_t *e;
     size_t i;
-    json_array_foreach(ev, i, e) {
-        json_t *change = json_object_get(e, "change");
-        if (json_number_value(json_object_get(e, "weight")) > 0 && json_is_number(change) &&
-            json_number_value(change) > margin) {
-            found = json_incref(e);
-            break;
-        }
+    double b, t;
+    json_array_foreach(json_object_get(workload, "entries"), i, e) {
+        if (!(json_number_value(json_object_get(e, "weight")) > 0))
+            continue;
+        entry_times(e, runs, base_runs, &b, &t);
+        if (b > 0 && t > 0 && t / b - 1 > margin)
+            return entry_json(e, b, t);
     }
-    json_decref(ev);
-    return found;
+    return NULL;
 }
 
 /* The first outcome other than ok (the baseline's failure), for the evidence. */

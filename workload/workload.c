@@ -490,16 +490,25 @@ json_t *workload_preset(const char *name)
     return NULL;
 }
 
-/* The weight a workload gives (collective, size), or -1. */
-static double weight_of(const json_t *w, const json_t *entry)
+/* An entry's (collective, size) as one key. */
+static void entry_key(const json_t *e, char *key, size_t len)
 {
-    json_t *e;
+    snprintf(key, len, "%.32s %lld", json_string_value(json_object_get(e, "collective")),
+             (long long)json_integer_value(json_object_get(e, "size")));
+}
+
+/* w's weights by entry_key: a hash table, so that comparing two workloads of 100,000 entries
+ * costs their length, not its square. */
+static json_t *weights_by_key(const json_t *w)
+{
+    json_t *index = json_object(), *e;
     size_t i;
-    json_array_foreach(json_object_get(w, "entries"), i, e)
-        if (json_equal(json_object_get(e, "collective"), json_object_get(entry, "collective")) &&
-            json_equal(json_object_get(e, "size"), json_object_get(entry, "size")))
-            return json_number_value(json_object_get(e, "weight"));
-    return -1;
+    char key[64];
+    json_array_foreach(json_object_get(w, "entries"), i, e) {
+        entry_key(e, key, sizeof(key));
+        json_object_set_new(index, key, json_real(json_number_value(json_object_get(e, "weight"))));
+    }
+    return index;
 }
 
 int workload_differs(const json_t *a, const json_t *b, char *buf, size_t len)
@@ -508,21 +517,30 @@ int workload_differs(const json_t *a, const json_t *b, char *buf, size_t len)
         snprintf(buf, len, "%s", a || b ? "all_reduce alone against a workload" : "");
         return a || b;
     }
-    for (int k = 0; k < 2; k++) {
-        const json_t *x = k ? b : a, *y = k ? a : b, *e;
+    json_t *index[2] = {weights_by_key(a), weights_by_key(b)};
+    int differs = 0;
+    for (int k = 0; k < 2 && !differs; k++) {
+        const json_t *x = k ? b : a, *e;
         size_t i;
+        char key[64];
         json_array_foreach(json_object_get(x, "entries"), i, e) {
-            double w = weight_of(y, e), v = json_number_value(json_object_get(e, "weight"));
+            entry_key(e, key, sizeof(key));
+            json_t *other = json_object_get(index[!k], key);
+            double w = other ? json_real_value(other) : -1;
+            double v = json_number_value(json_object_get(e, "weight"));
             if (w >= 0 && fabs(w - v) <= 1e-6)
                 continue;
             snprintf(buf, len, "%s at %lld B weighs %.6g in the %s workload and %s in the other",
                      json_string_value(json_object_get(e, "collective")),
                      (long long)json_integer_value(json_object_get(e, "size")), v,
                      k ? "new" : "recorded", w >= 0 ? "differently" : "nothing");
-            return 1;
+            differs = 1;
+            break;
         }
     }
-    return 0;
+    json_decref(index[0]);
+    json_decref(index[1]);
+    return differs;
 }
 
 /* nccl-tests' names a workload may weight (alltoall: a preset's or a user's; NCCL's COLL log
