@@ -89,8 +89,9 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
 struct acc {
     json_t *calls; /* "collective size" -> calls over every rank */
     json_t *ranks; /* rank -> true */
-    /* "rank comm" -> the Sends of its last group: {"op", "nranks", "peers": {peer: true},
-     * "bytes": [...]}, until a Send of another group (opCount) ends it (group_end) */
+    /* "rank comm" -> the Sends and Recvs of its last group: {"op", "nranks", "peers": {peer:
+     * true} (sent to), "from": {peer: true} (received from), "bytes": [...] (sent)}, until a
+     * Send or Recv of another group (opCount, or a peer met again) ends it (group_end) */
     json_t *groups;
     long long lines;
     /* COLL lines left out: a count, datatype or ranks that did not parse; a call larger than
@@ -111,63 +112,78 @@ static void count_call(struct acc *a, const char *name, unsigned long long bytes
     json_object_set_new(a->calls, key, json_integer(json_integer_value(c) + 1));
 }
 
+/* Most of a communicator's ranks: every rank, or 3 or more and at least half of them. */
+static int most_ranks(long long peers, long long nranks)
+{
+    return peers == nranks || (peers >= 3 && 2 * peers >= nranks);
+}
+
 /*
- * A rank's group of Sends on one communicator, ended. Before NCCL 2.28 an alltoall is a group of
- * Sends, one per rank, logged with one opCount: to every rank (PyTorch's all_to_all, itself
- * included), or to most of them (itself left out; uneven splits skip the ranks they send 0). A
- * group to every rank, or to 3 ranks or more and at least half of them, is one alltoall of
- * nccl-tests' size (the rank's whole send buffer: what it sent, scaled to every rank where at
- * most itself is missing). Any other group (a pipeline's send, a ring's two neighbours) is its
- * Sends, each a sendrecv.
+ * A rank's group of Sends and Recvs on one communicator, ended. Before NCCL 2.28 an alltoall is
+ * a group of a Send and a Recv per rank, logged with one opCount: to and from every rank
+ * (PyTorch's all_to_all, itself included), or most of them (itself left out; uneven splits skip
+ * the ranks they send 0). A group that sends to and receives from most ranks (most_ranks) is one
+ * alltoall of nccl-tests' size (the rank's whole send buffer: what it sent, scaled to every rank
+ * where at most itself is missing). Any other group (a pipeline's send, a ring's two
+ * neighbours, sends to every rank with nothing received: a scatter) is its Sends, each a
+ * sendrecv.
  */
 static void group_end(struct acc *a, json_t *g)
 {
     long long nranks = json_integer_value(json_object_get(g, "nranks"));
     json_t *bytes = json_object_get(g, "bytes"), *b;
     long long peers = (long long)json_object_size(json_object_get(g, "peers"));
+    long long from = (long long)json_object_size(json_object_get(g, "from"));
     size_t i;
-    if (peers == nranks || (peers >= 3 && 2 * peers >= nranks)) {
-        unsigned long long sum = 0;
+    if (most_ranks(peers, nranks) && most_ranks(from, nranks)) {
+        unsigned long long sum = 0; /* each at most WORKLOAD_MAX_SIZE, at most 2^24 of them */
         json_array_foreach(bytes, i, b)
             sum += (unsigned long long)json_integer_value(b);
-        /* to every rank: the whole buffer; to every other: its own part added, as the mean */
-        unsigned long long size = peers == nranks - 1
-                                      ? sum * (unsigned long long)nranks / (unsigned long long)peers
-                                      : sum;
-        if (size > (unsigned long long)WORKLOAD_MAX_SIZE)
+        /* to every rank: the whole buffer; to every other: its own part added, as the mean
+         * (checked before multiplying: sum x nranks could pass 2^64) */
+        int scaled = peers == nranks - 1;
+        if (sum > (unsigned long long)WORKLOAD_MAX_SIZE ||
+            (scaled && sum / (unsigned long long)peers >
+                           (unsigned long long)WORKLOAD_MAX_SIZE / (unsigned long long)nranks)) {
             a->too_large++;
-        else
-            count_call(a, "alltoall", size);
+            return;
+        }
+        count_call(a, "alltoall",
+                   scaled ? sum * (unsigned long long)nranks / (unsigned long long)peers : sum);
         return;
     }
     json_array_foreach(bytes, i, b)
         count_call(a, "sendrecv", (unsigned long long)json_integer_value(b));
 }
 
-/* A Send line of rank (its bytes, on [nranks=] ranks), kept with the rest of its group. */
-static void group_send(struct acc *a, const char *rank, const char *what, long long nranks,
-                       unsigned long long bytes)
+/* A Send (recv 0: its bytes) or Recv line of rank on [nranks=] ranks, kept with the rest of its
+ * group. */
+static void group_p2p(struct acc *a, const char *rank, const char *what, long long nranks, int recv,
+                      unsigned long long bytes)
 {
     char key[600], peer[24];
     long long op = field(what, ": opCount ", 1), comm = field(what, " comm 0x", 1);
     snprintf(key, sizeof(key), "%s %llx", rank, (unsigned long long)comm);
     snprintf(peer, sizeof(peer), "%lld", field(what, " root ", 0));
     json_t *g = json_object_get(a->groups, key);
-    /* a new group: another opCount, or a peer sent to again (from NCCL 2.27 a launch without
-     * network work leaves the opCount as it was: every group inside a node logs the same) */
+    const char *side = recv ? "from" : "peers";
+    /* a new group: another opCount, or a peer met again the same way (from NCCL 2.27 a launch
+     * without network work leaves the opCount as it was: every group inside a node logs the
+     * same) */
     if (g && (json_integer_value(json_object_get(g, "op")) != op ||
               json_integer_value(json_object_get(g, "nranks")) != nranks ||
-              json_object_get(json_object_get(g, "peers"), peer))) {
+              json_object_get(json_object_get(g, side), peer))) {
         group_end(a, g);
         g = NULL;
     }
     if (!g) {
-        g = json_pack("{s:I,s:I,s:{},s:[]}", "op", (json_int_t)op, "nranks", (json_int_t)nranks,
-                      "peers", "bytes");
+        g = json_pack("{s:I,s:I,s:{},s:{},s:[]}", "op", (json_int_t)op, "nranks",
+                      (json_int_t)nranks, "peers", "from", "bytes");
         json_object_set_new(a->groups, key, g);
     }
-    json_object_set_new(json_object_get(g, "peers"), peer, json_true());
-    json_array_append_new(json_object_get(g, "bytes"), json_integer((json_int_t)bytes));
+    json_object_set_new(json_object_get(g, side), peer, json_true());
+    if (!recv)
+        json_array_append_new(json_object_get(g, "bytes"), json_integer((json_int_t)bytes));
 }
 
 /* Every rank's last group of Sends, ended (the log read). */
@@ -188,11 +204,22 @@ static int folded_by_ray(const char *line)
     return p && strstr(p, "x across cluster]") != NULL;
 }
 
+/* A COLL line's start at what: a function's name, then ": opCount " (its length, or 0). */
+static size_t coll_word(const char *what)
+{
+    size_t word = strspn(what, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+    return word && !strncmp(what + word, ": opCount ", 10) ? word : 0;
+}
+
 static void one_line(struct acc *a, const char *line)
 {
     const char *info = NULL;
-    for (const char *p = strstr(line, "NCCL INFO "); p; p = strstr(p + 1, "NCCL INFO "))
+    for (const char *p = strstr(line, "NCCL INFO "); p; p = strstr(p + 1, "NCCL INFO ")) {
+        /* a COLL line another rank's line cut (processes writing at once): lost, counted */
+        if (info && coll_word(info + strlen("NCCL INFO ")))
+            a->lines++, a->unparsed++;
         info = p;
+    }
     if (!info)
         return;
     const char *what = info + strlen("NCCL INFO ");
@@ -201,12 +228,20 @@ static void one_line(struct acc *a, const char *line)
                       !strncmp(what + strlen(colls[k].log), ": opCount ", 10)))
         k++;
     if (k == n) {
-        size_t word = strspn(what, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
-        if (!word || strncmp(what + word, ": opCount ", 10))
+        size_t word = coll_word(what);
+        if (!word)
             return; /* not a COLL line */
         a->lines++;
         if (word == 4 && !strncmp(what, "Recv", 4)) {
-            a->recv++; /* counted with its Send */
+            a->recv++; /* its bytes counted with its Send; its rank and group here */
+            long long ranks = field_to(what, "[nranks=", 0, ']');
+            if (ranks < 2 || ranks > 1 << 24)
+                return;
+            struct util_buf rank = UTIL_BUF_INIT;
+            rank_of(line, info, &rank);
+            json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
+            group_p2p(a, util_buf_str(&rank), what, ranks, 1, 0);
+            util_buf_release(&rank);
             return;
         }
         if (!a->other++)
@@ -242,7 +277,7 @@ static void one_line(struct acc *a, const char *line)
     rank_of(line, info, &rank);
     json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
     if (!strcmp(colls[k].name, "sendrecv"))
-        group_send(a, util_buf_str(&rank), what, ranks, bytes);
+        group_p2p(a, util_buf_str(&rank), what, ranks, 0, bytes);
     else
         count_call(a, colls[k].name, bytes);
     util_buf_release(&rank);
@@ -412,11 +447,15 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
                             "is read once (its calls would count twice)",
                             paths[f], paths[again]);
         } else if (util_file_read_input(paths[f], 1, 1LL << 30, &text, &why)) {
+            /* a pipe is not read (a log is read whole, and twice-given files are told by
+             * their inode): say how to give it */
+            int piped = !strcmp(paths[f], "-") || (why && strstr(why, "not a regular file"));
             rc = util_error("cannot read NCCL log '%s': %s%s", paths[f], why ? why : "?",
                             why && strstr(why, "larger than")
                                 ? ": give its COLL lines (grep 'NCCL INFO'), or split it into "
                                   "several files"
-                                : "");
+                            : piped ? ": save the log to a file first, and give its path"
+                                    : "");
         } else {
             long long before = a.lines;
             all_lines(&a, text.data, text.len);

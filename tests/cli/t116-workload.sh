@@ -73,35 +73,66 @@ expect_exit 0 "a progress bar's carriage return and a stray byte before the host
     "$TOPOTUNE" workload --from-nccl-log cr.log --out cr.json
 check "two ranks, each one call" test "$(entries cr.json)" = "all_reduce 4096 1
 ranks 2"
-# Before NCCL 2.28 an alltoall is a group of Sends, one to every rank, under one opCount (PyTorch's
-# all_to_all sends to itself too; others leave themselves out): one alltoall per rank, not sends.
+# Before NCCL 2.28 an alltoall is a group of a Send and a Recv per rank, under one opCount
+# (PyTorch's all_to_all sends to itself too; others leave themselves out): one alltoall per rank,
+# not sends.
 send() { echo "node1:$1:9 [$1] NCCL INFO Send: opCount $2 sendbuff 0x1 recvbuff (nil) count $4 datatype 9 op 0 root $3 comm 0x5$1 [nranks=$5] stream 0x4"; }
-for r in 0 1 2 3; do for op in 7 8; do for peer in 0 1 2 3; do send "$r" "$op" "$peer" 262144 4; done; done; done >a2a-groups.log
+recv() { echo "node1:$1:9 [$1] NCCL INFO Recv: opCount $2 sendbuff (nil) recvbuff 0x2 count $4 datatype 9 op 0 root $3 comm 0x5$1 [nranks=$5] stream 0x4"; }
+both() { send "$@"; recv "$@"; }
+for r in 0 1 2 3; do for op in 7 8; do for peer in 0 1 2 3; do both "$r" "$op" "$peer" 262144 4; done; done; done >a2a-groups.log
 expect_exit 0 "grouped Sends to every rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-groups.log --out g.json
 check "two alltoalls of 262144 bfloat16 x 4 ranks per rank" test "$(entries g.json)" = "alltoall 2097152 2
 ranks 4"
-for r in 0 1 2 3; do for peer in 0 1 2 3; do [ "$peer" = "$r" ] || send "$r" 7 "$peer" 1024 4; done; done >a2a-others.log
+for r in 0 1 2 3; do for peer in 0 1 2 3; do [ "$peer" = "$r" ] || both "$r" 7 "$peer" 1024 4; done; done >a2a-others.log
 expect_exit 0 "grouped Sends to every other rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-others.log --out o.json
 check "one alltoall of 1024 x 4 ranks x 2 B" test "$(entries o.json)" = "alltoall 8192 1
 ranks 4"
 # NCCL 2.27 leaves the opCount as it was after a launch without network work: two alltoalls
 # inside a node log one opCount, and a peer sent to again starts the next.
-for r in 0 1; do for _ in 1 2; do for peer in 0 1 2 3; do send "$r" 0 "$peer" 4096 4; done; done; done >a2a-27.log
+for r in 0 1; do for _ in 1 2; do for peer in 0 1 2 3; do both "$r" 0 "$peer" 4096 4; done; done; done >a2a-27.log
 expect_exit 0 "two alltoalls under one opCount" -- "$TOPOTUNE" workload --from-nccl-log a2a-27.log --out a27.json
 check "two alltoalls per rank" test "$(entries a27.json)" = "alltoall 32768 2
 ranks 2"
 # MoE's uneven splits skip the ranks a rank sends nothing: 4 of 8 peers is still an alltoall,
 # of the bytes it sent; a ring's two neighbours of 3 ranks are sends.
-{ for peer in 0 2 5 7; do send 0 9 "$peer" 1000 8; done; send 1 9 0 512 3; send 1 9 2 512 3; } >uneven.log
+{ for peer in 0 2 5 7; do both 0 9 "$peer" 1000 8; done; both 1 9 0 512 3; both 1 9 2 512 3; } >uneven.log
 expect_exit 0 "uneven splits and a ring of 3" -- "$TOPOTUNE" workload --from-nccl-log uneven.log --out u.json
 check "one alltoall of 4 x 1000 x 2 B; two sendrecv of 1 KiB" test "$(entries u.json)" = "alltoall 8000 0.5
 sendrecv 1024 1
 ranks 2"
 # Uneven parts to every rank, itself included: the whole buffer, not its mean part x ranks.
-{ send 0 5 0 1000 3; send 0 5 1 1000 3; send 0 5 2 1001 3; } >a2a-uneven.log
+{ both 0 5 0 1000 3; both 0 5 1 1000 3; both 0 5 2 1001 3; } >a2a-uneven.log
 expect_exit 0 "uneven parts to every rank" -- "$TOPOTUNE" workload --from-nccl-log a2a-uneven.log --out au.json
 check "one alltoall of 3001 x 2 B" test "$(entries au.json)" = "alltoall 6002 1
 ranks 1"
+# Sends to every other rank with nothing received (a scatter; from NCCL 2.27 a loop of sends
+# inside a node logs one opCount) are sends, not an alltoall; a rank whose log holds only its
+# Recvs is a rank seen.
+for peer in 1 2 3 4 5 6 7; do send 0 0 "$peer" 1048576 8; done >scatter.log
+recv 1 0 0 1048576 8 >>scatter.log
+expect_exit 0 "Sends to every other rank, nothing received" -- "$TOPOTUNE" workload --from-nccl-log scatter.log --out sc.json
+check "seven sendrecv of 2 MiB (bfloat16) over 2 ranks" test "$(entries sc.json)" = "sendrecv 2097152 3.5
+ranks 2"
+# An alltoall group whose bytes pass what a workload holds is too large, not wrapped round to a
+# small size (16384 peers of 64 GiB each: the sum times 16385 ranks passes 2^64, and wrapped
+# round it read 64 GiB).
+python3 - <<'PY' >a2a-big.log
+n = 16385
+for p in range(1, n):
+    for kind, bufs in (("Send", "sendbuff 0x1 recvbuff (nil)"), ("Recv", "sendbuff (nil) recvbuff 0x2")):
+        print("node1:1:9 [0] NCCL INFO %s: opCount 5 %s count 34359738368 datatype 9 op 0 root %d "
+              "comm 0x55 [nranks=%d] stream 0x4" % (kind, bufs, p, n))
+PY
+coll AllReduce 1024 7 8 0 >>a2a-big.log
+expect_exit 0 "an alltoall past the largest size" -- "$TOPOTUNE" workload --from-nccl-log a2a-big.log --out big.json
+check "left out as too large, not counted small" sh -c "test \"\$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d[\"skipped\"], [e[\"collective\"] for e in d[\"entries\"]])' big.json)\" = \"1 ['all_reduce']\""
+# A line another rank's line cut into: the cut call is lost, and counted so.
+printf 'node1:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datnode1:2:2 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0x4 [nranks=2] stream 0x4\natype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4\n' >cut.log
+expect_exit 0 "a line cut by another" -- "$TOPOTUNE" workload --from-nccl-log cut.log --out cut.json
+check "the cut call skipped, the whole one counted" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["skipped"] == 1 and d["lines"] == 2 and d["ranks_seen"] == 1, d' cut.json
+expect_exit 2 "standard input" -- "$TOPOTUNE" workload --from-nccl-log -
+expect_stderr_has "save the log to a file first" "says how to give it"
 { send 0 7 1 1024 4; send 0 7 3 1024 4; send 0 8 1 1024 4; } >ring.log
 expect_exit 0 "Sends to some ranks only" -- "$TOPOTUNE" workload --from-nccl-log ring.log --out ring.json
 check "each its own sendrecv" test "$(entries ring.json)" = "sendrecv 2048 3
