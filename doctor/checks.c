@@ -8,6 +8,7 @@
 #include "doctor/internal.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/json.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -81,16 +82,41 @@ static void check_memlock(json_t *c, const struct topo *t)
                    m >> 10, rdma_nics(t));
 }
 
-/* 3. P2P per GPU pair, as NVML and the CUDA driver report it. */
-static void check_p2p(json_t *c, const struct topo *t)
+/* Where NCCL_P2P_DISABLE=1 is set for the job: this environment, or the profile it runs with
+ * (its variables apply to the job, not to this process); NULL: neither. */
+static const char *p2p_disabled_by(const json_t *profile)
+{
+    const char *here = getenv("NCCL_P2P_DISABLE");
+    if (here && !strcmp(here, "1"))
+        return "this environment";
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(profile, "variables"), i, v)
+        if (!strcmp(util_json_str(v, "name", ""), "NCCL_P2P_DISABLE") &&
+            !strcmp(util_json_str(v, "value", ""), "1"))
+            return "the profile";
+    return NULL;
+}
+
+/* 3. P2P per GPU pair, as NVML and the CUDA driver report it: a hazard unless NCCL is kept off
+ * it (NCCL_P2P_DISABLE=1, the fix this check gives). */
+static void check_p2p(json_t *c, const struct topo *t, const json_t *profile)
 {
     const char *fix =
         "set NCCL_P2P_DISABLE=1, or make P2P work (disable PCIe ACS on bare metal, check the "
         "IOMMU setting, use a driver that supports P2P on these GPUs)";
+    const char *off = p2p_disabled_by(profile);
     if (t->ngpus < 2) {
         doctor_add(c, "p2p", t->ngpus ? "pass" : "unknown", NULL, "%s",
                    t->ngpus ? "one GPU: no peer to reach"
                             : "no GPU visible: P2P cannot be checked here");
+        return;
+    }
+    if (t->p2p_broken == 1 && off) {
+        doctor_add(c, "p2p", "pass", NULL,
+                   "these GPUs' PCIe P2P is known to hang (topology fact); NCCL_P2P_DISABLE=1 (%s) "
+                   "keeps NCCL off it",
+                   off);
         return;
     }
     if (!t->p2p || t->p2p_broken == 1) {
@@ -112,8 +138,10 @@ static void check_p2p(json_t *c, const struct topo *t)
                     util_buf_addf(&pairs, " GPU%d-GPU%d %s", i, j, s);
             }
         }
-    doctor_add(c, "p2p", bad ? "fail" : "pass", bad ? fix : NULL,
-               "%s reports %d pair(s) without P2P%s", t->p2p_source, bad, util_buf_str(&pairs));
+    doctor_add(c, "p2p", bad && !off ? "fail" : "pass", bad && !off ? fix : NULL,
+               "%s reports %d pair(s) without P2P%s%s%s%s", t->p2p_source, bad,
+               util_buf_str(&pairs), bad && off ? "; NCCL_P2P_DISABLE=1 (" : "",
+               bad && off ? off : "", bad && off ? ") keeps NCCL off them" : "");
     util_buf_release(&pairs);
 }
 
@@ -441,7 +469,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     json_t *checks = json_array();
     check_shm(checks, t);
     check_memlock(checks, t);
-    check_p2p(checks, t);
+    check_p2p(checks, t, profile);
     doctor_check_p2p_copy(checks, t, copy_timeout_s);
     check_acs(checks, t);
     check_interfaces(checks);

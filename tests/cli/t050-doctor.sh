@@ -201,6 +201,20 @@ expect_exit 0 "profile not sourced" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p
 check "unset variable warned" test "$(status_of profile "$TEST_TMP/p3.json")" = warn
 expect_exit 0 "profile sourced" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p4.json"
 check "profile passes" test "$(status_of profile "$TEST_TMP/p4.json")" = pass
+# Broken PCIe P2P (the stock-driver RTX 4090 box) fails until NCCL is kept off it: by this
+# environment, or by the profile the job runs with (its variables are the job's, not doctor's).
+rtx=$TOPOTUNE_SRC/profiles/specs/rtx4090-8x-pcie.json
+expect_exit 1 "broken P2P, nothing set" -- "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/r0.json"
+check "p2p fails" test "$(status_of p2p "$TEST_TMP/r0.json")" = fail
+expect_exit 0 "broken P2P, NCCL_P2P_DISABLE=1 set" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/r1.json"
+check "p2p passes" test "$(status_of p2p "$TEST_TMP/r1.json")" = pass
+check "saying why" grep -q 'NCCL_P2P_DISABLE=1 (this environment)' "$TEST_TMP/r1.json"
+rclass=$("$TOPOTUNE" topo --input "$rtx" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+mkdir -p "$TEST_TMP/p-rtx"
+printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_P2P_DISABLE", "value": "1", "role": "system"}]}\n' \
+    "$rclass" >"$TEST_TMP/p-rtx/profile.json"
+"$TOPOTUNE" doctor --input "$rtx" --profile "$TEST_TMP/p-rtx" --json "$TEST_TMP/r2.json"
+check "the profile's NCCL_P2P_DISABLE=1 counts" test "$(status_of p2p "$TEST_TMP/r2.json")" = pass
 # A variable without a text value, named as one set here (PATH): refused, not a crash; the
 # profile's folder also given as its profile.json.
 mkdir -p "$TEST_TMP/p-bad"
