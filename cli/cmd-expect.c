@@ -18,7 +18,7 @@
 #include <string.h>
 
 struct expect_opts {
-    const char *input, *profile, *calibration, *format;
+    const char *input, *profile, *calibration, *format, *collective;
     size_t min, max;
     int nodes, factor;
 };
@@ -26,6 +26,8 @@ struct expect_opts {
 static int parse(int argc, char **argv, struct expect_opts *o, int *status)
 {
     const struct util_opt opts[] = {
+        {"collective", 'C', UTIL_OPT_STRING, &o->collective, "NAME",
+         "all_reduce (default) all_gather reduce_scatter broadcast reduce alltoall sendrecv"},
         {"input", 'i', UTIL_OPT_STRING, &o->input, "FILE",
          "hwloc XML, NCCL topology XML, topology JSON or hardware spec (default: this node)"},
         {"profile", 'p', UTIL_OPT_STRING, &o->profile, "DIR",
@@ -47,10 +49,11 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
     };
     const struct util_opts_cmd cmd = {
         "topotune expect",
-        "[--input FILE | --profile DIR] [--nodes N] [--calibration FILE] [-b MIN] [-e MAX]\n"
-        "       [-f N] [--format text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
-        "What a healthy system should measure: all_reduce busbw and time per size with a band,\n"
-        "predicted by the model (and its measured error) or measured by a profile's runs.",
+        "[-C COLLECTIVE] [--input FILE | --profile DIR] [--nodes N] [--calibration FILE]\n"
+        "       [-b MIN] [-e MAX] [-f N] [--format "
+        "text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
+        "What a healthy system should measure: a collective's busbw and time per size with a\n"
+        "band, predicted by the model (and its measured error) or measured by a profile's runs.",
         opts, 0, 0};
     int npos = 0;
     if (cli_parse(&cmd, argc, argv, &npos, status))
@@ -62,6 +65,13 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
     if (o->input && o->profile)
         return *status = 2, util_error("give --input or --profile, not both: a profile's "
                                        "numbers are measured, the input's predicted");
+    if (o->collective && model_coll_parse(o->collective) < 0)
+        return *status = 2, util_error("-C '%s': not a collective; give one of %s", o->collective,
+                                       model_coll_names());
+    if (o->profile && o->collective && model_coll_parse(o->collective) != MODEL_ALL_REDUCE)
+        return *status = 2, util_error("-C %s with --profile: a profile's runs measured "
+                                       "all_reduce; give --input for the model's %s",
+                                       o->collective, o->collective);
     if (o->profile && (o->nodes || o->calibration))
         return *status = 2, util_error("--nodes and --calibration belong to a prediction: a "
                                        "profile's runs had their own nodes");
@@ -124,8 +134,9 @@ static int predicted(const struct expect_opts *o, struct expect *e)
         rc = 1; /* a verdict about the hardware, not bad input: status 1 */
     }
     if (!rc)
-        rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node", o->min, o->max,
-                              o->factor);
+        rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node",
+                              o->collective ? model_coll_parse(o->collective) : MODEL_ALL_REDUCE,
+                              o->min, o->max, o->factor);
     topo_release(&t);
     return rc;
 }

@@ -46,10 +46,18 @@ size_t expect_run_size(size_t bytes)
     return bytes - bytes % sizeof(float);
 }
 
+size_t expect_coll_run_size(size_t bytes, int coll, int nranks)
+{
+    size_t n = nranks > 0 ? (size_t)nranks : 1;
+    return model_coll_parts(coll) ? ((bytes / sizeof(float) / n) & ~(size_t)3) * sizeof(float) * n
+                                  : expect_run_size(bytes);
+}
+
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
-                     const char *source, size_t min, size_t max, int factor)
+                     const char *source, int coll, size_t min, size_t max, int factor)
 {
     memset(e, 0, sizeof(*e));
+    e->coll = coll;
     snprintf(e->source, sizeof(e->source), "%s", source);
     snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
     e->min = min, e->max = max, e->factor = factor;
@@ -58,9 +66,13 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     e->rate = MODEL_BAND_RATE;
     snprintf(e->basis, sizeof(e->basis),
              "predicted by %s with NCCL's defaults; band: where %.0f%% of the published "
-             "measurements of the model's calibration fell around predictions made without their "
-             "own source (docs/model.md, \"Bands\")",
-             MODEL_VERSION, 100 * MODEL_BAND_RATE);
+             "measurements of %s of the model's calibration fell around predictions made without "
+             "their own source (docs/model.md, \"Bands\")",
+             MODEL_VERSION, 100 * MODEL_BAND_RATE,
+             coll == MODEL_ALL_REDUCE                          ? "all_reduce"
+             : coll == MODEL_BROADCAST || coll == MODEL_REDUCE ? "broadcast and reduce"
+                                                               : "all_gather, reduce_scatter, "
+                                                                 "alltoall and sendrecv");
     if (m->fault != MODEL_FAULT_NONE)
         return util_error("the model's predicted outcome for '%s' is %s, not a bandwidth: %s",
                           source, model_fault_words(m->fault), m->why),
@@ -74,14 +86,14 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                           source, m->gpus_unknown, m->ppn),
                UTIL_EINVAL;
     for (size_t asked = min ? min : 1; asked <= max; asked *= (size_t)factor) {
-        size_t b = expect_run_size(asked);
+        size_t b = expect_coll_run_size(asked, coll, m->nranks);
         if (!b || (e->n && e->rows[e->n - 1].bytes == b)) {
             if (asked > max / (size_t)factor)
                 break;
             continue;
         }
         struct model_prediction p;
-        if (model_predict(m, b, &p) || p.wrong) {
+        if (model_predict_coll(m, coll, b, &p) || p.wrong) {
             expect_release(e);
             return util_error("the model predicts %s at %zu B for '%s', not a bandwidth",
                               p.wrong ? "wrong results" : "no usable algorithm", b, source),
@@ -92,15 +104,17 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         r->time_us = p.time_us;
         snprintf(r->algo, sizeof(r->algo), "%s", p.algo);
         snprintf(r->proto, sizeof(r->proto), "%s", p.proto);
-        struct model_band band = model_band_at(b);
+        struct model_band band = model_band_for(coll, b);
         set_band(r, band.low, band.high);
         if (asked > max / (size_t)factor)
             break;
     }
     if (!e->n)
-        return util_error("no size from %zu to %zu B holds one float (4 B): give -e of 4 or more, "
-                          "at least as large as -b",
-                          min, max),
+        return util_error("no size from %zu to %zu B holds %s: give a larger -e", min, max,
+                          model_coll_parts(coll) ? "a 16-byte part of every rank (all_gather, "
+                                                   "reduce_scatter and alltoall divide the size "
+                                                   "among the ranks)"
+                                                 : "one float (4 B)"),
                UTIL_EINVAL;
     return 0;
 }
@@ -208,6 +222,7 @@ static int read_profile(struct expect *e, const char *path, json_t *p, size_t mi
 int expect_measured(struct expect *e, const char *profile, size_t min, size_t max)
 {
     memset(e, 0, sizeof(*e));
+    e->coll = MODEL_ALL_REDUCE; /* what a profile's runs measured */
     snprintf(e->source, sizeof(e->source), "%s", profile);
     char path[4096];
     json_t *p = gen_profile_read(profile, path, sizeof(path));
@@ -256,7 +271,7 @@ json_t *expect_json(const struct expect *e)
     struct util_buf src = UTIL_BUF_INIT; /* a path: any bytes, JSON takes UTF-8 only */
     json_t *j =
         json_pack("{s:s,s:s,s:b,s:s,s:s,s:i,s:i,s:i,s:s,s:f,s:f}", "schema", "topotune/expect/1",
-                  "collective", "all_reduce", "predicted", !e->measured, "source",
+                  "collective", model_coll_name(e->coll), "predicted", !e->measured, "source",
                   util_text_shown(&src, e->source), "basis", e->basis, "nodes", e->nodes,
                   "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION, "rate",
                   e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
@@ -269,8 +284,8 @@ json_t *expect_json(const struct expect *e)
 void expect_print(const struct expect *e, FILE *out)
 {
     const char *l = label(e);
-    fprintf(out, "# %s all_reduce (float, sum): %s\n", e->measured ? "MEASURED" : "PREDICTED",
-            e->basis);
+    fprintf(out, "# %s %s (float%s): %s\n", e->measured ? "MEASURED" : "PREDICTED",
+            model_coll_name(e->coll), model_coll_reduces(e->coll) ? ", sum" : "", e->basis);
     fprintf(out, "# input %s, class %s; %d node(s) x %d GPU(s) = %d ranks\n", e->source,
             e->class_id[0] ? e->class_id : "?", e->nodes, e->ppn, e->nranks);
     fprintf(out, "# a healthy system measures within the band %.1f%% of the time\n#\n",

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a healthy system should measure (`topotune expect`): all_reduce busbw and time per size
- * with a band, from the model (a topology, a hardware spec or the live node: every number
- * predicted, the band the model's measured error, model_band_at) or from a profile's measured
+ * What a healthy system should measure (`topotune expect`): a collective's busbw and time per size
+ * with a band (all_reduce, or any nccl-tests collective the model prices), from the model (a
+ * topology, a hardware spec or the live node: every number predicted, the band the model's
+ * measured error for that collective, model_band_for) or from a profile's measured all_reduce
  * runs of the class (every number measured, the band the runs' spread). And the same expectation
  * in the forms validators read: nccl-tests' NCCL_TESTS_MIN_BW, Prometheus alerting rules over
  * the metrics topotune exports, an LBNL NHC check function. Errors follow util/error.h.
@@ -28,6 +29,7 @@ struct expect_row {
 };
 
 struct expect {
+    int coll;               /* the collective (enum model_coll; a profile's: all_reduce) */
     int measured;           /* 1: from a profile's runs; 0: predicted by the model */
     char basis[512];        /* where the numbers and the band come from, in words */
     char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
@@ -44,11 +46,16 @@ struct expect {
  * whole number of them (64000001 -> 64000000); 0 below one. */
 size_t expect_run_size(size_t bytes);
 
-/* The model's expectation at the sizes min .. max growing factor times (nccl-tests' -b -e -f).
- * 0, or UTIL_EINVAL when the model predicts a fault (a hang, an error or wrong results: said
- * with the reason) or no size lies in min .. max. */
+/* The size nccl-tests runs when asked for bytes of collective coll on nranks ranks: whole floats,
+ * and for all_gather, reduce_scatter and alltoall 16-byte parts of every rank; 0 when none. */
+size_t expect_coll_run_size(size_t bytes, int coll, int nranks);
+
+/* The model's expectation of collective coll at the sizes min .. max growing factor times
+ * (nccl-tests' -b -e -f). 0, or UTIL_EINVAL when the model predicts a fault (a hang, an error or
+ * wrong results: said with the reason), knows none of the GPUs' models, or no size lies in
+ * min .. max. */
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
-                     const char *source, size_t min, size_t max, int factor);
+                     const char *source, int coll, size_t min, size_t max, int factor);
 
 /*
  * The measured expectation of a profile (a profile directory or its profile.json): its

@@ -37,8 +37,8 @@ static void run_rule(const struct expect *e, FILE *out, const char *alert, const
                      const char *metric, const char *after, const char *severity,
                      const char *summary, const char *description)
 {
-    fprintf(out, "      - alert: %s\n        expr: \"%s%s{collective=\\\"all_reduce\\\"", alert,
-            before, metric);
+    fprintf(out, "      - alert: %s\n        expr: \"%s%s{collective=\\\"%s\\\"", alert, before,
+            metric, model_coll_name(e->coll));
     if (e->class_id[0])
         fprintf(out, ",class=\\\"%s\\\"", e->class_id);
     fprintf(out, ",nodes=\\\"%d\\\"}%s\"\n", e->nodes, after);
@@ -51,19 +51,22 @@ static void run_rule(const struct expect *e, FILE *out, const char *alert, const
  * its exit status, its wrong values and its age alert instead. */
 static void run_rules(const struct expect *e, FILE *out)
 {
-    char after[32], summary[96];
+    char after[32], summary[96], failed[96], wrong[96];
+    const char *coll = model_coll_name(e->coll);
+    snprintf(failed, sizeof(failed), "the last %s run of topotune-bench failed (exit {{ $value }})",
+             coll);
+    snprintf(wrong, sizeof(wrong), "the last %s run found {{ $value }} wrong values", coll);
     run_rule(e, out, "TopotuneBenchFailed", "", "topotune_bench_exit_code", " != 0", "critical",
-             "the last all_reduce run of topotune-bench failed (exit {{ $value }})",
+             failed,
              "{{ $labels.instance }}: exit 4 timed out or hung, 7 wrong results or below "
              "NCCL_TESTS_MIN_BW, others NCCL or MPI errors; a failed run measures no busbw, so the "
              "band alerts cannot fire");
     run_rule(e, out, "TopotuneBenchWrongResults", "", "topotune_bench_wrong_results", " > 0",
-             "critical", "the last all_reduce run found {{ $value }} wrong values",
+             "critical", wrong,
              "{{ $labels.instance }}: values out of bounds in the checks of the run (-c): a GPU, "
              "its memory or a link corrupts data");
     snprintf(after, sizeof(after), ") > %d", STALE_S);
-    snprintf(summary, sizeof(summary), "no all_reduce run of topotune-bench in %d h",
-             STALE_S / 3600);
+    snprintf(summary, sizeof(summary), "no %s run of topotune-bench in %d h", coll, STALE_S / 3600);
     run_rule(e, out, "TopotuneBenchStale", "(time() - ",
              "topotune_bench_last_run_timestamp_seconds", after, "warning", summary,
              "{{ $labels.instance }}: the busbw alerts judge the last run, and none ran since "
@@ -87,8 +90,8 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
     for (int i = 0; i < e->n; i++) {
         const struct expect_row *r = &e->rows[i];
         fprintf(out, "      - alert: TopotuneBusbwBelowExpected\n");
-        fprintf(out,
-                "        expr: \"topotune_busbw_bytes_per_second{collective=\\\"all_reduce\\\"");
+        fprintf(out, "        expr: \"topotune_busbw_bytes_per_second{collective=\\\"%s\\\"",
+                model_coll_name(e->coll));
         if (e->class_id[0])
             fprintf(out, ",class=\\\"%s\\\"", e->class_id);
         fprintf(out,
@@ -98,8 +101,8 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
         fprintf(out, "        labels:\n          severity: warning\n          size: \"%zu\"\n",
                 r->bytes);
         fprintf(out, "        annotations:\n");
-        fprintf(out, "          summary: \"all_reduce busbw below its expected band at %zu B\"\n",
-                r->bytes);
+        fprintf(out, "          summary: \"%s busbw below its expected band at %zu B\"\n",
+                model_coll_name(e->coll), r->bytes);
         fprintf(out,
                 "          description: \"{{ $labels.instance }} measured {{ $value | humanize "
                 "}}B/s; a healthy system measures %.2f to %.2f GB/s (%s, %.3g%% of healthy "
@@ -118,10 +121,12 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 static const char nhc_body[] =
     "function check_topotune_busbw() {\n"
     "    local min_bw=${1:-%s} bench=%s out rc avg name last\n"
-    "    [[ -n ${2:-} ]] && bench=$2\n"
+    "    local -a coll=(%s)\n"
+    "    [[ -n ${2:-} ]] && bench=$2 && coll=()\n"
     "    shift 2 2>/dev/null || shift $#\n"
-    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" -g %d -b %zu -e %zu -f %d "
-    "-T 60 \"$@\" 2>&1)\n"
+    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" ${coll[@]+\"${coll[@]}\"} "
+    "-g %d -b %zu "
+    "-e %zu -f %d -T 60 \"$@\" 2>&1)\n"
     "    rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
     "\\1/p')\n"
@@ -135,7 +140,7 @@ static const char nhc_body[] =
     "measured\"\n"
     "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
     "then\n"
-    "        die 1 \"${FUNCNAME[0]}: all_reduce Avg bus bandwidth $avg GB/s, the mean over the "
+    "        die 1 \"${FUNCNAME[0]}: %s Avg bus bandwidth $avg GB/s, the mean over the "
     "sizes, below 0.9 x $min_bw (the mean of the low edges of the band)\"\n"
     "    else\n"
     "        last=$(printf '%%s\\n' \"$out\" | tail -n 1)\n"
@@ -191,10 +196,8 @@ int expect_write_nhc(const struct expect *e, FILE *out)
         return UTIL_EUSAGE;
     char min_bw[32];
     expect_min_bw_text(e, min_bw);
-    fprintf(out,
-            "# LBNL NHC check written by topotune expect: all_reduce busbw on this node's %d "
-            "GPUs\n",
-            e->ppn);
+    fprintf(out, "# LBNL NHC check written by topotune expect: %s busbw on this node's %d GPUs\n",
+            model_coll_name(e->coll), e->ppn);
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
     fprintf(out, "# Install: this file as /etc/nhc/scripts/topotune.nhc, and in nhc.conf:\n");
@@ -202,16 +205,20 @@ int expect_write_nhc(const struct expect *e, FILE *out)
     fprintf(out,
             "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth, "
             "the mean over the sizes,\n# is below 0.9 x it), the benchmark program (default: "
-            "the topotune-bench installed with this topotune),\n# then more of its flags. "
-            "The run takes seconds, at most %d: give nhc a timeout (-t) that allows it.\n",
-            NHC_DEADLINE_S);
+            "the topotune-bench installed with this topotune,\n# run with -C %s; another, "
+            "such as nccl-tests' %s_perf, runs as it is), then more of its flags.\n# The run "
+            "takes seconds, at most %d: give nhc a timeout (-t) that allows it.\n",
+            model_coll_name(e->coll), model_coll_name(e->coll), NHC_DEADLINE_S);
     /* NHC sets PATH to the system's directories: the benchmark by its full path */
     char *prog = util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
     struct util_buf bench = {0};
     util_quote_shell(&bench, prog ? prog : "topotune-bench");
     free(prog);
-    fprintf(out, nhc_body, min_bw, bench.data, NHC_DEADLINE_S, e->ppn, min, max, factor,
-            NHC_DEADLINE_S);
+    char coll[64] = "";
+    if (e->coll != MODEL_ALL_REDUCE) /* topotune-bench's flag; nccl-tests has a program each */
+        snprintf(coll, sizeof(coll), "-C %s", model_coll_name(e->coll));
+    fprintf(out, nhc_body, min_bw, bench.data, coll, NHC_DEADLINE_S, e->ppn, min, max, factor,
+            NHC_DEADLINE_S, model_coll_name(e->coll));
     util_buf_release(&bench);
     return written(out);
 }

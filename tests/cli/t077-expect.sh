@@ -148,7 +148,7 @@ check "it names its nhc.conf line: $conf" test -n "$conf"
 nhc_run() { # nhc_run CHECK-LINE: as nhc's nhcmain_run_checks runs the part after ||
     bash -c '. "$1"; offline() { echo "OFFLINE $1: $2"; }
              die() { echo "ERROR: nhc: Health check failed: ${*:2}"; eval offline "'"'"'host1'"'"'" "'"'"'${*:2}'"'"'"; return "$1"; }
-             set -f; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$1"
+             set -f; eval "$2"' _ "${NHC_FILE:-$TEST_TMP/topotune.nhc}" "$1"
 }
 check_line=${conf#\* || }
 echo '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.3, "lat_scale": 10}}' >"$TEST_TMP/slow.json"
@@ -161,6 +161,40 @@ printf '#!/bin/sh\necho "it'"'"'s broken"\nexit 3\n' >"$TEST_TMP/it's-bench"
 chmod +x "$TEST_TMP/it's-bench"
 expect_exit 1 "a failing bench with quotes in its path and output" -- nhc_run "$check_line '$TEST_TMP/it'\\''s-bench'"
 check "marked offline, the quotes dropped" grep -q "^OFFLINE host1: check_topotune_busbw: .*/its-bench failed (exit 3): its broken" "$TEST_TMP/out"
+# Another collective (-C): its band is its group's, its JSON says which, its rules select its
+# series, and its NHC check runs topotune-bench with -C (another program, as nccl-tests'
+# all_gather_perf, as it is: here the sim's flags carry -C).
+expect_exit 0 "-C all_gather, JSON" -- "$TOPOTUNE" expect -C all_gather --input "$h100" -b 1M -e 1G -f 4 --format json
+cp "$TEST_TMP/out" "$TEST_TMP/ag.json"
+check "all_gather, by the schema, 16-byte parts, the point-to-point band" python3 - "$TOPOTUNE_SRC" "$TEST_TMP/ag.json" <<'PY'
+import json, subprocess, sys
+src, f = sys.argv[1:]
+subprocess.run([sys.executable, src + "/tests/cli/validate-schema.py",
+                src + "/docs/schemas/expect.schema.json", f], check=True)
+e = json.load(open(f))
+assert e["collective"] == "all_gather" and len(e["sizes"]) == 6, e
+for r in e["sizes"]:
+    assert r["size"] % (16 * 8) == 0, r
+    if r["size"] > 4 << 20:
+        assert abs(r["low"] / r["busbw"] - 0.673) < 0.002 and abs(r["high"] / r["busbw"] - 1.182) < 0.002, r
+PY
+"$TOPOTUNE" expect -C reduce_scatter --input "$h100" -b 32M -e 1G --format prometheus-rules >"$TEST_TMP/rs-rules.yml"
+check "-C reduce_scatter: promtool accepts the rules" promtool check rules "$TEST_TMP/rs-rules.yml"
+check "they select reduce_scatter's series, never all_reduce's" sh -c "grep -q 'collective=\\\\\"reduce_scatter' '$TEST_TMP/rs-rules.yml' &&
+    ! grep -q all_reduce '$TEST_TMP/rs-rules.yml'"
+"$TOPOTUNE" expect -C all_gather --input "$h100" -b 32M -e 1G --format nhc >"$TEST_TMP/ag.nhc"
+check "-C all_gather: shellcheck accepts its NHC check" shellcheck -s bash "$TEST_TMP/ag.nhc"
+check "its default bench runs with -C all_gather" grep -q 'local -a coll=(-C all_gather)' "$TEST_TMP/ag.nhc"
+ag_line=$(sed -n 's/^#   \* || \(check_topotune_busbw [0-9.]*\)$/\1/p' "$TEST_TMP/ag.nhc")
+echo '{"schema": "topotune/calibration/1", "params": {"lat_scale": 10, "fill_bytes": 1e9}}' >"$TEST_TMP/slow-ag.json"
+export NHC_FILE=$TEST_TMP/ag.nhc
+expect_exit 0 "all_gather's conf line passes a healthy node" -- nhc_run "$ag_line $TOPOTUNE_BENCH -C all_gather --backend sim --topology $h100"
+expect_exit 1 "and fails a slow one" -- nhc_run "$ag_line $TOPOTUNE_BENCH -C all_gather --backend sim --topology $h100 --calibration $TEST_TMP/slow-ag.json"
+check "naming all_gather" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_gather Avg bus bandwidth" "$TEST_TMP/out"
+unset NHC_FILE
+expect_exit 2 "-C another collective with --profile" -- "$TOPOTUNE" expect -C all_gather --profile "$TEST_TMP/p"
+expect_exit 2 "-C no collective" -- "$TOPOTUNE" expect -C allreduce2 --input "$h100"
+expect_stderr_has "not a collective" "says why"
 expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --format nhc
 # The run must give its Avg bus bandwidth: a program that measures nothing and exits 0 fails.
 expect_exit 1 "a bench that exits 0 without measuring fails the check" -- nhc_run "$check_line /bin/true"
@@ -171,7 +205,7 @@ check "the run has its own deadline" grep -q 'timeout -k 5 300 "$bench"' "$TEST_
 expect_exit 2 "the rack's expectation (18 trays) makes no NHC check" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format nhc
 expect_exit 0 "one tray's does" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 1 -b 1G -e 1G --format nhc
 # shellcheck disable=SC2016 # the words of the written function
-check "on its 4 GPUs" grep -q '"$bench" -g 4 -b 1073741824 -e 1073741824' "$TEST_TMP/out"
+check "on its 4 GPUs" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} -g 4 -b 1073741824 -e 1073741824' "$TEST_TMP/out"
 "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format json >"$TEST_TMP/nvl.json"
 check "the rack's JSON: 18 nodes of 4 GPUs, 72 ranks" python3 -c 'import json, sys
 e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ranks"]) == (18, 4, 72), e' "$TEST_TMP/nvl.json"
@@ -251,7 +285,7 @@ row() { printf '{"size": %s, "busbw": %s}' "$1" "$2"; }
 prof2 "$(row 33554432 300), $(row 1048576 40)"
 expect_exit 0 "sizes listed large first" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M --format nhc
 # shellcheck disable=SC2016 # the words of the written function
-check "run from the smallest" grep -q '"$bench" -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
+check "run from the smallest" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
 prof2 "$(row 1048576 40), $(row 2097152 60), $(row 8388608 90)"
 expect_exit 2 "sizes no one run measures (1M, 2M, 8M)" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M --format nhc
 # NCCL_TESTS_MIN_BW judges the mean over one run's sizes: a figure from sizes no run makes would
