@@ -119,7 +119,9 @@ static int predicted(const struct expect_opts *o, struct expect *e)
     int rc = topo_load(&t, o->input);
     if (!rc && model_init(&m, &t, o->nodes, model_env_none, NULL)) {
         if (o->input)
-            rc = util_error("topology '%s' has no GPU: nothing to expect", o->input);
+            rc = util_error("topology '%s' has no NVIDIA GPU%s: nothing to expect", o->input,
+                            t.other_gpus ? " (its GPUs are of another vendor: NCCL drives none)"
+                                         : "");
         else /* the environment's: exit 3, as the man page says */
             rc = util_error("this node has no GPU visible: nothing to expect (give --input a "
                             "hardware file)"),

@@ -223,7 +223,8 @@ int cmd_predict(int argc, char **argv)
     if (topo_load(&t, o.input)) {
         rc = 2;
     } else if (model_init(&m, &t, o.nodes, lookup, &o.env)) {
-        util_error("topology '%s' has no GPU: nothing to predict", o.input);
+        util_error("topology '%s' has no NVIDIA GPU%s: nothing to predict", o.input,
+                   t.other_gpus ? " (its GPUs are of another vendor: NCCL drives none)" : "");
         rc = 2;
     } else if (o.calibration && model_params_load(&m.params, o.calibration)) {
         rc = 2;

@@ -107,6 +107,10 @@ static json_t *build_key(const struct topo *t)
     util_json_set(key, "nics", nics_key(t));
     util_json_set(key, "matrix", matrix_key(t));
     util_json_set(key, "cpu", cpu);
+    /* a node of AMD GPUs only is no CPU-only node; beside NVIDIA GPUs they change nothing NCCL
+     * does (a display card), nor the class */
+    if (t->other_gpus && !t->ngpus)
+        util_json_set(key, "other_gpus", json_integer(t->other_gpus));
     return key;
 }
 
@@ -177,6 +181,8 @@ int topo_compute_class(struct topo *t)
     if (t->ngpus) {
         slug_model(main_model(t), &b);
         util_buf_addf(&b, "-%dx", t->ngpus);
+    } else if (t->other_gpus) {
+        util_buf_addf(&b, "non-nvidia-gpu-%dx", t->other_gpus);
     } else {
         util_buf_adds(&b, "cpu-only");
     }

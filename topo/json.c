@@ -128,6 +128,8 @@ json_t *topo_to_json(const struct topo *t)
     util_json_set(o, "nvswitches", util_json_count_or_null(t->nvswitches));
     util_json_set(o, "nvlink_known", json_boolean(t->nvlink_known));
     util_json_set(o, "unclassified_pci", json_integer(t->unclassified_pci));
+    if (t->other_gpus)
+        util_json_set(o, "other_gpus", json_integer(t->other_gpus));
     util_json_set(o, "p2p_broken", t->p2p_broken < 0 ? json_null() : json_boolean(t->p2p_broken));
     util_json_set(o, "nodes", json_integer(t->job_nodes));
     if (t->nvlink_domain > 0)

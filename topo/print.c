@@ -82,6 +82,9 @@ void topo_print_summary(const struct topo *t, FILE *out)
         fprintf(out, ", %d PUs", t->cpu.pus);
     fprintf(out, "\nGPUs:      %d", t->ngpus);
     print_gpu_models(t, out);
+    if (t->other_gpus)
+        fprintf(out, " (and %d GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)",
+                t->other_gpus);
     fprintf(out, "\nNVLink:    ");
     print_nvlink(t, out);
     fputc('\n', out);

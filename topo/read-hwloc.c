@@ -98,6 +98,28 @@ static int is_gpu_pci(hwloc_obj_t p)
     return p->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA && (cls == 0x0300 || cls == 0x0302);
 }
 
+#define PCI_VENDOR_AMD   0x1002
+#define PCI_VENDOR_INTEL 0x8086
+
+/* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
+ * accelerator), or any device a GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A
+ * board's display controller (ASPEED's, class 0x0300, its OS devices card*) is none. */
+static int is_other_gpu_pci(hwloc_obj_t p)
+{
+    unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;
+    if (v == PCI_VENDOR_NVIDIA)
+        return 0;
+    if ((v == PCI_VENDOR_AMD || v == PCI_VENDOR_INTEL) &&
+        (cls == 0x0380 || cls == 0x0302 || cls == 0x1200))
+        return 1;
+    for (hwloc_obj_t c = p->io_first_child; c; c = c->next_sibling)
+        if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+            (!strncmp(c->name, "rsmi", 4) || !strncmp(c->name, "ze", 2) ||
+             !strncmp(c->name, "opencl", 6)))
+            return 1;
+    return 0;
+}
+
 /* By class, or by hwloc's subtype: the DGX-2 export has one NVSwitch whose PCI ids read as zero. */
 static int is_nvswitch_pci(hwloc_obj_t p)
 {
@@ -388,6 +410,8 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
             add_gpu_from_pci(t, h, pcis[i]);
         else if (is_nvswitch_pci(pcis[i]))
             t->nvswitches++;
+        else if (is_other_gpu_pci(pcis[i]))
+            t->other_gpus++;
         else
             add_nic_from_pci(t, h, pcis[i]);
     }

@@ -281,6 +281,8 @@ static void read_top(struct json_reader *r, struct topo *t, json_t *doc)
     t->cpu.cores = (int)opt_int(r, cpu, "cores", "cpu", 0, MAX_CPUS);
     t->cpu.pus = (int)opt_int(r, cpu, "pus", "cpu", 0, MAX_CPUS);
     t->nvswitches = (int)opt_int(r, doc, "nvswitches", "", 0, TOPO_MAX_DEVICES);
+    long long other = opt_int(r, doc, "other_gpus", "", 0, TOPO_MAX_DEVICES);
+    t->other_gpus = other > 0 ? (int)other : 0;
     json_t *known = json_object_get(doc, "nvlink_known"),
            *broken = json_object_get(doc, "p2p_broken");
     if (known && !json_is_boolean(known))

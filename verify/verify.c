@@ -195,7 +195,8 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
     if (model_init(&m[0], t, o->nodes, profile_env, ref) ||
         model_init(&m[1], t, o->nodes, profile_env, env) ||
         model_init(&m[2], t, o->nodes, profile_env, env)) {
-        util_error("topology '%s' has no GPU: nothing to predict", o->topology);
+        util_error("topology '%s' has no NVIDIA GPU%s: nothing to predict", o->topology,
+                   t->other_gpus ? " (its GPUs are of another vendor: NCCL drives none)" : "");
         rc = UTIL_EINVAL;
         goto out;
     }

@@ -168,9 +168,18 @@ expect_exit 0 "topology JSON with escapes" -- "$TOPOTUNE" topo --input escapes.j
 check "no escape from a topology JSON" test "$(grep -c "$esc" out)" = 0
 check "a 5000-byte model is cut short" test "$(grep '^GPUs:' out | wc -c)" -lt 400
 
+# AMD GPUs (a Tioga node's 8 MI200s, rsmi OS devices): not counted as NVIDIA GPUs, but said, and
+# the node is no CPU-only class; predict says why it has nothing to price.
+amd=$fx/hwloc-llnl-tioga-ex235a-8xMI200-amd.xml
+expect_exit 0 "a node of AMD GPUs" -- "$TOPOTUNE" topo --input "$amd"
+check "its 8 GPUs said, left out" grep -qx 'GPUs:      0 (and 8 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
+check "its class is no cpu-only one" grep -q '^Class:     non-nvidia-gpu-8x-4xcxi-' out
+expect_exit 2 "predict on it" -- "$TOPOTUNE" predict --input "$amd"
+expect_stderr_has "has no NVIDIA GPU (its GPUs are of another vendor" "says why"
+
 # Item 17: mixed GPU models and NVLink on some GPUs only.
 expect_exit 0 "mixed GPUs" -- "$TOPOTUNE" topo --input "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml"
-check "every model counted" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m' out
+check "every model counted, the AMD card said and left out" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m (and 1 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
 python3 - topo.json <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
