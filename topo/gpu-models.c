@@ -33,9 +33,18 @@ static const struct topo_gpu_info gpu_table[] = {
     {"A10", 0x2236, "NVIDIA A10", 86, 0, 0},
     {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000},
     {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000},
+    {"H100 NVL", 0, "NVIDIA H100 NVL", 90, -1, 25000},
     {"H800", 0x2324, "NVIDIA H800", 90, 8, 25000},
+    /* the names that hold another's first: "GH200" and "H200 NVL" hold "H200", "GB200" holds
+     * "B200", "GB300" "B300", and "H200" holds "H20" */
+    {"GH200", 0, "NVIDIA GH200 480GB", 90, 18, 25000},
+    {"H200 NVL", 0, "NVIDIA H200 NVL", 90, -1, 25000},
     {"H200", 0x2335, "NVIDIA H200", 90, 18, 25000},
+    {"H20", 0, "NVIDIA H20", 90, 18, 25000},
+    {"GB200", 0x2941, "NVIDIA GB200", 100, 18, 50000, 1},
     {"B200", 0x2901, "NVIDIA B200", 100, 18, 50000},
+    {"GB300", 0, "NVIDIA GB300", 103, 18, 50000, 1},
+    {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000},
     {"L40S", 0x26b9, "NVIDIA L40S", 89, 0, 0},
     {"L4", 0x27b8, "NVIDIA L4", 89, 0, 0},
     {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062},

@@ -70,9 +70,20 @@ struct topo_gpu_info {
     int sm;
     int nvlinks;  /* NVLinks per GPU, 0 for PCIe cards without a bridge */
     int link_mbs; /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
+    int switched; /* made for NVSwitch racks only (NVL72 trays): their switches are never on the
+                   * host's PCI */
 };
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model);
 const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id);
+
+/*
+ * NVLink for a source that names the GPUs but not their links (an hwloc export made without
+ * NVML, as AWS's are): when every GPU is one model of fixed NVLinks (SXM, not a bridged card) and
+ * the file shows NVSwitches on PCI, or the model lives on NVSwitch racks only (GB200, GB300),
+ * each GPU gets its model's links to the switches (nvlink_inferred). Call after the source's own
+ * NVLink facts; a source that gave them is left as it is.
+ */
+void topo_infer_nvlink(struct topo *t);
 
 /* Duplicates s (NULL stays NULL); aborts on out of memory like git's xstrdup. */
 char *topo_strdup(const char *s);

@@ -127,6 +127,8 @@ json_t *topo_to_json(const struct topo *t)
     util_json_set(o, "nics", nics);
     util_json_set(o, "nvswitches", util_json_count_or_null(t->nvswitches));
     util_json_set(o, "nvlink_known", json_boolean(t->nvlink_known));
+    if (t->nvlink_inferred)
+        util_json_set(o, "nvlink_inferred", json_true());
     util_json_set(o, "unclassified_pci", json_integer(t->unclassified_pci));
     if (t->other_gpus)
         util_json_set(o, "other_gpus", json_integer(t->other_gpus));

@@ -57,6 +57,11 @@ static void print_nvlink(const struct topo *t, FILE *out)
         with += t->gpus[i].nvlinks > 0;
     if (!t->nvlink_known)
         fprintf(out, "not described by this source (matrix shows PCIe paths only)");
+    else if (t->nvlink_inferred)
+        fprintf(out,
+                "yes, %d links a GPU to NVSwitches: inferred from the GPU model (the source "
+                "does not describe the links)",
+                t->gpus[0].nvlinks);
     else if (with == 0)
         fprintf(out, "none");
     else if (with == t->ngpus)

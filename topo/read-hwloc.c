@@ -424,5 +424,6 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
         t->nvlink_known = 1;
         topo_set_nvlink_totals(t, NULL);
     }
+    topo_infer_nvlink(t);
     return 0;
 }

@@ -290,6 +290,10 @@ static void read_top(struct json_reader *r, struct topo *t, json_t *doc)
     if (broken && !json_is_boolean(broken) && !json_is_null(broken))
         bad(r, "p2p_broken", "expected true, false or null");
     t->nvlink_known = json_is_true(known);
+    json_t *inferred = json_object_get(doc, "nvlink_inferred");
+    if (inferred && !json_is_boolean(inferred))
+        bad(r, "nvlink_inferred", "expected true or false");
+    t->nvlink_inferred = t->nvlink_known && json_is_true(inferred);
     t->p2p_broken = json_is_boolean(broken) ? json_is_true(broken) : TOPO_UNKNOWN;
     json_t *system = json_object_get(doc, "system");
     t->system.shm_bytes = opt_int(r, system, "shm_bytes", "system", 0, MAX_SHM);

@@ -835,6 +835,29 @@ void topo_set_nvlink_totals(struct topo *t, const int *fabric)
     }
 }
 
+void topo_infer_nvlink(struct topo *t)
+{
+    const struct topo_gpu_info *model = NULL;
+    if (t->nvlink_known || t->ngpus < 1 || !t->nvlink)
+        return;
+    for (int i = 0; i < t->ngpus; i++) {
+        const struct topo_gpu_info *gi = topo_gpu_info_by_name(t->gpus[i].model);
+        if (!gi || gi->nvlinks <= 0 || (model && gi != model))
+            return; /* unknown, PCIe or bridged, or mixed: nothing safe to assume */
+        model = gi;
+    }
+    if (!(t->nvswitches > 0 || model->switched))
+        return; /* an SXM board without switches (DGX-1's cube mesh): its links vary */
+    int *fabric = util_xcalloc((size_t)t->ngpus, sizeof(int));
+    for (int i = 0; i < t->ngpus; i++)
+        fabric[i] = model->nvlinks;
+    topo_set_nvlink_totals(t, fabric);
+    free(fabric);
+    if (t->nvswitches <= 0)
+        t->nvswitches = TOPO_UNKNOWN; /* in the rack, not on this host's PCI: present, uncounted */
+    t->nvlink_known = t->nvlink_inferred = 1;
+}
+
 int topo_gpus_lack_nvlink(const struct topo *t)
 {
     for (int i = 0; i < t->ngpus; i++) {

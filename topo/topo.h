@@ -88,6 +88,7 @@ struct topo {
     int *nvlink;          /* ngpus x ngpus: NVLinks joining each pair */
     int unclassified_pci; /* NCCL XML: PCI leaves without a class (NCCL fills them in live) */
     int other_gpus;       /* GPUs of other vendors (AMD, Intel): NCCL drives none, left out */
+    int nvlink_inferred;  /* NVLink from the GPU model and its switches, the source silent */
     int p2p_broken;    /* PCIe P2P between GPUs is known not to work (consumer GPUs, ACS redirect);
                           TOPO_UNKNOWN when nobody could tell */
     int too_many;      /* a reader met more than TOPO_MAX_DEVICES devices */

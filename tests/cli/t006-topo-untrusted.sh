@@ -177,6 +177,37 @@ check "its class is no cpu-only one" grep -q '^Class:     non-nvidia-gpu-8x-4xcx
 expect_exit 2 "predict on it" -- "$TOPOTUNE" predict --input "$amd"
 expect_stderr_has "has no NVIDIA GPU (its GPUs are of another vendor" "says why"
 
+# An export made without NVML names SXM GPUs but not their NVLinks (AWS's p4d and p6e exports):
+# with the NVSwitches on PCI (the DGX-2 export without its NVLinkBandwidth matrix), or for trays
+# of NVSwitch racks (GB200: the switches are not on the host's PCI), each GPU gets its model's
+# links, and the prediction is the one the matrix gives; SXM GPUs without switches (Lassen's
+# V100s) keep the PCIe paths.
+python3 - "$fx" <<'PY'
+import re, sys
+s = open(sys.argv[1] + "/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml").read()
+t = re.sub(r'<distances2hetero[^>]*name="NVLinkBandwidth">.*?</distances2hetero>\n?', "", s, flags=re.S)
+assert t != s
+open("dgx2-nolinks.xml", "w").write(t)
+g = open(sys.argv[1] + "/hwloc-aws-g4dn-metal-8xT4.xml").read().replace('value="Tesla T4"', 'value="NVIDIA GB200"')
+open("gb200-like.xml", "w").write(g)
+PY
+expect_exit 0 "SXM GPUs and NVSwitches, no NVLink matrix" -- "$TOPOTUNE" topo --input dgx2-nolinks.xml
+check "6 links a GPU, inferred and said" grep -q '^NVLink:    yes, 6 links a GPU to NVSwitches: inferred from the GPU model' out
+check "its class has them" grep -q '^Class:     v100-sxm3-32gb-h-16x-nvs6-' out
+p_matrix=$("$TOPOTUNE" predict --input "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+p_inferred=$("$TOPOTUNE" predict --input dgx2-nolinks.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+check "the same prediction as with the matrix ($p_matrix GB/s)" test "$p_matrix" = "$p_inferred"
+expect_exit 0 "GB200 trays, no switch on PCI" -- "$TOPOTUNE" topo --input gb200-like.xml --json gb200-like.json
+check "18 links a GPU, NVSwitches present, by the schema" python3 - gb200-like.json "$TOPOTUNE_SRC/docs/schemas/topology.schema.json" <<'PY'
+import json, subprocess, sys
+t = json.load(open(sys.argv[1]))
+assert t["nvlink_inferred"] is True and t["nvswitches"] is None, t
+assert all(g["nvlinks"] == 18 for g in t["gpus"]), t["gpus"]
+subprocess.run([sys.executable, sys.argv[2].replace("docs/schemas/topology.schema.json", "tests/cli/validate-schema.py"), sys.argv[2], sys.argv[1]], check=True)
+PY
+expect_exit 0 "SXM GPUs without switches" -- "$TOPOTUNE" topo --input "$fx/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml"
+check "keep the PCIe paths" grep -q '^NVLink:    not described by this source' out
+
 # Item 17: mixed GPU models and NVLink on some GPUs only.
 expect_exit 0 "mixed GPUs" -- "$TOPOTUNE" topo --input "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml"
 check "every model counted, the AMD card said and left out" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m (and 1 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
