@@ -85,6 +85,13 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                           "--profile a profile measured on this class",
                           source, m->gpus_unknown, m->ppn),
                UTIL_EINVAL;
+    if (m->nodes > 1 && m->nics_unknown)
+        return util_error("'%s': %d of its NICs have no speed the source states (an hwloc export "
+                          "records none): across nodes the model would price them at 10 Gb/s, no "
+                          "reference for what they should measure; give --input a hardware spec "
+                          "naming the NICs, or --nodes 1",
+                          source, m->nics_unknown),
+               UTIL_EINVAL;
     for (size_t asked = min ? min : 1; asked <= max; asked *= (size_t)factor) {
         size_t b = expect_coll_run_size(asked, coll, m->nranks);
         if (!b || (e->n && e->rows[e->n - 1].bytes == b)) {

@@ -611,6 +611,8 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
+        if (nic->speed_gbps <= 0 && nic->kind != TOPO_NIC_ETH)
+            m->nics_unknown++;
         m->nic_bw = fmax(m->nic_bw, gbs);
         if (nic->kind == TOPO_NIC_ETH)
             eth += gbs;

@@ -241,6 +241,8 @@ struct model {
                                  * GPUDirect RDMA */
     int efa;                    /* the network is AWS EFA (its hops cost efa_lat_us more) */
     int channels;               /* search channels (NCCL's C) */
+    int nics_unknown;           /* network NICs of no known speed (hwloc exports record none),
+                                 * priced at 10 Gb/s: across nodes no reference either */
     int gpus_unknown;           /* GPUs whose compute capability no source gave (no model
                                  * name or PCI device the catalog knows): priced as Volta, so
                                  * no reference a validator or a survey may judge against */

@@ -543,7 +543,7 @@ double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double 
     struct model_prediction p;
     /* GPUs of a model the catalog does not know are priced as Volta: no yardstick */
     if (model_init(&m, t, nodes, model_env_none, NULL) || m.fault || m.gpus_unknown ||
-        model_predict(&m, bytes, &p))
+        (nodes > 1 && m.nics_unknown) || model_predict(&m, bytes, &p))
         return -1;
     if (time_us)
         *time_us = p.time_us;

@@ -317,6 +317,14 @@ expect_exit 1 "the stock-driver RTX 4090 box, predicted to hang" -- "$TOPOTUNE" 
 expect_stderr_has "hang" "it says why"
 # An NCCL topology dump without its <gpu> elements names no GPU model: the model would price the
 # 8 A100s of an NDv4 as PCIe Volta cards, a band 20x too low for a validator to trust.
+# An hwloc export records no NIC speed: across nodes the model would price its IB HCA at 10 Gb/s,
+# no band to judge by; on one node the network plays no part.
+pascal=$TOPOTUNE_FIXTURES/hwloc-llnl-pascal-2xP100pcie-mlx5.xml
+expect_exit 2 "NICs of no known speed, 2 nodes: no band" -- "$TOPOTUNE" expect --input "$pascal" --nodes 2 -b 1M -e 1M
+expect_stderr_has "1 of its NICs have no speed the source states" "it says why and how to fix"
+expect_exit 0 "the same node alone" -- "$TOPOTUNE" expect --input "$pascal" -b 1M -e 1M
+expect_exit 0 "predict across 2 nodes warns" -- "$TOPOTUNE" predict --input "$pascal" --nodes 2 -b 1M -e 1M
+expect_stderr_has "priced at 10 Gb/s across nodes" "the warning"
 # A file name of bytes that are not UTF-8 is the JSON's source with U+FFFD, not a failed write.
 odd=$TEST_TMP/$(printf 'h\377.json')
 cp "$h100" "$odd"
