@@ -658,9 +658,14 @@ int cmd_sweep(int argc, char **argv)
         sw.dir = dir;
         char logs[1100];
         snprintf(logs, sizeof(logs), "%s/logs", dir);
+        struct stat st;
         rc = util_mkdir_p(logs) ? 1 : 0;
         if (rc)
             util_error("cannot create '%s': %s", logs, strerror(errno));
+        else if (lstat(logs, &st) || !S_ISDIR(st.st_mode)) /* a planted link: writes elsewhere */
+            rc = 2, util_error("'%s' is a link, not the sweep's own folder: remove it (the runs' "
+                               "logs are written there)",
+                               logs);
         if (!rc && (lockfd = lock_dir(dir, &rc)) >= 0) {
             end_leftovers(dir);
             rc = hosts_topology_file(&sw);

@@ -535,6 +535,12 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
         util_child_wait(&ch);
     }
     json_t *res = json_object();
+    if (ch.capture_errno) { /* its log could not be opened: nothing ran, nothing to record */
+        json_object_set_new(res, "capture_errno", json_integer(ch.capture_errno));
+        free_strv(argv);
+        free_strv(env);
+        return res;
+    }
     json_object_set(res, "config_id", json_object_get(r->config, "id"));
     json_object_set(res, "env", json_object_get(r->config, "env"));
     json_object_set_new(res, "rep", json_integer(r->rep));
@@ -662,6 +668,15 @@ static int measure_one(struct sweep *sw, const struct planned_run *r, const char
         json_decref(res);
         return UTIL_EINTR;
     }
+    if (json_object_get(res, "capture_errno")) { /* the folder, not the configuration */
+        char name[96];
+        util_error("run %s: cannot write its log in '%s/logs': %s: the run is not recorded; "
+                   "remove what is in the way and run 'topotune sweep --resume'",
+                   run_name(r, coll, name, sizeof(name)), sw->dir,
+                   strerror((int)json_integer_value(json_object_get(res, "capture_errno"))));
+        json_decref(res);
+        return UTIL_EIO;
+    }
     sw->ran++;
     char path[1100], name[96];
     int err;
@@ -736,11 +751,13 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
  */
 static const char *const cure_steps[][2] = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
 
+/* NCCL's defaults failed before the first collective. A run that could not be launched at all
+ * (launch-failed: the program or the launcher did not start) says nothing of NCCL: no cure. */
 static int failed_early(const json_t *res)
 {
     const char *outcome = json_string_value(json_object_get(res, "outcome"));
     const char *stage = json_string_value(json_object_get(res, "stage"));
-    return strcmp(outcome, "ok") &&
+    return strcmp(outcome, "ok") && strcmp(outcome, "launch-failed") &&
            (!strcmp(outcome, "crash") ||
             (stage &&
              (!strcmp(stage, "init") || !strncmp(stage, "size:", 5) || !strcmp(stage, "warmup"))));
@@ -894,6 +911,12 @@ int sweep_run(struct sweep *sw)
     struct stat st;
     if (!sw->results) /* a link, FIFO or directory planted there is bad input, not a failure */
         return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) ? UTIL_EINVAL : UTIL_EIO;
+    /* every line reused is checked as gen checks it: an edited one stops the resume here */
+    size_t i;
+    json_t *r;
+    json_array_foreach(sw->results, i, r)
+        if (sweep_result_check(r, path, i + 1))
+            return UTIL_EINVAL;
     if (json_array_size(sw->results))
         util_info("resuming: %zu runs already in '%s' are not measured again",
                   json_array_size(sw->results), path);

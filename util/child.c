@@ -401,7 +401,7 @@ static int in_list(pid_t pid, const pid_t *list, int n)
 int util_child_start(struct util_child *c)
 {
     int pipefd[2];
-    c->exec_errno = 0;
+    c->exec_errno = c->capture_errno = 0;
     c->lost = 0;
     c->timed_out = 0;
     c->exit_code = -1;
@@ -414,8 +414,10 @@ int util_child_start(struct util_child *c)
     nbefore = children_of_me(before, MAX_LIVE * 4);
     struct exec_plan plan = {NULL, build_env(c->env), 0, -1, -1};
     plan.path = resolve(c->argv[0], &plan.err);
-    if (!plan.envp || open_captures(c, &plan) || pipe2(pipefd, O_CLOEXEC)) {
+    int captured = plan.envp ? open_captures(c, &plan) : 0;
+    if (!plan.envp || captured || pipe2(pipefd, O_CLOEXEC)) {
         c->exec_errno = plan.envp ? errno : ENOMEM;
+        c->capture_errno = captured ? c->exec_errno : 0;
         close_captures(&plan);
         free(plan.envp), free(plan.path);
         return -1;

@@ -22,11 +22,13 @@ struct util_child {
     double grace_s;   /* between SIGTERM and SIGKILL */
     /* set by util_child_start / util_child_wait */
     pid_t pid;
-    int exec_errno; /* the exec failed with this errno: nothing ran */
-    int timed_out;  /* the deadline passed and the group was killed */
-    int exit_code;  /* when it exited, else -1 */
-    int lost;       /* it was reaped by someone else: how it ended is unknown (exit_code -1) */
-    int signal;     /* when a signal ended it (ours after a timeout included), else 0 */
+    int exec_errno;    /* the exec failed with this errno: nothing ran */
+    int capture_errno; /* the log or result file could not be opened (a planted link, a
+                        * directory): nothing ran; exec_errno holds it too */
+    int timed_out;     /* the deadline passed and the group was killed */
+    int exit_code;     /* when it exited, else -1 */
+    int lost;          /* it was reaped by someone else: how it ended is unknown (exit_code -1) */
+    int signal;        /* when a signal ended it (ours after a timeout included), else 0 */
     double wall_s;
 };
 

@@ -71,4 +71,28 @@ for bad in '"nodes": [{"spec": "hgx-h100.json", "count": 2}], "nodse": []' \
     expect_exit 2 "cluster: unknown key in $bad" -- "$TOPOTUNE" survey --backend sim --cluster cluster.json --out c
     expect_stderr_has "unknown key" "cluster: the key named"
 done
+
+# 4. A sweep folder's own state: a logs folder planted as a link is refused (nothing written where
+# it points); a run whose log cannot be opened is not recorded, and its failure is no verdict on
+# NCCL's defaults (no cure added, as when the benchmark cannot start at all); a resume refuses
+# an edited line before reusing it (no crash on a wrong type).
+h100() { "$TOPOTUNE" sweep -q --topology "$specs/hgx-h100.json" --space space.json "$@"; }
+h100 --out h >/dev/null 2>&1
+base=$(python3 -c 'import json; print(json.load(open("h/sweep.json"))["configs"][0]["id"])')
+mkdir -p victim planted && ln -s "$TEST_TMP/victim" planted/logs
+expect_exit 2 "a logs folder planted as a link" -- h100 --out planted
+check "nothing written where it points" test -z "$(ls victim)"
+mkdir -p blocked/logs/"$base-r0.log"
+h100 --out blocked >/dev/null 2>"$TEST_TMP/err"
+check "a baseline whose log cannot be opened is not recorded" sh -c "! grep -q '\"$base\"' blocked/results.jsonl 2>/dev/null"
+check "and cures nothing" python3 -c 'import json, sys; assert not json.load(open(sys.argv[1])).get("cures"), sys.argv[1]' blocked/sweep.json
+expect_stderr_has "cannot write its log" "the folder named as the cause"
+expect_exit 1 "the benchmark cannot start: every run launch-failed" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench "$TOPOTUNE" sweep -q \
+    --topology "$specs/hgx-h100.json" --space space.json --out nobench
+check "no cure for a launch that failed" python3 -c 'import json, sys; assert not json.load(open(sys.argv[1])).get("cures"), sys.argv[1]' nobench/sweep.json
+for edit in 's/"outcome":"ok"/"outcome":5/' 's/"config_id":"[0-9a-f]*"/"config_id":null/' 's/"final":true/"final":"yes"/'; do
+    rm -rf edited && cp -r h edited && sed -i "1$edit" edited/results.jsonl
+    expect_exit 2 "resume after $edit" -- h100 --out edited --resume
+    expect_stderr_has "refusing 'edited/results.jsonl': line 1" "the line named"
+done
 finish
