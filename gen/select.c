@@ -448,6 +448,28 @@ static int one_workload(json_t *sweeps, const char *class_id)
     return 0;
 }
 
+/* 0 when every sweep judged by the same rules (objective sizes, cv_max, repeat: gen_select reads
+ * the first's), else an error naming two: merged, the profile would depend on their order. */
+static int one_rule(json_t *sweeps, const char *class_id)
+{
+    static const char *const keys[] = {"objective_min", "objective_max", "cv_max", "repeat"};
+    json_t *first = json_array_get(sweeps, 0), *sw;
+    size_t i;
+    json_array_foreach(sweeps, i, sw)
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            json_t *a = json_object_get(first, keys[k]), *b = json_object_get(sw, keys[k]);
+            if ((!a && !b) || (a && b && json_number_value(a) == json_number_value(b)))
+                continue;
+            util_error("sweeps of class '%s' were judged by different rules ('%s' and '%s' differ "
+                       "in %s): one profile cannot mix them; give gen the sweeps of one space at "
+                       "a time",
+                       class_id, json_string_value(json_object_get(first, "dir")),
+                       json_string_value(json_object_get(sw, "dir")), keys[k]);
+            return -1;
+        }
+    return 0;
+}
+
 /*
  * The per-size rows apply on top of the profile's variables: a row's evidence must come from runs
  * that had them set (with the same values), differing only in what a row chooses (the algorithm
@@ -571,7 +593,8 @@ static json_t *baseline_json(const struct config_stats *base, enum base_verdict 
 json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
 {
     json_t *first = json_array_get(sweeps, 0);
-    if (one_shape(sweeps, results, class_id) || one_workload(sweeps, class_id))
+    if (one_shape(sweeps, results, class_id) || one_workload(sweeps, class_id) ||
+        one_rule(sweeps, class_id))
         return NULL;
     struct gen_choice ch = {
         .backend = json_string_value(json_object_get(first, "backend")),

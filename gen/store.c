@@ -238,6 +238,10 @@ static int class_dir(const char *root, const char *class_id, char *classdir, siz
                           "[A-Za-z0-9._-] without \"..\", at most 128 characters",
                           class_id ? class_id : "(none)"),
                UTIL_EINVAL;
+    if (!strcmp(class_id, "index.json")) /* the root's own file: a class there breaks it */
+        return util_error("refusing to write a profile for class \"index.json\": the profile "
+                          "root's index has that name (a node class id never does)"),
+               UTIL_EINVAL;
     if (util_mkdir_p(root))
         return util_error("cannot create '%s': %s", root, strerror(errno)), UTIL_EIO;
     int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

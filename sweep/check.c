@@ -152,6 +152,7 @@ static int check_configs(const struct where *w, const json_t *configs)
     size_t i;
     json_t *c, *seen = json_object();
     int rc = 0;
+    char want[16];
     if (!json_is_array(configs) || json_array_size(configs) == 0)
         rc = bad(w, "configs", "expected a non-empty array, the all-unset baseline first");
     json_array_foreach(configs, i, c) {
@@ -166,6 +167,10 @@ static int check_configs(const struct where *w, const json_t *configs)
             rc = UTIL_EINVAL;
         else if ((json_object_size(json_object_get(c, "env")) == 0) != (i == 0))
             rc = bad(w, "configs", "entry %zu: the all-unset baseline comes first, once", i);
+        else if (strcmp(id, (sweep_config_id(json_object_get(c, "env"), want), want)))
+            /* the id is its variables' hash: a pair that disagrees was edited, and gen would
+             * recommend variables that never ran */
+            rc = bad(w, "configs", "entry %zu: id %s is not the id of its env (%s)", i, id, want);
         else
             json_object_set_new(seen, id, json_true());
     }
@@ -182,7 +187,8 @@ int sweep_meta_check(const json_t *m, const char *path)
         return bad(&w, "schema", "expected \"topotune/sweep/1\" (is this a sweep directory?)");
     if (no_control(&w, m))
         return UTIL_EINVAL;
-    if (!util_valid_id(json_string_value(json_object_get(m, "class"))))
+    const char *cls = json_string_value(json_object_get(m, "class"));
+    if (!util_valid_id(cls) || !strcmp(cls, "index.json")) /* a profile root's own file */
         return bad(&w, "class",
                    "expected a node class id of [A-Za-z0-9._-] (no \"..\"), at most "
                    "128 characters");
@@ -301,9 +307,19 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
         goto fail;
     size_t i;
     json_t *r;
-    json_array_foreach(*results, i, r)
+    char want[16];
+    json_array_foreach(*results, i, r) {
         if (sweep_result_check(r, path, i + 1))
             goto fail;
+        /* the env it ran with is the one its id names: else gen would credit other variables */
+        sweep_config_id(json_object_get(r, "env"), want);
+        if (strcmp(want, json_string_value(json_object_get(r, "config_id")))) {
+            struct where w = {path, i + 1};
+            bad(&w, "config_id", "%s is not the id of the env it ran with (%s)",
+                json_string_value(json_object_get(r, "config_id")), want);
+            goto fail;
+        }
+    }
     return 0;
 fail:
     json_decref(*meta);

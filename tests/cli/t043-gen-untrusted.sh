@@ -61,6 +61,23 @@ attack meta-no-class "class" "meta.pop('class')"
 attack two-baselines "baseline" "meta['configs'].append({'id': 'aaaaaaaaaaaa', 'env': {}})"
 attack config-twice "listed twice" "meta['configs'].append(dict(meta['configs'][1]))"
 attack bad-size "busbw" "[r for r in runs if r['sizes']][0]['sizes'][0]['busbw'] = 'fast'"
+# 9. the profile root's own file as a class; variables credited to a configuration that never ran
+#    them (its id is its variables' hash: in sweep.json, or in a result line)
+attack class-index "class" "meta['class'] = 'index.json'; [r.__setitem__('class', 'index.json') for r in runs]"
+check "class-index: no index.json folder made" test ! -d class-index-profiles/index.json
+attack config-env "is not the id of its env" "meta['configs'][1]['env']['NCCL_PROTO'] = 'LL'"
+attack result-env "is not the id of the env it ran with" "[r['env'].__setitem__('NCCL_PROTO', 'LL') for r in runs if r['env']]"
+# 10. sweeps judged by other rules (objective sizes, cv_max, repeat) make no profile together: merged,
+#     the first one's would decide, and the profile would depend on the order given
+rm -rf other-rules && cp -r clean other-rules
+python3 - other-rules/sweep.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["objective_min"] = 8
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_exit 2 "sweeps of other objective sizes" -- "$TOPOTUNE" gen --runs clean other-rules --profiles mixed-rules
+expect_stderr_has "judged by different rules" "the difference named"
 
 # 6. one damaged line in the middle is an error naming it; the file is left as it was
 cp -r clean damaged

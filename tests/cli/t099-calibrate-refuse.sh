@@ -74,6 +74,12 @@ edit() {
     cp -r good "$1"
     python3 - "$1/results.jsonl" "$2" <<'PY'
 import json, sys
+def cid(env):  # sweep_config_id: FNV-1a over the sorted NAME=value lines, 12 hex digits
+    h = 1469598103934665603
+    for k in sorted(env):
+        for ch in ("%s=%s\n" % (k, env[k])).encode():
+            h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
+    return "%012x" % (h >> 16)
 rows = [json.loads(l) for l in open(sys.argv[1])]
 r = rows[0]
 exec(sys.argv[2])
@@ -90,7 +96,7 @@ check "its points left out, the fit as good as without it" python3 -c 'import js
 f = json.load(open(sys.argv[1]))["fit"]
 assert f["points"] == 11 and f["mean_abs_error_pct"] < 5, f' np4.json
 # Measured ok where the model predicts a failure (an unknown protocol name).
-edit fault 'r["env"] = {"NCCL_PROTO": "Nope"}'
+edit fault 'r["env"] = {"NCCL_PROTO": "Nope"}; r["config_id"] = cid(r["env"])'
 expect_exit 0 "a run the model predicts to fail" -- "$TOPOTUNE" calibrate --runs fault --out fault.json
 expect_stderr_has "'fault': 1 run(s) measured ok left out: the model predicts that their configuration fails" \
     "said"
