@@ -15,6 +15,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/size.h"
 #include "util/text.h"
 
 #include <ctype.h>
@@ -272,6 +273,15 @@ static int load_numbers(struct sweep_space *s, const char *path)
         return UTIL_EINVAL;
     if (s->obj_min > s->obj_max)
         return space_bad(path, "objective", "min is above max: swap them");
+    int measured = 0; /* an objective no run measures ranks every configuration at 0 */
+    for (size_t b = s->min_bytes; b <= s->max_bytes && !measured;
+         b = util_next_size(b, s->factor, 0, s->max_bytes))
+        measured = b >= s->obj_min && b <= s->obj_max;
+    if (!measured)
+        return space_bad(path, "objective",
+                         "no size from %zu to %zu B measured (sizes run from %zu to %zu): give an "
+                         "objective within the sizes",
+                         s->obj_min, s->obj_max, s->min_bytes, s->max_bytes);
     struct {
         const char *key;
         double min, max, dflt, *out;

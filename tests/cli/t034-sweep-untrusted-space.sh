@@ -23,6 +23,10 @@ refused() {
     expect_no_file "$TEST_TMP/out-$1" "space $1"
 }
 
+# An objective no run measures ranks every configuration at 0 busbw: refused, the sizes named.
+space objrange '"vars": {"NCCL_ALGO": [null, "Ring"]}, "sizes": {"min": "8", "max": "1K"}, "objective": {"min": "1G", "max": "4G"}}'
+refused objrange "objective: no size from 1073741824 to 4294967296 B measured (sizes run from 8 to 1024)"
+
 # Variables: the policy of util_env_refused, the reason given.
 space preload '"vars": {"LD_PRELOAD": [null, "/tmp/evil.so"]}}'
 refused preload "vars.LD_PRELOAD: a space may not set this variable: the dynamic loader reads it"
