@@ -607,21 +607,24 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     if (gdr_level < 0)
         gdr_level = 4; /* PXB */
     double rdma = 0, eth = 0, ipoib = 0;
-    int gdr = 1, other_rdma = 0;
+    int gdr = 1, other_rdma = 0, rdma_unknown = 0, socket_unknown = 0;
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
-        if (nic->speed_gbps <= 0 && nic->kind != TOPO_NIC_ETH)
-            m->nics_unknown++;
         m->nic_bw = fmax(m->nic_bw, gbs);
-        if (nic->kind == TOPO_NIC_ETH)
+        if (nic->kind == TOPO_NIC_ETH) {
             eth += gbs;
-        else if (topo_nic_libfabric(nic->kind) || (!ib_off && is_rdma(nic))) {
+            socket_unknown += nic->speed_gbps <= 0;
+        } else if (topo_nic_libfabric(nic->kind) || (!ib_off && is_rdma(nic))) {
             rdma += gbs;
             m->net_nics += m->clique;
+            m->net_nic_bw = fmax(m->net_nic_bw, gbs);
+            rdma_unknown += nic->speed_gbps <= 0;
             other_rdma |= nic->kind != TOPO_NIC_EFA;
-        } else
+        } else {
             ipoib += gbs * 0.3; /* IB disabled: its IP interface over sockets */
+            socket_unknown += nic->speed_gbps <= 0;
+        }
         int best = 6;
         for (int g = 0; g < t->ngpus; g++) {
             int lv = level_of(cell(t, g, t->ngpus + i));
@@ -630,6 +633,8 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         if (is_rdma(nic) && best > gdr_level)
             gdr = 0;
     }
+    /* the NICs of no stated speed that carry the traffic: RDMA's, else the sockets' */
+    m->nics_unknown = rdma > 0 ? rdma_unknown : socket_unknown;
     rdma *= m->clique, eth *= m->clique, ipoib *= m->clique; /* a clique's nodes' NICs */
     m->efa = rdma > 0 && !other_rdma; /* NCCL's net plugin is aws-ofi-nccl: EFA only */
     /* each GPU's NIC below its own switch, reached by GPUDirect RDMA: the NICs' traffic never
@@ -794,20 +799,28 @@ static int pow2_up(int v)
  * channel per NIC in its ring search, doubled twice (ncclTopoDupChannels, then connect.cc's
  * duplication), at most 16, as NCCL prints for two or more nodes of 8x H100 with 8 NICs.
  */
-static int p2p_net_channels(const struct model *m)
+static int p2p_net_channels(const struct model *m, model_env_fn env, void *ctx)
 {
     if (m->nodes <= 1 || m->net_nics <= 0)
         return 0;
-    int per_peer = (int)ceil(m->nic_bw / P2P_NET_CHANNEL_BW);
+    /* NCCL_NCHANNELS_PER_NET_PEER sets the count (no halving then); NCCL_P2P_PER_CHANNEL_NET_BW
+     * the rate NCCL divides a NIC by (a channel still moves what it moves) */
+    long set = env_int(env, ctx, "NCCL_NCHANNELS_PER_NET_PEER", 0);
+    long per_bw = env_int(env, ctx, "NCCL_P2P_PER_CHANNEL_NET_BW", (long)P2P_NET_CHANNEL_BW);
+    int per_peer =
+        set > 0 && set <= 64 ? (int)set : (int)ceil(m->net_nic_bw / (per_bw > 0 ? per_bw : 14));
     per_peer = per_peer < 1 ? 1 : per_peer;
     if (m->ppn > 1) {
         int links = m->intra_nvlink ? (int)(m->pair_bw / nvlink_link_bw(m->sm) + 1e-9) : 1;
-        per_peer = per_peer < 2 * (links > 1 ? links : 1) ? per_peer : 2 * links;
+        links = links > 1 ? links : 1;
+        per_peer = per_peer < 2 * links ? per_peer : 2 * links;
     }
     per_peer = pow2_up(per_peer);
     int channels = pow2_up(4 * m->net_nics / m->clique);
     channels = channels < 16 ? channels : 16;
     channels = channels < m->p2p_channels ? channels : m->p2p_channels;
+    if (set > 0) /* as the user set it, within the p2p channels */
+        return per_peer < channels ? per_peer : channels;
     int batches = (m->nranks + 7) / 8;
     while (per_peer * batches > channels && per_peer > 1)
         per_peer /= 2;
@@ -869,7 +882,7 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
         max_ctas > 0 && max_ctas < 2 * m->channels ? (double)max_ctas / (2 * m->channels) : 1;
     m->simple_eff = simple_eff(env_int(env, ctx, "NCCL_BUFFSIZE", 0));
     p2p_setup(m, max_ctas, env, ctx);
-    m->p2p_net_channels = p2p_net_channels(m);
+    m->p2p_net_channels = p2p_net_channels(m, env, ctx);
     enable(m, t, env, ctx);
     return 0;
 }

@@ -224,6 +224,7 @@ struct model {
     double clique_net_bw;       /* GB/s of every NIC of a clique (inter_bw before its cap to
                                  * the channels' NICs): what point-to-point traffic spreads over */
     double nic_bw;              /* GB/s of the fastest NIC */
+    double net_nic_bw;          /* GB/s of the fastest NIC the network runs on (RDMA) */
     int intra_nvlink;           /* the intra-node path is NVLink (else PCI or host memory) */
     double pair_bw;             /* NVLink GB/s between the least-linked pair of GPUs, as NCCL
                                  * counts a path (through switches a GPU's own links) */

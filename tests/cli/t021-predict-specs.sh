@@ -204,6 +204,15 @@ check "sendrecv on 10 nodes: 2 channels a peer for 10 ranks, 1 for 80; 2 B200 no
 import sys; a, b, c = map(float, sys.argv[1:])
 assert 27 < a < 28.1 and 13.5 < b < 14.1 and 41 < c < 43.5, (a, b, c)' \
     "${bw[sr10n1]}" "${bw[sr10n8]}" "${bw[srb200]}"
+# The two variables NCCL reads for it: NCCL_NCHANNELS_PER_NET_PEER=4 sets 4 (no halving: the NIC's
+# 42.5), NCCL_P2P_PER_CHANNEL_NET_BW=50 asks 1 channel of a 400G NIC (14).
+bw[srpeer]=$("$TOPOTUNE" predict --input "$TEST_TMP/h100x8.json" --nodes 10 -C sendrecv -b 1G -e 1G \
+    --env NCCL_NCHANNELS_PER_NET_PEER=4 | awk '/^ +predicted/ {print $6}')
+bw[srperbw]=$("$TOPOTUNE" predict --input "$TEST_TMP/h100x1.json" --nodes 10 -C sendrecv -b 1G -e 1G \
+    --env NCCL_P2P_PER_CHANNEL_NET_BW=50 | awk '/^ +predicted/ {print $6}')
+check "NCCL_NCHANNELS_PER_NET_PEER and NCCL_P2P_PER_CHANNEL_NET_BW read" python3 -c '
+import sys; a, b = map(float, sys.argv[1:])
+assert 41 < a < 43.5 and 13.5 < b < 14.1, (a, b)' "${bw[srpeer]}" "${bw[srperbw]}"
 # NCCL_MAX_CTAS=16 leaves 16 p2p channels: a pair of 8 GPUs starts on 2 (paths.cc, enqueue.cc)
 bw[srctas]=$("$TOPOTUNE" predict --input "$specs/hgx-h100.json" -C sendrecv -b 32M -e 32M \
     --env NCCL_MAX_CTAS=16 | awk '/^ +predicted/ {print $6}')
