@@ -85,8 +85,10 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                  "source}, the busbw topotune exports (source \"measured\": a prediction never "
                  "alerts; a sweep's config=\"defaults\" series, NCCL's defaults measured for "
                  "comparison, neither)\ngroups:\n");
-    fprintf(out, "  - name: \"topotune-expect-%s-%dn\"\n    rules:\n",
-            e->class_id[0] ? e->class_id : "any", e->nodes);
+    /* all_reduce's name as before; another collective's its own, so that files join */
+    fprintf(out, "  - name: \"topotune-expect-%s-%dn%s%s\"\n    rules:\n",
+            e->class_id[0] ? e->class_id : "any", e->nodes, e->coll == MODEL_ALL_REDUCE ? "" : "-",
+            e->coll == MODEL_ALL_REDUCE ? "" : model_coll_name(e->coll));
     for (int i = 0; i < e->n; i++) {
         const struct expect_row *r = &e->rows[i];
         fprintf(out, "      - alert: TopotuneBusbwBelowExpected\n");
@@ -122,7 +124,7 @@ static const char nhc_body[] =
     "function check_topotune_busbw() {\n"
     "    local min_bw=${1:-%s} bench=%s out rc avg name last\n"
     "    local -a coll=(%s)\n"
-    "    [[ -n ${2:-} ]] && bench=$2 && coll=()\n"
+    "    [[ -n ${2:-} ]] && bench=$2 && [[ ${2##*/} != topotune-bench ]] && coll=()\n"
     "    shift 2 2>/dev/null || shift $#\n"
     "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" ${coll[@]+\"${coll[@]}\"} "
     "-g %d -b %zu "
