@@ -64,8 +64,8 @@ const struct topo_gpu_info *topo_gpu_info_by_name(const char *model)
 
 const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id)
 {
-    for (size_t i = 0; i < sizeof(gpu_table) / sizeof(gpu_table[0]); i++)
-        if (gpu_table[i].device_id == device_id)
+    for (size_t i = 0; device_id && i < sizeof(gpu_table) / sizeof(gpu_table[0]); i++)
+        if (gpu_table[i].device_id == device_id) /* 0: an entry known by name only */
             return &gpu_table[i];
     return NULL;
 }

@@ -216,6 +216,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         nvml_links(t, n, dev, fabric);
         topo_set_nvlink_totals(t, fabric);
         t->nvlink_known = 1;
+        t->nvlink_inferred = 0; /* the driver's links replace what the export's model implied */
     }
     if (n->p2p) {
         t->p2p = util_xcalloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));

@@ -208,6 +208,18 @@ PY
 expect_exit 0 "SXM GPUs without switches" -- "$TOPOTUNE" topo --input "$fx/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml"
 check "keep the PCIe paths" grep -q '^NVLink:    not described by this source' out
 
+# A GPU whose PCI device id reads 0 and whose export names no model is of no model: not the
+# first catalog entry known by name only.
+python3 - "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read().replace("[10de:15f8]", "[10de:0000]")
+s = re.sub(r'\s*<info name="GPUModel" value="[^"]*"/>', "", s)
+open("dev0.xml", "w").write(s)
+PY
+expect_exit 0 "a GPU of device id 0, no model name" -- "$TOPOTUNE" topo --input dev0.xml
+check "no catalog model made up" sh -c "! grep -q 'H100 NVL' out"
+expect_exit 2 "and no band for it" -- "$TOPOTUNE" expect --input dev0.xml -b 1M -e 1M
+
 # Item 17: mixed GPU models and NVLink on some GPUs only.
 expect_exit 0 "mixed GPUs" -- "$TOPOTUNE" topo --input "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml"
 check "every model counted, the AMD card said and left out" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m (and 1 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
