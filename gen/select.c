@@ -448,17 +448,21 @@ static int one_workload(json_t *sweeps, const char *class_id)
     return 0;
 }
 
-/* 0 when every sweep judged by the same rules (objective sizes, cv_max, repeat: gen_select reads
- * the first's), else an error naming two: merged, the profile would depend on their order. */
+/* 0 when every sweep judged by the same rules (objective sizes, cv_max, repeat) and measured the
+ * same way (backend, predicted): gen_select reads the first's; else an error naming two: merged,
+ * the profile would depend on their order. */
 static int one_rule(json_t *sweeps, const char *class_id)
 {
-    static const char *const keys[] = {"objective_min", "objective_max", "cv_max", "repeat"};
+    static const char *const keys[] = {"objective_min", "objective_max", "cv_max",
+                                       "repeat",        "backend",       "predicted"};
     json_t *first = json_array_get(sweeps, 0), *sw;
     size_t i;
     json_array_foreach(sweeps, i, sw)
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
             json_t *a = json_object_get(first, keys[k]), *b = json_object_get(sw, keys[k]);
-            if ((!a && !b) || (a && b && json_number_value(a) == json_number_value(b)))
+            if ((!a && !b) || (a && b && json_equal(a, b)) ||
+                (json_is_number(a) && json_is_number(b) &&
+                 json_number_value(a) == json_number_value(b)))
                 continue;
             util_error("sweeps of class '%s' were judged by different rules ('%s' and '%s' differ "
                        "in %s): one profile cannot mix them; give gen the sweeps of one space at "

@@ -273,6 +273,12 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
         check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, SWEEP_MAX_NODES, 0) ||
         check_int(&w, r, "ranks", 0, SWEEP_MAX_RANKS, 0))
         return UTIL_EINVAL;
+    /* the env it ran with is the one its id names: else gen would credit other variables */
+    char want[16];
+    sweep_config_id(json_object_get(r, "env"), want);
+    if (strcmp(want, json_string_value(json_object_get(r, "config_id"))))
+        return bad(&w, "config_id", "%s is not the id of the env it ran with (%s)",
+                   json_string_value(json_object_get(r, "config_id")), want);
     return check_sizes(&w, json_object_get(r, "sizes"));
 }
 
@@ -307,19 +313,9 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
         goto fail;
     size_t i;
     json_t *r;
-    char want[16];
-    json_array_foreach(*results, i, r) {
+    json_array_foreach(*results, i, r)
         if (sweep_result_check(r, path, i + 1))
             goto fail;
-        /* the env it ran with is the one its id names: else gen would credit other variables */
-        sweep_config_id(json_object_get(r, "env"), want);
-        if (strcmp(want, json_string_value(json_object_get(r, "config_id")))) {
-            struct where w = {path, i + 1};
-            bad(&w, "config_id", "%s is not the id of the env it ran with (%s)",
-                json_string_value(json_object_get(r, "config_id")), want);
-            goto fail;
-        }
-    }
     return 0;
 fail:
     json_decref(*meta);

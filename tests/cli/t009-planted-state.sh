@@ -90,7 +90,8 @@ expect_stderr_has "cannot write its log" "the folder named as the cause"
 expect_exit 1 "the benchmark cannot start: every run launch-failed" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench "$TOPOTUNE" sweep -q \
     --topology "$specs/hgx-h100.json" --space space.json --out nobench
 check "no cure for a launch that failed" python3 -c 'import json, sys; assert not json.load(open(sys.argv[1])).get("cures"), sys.argv[1]' nobench/sweep.json
-for edit in 's/"outcome":"ok"/"outcome":5/' 's/"config_id":"[0-9a-f]*"/"config_id":null/' 's/"final":true/"final":"yes"/'; do
+for edit in 's/"outcome":"ok"/"outcome":5/' 's/"config_id":"[0-9a-f]*"/"config_id":null/' 's/"final":true/"final":"yes"/' \
+    's/"env":{}/"env":{"NCCL_ALGO":"Tree"}/'; do
     rm -rf edited && cp -r h edited && sed -i "1$edit" edited/results.jsonl
     expect_exit 2 "resume after $edit" -- h100 --out edited --resume
     expect_stderr_has "refusing 'edited/results.jsonl': line 1" "the line named"
