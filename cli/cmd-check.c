@@ -184,19 +184,26 @@ int cmd_check(int argc, char **argv)
         return status;
     char tmp[4096] = "";
     struct stat st;
+    int unmade = 0; /* the folder the check writes in cannot be had: no check, said */
     if (!o.out) {
         const char *base = getenv("TMPDIR");
         snprintf(tmp, sizeof(tmp), "%s/topotune-check.XXXXXX", base && *base ? base : "/tmp");
         if (!mkdtemp(tmp))
-            return util_error("cannot create a folder in '%s': %s", base ? base : "/tmp",
-                              strerror(errno)),
-                   3;
-        o.out = tmp;
+            unmade = 3,
+            util_error("cannot create a folder in '%s': %s", base ? base : "/tmp", strerror(errno));
+        else
+            o.out = tmp;
     } else if (util_mkdir_p(o.out)) {
-        return util_error("cannot create '%s': %s", o.out, strerror(errno)), 3;
+        unmade = 3, util_error("cannot create '%s': %s", o.out, strerror(errno));
     } else if (stat(o.out, &st) || !S_ISDIR(st.st_mode)) {
-        return util_error("--out '%s' is not a folder: give a folder for the check's files", o.out),
-               2;
+        unmade = 2,
+        util_error("--out '%s' is not a folder: give a folder for the check's files", o.out);
+    }
+    if (unmade) {
+        json_t *report = not_checked(&o, unmade);
+        int rc = report_lines(&o, report) ? 3 : unmade;
+        json_decref(report);
+        return rc;
     }
     o.c.dir = o.out;
     char *bench = sweep_bench_program();

@@ -169,7 +169,7 @@ if ! "$TOPOTUNE" topo --json 2>/dev/null | grep -q '"gpus": \[{'; then
 fi
 touch afile
 expect_exit 2 "--out naming a file" -- "$TOPOTUNE" check --backend sim --input "$h100" --out afile --drain
-check "no drain" sh -c "! grep -q scontrol '$TEST_TMP/out'"
+check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED .*is not a folder' '$TEST_TMP/out' && ! grep -q scontrol '$TEST_TMP/out'"
 mkdir -p pbad
 printf '{"schema": "topotune/profile/1", "class": "%s", "version": "v9"}\n' "$cls" >pbad/profile.json
 expect_exit 2 "a profile whose version is no number" -- "$TOPOTUNE" check --backend mpi --np 2 --profile pbad
