@@ -84,7 +84,7 @@ static void check_memlock(json_t *c, const struct topo *t)
 
 /* Where NCCL_P2P_DISABLE=1 is set for the job: this environment, or the profile it runs with
  * (its variables apply to the job, not to this process); NULL: neither. */
-static const char *p2p_disabled_by(const json_t *profile)
+const char *doctor_p2p_disabled_by(const json_t *profile)
 {
     const char *here = getenv("NCCL_P2P_DISABLE");
     if (here && !strcmp(here, "1"))
@@ -105,7 +105,7 @@ static void check_p2p(json_t *c, const struct topo *t, const json_t *profile)
     const char *fix =
         "set NCCL_P2P_DISABLE=1, or make P2P work (disable PCIe ACS on bare metal, check the "
         "IOMMU setting, use a driver that supports P2P on these GPUs)";
-    const char *off = p2p_disabled_by(profile);
+    const char *off = doctor_p2p_disabled_by(profile);
     if (t->ngpus < 2) {
         doctor_add(c, "p2p", t->ngpus ? "pass" : "unknown", NULL, "%s",
                    t->ngpus ? "one GPU: no peer to reach"
@@ -470,7 +470,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     check_shm(checks, t);
     check_memlock(checks, t);
     check_p2p(checks, t, profile);
-    doctor_check_p2p_copy(checks, t, copy_timeout_s);
+    doctor_check_p2p_copy(checks, t, copy_timeout_s, doctor_p2p_disabled_by(profile));
     check_acs(checks, t);
     check_interfaces(checks);
     doctor_check_rdma(checks, t);

@@ -42,6 +42,9 @@ void doctor_check_node_values(json_t *checks, const json_t *profile);
 void doctor_check_rdma(json_t *checks, const struct topo *t);
 
 /* 3b. A peer copy of a known pattern between every GPU pair, in a child under a deadline. */
-void doctor_check_p2p_copy(json_t *checks, const struct topo *t, double timeout_s);
+void doctor_check_p2p_copy(json_t *checks, const struct topo *t, double timeout_s,
+                           const char *p2p_off);
+/* Where NCCL_P2P_DISABLE=1 is set for the job ("this environment", "the profile"), or NULL. */
+const char *doctor_p2p_disabled_by(const json_t *profile);
 
 #endif

@@ -84,6 +84,13 @@ check "no copy process left" bash -c "! kill -0 \$(cat '$TEST_TMP/p2p-hang.pid')
 expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
     "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"
 check "corruption fails with the pair" bash -c "grep -q 'corrupted data (first: GPU0->GPU1: 4096 words)' '$TEST_TMP/copy2.json'"
+# With NCCL kept off peer copies (NCCL_P2P_DISABLE=1 here, or the profile's), a copy that would
+# hang is no hazard: not run (no deadline spent), passed, saying why.
+rm -f "$TEST_TMP/p2p-hang.pid"
+expect_exit 0 "NCCL_P2P_DISABLE=1: the copy test not run" -- env NCCL_P2P_DISABLE=1 TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-hang.sh" \
+    "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy3.json"
+check "p2p-copy passes" test "$(status_of p2p-copy "$TEST_TMP/copy3.json")" = pass
+check "it never started" test ! -e "$TEST_TMP/p2p-hang.pid"
 expect_exit 2 "bad --copy-timeout" -- "$TOPOTUNE" doctor --copy-timeout 0
 expect_stderr_has "--copy-timeout" "bad --copy-timeout named"
 
