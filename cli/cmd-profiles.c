@@ -13,10 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static json_t *load_profile(const char *root, const char *cls, int version)
 {
     char path[2048];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", root, cls);
+    if (!util_valid_id(cls) || stat(path, &st) || !S_ISDIR(st.st_mode))
+        return util_error("no class '%.128s' in '%s': 'topotune profiles --profiles %s list' names "
+                          "those stored",
+                          cls, root, root),
+               NULL;
     if (version > 0)
         snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
     else
@@ -210,6 +218,11 @@ int cmd_profiles(int argc, char **argv)
         return show(root, args[1], va);
     if (!strcmp(args[0], "diff") && args[1])
         return diff(root, args[1], va, vb);
+    if (!strcmp(args[0], "show") || !strcmp(args[0], "diff"))
+        return util_error("'topotune profiles %s' needs a class: 'topotune profiles --profiles %s "
+                          "list' names those stored",
+                          args[0], root),
+               2;
     return util_error(
                "unknown 'topotune profiles %s': use list, show CLASS or diff CLASS (see --help)",
                args[0]),

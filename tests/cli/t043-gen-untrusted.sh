@@ -78,6 +78,15 @@ json.dump(m, open(sys.argv[1], "w"))
 PY
 expect_exit 2 "sweeps of other objective sizes" -- "$TOPOTUNE" gen --runs clean other-rules --profiles mixed-rules
 expect_stderr_has "judged by different rules" "the difference named"
+rm -rf other-source && cp -r clean other-source
+python3 - other-source/sweep.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["predicted"] = False
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_exit 2 "a predicted sweep with a measured one" -- "$TOPOTUNE" gen --runs clean other-source --profiles mixed-source
+expect_stderr_has "differ in predicted" "the difference named"
 
 # 6. one damaged line in the middle is an error naming it; the file is left as it was
 cp -r clean damaged
@@ -162,4 +171,8 @@ PY
 echo '{"class": "c1", "version": 3}' >outside.json
 mkdir -p store/c1/v3 && ln -s ../../../outside.json store/c1/v3/profile.json
 expect_exit 2 "profiles show: a profile.json planted as a link" -- "$TOPOTUNE" profiles --profiles store show c1 v3
+expect_exit 2 "profiles show without a class" -- "$TOPOTUNE" profiles --profiles store show
+expect_stderr_has "needs a class: 'topotune profiles --profiles store list'" "says how to find one"
+expect_exit 2 "profiles show of a class not stored" -- "$TOPOTUNE" profiles --profiles store show nosuch
+expect_stderr_has "no class 'nosuch' in 'store'" "names the class and the root"
 finish
