@@ -368,11 +368,19 @@ static void objective_mean_within_range(void **state)
 static void result_check_refuses_what_no_sweep_writes(void **state)
 {
     (void)state;
-    const char *good = "{\"outcome\": \"ok\", \"config_id\": \"a1\", \"class\": \"c\", \"final\": "
+    const char *text = "{\"outcome\": \"ok\", \"class\": \"c\", \"final\": "
                        "true, \"env\": {\"NCCL_ALGO\": \"Ring\"}, \"sizes\": [{\"size\": 8, "
                        "\"busbw\": 1.5, \"algo\": \"RING\"}]}";
+    /* its config_id is its env's: a line whose id names other variables is refused too */
+    json_t *doc = json_loads(text, 0, NULL);
+    char id[16];
+    sweep_config_id(json_object_get(doc, "env"), id);
+    json_object_set_new(doc, "config_id", json_string(id));
+    char *good = json_dumps(doc, 0);
+    json_decref(doc);
     const char *bad[][2] = {{"outcome", "\"fine\""},
                             {"config_id", "\"../x\""},
+                            {"config_id", "\"a1\""},
                             {"class", "\"..\""},
                             {"final", "1"},
                             {"env", "{\"LD_PRELOAD\": \"x\"}"},
@@ -392,6 +400,7 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
             fail_msg("a result with %s: %s was not refused", bad[i][0], bad[i][1]);
         json_decref(r);
     }
+    free(good);
 }
 
 /* A sweep of space text whose every run is on file: a plan that asks for a run not there would
