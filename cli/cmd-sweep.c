@@ -285,11 +285,15 @@ static void end_leftovers(const char *dir)
     char path[1100], line[64], marker[128];
     const char *why;
     snprintf(path, sizeof(path), "%s/sweep.pid", dir);
-    /* a FIFO or a link planted there is not waited on or followed */
+    /* a FIFO or a link planted there is not waited on or followed; it is removed (the entry
+     * itself, never what a link points at: the folder is locked, the name the sweep's own), so
+     * that every run can record its group there again */
     int fd = util_file_open_input(path, 0, &why);
     if (fd < 0) {
-        if (errno != ENOENT)
-            util_warning("ignoring '%s': %s", path, why);
+        if (errno != ENOENT) {
+            util_warning("ignoring '%s': %s; removed", path, why);
+            unlink(path);
+        }
         return;
     }
     ssize_t len = read(fd, line, sizeof(line) - 1);

@@ -90,6 +90,13 @@ expect_stderr_has "cannot write its log" "the folder named as the cause"
 expect_exit 1 "the benchmark cannot start: every run launch-failed" -- env TOPOTUNE_BENCH_PROGRAM=/nonexistent/topotune-bench "$TOPOTUNE" sweep -q \
     --topology "$specs/hgx-h100.json" --space space.json --out nobench
 check "no cure for a launch that failed" python3 -c 'import json, sys; assert not json.load(open(sys.argv[1])).get("cures"), sys.argv[1]' nobench/sweep.json
+# sweep.pid planted as a link: said once and removed (never written through: its target is
+# untouched), so every run records its group again; no error per run.
+echo keep >pid-target
+mkdir -p pidlink && ln -s "$TEST_TMP/pid-target" pidlink/sweep.pid
+expect_exit 0 "a sweep.pid planted as a link" -- h100 --out pidlink
+check "no error per run" test "$(grep -c 'error' "$TEST_TMP/err")" = 0
+check "its target untouched, the file the sweep's own" sh -c "test \"\$(cat pid-target)\" = keep && test -f pidlink/sweep.pid && test ! -L pidlink/sweep.pid"
 for edit in 's/"outcome":"ok"/"outcome":5/' 's/"config_id":"[0-9a-f]*"/"config_id":null/' 's/"final":true/"final":"yes"/' \
     's/"env":{}/"env":{"NCCL_ALGO":"Tree"}/'; do
     rm -rf edited && cp -r h edited && sed -i "1$edit" edited/results.jsonl
