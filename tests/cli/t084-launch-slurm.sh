@@ -79,7 +79,14 @@ sinfo -h -o %T 2>/dev/null | grep -q idle ||
 run_job() {
     local name=$1 id state reason code
     shift
-    id=$(sbatch --parsable -o "$TEST_TMP/$name.out" "$@") || return 1
+    # a loaded machine's slurmctld may miss a connection: sbatch again, a few times
+    local try
+    for try in 1 2 3 4 5; do
+        id=$(sbatch --parsable -o "$TEST_TMP/$name.out" "$@" 2>"$TEST_TMP/$name.sbatch") && break
+        grep -q "Unable to contact slurm controller" "$TEST_TMP/$name.sbatch" || break
+        sleep "$try"
+    done
+    [ -n "${id:-}" ] || { cat "$TEST_TMP/$name.sbatch" >&2; return 1; }
     for _ in $(seq 240); do
         read -r state reason < <(squeue -h -j "$id" -o '%T %r' 2>/dev/null)
         [ -n "${state:-}" ] || break
