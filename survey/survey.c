@@ -794,9 +794,19 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
  * A class whose healthy population itself measures below the band the model gives its hardware
  * (class_level marked it), alone or in pairs: its nodes are slow together, so no node is to
  * blame alone: what they share (alone: driver, firmware, settings; in pairs: the network between
- * them). One verdict names them all and excludes none (the node verdicts against the model's
- * value, class_level's, exclude).
+ * them). One verdict names them all and excludes none: none of its nodes is named slow against
+ * the band (stage_alone), only against its class's level, which excludes.
  */
+/* A class's own level over what the model expects, alone or in pairs ("alone", "pair"). */
+static double ratio(const json_t *c, const char *what)
+{
+    char own[32], expected[32];
+    snprintf(own, sizeof(own), "%s_own_median", what);
+    snprintf(expected, sizeof(expected), "%s_expected", what);
+    return json_number_value(json_object_get(c, own)) /
+           json_number_value(json_object_get(c, expected));
+}
+
 static void below_expected(struct survey *s, int alone)
 {
     const char *cls, *what = alone ? "alone" : "pair";
@@ -810,6 +820,11 @@ static void below_expected(struct survey *s, int alone)
         /* in pairs, what the nodes named since leave: a slow node's pairs are its own */
         if (!alone && !(class_pairs_median(s, cls) <
                         json_number_value(json_object_get(c, "pair_expected_low"))))
+            continue;
+        /* nodes slow alone are slow in pairs too: the network is named only when the pairs fall
+         * further short of their band than the nodes alone, by more than the tolerance */
+        if (!alone && json_is_true(json_object_get(c, "alone_below_expected")) &&
+            !(ratio(c, "pair") < ratio(c, "alone") * (1 - s->tolerance)))
             continue;
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
@@ -895,10 +910,16 @@ static int stage_alone(struct survey *s)
             continue;
         /* one slow value is no verdict: the longer repeat decides */
         double low = alone_band_low(s, x);
+        /* every node of the class below the band: what they share is slow, which the class's
+         * one verdict says (below_expected); no node is slow on its own against the band then,
+         * only against its class's level */
+        int shared =
+            x->class_id && json_is_true(json_object_get(json_object_get(s->classes, x->class_id),
+                                                        "alone_below_expected"));
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
-        else if (x->intra_rep && low > 0 && alone_of(x) < low) /* absolute: below the band */
+        else if (!shared && x->intra_rep && low > 0 && alone_of(x) < low) /* below the band */
             add_verdict(
                 s, "node-slow", i, -1,
                 json_pack("{s:f,s:o,s:f,s:f,s:b,s:f,s:f}", "busbw", x->intra, "repeat",

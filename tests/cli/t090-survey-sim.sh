@@ -73,6 +73,25 @@ assert c["alone_below_expected"] is True and c["alone_expected_low"] == e["band_
 PY
 check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" allslow/survey.json
+# What they share is slow, not each node: no node is named on its own against the band, none is
+# drained, and their pairs (slow because the nodes are) do not blame the network too.
+check "only the class verdict, alone (got: $(verdicts allslow))" \
+    test "$(verdicts allslow)" = "node0001 node0002 node0003 node0004 class-below-expected"
+check "healthy.hostfile keeps the 4" test "$(wc -l <allslow/healthy.hostfile)" -eq 4
+expect_exit 1 "--drain on it" -- "$TOPOTUNE" survey --backend sim --cluster allslow.json \
+    --out allslow-drain --drain
+check "it drains nothing" test "$(grep -c 'state=drain' "$TEST_TMP/out" || true)" -eq 0
+# Slow alone, and their links slower still: the network is named too.
+faults=""
+for i in 1 2 3 4; do faults="$faults${faults:+,}{\"kind\": \"slow-node\", \"hosts\": [\"node000$i\"], \"factor\": 0.6},{\"kind\": \"slow-link\", \"hosts\": [\"node000$i\"], \"factor\": 0.3}"; done
+cluster slowboth.json 4 "[$faults]"
+expect_exit 1 "slow alone, slower in pairs" -- "$TOPOTUNE" survey --backend sim --cluster slowboth.json --out slowboth
+check "the class named alone and in pairs" python3 - slowboth/survey.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = sorted((v["kind"], v["evidence"]["measured"], len(v["hosts"])) for v in d["verdicts"])
+assert got == [("class-below-expected", "alone", 4), ("class-below-expected", "pairs", 4)], got
+PY
 # Every node fine alone but every link slow: the class's pairs are below the two-node band, the
 # network between them named as one (no node has a healthy partner to blame its link against).
 faults=""
