@@ -386,6 +386,8 @@ static void add_verdict(struct survey *s, const char *kind, int a, int b, json_t
     va_end(ap);
     if (b < 0) /* a path names two hosts and excludes neither */
         s->nodes[a].verdict = (int)json_array_size(s->verdicts);
+    else
+        s->nodes[a].on_path = s->nodes[b].on_path = 1;
 }
 
 /* One verdict on the nodes listed (a class's), each excluded. */
@@ -1498,6 +1500,45 @@ static void pair_verdicts(struct survey *s)
     fit_release(&f);
 }
 
+/* A verdict already says why the class's healthy nodes may be slow together: a path between two
+ * of them, or one on the whole class. */
+static int explained(const struct survey *s, const char *cls)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].on_path && s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
+            return 1;
+    size_t k;
+    json_t *v;
+    json_array_foreach(s->verdicts, k, v) {
+        const char *of = util_json_str(json_object_get(v, "evidence"), "class", "");
+        if (!strncmp(util_json_str(v, "kind", ""), "class-", 6) && !strcmp(of, cls))
+            return 1;
+    }
+    return 0;
+}
+
+/* The class's healthy nodes together below the band the model gives that many of them, with
+ * nothing named that says why: a fault the node and pair rounds did not localize. */
+static void whole_below(struct survey *s, const char *cls, const struct survey_group *g, int n,
+                        double bw, double pred)
+{
+    if (!(pred > 0 && bw >= 0 && bw < survey_alone_low(s, pred)) || explained(s, cls))
+        return;
+    struct model_band band = model_band_at(s->size);
+    json_t *hosts = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(hosts, json_string(s->nodes[g[k].a].host));
+    add_hosts_verdict(
+        s, "class-below-expected", hosts,
+        json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:b}", "class", cls, "measured", "whole",
+                  "class_median", bw, "expected", pred, "band_low", pred * band.low, "band_high",
+                  pred * band.high, "predicted", 1),
+        "the %d healthy node(s) of class %s measure %.2f GB/s together, below the band that many "
+        "give (%.2f to %.2f GB/s, predicted %.2f), with no node, link or path named: a route "
+        "the pair rounds did not measure (--pairs all) or what they share at that scale",
+        n, cls, bw, pred * band.low, pred * band.high, pred);
+}
+
 /* Stage 5: the healthy nodes of each class at once, against the model's prediction. */
 static int stage_whole(struct survey *s)
 {
@@ -1521,6 +1562,8 @@ static int stage_whole(struct survey *s)
         json_object_set_new(w, "predicted_busbw", pred >= 0 ? json_real(pred) : json_null());
         json_object_set_new(w, "measured", json_boolean(!s->probe.predicted));
         json_array_append_new(s->whole, w);
+        if (!rc)
+            whole_below(s, cls, g, n, bw, pred);
         rc = 0;
     }
     free(g);

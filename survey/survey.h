@@ -88,6 +88,7 @@ struct survey_node {
     double intra_rep; /* the repeat of a suspect; 0: none */
     int verdict;      /* its node verdict: index into verdicts + 1, 0: none (links name two
                          hosts and exclude neither) */
+    int on_path;      /* a path verdict names it (and excludes it not) */
     int *pair_index;  /* its pair measurements (indices into pairs) */
     int npairs, pairs_cap;
 };

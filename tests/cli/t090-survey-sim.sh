@@ -112,6 +112,33 @@ assert c["pair_below_expected"] is True and "alone_below_expected" not in c, c
 PY
 check "its survey.json is valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" alllinks/survey.json
+# A slow path the random matchings may not pair: where no round measured it, the whole class at
+# once is below its band with nothing named to say why; that is a verdict too (exit 1), never a
+# clean survey. Each seed names the path or the class, as measured whole.
+cluster path16.json 16 '[{"kind": "slow-path", "hosts": ["node0004", "node0009"], "factor": 0.6}]'
+wholes=0
+for seed in 1 2 3 4; do
+    expect_exit 1 "a path at 0.6 among 16 nodes, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster path16.json --seed "$seed" --out "path16-$seed"
+    pgot=$(verdicts "path16-$seed")
+    case $pgot in
+        "node0004 node0009 path-slow") ;;
+        *" class-below-expected")
+            wholes=$((wholes + 1))
+            check "seed $seed: the class, measured whole, all 16 healthy" python3 - "path16-$seed/survey.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v, = d["verdicts"]
+e = v["evidence"]
+assert len(v["hosts"]) == 16 and e["measured"] == "whole" and e["class_median"] < e["band_low"], v
+assert "--pairs all" in v["text"], v
+PY
+            ;;
+        *) check "seed $seed: the path or the class, nothing else (got: $pgot)" false ;;
+    esac
+done
+check "the path unmeasured in some seed, and said as the class ($wholes of 4)" test "$wholes" -ge 1
+
 # Against the band, not the class's own spread: each node below it is named whatever the rest
 # measure, a node within it is healthy, and the class verdict needs every node below the band.
 slow() { # slow FACTOR HOST...: a fault list of slow nodes
