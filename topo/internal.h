@@ -29,6 +29,13 @@ int topo_add_pnode(struct topo *t, int kind, int parent, int bridges, int numa);
 /* Appends a zeroed GPU or NIC with unknown fields; NULL past TOPO_MAX_DEVICES (too_many set). */
 struct topo_gpu *topo_add_gpu(struct topo *t);
 struct topo_nic *topo_add_nic(struct topo *t);
+
+/* A PCIe generation's rate per lane and direction, GB/s (0 for a generation not 1 to 6). */
+double topo_pcie_lane_gbs(int gen);
+/* The generation and width of a link of gbs per direction, as hwloc states it (its
+ * pci_link_speed): the widest of x16, x8, x4, x2, x1 whose lane rate is a generation's, within
+ * 3%; 0 when none is (NCCL reads only their product, width x rate). */
+int topo_pcie_rate(double gbs, int *gen, int *width);
 /* Allocates the ngpus x ngpus NVLink table, zeroed. */
 void topo_alloc_nvlink(struct topo *t);
 

@@ -287,6 +287,8 @@ static void add_nic_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
     n->kind = nic_kind(p, of, &net);
     n->pci_vendor = p->attr->pcidev.vendor_id;
     n->pci_device = p->attr->pcidev.device_id;
+    if (p->attr->pcidev.linkspeed > 0)
+        n->pcie_gbs = p->attr->pcidev.linkspeed;
     n->name = topo_text(of ? of->name : net->name);
     n->netdev = topo_text(net ? net->name : NULL);
     format_busid(p, n->pci);

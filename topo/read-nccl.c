@@ -102,8 +102,6 @@ static int parse_link_speed(struct nccl_reader *r, xmlNode *n, int *gen)
     return rc;
 }
 
-static const double pcie_lane_gbs[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
-
 static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node, int numa,
                     long device, int gen, long width)
 {
@@ -120,8 +118,8 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
     g->cpuset = topo_strdup(r->cpuset);
     g->pcie_gen = gen;
     g->pcie_width = width > 0 ? (int)width : TOPO_UNKNOWN;
-    if (gen > 0 && gen < (int)(sizeof(pcie_lane_gbs) / sizeof(pcie_lane_gbs[0])) && width > 0)
-        g->pcie_gbs = pcie_lane_gbs[gen] * (double)width;
+    if (topo_pcie_lane_gbs(gen) > 0 && width > 0)
+        g->pcie_gbs = topo_pcie_lane_gbs(gen) * (double)width;
     long sm = TOPO_UNKNOWN;
     if (gpu && int_attr(r, gpu, "sm", 10, 1000, 10, &sm) == 0 && sm > 0)
         g->sm = (int)sm;
@@ -246,8 +244,12 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
                     numa, device, gen, width);
         } else if (nic || (cls >= 0 && (cls >> 16) == 0x02) || is_ib_class(cls)) {
             const long ids[3] = {cls, vendor, device};
+            int first = r->t->nnics;
             read_nic(r, nic, busid, ids,
                      topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN), numa);
+            for (int i = first; i < r->t->nnics && width > 0; i++) /* its ports share the link */
+                if (topo_pcie_lane_gbs(gen) > 0)
+                    r->t->nics[i].pcie_gbs = topo_pcie_lane_gbs(gen) * (double)width;
         } else if (cls == 0x068000) {
             r->t->nvswitches++;
         } else if (has_pci_child || (cls >= 0 && (cls >> 8) == 0x0604)) {

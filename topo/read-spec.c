@@ -127,9 +127,8 @@ static void add_gpu(struct topo *t, json_t *g, int node, int numa)
     gpu->memory_mib = json_integer_value(json_object_get(g, "memory_mib"));
     gpu->pcie_gen = (int)json_integer_value(json_object_get(g, "pcie_gen"));
     gpu->pcie_width = (int)json_integer_value(json_object_get(g, "pcie_width"));
-    static const double lane_gbs[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
-    if (gpu->pcie_gen >= 1 && gpu->pcie_gen <= 6)
-        gpu->pcie_gbs = lane_gbs[gpu->pcie_gen] * gpu->pcie_width;
+    if (topo_pcie_lane_gbs(gpu->pcie_gen) > 0)
+        gpu->pcie_gbs = topo_pcie_lane_gbs(gpu->pcie_gen) * gpu->pcie_width;
     gpu->node = node;
     gpu->numa = numa;
 }

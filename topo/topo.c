@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <libxml/parser.h>
 #include <libxml/SAX2.h>
 #include <libxml/parserInternals.h>
@@ -207,6 +208,24 @@ struct topo_gpu *topo_add_gpu(struct topo *t)
     return g;
 }
 
+double topo_pcie_lane_gbs(int gen)
+{
+    static const double lane[] = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+    return gen >= 1 && gen <= 6 ? lane[gen] : 0;
+}
+
+int topo_pcie_rate(double gbs, int *gen, int *width)
+{
+    for (int w = 16; w >= 1 && gbs > 0; w /= 2)
+        for (int g = 1; g <= 6; g++)
+            if (fabs(gbs / w / topo_pcie_lane_gbs(g) - 1) < 0.03) {
+                *gen = g;
+                *width = w;
+                return 1;
+            }
+    return 0;
+}
+
 struct topo_nic *topo_add_nic(struct topo *t)
 {
     if (t->ngpus + t->nnics >= TOPO_MAX_DEVICES) {
@@ -217,6 +236,7 @@ struct topo_nic *topo_add_nic(struct topo *t)
     struct topo_nic *n = &t->nics[t->nnics++];
     memset(n, 0, sizeof(*n));
     n->numa = n->speed_gbps = n->node = n->pci_vendor = n->pci_device = TOPO_UNKNOWN;
+    n->pcie_gbs = -1;
     return n;
 }
 

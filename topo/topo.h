@@ -54,6 +54,7 @@ struct topo_nic {
     enum topo_nic_kind kind;
     char pci[16];
     int pci_vendor, pci_device; /* the PCI ids where the source gives them, else -1 */
+    double pcie_gbs;            /* its PCIe link per direction as the source states it, or < 0 */
     int numa;
     char *cpuset;
     int speed_gbps;

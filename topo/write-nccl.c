@@ -24,13 +24,30 @@ struct writer {
     int switches; /* virtual bus ids handed out */
 };
 
-/* NCCL's spellings of the PCIe rates it knows (kvDictPciGen); gen 3 where unknown. */
-static const char *link_speed(int gen)
+/* A device's link as gen and width (0: unknown): the source's, or from the rate it gives
+ * (hwloc states GB/s alone). */
+struct link {
+    int gen, width;
+};
+
+static struct link link_of(int gen, int width, double gbs)
+{
+    struct link l = {gen >= 1 && gen <= 6 ? gen : 0, width > 0 ? width : 0};
+    if (!l.gen && topo_pcie_rate(gbs, &gen, &width))
+        l = (struct link){gen, width};
+    return l;
+}
+
+/* The link's attributes in NCCL's spellings of the rates it knows (kvDictPciGen). Where the
+ * source gives none, what NCCL itself assumes when sysfs cannot say: gen 3, 16 lanes (NCCL needs
+ * both on every switch it keeps). */
+static void link_attrs(struct util_buf *out, struct link l)
 {
     static const char *const speeds[] = {"8.0 GT/s PCIe", "2.5 GT/s PCIe",  "5.0 GT/s PCIe",
                                          "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe",
                                          "64.0 GT/s PCIe"};
-    return speeds[gen >= 1 && gen <= 6 ? gen : 0];
+    util_buf_addf(out, " link_speed=\"%s\" link_width=\"%d\"", speeds[l.gen],
+                  l.width ? l.width : 16);
 }
 
 static int gpu_at(const struct topo *t, int node)
@@ -76,15 +93,34 @@ static int is_switch(const struct topo *t, int node)
     return t->nodes[node].bridges >= 3 || below > 1;
 }
 
-/* The fastest link below node (a switch takes its GPUs' rate), as gen and width. */
-static void link_below(const struct topo *t, int node, int *gen, int *width)
+static int below(const struct topo *t, int node, int n)
 {
-    for (int i = 0; i < t->ngpus; i++)
-        for (int n = t->gpus[i].node; n >= 0; n = t->nodes[n].parent)
-            if (n == node && t->gpus[i].pcie_gen > *gen) {
-                *gen = t->gpus[i].pcie_gen;
-                *width = t->gpus[i].pcie_width;
-            }
+    for (; n >= 0; n = t->nodes[n].parent)
+        if (n == node)
+            return 1;
+    return 0;
+}
+
+/* Its rate in GB/s, 0 unknown. */
+static double link_gbs(struct link l)
+{
+    return topo_pcie_lane_gbs(l.gen) * (l.width ? l.width : 16);
+}
+
+/* The fastest link of a device below node, GPU or NIC: a switch takes its devices' rate. */
+static struct link link_below(const struct topo *t, int node)
+{
+    struct link best = {0, 0};
+    for (int i = 0; i < t->ngpus + t->nnics; i++) {
+        int gpu = i < t->ngpus;
+        const struct topo_gpu *g = gpu ? &t->gpus[i] : NULL;
+        const struct topo_nic *n = gpu ? NULL : &t->nics[i - t->ngpus];
+        struct link l =
+            gpu ? link_of(g->pcie_gen, g->pcie_width, g->pcie_gbs) : link_of(0, 0, n->pcie_gbs);
+        if (below(t, node, gpu ? g->node : n->node) && link_gbs(l) > link_gbs(best))
+            best = l;
+    }
+    return best;
 }
 
 static void indent(struct writer *w, int depth)
@@ -120,7 +156,9 @@ static void device(struct writer *w, int node, int depth)
     for (int i = 0; n > 0 && i < n; i++)
         if (!strcmp(t->nics[i].pci, t->nics[n].pci))
             return;
-    int gen = g >= 0 ? t->gpus[g].pcie_gen : 0, width = g >= 0 ? t->gpus[g].pcie_width : 0;
+    struct link l = g >= 0
+                        ? link_of(t->gpus[g].pcie_gen, t->gpus[g].pcie_width, t->gpus[g].pcie_gbs)
+                        : link_of(0, 0, t->nics[n].pcie_gbs);
     const char *cls = g >= 0                           ? "0x030200"
                       : t->nics[n].kind == TOPO_NIC_IB ? "0x020700"
                                                        : "0x020000";
@@ -129,8 +167,8 @@ static void device(struct writer *w, int node, int depth)
                   g >= 0 ? t->gpus[g].pci : t->nics[n].pci, cls);
     if (n >= 0)
         nic_ids(w->out, &t->nics[n]);
-    util_buf_addf(w->out, " link_speed=\"%s\" link_width=\"%d\"/>\n", link_speed(gen),
-                  width > 0 ? width : 16);
+    link_attrs(w->out, l);
+    util_buf_adds(w->out, "/>\n");
 }
 
 static void node_out(struct writer *w, int node, int depth)
@@ -139,13 +177,12 @@ static void node_out(struct writer *w, int node, int depth)
     if (t->nodes[node].kind == TOPO_PNODE_DEVICE) {
         device(w, node, depth);
     } else if (is_switch(t, node)) {
-        int k = w->switches++, gen = 0, width = 0;
-        link_below(t, node, &gen, &width);
+        int k = w->switches++;
         indent(w, depth);
-        util_buf_addf(w->out,
-                      "<pci busid=\"ffff:%02x:%02x.0\" class=\"0x060400\" link_speed=\"%s\" "
-                      "link_width=\"%d\">\n",
-                      0xff - k / 32, k % 32, link_speed(gen), width > 0 ? width : 16);
+        util_buf_addf(w->out, "<pci busid=\"ffff:%02x:%02x.0\" class=\"0x060400\"", 0xff - k / 32,
+                      k % 32);
+        link_attrs(w->out, link_below(t, node));
+        util_buf_adds(w->out, ">\n");
         children(w, node, depth + 1);
         indent(w, depth);
         util_buf_adds(w->out, "</pci>\n");

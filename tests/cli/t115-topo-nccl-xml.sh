@@ -86,6 +86,35 @@ print(len(pcis), "devices")
 PY
 done
 check "at least 8 fixtures written and read back ($n)" test "$n" -ge 8
+# Each device's PCIe link as its source gives it (NCCL trusts the file's rate over sysfs): an
+# NCCL topology file's gen and width kept, device by device; hwloc's rate in GB/s (pci_link_speed)
+# as the gen and width that give it: Tioga's Slingshot NICs at 31.5 GB/s are gen 4 x16.
+check "the NCCL files' links kept, device by device" python3 - "$TOPOTUNE_FIXTURES" <<'PY'
+import glob, os, re, sys
+def links(path):
+    out = {}
+    for m in re.finditer(r'<pci busid="([0-9a-f:.]+)"[^>]*?link_speed="([^"]*)" link_width="([^"]*)"',
+                         open(path).read()):
+        gts = re.match(r"[0-9.]+", m.group(2))
+        out[m.group(1)] = (float(gts.group()) if gts else None, m.group(3))
+    return out
+n = 0
+for f in glob.glob(os.path.join(sys.argv[1], "nccl-topo-*.xml")):
+    name = os.path.basename(f)[:-4]
+    if not os.path.exists(name + ".nccl.xml"):
+        continue
+    src, out = links(f), links(name + ".nccl.xml")
+    same = [(b, src[b], out[b]) for b in out if not b.startswith("ffff") and b in src
+            and src[b][0] and src[b][1].isdigit() and int(src[b][1]) > 0]
+    bad = [x for x in same if x[1] != x[2]]
+    assert not bad, (name, bad[:4])
+    n += len(same)
+assert n >= 20, n
+print(n, "devices")
+PY
+check "hwloc's GB/s as gen and width" grep -q \
+    'vendor="0x17db" device="0x0501" link_speed="16.0 GT/s PCIe" link_width="16"' \
+    hwloc-llnl-tioga-ex235a-8xMI200-amd.nccl.xml
 expect_exit 0 "to stdout" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml -
 check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
 expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml
