@@ -11,6 +11,7 @@
 #include "util/log.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -64,27 +65,45 @@ void topo_probe_nic(struct topo_nic *nic)
     util_buf_release(&val);
 }
 
-static void probe_gpu_link(struct topo_gpu *g)
+/* A link's rate in GT/s, or its width, read from the device's folder (rel: "" or "/.." for the
+ * port above it); 0 where sysfs does not say ("Unknown", a virtual device). */
+static double link_value(const char *pci, const char *rel, const char *file)
 {
     struct util_buf path = UTIL_BUF_INIT, val = UTIL_BUF_INIT;
-    long width;
-    util_buf_addf(&path, "/sys/bus/pci/devices/%s/current_link_width", g->pci);
-    if (read_long(path.data, &width) == 0 && width > 0)
-        g->pcie_width = (int)width;
-    util_buf_reset(&path);
-    util_buf_addf(&path, "/sys/bus/pci/devices/%s/current_link_speed", g->pci);
-    if (util_sysfs_read_line(path.data, &val) == 0) {
-        double gts = atof(util_buf_str(&val));
-        if (gts > 0)
-            g->pcie_gen = gts >= 60   ? 6
-                          : gts >= 30 ? 5
-                          : gts >= 15 ? 4
-                          : gts >= 7  ? 3
-                          : gts >= 4  ? 2
-                                      : 1;
-    }
+    util_buf_addf(&path, "/sys/bus/pci/devices/%s%s/%s", pci, rel, file);
+    double v = util_sysfs_read_line(path.data, &val) == 0 ? atof(util_buf_str(&val)) : 0;
     util_buf_release(&path);
     util_buf_release(&val);
+    return v > 0 ? v : 0;
+}
+
+/* What the link can carry, as NCCL reads it: the lesser of the device's and its port's maximum
+ * (a GPU at rest trains its link down to 2.5 GT/s, its current rate then says nothing), else the
+ * current rate. */
+static double link_rate(const char *pci, const char *what)
+{
+    char max[32], cur[32];
+    snprintf(max, sizeof(max), "max_link_%s", what);
+    snprintf(cur, sizeof(cur), "current_link_%s", what);
+    double dev = link_value(pci, "", max), port = link_value(pci, "/..", max);
+    double v = dev > 0 && port > 0 ? fmin(dev, port) : dev;
+    return v > 0 ? v : link_value(pci, "", cur);
+}
+
+static void probe_gpu_link(struct topo_gpu *g)
+{
+    double width = link_rate(g->pci, "width"), gts = link_rate(g->pci, "speed");
+    if (width >= 1 && width <= 32)
+        g->pcie_width = (int)width;
+    if (gts > 0)
+        g->pcie_gen = gts >= 60   ? 6
+                      : gts >= 30 ? 5
+                      : gts >= 15 ? 4
+                      : gts >= 7  ? 3
+                      : gts >= 4  ? 2
+                                  : 1;
+    if (gts > 0 && g->pcie_width > 0) /* hwloc's rate is the current one */
+        g->pcie_gbs = topo_pcie_lane_gbs(g->pcie_gen) * g->pcie_width;
 }
 
 #define PCI_EXT_CAP_START  0x100

@@ -88,8 +88,15 @@ static int make_fake_sysfs(void **state)
     puts_file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
                                              "580.65.06  Sun Jul 27 07:09:35 UTC 2025\n");
     puts_file("/proc/sys/kernel/osrelease", "6.1.0-fake\n");
-    puts_file(GPU_DIR "/current_link_speed", "32.0 GT/s PCIe\n");
-    puts_file(GPU_DIR "/current_link_width", "16\n");
+    /* a GPU at rest: its link trained down to gen 1 x8; it and its port can do gen 5 x16 */
+    puts_file(GPU_DIR "/current_link_speed", "2.5 GT/s PCIe\n");
+    puts_file(GPU_DIR "/current_link_width", "8\n");
+    puts_file(GPU_DIR "/max_link_speed", "32.0 GT/s PCIe\n");
+    puts_file(GPU_DIR "/max_link_width", "16\n");
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
+              "32.0 GT/s PCIe\n");
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
+              "16\n");
     put_config("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/config", 4096,
                0x000d, 0x001d);
     put_config("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/config", 4096, 0x0001, 0);
@@ -146,8 +153,10 @@ static void test_probe_system(void **state)
     assert_int_equal(t.system.container, 1);
     assert_string_equal(t.system.iommu, "intel_iommu=on iommu=pt");
     assert_int_equal(t.system.shm_bytes, TOPO_UNKNOWN); /* the fake root has no /dev/shm */
-    assert_int_equal(t.gpus[0].pcie_gen, 5);
+    assert_int_equal(t.gpus[0].pcie_gen, 5); /* what the link can carry, not its idle rate */
     assert_int_equal(t.gpus[0].pcie_width, 16);
+    assert_true(t.gpus[0].pcie_gbs > 63 && t.gpus[0].pcie_gbs < 63.1);
+
     assert_string_equal(t.software.driver, "580.65.06");
     assert_string_equal(t.software.kernel, "6.1.0-fake");
     /* Bridges above the GPU: ACS with redirect on the switch port, none on the upstream
@@ -162,6 +171,17 @@ static void test_probe_system(void **state)
     assert_string_equal(json_string_value(json_object_get(second, "bridge")), "0000:00:01.0");
     assert_true(json_is_null(json_object_get(second, "control")));
     topo_release(&t);
+    /* in a gen 4 slot the port decides, as NCCL reads it */
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
+              "16.0 GT/s PCIe\n");
+    topo_init(&t);
+    g = topo_add_gpu(&t);
+    snprintf(g->pci, sizeof(g->pci), "0000:03:00.0");
+    topo_probe_system(&t);
+    assert_int_equal(t.gpus[0].pcie_gen, 4);
+    topo_release(&t);
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
+              "32.0 GT/s PCIe\n");
 }
 
 /* A hand-built tree: two NUMA nodes; NUMA 0 has two host bridges, the first with a
