@@ -122,16 +122,16 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
 {
     char *prog = util_sibling_program("topotune-p2p-copy", "TOPOTUNE_P2P_PROGRAM");
     int forced = getenv("TOPOTUNE_P2P_PROGRAM") && *getenv("TOPOTUNE_P2P_PROGRAM");
-    if (p2p_off) { /* NCCL makes no peer copy: a copy that would hang is no hazard, nor worth
-                    * its deadline in a prolog */
-        doctor_add(c, "p2p-copy", "pass", NULL,
-                   "not run: NCCL_P2P_DISABLE=1 (%s) keeps NCCL off peer copies", p2p_off);
-    } else if (!forced && (t->source != TOPO_SOURCE_LIVE || t->ngpus < 2)) {
+    if (!forced && (t->source != TOPO_SOURCE_LIVE || t->ngpus < 2)) {
         doctor_add(c, "p2p-copy", t->ngpus == 1 ? "pass" : "unknown", NULL, "%s",
                    t->source != TOPO_SOURCE_LIVE
                        ? "the hardware comes from a file: no GPU here to copy between"
                    : t->ngpus ? "one GPU: no peer to copy to"
                               : "no GPU visible: the copy test needs two");
+    } else if (p2p_off) { /* NCCL makes no peer copy: a copy that would hang is no hazard, nor
+                           * worth its deadline in a prolog (no GPU is never a pass, though) */
+        doctor_add(c, "p2p-copy", "pass", NULL,
+                   "not run: NCCL_P2P_DISABLE=1 (%s) keeps NCCL off peer copies", p2p_off);
     } else if (!forced && !strchr(prog, '/')) {
         doctor_add(c, "p2p-copy", "unknown", NULL,
                    "topotune-p2p-copy was not built (no CUDA toolkit when topotune was built)");

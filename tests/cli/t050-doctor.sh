@@ -21,6 +21,9 @@ done
 if [ ! -e /dev/nvidia0 ]; then
     check "P2P unknown, with why" grep -q "^p2p *unknown *no GPU visible" "$TEST_TMP/out"
     check "P2P copy unknown, with why" grep -q "^p2p-copy *unknown *no GPU visible" "$TEST_TMP/out"
+    # P2P kept off NCCL passes a copy test that would run, not one with no GPU to run on
+    expect_exit 0 "doctor here, NCCL_P2P_DISABLE=1" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor
+    check "P2P copy still unknown" grep -q "^p2p-copy *unknown *no GPU visible" "$TEST_TMP/out"
 fi
 expect_exit 0 "doctor --json" -- "$TOPOTUNE" doctor --json
 check "JSON parses with name/status/evidence/fix" python3 -c '
