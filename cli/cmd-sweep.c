@@ -285,15 +285,24 @@ static void end_leftovers(const char *dir)
     char path[1100], line[64], marker[128];
     const char *why;
     snprintf(path, sizeof(path), "%s/sweep.pid", dir);
-    /* a FIFO or a link planted there is not waited on or followed; it is removed (the entry
-     * itself, never what a link points at: the folder is locked, the name the sweep's own), so
-     * that every run can record its group there again */
+    /* a FIFO, link or folder planted there is not waited on or followed; it is removed (the
+     * entry itself, never what a link points at: the folder is locked, the name the sweep's
+     * own), so that every run can record its group there again */
     int fd = util_file_open_input(path, 0, &why);
     if (fd < 0) {
-        if (errno != ENOENT) {
+        int planted = errno == ELOOP || errno == EISDIR || errno == EINVAL || errno == ENXIO;
+        if (errno == ENOENT)
+            return;
+        if (!planted)
+            util_warning("cannot read '%s': %s; what an earlier run left, if anything, is not "
+                         "ended",
+                         path, why);
+        else if (!unlink(path) || (errno == EISDIR && !rmdir(path)))
             util_warning("ignoring '%s': %s; removed", path, why);
-            unlink(path);
-        }
+        else
+            util_warning("ignoring '%s': %s; cannot remove it (%s): remove it, or the runs "
+                         "cannot record their process groups there",
+                         path, why, strerror(errno));
         return;
     }
     ssize_t len = read(fd, line, sizeof(line) - 1);

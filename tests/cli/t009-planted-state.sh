@@ -97,6 +97,16 @@ mkdir -p pidlink && ln -s "$TEST_TMP/pid-target" pidlink/sweep.pid
 expect_exit 0 "a sweep.pid planted as a link" -- h100 --out pidlink
 check "no error per run" test "$(grep -c 'error' "$TEST_TMP/err")" = 0
 check "its target untouched, the file the sweep's own" sh -c "test \"\$(cat pid-target)\" = keep && test -f pidlink/sweep.pid && test ! -L pidlink/sweep.pid"
+# ... and as an empty folder: removed too, as said; a folder with something in it stays, said
+# once with what to do.
+mkdir -p piddir/sweep.pid
+loud() { "$TOPOTUNE" sweep --topology "$specs/hgx-h100.json" --space space.json "$@"; }
+expect_exit 0 "a sweep.pid planted as a folder" -- loud --out piddir
+check "removed, as said, no error per run" sh -c "grep -q 'a directory.*removed' '$TEST_TMP/err' && test -f piddir/sweep.pid && ! grep -q error '$TEST_TMP/err'"
+mkdir -p piddir2/sweep.pid && touch piddir2/sweep.pid/x
+expect_exit 0 "a sweep.pid planted as a folder with a file in it" -- loud --out piddir2
+expect_stderr_has "cannot remove it" "said, not called removed"
+check "and not claimed removed" sh -c "! grep -q 'removed\$' '$TEST_TMP/err'"
 for edit in 's/"outcome":"ok"/"outcome":5/' 's/"config_id":"[0-9a-f]*"/"config_id":null/' 's/"final":true/"final":"yes"/' \
     's/"env":{}/"env":{"NCCL_ALGO":"Tree"}/'; do
     rm -rf edited && cp -r h edited && sed -i "1$edit" edited/results.jsonl
