@@ -156,6 +156,28 @@ SYSTEMS = {
     "ghtg36-4090x4-1n": (spec("RTX-4090", [], "amd", fabric="pcie", count=4, sockets=1, p2p="ok"),
                          "P2P on: the thread is about the tinygrad driver that enables it; one "
                          "EPYC 7773X socket"),
+    "nrel-kestrel-h100-16n": (spec("H100-SXM5-80GB", [("SLINGSHOT-200G", 2)], "amd", "mesh", 4),
+                              "2x 200G Slingshot and 4 H100 SXM per node (NREL's Kestrel "
+                              "configuration page); the GPUs all to all without NVSwitch"),
+    "meta-gcm-a100-1n": (spec("A100-SXM4-80GB", []), "NVSwitch as on every 8x A100 SXM4 board; "
+                         "CPU not stated (one node: NICs unused)"),
+    "meta-gcm-a100-2n": (spec("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd"),
+                         "network not stated: Azure NDm A100 v4's 8x 200G HDR IB, from the "
+                         "host names (fairwus3-*)"),
+    "nebius-h200-2n": (spec("H200-SXM5-141GB", [("CX7-400G-IB", 8)]),
+                       "8x 400G IB (Nebius' H200 nodes: 3.2 Tb/s InfiniBand); CPU not stated"),
+    "gke-dranet-h200-2n1g": (spec("H200-SXM5-141GB", [("ROCE-400G", 1)], count=1),
+                             "one 400G RoCE NIC per GPU (H200 on GKE: A3 Ultra, a3-ultragpu-8g)"),
+    "gke-dranet-a4-b200-all_gather-2n": (spec("B200-SXM-180GB", [("ROCE-400G", 8)]),
+                                         "A4: 8x 400G RoCE (GCP machine type)"),
+    "gke-dranet-a4-b200-all_gather-1n2g": (spec("B200-SXM-180GB", [], count=2),
+                                           "2 of the node's 8 GPUs on its NVSwitches; CPU not "
+                                           "stated (one node: NICs unused)"),
+    "gke-dranet-a4-b200-all_gather-2n1g": (spec("B200-SXM-180GB", [("ROCE-400G", 1)], count=1),
+                                           "one 400G RoCE NIC per GPU (A4 machine type); the "
+                                           "pod's second NIC taken as unused"),
+    "dstack-gcp-a3mega-all_gather-2n": "GPUDirect-TCPXO transport has no topotune NIC kind "
+                                       "(eth would model sockets)",
 }
 
 # The row's stated configuration, as NCCL variables the model honours.
@@ -165,6 +187,11 @@ FLAG_ENV = {
     "proto_forced_ll128": "NCCL_PROTO=LL128",
     "ib_disabled": "NCCL_IB_DISABLE=1",
 }
+
+
+def source_of(row):
+    """The source's repository (or issue thread), whatever commit or file of it."""
+    return row["source"]["url"].split("/blob/")[0].replace("https://github.com/", "")
 
 
 def group_of(row):
@@ -191,6 +218,7 @@ def human(b):
 
 def predict(binary, path, row, env):
     cmd = [binary, "predict", "--input", path, "--nodes", str(row["nodes"]),
+           "-C", row.get("collective", "all_reduce"),
            "-b", str(row["size_bytes"]), "-e", str(row["size_bytes"]), "--json"]
     for e in env:
         cmd += ["--env", e]
@@ -261,20 +289,24 @@ def main():
             skipped.append((row, "model gives no number: " + err))
             continue
         pub, pred = row["busbw_gbs"], s["busbw"]
-        used.append({"id": row["id"], "system_class": row["system_class"], "nodes": row["nodes"],
+        used.append({"id": row["id"], "collective": row.get("collective", "all_reduce"),
+                     "source": source_of(row),
+                     "system_class": row["system_class"], "nodes": row["nodes"],
                      "gpus_per_node": row["gpus_per_node"], "size_bytes": row["size_bytes"],
                      "published_busbw_gbs": pub, "predicted_busbw_gbs": round(pred, 2),
                      "predicted_algo": s.get("algo"), "predicted_proto": s.get("proto"),
                      "error_pct": round(100.0 * (pred - pub) / pub, 1), "env": env,
                      "flags": row["flags"], "assumed": assumed, "spec": sp})
 
-    print("Model error vs published all_reduce busbw (GB/s); error = (predicted - published) / published")
-    print("%-34s %-18s %5s %5s %9s %9s %7s %-15s" % (
+    colls = sorted({r["collective"] for r in used})
+    print("Model error vs published %s busbw (GB/s); error = (predicted - published) / published"
+          % ", ".join(colls or ["all_reduce"]))
+    print("%-44s %-18s %5s %5s %9s %9s %7s %-15s" % (
         "id", "system_class", "nodes", "size", "published", "predicted", "err%", "predicted algo"))
     for r in used:
         algo = "%s/%s" % (r["predicted_algo"], r["predicted_proto"])
         mark = "*" if r["env"] else ""
-        print("%-34.34s %-18.18s %5d %5s %9.2f %9.2f %+7.1f %-15.15s%s" % (
+        print("%-44.44s %-18.18s %5d %5s %9.2f %9.2f %+7.1f %-15.15s%s" % (
             r["id"], r["system_class"], r["nodes"], human(r["size_bytes"]),
             r["published_busbw_gbs"], r["predicted_busbw_gbs"], r["error_pct"], algo, mark))
     print("* predicted with the row's stated NCCL_ALGO/NCCL_PROTO/NCCL_NVLS_ENABLE")
@@ -287,6 +319,8 @@ def main():
         summary["by_system_class"] = summarise(used, lambda r: r["system_class"])
         summary["by_nodes"] = summarise(used, lambda r: node_band(r["nodes"]))
         summary["by_size"] = summarise(used, lambda r: size_band(r["size_bytes"]))
+        summary["by_collective"] = summarise(used, lambda r: r["collective"])
+        summary["by_source"] = summarise(used, lambda r: r["source"])
     assumed = sorted({(r["id"].rsplit("-", 1)[0], r["assumed"]) for r in used if r["assumed"]})
 
     print()
@@ -309,7 +343,8 @@ def main():
                                                         st["median_signed_error_pct"]))
         line("all rows", summary["all"])
         for name, key in (("system_class", "by_system_class"), ("nodes", "by_nodes"),
-                          ("size", "by_size")):
+                          ("size", "by_size"), ("collective", "by_collective"),
+                          ("source", "by_source")):
             for k, st in summary[key].items():
                 line("%s %s" % (name, k), st)
             if key == "by_size" and "<1MiB" not in summary[key]:
