@@ -30,6 +30,7 @@ struct check_cli {
     struct check_opts c;
     const char *out, *metrics;
     int json, drain, apply;
+    int read; /* the options were read (they may still not go together) */
 };
 
 static const char usage[] =
@@ -85,6 +86,7 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
     if (cli_parse(&cmd, argc, argv, &npos, status))
         return 1;
     struct check_opts *c = &o->c;
+    o->read = 1;
     c->backend = c->backend ? c->backend : "nccl";
     c->launcher = c->np > 1 ? "mpirun" : "direct";
     c->np = c->np ? c->np : 1;
@@ -176,12 +178,32 @@ static int write_metrics(const struct check_cli *o, const json_t *report)
     return rc;
 }
 
+/* No check made (status 2 or 3), said as every check's end is: its line or JSON, and its metrics
+ * (topotune_check_ok 0), so that a metrics file of an earlier check does not stay to say OK. */
+static int not_made(const struct check_cli *o, int status)
+{
+    json_t *report = not_checked(o, status);
+    int rc = report_lines(o, report) ? 3 : status;
+    if (o->metrics && write_metrics(o, report))
+        rc = 3;
+    json_decref(report);
+    return rc;
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct check_cli o = {0};
     int status = 0;
-    if (parse(argc, argv, &o, &status))
-        return status;
+    if (parse(argc, argv, &o, &status)) {
+        if (status != 2) /* --help */
+            return status;
+        if (!o.read) { /* options that did not read: only the line, in its plainest form */
+            o.c.backend = "nccl";
+            o.json = 0;
+            o.metrics = NULL;
+        }
+        return not_made(&o, 2);
+    }
     char tmp[4096] = "";
     struct stat st;
     int unmade = 0; /* the folder the check writes in cannot be had: no check, said */
@@ -199,12 +221,8 @@ int cmd_check(int argc, char **argv)
         unmade = 2,
         util_error("--out '%s' is not a folder: give a folder for the check's files", o.out);
     }
-    if (unmade) {
-        json_t *report = not_checked(&o, unmade);
-        int rc = report_lines(&o, report) ? 3 : unmade;
-        json_decref(report);
-        return rc;
-    }
+    if (unmade)
+        return not_made(&o, unmade);
     o.c.dir = o.out;
     char *bench = sweep_bench_program();
     o.c.bench = bench;

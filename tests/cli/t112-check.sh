@@ -168,8 +168,17 @@ if ! "$TOPOTUNE" topo --json 2>/dev/null | grep -q '"gpus": \[{'; then
         ! grep -q scontrol '$TEST_TMP/out'"
 fi
 touch afile
-expect_exit 2 "--out naming a file" -- "$TOPOTUNE" check --backend sim --input "$h100" --out afile --drain
+printf 'topotune_check_ok 1\n' >stale.prom # an earlier check's, that node_exporter still reads
+expect_exit 2 "--out naming a file" -- "$TOPOTUNE" check --backend sim --input "$h100" --out afile --drain \
+    --metrics stale.prom
 check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED .*is not a folder' '$TEST_TMP/out' && ! grep -q scontrol '$TEST_TMP/out'"
+check "its metrics say not ok, the earlier file replaced" grep -qx 'topotune_check_ok 0' stale.prom
+# options that do not go together, or do not read, are no check made either: said as such
+expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim --metrics usage.prom
+check "NOT CHECKED, with the reason, and its metrics" sh -c "grep -q '^NOT CHECKED .*--input FILE' '$TEST_TMP/out' &&
+    grep -qx 'topotune_check_ok 0' usage.prom"
+expect_exit 2 "an unknown option" -- "$TOPOTUNE" check --bogus
+check "NOT CHECKED, with the reason" grep -q "^NOT CHECKED .*unknown option '--bogus'" "$TEST_TMP/out"
 mkdir -p pbad
 printf '{"schema": "topotune/profile/1", "class": "%s", "version": "v9"}\n' "$cls" >pbad/profile.json
 expect_exit 2 "a profile whose version is no number" -- "$TOPOTUNE" check --backend mpi --np 2 --profile pbad
