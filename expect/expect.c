@@ -78,8 +78,9 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                           source, model_fault_words(m->fault), m->why),
                UTIL_EINVAL;
     if (m->gpus_unknown)
-        return util_error("'%s': %d of its %d GPUs have no model the catalog knows (no model name "
-                          "or PCI device id; an NCCL topology dump without its <gpu> elements): "
+        return util_error("'%s': %d of its %d GPUs have no model the catalog knows (a name or "
+                          "PCI device id it does not hold, or neither given: an NCCL topology dump "
+                          "without its <gpu> elements): "
                           "the model would price them as Volta GPUs, no reference for what they "
                           "should measure; give --input a hardware spec naming the GPU, or "
                           "--profile a profile measured on this class",

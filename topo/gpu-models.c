@@ -20,6 +20,7 @@ static const struct topo_gpu_info gpu_table[] = {
     {"V100-SXM3", 0x1db8, "Tesla V100-SXM3-32GB", 70, 6, 25000},
     {"V100-SXM2-32GB", 0x1db5, "Tesla V100-SXM2-32GB", 70, 6, 25000},
     {"V100-SXM2", 0x1db1, "Tesla V100-SXM2-16GB", 70, 6, 25000},
+    {"V100-PCIE-32GB", 0x1db6, "Tesla V100-PCIE-32GB", 70, 0, 0},
     {"V100-PCIE", 0x1db4, "Tesla V100-PCIE-16GB", 70, 0, 0},
     {"T4", 0x1eb8, "Tesla T4", 75, 0, 0},
     {"A100-SXM4-80GB", 0x20b2, "NVIDIA A100-SXM4-80GB", 80, 12, 25000},

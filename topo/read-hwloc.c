@@ -109,8 +109,11 @@ static int is_other_gpu_pci(hwloc_obj_t p)
     unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;
     if (v == PCI_VENDOR_NVIDIA)
         return 0;
-    if ((v == PCI_VENDOR_AMD || v == PCI_VENDOR_INTEL) &&
-        (cls == 0x0380 || cls == 0x0302 || cls == 0x1200))
+    /* AMD's Instinct cards are display (0x0380) or processing accelerators (0x1200); Intel's
+     * data-center GPUs are display class, its 0x1200 devices FPGAs and other accelerators */
+    if ((v == PCI_VENDOR_AMD || v == PCI_VENDOR_INTEL) && (cls == 0x0380 || cls == 0x0302))
+        return 1;
+    if (v == PCI_VENDOR_AMD && cls == 0x1200)
         return 1;
     for (hwloc_obj_t c = p->io_first_child; c; c = c->next_sibling)
         if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
