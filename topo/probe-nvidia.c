@@ -183,6 +183,7 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         return;
     nvml_device *dev = util_xcalloc(t->ngpus + count + 1, sizeof(*dev));
     int *fabric = util_xcalloc(t->ngpus + count + 1, sizeof(int));
+    int before = t->ngpus;
     for (unsigned k = 0; k < count; k++) {
         nvml_device d;
         struct nvml_pci_raw p = {{0}};
@@ -211,12 +212,17 @@ static void probe_nvml(struct topo *t, struct nvml_api *n)
         if (n->cc && n->cc(d, &major, &minor) == 0)
             g->sm = major * 10 + minor;
     }
-    topo_alloc_nvlink(t);
-    if (n->link_state && n->link_remote) { /* without them NVLink stays unknown, not zero */
+    if (n->link_state && n->link_remote) {
+        topo_alloc_nvlink(t);
         nvml_links(t, n, dev, fabric);
         topo_set_nvlink_totals(t, fabric);
         t->nvlink_known = 1;
         t->nvlink_inferred = 0; /* the driver's links replace what the export's model implied */
+    } else if (t->ngpus != before || !t->nvlink) {
+        /* no link functions: what hwloc said (or inferred) stands, unless NVML found GPUs hwloc
+         * had filtered, whose links nothing says: NVLink unknown, not zero */
+        topo_alloc_nvlink(t);
+        t->nvlink_known = t->nvlink_inferred = 0;
     }
     if (n->p2p) {
         t->p2p = util_xcalloc((size_t)t->ngpus * t->ngpus + 1, sizeof(char *));

@@ -197,6 +197,20 @@ check "its class has them" grep -q '^Class:     v100-sxm3-32gb-h-16x-nvs6-' out
 p_matrix=$("$TOPOTUNE" predict --input "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 p_inferred=$("$TOPOTUNE" predict --input dgx2-nolinks.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 check "the same prediction as with the matrix ($p_matrix GB/s)" test "$p_matrix" = "$p_inferred"
+# Live, with an NVML that has no NVLink calls (tests/fakes/fake-nvml.c): the links hwloc gives, or
+# those the GPU model implies, stay; NVML's names and driver are taken.
+if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
+    for f in "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" dgx2-nolinks.xml; do
+        expect_exit 0 "live $(basename "$f"), NVML without NVLink calls" -- env HWLOC_XMLFILE="$f" \
+            HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH="$TOPOTUNE_FAKE_NVML${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            FAKE_NVML_BUSES=34,36,39,3b,57,59,5c,5e,b7,b9,bc,be,e0,e2,e5,e7 \
+            FAKE_NVML_NAME="Tesla V100-SXM3-32GB-H" "$TOPOTUNE" topo --json live.json
+        check "its 6 links a GPU kept" python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["software"]["driver"] == "999.99.99", t["software"]
+assert "-16x-nvs6-" in t["class"]["id"] and all(g["nvlinks"] == 6 for g in t["gpus"]), (t["class"]["id"], t["gpus"][0])' live.json
+    done
+fi
 expect_exit 0 "GB200 trays, no switch on PCI" -- "$TOPOTUNE" topo --input gb200-like.xml --json gb200-like.json
 check "18 links a GPU, NVSwitches present, by the schema" python3 - gb200-like.json "$TOPOTUNE_SRC/docs/schemas/topology.schema.json" <<'PY'
 import json, subprocess, sys
