@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define SIM_MAX_NODES  65536
@@ -223,8 +224,10 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
         a = ha ? host_index(s, ha) : -1;
         if (link)
             b = hb ? host_index(s, hb) : -1;
-        if (a < 0 || (link && (b < 0 || b == a)))
+        if (a < 0 || (link && b < 0))
             return bad(file, where, "a host that is not in the cluster (names: PREFIX0001...)");
+        if (link && b == a)
+            return bad(file, where, "a path between a host and itself: name two hosts");
         if (!strcmp(kind, "slow-node")) {
             m->node_f[a] = factor_of(file, f, k, &rc);
         } else if (!strcmp(kind, "slow-link")) {
@@ -406,8 +409,9 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
             return bad(file, "nodes[].prefix",
                        "a plain name of at most 32 characters, not ending in a digit");
         for (size_t j = 0; j < k; j++)
-            if (!strcmp(prefix, util_json_str(json_array_get(nodes, j), "prefix", "node")))
-                return bad(file, "nodes[].prefix", "'%s' twice: give each entry its own prefix",
+            if (!strcasecmp(prefix, util_json_str(json_array_get(nodes, j), "prefix", "node")))
+                return bad(file, "nodes[].prefix",
+                           "'%s' twice (host names ignore case): give each entry its own prefix",
                            prefix);
         int rc = load_spec(&m->cls[m->ncls], file, spec, s->size);
         if (rc)
