@@ -77,17 +77,21 @@ static double link_value(const char *pci, const char *rel, const char *file)
     return v > 0 ? v : 0;
 }
 
-/* What the link can carry, as NCCL reads it: the lesser of the device's and its port's maximum
- * (a GPU at rest trains its link down to 2.5 GT/s, its current rate then says nothing), else the
- * current rate. */
+/* What the link can carry, as NCCL up to 2.29 reads it: the lesser of the device's and its port's
+ * maximum (a GPU at rest trains its link down to 2.5 GT/s: its current rate says nothing), else
+ * the current rate. A port that claims less than the link runs at is emulated (older QEMU root
+ * ports say 2.5 GT/s x1 whatever they carry): only the device's maximum counts then. */
 static double link_rate(const char *pci, const char *what)
 {
     char max[32], cur[32];
     snprintf(max, sizeof(max), "max_link_%s", what);
     snprintf(cur, sizeof(cur), "current_link_%s", what);
     double dev = link_value(pci, "", max), port = link_value(pci, "/..", max);
+    double now = link_value(pci, "", cur);
+    if (port > 0 && port < now)
+        port = 0;
     double v = dev > 0 && port > 0 ? fmin(dev, port) : dev;
-    return v > 0 ? v : link_value(pci, "", cur);
+    return v > 0 ? v : now;
 }
 
 static void probe_gpu_link(struct topo_gpu *g)

@@ -43,7 +43,7 @@ struct topo_gpu {
     long long memory_mib;
     int sm;                   /* compute capability x 10 */
     int pcie_gen, pcie_width; /* what its link can carry (live: the lesser of the GPU's and its
-                                 port's maximum, as NCCL reads it, not its rate at rest) */
+                                 port's maximum, as NCCL 2.29 reads it, not its rate at rest) */
     double pcie_gbs;          /* link bandwidth per direction as the source states it, or < 0 */
     int nvlinks;              /* active NVLinks of this GPU to GPUs and NVSwitches */
     int node;                 /* its place in the PCI tree (internal.h), or -1 */

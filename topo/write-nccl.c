@@ -38,6 +38,18 @@ static struct link link_of(int gen, int width, double gbs)
     return l;
 }
 
+/* A GPU's: the rate alone (an hwloc export's) is the one its link ran at when the export was
+ * made, which a GPU at rest trains down: below gen 3 x16 it says nothing of what the link
+ * carries, and NCCL's own assumption stays. */
+static struct link gpu_link(const struct topo_gpu *g)
+{
+    struct link l = link_of(g->pcie_gen, g->pcie_width, g->pcie_gbs);
+    int gen = g->pcie_gen >= 1 && g->pcie_gen <= 6;
+    if (!gen && topo_pcie_lane_gbs(l.gen) * (l.width ? l.width : 16) < 16 * topo_pcie_lane_gbs(3))
+        l = (struct link){0, 0};
+    return l;
+}
+
 /* The link's attributes in NCCL's spellings of the rates it knows (kvDictPciGen). Where the
  * source gives none, what NCCL itself assumes when sysfs cannot say: gen 3, 16 lanes (NCCL needs
  * both on every switch it keeps). */
@@ -115,8 +127,7 @@ static struct link link_below(const struct topo *t, int node)
         int gpu = i < t->ngpus;
         const struct topo_gpu *g = gpu ? &t->gpus[i] : NULL;
         const struct topo_nic *n = gpu ? NULL : &t->nics[i - t->ngpus];
-        struct link l =
-            gpu ? link_of(g->pcie_gen, g->pcie_width, g->pcie_gbs) : link_of(0, 0, n->pcie_gbs);
+        struct link l = gpu ? gpu_link(g) : link_of(0, 0, n->pcie_gbs);
         if (below(t, node, gpu ? g->node : n->node) && link_gbs(l) > link_gbs(best))
             best = l;
     }
@@ -156,9 +167,7 @@ static void device(struct writer *w, int node, int depth)
     for (int i = 0; n > 0 && i < n; i++)
         if (!strcmp(t->nics[i].pci, t->nics[n].pci))
             return;
-    struct link l = g >= 0
-                        ? link_of(t->gpus[g].pcie_gen, t->gpus[g].pcie_width, t->gpus[g].pcie_gbs)
-                        : link_of(0, 0, t->nics[n].pcie_gbs);
+    struct link l = g >= 0 ? gpu_link(&t->gpus[g]) : link_of(0, 0, t->nics[n].pcie_gbs);
     const char *cls = g >= 0                           ? "0x030200"
                       : t->nics[n].kind == TOPO_NIC_IB ? "0x020700"
                                                        : "0x020000";

@@ -237,7 +237,7 @@ expect_exit 2 "and no band for it" -- "$TOPOTUNE" expect --input dev0.xml -b 1M 
 # Item 17: mixed GPU models and NVLink on some GPUs only.
 expect_exit 0 "mixed GPUs" -- "$TOPOTUNE" topo --input "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml"
 check "every model counted, the AMD card said and left out" grep -qx 'GPUs:      3: 2 x Tesla M2075, 1 x Tesla K40m (and 1 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
-# Its first M2075 as a V100 PCIe 32GB (10de:1db6) with no name, and its SAS controller as an Intel
+# Its M2075s as V100 PCIe 32GBs (10de:1db6) with no name, and its SAS controller as an Intel
 # FPGA card (8086:0b2b, a processing accelerator, 0x1200): the V100 by its device id, the FPGA
 # no GPU at all (JSC's DEEP-EST nodes carry both).
 sed -e 's/pci_type="0302 \[10de:1094\] \[00de:0088\] a1" pci_link_speed="0.000000">/pci_type="0302 [10de:1db6] [10de:124a] a1" pci_link_speed="15.753846">/' \
@@ -245,7 +245,7 @@ sed -e 's/pci_type="0302 \[10de:1094\] \[00de:0088\] a1" pci_link_speed="0.00000
     -e '/value="Tesla M2075 Dual-Slot Computing Processor Module"/d' \
     "$fx/hwloc-supermicro-x9drg-2s-K40m-mlx5.xml" >fpga.xml
 expect_exit 0 "a V100 PCIe 32GB and an Intel FPGA" -- "$TOPOTUNE" topo --input fpga.xml
-check "the V100 named, the FPGA no GPU" grep -q '^GPUs:      3: .*Tesla V100-PCIE-32GB.*(and 1 GPU(s) of another vendor' out
+check "the V100s named, the FPGA no GPU" grep -qx 'GPUs:      3: 2 x Tesla V100-PCIE-32GB, 1 x Tesla K40m (and 1 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
 python3 - topo.json <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -115,6 +115,9 @@ PY
 check "hwloc's GB/s as gen and width" grep -q \
     'vendor="0x17db" device="0x0501" link_speed="16.0 GT/s PCIe" link_width="16"' \
     hwloc-llnl-tioga-ex235a-8xMI200-amd.nccl.xml
+# A GPU's rate in an export is the one it ran at then (a GPU at rest trains down): the SL390s'
+# GPUs at 4 GB/s keep NCCL's gen 3 x16, never a gen 1 link handed to NCCL.
+check "no GPU below gen 3 x16 from an export's rate" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\"' hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.nccl.xml) -eq 3"
 expect_exit 0 "to stdout" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml -
 check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
 expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml

@@ -180,8 +180,26 @@ static void test_probe_system(void **state)
     topo_probe_system(&t);
     assert_int_equal(t.gpus[0].pcie_gen, 4);
     topo_release(&t);
+    /* an emulated port (older QEMU: 2.5 GT/s x1) below the rate the link runs at: ignored */
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
+              "2.5 GT/s PCIe\n");
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
+              "1\n");
+    puts_file(GPU_DIR "/current_link_speed", "32.0 GT/s PCIe\n");
+    puts_file(GPU_DIR "/current_link_width", "16\n");
+    topo_init(&t);
+    g = topo_add_gpu(&t);
+    snprintf(g->pci, sizeof(g->pci), "0000:03:00.0");
+    topo_probe_system(&t);
+    assert_int_equal(t.gpus[0].pcie_gen, 5);
+    assert_int_equal(t.gpus[0].pcie_width, 16);
+    topo_release(&t);
     puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
               "32.0 GT/s PCIe\n");
+    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
+              "16\n");
+    puts_file(GPU_DIR "/current_link_speed", "2.5 GT/s PCIe\n");
+    puts_file(GPU_DIR "/current_link_width", "8\n");
 }
 
 /* A hand-built tree: two NUMA nodes; NUMA 0 has two host bridges, the first with a
