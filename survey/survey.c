@@ -581,9 +581,13 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
          * the others are named on their own); in pairs, when its level is (it grows each round)
          * and so is the median pair: in a small class one slow path pulls down the capacities
          * of both its nodes, not the pairs of the others */
-        int below = lv->values && lv->level < model * band.low;
-        for (int i = 0; alone && below && i < n; i++)
+        int below = lv->values && lv->level < model * band.low, measured = 0;
+        for (int i = 0; alone && below && i < n; i++) {
             below = v[i] <= 0 || v[i] < survey_alone_low(s, model);
+            measured += v[i] > 0;
+        }
+        if (alone && measured < 2) /* one node measured is no class: it is named on its own */
+            below = 0;
         if (!alone && below)
             below = class_pairs_median(s, cls) < model * band.low;
         snprintf(key, sizeof(key), "%s_below_expected", what);
@@ -799,16 +803,6 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
  * them). One verdict names them all and excludes none: none of its nodes is named slow against
  * the band (stage_alone), only against its class's level, which excludes.
  */
-/* A class's own level over what the model expects, alone or in pairs ("alone", "pair"). */
-static double ratio(const json_t *c, const char *what)
-{
-    char own[32], expected[32];
-    snprintf(own, sizeof(own), "%s_own_median", what);
-    snprintf(expected, sizeof(expected), "%s_expected", what);
-    return json_number_value(json_object_get(c, own)) /
-           json_number_value(json_object_get(c, expected));
-}
-
 static void below_expected(struct survey *s, int alone)
 {
     const char *cls, *what = alone ? "alone" : "pair";
@@ -822,11 +816,6 @@ static void below_expected(struct survey *s, int alone)
         /* in pairs, what the nodes named since leave: a slow node's pairs are its own */
         if (!alone && !(class_pairs_median(s, cls) <
                         json_number_value(json_object_get(c, "pair_expected_low"))))
-            continue;
-        /* nodes slow alone are slow in pairs too: the network is named only when the pairs fall
-         * further short of their band than the nodes alone, by more than the tolerance */
-        if (!alone && json_is_true(json_object_get(c, "alone_below_expected")) &&
-            !(ratio(c, "pair") < ratio(c, "alone") * (1 - s->tolerance)))
             continue;
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
@@ -855,8 +844,11 @@ static void below_expected(struct survey *s, int alone)
                   : "the %d node(s) of class %s measure %.2f GB/s in pairs, below the band two "
                     "healthy nodes give (%.2f to %.2f GB/s, predicted %.2f): the network between "
                     "them, not a node: what they share (switches, cabling, NIC firmware or "
-                    "settings)",
-            n, cls, v[0], v[2], v[3], v[1]);
+                    "settings)%s",
+            n, cls, v[0], v[2], v[3], v[1],
+            !alone && json_is_true(json_object_get(c, "alone_below_expected"))
+                ? "; or what slows them alone too (the class is below its band alone)"
+                : "");
     }
     free(m);
 }
@@ -912,9 +904,9 @@ static int stage_alone(struct survey *s)
             continue;
         /* one slow value is no verdict: the longer repeat decides */
         double low = alone_band_low(s, x);
-        /* every node of the class below the band: what they share is slow, which the class's
-         * one verdict says (below_expected); no node is slow on its own against the band then,
-         * only against its class's level */
+        /* every node of the class below the band (two or more measured): what they share is
+         * slow, which the class's verdict says (below_expected); no node is slow on its own
+         * against the band then, only against its class's level */
         int shared =
             x->class_id && json_is_true(json_object_get(json_object_get(s->classes, x->class_id),
                                                         "alone_below_expected"));
@@ -1534,8 +1526,9 @@ static void whole_below(struct survey *s, const char *cls, const struct survey_g
                   "class_median", bw, "expected", pred, "band_low", pred * band.low, "band_high",
                   pred * band.high, "predicted", 1),
         "the %d healthy node(s) of class %s measure %.2f GB/s together, below the band that many "
-        "give (%.2f to %.2f GB/s, predicted %.2f), with no node, link or path named: a route "
-        "the pair rounds did not measure (--pairs all) or what they share at that scale",
+        "give (%.2f to %.2f GB/s, predicted %.2f), with no path among them or class verdict "
+        "named: a route the pair rounds did not measure (--pairs all) or what they share at that "
+        "scale",
         n, cls, bw, pred * band.low, pred * band.high, pred);
 }
 

@@ -126,13 +126,13 @@ assert launches >= 4, launches
 PY
 
 # nccl, a rank per GPU: each class predicted from its map (the model's band for that hardware).
-# Every node at a tenth of it: the class is below expectation, one verdict for what they share
-# (no node is named, or drained, on its own for it); at the prediction, nothing is named.
+# Every node at a tenth of it: the class is below expectation, alone and in pairs, for what they
+# share (no node is named, or drained, on its own for it); at the prediction, nothing is named.
 "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --json >h100.json
 expect_exit 1 "nccl: a whole class far below its expectation" -- env FAKE_TOPOLOGY=h100.json \
     FAKE_BW=1 "$TOPOTUNE" survey --backend nccl --hosts h1,h2,h3,h4 --iters 2 --out below
 check "class-below-expected, no node on its own ($(verdicts below))" test "$(verdicts below)" = \
-    "h1 h2 h3 h4 class-below-expected"
+    "h1 h2 h3 h4 class-below-expected;h1 h2 h3 h4 class-below-expected"
 expected=$(python3 -c 'import json, sys
 c, = json.load(open(sys.argv[1]))["classes"].values()
 assert c["alone_expected_low"] < c["alone_expected"] < c["alone_expected_high"], c
