@@ -184,7 +184,8 @@ static int not_made(const struct check_cli *o, int status)
 {
     json_t *report = not_checked(o, status);
     int rc = report_lines(o, report) ? 3 : status;
-    if (o->metrics && write_metrics(o, report))
+    /* "-" was refused: standard output holds the line (or the JSON) */
+    if (o->metrics && strcmp(o->metrics, "-") && write_metrics(o, report))
         rc = 3;
     json_decref(report);
     return rc;

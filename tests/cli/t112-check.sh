@@ -177,6 +177,8 @@ check "its metrics say not ok, the earlier file replaced" grep -qx 'topotune_che
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim --metrics usage.prom
 check "NOT CHECKED, with the reason, and its metrics" sh -c "grep -q '^NOT CHECKED .*--input FILE' '$TEST_TMP/out' &&
     grep -qx 'topotune_check_ok 0' usage.prom"
+expect_exit 2 "--metrics - refused, with --json" -- "$TOPOTUNE" check --backend sim --input "$h100" --json --metrics -
+check "standard output holds the JSON alone" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TEST_TMP/out"
 expect_exit 2 "an unknown option" -- "$TOPOTUNE" check --bogus
 check "NOT CHECKED, with the reason" grep -q "^NOT CHECKED .*unknown option '--bogus'" "$TEST_TMP/out"
 mkdir -p pbad
