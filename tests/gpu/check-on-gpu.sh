@@ -97,6 +97,18 @@ assert all(x.get("sm") for x in g), [x.get("sm") for x in g]
 first, p2p = g[0], t["p2p"]["source"]
 print("%s, %s MiB, sm %s, nvlinks %s, p2p %s" % (first["model"], first["memory_mib"], first["sm"], first.get("nvlinks"), p2p))
 ' "$out/topology.json" "$ngpus"
+# The PCIe link as the device and the slot allow (sysfs maxima), not the rate an idle GPU trains
+# down to: NVML's maximum ("possible with this device and system") is the reference.
+nvidia-smi --query-gpu=pcie.link.gen.max,pcie.link.width.max --format=csv,noheader,nounits \
+    >"$out/logs/pcie-max.csv" 2>&1
+verify topo-pcie-link '
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"]
+want = [[int(x) for x in l.split(",")] for l in open(sys.argv[2]) if l.strip()]
+got = [[x["pcie"]["gen"], x["pcie"]["width"]] for x in g]
+assert got == want[:len(got)], ("topo gen, width", got, "nvidia-smi max", want)
+print("gen %s x%s on every GPU, as NVML says the device and slot allow" % tuple(got[0]))
+' "$out/topology.json" "$out/logs/pcie-max.csv"
 
 # 2. doctor on real GPUs: with one GPU the P2P copy test passes, saying there is no pair (a job
 #    on one GPU has no peer traffic to hang).
