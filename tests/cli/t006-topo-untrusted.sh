@@ -197,6 +197,14 @@ check "its class has them" grep -q '^Class:     v100-sxm3-32gb-h-16x-nvs6-' out
 p_matrix=$("$TOPOTUNE" predict --input "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 p_inferred=$("$TOPOTUNE" predict --input dgx2-nolinks.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 check "the same prediction as with the matrix ($p_matrix GB/s)" test "$p_matrix" = "$p_inferred"
+# An export's GPU link rate is the one it ran at then (a GPU at rest trains down): the SL390s'
+# GPUs at 4 GB/s are priced as NCCL's gen 3 x16, as they are when the export says 15.75 GB/s.
+sed 's/pci_type="0302 \[10de:06d2\]\([^>]*\)pci_link_speed="[0-9.]*"/pci_type="0302 [10de:06d2]\1pci_link_speed="15.753846"/' \
+    "$fx/hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.xml" >sl390s-gen3.xml
+check "the edit took" test "$(grep -c 'pci_link_speed="15.753846"' sl390s-gen3.xml)" -ge 3
+p_idle=$("$TOPOTUNE" predict --input "$fx/hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+p_gen3=$("$TOPOTUNE" predict --input sl390s-gen3.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+check "an idle rate priced as gen 3 x16 ($p_idle and $p_gen3 GB/s)" test -n "$p_idle" -a "$p_idle" = "$p_gen3"
 # Live, with an NVML that has no NVLink calls (tests/fakes/fake-nvml.c): the links hwloc gives, or
 # those the GPU model implies, stay; NVML's names and driver are taken.
 if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
