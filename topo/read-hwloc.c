@@ -104,6 +104,14 @@ static int is_gpu_pci(hwloc_obj_t p)
 /* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
  * accelerator), or any device a GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A
  * board's display controller (ASPEED's, class 0x0300, its OS devices card*) is none. */
+/* The device's link rate in GB/s as the export records it, or -1: none, or one no PCIe link
+ * carries (past gen 6 x16: a damaged or forged export, never priced). */
+static double link_gbs(hwloc_obj_t p)
+{
+    double v = p->attr->pcidev.linkspeed;
+    return v > 0 && v <= 1.05 * 16 * topo_pcie_lane_gbs(6) ? v : -1;
+}
+
 static int is_other_gpu_pci(hwloc_obj_t p)
 {
     unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;
@@ -152,8 +160,7 @@ static void add_gpu_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
         g->memory_mib = kib / 1024;
     if (gi)
         g->sm = gi->sm;
-    if (p->attr->pcidev.linkspeed > 0)
-        g->pcie_gbs = p->attr->pcidev.linkspeed;
+    g->pcie_gbs = link_gbs(p);
     g->node = node_of(t, p);
     set_locality(h, p, &g->numa, &g->cpuset);
 }
@@ -290,8 +297,7 @@ static void add_nic_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
     n->kind = nic_kind(p, of, &net);
     n->pci_vendor = p->attr->pcidev.vendor_id;
     n->pci_device = p->attr->pcidev.device_id;
-    if (p->attr->pcidev.linkspeed > 0)
-        n->pcie_gbs = p->attr->pcidev.linkspeed;
+    n->pcie_gbs = link_gbs(p);
     n->name = topo_text(of ? of->name : net->name);
     n->netdev = topo_text(net ? net->name : NULL);
     format_busid(p, n->pci);

@@ -94,6 +94,15 @@ done
 # The odd but real AWS p5 rate string is read, not rejected.
 expect_exit 0 "p5 link_speed '32 GT/s PCIe/s'" -- "$TOPOTUNE" topo --input "$fx/nccl-topo-aws-p5-48xlarge.xml" --json "$TEST_TMP/p5.json"
 
+# A forged link rate in an hwloc export (past any PCIe link, or not a number) is no rate: the
+# P100s are priced as without one, never as a gen 5 link.
+p_plain=$("$TOPOTUNE" predict --input "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+for v in 1e30 inf nan; do
+    sed "s/pci_link_speed=\"15.753846\"/pci_link_speed=\"$v\"/g" "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >"$TEST_TMP/rate-$v.xml"
+    p_forged=$("$TOPOTUNE" predict --input "$TEST_TMP/rate-$v.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+    check "pci_link_speed=$v ignored ($p_forged and $p_plain GB/s)" test -n "$p_plain" -a "$p_forged" = "$p_plain"
+done
+
 # Usage errors name the flag and exit 2.
 expect_exit 2 "unknown flag" -- "$TOPOTUNE" topo --bogus
 expect_stderr_has "--bogus" "unknown flag is named"
