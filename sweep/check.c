@@ -196,8 +196,14 @@ int sweep_meta_check(const json_t *m, const char *path)
         return bad(&w, "backend", "expected nccl, mpi or sim");
     if (!json_is_object(json_object_get(m, "topology")))
         return bad(&w, "topology", "expected the topology object the sweep measured");
-    if (json_object_get(m, "predicted") && !json_is_boolean(json_object_get(m, "predicted")))
-        return bad(&w, "predicted", "expected true or false");
+    /* what gen's profile says of its numbers: a measured label on the model's would be a lie */
+    json_t *predicted = json_object_get(m, "predicted");
+    int sim = !strcmp(backend, "sim");
+    if (!json_is_boolean(predicted) || json_is_true(predicted) != sim)
+        return bad(&w, "predicted",
+                   "expected %s: true exactly for the sim backend, whose every "
+                   "number is the model's",
+                   sim ? "true" : "false");
     if (check_versions(&w, json_object_get(m, "versions")) ||
         check_int(&w, m, "repeat", 1, 1000, 1) || check_number(&w, m, "cv_max", 0, 100, 1) ||
         check_int(&w, m, "objective_min", 0, 1LL << 50, 1) ||

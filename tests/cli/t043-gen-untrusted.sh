@@ -85,8 +85,11 @@ m = json.load(open(sys.argv[1]))
 m["predicted"] = False
 json.dump(m, open(sys.argv[1], "w"))
 PY
-expect_exit 2 "a predicted sweep with a measured one" -- "$TOPOTUNE" gen --runs clean other-source --profiles mixed-source
-expect_stderr_has "differ in predicted" "the difference named"
+expect_exit 2 "a sim sweep that says its numbers were measured" -- "$TOPOTUNE" gen --runs clean other-source --profiles mixed-source
+expect_stderr_has "predicted: expected true" "the lie named"
+expect_no_file mixed-source "no profile labelled measured"
+expect_exit 2 "the same sweep alone" -- "$TOPOTUNE" gen --runs other-source --profiles lone-source
+expect_no_file lone-source "no profile labelled measured from it"
 
 # 6. one damaged line in the middle is an error naming it; the file is left as it was
 cp -r clean damaged
