@@ -449,12 +449,12 @@ static int one_workload(json_t *sweeps, const char *class_id)
 }
 
 /* 0 when every sweep judged by the same rules (objective sizes, cv_max, repeat) and measured the
- * same way (backend, predicted): gen_select reads the first's; else an error naming two: merged,
- * the profile would depend on their order. */
+ * same way (backend; predicted follows from it, sweep_meta_check): gen_select reads the first's;
+ * else an error naming two: merged, the profile would depend on their order. */
 static int one_rule(json_t *sweeps, const char *class_id)
 {
-    static const char *const keys[] = {"objective_min", "objective_max", "cv_max",
-                                       "repeat",        "backend",       "predicted"};
+    static const char *const keys[] = {"objective_min", "objective_max", "cv_max", "repeat",
+                                       "backend"};
     json_t *first = json_array_get(sweeps, 0), *sw;
     size_t i;
     json_array_foreach(sweeps, i, sw)
