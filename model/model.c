@@ -210,14 +210,9 @@ static double nvlink_link_bw(int sm)
 static double pcie_bw(const struct topo_gpu *g)
 {
     static const double lane[] = {60, 15, 30, 60, 120, 240, 480};
-    int gen = g->pcie_gen;
-    /* only the link rate known (an hwloc export's), read as x16: it is the rate the link ran at
-     * when the export was made, which a GPU at rest trains down, so below gen 4 it says no more
-     * than NCCL's own gen 3 */
-    if (gen < 1 && g->pcie_gbs > 0)
-        gen = g->pcie_gbs > 50 ? 5 : g->pcie_gbs > 25 ? 4 : 3;
-    int width = g->pcie_width > 0 ? g->pcie_width : 16;
-    return width * lane[gen >= 1 && gen <= 6 ? gen : 0] / 80.0;
+    int gen, width;
+    topo_gpu_pcie_link(g, &gen, &width);
+    return width * lane[gen] / 80.0;
 }
 
 /* Inter-socket bandwidth (GB/s) NCCL assigns by CPU. */

@@ -36,6 +36,8 @@ double topo_pcie_lane_gbs(int gen);
  * pci_link_speed): the widest of x16, x8, x4, x2, x1 whose lane rate is a generation's, within
  * 3%; 0 when none is (NCCL reads only their product, width x rate). */
 int topo_pcie_rate(double gbs, int *gen, int *width);
+/* The generation of a link of gts GT/s per lane (a sysfs or NCCL rate, "16.0 GT/s"); 0 for none. */
+int topo_pcie_gen_of(double gts);
 /* Allocates the ngpus x ngpus NVLink table, zeroed. */
 void topo_alloc_nvlink(struct topo *t);
 

@@ -100,12 +100,7 @@ static void probe_gpu_link(struct topo_gpu *g)
     if (width >= 1 && width <= 32)
         g->pcie_width = (int)width;
     if (gts > 0)
-        g->pcie_gen = gts >= 60   ? 6
-                      : gts >= 30 ? 5
-                      : gts >= 15 ? 4
-                      : gts >= 7  ? 3
-                      : gts >= 4  ? 2
-                                  : 1;
+        g->pcie_gen = topo_pcie_gen_of(gts);
     if (gts > 0 && g->pcie_width > 0) /* hwloc's rate is the current one */
         g->pcie_gbs = topo_pcie_lane_gbs(g->pcie_gen) * g->pcie_width;
 }

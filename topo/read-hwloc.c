@@ -101,9 +101,6 @@ static int is_gpu_pci(hwloc_obj_t p)
 #define PCI_VENDOR_AMD   0x1002
 #define PCI_VENDOR_INTEL 0x8086
 
-/* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
- * accelerator), or any device a GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A
- * board's display controller (ASPEED's, class 0x0300, its OS devices card*) is none. */
 /* The device's link rate in GB/s as the export records it, or -1: none, or one no PCIe link
  * carries (past gen 6 x16: a damaged or forged export, never priced). */
 static double link_gbs(hwloc_obj_t p)
@@ -112,6 +109,9 @@ static double link_gbs(hwloc_obj_t p)
     return v > 0 && v <= 1.05 * 16 * topo_pcie_lane_gbs(6) ? v : -1;
 }
 
+/* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
+ * accelerator), or any device a GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A
+ * board's display controller (ASPEED's, class 0x0300, its OS devices card*) is none. */
 static int is_other_gpu_pci(hwloc_obj_t p)
 {
     unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;

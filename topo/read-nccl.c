@@ -96,7 +96,7 @@ static int parse_link_speed(struct nccl_reader *r, xmlNode *n, int *gen)
         if (end == v || strncmp(end, "GT/s", 4) != 0 || gts <= 0)
             rc = bad_attr(r, n, "link_speed", v, "expected a rate such as \"16.0 GT/s PCIe\"");
         else
-            *gen = gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : 1;
+            *gen = topo_pcie_gen_of(gts);
     }
     xmlFree(v);
     return rc;

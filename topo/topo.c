@@ -226,6 +226,22 @@ int topo_pcie_rate(double gbs, int *gen, int *width)
     return 0;
 }
 
+int topo_pcie_gen_of(double gts)
+{
+    return gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : gts > 0;
+}
+
+void topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width)
+{
+    *gen = 3, *width = 16;
+    int rg, rw;
+    if (g->pcie_gen >= 1 && g->pcie_gen <= 6)
+        *gen = g->pcie_gen, *width = g->pcie_width > 0 ? g->pcie_width : 16;
+    else if (topo_pcie_rate(g->pcie_gbs, &rg, &rw) &&
+             topo_pcie_lane_gbs(rg) * rw >= 16 * topo_pcie_lane_gbs(3))
+        *gen = rg, *width = rw;
+}
+
 struct topo_nic *topo_add_nic(struct topo *t)
 {
     if (t->ngpus + t->nnics >= TOPO_MAX_DEVICES) {

@@ -167,6 +167,14 @@ struct util_buf;
 int topo_write_nccl_xml(const struct topo *t, struct util_buf *out);
 
 /*
+ * A GPU's PCIe link as NCCL should take it, as gen and width: the source's (width 16 where it
+ * gives a gen alone); else those its rate gives (an hwloc export states GB/s alone), from gen 3
+ * x16 up, since an export records the rate a GPU at rest trained its link down to; else gen 3
+ * x16, what NCCL assumes when sysfs cannot say.
+ */
+void topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width);
+
+/*
  * How GPUs a and b reach each other over PCIe, lettered as nvidia-smi would without their NVLinks
  * ("PIX", "PXB", "PHB", "NODE", "SYS"): from the PCI tree, else the matrix cell when it is not
  * an NVLink's; NULL where neither says (an NVLink pair of a topology JSON, which has no tree). What

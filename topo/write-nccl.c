@@ -24,29 +24,23 @@ struct writer {
     int switches; /* virtual bus ids handed out */
 };
 
-/* A device's link as gen and width (0: unknown): the source's, or from the rate it gives
- * (hwloc states GB/s alone). */
+/* A device's link as gen and width (0: unknown): a GPU's as topo_gpu_pcie_link takes it, a
+ * NIC's from the rate its source gives. */
 struct link {
     int gen, width;
 };
 
-static struct link link_of(int gen, int width, double gbs)
+static struct link nic_link(const struct topo_nic *n)
 {
-    struct link l = {gen >= 1 && gen <= 6 ? gen : 0, width > 0 ? width : 0};
-    if (!l.gen && topo_pcie_rate(gbs, &gen, &width))
-        l = (struct link){gen, width};
+    struct link l = {0, 0};
+    topo_pcie_rate(n->pcie_gbs, &l.gen, &l.width);
     return l;
 }
 
-/* A GPU's: the rate alone (an hwloc export's) is the one its link ran at when the export was
- * made, which a GPU at rest trains down: below gen 3 x16 it says nothing of what the link
- * carries, and NCCL's own assumption stays. */
 static struct link gpu_link(const struct topo_gpu *g)
 {
-    struct link l = link_of(g->pcie_gen, g->pcie_width, g->pcie_gbs);
-    int gen = g->pcie_gen >= 1 && g->pcie_gen <= 6;
-    if (!gen && topo_pcie_lane_gbs(l.gen) * (l.width ? l.width : 16) < 16 * topo_pcie_lane_gbs(3))
-        l = (struct link){0, 0};
+    struct link l;
+    topo_gpu_pcie_link(g, &l.gen, &l.width);
     return l;
 }
 
@@ -127,7 +121,7 @@ static struct link link_below(const struct topo *t, int node)
         int gpu = i < t->ngpus;
         const struct topo_gpu *g = gpu ? &t->gpus[i] : NULL;
         const struct topo_nic *n = gpu ? NULL : &t->nics[i - t->ngpus];
-        struct link l = gpu ? gpu_link(g) : link_of(0, 0, n->pcie_gbs);
+        struct link l = gpu ? gpu_link(g) : nic_link(n);
         if (below(t, node, gpu ? g->node : n->node) && link_gbs(l) > link_gbs(best))
             best = l;
     }
@@ -167,7 +161,7 @@ static void device(struct writer *w, int node, int depth)
     for (int i = 0; n > 0 && i < n; i++)
         if (!strcmp(t->nics[i].pci, t->nics[n].pci))
             return;
-    struct link l = g >= 0 ? gpu_link(&t->gpus[g]) : link_of(0, 0, t->nics[n].pcie_gbs);
+    struct link l = g >= 0 ? gpu_link(&t->gpus[g]) : nic_link(&t->nics[n]);
     const char *cls = g >= 0                           ? "0x030200"
                       : t->nics[n].kind == TOPO_NIC_IB ? "0x020700"
                                                        : "0x020000";
