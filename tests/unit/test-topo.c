@@ -63,7 +63,8 @@ static void put_config(const char *rel, size_t len, unsigned cap_id, unsigned ct
     put(rel, cfg, len);
 }
 
-#define GPU_DIR "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0"
+#define PORT_DIR "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0"
+#define GPU_DIR  PORT_DIR "/0000:03:00.0"
 
 static int make_fake_sysfs(void **state)
 {
@@ -93,10 +94,8 @@ static int make_fake_sysfs(void **state)
     puts_file(GPU_DIR "/current_link_width", "8\n");
     puts_file(GPU_DIR "/max_link_speed", "32.0 GT/s PCIe\n");
     puts_file(GPU_DIR "/max_link_width", "16\n");
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
-              "32.0 GT/s PCIe\n");
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
-              "16\n");
+    puts_file(PORT_DIR "/max_link_speed", "32.0 GT/s PCIe\n");
+    puts_file(PORT_DIR "/max_link_width", "16\n");
     put_config("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/config", 4096,
                0x000d, 0x001d);
     put_config("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/config", 4096, 0x0001, 0);
@@ -171,35 +170,45 @@ static void test_probe_system(void **state)
     assert_string_equal(json_string_value(json_object_get(second, "bridge")), "0000:00:01.0");
     assert_true(json_is_null(json_object_get(second, "control")));
     topo_release(&t);
+}
+
+/* The live probe's gen and width for the fake GPU (its own maxima gen 5 x16) when its port's
+ * maxima and its link's current rate are these. */
+static void probed_link(const char *port_gts, const char *port_lanes, const char *now_gts,
+                        const char *now_lanes, int *gen, int *width)
+{
+    puts_file(PORT_DIR "/max_link_speed", port_gts);
+    puts_file(PORT_DIR "/max_link_width", port_lanes);
+    puts_file(GPU_DIR "/current_link_speed", now_gts);
+    puts_file(GPU_DIR "/current_link_width", now_lanes);
+    struct topo t;
+    topo_init(&t);
+    struct topo_gpu *g = topo_add_gpu(&t);
+    snprintf(g->pci, sizeof(g->pci), "0000:03:00.0");
+    topo_probe_system(&t);
+    *gen = t.gpus[0].pcie_gen;
+    *width = t.gpus[0].pcie_width;
+    topo_release(&t);
+}
+
+static void test_probe_gpu_link(void **state)
+{
+    (void)state;
+    setenv("TOPOTUNE_SYSFS_ROOT", root, 1);
+    int gen, width;
+    /* at rest (gen 1 x8 now): what the link can carry */
+    probed_link("32.0 GT/s PCIe\n", "16\n", "2.5 GT/s PCIe\n", "8\n", &gen, &width);
+    assert_int_equal(gen, 5);
+    assert_int_equal(width, 16);
     /* in a gen 4 slot the port decides, as NCCL reads it */
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
-              "16.0 GT/s PCIe\n");
-    topo_init(&t);
-    g = topo_add_gpu(&t);
-    snprintf(g->pci, sizeof(g->pci), "0000:03:00.0");
-    topo_probe_system(&t);
-    assert_int_equal(t.gpus[0].pcie_gen, 4);
-    topo_release(&t);
+    probed_link("16.0 GT/s PCIe\n", "16\n", "2.5 GT/s PCIe\n", "8\n", &gen, &width);
+    assert_int_equal(gen, 4);
     /* an emulated port (older QEMU: 2.5 GT/s x1) below the rate the link runs at: ignored */
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
-              "2.5 GT/s PCIe\n");
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
-              "1\n");
-    puts_file(GPU_DIR "/current_link_speed", "32.0 GT/s PCIe\n");
-    puts_file(GPU_DIR "/current_link_width", "16\n");
-    topo_init(&t);
-    g = topo_add_gpu(&t);
-    snprintf(g->pci, sizeof(g->pci), "0000:03:00.0");
-    topo_probe_system(&t);
-    assert_int_equal(t.gpus[0].pcie_gen, 5);
-    assert_int_equal(t.gpus[0].pcie_width, 16);
-    topo_release(&t);
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_speed",
-              "32.0 GT/s PCIe\n");
-    puts_file("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/max_link_width",
-              "16\n");
-    puts_file(GPU_DIR "/current_link_speed", "2.5 GT/s PCIe\n");
-    puts_file(GPU_DIR "/current_link_width", "8\n");
+    probed_link("2.5 GT/s PCIe\n", "1\n", "32.0 GT/s PCIe\n", "16\n", &gen, &width);
+    assert_int_equal(gen, 5);
+    assert_int_equal(width, 16);
+    /* the fake tree as make_fake_sysfs left it, for the tests after this one */
+    probed_link("32.0 GT/s PCIe\n", "16\n", "2.5 GT/s PCIe\n", "8\n", &gen, &width);
 }
 
 /* A hand-built tree: two NUMA nodes; NUMA 0 has two host bridges, the first with a
@@ -679,14 +688,15 @@ static void test_gpu_models(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_probe_nic),     cmocka_unit_test(test_probe_system),
-        cmocka_unit_test(test_path_letters),  cmocka_unit_test(test_dgx2),
-        cmocka_unit_test(test_minsky),        cmocka_unit_test(test_nccl_files),
-        cmocka_unit_test(test_nccl_nvswitch), cmocka_unit_test(test_live),
-        cmocka_unit_test(test_text_clean),    cmocka_unit_test(test_nic_kinds),
-        cmocka_unit_test(test_nic_cxi),       cmocka_unit_test(test_doctype),
-        cmocka_unit_test(test_json_ranges),   cmocka_unit_test(test_nvlink_bound),
-        cmocka_unit_test(test_summary_mixed), cmocka_unit_test(test_gpu_models),
+        cmocka_unit_test(test_probe_nic),      cmocka_unit_test(test_probe_system),
+        cmocka_unit_test(test_probe_gpu_link), cmocka_unit_test(test_path_letters),
+        cmocka_unit_test(test_dgx2),           cmocka_unit_test(test_minsky),
+        cmocka_unit_test(test_nccl_files),     cmocka_unit_test(test_nccl_nvswitch),
+        cmocka_unit_test(test_live),           cmocka_unit_test(test_text_clean),
+        cmocka_unit_test(test_nic_kinds),      cmocka_unit_test(test_nic_cxi),
+        cmocka_unit_test(test_doctype),        cmocka_unit_test(test_json_ranges),
+        cmocka_unit_test(test_nvlink_bound),   cmocka_unit_test(test_summary_mixed),
+        cmocka_unit_test(test_gpu_models),
     };
     return cmocka_run_group_tests_name("unit.topo", tests, make_fake_sysfs, remove_fake_sysfs);
 }
