@@ -1511,10 +1511,16 @@ static int explained(const struct survey *s, const char *cls)
 
 /* The class's healthy nodes together below the band the model gives that many of them, with
  * nothing named that says why: a fault the node and pair rounds did not localize. */
+/* A whole run of class cls below the band that many of its nodes give, nothing named to say why. */
+static int below_band(const struct survey *s, const char *cls, double bw, double pred)
+{
+    return pred > 0 && bw >= 0 && bw < survey_alone_low(s, pred) && !explained(s, cls);
+}
+
 static void whole_below(struct survey *s, const char *cls, const struct survey_group *g, int n,
                         double bw, double pred)
 {
-    if (!(pred > 0 && bw >= 0 && bw < survey_alone_low(s, pred)) || explained(s, cls))
+    if (!below_band(s, cls, bw, pred))
         return;
     struct model_band band = model_band_at(s->size);
     json_t *hosts = json_array();
@@ -1548,7 +1554,19 @@ static int stage_whole(struct survey *s)
         if (rc < 0)
             break;
         rc = rc || bw < 0; /* a whole run that measured nothing failed */
-        double pred = s->probe.predict ? s->probe.predict(s, cls, n) : -1;
+        double pred = s->probe.predict ? s->probe.predict(s, cls, n) : -1, again = 0;
+        /* one run below the band is measured again, the better kept: noise puts one run of a
+         * healthy class there now and then (at 10% a run, one in twenty), a slow route every
+         * time */
+        if (!rc && below_band(s, cls, bw, pred)) {
+            int rerun = survey_launch(s, "whole-repeat", g, n, 1, &again);
+            if (rerun < 0) {
+                rc = rerun;
+                break;
+            }
+            if (!rerun && again > bw)
+                bw = again;
+        }
         json_t *w =
             json_pack("{s:s,s:i,s:s}", "class", cls, "nodes", n, "outcome", rc ? "failed" : "ok");
         json_object_set_new(w, "busbw", rc ? json_null() : json_real(bw));
