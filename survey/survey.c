@@ -1308,6 +1308,15 @@ static int focus_partner(const struct survey *s, const struct fit *f, const char
     return best;
 }
 
+/* How many of node i's pairs were measured in a focused round (after it became a suspect). */
+static int focused_pairs(const struct survey *s, int i)
+{
+    int n = 0;
+    for (int k = 0; k < s->nodes[i].npairs; k++)
+        n += s->pairs[s->nodes[i].pair_index[k]].focused;
+    return n;
+}
+
 /*
  * Stage 4, the focused rounds: each slow pair that no slow node explains measured again; then,
  * round by round, each node below its class's level that has met fewer than two partners of the
@@ -1333,7 +1342,10 @@ static int stage_focus(struct survey *s)
             if (!cap_slow(s, &f, t) || used[t])
                 continue;
             partner_counts(s, &f, t, &partners, &valued, &strong, &failed);
-            if (strong >= 2)
+            /* a suspect meets one partner more after it became one: a node's few pair values
+             * can all be low on noise alone (two of three 1.8 sigma low: a node in a few
+             * hundred at 10% noise), a slow node is slow with the next partner too */
+            if (strong >= 2 && focused_pairs(s, t) >= 1)
                 continue;
             int c = focus_partner(s, &f, used, t, start);
             if (c >= 0) {

@@ -170,14 +170,18 @@ for seed in $(seq 1 20); do
 done
 check "no verdict in 20 seeds ($named)" test -z "$named"
 # Healthy and noisy, 32 nodes: one whole run of the class lands below its band now and then (at
-# 10% a run, one in twenty); it is measured again before the class is named below it.
+# 10% a run, one in twenty); it is measured again before the class is named below it. A node's
+# three pair values can all be low (two of them 1.8 sigma low: a node in a few hundred); a
+# suspect meets one more partner before it is named.
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 32}], "noise": 0.1, "faults": []}\n' >noisy32.json
 named=""
 for seed in $(seq 1 40); do
     "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --seed "$seed" --out "noisy32-$seed" 2>/dev/null
-    case "$(verdicts "noisy32-$seed")" in *class-below-expected*) named="$named seed $seed." ;; esac
+    case "$(verdicts "noisy32-$seed")" in
+    *class-below-expected* | *node-slow* | *link-slow*) named="$named seed $seed: $(verdicts "noisy32-$seed")." ;;
+    esac
 done
-check "no class below its band in 40 seeds ($named)" test -z "$named"
+check "no class below its band, no node named in 40 seeds ($named)" test -z "$named"
 check "a whole run below the band measured again, and recorded" python3 - noisy32-*/launches.jsonl <<'PY'
 import json, sys
 stages = [[json.loads(l)["stage"] for l in open(f)] for f in sys.argv[1:]]
