@@ -31,6 +31,11 @@ struct survey_level {
 };
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
 
+/* The spread of n values (logarithms) about center, robust to a low tail however long: 1.4826 x
+ * the median distance of those above it (a normal's sigma, center its median); 0 where fewer
+ * than 4 are above it (too few to say). */
+double survey_upper_spread(const double *x, int n, double center);
+
 /*
  * Each node's capacity (GB/s; 0: no pair measured) fitted from the pairs (a pair runs at its
  * slower node's speed): the median of its pairs with partners no slower than itself. Failed

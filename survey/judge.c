@@ -70,6 +70,18 @@ void survey_level_of(const double *v, int n, double tolerance, struct survey_lev
     free(x);
 }
 
+double survey_upper_spread(const double *x, int n, double center)
+{
+    double *d = util_xmalloc(sizeof(double) * (size_t)(n + 1));
+    int up = 0;
+    for (int i = 0; i < n; i++)
+        if (x[i] >= center)
+            d[up++] = x[i] - center;
+    double spread = up >= 4 ? 1.4826 * util_median(d, up) : 0;
+    free(d);
+    return spread;
+}
+
 struct edge {
     int a, b;
     double v; /* log busbw */

@@ -1065,12 +1065,36 @@ static int stage_pairs(struct survey *s)
 struct fit {
     double *cap;
     struct survey_level *lv;
+    double *noise; /* per class: log sigma of one pair measurement (pair_noise) */
     int *of;
     /* slow_beyond_worst per node, valid while the verdicts number slow_at[i] - 1 (0: not
      * worked out since the last fit): a verdict takes a partner out of every node's pairs */
     int *slow;
     size_t *slow_at;
 };
+
+/*
+ * The noise of one pair measurement of class cls (log sigma): the spread above the class's level
+ * of its measurements between nodes whose capacities stand (lv's bound at least); a slow path is
+ * below the level, in a small class half of the pairs may be. Capacities are medians of a node's
+ * pairs: their spread (lv) is narrower than one measurement's, which the paths are judged by.
+ */
+static double pair_noise(const struct survey *s, const struct fit *f, const char *cls,
+                         const struct survey_level *lv)
+{
+    double *r = util_xmalloc(sizeof(double) * ((size_t)s->npairs + 1));
+    int n = 0;
+    for (int p = 0; p < s->npairs && lv->level > 0; p++) {
+        const struct survey_pair *x = &s->pairs[p];
+        if (x->busbw > 0 && !x->bisected && node_ok(s, x->a) && node_ok(s, x->b) &&
+            s->nodes[x->a].class_id && !strcmp(s->nodes[x->a].class_id, cls) &&
+            f->cap[x->a] >= lv->bound && f->cap[x->b] >= lv->bound)
+            r[n++] = log(x->busbw / lv->level);
+    }
+    double noise = survey_upper_spread(r, n, 0);
+    free(r);
+    return noise;
+}
 
 static void fit_pairs(struct survey *s, struct fit *f)
 {
@@ -1088,7 +1112,9 @@ static void fit_pairs(struct survey *s, struct fit *f)
                 if (node_ok(s, i))
                     v[n++] = f->cap[i];
             }
-        class_level(s, cls, v, n, 0, &f->lv[k++]);
+        class_level(s, cls, v, n, 0, &f->lv[k]);
+        f->noise[k] = pair_noise(s, f, cls, &f->lv[k]);
+        k++;
     }
     free(v);
 }
@@ -1097,6 +1123,7 @@ static void fit_init(struct survey *s, struct fit *f)
 {
     f->cap = util_xcalloc((size_t)s->nnodes + 1, sizeof(double));
     f->lv = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
+    f->noise = util_xcalloc(json_object_size(s->classes) + 1, sizeof(double));
     f->of = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     f->slow = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     f->slow_at = util_xcalloc((size_t)s->nnodes + 1, sizeof(size_t));
@@ -1107,6 +1134,7 @@ static void fit_release(struct fit *f)
 {
     free(f->cap);
     free(f->lv);
+    free(f->noise);
     free(f->of);
     free(f->slow);
     free(f->slow_at);
@@ -1145,10 +1173,13 @@ static int pair_slow(const struct survey *s, const struct fit *f, const struct s
         return 1;
     const struct survey_level *l = &f->lv[f->of[p->a]];
     double ref = fmin(f->cap[p->a], f->cap[p->b]), model = pair_model(s, p->a);
-    int below = ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
+    /* one measurement's own noise widens the class's margin (a capacity's is narrower) */
+    double w = -log(1 - s->tolerance), noise = 3 * f->noise[f->of[p->a]];
+    double margin = fmax(log(l->level / l->bound), noise);
+    int below = ref > 0 && l->level > 0 && p->busbw < ref * exp(-margin);
     /* where the model knows the class, below its band too (a class measuring above the band
-     * still judges its pairs against itself) */
-    return below || (model > 0 && p->busbw < survey_alone_low(s, model));
+     * still judges its pairs against itself), by the noise the tolerance does not cover */
+    return below || (model > 0 && p->busbw < survey_alone_low(s, model) * exp(-fmax(0, noise - w)));
 }
 
 /* Below this, a pair of node i is slow: its class's bound, and where the model knows the class

@@ -52,6 +52,22 @@ static void level_ignores_failed(void **state)
     assert_true(fabs(l.level - 100) < 1e-9);
 }
 
+/* One measurement's noise: above a given center, as a normal's sigma, whatever lies below (half
+ * of a small class's pairs on a slow path); too few values above it say nothing. */
+static void upper_spread_ignores_low_tail(void **state)
+{
+    (void)state;
+    double z[] = {0.3186, 0.6745, 1.1503, 2.0}; /* 4 values; median 0.9124 */
+    double x[8];
+    for (int i = 0; i < 4; i++) {
+        x[i] = 0.1 * z[i];
+        x[4 + i] = -0.5 - 0.1 * i; /* far below: a slow path's measurements */
+    }
+    double sigma = survey_upper_spread(x, 8, 0);
+    assert_true(fabs(sigma - 1.4826 * 0.1 * (0.6745 + 1.1503) / 2) < 1e-9);
+    assert_true(survey_upper_spread(x, 8, 0.2) == 0); /* one value above: too few */
+}
+
 /* Values from 1x to 0.25x: no level backed by a third of them, or noise that hides the
  * tolerance; either way not judged as a narrow class. */
 static void level_too_spread(void **state)
@@ -361,6 +377,7 @@ int main(void)
         cmocka_unit_test(level_one_outlier_high),
         cmocka_unit_test(level_ignores_failed),
         cmocka_unit_test(level_too_spread),
+        cmocka_unit_test(upper_spread_ignores_low_tail),
         cmocka_unit_test(level_wide_judges_far_values),
         cmocka_unit_test(level_noise_not_spread),
         cmocka_unit_test(level_wide_noise),
