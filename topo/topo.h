@@ -169,8 +169,9 @@ int topo_write_nccl_xml(const struct topo *t, struct util_buf *out);
 /*
  * A GPU's PCIe link as NCCL should take it, as gen and width: the source's (width 16 where it
  * gives a gen alone); else those its rate gives (an hwloc export states GB/s alone), from gen 3
- * x16 up, since an export records the rate a GPU at rest trained its link down to; else gen 3
- * x16, what NCCL assumes when sysfs cannot say.
+ * x16 up, since an export records the rate a GPU at rest trained its link down to (gen 1); else
+ * x16 of the generation its GPU model is built for (5 from Hopper, 4 for Ampere and Ada), what
+ * NCCL reads on the live node from its maximum link speed, and gen 3 for older or unknown GPUs.
  */
 void topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width);
 

@@ -205,6 +205,20 @@ check "the edit took" test "$(grep -c 'pci_link_speed="15.753846"' sl390s-gen3.x
 p_idle=$("$TOPOTUNE" predict --input "$fx/hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.xml" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 p_gen3=$("$TOPOTUNE" predict --input sl390s-gen3.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
 check "an idle rate priced as gen 3 x16 ($p_idle and $p_gen3 GB/s)" test -n "$p_idle" -a "$p_idle" = "$p_gen3"
+# The same for a GPU built for gen 4: two L40S at rest (2 GB/s) in the Pascal node's place are
+# priced as the gen 4 x16 link NCCL reads on the live node, not as gen 3.
+pascal="$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml"
+for rate in 2.000000 31.507692; do
+    sed -e "s/\[10de:15f8\]\([^>]*\)pci_link_speed=\"[0-9.]*\"/[10de:26b9]\1pci_link_speed=\"$rate\"/" \
+        -e 's/Tesla P100-PCIE-16GB/NVIDIA L40S/' "$pascal" >"l40s-$rate.xml"
+done
+check "the edits took" test "$(grep -c '26b9.*pci_link_speed="2.000000"' l40s-2.000000.xml)" -eq 2
+p_idle=$("$TOPOTUNE" predict --input l40s-2.000000.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+p_gen4=$("$TOPOTUNE" predict --input l40s-31.507692.xml -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+p_p100=$("$TOPOTUNE" predict --input "$pascal" -b 1G -e 1G | awk '/^ +predicted/ {print $6}')
+check "L40S at rest priced as gen 4 x16 ($p_idle, $p_gen4 GB/s), above the P100s' gen 3 ($p_p100)" \
+    python3 -c 'import sys; a, b, c = map(float, sys.argv[1:]); assert a == b and a > 1.9 * c' \
+    "$p_idle" "$p_gen4" "$p_p100"
 # Live, with an NVML that has no NVLink calls (tests/fakes/fake-nvml.c): the links hwloc gives, or
 # those the GPU model implies, stay; NVML's names and driver are taken.
 if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then

@@ -118,6 +118,12 @@ check "hwloc's GB/s as gen and width" grep -q \
 # A GPU's rate in an export is the one it ran at then (a GPU at rest trains down): the SL390s'
 # GPUs at 4 GB/s keep NCCL's gen 3 x16, never a gen 1 link handed to NCCL.
 check "no GPU below gen 3 x16 from an export's rate" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\"' hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.nccl.xml) -eq 3"
+# GPUs built for gen 4 (two L40S in the Pascal node's place) at rest: gen 4 x16, as NCCL reads
+# the link's maximum on the live node.
+sed -e 's/\[10de:15f8\]\([^>]*\)pci_link_speed="[0-9.]*"/[10de:26b9]\1pci_link_speed="2.000000"/' \
+    -e 's/Tesla P100-PCIE-16GB/NVIDIA L40S/' "$TOPOTUNE_FIXTURES/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >l40s.xml
+expect_exit 0 "two L40S at rest" -- "$TOPOTUNE" topo --input l40s.xml --nccl-xml l40s.nccl.xml
+check "their gen 4 x16" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"' l40s.nccl.xml) -eq 2"
 expect_exit 0 "to stdout" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml -
 check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
 expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml

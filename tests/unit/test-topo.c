@@ -211,6 +211,31 @@ static void test_probe_gpu_link(void **state)
     probed_link("32.0 GT/s PCIe\n", "16\n", "2.5 GT/s PCIe\n", "8\n", &gen, &width);
 }
 
+/* An export's GPU rate alone (GB/s): from gen 3 x16 up as it says; below, a GPU at rest, x16
+ * of the generation its model is built for; a source's gen and width as they are. */
+static void test_gpu_link_from_rate(void **state)
+{
+    (void)state;
+    struct topo_gpu g = {.sm = 90, .pcie_gen = TOPO_UNKNOWN, .pcie_width = TOPO_UNKNOWN};
+    int gen, width;
+    const struct {
+        int sm;
+        double gbs;
+        int gen, width;
+    } cases[] = {{90, 2.0, 5, 16}, {89, 4.0, 4, 16},  {80, -1, 4, 16},        {70, 2.0, 3, 16},
+                 {0, 2.0, 3, 16},  {90, 31.5, 4, 16}, {80, 15.753846, 3, 16}, {90, 31.5077, 4, 16}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        g.sm = cases[i].sm;
+        g.pcie_gbs = cases[i].gbs;
+        topo_gpu_pcie_link(&g, &gen, &width);
+        assert_int_equal(gen, cases[i].gen);
+        assert_int_equal(width, cases[i].width);
+    }
+    g.pcie_gen = 4, g.pcie_width = 8; /* the live probe's or a spec's */
+    topo_gpu_pcie_link(&g, &gen, &width);
+    assert_int_equal(gen * 100 + width, 408);
+}
+
 /* A hand-built tree: two NUMA nodes; NUMA 0 has two host bridges, the first with a
  * switch (upstream port U, downstream ports D1, D2) and a nested switch below D2. */
 static void test_path_letters(void **state)
@@ -689,14 +714,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_probe_nic),      cmocka_unit_test(test_probe_system),
-        cmocka_unit_test(test_probe_gpu_link), cmocka_unit_test(test_path_letters),
-        cmocka_unit_test(test_dgx2),           cmocka_unit_test(test_minsky),
-        cmocka_unit_test(test_nccl_files),     cmocka_unit_test(test_nccl_nvswitch),
-        cmocka_unit_test(test_live),           cmocka_unit_test(test_text_clean),
-        cmocka_unit_test(test_nic_kinds),      cmocka_unit_test(test_nic_cxi),
-        cmocka_unit_test(test_doctype),        cmocka_unit_test(test_json_ranges),
-        cmocka_unit_test(test_nvlink_bound),   cmocka_unit_test(test_summary_mixed),
-        cmocka_unit_test(test_gpu_models),
+        cmocka_unit_test(test_probe_gpu_link), cmocka_unit_test(test_gpu_link_from_rate),
+        cmocka_unit_test(test_path_letters),   cmocka_unit_test(test_dgx2),
+        cmocka_unit_test(test_minsky),         cmocka_unit_test(test_nccl_files),
+        cmocka_unit_test(test_nccl_nvswitch),  cmocka_unit_test(test_live),
+        cmocka_unit_test(test_text_clean),     cmocka_unit_test(test_nic_kinds),
+        cmocka_unit_test(test_nic_cxi),        cmocka_unit_test(test_doctype),
+        cmocka_unit_test(test_json_ranges),    cmocka_unit_test(test_nvlink_bound),
+        cmocka_unit_test(test_summary_mixed),  cmocka_unit_test(test_gpu_models),
     };
     return cmocka_run_group_tests_name("unit.topo", tests, make_fake_sysfs, remove_fake_sysfs);
 }
