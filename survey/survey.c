@@ -1002,6 +1002,12 @@ static int matching(struct survey *s, const int *nodes, int n, struct survey_gro
     return k;
 }
 
+/* survey_pair.focused of a pair measured in stage: 0 the matchings, 2 a focus round, 1 repeats. */
+static int focused_of(const char *stage)
+{
+    return !strcmp(stage, "pairs") ? 0 : !strcmp(stage, "focus") ? 2 : 1;
+}
+
 static int run_pairs(struct survey *s, const char *stage, struct survey_group *g, int n)
 {
     double *bw = util_xmalloc(sizeof(double) * (size_t)(n + 1));
@@ -1009,7 +1015,7 @@ static int run_pairs(struct survey *s, const char *stage, struct survey_group *g
         *bisected = util_xcalloc((size_t)n + 1, sizeof(int));
     int rc = measure(s, stage, g, n, bw, launch, bisected);
     for (int k = 0; !rc && k < n; k++)
-        add_pair(s, g[k].a, g[k].b, bw[k], launch[k], strcmp(stage, "pairs") != 0, bisected[k]);
+        add_pair(s, g[k].a, g[k].b, bw[k], launch[k], focused_of(stage), bisected[k]);
     free(bisected);
     free(launch);
     free(bw);
@@ -1339,12 +1345,16 @@ static int focus_partner(const struct survey *s, const struct fit *f, const char
     return best;
 }
 
-/* How many of node i's pairs were measured in a focused round (after it became a suspect). */
-static int focused_pairs(const struct survey *s, int i)
+/* How many partners of the healthy population node i met in a focus round (a repeat of a pair
+ * it had met is no new partner, a slow partner says nothing of it). */
+static int focus_partners(const struct survey *s, const struct fit *f, int i)
 {
     int n = 0;
-    for (int k = 0; k < s->nodes[i].npairs; k++)
-        n += s->pairs[s->nodes[i].pair_index[k]].focused;
+    for (int k = 0; k < s->nodes[i].npairs; k++) {
+        const struct survey_pair *x = &s->pairs[s->nodes[i].pair_index[k]];
+        int other = x->a == i ? x->b : x->a;
+        n += x->focused == 2 && x->busbw > 0 && node_ok(s, other) && !cap_slow(s, f, other);
+    }
     return n;
 }
 
@@ -1373,10 +1383,10 @@ static int stage_focus(struct survey *s)
             if (!cap_slow(s, &f, t) || used[t])
                 continue;
             partner_counts(s, &f, t, &partners, &valued, &strong, &failed);
-            /* a suspect meets one partner more after it became one: a node's few pair values
+            /* a suspect meets a healthy partner in a focus round too: a node's few pair values
              * can all be low on noise alone (two of three 1.8 sigma low: a node in a few
              * hundred at 10% noise), a slow node is slow with the next partner too */
-            if (strong >= 2 && focused_pairs(s, t) >= 1)
+            if (strong >= 2 && focus_partners(s, &f, t) >= 1)
                 continue;
             int c = focus_partner(s, &f, used, t, start);
             if (c >= 0) {

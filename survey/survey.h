@@ -98,7 +98,7 @@ struct survey_pair {
     int a, b;
     double busbw; /* -1: failed */
     int round;
-    int focused;  /* measured in a focused round */
+    int focused;  /* measured in a focused round: 1 a slow pair's repeat, 2 a focus round's */
     int bisected; /* measured in a half of a failed launch, under lighter load: it locates the
                      failure, the statistics leave it out */
 };
