@@ -1179,13 +1179,10 @@ static int pair_slow(const struct survey *s, const struct fit *f, const struct s
         return 1;
     const struct survey_level *l = &f->lv[f->of[p->a]];
     double ref = fmin(f->cap[p->a], f->cap[p->b]), model = pair_model(s, p->a);
-    /* one measurement's own noise widens the class's margin (a capacity's is narrower) */
-    double w = -log(1 - s->tolerance), noise = 3 * f->noise[f->of[p->a]];
-    double margin = fmax(log(l->level / l->bound), noise);
-    int below = ref > 0 && l->level > 0 && p->busbw < ref * exp(-margin);
+    int below = ref > 0 && l->level > 0 && p->busbw < ref * (l->bound / l->level);
     /* where the model knows the class, below its band too (a class measuring above the band
-     * still judges its pairs against itself), by the noise the tolerance does not cover */
-    return below || (model > 0 && p->busbw < survey_alone_low(s, model) * exp(-fmax(0, noise - w)));
+     * still judges its pairs against itself) */
+    return below || (model > 0 && p->busbw < survey_alone_low(s, model));
 }
 
 /* Below this, a pair of node i is slow: its class's bound, and where the model knows the class
@@ -1446,6 +1443,32 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
     }
 }
 
+/*
+ * The n measurements v of the pair a, b (failed ones -1) slow beyond the noise of their mean: one
+ * measurement is as noisy as the class's pairs (f->noise), a mean of n sqrt(n) times less. Where
+ * three of those sigmas pass the margin a measurement is judged by (its class's, or the band's
+ * low edge), the mean must be below the reference by them: each measurement past the margin on
+ * noise alone happens, at 10% noise to a pair in a few hundred.
+ */
+static int slow_beyond_noise(const struct survey *s, const struct fit *f, int a, int b,
+                             const double *v, int n)
+{
+    const struct survey_level *l = &f->lv[f->of[a]];
+    double sum = 0, model = pair_model(s, a), ref = fmin(f->cap[a], f->cap[b]);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > 0)
+            sum += log(v[i]), k++;
+    if (!k || ref <= 0 || l->level <= 0)
+        return 1;
+    double mean = sum / k, sigmas = 3 * f->noise[f->of[a]] / sqrt(k);
+    double w = log(l->level / l->bound);
+    int below = mean < log(ref) - fmax(w, sigmas);
+    if (model > 0) /* the band's edge, by what the class's margin does not cover */
+        below |= mean < log(survey_alone_low(s, model)) - fmax(0, sigmas - w);
+    return below;
+}
+
 /* A pair slow or failing on every measurement (two at least) while both nodes are fine: a path. */
 static void path_verdict(struct survey *s, const struct fit *f, int a, int b, char *done)
 {
@@ -1470,6 +1493,8 @@ static void path_verdict(struct survey *s, const struct fit *f, int a, int b, ch
      * near the band's edge, some just below it, and are not a path */
     double value = pair_value(s, a, b, NULL), keep = 1 - s->tolerance;
     if (value > 0 && !(value < keep * elsewhere(s, a, b) && value < keep * elsewhere(s, b, a)))
+        return;
+    if (failed < n && !slow_beyond_noise(s, f, a, b, v, n < 8 ? n : 8))
         return;
     const struct survey_level *l = &f->lv[f->of[a]];
     json_t *runs = json_array();

