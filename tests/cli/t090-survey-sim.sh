@@ -132,12 +132,35 @@ e = v["evidence"]
 assert len(v["hosts"]) == 16 and e["measured"] == "whole" and e["class_median"] < e["band_low"], v
 assert "--pairs all" in v["text"], v
 PY
-            check "seed $seed: the whole run made twice before the verdict" python3 - \
-                "path16-$seed/launches.jsonl" <<'PY'
+            check "seed $seed: the whole run made twice before the verdict, both said" python3 - \
+                "path16-$seed" <<'PY'
 import json, sys
-stages = [json.loads(l)["stage"] for l in open(sys.argv[1])]
+stages = [json.loads(l)["stage"] for l in open(sys.argv[1] + "/launches.jsonl")]
 assert stages[-2:] == ["whole", "whole-repeat"], stages
+d = json.load(open(sys.argv[1] + "/survey.json"))
+w, v = d["whole"][0], d["verdicts"][0]
+assert w["repeat"]["outcome"] == "ok" and w["busbw"] == max(w["first_busbw"], w["repeat"]["busbw"]), w
+assert v["evidence"]["runs"] == [w["first_busbw"], w["repeat"]["busbw"]], v
+assert "the better of two runs" in v["text"], v
 PY
+            check "seed $seed: valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+                "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" "path16-$seed/survey.json"
+            # the repeat failing (its record replayed so): the first run judged, and said so
+            cp -r "path16-$seed" repeat-failed
+            python3 -c 'import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+lines[-1].update(ok=False, busbw=[])
+open(sys.argv[1], "w").write("".join(json.dumps(l) + "\n" for l in lines))' repeat-failed/launches.jsonl
+            "$TOPOTUNE" survey -q --backend sim --cluster path16.json --seed "$seed" --out repeat-failed \
+                --resume 2>/dev/null
+            check "seed $seed: a failed repeat said" python3 - repeat-failed/survey.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+w, v = d["whole"][0], d["verdicts"][0]
+assert w["repeat"] == {"outcome": "failed", "busbw": None} and w["busbw"] == w["first_busbw"], w
+assert v["evidence"]["runs"] == [w["first_busbw"], None] and "its repeat failed" in v["text"], v
+PY
+            rm -rf repeat-failed
             ;;
         *) check "seed $seed: the path or the class, nothing else (got: $pgot)" false ;;
     esac
