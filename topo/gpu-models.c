@@ -4,8 +4,9 @@
  * describe it (hwloc XML exports, NCCL topology files). NVLink per-link rates
  * are those hwloc reports in its NVLinkBandwidth matrix (MB/s per direction:
  * NVLink 1 20000, NVLink 2 to 4 25000, NVLink 5 50000). nvlinks is -1 for PCIe
- * cards that may or may not carry an NVLink bridge. The hardware catalog in
- * profiles/hardware/ (with sources) supersedes this table for specs.
+ * cards that may or may not carry an NVLink bridge. pcie_gen is the generation
+ * the GPU's host link is built for (profiles/hardware/gpus.json's). The hardware
+ * catalog in profiles/hardware/ (with sources) supersedes this table for specs.
  */
 #include "topo/internal.h"
 
@@ -13,44 +14,44 @@
 
 static const struct topo_gpu_info gpu_table[] = {
     /* Order matters: the first substring that matches wins ("A100" before "A10"). */
-    {"M2075", 0x1094, "Tesla M2075", 20, 0, 0},
-    {"K40", 0x1023, "Tesla K40m", 35, 0, 0},
-    {"P100-SXM2", 0x15f9, "Tesla P100-SXM2-16GB", 60, 4, 20000},
-    {"P100-PCIE", 0x15f8, "Tesla P100-PCIE-16GB", 60, 0, 0},
-    {"V100-SXM3", 0x1db8, "Tesla V100-SXM3-32GB", 70, 6, 25000},
-    {"V100-SXM2-32GB", 0x1db5, "Tesla V100-SXM2-32GB", 70, 6, 25000},
-    {"V100-SXM2", 0x1db1, "Tesla V100-SXM2-16GB", 70, 6, 25000},
-    {"V100-PCIE-32GB", 0x1db6, "Tesla V100-PCIE-32GB", 70, 0, 0},
-    {"V100-PCIE", 0x1db4, "Tesla V100-PCIE-16GB", 70, 0, 0},
-    {"T4", 0x1eb8, "Tesla T4", 75, 0, 0},
-    {"A100-SXM4-80GB", 0x20b2, "NVIDIA A100-SXM4-80GB", 80, 12, 25000},
-    {"A100-SXM4-40GB", 0x20b0, "NVIDIA A100-SXM4-40GB", 80, 12, 25000},
-    {"A100 80GB PCIe", 0x20b5, "NVIDIA A100 80GB PCIe", 80, -1, 25000},
-    {"A100-PCIE", 0x20f1, "NVIDIA A100-PCIE-40GB", 80, -1, 25000},
-    {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000},
-    {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062}, /* not "A40": "RTX A4000" has it */
-    {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062},
-    {"A10G", 0x2237, "NVIDIA A10G", 86, 0, 0},
-    {"A10", 0x2236, "NVIDIA A10", 86, 0, 0},
-    {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000},
-    {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000},
-    {"H100 NVL", 0, "NVIDIA H100 NVL", 90, -1, 25000},
-    {"H800", 0x2324, "NVIDIA H800", 90, 8, 25000},
+    {"M2075", 0x1094, "Tesla M2075", 20, 0, 0, 2},
+    {"K40", 0x1023, "Tesla K40m", 35, 0, 0, 3},
+    {"P100-SXM2", 0x15f9, "Tesla P100-SXM2-16GB", 60, 4, 20000, 3},
+    {"P100-PCIE", 0x15f8, "Tesla P100-PCIE-16GB", 60, 0, 0, 3},
+    {"V100-SXM3", 0x1db8, "Tesla V100-SXM3-32GB", 70, 6, 25000, 3},
+    {"V100-SXM2-32GB", 0x1db5, "Tesla V100-SXM2-32GB", 70, 6, 25000, 3},
+    {"V100-SXM2", 0x1db1, "Tesla V100-SXM2-16GB", 70, 6, 25000, 3},
+    {"V100-PCIE-32GB", 0x1db6, "Tesla V100-PCIE-32GB", 70, 0, 0, 3},
+    {"V100-PCIE", 0x1db4, "Tesla V100-PCIE-16GB", 70, 0, 0, 3},
+    {"T4", 0x1eb8, "Tesla T4", 75, 0, 0, 3},
+    {"A100-SXM4-80GB", 0x20b2, "NVIDIA A100-SXM4-80GB", 80, 12, 25000, 4},
+    {"A100-SXM4-40GB", 0x20b0, "NVIDIA A100-SXM4-40GB", 80, 12, 25000, 4},
+    {"A100 80GB PCIe", 0x20b5, "NVIDIA A100 80GB PCIe", 80, -1, 25000, 4},
+    {"A100-PCIE", 0x20f1, "NVIDIA A100-PCIE-40GB", 80, -1, 25000, 4},
+    {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000, 4},
+    {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062, 4}, /* not "A40": "RTX A4000" has it */
+    {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062, 4},
+    {"A10G", 0x2237, "NVIDIA A10G", 86, 0, 0, 4},
+    {"A10", 0x2236, "NVIDIA A10", 86, 0, 0, 4},
+    {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000, 5},
+    {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000, 5},
+    {"H100 NVL", 0, "NVIDIA H100 NVL", 90, -1, 25000, 5},
+    {"H800", 0x2324, "NVIDIA H800", 90, 8, 25000, 5},
     /* the names that hold another's first: "GH200" and "H200 NVL" hold "H200", "GB200" holds
      * "B200", "GB300" "B300", and "H200" holds "H20" */
-    {"GH200", 0, "NVIDIA GH200 480GB", 90, 18, 25000},
-    {"H200 NVL", 0, "NVIDIA H200 NVL", 90, -1, 25000},
-    {"H200", 0x2335, "NVIDIA H200", 90, 18, 25000},
-    {"H20", 0, "NVIDIA H20", 90, 18, 25000},
-    {"GB200", 0x2941, "NVIDIA GB200", 100, 18, 50000, 1},
-    {"B200", 0x2901, "NVIDIA B200", 100, 18, 50000},
-    {"GB300", 0, "NVIDIA GB300", 103, 18, 50000, 1},
-    {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000},
-    {"L40S", 0x26b9, "NVIDIA L40S", 89, 0, 0},
-    {"L4", 0x27b8, "NVIDIA L4", 89, 0, 0},
-    {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062},
-    {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0},
-    {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0},
+    {"GH200", 0, "NVIDIA GH200 480GB", 90, 18, 25000, 5},
+    {"H200 NVL", 0, "NVIDIA H200 NVL", 90, -1, 25000, 5},
+    {"H200", 0x2335, "NVIDIA H200", 90, 18, 25000, 5},
+    {"H20", 0, "NVIDIA H20", 90, 18, 25000, 5},
+    {"GB200", 0x2941, "NVIDIA GB200", 100, 18, 50000, 5, 1},
+    {"B200", 0x2901, "NVIDIA B200", 100, 18, 50000, 5},
+    {"GB300", 0, "NVIDIA GB300", 103, 18, 50000, 6, 1},
+    {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000, 6},
+    {"L40S", 0x26b9, "NVIDIA L40S", 89, 0, 0, 4},
+    {"L4", 0x27b8, "NVIDIA L4", 89, 0, 0, 4},
+    {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062, 4},
+    {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0, 4},
+    {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0, 5},
 };
 
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model)

@@ -79,6 +79,7 @@ struct topo_gpu_info {
     int sm;
     int nvlinks;  /* NVLinks per GPU, 0 for PCIe cards without a bridge */
     int link_mbs; /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
+    int pcie_gen; /* the PCIe generation its host link is built for */
     int switched; /* made for NVSwitch racks only (NVL72 trays): their switches are never on the
                    * host's PCI */
 };

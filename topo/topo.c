@@ -231,22 +231,24 @@ int topo_pcie_gen_of(double gts)
     return gts >= 60 ? 6 : gts >= 30 ? 5 : gts >= 15 ? 4 : gts >= 7 ? 3 : gts >= 4 ? 2 : gts > 0;
 }
 
-/* The PCIe generation GPUs of compute capability sm are built for: Hopper's and Blackwell's 5,
- * Ampere's and Ada's 4; older ones, or a GPU the catalog does not know, NCCL's default 3. */
-static int gpu_built_gen(int sm)
+int topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width)
 {
-    return sm >= 90 ? 5 : sm >= 80 ? 4 : 3;
-}
-
-void topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width)
-{
-    *gen = gpu_built_gen(g->sm), *width = 16;
     int rg, rw;
-    if (g->pcie_gen >= 1 && g->pcie_gen <= 6)
+    *gen = 3, *width = 16;
+    if (g->pcie_gen >= 1 && g->pcie_gen <= 6) {
         *gen = g->pcie_gen, *width = g->pcie_width > 0 ? g->pcie_width : 16;
-    else if (topo_pcie_rate(g->pcie_gbs, &rg, &rw) &&
-             topo_pcie_lane_gbs(rg) * rw >= 16 * topo_pcie_lane_gbs(3))
+        return 1;
+    }
+    if (topo_pcie_rate(g->pcie_gbs, &rg, &rw) &&
+        topo_pcie_lane_gbs(rg) * rw >= 16 * topo_pcie_lane_gbs(3)) {
         *gen = rg, *width = rw;
+        return 1;
+    }
+    /* a rate below gen 3 x16: the GPU was at rest when the export was made */
+    const struct topo_gpu_info *gi = g->pcie_gbs > 0 ? topo_gpu_info_by_name(g->model) : NULL;
+    if (gi)
+        *gen = gi->pcie_gen;
+    return 0;
 }
 
 struct topo_nic *topo_add_nic(struct topo *t)

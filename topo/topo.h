@@ -167,13 +167,14 @@ struct util_buf;
 int topo_write_nccl_xml(const struct topo *t, struct util_buf *out);
 
 /*
- * A GPU's PCIe link as NCCL should take it, as gen and width: the source's (width 16 where it
- * gives a gen alone); else those its rate gives (an hwloc export states GB/s alone), from gen 3
- * x16 up, since an export records the rate a GPU at rest trained its link down to (gen 1); else
- * x16 of the generation its GPU model is built for (5 from Hopper, 4 for Ampere and Ada), what
- * NCCL reads on the live node from its maximum link speed, and gen 3 for older or unknown GPUs.
+ * A GPU's PCIe link as gen and width: the source's (width 16 where it gives a gen alone), or
+ * those its rate gives (an hwloc export states GB/s alone) from gen 3 x16 up: 1. Else 0, and an
+ * estimate: below gen 3 x16 the export caught a GPU at rest (trained down to gen 1), and the
+ * link is x16 of the generation its model is built for (the catalog's: 6 for Blackwell Ultra, 5
+ * for Hopper and Blackwell, 4 for Ampere and Ada), what NCCL reads on the live node where the
+ * slot carries it; where the source says nothing, gen 3 x16, NCCL's own assumption.
  */
-void topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width);
+int topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width);
 
 /*
  * How GPUs a and b reach each other over PCIe, lettered as nvidia-smi would without their NVLinks

@@ -211,28 +211,33 @@ static void test_probe_gpu_link(void **state)
     probed_link("32.0 GT/s PCIe\n", "16\n", "2.5 GT/s PCIe\n", "8\n", &gen, &width);
 }
 
-/* An export's GPU rate alone (GB/s): from gen 3 x16 up as it says; below, a GPU at rest, x16
- * of the generation its model is built for; a source's gen and width as they are. */
+/* An export's GPU rate alone (GB/s): from gen 3 x16 up as it says (stated); below, a GPU at
+ * rest, x16 of the generation its model is built for (an estimate); nothing said, NCCL's gen 3;
+ * a source's gen and width as they are. */
 static void test_gpu_link_from_rate(void **state)
 {
     (void)state;
-    struct topo_gpu g = {.sm = 90, .pcie_gen = TOPO_UNKNOWN, .pcie_width = TOPO_UNKNOWN};
+    struct topo_gpu g = {.pcie_gen = TOPO_UNKNOWN, .pcie_width = TOPO_UNKNOWN};
     int gen, width;
     const struct {
-        int sm;
+        const char *model;
         double gbs;
-        int gen, width;
-    } cases[] = {{90, 2.0, 5, 16}, {89, 4.0, 4, 16},  {80, -1, 4, 16},        {70, 2.0, 3, 16},
-                 {0, 2.0, 3, 16},  {90, 31.5, 4, 16}, {80, 15.753846, 3, 16}, {90, 31.5077, 4, 16}};
+        int gen, stated;
+    } cases[] = {
+        {"NVIDIA H100 PCIe", 2.0, 5, 0},       {"NVIDIA L40S", 4.0, 4, 0},
+        {"NVIDIA B300 SXM6 AC", 2.0, 6, 0},    {"Tesla T4", 2.0, 3, 0},
+        {"an unknown GPU", 2.0, 3, 0},         {"NVIDIA A100-PCIE-40GB", -1, 3, 0},
+        {"NVIDIA H100 PCIe", 31.507692, 4, 1}, {"NVIDIA A100-PCIE-40GB", 15.753846, 3, 1},
+    };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        g.sm = cases[i].sm;
+        g.model = (char *)cases[i].model;
         g.pcie_gbs = cases[i].gbs;
-        topo_gpu_pcie_link(&g, &gen, &width);
+        assert_int_equal(topo_gpu_pcie_link(&g, &gen, &width), cases[i].stated);
         assert_int_equal(gen, cases[i].gen);
-        assert_int_equal(width, cases[i].width);
+        assert_int_equal(width, 16);
     }
     g.pcie_gen = 4, g.pcie_width = 8; /* the live probe's or a spec's */
-    topo_gpu_pcie_link(&g, &gen, &width);
+    assert_int_equal(topo_gpu_pcie_link(&g, &gen, &width), 1);
     assert_int_equal(gen * 100 + width, 408);
 }
 
