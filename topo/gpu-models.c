@@ -52,6 +52,8 @@ static const struct topo_gpu_info gpu_table[] = {
     {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062, 4},
     {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0, 4},
     {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0, 5},
+    /* by name (Server, Workstation and Max-Q editions): gpus.json's RTX-PRO-6000-BW */
+    {"RTX PRO 6000", 0, "NVIDIA RTX PRO 6000 Blackwell Server Edition", 120, 0, 0, 5},
 };
 
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model)

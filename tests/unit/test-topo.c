@@ -712,6 +712,12 @@ static void test_gpu_models(void **state)
     assert_string_equal(topo_gpu_info_by_device(0x2235)->name, "NVIDIA A40");
     assert_string_equal(topo_gpu_info_by_name("NVIDIA RTX A6000")->name, "NVIDIA RTX A6000");
     assert_int_equal(topo_gpu_info_by_name("NVIDIA GeForce RTX 5090")->sm, 120);
+    /* an export of an RTX PRO 6000 server names the edition */
+    const struct topo_gpu_info *pro =
+        topo_gpu_info_by_name("NVIDIA RTX PRO 6000 Blackwell Workstation Edition");
+    assert_non_null(pro);
+    assert_int_equal(pro->sm * 10 + pro->pcie_gen, 1205);
+    assert_int_equal(pro->nvlinks, 0);
     assert_int_equal(topo_gpu_info_by_device(0x2b85)->nvlinks, 0);
 }
 
