@@ -25,29 +25,28 @@ struct writer {
 };
 
 /* A device's link as gen and width (0: unknown): a GPU's as topo_gpu_pcie_link takes it, a
- * NIC's from the rate its source gives; stated when the source gives it (a GPU's estimate is
- * not: NCCL reads a device's link on the live node where the file leaves it out). */
+ * NIC's from the rate its source gives. */
 struct link {
-    int gen, width, stated;
+    int gen, width;
 };
 
 static struct link nic_link(const struct topo_nic *n)
 {
-    struct link l = {0, 0, 0};
-    l.stated = topo_pcie_rate(n->pcie_gbs, &l.gen, &l.width);
+    struct link l = {0, 0};
+    topo_pcie_rate(n->pcie_gbs, &l.gen, &l.width);
     return l;
 }
 
 static struct link gpu_link(const struct topo_gpu *g)
 {
     struct link l;
-    l.stated = topo_gpu_pcie_link(g, &l.gen, &l.width);
+    topo_gpu_pcie_link(g, &l.gen, &l.width);
     return l;
 }
 
-/* The link's attributes in NCCL's spellings of the rates it knows (kvDictPciGen). Where nothing
- * gives it (a switch over devices of no known link), what NCCL itself assumes when sysfs cannot
- * say: gen 3, 16 lanes (NCCL needs both on every switch it keeps, which has no sysfs). */
+/* The link's attributes in NCCL's spellings of the rates it knows (kvDictPciGen). Where the
+ * source gives none, what NCCL itself assumes when sysfs cannot say: gen 3, 16 lanes (NCCL needs
+ * both on every switch it keeps). */
 static void link_attrs(struct util_buf *out, struct link l)
 {
     static const char *const speeds[] = {"8.0 GT/s PCIe", "2.5 GT/s PCIe",  "5.0 GT/s PCIe",
@@ -114,8 +113,7 @@ static double link_gbs(struct link l)
     return topo_pcie_lane_gbs(l.gen) * (l.width ? l.width : 16);
 }
 
-/* The fastest link of a device below node, GPU or NIC: a switch takes its devices' rate (a GPU
- * at rest in an export, its estimate: the switch's link does not train down with it). */
+/* The fastest link of a device below node, GPU or NIC: a switch takes its devices' rate. */
 static struct link link_below(const struct topo *t, int node)
 {
     struct link best = {0, 0};
@@ -172,8 +170,7 @@ static void device(struct writer *w, int node, int depth)
                   g >= 0 ? t->gpus[g].pci : t->nics[n].pci, cls);
     if (n >= 0)
         nic_ids(w->out, &t->nics[n]);
-    if (l.stated) /* else NCCL reads it from the device: its maximum, as the slot allows */
-        link_attrs(w->out, l);
+    link_attrs(w->out, l);
     util_buf_adds(w->out, "/>\n");
 }
 

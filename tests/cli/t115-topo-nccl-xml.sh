@@ -52,9 +52,7 @@ for line in text.splitlines():
     if tag == "pci":
         assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a["busid"]), a
         assert a["class"] in ("0x060400", "0x030200", "0x020700", "0x020000"), a
-        # a switch has no sysfs: NCCL needs its link; a device's NCCL reads where it is left out
-        if a["class"] == "0x060400" or "link_speed" in a or "link_width" in a:
-            assert a["link_speed"] in speeds and a["link_width"].isdigit(), a
+        assert a["link_speed"] in speeds and a["link_width"].isdigit(), a
         assert all(re.fullmatch(r"0x[0-9a-f]{4}", a[k]) for k in ("vendor", "device") if k in a), a
     if not single:
         stack.append(tag)
@@ -118,15 +116,14 @@ check "hwloc's GB/s as gen and width" grep -q \
     'vendor="0x17db" device="0x0501" link_speed="16.0 GT/s PCIe" link_width="16"' \
     hwloc-llnl-tioga-ex235a-8xMI200-amd.nccl.xml
 # A GPU's rate in an export is the one it ran at then (a GPU at rest trains down): the SL390s'
-# GPUs at 4 GB/s are left to NCCL, which reads the live device's link, never a gen 1 link handed
-# to NCCL (which trusts the file's over sysfs).
-check "no GPU link from an export's rate at rest" sh -c "test \$(grep -c 'class=\"0x030200\"/>' hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.nccl.xml) -eq 3"
-# GPUs built for gen 4 (two L40S in the Pascal node's place) at rest: left to NCCL, and their
-# switch, which NCCL cannot read, at gen 4 x16 (it does not train down with them).
+# GPUs at 4 GB/s keep NCCL's gen 3 x16, never a gen 1 link handed to NCCL.
+check "no GPU below gen 3 x16 from an export's rate" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\"' hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.nccl.xml) -eq 3"
+# GPUs built for gen 4 (two L40S in the Pascal node's place) at rest: gen 4 x16, as NCCL reads
+# the link's maximum on the live node.
 sed -e 's/\[10de:15f8\]\([^>]*\)pci_link_speed="[0-9.]*"/[10de:26b9]\1pci_link_speed="2.000000"/' \
     -e 's/Tesla P100-PCIE-16GB/NVIDIA L40S/' "$TOPOTUNE_FIXTURES/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >l40s.xml
 expect_exit 0 "two L40S at rest" -- "$TOPOTUNE" topo --input l40s.xml --nccl-xml l40s.nccl.xml
-check "the GPUs left to NCCL, their switch at gen 4 x16" sh -c "test \$(grep -c 'class=\"0x030200\"/>' l40s.nccl.xml) -eq 2 && grep -q 'class=\"0x060400\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"' l40s.nccl.xml"
+check "their gen 4 x16" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"' l40s.nccl.xml) -eq 2"
 expect_exit 0 "to stdout" -- "$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml" --nccl-xml -
 check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
 expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml
