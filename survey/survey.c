@@ -1462,10 +1462,9 @@ static int slow_beyond_noise(const struct survey *s, const struct fit *f, int a,
     if (!k || ref <= 0 || l->level <= 0)
         return 1;
     double mean = sum / k, sigmas = 3 * f->noise[f->of[a]] / sqrt(k);
-    double w = log(l->level / l->bound);
-    int below = mean < log(ref) - fmax(w, sigmas);
-    if (model > 0) /* the band's edge, by what the class's margin does not cover */
-        below |= mean < log(survey_alone_low(s, model)) - fmax(0, sigmas - w);
+    int below = mean < log(ref) - fmax(log(l->level / l->bound), sigmas);
+    if (model > 0) /* below the band's edge, and its nodes' capacity by the sigmas too */
+        below |= mean < fmin(log(survey_alone_low(s, model)), log(ref) - sigmas);
     return below;
 }
 

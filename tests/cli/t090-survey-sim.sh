@@ -256,6 +256,18 @@ for seed in $(seq 1 20); do
     verdicts "path8-$seed" | tr ';' '\n' | grep -qx "node0002 node0005 path-slow" && found=$((found + 1))
 done
 check "the path found in 17 seeds of 20 at least ($found)" test "$found" -ge 17
+# Every link at 0.92 (the class within its band) at 10% noise, every pair measured: a pair below
+# the band's edge is a path only when below its nodes' capacity by the noise too (20 paths in
+# these 10 seeds when the band's edge was judged by the tolerance's share of the noise).
+faults=""
+for i in $(seq -w 1 32); do faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node00$i\"], \"factor\": 0.92}"; done
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 32}], "noise": 0.1, "faults": [%s]}\n' "$faults" >links92.json
+paths=0
+for seed in $(seq 1 10); do
+    "$TOPOTUNE" survey -q --backend sim --cluster links92.json --pairs all --seed "$seed" --out "links92-$seed" 2>/dev/null
+    paths=$((paths + $(verdicts "links92-$seed" | tr ';' '\n' | grep -c path-slow)))
+done
+check "at most 6 paths named in 10 seeds ($paths)" test "$paths" -le 6
 # A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
 # named against its class, as a node alone 17% slow is.
 cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 0.83}]'
