@@ -1350,7 +1350,9 @@ static int focus_partners(const struct survey *s, const struct fit *f, int i)
     for (int k = 0; k < s->nodes[i].npairs; k++) {
         const struct survey_pair *x = &s->pairs[s->nodes[i].pair_index[k]];
         int other = x->a == i ? x->b : x->a;
-        n += x->focused == 2 && x->busbw > 0 && node_ok(s, other) && !cap_slow(s, f, other);
+        /* a half of a failed launch's value counts nowhere else (lighter load) */
+        n += x->focused == 2 && x->busbw > 0 && !x->bisected && node_ok(s, other) &&
+             !cap_slow(s, f, other);
     }
     return n;
 }
