@@ -1072,6 +1072,7 @@ struct fit {
     double *cap;
     struct survey_level *lv;
     double *noise; /* per class: log sigma of one pair measurement (pair_noise) */
+    int *tests;    /* per class: its pairs measured, each a test for a path */
     int *of;
     /* slow_beyond_worst per node, valid while the verdicts number slow_at[i] - 1 (0: not
      * worked out since the last fit): a verdict takes a partner out of every node's pairs */
@@ -1086,7 +1087,7 @@ struct fit {
  * pairs: their spread (lv) is narrower than one measurement's, which the paths are judged by.
  */
 static double pair_noise(const struct survey *s, const struct fit *f, const char *cls,
-                         const struct survey_level *lv)
+                         const struct survey_level *lv, int *tests)
 {
     double *r = util_xmalloc(sizeof(double) * ((size_t)s->npairs + 1));
     int n = 0;
@@ -1099,6 +1100,7 @@ static double pair_noise(const struct survey *s, const struct fit *f, const char
     }
     double noise = survey_upper_spread(r, n, 0);
     free(r);
+    *tests = n;
     return noise;
 }
 
@@ -1119,7 +1121,7 @@ static void fit_pairs(struct survey *s, struct fit *f)
                     v[n++] = f->cap[i];
             }
         class_level(s, cls, v, n, 0, &f->lv[k]);
-        f->noise[k] = pair_noise(s, f, cls, &f->lv[k]);
+        f->noise[k] = pair_noise(s, f, cls, &f->lv[k], &f->tests[k]);
         k++;
     }
     free(v);
@@ -1130,6 +1132,7 @@ static void fit_init(struct survey *s, struct fit *f)
     f->cap = util_xcalloc((size_t)s->nnodes + 1, sizeof(double));
     f->lv = util_xcalloc(json_object_size(s->classes) + 1, sizeof(*f->lv));
     f->noise = util_xcalloc(json_object_size(s->classes) + 1, sizeof(double));
+    f->tests = util_xcalloc(json_object_size(s->classes) + 1, sizeof(int));
     f->of = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     f->slow = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     f->slow_at = util_xcalloc((size_t)s->nnodes + 1, sizeof(size_t));
@@ -1141,6 +1144,7 @@ static void fit_release(struct fit *f)
     free(f->cap);
     free(f->lv);
     free(f->noise);
+    free(f->tests);
     free(f->of);
     free(f->slow);
     free(f->slow_at);
@@ -1463,7 +1467,8 @@ static int slow_beyond_noise(const struct survey *s, const struct fit *f, int a,
             sum += log(v[i]), k++;
     if (!k || ref <= 0 || l->level <= 0)
         return 1;
-    double mean = sum / k, sigmas = 3 * f->noise[f->of[a]] / sqrt(k);
+    double z = survey_family_sigmas(f->tests[f->of[a]]);
+    double mean = sum / k, sigmas = z * f->noise[f->of[a]] / sqrt(k);
     int below = mean < log(ref) - fmax(log(l->level / l->bound), sigmas);
     if (model > 0) /* below the band's edge, and its nodes' capacity by the sigmas too */
         below |= mean < fmin(log(survey_alone_low(s, model)), log(ref) - sigmas);

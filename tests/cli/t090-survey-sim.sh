@@ -294,6 +294,15 @@ for seed in $(seq 1 10); do
     paths=$((paths + $(verdicts "links92-$seed" | tr ';' '\n' | grep -c path-slow)))
 done
 check "at most 6 paths named in 10 seeds ($paths)" test "$paths" -le 6
+# Healthy at 10% noise, every one of 32 nodes' 496 pairs measured: each pair is a test, and at
+# three sigmas one of 496 fails on noise alone in about one survey of four; the sigmas grow with
+# the tests (5% of a survey's family: 3.7 for 496 pairs).
+paths=0
+for seed in $(seq 1 10); do
+    "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --pairs all --seed "$seed" --out "all32-$seed" 2>/dev/null
+    paths=$((paths + $(verdicts "all32-$seed" | tr ';' '\n' | grep -c path-slow)))
+done
+check "no path named in 10 seeds ($paths)" test "$paths" -eq 0
 # A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
 # named against its class, as a node alone 17% slow is.
 cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 0.83}]'

@@ -68,6 +68,18 @@ static void upper_spread_ignores_low_tail(void **state)
     assert_true(survey_upper_spread(x, 8, 0.2) == 0); /* one value above: too few */
 }
 
+/* The sigmas a path must lie below by: 3 for a few tests, a normal's tail of 5% / tests beyond
+ * (496 pairs: 3.7); more tests, never fewer sigmas. */
+static void family_sigmas_grow_with_tests(void **state)
+{
+    (void)state;
+    assert_true(survey_family_sigmas(0) == 3 && survey_family_sigmas(10) == 3);
+    double z = survey_family_sigmas(496);
+    assert_true(fabs(0.5 * erfc(z / sqrt(2)) - 0.05 / 496) < 1e-9 && z > 3.7 && z < 3.75);
+    for (int n = 1; n < 100000; n *= 3)
+        assert_true(survey_family_sigmas(3 * n) >= survey_family_sigmas(n));
+}
+
 /* Values from 1x to 0.25x: no level backed by a third of them, or noise that hides the
  * tolerance; either way not judged as a narrow class. */
 static void level_too_spread(void **state)
@@ -378,6 +390,7 @@ int main(void)
         cmocka_unit_test(level_ignores_failed),
         cmocka_unit_test(level_too_spread),
         cmocka_unit_test(upper_spread_ignores_low_tail),
+        cmocka_unit_test(family_sigmas_grow_with_tests),
         cmocka_unit_test(level_wide_judges_far_values),
         cmocka_unit_test(level_noise_not_spread),
         cmocka_unit_test(level_wide_noise),
