@@ -32,6 +32,8 @@ struct topo_nic *topo_add_nic(struct topo *t);
 
 /* A PCIe generation's rate per lane and direction, GB/s (0 for a generation not 1 to 6). */
 double topo_pcie_lane_gbs(int gen);
+/* A link's rate per direction, GB/s, of gen and width; -1 where either is unknown. */
+double topo_pcie_link_gbs(int gen, long width);
 /* The generation and width of a link of gbs per direction, as hwloc states it (its
  * pci_link_speed): the widest of x16, x8, x4, x2, x1 whose lane rate is a generation's, within
  * 3%; 0 when none is (NCCL reads only their product, width x rate). */

@@ -101,8 +101,9 @@ static void probe_gpu_link(struct topo_gpu *g)
         g->pcie_width = (int)width;
     if (gts > 0)
         g->pcie_gen = topo_pcie_gen_of(gts);
-    if (gts > 0 && g->pcie_width > 0) /* hwloc's rate is the current one */
-        g->pcie_gbs = topo_pcie_lane_gbs(g->pcie_gen) * g->pcie_width;
+    double gbs = topo_pcie_link_gbs(g->pcie_gen, g->pcie_width);
+    if (gts > 0 && gbs > 0) /* hwloc's rate is the current one */
+        g->pcie_gbs = gbs;
 }
 
 #define PCI_EXT_CAP_START  0x100

@@ -106,7 +106,7 @@ static int is_gpu_pci(hwloc_obj_t p)
 static double link_gbs(hwloc_obj_t p)
 {
     double v = p->attr->pcidev.linkspeed;
-    return v > 0 && v <= 1.05 * 16 * topo_pcie_lane_gbs(6) ? v : -1;
+    return v > 0 && v <= 1.05 * topo_pcie_link_gbs(6, 16) ? v : -1;
 }
 
 /* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing

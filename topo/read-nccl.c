@@ -118,8 +118,7 @@ static void add_gpu(struct nccl_reader *r, xmlNode *pci, xmlNode *gpu, int node,
     g->cpuset = topo_strdup(r->cpuset);
     g->pcie_gen = gen;
     g->pcie_width = width > 0 ? (int)width : TOPO_UNKNOWN;
-    if (topo_pcie_lane_gbs(gen) > 0 && width > 0)
-        g->pcie_gbs = topo_pcie_lane_gbs(gen) * (double)width;
+    g->pcie_gbs = topo_pcie_link_gbs(gen, width);
     long sm = TOPO_UNKNOWN;
     if (gpu && int_attr(r, gpu, "sm", 10, 1000, 10, &sm) == 0 && sm > 0)
         g->sm = (int)sm;
@@ -247,9 +246,8 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
             int first = r->t->nnics;
             read_nic(r, nic, busid, ids,
                      topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN), numa);
-            for (int i = first; i < r->t->nnics && width > 0; i++) /* its ports share the link */
-                if (topo_pcie_lane_gbs(gen) > 0)
-                    r->t->nics[i].pcie_gbs = topo_pcie_lane_gbs(gen) * (double)width;
+            for (int i = first; i < r->t->nnics; i++) /* its ports share the link */
+                r->t->nics[i].pcie_gbs = topo_pcie_link_gbs(gen, width);
         } else if (cls == 0x068000) {
             r->t->nvswitches++;
         } else if (has_pci_child || (cls >= 0 && (cls >> 8) == 0x0604)) {

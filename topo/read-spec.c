@@ -127,8 +127,7 @@ static void add_gpu(struct topo *t, json_t *g, int node, int numa)
     gpu->memory_mib = json_integer_value(json_object_get(g, "memory_mib"));
     gpu->pcie_gen = (int)json_integer_value(json_object_get(g, "pcie_gen"));
     gpu->pcie_width = (int)json_integer_value(json_object_get(g, "pcie_width"));
-    if (topo_pcie_lane_gbs(gpu->pcie_gen) > 0)
-        gpu->pcie_gbs = topo_pcie_lane_gbs(gpu->pcie_gen) * gpu->pcie_width;
+    gpu->pcie_gbs = topo_pcie_link_gbs(gpu->pcie_gen, gpu->pcie_width);
     gpu->node = node;
     gpu->numa = numa;
 }

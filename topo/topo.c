@@ -214,6 +214,11 @@ double topo_pcie_lane_gbs(int gen)
     return gen >= 1 && gen <= 6 ? lane[gen] : 0;
 }
 
+double topo_pcie_link_gbs(int gen, long width)
+{
+    return topo_pcie_lane_gbs(gen) > 0 && width > 0 ? topo_pcie_lane_gbs(gen) * (double)width : -1;
+}
+
 int topo_pcie_rate(double gbs, int *gen, int *width)
 {
     for (int w = 16; w >= 1 && gbs > 0; w /= 2)
@@ -240,7 +245,7 @@ int topo_gpu_pcie_link(const struct topo_gpu *g, int *gen, int *width)
         return 1;
     }
     if (topo_pcie_rate(g->pcie_gbs, &rg, &rw) &&
-        topo_pcie_lane_gbs(rg) * rw >= 16 * topo_pcie_lane_gbs(3)) {
+        topo_pcie_link_gbs(rg, rw) >= topo_pcie_link_gbs(3, 16)) {
         *gen = rg, *width = rw;
         return 1;
     }

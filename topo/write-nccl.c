@@ -107,10 +107,10 @@ static int below(const struct topo *t, int node, int n)
     return 0;
 }
 
-/* Its rate in GB/s, 0 unknown. */
+/* Its rate in GB/s, -1 unknown (16 lanes where the width is not known). */
 static double link_gbs(struct link l)
 {
-    return topo_pcie_lane_gbs(l.gen) * (l.width ? l.width : 16);
+    return topo_pcie_link_gbs(l.gen, l.width ? l.width : 16);
 }
 
 /* The fastest link of a device below node, GPU or NIC: a switch takes its devices' rate. */
