@@ -8,9 +8,20 @@
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$TEST_TMP" || exit 1
-cluster() { # cluster FILE COUNT [FAULTS JSON]
-    printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": %s}], "faults": %s}\n' \
-        "$2" "${3:-[]}" >"$1"
+cluster() { # cluster FILE COUNT [FAULTS JSON [NOISE]]
+    printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": %s}], %s"faults": %s}\n' \
+        "$2" "${4:+\"noise\": $4, }" "${3:-[]}" >"$1"
+}
+surveys() { # surveys FILE PREFIX "SEEDS" [OPTION...]: a quiet sim survey per seed, into PREFIX-SEED
+    local file=$1 prefix=$2 seeds=$3 seed
+    shift 3
+    for seed in $seeds; do
+        "$TOPOTUNE" survey -q --backend sim --cluster "$file" --seed "$seed" --out "$prefix-$seed" "$@" 2>/dev/null
+        test -f "$prefix-$seed/survey.json" || fail "$prefix-$seed: the survey wrote no survey.json"
+    done
+}
+named() { # named DIR KIND: how many of the survey's verdicts are of that kind
+    verdicts "$1" | tr ';' '\n' | grep -c -- " $2$"
 }
 verdicts() {
     python3 -c 'import json, sys
@@ -191,11 +202,11 @@ expect_exit 0 "5 nodes all at 0.83, within the band (its low edge 0.82 at 32 MiB
 check "no verdict" test "$(verdicts within)" = ""
 # Healthy but noisy (10% per measurement), 3 nodes: their pair capacities share pairs, so the
 # class's own spread can come out 0; against the band two nodes give, nothing is named.
-printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 3}], "noise": 0.1, "faults": []}\n' >noisy3.json
+cluster noisy3.json 3 '[]' 0.1
+surveys noisy3.json noisy3 "$(seq 1 20)"
 named=""
 for seed in $(seq 1 20); do
-    "$TOPOTUNE" survey -q --backend sim --cluster noisy3.json --seed "$seed" --out "noisy3-$seed" 2>/dev/null ||
-        named="$named seed $seed: $(verdicts "noisy3-$seed")."
+    test -z "$(verdicts "noisy3-$seed")" || named="$named seed $seed: $(verdicts "noisy3-$seed")."
 done
 check "no verdict in 20 seeds ($named)" test -z "$named"
 # Healthy and noisy, 32 nodes: one whole run of the class lands below its band now and then (at
@@ -204,13 +215,13 @@ check "no verdict in 20 seeds ($named)" test -z "$named"
 # suspect meets a healthy partner in a focus round before it is named. One pair measurement is
 # as noisy as the sim says, its node's capacity (a median of several) less: a path is judged by
 # the former.
-printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 32}], "noise": 0.1, "faults": []}\n' >noisy32.json
+cluster noisy32.json 32 '[]' 0.1
+surveys noisy32.json noisy32 "$(seq 1 40)"
 named="" paths=0
 for seed in $(seq 1 40); do
-    "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --seed "$seed" --out "noisy32-$seed" 2>/dev/null
     v=$(verdicts "noisy32-$seed" | tr ';' '\n' | grep -v path-slow)
     test -z "$v" || named="$named seed $seed: $v."
-    paths=$((paths + $(verdicts "noisy32-$seed" | tr ';' '\n' | grep -c path-slow)))
+    paths=$((paths + $(named "noisy32-$seed" path-slow)))
 done
 check "no node or class named in 40 seeds ($named)" test -z "$named"
 # a path in one seed (5: two measurements 16% low where the class's noise came out 7.6%)
@@ -218,9 +229,7 @@ check "a path named in one seed at most ($paths)" test "$paths" -le 1
 # A link named in pairs has met a partner not named itself in a focus round: seed 48 named
 # node0002 on four low values where the repeat of a pair it had met counted as its new partner
 # (now it meets one and is not named); seed 106 names node0032, after a focus round.
-for seed in 48 106; do
-    "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --seed "$seed" --out "noisy32-$seed" 2>/dev/null
-done
+surveys noisy32.json noisy32 "48 106"
 check "a link named in pairs met a healthy partner in a focus round" python3 - noisy32-48 noisy32-106 <<'PY'
 import json, sys
 links = 0
@@ -237,7 +246,8 @@ assert links, "no link named: the check checks nothing"
 PY
 # The focus round failed (its record replayed so) and was measured in halves: a half's value,
 # under a lighter load, counts for no node's capacity, nor as the partner a suspect must meet.
-printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 16}], "noise": 0.03, "faults": [{"kind": "slow-link", "hosts": ["node0003"], "factor": 0.7}, {"kind": "slow-link", "hosts": ["node0011"], "factor": 0.7}]}\n' >bisect.json
+cluster bisect.json 16 '[{"kind": "slow-link", "hosts": ["node0003"], "factor": 0.7},
+ {"kind": "slow-link", "hosts": ["node0011"], "factor": 0.7}]' 0.03
 "$TOPOTUNE" survey -q --backend sim --cluster bisect.json --seed 1 --out bisect 2>/dev/null
 check "the first focus round failed, in the record" python3 -c 'import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
@@ -259,26 +269,26 @@ PY
 # The faults of faults.json at that noise, every pair measured: each named, and another path in
 # one seed at most (four before a path was judged by its measurements' noise; a node alone can
 # still be named: 16 values at 10% put the class's level 10% high in a seed of 20).
-printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 16}], "noise": 0.1, "faults": [{"kind": "slow-node", "hosts": ["node0003"], "factor": 0.6}, {"kind": "slow-link", "hosts": ["node0007"], "factor": 0.6}, {"kind": "slow-path", "hosts": ["node0010", "node0012"], "factor": 0.5}]}\n' >noisy-faults.json
+cluster noisy-faults.json 16 '[{"kind": "slow-node", "hosts": ["node0003"], "factor": 0.6},
+ {"kind": "slow-link", "hosts": ["node0007"], "factor": 0.6},
+ {"kind": "slow-path", "hosts": ["node0010", "node0012"], "factor": 0.5}]' 0.1
+surveys noisy-faults.json noisy-faults "$(seq 1 20)" --pairs all
 named="" others=""
 for seed in $(seq 1 20); do
-    "$TOPOTUNE" survey -q --backend sim --cluster noisy-faults.json --pairs all --seed "$seed" \
-        --out "noisy-faults-$seed" 2>/dev/null
     v=$(verdicts "noisy-faults-$seed")
     found=$(printf '%s' "$v" | tr ';' '\n' | grep -cx -e "node0003 node-slow" -e "node0007 link-slow" \
         -e "node0010 node0012 path-slow")
     test "$found" -eq 3 || named="$named seed $seed: $v."
-    test "$(printf '%s' "$v" | tr ';' '\n' | grep -c path-slow)" -eq 1 || others="$others seed $seed: $v."
+    test "$(named "noisy-faults-$seed" path-slow)" -eq 1 || others="$others seed $seed: $v."
 done
 check "the three faults at 10% noise in 20 seeds ($named)" test -z "$named"
 check "another path in one seed at most ($others)" test "$(printf '%s' "$others" | grep -o seed | wc -l)" -le 1
 # A path 30% slow at 8% noise among 8 nodes, every pair measured: each measurement is not held to
 # three sigmas of its own (which lost it in 6 of 20 seeds), their mean is (3 sigma / sqrt(n)).
-cluster path8.json 8 '[{"kind": "slow-path", "hosts": ["node0002", "node0005"], "factor": 0.7}]'
-sed -i 's/"faults"/"noise": 0.08, "faults"/' path8.json
+cluster path8.json 8 '[{"kind": "slow-path", "hosts": ["node0002", "node0005"], "factor": 0.7}]' 0.08
+surveys path8.json path8 "$(seq 1 20)" --pairs all
 found=0
 for seed in $(seq 1 20); do
-    "$TOPOTUNE" survey -q --backend sim --cluster path8.json --pairs all --seed "$seed" --out "path8-$seed" 2>/dev/null
     verdicts "path8-$seed" | tr ';' '\n' | grep -qx "node0002 node0005 path-slow" && found=$((found + 1))
 done
 check "the path found in 17 seeds of 20 at least ($found)" test "$found" -ge 17
@@ -287,21 +297,17 @@ check "the path found in 17 seeds of 20 at least ($found)" test "$found" -ge 17
 # these 10 seeds when the band's edge was judged by the tolerance's share of the noise).
 faults=""
 for i in $(seq -w 1 32); do faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node00$i\"], \"factor\": 0.92}"; done
-printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 32}], "noise": 0.1, "faults": [%s]}\n' "$faults" >links92.json
+cluster links92.json 32 "[$faults]" 0.1
+surveys links92.json links92 "$(seq 1 10)" --pairs all
 paths=0
-for seed in $(seq 1 10); do
-    "$TOPOTUNE" survey -q --backend sim --cluster links92.json --pairs all --seed "$seed" --out "links92-$seed" 2>/dev/null
-    paths=$((paths + $(verdicts "links92-$seed" | tr ';' '\n' | grep -c path-slow)))
-done
+for seed in $(seq 1 10); do paths=$((paths + $(named "links92-$seed" path-slow))); done
 check "at most 6 paths named in 10 seeds ($paths)" test "$paths" -le 6
 # Healthy at 10% noise, every one of 32 nodes' 496 pairs measured: each pair is a test, and at
 # three sigmas one of 496 fails on noise alone in about one survey of four; the sigmas grow with
 # the tests (5% of a survey's family: 3.7 for 496 pairs).
+surveys noisy32.json all32 "$(seq 1 10)" --pairs all
 paths=0
-for seed in $(seq 1 10); do
-    "$TOPOTUNE" survey -q --backend sim --cluster noisy32.json --pairs all --seed "$seed" --out "all32-$seed" 2>/dev/null
-    paths=$((paths + $(verdicts "all32-$seed" | tr ';' '\n' | grep -c path-slow)))
-done
+for seed in $(seq 1 10); do paths=$((paths + $(named "all32-$seed" path-slow))); done
 check "no path named in 10 seeds ($paths)" test "$paths" -eq 0
 # A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
 # named against its class, as a node alone 17% slow is.
