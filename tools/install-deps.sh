@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages that building, or building and testing, topotune need.
-# usage: tools/install-deps.sh [build|test]
+# usage: tools/install-deps.sh [build|check|test]
 #   build  what building and running the programs need (tools/run.sh): a compiler, CMake,
 #          pkg-config, hwloc (with its PCI plugin, for live GPUs and NICs), Jansson, libxml2,
 #          Open MPI (mpicc to build, mpirun to run)
-#   test   that, and what the test suite needs (tools/test.sh; the default): cmocka, clang and
-#          libFuzzer, the style checkers, Slurm, Python modules, PyTorch, gnuplot, chromium, ...
+#   check  that, and what tools/test.sh needs before its tests run: cmocka (the unit tests are
+#          built only where it is), clang and libFuzzer, the style checkers
+#   test   all that, and what the tests run (the default): Slurm, Python modules, PyTorch,
+#          gnuplot, chromium, ... (tools/test.sh installs these while its checks and builds run)
 # Safe to run again: it installs only what is missing. Uses sudo only when not root.
 set -euo pipefail
 
@@ -15,10 +17,12 @@ build=(
     libhwloc-dev libhwloc-plugins libjansson-dev libxml2-dev
     libopenmpi-dev openmpi-bin
 )
-test=(
-    git python3 hwloc libcmocka-dev
+check=(
+    git python3 libcmocka-dev
     clang libfuzzer-14-dev libclang-rt-14-dev clang-format shellcheck cppcheck
-    util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
+)
+test=(
+    hwloc util-linux iproute2 slurm-wlm munge python3-yaml python3-jsonschema python3-torch gnuplot-nox chromium
     yamllint buildah prometheus
     groff-base dpkg-dev
 )
@@ -30,8 +34,10 @@ npm_prefix=${TOPOTUNE_NPM_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/topotune-npm}
 
 case "${1:-test}" in
 build) packages=("${build[@]}") ;;
-test) packages=("${build[@]}" "${test[@]}") ;;
-*) echo "usage: tools/install-deps.sh [build|test]   (default: test, which includes build)" >&2; exit 2 ;;
+check) packages=("${build[@]}" "${check[@]}") ;;
+test) packages=("${build[@]}" "${check[@]}" "${test[@]}") ;;
+*) echo "usage: tools/install-deps.sh [build|check|test]   (default: test, which includes the others)" >&2
+    exit 2 ;;
 esac
 what=${1:-test}
 

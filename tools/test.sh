@@ -6,11 +6,18 @@
 # UndefinedBehaviorSanitizer (below says which).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh test
+tools/install-deps.sh check
 
 work=$(mktemp -d)
 cppcheck_pid=
-trap '[ -z "$cppcheck_pid" ] || kill "$cppcheck_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+# what only the tests run (Slurm, PyTorch, chromium, ...: most of a fresh machine's install) is
+# installed while the checks and builds below run; an install is never cut short, so a failure
+# before the tests waits for it
+tools/install-deps.sh test >"$work/install-deps.log" 2>&1 &
+deps_pid=$!
+trap '[ -z "$cppcheck_pid" ] || kill "$cppcheck_pid" 2>/dev/null || true
+      [ -z "$deps_pid" ] || wait "$deps_pid" || true
+      rm -rf "$work"' EXIT
 
 # cppcheck is one process: it runs beside the style checks, on the other core
 echo "== style: clang-format and shellcheck; static analysis: cppcheck (warnings and portability;"
@@ -44,11 +51,16 @@ fuzz() { # TARGET: its run's exit status in $work/TARGET.rc (libFuzzer is one pr
     echo "$rc" >"$work/$target.rc"
 }
 targets=(topology hwloc-xml space sweepdir tuner-table nccl-log)
+running=() # the fuzzers' pids only: the install above runs in the background too
 for target in "${targets[@]}"; do
-    [ "$(jobs -rp | wc -l)" -ge 2 ] && wait -n
+    if [ "${#running[@]}" -ge 2 ]; then
+        wait "${running[0]}"
+        running=("${running[@]:1}")
+    fi
     fuzz "$target" &
+    running+=($!)
 done
-wait
+wait "${running[@]}"
 for target in "${targets[@]}"; do
     echo "fuzz-$target:"
     if [ "$(cat "$work/$target.rc")" != 0 ]; then
@@ -65,8 +77,14 @@ done
 # undefined-behaviour checks, unless it is labelled slow (the longest runs, the installed tool,
 # the schemas and launch files: tests/CMakeLists.txt names them) or multinode, which run on the
 # plain build that is shipped. The unit, tuner and gpu checks are short and run on both.
-echo "== tests: plain build: unit, tuner, gpu, multinode and slow (at ${SECONDS} s)"
 tools/build.sh plain >/dev/null
+deps_rc=0
+wait "$deps_pid" || deps_rc=$?
+deps_pid=
+cat "$work/install-deps.log"
+[ "$deps_rc" = 0 ] || { echo "install-deps.sh test: FAILED (above)"; exit 1; }
+
+echo "== tests: plain build: unit, tuner, gpu, multinode and slow (at ${SECONDS} s)"
 (cd build && ctest --output-on-failure -j 2 -L '^(unit|tuner|gpu|multinode|slow)$')
 
 echo "== tests: AddressSanitizer + UndefinedBehaviorSanitizer: all but multinode and slow (at ${SECONDS} s)"

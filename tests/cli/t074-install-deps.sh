@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tools/install-deps.sh: 'build' installs what building and running need and nothing of the test
-# suite's (no chromium, no PyTorch), 'test' and no argument install both, only what is missing is
+# suite's (no chromium, no PyTorch), 'check' that and what tools/test.sh runs before its tests,
+# 'test' and no argument install all of them, only what is missing is
 # installed, and another argument is a usage error. dpkg-query, apt-get and sudo are stand-ins on
 # PATH that record what would be installed. The build list holds the packages that own the
-# pkg-config modules CMakeLists.txt requires and mpicc; run.sh asks for build, test.sh for test.
+# pkg-config modules CMakeLists.txt requires and mpicc; run.sh asks for build, test.sh for check,
+# then for test in the background while it checks and builds.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 : "${TOPOTUNE_SRC:?set by ctest: the source tree}"
@@ -61,6 +63,19 @@ for p in chromium python3-torch libcmocka-dev clang shellcheck groff-base; do
 done
 deps 0
 check "no argument is test" cmp -s "$TEST_TMP/apt" "$TEST_TMP/test.list"
+# check: what tools/test.sh needs before its tests (the rest installs while it checks and builds)
+deps 0 check
+cp "$TEST_TMP/apt" "$TEST_TMP/check.list"
+check "check installs every build package" \
+    test -z "$(grep -vxF -f "$TEST_TMP/check.list" "$TEST_TMP/build.list")"
+for p in libcmocka-dev clang libfuzzer-14-dev clang-format shellcheck cppcheck; do
+    check "check installs $p" has "$p"
+done
+for p in chromium python3-torch slurm-wlm buildah prometheus; do
+    check "check leaves $p to the tests" lacks "$p"
+done
+check "test installs every check package" \
+    test -z "$(grep -vxF -f "$TEST_TMP/test.list" "$TEST_TMP/check.list")"
 
 head -n 3 "$TEST_TMP/build.list" >"$TEST_TMP/installed"
 deps 0 build
@@ -74,7 +89,7 @@ check "and it says so" grep -q 'already installed' "$TEST_TMP/out"
 : >"$TEST_TMP/installed"
 deps 2 biuld
 check "a usage error installs nothing" test ! -e "$TEST_TMP/apt"
-expect_stderr_has "usage: tools/install-deps.sh [build|test]" "the usage said"
+expect_stderr_has "usage: tools/install-deps.sh [build|check|test]" "the usage said"
 
 # The build list against what the build needs, where dpkg knows the files' owners.
 owner() { dpkg-query -S "$1" 2>/dev/null | head -n 1 | sed 's/[:,].*//'; }
@@ -105,6 +120,13 @@ check "test: npm installs kubernetes-models@5 into the prefix" \
     grep -q -- "install --prefix $TOPOTUNE_NPM_PREFIX .*kubernetes-models@5" "$TEST_TMP/npm"
 check "run.sh installs the build list" \
     grep -qx 'tools/install-deps.sh build' "$TOPOTUNE_SRC/tools/run.sh"
-check "test.sh installs the test list" \
-    grep -qx 'tools/install-deps.sh test' "$TOPOTUNE_SRC/tools/test.sh"
+check "test.sh installs the check list, then the test list" \
+    grep -qx 'tools/install-deps.sh check' "$TOPOTUNE_SRC/tools/test.sh"
+check "the test list in the background, waited for before the tests" python3 - "$TOPOTUNE_SRC/tools/test.sh" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+start = text.index('tools/install-deps.sh test >"$work/install-deps.log" 2>&1 &')
+wait = text.index('wait "$deps_pid"', start)
+assert text.index("ctest", start) > wait, "a ctest runs before the install is waited for"
+PY
 finish
