@@ -193,11 +193,11 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
         rc = json_is_true(json_object_get(rec, "ok")) ? 0 : 1;
         json_t *b = json_object_get(rec, "busbw");
         for (int i = 0; !rc && i < (whole ? 1 : n); i++)
-            busbw[i] = json_real_value(json_array_get(b, (size_t)i));
+            busbw[i] = json_number_value(json_array_get(b, (size_t)i));
         if (!rc)
             nothing_is_failure(busbw, whole ? 1 : n);
         s->rounds++;
-        s->wall_s += json_real_value(json_object_get(rec, "wall_s"));
+        s->wall_s += json_number_value(json_object_get(rec, "wall_s"));
         s->launches_failed += rc;
         json_decref(groups);
         return rc;
