@@ -167,7 +167,7 @@ static int load_profile(const char *dir, const char *label, struct compare_input
 {
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_addf(&b, "%s/profile.json", dir);
-    in->profile = util_json_load(b.data);
+    in->profile = util_json_load_regular(b.data); /* found in a folder: a link is refused */
     const char *schema = json_string_value(json_object_get(in->profile, "schema"));
     if (in->profile && (!schema || strcmp(schema, "topotune/profile/1") ||
                         !json_is_object(json_object_get(in->profile, "hardware")))) {

@@ -120,4 +120,16 @@ expect_exit 0 "an input named in no UTF-8" -- "$TOPOTUNE" compare "$odd" --json
 check "its label and source with U+FFFD" python3 -c 'import json, sys
 i = json.load(open(sys.argv[1], encoding="utf-8"))["inputs"]
 assert i[0]["label"] == "a\ufffd" and i[0]["source"] == "a\ufffd.json", i' "$TEST_TMP/out"
+
+# A profile.json found in a profile directory is not followed if it is a link (it may point
+# anywhere: a link to another file once printed that file's first bytes in the parse error).
+profile linked-real 'pass'
+mkdir linked
+ln -s /etc/passwd linked/profile.json
+expect_exit 2 "a linked profile.json refused" -- "$TOPOTUNE" compare linked "$specs/dgx-a100.json"
+expect_stderr_has "symbolic link" "the link said"
+check "nothing of the link's target printed" test "$(grep -c root "$TEST_TMP/err")" = 0
+rm linked/profile.json
+ln -s ../linked-real/profile.json linked/profile.json
+expect_exit 2 "a link to a real profile refused too" -- "$TOPOTUNE" compare linked "$specs/dgx-a100.json"
 finish
