@@ -93,7 +93,7 @@ static int parse_link_speed(struct nccl_reader *r, xmlNode *n, int *gen)
         double gts = strtod(v, &end);
         while (*end == ' ')
             end++;
-        if (end == v || strncmp(end, "GT/s", 4) != 0 || gts <= 0)
+        if (end == v || strncmp(end, "GT/s", 4) != 0 || !(gts > 0) || gts > 1e6) /* nan, inf */
             rc = bad_attr(r, n, "link_speed", v, "expected a rate such as \"16.0 GT/s PCIe\"");
         else
             *gen = topo_pcie_gen_of(gts);

@@ -43,6 +43,12 @@ open(sys.argv[1], "w").write("<system version=\"1\" name=\"" + "a" * 60_000_000 
 ' "$bad/nccl-60mb-attribute.xml"
 { cat "$fx/nccl-topo-azure-ndv2.xml"; printf '\0<system version="1"><cpu numaid="zero"/></system>'; } >"$bad/nccl-nul-garbage.xml"
 mkdir "$bad/directory.xml"
+# a PCIe rate that is no number strtod reads (nan once passed as a rate, inf too)
+for rate in nan inf; do
+    sed "0,/link_speed=\"[^\"]*\"/s//link_speed=\"$rate GT\/s\"/" "$fx/nccl-topo-azure-ndv2.xml" \
+        >"$bad/nccl-link-speed-$rate.xml"
+    check "the $rate edit took" grep -q "link_speed=\"$rate GT/s\"" "$bad/nccl-link-speed-$rate.xml"
+done
 # hwloc 2.9 crashes importing a NUMA node without complete_nodeset (found by fuzz-hwloc-xml).
 sed '0,/\(type="NUMANode"[^>]*\) complete_nodeset="[^"]*"/s//\1/' "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$bad/hwloc-numa-without-complete-nodeset.xml"
 # Names that end up in variables and scripts (@interfaces, NCCL_IB_HCA) stay names.
