@@ -394,6 +394,9 @@ static int load_nodes(struct survey *s, struct sim *m, const char *file, json_t 
             json_integer_value(count) > SIM_MAX_NODES - total) /* checked before it is added */
             return bad(file, "nodes[].count", "1 or more, at most %d nodes in all", SIM_MAX_NODES);
         total += json_integer_value(count);
+        json_t *prefix = json_object_get(e, "prefix");
+        if (prefix && !json_is_string(prefix)) /* util_json_str would take the default */
+            return bad(file, "nodes[].prefix", "a string: the start of each node's name");
     }
     s->nodes = util_xcalloc((size_t)total, sizeof(*s->nodes));
     m->cls_of = util_xcalloc((size_t)total, sizeof(int));

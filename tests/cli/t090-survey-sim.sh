@@ -453,6 +453,7 @@ bad count '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.jso
 bad overflow '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 1, "prefix": "a"}, {"spec": "hgx-h100.json", "count": 9223372036854775807, "prefix": "b"}]}' "at most 65536"
 bad prefix '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2, "prefix": "n1"}]}' "not ending in a digit"
 bad schema '{"nodes": []}' "topotune/sim-cluster/1"
+bad numprefix '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2, "prefix": 5}]}' "nodes[].prefix: a string"
 bad caseprefix '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2, "prefix": "Node"}, {"spec": "hgx-h100.json", "count": 2}]}' "host names ignore case"
 bad samepath '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "slow-path", "hosts": ["node0003", "node0003"], "factor": 0.5}]}' "a host and itself"
 expect_exit 2 "no --out" -- "$TOPOTUNE" survey --backend sim --cluster clean.json
