@@ -7,6 +7,7 @@
 #include "survey/internal.h"
 #include "survey/survey.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -174,6 +175,10 @@ static void nothing_is_failure(double *busbw, int n)
 int survey_launch(struct survey *s, const char *stage, const struct survey_group *g, int n,
                   int whole, double *busbw)
 {
+    /* a signal ends the survey between launches (the launch probe's children end at once; the
+     * sim's launches are quick, but 65,536 nodes make 40,000 of them) */
+    if (util_child_interrupted())
+        return UTIL_EINTR;
     json_t *groups = groups_json(s, g, n);
     if (whole) { /* one group: every listed node */
         json_t *all = json_array();
