@@ -130,8 +130,11 @@ static void slug_model(const char *model, struct util_buf *b)
                 again = 1;
             }
     }
+    /* at most 48 characters of it: a class id must fit the readers' 128 (sweep.json), and the
+     * hash that ends it tells models apart however alike their beginnings */
     int dash = 0;
-    for (const char *p = model; *p; p++) {
+    size_t start = b->len;
+    for (const char *p = model; *p && b->len - start < 48; p++) {
         if (isalnum((unsigned char)*p)) {
             if (dash && b->len)
                 util_buf_adds(b, "-");

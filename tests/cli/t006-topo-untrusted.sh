@@ -284,4 +284,24 @@ check "NVLink on 3 of 4 GPUs" grep -qx 'NVLink:    yes, 3 of 4 GPUs' out
 expect_exit 2 "hwloc 3.0 export" -- "$TOPOTUNE" topo --input "$fx/refused/hwloc-v3-nvidia-dgx2h-16xV100-nvswitch.xml"
 expect_stderr_has "lstopo from hwloc 3" "hwloc 3 named"
 expect_stderr_has "--of v2xml" "the conversion named"
+
+# A GPU model name of 250 characters made a class id of 264, past the schema's 200 and the sweep
+# readers' 128: a sweep on it ran to its end, then refused its own directory. The id keeps the
+# name's first 48 characters; its hash still tells two such names apart.
+long=$(printf 'A%.0s' $(seq 120))
+for tail in B C; do
+    sed "s/value=\"Tesla V100-SXM3-32GB-H\"/value=\"Tesla V100-SXM3-32GB-H $long$tail$long\"/" \
+        "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" >"long-$tail.xml"
+    expect_exit 0 "a 250-character GPU model ($tail)" -- "$TOPOTUNE" topo --input "long-$tail.xml" \
+        --json "long-$tail.json"
+done
+check "its class id fits 128 characters, and the two differ" python3 -c 'import json, sys
+a, b = (json.load(open(f))["class"]["id"] for f in sys.argv[1:])
+assert len(a) <= 128 and len(b) <= 128 and a != b and "v100-sxm3-32gb-h-aaa" in a, (a, b)' \
+    long-B.json long-C.json
+check "the document fits its schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/topology.schema.json" long-B.json
+expect_exit 0 "a sweep on it" -- "$TOPOTUNE" -q sweep --backend sim --topology long-B.json \
+    --space "$fx/space-nccl-tiny.json" --out long-sweep
+expect_exit 0 "gen on that sweep" -- "$TOPOTUNE" -q gen --runs long-sweep --profiles long-profiles
 finish
