@@ -334,6 +334,15 @@ static int finish(struct topo *t)
             return UTIL_EINVAL;
         }
     }
+    /* NCCL finds a file's GPUs by bus id: one each (a live machine's are its own) */
+    for (int i = 0; t->source != TOPO_SOURCE_LIVE && i < t->ngpus; i++)
+        for (int j = 0; t->gpus[i].pci[0] && j < i; j++)
+            if (!strcmp(t->gpus[i].pci, t->gpus[j].pci)) {
+                util_error("cannot read topology '%s': GPU%d and GPU%d are both at PCI bus id "
+                           "%s: each device has its own (an edited or damaged file)",
+                           t->source_path ? t->source_path : "this machine", j, i, t->gpus[i].pci);
+                return UTIL_EINVAL;
+            }
     int rc = t->matrix ? 0 : topo_compute_matrix(t); /* a topology JSON brings its own */
     return rc ? rc : topo_compute_class(t);
 }

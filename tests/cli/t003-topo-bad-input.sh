@@ -43,6 +43,11 @@ open(sys.argv[1], "w").write("<system version=\"1\" name=\"" + "a" * 60_000_000 
 ' "$bad/nccl-60mb-attribute.xml"
 { cat "$fx/nccl-topo-azure-ndv2.xml"; printf '\0<system version="1"><cpu numaid="zero"/></system>'; } >"$bad/nccl-nul-garbage.xml"
 mkdir "$bad/directory.xml"
+# every GPU at one bus id: NCCL would find one of them (--nccl-xml wrote 16 <pci> of one address)
+sed -E 's/pci_busid="[^"]*" (pci_type="0302)/pci_busid="0000:34:00.0" \1/' \
+    "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" >"$bad/hwloc-gpus-one-busid.xml"
+check "the bus id edit took" test "$(grep -c 'pci_busid="0000:34:00.0" pci_type="0302' \
+    "$bad/hwloc-gpus-one-busid.xml")" -eq 16
 # a PCIe rate that is no number strtod reads (nan once passed as a rate, inf too)
 for rate in nan inf; do
     sed "0,/link_speed=\"[^\"]*\"/s//link_speed=\"$rate GT\/s\"/" "$fx/nccl-topo-azure-ndv2.xml" \
