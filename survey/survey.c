@@ -601,7 +601,11 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         below ? json_object_set_new(c, key, json_real(lv->level)) : json_object_del(c, key);
     }
     double floor = survey_model_floor(s, model);
-    if (!alone && model > 0 && lv->values && lv->level < floor) {
+    /* a class below its band alone is judged in pairs against itself too (pair_model): its
+     * nodes' pairs cannot reach the model, every node of it was slow against it and none had a
+     * healthy partner, so a slow link among them went unnamed */
+    int shared = json_is_true(json_object_get(c, "alone_below_expected"));
+    if (!alone && !shared && model > 0 && lv->values && lv->level < floor) {
         /* a class short of the model is judged against it: the sim's against its value, measured
          * numbers against the band's low edge; the noise margins below scale with the level */
         double r = (s->probe.predicted ? model : floor) / lv->level;
@@ -1159,6 +1163,10 @@ static void fit_release(struct fit *f)
 static double pair_model(const struct survey *s, int i)
 {
     json_t *c = json_object_get(s->classes, s->nodes[i].class_id ? s->nodes[i].class_id : "");
+    /* a class below its band alone (class_level) is slow together: in pairs too its nodes are
+     * judged against its own level, as alone (stage_alone) */
+    if (json_is_true(json_object_get(c, "alone_below_expected")))
+        return 0;
     return json_number_value(json_object_get(c, "pair_expected"));
 }
 

@@ -98,6 +98,30 @@ check "healthy.hostfile keeps the 4" test "$(wc -l <allslow/healthy.hostfile)" -
 expect_exit 1 "--drain on it" -- "$TOPOTUNE" survey --backend sim --cluster allslow.json \
     --out allslow-drain --drain
 check "it drains nothing" test "$(grep -c 'state=drain' "$TEST_TMP/out" || true)" -eq 0
+# A slow link and a slow path in such a class are named against the class's own pairs: against the
+# model every node of it was slow and none had a healthy partner, and both went unnamed.
+faults=""
+for i in $(seq -w 1 16); do faults="$faults${faults:+,}{\"kind\": \"slow-node\", \"hosts\": [\"node00$i\"], \"factor\": 0.6}"; done
+cluster slowlink.json 16 "[$faults, {\"kind\": \"slow-link\", \"hosts\": [\"node0003\"], \"factor\": 0.3}]"
+cluster slowpath.json 16 "[$faults, {\"kind\": \"slow-path\", \"hosts\": [\"node0003\", \"node0008\"], \"factor\": 0.4}]"
+for seed in 1 2; do
+    expect_exit 1 "a slow link in a slow class, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster slowlink.json --seed "$seed" --out "slowlink-$seed"
+    check "the link named beside the class (seed $seed)" python3 - "slowlink-$seed/survey.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["verdicts"]
+assert sorted((x["kind"], len(x["hosts"])) for x in v if x["kind"].startswith("class-")) == \
+    [("class-below-expected", 16), ("class-below-expected", 16)], v
+assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
+    [("link-slow", ["node0003"])], v
+PY
+    expect_exit 1 "a slow path in a slow class, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster slowpath.json --pairs all --seed "$seed" --out "slowpath-$seed"
+    check "the path named beside the class (seed $seed)" python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))["verdicts"]
+assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
+    [("path-slow", ["node0003", "node0008"])], v' "slowpath-$seed/survey.json"
+done
 # One node is no class: alone and slow, it is named on its own, and drained.
 cluster one.json 1 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.5}]'
 expect_exit 1 "a cluster of one slow node" -- "$TOPOTUNE" survey --backend sim --cluster one.json --out one
