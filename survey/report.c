@@ -158,6 +158,29 @@ static int class_members(const struct survey *s, const char *cls, int *out)
     return n;
 }
 
+static void add_html(struct util_buf *b, const char *text);
+
+/* The healthy nodes no pair measured, into b ("h1 (why), h2 (why)", html escaped or not): their
+ * links were not judged, which "every node and link measured" does not say. Returns how many. */
+static int unpaired(const struct survey *s, struct util_buf *b, int html)
+{
+    int n = 0, *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    for (int i = 0; i < s->nnodes; i++) {
+        const struct survey_node *x = &s->nodes[i];
+        if (survey_excluded(s, i) || !x->class_id || x->intra <= 0 || x->npairs)
+            continue;
+        util_buf_addf(b, "%s", n++ ? ", " : "");
+        if (html)
+            add_html(b, x->host);
+        else
+            util_buf_adds(b, x->host);
+        util_buf_addf(b, class_members(s, x->class_id, m) == 1 ? " (the only node of its class)"
+                                                               : " (no pair measured)");
+    }
+    free(m);
+    return n;
+}
+
 /* Text (md = 0) or Markdown (md = 1): summary, verdicts, per class the nodes alone, the whole. */
 static void render(const struct survey *s, struct util_buf *b, int md)
 {
@@ -174,6 +197,16 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     if (!json_array_size(s->verdicts))
         util_buf_addf(b, "None: every node and link measured is like the others of its class.\n");
     verdict_lines(s, b, md ? "- " : "  ", md);
+    struct util_buf u = UTIL_BUF_INIT;
+    if (unpaired(s, &u, 0)) {
+        struct util_buf line = UTIL_BUF_INIT;
+        util_buf_addf(&line, "Links not judged: %s: no partner of its class was measured with it.",
+                      util_buf_str(&u));
+        util_buf_addf(b, "\n");
+        wrap(b, "", "  ", util_buf_str(&line));
+        util_buf_release(&line);
+    }
+    util_buf_release(&u);
     int *members = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
@@ -398,6 +431,12 @@ static void heatmap(const struct survey *s, struct util_buf *b, const int *m, in
 static void html_verdicts(const struct survey *s, struct util_buf *b)
 {
     util_buf_addf(b, "<h2>Verdicts</h2>\n");
+    struct util_buf u = UTIL_BUF_INIT;
+    if (unpaired(s, &u, 1))
+        util_buf_addf(
+            b, "<p>Links not judged: %s: no partner of its class was measured with it.</p>\n",
+            util_buf_str(&u));
+    util_buf_release(&u);
     if (!json_array_size(s->verdicts)) {
         util_buf_addf(b, "<p class=\"ok\">None: every node and link measured is like the others of "
                          "its class.</p>\n");

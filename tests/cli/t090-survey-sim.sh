@@ -122,6 +122,13 @@ v = json.load(open(sys.argv[1]))["verdicts"]
 assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
     [("path-slow", ["node0003", "node0008"])], v' "slowpath-$seed/survey.json"
 done
+# A node alone in its class has no partner to pair with: its link is not judged, and the reports
+# say so (they said only that every node and link measured was like the others).
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 5}, {"spec": "dgx-a100.json", "count": 1, "prefix": "a"}], "faults": [{"kind": "slow-link", "hosts": ["a0001"], "factor": 0.5}]}\n' >lone.json
+expect_exit 0 "a node alone in its class" -- "$TOPOTUNE" survey --backend sim --cluster lone.json --out lone
+for f in report.txt report.md report.html; do
+    check "$f: its link not judged" grep -q "a0001 (the only node of its class)" "lone/$f"
+done
 # One node is no class: alone and slow, it is named on its own, and drained.
 cluster one.json 1 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.5}]'
 expect_exit 1 "a cluster of one slow node" -- "$TOPOTUNE" survey --backend sim --cluster one.json --out one
