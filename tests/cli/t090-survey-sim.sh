@@ -127,8 +127,14 @@ done
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 5}, {"spec": "dgx-a100.json", "count": 1, "prefix": "a"}], "faults": [{"kind": "slow-link", "hosts": ["a0001"], "factor": 0.5}]}\n' >lone.json
 expect_exit 0 "a node alone in its class" -- "$TOPOTUNE" survey --backend sim --cluster lone.json --out lone
 for f in report.txt report.md report.html; do
-    check "$f: its link not judged" grep -q "a0001 (the only node of its class)" "lone/$f"
+    check "$f: its link not judged" grep -q "Links not judged: a0001 (the only node of its class)" "lone/$f"
 done
+check "no other node listed" test "$(grep -c "node000" <(grep "Links not judged" lone/report.txt))" = 0
+# Of 5 nodes each matching leaves one out: the one with the most pairs already (left out at random,
+# node0004 sat out all 3 matchings of seed 1 and its link went unjudged).
+cluster five.json 5
+surveys five.json five "$(seq 1 10)"
+check "5 nodes, 10 seeds: every node paired" test -z "$(grep -l "Links not judged" five-*/report.txt)"
 # One node is no class: alone and slow, it is named on its own, and drained.
 cluster one.json 1 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.5}]'
 expect_exit 1 "a cluster of one slow node" -- "$TOPOTUNE" survey --backend sim --cluster one.json --out one
