@@ -224,6 +224,30 @@ static int parse(int argc, char **argv, struct survey_opts *o)
     return util_opts_parse(&cmd, argc, argv, &npos);
 }
 
+/* --metrics FILE where it cannot be written, said before the survey runs (its writer refuses the
+ * same, but only once every launch has run): a link, directory or other non-regular file, or a
+ * folder that is not there. 1 after the error. */
+static int metrics_unwritable(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return util_error("--metrics '%s': it is %s, which writing would replace; name a regular "
+                          "file or a new one",
+                          path,
+                          S_ISLNK(st.st_mode)   ? "a symbolic link"
+                          : S_ISDIR(st.st_mode) ? "a directory"
+                                                : "not a regular file"),
+               1;
+    char *dir = util_xstrdup(path), *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    int missing = slash && (stat(dir, &st) || !S_ISDIR(st.st_mode));
+    if (missing)
+        util_error("--metrics '%s': its folder '%s' is not there", path, dir);
+    free(dir);
+    return missing;
+}
+
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
 {
     s->backend = o->backend ? o->backend : "nccl";
@@ -256,6 +280,8 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
                2;
     if (o->profiles && !o->kubernetes)
         return util_error("--profiles names the store --kubernetes labels versions from"), 2;
+    if (o->metrics && strcmp(o->metrics, "-") && metrics_unwritable(o->metrics))
+        return 2;
     s->size = o->size ? o->size : 32u << 20;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");
     s->matchings = o->matchings;
