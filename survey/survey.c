@@ -862,6 +862,68 @@ static void below_expected(struct survey *s, int alone)
     free(m);
 }
 
+/*
+ * The references of a repeat: per class with a suspect (of the ns in g), up to 3 of its nodes
+ * that measured within its healthy window (at or above the cut), nearest its level, appended to
+ * g after the suspects. A class's level is the median of a window of single measurements: where
+ * the noise is as wide as the tolerance the window holds only the population's lucky upper part,
+ * its level comes out high (8 nodes at 10% noise: 20% above the prediction, spread 0.3%), and a
+ * healthy suspect's repeat, nearer the truth, fell below it. References measured as long beside
+ * it show where the truth is. Returns how many were appended (g has room for every node).
+ */
+static int add_references(struct survey *s, const struct survey_level *lv, const int *of,
+                          struct survey_group *g, int ns)
+{
+    int nr = 0, nclasses = (int)json_object_size(s->classes);
+    for (int c = 0; c < nclasses && ns; c++) {
+        int has = 0;
+        for (int k = 0; k < ns; k++)
+            has |= of[g[k].a] == c;
+        for (int take = 0; has && take < 3; take++) {
+            int best = -1;
+            double best_d = 0;
+            for (int i = 0; i < s->nnodes; i++) {
+                const struct survey_node *x = &s->nodes[i];
+                int used = 0;
+                for (int k = 0; k < ns + nr; k++)
+                    used |= g[k].a == i;
+                if (used || of[i] != c || !node_ok(s, i) || x->intra <= 0 || x->intra < lv[c].cut)
+                    continue;
+                double d = fabs(log(x->intra / lv[c].level));
+                if (best < 0 || d < best_d)
+                    best = i, best_d = d;
+            }
+            if (best < 0)
+                break;
+            g[ns + nr++] = (struct survey_group){best, -1};
+        }
+    }
+    return nr;
+}
+
+/*
+ * Per class (ref, one per class in s->classes' order; 0: none), the bound its suspects' repeats
+ * are held to where two of its references (the nr in r) measured: the tolerance, or three
+ * spreads of a measurement longer times as long, below their median.
+ */
+static void reference_bounds(const struct survey *s, const struct survey_level *lv, const int *of,
+                             const struct survey_group *r, int nr, int longer, double *ref)
+{
+    double *v = util_xmalloc(sizeof(double) * (size_t)(nr + 1));
+    int nclasses = (int)json_object_size(s->classes);
+    for (int c = 0; c < nclasses; c++) {
+        int m = 0;
+        for (int k = 0; k < nr; k++)
+            if (of[r[k].a] == c && s->nodes[r[k].a].intra_rep > 0)
+                v[m++] = s->nodes[r[k].a].intra_rep;
+        if (m < 2)
+            continue;
+        double w = fmax(-log(1 - s->tolerance), 3 * lv[c].spread / sqrt(longer > 1 ? longer : 1));
+        ref[c] = util_median(v, m) * exp(-w);
+    }
+    free(v);
+}
+
 /* Stage 2: every node alone, all at once; the slow ones measured again before a verdict. */
 static int stage_alone(struct survey *s)
 {
@@ -893,19 +955,23 @@ static int stage_alone(struct survey *s)
     alone_levels(s, lv, of);
     /* suspects: below their class's bound, or below the band the model gives a healthy node,
      * measured again together */
-    int ns = 0;
+    int ns = 0, nr, longer = 1;
     for (int k = 0; !rc && k < n; k++) {
         struct survey_node *x = &s->nodes[g[k].a];
         if (x->intra >= 0 && (x->intra < lv[of[g[k].a]].bound || x->intra < alone_band_low(s, x)))
             g[ns++] = g[k];
     }
+    nr = rc ? 0 : add_references(s, lv, of, g, ns);
     if (!rc && ns) {
-        s->longer = repeat_longer(s, g, ns);
-        rc = measure(s, "alone-repeat", g, ns, bw, NULL, NULL);
+        s->longer = longer = repeat_longer(s, g, ns);
+        rc = measure(s, "alone-repeat", g, ns + nr, bw, NULL, NULL);
         s->longer = 0;
     }
-    for (int k = 0; !rc && k < ns; k++)
+    for (int k = 0; !rc && ns && k < ns + nr; k++)
         s->nodes[g[k].a].intra_rep = bw[k];
+    double *ref = util_xcalloc(json_object_size(s->classes) + 1, sizeof(double));
+    if (!rc && ns)
+        reference_bounds(s, lv, of, g + ns, nr, longer, ref);
     for (int i = 0; !rc && i < s->nnodes; i++) {
         struct survey_node *x = &s->nodes[i];
         const struct survey_level *l = &lv[of[i]];
@@ -935,7 +1001,7 @@ static int stage_alone(struct survey *s)
                 "what a healthy node gives (%.2f GB/s: the band's low edge and the tolerance, "
                 "predicted); its class %.2f GB/s",
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", low, l->level);
-        else if (x->intra_rep && !l->too_spread && alone_of(x) < l->bound)
+        else if (x->intra_rep && !l->too_spread && alone_of(x) < l->bound && !ref[of[i]])
             add_verdict(
                 s, "node-slow", i, -1,
                 json_pack("{s:f,s:o,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
@@ -945,7 +1011,20 @@ static int stage_alone(struct survey *s)
                 "class %.2f GB/s (spread %.0f%%)",
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
                 100 * l->spread);
+        else if (x->intra_rep && !l->too_spread && alone_of(x) < fmin(l->bound, ref[of[i]]))
+            add_verdict(
+                s, "node-slow", i, -1,
+                json_pack("{s:f,s:o,s:f,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
+                          x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
+                          "class_median", l->level, "class_spread", l->spread, "reference_bound",
+                          ref[of[i]], "bound", fmin(l->bound, ref[of[i]])),
+                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement, below "
+                "its class (%.2f GB/s, spread %.0f%%) and below the nodes of its class measured "
+                "as long beside it (%.2f GB/s at most)",
+                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
+                100 * l->spread, ref[of[i]]);
     }
+    free(ref);
     if (!rc)
         below_expected(s, 1);
     double *value = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));

@@ -246,6 +246,17 @@ for seed in $(seq 1 20); do
     test -z "$(verdicts "noisy3-$seed")" || named="$named seed $seed: $(verdicts "noisy3-$seed")."
 done
 check "no verdict in 20 seeds ($named)" test -z "$named"
+# Noise as wide as the tolerance: a class's level is the median of its lucky upper part, and a
+# healthy suspect's repeat fell below it (16 nodes at 15%: seeds 4 and 47 named 5 nodes each,
+# seeds 1-60 named 19 in 7 surveys; 8 nodes at 10%, seed 51 named 3). The suspects' repeats are
+# held to up to 3 of their class's nodes measured as long beside them too.
+cluster noisy16.json 16 '[]' 0.15
+cluster noisy8.json 8 '[]' 0.1
+surveys noisy16.json noisy16 "$(seq 1 20)"
+surveys noisy8.json noisy8 "4 51"
+alone=0
+for out in noisy16-* noisy8-*; do alone=$((alone + $(named "$out" node-slow))); done
+check "at most one healthy node named slow alone in 22 noisy surveys ($alone)" test "$alone" -le 1
 # Healthy and noisy, 32 nodes: one whole run of the class lands below its band now and then (at
 # 10% a run, one in forty); it is measured again before the class is named below it. A node's
 # three pair values can all be low (two of them 1.8 sigma low: a node in a few hundred); a
@@ -265,9 +276,10 @@ check "no node or class named in 40 seeds ($named)" test -z "$named"
 check "a path named in one seed at most ($paths)" test "$paths" -le 1
 # A link named in pairs has met a partner not named itself in a focus round: seed 48 named
 # node0002 on four low values where the repeat of a pair it had met counted as its new partner
-# (now it meets one and is not named); seed 106 names node0032, after a focus round.
-surveys noisy32.json noisy32 "48 106"
-check "a link named in pairs met a healthy partner in a focus round" python3 - noisy32-48 noisy32-106 <<'PY'
+# (then it met one and was not named). Seed 355 names node0009, after a focus round (the only
+# link of seeds 1-420 since the alone stage's repeats take references, which moved later draws).
+surveys noisy32.json noisy32 "355"
+check "a link named in pairs met a healthy partner in a focus round" python3 - noisy32-355 <<'PY'
 import json, sys
 links = 0
 for out in sys.argv[1:]:
@@ -341,11 +353,11 @@ for seed in $(seq 1 10); do paths=$((paths + $(named "links92-$seed" path-slow))
 check "at most 6 paths named in 10 seeds ($paths)" test "$paths" -le 6
 # Healthy at 10% noise, every one of 32 nodes' 496 pairs measured: each pair is a test, and at
 # three sigmas one of 496 fails on noise alone in about one survey of four; the sigmas grow with
-# the tests (5% of a survey's family: 3.7 for 496 pairs).
+# the tests (5% of a survey's family: 3.7 for 496 pairs): 1 of 40 surveys names one.
 surveys noisy32.json all32 "$(seq 1 10)" --pairs all
 paths=0
 for seed in $(seq 1 10); do paths=$((paths + $(named "all32-$seed" path-slow))); done
-check "no path named in 10 seeds ($paths)" test "$paths" -eq 0
+check "at most 2 paths named in 10 seeds ($paths; 0.5 expected)" test "$paths" -le 2
 # A link 17% slow, past the tolerance (15%) though within the two-node band (its low edge 0.82):
 # named against its class, as a node alone 17% slow is.
 cluster link83.json 16 '[{"kind": "slow-link", "hosts": ["node0005"], "factor": 0.83}]'

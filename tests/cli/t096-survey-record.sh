@@ -69,8 +69,8 @@ PY
     expect_stderr_has "'s/launches.jsonl': line 2: $3" "$1: the line and field named"
 }
 damage "busbw as strings" 'l["busbw"] = [str(x) for x in l["busbw"]]' '"busbw"[0]'
-damage "a short busbw array" 'l["busbw"] = []' '"busbw": 1 numbers expected'
-damage "a negative busbw" 'l["busbw"] = [-5]' '"busbw"[0]'
+damage "a short busbw array" 'l["busbw"] = []' '"busbw": 4 numbers expected'
+damage "a negative busbw" 'l["busbw"][0] = -5' '"busbw"[0]'
 damage "ok as a number" 'l["ok"] = 1' '"ok": true or false'
 damage "groups as a string" 'l["groups"] = "node0001"' '"groups"'
 damage "a group of numbers" 'l["groups"] = [[1]]' '"groups"[0][0]: a host name'
