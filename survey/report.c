@@ -181,6 +181,18 @@ static int unpaired(const struct survey *s, struct util_buf *b, int html)
     return n;
 }
 
+/* Whether a verdict names a path (the whole run's shortfall may be it). */
+static int path_named(const struct survey *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(s->verdicts, i, v) {
+        if (!strncmp(util_json_str(v, "kind", ""), "path-", 5))
+            return 1;
+    }
+    return 0;
+}
+
 /* Text (md = 0) or Markdown (md = 1): summary, verdicts, per class the nodes alone, the whole. */
 static void render(const struct survey *s, struct util_buf *b, int md)
 {
@@ -310,10 +322,10 @@ static void render(const struct survey *s, struct util_buf *b, int md)
             util_buf_addf(&line, "; no model prediction for this backend");
         if (pv > 0 && bw > 0 && bw < survey_model_floor(s, pv))
             util_buf_addf(&line,
-                          ". %.0f%% below the prediction without the excluded nodes: a "
-                          "path named above, or a fault the pair rounds did not localize (a "
-                          "path between nodes never paired: --pairs all)",
-                          100 * (1 - bw / pv));
+                          ". %.0f%% below the prediction%s: %sa fault the pair rounds did not "
+                          "localize (a path between nodes never paired: --pairs all)",
+                          100 * (1 - bw / pv), excluded ? " without the excluded nodes" : "",
+                          path_named(s) ? "a path named above, or " : "");
         wrap(b, md ? "- " : "  ", md ? "  " : "    ", util_buf_str(&line));
         util_buf_release(&line);
     }

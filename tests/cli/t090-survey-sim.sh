@@ -193,6 +193,10 @@ assert "the better of two runs" in v["text"], v
 PY
             check "seed $seed: valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
                 "$TOPOTUNE_SRC/docs/schemas/survey.schema.json" "path16-$seed/survey.json"
+            # nothing excluded, no path named: the whole run's line says neither happened
+            check "seed $seed: the whole run's line names no exclusion, no path" test \
+                "$(grep -c -e "without the excluded nodes" -e "a path named above" \
+                    "path16-$seed/report.txt")" = 0
             # the repeat failing (its record replayed so): the first run judged, and said so
             cp -r "path16-$seed" repeat-failed
             python3 -c 'import json, sys
