@@ -852,9 +852,10 @@ static void below_expected(struct survey *s, int alone)
                     "they share (driver, firmware, settings, switches)"
                   : "the %d node(s) of class %s measure %.2f GB/s in pairs, below the band two "
                     "healthy nodes give (%.2f to %.2f GB/s, predicted %.2f): the network between "
-                    "them, not a node: what they share (switches, cabling, NIC firmware or "
-                    "settings)%s",
+                    "them%s: what they share (switches, cabling, NIC firmware or settings)%s",
             n, cls, v[0], v[2], v[3], v[1],
+            /* two nodes have one pair: a NIC of either is as likely as what they share */
+            n == 2 ? " or either node's own link (one pair cannot tell which)" : ", not a node",
             !alone && json_is_true(json_object_get(c, "alone_below_expected"))
                 ? "; or what slows them alone too (the class is below its band alone)"
                 : "");

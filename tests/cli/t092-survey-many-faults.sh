@@ -179,4 +179,7 @@ cluster path2.json 2 '[{"kind": "slow-path", "hosts": ["node0001", "node0002"], 
 expect_exit 1 "2 nodes, a slow path" -- "$TOPOTUNE" survey --backend sim --cluster path2.json --pairs all --out path2
 got=$(verdicts path2)
 check "2 nodes: the class below its band, no path (got: $got)" test "$got" = "node0001 node0002 class-below-expected"
+# one pair cannot tell the network from a NIC of either node: the verdict says both, not "not a node"
+check "2 nodes: the network or either node's link" grep -q "or either node's own link" path2/report.txt
+check "and not 'not a node'" test "$(grep -c "not a node" path2/report.txt)" = 0
 finish
