@@ -876,19 +876,20 @@ static int add_references(struct survey *s, const struct survey_level *lv, const
                           struct survey_group *g, int ns)
 {
     int nr = 0, nclasses = (int)json_object_size(s->classes);
-    for (int c = 0; c < nclasses && ns; c++) {
-        int has = 0;
-        for (int k = 0; k < ns; k++)
-            has |= of[g[k].a] == c;
-        for (int take = 0; has && take < 3; take++) {
+    char *used = util_xcalloc((size_t)s->nnodes + 1, 1),
+         *has = util_xcalloc((size_t)nclasses + 1, 1);
+    for (int k = 0; k < ns; k++) {
+        used[g[k].a] = 1;
+        has[of[g[k].a]] = 1;
+    }
+    for (int c = 0; c < nclasses; c++)
+        for (int take = 0; has[c] && take < 3; take++) {
             int best = -1;
             double best_d = 0;
             for (int i = 0; i < s->nnodes; i++) {
                 const struct survey_node *x = &s->nodes[i];
-                int used = 0;
-                for (int k = 0; k < ns + nr; k++)
-                    used |= g[k].a == i;
-                if (used || of[i] != c || !node_ok(s, i) || x->intra <= 0 || x->intra < lv[c].cut)
+                if (used[i] || of[i] != c || !node_ok(s, i) || x->intra <= 0 ||
+                    x->intra < lv[c].cut)
                     continue;
                 double d = fabs(log(x->intra / lv[c].level));
                 if (best < 0 || d < best_d)
@@ -896,29 +897,42 @@ static int add_references(struct survey *s, const struct survey_level *lv, const
             }
             if (best < 0)
                 break;
+            used[best] = 1;
             g[ns + nr++] = (struct survey_group){best, -1};
         }
-    }
+    free(used);
+    free(has);
     return nr;
 }
 
 /*
  * Per class (ref, one per class in s->classes' order; 0: none), the bound its suspects' repeats
- * are held to where two of its references (the nr in r) measured: the tolerance, or three
- * spreads of a measurement longer times as long, below their median.
+ * are held to: the tolerance, or three spreads of a measurement longer times as long, below the
+ * median of its references' repeats where two measured (the nr after the ns suspects in g), else
+ * of every repeat of the class where they are half of its nodes measured, three at least (a class
+ * below its band alone has every node a suspect and no reference: the level of its single
+ * measurements named healthy nodes there too).
  */
 static void reference_bounds(const struct survey *s, const struct survey_level *lv, const int *of,
-                             const struct survey_group *r, int nr, int longer, double *ref)
+                             const struct survey_group *g, int ns, int nr, int longer, double *ref)
 {
-    double *v = util_xmalloc(sizeof(double) * (size_t)(nr + 1));
+    double *v = util_xmalloc(sizeof(double) * (size_t)(ns + nr + 1));
     int nclasses = (int)json_object_size(s->classes);
     for (int c = 0; c < nclasses; c++) {
-        int m = 0;
-        for (int k = 0; k < nr; k++)
-            if (of[r[k].a] == c && s->nodes[r[k].a].intra_rep > 0)
-                v[m++] = s->nodes[r[k].a].intra_rep;
-        if (m < 2)
-            continue;
+        int m = 0, all = 0, measured = 0;
+        for (int k = ns; k < ns + nr; k++)
+            if (of[g[k].a] == c && s->nodes[g[k].a].intra_rep > 0)
+                v[m++] = s->nodes[g[k].a].intra_rep;
+        if (m < 2) {
+            for (int i = 0; i < s->nnodes; i++)
+                measured += of[i] == c && node_ok(s, i) && s->nodes[i].intra > 0;
+            for (int k = 0; k < ns + nr; k++)
+                if (of[g[k].a] == c && s->nodes[g[k].a].intra_rep > 0)
+                    v[all++] = s->nodes[g[k].a].intra_rep;
+            if (all < 3 || 2 * all < measured)
+                continue;
+            m = all;
+        }
         double w = fmax(-log(1 - s->tolerance), 3 * lv[c].spread / sqrt(longer > 1 ? longer : 1));
         ref[c] = util_median(v, m) * exp(-w);
     }
@@ -968,15 +982,20 @@ static int stage_alone(struct survey *s)
         rc = measure(s, "alone-repeat", g, ns + nr, bw, NULL, NULL);
         s->longer = 0;
     }
+    /* a reference's repeat is kept where it measured: it is no suspect, and is not judged */
+    char *reference = util_xcalloc((size_t)s->nnodes + 1, 1);
     for (int k = 0; !rc && ns && k < ns + nr; k++)
-        s->nodes[g[k].a].intra_rep = bw[k];
+        if (k < ns || bw[k] > 0) {
+            s->nodes[g[k].a].intra_rep = bw[k];
+            reference[g[k].a] = k >= ns;
+        }
     double *ref = util_xcalloc(json_object_size(s->classes) + 1, sizeof(double));
     if (!rc && ns)
-        reference_bounds(s, lv, of, g + ns, nr, longer, ref);
+        reference_bounds(s, lv, of, g, ns, nr, longer, ref);
     for (int i = 0; !rc && i < s->nnodes; i++) {
         struct survey_node *x = &s->nodes[i];
         const struct survey_level *l = &lv[of[i]];
-        if (!node_ok(s, i))
+        if (!node_ok(s, i) || reference[i])
             continue;
         /* one slow value is no verdict: the longer repeat decides */
         double low = alone_band_low(s, x);
@@ -1026,6 +1045,7 @@ static int stage_alone(struct survey *s)
                 100 * l->spread, ref[of[i]]);
     }
     free(ref);
+    free(reference);
     if (!rc)
         below_expected(s, 1);
     double *value = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
@@ -1266,6 +1286,11 @@ static int cap_slow(const struct survey *s, const struct fit *f, int i)
         return 0;
     const struct survey_level *l = &f->lv[f->of[i]];
     double model = pair_model(s, i);
+    json_t *c = json_object_get(s->classes, s->nodes[i].class_id ? s->nodes[i].class_id : "");
+    if (model <= 0 && json_is_true(json_object_get(c, "alone_below_expected")))
+        /* judged against itself though the model knows it (pair_model): as against the model,
+         * only where 8 values back its level (4 noisy nodes' pair level rested on one pair) */
+        return !l->too_spread && l->support >= 8 && f->cap[i] < l->bound;
     if (model <= 0)
         return f->cap[i] < l->bound;
     return f->cap[i] < survey_alone_low(s, model) ||

@@ -85,7 +85,7 @@ struct survey_node {
     char *class_id;   /* NULL: not mapped */
     char why[256];    /* why not mapped, or why it failed */
     double intra;     /* busbw alone, GB/s; -1: failed; 0: not measured */
-    double intra_rep; /* the repeat of a suspect; 0: none */
+    double intra_rep; /* the repeat of a suspect or of a reference beside it; 0: none */
     int verdict;      /* its node verdict: index into verdicts + 1, 0: none (links name two
                          hosts and exclude neither) */
     int on_path;      /* a path verdict names it (and excludes it not) */

@@ -135,6 +135,19 @@ check "no other node listed" test "$(grep -c "node000" <(grep "Links not judged"
 cluster five.json 5
 surveys five.json five "$(seq 1 10)"
 check "5 nodes, 10 seeds: every node paired" test -z "$(grep -l "Links not judged" five-*/report.txt)"
+# Such a class with 10% noise names no node: its small classes' pair level may rest on one pair (4
+# nodes, seed 13, named two links), and with every node a suspect alone no node of it is a
+# reference for the repeats, which are held to their own median then (8 nodes, seed 4, named two).
+for n in 4 8; do
+    faults=""
+    for i in $(seq 1 "$n"); do
+        faults="$faults${faults:+,}{\"kind\": \"slow-node\", \"hosts\": [\"$(printf 'node%04d' "$i")\"], \"factor\": 0.6}"
+    done
+    cluster "noisyslow$n.json" "$n" "[$faults]" 0.1
+    surveys "noisyslow$n.json" "noisyslow$n" "4 13"
+done
+check "a class slow all over, 10% noise: no node named" test -z "$(for out in noisyslow*-*; do
+    verdicts "$out" | tr ';' '\n' | grep -v class-below-expected; done)"
 # One node is no class: alone and slow, it is named on its own, and drained.
 cluster one.json 1 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.5}]'
 expect_exit 1 "a cluster of one slow node" -- "$TOPOTUNE" survey --backend sim --cluster one.json --out one
