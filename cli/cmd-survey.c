@@ -225,27 +225,21 @@ static int parse(int argc, char **argv, struct survey_opts *o)
 }
 
 /* --metrics FILE where it cannot be written, said before the survey runs (its writer refuses the
- * same, but only once every launch has run): a link, directory or other non-regular file, or a
- * folder that is not there. 1 after the error. */
+ * same, but only once every launch has run): a link, directory or other non-regular file. A
+ * folder not there yet is left to the writer: it may be the --out the survey makes. 1 after the
+ * error. */
 static int metrics_unwritable(const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return util_error("--metrics '%s': it is %s, which writing would replace; name a regular "
-                          "file or a new one",
-                          path,
-                          S_ISLNK(st.st_mode)   ? "a symbolic link"
-                          : S_ISDIR(st.st_mode) ? "a directory"
-                                                : "not a regular file"),
-               1;
-    char *dir = util_xstrdup(path), *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = 0;
-    int missing = slash && (stat(dir, &st) || !S_ISDIR(st.st_mode));
-    if (missing)
-        util_error("--metrics '%s': its folder '%s' is not there", path, dir);
-    free(dir);
-    return missing;
+    if (lstat(path, &st) || S_ISREG(st.st_mode))
+        return 0;
+    util_error("--metrics '%s': it is %s, which writing would replace; name a regular file or a "
+               "new one",
+               path,
+               S_ISLNK(st.st_mode)   ? "a symbolic link"
+               : S_ISDIR(st.st_mode) ? "a directory"
+                                     : "not a regular file");
+    return 1;
 }
 
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)

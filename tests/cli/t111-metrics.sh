@@ -81,15 +81,18 @@ expect_exit 6 "bench --metrics - (stdout holds the table)" -- "$TOPOTUNE_BENCH" 
 expect_exit 2 "survey --metrics - with --drain" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s2 \
     --metrics - --drain
 # a --metrics FILE the survey could not write is said before it runs, nothing surveyed (it was
-# refused, exit 3, once every launch had run)
+# refused, exit 3, once every launch had run); one in the --out the survey makes is written
 mkdir metrics-dir
 ln -s /etc/passwd metrics-link
-for m in metrics-link metrics-dir no-such-folder/s.prom; do
+for m in metrics-link metrics-dir; do
     expect_exit 2 "survey --metrics $m refused" -- "$TOPOTUNE" survey --backend sim --cluster c.json \
         --out "s-$m" --metrics "$m"
     expect_stderr_has "--metrics '$m'" "$m: named"
     check "$m: nothing surveyed" test ! -e "s-$m"
 done
+expect_exit 1 "survey --metrics into its own new --out" -- "$TOPOTUNE" survey --backend sim \
+    --cluster c.json --out s-new --metrics s-new/survey.prom
+check "written there" test -s s-new/survey.prom
 
 # 6. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
 # label is set to measured (a predicted series never alerts, checked too), under two instances,
