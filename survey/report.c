@@ -160,9 +160,10 @@ static int class_members(const struct survey *s, const char *cls, int *out)
 
 static void add_html(struct util_buf *b, const char *text);
 
-/* The healthy nodes no pair measured, into b ("h1 (why), h2 (why)", html escaped or not): their
- * links were not judged, which "every node and link measured" does not say. Returns how many. */
-static int unpaired(const struct survey *s, struct util_buf *b, int html)
+/* The healthy nodes no pair measured, into b ("h1 (why), h2 (why)"; mode 0 text, 1 Markdown, 2
+ * HTML, each escaped so): their links were not judged, which "every node and link measured" does
+ * not say. Returns how many. */
+static int unpaired(const struct survey *s, struct util_buf *b, int mode)
 {
     int n = 0, *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
     for (int i = 0; i < s->nnodes; i++) {
@@ -170,10 +171,10 @@ static int unpaired(const struct survey *s, struct util_buf *b, int html)
         if (survey_excluded(s, i) || !x->class_id || x->intra <= 0 || x->npairs)
             continue;
         util_buf_addf(b, "%s", n++ ? ", " : "");
-        if (html)
+        if (mode == 2)
             add_html(b, x->host);
         else
-            util_buf_adds(b, x->host);
+            add_clean(b, x->host, mode);
         util_buf_addf(b, class_members(s, x->class_id, m) == 1 ? " (the only node of its class)"
                                                                : " (no pair measured)");
     }
@@ -210,7 +211,7 @@ static void render(const struct survey *s, struct util_buf *b, int md)
         util_buf_addf(b, "None: every node and link measured is like the others of its class.\n");
     verdict_lines(s, b, md ? "- " : "  ", md);
     struct util_buf u = UTIL_BUF_INIT;
-    if (unpaired(s, &u, 0)) {
+    if (unpaired(s, &u, md)) {
         struct util_buf line = UTIL_BUF_INIT;
         util_buf_addf(&line, "Links not judged: %s: no partner of its class was measured with it.",
                       util_buf_str(&u));
@@ -444,7 +445,7 @@ static void html_verdicts(const struct survey *s, struct util_buf *b)
 {
     util_buf_addf(b, "<h2>Verdicts</h2>\n");
     struct util_buf u = UTIL_BUF_INIT;
-    if (unpaired(s, &u, 1))
+    if (unpaired(s, &u, 2))
         util_buf_addf(
             b, "<p>Links not judged: %s: no partner of its class was measured with it.</p>\n",
             util_buf_str(&u));
