@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -337,7 +338,7 @@ static int finish(struct topo *t)
     /* NCCL finds a file's GPUs by bus id: one each (a live machine's are its own) */
     for (int i = 0; t->source != TOPO_SOURCE_LIVE && i < t->ngpus; i++)
         for (int j = 0; t->gpus[i].pci[0] && j < i; j++)
-            if (!strcmp(t->gpus[i].pci, t->gpus[j].pci)) {
+            if (!strcasecmp(t->gpus[i].pci, t->gpus[j].pci)) { /* hex: either case */
                 util_error("cannot read topology '%s': GPU%d and GPU%d are both at PCI bus id "
                            "%s: each device has its own (an edited or damaged file)",
                            t->source_path ? t->source_path : "this machine", j, i, t->gpus[i].pci);

@@ -48,6 +48,9 @@ sed -E 's/pci_busid="[^"]*" (pci_type="0302)/pci_busid="0000:34:00.0" \1/' \
     "$fx/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" >"$bad/hwloc-gpus-one-busid.xml"
 check "the bus id edit took" test "$(grep -c 'pci_busid="0000:34:00.0" pci_type="0302' \
     "$bad/hwloc-gpus-one-busid.xml")" -eq 16
+# two GPUs at one bus id written in two cases (hex digits: NCCL reads them alike)
+echo '<system version="1"><cpu numaid="0"><pci busid="0000:0a:00.0" class="0x030200" vendor="0x10de" device="0x20b0"/><pci busid="0000:0A:00.0" class="0x030200" vendor="0x10de" device="0x20b0"/></cpu></system>' \
+    >"$bad/nccl-gpus-one-busid-two-cases.xml"
 # a PCIe rate that is no number strtod reads (nan once passed as a rate, inf too)
 for rate in nan inf; do
     sed "0,/link_speed=\"[^\"]*\"/s//link_speed=\"$rate GT\/s\"/" "$fx/nccl-topo-azure-ndv2.xml" \
