@@ -137,7 +137,8 @@ int model_params_load(struct model_params *p, const char *path)
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL;
     *p = model_params_default;
-    if (util_file_read_regular(path, 1 << 20, &text, &why)) {
+    /* a path the user named (or a sweep passed on): a link is followed, a FIFO refused */
+    if (util_file_read_input(path, 1, 1 << 20, &text, &why)) {
         util_buf_release(&text);
         return util_error("cannot read calibration file '%s': %s", path, why ? why : "?"), -1;
     }

@@ -436,8 +436,8 @@ int survey_probe_sim(struct survey *s, const char *file)
 {
     json_error_t jerr;
     struct util_buf text = UTIL_BUF_INIT;
-    const char *why = NULL;
-    if (util_file_read_regular(file, 4 << 20, &text, &why)) {
+    const char *why = NULL; /* a path the user named: a link is followed, a FIFO refused */
+    if (util_file_read_input(file, 1, 4 << 20, &text, &why)) {
         util_buf_release(&text);
         return bad(file, "file", "cannot read it: %s", why ? why : "?");
     }

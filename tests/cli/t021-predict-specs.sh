@@ -353,6 +353,13 @@ expect_exit 0 "predict --calibration with NCCL's constants" -- "$TOPOTUNE" predi
 check "H100 1 GiB: 586.4 GB/s, as model v1" python3 -c 'import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
 assert round(s["busbw"], 1) == 586.4, s' "$TEST_TMP/out"
+# a --calibration the user names is followed when it is a link (it was refused as one)
+ln -s nccl.json "$TEST_TMP/nccl-link.json"
+expect_exit 0 "predict --calibration through a link" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" \
+    -b 1G -e 1G --json --calibration "$TEST_TMP/nccl-link.json"
+check "the linked calibration used" python3 -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
+assert round(s["busbw"], 1) == 586.4, s' "$TEST_TMP/out"
 printf '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 7}}\n' >"$TEST_TMP/bad.json"
 expect_exit 2 "a calibration out of range" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration "$TEST_TMP/bad.json"
 expect_stderr_has "params.nvls_scale" "the parameter named"

@@ -151,6 +151,11 @@ for n in 4 8; do
 done
 check "a class slow all over, 10% noise: no node named" test -z "$(for out in noisyslow*-*; do
     verdicts "$out" | tr ';' '\n' | grep -v class-below-expected; done)"
+# A --cluster the user names is followed when it is a link (it was refused as one).
+ln -s faults.json faults-link.json
+expect_exit 1 "--cluster through a link" -- "$TOPOTUNE" survey --backend sim --cluster faults-link.json \
+    --pairs all --out flink
+check "the same verdicts" test "$(verdicts flink)" = "$(verdicts f)"
 # One node is no class: alone and slow, it is named on its own, and drained.
 cluster one.json 1 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.5}]'
 expect_exit 1 "a cluster of one slow node" -- "$TOPOTUNE" survey --backend sim --cluster one.json --out one
