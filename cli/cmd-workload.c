@@ -55,7 +55,18 @@ int cmd_workload(int argc, char **argv)
     const struct util_opts_cmd cmd = {"topotune workload", usage, opts, -1, 0};
     if (cli_parse(&cmd, argc, argv, &npos, &status))
         return status;
-    if (from_log == !!preset || (from_log && !npos) || (preset && npos))
+    if (from_log && preset)
+        return util_error("--from-nccl-log and --preset both given: give one (a job's logs, or "
+                          "a preset's mix)"),
+               2;
+    if (from_log && !npos)
+        return util_error("--from-nccl-log needs the log files: --from-nccl-log FILE..."), 2;
+    if (preset && npos)
+        return util_error("--preset %s takes no files ('%s' given): drop them, or give "
+                          "--from-nccl-log instead",
+                          preset, argv[1]),
+               2;
+    if (!from_log && !preset)
         return util_error("give --from-nccl-log FILE... or --preset NAME"), 2;
     json_t *doc = preset ? workload_preset(preset) : workload_from_nccl_logs(argv + 1, npos);
     if (!doc)

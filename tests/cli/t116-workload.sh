@@ -174,5 +174,12 @@ check "on standard output, no file named -" sh -c "python3 -m json.tool '$TEST_T
 mkfifo fifo.log
 expect_exit 2 "a FIFO is refused, not waited on" -- timeout 20 "$TOPOTUNE" workload --from-nccl-log fifo.log
 expect_exit 2 "neither a log nor a preset" -- "$TOPOTUNE" workload
+expect_stderr_has "give --from-nccl-log FILE... or --preset NAME" "neither: what to give"
+# each misuse said as it is (all four once had the one message "give ... or ...")
 expect_exit 2 "both" -- "$TOPOTUNE" workload --preset dp --from-nccl-log "$logs/nccl-584-sendrecv.log"
+expect_stderr_has "--from-nccl-log and --preset both given" "both: said so"
+expect_exit 2 "a preset with files" -- "$TOPOTUNE" workload --preset dp "$logs/nccl-584-sendrecv.log"
+expect_stderr_has "--preset dp takes no files" "files with a preset: said so"
+expect_exit 2 "--from-nccl-log without files" -- "$TOPOTUNE" workload --from-nccl-log
+expect_stderr_has "--from-nccl-log needs the log files" "no files: said so"
 finish
