@@ -300,6 +300,10 @@ prof2 "$(row 1048576 40), $(row 1048576 41)"
 expect_exit 2 "a size twice" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
 prof2 "$(row 1048576 1e300)"
 expect_exit 2 "a busbw of 1e300 GB/s" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
+prof2 "$(row 1048576 1e-300)"
+expect_exit 2 "a busbw of 1e-300 GB/s (it printed a time of 300 digits)" -- "$TOPOTUNE" expect \
+    --profile "$TEST_TMP/p2" -b 1M -e 8M
+expect_stderr_has "busbw from 1e-6 to 1e9 GB/s" "the range said"
 prof2 "$(row 1048576 40)" '"predicted": "yes",'
 expect_exit 2 "predicted neither true nor false" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M
 sed 's/"cv": 0.01/"cv": -5/' "$TEST_TMP/p/profile.json" >"$TEST_TMP/p2/profile.json"
