@@ -224,24 +224,6 @@ static int parse(int argc, char **argv, struct survey_opts *o)
     return util_opts_parse(&cmd, argc, argv, &npos);
 }
 
-/* --metrics FILE where it cannot be written, said before the survey runs (its writer refuses the
- * same, but only once every launch has run): a link, directory or other non-regular file. A
- * folder not there yet is left to the writer: it may be the --out the survey makes. 1 after the
- * error. */
-static int metrics_unwritable(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) || S_ISREG(st.st_mode))
-        return 0;
-    util_error("--metrics '%s': it is %s, which writing would replace; name a regular file or a "
-               "new one",
-               path,
-               S_ISLNK(st.st_mode)   ? "a symbolic link"
-               : S_ISDIR(st.st_mode) ? "a directory"
-                                     : "not a regular file");
-    return 1;
-}
-
 static int setup(struct survey *s, const struct survey_opts *o, struct survey_launch *l)
 {
     s->backend = o->backend ? o->backend : "nccl";
@@ -274,7 +256,9 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
                2;
     if (o->profiles && !o->kubernetes)
         return util_error("--profiles names the store --kubernetes labels versions from"), 2;
-    if (o->metrics && strcmp(o->metrics, "-") && metrics_unwritable(o->metrics))
+    /* a --metrics FILE the writer would refuse is said before the survey runs, not after every
+     * launch; a folder not there yet is left to it (it may be the --out the survey makes) */
+    if (o->metrics && strcmp(o->metrics, "-") && util_file_replaceable(o->metrics))
         return 2;
     s->size = o->size ? o->size : 32u << 20;
     s->all_pairs = o->pairs && !strcmp(o->pairs, "all");

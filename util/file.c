@@ -158,20 +158,26 @@ static void sync_parent_dir(const char *path)
     free(copy);
 }
 
-int util_file_write_atomic(const char *path, const void *data, size_t len)
+int util_file_replaceable(const char *path)
 {
     /* rename() would replace whatever has the name: a device (as root, /dev/null), a FIFO,
      * a link (not its target), so only a missing name or a regular file is replaced. */
     struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        util_error("cannot write '%s': it is %s, which writing would replace; name a regular "
-                   "file or a new one (or -, where the option takes it, for standard output)",
-                   path,
-                   S_ISLNK(st.st_mode)   ? "a symbolic link"
-                   : S_ISDIR(st.st_mode) ? "a directory"
-                                         : "a device, FIFO or socket");
+    if (lstat(path, &st) || S_ISREG(st.st_mode))
+        return 0;
+    util_error("cannot write '%s': it is %s, which writing would replace; name a regular file or "
+               "a new one (or -, where the option takes it, for standard output)",
+               path,
+               S_ISLNK(st.st_mode)   ? "a symbolic link"
+               : S_ISDIR(st.st_mode) ? "a directory"
+                                     : "a device, FIFO or socket");
+    return UTIL_EIO;
+}
+
+int util_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    if (util_file_replaceable(path))
         return UTIL_EIO;
-    }
     struct util_buf tmp = UTIL_BUF_INIT;
     if (util_buf_addf(&tmp, "%s.tmp.XXXXXX", path))
         return UTIL_ENOMEM;

@@ -58,6 +58,10 @@ int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *
  */
 int util_file_write_atomic(const char *path, const void *data, size_t len);
 
+/* 0 where util_file_write_atomic may write path (nothing there, or a regular file); else
+ * UTIL_EIO after its error: a caller says so before long work, not after. */
+int util_file_replaceable(const char *path);
+
 /*
  * Removes the directory tree name under the directory at (AT_FDCWD: the
  * current one) with unlinkat, never following a symbolic link (a link is

@@ -87,7 +87,7 @@ ln -s /etc/passwd metrics-link
 for m in metrics-link metrics-dir; do
     expect_exit 2 "survey --metrics $m refused" -- "$TOPOTUNE" survey --backend sim --cluster c.json \
         --out "s-$m" --metrics "$m"
-    expect_stderr_has "--metrics '$m'" "$m: named"
+    expect_stderr_has "cannot write '$m'" "$m: named"
     check "$m: nothing surveyed" test ! -e "s-$m"
 done
 expect_exit 1 "survey --metrics into its own new --out" -- "$TOPOTUNE" survey --backend sim \
