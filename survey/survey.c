@@ -521,6 +521,15 @@ static json_t *class_entry(struct survey *s, const char *cls)
     return c;
 }
 
+/* Whether node i's class measured below its band alone (class_level): slow together, its nodes
+ * are judged only against its own level, alone and in pairs. */
+static int below_alone(const struct survey *s, int i)
+{
+    const char *cls = s->nodes[i].class_id;
+    return cls &&
+           json_is_true(json_object_get(json_object_get(s->classes, cls), "alone_below_expected"));
+}
+
 /* The nodes of class cls that have no verdict, into out (when given). */
 static int ok_members(const struct survey *s, const char *cls, int *out)
 {
@@ -1002,9 +1011,7 @@ static int stage_alone(struct survey *s)
         /* every node of the class below the band (two or more measured): what they share is
          * slow, which the class's verdict says (below_expected); no node is slow on its own
          * against the band then, only against its class's level */
-        int shared =
-            x->class_id && json_is_true(json_object_get(json_object_get(s->classes, x->class_id),
-                                                        "alone_below_expected"));
+        int shared = below_alone(s, i);
         if (x->intra < 0)
             add_verdict(s, "node-fails", i, -1, json_pack("{s:s}", "alone", "failed or hung"),
                         "%s fails on its own: its launch failed or hung, alone too", x->host);
@@ -1268,11 +1275,7 @@ static void fit_release(struct fit *f)
 static double pair_model(const struct survey *s, int i)
 {
     json_t *c = json_object_get(s->classes, s->nodes[i].class_id ? s->nodes[i].class_id : "");
-    /* a class below its band alone (class_level) is slow together: in pairs too its nodes are
-     * judged against its own level, as alone (stage_alone) */
-    if (json_is_true(json_object_get(c, "alone_below_expected")))
-        return 0;
-    return json_number_value(json_object_get(c, "pair_expected"));
+    return below_alone(s, i) ? 0 : json_number_value(json_object_get(c, "pair_expected"));
 }
 
 /* Node i's capacity slow: below its class's level of capacities by more than its margin (the
@@ -1286,8 +1289,7 @@ static int cap_slow(const struct survey *s, const struct fit *f, int i)
         return 0;
     const struct survey_level *l = &f->lv[f->of[i]];
     double model = pair_model(s, i);
-    json_t *c = json_object_get(s->classes, s->nodes[i].class_id ? s->nodes[i].class_id : "");
-    if (model <= 0 && json_is_true(json_object_get(c, "alone_below_expected")))
+    if (model <= 0 && below_alone(s, i))
         /* judged against itself though the model knows it (pair_model): as against the model,
          * only where 8 values back its level (4 noisy nodes' pair level rested on one pair) */
         return !l->too_spread && l->support >= 8 && f->cap[i] < l->bound;
