@@ -165,7 +165,7 @@ static void add_html(struct util_buf *b, const char *text);
  * not say. Returns how many. */
 static int unpaired(const struct survey *s, struct util_buf *b, int mode)
 {
-    int n = 0, *m = util_xmalloc(sizeof(int) * (size_t)(s->nnodes + 1));
+    int n = 0;
     for (int i = 0; i < s->nnodes; i++) {
         const struct survey_node *x = &s->nodes[i];
         if (survey_excluded(s, i) || !x->class_id || x->intra <= 0 || x->npairs)
@@ -175,10 +175,11 @@ static int unpaired(const struct survey *s, struct util_buf *b, int mode)
             add_html(b, x->host);
         else
             add_clean(b, x->host, mode);
-        util_buf_addf(b, class_members(s, x->class_id, m) == 1 ? " (the only node of its class)"
-                                                               : " (no pair measured)");
+        json_t *c = json_object_get(s->classes, x->class_id);
+        util_buf_addf(b, json_integer_value(json_object_get(c, "nodes")) == 1
+                             ? " (the only node of its class)"
+                             : " (no pair measured)");
     }
-    free(m);
     return n;
 }
 
