@@ -117,7 +117,7 @@ int cmd_compare(int argc, char **argv)
         {"nodes", 0, UTIL_OPT_INTS, &scale, "N",
          "predict topology and spec inputs for N nodes (default: the file's); a list N1,N2,...: "
          "a scaling table of busbw by node count",
-         .min = 1, .max = 4096},
+         .min = 1, .max = 4096, .max_items = MAX_SCALE},
         {"at", 0, UTIL_OPT_SIZE, &at, "SIZE",
          "the size of the scaling table (default: the largest all inputs' defaults ran, else 1G)",
          .min = 1, .max = 1099511627776.0},
@@ -137,10 +137,6 @@ int cmd_compare(int argc, char **argv)
         return status;
     if (!npos)
         return util_error("topotune compare needs at least one input (see --help)"), 2;
-    if (scale.n > MAX_SCALE) /* never cut the list without a word */
-        return util_error("--nodes: more than %d node counts (%d): give at most %d", MAX_SCALE,
-                          scale.n, MAX_SCALE),
-               2;
     int nscale = scale.n;
     long nodes = 0;
     if (nscale == 1) /* one count: predict the inputs there; a list: a scaling table */

@@ -119,6 +119,12 @@ static int is_choice(const char *words, const char *v)
     return 0;
 }
 
+/* How many values a list of numbers takes: the option's own bound, never past the field's. */
+static int max_items(const struct util_opt *o)
+{
+    return o->max_items > 0 && o->max_items < UTIL_OPT_LIST_MAX ? o->max_items : UTIL_OPT_LIST_MAX;
+}
+
 /* The error for a bad value of a typed option: what it should have been, with its range. */
 static int bad_value(const struct util_opt *o, const char *value)
 {
@@ -134,7 +140,7 @@ static int bad_value(const struct util_opt *o, const char *value)
     case UTIL_OPT_INTS:
         snprintf(want, sizeof(want),
                  "whole numbers from %.0f to %.0f separated by commas, at most %d", o->min, o->max,
-                 UTIL_OPT_LIST_MAX);
+                 max_items(o));
         break;
     case UTIL_OPT_DOUBLE:
         snprintf(want, sizeof(want), "a number from %g to %g", o->min, o->max);
@@ -160,7 +166,7 @@ static int parse_ints(const struct util_opt *o, const char *value)
         char item[32];
         size_t w = strcspn(p, ",");
         long long v;
-        if (got.n == UTIL_OPT_LIST_MAX || w >= sizeof(item))
+        if (got.n == max_items(o) || w >= sizeof(item))
             return bad_value(o, value);
         memcpy(item, p, w);
         item[w] = '\0';

@@ -42,6 +42,7 @@ struct util_opt {
     const char *arg; /* argument name for --help, or NULL */
     const char *help;
     double min, max;     /* the typed numbers' range, both included */
+    int max_items;       /* UTIL_OPT_INTS: values taken at most (0: UTIL_OPT_LIST_MAX) */
     const char *choices; /* UTIL_OPT_CHOICE: the words taken, separated by spaces */
     const char *hint;    /* said in parentheses after what a bad value should be, or NULL */
 };

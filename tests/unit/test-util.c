@@ -296,13 +296,14 @@ static void test_opts_typed(void **state)
     double tol = 0.15;
     size_t size = 0;
     const char *backend = NULL;
-    struct util_opt_ints nodes = {{0}, 0};
+    struct util_opt_ints nodes = {{0}, 0}, ranks = {{0}, 0};
     const struct util_opt opts[] = {
         {"iters", 'n', UTIL_OPT_INT, &iters, "N", "iters", .min = 1, .max = 100000},
         {"tolerance", 0, UTIL_OPT_DOUBLE, &tol, "X", "tol", .min = 0.01, .max = 0.9},
         {"size", 0, UTIL_OPT_SIZE, &size, "SIZE", "size", .min = 1, .max = 17179869184.0},
         {"backend", 0, UTIL_OPT_CHOICE, &backend, "B", "b", .choices = "nccl mpi sim"},
         {"nodes", 0, UTIL_OPT_INTS, &nodes, "N,...", "nodes", .min = 1, .max = 4096},
+        {"ranks", 0, UTIL_OPT_INTS, &ranks, "N,...", "ranks", .min = 1, .max = 8, .max_items = 3},
         {0},
     };
     char *good[] = {"x",         "-n5", "--tolerance", "0.5",    "--size=0.5K",
@@ -314,6 +315,9 @@ static void test_opts_typed(void **state)
     assert_string_equal(backend, "mpi");
     assert_int_equal(nodes.n, 3);
     assert_int_equal(nodes.v[2], 64);
+    char *three[] = {"x", "--ranks", "1,2,8", NULL};
+    assert_int_equal(parse_with(opts, 0, 0, three, &npos), 0);
+    assert_int_equal(ranks.n, 3);
     char *size_g[] = {"x", "--size", "16G", NULL};
     assert_int_equal(parse_with(opts, 0, 0, size_g, &npos), 0);
     assert_int_equal(size, 16ULL << 30);
@@ -337,6 +341,7 @@ static void test_opts_typed(void **state)
                             {"--nodes", "1,,2"},
                             {"--nodes", "0"},
                             {"--nodes", "1,"},
+                            {"--ranks", "1,2,3,4"}, /* past the option's own bound */
                             {"--iters", "99999999999999999999"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char *argv[] = {"x", (char *)bad[i][0], (char *)bad[i][1], NULL};
