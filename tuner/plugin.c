@@ -521,9 +521,21 @@ static void *ctx_new(int version, size_t n_ranks, size_t n_nodes, uint64_t comm_
     c->nodes = n_nodes;
     c->ranks = n_ranks;
     c->v2_env_algos = env("NCCL_ALGO") || env("NCCL_PROTO");
-    find_next(c);
-    if (c->next.lib)
+    /* A next tuner that chains to a tuner of its own (one that names ours) calls this init
+     * again from inside next_init: that instance must not chain, or the loop never ends. */
+    static _Thread_local int chaining __attribute__((tls_model("initial-exec")));
+    if (chaining) {
+        snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
+        INFO(c, "topotune tuner: called again from the init of the tuner it chains to (a cycle "
+                "of tuners): this one chains to none");
+    } else {
+        find_next(c);
+    }
+    if (c->next.lib) {
+        chaining = 1;
         next_init(c, comm_id, nvl, constants);
+        chaining = 0;
+    }
     load_table(c, comm_id);
     return c;
 }

@@ -99,7 +99,7 @@ static void expect_applied_warned(const char *what, const char *needle)
     }
 }
 
-int scenario_chain(const char *next_path, const char *next_v2_path)
+int scenario_chain(const char *next_path, const char *next_v2_path, const char *cycle_path)
 {
     void *next = dlopen(next_path, RTLD_NOW | RTLD_LOCAL);
     void *next_v2 = dlopen(next_v2_path, RTLD_NOW | RTLD_LOCAL);
@@ -160,6 +160,20 @@ int scenario_chain(const char *next_path, const char *next_v2_path)
     expect_applied_warned("a missing next tuner", "/nonexistent/libnccl-tuner-x.so");
     env_set("TOPOTUNE_NEXT_TUNER", "none");
     expect_applied("TOPOTUNE_NEXT_TUNER=none");
+
+    /* A next tuner that chains back to ours: the instance its init creates chains to none
+     * (once overflowed the stack: ours -> it -> ours -> ...), and the table still applies. */
+    env_set("TOPOTUNE_NEXT_TUNER", cycle_path);
+    env_set("FAKE_CYCLE_NEXT", harness_plugin);
+    const struct emu_plugin *newest = &loaded[emu_ngens - 1];
+    emu_log_reset();
+    CHECK(emu_comm_init(&c, newest, 1, 8) == 0, "a cycle of tuners: init failed");
+    CHECK(emu_log_count("a cycle of tuners") == 1, "a cycle of tuners: not said: %s",
+          emu_logged.n ? emu_logged.line[0] : "(none)");
+    CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "a cycle: no hit");
+    CHECK(emu_comm_destroy(&c) == 0, "a cycle of tuners: destroy failed");
+    env_set("FAKE_CYCLE_NEXT", NULL);
+    env_set("TOPOTUNE_NEXT_TUNER", NULL);
     dlclose(next);
     dlclose(next_v2);
     return 0;

@@ -576,9 +576,9 @@ static int run_hits_4x8(void)
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) &&
-        !(argc == 5 && !strcmp(argv[2], "chain"))) {
+        !(argc == 6 && !strcmp(argv[2], "chain"))) {
         fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so | "
-                        "PLUGIN.so chain NEXT.so NEXT-V2.so\n");
+                        "PLUGIN.so chain NEXT.so NEXT-V2.so CYCLE.so\n");
         return 2;
     }
     harness_plugin = argv[1];
@@ -603,7 +603,7 @@ int main(int argc, char **argv)
     env_main_table();
     if (load_all() != 0)
         return 1;
-    int rc = argc == 5   ? scenario_chain(argv[3], argv[4])
+    int rc = argc == 6   ? scenario_chain(argv[3], argv[4], argv[5])
              : argc == 4 ? scenario_local_nccl(argv[3])
                          : run();
     unload_all();
