@@ -41,7 +41,22 @@ struct tuner_ctx {
     atomic_uchar miss_logged[TUNER_NUM_COLLS + 1];
     struct next_tuner next;
     char next_said[200]; /* where the calls the table does not decide go, for the load line */
+    int strict;          /* the job named its table (TOPOTUNE_TUNER_DIGEST): apply it or fail */
+    int refused;         /* strict, and the table cannot be applied: the init fails */
 };
+
+/* What follows a table not used: where its calls go, or, when the job named the table, the
+ * communicator's failed init (a rank deciding otherwise than its peers would hang the job). */
+static const char *then(struct tuner_ctx *c)
+{
+    if (!c->strict)
+        return c->next_said;
+    c->refused = 1;
+    return "this communicator's init fails: the job was launched with one table "
+           "(" TUNER_ENV_DIGEST "), and a rank deciding otherwise than its peers hangs it; give "
+           "every node the profile the job was launched with, or launch it without the plugin "
+           "(TOPOTUNE_TUNER_PLUGIN=none)";
+}
 
 #define LOG(ctx, level, subsys, ...)                                                               \
     do {                                                                                           \
@@ -173,7 +188,7 @@ static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, con
     if (want && t->class_id[0] && strcmp(want, t->class_id) != 0) {
         shown(want, shown_want, sizeof(shown_want));
         WARN(c, "topotune tuner: ignoring '%s': measured on class %s, this job is %s=%s; %s", path,
-             shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS, shown_want, c->next_said);
+             shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS, shown_want, then(c));
         return 0;
     }
     if (!t->gpus && !t->gpu_model[0])
@@ -193,14 +208,14 @@ static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, con
         WARN(c,
              "topotune tuner: ignoring '%s': measured on nodes of %u GPUs, this node has %u "
              "(another kind of node); %s",
-             path, t->gpus, g.count, c->next_said);
+             path, t->gpus, g.count, then(c));
         return 0;
     }
     if (t->gpu_model[0] && g.model[0] && strcmp(t->gpu_model, g.model) != 0) {
         WARN(c,
              "topotune tuner: ignoring '%s': measured on %s GPUs, this node has %s (another "
              "kind of node); %s",
-             path, shown(t->gpu_model, cls, sizeof(cls)), have, c->next_said);
+             path, shown(t->gpu_model, cls, sizeof(cls)), have, then(c));
         return 0;
     }
     return 1;
@@ -229,7 +244,7 @@ static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, cons
     }
     if ((t->nccl_min && have < t->nccl_min) || (t->nccl_max && have > t->nccl_max)) {
         WARN(c, "topotune tuner: ignoring '%s': valid for NCCL %s to %s, this is NCCL %s; %s", path,
-             lo, hi, v, c->next_said);
+             lo, hi, v, then(c));
         return 0;
     }
     return 1;
@@ -257,25 +272,44 @@ static long keep_rules(struct tuner_ctx *c, const struct tuner_table *t)
 /* Loads and checks the table for one communicator. Every failure ends here with one WARN. */
 static void load_table(struct tuner_ctx *c, uint64_t comm_id)
 {
-    const char *path = env(TUNER_ENV_TABLE);
+    const char *path = env(TUNER_ENV_TABLE), *named = env(TUNER_ENV_DIGEST);
+    uint64_t want = 0;
+    char d[TUNER_DIGEST_CHARS + 1], dw[TUNER_DIGEST_CHARS + 1], shown_named[64];
+    c->strict = named != NULL;
+    if (named && tuner_digest_parse(named, &want) != 0) {
+        WARN(c, "topotune tuner: %s=%s: not %d lowercase hex digits (topotune gen writes it); %s",
+             TUNER_ENV_DIGEST, shown(named, shown_named, sizeof(shown_named)), TUNER_DIGEST_CHARS,
+             then(c));
+        return;
+    }
     if (!path)
         path = env(TUNER_ENV_NCCL_TABLE);
     if (!path) {
         WARN(c, "topotune tuner: no table: set %s (or %s) to the profile's table; %s",
-             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE, c->next_said);
+             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE, then(c));
         return;
     }
     struct tuner_table t = TUNER_TABLE_INIT;
     char err[256], p[512], e[256], cls[160];
     if (tuner_table_load(&t, path, err, sizeof(err)) != 0) {
         WARN(c, "topotune tuner: ignoring '%s': %s; %s", shown(path, p, sizeof(p)),
-             shown(err, e, sizeof(e)), c->next_said);
+             shown(err, e, sizeof(e)), then(c));
+        return;
+    }
+    if (named && t.digest != want) {
+        tuner_digest_format(t.digest, d);
+        tuner_digest_format(want, dw);
+        WARN(c,
+             "topotune tuner: '%s' is not the table the job was launched with (digest %s, the "
+             "job's %s: another profile's, or a copy cut short); %s",
+             shown(path, p, sizeof(p)), d, dw, then(c));
+        tuner_table_release(&t);
         return;
     }
     long kept = table_fits_job(c, &t, path) ? keep_rules(c, &t) : -2;
     path = shown(path, p, sizeof(p));
     if (kept == -1)
-        WARN(c, "topotune tuner: ignoring '%s': out of memory; %s", path, c->next_said);
+        WARN(c, "topotune tuner: ignoring '%s': out of memory; %s", path, then(c));
     if (kept >= 0) {
         char comm[40] = ""; /* v5 and later pass the communicator's id */
         if (comm_id)
@@ -503,18 +537,23 @@ static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, in
     }
 }
 
-/* What every init does. Never fails towards NCCL: without memory the context is NULL and
- * every call leaves NCCL's choice. */
-static void *ctx_new(int version, size_t n_ranks, size_t n_nodes, uint64_t comm_id,
-                     tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
-                     struct tuner_nccl_constants_v5 *constants)
+static tuner_nccl_result destroy(void *context);
+
+/* What every init does. Fails towards NCCL only when the job named its table and this rank
+ * cannot apply it (then()); without memory the context is NULL and every call leaves NCCL's
+ * choice (or, the table named, the init fails). */
+static tuner_nccl_result ctx_new(void **context, int version, size_t n_ranks, size_t n_nodes,
+                                 uint64_t comm_id, tuner_nccl_logger log,
+                                 struct tuner_nccl_nvl_domain_info *nvl,
+                                 struct tuner_nccl_constants_v5 *constants)
 {
     struct tuner_ctx *c = calloc(1, sizeof(*c));
+    *context = NULL;
     if (!c) {
         if (log)
             log(TUNER_NCCL_LOG_WARN, TUNER_NCCL_SUBSYS_ALL, __func__, __LINE__,
                 "topotune tuner: out of memory; NCCL's defaults apply");
-        return NULL;
+        return env(TUNER_ENV_DIGEST) ? TUNER_NCCL_INTERNAL_ERROR : TUNER_NCCL_SUCCESS;
     }
     c->log = log;
     c->version = version;
@@ -537,7 +576,12 @@ static void *ctx_new(int version, size_t n_ranks, size_t n_nodes, uint64_t comm_
         chaining = 0;
     }
     load_table(c, comm_id);
-    return c;
+    if (c->refused) {
+        destroy(c);
+        return TUNER_NCCL_INTERNAL_ERROR;
+    }
+    *context = c;
+    return TUNER_NCCL_SUCCESS;
 }
 
 static const struct tuner_rule *find(const struct tuner_ctx *c, int coll, size_t bytes)
@@ -686,22 +730,19 @@ static const char *v2_refusal(const struct tuner_ctx *c, const struct tuner_rule
 static tuner_nccl_result init_v2(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
                                  void **context)
 {
-    *context = ctx_new(2, n_ranks, n_nodes, 0, log, NULL, NULL);
-    return TUNER_NCCL_SUCCESS;
+    return ctx_new(context, 2, n_ranks, n_nodes, 0, log, NULL, NULL);
 }
 
 static tuner_nccl_result init_v3(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
                                  void **context)
 {
-    *context = ctx_new(3, n_ranks, n_nodes, 0, log, NULL, NULL);
-    return TUNER_NCCL_SUCCESS;
+    return ctx_new(context, 3, n_ranks, n_nodes, 0, log, NULL, NULL);
 }
 
 static tuner_nccl_result init_v4(size_t n_ranks, size_t n_nodes, tuner_nccl_logger log,
                                  void **context)
 {
-    *context = ctx_new(4, n_ranks, n_nodes, 0, log, NULL, NULL);
-    return TUNER_NCCL_SUCCESS;
+    return ctx_new(context, 4, n_ranks, n_nodes, 0, log, NULL, NULL);
 }
 
 /* v5 and v6: the table is keyed by nodes and ranks only, and NCCL's model constants are left
@@ -710,16 +751,14 @@ static tuner_nccl_result init_v5(void **context, uint64_t comm_id, size_t n_rank
                                  tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
                                  struct tuner_nccl_constants_v5 *constants)
 {
-    *context = ctx_new(5, n_ranks, n_nodes, comm_id, log, nvl, constants);
-    return TUNER_NCCL_SUCCESS;
+    return ctx_new(context, 5, n_ranks, n_nodes, comm_id, log, nvl, constants);
 }
 
 static tuner_nccl_result init_v6(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
                                  tuner_nccl_logger log, struct tuner_nccl_nvl_domain_info *nvl,
                                  struct tuner_nccl_constants_v5 *constants)
 {
-    *context = ctx_new(6, n_ranks, n_nodes, comm_id, log, nvl, constants);
-    return TUNER_NCCL_SUCCESS;
+    return ctx_new(context, 6, n_ranks, n_nodes, comm_id, log, nvl, constants);
 }
 
 static tuner_nccl_result coll_info_v2(void *context, tuner_nccl_func coll, size_t n_bytes,

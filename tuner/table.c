@@ -314,6 +314,32 @@ static int check_whole(struct parser *p)
     return 0;
 }
 
+/* FNV-1a (64 bits) of `len` more bytes, from `h`. */
+static uint64_t fnv(uint64_t h, const char *data, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)data[i]) * 1099511628211ULL; /* FNV's 64-bit prime */
+    return h;
+}
+
+/* tuner/tuner.h: the digest of what decides calls, in its fixed text form. */
+static uint64_t meaning_digest(const struct tuner_table *t)
+{
+    char line[2 * TUNER_CLASS_MAX + 96];
+    uint64_t h = 14695981039346656037ULL; /* FNV's 64-bit offset basis */
+    int n = snprintf(line, sizeof(line), "class=%s\ngpu_model=%s\ngpus=%u\nnccl=%u-%u\n",
+                     t->class_id, t->gpu_model, t->gpus, t->nccl_min, t->nccl_max);
+    h = fnv(h, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    for (size_t i = 0; i < t->nrules; i++) {
+        const struct tuner_rule *r = &t->rules[i];
+        n = snprintf(line, sizeof(line), "%u,%llu,%llu,%u,%u,%u,%u,%u\n", r->coll,
+                     (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes, r->nodes,
+                     r->ranks, r->algo, r->proto, r->channels);
+        h = fnv(h, line, (size_t)n);
+    }
+    return h;
+}
+
 int tuner_table_parse(struct tuner_table *t, const char *text, size_t len, char *err, size_t errsz)
 {
     struct parser p = {.t = t, .err = err, .errsz = errsz};
@@ -341,7 +367,30 @@ int tuner_table_parse(struct tuner_table *t, const char *text, size_t len, char 
         rc = check_whole(&p);
     if (rc)
         tuner_table_release(t);
+    else
+        t->digest = meaning_digest(t);
     return rc;
+}
+
+void tuner_digest_format(uint64_t digest, char buf[TUNER_DIGEST_CHARS + 1])
+{
+    snprintf(buf, TUNER_DIGEST_CHARS + 1, "%016llx", (unsigned long long)digest);
+}
+
+int tuner_digest_parse(const char *text, uint64_t *digest)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < TUNER_DIGEST_CHARS; i++) {
+        char ch = text ? text[i] : '\0';
+        int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    if (text[TUNER_DIGEST_CHARS] != '\0')
+        return -1;
+    *digest = v;
+    return 0;
 }
 
 /* Reads at most TUNER_TABLE_MAX_BYTES + 1 bytes of a regular file into a new buffer

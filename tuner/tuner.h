@@ -23,6 +23,7 @@
  *     TOPOTUNE_CLASS=<node class id>                          (optional: the node's class,
  *                                                               when the job knows it)
  *     TOPOTUNE_NEXT_TUNER=<the NCCL_TUNER_PLUGIN the job had> (optional; see "The chain")
+ *     TOPOTUNE_TUNER_DIGEST=<the table's digest>              (optional; see "One table")
  * In a container image, copy both files into the image and set the same variables. The
  * library needs only the C library (no topotune library, no hwloc, no Jansson).
  *
@@ -54,8 +55,16 @@
  * `class=` header other than TOPOTUNE_CLASS (when that is set), a `gpus=` or `gpu_model=`
  * header other than what the NVIDIA driver lists on this node (/proc/driver/nvidia/gpus; not
  * checked when that cannot be read), or an NCCL version (ncclGetVersion of the library that
- * loaded the plugin) outside the table's nccl_min..nccl_max. It never aborts the job and never
- * returns an error to NCCL (an error there would fail the communicator or the call).
+ * loaded the plugin) outside the table's nccl_min..nccl_max. It never aborts the job, and
+ * returns an error to NCCL (which fails the communicator's init) only as "One table" says.
+ *
+ * One table. NCCL does not check that its ranks chose alike, and a rank that leaves a call to
+ * NCCL while its peers apply a row hangs the job; what makes a rank leave the table out is local
+ * (the node's copy, its GPUs, its NCCL). So when TOPOTUNE_TUNER_DIGEST is set (topotune's launch
+ * files, image and pod set it to the digest of the profile's table; see tuner_digest_format),
+ * every reason above, and a table whose digest differs, fails the communicator's init with one
+ * warning saying why, instead of deciding otherwise than the peers. A table without a row for
+ * the communicator's nodes and ranks is the same on every rank, and stays NCCL's.
  *
  * Logs. At NCCL_DEBUG=INFO (subsystem INIT or TUNING) one line per communicator says which
  * table was loaded, its rows, and how many apply to this communicator's nodes and ranks. With
@@ -125,8 +134,9 @@
 #define TUNER_ENV_TABLE       "TOPOTUNE_TUNER_TABLE"
 #define TUNER_ENV_NCCL_TABLE  "NCCL_TUNER_CONFIG_FILE"
 #define TUNER_ENV_CLASS       "TOPOTUNE_CLASS"
-#define TUNER_ENV_NEXT        "TOPOTUNE_NEXT_TUNER"  /* the tuner the job had: see the chain */
-#define TUNER_ENV_DRIVER_GPUS "TOPOTUNE_DRIVER_GPUS" /* tests: another TUNER_DRIVER_GPUS */
+#define TUNER_ENV_NEXT        "TOPOTUNE_NEXT_TUNER"   /* the tuner the job had: see the chain */
+#define TUNER_ENV_DRIVER_GPUS "TOPOTUNE_DRIVER_GPUS"  /* tests: another TUNER_DRIVER_GPUS */
+#define TUNER_ENV_DIGEST      "TOPOTUNE_TUNER_DIGEST" /* the job's table: see "One table" */
 
 /* Where the NVIDIA driver lists this node's GPUs, one directory each with an `information`
  * file ("Model: NVIDIA H100 80GB HBM3"). */
@@ -192,11 +202,12 @@ struct tuner_table {
     unsigned nccl_min, nccl_max;
     struct tuner_rule *rules; /* in file order; owned, freed by tuner_table_release */
     size_t nrules;
+    uint64_t digest; /* of what decides calls: see tuner_digest_format */
 };
 
 #define TUNER_TABLE_INIT                                                                           \
     {                                                                                              \
-        {0}, {0}, 0, 0, 0, NULL, 0                                                                 \
+        {0}, {0}, 0, 0, 0, NULL, 0, 0                                                              \
     }
 
 /*
@@ -220,6 +231,17 @@ int tuner_rule_fits(const struct tuner_rule *r, uint64_t nodes, uint64_t ranks);
  * or NULL. The pointer is into `t` and lives as long as it. */
 const struct tuner_rule *tuner_table_match(const struct tuner_table *t, int coll, uint64_t bytes,
                                            uint64_t nodes, uint64_t ranks);
+
+/* A table's digest (struct tuner_table's digest, set by the parse) is FNV-1a (64 bits) of what
+ * decides calls, as text: "class=C\ngpu_model=M\ngpus=G\nnccl=MIN-MAX\n" ("" and 0 when
+ * absent; version codes), then a line "COLL,MIN,MAX,NODES,RANKS,ALGO,PROTO,CHANNELS\n" per row
+ * in file order (the enums' numbers, 0 for `*`, decimal). Comments, spaces and line ends do not
+ * count: two copies with one digest decide every call alike. The launch scripts pass it in
+ * TUNER_ENV_DIGEST as TUNER_DIGEST_CHARS lowercase hex digits (tuner_digest_format);
+ * tuner_digest_parse reads that form back (0, or -1 for anything else). */
+#define TUNER_DIGEST_CHARS 16
+void tuner_digest_format(uint64_t digest, char buf[TUNER_DIGEST_CHARS + 1]);
+int tuner_digest_parse(const char *text, uint64_t *digest);
 
 /* NCCL's version code for MAJOR.MINOR.PATCH as ncclGetVersion returns it from 2.9 on:
  * major * 10000 + minor * 100 + patch. */

@@ -245,6 +245,90 @@ int scenario_node_kind(void)
     return 0;
 }
 
+/* The digest tuner/tuner.h specifies, from a table's expected reading: FNV-1a (64 bits) of
+ * its header values and rows in their fixed text form. */
+static void digest_of(const char *header, const struct row *rows, size_t nrows, char hex[17])
+{
+    char text[8192];
+    size_t n = (size_t)snprintf(text, sizeof(text), "%s", header);
+    for (size_t i = 0; i < nrows; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%d,%llu,%llu,%u,%u,%d,%d,%d\n",
+                              rows[i].coll, (unsigned long long)rows[i].lo,
+                              (unsigned long long)rows[i].hi, rows[i].nodes, rows[i].ranks,
+                              rows[i].algo, rows[i].proto, rows[i].channels);
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Every release's init fails, with one warning holding `needle` and saying why it fails. */
+static void expect_refused(const char *what, const char *needle)
+{
+    for (size_t g = 0; g < emu_ngens; g++) {
+        struct emu_comm c;
+        emu_log_reset();
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) != 0, "NCCL %s: %s: the init succeeded",
+              emu_gens[g].release, what);
+        CHECK(emu_logged.warn == 1 && emu_log_count(needle) == 1 &&
+                  emu_log_count("this communicator's init fails") == 1,
+              "NCCL %s: %s: %d warnings: %s", emu_gens[g].release, what, emu_logged.warn,
+              emu_logged.n ? emu_logged.line[0] : "(none)");
+        CHECK(c.ctx == NULL, "%s: a context left", what);
+    }
+}
+
+/* The job names its table by digest (TOPOTUNE_TUNER_DIGEST, which the launch scripts set): a
+ * rank that cannot apply that very table fails its communicator's init, loudly, instead of
+ * leaving NCCL's choice while its peers apply the rows (ranks deciding apart hang the job). */
+int scenario_digest(void)
+{
+    char hex[17], cut[4096], dirs[2][512];
+    digest_of("class=" MAIN_CLASS "\ngpu_model=\ngpus=0\nnccl=22100-23099\n", main_rows, main_nrows,
+              hex);
+    env_main_table();
+    env_set("TOPOTUNE_TUNER_DIGEST", hex);
+    expect_applied("the job's table");
+    /* what decides calls, not the bytes: comments and spaces of a copy may differ */
+    char spaced[4096];
+    snprintf(spaced, sizeof(spaced), "%s# a comment of another copy\n", main_table);
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("spaced.txt", spaced, strlen(spaced)));
+    expect_applied("the job's table with another comment");
+    /* a copy cut short (the last row's end lost: a valid table of other rows) */
+    size_t n = strlen(main_table) - 3;
+    memcpy(cut, main_table, n);
+    cut[n] = '\n';
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("cut.txt", cut, n + 1));
+    expect_refused("a copy cut short", "not the table the job was launched with");
+    env_set("TOPOTUNE_TUNER_TABLE", "/nonexistent/topotune/table.txt");
+    expect_refused("no table on this node", "No such file");
+    env_set("TOPOTUNE_TUNER_TABLE", NULL);
+    expect_refused("no table variable", "no table");
+    env_main_table();
+    env_set("TOPOTUNE_TUNER_DIGEST", "12345678abcdefXY");
+    expect_refused("a digest that is none", "not 16 lowercase hex digits");
+
+    /* another kind of node: refused when the job named the table, NCCL's choice when not */
+    char table[4096];
+    snprintf(table, sizeof(table), "# topotune tuner table 1\n# gpus=8\n%s",
+             strstr(main_table, "collective,"));
+    digest_of("class=\ngpu_model=\ngpus=8\nnccl=0-0\n", main_rows, main_nrows, hex);
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("kind8.txt", table, strlen(table)));
+    env_set("TOPOTUNE_TUNER_DIGEST", hex);
+    snprintf(dirs[0], sizeof(dirs[0]), "%s", driver_dir("d-h100x8", 8, "NVIDIA H100 80GB HBM3"));
+    snprintf(dirs[1], sizeof(dirs[1]), "%s", driver_dir("d-h100x4", 4, "NVIDIA H100 80GB HBM3"));
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[0]);
+    expect_applied("the job's table on its kind of node");
+    env_set("TOPOTUNE_DRIVER_GPUS", dirs[1]);
+    expect_refused("the job's table on a node of 4 GPUs", "this node has 4");
+    env_set("TOPOTUNE_TUNER_DIGEST", NULL);
+    expect_defaults("no digest: a node of 4 GPUs", "this node has 4");
+    env_set("TOPOTUNE_DRIVER_GPUS", NULL);
+    for (int i = 0; i < 2; i++)
+        remove_driver_dir(dirs[i]);
+    return 0;
+}
+
 /* A row's channel count above NCCL's MAXCHANNELS (32 in the releases with the smallest) is
  * passed on as 32; counts within it unchanged. */
 int scenario_channels(void)

@@ -560,6 +560,7 @@ static const struct {
     {"logs", scenario_logs},
     {"threads", scenario_threads},
     {"node-kind", scenario_node_kind},
+    {"digest", scenario_digest},
     {"channels", scenario_channels},
 };
 

@@ -68,6 +68,7 @@ int scenario_malformed(void);
 /* Scenarios in harness-chain.c: the next tuner, the node's kind, the channel clamp. */
 int scenario_chain(const char *next_path, const char *next_v2_path, const char *cycle_path);
 int scenario_node_kind(void);
+int scenario_digest(void);
 int scenario_channels(void);
 
 /* Every release's init on a 1 x 8 communicator must warn exactly once (with `needle` in the
