@@ -2,6 +2,7 @@
 /* Pieces every emitter shares: the header, the validated variables, the shell prelude. */
 #include "gen/internal.h"
 #include "sweep/sweep.h"
+#include "tuner/tuner.h"
 #include "util/log.h"
 #include "util/env.h"
 #include "util/quote.h"
@@ -144,12 +145,27 @@ long long gen_shm_need_kb(const json_t *profile)
     return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
 }
 
-/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
- * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). */
-static void tuner_plugin(struct util_buf *out)
+void gen_table_digest(const json_t *profile, char hex[17])
 {
-    char path[4096];
+    struct util_buf text = UTIL_BUF_INIT;
+    struct tuner_table table = TUNER_TABLE_INIT;
+    hex[0] = '\0';
+    if (gen_emit_tuner_table.emit(profile, &text) == 0 &&
+        tuner_table_parse(&table, text.data, text.len, NULL, 0) == 0)
+        tuner_digest_format(table.digest, hex);
+    tuner_table_release(&table);
+    util_buf_release(&text);
+}
+
+/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
+ * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). The
+ * table's digest goes with it: a rank whose copy differs fails its init rather than deciding
+ * otherwise than its peers. */
+static void tuner_plugin(const json_t *profile, struct util_buf *out)
+{
+    char path[4096], digest[TUNER_DIGEST_CHARS + 1];
     gen_tuner_plugin_path(path, sizeof(path));
+    gen_table_digest(profile, digest);
     util_buf_adds(
         out,
         "# topotune's NCCL tuner plugin applies tuner-table.txt (per message size: algorithm and\n"
@@ -185,6 +201,7 @@ static void tuner_plugin(struct util_buf *out)
         "case \"${NCCL_TUNER_PLUGIN:-}\" in *libnccl-tuner-topotune.so | topotune) tuner_ours=1 ;; "
         "esac\n"
         "tuner_give_back() {\n"
+        "    unset TOPOTUNE_TUNER_DIGEST\n"
         "    if [ -n \"$tuner_ours\" ] && [ -n \"${TOPOTUNE_NEXT_TUNER:-}\" ]; then\n"
         "        export NCCL_TUNER_PLUGIN=\"$TOPOTUNE_NEXT_TUNER\"\n"
         "    elif [ -n \"$tuner_ours\" ]; then\n"
@@ -201,6 +218,18 @@ static void tuner_plugin(struct util_buf *out)
         "        export TOPOTUNE_NEXT_TUNER=\"$NCCL_TUNER_PLUGIN\"\n"
         "    fi\n"
         "    export NCCL_TUNER_PLUGIN=\"$tuner_plugin\"\n"
+        "    # every rank applies this very table, or its communicator's init fails: a rank that\n"
+        "    # decided otherwise than its peers (its own copy, another profile) would hang the "
+        "job\n");
+    if (digest[0]) {
+        util_buf_adds(out, "    export TOPOTUNE_TUNER_DIGEST=");
+        util_quote_shell(out, digest);
+        util_buf_adds(out, "\n");
+    } else {
+        util_buf_adds(out, "    unset TOPOTUNE_TUNER_DIGEST\n");
+    }
+    util_buf_adds(
+        out,
         "else\n"
         "    where=\"at '$tuner_plugin'\"\n"
         "    [ -n \"$tuner_plugin\" ] || where=\"in NCCL_TUNER_PLUGIN, beside topotune when gen "
@@ -273,7 +302,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
-    tuner_plugin(out);
+    tuner_plugin(profile, out);
     util_buf_adds(
         out,
         "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says. Its\n"

@@ -16,6 +16,20 @@
 /* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
 #define IMAGE_PLUGIN "/opt/topotune/lib/libnccl-tuner-topotune.so"
 
+/* The table's digest between `before` and a line end: every pod applies the image's very
+ * table, or its communicator's init fails (tuner/tuner.h). Nothing when it cannot be written. */
+static void digest_env(const json_t *profile, const char *before, const char *after,
+                       struct util_buf *out)
+{
+    char hex[17];
+    gen_table_digest(profile, hex);
+    if (hex[0]) {
+        util_buf_adds(out, before);
+        util_buf_adds(out, hex);
+        util_buf_adds(out, after);
+    }
+}
+
 static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
 {
     util_buf_addf(ctx, "                - name: %s  # %s\n                  value: ", name, role);
@@ -60,7 +74,7 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
                        "                  value: \"2000\"\n"
                        "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
                        "                  value: \"1\"\n");
-    if (json_array_size(json_object_get(profile, "tuner")))
+    if (json_array_size(json_object_get(profile, "tuner"))) {
         util_buf_adds(
             out,
             "                # topotune's NCCL tuner plugin and the profile's per-size table,\n"
@@ -72,6 +86,11 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
             "                  value: \"" IMAGE_PLUGIN "\"\n"
             "                - name: TOPOTUNE_TUNER_TABLE\n"
             "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n");
+        digest_env(profile,
+                   "                - name: TOPOTUNE_TUNER_DIGEST\n"
+                   "                  value: \"",
+                   "\"\n", out);
+    }
     if (gen_each_var(profile, yaml_env, out))
         return -1;
     util_buf_adds(out, "          volumes:\n"
@@ -144,6 +163,8 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
             "ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}\n"
             "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
             "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
+    if (json_array_size(json_object_get(profile, "tuner")))
+        digest_env(profile, "ENV TOPOTUNE_TUNER_DIGEST=", "\n", out);
     else
         util_buf_adds(out, "# No tuner table row: topotune's tuner plugin is not needed.\n");
     util_buf_adds(

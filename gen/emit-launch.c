@@ -188,7 +188,9 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
         "fwd=()\n"
         "while read -r name; do\n"
         "    case $name in\n"
-        "    NCCL_* | TORCH_NCCL_* | TOPOTUNE_TUNER_TABLE | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER");
+        "    NCCL_* | TORCH_NCCL_* | TOPOTUNE_TUNER_TABLE | TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS "
+        "| "
+        "TOPOTUNE_NEXT_TUNER");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
     util_buf_adds(out,

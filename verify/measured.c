@@ -257,7 +257,8 @@ static void clear_shell(struct util_buf *cleared)
             memcpy(name, *e, n);
             name[n] = '\0';
             if (strncmp(name, "NCCL_", 5) && strcmp(name, TUNER_ENV_TABLE) &&
-                strcmp(name, TUNER_ENV_CLASS) && strcmp(name, TUNER_ENV_NEXT))
+                strcmp(name, TUNER_ENV_CLASS) && strcmp(name, TUNER_ENV_NEXT) &&
+                strcmp(name, TUNER_ENV_DIGEST))
                 continue;
             util_buf_addf(cleared, "%s%.64s", cleared->len ? ", " : "", name);
             unsetenv(name); /* environ changed: start over */

@@ -90,6 +90,61 @@ check "pytorchjob: the plugin, no class" python3 -c 'import sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}
 assert "NCCL_TUNER_PLUGIN" in env and "TOPOTUNE_CLASS" not in env, env' "$p2/launch/pytorchjob.yaml"
+# 3. The table's digest goes with the plugin (every rank applies this very table, or its init
+# fails): what the plugin reads (tuner/tuner.h: what decides calls, not the bytes), in the
+# launch scripts, the image and the pod alike; with no row, none (and none left from outside).
+mkdir -p "$TEST_TMP/bin2"
+cat >"$TEST_TMP/bin2/torchrun" <<'SH'
+#!/usr/bin/env bash
+echo "DIGEST=${TOPOTUNE_TUNER_DIGEST:-unset}"
+SH
+chmod +x "$TEST_TMP/bin2/torchrun"
+want=$(python3 - "$p2/tuner-table.txt" <<'PY'
+import sys
+colls = ["broadcast", "reduce", "allgather", "reducescatter", "allreduce"]
+algos = ["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"]
+protos = ["ll", "ll128", "simple"]
+head = {"class": "", "gpu_model": "", "gpus": "0"}
+code = lambda v: (lambda a, b, c: a * 10000 + b * 100 + c)(*map(int, v.split(".")))
+vers, rows, seen = [0, 0], [], False
+for line in open(sys.argv[1]).read().splitlines():
+    if not seen and line.startswith("# ") and "=" in line:
+        k, v = (x.strip() for x in line[2:].split("=", 1))
+        if k in head:
+            head[k] = v
+        elif k in ("nccl_min", "nccl_max"):
+            vers[k == "nccl_max"] = code(v)
+    elif line.startswith("collective,"):
+        seen = True
+    elif seen and line.strip() and not line.startswith("#"):
+        f = [x.strip() for x in line.split(",")] + [""]
+        mx = 2**64 - 1 if f[2] == "inf" else int(f[2])
+        n = lambda x: 0 if x == "*" else int(x)
+        rows.append("%d,%d,%d,%d,%d,%d,%d,%d\n" % (colls.index(f[0].lower()), int(f[1]), mx, n(f[3]),
+                    n(f[4]), algos.index(f[5].lower()), protos.index(f[6].lower()), int(f[7] or 0)))
+text = "class=%s\ngpu_model=%s\ngpus=%s\nnccl=%d-%d\n" % (head["class"], head["gpu_model"], head["gpus"],
+                                                        vers[0], vers[1]) + "".join(rows)
+h = 14695981039346656037
+for b in text.encode():
+    h = ((h ^ b) * 1099511628211) % 2**64
+print("%016x" % h)
+PY
+)
+expect_exit 0 "torchrun.sh, rows: the digest" -- env PATH="$TEST_TMP/bin2:$PATH" TOPOTUNE_PYTHON=false \
+    TOPOTUNE_TUNER_PLUGIN="$plugin" "$p2/launch/torchrun.sh" -- train.py
+check "rows: the table's digest exported ($want)" grep -qx "DIGEST=$want" "$TEST_TMP/out"
+check "mpirun.sh forwards TOPOTUNE_TUNER_DIGEST" grep -q "TOPOTUNE_TUNER_DIGEST" "$p2/launch/mpirun.sh"
+check "Dockerfile: the digest" grep -qx "ENV TOPOTUNE_TUNER_DIGEST=$want" "$p2/launch/Dockerfile.fragment"
+check "pytorchjob: the digest" python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+env = {e["name"]: e.get("value") for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}
+assert env.get("TOPOTUNE_TUNER_DIGEST") == sys.argv[2], env' "$p2/launch/pytorchjob.yaml" "$want"
+expect_exit 0 "torchrun.sh, no row, a digest from outside" -- env PATH="$TEST_TMP/bin2:$PATH" \
+    TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
+    "$p1/launch/torchrun.sh" -- train.py
+check "no row: no digest left" grep -qx "DIGEST=unset" "$TEST_TMP/out"
+check "no row: none in the image" bash -c "! grep -q TOPOTUNE_TUNER_DIGEST '$p1/launch/Dockerfile.fragment'"
+
 for sh in "$p1"/launch/*.sh "$p2"/launch/*.sh; do
     check "shellcheck $sh" shellcheck "$sh"
 done

@@ -31,6 +31,7 @@ measured() { env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-$1" "$TOPOTUNE" verify 
 # 1. The reference carries the profile's cure; the shell's NCCL_* reach no run.
 : >"$FAKE_PIDS.env"
 expect_exit 0 "verify" -- env NCCL_IB_HCA=mlx5_9 NCCL_DEBUG=WARN TOPOTUNE_NEXT_TUNER=x \
+    TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p" --backend nccl \
     --launcher direct --np 1 --repeat 1 -b 8 -e 8 --out "$TEST_TMP/v1"
 expect_stderr_has "one rank: its all_reduce is a local copy" "one rank: no gain can show, and it says so"
@@ -43,6 +44,7 @@ assert runs[0].get("NCCL_P2P_DISABLE") == "1" and "NCCL_ALGO" not in runs[0], ru
 assert runs[1].get("NCCL_P2P_DISABLE") == "1" and runs[1].get("NCCL_ALGO") == "Tree", runs[1]
 for r in runs:
     assert "NCCL_IB_HCA" not in r and "TOPOTUNE_NEXT_TUNER" not in r, r
+    assert "TOPOTUNE_TUNER_DIGEST" not in r, r  # another table's: the env + table run would fail
     assert r["NCCL_DEBUG"] == "INFO" and r["NCCL_DEBUG_SUBSYS"] == runs[0]["NCCL_DEBUG_SUBSYS"], r
 PY
 check "the reference named, with the cure" grep -q "reference: NCCL's defaults with the profile's system variable(s) NCCL_P2P_DISABLE=1" "$TEST_TMP/out"
