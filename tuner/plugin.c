@@ -224,8 +224,10 @@ static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, con
 /* Does the table fit this job (node kind, NCCL version)? Warns once and returns 0 when not. */
 static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, const char *path)
 {
+    char p[512];
     if (!table_fits_node(c, t, path))
         return 0;
+    path = shown(path, p, sizeof(p)); /* printable ASCII in NCCL's log, as every line */
     if (!t->nccl_min && !t->nccl_max)
         return 1;
     unsigned have = nccl_version(c->log);

@@ -461,6 +461,20 @@ static int scenario_logs(void)
               emu_log_count("evil?]0;title??NCCL WARN forged") == 1,
           "hostile class: %s", emu_logged.n ? emu_logged.line[0] : "(none)");
     CHECK(emu_comm_destroy(&c) == 0, "destroy");
+    /* a table path with an escape and a line end, refused for its NCCL range: one clean line */
+    env_set("TOPOTUNE_CLASS", NULL);
+    static const char old_nccl[] = "# topotune tuner table 1\n# nccl_max=2.18.0\n"
+                                   "collective,min_bytes,max_bytes,nodes,ranks,algorithm,"
+                                   "protocol,channels\n";
+    env_set("TOPOTUNE_TUNER_TABLE",
+            table_file("esc\x1b[31m\nNCCL WARN forged.txt", old_nccl, sizeof(old_nccl) - 1));
+    emu_log_reset();
+    CHECK(emu_comm_init(&c, &loaded[5], 1, 8) == 0, "init");
+    CHECK(emu_logged.warn == 1 && !strpbrk(emu_logged.line[0], "\x1b\n") &&
+              emu_log_count("esc?[31m?NCCL WARN forged.txt") == 1 &&
+              emu_log_count("valid for NCCL") == 1,
+          "hostile path: %s", emu_logged.n ? emu_logged.line[0] : "(none)");
+    CHECK(emu_comm_destroy(&c) == 0, "destroy");
     return 0;
 }
 
