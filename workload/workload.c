@@ -650,7 +650,7 @@ json_t *workload_clean(const json_t *doc, const char *name)
                    WORKLOAD_MAX_ENTRIES);
         return NULL;
     }
-    json_t *clean = json_array(), *e, *out = NULL;
+    json_t *clean = json_array(), *e, *out = NULL, *seen = json_object();
     size_t i;
     int bad = 0;
     double total = 0;
@@ -660,6 +660,22 @@ json_t *workload_clean(const json_t *doc, const char *name)
             bad = 1;
             break;
         }
+        /* one weight per (collective, size): a second would be compared as the last one alone
+         * (a sweep could never resume its own workload) and is likelier a typo than a sum */
+        char key[64];
+        entry_key(c, key, sizeof(key));
+        json_t *first = json_object_get(seen, key);
+        if (first) {
+            util_error("%s: entries[%zu] repeats entries[%lld]'s %s at %lld B: give each "
+                       "(collective, size) once, with its weights added up",
+                       name, i, (long long)json_integer_value(first),
+                       json_string_value(json_object_get(c, "collective")),
+                       (long long)json_integer_value(json_object_get(c, "size")));
+            json_decref(c);
+            bad = 1;
+            break;
+        }
+        json_object_set_new(seen, key, json_integer((json_int_t)i));
         double w = json_real_value(json_object_get(c, "weight"));
         total += w;
         if (w > 0 && json_integer_value(json_object_get(c, "size")) > 0)
@@ -684,6 +700,7 @@ json_t *workload_clean(const json_t *doc, const char *name)
                       preset || (from && !strcmp(from, "nccl-log")) ? from : "file", "assumed",
                       json_is_boolean(assumed) ? json_is_true(assumed) : preset, "entries", clean);
     json_decref(clean);
+    json_decref(seen);
     return out;
 }
 

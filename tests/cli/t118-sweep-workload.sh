@@ -140,6 +140,13 @@ expect_stderr_has 'entries[0]: unknown field "typo_weigth"' "names the field"
 echo '{"schema": "topotune/workload/1", "wieghts": 1, "entries": [{"collective": "all_reduce", "size": 8, "weight": 1}]}' >bad.json
 expect_exit 2 "an unknown field" -- sweep --out bad --workload bad.json
 expect_stderr_has 'unknown field "wieghts"' "names it"
+# one weight per (collective, size): a second once made the file differ from itself, so that a
+# sweep of it could never resume (and compare refused it)
+echo '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 1024, "weight": 0.3},
+ {"collective": "all_gather", "size": 1024, "weight": 0.1}, {"collective": "all_reduce", "size": 1024, "weight": 0.6}]}' >dup.json
+expect_exit 2 "a (collective, size) given twice" -- sweep --out bad --workload dup.json
+expect_stderr_has "entries[2] repeats entries[0]'s all_reduce at 1024 B" "names both entries"
+check "nothing was written for it" test ! -e bad
 cat >two.json <<'JSON'
 {"schema": "topotune/workload/1", "entries": [
   {"collective": "all_reduce", "size": 4194304, "weight": 1},
