@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "--from-nccl-log FILE [FILE...] | --preset dp|fsdp|tp|moe [--json] [--out FILE]\n\n"
+    "--from-nccl-log [--ranks N] FILE [FILE...] | --preset dp|fsdp|tp|moe [--json] [--out FILE]\n\n"
     "What a job communicates, per collective and size (nccl-tests' sizes), with weights: from a\n"
     "real job's log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL: calls per rank and bytes), or a\n"
     "preset mix, labelled assumed. A table, --json the document, --out FILE writes it.";
@@ -40,13 +40,16 @@ static void table(const json_t *doc)
 
 int cmd_workload(int argc, char **argv)
 {
-    int from_log = 0, json = 0, npos = 0, status;
+    int from_log = 0, json = 0, npos = 0, status, ranks = 0;
     const char *preset = NULL, *out = NULL;
     const struct util_opt opts[] = {
         {"from-nccl-log", 0, UTIL_OPT_FLAG, &from_log, NULL,
          "read the NCCL log files given as arguments"},
         {"preset", 0, UTIL_OPT_CHOICE, &preset, "NAME", "an assumed mix: dp, fsdp, tp or moe",
          .choices = "dp fsdp tp moe"},
+        {"ranks", 0, UTIL_OPT_INT, &ranks, "N",
+         "keep the calls of communicators of N ranks only (the one the sweep measures)", .min = 2,
+         .max = 1 << 24},
         {"json", 0, UTIL_OPT_FLAG, &json, NULL, "print the document (topotune/workload/1)"},
         {"out", 'o', UTIL_OPT_STRING, &out, "FILE",
          "write the document there (replaced whole; - for standard output)"},
@@ -68,7 +71,11 @@ int cmd_workload(int argc, char **argv)
                2;
     if (!from_log && !preset)
         return util_error("give --from-nccl-log FILE... or --preset NAME"), 2;
-    json_t *doc = preset ? workload_preset(preset) : workload_from_nccl_logs(argv + 1, npos);
+    if (ranks && !from_log)
+        return util_error("--ranks picks a communicator's calls out of NCCL logs: give it with "
+                          "--from-nccl-log"),
+               2;
+    json_t *doc = preset ? workload_preset(preset) : workload_from_nccl_logs(argv + 1, npos, ranks);
     if (!doc)
         return 2;
     int rc = 0;

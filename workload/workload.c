@@ -98,14 +98,21 @@ struct acc {
      * a workload's largest size; a function no nccl-tests collective here covers (Gather); a
      * call on a communicator of one rank (NCCL copies it in place: nothing crosses a GPU) */
     long long unparsed, too_large, other, one_rank;
-    char other_name[24]; /* the first such function's name */
-    int others;          /* more than one such function */
-    long long recv;      /* Recv lines: counted with their Send (in another rank's log) */
-    long long folded;    /* COLL lines that Ray's log deduplication stands for others with */
+    char other_name[24];  /* the first such function's name */
+    int others;           /* more than one such function */
+    long long recv;       /* Recv lines: counted with their Send (in another rank's log) */
+    long long folded;     /* COLL lines that Ray's log deduplication stands for others with */
+    json_t *comms;        /* "nranks" -> calls counted on communicators of that size */
+    long long want;       /* the communicator size kept (--ranks), or 0: every one */
+    long long other_comm; /* COLL lines of communicators of another size than want */
 };
 
-static void count_call(struct acc *a, const char *name, unsigned long long bytes)
+static void count_call(struct acc *a, const char *name, unsigned long long bytes, long long nranks)
 {
+    char size[24];
+    snprintf(size, sizeof(size), "%lld", nranks);
+    json_t *n = json_object_get(a->comms, size);
+    json_object_set_new(a->comms, size, json_integer(json_integer_value(n) + 1));
     char key[96];
     snprintf(key, sizeof(key), "%s %llu", name, bytes);
     json_t *c = json_object_get(a->calls, key);
@@ -149,11 +156,12 @@ static void group_end(struct acc *a, json_t *g)
             return;
         }
         count_call(a, "alltoall",
-                   scaled ? sum * (unsigned long long)nranks / (unsigned long long)peers : sum);
+                   scaled ? sum * (unsigned long long)nranks / (unsigned long long)peers : sum,
+                   nranks);
         return;
     }
     json_array_foreach(bytes, i, b)
-        count_call(a, "sendrecv", (unsigned long long)json_integer_value(b));
+        count_call(a, "sendrecv", (unsigned long long)json_integer_value(b), nranks);
 }
 
 /* A Send (recv 0: its bytes) or Recv line of rank on [nranks=] ranks, kept with the rest of its
@@ -237,6 +245,10 @@ static void one_line(struct acc *a, const char *line)
             long long ranks = field_to(what, "[nranks=", 0, ']');
             if (ranks < 2 || ranks > 1 << 24)
                 return;
+            if (a->want && ranks != a->want) {
+                a->other_comm++;
+                return;
+            }
             struct util_buf rank = UTIL_BUF_INIT;
             rank_of(line, info, &rank);
             json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
@@ -266,6 +278,10 @@ static void one_line(struct acc *a, const char *line)
         a->one_rank++;
         return;
     }
+    if (a->want && ranks != a->want) {
+        a->other_comm++;
+        return;
+    }
     /* checked before multiplying: count x element x ranks could pass 2^64 */
     long long per = colls[k].times_ranks ? ranks : 1;
     if (count > WORKLOAD_MAX_SIZE / (long long)el / per) {
@@ -279,7 +295,7 @@ static void one_line(struct acc *a, const char *line)
     if (!strcmp(colls[k].name, "sendrecv"))
         group_p2p(a, util_buf_str(&rank), what, ranks, 0, bytes);
     else
-        count_call(a, colls[k].name, bytes);
+        count_call(a, colls[k].name, bytes, ranks);
     util_buf_release(&rank);
 }
 
@@ -316,11 +332,12 @@ static json_t *document(const struct acc *a, json_t *sources)
             json_real(sum > 0 ? json_real_value(json_object_get(v, "calls")) *
                                     (double)json_integer_value(json_object_get(v, "size")) / sum
                               : 0));
-    return json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1",
-                     "from", "nccl-log", "sources", sources, "ranks_seen",
-                     (json_int_t)json_object_size(a->ranks), "lines", (json_int_t)a->lines,
-                     "skipped", (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank),
-                     "entries", entries, "totals", totals, "assumed", 0);
+    return json_pack(
+        "{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1", "from",
+        "nccl-log", "sources", sources, "ranks_seen", (json_int_t)json_object_size(a->ranks),
+        "lines", (json_int_t)a->lines, "skipped",
+        (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank + a->other_comm),
+        "entries", entries, "totals", totals, "assumed", 0);
 }
 
 /* Every line of the len bytes of text (with a byte after them; cut in place) into a. A NUL
@@ -340,7 +357,10 @@ static void all_lines(struct acc *a, char *text, size_t len)
 
 json_t *workload_from_nccl_text(const char *text, size_t len)
 {
-    struct acc a = {.calls = json_object(), .ranks = json_object(), .groups = json_object()};
+    struct acc a = {.calls = json_object(),
+                    .ranks = json_object(),
+                    .groups = json_object(),
+                    .comms = json_object()};
     char *copy = util_xmalloc(len + 1);
     json_t *doc = NULL;
     memcpy(copy, text, len);
@@ -353,6 +373,7 @@ json_t *workload_from_nccl_text(const char *text, size_t len)
     json_decref(a.calls);
     json_decref(a.ranks);
     json_decref(a.groups);
+    json_decref(a.comms);
     return doc;
 }
 
@@ -376,6 +397,24 @@ static void left_out(const struct acc *a)
         util_warning("%lld call(s) on communicators of one rank left out: NCCL copies them in "
                      "place, nothing crosses a GPU",
                      a->one_rank);
+    if (a->other_comm)
+        util_warning("%lld COLL line(s) on communicators of another size than --ranks %lld left "
+                     "out",
+                     a->other_comm, a->want);
+    if (json_object_size(a->comms) > 1) { /* --ranks keeps one: never more than one here */
+        struct util_buf sizes = UTIL_BUF_INIT;
+        const char *key;
+        json_t *v;
+        json_object_foreach(a->comms, key, v)
+            util_buf_addf(&sizes, "%s%s ranks (%lld calls)", sizes.len ? ", " : "", key,
+                          (long long)json_integer_value(v));
+        util_warning("the calls come from communicators of %s: the weights add them up, but a "
+                     "sweep measures one communicator (a tensor-parallel group's calls are not "
+                     "the data-parallel one's); --ranks N keeps the calls of the one it will "
+                     "measure",
+                     util_buf_str(&sizes));
+        util_buf_release(&sizes);
+    }
 }
 
 /* The error when the logs give nothing to weigh; 0 when they do. */
@@ -428,9 +467,13 @@ static int same_file_before(char *const *paths, int f, struct stat *seen)
     return -1;
 }
 
-json_t *workload_from_nccl_logs(char *const *paths, int n)
+json_t *workload_from_nccl_logs(char *const *paths, int n, long long ranks)
 {
-    struct acc a = {.calls = json_object(), .ranks = json_object(), .groups = json_object()};
+    struct acc a = {.calls = json_object(),
+                    .ranks = json_object(),
+                    .groups = json_object(),
+                    .comms = json_object(),
+                    .want = ranks};
     json_t *sources = json_array();
     struct stat *seen = util_xcalloc((size_t)n + 1, sizeof(*seen));
     int rc = 0;
@@ -476,6 +519,7 @@ json_t *workload_from_nccl_logs(char *const *paths, int n)
     json_decref(a.calls);
     json_decref(a.ranks);
     json_decref(a.groups);
+    json_decref(a.comms);
     free(seen);
     return doc;
 }

@@ -27,9 +27,12 @@
  * NUL ends its line only. Returns a new document, or NULL after an error naming the file
  * (unreadable, not a regular file, a file given twice, no COLL line, lines folded by Ray's log
  * deduplication, none usable, only Recv lines, only calls of 0 bytes, more than
- * WORKLOAD_MAX_ENTRIES pairs).
+ * WORKLOAD_MAX_ENTRIES pairs). ranks > 0 keeps the calls of communicators of that many ranks
+ * only (the one a sweep will measure: a tensor-parallel group's calls are not the data-parallel
+ * one's), the others counted in "skipped"; with ranks 0 calls of several communicator sizes are
+ * added up, and a warning says so.
  */
-json_t *workload_from_nccl_logs(char *const *paths, int n);
+json_t *workload_from_nccl_logs(char *const *paths, int n, long long ranks);
 
 /* The same for log text in memory (len bytes, NUL or not): the document, or NULL when it holds
  * no COLL line (said nowhere: the fuzz target's entry point). */

@@ -31,7 +31,22 @@ check "the two files together: 4 ranks, Recv not counted again" test "$(entries 
 all_reduce 28266288 0.5
 sendrecv 9682944 0.5
 ranks 4"
-for f in tp bc two; do
+# Calls of communicators of several sizes (128 ranks' all_reduce, a 2-rank pair's sends): the
+# weights add them up, and a sweep measures one communicator: said, and --ranks keeps one.
+expect_stderr_has "the calls come from communicators of 128 ranks (4 calls), 2 ranks (2 calls)" \
+    "communicators of two sizes: said"
+expect_exit 0 "--ranks 128: the Ray job's communicator only" -- "$TOPOTUNE" workload --from-nccl-log \
+    --ranks 128 "$logs/nccl-1193-ray.log" "$logs/nccl-584-sendrecv.log" --out ranks.json
+check "its two all_reduce sizes, no sendrecv; the other lines skipped" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(e["collective"], e["size"]) for e in d["entries"]] == [("all_reduce", 29528912), ("all_reduce", 28266288)], d
+assert d["skipped"] == 3, d' ranks.json
+expect_stderr_has "3 COLL line(s) on communicators of another size than --ranks 128 left out" "says what it left"
+check "one size: nothing said of communicators" bash -c "! '$TOPOTUNE' workload --from-nccl-log \
+    '$logs/torchtitan-1369-tp.log' 2>&1 >/dev/null | grep -q 'communicators of'"
+expect_exit 2 "--ranks without logs" -- "$TOPOTUNE" workload --preset dp --ranks 8
+expect_exit 2 "--ranks that no line has" -- "$TOPOTUNE" workload --from-nccl-log --ranks 64 "$logs/nccl-1193-ray.log"
+for f in tp bc two ranks; do
     check "$f.json: the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
         "$TOPOTUNE_SRC/docs/schemas/workload.schema.json" "$f.json"
 done
