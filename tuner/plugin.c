@@ -423,13 +423,26 @@ static void find_next(struct tuner_ctx *c)
     if ((lib = open_like_nccl("libnccl-tuner", "libnccl-tuner.so", NULL, 0)) &&
         take_next(c, lib, "libnccl-tuner.so") == 0)
         return;
+    /* NCCL_NET_PLUGIN is a comma-separated list from NCCL 2.27 (net.cc): NCCL's network is the
+     * first of them that loads, and its tuner is that library's */
     const char *net = env("NCCL_NET_PLUGIN");
     if (net && !strcasecmp(net, "none"))
         return;
     if (!net)
         net = "libnccl-net.so";
-    if ((lib = open_like_nccl("libnccl-net", net, NULL, 0)))
-        take_next(c, lib, net);
+    for (const char *at = net; *at;) {
+        size_t n = strcspn(at, ",");
+        char name[512];
+        if (n && n < sizeof(name)) {
+            memcpy(name, at, n);
+            name[n] = '\0';
+            if ((lib = open_like_nccl("libnccl-net", name, NULL, 0))) {
+                take_next(c, lib, name);
+                return;
+            }
+        }
+        at += n + (at[n] == ',');
+    }
 }
 
 /* The next tuner's init for this communicator. v5 and v6 get NCCL's arguments as we got them. */

@@ -134,6 +134,11 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     env_set("TOPOTUNE_NEXT_TUNER", NULL);
     env_set("NCCL_NET_PLUGIN", next_path);
     chain_all_releases(f, 0, "the network plugin's tuner");
+    /* a list (NCCL 2.27 and later): the first library that loads is NCCL's network */
+    char list[1024];
+    snprintf(list, sizeof(list), "/nonexistent/libnccl-net-x.so,,%s,%s", next_path, next_v2_path);
+    env_set("NCCL_NET_PLUGIN", list);
+    chain_all_releases(f, 0, "the first network plugin of a list that loads");
     env_set("NCCL_NET_PLUGIN", NULL);
 
     /* Whatever keeps the table out, the next tuner still decides every call. */
