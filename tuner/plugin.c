@@ -503,6 +503,14 @@ static void next_destroy(struct next_tuner *n)
     memset(n, 0, sizeof(*n));
 }
 
+/* Is `algo` with Simple not ignored (-1) in NCCL's cost table? What NCCL's v2 adapter asks for
+ * its support flags: NVLS for NVLS or NVLS tree, CollNet for CollNet chain. */
+static int simple_listed(const float *t, int num_algo, int num_proto, int algo)
+{
+    return t && algo < num_algo && TUNER_PROTO_SIMPLE < num_proto &&
+           t[algo * num_proto + TUNER_PROTO_SIMPLE] != -1.0f;
+}
+
 /* A cost-table call the table does not decide, passed on. A v2 next tuner (under NCCL 2.22 and
  * later) gets the support flags the table implies, and its choice becomes the cheapest entry. */
 static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, int pipe_ops,
@@ -512,14 +520,12 @@ static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, in
     const struct next_tuner *n = &c->next;
     switch (n->version) {
     case 2: {
+        /* the flags NCCL's own v2 adapter passes (plugin/tuner/tuner_v2.cc, 2.22 and later) */
         float *t = (float *)table;
-        int collnet = 0, nvls = 0, a = -1, p = -1;
-        for (int k = 0; t && k < num_proto; k++) {
-            collnet |= num_algo > TUNER_ALGO_COLLNET_CHAIN &&
-                       (t[TUNER_ALGO_COLLNET_DIRECT * num_proto + k] >= 0.0f ||
-                        t[TUNER_ALGO_COLLNET_CHAIN * num_proto + k] >= 0.0f);
-            nvls |= num_algo > TUNER_ALGO_NVLS && t[TUNER_ALGO_NVLS * num_proto + k] >= 0.0f;
-        }
+        int a = -1, p = -1;
+        int collnet = simple_listed(t, num_algo, num_proto, TUNER_ALGO_COLLNET_CHAIN);
+        int nvls = simple_listed(t, num_algo, num_proto, TUNER_ALGO_NVLS) ||
+                   simple_listed(t, num_algo, num_proto, TUNER_ALGO_NVLS_TREE);
         ((const struct tuner_nccl_v2 *)n->sym)
             ->get_coll_info(n->ctx, coll, bytes, collnet, nvls, pipe_ops, &a, &p, n_channels);
         if (t && a >= 0 && a < num_algo && p >= 0 && p < num_proto && t[a * num_proto + p] >= 0) {

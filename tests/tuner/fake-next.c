@@ -12,8 +12,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static atomic_int inits[7], calls[7], destroys[7];
+static atomic_int inits[7], calls[7], destroys[7], last_collnet = -1, last_nvls = -1;
 static int ctx_token;
+
+/* The support flags the last v2 call got (-1 before any). */
+EXPORT void fake_next_flags(int *collnet, int *nvls);
+EXPORT void fake_next_flags(int *collnet, int *nvls)
+{
+    *collnet = atomic_load(&last_collnet);
+    *nvls = atomic_load(&last_nvls);
+}
 
 EXPORT void fake_next_counts(int version, int *i, int *c, int *d);
 EXPORT void fake_next_counts(int version, int *i, int *c, int *d)
@@ -49,10 +57,12 @@ static tuner_nccl_result init_v2(size_t n_ranks, size_t n_nodes, tuner_nccl_logg
 static tuner_nccl_result coll_v2(void *context, tuner_nccl_func coll, size_t n_bytes, int collnet,
                                  int nvls, int pipe, int *algorithm, int *protocol, int *n_channels)
 {
-    (void)coll, (void)n_bytes, (void)collnet, (void)nvls, (void)pipe;
+    (void)coll, (void)n_bytes, (void)pipe;
     if (context != &ctx_token)
         abort();
     atomic_fetch_add(&calls[2], 1);
+    atomic_store(&last_collnet, collnet);
+    atomic_store(&last_nvls, nvls);
     *algorithm = 1;
     *protocol = 0;
     *n_channels = 3;

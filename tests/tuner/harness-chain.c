@@ -99,6 +99,44 @@ static void expect_applied_warned(const char *what, const char *needle)
     }
 }
 
+/* The support flags a v2-only next tuner gets from a cost table, as NCCL's own v2 adapter
+ * (plugin/tuner/tuner_v2.cc) computes them: NVLS where NVLS or NVLS tree Simple is available,
+ * CollNet where CollNet chain Simple is. */
+static void v2_support_flags(void *next_v2)
+{
+    typedef void (*flags_fn)(int *collnet, int *nvls);
+    flags_fn flags = (flags_fn)dlsym(next_v2, "fake_next_flags");
+    CHECK(flags != NULL, "fake_next_flags: %s", dlerror());
+    static const struct {
+        int algo, proto, collnet, nvls;
+        const char *what;
+    } cases[] = {
+        {5, 2, 0, 1, "NVLS tree Simple alone"},
+        {4, 2, 0, 1, "NVLS Simple alone"},
+        {4, 0, 0, 0, "NVLS LL alone (no NVLS for NCCL's adapter)"},
+        {3, 2, 1, 0, "CollNet chain Simple alone"},
+        {2, 2, 0, 0, "CollNet direct Simple alone (NCCL's adapter reads the chain)"},
+    };
+    const struct emu_plugin *p = &loaded[emu_ngens - 1];
+    for (size_t i = 0; flags && i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct emu_comm c;
+        CHECK(emu_comm_init(&c, p, 2, 16) == 0, "init");
+        struct emu_call call = {.coll = 4, .bytes = 300000, .n_channels = SENTINEL_CHANNELS};
+        for (int a = 0; a < EMU_ALGOS; a++)
+            for (int k = 0; k < EMU_PROTOS; k++)
+                call.table[a][k] = -1.0f;
+        call.table[1][2] = 50.0f; /* ring Simple, always there */
+        call.table[cases[i].algo][cases[i].proto] = 10.0f;
+        emu_call(&c, &call);
+        int collnet, nvls;
+        flags(&collnet, &nvls);
+        CHECK(collnet == cases[i].collnet && nvls == cases[i].nvls,
+              "v2 support flags, %s: collnet %d nvls %d, NCCL's adapter gives %d and %d",
+              cases[i].what, collnet, nvls, cases[i].collnet, cases[i].nvls);
+        CHECK(emu_comm_destroy(&c) == 0, "destroy");
+    }
+}
+
 int scenario_chain(const char *next_path, const char *next_v2_path, const char *cycle_path)
 {
     void *next = dlopen(next_path, RTLD_NOW | RTLD_LOCAL);
@@ -129,6 +167,7 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     /* A next tuner with v2 only, under cost-table releases: its choice becomes the cheapest. */
     env_set("TOPOTUNE_NEXT_TUNER", next_v2_path);
     chain_all_releases(f2, 1, "a v2-only next tuner");
+    v2_support_flags(next_v2);
 
     /* Unset: found as NCCL finds it, in the network plugin's library. */
     env_set("TOPOTUNE_NEXT_TUNER", NULL);
