@@ -646,24 +646,40 @@ static void log_skip(struct tuner_ctx *c, const struct tuner_rule *r, size_t byt
                tuner_proto_name(r->proto), why, c->next.lib ? c->next.name : "NCCL's choice");
 }
 
+/* CollNet, and NVLS across nodes: NCCL schedules such a call on the channel count it is given,
+ * unchecked against its own (enqueue.cc, scheduleCollTasksToPlan: isCollnet), so a row's count
+ * is never passed for them. */
+static int unbounded_channels(const struct tuner_ctx *c, const struct tuner_rule *r)
+{
+    return r->algo == TUNER_ALGO_COLLNET_DIRECT || r->algo == TUNER_ALGO_COLLNET_CHAIN ||
+           (r->algo == TUNER_ALGO_NVLS && c->nodes > 1);
+}
+
 /* The row's channel count within what NCCL runs for any algorithm: MAXCHANNELS, 32 in the
  * releases with the smallest (the table allows up to TUNER_MAX_CHANNELS); 0: NCCL's own. */
-static int row_channels(const struct tuner_rule *r)
+static int row_channels(const struct tuner_ctx *c, const struct tuner_rule *r)
 {
+    if (unbounded_channels(c, r))
+        return 0;
     return r->channels > TUNER_NCCL_MAX_CHANNELS ? TUNER_NCCL_MAX_CHANNELS : r->channels;
 }
 
 static void log_apply(struct tuner_ctx *c, const struct tuner_rule *r, size_t bytes)
 {
-    char clamped[48] = "";
-    if (r->channels > TUNER_NCCL_MAX_CHANNELS)
+    char clamped[80] = "";
+    if (r->channels && unbounded_channels(c, r))
+        snprintf(clamped, sizeof(clamped),
+                 " (the row's %u not passed: NCCL runs this "
+                 "algorithm on as many as it is given)",
+                 (unsigned)r->channels);
+    else if (r->channels > TUNER_NCCL_MAX_CHANNELS)
         snprintf(clamped, sizeof(clamped), " (the row's %u is above NCCL's limit)",
                  (unsigned)r->channels);
     if (rule_first_time(c, r))
         TUNING(c, "topotune tuner: %s %zu bytes -> %s/%s, %s%d channels%s (line %u)",
                tuner_coll_name(r->coll), bytes, tuner_algo_name(r->algo),
-               tuner_proto_name(r->proto), r->channels ? "" : "NCCL's ", row_channels(r), clamped,
-               r->line);
+               tuner_proto_name(r->proto), row_channels(c, r) ? "" : "NCCL's ", row_channels(c, r),
+               clamped, r->line);
 }
 
 /*
@@ -695,8 +711,8 @@ static int decide(struct tuner_ctx *c, int coll, size_t bytes, float **cost_tabl
         if (i != chosen && t[i] == 0.0f)
             t[i] = FLT_MIN;
     t[chosen] = 0.0f;
-    if (r->channels && n_channels)
-        *n_channels = row_channels(r);
+    if (row_channels(c, r) && n_channels)
+        *n_channels = row_channels(c, r);
     log_apply(c, r, bytes);
     return 1;
 }
@@ -804,8 +820,8 @@ static tuner_nccl_result coll_info_v2(void *context, tuner_nccl_func coll, size_
     }
     *algorithm = r->algo;
     *protocol = r->proto;
-    if (r->channels && n_channels)
-        *n_channels = row_channels(r);
+    if (row_channels(c, r) && n_channels)
+        *n_channels = row_channels(c, r);
     log_apply(c, r, n_bytes);
     return TUNER_NCCL_SUCCESS;
 }

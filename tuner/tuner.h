@@ -143,7 +143,9 @@
 #define TUNER_DRIVER_GPUS "/proc/driver/nvidia/gpus"
 
 /* The most channels a row's count is passed on as: NCCL's MAXCHANNELS in the releases where it
- * is smallest (32; later ones have 64 and clamp to the communicator's own count). */
+ * is smallest (32; later ones have 64 and clamp to the communicator's own count, except for
+ * CollNet and NVLS across nodes, whose count NCCL takes as given: a row's is never passed for
+ * them). */
 #define TUNER_NCCL_MAX_CHANNELS 32
 
 /* Error codes of this module (0 is success). */

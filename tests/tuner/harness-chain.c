@@ -406,5 +406,40 @@ int scenario_channels(void)
         }
         CHECK(emu_comm_destroy(&c) == 0, "destroy");
     }
+    /* CollNet, and NVLS across nodes: NCCL runs them on the count it is given, unchecked
+     * (enqueue.cc): the row's pair applies, its count is not passed; NVLS on one node keeps it */
+    static const char unbounded[] = "# topotune tuner table 1\n"
+                                    "collective,min_bytes,max_bytes,nodes,ranks,algorithm,"
+                                    "protocol,channels\n"
+                                    "allreduce,0,inf,2,16,nvls,simple,16\n"
+                                    "allgather,0,inf,2,16,collnet_direct,simple,8\n"
+                                    "allreduce,0,inf,1,8,nvls,simple,16\n";
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("unbounded.txt", unbounded, sizeof(unbounded) - 1));
+    static const struct {
+        size_t nodes, ranks;
+        int coll, algo, want;
+    } pairs[] = {
+        {2, 16, 4, 4, SENTINEL_CHANNELS}, {2, 16, 2, 2, SENTINEL_CHANNELS}, {1, 8, 4, 4, 16}};
+    for (size_t g = 1; g < emu_ngens; g++)
+        for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+            struct emu_comm c;
+            CHECK(emu_comm_init(&c, &loaded[g], pairs[k].nodes, pairs[k].ranks) == 0, "init");
+            struct emu_call call = {
+                .coll = pairs[k].coll, .bytes = 1 << 20, .n_channels = SENTINEL_CHANNELS};
+            for (int a = 0; a < EMU_ALGOS; a++)
+                for (int q = 0; q < EMU_PROTOS; q++)
+                    call.table[a][q] = a == pairs[k].algo || a == 1 ? 10.0f + (float)q : -1.0f;
+            emu_call(&c, &call);
+            int a, p;
+            CHECK(emu_pick(call.table, loaded[g].gen->num_algo, &a, &p) == 0 &&
+                      a == pairs[k].algo && p == 2,
+                  "NCCL %s: %zu x %zu, algorithm %d: the row's pair not applied (%d/%d)",
+                  emu_gens[g].release, pairs[k].nodes, pairs[k].ranks, pairs[k].algo, a, p);
+            CHECK(call.n_channels == pairs[k].want,
+                  "NCCL %s: %zu x %zu, algorithm %d: %d channels passed, want %d",
+                  emu_gens[g].release, pairs[k].nodes, pairs[k].ranks, pairs[k].algo,
+                  call.n_channels, pairs[k].want);
+            CHECK(emu_comm_destroy(&c) == 0, "destroy");
+        }
     return 0;
 }
