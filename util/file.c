@@ -23,6 +23,13 @@ static int read_fd(int fd, size_t max_bytes, struct util_buf *out)
     char chunk[8192];
     size_t total = 0;
     int rc = 0;
+    struct stat st;
+    /* a regular file says its size: one past the limit is refused before a byte is read (a
+     * 10 GB log would otherwise be read, and held, up to the limit first) */
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max_bytes) {
+        close(fd);
+        return UTIL_EINVAL;
+    }
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)

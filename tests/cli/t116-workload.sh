@@ -188,6 +188,15 @@ expect_exit 0 "--out - prints the document" -- "$TOPOTUNE" workload --from-nccl-
 check "on standard output, no file named -" sh -c "python3 -m json.tool '$TEST_TMP/out' >/dev/null && test ! -e -"
 mkfifo fifo.log
 expect_exit 2 "a FIFO is refused, not waited on" -- timeout 20 "$TOPOTUNE" workload --from-nccl-log fifo.log
+# A log past the limit (a 2 GiB sparse file) is refused by its size, before a byte is read: it
+# was read, and held, up to 1 GiB first (out of memory under a 700 MB limit: an abort). ASan
+# reserves far more address space than that limit: there only the refusal is checked.
+truncate -s 2G huge.log
+limit=
+[ -n "${ASAN_OPTIONS:-}" ] || limit="ulimit -v 700000;"
+expect_exit 2 "a 2 GiB log, refused by its size" -- bash -c "$limit exec '$TOPOTUNE' workload --from-nccl-log huge.log"
+expect_stderr_has "larger than 1024 MiB" "says why"
+rm -f huge.log
 expect_exit 2 "neither a log nor a preset" -- "$TOPOTUNE" workload
 expect_stderr_has "give --from-nccl-log FILE... or --preset NAME" "neither: what to give"
 # each misuse said as it is (all four once had the one message "give ... or ...")
