@@ -6,7 +6,9 @@
  * NVLink 1 20000, NVLink 2 to 4 25000, NVLink 5 50000). nvlinks is -1 for PCIe
  * cards that may or may not carry an NVLink bridge. pcie_gen is the generation
  * the GPU's host link is built for (profiles/hardware/gpus.json's). The hardware
- * catalog in profiles/hardware/ (with sources) supersedes this table for specs.
+ * catalog in profiles/hardware/ (with sources) supersedes this table for specs. Device ids
+ * and names: NVIDIA's table of supported GPUs (github.com/NVIDIA/open-gpu-kernel-modules,
+ * README.md); SM: developer.nvidia.com/cuda-gpus.
  */
 #include "topo/internal.h"
 
@@ -28,11 +30,16 @@ static const struct topo_gpu_info gpu_table[] = {
     {"A100-SXM4-40GB", 0x20b0, "NVIDIA A100-SXM4-40GB", 80, 12, 25000, 4},
     {"A100 80GB PCIe", 0x20b5, "NVIDIA A100 80GB PCIe", 80, -1, 25000, 4},
     {"A100-PCIE", 0x20f1, "NVIDIA A100-PCIE-40GB", 80, -1, 25000, 4},
+    {"NVIDIA A30", 0x20b7, "NVIDIA A30", 80, -1, 25000, 4}, /* not "A30": "RTX A3000" has it */
     {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000, 4},
     {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062, 4}, /* not "A40": "RTX A4000" has it */
     {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062, 4},
     {"A10G", 0x2237, "NVIDIA A10G", 86, 0, 0, 4},
     {"A10", 0x2236, "NVIDIA A10", 86, 0, 0, 4},
+    /* A16 and A2 share device 25b6 (told apart by subsystem): by name only */
+    {"NVIDIA A16", 0, "NVIDIA A16", 86, 0, 0, 4},
+    {"RTX A5000", 0x2231, "NVIDIA RTX A5000", 86, -1, 14062, 4},
+    {"RTX A4000", 0x24b0, "NVIDIA RTX A4000", 86, 0, 0, 4},
     {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000, 5},
     {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000, 5},
     {"H100 NVL", 0, "NVIDIA H100 NVL", 90, -1, 25000, 5},
@@ -48,7 +55,17 @@ static const struct topo_gpu_info gpu_table[] = {
     {"GB300", 0, "NVIDIA GB300", 103, 18, 50000, 6, 1},
     {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000, 6},
     {"L40S", 0x26b9, "NVIDIA L40S", 89, 0, 0, 4},
+    {"NVIDIA L40", 0x26b5, "NVIDIA L40", 89, 0, 0, 4}, /* after "L40S", which holds it */
+    {"NVIDIA L20", 0x26ba, "NVIDIA L20", 89, 0, 0, 4},
     {"L4", 0x27b8, "NVIDIA L4", 89, 0, 0, 4},
+    {"RTX 6000 Ada", 0x26b1, "NVIDIA RTX 6000 Ada Generation", 89, 0, 0, 4},
+    {"RTX 5000 Ada", 0x26b2, "NVIDIA RTX 5000 Ada Generation", 89, 0, 0, 4},
+    {"RTX 2080 Ti", 0x1e04, "NVIDIA GeForce RTX 2080 Ti", 75, -1, 25000, 3},
+    {"TITAN RTX", 0x1e02, "NVIDIA TITAN RTX", 75, -1, 25000, 3},
+    {"Quadro RTX 8000", 0, "Quadro RTX 8000", 75, -1, 25000, 3},
+    {"Quadro RTX 6000", 0x1e30, "Quadro RTX 6000", 75, -1, 25000, 3},
+    {"RTX 3080", 0x2206, "NVIDIA GeForce RTX 3080", 86, 0, 0, 4},
+    {"RTX 4080", 0x2704, "NVIDIA GeForce RTX 4080", 89, 0, 0, 4},
     {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062, 4},
     {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0, 4},
     {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0, 5},

@@ -27,6 +27,22 @@ g = json.load(open(sys.argv[1]))["gpus"][0]
 assert (g["model"], g["sm"]) == ("NVIDIA A40", 86) and g["nvlinks"], g' "$TEST_TMP/bare-a40.out"
 expect_stderr_lines 0 "no warning"
 rm -f "$TEST_TMP/bare-a40.out"
+# Current cards an export may name (once unknown: no SM, so no protocol rules and no NVLink rate):
+# each name to its SM and NVLinks; L40 not read as L40S, nor a laptop's RTX A3000 as an A30.
+for card in "NVIDIA RTX 6000 Ada Generation:89:0" "NVIDIA L40:89:0" "NVIDIA L40S:89:0" "NVIDIA L20:89:0" \
+    "NVIDIA A30:80:" "NVIDIA A16:86:0" "NVIDIA RTX A5000:86:" "NVIDIA GeForce RTX 2080 Ti:75:" \
+    "NVIDIA RTX A3000 Laptop GPU::"; do
+    IFS=: read -r name sm links <<<"$card"
+    sed "s/Tesla P100-PCIE-16GB/$name/g; s/10de:15f8/10de:0000/g" \
+        "$TOPOTUNE_FIXTURES/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >"$TEST_TMP/card.xml"
+    expect_exit 0 "$name" -- "$TOPOTUNE" topo --input "$TEST_TMP/card.xml" --json "$TEST_TMP/card.out"
+    check "$name: sm ${sm:-unknown}, NVLinks ${links:-a bridge or none}" python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+want = lambda v: int(v) if v else None
+assert (g["model"], g["sm"], g["nvlinks"]) == (sys.argv[2], want(sys.argv[3]), want(sys.argv[4])), g' \
+        "$TEST_TMP/card.out" "$name" "$sm" "$links"
+done
+rm -f "$TEST_TMP/card.xml" "$TEST_TMP/card.out"
 
 # Different machines never share a class id.
 ids=$(for f in "$TEST_TMP"/*.json; do python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"]["id"])' "$f"; done)
