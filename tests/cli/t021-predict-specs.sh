@@ -21,6 +21,22 @@ import json, sys
 a, b = (json.load(open(f))["class"]["id"] for f in sys.argv[1:])
 assert a == b, (a, b)' "$TEST_TMP/h100.json" "$TEST_TMP/again.json"
 
+# Every catalog GPU makes a spec that predicts (the catalog's later entries among them: a spec
+# naming one was refused as an unknown GPU); its SM is the catalog's.
+python3 - "$TOPOTUNE_SRC/profiles/hardware/gpus.json" >"$TEST_TMP/catalog.txt" <<'PY'
+import json, sys
+for g in json.load(open(sys.argv[1]))["gpus"]:
+    fabric = "nvswitch" if g["nvswitches"] else "pcie"
+    print(g["name"], g["sm"], fabric, 4 if g["name"].startswith(("GB200", "GB300")) else 2)
+PY
+while read -r gpu sm fabric count; do
+    printf '{"schema": "topotune/spec/1", "name": "x", "gpu": "%s", "count": %s, "fabric": "%s"}\n' \
+        "$gpu" "$count" "$fabric" >"$TEST_TMP/one.json"
+    expect_exit 0 "a spec of $gpu predicts" -- "$TOPOTUNE" predict --input "$TEST_TMP/one.json" -b 1M -e 1M --json
+    check "$gpu: sm $sm" bash -c "'$TOPOTUNE' topo --input '$TEST_TMP/one.json' --json - 2>/dev/null |
+        python3 -c 'import json, sys; assert json.load(sys.stdin)[\"gpus\"][0][\"sm\"] == $sm'"
+done <"$TEST_TMP/catalog.txt"
+
 expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
 check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
 check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"
