@@ -362,6 +362,9 @@ static int measure(struct survey *s, const char *stage, const struct survey_grou
 /* ---- verdicts ---- */
 
 static json_t *verdict_json(struct survey *s, const char *kind, json_t *hosts, json_t *evidence,
+                            const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static json_t *verdict_json(struct survey *s, const char *kind, json_t *hosts, json_t *evidence,
                             const char *fmt, va_list ap)
 {
     char text[512];

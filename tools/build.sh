@@ -8,7 +8,8 @@ flavour=${1:-plain}
 case "$flavour" in
 plain) dir=build; args=(); targets=() ;;
 asan) dir=build-asan; args=(-DTOPOTUNE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug); targets=() ;;
-fuzz) dir=build-fuzz; args=(-DTOPOTUNE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang)
+fuzz) dir=build-fuzz; args=(-DTOPOTUNE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
     targets=(--target fuzz-topology fuzz-hwloc-xml fuzz-space fuzz-sweepdir fuzz-tuner-table fuzz-nccl-log) ;;
 *) echo "usage: tools/build.sh [plain|asan|fuzz]" >&2; exit 2 ;;
 esac

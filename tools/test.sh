@@ -38,6 +38,8 @@ cat "$work/cppcheck.log"
 seconds=${TOPOTUNE_FUZZ_SECONDS:-10}
 echo "== fuzz: every parser of untrusted text, ${seconds} s each, two at a time"
 tools/build.sh fuzz >/dev/null
+# the suite builds with gcc: every file through clang too, with the same flags (seconds)
+python3 tools/clang-syntax.py build-fuzz
 fuzz() { # TARGET: its run's exit status in $work/TARGET.rc (libFuzzer is one process, one core)
     local target=$1 seeds=tests/fuzz/corpus-$1 leaks=1
     [ -d "$seeds" ] || seeds=tests/fuzz/corpus
