@@ -69,17 +69,39 @@ static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)
 }
 
 /* The plugin's table when this environment loads a tuner plugin with one; 0 or -1 (warned). */
+/* As the plugin loads its table: 0 (used, or none named), -1 (left out with a warning), or
+ * TABLE_REFUSED when the job named its table (TUNER_ENV_DIGEST) and this is not it: the plugin
+ * fails the communicator's init then (tuner/tuner.h, "One table"). */
+#define TABLE_REFUSED (-2)
 static int load_table(struct tuner_table *t)
 {
     const char *plugin = getenv("NCCL_TUNER_PLUGIN");
-    const char *path = getenv(TUNER_ENV_TABLE);
+    const char *path = getenv(TUNER_ENV_TABLE), *named = getenv(TUNER_ENV_DIGEST);
     char err[256];
+    if (named && !*named)
+        named = NULL;
     if (!path || !*path)
         path = getenv(TUNER_ENV_NCCL_TABLE);
-    if (!plugin || !*plugin || !strcmp(plugin, "none") || !path || !*path)
+    if (!plugin || !*plugin || !strcmp(plugin, "none"))
         return 0;
-    if (tuner_table_load(t, path, err, sizeof(err))) {
+    if (!path || !*path) {
+        if (!named)
+            return 0;
+        snprintf(err, sizeof(err), "no table (%s)", TUNER_ENV_TABLE);
+        path = "";
+    } else if (tuner_table_load(t, path, err, sizeof(err)) == 0 &&
+               tuner_table_identity(t, named, err, sizeof(err)) == 0) {
+        err[0] = '\0';
+    }
+    if (err[0] && named) {
+        util_error("NCCL error at init (predicted): the tuner plugin refuses table '%s': %s", path,
+                   err);
+        tuner_table_release(t);
+        return TABLE_REFUSED;
+    }
+    if (err[0]) {
         util_warning("tuner table '%s' not used (predicted: NCCL's defaults): %s", path, err);
+        tuner_table_release(t);
         return -1;
     }
     const char *want = getenv(TUNER_ENV_CLASS);
@@ -114,7 +136,10 @@ static int sim_init(struct bench_ctx *c)
     }
     if (o->calibration && model_params_load(&s->model.params, o->calibration))
         return BENCH_EXIT_USAGE;
-    if (load_table(&s->table) == 0 && s->table.rules)
+    int table = load_table(&s->table);
+    if (table == TABLE_REFUSED)
+        return BENCH_EXIT_COMM;
+    if (table == 0 && s->table.rules)
         s->model.table = &s->table;
     s->rng = (uint64_t)o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     c->nranks = s->model.nranks;

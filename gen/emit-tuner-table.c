@@ -62,7 +62,29 @@ static void headers(const json_t *profile, struct util_buf *out)
                       minor, patch);
 }
 
+static int emit_rows(const json_t *profile, struct util_buf *out);
+
+/* The table with its own digest as a header after line 1 (tuner/tuner.h, "One table"): what the
+ * plugin checks a copy's rows against, and the launch scripts pass the job's ranks. */
 static int emit_tuner_table(const json_t *profile, struct util_buf *out)
+{
+    struct util_buf body = UTIL_BUF_INIT;
+    struct tuner_table t = TUNER_TABLE_INIT;
+    char hex[TUNER_DIGEST_CHARS + 1];
+    int rc = emit_rows(profile, &body);
+    if (rc == 0 && tuner_table_parse(&t, body.data, body.len, NULL, 0) != 0)
+        rc = -1; /* never: the rows are written from a closed list */
+    if (rc == 0) {
+        const char *rest = strchr(body.data, '\n') + 1; /* after TUNER_TABLE_MAGIC's line */
+        tuner_digest_format(t.digest, hex);
+        util_buf_addf(out, "%s\n# digest=%s\n%s", TUNER_TABLE_MAGIC, hex, rest);
+    }
+    tuner_table_release(&t);
+    util_buf_release(&body);
+    return rc;
+}
+
+static int emit_rows(const json_t *profile, struct util_buf *out)
 {
     headers(profile, out);
     util_buf_adds(out, TUNER_TABLE_COLUMNS "\n");

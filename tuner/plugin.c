@@ -47,7 +47,11 @@ struct tuner_ctx {
 
 /* What follows a table not used: where its calls go, or, when the job named the table, the
  * communicator's failed init (a rank deciding otherwise than its peers would hang the job). */
-static const char *then(struct tuner_ctx *c)
+/* What follows a table that is not this job's (none, damaged, another digest): where its calls
+ * go, or, when the job named its table, the communicator's failed init. A refusal every rank of
+ * a job of one kind makes alike (another kind of node, another NCCL) is not this: those leave the
+ * table out with a warning on every rank, as without a digest. */
+static const char *then_not_the_table(struct tuner_ctx *c)
 {
     if (!c->strict)
         return c->next_said;
@@ -55,7 +59,7 @@ static const char *then(struct tuner_ctx *c)
     return "this communicator's init fails: the job was launched with one table "
            "(" TUNER_ENV_DIGEST "), and a rank deciding otherwise than its peers hangs it; give "
            "every node the profile the job was launched with, or launch it without the plugin "
-           "(TOPOTUNE_TUNER_PLUGIN=none)";
+           "(TOPOTUNE_TUNER_PLUGIN=none; an image's: unset NCCL_TUNER_PLUGIN)";
 }
 
 #define LOG(ctx, level, subsys, ...)                                                               \
@@ -188,7 +192,7 @@ static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, con
     if (want && t->class_id[0] && strcmp(want, t->class_id) != 0) {
         shown(want, shown_want, sizeof(shown_want));
         WARN(c, "topotune tuner: ignoring '%s': measured on class %s, this job is %s=%s; %s", path,
-             shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS, shown_want, then(c));
+             shown(t->class_id, cls, sizeof(cls)), TUNER_ENV_CLASS, shown_want, c->next_said);
         return 0;
     }
     if (!t->gpus && !t->gpu_model[0])
@@ -208,14 +212,14 @@ static int table_fits_node(struct tuner_ctx *c, const struct tuner_table *t, con
         WARN(c,
              "topotune tuner: ignoring '%s': measured on nodes of %u GPUs, this node has %u "
              "(another kind of node); %s",
-             path, t->gpus, g.count, then(c));
+             path, t->gpus, g.count, c->next_said);
         return 0;
     }
     if (t->gpu_model[0] && g.model[0] && strcmp(t->gpu_model, g.model) != 0) {
         WARN(c,
              "topotune tuner: ignoring '%s': measured on %s GPUs, this node has %s (another "
              "kind of node); %s",
-             path, shown(t->gpu_model, cls, sizeof(cls)), have, then(c));
+             path, shown(t->gpu_model, cls, sizeof(cls)), have, c->next_said);
         return 0;
     }
     return 1;
@@ -246,7 +250,7 @@ static int table_fits_job(struct tuner_ctx *c, const struct tuner_table *t, cons
     }
     if ((t->nccl_min && have < t->nccl_min) || (t->nccl_max && have > t->nccl_max)) {
         WARN(c, "topotune tuner: ignoring '%s': valid for NCCL %s to %s, this is NCCL %s; %s", path,
-             lo, hi, v, then(c));
+             lo, hi, v, c->next_said);
         return 0;
     }
     return 1;
@@ -275,43 +279,27 @@ static long keep_rules(struct tuner_ctx *c, const struct tuner_table *t)
 static void load_table(struct tuner_ctx *c, uint64_t comm_id)
 {
     const char *path = env(TUNER_ENV_TABLE), *named = env(TUNER_ENV_DIGEST);
-    uint64_t want = 0;
-    char d[TUNER_DIGEST_CHARS + 1], dw[TUNER_DIGEST_CHARS + 1], shown_named[64];
     c->strict = named != NULL;
-    if (named && tuner_digest_parse(named, &want) != 0) {
-        WARN(c, "topotune tuner: %s=%s: not %d lowercase hex digits (topotune gen writes it); %s",
-             TUNER_ENV_DIGEST, shown(named, shown_named, sizeof(shown_named)), TUNER_DIGEST_CHARS,
-             then(c));
-        return;
-    }
     if (!path)
         path = env(TUNER_ENV_NCCL_TABLE);
     if (!path) {
         WARN(c, "topotune tuner: no table: set %s (or %s) to the profile's table; %s",
-             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE, then(c));
+             TUNER_ENV_TABLE, TUNER_ENV_NCCL_TABLE, then_not_the_table(c));
         return;
     }
     struct tuner_table t = TUNER_TABLE_INIT;
     char err[256], p[512], e[256], cls[160];
-    if (tuner_table_load(&t, path, err, sizeof(err)) != 0) {
+    if (tuner_table_load(&t, path, err, sizeof(err)) != 0 ||
+        tuner_table_identity(&t, named, err, sizeof(err)) != 0) {
         WARN(c, "topotune tuner: ignoring '%s': %s; %s", shown(path, p, sizeof(p)),
-             shown(err, e, sizeof(e)), then(c));
-        return;
-    }
-    if (named && t.digest != want) {
-        tuner_digest_format(t.digest, d);
-        tuner_digest_format(want, dw);
-        WARN(c,
-             "topotune tuner: '%s' is not the table the job was launched with (digest %s, the "
-             "job's %s: another profile's, or a copy cut short); %s",
-             shown(path, p, sizeof(p)), d, dw, then(c));
+             shown(err, e, sizeof(e)), then_not_the_table(c));
         tuner_table_release(&t);
         return;
     }
     long kept = table_fits_job(c, &t, path) ? keep_rules(c, &t) : -2;
     path = shown(path, p, sizeof(p));
     if (kept == -1)
-        WARN(c, "topotune tuner: ignoring '%s': out of memory; %s", path, then(c));
+        WARN(c, "topotune tuner: ignoring '%s': out of memory; %s", path, then_not_the_table(c));
     if (kept >= 0) {
         char comm[40] = ""; /* v5 and later pass the communicator's id */
         if (comm_id)
@@ -561,8 +549,8 @@ static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, in
 static tuner_nccl_result destroy(void *context);
 
 /* What every init does. Fails towards NCCL only when the job named its table and this rank
- * cannot apply it (then()); without memory the context is NULL and every call leaves NCCL's
- * choice (or, the table named, the init fails). */
+ * cannot apply it (then_not_the_table); without memory the context is NULL and every call leaves
+ * NCCL's choice (or, the table named, the init fails). */
 static tuner_nccl_result ctx_new(void **context, int version, size_t n_ranks, size_t n_nodes,
                                  uint64_t comm_id, tuner_nccl_logger log,
                                  struct tuner_nccl_nvl_domain_info *nvl,

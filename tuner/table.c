@@ -33,7 +33,7 @@ struct parser {
     size_t cap;
     unsigned line;
     int columns_seen;
-    int seen_class, seen_min, seen_max, seen_gpus, seen_model;
+    int seen_class, seen_min, seen_max, seen_gpus, seen_model, seen_digest;
     char *err;
     size_t errsz;
 };
@@ -260,6 +260,19 @@ static int parse_header(struct parser *p, struct span line)
                         shown(value, b));
         memcpy(p->t->gpu_model, value.s, value.n);
         p->t->gpu_model[value.n] = '\0';
+    } else if (span_is(key, "digest")) {
+        char hex[TUNER_DIGEST_CHARS + 1];
+        if (p->seen_digest++)
+            return fail(p, TUNER_EFORMAT, "digest given twice");
+        if (value.n != TUNER_DIGEST_CHARS)
+            return fail(p, TUNER_EFORMAT, "digest \"%s\" is not %d lowercase hex digits",
+                        shown(value, b), TUNER_DIGEST_CHARS);
+        memcpy(hex, value.s, value.n);
+        hex[value.n] = '\0';
+        if (tuner_digest_parse(hex, &p->t->declared))
+            return fail(p, TUNER_EFORMAT, "digest \"%s\" is not %d lowercase hex digits",
+                        shown(value, b), TUNER_DIGEST_CHARS);
+        p->t->has_declared = 1;
     } else if (span_is(key, "nccl_min") || span_is(key, "nccl_max")) {
         int is_min = span_is(key, "nccl_min");
         if (is_min ? p->seen_min++ : p->seen_max++)
@@ -375,6 +388,34 @@ int tuner_table_parse(struct tuner_table *t, const char *text, size_t len, char 
 void tuner_digest_format(uint64_t digest, char buf[TUNER_DIGEST_CHARS + 1])
 {
     snprintf(buf, TUNER_DIGEST_CHARS + 1, "%016llx", (unsigned long long)digest);
+}
+
+int tuner_table_identity(const struct tuner_table *t, const char *named, char *why, size_t len)
+{
+    uint64_t want;
+    char have[TUNER_DIGEST_CHARS + 1], declared[TUNER_DIGEST_CHARS + 1];
+    tuner_digest_format(t->digest, have);
+    if (t->has_declared && t->declared != t->digest) {
+        tuner_digest_format(t->declared, declared);
+        snprintf(why, len,
+                 "its rows are not those its digest= header names (%s, they are %s): a copy "
+                 "cut short or edited",
+                 declared, have);
+        return -1;
+    }
+    if (named && (tuner_digest_parse(named, &want) || want != t->digest)) {
+        char job[TUNER_DIGEST_CHARS + 1]; /* as given, printable: it may be anything */
+        size_t n = 0;
+        for (; n < TUNER_DIGEST_CHARS && named[n]; n++)
+            job[n] = named[n] > ' ' && named[n] < 0x7f ? named[n] : '?';
+        job[n] = '\0';
+        snprintf(why, len,
+                 "it is not the table the job was launched with (digest %s, the job's %s): "
+                 "another profile's, or a copy cut short",
+                 have, job);
+        return -1;
+    }
+    return 0;
 }
 
 int tuner_digest_parse(const char *text, uint64_t *digest)

@@ -59,12 +59,16 @@
  * returns an error to NCCL (which fails the communicator's init) only as "One table" says.
  *
  * One table. NCCL does not check that its ranks chose alike, and a rank that leaves a call to
- * NCCL while its peers apply a row hangs the job; what makes a rank leave the table out is local
- * (the node's copy, its GPUs, its NCCL). So when TOPOTUNE_TUNER_DIGEST is set (topotune's launch
- * files, image and pod set it to the digest of the profile's table; see tuner_digest_format),
- * every reason above, and a table whose digest differs, fails the communicator's init with one
- * warning saying why, instead of deciding otherwise than the peers. A table without a row for
- * the communicator's nodes and ranks is the same on every rank, and stays NCCL's.
+ * NCCL while its peers apply a row hangs the job. gen writes the table's digest in its own
+ * `digest=` header, and a table whose rows are not the ones it names (a copy cut short, edited) is
+ * left out as damaged. The launch scripts read that header and pass it as TOPOTUNE_TUNER_DIGEST
+ * (the image sets it from the table it holds): when it is set, a rank whose table is not that
+ * very one (none, unreadable, damaged, another digest) fails the communicator's init with one
+ * warning saying why, instead of deciding otherwise than its peers. Another kind of node and
+ * another NCCL are refused alike by every rank of a job of one kind, so they leave the table out
+ * with a warning, digest or not (a job mixing kinds of nodes or NCCL versions is not one this
+ * protects). A table without a row for the communicator's nodes and ranks is the same on every
+ * rank, and stays NCCL's.
  *
  * Logs. At NCCL_DEBUG=INFO (subsystem INIT or TUNING) one line per communicator says which
  * table was loaded, its rows, and how many apply to this communicator's nodes and ranks. With
@@ -93,7 +97,9 @@
  *   class id the table was measured on: 1 to TUNER_CLASS_MAX bytes, no space), `nccl_min` and
  *   `nccl_max` (MAJOR.MINOR.PATCH, minor and patch below 100: the inclusive range of NCCL
  *   versions the table is valid for, either may be left out) are read; other keys ([a-z0-9_]+)
- *   are ignored; any of them given twice is an error. `gpus` (GPUs per node, 1 to 4096)
+ *   are ignored; any of them given twice is an error. `digest` (TUNER_DIGEST_CHARS lowercase hex
+ *   digits: what topotune gen computed of the table's rows, see "One table") is checked against
+ *   them. `gpus` (GPUs per node, 1 to 4096)
  *   and `gpu_model` (the driver's model name, spaces allowed) name the kind of node measured on.
  *   Other `#` lines and blank lines are comments.
  * - Then the column line, exactly TUNER_TABLE_COLUMNS. It is required, even with no rows.
@@ -204,12 +210,14 @@ struct tuner_table {
     unsigned nccl_min, nccl_max;
     struct tuner_rule *rules; /* in file order; owned, freed by tuner_table_release */
     size_t nrules;
-    uint64_t digest; /* of what decides calls: see tuner_digest_format */
+    uint64_t digest;   /* of what decides calls: see tuner_digest_format */
+    uint64_t declared; /* the `digest=` header's, when has_declared */
+    int has_declared;
 };
 
 #define TUNER_TABLE_INIT                                                                           \
     {                                                                                              \
-        {0}, {0}, 0, 0, 0, NULL, 0, 0                                                              \
+        {0}, {0}, 0, 0, 0, NULL, 0, 0, 0, 0                                                        \
     }
 
 /*
@@ -243,6 +251,11 @@ const struct tuner_rule *tuner_table_match(const struct tuner_table *t, int coll
  * tuner_digest_parse reads that form back (0, or -1 for anything else). */
 #define TUNER_DIGEST_CHARS 16
 void tuner_digest_format(uint64_t digest, char buf[TUNER_DIGEST_CHARS + 1]);
+
+/* Is `t` whole (its own `digest=` header, when it has one, is its rows' digest) and the one a job
+ * named (`named`: TUNER_ENV_DIGEST's text, or NULL when none is named)? 0, or -1 with why (one
+ * line, "it is not the table ..." or "its rows are not ..."). */
+int tuner_table_identity(const struct tuner_table *t, const char *named, char *why, size_t len);
 int tuner_digest_parse(const char *text, uint64_t *digest);
 
 /* NCCL's version code for MAJOR.MINOR.PATCH as ncclGetVersion returns it from 2.9 on:

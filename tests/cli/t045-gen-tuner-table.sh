@@ -60,10 +60,11 @@ d = sys.argv[1]
 p = json.load(open(d + "/profile.json"))
 lines = open(d + "/tuner-table.txt").read().splitlines()
 assert lines[0] == "# topotune tuner table 1", lines[0]
-assert "# class=" + p["class"] in lines[1:4], lines[:4]
+assert re.match(r"# digest=[0-9a-f]{16}$", lines[1]), lines[1]  # its own, checked by tuner.table
+assert "# class=" + p["class"] in lines[2:5], lines[:5]
 cols = "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels"
 i = lines.index(cols)
-assert all(re.match(r"# (class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
+assert all(re.match(r"# (digest|class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
 assert "# gpus=8" in lines[1:i] and not any(l.startswith("# gpu_model=") for l in lines), lines[:i]
 rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
 assert p["winner"]["env"] == {"NCCL_ALGO": "Tree"}, p["summary"]
@@ -113,6 +114,15 @@ bench_algo() {
 check "sim without the plugin: Ring/LL at 512 B" test "$(bench_algo)" = RING/LL
 check "sim with the plugin and table: the row's Tree/LL128" test "$(NCCL_TUNER_PLUGIN=x TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = TREE/LL128
 check "sim with a table but no plugin: Ring/LL" test "$(TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = RING/LL
+# the job's table named (TOPOTUNE_TUNER_DIGEST): its own digest applies it; another's fails init
+# (exit 3, NCCL's error), as the plugin fails the communicator's init
+digest=$(sed -n 's/^# digest=//p' "$p2/tuner-table.txt")
+check "sim, the job's table by its digest: the row's Tree/LL128" test "$(NCCL_TUNER_PLUGIN=x \
+    TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" TOPOTUNE_TUNER_DIGEST="$digest" bench_algo)" = TREE/LL128
+expect_exit 3 "sim, another table's digest: NCCL's error at init" -- env NCCL_TUNER_PLUGIN=x \
+    TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
+    "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 512 -e 512
+expect_stderr_has "it is not the table the job was launched with" "says why"
 
 # 4. verify: three configurations per size, every gain labelled predicted.
 expect_exit 0 "verify" -- "$TOPOTUNE" verify "$p2" --topology "$spec"

@@ -350,7 +350,25 @@ int scenario_digest(void)
     expect_refused("no table variable", "no table");
     env_main_table();
     env_set("TOPOTUNE_TUNER_DIGEST", "12345678abcdefXY");
-    expect_refused("a digest that is none", "not 16 lowercase hex digits");
+    expect_refused("a digest that is none", "the job's 12345678abcdefXY");
+
+    /* the table's own digest= header (gen writes it): a copy whose rows differ from it is
+     * damaged, left out with a warning, or, the job's table named, refused */
+    char own[4096], edited[4096];
+    snprintf(own, sizeof(own), "# topotune tuner table 1\n# digest=%s\n%s", hex,
+             strstr(main_table, "# class="));
+    env_set("TOPOTUNE_TUNER_DIGEST", NULL);
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("own.txt", own, strlen(own)));
+    expect_applied("its own digest, matching");
+    /* a row's channel count edited: still a table, not the one the header names */
+    char *row = strstr(own, "allreduce,0,32767,4,32,tree,ll,2");
+    snprintf(edited, sizeof(edited), "%.*sallreduce,0,32767,4,32,tree,ll,4%s", (int)(row - own),
+             own, row + strlen("allreduce,0,32767,4,32,tree,ll,2"));
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("edited.txt", edited, strlen(edited)));
+    expect_defaults("its own digest, a row edited", "its rows are not those its digest= header");
+    env_set("TOPOTUNE_TUNER_DIGEST", hex);
+    expect_refused("the job's table, a row edited", "its rows are not those its digest= header");
+    env_main_table();
 
     /* another kind of node: refused when the job named the table, NCCL's choice when not */
     char table[4096];
@@ -363,8 +381,10 @@ int scenario_digest(void)
     snprintf(dirs[1], sizeof(dirs[1]), "%s", driver_dir("d-h100x4", 4, "NVIDIA H100 80GB HBM3"));
     env_set("TOPOTUNE_DRIVER_GPUS", dirs[0]);
     expect_applied("the job's table on its kind of node");
+    /* another kind of node: every rank of a job of one kind refuses alike, so the table is
+     * left out with a warning, the job's table named or not (as another NCCL) */
     env_set("TOPOTUNE_DRIVER_GPUS", dirs[1]);
-    expect_refused("the job's table on a node of 4 GPUs", "this node has 4");
+    expect_defaults("the job's table on a node of 4 GPUs", "this node has 4");
     env_set("TOPOTUNE_TUNER_DIGEST", NULL);
     expect_defaults("no digest: a node of 4 GPUs", "this node has 4");
     env_set("TOPOTUNE_DRIVER_GPUS", NULL);

@@ -157,6 +157,10 @@ static void test_refusals(void)
         {MAGIC COLUMNS "allreduce,0,inf,1,4294967296,ring,ll,0\n", "line 3: ranks"},
         {MAGIC COLUMNS "allreduce,0,inf,1,8,ring,ll, 7x\n", "line 3: channels \"7x\""},
         {MAGIC COLUMNS "allreduce,inf,inf,1,8,ring,ll,0\n", "line 3: min_bytes \"inf\""},
+        {MAGIC "# digest=0123456789ABCDEF\n" COLUMNS, "line 2: digest"},
+        {MAGIC "# digest=0123456789abcde\n" COLUMNS, "line 2: digest"},
+        {MAGIC "# digest=0123456789abcdef\n# digest=0123456789abcdef\n" COLUMNS,
+         "line 3: digest given twice"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct tuner_table t = TUNER_TABLE_INIT;
@@ -171,6 +175,40 @@ static void test_refusals(void)
               strstr(err, "cannot read it"),
           "missing file: %s", err);
     CHECK(tuner_table_parse(&t, "x", 1, NULL, 0) == TUNER_EFORMAT, "no message buffer");
+}
+
+/* The digest: of what decides calls (comments and line ends do not count), and the table's own
+ * digest= header checked against it. */
+static void test_digest(void)
+{
+    static const char a[] = MAGIC "# class=c\n" COLUMNS "allreduce,0,inf,1,8,ring,ll,0\n",
+                      b[] = MAGIC "# class=c\r\n# a comment\r\n" COLUMNS
+                                  "allreduce , 0 , inf , 1 , 8 , ring , ll , 0\r\n",
+                      c[] = MAGIC "# class=c\n" COLUMNS "allreduce,0,inf,1,8,ring,ll,2\n";
+    struct tuner_table ta = TUNER_TABLE_INIT, tb = TUNER_TABLE_INIT, tc = TUNER_TABLE_INIT;
+    char err[256], hex[TUNER_DIGEST_CHARS + 1], text[512];
+    CHECK(!parse(&ta, a, strlen(a), err) && !parse(&tb, b, strlen(b), err) &&
+              !parse(&tc, c, strlen(c), err),
+          "parse: %s", err);
+    CHECK(ta.digest == tb.digest && ta.digest != tc.digest, "digest of the meaning");
+    tuner_digest_format(ta.digest, hex);
+    CHECK(tuner_table_identity(&ta, hex, err, sizeof(err)) == 0 &&
+              tuner_table_identity(&ta, NULL, err, sizeof(err)) == 0,
+          "its own digest named: %s", err);
+    CHECK(tuner_table_identity(&tc, hex, err, sizeof(err)) != 0 &&
+              strstr(err, "not the table the job was launched with"),
+          "another's digest: %s", err);
+    snprintf(text, sizeof(text), MAGIC "# digest=%s\n# class=c\n" COLUMNS "%s", hex,
+             "allreduce,0,inf,1,8,ring,ll,2\n"); /* c's rows under a's digest */
+    tuner_table_release(&tc);
+    CHECK(!parse(&tc, text, strlen(text), err) && tc.has_declared && tc.declared == ta.digest,
+          "the digest= header read: %s", err);
+    CHECK(tuner_table_identity(&tc, NULL, err, sizeof(err)) != 0 &&
+              strstr(err, "its rows are not those its digest= header names"),
+          "a header that is not its rows': %s", err);
+    tuner_table_release(&ta);
+    tuner_table_release(&tb);
+    tuner_table_release(&tc);
 }
 
 static void test_names_versions(void)
@@ -194,6 +232,7 @@ int main(void)
     test_match();
     test_limits();
     test_refusals();
+    test_digest();
     test_names_versions();
     printf("tuner table: %s (%d failed checks)\n", failures ? "FAILED" : "ok", failures);
     return failures ? 1 : 0;
