@@ -159,13 +159,12 @@ void gen_table_digest(const json_t *profile, char hex[17])
 
 /* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
  * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). The
- * table's digest goes with it: a rank whose copy differs fails its init rather than deciding
- * otherwise than its peers. */
-static void tuner_plugin(const json_t *profile, struct util_buf *out)
+ * digest in the table's header goes with it: a rank whose copy differs fails its init rather
+ * than deciding otherwise than its peers. */
+static void tuner_plugin(struct util_buf *out)
 {
-    char path[4096], digest[TUNER_DIGEST_CHARS + 1];
+    char path[4096];
     gen_tuner_plugin_path(path, sizeof(path));
-    gen_table_digest(profile, digest);
     util_buf_adds(
         out,
         "# topotune's NCCL tuner plugin applies tuner-table.txt (per message size: algorithm and\n"
@@ -193,6 +192,15 @@ static void tuner_plugin(const json_t *profile, struct util_buf *out)
         "    done\n"
         "fi\n"
         "export TOPOTUNE_TUNER_TABLE=\"$profile_dir/tuner-table.txt\"\n"
+        "# a profile without its table on this node is damaged: its ranks would leave the calls\n"
+        "# to NCCL while other nodes' apply the rows\n"
+        "if [ ! -f \"$TOPOTUNE_TUNER_TABLE\" ] && [ \"$tuner_plugin\" != none ]; then\n"
+        "    echo \"$0: $TOPOTUNE_TUNER_TABLE is missing on $(hostname): copy the profile whole "
+        "to every node (or launch with TOPOTUNE_TUNER_PLUGIN=none on every node)\" >&2\n"
+        "    exit 2\n"
+        "fi\n"
+        "tuner_digest=$(sed -n 's/^# digest=\\([0-9a-f]\\{16\\}\\)$/\\1/p' "
+        "\"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null | head -n 1)\n"
         "tuner_rows=$(awk 'seen && !/^[[:space:]]*(#|$)/ {n++} /^collective,min_bytes,/ {seen = 1} "
         "END {print n + 0}' \"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null || echo 0)\n"
         "# NCCL_TUNER_PLUGIN naming topotune's plugin already (an image's ENV): when ours is not\n"
@@ -218,18 +226,12 @@ static void tuner_plugin(const json_t *profile, struct util_buf *out)
         "        export TOPOTUNE_NEXT_TUNER=\"$NCCL_TUNER_PLUGIN\"\n"
         "    fi\n"
         "    export NCCL_TUNER_PLUGIN=\"$tuner_plugin\"\n"
-        "    # every rank applies this very table, or its communicator's init fails: a rank that\n"
-        "    # decided otherwise than its peers (its own copy, another profile) would hang the "
-        "job\n");
-    if (digest[0]) {
-        util_buf_adds(out, "    export TOPOTUNE_TUNER_DIGEST=");
-        util_quote_shell(out, digest);
-        util_buf_adds(out, "\n");
-    } else {
-        util_buf_adds(out, "    unset TOPOTUNE_TUNER_DIGEST\n");
-    }
-    util_buf_adds(
-        out,
+        "    # every rank applies this very table (its digest, gen wrote it in the table), or its\n"
+        "    # communicator's init fails: a rank whose copy differs would decide otherwise than\n"
+        "    # its peers and hang the job\n"
+        "    if [ -n \"$tuner_digest\" ]; then export TOPOTUNE_TUNER_DIGEST=\"$tuner_digest\"; "
+        "else "
+        "unset TOPOTUNE_TUNER_DIGEST; fi\n"
         "else\n"
         "    where=\"at '$tuner_plugin'\"\n"
         "    [ -n \"$tuner_plugin\" ] || where=\"in NCCL_TUNER_PLUGIN, beside topotune when gen "
@@ -302,7 +304,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
-    tuner_plugin(profile, out);
+    tuner_plugin(out);
     util_buf_adds(
         out,
         "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says. Its\n"

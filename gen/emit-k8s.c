@@ -86,10 +86,6 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
             "                  value: \"" IMAGE_PLUGIN "\"\n"
             "                - name: TOPOTUNE_TUNER_TABLE\n"
             "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n");
-        digest_env(profile,
-                   "                - name: TOPOTUNE_TUNER_DIGEST\n"
-                   "                  value: \"",
-                   "\"\n", out);
     }
     if (gen_each_var(profile, yaml_env, out))
         return -1;

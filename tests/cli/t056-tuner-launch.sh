@@ -91,8 +91,9 @@ d = yaml.safe_load(open(sys.argv[1]))
 env = {e["name"] for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}
 assert "NCCL_TUNER_PLUGIN" in env and "TOPOTUNE_CLASS" not in env, env' "$p2/launch/pytorchjob.yaml"
 # 3. The table's digest goes with the plugin (every rank applies this very table, or its init
-# fails): what the plugin reads (tuner/tuner.h: what decides calls, not the bytes), in the
-# launch scripts, the image and the pod alike; with no row, none (and none left from outside).
+# fails): what the plugin reads (tuner/tuner.h: what decides calls, not the bytes), written in the
+# table, passed by the launch scripts and the image; with no row, none (and none left from
+# outside).
 mkdir -p "$TEST_TMP/bin2"
 cat >"$TEST_TMP/bin2/torchrun" <<'SH'
 #!/usr/bin/env bash
@@ -134,11 +135,24 @@ expect_exit 0 "torchrun.sh, rows: the digest" -- env PATH="$TEST_TMP/bin2:$PATH"
     TOPOTUNE_TUNER_PLUGIN="$plugin" "$p2/launch/torchrun.sh" -- train.py
 check "rows: the table's digest exported ($want)" grep -qx "DIGEST=$want" "$TEST_TMP/out"
 check "mpirun.sh forwards TOPOTUNE_TUNER_DIGEST" grep -q "TOPOTUNE_TUNER_DIGEST" "$p2/launch/mpirun.sh"
-check "Dockerfile: the digest" grep -qx "ENV TOPOTUNE_TUNER_DIGEST=$want" "$p2/launch/Dockerfile.fragment"
-check "pytorchjob: the digest" python3 -c 'import sys, yaml
-d = yaml.safe_load(open(sys.argv[1]))
-env = {e["name"]: e.get("value") for e in d["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]}
-assert env.get("TOPOTUNE_TUNER_DIGEST") == sys.argv[2], env' "$p2/launch/pytorchjob.yaml" "$want"
+check "the table carries it (the launch scripts read it there)" grep -qx "# digest=$want" "$p2/tuner-table.txt"
+check "Dockerfile: the digest of the table it copies" grep -qx "ENV TOPOTUNE_TUNER_DIGEST=$want" "$p2/launch/Dockerfile.fragment"
+check "pytorchjob: none (the image's own, or a manifest of another version would fail every pod)" \
+    bash -c "! grep -q TOPOTUNE_TUNER_DIGEST '$p2/launch/pytorchjob.yaml'"
+# TOPOTUNE_PROFILE names another profile: its table's digest goes with its table
+cp -rL "$p2" "$TEST_TMP/other"
+sed -i 's/^allreduce,\(.*\),0$/allreduce,\1,4/' "$TEST_TMP/other/tuner-table.txt"
+sed -i "s/^# digest=.*/# digest=0123456789abcdef/" "$TEST_TMP/other/tuner-table.txt"
+expect_exit 0 "torchrun.sh of one profile, TOPOTUNE_PROFILE another" -- env PATH="$TEST_TMP/bin2:$PATH" \
+    TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_PROFILE="$TEST_TMP/other" \
+    "$p2/launch/torchrun.sh" -- train.py
+check "the other profile's digest" grep -qx "DIGEST=0123456789abcdef" "$TEST_TMP/out"
+# a node whose copy of the profile lacks its table: refused there, not left to NCCL
+rm "$TEST_TMP/other/tuner-table.txt"
+expect_exit 2 "torchrun.sh, the table missing on this node" -- env PATH="$TEST_TMP/bin2:$PATH" \
+    TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_PROFILE="$TEST_TMP/other" \
+    "$p2/launch/torchrun.sh" -- train.py
+expect_stderr_has "tuner-table.txt is missing on" "says so"
 expect_exit 0 "torchrun.sh, no row, a digest from outside" -- env PATH="$TEST_TMP/bin2:$PATH" \
     TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
     "$p1/launch/torchrun.sh" -- train.py
