@@ -7,6 +7,7 @@
 #include "tuner/tuner.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <dlfcn.h>
 #include <float.h>
 #include <stdatomic.h>
@@ -548,6 +549,38 @@ static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, in
 
 static tuner_nccl_result destroy(void *context);
 
+/* The threads now inside a next tuner's init, by pthread_self (0: a free slot): a few slots
+ * rather than thread-local storage, whose static block a dlopened library may find full (and
+ * then not load). More threads at once than slots: the rest are not guarded. */
+#define CHAINING_SLOTS 64
+static atomic_ulong chaining[CHAINING_SLOTS];
+
+static int chaining_here(void)
+{
+    unsigned long self = (unsigned long)pthread_self();
+    for (int i = 0; i < CHAINING_SLOTS; i++)
+        if (atomic_load(&chaining[i]) == self)
+            return 1;
+    return 0;
+}
+
+static int chaining_enter(void)
+{
+    unsigned long self = (unsigned long)pthread_self();
+    for (int i = 0; i < CHAINING_SLOTS; i++) {
+        unsigned long free_slot = 0;
+        if (atomic_compare_exchange_strong(&chaining[i], &free_slot, self))
+            return i;
+    }
+    return -1;
+}
+
+static void chaining_leave(int slot)
+{
+    if (slot >= 0)
+        atomic_store(&chaining[slot], 0);
+}
+
 /* What every init does. Fails towards NCCL only when the job named its table and this rank
  * cannot apply it (then_not_the_table); without memory the context is NULL and every call leaves
  * NCCL's choice (or, the table named, the init fails). */
@@ -571,8 +604,7 @@ static tuner_nccl_result ctx_new(void **context, int version, size_t n_ranks, si
     c->v2_env_algos = env("NCCL_ALGO") || env("NCCL_PROTO");
     /* A next tuner that chains to a tuner of its own (one that names ours) calls this init
      * again from inside next_init: that instance must not chain, or the loop never ends. */
-    static _Thread_local int chaining __attribute__((tls_model("initial-exec")));
-    if (chaining) {
+    if (chaining_here()) {
         snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
         INFO(c, "topotune tuner: called again from the init of the tuner it chains to (a cycle "
                 "of tuners): this one chains to none");
@@ -580,9 +612,9 @@ static tuner_nccl_result ctx_new(void **context, int version, size_t n_ranks, si
         find_next(c);
     }
     if (c->next.lib) {
-        chaining = 1;
+        int slot = chaining_enter();
         next_init(c, comm_id, nvl, constants);
-        chaining = 0;
+        chaining_leave(slot);
     }
     load_table(c, comm_id);
     if (c->refused) {

@@ -32,6 +32,12 @@ if [ "$exported" != "$want" ]; then
     echo "FAIL: exports '$exported', want '$want'"
     status=1
 fi
+# No static TLS: a dlopened library's initial-exec TLS takes the static block's surplus, and where
+# that is full (PyTorch with libgomp, say) dlopen fails and NCCL silently goes on without it.
+if readelf -d "$lib" | grep -q 'STATIC_TLS'; then
+    echo "FAIL: $lib uses static TLS (initial-exec thread-local storage)"
+    status=1
+fi
 echo "needs: $needed"
 echo "exports: $exported"
 exit $status
