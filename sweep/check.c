@@ -214,7 +214,7 @@ int sweep_meta_check(const json_t *m, const char *path)
     if (workload && !json_is_null(workload)) { /* its entries as topotune workload writes them */
         char name[4200];
         snprintf(name, sizeof(name), "%s: workload", path);
-        json_t *clean = workload_clean(workload, name);
+        json_t *clean = workload_clean(workload, name, 1);
         if (!clean)
             return UTIL_EINVAL;
         json_decref(clean);

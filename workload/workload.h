@@ -61,8 +61,10 @@ const char *workload_preset_names(void);
  */
 json_t *workload_load(const char *preset_or_path);
 
-/* The same checks on a document already parsed (a sweep.json's copy), named name in errors. */
-json_t *workload_clean(const json_t *doc, const char *name);
+/* The same checks on a document already parsed, named name in errors. A (collective, size)
+ * given twice is refused; with merge (a sweep.json's copy, recorded when that was taken and
+ * counted as the sum) the weights are added up. */
+json_t *workload_clean(const json_t *doc, const char *name, int merge);
 
 /* 0 when workloads a and b weight the same (collective, size) pairs alike, in any order and
  * within 1e-6 (a written file keeps 8 digits), NULL standing for all_reduce alone; else 1, with

@@ -147,6 +147,19 @@ echo '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce",
 expect_exit 2 "a (collective, size) given twice" -- sweep --out bad --workload dup.json
 expect_stderr_has "entries[2] repeats entries[0]'s all_reduce at 1024 B" "names both entries"
 check "nothing was written for it" test ! -e bad
+# a sweep recorded before that was refused holds such a workload: it counted as the sum, and gen
+# and compare still read it (its two entries' weights added up)
+cp -r mix mix-dup
+python3 - mix-dup/sweep.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+e = m["workload"]["entries"]
+half = dict(e[0], weight=e[0]["weight"] / 2)
+m["workload"]["entries"] = [half, dict(half)] + e[1:]
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "gen: a recorded workload with a (collective, size) twice" -- "$TOPOTUNE" gen --runs mix-dup --profiles p-dup
+expect_exit 0 "compare reads it too" -- "$TOPOTUNE" compare mix-dup
 cat >two.json <<'JSON'
 {"schema": "topotune/workload/1", "entries": [
   {"collective": "all_reduce", "size": 4194304, "weight": 1},
