@@ -245,10 +245,8 @@ static void one_line(struct acc *a, const char *line)
             long long ranks = field_to(what, "[nranks=", 0, ']');
             if (ranks < 2 || ranks > 1 << 24)
                 return;
-            if (a->want && ranks != a->want) {
-                a->other_comm++;
-                return;
-            }
+            if (a->want && ranks != a->want)
+                return; /* its Send, in another rank's log, is the one counted */
             struct util_buf rank = UTIL_BUF_INIT;
             rank_of(line, info, &rank);
             json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
