@@ -29,9 +29,8 @@ int ops_run(char **argv, const char *out_path, const char *log_path, double time
                       timeout_s);
     else if (c.exit_code) {
         struct util_buf log = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
-        const char *unread = NULL;
-        if (log_path)
-            util_file_read_regular(log_path, 1 << 16, &log, &unread);
+        if (log_path) /* its end: a long log's last lines */
+            util_file_read_tail(log_path, 1 << 16, &log);
         size_t end = log.len, at = log.data ? util_text_tail(log.data, &end, 2) : 0;
         for (size_t i = at; log.data && i < end; i++) /* its last two lines, on one */
             util_buf_adds(&shown, log.data[i] == '\n' ? " / " : (char[2]){log.data[i], 0});

@@ -17,12 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static int read_rest(int fd, size_t max_bytes, struct util_buf *out);
+
 /* Reads fd to its end (at most max_bytes) into out, then closes it. */
 static int read_fd(int fd, size_t max_bytes, struct util_buf *out)
 {
-    char chunk[8192];
-    size_t total = 0;
-    int rc = 0;
     struct stat st;
     /* a regular file says its size: one past the limit is refused before a byte is read (a
      * 10 GB log would otherwise be read, and held, up to the limit first) */
@@ -30,6 +29,15 @@ static int read_fd(int fd, size_t max_bytes, struct util_buf *out)
         close(fd);
         return UTIL_EINVAL;
     }
+    return read_rest(fd, max_bytes, out);
+}
+
+/* Reads fd from where it stands to its end (at most max_bytes) into out, then closes it. */
+static int read_rest(int fd, size_t max_bytes, struct util_buf *out)
+{
+    char chunk[8192];
+    size_t total = 0;
+    int rc = 0;
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)
@@ -125,6 +133,18 @@ int util_file_read_input(const char *path, int follow, size_t max_bytes, struct 
     snprintf(size_words, sizeof(size_words), "larger than %zu MiB", max_bytes >> 20);
     *why = rc == UTIL_EINVAL ? size_words : rc ? "read error" : NULL;
     return rc;
+}
+
+int util_file_read_tail(const char *path, size_t max_bytes, struct util_buf *out)
+{
+    const char *why;
+    struct stat st;
+    int fd = util_file_open_input(path, 0, &why);
+    if (fd < 0)
+        return UTIL_EIO;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max_bytes)
+        lseek(fd, st.st_size - (off_t)max_bytes, SEEK_SET);
+    return read_rest(fd, max_bytes, out);
 }
 
 int util_file_read(const char *path, size_t max_bytes, struct util_buf *out)

@@ -41,6 +41,10 @@ int util_file_open_output(const char *path, enum util_file_how how, const char *
 int util_file_read_input(const char *path, int follow, size_t max_bytes, struct util_buf *out,
                          const char **why);
 
+/* The last max_bytes (or fewer) of a regular file found inside a folder (a link refused), as
+ * util_file_read_regular reads the whole: a log's end, whatever its length. */
+int util_file_read_tail(const char *path, size_t max_bytes, struct util_buf *out);
+
 /* util_file_read_input of a path the user named (links followed), without the words. */
 int util_file_read(const char *path, size_t max_bytes, struct util_buf *out);
 

@@ -120,6 +120,7 @@ mkdir -p bin
 cat >bin/kubectl <<'SH'
 #!/usr/bin/env bash
 printf '%s\n' "$*" >>"$TEST_TMP/kubectl.calls"
+[ -n "${KUBECTL_NOISY:-}" ] && { yes 'I1207 00:00:00 retrying' | head -n 5000 >&2; }
 [ -n "${KUBECTL_DOWN:-}" ] && { echo "The connection to the server was refused" >&2; exit 1; }
 case "$*" in *NoSchedule-) echo 'error: taint "topotune.io/unhealthy:NoSchedule" not found' >&2; exit 1 ;; esac
 SH
@@ -134,4 +135,8 @@ expect_exit 3 "--apply when the API server does not answer: exit 3, said" -- env
     PATH="$TEST_TMP/bin:$PATH" "$TOPOTUNE" survey --backend sim --cluster c.json --out z --kubernetes --apply
 expect_stderr_has "node node0001: kubectl exited 1: The connection to the server was refused" "it names the node and kubectl's words"
 check "every command was still tried" test "$(wc -l <kubectl.calls)" = 8
+# a log longer than the part read (5,000 lines of retries, then the error): its last words shown
+expect_exit 3 "--apply, kubectl's long log" -- env KUBECTL_DOWN=1 KUBECTL_NOISY=1 \
+    PATH="$TEST_TMP/bin:$PATH" "$TOPOTUNE" survey --backend sim --cluster c.json --out z2 --kubernetes --apply
+expect_stderr_has "retrying / The connection to the server was refused" "the log's end, not its start"
 finish
