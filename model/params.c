@@ -34,7 +34,7 @@ const struct model_params model_params_default = {
 static const struct model_band band_small = {0.484, 2.864, 31}, band_large = {0.822, 1.244, 163};
 /* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
 static const struct model_band chain_small = {0.437, 3.840, 14}, chain_large = {0.813, 1.158, 33};
-static const struct model_band other_small = {0.440, 2.378, 39}, other_large = {0.533, 1.182, 118};
+static const struct model_band other_small = {0.442, 1.725, 42}, other_large = {0.533, 1.182, 117};
 
 struct model_band model_band_at(size_t bytes)
 {
