@@ -586,8 +586,11 @@ static json_t *weights_by_key(const json_t *w)
     size_t i;
     char key[64];
     json_array_foreach(json_object_get(w, "entries"), i, e) {
-        entry_key(e, key, sizeof(key));
-        json_object_set_new(index, key, json_real(json_number_value(json_object_get(e, "weight"))));
+        entry_key(e, key, sizeof(key)); /* a pair given twice (a sweep recorded so): its sum */
+        json_t *was = json_object_get(index, key);
+        json_object_set_new(index, key,
+                            json_real(json_number_value(json_object_get(e, "weight")) +
+                                      (was ? json_real_value(was) : 0)));
     }
     return index;
 }
@@ -608,7 +611,7 @@ int workload_differs(const json_t *a, const json_t *b, char *buf, size_t len)
             entry_key(e, key, sizeof(key));
             json_t *other = json_object_get(index[!k], key);
             double w = other ? json_real_value(other) : -1;
-            double v = json_number_value(json_object_get(e, "weight"));
+            double v = json_real_value(json_object_get(index[k], key)); /* the pair's, summed */
             if (w >= 0 && fabs(w - v) <= 1e-6)
                 continue;
             snprintf(buf, len, "%s at %lld B weighs %.6g in the %s workload and %s in the other",

@@ -160,6 +160,8 @@ json.dump(m, open(sys.argv[1], "w"))
 PY
 expect_exit 0 "gen: a recorded workload with a (collective, size) twice" -- "$TOPOTUNE" gen --runs mix-dup --profiles p-dup
 expect_exit 0 "compare reads it too" -- "$TOPOTUNE" compare mix-dup
+expect_exit 0 "its profile, compared for the summed workload" -- "$TOPOTUNE" compare p-dup/*/latest --workload mix.json
+check "the same workload: its pair's weights summed, not the last one's" bash -c "! grep -q 'another workload' '$TEST_TMP/out' '$TEST_TMP/err'"
 cat >two.json <<'JSON'
 {"schema": "topotune/workload/1", "entries": [
   {"collective": "all_reduce", "size": 4194304, "weight": 1},
