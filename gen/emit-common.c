@@ -145,23 +145,28 @@ long long gen_shm_need_kb(const json_t *profile)
     return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
 }
 
-void gen_table_digest(const json_t *profile, char hex[17])
-{
-    struct util_buf text = UTIL_BUF_INIT;
-    struct tuner_table table = TUNER_TABLE_INIT;
-    hex[0] = '\0';
-    if (gen_emit_tuner_table.emit(profile, &text) == 0 &&
-        tuner_table_parse(&table, text.data, text.len, NULL, 0) == 0)
-        tuner_digest_format(table.digest, hex);
-    tuner_table_release(&table);
-    util_buf_release(&text);
-}
-
 /* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
  * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). The
  * digest in the table's header goes with it: a rank whose copy differs fails its init rather
  * than deciding otherwise than its peers. */
-static void tuner_plugin(struct util_buf *out)
+/* A profile whose table has rows: a node whose copy is missing, empty or cut short would count
+ * none (or fewer) and leave its ranks to NCCL while the others apply them: the script stops. */
+static void table_whole(struct util_buf *out)
+{
+    util_buf_adds(
+        out,
+        "tuner_named=$(tuner_header rows)\n"
+        "if [ \"$tuner_plugin\" != none ] && { [ ! -s \"$TOPOTUNE_TUNER_TABLE\" ] ||\n"
+        "    { [ -n \"$tuner_named\" ] && [ \"$tuner_named\" != \"$tuner_rows\" ]; }; }; then\n"
+        "    echo \"$0: $TOPOTUNE_TUNER_TABLE on $(hostname) is missing, empty or cut short "
+        "($tuner_rows "
+        "of ${tuner_named:-its} rows): copy the profile whole to every node (or launch with "
+        "TOPOTUNE_TUNER_PLUGIN=none on every node)\" >&2\n"
+        "    exit 2\n"
+        "fi\n");
+}
+
+static void tuner_plugin(const json_t *profile, struct util_buf *out)
 {
     char path[4096];
     gen_tuner_plugin_path(path, sizeof(path));
@@ -192,17 +197,18 @@ static void tuner_plugin(struct util_buf *out)
         "    done\n"
         "fi\n"
         "export TOPOTUNE_TUNER_TABLE=\"$profile_dir/tuner-table.txt\"\n"
-        "# a profile without its table on this node is damaged: its ranks would leave the calls\n"
-        "# to NCCL while other nodes' apply the rows\n"
-        "if [ ! -f \"$TOPOTUNE_TUNER_TABLE\" ] && [ \"$tuner_plugin\" != none ]; then\n"
-        "    echo \"$0: $TOPOTUNE_TUNER_TABLE is missing on $(hostname): copy the profile whole "
-        "to every node (or launch with TOPOTUNE_TUNER_PLUGIN=none on every node)\" >&2\n"
-        "    exit 2\n"
-        "fi\n"
-        "tuner_digest=$(sed -n 's/^# digest=\\([0-9a-f]\\{16\\}\\)$/\\1/p' "
-        "\"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null | head -n 1)\n"
+        "tuner_header() { # the value of the table's `# KEY=` header, as gen wrote it, or nothing\n"
+        "    { sed -n \"s/^# $1=\\\\([0-9a-f]*\\\\)\\$/\\\\1/p\" \"$TOPOTUNE_TUNER_TABLE\" "
+        "2>/dev/null || "
+        "true; } | head -n 1\n"
+        "}\n"
+        "tuner_digest=$(tuner_header digest)\n"
         "tuner_rows=$(awk 'seen && !/^[[:space:]]*(#|$)/ {n++} /^collective,min_bytes,/ {seen = 1} "
-        "END {print n + 0}' \"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null || echo 0)\n"
+        "END {print n + 0}' \"$TOPOTUNE_TUNER_TABLE\" 2>/dev/null || echo 0)\n");
+    if (json_array_size(json_object_get(profile, "tuner")))
+        table_whole(out);
+    util_buf_adds(
+        out,
         "# NCCL_TUNER_PLUGIN naming topotune's plugin already (an image's ENV): when ours is not\n"
         "# used, the tuner before it comes back (or none).\n"
         "tuner_ours=\n"
@@ -304,7 +310,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "one launcher per job\" >&2\n"
         "    exit 2\n"
         "fi\n\n");
-    tuner_plugin(out);
+    tuner_plugin(profile, out);
     util_buf_adds(
         out,
         "# The Python that runs the training: torchrun's own, unless TOPOTUNE_PYTHON says. Its\n"

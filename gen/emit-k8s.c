@@ -16,20 +16,6 @@
 /* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
 #define IMAGE_PLUGIN "/opt/topotune/lib/libnccl-tuner-topotune.so"
 
-/* The table's digest between `before` and a line end: every pod applies the image's very
- * table, or its communicator's init fails (tuner/tuner.h). Nothing when it cannot be written. */
-static void digest_env(const json_t *profile, const char *before, const char *after,
-                       struct util_buf *out)
-{
-    char hex[17];
-    gen_table_digest(profile, hex);
-    if (hex[0]) {
-        util_buf_adds(out, before);
-        util_buf_adds(out, hex);
-        util_buf_adds(out, after);
-    }
-}
-
 static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
 {
     util_buf_addf(ctx, "                - name: %s  # %s\n                  value: ", name, role);
@@ -163,8 +149,6 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
             "ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}\n"
             "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
             "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
-    if (json_array_size(json_object_get(profile, "tuner")))
-        digest_env(profile, "ENV TOPOTUNE_TUNER_DIGEST=", "\n", out);
     else
         util_buf_adds(out, "# No tuner table row: topotune's tuner plugin is not needed.\n");
     util_buf_adds(

@@ -77,7 +77,8 @@ static int emit_tuner_table(const json_t *profile, struct util_buf *out)
     if (rc == 0) {
         const char *rest = strchr(body.data, '\n') + 1; /* after TUNER_TABLE_MAGIC's line */
         tuner_digest_format(t.digest, hex);
-        util_buf_addf(out, "%s\n# digest=%s\n%s", TUNER_TABLE_MAGIC, hex, rest);
+        util_buf_addf(out, "%s\n# digest=%s\n# rows=%zu\n%s", TUNER_TABLE_MAGIC, hex, t.nrules,
+                      rest);
     }
     tuner_table_release(&t);
     util_buf_release(&body);

@@ -53,10 +53,6 @@ void gen_shape(const json_t *profile, struct gen_shape *shape);
  * TOPOTUNE_SHAPE_CHECKED (sbatch.sh checked once for the whole job). */
 void gen_shape_check(struct util_buf *out);
 
-/* The digest of the tuner-table.txt gen writes for profile (tuner_digest: TOPOTUNE_TUNER_DIGEST,
- * with which the plugin refuses any other copy), or "" when the table cannot be written. */
-void gen_table_digest(const json_t *profile, char hex[17]);
-
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);
 /* The checks every launch script starts with: profile, one launcher, NCCL version, /dev/shm,

@@ -62,13 +62,13 @@
  * NCCL while its peers apply a row hangs the job. gen writes the table's digest in its own
  * `digest=` header, and a table whose rows are not the ones it names (a copy cut short, edited) is
  * left out as damaged. The launch scripts read that header and pass it as TOPOTUNE_TUNER_DIGEST
- * (the image sets it from the table it holds): when it is set, a rank whose table is not that
- * very one (none, unreadable, damaged, another digest) fails the communicator's init with one
- * warning saying why, instead of deciding otherwise than its peers. Another kind of node and
- * another NCCL are refused alike by every rank of a job of one kind, so they leave the table out
- * with a warning, digest or not (a job mixing kinds of nodes or NCCL versions is not one this
- * protects). A table without a row for the communicator's nodes and ranks is the same on every
- * rank, and stays NCCL's.
+ * (mpirun's forwards the launching node's; each node's torchrun its own): when it is set, a rank
+ * whose table is not that very one (none, unreadable, damaged, another digest) fails the
+ * communicator's init with one warning saying why, instead of deciding otherwise than its peers.
+ * Another kind of node and another NCCL are refused alike by every rank of a job of one kind, so
+ * they leave the table out with a warning, digest or not (a job mixing kinds of nodes or NCCL
+ * versions is not one this protects). A table without a row for the communicator's nodes and ranks
+ * is the same on every rank, and stays NCCL's.
  *
  * Logs. At NCCL_DEBUG=INFO (subsystem INIT or TUNING) one line per communicator says which
  * table was loaded, its rows, and how many apply to this communicator's nodes and ranks. With
@@ -99,9 +99,9 @@
  *   versions the table is valid for, either may be left out) are read; other keys ([a-z0-9_]+)
  *   are ignored; any of them given twice is an error. `digest` (TUNER_DIGEST_CHARS lowercase hex
  *   digits: what topotune gen computed of the table's rows, see "One table") is checked against
- *   them. `gpus` (GPUs per node, 1 to 4096)
- *   and `gpu_model` (the driver's model name, spaces allowed) name the kind of node measured on.
- *   Other `#` lines and blank lines are comments.
+ *   them; `rows` (their count, which gen writes for its launch scripts) is not read here. `gpus`
+ * (GPUs per node, 1 to 4096) and `gpu_model` (the driver's model name, spaces allowed) name the
+ * kind of node measured on. Other `#` lines and blank lines are comments.
  * - Then the column line, exactly TUNER_TABLE_COLUMNS. It is required, even with no rows.
  * - Then one row per line: `collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol[,
  *   channels]`. collective: broadcast|reduce|allgather|reducescatter|allreduce (NCCL's names,

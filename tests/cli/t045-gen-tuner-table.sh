@@ -61,10 +61,11 @@ p = json.load(open(d + "/profile.json"))
 lines = open(d + "/tuner-table.txt").read().splitlines()
 assert lines[0] == "# topotune tuner table 1", lines[0]
 assert re.match(r"# digest=[0-9a-f]{16}$", lines[1]), lines[1]  # its own, checked by tuner.table
-assert "# class=" + p["class"] in lines[2:5], lines[:5]
+assert lines[2] == "# rows=1", lines[2]  # what the launch scripts count a copy's rows against
+assert "# class=" + p["class"] in lines[3:6], lines[:6]
 cols = "collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol,channels"
 i = lines.index(cols)
-assert all(re.match(r"# (digest|class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
+assert all(re.match(r"# (digest|rows|class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
 assert "# gpus=8" in lines[1:i] and not any(l.startswith("# gpu_model=") for l in lines), lines[:i]
 rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
 assert p["winner"]["env"] == {"NCCL_ALGO": "Tree"}, p["summary"]

@@ -136,9 +136,8 @@ expect_exit 0 "torchrun.sh, rows: the digest" -- env PATH="$TEST_TMP/bin2:$PATH"
 check "rows: the table's digest exported ($want)" grep -qx "DIGEST=$want" "$TEST_TMP/out"
 check "mpirun.sh forwards TOPOTUNE_TUNER_DIGEST" grep -q "TOPOTUNE_TUNER_DIGEST" "$p2/launch/mpirun.sh"
 check "the table carries it (the launch scripts read it there)" grep -qx "# digest=$want" "$p2/tuner-table.txt"
-check "Dockerfile: the digest of the table it copies" grep -qx "ENV TOPOTUNE_TUNER_DIGEST=$want" "$p2/launch/Dockerfile.fragment"
-check "pytorchjob: none (the image's own, or a manifest of another version would fail every pod)" \
-    bash -c "! grep -q TOPOTUNE_TUNER_DIGEST '$p2/launch/pytorchjob.yaml'"
+check "image and pod: none (one image holds one table: a digest pasted from another version would fail every pod)" \
+    bash -c "! grep -q TOPOTUNE_TUNER_DIGEST '$p2/launch/pytorchjob.yaml' '$p2/launch/Dockerfile.fragment'"
 # TOPOTUNE_PROFILE names another profile: its table's digest goes with its table
 cp -rL "$p2" "$TEST_TMP/other"
 sed -i 's/^allreduce,\(.*\),0$/allreduce,\1,4/' "$TEST_TMP/other/tuner-table.txt"
@@ -147,12 +146,25 @@ expect_exit 0 "torchrun.sh of one profile, TOPOTUNE_PROFILE another" -- env PATH
     TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_PROFILE="$TEST_TMP/other" \
     "$p2/launch/torchrun.sh" -- train.py
 check "the other profile's digest" grep -qx "DIGEST=0123456789abcdef" "$TEST_TMP/out"
-# a node whose copy of the profile lacks its table: refused there, not left to NCCL
+# a node whose copy of the table is cut before its rows, empty or missing: stopped there, not
+# left to NCCL while the other nodes apply the rows; TOPOTUNE_TUNER_PLUGIN=none still launches
+other() { env PATH="$TEST_TMP/bin2:$PATH" TOPOTUNE_PYTHON=false TOPOTUNE_PROFILE="$TEST_TMP/other" "$@" \
+    "$p2/launch/torchrun.sh" -- train.py; }
+sed -i '/^allreduce,/,$d' "$TEST_TMP/other/tuner-table.txt"
+expect_exit 2 "torchrun.sh, the table cut before its rows" -- other TOPOTUNE_TUNER_PLUGIN="$plugin"
+expect_stderr_has "is missing, empty or cut short (0 of 1 rows)" "says so"
+: >"$TEST_TMP/other/tuner-table.txt"
+expect_exit 2 "torchrun.sh, the table empty" -- other TOPOTUNE_TUNER_PLUGIN="$plugin"
 rm "$TEST_TMP/other/tuner-table.txt"
-expect_exit 2 "torchrun.sh, the table missing on this node" -- env PATH="$TEST_TMP/bin2:$PATH" \
-    TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_PROFILE="$TEST_TMP/other" \
-    "$p2/launch/torchrun.sh" -- train.py
-expect_stderr_has "tuner-table.txt is missing on" "says so"
+expect_exit 2 "torchrun.sh, the table missing" -- other TOPOTUNE_TUNER_PLUGIN="$plugin"
+expect_stderr_has "is missing, empty or cut short" "says so"
+expect_exit 0 "torchrun.sh, the table missing, the plugin off" -- other TOPOTUNE_TUNER_PLUGIN=none
+check "off: no digest, no plugin" grep -qx "DIGEST=unset" "$TEST_TMP/out"
+# a profile without rows never stops for its table (every node leaves the calls to NCCL alike)
+cp -rL "$p1" "$TEST_TMP/norows" && rm "$TEST_TMP/norows/tuner-table.txt"
+expect_exit 0 "torchrun.sh of a profile without rows, its table missing" -- env PATH="$TEST_TMP/bin2:$PATH" \
+    TOPOTUNE_PYTHON=false TOPOTUNE_PROFILE="$TEST_TMP/norows" TOPOTUNE_TUNER_PLUGIN="$plugin" \
+    "$p1/launch/torchrun.sh" -- train.py
 expect_exit 0 "torchrun.sh, no row, a digest from outside" -- env PATH="$TEST_TMP/bin2:$PATH" \
     TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
     "$p1/launch/torchrun.sh" -- train.py
