@@ -226,11 +226,17 @@ static int parse_header(struct parser *p, struct span line)
     const char *eq = memchr(body.s, '=', body.n);
     if (!eq || eq == body.s)
         return 0;
-    struct span key = trim((struct span){body.s, (size_t)(eq - body.s)});
-    for (size_t i = 0; i < key.n; i++)
-        if (!(key.s[i] == '_' || (key.s[i] >= 'a' && key.s[i] <= 'z') ||
-              (key.s[i] >= '0' && key.s[i] <= '9')))
+    struct span raw = trim((struct span){body.s, (size_t)(eq - body.s)});
+    char lower[16]; /* a key in any case: "# GPUS=4" is gpus, never prose that skips its check */
+    if (raw.n >= sizeof(lower))
+        return 0; /* longer than any key: prose with an '=' in it */
+    for (size_t i = 0; i < raw.n; i++) {
+        char ch = raw.s[i] >= 'A' && raw.s[i] <= 'Z' ? (char)(raw.s[i] - 'A' + 'a') : raw.s[i];
+        if (!(ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
             return 0; /* prose with an '=' in it, not a key */
+        lower[i] = ch;
+    }
+    struct span key = {lower, raw.n};
     struct span value = trim((struct span){eq + 1, body.n - (size_t)(eq + 1 - body.s)});
     char b[48];
     if (span_is(key, "class")) {

@@ -93,15 +93,15 @@
  *
  * - Line 1 is exactly TUNER_TABLE_MAGIC (spaces around it allowed). Another version number is
  *   refused.
- * - Header lines follow: `# key=value` (spaces around key and value allowed). `class` (the node
- *   class id the table was measured on: 1 to TUNER_CLASS_MAX bytes, no space), `nccl_min` and
- *   `nccl_max` (MAJOR.MINOR.PATCH, minor and patch below 100: the inclusive range of NCCL
- *   versions the table is valid for, either may be left out) are read; other keys ([a-z0-9_]+)
- *   are ignored; any of them given twice is an error. `digest` (TUNER_DIGEST_CHARS lowercase hex
- *   digits: what topotune gen computed of the table's rows, see "One table") is checked against
- *   them; `rows` (their count, which gen writes for its launch scripts) is not read here. `gpus`
- * (GPUs per node, 1 to 4096) and `gpu_model` (the driver's model name, spaces allowed) name the
- * kind of node measured on. Other `#` lines and blank lines are comments.
+ * - Header lines follow: `# key=value` (spaces around key and value allowed; a key in any case).
+ *   `class` (the node class id the table was measured on: 1 to TUNER_CLASS_MAX bytes, no space),
+ *   `nccl_min` and `nccl_max` (MAJOR.MINOR.PATCH, minor and patch below 100: the inclusive range
+ *   of NCCL versions the table is valid for, either may be left out) are read; other keys
+ *   ([A-Za-z0-9_]+) are ignored; any of them given twice is an error. `digest` (TUNER_DIGEST_CHARS
+ *   lowercase hex digits: what topotune gen computed of the table's rows, see "One table") is
+ *   checked against them; `rows` (their count, which gen writes for its launch scripts) is not
+ *   read here. `gpus` (GPUs per node, 1 to 4096) and `gpu_model` (the driver's model name, spaces
+ *   allowed) name the kind of node measured on. Other `#` lines and blank lines are comments.
  * - Then the column line, exactly TUNER_TABLE_COLUMNS. It is required, even with no rows.
  * - Then one row per line: `collective,min_bytes,max_bytes,nodes,ranks,algorithm,protocol[,
  *   channels]`. collective: broadcast|reduce|allgather|reducescatter|allreduce (NCCL's names,

@@ -211,6 +211,22 @@ static void test_digest(void)
     tuner_table_release(&tc);
 }
 
+/* Header keys in any case: "# GPUS=4" is the gpus check, not prose that skips it. */
+static void test_key_case(void)
+{
+    static const char text[] = MAGIC "# Class=c1\n# GPUS=4\n# GPU_Model=NVIDIA L4\n"
+                                     "# NCCL_MAX=2.28.9\n# A note=not a key\n" COLUMNS;
+    struct tuner_table t = TUNER_TABLE_INIT;
+    char err[256];
+    CHECK(!parse(&t, text, strlen(text), err) && !strcmp(t.class_id, "c1") && t.gpus == 4 &&
+              !strcmp(t.gpu_model, "NVIDIA L4") && t.nccl_max == 22809,
+          "keys in capitals: %s (class %s, gpus %u)", err, t.class_id, t.gpus);
+    tuner_table_release(&t);
+    static const char twice[] = MAGIC "# gpus=4\n# GPUS=8\n" COLUMNS;
+    CHECK(parse(&t, twice, strlen(twice), err) == TUNER_EFORMAT && strstr(err, "gpus given twice"),
+          "a key twice in two cases: %s", err);
+}
+
 static void test_names_versions(void)
 {
     char v[32];
@@ -233,6 +249,7 @@ int main(void)
     test_limits();
     test_refusals();
     test_digest();
+    test_key_case();
     test_names_versions();
     printf("tuner table: %s (%d failed checks)\n", failures ? "FAILED" : "ok", failures);
     return failures ? 1 : 0;
