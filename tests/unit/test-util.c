@@ -170,6 +170,23 @@ static void test_atomic_write(void **state)
     util_log_init("test", UTIL_LOG_QUIET);
     assert_int_equal(util_file_write_atomic(missing, "x", 1), UTIL_EIO);
     assert_int_equal(util_file_read(missing, 10, &b), UTIL_ENOENT);
+
+    /* a log's end: the last bytes of a longer file, a shorter file whole, never a link */
+    assert_int_equal(util_file_write_atomic(path, "first\nsecond\nlast\n", 18), 0);
+    util_buf_reset(&b);
+    assert_int_equal(util_file_read_tail(path, 5, &b), 0);
+    assert_string_equal(util_buf_str(&b), "last\n");
+    util_buf_reset(&b);
+    assert_int_equal(util_file_read_tail(path, 100, &b), 0);
+    assert_string_equal(util_buf_str(&b), "first\nsecond\nlast\n");
+    char lnk[160];
+    snprintf(lnk, sizeof(lnk), "%s/tail-link", tmpdir);
+    assert_int_equal(symlink(path, lnk), 0);
+    util_buf_reset(&b);
+    assert_int_not_equal(util_file_read_tail(lnk, 100, &b), 0);
+    assert_int_equal(b.len, 0);
+    unlink(lnk);
+    util_buf_release(&b);
 }
 
 static void test_json(void **state)
