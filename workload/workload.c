@@ -670,7 +670,7 @@ static json_t *clean_entry(const char *path, size_t i, json_t *e)
     return NULL;
 }
 
-json_t *workload_clean(const json_t *doc, const char *name, int merge)
+json_t *workload_clean(const json_t *doc, const char *name, int recorded)
 {
     json_t *entries = json_object_get(doc, "entries"), *schema = json_object_get(doc, "schema");
     if (!json_is_string(schema) || strcmp(json_string_value(schema), "topotune/workload/1")) {
@@ -695,7 +695,7 @@ json_t *workload_clean(const json_t *doc, const char *name, int merge)
                    WORKLOAD_MAX_ENTRIES);
         return NULL;
     }
-    json_t *all = json_array(), *clean = json_array(), *e, *out = NULL, *seen = json_object();
+    json_t *clean = json_array(), *e, *out = NULL, *seen = json_object();
     size_t i;
     int bad = 0;
     double total = 0;
@@ -705,39 +705,30 @@ json_t *workload_clean(const json_t *doc, const char *name, int merge)
             bad = 1;
             break;
         }
-        /* one weight per (collective, size): a second would be compared as the last one alone
-         * (a sweep could never resume its own workload) and is likelier a typo than a sum; in a
-         * sweep recorded before that was refused (merge), it counted as the sum: added up */
+        /* one weight per (collective, size): a second is likelier a typo in a size than a sum
+         * meant; a sweep recorded before that was refused keeps it (comparisons weigh a pair by
+         * its sum: weights_by_key) */
         char key[64];
         entry_key(c, key, sizeof(key));
-        json_t *first = json_object_get(seen, key); /* [its index, its place in all] */
-        double w = json_real_value(json_object_get(c, "weight"));
-        if (first && !merge) {
+        json_t *first = json_object_get(seen, key);
+        if (first && !recorded) {
             util_error("%s: entries[%zu] repeats entries[%lld]'s %s at %lld B: give each "
                        "(collective, size) once, with its weights added up",
-                       name, i, (long long)json_integer_value(json_array_get(first, 0)),
+                       name, i, (long long)json_integer_value(first),
                        json_string_value(json_object_get(c, "collective")),
                        (long long)json_integer_value(json_object_get(c, "size")));
             json_decref(c);
             bad = 1;
             break;
         }
+        if (!first)
+            json_object_set_new(seen, key, json_integer((json_int_t)i));
+        double w = json_real_value(json_object_get(c, "weight"));
         total += w;
-        if (first) {
-            json_t *e1 = json_array_get(all, (size_t)json_integer_value(json_array_get(first, 1)));
-            json_object_set_new(e1, "weight",
-                                json_real(json_real_value(json_object_get(e1, "weight")) + w));
-        } else {
-            json_object_set_new(
-                seen, key, json_pack("[I,I]", (json_int_t)i, (json_int_t)json_array_size(all)));
-            json_array_append(all, c);
-        }
+        if (w > 0 && json_integer_value(json_object_get(c, "size")) > 0)
+            json_array_append(clean, c); /* what weighs nothing is left out */
         json_decref(c);
     }
-    json_array_foreach(all, i, e) /* what weighs nothing is left out */
-        if (json_real_value(json_object_get(e, "weight")) > 0 &&
-            json_integer_value(json_object_get(e, "size")) > 0)
-            json_array_append(clean, e);
     const char *from = json_string_value(json_object_get(doc, "from"));
     json_t *assumed = json_object_get(doc, "assumed");
     int preset = from && !strcmp(from, "preset");
@@ -756,7 +747,6 @@ json_t *workload_clean(const json_t *doc, const char *name, int merge)
                       preset || (from && !strcmp(from, "nccl-log")) ? from : "file", "assumed",
                       json_is_boolean(assumed) ? json_is_true(assumed) : preset, "entries", clean);
     json_decref(clean);
-    json_decref(all);
     json_decref(seen);
     return out;
 }

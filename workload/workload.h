@@ -62,9 +62,9 @@ const char *workload_preset_names(void);
 json_t *workload_load(const char *preset_or_path);
 
 /* The same checks on a document already parsed, named name in errors. A (collective, size)
- * given twice is refused; with merge (a sweep.json's copy, recorded when that was taken and
- * counted as the sum) the weights are added up. */
-json_t *workload_clean(const json_t *doc, const char *name, int merge);
+ * given twice is refused, unless recorded (a sweep.json's copy, written when that was taken):
+ * then it stays, and workload_differs weighs the pair by its sum, as the sweep counted it. */
+json_t *workload_clean(const json_t *doc, const char *name, int recorded);
 
 /* 0 when workloads a and b weight the same (collective, size) pairs alike, in any order and
  * within 1e-6 (a written file keeps 8 digits), NULL standing for all_reduce alone; else 1, with
