@@ -68,10 +68,10 @@ static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)
     }
 }
 
-/* The plugin's table when this environment loads a tuner plugin with one; 0 or -1 (warned). */
-/* As the plugin loads its table: 0 (used, or none named), -1 (left out with a warning), or
- * TABLE_REFUSED when the job named its table (TUNER_ENV_DIGEST) and this is not it: the plugin
- * fails the communicator's init then (tuner/tuner.h, "One table"). */
+/* The plugin's table when this environment loads a tuner plugin with one, as the plugin loads its
+ * table: 0 (used, or none named), -1 (left out with a warning), or TABLE_REFUSED when the job named
+ * its table (TUNER_ENV_DIGEST) and this is not it: the plugin fails the communicator's init then
+ * (tuner/tuner.h, "One table"). */
 #define TABLE_REFUSED (-2)
 static int load_table(struct tuner_table *t)
 {

@@ -145,10 +145,6 @@ long long gen_shm_need_kb(const json_t *profile)
     return (gpus > 1 ? gpus : 2) * 2 * 9 * 1024;
 }
 
-/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
- * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). The
- * digest in the table's header goes with it: a rank whose copy differs fails its init rather
- * than deciding otherwise than its peers. */
 /* A profile whose table has rows: a node whose copy is missing, empty or cut short would count
  * none (or fewer) and leave its ranks to NCCL while the others apply them: the script stops. */
 static void table_whole(struct util_buf *out)
@@ -166,6 +162,10 @@ static void table_whole(struct util_buf *out)
         "fi\n");
 }
 
+/* topotune's NCCL tuner plugin with the profile's per-size table, where the plugin is installed
+ * and the table has rows; the tuner the job had stays next in the chain (tuner/tuner.h). The
+ * digest in the table's header goes with it: a rank whose copy differs fails its init rather
+ * than deciding otherwise than its peers. */
 static void tuner_plugin(const json_t *profile, struct util_buf *out)
 {
     char path[4096];

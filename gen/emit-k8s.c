@@ -60,7 +60,7 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
                        "                  value: \"2000\"\n"
                        "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
                        "                  value: \"1\"\n");
-    if (json_array_size(json_object_get(profile, "tuner"))) {
+    if (json_array_size(json_object_get(profile, "tuner")))
         util_buf_adds(
             out,
             "                # topotune's NCCL tuner plugin and the profile's per-size table,\n"
@@ -72,7 +72,6 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
             "                  value: \"" IMAGE_PLUGIN "\"\n"
             "                - name: TOPOTUNE_TUNER_TABLE\n"
             "                  value: \"/opt/topotune/profile/tuner-table.txt\"\n");
-    }
     if (gen_each_var(profile, yaml_env, out))
         return -1;
     util_buf_adds(out, "          volumes:\n"

@@ -65,7 +65,8 @@ static void headers(const json_t *profile, struct util_buf *out)
 static int emit_rows(const json_t *profile, struct util_buf *out);
 
 /* The table with its own digest as a header after line 1 (tuner/tuner.h, "One table"): what the
- * plugin checks a copy's rows against, and the launch scripts pass the job's ranks. */
+ * plugin checks a copy's rows against, and the launch scripts pass to the job's ranks; and its
+ * row count, which they count a copy's rows against. */
 static int emit_tuner_table(const json_t *profile, struct util_buf *out)
 {
     struct util_buf body = UTIL_BUF_INIT;

@@ -46,8 +46,6 @@ struct tuner_ctx {
     int refused;         /* strict, and the table cannot be applied: the init fails */
 };
 
-/* What follows a table not used: where its calls go, or, when the job named the table, the
- * communicator's failed init (a rank deciding otherwise than its peers would hang the job). */
 /* What follows a table that is not this job's (none, damaged, another digest): where its calls
  * go, or, when the job named its table, the communicator's failed init. A refusal every rank of
  * a job of one kind makes alike (another kind of node, another NCCL) is not this: those leave the
