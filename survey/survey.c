@@ -951,6 +951,28 @@ static void reference_bounds(const struct survey *s, const struct survey_level *
     free(v);
 }
 
+/* Node i's verdict, slow on its own after its longer repeat: below its class's bound, and below
+ * its class's references measured as long beside it (ref > 0) where they measured. */
+static void slow_alone(struct survey *s, int i, const struct survey_level *l, double ref)
+{
+    const struct survey_node *x = &s->nodes[i];
+    char beside[128] = "";
+    json_t *ev = json_pack("{s:f,s:o,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
+                           x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
+                           "class_median", l->level, "class_spread", l->spread, "bound",
+                           ref > 0 ? fmin(l->bound, ref) : l->bound);
+    if (ref > 0) {
+        json_object_set_new(ev, "reference_bound", json_real(ref));
+        snprintf(beside, sizeof(beside),
+                 "; the nodes of its class measured as long beside it: %.2f GB/s at most", ref);
+    }
+    add_verdict(s, "node-slow", i, -1, ev,
+                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement; its "
+                "class %.2f GB/s (spread %.0f%%)%s",
+                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
+                100 * l->spread, beside);
+}
+
 /* Stage 2: every node alone, all at once; the slow ones measured again before a verdict. */
 static int stage_alone(struct survey *s)
 {
@@ -1031,28 +1053,9 @@ static int stage_alone(struct survey *s)
                 "what a healthy node gives (%.2f GB/s: the band's low edge and the tolerance, "
                 "predicted); its class %.2f GB/s",
                 x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", low, l->level);
-        else if (x->intra_rep && !l->too_spread && alone_of(x) < l->bound && !ref[of[i]])
-            add_verdict(
-                s, "node-slow", i, -1,
-                json_pack("{s:f,s:o,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
-                          x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
-                          "class_median", l->level, "class_spread", l->spread, "bound", l->bound),
-                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement; its "
-                "class %.2f GB/s (spread %.0f%%)",
-                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
-                100 * l->spread);
-        else if (x->intra_rep && !l->too_spread && alone_of(x) < fmin(l->bound, ref[of[i]]))
-            add_verdict(
-                s, "node-slow", i, -1,
-                json_pack("{s:f,s:o,s:f,s:f,s:f,s:f}", "busbw", x->intra, "repeat",
-                          x->intra_rep > 0 ? json_real(x->intra_rep) : json_string("failed"),
-                          "class_median", l->level, "class_spread", l->spread, "reference_bound",
-                          ref[of[i]], "bound", fmin(l->bound, ref[of[i]])),
-                "%s is slow on its own: %.2f GB/s alone, then %s in a longer measurement, below "
-                "its class (%.2f GB/s, spread %.0f%%) and below the nodes of its class measured "
-                "as long beside it (%.2f GB/s at most)",
-                x->host, x->intra, x->intra_rep > 0 ? "slow again" : "failed", l->level,
-                100 * l->spread, ref[of[i]]);
+        else if (x->intra_rep && !l->too_spread &&
+                 alone_of(x) < (ref[of[i]] > 0 ? fmin(l->bound, ref[of[i]]) : l->bound))
+            slow_alone(s, i, l, ref[of[i]]);
     }
     free(ref);
     free(reference);
