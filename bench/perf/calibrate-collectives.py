@@ -45,6 +45,9 @@ RTX2080TI = S("RTX-2080-TI", [], fabric="pcie", count=2, sockets=1)
 SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
                    "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
                    "NICs unused")
+# Together AI's B200 cluster, every run of its sendrecv series (2 to 16 nodes).
+TOGETHER_B200 = (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
+                 "8x 400G IB (the series' report: 8 ConnectX-7)")
 # SURF Snellius' H100 nodes, as model-error.py writes them.
 SNELLIUS_H100 = (me.SNELLIUS_H100, me.SNELLIUS_ASSUMED)
 
@@ -108,14 +111,10 @@ SYSTEMS = {
                                              "SXM and NICs not stated (one node: NICs unused); "
                                              "the file's name says ring, its settings are not "
                                              "printed: NCCL's own choice predicted"),
-    "together-b200-sendrecv-2n": (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
-                                  "8x 400G IB (the repository's report: 8 ConnectX-7)"),
-    "together-b200-sendrecv-4n": (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
-                                  "8x 400G IB (the series' report: 8 ConnectX-7)"),
-    "together-b200-sendrecv-8n": (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
-                                  "8x 400G IB (the series' report: 8 ConnectX-7)"),
-    "together-b200-sendrecv-16n": (S("B200-SXM-180GB", [("CX7-400G-IB", 8)]),
-                                   "8x 400G IB (the series' report: 8 ConnectX-7)"),
+    "together-b200-sendrecv-2n": TOGETHER_B200,
+    "together-b200-sendrecv-4n": TOGETHER_B200,
+    "together-b200-sendrecv-8n": TOGETHER_B200,
+    "together-b200-sendrecv-16n": TOGETHER_B200,
     "coreweave-a100-sendrecv-1n2g": (S("A100-SXM4-80GB", [], count=2),
                                      "2 of the node's 8 GPUs on its NVSwitch; CPU not stated "
                                      "(one node: 2 Intel sockets assumed)"),
