@@ -1245,7 +1245,8 @@ static double p2p_time(const struct model *m, int coll, size_t bytes)
             rate = fmin(rate, m->p2p_net_channels * nvlink_link_bw(m->sm) * k->p2p_scale);
         if (ppn > 1)
             t_intra = moved / (1000.0 * rate);
-        double net_rate = fmin(net, m->nic_bw * k->net_scale);
+        /* one NIC for the pair; none (sockets over the host's interfaces): the node's network */
+        double net_rate = m->nic_bw > 0 ? fmin(net, m->nic_bw * k->net_scale) : net;
         if (m->p2p_net_channels > 0)
             net_rate = fmin(net_rate, m->p2p_net_channels * P2P_NET_CHANNEL_BW);
         if (nn > 1)
@@ -1324,6 +1325,8 @@ int model_predict_coll(const struct model *m, int coll, size_t bytes, struct mod
             return -1;
         p->time_us = best;
     }
+    if (!(p->time_us > 0 && p->time_us < HUGE_VAL)) /* no bandwidth is no prediction */
+        return -1;
     p->algbw = (double)bytes / (p->time_us * 1e-6) / 1e9;
     p->busbw = p->algbw * model_coll_bus_factor(coll, n);
     return 0;

@@ -37,6 +37,29 @@ while read -r gpu sm fabric count; do
         python3 -c 'import json, sys; assert json.load(sys.stdin)[\"gpus\"][0][\"sm\"] == $sm'"
 done <"$TEST_TMP/catalog.txt"
 
+# Every shipped spec and collective across two nodes: a bandwidth above 0 at every size, or a
+# stated fault (exit 1). A spec without NICs (nodes over sockets) predicted a sendrecv time of
+# inf and a busbw of 0 with exit 0: a band of 0 to 0, a check that cannot fail.
+for spec in "$specs"/*.json; do
+    for coll in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+        rc=0
+        "$TOPOTUNE" predict --input "$spec" --nodes 2 -C "$coll" -b 1K -e 64M --json \
+            >"$TEST_TMP/p2.jsonl" 2>"$TEST_TMP/p2.err" || rc=$?
+        check "$(basename "$spec") $coll on 2 nodes: busbw above 0 and finite, or a fault" \
+            python3 -c '
+import json, math, sys
+rc = int(sys.argv[2])
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [e for e in ev if e["event"] == "size"]
+if rc == 1:
+    assert not sizes or ev[-1]["outcome"] != "ok", ev[-1]
+else:
+    assert rc == 0 and sizes, (rc, len(sizes))
+    assert all(e["busbw"] > 0 and math.isfinite(e["time_us"]) for e in sizes), sizes[:2]' \
+            "$TEST_TMP/p2.jsonl" "$rc"
+    done
+done
+
 expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
 check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
 check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"
