@@ -93,8 +93,13 @@ static int write_as(const struct expect_opts *o, const struct expect *e)
         rc = expect_checkable(e);
         if (!rc) /* the mean it is of must be one nccl-tests run's */
             rc = expect_series(e, &min, &max, &factor);
-        if (!rc)
+        if (!rc) { /* stdout stays one NAME=VALUE line (export "$(...)"); what it is, on stderr */
             printf("NCCL_TESTS_MIN_BW=%s\n", expect_min_bw_text(e, bw));
+            util_info("NCCL_TESTS_MIN_BW: %s; holds for a run of %s on %d ranks at -b %zu -e %zu "
+                      "-f %d exactly (its Avg bus bandwidth is the mean over the sizes run)",
+                      e->measured ? "measured" : "predicted", model_coll_name(e->coll), e->nranks,
+                      min, max, factor);
+        }
     } else if (!strcmp(o->format, "prometheus-rules")) {
         rc = expect_write_prometheus_rules(e, stdout);
     } else if (!strcmp(o->format, "nhc")) {

@@ -107,6 +107,8 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                               p.wrong ? "wrong results" : "no usable algorithm", b, source),
                    UTIL_EINVAL;
         }
+        if (!e->n)
+            e->first = asked;
         struct expect_row *r = add_row(e, b);
         r->busbw = p.busbw;
         r->time_us = p.time_us;
@@ -255,7 +257,10 @@ double expect_nccl_tests_min_bw(const struct expect *e)
 const char *expect_min_bw_text(const struct expect *e, char buf[32])
 {
     double v = expect_nccl_tests_min_bw(e);
-    snprintf(buf, 32, v >= 10 ? "%.2f" : "%.4g", v); /* 0.0124 stays 0.0124, not 0.01 */
+    /* rounded down, so that a run at the band's low edges passes: 0.0124 stays 0.0124 */
+    double unit = v >= 10 ? 0.01 : pow(10, floor(log10(v > 0 ? v : 1)) - 3);
+    v = floor(v / unit * (1 + 1e-12)) * unit;
+    snprintf(buf, 32, v >= 10 ? "%.2f" : "%.4g", v);
     return buf;
 }
 
@@ -307,10 +312,12 @@ void expect_print(const struct expect *e, FILE *out)
                 r->bytes, r->busbw, r->low, r->high, r->time_us, r->time_low_us, r->time_high_us,
                 r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-");
     }
-    char bw[32];
+    char bw[32], flags[96] = "";
+    if (e->factor) /* a smaller -b runs sizes of no part per rank, whose busbw 0 the mean counts */
+        snprintf(flags, sizeof(flags), " (-b %zu -e %zu -f %d)", e->first, e->max, e->factor);
     fprintf(out,
-            "#\n# NCCL_TESTS_MIN_BW=%s makes nccl-tests fail a run at exactly these sizes whose "
+            "#\n# NCCL_TESTS_MIN_BW=%s makes nccl-tests fail a run at exactly these sizes%s whose "
             "Avg bus bandwidth, the mean over them, is below 0.9 x that (the mean of the band's "
             "low edges): the mean is judged, not each size\n",
-            expect_min_bw_text(e, bw));
+            expect_min_bw_text(e, bw), flags);
 }

@@ -38,6 +38,8 @@ struct expect {
     double rate;            /* the share of healthy measurements the band holds */
     size_t min, max;        /* the sizes asked for (nccl-tests' -b, -e) and their factor (-f); */
     int factor;             /* factor 0: a profile's sizes, as it measured them */
+    size_t first;           /* the size asked for that made the first row: sizes below it hold no
+                             * part for every rank (all_gather on many ranks), runs of 0 busbw */
     struct expect_row *rows;
     int n;
 };
@@ -106,8 +108,9 @@ int expect_write_nhc(const struct expect *e, FILE *out);
 int expect_checkable(const struct expect *e);
 
 /* nccl-tests' -b, -e and -f that run exactly the rows' sizes (NCCL_TESTS_MIN_BW judges the mean
- * over one run's sizes): those asked for, or a profile's when they are its first size times the
- * powers of one factor. 0, or UTIL_EUSAGE, said. */
+ * over one run's sizes): those asked for from the first that holds a row (nccl-tests runs the
+ * smaller ones too, at a busbw of 0 that its mean counts), or a profile's when they are its first
+ * size times the powers of one factor. 0, or UTIL_EUSAGE, said. */
 int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor);
 
 #endif

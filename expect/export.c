@@ -155,7 +155,7 @@ static const char nhc_body[] =
 int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
 {
     if (e->factor) {
-        *min = e->min, *max = e->max, *factor = e->factor;
+        *min = e->first, *max = e->max, *factor = e->factor;
         return 0;
     }
     *min = e->rows[0].bytes, *max = e->rows[e->n - 1].bytes;

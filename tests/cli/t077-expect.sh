@@ -96,6 +96,26 @@ assert ends[1]["outcome"] == "slow" and ends[1]["exit_code"] == 7 and ends[1]["m
 subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
                 sys.argv[2] + "/docs/schemas/bench-event.schema.json", sys.argv[1], "--lines"], check=True)
 PY
+# all_gather's sizes below 16 B a rank hold no part: nccl-tests runs them at a busbw of 0 and its
+# mean counts them, so the figure holds from the first size with a row, and says so. The NHC
+# check ran -b 8: 4 such sizes in its mean, a node at 0.61 of the prediction failed.
+expect_exit 0 "all_gather's figure" -- "$TOPOTUNE" expect --input "$h100" -C all_gather --format nccl-tests-min-bw
+expect_stderr_has "predicted; holds for a run of all_gather on 8 ranks at -b 128 -e 1073741824 -f 2" \
+    "the figure's sizes and its label on stderr"
+check "stdout stays one line" test "$(wc -l <"$TEST_TMP/out")" = 1
+"$TOPOTUNE" expect --input "$h100" -C all_gather --format nhc >"$TEST_TMP/ag.nhc"
+check "the NHC check runs from the first size with a part per rank" grep -q -- ' -b 128 -e 1073741824 -f 2 ' "$TEST_TMP/ag.nhc"
+check "the table says the sizes" bash -c "'$TOPOTUNE' expect --input '$h100' -C all_gather | grep -q -- '(-b 128 -e 1073741824 -f 2)'"
+# rounded down: a run whose mean is the mean of the low edges passes
+check "the figure is not above the mean of the low edges / 0.9" python3 -c '
+import json, subprocess, sys
+e = json.loads(subprocess.run([sys.argv[1], "expect", "--input", sys.argv[2], "--format", "json"],
+                              capture_output=True, text=True, check=True).stdout)
+line = subprocess.run([sys.argv[1], "expect", "--input", sys.argv[2], "--format", "nccl-tests-min-bw"],
+                      capture_output=True, text=True, check=True).stdout
+v = float(line.split("=")[1])
+mean = sum(s["low"] for s in e["sizes"]) / len(e["sizes"]) / 0.9
+assert v <= mean and v > mean - 0.01, (v, mean)' "$TOPOTUNE" "$h100"
 expect_exit 6 "a value that is no number is refused" -- \
     env NCCL_TESTS_MIN_BW=fast "$TOPOTUNE_BENCH" --backend sim --topology "$h100"
 expect_stderr_has "NCCL_TESTS_MIN_BW" "the refusal names the variable"
