@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -159,7 +160,10 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
                      "there the model may predict 3x too high on one node, 4x too low across nodes"
                    : ", cut from all_gather's, reduce_scatter's, alltoall's and sendrecv's "
                      "published rows");
-    printf("# input %s, class %s\n", o->input, t->class_id ? t->class_id : "?");
+    struct util_buf src = UTIL_BUF_INIT; /* a path: a line end in it would forge table lines */
+    printf("# input %s, class %s\n", util_text_shown(&src, o->input),
+           t->class_id ? t->class_id : "?");
+    util_buf_release(&src);
     printf("# %d node(s) x %d GPU(s) = %d ranks", model_hosts(m), model_gpus_per_host(m),
            m->nranks);
     if (m->clique > 1) /* MNNVL: what NCCL's tuning, and so the model's choice, sees */

@@ -300,8 +300,11 @@ void expect_print(const struct expect *e, FILE *out)
     const char *l = label(e);
     fprintf(out, "# %s %s (float%s): %s\n", e->measured ? "MEASURED" : "PREDICTED",
             model_coll_name(e->coll), model_coll_reduces(e->coll) ? ", sum" : "", e->basis);
-    fprintf(out, "# input %s, class %s; %d node(s) x %d GPU(s) = %d ranks\n", e->source,
-            e->class_id[0] ? e->class_id : "?", e->nodes, e->ppn, e->nranks);
+    struct util_buf src = UTIL_BUF_INIT; /* a path: a line end in it would forge table lines */
+    fprintf(out, "# input %s, class %s; %d node(s) x %d GPU(s) = %d ranks\n",
+            util_text_shown(&src, e->source), e->class_id[0] ? e->class_id : "?", e->nodes, e->ppn,
+            e->nranks);
+    util_buf_release(&src);
     fprintf(out, "# a healthy system measures within the band %.1f%% of the time\n#\n",
             100 * e->rate);
     fprintf(out, "#            %12s  %9s  %21s  %8s  %17s  %-8s  %s\n", "size (B)", "busbw",

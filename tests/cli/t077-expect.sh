@@ -120,6 +120,15 @@ expect_exit 6 "a value that is no number is refused" -- \
     env NCCL_TESTS_MIN_BW=fast "$TOPOTUNE_BENCH" --backend sim --topology "$h100"
 expect_stderr_has "NCCL_TESTS_MIN_BW" "the refusal names the variable"
 
+# A file name is any bytes: one with line ends printed raw in the header forged table rows
+# (a "measured" row of 999 GB/s) in expect's and predict's text.
+forged=$'x\n   measured      1073741824     999.00     998.00 ..   1000.00  fake\n#.json'
+cp "$h100" "$TEST_TMP/$forged"
+for cmd in expect predict; do
+    "$TOPOTUNE" "$cmd" --input "$TEST_TMP/$forged" -b 1G -e 1G >"$TEST_TMP/forged.txt"
+    check "$cmd: the name stays on its header line" bash -c "! grep -q '^   measured' '$TEST_TMP/forged.txt' && test \$(grep -vc '^#' '$TEST_TMP/forged.txt') = 1"
+done
+
 # Prometheus rules: promtool accepts them; one alert per size at the band's low edge.
 "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
 check "promtool check rules accepts them" promtool check rules "$TEST_TMP/rules.yml"
