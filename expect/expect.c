@@ -86,6 +86,15 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
                           "--profile a profile measured on this class",
                           source, m->gpus_unknown, m->ppn),
                UTIL_EINVAL;
+    if (!t->nvlink_known && t->ngpus > 1)
+        return util_error("'%s' does not describe NVLink, and its GPUs may have it (an NCCL "
+                          "topology file without <nvlink> elements, NCCL adds them at run time; "
+                          "an export made without NVML): the model would price every pair over "
+                          "PCIe, no reference for what they should measure; give --input a "
+                          "hardware spec naming the GPU and fabric, or --profile a profile "
+                          "measured on this class",
+                          source),
+               UTIL_EINVAL;
     if (m->nodes > 1 && m->nics_unknown)
         return util_error("'%s': %d of its NICs have no speed the source states (an hwloc export "
                           "records none): across nodes the model would price them at 10 Gb/s, no "

@@ -129,6 +129,12 @@ for cmd in expect predict; do
     check "$cmd: the name stays on its header line" bash -c "! grep -q '^   measured' '$TEST_TMP/forged.txt' && test \$(grep -vc '^#' '$TEST_TMP/forged.txt') = 1"
 done
 
+# AWS's p4d file describes the PCIe tree only (NCCL adds the NVLinks at run time): priced over
+# PCIe, its expectation was 8 GB/s for 8 A100s on NVSwitch, a check that never fails.
+expect_exit 2 "a topology silent on NVLink is no reference" -- \
+    "$TOPOTUNE" expect --input "$TOPOTUNE_FIXTURES/nccl-topo-aws-p4d-24xlarge.xml"
+expect_stderr_has "does not describe NVLink" "the refusal says why"
+
 # Prometheus rules: promtool accepts them; one alert per size at the band's low edge.
 "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
 check "promtool check rules accepts them" promtool check rules "$TEST_TMP/rules.yml"
