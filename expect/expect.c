@@ -176,7 +176,12 @@ static int measured_rows(struct expect *e, const char *path, json_t *per_size, d
         const char *proto = json_string_value(json_object_get(s, "proto"));
         snprintf(r->algo, sizeof(r->algo), "%s", algo && util_valid_id(algo) ? algo : "");
         snprintf(r->proto, sizeof(r->proto), "%s", proto && util_valid_id(proto) ? proto : "");
-        set_band(r, 1 - margin, 1 + margin);
+        if (e->measured) {
+            set_band(r, 1 - margin, 1 + margin);
+        } else { /* the sim backend's runs: a prediction, with the model's measured error */
+            struct model_band band = model_band_for(MODEL_ALL_REDUCE, b);
+            set_band(r, band.low, band.high);
+        }
     }
     return 0;
 }
@@ -218,14 +223,21 @@ static int read_profile(struct expect *e, const char *path, json_t *p, size_t mi
     double margin = fmax(EXPECT_MEASURED_MIN_MARGIN, 3 * json_number_value(cv));
     if (!(margin < 0.9))
         return bad(path, "cv", "is too large for a band (runs varied by more than 30%)");
-    e->rate = 0.997; /* 3 standard deviations of normal run-to-run noise */
     e->measured = json_is_true(json_object_get(p, "predicted")) ? 0 : 1;
-    snprintf(e->basis, sizeof(e->basis),
-             "%s by the profile's runs (%s); band: +-%.0f%%, three times the runs' coefficient of "
-             "variation, at least %.0f%%",
-             e->measured ? "measured" : "predicted",
-             json_is_object(json_object_get(p, "winner")) ? "its configuration" : "NCCL's defaults",
-             100 * margin, 100 * EXPECT_MEASURED_MIN_MARGIN);
+    const char *config =
+        json_is_object(json_object_get(p, "winner")) ? "its configuration" : "NCCL's defaults";
+    e->rate = e->measured ? 0.997 /* 3 standard deviations of run-to-run noise */ : MODEL_BAND_RATE;
+    if (e->measured)
+        snprintf(e->basis, sizeof(e->basis),
+                 "measured by the profile's runs (%s); band: +-%.0f%%, three times the runs' "
+                 "coefficient of variation, at least %.0f%%",
+                 config, 100 * margin, 100 * EXPECT_MEASURED_MIN_MARGIN);
+    else /* a sim sweep's: the runs' spread is the model's noise, not the model's error */
+        snprintf(e->basis, sizeof(e->basis),
+                 "predicted by the profile's runs of the model (%s); band: where %.0f%% of the "
+                 "published measurements of all_reduce of the model's calibration fell around "
+                 "predictions made without their own source (docs/model.md, \"Bands\")",
+                 config, 100 * MODEL_BAND_RATE);
     int rc = measured_rows(e, path, per_size, margin, min, max);
     if (!rc && e->n) /* in size order, each once: what -b, -e and a mean over the sizes read */
         qsort(e->rows, (size_t)e->n, sizeof(e->rows[0]), by_size);

@@ -63,7 +63,9 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
  * The measured expectation of a profile (a profile directory or its profile.json): its
  * configuration's per-size busbw (the winner's, else the defaults'), at the sizes of min .. max it
  * measured, each with the band busbw x (1 -+ max(EXPECT_MEASURED_MIN_MARGIN, 3 x its runs'
- * coefficient of variation)). 0, or UTIL_EINVAL (said, naming the file and field).
+ * coefficient of variation)); a profile of the sim backend's runs (predicted true) is a
+ * prediction, with the model's band (model_band_for). 0, or UTIL_EINVAL (said, naming the file
+ * and field).
  */
 #define EXPECT_MEASURED_MIN_MARGIN 0.05
 int expect_measured(struct expect *e, const char *profile, size_t min, size_t max);
