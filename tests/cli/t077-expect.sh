@@ -297,6 +297,21 @@ assert b["algo"] is None and abs(b["low"] - 285.0) < 1e-9, b
 PY
 check "its JSON valid by the expect schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/expect.schema.json" "$TEST_TMP/out"
+# A profile written before gen recorded sweep.nodes: read as one node, 16 ranks of two 8-GPU
+# nodes made an NHC check of -g 16 and rules of nodes="1". Its hardware says 8 GPUs a node.
+python3 - "$TEST_TMP/p/profile.json" "$TEST_TMP/pold.json" "$TEST_TMP/pold2.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["sweep"] = {"ranks": 16}
+p["hardware"] = {"gpus": 8}
+json.dump(p, open(sys.argv[2], "w"))
+del p["hardware"]
+json.dump(p, open(sys.argv[3], "w"))
+PY
+expect_exit 0 "an old profile's nodes from its hardware" -- "$TOPOTUNE" expect --profile "$TEST_TMP/pold.json" -b 1M -e 32M --format json
+check "2 nodes of 8" python3 -c 'import json, sys; e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"]) == (2, 8), e' "$TEST_TMP/out"
+expect_exit 2 "an old profile that says nothing of its nodes" -- "$TOPOTUNE" expect --profile "$TEST_TMP/pold2.json" -b 1M -e 32M
+expect_stderr_has "sweep.nodes is missing" "the refusal names the field"
 # A profile of a sim sweep is a prediction: the model's band, not the +-5% of its runs' noise
 # (which alarmed on healthy nodes from 5% below a predicted number).
 sed 's/"predicted": false/"predicted": true/' "$TEST_TMP/p/profile.json" >"$TEST_TMP/psim.json"
