@@ -98,10 +98,11 @@ const char *expect_min_bw_text(const struct expect *e, char buf[32]);
 int expect_write_prometheus_rules(const struct expect *e, FILE *out);
 
 /*
- * An LBNL NHC check (bash, NHC's calling convention: a function check_topotune_busbw that calls
- * NHC's die with a message and returns 1 on failure) that runs topotune-bench at the band's
- * sizes and fails when the Avg bus bandwidth is below the NCCL_TESTS_MIN_BW figure, followed by
- * the nhc.conf line that calls it. 0, or UTIL_EIO when out fails.
+ * An LBNL NHC check (bash, NHC's calling convention: a function check_topotune_COLL_CLASS, one
+ * name a collective and class, that calls NHC's die with a message and returns 1 on failure) that
+ * runs topotune-bench at the band's sizes and fails when the Avg bus bandwidth is below the
+ * NCCL_TESTS_MIN_BW figure, followed by the nhc.conf line that calls it; a node whose GPUs run a
+ * job passes unmeasured. 0, or UTIL_EIO when out fails.
  */
 int expect_write_nhc(const struct expect *e, FILE *out);
 

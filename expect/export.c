@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "util/error.h"
 #include "util/quote.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,19 +118,32 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 
 /* The check function: NHC calls it with the nhc.conf line's words; die reports the failure.
  * Only a run that printed its Avg bus bandwidth and exited 0 passes: a program that measured
- * nothing (or ignored NCCL_TESTS_MIN_BW) is no evidence; its own deadline, not only NHC's. NHC's
- * die hands its message to OFFLINE_NODE through eval inside single quotes, so no message may hold
- * one: the bench's path and its output lose theirs, and the texts have none. */
+ * nothing (or ignored NCCL_TESTS_MIN_BW) is no evidence; its own deadline, not only NHC's. NHC
+ * runs its checks on busy nodes too (every HealthCheckInterval): a node whose GPUs run a job would
+ * measure the contention, so the check passes it unmeasured. NHC's die hands its message to
+ * OFFLINE_NODE through eval inside single quotes, so no message may hold one: the bench's path
+ * and its output lose theirs, and the texts have none. Its name carries the collective and the
+ * class: NHC loads every .nhc file of its scripts folder into one shell, where a second check of
+ * the same name (another class's GPUs and sizes) would replace the first. */
 static const char nhc_body[] =
-    "function check_topotune_busbw() {\n"
-    "    local min_bw=${1:-%s} bench=%s out rc avg name last\n"
+    "function %s() {\n"
+    "    local min_bw=${1:-%s} bench=%s out rc avg name last busy\n"
     "    local -a coll=(%s)\n"
     "    [[ -n ${2:-} ]] && bench=$2 && [[ ${2##*/} != topotune-bench ]] && coll=()\n"
     "    shift 2 2>/dev/null || shift $#\n"
+    "    if [[ ${TOPOTUNE_NHC_BUSY:-skip} != run ]] && command -v nvidia-smi >/dev/null 2>&1; "
+    "then\n"
+    "        busy=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null) || "
+    "busy=\n"
+    "        if [[ -n $busy ]]; then\n"
+    "            [[ $(type -t log) == function ]] && log \"${FUNCNAME[0]}: GPUs busy with a job: "
+    "not measured\"\n"
+    "            return 0\n"
+    "        fi\n"
+    "    fi\n"
     "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" ${coll[@]+\"${coll[@]}\"} "
     "-g %d -b %zu "
-    "-e %zu -f %d -T 60 \"$@\" 2>&1)\n"
-    "    rc=$?\n"
+    "-e %zu -f %d -T 60 \"$@\" 2>&1) && rc=0 || rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
     "\\1/p')\n"
     "    name=${bench//\\'/}\n"
@@ -151,6 +165,18 @@ static const char nhc_body[] =
     "    fi\n"
     "    return 1\n"
     "}\n";
+
+/* The check's name: check_topotune_ then the collective and the class, [a-z0-9_] only (a class
+ * id is [a-z0-9-]: checked, util_valid_id). */
+static void nhc_name(const struct expect *e, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "check_topotune_%s%s%s", model_coll_name(e->coll),
+                     e->class_id[0] && util_valid_id(e->class_id) ? "_" : "",
+                     util_valid_id(e->class_id) ? e->class_id : "");
+    for (int i = 0; i < n && (size_t)i < len; i++)
+        if (buf[i] == '-' || buf[i] == '.')
+            buf[i] = '_';
+}
 
 int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
 {
@@ -202,14 +228,21 @@ int expect_write_nhc(const struct expect *e, FILE *out)
             model_coll_name(e->coll), e->ppn);
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
-    fprintf(out, "# Install: this file as /etc/nhc/scripts/topotune.nhc, and in nhc.conf:\n");
-    fprintf(out, "#   * || check_topotune_busbw %s\n", min_bw);
+    char name[320];
+    nhc_name(e, name, sizeof(name));
+    fprintf(out,
+            "# Install: this file as /etc/nhc/scripts/%s.nhc, and in nhc.conf, with * the\n"
+            "# hosts of this class (its GPUs and sizes are this class's):\n",
+            name + 6);
+    fprintf(out, "#   * || %s %s\n", name, min_bw);
     fprintf(out,
             "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth, "
             "the mean over the sizes,\n# is below 0.9 x it), the benchmark program (default: "
             "the topotune-bench installed with this topotune,\n# run with -C %s; another, "
             "such as nccl-tests' %s_perf, runs as it is), then more of its flags.\n# The run "
-            "takes seconds, at most %d: give nhc a timeout (-t) that allows it.\n",
+            "takes seconds, at most %d: give nhc a timeout (-t) that allows it. A node whose\n"
+            "# GPUs run a job (nvidia-smi lists compute processes) passes unmeasured: its numbers "
+            "would be\n# the job's contention (TOPOTUNE_NHC_BUSY=run measures it anyway).\n",
             model_coll_name(e->coll), model_coll_name(e->coll), NHC_DEADLINE_S);
     /* NHC sets PATH to the system's directories: the benchmark by its full path */
     char *prog = util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
@@ -219,7 +252,7 @@ int expect_write_nhc(const struct expect *e, FILE *out)
     char coll[64] = "";
     if (e->coll != MODEL_ALL_REDUCE) /* topotune-bench's flag; nccl-tests has a program each */
         snprintf(coll, sizeof(coll), "-C %s", model_coll_name(e->coll));
-    fprintf(out, nhc_body, min_bw, bench.data, coll, NHC_DEADLINE_S, e->ppn, min, max, factor,
+    fprintf(out, nhc_body, name, min_bw, bench.data, coll, NHC_DEADLINE_S, e->ppn, min, max, factor,
             NHC_DEADLINE_S, model_coll_name(e->coll));
     util_buf_release(&bench);
     return written(out);

@@ -176,7 +176,7 @@ check "and 3 rules on each run: failed, wrong values, stale" test \
 # (NHC's: logs and ends the check) on a failure. The sim backend stands for the GPUs.
 "$TOPOTUNE" expect --input "$h100" -b 32M -e 1G --format nhc >"$TEST_TMP/topotune.nhc"
 check "shellcheck accepts the check" shellcheck -s bash "$TEST_TMP/topotune.nhc"
-conf=$(sed -n 's/^#   \(\* || check_topotune_busbw [0-9.]*\)$/\1/p' "$TEST_TMP/topotune.nhc")
+conf=$(sed -n 's/^#   \(\* || check_topotune_[a-z0-9_]* [0-9.]*\)$/\1/p' "$TEST_TMP/topotune.nhc")
 check "it names its nhc.conf line: $conf" test -n "$conf"
 # die as NHC's own: it logs, then hands the message to OFFLINE_NODE through eval, inside single
 # quotes (mej/nhc's die), so a message holding one never marks the node offline.
@@ -189,13 +189,36 @@ check_line=${conf#\* || }
 echo '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.3, "lat_scale": 10}}' >"$TEST_TMP/slow.json"
 expect_exit 0 "the conf line passes a healthy node" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100"
 expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100 --calibration $TEST_TMP/slow.json"
-check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
-check "and the node marked offline with that message" grep -q "^OFFLINE host1: check_topotune_busbw: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+check "and the node marked offline with that message" grep -q "^OFFLINE host1: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
 # A bench whose path and last line hold a quote still marks the node offline (NHC's eval).
 printf '#!/bin/sh\necho "it'"'"'s broken"\nexit 3\n' >"$TEST_TMP/it's-bench"
 chmod +x "$TEST_TMP/it's-bench"
 expect_exit 1 "a failing bench with quotes in its path and output" -- nhc_run "$check_line '$TEST_TMP/it'\\''s-bench'"
-check "marked offline, the quotes dropped" grep -q "^OFFLINE host1: check_topotune_busbw: .*/its-bench failed (exit 3): its broken" "$TEST_TMP/out"
+check "marked offline, the quotes dropped" grep -q "^OFFLINE host1: check_topotune_[a-z0-9_]*: .*/its-bench failed (exit 3): its broken" "$TEST_TMP/out"
+# NHC runs its checks on busy nodes too: a node whose GPUs run a job passes unmeasured (the bench
+# never starts) unless TOPOTUNE_NHC_BUSY=run; nvidia-smi here is a stand-in listing a job's pid.
+mkdir -p "$TEST_TMP/busy-bin"
+printf '#!/bin/sh\necho 4242\n' >"$TEST_TMP/busy-bin/nvidia-smi"
+chmod +x "$TEST_TMP/busy-bin/nvidia-smi"
+# shellcheck disable=SC2016 # the words run in the check's shell
+expect_exit 0 "a busy node passes without a run" -- env PATH="$TEST_TMP/busy-bin:$PATH" \
+    bash -c '. "$1"; die() { echo "DIE $*"; return 1; }; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$check_line /bin/false"
+# shellcheck disable=SC2016 # the words run in the check's shell
+expect_exit 1 "TOPOTUNE_NHC_BUSY=run measures it anyway" -- env PATH="$TEST_TMP/busy-bin:$PATH" TOPOTUNE_NHC_BUSY=run \
+    bash -c '. "$1"; die() { echo "DIE $*"; return 1; }; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$check_line /bin/false"
+# A site running its checks under set -e: a failing run still reaches die (out=$(...) ended the
+# shell with no message before).
+# shellcheck disable=SC2016 # the words run in the check's shell
+expect_exit 1 "under set -e a failing run reaches die" -- \
+    bash -c 'set -eu; . "$1"; die() { echo "DIE $*"; return 1; }; eval "$2"' _ "$TEST_TMP/topotune.nhc" "$check_line /bin/false"
+check "with its message" grep -q "^DIE 1 check_topotune_[a-z0-9_]*: /bin/false failed (exit 1)" "$TEST_TMP/out"
+# Two classes' checks load into one NHC shell: each keeps its own name, GPUs and sizes.
+"$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 1 -b 1G -e 1G --format nhc >"$TEST_TMP/gb200.nhc"
+# shellcheck disable=SC2016 # the words run in the check's shell
+check "an H100 node's and a GB200 tray's checks side by side" bash -c '
+. "$1"; . "$2"
+[ "$(declare -F | grep -c "check_topotune_all_reduce_")" = 2 ]' _ "$TEST_TMP/topotune.nhc" "$TEST_TMP/gb200.nhc"
 # Another collective (-C): its band is its group's, its JSON says which, its rules select its
 # series, and its NHC check runs topotune-bench with -C (another program, as nccl-tests'
 # all_gather_perf, as it is: here the sim's flags carry -C).
@@ -221,7 +244,7 @@ check "they select reduce_scatter's series, never all_reduce's" sh -c "grep -q '
 "$TOPOTUNE" expect -C all_gather --input "$h100" -b 32M -e 1G --format nhc >"$TEST_TMP/ag.nhc"
 check "-C all_gather: shellcheck accepts its NHC check" shellcheck -s bash "$TEST_TMP/ag.nhc"
 check "its default bench runs with -C all_gather" grep -q 'local -a coll=(-C all_gather)' "$TEST_TMP/ag.nhc"
-ag_line=$(sed -n 's/^#   \* || \(check_topotune_busbw [0-9.]*\)$/\1/p' "$TEST_TMP/ag.nhc")
+ag_line=$(sed -n 's/^#   \* || \(check_topotune_[a-z0-9_]* [0-9.]*\)$/\1/p' "$TEST_TMP/ag.nhc")
 export NHC_FILE=$TEST_TMP/ag.nhc
 # topotune-bench given by its path keeps -C all_gather (another program would not)
 expect_exit 0 "all_gather's conf line passes a healthy node" -- nhc_run "$ag_line $TOPOTUNE_BENCH --backend sim --topology $h100"
@@ -230,7 +253,7 @@ expect_exit 0 "all_gather's conf line passes a healthy node" -- nhc_run "$ag_lin
 export NCCL_P2P_DISABLE=1
 expect_exit 1 "and fails a slow one" -- nhc_run "$ag_line $TOPOTUNE_BENCH --backend sim --topology $h100"
 unset NCCL_P2P_DISABLE
-check "naming all_gather" grep -q "^ERROR: nhc: Health check failed: check_topotune_busbw: all_gather Avg bus bandwidth" "$TEST_TMP/out"
+check "naming all_gather" grep -q "^ERROR: nhc: Health check failed: check_topotune_all_gather_h100[a-z0-9_]*: all_gather Avg bus bandwidth" "$TEST_TMP/out"
 unset NHC_FILE
 expect_exit 2 "-C another collective with --profile" -- "$TOPOTUNE" expect -C all_gather --profile "$TEST_TMP/p"
 expect_exit 2 "-C no collective" -- "$TOPOTUNE" expect -C allreduce2 --input "$h100"
@@ -238,7 +261,7 @@ expect_stderr_has "not a collective" "says why"
 expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --format nhc
 # The run must give its Avg bus bandwidth: a program that measures nothing and exits 0 fails.
 expect_exit 1 "a bench that exits 0 without measuring fails the check" -- nhc_run "$check_line /bin/true"
-check "through die: nothing was measured" grep -q "check_topotune_busbw: /bin/true exited 0 without an Avg bus bandwidth" "$TEST_TMP/out"
+check "through die: nothing was measured" grep -q "check_topotune_[a-z0-9_]*: /bin/true exited 0 without an Avg bus bandwidth" "$TEST_TMP/out"
 # shellcheck disable=SC2016 # the words of the written function
 check "the run has its own deadline" grep -q 'timeout -k 5 300 "$bench"' "$TEST_TMP/topotune.nhc"
 # GB200 NVL72: nodes are trays of 4 GPUs, though NCCL merges the rack's 18 into one node.
