@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -144,6 +145,15 @@ static int predicted(const struct expect_opts *o, struct expect *e)
         rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node",
                               o->collective ? model_coll_parse(o->collective) : MODEL_ALL_REDUCE,
                               o->min, o->max, o->factor);
+    if (!rc && o->calibration) { /* numbers of other parameters: say whose, wherever they go */
+        struct util_buf shown = UTIL_BUF_INIT;
+        snprintf(e->calibration, sizeof(e->calibration), "%s", o->calibration);
+        size_t used = strlen(e->basis);
+        snprintf(e->basis + used, sizeof(e->basis) - used,
+                 "; the model's parameters from calibration file '%s', not its defaults",
+                 util_text_shown(&shown, o->calibration));
+        util_buf_release(&shown);
+    }
     topo_release(&t);
     return rc;
 }

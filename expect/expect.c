@@ -330,8 +330,11 @@ json_t *expect_json(const struct expect *e)
                   util_text_shown(&src, e->source), "basis", e->basis, "nodes", e->nodes,
                   "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION, "rate",
                   e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
-    util_buf_release(&src);
     json_object_set_new(j, "class", util_json_str_or_null(e->class_id[0] ? e->class_id : NULL));
+    json_object_set_new(j, "calibration",
+                        e->calibration[0] ? json_string(util_text_shown(&src, e->calibration))
+                                          : json_null());
+    util_buf_release(&src);
     json_object_set_new(j, "sizes", rows);
     return j;
 }

@@ -34,6 +34,7 @@ struct expect {
     char basis[512];        /* where the numbers and the band come from, in words */
     char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
     char source[512];       /* the input as the user named it, or "this node" */
+    char calibration[512];  /* the calibration file of the model's parameters ("": defaults) */
     int nodes, ppn, nranks; /* machines, the GPUs of each (a GB200 tray: 4), ranks */
     double rate;            /* the share of healthy measurements the band holds */
     size_t min, max;        /* the sizes asked for (nccl-tests' -b, -e) and their factor (-f); */

@@ -120,6 +120,20 @@ expect_exit 6 "a value that is no number is refused" -- \
     env NCCL_TESTS_MIN_BW=fast "$TOPOTUNE_BENCH" --backend sim --topology "$h100"
 expect_stderr_has "NCCL_TESTS_MIN_BW" "the refusal names the variable"
 
+# --calibration moves the numbers: the expectation says whose parameters it used, in its basis
+# and its JSON (a reference built so was untraceable: it said "NCCL's defaults" and nothing more).
+echo '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 0.5}}' >"$TEST_TMP/cal.json"
+expect_exit 0 "an expectation of a calibration file's parameters" -- \
+    "$TOPOTUNE" expect --input "$h100" -b 1G -e 1G --calibration "$TEST_TMP/cal.json" --format json
+check "its JSON names the file, its basis too, by the schema" python3 - "$TEST_TMP/out" "$TEST_TMP/cal.json" "$TOPOTUNE_SRC" <<'PY'
+import json, subprocess, sys
+e = json.load(open(sys.argv[1]))
+assert e["calibration"] == sys.argv[2] and "calibration file '%s'" % sys.argv[2] in e["basis"], e
+subprocess.run([sys.executable, sys.argv[3] + "/tests/cli/validate-schema.py",
+                sys.argv[3] + "/docs/schemas/expect.schema.json", sys.argv[1]], check=True)
+PY
+check "the defaults' JSON: calibration null" bash -c "'$TOPOTUNE' expect --input '$h100' -b 1G -e 1G --format json | python3 -c 'import json, sys; assert json.load(sys.stdin)[\"calibration\"] is None'"
+
 # A file name is any bytes: one with line ends printed raw in the header forged table rows
 # (a "measured" row of 999 GB/s) in expect's and predict's text.
 forged=$'x\n   measured      1073741824     999.00     998.00 ..   1000.00  fake\n#.json'
