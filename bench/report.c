@@ -318,17 +318,18 @@ static int write_metrics(const struct bench_ctx *c, int code, double avg)
     if (c->opt->min_bw >= 0)
         ops_metric(&m, "topotune_bench_min_busbw_bytes_per_second", "gauge",
                    "NCCL_TESTS_MIN_BW of the last run: it fails below 0.9 x this",
-                   c->opt->min_bw * 1e9, "collective", coll, "class", cls, "nodes", nodes, OPS_END);
+                   c->opt->min_bw * 1e9, "collective", coll, "class", cls, "nodes", nodes, "source",
+                   source, OPS_END);
     ops_metric(&m, "topotune_bench_wrong_results", "gauge",
                "values out of bounds in the last run's checks (-c)", (double)rep.wrong_total,
-               "collective", coll, "class", cls, "nodes", nodes, OPS_END);
+               "collective", coll, "class", cls, "nodes", nodes, "source", source, OPS_END);
     ops_metric(&m, "topotune_bench_exit_code", "gauge",
                "the last run's exit status (0 ok, 4 timed out, 7 wrong or below "
                "NCCL_TESTS_MIN_BW, as nccl-tests')",
-               code, "collective", coll, "class", cls, "nodes", nodes, OPS_END);
+               code, "collective", coll, "class", cls, "nodes", nodes, "source", source, OPS_END);
     ops_metric(&m, "topotune_bench_last_run_timestamp_seconds", "gauge",
                "when the last run ended, in seconds since the epoch", (double)time(NULL),
-               "collective", coll, "class", cls, "nodes", nodes, OPS_END);
+               "collective", coll, "class", cls, "nodes", nodes, "source", source, OPS_END);
     int rc = ops_metrics_write(&m, c->opt->metrics);
     ops_metrics_release(&m);
     return rc;

@@ -42,7 +42,8 @@ static void run_rule(const struct expect *e, FILE *out, const char *alert, const
             metric, model_coll_name(e->coll));
     if (e->class_id[0])
         fprintf(out, ",class=\\\"%s\\\"", e->class_id);
-    fprintf(out, ",nodes=\\\"%d\\\"}%s\"\n", e->nodes, after);
+    /* a sim run's status is a prediction's: it never alerts */
+    fprintf(out, ",nodes=\\\"%d\\\",source=\\\"measured\\\"}%s\"\n", e->nodes, after);
     fprintf(out, "        labels:\n          severity: %s\n", severity);
     fprintf(out, "        annotations:\n          summary: \"%s\"\n          description: \"%s\"\n",
             summary, description);
