@@ -152,14 +152,19 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     }
     int coll = model_coll_parse(o->collective);
     int chain = coll == MODEL_BROADCAST || coll == MODEL_REDUCE;
+    struct model_band small = model_band_for(coll, 1); /* the band's own edges, not a figure */
+    char wide[160];
+    snprintf(wide, sizeof(wide),
+             ", cut from broadcast's and reduce's published rows; up to 4 MiB it is wide: there "
+             "the model may predict %.1fx too high or %.1fx too low",
+             1 / small.low, small.high);
     printf("# PREDICTED %s (float%s) by the topotune model: no measurement; the band is where 90%% "
            "of healthy systems measure (docs/model.md, \"Bands\"%s)\n",
            o->collective, model_coll_reduces(coll) ? ", sum" : "",
            coll == MODEL_ALL_REDUCE ? ""
-           : chain ? ", cut from broadcast's and reduce's published rows; up to 4 MiB it is wide: "
-                     "there the model may predict 3x too high on one node, 4x too low across nodes"
-                   : ", cut from all_gather's, reduce_scatter's, alltoall's and sendrecv's "
-                     "published rows");
+           : chain                  ? wide
+                                    : ", cut from all_gather's, reduce_scatter's, alltoall's and "
+                                      "sendrecv's published rows");
     struct util_buf src = UTIL_BUF_INIT; /* a path: a line end in it would forge table lines */
     printf("# input %s, class %s\n", util_text_shown(&src, o->input),
            t->class_id ? t->class_id : "?");

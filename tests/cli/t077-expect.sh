@@ -134,6 +134,18 @@ subprocess.run([sys.executable, sys.argv[3] + "/tests/cli/validate-schema.py",
 PY
 check "the defaults' JSON: calibration null" bash -c "'$TOPOTUNE' expect --input '$h100' -b 1G -e 1G --format json | python3 -c 'import json, sys; assert json.load(sys.stdin)[\"calibration\"] is None'"
 
+# predict's header states the chain band's spread up to 4 MiB from the band itself (it said
+# "3x too high" where the band's low edge is 0.437 of the prediction: 2.3x).
+check "predict -C reduce: its header's factors are the band's" python3 - "$TOPOTUNE" "$h100" <<'PY'
+import json, re, subprocess, sys
+head = subprocess.run([sys.argv[1], "predict", "--input", sys.argv[2], "-C", "reduce", "-b", "1M", "-e", "1M"],
+                      capture_output=True, text=True, check=True).stdout.splitlines()[0]
+hi, lo = (float(x) for x in re.search(r"([0-9.]+)x too high or ([0-9.]+)x too low", head).groups())
+e = json.loads(subprocess.run([sys.argv[1], "expect", "--input", sys.argv[2], "-C", "reduce", "-b", "1M",
+                               "-e", "1M", "--format", "json"], capture_output=True, text=True, check=True).stdout)
+r = e["sizes"][0]
+assert abs(hi - r["busbw"] / r["low"]) < 0.06 and abs(lo - r["high"] / r["busbw"]) < 0.06, (head, r)
+PY
 # A file name is any bytes: one with line ends printed raw in the header forged table rows
 # (a "measured" row of 999 GB/s) in expect's and predict's text.
 forged=$'x\n   measured      1073741824     999.00     998.00 ..   1000.00  fake\n#.json'
