@@ -185,7 +185,7 @@ static int load_spec(struct sim_class *c, const char *file, const char *name, si
 static int host_index(const struct survey *s, const char *host)
 {
     for (int i = 0; i < s->nnodes; i++)
-        if (!strcmp(s->nodes[i].host, host))
+        if (!strcasecmp(s->nodes[i].host, host)) /* host names ignore case, as the prefixes */
             return i;
     return -1;
 }
@@ -228,14 +228,17 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
             return bad(file, where, "a host that is not in the cluster (names: PREFIX0001...)");
         if (link && b == a)
             return bad(file, where, "a path between a host and itself: name two hosts");
+        /* faults of one kind on one host compound: their factors multiply (a stall's lost
+         * times add), as every measurement is the prediction times the faults' factors */
         if (!strcmp(kind, "slow-node")) {
-            m->node_f[a] = factor_of(file, f, k, &rc);
+            m->node_f[a] *= factor_of(file, f, k, &rc);
         } else if (!strcmp(kind, "slow-link")) {
-            m->nic_f[a] = factor_of(file, f, k, &rc);
+            m->nic_f[a] *= factor_of(file, f, k, &rc);
         } else if (link) {
             m->links[m->nlinks++] = (struct sim_link){a, b, factor_of(file, f, k, &rc)};
         } else if (!strcmp(kind, "stalls")) {
-            m->stall_f[a] = factor_of(file, f, k, &rc);
+            double x = factor_of(file, f, k, &rc);
+            m->stall_f[a] = rc ? 1 : 1 / (1 / m->stall_f[a] + 1 / x - 1);
         } else if (!strcmp(kind, "dead")) {
             m->dead[a] = 1;
         } else if (!strcmp(kind, "hang")) {
@@ -285,13 +288,14 @@ static int sim_map(struct survey *s)
     return 0;
 }
 
+/* A path's factor: its faults' product. */
 static double link_f(const struct sim *m, int a, int b)
 {
     double f = 1;
     for (int l = 0; l < m->nlinks; l++)
         if ((m->links[l].a == a && m->links[l].b == b) ||
             (m->links[l].a == b && m->links[l].b == a))
-            f = fmin(f, m->links[l].factor);
+            f *= m->links[l].factor;
     return f;
 }
 
@@ -334,7 +338,7 @@ static int sim_whole(struct survey *s, const int *nodes, int n, double *busbw, s
     }
     for (int l = 0; l < m->nlinks; l++)
         if (in[m->links[l].a] && in[m->links[l].b])
-            f = fmin(f, m->links[l].factor);
+            f = fmin(f, link_f(m, m->links[l].a, m->links[l].b));
     free(in);
     const struct sim_class *c = &m->cls[m->cls_of[nodes[0]]];
     double bw = survey_model_busbw(&c->t, n, s->size, NULL);

@@ -125,4 +125,23 @@ check "SIGTERM: exit 143 (exit $rc)" test "$rc" = 143
 check "it says how to go on" grep -q -- "--resume' continues" hangs.err
 check "it stopped at the next launch ($(wc -l <hangs/launches.jsonl) of 10244 recorded)" \
     test "$(wc -l <hangs/launches.jsonl)" -lt 5000
+# A fault's host in another case is the same host (host names ignore case, as the prefixes do:
+# "GPU-0003" was refused as not in the cluster). Two faults of one kind on one host compound:
+# the second replaced the first (0.5 then 0.95 measured 0.95, named nothing).
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4, "prefix": "gpu-"}],
+ "faults": [{"kind": "slow-node", "hosts": ["GPU-0003"], "factor": 0.5}], "noise": 0}' >case.json
+expect_exit 1 "a fault host in upper case" -- "$TOPOTUNE" survey --backend sim --cluster case.json --out case
+check "names gpu-0003" grep -q "^gpu-0003	node-slow" case/excluded.txt
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}],
+ "faults": [{"kind": "slow-node", "hosts": ["node0002"], "factor": 0.5},
+            {"kind": "slow-node", "hosts": ["node0002"], "factor": 0.95}], "noise": 0}' >dup.json
+expect_exit 1 "two slow-node faults on one host" -- "$TOPOTUNE" survey --backend sim --cluster dup.json --out dup
+check "compound: node0002 alone at 0.475 of its class" python3 - dup/survey.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+alone = {n["host"]: n["alone_busbw"] for n in s["nodes"]}
+r = alone["node0002"] / alone["node0001"]
+assert abs(r - 0.475) < 0.01, (r, alone)
+PY
+
 finish
