@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/jsonl.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -87,6 +88,24 @@ static int in_range(const json_t *v, double max)
 }
 
 /* The first of this survey's settings that the record has otherwise, or NULL. */
+/* A setting as the operator typed it: 0.15, not 0.14999999999999999; none given, "its default".
+ * A recorded string is the file's: shown cleaned (util_text_shown's rules), within len. */
+static const char *setting_shown(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_integer(v))
+        snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, len, "%.15g", json_real_value(v));
+    else if (json_is_string(v)) {
+        struct util_buf b = UTIL_BUF_INIT;
+        snprintf(buf, len, "%s", util_text_shown(&b, json_string_value(v)));
+        util_buf_release(&b);
+    } else
+        snprintf(buf, len, "%s",
+                 v && !json_is_null(v) ? "(a value of another type)" : "(its default)");
+    return buf;
+}
+
 static const char *setting_differs(const json_t *recorded, const json_t *now)
 {
     const char *k;
@@ -158,15 +177,12 @@ static int check_line(const struct survey *s, size_t line, const json_t *r)
                         "\"settings\": one this topotune does not know: start the survey "
                         "again without --resume");
     if (differs) {
-        char *was = json_dumps(json_object_get(set, differs), JSON_ENCODE_ANY | JSON_COMPACT);
-        char *now = json_dumps(json_object_get(s->settings, differs), JSON_ENCODE_ANY);
-        /* the recorded value was printed by json_dumps: a string's controls come out escaped */
+        char was[128], now[128];
         bad_line(s, line,
                  "measured with --%s %s, this survey has %s: resume with the options of the "
                  "survey in '%s', or start again without --resume",
-                 differs, was ? was : "nothing", now ? now : "nothing", s->dir);
-        free(was);
-        free(now);
+                 differs, setting_shown(json_object_get(set, differs), was, sizeof(was)),
+                 setting_shown(json_object_get(s->settings, differs), now, sizeof(now)), s->dir);
         return UTIL_EINVAL;
     }
     return 0;

@@ -37,10 +37,13 @@ resume_refused() { # resume_refused WHAT EXPECTED-TEXT OPTIONS...
 }
 resume_refused "another seed" "'s/launches.jsonl': line 1: measured with --seed 1, this survey has 2" \
     --backend sim --cluster c.json --out s --seed 2
-resume_refused "--pairs all" "measured with --pairs \"matchings\"" --backend sim --cluster c.json \
-    --out s --pairs all
-resume_refused "another tolerance" "measured with --tolerance" --backend sim --cluster c.json \
-    --out s --tolerance 0.3
+# each value as the operator typed it (it read 0.14999999999999999, "matchings" and null)
+resume_refused "--pairs all" "measured with --pairs matchings, this survey has all" --backend sim \
+    --cluster c.json --out s --pairs all
+resume_refused "another tolerance" "measured with --tolerance 0.15, this survey has 0.3" \
+    --backend sim --cluster c.json --out s --tolerance 0.3
+resume_refused "a --groups-per-launch" "measured with --groups-per-launch (its default), this survey has 2" \
+    --backend sim --cluster c.json --out s --groups-per-launch 2
 check "the record untouched" cmp -s s.jsonl s/launches.jsonl
 check "the survey's files kept" test -s s/survey.json
 
