@@ -799,6 +799,30 @@ static int repeat_longer(const struct survey *s, const struct survey_group *g, i
 }
 
 /* Per node, its class's level alone (in lv, one per class in s->classes' order). */
+/*
+ * A class of two nodes measured alone: two values give no spread (their one gap, read as noise,
+ * put the bound three gaps below: a node at half speed passed wherever the band's low edge is
+ * below half, at sizes up to 4 MiB). A fault only slows, so the faster node is the reference and
+ * the slower a suspect when short of it by the tolerance; the suspect's longer repeat, held to
+ * the faster one's repeat beside it (reference_bounds), decides.
+ */
+static void two_nodes(json_t *c, const double *v, int n, double tolerance, struct survey_level *l)
+{
+    double hi = 0;
+    int measured = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > 0)
+            measured++, hi = fmax(hi, v[i]);
+    if (measured != 2 || json_is_true(json_object_get(c, "alone_below_expected")))
+        return;
+    l->level = hi;
+    l->spread = 0;
+    l->bound = l->cut = hi * (1 - tolerance);
+    l->too_spread = l->wide = 0;
+    json_object_set_new(c, "alone_median", json_real(hi));
+    json_object_set_new(c, "alone_spread", json_real(0));
+}
+
 static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 {
     double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
@@ -812,7 +836,8 @@ static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
                 v[n++] = s->nodes[i].intra;
                 of[i] = k;
             }
-        class_level(s, cls, v, n, 1, &lv[k++]);
+        class_level(s, cls, v, n, 1, &lv[k]);
+        two_nodes(c, v, n, s->tolerance, &lv[k++]);
     }
     free(v);
 }
@@ -935,9 +960,9 @@ static void reference_bounds(const struct survey *s, const struct survey_level *
         for (int k = ns; k < ns + nr; k++)
             if (of[g[k].a] == c && s->nodes[g[k].a].intra_rep > 0)
                 v[m++] = s->nodes[g[k].a].intra_rep;
-        if (m < 2) {
-            for (int i = 0; i < s->nnodes; i++)
-                measured += of[i] == c && node_ok(s, i) && s->nodes[i].intra > 0;
+        for (int i = 0; i < s->nnodes; i++)
+            measured += of[i] == c && node_ok(s, i) && s->nodes[i].intra > 0;
+        if (m < 2 && !(m == 1 && measured == 2)) { /* two nodes: the other's repeat (two_nodes) */
             for (int k = 0; k < ns + nr; k++)
                 if (of[g[k].a] == c && s->nodes[g[k].a].intra_rep > 0)
                     v[all++] = s->nodes[g[k].a].intra_rep;

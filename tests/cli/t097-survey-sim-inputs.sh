@@ -144,4 +144,24 @@ r = alone["node0002"] / alone["node0001"]
 assert abs(r - 0.475) < 0.01, (r, alone)
 PY
 
+# Two nodes at 1 MiB, one at half speed: the band's low edge there is under half the prediction,
+# and two values gave the class a spread of their gap, so nothing was named (exit 0). The faster
+# is the reference: the slower, again slow in its repeat beside the faster's, is named. Two
+# healthy nodes at 10% noise name nothing.
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2}],
+ "faults": [{"kind": "slow-node", "hosts": ["node0002"], "factor": 0.5}]}' >two-half.json
+expect_exit 1 "two nodes at 1 MiB, one at half speed" -- "$TOPOTUNE" survey --backend sim \
+    --cluster two-half.json --size 1M --out two-half
+check "node0002 named slow alone, node0001 healthy" python3 - two-half <<'PY'
+import sys
+lines = [l.split("\t")[:2] for l in open(sys.argv[1] + "/excluded.txt")]
+assert lines == [["node0002", "node-slow"]], lines
+assert open(sys.argv[1] + "/healthy.hostfile").read().split() == ["node0001"]
+PY
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 2}], "noise": 0.1}' >two-noisy.json
+for seed in 1 2 3 4 5 6 7 8; do
+    expect_exit 0 "two healthy nodes at 10% noise, seed $seed" -- "$TOPOTUNE" survey --backend sim \
+        --cluster two-noisy.json --size 1M --seed "$seed" --out "two-noisy-$seed"
+done
+
 finish
