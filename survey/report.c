@@ -184,15 +184,54 @@ static int unpaired(const struct survey *s, struct util_buf *b, int mode)
 }
 
 /* Whether a verdict names a path (the whole run's shortfall may be it). */
-static int path_named(const struct survey *s)
+/* What the verdicts already say of class cls (a verdict is the class's when a host it names is):
+ * a class-below-expected verdict (below), a path named (path), and its excluded nodes. */
+struct class_said {
+    int below, path, excluded, every_pair; /* every_pair: each pair of its nodes was measured */
+};
+
+static int by_key(const void *a, const void *b)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(s->verdicts, i, v) {
-        if (!strncmp(util_json_str(v, "kind", ""), "path-", 5))
-            return 1;
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return (x > y) - (x < y);
+}
+
+static struct class_said class_said(const struct survey *s, const char *cls)
+{
+    struct class_said c = {0};
+    long long nodes = 0, pairs = 0;
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
+            nodes++;
+            c.excluded += survey_excluded(s, i);
+        }
+    /* the class's distinct pairs measured: their keys sorted, each counted once */
+    unsigned long long *key = util_xmalloc(sizeof(*key) * ((size_t)s->npairs + 1));
+    size_t nk = 0;
+    for (int p = 0; p < s->npairs; p++) {
+        int a = s->pairs[p].a, b = s->pairs[p].b;
+        if (a >= 0 && b >= 0 && s->nodes[a].class_id && !strcmp(s->nodes[a].class_id, cls))
+            key[nk++] = (unsigned long long)(a < b ? a : b) << 32 | (unsigned)(a < b ? b : a);
     }
-    return 0;
+    qsort(key, nk, sizeof(*key), by_key);
+    for (size_t k = 0; k < nk; k++)
+        pairs += !k || key[k] != key[k - 1];
+    free(key);
+    c.every_pair = s->all_pairs || (nodes >= 2 && pairs >= nodes * (nodes - 1) / 2);
+    size_t i, k;
+    json_t *v, *h;
+    json_array_foreach(s->verdicts, i, v) {
+        const char *kind = util_json_str(v, "kind", "");
+        int mine = 0;
+        json_array_foreach(json_object_get(v, "hosts"), k, h) {
+            for (int n = 0; !mine && n < s->nnodes; n++)
+                mine = s->nodes[n].class_id && !strcmp(s->nodes[n].class_id, cls) &&
+                       json_is_string(h) && !strcmp(s->nodes[n].host, json_string_value(h));
+        }
+        c.below |= mine && !strcmp(kind, "class-below-expected");
+        c.path |= mine && !strncmp(kind, "path-", 5);
+    }
+    return c;
 }
 
 /* Text (md = 0) or Markdown (md = 1): summary, verdicts, per class the nodes alone, the whole. */
@@ -322,12 +361,21 @@ static void render(const struct survey *s, struct util_buf *b, int md)
             util_buf_addf(&line, "; the model predicts %.2f GB/s (predicted)", pv);
         else
             util_buf_addf(&line, "; no model prediction for this backend");
+        struct class_said said = class_said(s, json_string_value(json_object_get(w, "class")));
         if (pv > 0 && bw > 0 && bw < survey_model_floor(s, pv))
-            util_buf_addf(&line,
-                          ". %.0f%% below the prediction%s: %sa fault the pair rounds did not "
-                          "localize (a path between nodes never paired: --pairs all)",
-                          100 * (1 - bw / pv), excluded ? " without the excluded nodes" : "",
-                          path_named(s) ? "a path named above, or " : "");
+            util_buf_addf(
+                &line, ". %.0f%% below the prediction%s: %s", 100 * (1 - bw / pv),
+                said.excluded ? " without the class's excluded nodes" : "",
+                said.below ? "the class is below its expectation, as named above"
+                : said.every_pair
+                    ? (said.path ? "a path named above, or what the nodes share only at this "
+                                   "scale (every pair was measured)"
+                                 : "what the nodes share only at this scale (every pair was "
+                                   "measured)")
+                    : (said.path ? "a path named above, or a fault the pair rounds did not "
+                                   "localize (a path between nodes never paired: --pairs all)"
+                                 : "a fault the pair rounds did not localize (a path between "
+                                   "nodes never paired: --pairs all)"));
         wrap(b, md ? "- " : "  ", md ? "  " : "    ", util_buf_str(&line));
         util_buf_release(&line);
     }

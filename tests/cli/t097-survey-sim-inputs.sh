@@ -164,4 +164,19 @@ for seed in 1 2 3 4 5 6 7 8; do
         --cluster two-noisy.json --size 1M --seed "$seed" --out "two-noisy-$seed"
 done
 
+# Every node at 0.6 (a shared fault): the whole-cluster line points at the class's verdict. It
+# blamed "a fault the pair rounds did not localize" and advised --pairs all even under --pairs all.
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 6}],
+ "faults": [' "$(for i in 1 2 3 4 5 6; do printf '{"kind": "slow-node", "hosts": ["node000%d"], "factor": 0.6}%s' \
+    "$i" "$([ "$i" = 6 ] || echo ,)"; done)" ']}' >all60.json
+expect_exit 1 "every node at 0.6, --pairs all" -- "$TOPOTUNE" survey --backend sim --cluster all60.json \
+    --pairs all --out all60
+check "the whole-cluster line names the class's verdict, not the pair rounds" python3 - all60/report.txt <<'PY'
+import re, sys
+text = re.sub(r"\s+", " ", open(sys.argv[1]).read())
+whole = text[text.index("The whole cluster at once"):]
+assert "the class is below its expectation, as named above" in whole, whole
+assert "--pairs all" not in whole and "did not localize" not in whole, whole
+PY
+
 finish
