@@ -1502,6 +1502,19 @@ static int focus_partner(const struct survey *s, const struct fit *f, const char
     return best;
 }
 
+/* Node t measured in no pair though its class has another node that answers: the matchings left
+ * it out (an odd class, --matchings 1), and no pair value judges its link. A focus round gives it
+ * a partner; before, it was called healthy unjudged. */
+static int unpaired(const struct survey *s, const struct fit *f, int t)
+{
+    if (!node_ok(s, t) || s->nodes[t].npairs || f->cap[t] > 0)
+        return 0;
+    for (int c = 0; c < s->nnodes; c++)
+        if (c != t && node_ok(s, c) && same_class(s, c, t))
+            return 1;
+    return 0;
+}
+
 /* How many partners of the healthy population node i met in a focus round (a repeat of a pair
  * it had met is no new partner, a slow partner says nothing of it). */
 static int focus_partners(const struct survey *s, const struct fit *f, int i)
@@ -1539,7 +1552,7 @@ static int stage_focus(struct survey *s)
             strong_nodes += node_ok(s, t) && f.cap[t] > 0 && !cap_slow(s, &f, t);
         for (int t = 0; t < s->nnodes; t++) {
             int partners, valued, strong, failed;
-            if (!cap_slow(s, &f, t) || used[t])
+            if ((!cap_slow(s, &f, t) && !unpaired(s, &f, t)) || used[t])
                 continue;
             partner_counts(s, &f, t, &partners, &valued, &strong, &failed);
             /* a suspect meets a healthy partner in a focus round too: a node's few pair values

@@ -179,4 +179,15 @@ assert "the class is below its expectation, as named above" in whole, whole
 assert "--pairs all" not in whole and "did not localize" not in whole, whole
 PY
 
+# One matching of an odd class leaves a node out: a focus round gives it a partner. Its NIC at
+# half speed went unjudged and the node stayed in healthy.hostfile (3 seeds of 8).
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 5}],
+ "faults": [{"kind": "slow-link", "hosts": ["node0004"], "factor": 0.5}]}' >odd.json
+for seed in 1 5 8; do
+    expect_exit 1 "5 nodes, --matchings 1, seed $seed" -- "$TOPOTUNE" survey --backend sim --cluster odd.json \
+        --matchings 1 --seed "$seed" --out "odd-$seed"
+    check "seed $seed: node0004 link-slow, not healthy" bash -c "grep -q '^node0004	link-slow' odd-$seed/excluded.txt &&
+        ! grep -qx node0004 odd-$seed/healthy.hostfile"
+done
+
 finish
