@@ -190,6 +190,21 @@ struct class_said {
     int below, path, excluded, every_pair; /* every_pair: each pair of its nodes was measured */
 };
 
+/* A class's level alone or in pairs (what: "alone" or "pair"): its median and spread, or that
+ * none was measured (a class of one node has no pair: its 0.00 GB/s read as a measurement). */
+static void levels(struct util_buf *b, json_t *c, const char *what)
+{
+    char median[32], spread[32];
+    snprintf(median, sizeof(median), "%s_median", what);
+    snprintf(spread, sizeof(spread), "%s_spread", what);
+    if (json_is_number(json_object_get(c, median)))
+        util_buf_addf(b, "median %.2f GB/s, spread %.0f%%",
+                      json_number_value(json_object_get(c, median)),
+                      100 * json_number_value(json_object_get(c, spread)));
+    else
+        util_buf_addf(b, "none measured");
+}
+
 static int by_key(const void *a, const void *b)
 {
     unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
@@ -266,13 +281,10 @@ static void render(const struct survey *s, struct util_buf *b, int md)
     json_object_foreach(s->classes, cls, c) {
         int n = class_members(s, cls, members);
         struct util_buf line = UTIL_BUF_INIT;
-        util_buf_addf(&line,
-                      "Class %s: %d nodes%s; alone: median %.2f GB/s, spread %.0f%%; pairs: "
-                      "median %.2f GB/s, spread %.0f%%",
-                      cls, n, pred, json_real_value(json_object_get(c, "alone_median")),
-                      100 * json_real_value(json_object_get(c, "alone_spread")),
-                      json_real_value(json_object_get(c, "pair_median")),
-                      100 * json_real_value(json_object_get(c, "pair_spread")));
+        util_buf_addf(&line, "Class %s: %d node%s%s; alone: ", cls, n, n == 1 ? "" : "s", pred);
+        levels(&line, c, "alone");
+        util_buf_addf(&line, "; pairs: ");
+        levels(&line, c, "pair");
         for (int alone = 1; alone >= 0; alone--) {
             const char *w = alone ? "alone" : "pair";
             char k[4][32];
@@ -534,13 +546,11 @@ static void html_class(const struct survey *s, struct util_buf *b, const char *c
     int n = class_members(s, cls, members);
     util_buf_addf(b, "<h2>Class ");
     add_html(b, cls);
-    util_buf_addf(b,
-                  "</h2>\n<p>%d nodes%s. Alone: median %.2f GB/s, spread %.0f%%. Pairs: median "
-                  "%.2f GB/s, spread %.0f%%.</p>\n",
-                  n, pred, json_real_value(json_object_get(c, "alone_median")),
-                  100 * json_real_value(json_object_get(c, "alone_spread")),
-                  json_real_value(json_object_get(c, "pair_median")),
-                  100 * json_real_value(json_object_get(c, "pair_spread")));
+    util_buf_addf(b, "</h2>\n<p>%d node%s%s. Alone: ", n, n == 1 ? "" : "s", pred);
+    levels(b, c, "alone");
+    util_buf_addf(b, ". Pairs: ");
+    levels(b, c, "pair");
+    util_buf_addf(b, ".</p>\n");
     util_buf_addf(b, "<table><tr><th>host</th><th>alone (GB/s)</th><th>alone again "
                      "(GB/s)</th><th>verdict</th></tr>\n");
     for (int k = 0; k < n; k++) {

@@ -190,4 +190,18 @@ for seed in 1 5 8; do
         ! grep -qx node0004 odd-$seed/healthy.hostfile"
 done
 
+# A class of one node has no pair: its report line says so (it read "1 nodes ... pairs: median
+# 0.00 GB/s, spread 0%", a measurement of nothing).
+printf '%s\n' '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4},
+ {"spec": "dgx-a100.json", "count": 1, "prefix": "a"}]}' >lone.json
+expect_exit 0 "a class of one node" -- "$TOPOTUNE" survey --backend sim --cluster lone.json --out lone
+check "its line: 1 node, pairs none measured" python3 - lone <<'PY'
+import re, sys
+text = re.sub(r"\s+", " ", open(sys.argv[1] + "/report.txt").read())
+line = re.search(r"Class a100[^:]*: (.*?)Class|Class a100[^:]*: (.*)", text).group(0)
+assert "1 node (PREDICTED)" in line and "pairs: none measured" in line and "0.00 GB/s" not in line, line
+html = open(sys.argv[1] + "/report.html").read()
+assert "<p>1 node (predicted). Alone: median" in html and "Pairs: none measured." in html
+PY
+
 finish
