@@ -28,6 +28,20 @@ int cli_status(int code);
 int cli_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *npositional,
               int *status);
 
+/*
+ * The --env NAME=VALUE list of a prediction (predict, expect): the configuration the model is
+ * asked about, never this shell's. cli_env_check keeps the items of list in e when each is NAME
+ * in [A-Z_][A-Za-z0-9_]*, VALUE in [A-Za-z0-9_.,:=^/+-]* (safe as a shell word) and NAME one a
+ * flag may set (util_env_refused); 0, or UTIL_EUSAGE said. cli_env_lookup is a model_env_fn over
+ * it (ctx: the struct cli_env), the last assignment of a name winning.
+ */
+struct cli_env {
+    char **vars; /* NAME=VALUE */
+    int n;
+};
+int cli_env_check(struct cli_env *e, const struct util_opt_list *list);
+const char *cli_env_lookup(const char *name, void *ctx);
+
 int cmd_topo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

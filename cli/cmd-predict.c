@@ -9,52 +9,21 @@
 #include "cli/cli.h"
 #include "model/model.h"
 #include "topo/topo.h"
-#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/opts.h"
 #include "util/text.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct predict_env {
-    char **vars; /* NAME=VALUE */
-    int n;
-};
-
-static const char *lookup(const char *name, void *ctx)
-{
-    const struct predict_env *e = ctx;
-    size_t len = strlen(name);
-    for (int i = e->n - 1; i >= 0; i--)
-        if (strncmp(e->vars[i], name, len) == 0 && e->vars[i][len] == '=')
-            return e->vars[i] + len + 1;
-    return NULL;
-}
-
-static int valid_assignment(const char *s)
-{
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z')))
-        return 0;
-    for (const char *p = s; p < eq; p++)
-        if (!(*p == '_' || isalnum((unsigned char)*p)))
-            return 0;
-    for (const char *p = eq + 1; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=^/+-", *p))
-            return 0;
-    return 1;
-}
 
 struct predict_opts {
     const char *input, *calibration, *collective;
     size_t min, max;
     int nodes, json;
     struct util_opt_list env_list;
-    struct predict_env env;
+    struct cli_env env;
 };
 
 static int parse(int argc, char **argv, struct predict_opts *o)
@@ -94,24 +63,8 @@ static int parse(int argc, char **argv, struct predict_opts *o)
                           "large as -b",
                           o->max, o->min),
                UTIL_EUSAGE;
-    o->env.vars = (char **)o->env_list.items;
-    o->env.n = o->env_list.n;
-    for (int i = 0; i < o->env.n; i++) {
-        if (!valid_assignment(o->env.vars[i]))
-            return util_error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
-                              "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
-                              o->env.vars[i]),
-                   UTIL_EUSAGE;
-        /* The policy of every variable a file or flag sets (util_env_refused), here too. */
-        const char *eq = strchr(o->env.vars[i], '=');
-        char name[160];
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - o->env.vars[i]), o->env.vars[i]);
-        const char *why = util_env_refused(name);
-        if (why)
-            return util_error("invalid value '%s' for --env: %s cannot be set: %s", o->env.vars[i],
-                              name, why),
-                   UTIL_EUSAGE;
-    }
+    if (cli_env_check(&o->env, &o->env_list))
+        return UTIL_EUSAGE;
     if (!o->input)
         return util_error("topotune predict needs --input FILE (a topology or hardware spec)"),
                UTIL_EUSAGE;
@@ -231,7 +184,7 @@ int cmd_predict(int argc, char **argv)
     struct model m;
     if (topo_load(&t, o.input)) {
         rc = 2;
-    } else if (model_init(&m, &t, o.nodes, lookup, &o.env)) {
+    } else if (model_init(&m, &t, o.nodes, cli_env_lookup, &o.env)) {
         util_error("topology '%s' has no NVIDIA GPU%s: nothing to predict", o.input,
                    t.other_gpus ? " (its GPUs are of another vendor: NCCL drives none)" : "");
         rc = 2;
