@@ -99,8 +99,8 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                                          m.gpus_unknown, m.ppn));
         return 1;
     }
-    return expect_predicted(e, &m, t, o->input ? o->input : "this node", MODEL_ALL_REDUCE, o->min,
-                            o->max, o->factor)
+    return expect_predicted(e, &m, t, o->input ? o->input : "this node", NULL, MODEL_ALL_REDUCE,
+                            o->min, o->max, o->factor)
                ? UTIL_EINVAL
                : 0;
 }

@@ -22,6 +22,8 @@ struct expect_opts {
     const char *input, *profile, *calibration, *format, *collective;
     size_t min, max;
     int nodes, factor;
+    struct util_opt_list env_list;
+    struct cli_env env;
 };
 
 static int parse(int argc, char **argv, struct expect_opts *o, int *status)
@@ -35,6 +37,9 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
          "a profile (its directory or profile.json): its measured runs are the reference"},
         {"nodes", 0, UTIL_OPT_INT, &o->nodes, "N", "nodes of that kind (default: the input's)",
          .min = 1, .max = 4096},
+        {"env", 0, UTIL_OPT_LIST, &o->env_list, "NAME=VALUE",
+         "a variable of the configuration predicted (repeatable; default NCCL's defaults); the "
+         "NHC check runs with it"},
         {"calibration", 0, UTIL_OPT_STRING, &o->calibration, "FILE",
          "the model's parameters from a calibration file (topotune/calibration/1)"},
         {"minbytes", 'b', UTIL_OPT_SIZE, &o->min, "SIZE", "smallest size (default 8)", .min = 1,
@@ -50,7 +55,8 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
     };
     const struct util_opts_cmd cmd = {
         "topotune expect",
-        "[-C COLLECTIVE] [--input FILE | --profile DIR] [--nodes N] [--calibration FILE]\n"
+        "[-C COLLECTIVE] [--input FILE | --profile DIR] [--nodes N] [--env NAME=VALUE]...\n"
+        "       [--calibration FILE]"
         "       [-b MIN] [-e MAX] [-f N] [--format "
         "text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
         "What a healthy system should measure: a collective's busbw and time per size with a\n"
@@ -73,9 +79,11 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
         return *status = 2, util_error("-C %s with --profile: a profile's runs measured "
                                        "all_reduce; give --input for the model's %s",
                                        o->collective, o->collective);
-    if (o->profile && (o->nodes || o->calibration))
-        return *status = 2, util_error("--nodes and --calibration belong to a prediction: a "
-                                       "profile's runs had their own nodes");
+    if (o->profile && (o->nodes || o->calibration || o->env_list.n))
+        return *status = 2, util_error("--nodes, --env and --calibration belong to a prediction: "
+                                       "a profile's runs had their own nodes and configuration");
+    if (cli_env_check(&o->env, &o->env_list))
+        return *status = 2, 1;
     return 0;
 }
 
@@ -97,9 +105,9 @@ static int write_as(const struct expect_opts *o, const struct expect *e)
         if (!rc) { /* stdout stays one NAME=VALUE line (export "$(...)"); what it is, on stderr */
             printf("NCCL_TESTS_MIN_BW=%s\n", expect_min_bw_text(e, bw));
             util_info("NCCL_TESTS_MIN_BW: %s; holds for a run of %s on %d ranks at -b %zu -e %zu "
-                      "-f %d exactly (its Avg bus bandwidth is the mean over the sizes run)",
+                      "-f %d exactly (its Avg bus bandwidth is the mean over the sizes run)%s%s",
                       e->measured ? "measured" : "predicted", model_coll_name(e->coll), e->nranks,
-                      min, max, factor);
+                      min, max, factor, e->env[0] ? ", with " : "", e->env);
         }
     } else if (!strcmp(o->format, "prometheus-rules")) {
         rc = expect_write_prometheus_rules(e, stdout);
@@ -123,7 +131,7 @@ static int predicted(const struct expect_opts *o, struct expect *e)
     topo_init(&t);
     struct model m;
     int rc = topo_load(&t, o->input);
-    if (!rc && model_init(&m, &t, o->nodes, model_env_none, NULL)) {
+    if (!rc && model_init(&m, &t, o->nodes, cli_env_lookup, (void *)&o->env)) {
         if (o->input)
             rc = util_error("topology '%s' has no NVIDIA GPU%s: nothing to expect", o->input,
                             t.other_gpus ? " (its GPUs are of another vendor: NCCL drives none)"
@@ -136,13 +144,22 @@ static int predicted(const struct expect_opts *o, struct expect *e)
     if (!rc && o->calibration && model_params_load(&m.params, o->calibration))
         rc = UTIL_EINVAL;
     if (!rc && m.fault != MODEL_FAULT_NONE) {
-        util_error("the model predicts no bandwidth for '%s' with NCCL's defaults: %s (see "
-                   "topotune predict)",
-                   o->input ? o->input : "this node", m.why);
+        util_error("the model predicts no bandwidth for '%s' with %s: %s (see topotune predict; "
+                   "--env sets a configuration)",
+                   o->input ? o->input : "this node",
+                   o->env.n ? "that configuration" : "NCCL's defaults", m.why);
         rc = 1; /* a verdict about the hardware, not bad input: status 1 */
     }
+    char words[512] = "";
+    for (int i = 0, at = 0; i < o->env.n && at < (int)sizeof(words); i++)
+        at +=
+            snprintf(words + at, sizeof(words) - (size_t)at, "%s%s", i ? " " : "", o->env.vars[i]);
+    if (!rc && strlen(words) + 1 >= sizeof(words))
+        rc =
+            util_error("--env: the configuration is longer than %zu characters", sizeof(words) - 1),
+        rc = UTIL_EUSAGE;
     if (!rc)
-        rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node",
+        rc = expect_predicted(e, &m, &t, o->input ? o->input : "this node", words,
                               o->collective ? model_coll_parse(o->collective) : MODEL_ALL_REDUCE,
                               o->min, o->max, o->factor);
     if (!rc && o->calibration) { /* numbers of other parameters: say whose, wherever they go */

@@ -54,10 +54,12 @@ size_t expect_coll_run_size(size_t bytes, int coll, int nranks)
 }
 
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
-                     const char *source, int coll, size_t min, size_t max, int factor)
+                     const char *source, const char *env, int coll, size_t min, size_t max,
+                     int factor)
 {
     memset(e, 0, sizeof(*e));
     e->coll = coll;
+    snprintf(e->env, sizeof(e->env), "%s", env ? env : "");
     snprintf(e->source, sizeof(e->source), "%s", source);
     snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
     e->min = min, e->max = max, e->factor = factor;
@@ -65,10 +67,10 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     e->nodes = model_hosts(m), e->ppn = model_gpus_per_host(m), e->nranks = m->nranks;
     e->rate = MODEL_BAND_RATE;
     snprintf(e->basis, sizeof(e->basis),
-             "predicted by %s with NCCL's defaults; band: where %.0f%% of the published "
+             "predicted by %s with %s; band: where %.0f%% of the published "
              "measurements of %s of the model's calibration fell around predictions made without "
              "their own source (docs/model.md, \"Bands\")",
-             MODEL_VERSION, 100 * MODEL_BAND_RATE,
+             MODEL_VERSION, e->env[0] ? e->env : "NCCL's defaults", 100 * MODEL_BAND_RATE,
              coll == MODEL_ALL_REDUCE                          ? "all_reduce"
              : coll == MODEL_BROADCAST || coll == MODEL_REDUCE ? "broadcast and reduce"
                                                                : "all_gather, reduce_scatter, "
@@ -335,6 +337,17 @@ json_t *expect_json(const struct expect *e)
                         e->calibration[0] ? json_string(util_text_shown(&src, e->calibration))
                                           : json_null());
     util_buf_release(&src);
+    json_t *env = json_object(); /* NAME=VALUE words, each checked: no space in a value */
+    char words[sizeof(e->env)], *save = NULL;
+    snprintf(words, sizeof(words), "%s", e->env);
+    for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(w, '=');
+        if (eq) {
+            *eq = '\0';
+            json_object_set_new(env, w, json_string(eq + 1));
+        }
+    }
+    json_object_set_new(j, "env", env);
     json_object_set_new(j, "sizes", rows);
     return j;
 }

@@ -31,10 +31,12 @@ struct expect_row {
 struct expect {
     int coll;               /* the collective (enum model_coll; a profile's: all_reduce) */
     int measured;           /* 1: from a profile's runs; 0: predicted by the model */
-    char basis[512];        /* where the numbers and the band come from, in words */
+    char basis[1280];       /* where the numbers and the band come from, in words */
     char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
     char source[512];       /* the input as the user named it, or "this node" */
     char calibration[512];  /* the calibration file of the model's parameters ("": defaults) */
+    char env[512];          /* the configuration predicted: NAME=VALUE words ("": NCCL's defaults;
+                             * each checked, cli_env_check: safe as shell words) */
     int nodes, ppn, nranks; /* machines, the GPUs of each (a GB200 tray: 4), ranks */
     double rate;            /* the share of healthy measurements the band holds */
     size_t min, max;        /* the sizes asked for (nccl-tests' -b, -e) and their factor (-f); */
@@ -54,11 +56,13 @@ size_t expect_run_size(size_t bytes);
 size_t expect_coll_run_size(size_t bytes, int coll, int nranks);
 
 /* The model's expectation of collective coll at the sizes min .. max growing factor times
- * (nccl-tests' -b -e -f). 0, or UTIL_EINVAL when the model predicts a fault (a hang, an error or
- * wrong results: said with the reason), knows none of the GPUs' models, or no size lies in
- * min .. max. */
+ * (nccl-tests' -b -e -f), of the configuration env (the NAME=VALUE words m was made with, space
+ * separated; NULL or "": NCCL's defaults). 0, or UTIL_EINVAL when the model predicts a fault (a
+ * hang, an error or wrong results: said with the reason), knows none of the GPUs' models, or no
+ * size lies in min .. max. */
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
-                     const char *source, int coll, size_t min, size_t max, int factor);
+                     const char *source, const char *env, int coll, size_t min, size_t max,
+                     int factor);
 
 /*
  * The measured expectation of a profile (a profile directory or its profile.json): its

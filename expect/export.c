@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int written(FILE *out)
 {
@@ -142,7 +143,8 @@ static const char nhc_body[] =
     "            return 0\n"
     "        fi\n"
     "    fi\n"
-    "    out=$(NCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" ${coll[@]+\"${coll[@]}\"} "
+    "    out=$(%sNCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" "
+    "${coll[@]+\"${coll[@]}\"} "
     "-g %d -b %zu "
     "-e %zu -f %d -T 60 \"$@\" 2>&1) && rc=0 || rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
@@ -253,8 +255,21 @@ int expect_write_nhc(const struct expect *e, FILE *out)
     char coll[64] = "";
     if (e->coll != MODEL_ALL_REDUCE) /* topotune-bench's flag; nccl-tests has a program each */
         snprintf(coll, sizeof(coll), "-C %s", model_coll_name(e->coll));
-    fprintf(out, nhc_body, name, min_bw, bench.data, coll, NHC_DEADLINE_S, e->ppn, min, max, factor,
-            NHC_DEADLINE_S, model_coll_name(e->coll));
+    /* the configuration predicted, set for the run: words cli_env_check let through, quoted */
+    struct util_buf env = {0};
+    char words[sizeof(e->env)], *save = NULL;
+    snprintf(words, sizeof(words), "%s", e->env);
+    for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(w, '=');
+        if (!eq)
+            continue;
+        util_buf_addf(&env, "%.*s=", (int)(eq - w), w);
+        util_quote_shell(&env, eq + 1);
+        util_buf_addf(&env, " ");
+    }
+    fprintf(out, nhc_body, name, min_bw, bench.data, coll, env.data ? env.data : "", NHC_DEADLINE_S,
+            e->ppn, min, max, factor, NHC_DEADLINE_S, model_coll_name(e->coll));
     util_buf_release(&bench);
+    util_buf_release(&env);
     return written(out);
 }

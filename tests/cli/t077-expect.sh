@@ -471,4 +471,27 @@ check "its source with U+FFFD" python3 -c 'import json, sys
 assert json.load(open(sys.argv[1], encoding="utf-8"))["source"].endswith("h\ufffd.json")' "$TEST_TMP/out"
 expect_exit 2 "GPUs of no known model: no band" -- "$TOPOTUNE" expect --input "$TOPOTUNE_FIXTURES/nccl-topo-azure-ndv4.xml"
 expect_stderr_has "8 of its 8 GPUs have no model the catalog knows" "it says why and how to fix"
+# --env: the expectation of a configuration. A node of stock RTX 4090s hangs at NCCL's defaults
+# (exit 1), and its fix, NCCL_P2P_DISABLE=1, could not be given to expect.
+expect_exit 1 "RTX 4090s at NCCL's defaults: no bandwidth" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json"
+expect_exit 0 "with NCCL_P2P_DISABLE=1" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json" \
+    -b 32M -e 1G --env NCCL_P2P_DISABLE=1 --format json
+check "the JSON says the configuration, by the schema" python3 - "$TEST_TMP/out" "$TOPOTUNE_SRC" <<'PY'
+import json, subprocess, sys
+e = json.load(open(sys.argv[1]))
+assert e["env"] == {"NCCL_P2P_DISABLE": "1"} and "with NCCL_P2P_DISABLE=1" in e["basis"], e
+subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
+                sys.argv[2] + "/docs/schemas/expect.schema.json", sys.argv[1]], check=True)
+PY
+"$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json" -b 32M -e 1G --env NCCL_P2P_DISABLE=1 --format nhc >"$TEST_TMP/rtx.nhc"
+check "the NHC check runs the bench with it" grep -q "out=\$(NCCL_P2P_DISABLE='1' NCCL_TESTS_MIN_BW=" "$TEST_TMP/rtx.nhc"
+check "shellcheck accepts it" shellcheck -s bash "$TEST_TMP/rtx.nhc"
+rtx_line=$(sed -n 's/^#   \* || \(check_topotune_[a-z0-9_]* [0-9.]*\)$/\1/p' "$TEST_TMP/rtx.nhc")
+export NHC_FILE=$TEST_TMP/rtx.nhc
+expect_exit 0 "its check passes the sim node (which hangs without the variable)" -- \
+    nhc_run "$rtx_line $TOPOTUNE_BENCH --backend sim --topology $specs/rtx4090-8x-pcie.json"
+unset NHC_FILE
+expect_exit 2 "a variable a flag may not set" -- "$TOPOTUNE" expect --input "$h100" --env LD_PRELOAD=x.so
+expect_exit 2 "--env with --profile" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p" --env NCCL_ALGO=Ring
+
 finish

@@ -26,7 +26,7 @@ static void predicted_of(struct expect *e, const char *text, int nodes)
     struct model m;
     assert_int_equal(model_init(&m, &t, nodes, model_env_none, NULL), 0);
     assert_int_equal(
-        expect_predicted(e, &m, &t, "h100.json", MODEL_ALL_REDUCE, 1 << 20, 1 << 30, 4), 0);
+        expect_predicted(e, &m, &t, "h100.json", NULL, MODEL_ALL_REDUCE, 1 << 20, 1 << 30, 4), 0);
     topo_release(&t);
 }
 
