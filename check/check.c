@@ -333,9 +333,13 @@ json_t *check_run(const struct check_opts *o, int *status)
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
     int predicted = !strcmp(o->backend, "sim");
-    json_t *report = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o}", "schema", "topotune/check/1", "host",
-                               host, "class", t.class_id, "backend", o->backend, "source",
-                               predicted ? "predicted" : "measured", "failures", json_array());
+    /* a host name is any bytes (sethostname): one JSON refused made no report at all, exit 0 */
+    struct util_buf shown = UTIL_BUF_INIT;
+    json_t *report =
+        json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o}", "schema", "topotune/check/1", "host",
+                  util_text_shown(&shown, host), "class", t.class_id, "backend", o->backend,
+                  "source", predicted ? "predicted" : "measured", "failures", json_array());
+    util_buf_release(&shown);
     if (profile)
         json_object_set_new(
             report, "profile",

@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -27,8 +28,18 @@ void doctor_add(json_t *checks, const char *name, const char *status, const char
     va_start(ap, fmt);
     vsnprintf(evidence, sizeof(evidence), fmt, ap);
     va_end(ap);
-    json_array_append_new(checks, json_pack("{s:s,s:s,s:s,s:s?}", "name", name, "status", status,
-                                            "evidence", evidence, "fix", fix));
+    /* what the evidence quotes (a variable's value, an interface's name) is any bytes, and the
+     * cut above may split a character: JSON takes UTF-8 only, and a row json_pack refused was
+     * dropped, its failure with it (exit 0) */
+    struct util_buf shown = UTIL_BUF_INIT, fixed = UTIL_BUF_INIT;
+    util_text_shown(&shown, evidence);
+    json_t *row = json_pack("{s:s,s:s,s:s,s:s?}", "name", name, "status", status, "evidence",
+                            util_buf_str(&shown), "fix", fix ? util_text_shown(&fixed, fix) : NULL);
+    json_array_append_new(checks, row ? row
+                                      : json_pack("{s:s,s:s,s:s}", "name", name, "status", status,
+                                                  "evidence", "(unprintable)"));
+    util_buf_release(&shown);
+    util_buf_release(&fixed);
 }
 
 /* 1. /dev/shm against the SHM transport's needs: a send and receive side of ~9 MiB per local peer.

@@ -207,6 +207,16 @@ if [ -n "$nccl" ]; then
     expect_exit 1 "profile of another NCCL" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p-nccl" --json "$TEST_TMP/p2.json"
     check "NCCL mismatch fails" bash -c "grep -q 'measured with NCCL 2.18.1' '$TEST_TMP/p2.json'"
 fi
+# A value of any bytes: a check quoting one that was not UTF-8 (or cut inside a character) was
+# refused by the JSON and dropped, its failure with it: exit 0 for a node that fails.
+mkdir -p "$TEST_TMP/p-if"
+printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_SOCKET_IFNAME", "value": "=eth0", "role": "system"}]}\n' \
+    "$class" >"$TEST_TMP/p-if/profile.json"
+for value in $'nosuch9\xff' "nosuch$(python3 -c 'print("\u00e9" * 1500)')"; do
+    expect_exit 1 "a value of odd bytes (${#value} chars)" -- env NCCL_SOCKET_IFNAME="$value" \
+        "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/odd.json"
+    check "its node-values row is there, failing" test "$(status_of node-values "$TEST_TMP/odd.json")" = fail
+done
 expect_exit 0 "profile not sourced" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p3.json"
 check "unset variable warned" test "$(status_of profile "$TEST_TMP/p3.json")" = warn
 expect_exit 0 "profile sourced" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p4.json"

@@ -24,6 +24,19 @@ check "one OK line" test "$(wc -l <"$TEST_TMP/out")" = 1
 check "it says OK" grep -q '^OK ' "$TEST_TMP/out"
 check "nothing left in TMPDIR" test -z "$(ls -A "$TMPDIR")"
 
+# A host name is any bytes (sethostname): one not UTF-8 made no report at all, printed nothing
+# and exited 0, which a health check reads as healthy.
+if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
+    # shellcheck disable=SC2016 # the words of the inner shell
+    expect_exit 1 "a host name of odd bytes, a slow configuration" -- unshare -u env "${slow[@]}" bash -c \
+        'python3 -c "import socket; socket.sethostname(b\"node\\xff01\")" && exec "$1" check --backend sim --input "$2" --json' \
+        _ "$TOPOTUNE" "$h100"
+    check "its report is there, failing" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] is False and r["failures"] and r["host"].startswith("node"), r' "$TEST_TMP/out"
+fi
+
 # 2. A slow configuration: a line per size below its band, the drain, JSON and metrics.
 expect_exit 1 "a slow configuration fails" -- env "${slow[@]}" "$TOPOTUNE" check --backend sim \
     --input "$h100" --drain --metrics check.prom
