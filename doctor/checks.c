@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/json.h"
+#include "util/mem.h"
 #include "util/text.h"
 
 #include <arpa/inet.h>
@@ -200,6 +201,7 @@ struct iface {
     char name[256];
     long index;
     char addr[64]; /* its first address ("10.0.0.5/24"), "" when it has none */
+    int v4;        /* it has an IPv4 address: getifaddrs lists those first, NCCL meets them so */
 };
 
 static int by_index(const void *a, const void *b)
@@ -218,10 +220,13 @@ static void add_addresses(struct iface *ifs, int n)
     int real = !*util_sysfs_root() && getifaddrs(&all) == 0;
     for (int i = 0; i < n; i++) {
         snprintf(ifs[i].addr, sizeof(ifs[i].addr), "%s", real ? "" : "?");
-        for (struct ifaddrs *a = all; a && !ifs[i].addr[0]; a = a->ifa_next) {
+        ifs[i].v4 = !real;
+        for (struct ifaddrs *a = all; a && !ifs[i].v4; a = a->ifa_next) {
             if (!a->ifa_addr || strcmp(a->ifa_name, ifs[i].name) ||
-                (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
+                (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6) ||
+                (a->ifa_addr->sa_family == AF_INET6 && ifs[i].addr[0]))
                 continue;
+            ifs[i].v4 = a->ifa_addr->sa_family == AF_INET;
             char host[INET6_ADDRSTRLEN] = "";
             const void *sa =
                 a->ifa_addr->sa_family == AF_INET
@@ -254,87 +259,160 @@ static void default_route(char *out, size_t len)
     util_buf_release(&b);
 }
 
-/* Interfaces that are up ("unknown" counts: dummies and some drivers never say up), in ifindex
- * order. */
-static int up_interfaces(struct iface *out, int max)
+/* Interfaces that are up ("unknown" counts: lo, dummies and some drivers never say up), lo too,
+ * in ifindex order, every one of them (a Kubernetes host has hundreds of veths: the first 64 of
+ * the directory's hash order left its eth0 out). A new array (free it), *n its length. */
+static struct iface *up_interfaces(int *n)
 {
     struct util_buf dir = UTIL_BUF_INIT, val = UTIL_BUF_INIT, path = UTIL_BUF_INIT;
     util_buf_addf(&dir, "%s/sys/class/net", util_sysfs_root());
     DIR *d = opendir(dir.data);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) && n < max;) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+    int cap = 16;
+    struct iface *out = util_xmalloc(sizeof(*out) * (size_t)cap);
+    *n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && *n < 65536;) {
+        if (e->d_name[0] == '.')
             continue;
         util_buf_reset(&path);
         util_buf_addf(&path, "/sys/class/net/%s/operstate", e->d_name);
         if (util_sysfs_read_line(path.data, &val) ||
             (strcmp(util_buf_str(&val), "up") && strcmp(util_buf_str(&val), "unknown")))
             continue;
-        snprintf(out[n].name, sizeof(out[n].name), "%s", e->d_name);
+        if (*n == cap)
+            out = util_xrealloc(out, sizeof(*out) * (size_t)(cap *= 2));
+        struct iface *x = &out[(*n)++];
+        memset(x, 0, sizeof(*x));
+        snprintf(x->name, sizeof(x->name), "%s", e->d_name);
         util_buf_reset(&path);
         util_buf_addf(&path, "/sys/class/net/%s/ifindex", e->d_name);
-        out[n].index = util_sysfs_read_line(path.data, &val) ? 1 << 30 : atol(util_buf_str(&val));
-        n++;
+        x->index = util_sysfs_read_line(path.data, &val) ? 1 << 30 : atol(util_buf_str(&val));
     }
     if (d)
         closedir(d);
     util_buf_release(&dir);
     util_buf_release(&val);
     util_buf_release(&path);
-    qsort(out, (size_t)n, sizeof(*out), by_index);
-    add_addresses(out, n);
-    return n;
+    qsort(out, (size_t)*n, sizeof(*out), by_index);
+    add_addresses(out, *n);
+    return out;
+}
+
+/* NCCL_SOCKET_IFNAME's syntax: "^a,b" none of them, "=a,b" exactly those, "a,b" by prefix. */
+static int ifname_takes(const char *spec, const char *name)
+{
+    int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0;
+    for (const char *p = spec + exclude + exact; *p && !hit; p += strcspn(p, ","), p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        hit = len && !strncmp(name, p, len) && (!exact || !name[len]);
+    }
+    return exclude ? !hit : hit;
+}
+
+/* The first interface of ifs NCCL's ncclOsFindInterfaces takes for the list spec: addressed, in
+ * getifaddrs' order (every IPv4 address first, then IPv6); NULL when none. */
+static const char *find_first(const struct iface *ifs, int n, const char *spec)
+{
+    for (int v4 = 1; v4 >= 0; v4--)
+        for (int i = 0; i < n; i++)
+            if (ifs[i].addr[0] && ifs[i].v4 == v4 && ifname_takes(spec, ifs[i].name))
+                return ifs[i].name;
+    return NULL;
+}
+
+/* The interface NCCL bootstraps over (ncclFindInterfaces, src/misc/socket.cc): the value of
+ * NCCL_SOCKET_IFNAME (spec; longer than one character, else unset) or it fails; unset, an ib
+ * interface, else one that is no docker, lo or virbr, else docker, lo, virbr. NULL: none. */
+static const char *nccl_pick(const struct iface *ifs, int n, const char *spec)
+{
+    if (spec && strlen(spec) > 1)
+        return find_first(ifs, n, spec);
+    static const char *const order[] = {"ib", "^docker,lo,virbr", "docker", "lo", "virbr"};
+    const char *pick = NULL;
+    for (size_t k = 0; !pick && k < sizeof(order) / sizeof(order[0]); k++)
+        pick = find_first(ifs, n, order[k]);
+    return pick;
+}
+
+/* The data network's interface to name in a fix: an ib interface with an address, else the first
+ * that is no container bridge, veth or lo. NULL: none. */
+static const char *data_interface(const struct iface *ifs, int n)
+{
+    const char *good = find_first(ifs, n, "ib");
+    for (int i = 0; !good && i < n; i++)
+        if (ifs[i].addr[0] && strcmp(ifs[i].name, "lo") && !topo_iface_is_virtual(ifs[i].name))
+            good = ifs[i].name;
+    return good;
+}
+
+/* lo taken by a value that does not name it (an exclusion, "^docker"): NCCL then bootstraps over
+ * lo, and a job across nodes cannot start. */
+static int lo_by_accident(const char *spec, const char *pick)
+{
+    return pick && !strcmp(pick, "lo") && spec && strlen(spec) > 1 &&
+           (spec[0] == '^' || !ifname_takes(spec, "lo"));
 }
 
 /*
- * 5. Interfaces: NCCL's default pick (an ib* interface, else the first one, in
- * the kernel's order, that has an address and is not docker, lo or virbr) and
- * whether that is a container bridge or veth whose traffic may never leave the
- * host; which interface holds the default route (the routable one).
+ * 5. Interfaces: the one NCCL bootstraps over, as NCCL picks it (nccl_pick: NCCL_SOCKET_IFNAME's
+ * value when set, where a value that takes none fails NCCL's init; else its default order), and
+ * whether that is lo taken by an exclusion, or a container bridge or veth whose traffic may never
+ * leave the host; which interface holds the default route (the routable one).
  */
+#define SHOWN_INTERFACES 12 /* a Kubernetes host's hundreds of veths are counted, not listed */
 static void check_interfaces(json_t *c)
 {
-    struct iface ifs[64];
-    int n = up_interfaces(ifs, 64);
-    const char *pick = NULL, *good = NULL;
+    int n;
+    struct iface *ifs = up_interfaces(&n);
+    const char *env = getenv("NCCL_SOCKET_IFNAME");
+    int set = env && strlen(env) > 1;
+    const char *pick = nccl_pick(ifs, n, set ? env : NULL), *good = data_interface(ifs, n);
     char route[64];
     default_route(route, sizeof(route));
-    struct util_buf up = UTIL_BUF_INIT;
+    struct util_buf up = UTIL_BUF_INIT, fix = UTIL_BUF_INIT;
+    int shown = 0;
     for (int i = 0; i < n; i++) {
         int addressed = ifs[i].addr[0] != '\0';
+        if (!strcmp(ifs[i].name, "lo") || (shown >= SHOWN_INTERFACES && ifs[i].name != pick))
+            continue;
+        shown++;
         util_buf_addf(&up, "%s%s (%s)", up.len ? ", " : "", ifs[i].name,
                       !addressed                 ? "no address"
                       : strcmp(ifs[i].addr, "?") ? ifs[i].addr
                                                  : "address unknown");
-        if (!addressed)
-            continue;
-        if (starts(ifs[i].name, "ib") && (!pick || !starts(pick, "ib")))
-            pick = ifs[i].name;
-        else if (!pick && !starts(ifs[i].name, "docker") && !starts(ifs[i].name, "virbr"))
-            pick = ifs[i].name;
-        if (!good && !topo_iface_is_virtual(ifs[i].name))
-            good = ifs[i].name;
     }
-    struct util_buf fix = UTIL_BUF_INIT;
+    int others = 0;
+    for (int i = 0; i < n; i++)
+        others += strcmp(ifs[i].name, "lo") != 0;
+    if (others > shown)
+        util_buf_addf(&up, " and %d more", others - shown);
     util_buf_addf(&fix, "export NCCL_SOCKET_IFNAME==%s",
                   good ? good : "<the data network's interface>");
-    int bad = pick && topo_iface_is_virtual(pick) && !getenv("NCCL_SOCKET_IFNAME");
-    if (!n)
+    int lo = pick && !strcmp(pick, "lo") && (!set || lo_by_accident(env, pick));
+    int virt = pick && topo_iface_is_virtual(pick);
+    if (!others)
         doctor_add(c, "interfaces", "fail", "bring up a network interface for NCCL's bootstrap",
                    "no interface is up besides lo");
+    else if (!pick && set)
+        doctor_add(c, "interfaces", "fail", util_buf_str(&fix),
+                   "up: %s; NCCL_SOCKET_IFNAME=%s takes none of them that has an address: NCCL's "
+                   "bootstrap fails at init",
+                   util_buf_str(&up), env);
     else if (!pick)
         doctor_add(c, "interfaces", "fail",
                    "give the data interface an IP address: NCCL's bootstrap needs one",
                    "up: %s; none has an address NCCL could use", util_buf_str(&up));
     else
-        doctor_add(c, "interfaces", bad ? "warn" : "pass", bad ? util_buf_str(&fix) : NULL,
-                   "up: %s; NCCL would pick %s by default%s; default route: %s%s",
-                   util_buf_str(&up), pick,
-                   bad ? " (a container bridge or veth: its traffic may not leave this host)" : "",
-                   route[0] ? route : "none",
-                   getenv("NCCL_SOCKET_IFNAME") ? "; NCCL_SOCKET_IFNAME is set" : "");
+        doctor_add(c, "interfaces", lo || virt ? "warn" : "pass",
+                   lo || virt ? util_buf_str(&fix) : NULL,
+                   "up: %s; NCCL would pick %s %s%s%s; default route: %s", util_buf_str(&up), pick,
+                   set ? "by NCCL_SOCKET_IFNAME=" : "by default", set ? env : "",
+                   lo     ? "; lo does not leave this host: a job across nodes cannot start"
+                   : virt ? "; a container bridge or veth: its traffic may not leave this host"
+                          : "",
+                   route[0] ? route : "none");
     util_buf_release(&up);
     util_buf_release(&fix);
+    free(ifs);
 }
 
 static long env_long(const char *name)
@@ -442,37 +520,31 @@ static int by_name(const void *a, const void *b)
 
 char *doctor_up_interfaces(void)
 {
-    struct iface ifs[64];
-    int n = up_interfaces(ifs, 64);
-    qsort(ifs, (size_t)n, sizeof(*ifs), by_name); /* nodes are compared by names, not order */
+    int n, k = 0;
+    struct iface *ifs = up_interfaces(&n);
+    /* what a node's traffic can leave by: its veths are named at random, lo and bridges alike */
+    for (int i = 0; i < n; i++)
+        if (ifs[i].addr[0] && strcmp(ifs[i].name, "lo") && !topo_iface_is_virtual(ifs[i].name))
+            ifs[k++] = ifs[i];
+    qsort(ifs, (size_t)k, sizeof(*ifs), by_name); /* nodes are compared by names, not order */
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_adds(&b, "");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < k; i++)
         util_buf_addf(&b, "%s%s", i ? "," : "", ifs[i].name);
+    free(ifs);
     return util_buf_detach(&b);
-}
-
-/* NCCL_SOCKET_IFNAME's syntax: "^a,b" none of them, "=a,b" exactly those, "a,b" by prefix. */
-static int ifname_takes(const char *spec, const char *name)
-{
-    int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0;
-    for (const char *p = spec + exclude + exact; *p && !hit; p += strcspn(p, ","), p += *p == ',') {
-        size_t len = strcspn(p, ",");
-        hit = len && !strncmp(name, p, len) && (!exact || !name[len]);
-    }
-    return exclude ? !hit : hit;
 }
 
 int doctor_data_interface(const char *spec, char *out, size_t len)
 {
-    struct iface ifs[64];
-    int n = up_interfaces(ifs, 64), found = 0;
-    out[0] = '\0';
-    for (int i = 0; i < n && !found; i++)
-        if (ifs[i].addr[0] &&
-            (spec ? ifname_takes(spec, ifs[i].name) : !topo_iface_is_virtual(ifs[i].name)))
-            found = snprintf(out, len, "%s", ifs[i].name) > 0;
-    return found;
+    int n;
+    struct iface *ifs = up_interfaces(&n);
+    const char *pick = spec ? nccl_pick(ifs, n, spec) : data_interface(ifs, n);
+    if (lo_by_accident(spec, pick))
+        pick = NULL;
+    snprintf(out, len, "%s", pick ? pick : "");
+    free(ifs);
+    return pick != NULL;
 }
 
 json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_timeout_s)

@@ -13,14 +13,16 @@ __attribute__((format(printf, 5, 6))) void doctor_add(json_t *checks, const char
                                                       const char *fmt, ...);
 
 /*
- * An interface NCCL's bootstrap can use (up, with an address) that spec takes, as
+ * The interface NCCL's bootstrap takes (up, with an address, in getifaddrs' order) for spec, as
  * NCCL_SOCKET_IFNAME reads it ("^a,b": none of those; "=a,b": exactly those; "a,b": by
- * prefix), or with spec NULL the first that is no container bridge or veth, into out
- * (kernel order). 1 when found, else 0 and "".
+ * prefix), unless that is lo taken by an exclusion ("^docker": a job across nodes cannot start);
+ * with spec NULL the data network's: an ib interface, else the first that is no container
+ * bridge, veth or lo. Into out; 1 when found, else 0 and "".
  */
 int doctor_data_interface(const char *spec, char *out, size_t len);
 
-/* The interfaces that are up, besides lo, by name: "eth0,ib0" (free it). */
+/* The interfaces a node's traffic can leave by (up, addressed, no lo, bridge or veth: those are
+ * named at random per container), by name: "eth0,ib0" (free it). */
 char *doctor_up_interfaces(void);
 
 /*

@@ -930,7 +930,7 @@ int topo_gpus_lack_nvlink(const struct topo *t)
 
 int topo_iface_is_virtual(const char *name)
 {
-    const char *prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel"};
+    const char *prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel", "cali", "lxc"};
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;

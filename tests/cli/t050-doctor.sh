@@ -138,6 +138,37 @@ if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     check "interfaces warn" test "$(status_of interfaces "$TEST_TMP/net.json")" = warn
     check "fix names the data interface" test "$(fix_of interfaces "$TEST_TMP/net.json")" = "export NCCL_SOCKET_IFNAME==data0"
     check "an interface without address is shown, not picked" bash -c "grep -q 'bond9 (no address).*NCCL would pick veth0' '$TEST_TMP/net.json'"
+
+    # The shell's NCCL_SOCKET_IFNAME, as NCCL reads it: a value that takes no addressed interface
+    # fails NCCL's init; an exclusion takes lo first (its ifindex is 1); more than 64 interfaces
+    # up (a Kubernetes host's veths) are all read. Each was passed before, or the data interface
+    # missed (the first 64 of the directory's hash order).
+    ns=tt-doctor-if-$$
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    for i in $(seq 1 40); do ip -n "$ns" link add "cali$i" type veth peer name "calp$i"; done
+    for l in $(ip -n "$ns" -o link | awk -F': ' '{print $2}' | cut -d@ -f1); do ip -n "$ns" link set "$l" up; done
+    ip -n "$ns" link add eth0 type dummy 2>/dev/null || ip -n "$ns" link add eth0 type veth peer name eth0p
+    ip -n "$ns" link add ib0 type dummy 2>/dev/null || ip -n "$ns" link add ib0 type veth peer name ib0p
+    for l in eth0 eth0p ib0 ib0p; do ip -n "$ns" link set "$l" up 2>/dev/null; done
+    ip -n "$ns" addr add 10.9.2.1/24 dev eth0
+    ip -n "$ns" addr add 10.9.3.1/24 dev ib0
+    inns() { ip netns exec "$ns" "$@"; }
+    expect_exit 1 "NCCL_SOCKET_IFNAME naming no interface" -- inns env NCCL_SOCKET_IFNAME=eth9 "$TOPOTUNE" doctor --json "$TEST_TMP/if1.json"
+    check "interfaces fails: NCCL's init would" test "$(status_of interfaces "$TEST_TMP/if1.json")" = fail
+    expect_exit 0 "NCCL_SOCKET_IFNAME=^docker" -- inns env NCCL_SOCKET_IFNAME=^docker "$TOPOTUNE" doctor --json "$TEST_TMP/if2.json"
+    check "warns: it takes lo" bash -c "grep -q 'NCCL would pick lo by NCCL_SOCKET_IFNAME=^docker' '$TEST_TMP/if2.json'"
+    check "its fix names ib0" test "$(fix_of interfaces "$TEST_TMP/if2.json")" = "export NCCL_SOCKET_IFNAME==ib0"
+    expect_exit 0 "80 veths up, unset" -- inns env -u NCCL_SOCKET_IFNAME "$TOPOTUNE" doctor --json "$TEST_TMP/if3.json"
+    check "NCCL's default: ib0, found among them" bash -c "grep -q 'NCCL would pick ib0 by default' '$TEST_TMP/if3.json' &&
+        grep -q 'and [0-9]* more' '$TEST_TMP/if3.json'"
+    # env --node: a profile's name no interface here has resolves to the data network, ib first
+    cls=$(inns "$TOPOTUNE" topo --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+    mkdir -p "$TEST_TMP/p-ib"
+    printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_SOCKET_IFNAME", "value": "=ibp12s0", "role": "system"}]}\n' \
+        "$cls" >"$TEST_TMP/p-ib/profile.json"
+    check "env --node: =ib0 (NCCL's order), not =eth0" bash -c "ip netns exec '$ns' '$TOPOTUNE' env --node --profile '$TEST_TMP/p-ib' | grep -qx \"export NCCL_SOCKET_IFNAME='=ib0'\""
+    ip netns del "$ns"
 else
     echo "skipped: the interface check needs root and network namespaces"
 fi
