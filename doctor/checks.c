@@ -13,7 +13,9 @@
 #include "util/text.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -415,50 +417,180 @@ static void check_interfaces(json_t *c)
     free(ifs);
 }
 
-static long env_long(const char *name)
+/* A rank variable: 0 when unset or empty, 1 with *v its value (a whole number from 0), -1 when it
+ * is something else (torch and NCCL read "abc" as no rank at all, strtol read it as 0). */
+static int env_rank(const char *name, long *v)
 {
-    const char *v = getenv(name);
-    return v && *v ? strtol(v, NULL, 10) : -1;
+    const char *s = getenv(name);
+    *v = -1;
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (*end || errno || x < 0 || !isdigit((unsigned char)*s))
+        return -1;
+    *v = x;
+    return 1;
+}
+
+/* What a launcher of ranks (srun, mpirun) says of this process: its rank and size, its rank and
+ * the tasks on this node, its nodes (-1: not said). */
+struct launcher {
+    const char *name;
+    long rank, size, local, local_size, nodes;
+};
+
+/* The rank variables of the launch, each read with env_rank; a bad one is named in problems. */
+struct launch {
+    long rank, world, local, lworld;
+    struct launcher slurm, mpi;
+    int torchrun; /* torchrun (torchelastic) started this process: its own variables say so */
+};
+
+#define PROBLEM(b, ...) util_buf_addf(b, __VA_ARGS__)
+
+static void read_rank(const char *name, long *v, struct util_buf *problems)
+{
+    if (env_rank(name, v) < 0) {
+        struct util_buf shown = UTIL_BUF_INIT;
+        PROBLEM(problems, "%s='%s' is no rank number; ", name,
+                util_text_shown(&shown, getenv(name)));
+        util_buf_release(&shown);
+    }
+}
+
+/* srun's numbers of this step: not the batch script's (which holds SLURM_PROCID 0 of the
+ * allocation's tasks), nor those mpirun's ranks inherit from its daemons' step in an allocation. */
+static void read_slurm(struct launcher *x, struct util_buf *p)
+{
+    *x = (struct launcher){"srun", -1, -1, -1, -1, -1};
+    if ((!getenv("SLURM_STEP_ID") && !getenv("SLURM_STEPID")) || getenv("OMPI_COMM_WORLD_RANK"))
+        return;
+    read_rank("SLURM_PROCID", &x->rank, p);
+    read_rank("SLURM_NTASKS", &x->size, p);
+    read_rank("SLURM_LOCALID", &x->local, p);
+    if (x->size < 0)
+        read_rank("SLURM_STEP_NUM_TASKS", &x->size, p);
+    read_rank("SLURM_STEP_NUM_NODES", &x->nodes, p);
+    if (x->nodes < 0)
+        read_rank("SLURM_NNODES", &x->nodes, p);
+    if (x->size > 0 && x->nodes > 0 && x->size % x->nodes == 0)
+        x->local_size = x->size / x->nodes;
+}
+
+static void read_mpi(struct launcher *x, struct util_buf *p)
+{
+    *x = (struct launcher){"mpirun", -1, -1, -1, -1, -1};
+    read_rank("OMPI_COMM_WORLD_RANK", &x->rank, p);
+    read_rank("OMPI_COMM_WORLD_SIZE", &x->size, p);
+    read_rank("OMPI_COMM_WORLD_LOCAL_RANK", &x->local, p);
+    read_rank("OMPI_COMM_WORLD_LOCAL_SIZE", &x->local_size, p);
+}
+
+static void read_launch(struct launch *l, struct util_buf *p)
+{
+    read_rank("RANK", &l->rank, p);
+    read_rank("WORLD_SIZE", &l->world, p);
+    read_rank("LOCAL_RANK", &l->local, p);
+    read_rank("LOCAL_WORLD_SIZE", &l->lworld, p);
+    l->torchrun = l->lworld >= 0 || getenv("TORCHELASTIC_RUN_ID") != NULL;
+    read_slurm(&l->slurm, p);
+    read_mpi(&l->mpi, p);
+}
+
+/* A launcher's own numbers, and the ranks' against them: where torchrun runs one per node under
+ * it (PyTorch's pattern, and topotune's sbatch.sh: srun --ntasks-per-node=1 torchrun), its
+ * workers' RANK is not the launcher's; where the launcher starts every rank, they are its. */
+static void against(const struct launch *l, const struct launcher *x, struct util_buf *p)
+{
+    if (x->rank < 0)
+        return;
+    if (x->size >= 0 && x->rank >= x->size)
+        PROBLEM(p, "%s's rank %ld is not below its %ld tasks; ", x->name, x->rank, x->size);
+    if (x->local >= 0 && x->local_size >= 0 && x->local >= x->local_size)
+        PROBLEM(p, "%s's local rank %ld is not below its %ld tasks on this node; ", x->name,
+                x->local, x->local_size);
+    if (l->torchrun) {
+        /* more than one torchrun per node, each with workers: twice the ranks the job expects */
+        long per_node = x->local_size > 0 ? x->local_size : x->local > 0 ? x->local + 1 : -1;
+        if (per_node > 1 && l->lworld > 1)
+            PROBLEM(p,
+                    "two launchers: %s starts %ld or more tasks on this node and each torchrun "
+                    "%ld workers; ",
+                    x->name, per_node, l->lworld);
+        else if (l->world >= 0 && l->lworld > 0 && x->size > 0 && l->world != x->size * l->lworld)
+            PROBLEM(p, "WORLD_SIZE %ld, but %s's %ld tasks x LOCAL_WORLD_SIZE %ld are %ld ranks; ",
+                    l->world, x->name, x->size, l->lworld, x->size * l->lworld);
+        return;
+    }
+    if (l->rank >= 0 && l->rank != x->rank)
+        PROBLEM(p, "two launchers: RANK %ld but %s's rank %ld; ", l->rank, x->name, x->rank);
+    if (l->world >= 0 && x->size >= 0 && l->world != x->size)
+        PROBLEM(p, "WORLD_SIZE %ld but %s's %ld tasks; ", l->world, x->name, x->size);
+    if (l->local >= 0 && x->local >= 0 && l->local != x->local)
+        PROBLEM(p, "LOCAL_RANK %ld but %s's local rank %ld; ", l->local, x->name, x->local);
+}
+
+/* The GPUs this process can use: CUDA_VISIBLE_DEVICES' entries when set, else the node's. */
+static int visible_gpus(const struct topo *t, int *limited)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    *limited = v != NULL;
+    if (!v)
+        return t->ngpus;
+    int n = 0;
+    for (const char *q = v; *q; q += strcspn(q, ","), q += *q == ',')
+        n += strcspn(q, ",") > 0;
+    return n;
 }
 
 /* 6. The launch environment: ranks consistent, one launcher. */
 static void check_launch(json_t *c, const struct topo *t)
 {
-    long rank = env_long("RANK"), local = env_long("LOCAL_RANK"), world = env_long("WORLD_SIZE"),
-         lworld = env_long("LOCAL_WORLD_SIZE"), mpi = env_long("OMPI_COMM_WORLD_RANK"),
-         slurm = env_long("SLURM_PROCID"), slurm_n = env_long("SLURM_NTASKS");
-    char problems[512] = "";
-    size_t n = 0;
-#define PROBLEM(...)                                                                               \
-    n += (size_t)snprintf(problems + n, n < sizeof(problems) ? sizeof(problems) - n : 0,           \
-                          __VA_ARGS__)
-    if (rank < 0 && world < 0 && local < 0) {
+    struct util_buf p = UTIL_BUF_INIT;
+    struct launch l;
+    read_launch(&l, &p);
+    int torch = l.rank >= 0 || l.world >= 0 || l.local >= 0;
+    if (!torch && !p.len && l.slurm.rank < 0 && l.mpi.rank < 0) {
         doctor_add(c, "launch", "pass", NULL,
                    "not started by a launcher (no RANK, WORLD_SIZE or LOCAL_RANK)");
+        util_buf_release(&p);
         return;
     }
-    if (rank >= 0 && world >= 0 && rank >= world)
-        PROBLEM("RANK %ld is not below WORLD_SIZE %ld; ", rank, world);
-    if (local >= 0 && lworld >= 0 && local >= lworld)
-        PROBLEM("LOCAL_RANK %ld is not below LOCAL_WORLD_SIZE %ld; ", local, lworld);
-    if (lworld > 0 && world > 0 && world % lworld)
-        PROBLEM("WORLD_SIZE %ld is not a multiple of LOCAL_WORLD_SIZE %ld; ", world, lworld);
-    if (t->ngpus > 0 && local >= t->ngpus)
-        PROBLEM("LOCAL_RANK %ld but only %d GPU(s) visible; ", local, t->ngpus);
-    if (mpi >= 0 && rank >= 0 && mpi != rank)
-        PROBLEM("two launchers: RANK %ld but OMPI_COMM_WORLD_RANK %ld; ", rank, mpi);
-    if (slurm >= 0 && rank >= 0 && slurm != rank && slurm_n > 1)
-        PROBLEM("two launchers: RANK %ld but SLURM_PROCID %ld; ", rank, slurm);
-    if (rank >= 0 && (!getenv("MASTER_ADDR") || !getenv("MASTER_PORT")))
-        PROBLEM("MASTER_ADDR or MASTER_PORT missing; ");
-#undef PROBLEM
-    doctor_add(
-        c, "launch", n ? "fail" : "pass",
-        n ? "start ranks with one launcher only (torchrun or mpirun or srun), and do not spawn "
-            "ranks in the script"
-          : NULL,
-        "%s", n ? problems : "RANK, LOCAL_RANK and WORLD_SIZE are consistent");
+    int has_rank = getenv("RANK") && *getenv("RANK"),
+        has_world = getenv("WORLD_SIZE") && *getenv("WORLD_SIZE");
+    if (has_rank != has_world && torch)
+        PROBLEM(&p, "%s without %s (torch.distributed's env:// reads both); ",
+                has_rank ? "RANK" : "WORLD_SIZE", has_rank ? "WORLD_SIZE" : "RANK");
+    if (l.rank >= 0 && l.world >= 0 && l.rank >= l.world)
+        PROBLEM(&p, "RANK %ld is not below WORLD_SIZE %ld; ", l.rank, l.world);
+    if (l.local >= 0 && l.lworld >= 0 && l.local >= l.lworld)
+        PROBLEM(&p, "LOCAL_RANK %ld is not below LOCAL_WORLD_SIZE %ld; ", l.local, l.lworld);
+    if (l.lworld > 0 && l.world > 0 && l.world % l.lworld)
+        PROBLEM(&p, "WORLD_SIZE %ld is not a multiple of LOCAL_WORLD_SIZE %ld; ", l.world,
+                l.lworld);
+    int limited, visible = visible_gpus(t, &limited);
+    if ((t->ngpus > 0 || limited) && l.local >= visible) /* cuda:LOCAL_RANK: invalid ordinal */
+        PROBLEM(&p, "LOCAL_RANK %ld but only %d GPU(s) visible%s; ", l.local, visible,
+                limited ? " (CUDA_VISIBLE_DEVICES)" : "");
+    against(&l, &l.slurm, &p);
+    against(&l, &l.mpi, &p);
+    int master = l.rank >= 0 && (!getenv("MASTER_ADDR") || !getenv("MASTER_PORT"));
+    if (master)
+        PROBLEM(&p, "MASTER_ADDR or MASTER_PORT missing; ");
+    const char *fix = !p.len ? NULL
+                      : master && p.len == strlen("MASTER_ADDR or MASTER_PORT missing; ")
+                          ? "export MASTER_ADDR (rank 0's host) and MASTER_PORT before starting "
+                            "the ranks (torchrun sets them from --rdzv-endpoint)"
+                          : "start ranks with one launcher, as the job's launch script does "
+                            "(srun or mpirun starting every rank, or one torchrun per node), "
+                            "with each variable a whole number";
+    doctor_add(c, "launch", p.len ? "fail" : "pass", fix, "%s",
+               p.len ? util_buf_str(&p) : "RANK, LOCAL_RANK and WORLD_SIZE are consistent");
+    util_buf_release(&p);
 }
+#undef PROBLEM
 
 /* 7. A profile: same class, same software, its variables set here. */
 static void check_profile(json_t *c, const struct topo *t, const json_t *p)

@@ -223,6 +223,28 @@ expect_exit 1 "two launchers" -- env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 OMPI_COMM_
 check "two launchers named" bash -c "grep -q 'two launchers' '$TEST_TMP/l2.json'"
 expect_exit 0 "consistent launch" -- env RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=h MASTER_PORT=1 "$TOPOTUNE" doctor --json "$TEST_TMP/l3.json"
 check "launch passes" test "$(status_of launch "$TEST_TMP/l3.json")" = pass
+# Launch layouts as srun, mpirun and torchrun make them (each failed or passed the wrong way):
+# one torchrun per node under srun (topotune's sbatch.sh) passes; srun starting a torchrun per
+# GPU, each with 8 workers, fails; mpirun's ranks inside an allocation (they inherit the
+# daemons' Slurm step) pass; a rank that is no number, RANK without WORLD_SIZE, and a LOCAL_RANK
+# past the GPUs CUDA_VISIBLE_DEVICES leaves fail.
+M=(MASTER_ADDR=h MASTER_PORT=1)
+launch_is() { # WANT WHAT VAR=VALUE...: doctor's launch status under those variables only
+    local want=$1 what=$2
+    shift 2
+    env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u CUDA_VISIBLE_DEVICES "$@" \
+        "$TOPOTUNE" doctor --json "$TEST_TMP/lx.json" >/dev/null 2>&1
+    check "$what: launch $want" test "$(status_of launch "$TEST_TMP/lx.json")" = "$want"
+}
+launch_is pass "srun, one torchrun per node" SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_NNODES=2 \
+    SLURM_LOCALID=0 RANK=9 LOCAL_RANK=1 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${M[@]}"
+launch_is fail "srun, a torchrun of 8 workers per GPU" SLURM_STEP_ID=0 SLURM_PROCID=3 SLURM_NTASKS=16 \
+    SLURM_NNODES=2 SLURM_LOCALID=3 RANK=3 LOCAL_RANK=3 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${M[@]}"
+launch_is pass "mpirun's ranks in an allocation" SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=2 \
+    OMPI_COMM_WORLD_RANK=9 OMPI_COMM_WORLD_SIZE=16 OMPI_COMM_WORLD_LOCAL_RANK=1 RANK=9 WORLD_SIZE=16 LOCAL_RANK=1 "${M[@]}"
+launch_is fail "RANK=abc" RANK=abc WORLD_SIZE=2 LOCAL_RANK=0 "${M[@]}"
+launch_is fail "RANK without WORLD_SIZE" RANK=3 "${M[@]}"
+launch_is fail "LOCAL_RANK 3, one GPU visible" RANK=3 WORLD_SIZE=4 LOCAL_RANK=3 CUDA_VISIBLE_DEVICES=0 "${M[@]}"
 
 # 7. Profiles from another class and from another NCCL version.
 class=$("$TOPOTUNE" topo --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
