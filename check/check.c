@@ -325,6 +325,17 @@ json_t *check_run(const struct check_opts *o, int *status)
         json_decref(profile);
         profile = NULL;
     }
+    /* a profile of another NCCL is no reference here either (an upgrade would drain the whole
+     * class at once, and a prolog reads the host's libnccl, not the job image's): no verdict */
+    const char *nccl =
+        json_string_value(json_object_get(json_object_get(profile, "software"), "nccl"));
+    if (profile && nccl && t.software.nccl && strcmp(nccl, t.software.nccl)) {
+        util_error("the profile '%s' was measured with NCCL %s, this node has %s: it is no "
+                   "reference here; sweep this NCCL (topotune sweep, then gen) for one",
+                   path, nccl, t.software.nccl);
+        json_decref(profile);
+        profile = NULL;
+    }
     if (o->profile && !profile) {
         topo_release(&t);
         *status = 2;

@@ -105,6 +105,18 @@ profile 1000000 other-class-00000000
 expect_exit 2 "a profile of another class: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
 expect_stderr_has "is of class other-class-00000000" "it names both classes"
+# A profile measured with another NCCL is no reference here either: it failed the node through
+# doctor's profile row, and --drain drained it (an NCCL upgrade drained the whole class at once).
+nccl_here=$("$TOPOTUNE" topo --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["software"]["nccl"] or "")')
+if [ -n "$nccl_here" ]; then
+    profile 1000000
+    python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["software"] = {"nccl": "2.18.1"}
+json.dump(p, open(sys.argv[1], "w"))' p/profile.json
+    expect_exit 2 "a profile of another NCCL: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
+        --profile p -b 64K -e 256K -n 2 --drain
+    expect_stderr_has "measured with NCCL 2.18.1, this node has $nccl_here" "it says both versions"
+    check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED ' '$TEST_TMP/out' && ! grep -q 'state=drain' '$TEST_TMP/out' '$TEST_TMP/err'"
+fi
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
