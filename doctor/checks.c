@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 void doctor_add(json_t *checks, const char *name, const char *status, const char *fix,
                 const char *fmt, ...)
@@ -47,6 +48,19 @@ void doctor_add(json_t *checks, const char *name, const char *status, const char
 
 /* 1. /dev/shm against the SHM transport's needs: a send and receive side of ~9 MiB per local peer.
  */
+/* What is free of this machine's /dev/shm now, in bytes (-1: unknown): a size holds segments
+ * that crashed jobs left behind. */
+static long long shm_free(void)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    struct statvfs vfs;
+    util_buf_addf(&path, "%s/dev/shm", util_sysfs_root());
+    long long free_bytes =
+        statvfs(path.data, &vfs) == 0 ? (long long)vfs.f_bavail * (long long)vfs.f_frsize : -1;
+    util_buf_release(&path);
+    return free_bytes;
+}
+
 static void check_shm(json_t *c, const struct topo *t)
 {
     long long need = (long long)t->ngpus * 2 * 9 * (1 << 20);
@@ -59,11 +73,22 @@ static void check_shm(json_t *c, const struct topo *t)
         doctor_add(c, "shm", "pass", NULL,
                    "/dev/shm has %lld MB; with %d GPU(s) NCCL's SHM transport is not needed",
                    t->system.shm_bytes >> 20, t->ngpus);
-    else
-        doctor_add(c, "shm", t->system.shm_bytes < need ? "fail" : "pass",
-                   t->system.shm_bytes < need ? fix : NULL,
+    else if (t->system.shm_bytes < need)
+        doctor_add(c, "shm", "fail", fix,
                    "/dev/shm has %lld MB; NCCL's SHM transport needs about %lld MB for %d GPUs",
                    t->system.shm_bytes >> 20, need >> 20, t->ngpus);
+    else if (shm_free() >= 0 && shm_free() < need) /* its size is not what is left of it */
+        doctor_add(c, "shm", "fail",
+                   "remove what crashed jobs left in /dev/shm (nccl-*, torch_* and other "
+                   "segments no running process holds), or give the container more",
+                   "/dev/shm has %lld MB but only %lld MB free; NCCL's SHM transport needs about "
+                   "%lld MB for %d GPUs (ncclShmOpen fails with no space left)",
+                   t->system.shm_bytes >> 20, shm_free() >> 20, need >> 20, t->ngpus);
+    else
+        doctor_add(c, "shm", "pass", NULL,
+                   "/dev/shm has %lld MB (%lld free); NCCL's SHM transport needs about %lld MB "
+                   "for %d GPUs",
+                   t->system.shm_bytes >> 20, shm_free() >> 20, need >> 20, t->ngpus);
 }
 
 static int rdma_nics(const struct topo *t)

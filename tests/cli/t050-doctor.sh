@@ -40,6 +40,11 @@ if root_ns; then
         '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/shm.json'"
     check "shm fails" test "$(status_of shm "$TEST_TMP/shm.json")" = fail
     check "shm fix names --shm-size" bash -c "grep -q -- '--shm-size' '$TEST_TMP/shm.json'"
+    # 1 GB, nearly full of what crashed jobs left: its size passed, its free space is what counts
+    expect_exit 1 "a full /dev/shm" -- unshare -m sh -c "mount -t tmpfs -o size=1g tmpfs /dev/shm &&
+        head -c 1000M /dev/zero >/dev/shm/nccl-leftover &&
+        '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/shm2.json'"
+    check "shm fails on its free space" bash -c "grep -q 'has 1024 MB but only [0-9]* MB free' '$TEST_TMP/shm2.json'"
 else
     echo "skipped: the /dev/shm check needs root and mount namespaces"
 fi
