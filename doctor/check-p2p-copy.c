@@ -130,8 +130,7 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
                               : "no GPU visible: the copy test needs two");
     } else if (p2p_off) { /* NCCL makes no peer copy: a copy that would hang is no hazard, nor
                            * worth its deadline in a prolog (no GPU is never a pass, though) */
-        doctor_add(c, "p2p-copy", "pass", NULL,
-                   "not run: NCCL_P2P_DISABLE=1 (%s) keeps NCCL off peer copies", p2p_off);
+        doctor_add(c, "p2p-copy", "pass", NULL, "not run: %s keeps NCCL off peer copies", p2p_off);
     } else if (!forced && !strchr(prog, '/')) {
         doctor_add(c, "p2p-copy", "unknown", NULL,
                    "topotune-p2p-copy was not built (no CUDA toolkit when topotune was built)");

@@ -121,19 +121,38 @@ static void check_memlock(json_t *c, const struct topo *t)
                    m >> 10, rdma_nics(t));
 }
 
-/* Where NCCL_P2P_DISABLE=1 is set for the job: this environment, or the profile it runs with
- * (its variables apply to the job, not to this process); NULL: neither. */
+/* Whether NCCL keeps P2P off for name=value, as its ncclGetLevel reads them (paths.cc):
+ * NCCL_P2P_DISABLE when strtol(value, 0) is 1 ("1", "01", "0x1"); NCCL_P2P_LEVEL at LOC, by its
+ * name (case as NCCL compares it) or the old number 0. */
+static int p2p_off(const char *name, const char *value)
+{
+    if (!value || !*value)
+        return 0;
+    if (!strcmp(name, "NCCL_P2P_DISABLE"))
+        return strtol(value, NULL, 0) == 1;
+    if (!strcmp(name, "NCCL_P2P_LEVEL"))
+        return !strcmp(value, "LOC") ||
+               (isdigit((unsigned char)value[0]) && strtol(value, NULL, 0) == 0);
+    return 0;
+}
+
+/* What keeps P2P off for the job, in words ("NCCL_P2P_DISABLE=1 (this environment)"): that
+ * variable or NCCL_P2P_LEVEL=LOC, in this environment or the profile it runs with (its variables
+ * apply to the job, not to this process); NULL: nothing. */
 const char *doctor_p2p_disabled_by(const json_t *profile)
 {
-    const char *here = getenv("NCCL_P2P_DISABLE");
-    if (here && !strcmp(here, "1"))
-        return "this environment";
+    if (p2p_off("NCCL_P2P_DISABLE", getenv("NCCL_P2P_DISABLE")))
+        return "NCCL_P2P_DISABLE=1 (this environment)";
+    if (p2p_off("NCCL_P2P_LEVEL", getenv("NCCL_P2P_LEVEL")))
+        return "NCCL_P2P_LEVEL=LOC (this environment)";
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(profile, "variables"), i, v)
-        if (!strcmp(util_json_str(v, "name", ""), "NCCL_P2P_DISABLE") &&
-            !strcmp(util_json_str(v, "value", ""), "1"))
-            return "the profile";
+    json_array_foreach(json_object_get(profile, "variables"), i, v) {
+        const char *name = util_json_str(v, "name", "");
+        if (p2p_off(name, util_json_str(v, "value", "")))
+            return strcmp(name, "NCCL_P2P_LEVEL") ? "NCCL_P2P_DISABLE=1 (the profile)"
+                                                  : "NCCL_P2P_LEVEL=LOC (the profile)";
+    }
     return NULL;
 }
 
@@ -153,8 +172,7 @@ static void check_p2p(json_t *c, const struct topo *t, const json_t *profile)
     }
     if (t->p2p_broken == 1 && off) {
         doctor_add(c, "p2p", "pass", NULL,
-                   "these GPUs' PCIe P2P is known to hang (topology fact); NCCL_P2P_DISABLE=1 (%s) "
-                   "keeps NCCL off it",
+                   "these GPUs' PCIe P2P is known to hang (topology fact); %s keeps NCCL off it",
                    off);
         return;
     }
@@ -179,8 +197,8 @@ static void check_p2p(json_t *c, const struct topo *t, const json_t *profile)
         }
     doctor_add(c, "p2p", bad && !off ? "fail" : "pass", bad && !off ? fix : NULL,
                "%s reports %d pair(s) without P2P%s%s%s%s", t->p2p_source, bad,
-               util_buf_str(&pairs), bad && off ? "; NCCL_P2P_DISABLE=1 (" : "",
-               bad && off ? off : "", bad && off ? ") keeps NCCL off them" : "");
+               util_buf_str(&pairs), bad && off ? "; " : "", bad && off ? off : "",
+               bad && off ? " keeps NCCL off them" : "");
     util_buf_release(&pairs);
 }
 

@@ -287,6 +287,13 @@ check "p2p fails" test "$(status_of p2p "$TEST_TMP/r0.json")" = fail
 expect_exit 0 "broken P2P, NCCL_P2P_DISABLE=1 set" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/r1.json"
 check "p2p passes" test "$(status_of p2p "$TEST_TMP/r1.json")" = pass
 check "saying why" grep -q 'NCCL_P2P_DISABLE=1 (this environment)' "$TEST_TMP/r1.json"
+# as NCCL reads them (ncclGetLevel: strtol's 1, or the level LOC): each failed before
+for v in NCCL_P2P_DISABLE=01 NCCL_P2P_DISABLE=0x1 NCCL_P2P_LEVEL=LOC NCCL_P2P_LEVEL=0; do
+    env "$v" "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/rv.json" >/dev/null 2>&1
+    check "broken P2P, $v: p2p passes" test "$(status_of p2p "$TEST_TMP/rv.json")" = pass
+done
+env NCCL_P2P_DISABLE=2 "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/rv.json" >/dev/null 2>&1
+check "NCCL_P2P_DISABLE=2 is not 1: p2p fails" test "$(status_of p2p "$TEST_TMP/rv.json")" = fail
 rclass=$("$TOPOTUNE" topo --input "$rtx" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
 mkdir -p "$TEST_TMP/p-rtx"
 printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_P2P_DISABLE", "value": "1", "role": "system"}]}\n' \
