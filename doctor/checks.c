@@ -7,6 +7,7 @@
 #include "doctor/doctor.h"
 #include "doctor/internal.h"
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/mem.h"
@@ -674,6 +675,10 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *have = name ? getenv(name) : NULL;
+        /* a device name resolved for this node (env --node) differs from the profile's by
+         * design: node-values judges it; a name no file may set (LD_PRELOAD) is in no nccl.env */
+        if (name && ((have && util_env_per_node(name)) || util_env_refused(name)))
+            continue;
         if (!have || strcmp(have, value))
             util_buf_addf(&missing, " %s=%s", name, value);
     }

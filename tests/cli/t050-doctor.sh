@@ -275,6 +275,14 @@ for value in $'nosuch9\xff' "nosuch$(python3 -c 'print("\u00e9" * 1500)')"; do
         "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/odd.json"
     check "its node-values row is there, failing" test "$(status_of node-values "$TEST_TMP/odd.json")" = fail
 done
+# A device name resolved for this node (env --node) is node-values' to judge, not "unset": the
+# profile row told to source nccl.env, which would put back the node it was measured on; and a
+# variable no file may set (LD_PRELOAD) is in no nccl.env to source.
+printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_SOCKET_IFNAME", "value": "=ens5", "role": "system"}, {"name": "LD_PRELOAD", "value": "/nonexistent/x.so", "role": "system"}]}\n' \
+    "$class" >"$TEST_TMP/p-if/profile.json"
+env NCCL_SOCKET_IFNAME=lo "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/pn.json" >/dev/null 2>&1
+check "a resolved NCCL_SOCKET_IFNAME, a refused LD_PRELOAD: the profile row passes" \
+    test "$(status_of profile "$TEST_TMP/pn.json")" = pass
 expect_exit 0 "profile not sourced" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p3.json"
 check "unset variable warned" test "$(status_of profile "$TEST_TMP/p3.json")" = warn
 expect_exit 0 "profile sourced" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p4.json"
