@@ -343,12 +343,14 @@ static struct iface *up_interfaces(int *n)
     return out;
 }
 
-/* NCCL_SOCKET_IFNAME's syntax: "^a,b" none of them, "=a,b" exactly those, "a,b" by prefix. */
+/* NCCL_SOCKET_IFNAME's syntax: "^a,b" none of them, "=a,b" exactly those, "a,b" by prefix;
+ * each entry a name, then ":port" and more that sockets ignore (NCCL's parseStringList: "eth0:1"
+ * takes eth0), an empty name none. */
 static int ifname_takes(const char *spec, const char *name)
 {
     int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0;
     for (const char *p = spec + exclude + exact; *p && !hit; p += strcspn(p, ","), p += *p == ',') {
-        size_t len = strcspn(p, ",");
+        size_t len = strcspn(p, ",:");
         hit = len && !strncmp(name, p, len) && (!exact || !name[len]);
     }
     return exclude ? !hit : hit;
@@ -713,6 +715,16 @@ char *doctor_up_interfaces(void)
         util_buf_addf(&b, "%s%s", i ? "," : "", ifs[i].name);
     free(ifs);
     return util_buf_detach(&b);
+}
+
+int doctor_nccl_interface(const char *spec, char *out, size_t len)
+{
+    int n;
+    struct iface *ifs = up_interfaces(&n);
+    const char *pick = nccl_pick(ifs, n, spec);
+    snprintf(out, len, "%s", pick ? pick : "");
+    free(ifs);
+    return pick != NULL;
 }
 
 int doctor_data_interface(const char *spec, char *out, size_t len)

@@ -21,6 +21,10 @@ __attribute__((format(printf, 5, 6))) void doctor_add(json_t *checks, const char
  */
 int doctor_data_interface(const char *spec, char *out, size_t len);
 
+/* The interface NCCL's bootstrap takes for spec (NULL: NCCL's default order), lo included, into
+ * out; 1 when found, else 0 and "". */
+int doctor_nccl_interface(const char *spec, char *out, size_t len);
+
 /* The interfaces a node's traffic can leave by (up, addressed, no lo, bridge or veth: those are
  * named at random per container), by name: "eth0,ib0" (free it). */
 char *doctor_up_interfaces(void);

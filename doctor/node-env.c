@@ -177,8 +177,15 @@ static const char *disagrees(const char *name, const char *set, const char *here
                           set, util_buf_str(&missing), here ? here : "none");
         util_buf_release(&missing);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
-        char ifname[256];
-        if (!doctor_data_interface(set, ifname, sizeof(ifname)))
+        char ifname[256], raw[256];
+        if (doctor_data_interface(set, ifname, sizeof(ifname)))
+            ;
+        else if (doctor_nccl_interface(set, raw, sizeof(raw)) && !strcmp(raw, "lo"))
+            util_buf_addf(why,
+                          "NCCL_SOCKET_IFNAME=%s takes lo here (an exclusion leaves lo in): a job "
+                          "across nodes cannot start%s%s",
+                          set, here ? "; this node's is " : "", here ? here : "");
+        else
             util_buf_addf(why, "NCCL_SOCKET_IFNAME=%s takes no interface with an address here%s%s",
                           set, here ? "; this node's is " : "", here ? here : "");
     } else if (here && strcmp(set, here)) {

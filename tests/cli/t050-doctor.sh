@@ -172,6 +172,12 @@ if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     mkdir -p "$TEST_TMP/p-ib"
     printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables": [{"name": "NCCL_SOCKET_IFNAME", "value": "=ibp12s0", "role": "system"}]}\n' \
         "$cls" >"$TEST_TMP/p-ib/profile.json"
+    # the shell's value against the node: "ib0:1" takes ib0 (NCCL's list entries carry a port
+    # sockets ignore); "^docker" takes lo, which the row now says (it said "no interface")
+    env NCCL_SOCKET_IFNAME=ib0:1 ip netns exec "$ns" "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ib" --json "$TEST_TMP/nv1.json" >/dev/null 2>&1
+    check "ib0:1 takes ib0" test "$(status_of node-values "$TEST_TMP/nv1.json")" = pass
+    env NCCL_SOCKET_IFNAME=^docker ip netns exec "$ns" "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ib" --json "$TEST_TMP/nv2.json" >/dev/null 2>&1
+    check "^docker takes lo, said" bash -c "grep -q 'NCCL_SOCKET_IFNAME=^docker takes lo here' '$TEST_TMP/nv2.json'"
     check "env --node: =ib0 (NCCL's order), not =eth0" bash -c "ip netns exec '$ns' '$TOPOTUNE' env --node --profile '$TEST_TMP/p-ib' | grep -qx \"export NCCL_SOCKET_IFNAME='=ib0'\""
     ip netns del "$ns"
 else
