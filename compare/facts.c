@@ -5,6 +5,7 @@
  * rather than failing: profiles written by other versions stay comparable.
  */
 #include "compare/internal.h"
+#include "gen/gen.h"
 #include "model/model.h"
 #include "util/json.h"
 
@@ -29,9 +30,11 @@ void compare_gpus(const struct compare_input *in, struct util_buf *out)
         return;
     }
     util_buf_addf(out, "%lld x %s", (long long)n, util_json_str(hw(in), "gpu_model", "?"));
-    long long nodes = json_integer_value(json_object_get(in->profile, "nodes"));
-    if (nodes > 1)
-        util_buf_addf(out, " per node, %lld nodes", nodes);
+    struct gen_shape
+        shape; /* a sweep's or profile's nodes are its sweep's, a prediction's its own */
+    gen_shape(in->profile, &shape);
+    if (shape.nodes > 1)
+        util_buf_addf(out, " per node, %lld nodes", shape.nodes);
 }
 
 /* Counts of each matrix letter over GPU pairs (each pair once): {"NV18": 28}. */
@@ -181,11 +184,12 @@ double compare_busbw_at(const json_t *per_size, json_int_t size)
 double compare_time_us(const struct compare_input *in, double busbw, json_int_t size)
 {
     const json_t *p = in->profile;
-    json_int_t nodes = json_integer_value(json_object_get(p, "nodes"));
     const json_t *g = json_object_get(json_object_get(p, "hardware"), "gpus");
     /* a count (what gen writes); a list in older profiles */
     json_int_t gpus = json_is_integer(g) ? json_integer_value(g) : (json_int_t)json_array_size(g);
-    double n = (double)(nodes > 0 ? nodes : 1) * (double)(gpus > 0 ? gpus : 1);
+    struct gen_shape shape; /* the ranks measured: a sweep's own, not a rank per GPU of a node */
+    gen_shape(p, &shape);
+    double n = shape.ranks > 0 ? (double)shape.ranks : (double)(gpus > 0 ? gpus : 1);
     double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
     return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
 }

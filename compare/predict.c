@@ -170,7 +170,9 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
     topo_init(&t);
     if (is_file && topo_load(&t, in->path))
         is_file = 0;
-    json_int_t own = json_integer_value(json_object_get(in->profile, "nodes"));
+    struct gen_shape shape; /* a measured input's nodes are its sweep's */
+    gen_shape(in->profile, &shape);
+    json_int_t own = shape.nodes;
     json_t *defaults = json_object(); /* NCCL's defaults: no variable set */
     for (int k = 0; k < n; k++) {
         double bw = -1;

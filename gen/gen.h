@@ -34,6 +34,16 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
  */
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
 
+/* The job a profile was measured on, which a launch template starts unless told otherwise:
+ * sweep.nodes and sweep.ranks, else its tuner rows' (a profile written before gen recorded the
+ * shape), else a prediction's nodes with a rank per GPU, else one node. */
+struct gen_shape {
+    long long nodes, ranks; /* the measured communicator */
+    long long ppn;          /* ranks per node (at least 1) */
+    long long gpus;         /* GPUs per node to ask for: 0 for an mpi profile or GPU-less nodes */
+};
+void gen_shape(const json_t *profile, struct gen_shape *shape);
+
 /*
  * A profile as a user names it: a profile directory (its profile.json, not followed if it is a
  * link) or that file (links followed), a FIFO or device refused, at most 64 MiB, checked by

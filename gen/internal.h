@@ -41,13 +41,6 @@ json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, con
  */
 void gen_measured(json_t *profile, json_t *results);
 
-/* The job a launch template starts unless told otherwise: what the profile was measured on. */
-struct gen_shape {
-    long long nodes, ranks; /* the measured communicator */
-    long long ppn;          /* ranks per node (at least 1) */
-    long long gpus;         /* GPUs per node to ask for: 0 for an mpi profile or GPU-less nodes */
-};
-void gen_shape(const json_t *profile, struct gen_shape *shape);
 /* A bash function `shape_check NODES RANKS` (uses $profile_dir): a warning on stderr when
  * tuner-table.txt has rows and none fits a communicator of that shape; nothing under
  * TOPOTUNE_SHAPE_CHECKED (sbatch.sh checked once for the whole job). */

@@ -361,4 +361,16 @@ PY
 else
     echo "note: no chromium here (tools/install-deps.sh installs it): the HTML was not rendered"
 fi
+# A sweep measured on 2 nodes is compared as 2 nodes: it showed as one node of 8 GPUs, its times
+# were computed for 8 ranks (not 16), and its 2-node number stood on the scaling table's 1-node row.
+"$TOPOTUNE" sweep --space "$TOPOTUNE_FIXTURES/space-nccl-tiny.json" --backend sim \
+    --topology "$specs/hgx-h100.json" --nodes 2 --out sw2 >/dev/null 2>&1
+expect_exit 0 "a 2-node sweep against its spec at 2 nodes" -- "$TOPOTUNE" compare sw2 "$specs/hgx-h100.json" --nodes 1,2
+check "its GPUs: 2 nodes" grep -qE "^  GPUs +8 x .* per node, 2 nodes$" out
+check "its scaling rows: nothing at 1 node, its number at 2" python3 - out <<'PY'
+import re, sys
+rows = [l.split() for l in open(sys.argv[1]) if re.match(r"^sw2 +[12] ", l)]
+assert rows[0][:3] == ["sw2", "1", "-"] and rows[1][1] == "2" and rows[1][2] != "-", rows
+PY
+
 finish
