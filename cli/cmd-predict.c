@@ -191,15 +191,7 @@ int cmd_predict(int argc, char **argv)
     } else if (o.calibration && model_params_load(&m.params, o.calibration)) {
         rc = 2;
     } else {
-        if (m.nodes > 1 && m.nics_unknown)
-            util_warning("'%s': %d of its NICs have no speed the source states (an hwloc export "
-                         "records none): priced at 10 Gb/s across nodes (a hardware spec names "
-                         "them)",
-                         o.input, m.nics_unknown);
-        if (m.gpus_unknown)
-            util_warning("'%s': %d of its %d GPUs have no model the catalog knows: priced as "
-                         "Volta GPUs on the links the file shows (a hardware spec names the GPU)",
-                         o.input, m.gpus_unknown, m.ppn);
+        model_warn_assumed(&m, &t, o.input);
         rc = report(&o, &t, &m, &bo);
     }
     topo_release(&t);

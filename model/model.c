@@ -6,6 +6,7 @@
  * validate it (docs/model.md).
  */
 #include "model/model.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 #include <ctype.h>
@@ -883,6 +884,27 @@ int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn en
     m->p2p_net_channels = p2p_net_channels(m, env, ctx);
     enable(m, t, env, ctx);
     return 0;
+}
+
+void model_warn_assumed(const struct model *m, const struct topo *t, const char *source)
+{
+    if (m->gpus_unknown)
+        util_warning("'%s': %d of its %d GPUs have no model the catalog knows: priced as Volta "
+                     "GPUs on the links the file shows (a hardware spec names the GPU)",
+                     source, m->gpus_unknown, m->ppn);
+    if (!t->nvlink_known && t->ngpus > 1)
+        util_warning("'%s' does not describe NVLink between its GPUs (an NCCL topology file "
+                     "without <nvlink> elements, NCCL adds them at run time): every pair priced "
+                     "over PCIe (a hardware spec names the fabric)",
+                     source);
+    if (m->nodes > 1 && m->nics_unknown)
+        util_warning("'%s': %d of its NICs have no speed the source states (an hwloc export "
+                     "records none): priced at 10 Gb/s across nodes (a hardware spec names them)",
+                     source, m->nics_unknown);
+    if (m->nodes > 1 && t->nnics == 0 && m->clique <= 1)
+        util_warning("'%s' has no NIC: across nodes priced as sockets over a 10 Gb/s port (a "
+                     "hardware spec names the NICs)",
+                     source);
 }
 
 static int log2floor(double x)

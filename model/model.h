@@ -275,6 +275,14 @@ const char *model_env_none(const char *name, void *ctx);
  */
 int model_init(struct model *m, const struct topo *t, int nodes, model_env_fn env, void *ctx);
 
+/*
+ * Warns (util_warning, naming source) of what m prices that t's source does not state: GPUs of
+ * no model the catalog knows (priced as Volta), across nodes NICs of no stated speed (10 Gb/s)
+ * or no NIC at all (sockets over a 10 Gb/s port), NVLink not described between GPUs that may
+ * have it (every pair over PCIe). Said once per call: predict and compare call it per input.
+ */
+void model_warn_assumed(const struct model *m, const struct topo *t, const char *source);
+
 /* The nodes NCCL counts for hosts hosts of topology t: an NVLink domain's hosts are one (48
  * GB200 trays in racks of 18: 3). */
 int model_nccl_nodes(const struct topo *t, int hosts);

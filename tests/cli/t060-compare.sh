@@ -373,4 +373,15 @@ rows = [l.split() for l in open(sys.argv[1]) if re.match(r"^sw2 +[12] ", l)]
 assert rows[0][:3] == ["sw2", "1", "-"] and rows[1][1] == "2" and rows[1][2] != "-", rows
 PY
 
+# What the model assumes of a file is said, as predict says it: AWS's p4d file (no NVLink, no NIC
+# speed) was compared silently beside a spec, 40 times low with a normal-looking band.
+"$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/nccl-topo-aws-p4d-24xlarge.xml" --json p4d.json 2>/dev/null
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8, "fabric": "nvswitch"}' >nonic.json
+expect_exit 0 "compare a silent topology and a spec without NICs at 2 nodes" -- \
+    "$TOPOTUNE" compare p4d.json nonic.json "$specs/hgx-h100.json" --nodes 2
+expect_stderr_has "'p4d.json' does not describe NVLink between its GPUs" "NVLink assumed said"
+expect_stderr_has "'p4d.json': 4 of its NICs have no speed the source states" "NIC speeds assumed said"
+expect_stderr_has "'nonic.json' has no NIC: across nodes priced as sockets" "no NIC said"
+check "nothing said of the spec that states everything" test "$(grep -c "hgx-h100.json" err)" = 0
+
 finish
