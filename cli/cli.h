@@ -31,7 +31,8 @@ int cli_parse(const struct util_opts_cmd *cmd, int argc, char **argv, int *nposi
 /*
  * The --env NAME=VALUE list of a prediction (predict, expect): the configuration the model is
  * asked about, never this shell's. cli_env_check keeps the items of list in e when each is NAME
- * in [A-Z_][A-Za-z0-9_]*, VALUE in [A-Za-z0-9_.,:=^/+-]* (safe as a shell word) and NAME one a
+ * in [A-Z_][A-Za-z0-9_]*, VALUE in [A-Za-z0-9_.,:;=^/+-]* (no space; ';' separates NCCL's
+ * per-function parts: quoted wherever a value is written into a script) and NAME one a
  * flag may set (util_env_refused); 0, or UTIL_EUSAGE said. cli_env_lookup is a model_env_fn over
  * it (ctx: the struct cli_env), the last assignment of a name winning.
  */

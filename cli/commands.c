@@ -119,7 +119,7 @@ static int valid_assignment(const char *s)
         if (!(*p == '_' || isalnum((unsigned char)*p)))
             return 0;
     for (const char *p = eq + 1; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=^/+-", *p))
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:;=^/+-", *p))
             return 0;
     return 1;
 }
@@ -131,7 +131,8 @@ int cli_env_check(struct cli_env *e, const struct util_opt_list *list)
     for (int i = 0; i < e->n; i++) {
         if (!valid_assignment(e->vars[i]))
             return util_error("invalid value '%s' for --env: expected NAME=VALUE, NAME in "
-                              "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:=^/+-]*",
+                              "[A-Z_][A-Za-z0-9_]* and VALUE in [A-Za-z0-9_.,:;=^/+-]* (';' "
+                              "parts per function, as NCCL_ALGO=allreduce:ring;broadcast:tree)",
                               e->vars[i]),
                    UTIL_EUSAGE;
         /* The policy of every variable a file or flag sets (util_env_refused), here too. */

@@ -36,7 +36,7 @@ struct expect {
     char source[512];       /* the input as the user named it, or "this node" */
     char calibration[512];  /* the calibration file of the model's parameters ("": defaults) */
     char env[512];          /* the configuration predicted: NAME=VALUE words ("": NCCL's defaults;
-                             * each checked, cli_env_check: safe as shell words) */
+                             * each checked, cli_env_check: no space, quoted in a script) */
     int nodes, ppn, nranks; /* machines, the GPUs of each (a GB200 tray: 4), ranks */
     double rate;            /* the share of healthy measurements the band holds */
     size_t min, max;        /* the sizes asked for (nccl-tests' -b, -e) and their factor (-f); */

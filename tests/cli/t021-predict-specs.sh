@@ -79,6 +79,17 @@ expect_exit 1 "predicted hang exits 1" -- "$TOPOTUNE" predict --input "$specs/rt
 check "the hang is explained" grep -q "predicted outcome: hang at init" "$TEST_TMP/out"
 expect_exit 0 "with the fix" -- "$TOPOTUNE" predict --input "$specs/rtx4090-8x-pcie.json" --env NCCL_P2P_DISABLE=1
 expect_exit 2 "bad --env" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" --env "NCCL_ALGO=\$(rm)"
+# NCCL's per-function syntax, parts separated by ';' (docs/model.md): refused before as a
+# character outside the value's set
+expect_exit 0 "NCCL_ALGO per function, all_reduce" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" \
+    -b 1G -e 1G --env 'NCCL_ALGO=allreduce:ring;broadcast:tree'
+check "all_reduce on its part: Ring" grep -qE '^ +predicted +1073741824 .* RING ' "$TEST_TMP/out"
+expect_exit 1 "broadcast on its part: Tree, which broadcast has not" -- "$TOPOTUNE" predict \
+    --input "$specs/hgx-h100.json" -C broadcast -b 1G -e 1G --env 'NCCL_ALGO=allreduce:ring;broadcast:tree'
+"$TOPOTUNE" expect --input "$specs/hgx-h100.json" -b 1G -e 1G --env 'NCCL_ALGO=allreduce:ring;broadcast:ring' \
+    --format nhc >"$TEST_TMP/semi.nhc"
+check "expect's NHC check quotes it" grep -qF "out=\$(NCCL_ALGO='allreduce:ring;broadcast:ring' " "$TEST_TMP/semi.nhc"
+check "and shellcheck accepts it" shellcheck -s bash "$TEST_TMP/semi.nhc"
 
 # Workstation and consumer cards published nccl-tests runs use: 8 A40s in NVLink pairs (a bridge
 # per pair) with P2P over PCIe between the pairs, as nccl-tests issue 74's server; two RTX 5090s,
