@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_INPUTS 64
 #define MAX_SCALE  32 /* node counts of compare --nodes N1,N2,... */
@@ -118,6 +119,53 @@ static void warn_assumed(const struct compare_input *in, int n, const int *count
     }
 }
 
+/* The same file: both exist and are one inode. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return !strcmp(a, b) ||
+           (!stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino);
+}
+
+/* The report files, checked before anything is written (exit 2, nothing written): each a file
+ * in a folder that exists, none of them a folder, another output or one of the inputs (--md on a
+ * spec replaced it). "-" is standard output for --json only. */
+static int check_outputs(const char *const *out, const char *const *flag, int nout, char **inputs,
+                         int ninputs)
+{
+    for (int i = 0; i < nout; i++) {
+        if (!out[i] || (!strcmp(flag[i], "json") && !strcmp(out[i], "-")))
+            continue;
+        if (!strcmp(out[i], "-"))
+            return util_error("--%s -: --%s writes a file (only --json - writes to standard "
+                              "output): give a file name",
+                              flag[i], flag[i]);
+        struct stat st;
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", out[i]);
+        char *slash = strrchr(dir, '/');
+        if (slash) /* the folder it goes into; none: this one */
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        if (slash && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
+            return util_error("--%s '%s': its folder '%s' does not exist: create it, or give "
+                              "another path",
+                              flag[i], out[i], dir);
+        if (!stat(out[i], &st) && !S_ISREG(st.st_mode))
+            return util_error("--%s '%s' is not a regular file (a folder?): give a file name",
+                              flag[i], out[i]);
+        for (int j = 0; j < ninputs; j++)
+            if (same_file(out[i], inputs[j]))
+                return util_error("--%s '%s' is one of the inputs: it would be replaced; give "
+                                  "another file",
+                                  flag[i], out[i]);
+        for (int j = 0; j < i; j++)
+            if (out[j] && same_file(out[i], out[j]))
+                return util_error("--%s and --%s both name '%s': give each its own file", flag[j],
+                                  flag[i], out[i]);
+    }
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     const char *md = NULL, *html = NULL, *json = NULL, *space = NULL, *calibration = NULL,
@@ -157,6 +205,9 @@ int cmd_compare(int argc, char **argv)
         return status;
     if (!npos)
         return util_error("topotune compare needs at least one input (see --help)"), 2;
+    const char *out[] = {json, md, html}, *flag[] = {"json", "md", "html"};
+    if (check_outputs(out, flag, 3, pos, npos))
+        return 2;
     int nscale = scale.n;
     long nodes = 0;
     if (nscale == 1) /* one count: predict the inputs there; a list: a scaling table */

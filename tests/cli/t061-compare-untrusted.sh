@@ -136,4 +136,19 @@ check "nothing of the link's target printed" test "$(grep -c root "$TEST_TMP/err
 rm linked/profile.json
 ln -s ../linked-real/profile.json linked/profile.json
 expect_exit 2 "a link to a real profile refused too" -- "$TOPOTUNE" compare linked "$specs/dgx-a100.json"
+# The report files are checked before anything is written: --md naming an input replaced the
+# spec; --json and --md on one path kept the Markdown; a folder or a missing folder failed (exit 1)
+# after the JSON and the text were out; --md - wrote a file named "-".
+cp "$specs/hgx-h100.json" victim.json
+cp victim.json victim.orig
+mkdir -p adir
+for args in "--md victim.json" "--json same --md same" "--json first.json --md adir" \
+    "--json first.json --html nofolder/x.html" "--md -"; do
+    rm -f first.json
+    # shellcheck disable=SC2086 # the words of each case
+    expect_exit 2 "compare $args refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" victim.json $args
+    check "$args: nothing written, the input intact" bash -c \
+        "test ! -e first.json && test ! -e same && test ! -e ./- && cmp -s victim.json victim.orig && test -z \"\$(cat '$TEST_TMP/out')\""
+done
+
 finish
