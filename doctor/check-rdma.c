@@ -9,6 +9,7 @@
 #include "doctor/internal.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/mem.h"
 
 #include <dirent.h>
@@ -163,12 +164,29 @@ static void scan_port(struct rdma_scan *s, const json_t *p)
 void doctor_check_rdma(json_t *c, const struct topo *t)
 {
     struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
-    struct util_buf fix = UTIL_BUF_INIT;
+    struct util_buf fix = UTIL_BUF_INIT, usable = UTIL_BUF_INIT;
     json_t *ports = doctor_rdma_ports(), *p;
+    const char *hca = getenv("NCCL_IB_HCA");
     size_t i;
-    json_array_foreach(ports, i, p)
-        scan_port(&s, p);
+    int all = 0; /* every port here; s counts those NCCL_IB_HCA leaves NCCL */
+    json_array_foreach(ports, i, p) {
+        all++;
+        if (json_is_true(json_object_get(p, "active")))
+            util_buf_addf(&usable, "%s%s:%s", usable.len ? "," : "=", util_json_str(p, "dev", "?"),
+                          util_json_str(p, "port", "?"));
+        if (doctor_hca_takes(hca, p))
+            scan_port(&s, p);
+    }
     json_decref(ports);
+    if (all && hca && *hca && !s.active) { /* NCCL then finds no device and uses sockets */
+        doctor_add(c, "rdma", "fail",
+                   usable.len ? "set NCCL_IB_HCA to this node's active ports, or leave it unset"
+                              : "check cables and the subnet manager (ibstat, ibv_devinfo)",
+                   "NCCL_IB_HCA=%s takes no active port of the %d here%s%s: NCCL finds no IB "
+                   "device and falls back to TCP sockets",
+                   hca, all, usable.len ? "; active: " : "", util_buf_str(&usable));
+        goto out;
+    }
     const char *status = "pass";
     int libfabric = 0; /* NICs NCCL reaches through its net plugin, not its verbs transport */
     for (int k = 0; k < t->nnics; k++)
@@ -211,4 +229,5 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
 out:
     util_buf_release(&s.evidence);
     util_buf_release(&fix);
+    util_buf_release(&usable);
 }

@@ -25,6 +25,11 @@ int doctor_data_interface(const char *spec, char *out, size_t len);
  * out; 1 when found, else 0 and "". */
 int doctor_nccl_interface(const char *spec, char *out, size_t len);
 
+/* Whether NCCL_IB_HCA's value (NULL or "": unset, every port) takes port p of
+ * doctor_rdma_ports, as NCCL reads it: "^" leaves out, "=" whole device names, an entry's ":port"
+ * that port only. */
+int doctor_hca_takes(const char *value, const json_t *p);
+
 /* The interfaces a node's traffic can leave by (up, addressed, no lo, bridge or veth: those are
  * named at random per container), by name: "eth0,ib0" (free it). */
 char *doctor_up_interfaces(void);

@@ -42,6 +42,19 @@ static int entry_takes(const char *entry, size_t len, int exact, const json_t *p
            ((size_t)strlen(port) == len - d - 1 && !strncmp(port, entry + d + 1, len - d - 1));
 }
 
+int doctor_hca_takes(const char *value, const json_t *p)
+{
+    if (!value || !*value)
+        return 1;
+    int exclude = value[0] == '^', exact = value[exclude] == '=', hit = 0;
+    for (const char *e = value + exclude + exact; *e && !hit;
+         e += strcspn(e, ","), e += *e == ',') {
+        size_t len = strcspn(e, ",");
+        hit = len && entry_takes(e, len, exact, p);
+    }
+    return exclude ? !hit : hit;
+}
+
 /*
  * The entries of an NCCL_IB_HCA value that no usable port here takes, comma-joined into missing;
  * 0 for an exclusion list ("^..."), which names what NCCL leaves out, not what it needs.

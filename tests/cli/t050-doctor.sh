@@ -222,6 +222,16 @@ check "ports down fail" bash -c "grep -q 'falls back to TCP sockets' '$TEST_TMP/
 make_rdma "$rdma/half" "1: DOWN" "4: ACTIVE" 1
 expect_exit 0 "one port down" -- env -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$rdma/half" "$TOPOTUNE" doctor --json "$TEST_TMP/r4.json"
 check "one port down warns" test "$(status_of rdma "$TEST_TMP/r4.json")" = warn
+# NCCL_IB_HCA as NCCL reads it: a device that is not here, or an exclusion of every active
+# port, leaves NCCL no IB device (it falls back to sockets: both passed as if unset); a port left
+# out on purpose is not judged (its GID index failed a value right for the port NCCL uses).
+for v in mlx5_9 ^mlx5; do
+    env -u NCCL_IB_GID_INDEX NCCL_IB_HCA="$v" TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/rh.json" >/dev/null 2>&1
+    check "NCCL_IB_HCA=$v: rdma fails, sockets said" bash -c "test \"\$(python3 -c 'import json, sys; print([c for c in json.load(open(sys.argv[1]))[\"checks\"] if c[\"name\"] == \"rdma\"][0][\"status\"])' '$TEST_TMP/rh.json')\" = fail && grep -q 'falls back to TCP sockets' '$TEST_TMP/rh.json'"
+done
+expect_exit 0 "the RoCE port left out: its GID index not judged" -- env NCCL_IB_HCA==mlx5_0 NCCL_IB_GID_INDEX=0 \
+    TOPOTUNE_SYSFS_ROOT="$rdma/ok" "$TOPOTUNE" doctor --json "$TEST_TMP/rh2.json"
+check "rdma passes on mlx5_0 alone" test "$(status_of rdma "$TEST_TMP/rh2.json")" = pass
 make_rdma "$rdma/noip" "4: ACTIVE" "4: ACTIVE" 0
 expect_exit 0 "RoCE without IPv4" -- env -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$rdma/noip" "$TOPOTUNE" doctor --json "$TEST_TMP/r5.json"
 check "RoCE without IPv4 GID warns" test "$(status_of rdma "$TEST_TMP/r5.json")" = warn
