@@ -1048,10 +1048,18 @@ static double pair_time(const struct model *m, int a, int q, size_t bytes, int s
     double bw = bus_bw(m, a, q, share);
     bw *= a == MODEL_ALGO_TREE ? 0.5 : (double)n / (2.0 * (n - 1)); /* to algbw */
     /* NCCL's tree correction by size, which it applies below 512 MiB only (tuning.cc: logSize
-     * < 23, from 2.18 to 2.30) */
+     * < 23, from 2.18 to 2.30), by power of two: so NCCL chooses (share 0). A time (share 1)
+     * takes it between the powers of two, in log2 of the size (a step put 3.5 MiB of Tree LL128
+     * slower than 4 MiB: no measurement falls so) */
     int idx = log2floor((double)bytes / 64);
-    if (a == MODEL_ALGO_TREE && idx < 23)
-        bw *= tree_correction[q][idx];
+    if (a == MODEL_ALGO_TREE && idx < 23) {
+        double f = tree_correction[q][idx];
+        if (share && bytes >= 64) {
+            double next = idx + 1 < 23 ? tree_correction[q][idx + 1] : 1;
+            f += (next - f) * (log2((double)bytes / 64) - idx);
+        }
+        bw *= f;
+    }
     if (bw <= 0)
         return -1;
     double moved = (double)bytes + fill_of(m, a, q, bytes);

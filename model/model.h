@@ -56,7 +56,7 @@ int model_coll_tuner(int coll);
 double model_coll_bus_factor(int coll, int nranks);
 
 /* The model's name and version, recorded with every prediction (the name made from the number). */
-#define MODEL_VERSION_NUMBER  18
+#define MODEL_VERSION_NUMBER  19
 #define MODEL_VERSION_TEXT(n) "topotune-model/" #n
 #define MODEL_VERSION_OF(n)   MODEL_VERSION_TEXT(n)
 #define MODEL_VERSION         MODEL_VERSION_OF(MODEL_VERSION_NUMBER)
@@ -70,7 +70,8 @@ double model_coll_bus_factor(int coll, int nranks);
  * correction at 512 MiB as NCCL does, v14 prices a tree of one GPU per node at NCCL's 0.85,
  * v15 a one-node chain of Volta or Ampere NVLink GPUs at a hop per rank, v16 a send/recv peer
  * across nodes on NCCL's channels per peer, v17 an export's GPU link rate below gen 4 as gen 3,
- * v18 as x16 of the generation its GPU model is built for; none a parameter). */
+ * v18 as x16 of the generation its GPU model is built for, v19 a time's tree correction
+ * between powers of two; none a parameter). */
 #define MODEL_PARAMS_SINCE 11
 
 enum model_algo {

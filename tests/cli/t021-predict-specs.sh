@@ -60,6 +60,22 @@ else:
     done
 done
 
+# A larger size never takes less time on the same algorithm and protocol: NCCL's tree
+# correction steps at each power of two, and 3.5 MiB of Tree LL128 took longer than 4 MiB.
+for spec in "$specs"/*.json; do
+    for nodes in 2 4; do # Tree runs across nodes
+        "$TOPOTUNE" predict --input "$spec" --nodes "$nodes" -b 64K -e 512M --json >"$TEST_TMP/m1.jsonl" 2>/dev/null
+        "$TOPOTUNE" predict --input "$spec" --nodes "$nodes" -b 112K -e 512M --json >"$TEST_TMP/m2.jsonl" 2>/dev/null
+        check "$(basename "$spec") on $nodes node(s): time grows with size" python3 - "$TEST_TMP/m1.jsonl" "$TEST_TMP/m2.jsonl" <<'PY'
+import json, sys
+rows = sorted((e["size"], e["time_us"], e["algo"], e["proto"]) for f in sys.argv[1:] for l in open(f)
+              for e in [json.loads(l)] if e["event"] == "size")
+bad = [(a, b) for a, b in zip(rows, rows[1:]) if a[2:] == b[2:] and b[1] < a[1] * (1 - 1e-9)]
+assert not bad, bad[:3]
+PY
+    done
+done
+
 expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
 check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
 check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"

@@ -24,7 +24,7 @@ d = json.load(open(sys.argv[1])); d["model"] = "topotune-model/2"; json.dump(d, 
     old-model/sweep.json
 expect_exit 2 "resume a sim sweep of model v2" -- "$TOPOTUNE" -q sweep --backend sim \
     --topology "$specs/hgx-h100.json" --space "$space" --calibration known.json --out old-model --resume
-expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/18" \
+expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/19" \
     "the versions named"
 expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
 check "the known parameters fitted back within 5% (net_scale 15%)" python3 - fit.json known.json <<'PY'
@@ -100,14 +100,14 @@ expect_exit 6 "a sim backend refusing another schema" -- "$TOPOTUNE_BENCH" --bac
 printf '{"schema": "topotune/calibration/1", "model": "topotune-model/2", "params": {"lat_scale": 2}}\n' >v2.json
 expect_exit 0 "predict with a v2 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
     --calibration v2.json
-expect_stderr_has "fitted for topotune-model/2, read by topotune-model/18" "the version named"
+expect_stderr_has "fitted for topotune-model/2, read by topotune-model/19" "the version named"
 expect_stderr_has "run 'topotune calibrate' again" "the fix given"
 # v11 gave a ring's time its own share of the network (ring_net_scale) where net_scale had priced
 # it: a file fitted by v10 is warned, one by v11 read as it is (v12 to v15 changed no parameter).
 printf '{"schema": "topotune/calibration/1", "model": "topotune-model/10", "params": {"net_scale": 0.9}}\n' >v10.json
 expect_exit 0 "predict with a v10 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
     --calibration v10.json
-expect_stderr_has "fitted for topotune-model/10, read by topotune-model/18" "v10 warned"
+expect_stderr_has "fitted for topotune-model/10, read by topotune-model/19" "v10 warned"
 printf '{"schema": "topotune/calibration/1", "model": "topotune-model/11", "params": {"lat_scale": 2}}\n' >v11.json
 expect_exit 0 "predict with a v11 file" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" -b 1M -e 1M \
     --calibration v11.json
