@@ -44,6 +44,46 @@ void compare_escape(struct util_buf *out, const char *s, enum compare_format f)
     }
 }
 
+/* The widest a text table's line gets (docs/man: the text report stays within 120 columns). */
+#define TABLE_TEXT_WIDTH 120
+
+/* One text row of columns 0 and [first, last), padded to width, the last one unpadded (no
+ * trailing blanks). */
+static void text_row(char **row, const int *width, int first, int last, struct util_buf *out)
+{
+    const char *name = row[0] ? row[0] : "";
+    if (first >= last) {
+        util_buf_addf(out, "%s\n", name);
+        return;
+    }
+    util_buf_addf(out, "%-*s  ", width[0], name);
+    for (int c = first; c < last; c++) {
+        const char *s = row[c] ? row[c] : "";
+        if (c + 1 < last)
+            util_buf_addf(out, "%-*s  ", width[c], s);
+        else
+            util_buf_adds(out, s);
+    }
+    util_buf_adds(out, "\n");
+}
+
+/* Aligned text: where the columns pass TABLE_TEXT_WIDTH (a column per input, a matrix of 32
+ * NICs), in parts of as many columns as fit, each with the first (the rows' names) again. */
+static void render_text(const struct compare_table *t, const int *width, struct util_buf *out)
+{
+    int first = 1;
+    do {
+        int last = first, used = width[0] + 2;
+        while (last < t->cols && (last == first || used + width[last] + 2 <= TABLE_TEXT_WIDTH))
+            used += width[last++] + 2;
+        if (first > 1)
+            util_buf_adds(out, "\n");
+        for (int r = 0; r < t->rows; r++)
+            text_row(t->cells[r], width, first, last, out);
+        first = last;
+    } while (first < t->cols);
+}
+
 void compare_table_render(const struct compare_table *t, enum compare_format f,
                           struct util_buf *out)
 {
@@ -53,6 +93,11 @@ void compare_table_render(const struct compare_table *t, enum compare_format f,
             int w = (int)strlen(t->cells[r][c] ? t->cells[r][c] : "");
             width[c] = w > width[c] ? w : width[c];
         }
+    if (f == COMPARE_TEXT) {
+        render_text(t, width, out);
+        free(width);
+        return;
+    }
     if (f == COMPARE_HTML)
         util_buf_adds(out, "<table>\n");
     for (int r = 0; r < t->rows; r++) {
@@ -60,18 +105,11 @@ void compare_table_render(const struct compare_table *t, enum compare_format f,
             util_buf_adds(out, "<tr>");
         for (int c = 0; c < t->cols; c++) {
             const char *s = t->cells[r][c] ? t->cells[r][c] : "";
-            if (f == COMPARE_TEXT) { /* the last column unpadded: no trailing blanks */
-                if (c + 1 < t->cols)
-                    util_buf_addf(out, "%-*s  ", width[c], s);
-                else
-                    util_buf_adds(out, s);
-                continue;
-            }
             util_buf_adds(out, f == COMPARE_MD ? "| " : r ? "<td>" : "<th>");
             compare_escape(out, s, f);
             util_buf_adds(out, f == COMPARE_MD ? " " : r ? "</td>" : "</th>");
         }
-        util_buf_adds(out, f == COMPARE_HTML ? "</tr>\n" : f == COMPARE_MD ? "|\n" : "\n");
+        util_buf_adds(out, f == COMPARE_HTML ? "</tr>\n" : "|\n");
         if (r == 0 && f == COMPARE_MD) {
             for (int c = 0; c < t->cols; c++)
                 util_buf_adds(out, "|---");

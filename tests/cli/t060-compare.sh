@@ -384,4 +384,18 @@ expect_stderr_has "'p4d.json': 4 of its NICs have no speed the source states" "N
 expect_stderr_has "'nonic.json' has no NIC: across nodes priced as sockets" "no NIC said"
 check "nothing said of the spec that states everything" test "$(grep -c "hgx-h100.json" err)" = 0
 
+# The text report stays within 120 columns (the man page): a table of a column per input, or a
+# node's GPU/NIC matrix of 32 NICs, comes in parts of the columns that fit, each with the rows'
+# names. Three inputs' workload table reached 150 columns, a p5's matrix 267.
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8, "fabric": "nvswitch",
+ "nics": [{"model": "EFA-100G", "count": 32, "per": "gpu"}]}' >p5.json
+"$TOPOTUNE" compare "$specs/hgx-h100.json" "$specs/hgx-b200.json" "$specs/gb200-nvl72.json" --nodes 2 \
+    --workload fsdp >wide1.txt 2>/dev/null
+"$TOPOTUNE" compare p5.json --nodes 2 >wide2.txt 2>/dev/null
+check "no line past 120 columns" python3 -c '
+import sys
+long = [(f, len(l.rstrip("\n"))) for f in sys.argv[1:] for l in open(f, encoding="utf-8") if len(l.rstrip("\n")) > 120]
+assert not long, long[:3]' wide1.txt wide2.txt
+check "the matrix keeps its rows' names in each part" bash -c "test \$(grep -c '^GPU0 ' wide2.txt) -ge 2"
+
 finish
