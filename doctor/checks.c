@@ -540,7 +540,8 @@ static void read_launch(struct launch *l, struct util_buf *p)
     read_rank("WORLD_SIZE", &l->world, p);
     read_rank("LOCAL_RANK", &l->local, p);
     read_rank("LOCAL_WORLD_SIZE", &l->lworld, p);
-    l->torchrun = l->lworld >= 0 || getenv("TORCHELASTIC_RUN_ID") != NULL;
+    /* torchrun's own marks (torchelastic): a launch wrapper exports LOCAL_WORLD_SIZE too */
+    l->torchrun = getenv("TORCHELASTIC_RUN_ID") || getenv("GROUP_RANK") || getenv("ROLE_RANK");
     read_slurm(&l->slurm, p);
     read_mpi(&l->mpi, p);
 }

@@ -253,14 +253,17 @@ M=(MASTER_ADDR=h MASTER_PORT=1)
 launch_is() { # WANT WHAT VAR=VALUE...: doctor's launch status under those variables only
     local want=$1 what=$2
     shift 2
-    env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u CUDA_VISIBLE_DEVICES "$@" \
+    env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u CUDA_VISIBLE_DEVICES -u TORCHELASTIC_RUN_ID -u GROUP_RANK -u ROLE_RANK "$@" \
         "$TOPOTUNE" doctor --json "$TEST_TMP/lx.json" >/dev/null 2>&1
     check "$what: launch $want" test "$(status_of launch "$TEST_TMP/lx.json")" = "$want"
 }
+T=(TORCHELASTIC_RUN_ID=job1) # torchrun's mark on its workers
 launch_is pass "srun, one torchrun per node" SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_NNODES=2 \
-    SLURM_LOCALID=0 RANK=9 LOCAL_RANK=1 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${M[@]}"
+    SLURM_LOCALID=0 RANK=9 LOCAL_RANK=1 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${T[@]}" "${M[@]}"
 launch_is fail "srun, a torchrun of 8 workers per GPU" SLURM_STEP_ID=0 SLURM_PROCID=3 SLURM_NTASKS=16 \
-    SLURM_NNODES=2 SLURM_LOCALID=3 RANK=3 LOCAL_RANK=3 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${M[@]}"
+    SLURM_NNODES=2 SLURM_LOCALID=3 RANK=3 LOCAL_RANK=3 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${T[@]}" "${M[@]}"
+launch_is pass "srun starting every rank, a wrapper's LOCAL_WORLD_SIZE" SLURM_STEP_ID=0 SLURM_PROCID=11 \
+    SLURM_NTASKS=16 SLURM_NNODES=2 SLURM_LOCALID=3 RANK=11 LOCAL_RANK=3 WORLD_SIZE=16 LOCAL_WORLD_SIZE=8 "${M[@]}"
 launch_is pass "mpirun's ranks in an allocation" SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=2 \
     OMPI_COMM_WORLD_RANK=9 OMPI_COMM_WORLD_SIZE=16 OMPI_COMM_WORLD_LOCAL_RANK=1 RANK=9 WORLD_SIZE=16 LOCAL_RANK=1 "${M[@]}"
 launch_is fail "RANK=abc" RANK=abc WORLD_SIZE=2 LOCAL_RANK=0 "${M[@]}"
