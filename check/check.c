@@ -99,6 +99,13 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                                          m.gpus_unknown, m.ppn));
         return 1;
     }
+    if (!t->nvlink_known && t->ngpus > 1) { /* expect would refuse: no reference, no verdict */
+        json_object_set_new(report, "reference_missing",
+                            json_string("the hardware does not describe NVLink between its GPUs "
+                                        "(NCCL adds it at run time): busbw is not judged "
+                                        "without a profile (--profile) or a spec"));
+        return 1;
+    }
     return expect_predicted(e, &m, t, o->input ? o->input : "this node", NULL, MODEL_ALL_REDUCE,
                             o->min, o->max, o->factor)
                ? UTIL_EINVAL

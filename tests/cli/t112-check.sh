@@ -183,6 +183,13 @@ check "says no reference, judges no size" python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 assert "no model the catalog knows" in r["reference_missing"], r
 assert all(s.get("low") is None for s in r["sizes"]), r' "$TEST_TMP/out"
+# Nor does a file silent on NVLink (AWS's p4d: NCCL adds the links at run time): it was NOT
+# CHECKED, exit 2, which a Prolog takes as a failure and drains.
+expect_exit 0 "NVLink not described: measured, not judged" -- "$TOPOTUNE" check --backend mpi --np 2 \
+    --input "$TOPOTUNE_FIXTURES/nccl-topo-aws-p4d-24xlarge.xml" --no-doctor -b 64K -e 64K --json
+check "says no reference" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert "does not describe NVLink" in r["reference_missing"], r' "$TEST_TMP/out"
 
 # No verdict without a run to judge: the nccl backend on a node without a GPU is NOT CHECKED
 # (exit 3), --out naming a file is bad input (exit 2): neither drains the node. A check that
