@@ -194,19 +194,19 @@ static int by_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The nodes of a profile written before gen recorded them (sweep.nodes absent): its tuner rows',
- * else a rank per GPU of its hardware; 0 (refused) when neither says. Read as one node, a profile
- * of 16 nodes gave an NHC check of -g 128 and rules of nodes="1". */
+/* The machines of a profile written before gen recorded them (sweep.nodes absent): a rank per
+ * GPU of its hardware, else its tuner rows' nodes (NCCL's: an NVLink domain's trays are one, so
+ * only where the hardware does not say); 0 (refused) when neither says. Read as one node, a
+ * profile of 16 nodes gave an NHC check of -g 128 and rules of nodes="1". */
 static int old_nodes(json_t *p, int ranks)
 {
     json_t *row = json_array_get(json_object_get(p, "tuner"), 0);
     json_t *gpus = json_object_get(json_object_get(p, "hardware"), "gpus");
     json_int_t rows = json_integer_value(json_object_get(row, "nodes"));
     json_int_t per = json_integer_value(gpus);
-    if (rows >= 1 && rows <= 4096)
-        return (int)rows;
-    return per >= 1 && ranks >= per && ranks % per == 0 && ranks / per <= 4096 ? (int)(ranks / per)
-                                                                               : 0;
+    if (per >= 1 && ranks >= per && ranks % per == 0 && ranks / per <= 4096)
+        return (int)(ranks / per);
+    return rows >= 1 && rows <= 4096 ? (int)rows : 0;
 }
 
 static int read_profile(struct expect *e, const char *path, json_t *p, size_t min, size_t max)

@@ -368,6 +368,16 @@ json.dump(p, open(sys.argv[3], "w"))
 PY
 expect_exit 0 "an old profile's nodes from its hardware" -- "$TOPOTUNE" expect --profile "$TEST_TMP/pold.json" -b 1M -e 32M --format json
 check "2 nodes of 8" python3 -c 'import json, sys; e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"]) == (2, 8), e' "$TEST_TMP/out"
+# a GB200 rack's: its tuner rows count NCCL's nodes (the NVLink domain is one), its hardware the
+# trays of 4 GPUs: 18 machines, not one of 72 GPUs
+python3 - "$TEST_TMP/pold.json" "$TEST_TMP/pnvl.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["sweep"], p["hardware"], p["tuner"] = {"ranks": 72}, {"gpus": 4}, [{"nodes": 1}]
+json.dump(p, open(sys.argv[2], "w"))
+PY
+expect_exit 0 "an old rack profile" -- "$TOPOTUNE" expect --profile "$TEST_TMP/pnvl.json" -b 1M -e 32M --format json
+check "18 trays of 4" python3 -c 'import json, sys; e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"]) == (18, 4), e' "$TEST_TMP/out"
 expect_exit 2 "an old profile that says nothing of its nodes" -- "$TOPOTUNE" expect --profile "$TEST_TMP/pold2.json" -b 1M -e 32M
 expect_stderr_has "sweep.nodes is missing" "the refusal names the field"
 # A profile of a sim sweep is a prediction: the model's band, not the +-5% of its runs' noise
