@@ -122,9 +122,10 @@ static void check_memlock(json_t *c, const struct topo *t)
                    m >> 10, rdma_nics(t));
 }
 
-/* Whether NCCL keeps P2P off for name=value, as its ncclGetLevel reads them (paths.cc):
- * NCCL_P2P_DISABLE when strtol(value, 0) is 1 ("1", "01", "0x1"); NCCL_P2P_LEVEL at LOC, by its
- * name (case as NCCL compares it) or the old number 0. */
+/* Whether NCCL keeps P2P off PCIe for name=value, as its ncclGetLevel reads them (paths.cc):
+ * NCCL_P2P_DISABLE when strtol(value, 0) is 1 ("1", "01", "0x1"); NCCL_P2P_LEVEL at a level
+ * below PIX, by its name (case as NCCL compares it: LOC, NVL, NVB, C2C) or the old number 0
+ * (LOC; 1 is PIX). */
 static int p2p_off(const char *name, const char *value)
 {
     if (!value || !*value)
@@ -132,27 +133,28 @@ static int p2p_off(const char *name, const char *value)
     if (!strcmp(name, "NCCL_P2P_DISABLE"))
         return strtol(value, NULL, 0) == 1;
     if (!strcmp(name, "NCCL_P2P_LEVEL"))
-        return !strcmp(value, "LOC") ||
+        return !strcmp(value, "LOC") || !strcmp(value, "NVL") || !strcmp(value, "NVB") ||
+               !strcmp(value, "C2C") ||
                (isdigit((unsigned char)value[0]) && strtol(value, NULL, 0) == 0);
     return 0;
 }
 
-/* What keeps P2P off for the job, in words ("NCCL_P2P_DISABLE=1 (this environment)"): that
- * variable or NCCL_P2P_LEVEL=LOC, in this environment or the profile it runs with (its variables
- * apply to the job, not to this process); NULL: nothing. */
 const char *doctor_p2p_disabled_by(const json_t *profile)
 {
+    static char said[96]; /* doctor runs its checks on one thread */
+    const char *level = getenv("NCCL_P2P_LEVEL");
     if (p2p_off("NCCL_P2P_DISABLE", getenv("NCCL_P2P_DISABLE")))
         return "NCCL_P2P_DISABLE=1 (this environment)";
-    if (p2p_off("NCCL_P2P_LEVEL", getenv("NCCL_P2P_LEVEL")))
-        return "NCCL_P2P_LEVEL=LOC (this environment)";
+    if (p2p_off("NCCL_P2P_LEVEL", level)) /* a value p2p_off took: no byte to clean */
+        return snprintf(said, sizeof(said), "NCCL_P2P_LEVEL=%.16s (this environment)", level), said;
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(profile, "variables"), i, v) {
-        const char *name = util_json_str(v, "name", "");
-        if (p2p_off(name, util_json_str(v, "value", "")))
-            return strcmp(name, "NCCL_P2P_LEVEL") ? "NCCL_P2P_DISABLE=1 (the profile)"
-                                                  : "NCCL_P2P_LEVEL=LOC (the profile)";
+        const char *name = util_json_str(v, "name", ""), *value = util_json_str(v, "value", "");
+        if (p2p_off(name, value))
+            return snprintf(said, sizeof(said), "%s=%.16s (the profile)", name,
+                            strcmp(name, "NCCL_P2P_LEVEL") ? "1" : value),
+                   said;
     }
     return NULL;
 }

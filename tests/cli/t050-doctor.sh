@@ -315,7 +315,7 @@ expect_exit 0 "broken P2P, NCCL_P2P_DISABLE=1 set" -- env NCCL_P2P_DISABLE=1 "$T
 check "p2p passes" test "$(status_of p2p "$TEST_TMP/r1.json")" = pass
 check "saying why" grep -q 'NCCL_P2P_DISABLE=1 (this environment)' "$TEST_TMP/r1.json"
 # as NCCL reads them (ncclGetLevel: strtol's 1, or the level LOC): each failed before
-for v in NCCL_P2P_DISABLE=01 NCCL_P2P_DISABLE=0x1 NCCL_P2P_LEVEL=LOC NCCL_P2P_LEVEL=0; do
+for v in NCCL_P2P_DISABLE=01 NCCL_P2P_DISABLE=0x1 NCCL_P2P_LEVEL=LOC NCCL_P2P_LEVEL=0 NCCL_P2P_LEVEL=NVL; do
     env "$v" "$TOPOTUNE" doctor --input "$rtx" --json "$TEST_TMP/rv.json" >/dev/null 2>&1
     check "broken P2P, $v: p2p passes" test "$(status_of p2p "$TEST_TMP/rv.json")" = pass
 done
