@@ -13,6 +13,7 @@
 #include "util/text.h"
 #include "workload/workload.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,12 +120,21 @@ static void warn_assumed(const struct compare_input *in, int n, const int *count
     }
 }
 
-/* The same file: both exist and are one inode. */
-static int same_file(const char *a, const char *b)
+/* out would replace input: the same file (one inode), or a file inside input when that is a
+ * folder (a sweep's sweep.json, a profile's profile.json). dir is out's folder. */
+static int replaces(const char *out, const char *dir, const char *input)
 {
     struct stat x, y;
-    return !strcmp(a, b) ||
-           (!stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino);
+    if (!input)
+        return 0;
+    if (!strcmp(out, input) ||
+        (!stat(out, &x) && !stat(input, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino))
+        return 1;
+    char where[PATH_MAX], folder[PATH_MAX];
+    if (stat(input, &y) || !S_ISDIR(y.st_mode) || !realpath(dir, where) || !realpath(input, folder))
+        return 0;
+    size_t n = strlen(folder);
+    return !strncmp(where, folder, n) && (where[n] == '/' || !where[n] || n == 1);
 }
 
 /* The report files, checked before anything is written (exit 2, nothing written): each a file
@@ -154,12 +164,12 @@ static int check_outputs(const char *const *out, const char *const *flag, int no
             return util_error("--%s '%s' is not a regular file (a folder?): give a file name",
                               flag[i], out[i]);
         for (int j = 0; j < ninputs; j++)
-            if (same_file(out[i], inputs[j]))
-                return util_error("--%s '%s' is one of the inputs: it would be replaced; give "
-                                  "another file",
-                                  flag[i], out[i]);
+            if (replaces(out[i], slash ? dir : ".", inputs[j]))
+                return util_error("--%s '%s' is, or is inside, the input '%s': it would be "
+                                  "replaced; give another file",
+                                  flag[i], out[i], inputs[j]);
         for (int j = 0; j < i; j++)
-            if (out[j] && same_file(out[i], out[j]))
+            if (out[j] && !strcmp(out[i], out[j]))
                 return util_error("--%s and --%s both name '%s': give each its own file", flag[j],
                                   flag[i], out[i]);
     }
@@ -206,7 +216,13 @@ int cmd_compare(int argc, char **argv)
     if (!npos)
         return util_error("topotune compare needs at least one input (see --help)"), 2;
     const char *out[] = {json, md, html}, *flag[] = {"json", "md", "html"};
-    if (check_outputs(out, flag, 3, pos, npos))
+    char **read = util_xcalloc((size_t)npos + 4, sizeof(char *)); /* every file compare reads */
+    memcpy(read, pos, sizeof(char *) * (size_t)npos);
+    read[npos] = (char *)space, read[npos + 1] = (char *)calibration;
+    read[npos + 2] = (char *)workload_arg;
+    int bad = check_outputs(out, flag, 3, read, npos + 3);
+    free(read);
+    if (bad)
         return 2;
     int nscale = scale.n;
     long nodes = 0;

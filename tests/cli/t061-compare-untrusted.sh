@@ -150,5 +150,13 @@ for args in "--md victim.json" "--json same --md same" "--json first.json --md a
     check "$args: nothing written, the input intact" bash -c \
         "test ! -e first.json && test ! -e same && test ! -e ./- && cmp -s victim.json victim.orig && test -z \"\$(cat '$TEST_TMP/out')\""
 done
+# a file inside an input folder (a profile's profile.json), and the files the options read (the
+# space) are inputs too: each was replaced
+cp slow/profile.json slow.orig
+cp "$TOPOTUNE_FIXTURES/space-nccl-tiny.json" myspace.json
+cp myspace.json myspace.orig
+expect_exit 2 "--md inside an input folder" -- "$TOPOTUNE" compare slow "$specs/dgx-a100.json" --md slow/profile.json
+expect_exit 2 "--md on the --space file" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --space myspace.json --md myspace.json
+check "both intact" bash -c "cmp -s slow/profile.json slow.orig && cmp -s myspace.json myspace.orig"
 
 finish
