@@ -87,7 +87,6 @@ static int in_range(const json_t *v, double max)
     return json_is_number(v) && isfinite(x) && x >= 0 && x <= max;
 }
 
-/* The first of this survey's settings that the record has otherwise, or NULL. */
 /* A setting as the operator typed it: 0.15, not 0.14999999999999999; none given, "its default".
  * A recorded string is the file's: shown cleaned (util_text_shown's rules), within len. */
 static const char *setting_shown(const json_t *v, char *buf, size_t len)
@@ -106,6 +105,7 @@ static const char *setting_shown(const json_t *v, char *buf, size_t len)
     return buf;
 }
 
+/* The first of this survey's settings that the record has otherwise, or NULL. */
 static const char *setting_differs(const json_t *recorded, const json_t *now)
 {
     const char *k;

@@ -183,7 +183,6 @@ static int unpaired(const struct survey *s, struct util_buf *b, int mode)
     return n;
 }
 
-/* Whether a verdict names a path (the whole run's shortfall may be it). */
 /* What the verdicts already say of class cls (a verdict is the class's when a host it names is):
  * a class-below-expected verdict (below), a path named (path), and its excluded nodes. */
 struct class_said {

@@ -798,7 +798,6 @@ static int repeat_longer(const struct survey *s, const struct survey_group *g, i
     return longer;
 }
 
-/* Per node, its class's level alone (in lv, one per class in s->classes' order). */
 /*
  * A class of two nodes measured alone: two values give no spread (their one gap, read as noise,
  * put the bound three gaps below: a node at half speed passed wherever the band's low edge is
@@ -823,6 +822,7 @@ static void two_nodes(json_t *c, const double *v, int n, double tolerance, struc
     json_object_set_new(c, "alone_spread", json_real(0));
 }
 
+/* Per node, its class's level alone (in lv, one per class in s->classes' order). */
 static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 {
     double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
