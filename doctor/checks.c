@@ -64,6 +64,7 @@ static long long shm_free(void)
 
 static void check_shm(json_t *c, const struct topo *t)
 {
+    long long free_now = shm_free(); /* read once: a verdict of one reading */
     long long need = (long long)t->ngpus * 2 * 9 * (1 << 20);
     const char *fix =
         "give the container more /dev/shm: docker run --shm-size=16g (or --ipc=host); on "
@@ -78,18 +79,19 @@ static void check_shm(json_t *c, const struct topo *t)
         doctor_add(c, "shm", "fail", fix,
                    "/dev/shm has %lld MB; NCCL's SHM transport needs about %lld MB for %d GPUs",
                    t->system.shm_bytes >> 20, need >> 20, t->ngpus);
-    else if (shm_free() >= 0 && shm_free() < need) /* its size is not what is left of it */
+    else if (free_now >= 0 && free_now < need) /* its size is not what is left of it */
         doctor_add(c, "shm", "fail",
                    "remove what crashed jobs left in /dev/shm (nccl-*, torch_* and other "
                    "segments no running process holds), or give the container more",
                    "/dev/shm has %lld MB but only %lld MB free; NCCL's SHM transport needs about "
                    "%lld MB for %d GPUs (ncclShmOpen fails with no space left)",
-                   t->system.shm_bytes >> 20, shm_free() >> 20, need >> 20, t->ngpus);
-    else
+                   t->system.shm_bytes >> 20, free_now >> 20, need >> 20, t->ngpus);
+    else /* what is free in MB, -1 where statvfs could not say */
         doctor_add(c, "shm", "pass", NULL,
                    "/dev/shm has %lld MB (%lld free); NCCL's SHM transport needs about %lld MB "
                    "for %d GPUs",
-                   t->system.shm_bytes >> 20, shm_free() >> 20, need >> 20, t->ngpus);
+                   t->system.shm_bytes >> 20, free_now >= 0 ? free_now / (1 << 20) : -1, need >> 20,
+                   t->ngpus);
 }
 
 static int rdma_nics(const struct topo *t)
