@@ -352,11 +352,14 @@ static struct iface *up_interfaces(int *n)
  * takes eth0), an empty name none. */
 static int ifname_takes(const char *spec, const char *name)
 {
-    int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0;
+    int exclude = spec[0] == '^', exact = spec[exclude] == '=', hit = 0, entries = 0;
     for (const char *p = spec + exclude + exact; *p && !hit; p += strcspn(p, ","), p += *p == ',') {
         size_t len = strcspn(p, ",:");
+        entries += len > 0;
         hit = len && !strncmp(name, p, len) && (!exact || !name[len]);
     }
+    if (!entries) /* NCCL's matchIfList: an empty list matches every name ("^," takes none) */
+        hit = 1;
     return exclude ? !hit : hit;
 }
 

@@ -46,12 +46,15 @@ int doctor_hca_takes(const char *value, const json_t *p)
 {
     if (!value || !*value)
         return 1;
-    int exclude = value[0] == '^', exact = value[exclude] == '=', hit = 0;
+    int exclude = value[0] == '^', exact = value[exclude] == '=', hit = 0, entries = 0;
     for (const char *e = value + exclude + exact; *e && !hit;
          e += strcspn(e, ","), e += *e == ',') {
         size_t len = strcspn(e, ",");
+        entries += len > 0;
         hit = len && entry_takes(e, len, exact, p);
     }
+    if (!entries) /* NCCL's matchIfList: an empty list matches every device ("^," takes none) */
+        hit = 1;
     return exclude ? !hit : hit;
 }
 

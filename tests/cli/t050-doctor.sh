@@ -161,6 +161,10 @@ if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     inns() { ip netns exec "$ns" "$@"; }
     expect_exit 1 "NCCL_SOCKET_IFNAME naming no interface" -- inns env NCCL_SOCKET_IFNAME=eth9 "$TOPOTUNE" doctor --json "$TEST_TMP/if1.json"
     check "interfaces fails: NCCL's init would" test "$(status_of interfaces "$TEST_TMP/if1.json")" = fail
+    # a list of no name matches every interface in NCCL (matchIfList): "^," takes none, "=,"
+    # every one (doctor read both the other way round)
+    expect_exit 1 "NCCL_SOCKET_IFNAME=^," -- inns env NCCL_SOCKET_IFNAME=^, "$TOPOTUNE" doctor --json "$TEST_TMP/if0.json"
+    check "takes none: NCCL's init fails" test "$(status_of interfaces "$TEST_TMP/if0.json")" = fail
     expect_exit 0 "NCCL_SOCKET_IFNAME=^docker" -- inns env NCCL_SOCKET_IFNAME=^docker "$TOPOTUNE" doctor --json "$TEST_TMP/if2.json"
     check "warns: it takes lo" bash -c "grep -q 'NCCL would pick lo by NCCL_SOCKET_IFNAME=^docker' '$TEST_TMP/if2.json'"
     check "its fix names ib0" test "$(fix_of interfaces "$TEST_TMP/if2.json")" = "export NCCL_SOCKET_IFNAME==ib0"
