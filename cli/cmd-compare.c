@@ -120,8 +120,9 @@ static void warn_assumed(const struct compare_input *in, int n, const int *count
     }
 }
 
-/* out would replace input: the same file (one inode), or a file inside input when that is a
- * folder (a sweep's sweep.json, a profile's profile.json). dir is out's folder. */
+/* out would replace input: the same file (one inode), or a file that exists inside input when
+ * that is a folder (a sweep's sweep.json, a profile's profile.json; a new report beside them
+ * replaces nothing). dir is out's folder. */
 static int replaces(const char *out, const char *dir, const char *input)
 {
     struct stat x, y;
@@ -131,7 +132,8 @@ static int replaces(const char *out, const char *dir, const char *input)
         (!stat(out, &x) && !stat(input, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino))
         return 1;
     char where[PATH_MAX], folder[PATH_MAX];
-    if (stat(input, &y) || !S_ISDIR(y.st_mode) || !realpath(dir, where) || !realpath(input, folder))
+    if (stat(out, &x) || stat(input, &y) || !S_ISDIR(y.st_mode) || !realpath(dir, where) ||
+        !realpath(input, folder))
         return 0;
     size_t n = strlen(folder);
     return !strncmp(where, folder, n) && (where[n] == '/' || !where[n] || n == 1);

@@ -158,5 +158,8 @@ cp myspace.json myspace.orig
 expect_exit 2 "--md inside an input folder" -- "$TOPOTUNE" compare slow "$specs/dgx-a100.json" --md slow/profile.json
 expect_exit 2 "--md on the --space file" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --space myspace.json --md myspace.json
 check "both intact" bash -c "cmp -s slow/profile.json slow.orig && cmp -s myspace.json myspace.orig"
+# a new report beside an input's files replaces nothing: written (a run from inside the folder)
+expect_exit 0 "--md a new file in an input folder" -- "$TOPOTUNE" compare slow "$specs/dgx-a100.json" --md slow/report.md
+check "written" test -s slow/report.md
 
 finish
