@@ -194,21 +194,6 @@ static int by_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The machines of a profile written before gen recorded them (sweep.nodes absent): a rank per
- * GPU of its hardware, else its tuner rows' nodes (NCCL's: an NVLink domain's trays are one, so
- * only where the hardware does not say); 0 (refused) when neither says. Read as one node, a
- * profile of 16 nodes gave an NHC check of -g 128 and rules of nodes="1". */
-static int old_nodes(json_t *p, int ranks)
-{
-    json_t *row = json_array_get(json_object_get(p, "tuner"), 0);
-    json_t *gpus = json_object_get(json_object_get(p, "hardware"), "gpus");
-    json_int_t rows = json_integer_value(json_object_get(row, "nodes"));
-    json_int_t per = json_integer_value(gpus);
-    if (per >= 1 && ranks >= per && ranks % per == 0 && ranks / per <= 4096)
-        return (int)(ranks / per);
-    return rows >= 1 && rows <= 4096 ? (int)rows : 0;
-}
-
 static int read_profile(struct expect *e, const char *path, json_t *p, size_t min, size_t max)
 {
     const char *cls = json_string_value(json_object_get(p, "class"));
@@ -224,16 +209,17 @@ static int read_profile(struct expect *e, const char *path, json_t *p, size_t mi
         return bad(path, "predicted", "is not true or false");
     snprintf(e->class_id, sizeof(e->class_id), "%s", cls);
     json_t *sweep = json_object_get(p, "sweep"), *c = chosen(p);
-    json_t *nodes = json_object_get(sweep, "nodes"), *ranks = json_object_get(sweep, "ranks");
-    e->nranks = json_is_integer(ranks) ? (int)json_integer_value(ranks) : 0;
-    e->nodes = json_is_integer(nodes) ? (int)json_integer_value(nodes) : old_nodes(p, e->nranks);
-    if (!nodes && e->nranks > 0 && !e->nodes)
+    json_t *ranks = json_object_get(sweep, "ranks");
+    struct gen_shape shape; /* what gen's launch templates start: the same job */
+    gen_shape(p, &shape);
+    if (!shape.known)
         return bad(path, "sweep.nodes",
                    "is missing (a profile written before gen recorded it), and neither its tuner "
                    "rows nor its hardware say how many nodes its ranks spanned (regenerate it with "
                    "this topotune's gen)");
-    if (e->nodes < 1 || e->nodes > 4096 || e->nranks < 1 || e->nranks > 1 << 20 ||
-        e->nranks % e->nodes)
+    e->nodes = shape.nodes > 0 && shape.nodes <= 4096 ? (int)shape.nodes : 0;
+    e->nranks = json_is_integer(ranks) && shape.ranks <= 1 << 20 ? (int)shape.ranks : 0;
+    if (e->nodes < 1 || e->nranks < 1 || e->nranks % e->nodes)
         return bad(path, "sweep.nodes and sweep.ranks",
                    "are missing, out of range, or ranks are no multiple of nodes");
     e->ppn = e->nranks / e->nodes;

@@ -74,14 +74,21 @@ void gen_shape(const json_t *profile, struct gen_shape *shape)
     long long gpus = count(json_object_get(profile, "hardware"), "gpus");
     shape->nodes = count(sweep, "nodes");
     shape->ranks = count(sweep, "ranks");
+    shape->known = 1;
     if (shape->nodes < 1 || shape->ranks < 1) {
-        /* A profile from before gen recorded the shape, or a prediction: the rows' shape, else
-         * the nodes the prediction assumed (one if none) with a rank per GPU. */
-        shape->nodes = count(row, "nodes") > 0       ? count(row, "nodes")
-                       : count(profile, "nodes") > 0 ? count(profile, "nodes")
-                                                     : 1;
-        shape->ranks =
-            count(row, "ranks") > 0 ? count(row, "ranks") : shape->nodes * (gpus > 0 ? gpus : 1);
+        /* A profile from before gen recorded the shape, or a prediction: machines are ranks
+         * over GPUs a node (the rows count an NVLink domain's trays as one node: a rack's profile
+         * read as one node of 72 GPUs) */
+        long long asked = count(profile, "nodes"), rows = count(row, "nodes");
+        if (shape->ranks < 1)
+            shape->ranks = count(row, "ranks") > 0
+                               ? count(row, "ranks")
+                               : (asked > 0 ? asked : 1) * (gpus > 0 ? gpus : 1);
+        shape->nodes = gpus > 0 && shape->ranks % gpus == 0 ? shape->ranks / gpus
+                       : rows > 0                           ? rows
+                       : asked > 0                          ? asked
+                                                            : 1;
+        shape->known = (gpus > 0 && shape->ranks % gpus == 0) || rows > 0 || asked > 0;
     }
     shape->ppn = (shape->ranks + shape->nodes - 1) / shape->nodes;
     /* A rank per GPU; an mpi profile measured CPU ranks and asks for none. */

@@ -35,12 +35,15 @@ int gen_store(const char *root, json_t *content, int *version, int *created);
 int gen_load_sweep(const char *dir, json_t *sweeps, json_t *results);
 
 /* The job a profile was measured on, which a launch template starts unless told otherwise:
- * sweep.nodes and sweep.ranks, else its tuner rows' (a profile written before gen recorded the
- * shape), else a prediction's nodes with a rank per GPU, else one node. */
+ * sweep.nodes and sweep.ranks. A profile written before gen recorded the nodes: its ranks
+ * (sweep.ranks, else its tuner rows', else a prediction's nodes with a rank per GPU) over its
+ * hardware's GPUs a node, else its tuner rows' nodes (NCCL's: an NVLink domain's trays are one),
+ * else a prediction's; else one node, said by known 0. */
 struct gen_shape {
-    long long nodes, ranks; /* the measured communicator */
+    long long nodes, ranks; /* the measured communicator: machines, and ranks on all of them */
     long long ppn;          /* ranks per node (at least 1) */
     long long gpus;         /* GPUs per node to ask for: 0 for an mpi profile or GPU-less nodes */
+    int known;              /* 0: the profile says nothing of its nodes (one is assumed) */
 };
 void gen_shape(const json_t *profile, struct gen_shape *shape);
 
