@@ -193,15 +193,14 @@ static const char *disagrees(const char *name, const char *set, const char *here
                           set, util_buf_str(&missing), here ? here : "none");
         util_buf_release(&missing);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
-        char ifname[256], raw[256];
-        if (doctor_data_interface(set, ifname, sizeof(ifname)))
-            ;
-        else if (doctor_nccl_interface(set, raw, sizeof(raw)) && !strcmp(raw, "lo"))
+        char raw[256]; /* NCCL's pick; lo by an exclusion ("^docker") is no data interface */
+        int found = doctor_nccl_interface(set, raw, sizeof(raw));
+        if (found && !strcmp(raw, "lo") && set[0] == '^')
             util_buf_addf(why,
                           "NCCL_SOCKET_IFNAME=%s takes lo here (an exclusion leaves lo in): a job "
                           "across nodes cannot start%s%s",
                           set, here ? "; this node's is " : "", here ? here : "");
-        else
+        else if (!found)
             util_buf_addf(why, "NCCL_SOCKET_IFNAME=%s takes no interface with an address here%s%s",
                           set, here ? "; this node's is " : "", here ? here : "");
     } else if (here && strcmp(set, here)) {
