@@ -256,18 +256,26 @@ static void remove_driver_dir(const char *dir)
     rmdir(dir);
 }
 
+/* The main table's rows under other headers (whole lines, after the version line), written to
+ * the scratch file name: the table as another kind of node's copy would say it. */
+static const char *main_rows_with(const char *name, const char *headers)
+{
+    char text[4096];
+    snprintf(text, sizeof(text), "# topotune tuner table 1\n%s%s", headers,
+             strstr(main_table, "collective,"));
+    return table_file(name, text, strlen(text));
+}
+
 /* The table names the kind of node it was measured on; the plugin compares it with the node it
  * runs on (the driver's GPU list), whatever the job's environment says. */
 int scenario_node_kind(void)
 {
-    char table[4096], dirs[3][512];
-    snprintf(table, sizeof(table),
-             "# topotune tuner table 1\n# class=" MAIN_CLASS "\n# gpus=8\n"
-             "# gpu_model=NVIDIA H100 80GB HBM3\n%s",
-             strstr(main_table, "collective,"));
+    char dirs[3][512];
     env_main_table();
     env_set("TOPOTUNE_CLASS", NULL); /* the launch scripts no longer set it */
-    env_set("TOPOTUNE_TUNER_TABLE", table_file("kind.txt", table, strlen(table)));
+    env_set("TOPOTUNE_TUNER_TABLE",
+            main_rows_with("kind.txt", "# class=" MAIN_CLASS "\n# gpus=8\n"
+                                       "# gpu_model=NVIDIA H100 80GB HBM3\n"));
     snprintf(dirs[0], sizeof(dirs[0]), "%s", driver_dir("h100x8", 8, "NVIDIA H100 80GB HBM3"));
     snprintf(dirs[1], sizeof(dirs[1]), "%s", driver_dir("h100x4", 4, "NVIDIA H100 80GB HBM3"));
     snprintf(dirs[2], sizeof(dirs[2]), "%s", driver_dir("a100x8", 8, "NVIDIA A100-SXM4-80GB"));
@@ -371,11 +379,8 @@ int scenario_digest(void)
     env_main_table();
 
     /* another kind of node: refused when the job named the table, NCCL's choice when not */
-    char table[4096];
-    snprintf(table, sizeof(table), "# topotune tuner table 1\n# gpus=8\n%s",
-             strstr(main_table, "collective,"));
     digest_of("class=\ngpu_model=\ngpus=8\nnccl=0-0\n", main_rows, main_nrows, hex);
-    env_set("TOPOTUNE_TUNER_TABLE", table_file("kind8.txt", table, strlen(table)));
+    env_set("TOPOTUNE_TUNER_TABLE", main_rows_with("kind8.txt", "# gpus=8\n"));
     env_set("TOPOTUNE_TUNER_DIGEST", hex);
     snprintf(dirs[0], sizeof(dirs[0]), "%s", driver_dir("d-h100x8", 8, "NVIDIA H100 80GB HBM3"));
     snprintf(dirs[1], sizeof(dirs[1]), "%s", driver_dir("d-h100x4", 4, "NVIDIA H100 80GB HBM3"));
