@@ -336,7 +336,8 @@ static json_t *take_effective_env(json_t *env)
 }
 
 /* INVALID: a size event with a value no benchmark writes (a busbw of 10^12 GB/s, a size of
- * text): the run is an error, and the value is not recorded. */
+ * text, a size not above the one before or above -e, wrong results in a run that exits 0, a size
+ * after the end event): the run is an error, and the value is not recorded. */
 enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4 };
 
 /*
@@ -346,7 +347,19 @@ enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4 };
  * a line the results loader and its schema accept. Returns EVENTS_* flags:
  * the start event came, the end event came, a size event was refused.
  */
-static int read_events(const char *path, json_t *result, char *stage, size_t stagelen)
+/* A size event the bench could have written after those in sizes: the bench measures each size
+ * once, in increasing order, none above the -e it was given (max), and exits nonzero on wrong
+ * results. A process it left behind, or a forged line, writes otherwise. */
+static int size_follows(const json_t *sizes, const json_t *sz, size_t max)
+{
+    json_int_t size = json_integer_value(json_object_get(sz, "size"));
+    json_t *last = json_array_get(sizes, json_array_size(sizes) - 1);
+    json_int_t wrong = json_integer_value(json_object_get(sz, "wrong")); /* null: 0 */
+    return (size_t)size <= max && wrong == 0 &&
+           (!last || size > json_integer_value(json_object_get(last, "size")));
+}
+
+static int read_events(const char *path, size_t max, json_t *result, char *stage, size_t stagelen)
 {
     struct util_buf b = UTIL_BUF_INIT;
     const char *why;
@@ -363,10 +376,15 @@ static int read_events(const char *path, json_t *result, char *stage, size_t sta
         json_t *e = json_loadb(line, len, 0, NULL), *sz;
         const char *ev = json_string_value(json_object_get(e, "event"));
         const char *named = json_string_value(json_object_get(e, "stage"));
-        if (ev && !strcmp(ev, "start") && !(flags & EVENTS_STARTED) && take_start(e, result)) {
+        if (ev && (flags & EVENTS_ENDED)) { /* the bench writes nothing after its end event */
+            flags |= !strcmp(ev, "size") ? EVENTS_INVALID : 0;
+        } else if (ev && !strcmp(ev, "start") && !(flags & EVENTS_STARTED) &&
+                   take_start(e, result)) {
             flags |= EVENTS_STARTED;
             snprintf(stage, stagelen, "warmup");
-        } else if (ev && !strcmp(ev, "size") && !(sz = take_size(e))) {
+        } else if (ev && !strcmp(ev, "size") &&
+                   (!(sz = take_size(e)) || !size_follows(sizes, sz, max))) {
+            json_decref(sz);
             flags |= EVENTS_INVALID;
         } else if (ev && !strcmp(ev, "size")) {
             snprintf(stage, stagelen, "after size:%lld",
@@ -550,7 +568,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
     if (coll)
         json_object_set_new(res, "collective", json_string(coll));
     char stage[64];
-    int flags = read_events(events, res, stage, sizeof(stage));
+    int flags = read_events(events, hi, res, stage, sizeof(stage));
     classify(&ch, flags, stage, res);
     if (ch.exec_errno)
         json_object_set_new(res, "stderr_tail",

@@ -5,6 +5,9 @@
 # into its JSON events, events of the wrong types, a stage cut in a UTF-8 character, and an init
 # failure with exit 1. Every result line is one the sweep's own loader (--resume) and the result
 # schema accept, its text holds no control character, and none reaches the terminal.
+# Size events no benchmark writes make the run an error, the values unrecorded: one after the end
+# event (a process left behind), a size twice, a size above -e, wrong results in a run that exits 0
+# (one forged line had made a run's objective 499.5 GB/s instead of 0.008).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fake=$TEST_TMP/hostile-bench
@@ -40,6 +43,17 @@ bad-events) # (a size event of the wrong types makes an ok run an error: t063)
     printf '{"event":"start","ranks":"1","nodes":1,"hosts":"h"}\n{"event":"error","stage":"size:\\u00e9\\u001b[2J"}\n' >"$json"
     printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n' >>"$json"
     ;;
+after-end | twice | beyond | wrong-ok) # each: one size event no benchmark writes, exit 0
+    start='{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["h"],"predicted":false}'
+    size='{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.008,"wrong":0}'
+    end='{"event":"end","outcome":"ok","exit_code":0}'
+    case "$NCCL_FAKE_MODE" in
+    after-end) printf '%s\n' "$start" "$end" "$size" ;;
+    twice) printf '%s\n' "$start" "$size" "${size/0.008,\"busbw\":0.008/999,\"busbw\":999}" "$end" ;;
+    beyond) printf '%s\n' "$start" "$size" "${size/\"size\":8,/\"size\":1073741824,}" "$end" ;;
+    wrong-ok) printf '%s\n' "$start" "${size/\"wrong\":0/\"wrong\":5}" "$end" ;;
+    esac >"$json"
+    ;;
 long-stage) # 64 bytes of stage would end inside a character
     printf '{"event":"error","stage":"%s"}\n' "$(printf 'é%.0s' $(seq 100))" >"$json"
     exit 3
@@ -49,7 +63,8 @@ SH
 chmod +x "$fake"
 cat >"$TEST_TMP/space.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
- "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage"]}, "repeat": 1, "timeout_s": 5}
+ "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage", "after-end", "twice",
+                     "beyond", "wrong-ok"]}, "repeat": 1, "timeout_s": 5}
 JSON
 
 expect_exit 0 "sweep of a hostile benchmark" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
@@ -90,6 +105,10 @@ r = by["bad-events"]
 assert (r["outcome"], r["stage"]) == ("error", "results-missing") and "hosts" not in r, r
 r = by["long-stage"]
 assert (r["outcome"], r["stage"], r["exit_code"]) == ("error", "init", 3), r
+for mode in ("after-end", "twice", "beyond", "wrong-ok"):
+    r = by[mode]
+    assert (r["outcome"], r["stage"]) == ("error", "results-invalid"), (mode, r)
+    assert all(s["busbw"] < 1 and s["size"] == 8 and not s["wrong"] for s in r["sizes"]), (mode, r)
 PY
 check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/result.schema.json" "$TEST_TMP/sweep/results.jsonl" --lines
@@ -97,5 +116,5 @@ check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-sch
 # The sweep's own loader takes every line back.
 expect_exit 0 "--resume" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
     "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep" --resume
-expect_stderr_has "4 runs already in" "every line read back, none run again"
+expect_stderr_has "8 runs already in" "every line read back, none run again"
 finish
