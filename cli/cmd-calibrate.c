@@ -291,11 +291,11 @@ static int write_file(const char *out, json_t *doc)
     if (!text)
         return util_error("cannot write '%s': the calibration could not be built (out of memory?)",
                           out),
-               3;
+               1;
     struct util_buf b = UTIL_BUF_INIT;
     util_buf_addf(&b, "%s\n", text);
     free(text);
-    int rc = util_file_write_atomic(out, b.data, b.len) ? 3 : 0;
+    int rc = util_file_write_atomic(out, b.data, b.len) ? 1 : 0; /* a write error: exit 1 */
     util_buf_release(&b);
     return rc;
 }
@@ -315,7 +315,10 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     struct model_fit f;
     char why[256];
     if (!nfit || model_fit(d->models, fit, nfit, &f)) {
-        rc = util_error("no measured point to fit (final, ok runs with busbw) in the sweeps given");
+        /* sweeps that never ran ok: the work failed (exit 1), as for a class without a run */
+        rc =
+            (util_error("no measured point to fit (final, ok runs with busbw) in the sweeps given"),
+             1);
         goto done;
     }
     double med, max, dmed, dmax;

@@ -56,6 +56,10 @@ int main(int argc, char **argv)
     if (strcmp(c->name, "bench") != 0 && strcmp(c->name, "env") != 0)
         unsetenv("NCCL_TESTS_MIN_BW");
     int rc = c->fn(argc - 1, argv + 1);
+    /* A command passes on a module's negative UTIL_E* code now and then: as a status it would
+     * read 255 (or 253...), which no page documents. cli_status makes it the documented one. */
+    if (rc < 0)
+        rc = cli_status(rc);
     if (fflush(stdout) || ferror(stdout)) {
         util_error("cannot write to standard output");
         return rc ? rc : 1;

@@ -130,4 +130,12 @@ expect_exit 0 "a sweep of three sizes" -- "$TOPOTUNE" -q sweep --backend sim \
 expect_exit 1 "a fit from three points" -- "$TOPOTUNE" calibrate --runs three-sizes --out three.json
 expect_stderr_has "from 3 point(s): at least" "refused"
 expect_no_file three.json "nothing written"
+
+# The documented statuses (1: the work failed): a sweep without an ok run, and a file that cannot
+# be written, exited 255 and 3.
+edit nothing-ok 'for r in rows: r.update(outcome="timeout", stage="warmup", sizes=[])'
+expect_exit 1 "no ok run to fit" -- "$TOPOTUNE" calibrate --runs nothing-ok --out none.json
+expect_stderr_has "no measured point to fit" "said"
+expect_no_file none.json "nothing written"
+expect_exit 1 "a folder that is not there" -- "$TOPOTUNE" calibrate --runs good --out no/such/c.json
 finish
