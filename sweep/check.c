@@ -222,10 +222,13 @@ int sweep_meta_check(const json_t *m, const char *path)
     return check_configs(&w, json_object_get(m, "configs"));
 }
 
-static int check_sizes(const struct where *w, const json_t *sizes)
+/* A run's sizes as the sweep records them: each once, increasing; none with wrong results in an
+ * ok run (ok: the run ended ok). */
+static int check_sizes(const struct where *w, const json_t *sizes, int ok)
 {
     size_t i;
     json_t *s;
+    json_int_t last = -1;
     if (!json_is_array(sizes))
         return bad(w, "sizes", "expected an array");
     json_array_foreach(sizes, i, s) {
@@ -233,6 +236,16 @@ static int check_sizes(const struct where *w, const json_t *sizes)
             check_number(w, s, "busbw", 0, SWEEP_MAX_BUSBW, 1) ||
             check_number(w, s, "time_us", 0, SWEEP_MAX_TIME_US, 0))
             return UTIL_EINVAL;
+        json_int_t size = json_integer_value(json_object_get(s, "size"));
+        if (size <= last)
+            return bad(w, "sizes",
+                       "size %lld follows %lld: a run measures each size once, "
+                       "increasing",
+                       (long long)size, (long long)last);
+        last = size;
+        if (ok && json_integer_value(json_object_get(s, "wrong")) != 0)
+            return bad(w, "sizes", "size %lld: wrong results in a run recorded ok",
+                       (long long)size);
         const char *keys[] = {"algo", "proto"};
         for (int k = 0; k < 2; k++) {
             json_t *v = json_object_get(s, keys[k]);
@@ -275,17 +288,46 @@ int sweep_result_check(const json_t *r, const char *path, size_t line)
     if (stage && !json_is_null(stage) &&
         !util_text_in_set(json_string_value(stage) ? json_string_value(stage) : "", 64, " :._-"))
         return bad(&w, "stage", "expected a stage name such as init or size:1024");
+    /* an ok run ran somewhere: its start event's hosts, nodes and ranks (calibrate models it on
+     * them, gen reads its shape) */
+    int ok = !strcmp(outcome, "ok");
     if (check_env(&w, "env", json_object_get(r, "env")) || check_int(&w, r, "rep", 0, 1 << 20, 0) ||
-        check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 0, SWEEP_MAX_NODES, 0) ||
-        check_int(&w, r, "ranks", 0, SWEEP_MAX_RANKS, 0))
+        check_int(&w, r, "rung", 0, 64, 0) || check_int(&w, r, "nodes", 1, SWEEP_MAX_NODES, ok) ||
+        check_int(&w, r, "ranks", 1, SWEEP_MAX_RANKS, ok))
         return UTIL_EINVAL;
+    if ((ok || json_object_get(r, "hosts")) && !json_is_array(json_object_get(r, "hosts")))
+        return bad(&w, "hosts", "expected the hosts of the run's start event");
     /* the env it ran with is the one its id names: else gen would credit other variables */
     char want[16];
     sweep_config_id(json_object_get(r, "env"), want);
     if (strcmp(want, json_string_value(json_object_get(r, "config_id"))))
         return bad(&w, "config_id", "%s is not the id of the env it ran with (%s)",
                    json_string_value(json_object_get(r, "config_id")), want);
-    return check_sizes(&w, json_object_get(r, "sizes"));
+    return check_sizes(&w, json_object_get(r, "sizes"), ok);
+}
+
+/* 1 after an error when r repeats a run seen before (in seen, which it joins): the same
+ * configuration, repetition, rung and collective, whose points gen and calibrate would count
+ * twice. The sweep writes each run once; a torn line is cut away on --resume. */
+static int seen_twice(json_t *seen, const json_t *r, const char *path, size_t line)
+{
+    const char *coll = json_string_value(json_object_get(r, "collective"));
+    char key[256];
+    snprintf(key, sizeof(key), "%s r%lld g%lld %s",
+             json_string_value(json_object_get(r, "config_id")),
+             (long long)json_integer_value(json_object_get(r, "rep")),
+             (long long)json_integer_value(json_object_get(r, "rung")), coll ? coll : "all_reduce");
+    json_t *first = json_object_get(seen, key);
+    if (first) {
+        util_error(
+            "%s: line %zu: the run of line %lld again (configuration %s, the same repetition "
+            "and rung): each run is recorded once; remove the copy",
+            path, line, (long long)json_integer_value(first),
+            json_string_value(json_object_get(r, "config_id")));
+        return 1;
+    }
+    json_object_set_new(seen, key, json_integer((json_int_t)line));
+    return 0;
 }
 
 int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
@@ -318,10 +360,14 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
     if (!*results)
         goto fail;
     size_t i;
-    json_t *r;
-    json_array_foreach(*results, i, r)
-        if (sweep_result_check(r, path, i + 1))
+    json_t *r, *seen = json_object();
+    json_array_foreach(*results, i, r) {
+        if (sweep_result_check(r, path, i + 1) || seen_twice(seen, r, path, i + 1)) {
+            json_decref(seen);
             goto fail;
+        }
+    }
+    json_decref(seen);
     return 0;
 fail:
     json_decref(*meta);

@@ -101,6 +101,16 @@ expect_exit 0 "a run the model predicts to fail" -- "$TOPOTUNE" calibrate --runs
 expect_stderr_has "'fault': 1 run(s) measured ok left out: the model predicts that their configuration fails" \
     "said"
 
+# A result line twice, or an ok run without the shape it ran on, was fitted (as 4096 nodes, from
+# sweep.json) though the result schema refuses it.
+edit copied 'rows.append(dict(r))'
+expect_exit 2 "a result line twice" -- "$TOPOTUNE" calibrate --runs copied --out copied.json
+expect_stderr_has "line $(($(wc -l <good/results.jsonl) + 1)): the run of line 1 again" "said"
+expect_no_file copied.json "nothing written"
+edit shapeless 'del r["hosts"], r["nodes"], r["ranks"]'
+expect_exit 2 "an ok run without its nodes" -- "$TOPOTUNE" calibrate --runs shapeless --out shapeless.json
+expect_stderr_has "line 1: nodes: expected an integer from 1 to" "said"
+
 # One sweep given twice would count each point twice.
 expect_exit 2 "the same sweep twice" -- "$TOPOTUNE" calibrate --runs good --runs ./good/ --out twice.json
 expect_stderr_has "--runs 'good' and './good/' are the same sweep: give each sweep once" "said"

@@ -369,8 +369,9 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
 {
     (void)state;
     const char *text = "{\"outcome\": \"ok\", \"class\": \"c\", \"final\": "
-                       "true, \"env\": {\"NCCL_ALGO\": \"Ring\"}, \"sizes\": [{\"size\": 8, "
-                       "\"busbw\": 1.5, \"algo\": \"RING\"}]}";
+                       "true, \"env\": {\"NCCL_ALGO\": \"Ring\"}, \"hosts\": [\"h\"], "
+                       "\"nodes\": 1, \"ranks\": 8, \"sizes\": [{\"size\": 8, \"busbw\": "
+                       "1.5, \"algo\": \"RING\"}, {\"size\": 16, \"busbw\": 3, \"wrong\": 0}]}";
     /* its config_id is its env's: a line whose id names other variables is refused too */
     json_t *doc = json_loads(text, 0, NULL);
     char id[16];
@@ -378,18 +379,25 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
     json_object_set_new(doc, "config_id", json_string(id));
     char *good = json_dumps(doc, 0);
     json_decref(doc);
-    const char *bad[][2] = {{"outcome", "\"fine\""},
-                            {"config_id", "\"../x\""},
-                            {"config_id", "\"a1\""},
-                            {"class", "\"..\""},
-                            {"final", "1"},
-                            {"env", "{\"LD_PRELOAD\": \"x\"}"},
-                            {"env", "{\"NCCL_ALGO\": \"a b\"}"},
-                            {"rung", "65"},
-                            {"stage", "\"init\\nnext\""},
-                            {"sizes", "[{\"size\": 8, \"busbw\": 2e9}]"},
-                            {"sizes", "[{\"size\": 8, \"busbw\": -1}]"},
-                            {"sizes", "[{\"size\": 8, \"busbw\": 1, \"algo\": \"a;b\"}]"}};
+    const char *bad[][2] = {
+        {"outcome", "\"fine\""},
+        {"config_id", "\"../x\""},
+        {"config_id", "\"a1\""},
+        {"class", "\"..\""},
+        {"final", "1"},
+        {"env", "{\"LD_PRELOAD\": \"x\"}"},
+        {"env", "{\"NCCL_ALGO\": \"a b\"}"},
+        {"rung", "65"},
+        {"stage", "\"init\\nnext\""},
+        {"sizes", "[{\"size\": 8, \"busbw\": 2e9}]"},
+        {"sizes", "[{\"size\": 8, \"busbw\": -1}]"},
+        {"sizes", "[{\"size\": 8, \"busbw\": 1, \"algo\": \"a;b\"}]"},
+        /* an ok run ran somewhere, each size once, increasing, none wrong */
+        {"nodes", "0"},
+        {"hosts", "\"h\""},
+        {"sizes", "[{\"size\": 8, \"busbw\": 1}, {\"size\": 8, \"busbw\": 9}]"},
+        {"sizes", "[{\"size\": 16, \"busbw\": 1}, {\"size\": 8, \"busbw\": 9}]"},
+        {"sizes", "[{\"size\": 8, \"busbw\": 1, \"wrong\": 3}]"}};
     json_t *r = json_loads(good, 0, NULL);
     assert_int_equal(sweep_result_check(r, "r.jsonl", 1), 0);
     json_decref(r);
@@ -398,6 +406,15 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
         json_object_set_new(r, bad[i][0], json_loads(bad[i][1], JSON_DECODE_ANY, NULL));
         if (sweep_result_check(r, "r.jsonl", 1) != UTIL_EINVAL)
             fail_msg("a result with %s: %s was not refused", bad[i][0], bad[i][1]);
+        json_decref(r);
+    }
+    /* ok needs its start event's shape */
+    const char *shape[] = {"hosts", "nodes", "ranks"};
+    for (int i = 0; i < 3; i++) {
+        r = json_loads(good, 0, NULL);
+        json_object_del(r, shape[i]);
+        if (sweep_result_check(r, "r.jsonl", 1) != UTIL_EINVAL)
+            fail_msg("an ok result without %s was not refused", shape[i]);
         json_decref(r);
     }
     free(good);
