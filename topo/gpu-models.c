@@ -12,10 +12,11 @@
  */
 #include "topo/internal.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const struct topo_gpu_info gpu_table[] = {
-    /* Order matters: the first substring that matches wins ("A100" before "A10"). */
+    /* Order matters: the first entry that matches wins ("A100-SXM4-80GB" before "A100-SXM"). */
     {"M2075", 0x1094, "Tesla M2075", 20, 0, 0, 2},
     {"K40", 0x1023, "Tesla K40m", 35, 0, 0, 3},
     {"P100-SXM2", 0x15f9, "Tesla P100-SXM2-16GB", 60, 4, 20000, 3},
@@ -30,7 +31,12 @@ static const struct topo_gpu_info gpu_table[] = {
     {"A100-SXM4-40GB", 0x20b0, "NVIDIA A100-SXM4-40GB", 80, 12, 25000, 4},
     {"A100 80GB PCIe", 0x20b5, "NVIDIA A100 80GB PCIe", 80, -1, 25000, 4},
     {"A100-PCIE", 0x20f1, "NVIDIA A100-PCIE-40GB", 80, -1, 25000, 4},
+    /* the other SXM modules of HGX A100 boards (CINECA Leonardo's 64 GB one among them) */
+    {"A100-SXM", 0x20b3, "NVIDIA A100-SXM-64GB", 80, 12, 25000, 4},
+    {"PG509", 0, "NVIDIA A100-PG509-200", 80, 12, 25000, 4},
     {"NVIDIA A30", 0x20b7, "NVIDIA A30", 80, -1, 25000, 4}, /* not "A30": "RTX A3000" has it */
+    {"A800 80GB PCIe", 0x20f5, "NVIDIA A800 80GB PCIe", 80, -1, 25000, 4},
+    {"A800 40GB Active", 0x20f6, "NVIDIA A800 40GB Active", 80, -1, 25000, 4},
     {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000, 4},
     {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062, 4}, /* not "A40": "RTX A4000" has it */
     {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062, 4},
@@ -43,6 +49,7 @@ static const struct topo_gpu_info gpu_table[] = {
     {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000, 5},
     {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000, 5},
     {"H100 NVL", 0, "NVIDIA H100 NVL", 90, -1, 25000, 5},
+    {"H800 PCIe", 0x2322, "NVIDIA H800 PCIe", 90, -1, 25000, 5},
     {"H800", 0x2324, "NVIDIA H800", 90, 8, 25000, 5},
     /* the names that hold another's first: "GH200" and "H200 NVL" hold "H200", "GB200" holds
      * "B200", "GB300" "B300", and "H200" holds "H20" */
@@ -73,12 +80,23 @@ static const struct topo_gpu_info gpu_table[] = {
     {"RTX PRO 6000", 0, "NVIDIA RTX PRO 6000 Blackwell Server Edition", 120, 0, 0, 5},
 };
 
+/* 1 when word occurs in model as a word of it (struct topo_gpu_info's match): a substring
+ * alone read "NVIDIA A100-SXM-64GB" as an A10 without NVLink, and "T400" as a T4. */
+static int has_word(const char *model, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = strstr(model, word); at; at = strstr(at + 1, word))
+        if ((at == model || !isalnum((unsigned char)at[-1])) && !isdigit((unsigned char)at[len]))
+            return 1;
+    return 0;
+}
+
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model)
 {
     if (!model)
         return NULL;
     for (size_t i = 0; i < sizeof(gpu_table) / sizeof(gpu_table[0]); i++)
-        if (strstr(model, gpu_table[i].match))
+        if (has_word(model, gpu_table[i].match))
             return &gpu_table[i];
     return NULL;
 }

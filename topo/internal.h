@@ -75,7 +75,8 @@ int topo_probe_nvidia(struct topo *t, hwloc_topology_t h);
 
 /* GPU facts by model name or PCI device id. */
 struct topo_gpu_info {
-    const char *match;  /* substring of the model name */
+    const char *match;  /* a word of the model name: no letter or digit just before it, no
+                         * digit just after ("A10" is not in "A100", nor "B200" in "GB200") */
     unsigned device_id; /* PCI device id, 0 if not listed */
     const char *name;   /* canonical name */
     int sm;

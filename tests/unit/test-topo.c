@@ -719,6 +719,28 @@ static void test_gpu_models(void **state)
     assert_int_equal(pro->sm * 10 + pro->pcie_gen, 1205);
     assert_int_equal(pro->nvlinks, 0);
     assert_int_equal(topo_gpu_info_by_device(0x2b85)->nvlinks, 0);
+    /* a model's name inside another's is no match: these were an A10 (no NVLink), a T4, an SXM
+     * A800 and H800 (8 NVLinks), and H200's "H20" */
+    static const struct {
+        const char *name, *as;
+        int nvlinks;
+    } words[] = {{"NVIDIA A100-SXM-64GB", "NVIDIA A100-SXM-64GB", 12},
+                 {"NVIDIA A100-PG509-200", "NVIDIA A100-PG509-200", 12},
+                 {"NVIDIA A800 80GB PCIe", "NVIDIA A800 80GB PCIe", -1},
+                 {"NVIDIA A800-SXM4-40GB", "NVIDIA A800-SXM4-80GB", 8},
+                 {"NVIDIA H800 PCIe", "NVIDIA H800 PCIe", -1},
+                 {"NVIDIA H20", "NVIDIA H20", 18},
+                 {"NVIDIA A10", "NVIDIA A10", 0},
+                 {"Tesla K40m", "Tesla K40m", 0},
+                 {"NVIDIA GB200", "NVIDIA GB200", 18}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        const struct topo_gpu_info *g = topo_gpu_info_by_name(words[i].name);
+        assert_non_null(g);
+        assert_string_equal(g->name, words[i].as);
+        assert_int_equal(g->nvlinks, words[i].nvlinks);
+    }
+    assert_null(topo_gpu_info_by_name("NVIDIA T400 4GB"));
+    assert_null(topo_gpu_info_by_name("NVIDIA A1000"));
 }
 
 int main(void)
