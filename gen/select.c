@@ -13,7 +13,9 @@
 #include "gen/internal.h"
 #include "model/model.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
 #include "tuner/tuner.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -211,6 +213,73 @@ static json_t *slows(const json_t *workload, json_t *runs, json_t *base_runs, do
             return entry_json(e, b, t);
     }
     return NULL;
+}
+
+static const char *env_value(const char *name, void *ctx)
+{
+    return json_string_value(json_object_get(ctx, name));
+}
+
+/*
+ * The swept system, to ask the model what a configuration's variables do to the collectives the
+ * sweep did not measure: the job runs them under the same variables. 0 when there is none (an
+ * mpi sweep's variables are not NCCL's).
+ */
+struct swept {
+    struct topo topo;
+    int loaded, nodes;
+    const json_t *measured; /* the workload, or NULL: all_reduce alone */
+};
+
+static void swept_load(struct swept *w, const json_t *sweep, const json_t *workload)
+{
+    const char *backend = json_string_value(json_object_get(sweep, "backend"));
+    char *text = json_dumps(json_object_get(sweep, "topology"), JSON_COMPACT);
+    topo_init(&w->topo);
+    w->measured = workload;
+    w->nodes = (int)json_integer_value(json_object_get(sweep, "nodes"));
+    w->nodes = w->nodes > 0 ? w->nodes : 1;
+    w->loaded = backend && strcmp(backend, "mpi") && text &&
+                !topo_load_buffer(&w->topo, "sweep.json", text, strlen(text));
+    free(text);
+}
+
+static int measured(const struct swept *w, int coll)
+{
+    size_t i;
+    json_t *e;
+    if (!w->measured)
+        return coll == MODEL_ALL_REDUCE;
+    json_array_foreach(json_object_get(w->measured, "entries"), i, e)
+        if (model_coll_parse(json_string_value(json_object_get(e, "collective"))) == coll)
+            return 1;
+    return 0;
+}
+
+/*
+ * {config_id, env, fails: [collective...], why} when env leaves one of NCCL's functions the sweep
+ * did not measure without an algorithm and protocol on the swept system (NCCL_ALGO=Tree, which
+ * only all_reduce has: NCCL fails the job's first broadcast); NULL when it leaves none. The
+ * profile's variables apply to the whole job, so such a configuration is never chosen; its gain
+ * reaches the job through the per-size table, which NCCL's tuner applies per collective.
+ */
+static json_t *breaks_others(const struct swept *w, const char *id, json_t *env)
+{
+    struct model m;
+    if (!w->loaded || model_init(&m, &w->topo, w->nodes, env_value, env))
+        return NULL;
+    json_t *fails = json_array();
+    static const int colls[] = {MODEL_BROADCAST, MODEL_REDUCE, MODEL_ALL_GATHER,
+                                MODEL_REDUCE_SCATTER, MODEL_ALL_REDUCE};
+    struct model_prediction p;
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+        if (!measured(w, colls[i]) && model_predict_coll(&m, colls[i], 1 << 20, &p))
+            json_array_append_new(fails, json_string(model_coll_name(colls[i])));
+    if (!json_array_size(fails))
+        return json_decref(fails), NULL;
+    return json_pack("{s:s,s:O,s:o,s:s}", "config_id", id, "env", env, "fails", fails, "why",
+                     "its NCCL_ALGO or NCCL_PROTO leaves these collectives no algorithm and "
+                     "protocol here: NCCL fails them in any job that calls them");
 }
 
 /* The first outcome other than ok (the baseline's failure), for the evidence. */
@@ -634,7 +703,9 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     struct config_stats base = {0}, best = {0};
     int have_best = 0, base_seen = 0;
     json_t *stable_runs = json_array(), *best_runs = NULL, *base_runs = NULL;
-    json_t *rejected = json_array(), *defaults_runs = NULL;
+    json_t *rejected = json_array(), *defaults_runs = NULL, *unusable = json_array(), *broken;
+    struct swept swept;
+    swept_load(&swept, first, workload);
     const char *id;
     json_t *env;
     json_t *by_id = final_runs_by_id(results);
@@ -663,6 +734,8 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
             json_object_set_new(why, "config_id", json_string(id));
             json_object_set(why, "env", env);
             json_array_append_new(rejected, why);
+        } else if (stable(&s, repeat, cv_max) && (broken = breaks_others(&swept, id, env))) {
+            json_array_append_new(unusable, broken);
         } else if (stable(&s, repeat, cv_max)) {
             double noise = fmax(cv_max, fmax(s.cv, best.cv)) * fmax(s.mean, best.mean);
             int better = !have_best || s.mean > best.mean + noise ||
@@ -698,7 +771,22 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_object_set_new(
         p, "objective",
         json_pack("{s:I,s:I}", "min_bytes", (json_int_t)omin, "max_bytes", (json_int_t)omax));
-    json_object_set_new(p, "summary", summary_line(&best, winner, &base, bv, &ch));
+    json_t *summary = summary_line(&best, winner, &base, bv, &ch);
+    if (json_array_size(unusable)) { /* a faster one may be among them: say why it is not chosen */
+        json_t *u = json_array_get(unusable, 0), *f;
+        struct util_buf fails = UTIL_BUF_INIT;
+        json_array_foreach(json_object_get(u, "fails"), i, f)
+            util_buf_addf(&fails, "%s%s", i ? ", " : "", json_string_value(f));
+        json_t *longer =
+            json_sprintf("%s; left out whatever their speed: %zu configuration(s) under which "
+                         "NCCL fails other collectives (%s: %s; see unusable)",
+                         json_string_value(summary), json_array_size(unusable),
+                         json_string_value(json_object_get(u, "config_id")), util_buf_str(&fails));
+        util_buf_release(&fails);
+        json_decref(summary);
+        summary = longer;
+    }
+    json_object_set_new(p, "summary", summary);
     json_object_set_new(p, "variables", winner ? variables(&best, &base, bv, &ch) : json_array());
     json_object_set_new(p, "baseline", baseline_json(&base, bv, base_runs));
     if (workload) {
@@ -707,6 +795,8 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
                             evidence(workload, winner ? best_runs : base_runs, base_runs));
         json_object_set_new(p, "rejected", json_incref(rejected));
     }
+    if (json_array_size(unusable))
+        json_object_set(p, "unusable", unusable);
     if (winner) {
         json_t *w = json_object();
         json_object_set_new(w, "config_id", json_string(best.id));
@@ -745,6 +835,8 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     json_decref(ids);
     json_decref(by_id);
     json_decref(rejected);
+    json_decref(unusable);
+    topo_release(&swept.topo);
     json_decref(defaults_runs);
     json_decref(results);
     return p;

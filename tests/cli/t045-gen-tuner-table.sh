@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 spec="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "8", "max": "1G", "factor": 64},
- "objective": {"min": "1M", "max": "1G"}, "vars": {"NCCL_ALGO": [null, "Tree"], "NCCL_PROTO": [null, "LL128"]},
+ "objective": {"min": "1M", "max": "1G"}, "vars": {"NCCL_ALGO": [null, "Ring"], "NCCL_PROTO": [null, "LL128"]},
  "repeat": 2, "iters": 5, "warmup": 1, "timeout_s": 10, "cv_max": 0.05}' >"$TEST_TMP/space.json"
 "$TOPOTUNE" -q sweep --topology "$spec" --space "$TEST_TMP/space.json" --out "$TEST_TMP/plain" || true
 
@@ -23,9 +23,9 @@ check "defaults best: no row in tuner.csv" bash -c "! grep -q 'allreduce' '$p1/t
 check "defaults best: profile.json has no tuner row" python3 -c 'import json,sys; p = json.load(open(sys.argv[1])); assert p["defaults_best"] and p["tuner"] == [], p["tuner"]' "$p1/profile.json"
 check "tuner.csv points to topotune's plugin" grep -q "libnccl-tuner-topotune.so" "$p1/tuner.csv"
 
-# 2. Results where Tree beats the defaults x3 at 128 MiB (it wins: the profile sets NCCL_ALGO=Tree),
-# and Tree with LL128 beats Tree, the profile's configuration, x1.5 at 8 and 512 B and by 1%
-# (within the noise) at 32 KiB: a row there only, judged where it applies (on top of Tree), its
+# 2. Results where Ring beats the defaults x3 at 128 MiB (it wins: the profile sets NCCL_ALGO=Ring),
+# and Ring with LL128 beats Ring, the profile's configuration, x1.5 at 8 and 512 B and by 1%
+# (within the noise) at 32 KiB: a row there only, judged where it applies (on top of Ring), its
 # range ending at the geometric midpoint of 512 B and 32 KiB (4 KiB, not 16 KiB).
 mkdir -p "$TEST_TMP/forced"
 python3 - "$TEST_TMP/plain" "$TEST_TMP/forced" <<'PY'
@@ -39,22 +39,22 @@ def busbw(env, r):
             return {s["size"]: s["busbw"] for s in b["sizes"]}
 with open(dst + "/results.jsonl", "w") as out:
     for r in runs:
-        if r["env"] == {"NCCL_ALGO": "Tree"}:
+        if r["env"] == {"NCCL_ALGO": "Ring"}:
             base = busbw({}, r)
             for s in r["sizes"]:
                 if s["size"] >= 1 << 27:
                     s["busbw"] = base[s["size"]] * 3
-        if r["env"] == {"NCCL_ALGO": "Tree", "NCCL_PROTO": "LL128"}:
-            tree = busbw({"NCCL_ALGO": "Tree"}, r)
+        if r["env"] == {"NCCL_ALGO": "Ring", "NCCL_PROTO": "LL128"}:
+            ring = busbw({"NCCL_ALGO": "Ring"}, r)
             for s in r["sizes"]:
                 f = 1.5 if s["size"] <= 512 else 1.01 if s["size"] == 32768 else 0
                 if f:
-                    s["busbw"] = tree[s["size"]] * f
+                    s["busbw"] = ring[s["size"]] * f
         out.write(json.dumps(r) + "\n")
 PY
 expect_exit 0 "gen: per-size rows" -- "$TOPOTUNE" gen --runs "$TEST_TMP/forced" --profiles "$TEST_TMP/p2"
 p2=$(echo "$TEST_TMP"/p2/*/latest)
-check "a row only where Tree+LL128 beat Tree beyond the noise, merged, to the geometric midpoint" python3 - "$p2" <<'PY'
+check "a row only where Ring+LL128 beat Ring beyond the noise, merged, to the geometric midpoint" python3 - "$p2" <<'PY'
 import json, re, sys
 d = sys.argv[1]
 p = json.load(open(d + "/profile.json"))
@@ -68,13 +68,13 @@ i = lines.index(cols)
 assert all(re.match(r"# (digest|rows|class|nccl_min|nccl_max|gpus)=\S+$", l) for l in lines[1:i]), lines[:i]
 assert "# gpus=8" in lines[1:i] and not any(l.startswith("# gpu_model=") for l in lines), lines[:i]
 rows = [l.split(",") for l in lines[i + 1:] if l and not l.startswith("#")]
-assert p["winner"]["env"] == {"NCCL_ALGO": "Tree"}, p["summary"]
-assert rows == [["allreduce", "0", "4096", "1", "8", "tree", "ll128", "0"]], rows
+assert p["winner"]["env"] == {"NCCL_ALGO": "Ring"}, p["summary"]
+assert rows == [["allreduce", "0", "4096", "1", "8", "ring", "ll128", "0"]], rows
 t = p["tuner"]
 assert [r["sizes"] for r in t] == [[8, 512]], t
 for r in t:
     assert r["runs"] == 2 and r["gain_min"] > 0.4 and r["channels"] == 0 and r["evidence"], r
-    assert r["defaults"] == "tree,ll" and "over the profile's configuration" in r["evidence"], r
+    assert r["defaults"] == "ring,ll" and "over the profile's configuration" in r["evidence"], r
 PY
 check "tuner.csv: no row left on one channel" python3 - "$p2/tuner.csv" <<'PY'
 import sys
@@ -113,13 +113,13 @@ bench_algo() {
         python3 -c 'import json, sys; print([e["algo"] + "/" + e["proto"] for e in map(json.loads, sys.stdin) if "algo" in e][0])'
 }
 check "sim without the plugin: Ring/LL at 512 B" test "$(bench_algo)" = RING/LL
-check "sim with the plugin and table: the row's Tree/LL128" test "$(NCCL_TUNER_PLUGIN=x TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = TREE/LL128
+check "sim with the plugin and table: the row's Ring/LL128" test "$(NCCL_TUNER_PLUGIN=x TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = RING/LL128
 check "sim with a table but no plugin: Ring/LL" test "$(TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" bench_algo)" = RING/LL
 # the job's table named (TOPOTUNE_TUNER_DIGEST): its own digest applies it; another's fails init
 # (exit 3, NCCL's error), as the plugin fails the communicator's init
 digest=$(sed -n 's/^# digest=//p' "$p2/tuner-table.txt")
-check "sim, the job's table by its digest: the row's Tree/LL128" test "$(NCCL_TUNER_PLUGIN=x \
-    TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" TOPOTUNE_TUNER_DIGEST="$digest" bench_algo)" = TREE/LL128
+check "sim, the job's table by its digest: the row's Ring/LL128" test "$(NCCL_TUNER_PLUGIN=x \
+    TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" TOPOTUNE_TUNER_DIGEST="$digest" bench_algo)" = RING/LL128
 expect_exit 3 "sim, another table's digest: NCCL's error at init" -- env NCCL_TUNER_PLUGIN=x \
     TOPOTUNE_TUNER_TABLE="$p2/tuner-table.txt" TOPOTUNE_TUNER_DIGEST=0123456789abcdef \
     "$TOPOTUNE_BENCH" --backend sim --topology "$spec" -b 512 -e 512
@@ -128,8 +128,8 @@ expect_stderr_has "it is not the table the job was launched with" "says why"
 # 4. verify: three configurations per size, every gain labelled predicted.
 expect_exit 0 "verify" -- "$TOPOTUNE" verify "$p2" --topology "$spec"
 check "verify: a line per size, gains predicted" test "$(grep -c '^ *predicted .*predicted .*%  *predicted .*%$' "$TEST_TMP/out")" -eq 14
-check "verify: the row applies at 512 B" grep -qE "^ *predicted +512 .*TREE/LL128\*" "$TEST_TMP/out"
-check "verify: not beyond 4 KiB" grep -qE "^ *predicted +8192 .*TREE/LL " "$TEST_TMP/out"
+check "verify: the row applies at 512 B" grep -qE "^ *predicted +512 .*RING/LL128\*" "$TEST_TMP/out"
+check "verify: not beyond 4 KiB" grep -qE "^ *predicted +8192 .*RING/LL " "$TEST_TMP/out"
 expect_exit 0 "verify --json" -- "$TOPOTUNE" verify "$p2" --topology "$spec" --json
 check "verify --json" python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["predicted"] and d["table_rows"] == 1 and d["sizes"][0]["table_row"] and not d["sizes"][-1]["table_row"]' "$TEST_TMP/out"
 mkdir -p "$TEST_TMP/bad" && printf 'not a table\n' >"$TEST_TMP/bad/tuner-table.txt"
@@ -178,7 +178,7 @@ unset NCCL_DEBUG_FILE
 # a profile variable exported in the shell (its env file sourced) would make the reference run
 # the profile's: cleared from every run, and said
 : >"$FAKE_PIDS.env"
-expect_exit 0 "verify with the profile's NCCL_ALGO in the shell" -- env NCCL_ALGO=Tree \
+expect_exit 0 "verify with the profile's NCCL_ALGO in the shell" -- env NCCL_ALGO=Ring \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" "$TOPOTUNE" verify "$p2" --backend nccl \
     --launcher direct --np 1 --repeat 1 -b 8 -e 8
 check "cleared, and said" grep -q "^# cleared from this shell for every run: NCCL_ALGO" "$TEST_TMP/out"

@@ -123,6 +123,36 @@ assert t[0]["configs"] == ["deb7fd5fe108"], t
 assert "over the profile's configuration" in t[0]["evidence"] and "predicted busbw" in t[0]["evidence"], t
 PY
 
+# 3b. The profile's variables apply to the whole job. NCCL_ALGO=Tree, however fast for all_reduce,
+# leaves broadcast, reduce, all_gather and reduce_scatter without an algorithm (NCCL fails the job's
+# first broadcast): never chosen, named under unusable, its sizes a per-size row of all_reduce's
+# (the table applies per collective). NCCL_ALGO=Ring, slower than Tree, leaves every collective
+# one: chosen over the defaults.
+derive tree-fast 'busbw(r, 3) if env == {"NCCL_ALGO": "Tree"} else None'
+derive ring-too 'busbw(r, 3) if env == {"NCCL_ALGO": "Tree"} else busbw(r, 2.5) if env == {"NCCL_ALGO": "Ring"} else None'
+not_in() { ! grep -q "$1" "$2"; }
+for case in tree-fast ring-too; do
+    expect_exit 0 "gen: $case" -- "$TOPOTUNE" gen --runs "$TEST_TMP/$case" --profiles "$TEST_TMP/p-$case"
+    check "gen: $case: says why Tree is not chosen" grep -qE \
+        "left out whatever their speed: [0-9]+ configuration\\(s\\) under which NCCL fails other collectives" \
+        "$TEST_TMP/out"
+    check "$case: the profile matches its schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+        "$TOPOTUNE_SRC/docs/schemas/profile.schema.json" "$(profile "p-$case")"
+    check "$case: nccl.env sets no Tree" not_in Tree "$(dirname "$(profile "p-$case")")/nccl.env"
+done
+check "Tree unusable, its gain a per-size row; Ring chosen when faster than the defaults" python3 - \
+    "$(profile p-tree-fast)" "$(profile p-ring-too)" <<'PY'
+import json, sys
+tree, ring = (json.load(open(f)) for f in sys.argv[1:])
+for p in (tree, ring):
+    assert all(x["env"]["NCCL_ALGO"] == "Tree" for x in p["unusable"]), p["unusable"]
+    (u,) = [x for x in p["unusable"] if x["env"] == {"NCCL_ALGO": "Tree"}]
+    assert u["fails"] == ["broadcast", "reduce", "all_gather", "reduce_scatter"], u
+assert tree["winner"] is None and tree["defaults_best"], tree["summary"]
+assert any(r["algorithm"] == "tree" and r["collective"] == "allreduce" for r in tree["tuner"]), tree["tuner"]
+assert ring["winner"]["env"] == {"NCCL_ALGO": "Ring"}, ring["summary"]
+PY
+
 # 4. Every simulated number says predicted: gen, profiles list, show and diff.
 expect_exit 0 "gen" -- "$TOPOTUNE" gen --runs "$TEST_TMP/h100" --profiles "$TEST_TMP/p-pred"
 expect_exit 0 "gen: a second version" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rows" --profiles "$TEST_TMP/p-pred"
