@@ -409,16 +409,17 @@ static int summary(const struct sweep *sw, const char *metrics)
     json_t *r, *runs = json_object(), *base = json_object(), *v;
     json_array_foreach(sw->results, i, r) {
         const char *o = json_string_value(json_object_get(r, "outcome"));
-        for (int k = 0; k < 6; k++)
-            counts[k] += o && !strcmp(o, names[k]);
-        /* a workload's run is a line per collective: it is ok when every line of it is */
+        /* a workload's run is a line per collective: it is ok when every line of it is, else
+         * its first other outcome; runs are counted, not lines */
         char key[160];
         snprintf(key, sizeof(key), "%s/%lld/%lld/%d",
                  json_string_value(json_object_get(r, "config_id")),
                  (long long)json_integer_value(json_object_get(r, "rep")),
                  (long long)json_integer_value(json_object_get(r, "rung")),
                  json_is_true(json_object_get(r, "final")));
-        json_object_set_new(runs, key, json_true());
+        const char *had = json_string_value(json_object_get(runs, key));
+        if (!had || (!strcmp(had, "ok") && o && strcmp(o, "ok")))
+            json_object_set_new(runs, key, json_string(o ? o : "error"));
         if (json_is_true(json_object_get(r, "final")) &&
             json_object_size(json_object_get(r, "env")) == 0) {
             int ok = o && !strcmp(o, "ok") && !json_is_false(json_object_get(base, key));
@@ -428,6 +429,9 @@ static int summary(const struct sweep *sw, const char *metrics)
     const char *key;
     json_object_foreach(base, key, v)
         baseline_ok |= json_is_true(v);
+    json_object_foreach(runs, key, v)
+        for (int k = 0; k < 6; k++)
+            counts[k] += !strcmp(json_string_value(v), names[k]);
     size_t nruns = json_object_size(runs), nlines = json_array_size(sw->results);
     json_decref(runs);
     json_decref(base);

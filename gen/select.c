@@ -426,21 +426,39 @@ static json_t *hardware(json_t *topo)
     return h;
 }
 
-static json_t *sweep_summary(json_t *sweeps, json_t *results, size_t nconfigs)
+/* Each run's outcome, by run: a workload sweep writes a line per collective of a run, and the run
+ * is ok only when every line is (its first other outcome otherwise), as the sweep counts it. */
+static json_t *run_outcomes(json_t *lines)
+{
+    json_t *by_run = json_object(), *r;
+    size_t i;
+    json_array_foreach(lines, i, r) {
+        char key[512];
+        sweep_run_key(r, key, sizeof(key));
+        json_t *o = json_object_get(r, "outcome"), *had = json_object_get(by_run, key);
+        if (!had || (!strcmp(json_string_value(had), "ok") && strcmp(json_string_value(o), "ok")))
+            json_object_set(by_run, key, o);
+    }
+    return by_run;
+}
+
+static json_t *sweep_summary(json_t *sweeps, json_t *lines, size_t nconfigs)
 {
     json_t *s = json_object(), *outcomes = json_object(), *dirs = json_array();
-    size_t i;
-    json_t *r;
-    json_array_foreach(results, i, r) {
-        const char *o = json_string_value(json_object_get(r, "outcome"));
+    json_t *runs = run_outcomes(lines), *r;
+    const char *key;
+    json_object_foreach(runs, key, r) {
+        const char *o = json_string_value(r);
         json_object_set_new(outcomes, o,
                             json_integer(json_integer_value(json_object_get(outcomes, o)) + 1));
     }
+    size_t i;
     json_array_foreach(sweeps, i, r)
         json_array_append(dirs, json_object_get(r, "dir"));
     json_object_set_new(s, "sweeps", dirs);
     json_object_set_new(s, "configurations", json_integer((json_int_t)nconfigs));
-    json_object_set_new(s, "runs", json_integer((json_int_t)json_array_size(results)));
+    json_object_set_new(s, "runs", json_integer((json_int_t)json_object_size(runs)));
+    json_decref(runs);
     json_object_set_new(s, "outcomes", outcomes);
     json_object_set(s, "strategy", json_object_get(json_array_get(sweeps, 0), "strategy"));
     json_object_set(s, "backend", json_object_get(json_array_get(sweeps, 0), "backend"));

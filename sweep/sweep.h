@@ -226,6 +226,9 @@ json_t *sweep_workload_view(const json_t *workload, json_t *parts);
  * one pass; lines that carry a "sweep" name (gen's, when it reads several) join their own
  * sweep's lines only. */
 json_t *sweep_workload_views(const json_t *workload, const json_t *results);
+/* The run a results line belongs to, as text: its sweep (the "sweep" name gen adds, or none),
+ * configuration, repetition and rung; a workload run's lines (one per collective) share it. */
+void sweep_run_key(const json_t *line, char *key, size_t len);
 /*
  * A sweep directory as gen and compare read it (untrusted): sweep.json and every
  * results line checked for the fields they use (sweep_meta_check,

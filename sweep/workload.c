@@ -138,6 +138,14 @@ json_t *sweep_workload_view(const json_t *workload, json_t *parts)
     return view;
 }
 
+void sweep_run_key(const json_t *line, char *key, size_t len)
+{
+    snprintf(key, len, "%s/%s/%lld/%lld", json_string_value(json_object_get(line, "sweep")) ?: "",
+             json_string_value(json_object_get(line, "config_id")),
+             (long long)json_integer_value(json_object_get(line, "rep")),
+             (long long)json_integer_value(json_object_get(line, "rung")));
+}
+
 json_t *sweep_workload_views(const json_t *workload, const json_t *results)
 {
     /* one pass: the lines of each run (sweep, config, rep, rung) by collective, in file order */
@@ -150,11 +158,7 @@ json_t *sweep_workload_views(const json_t *workload, const json_t *results)
         if (!coll)
             continue;
         char key[512];
-        snprintf(key, sizeof(key), "%s/%s/%lld/%lld",
-                 json_string_value(json_object_get(r, "sweep")) ?: "",
-                 json_string_value(json_object_get(r, "config_id")),
-                 (long long)json_integer_value(json_object_get(r, "rep")),
-                 (long long)json_integer_value(json_object_get(r, "rung")));
+        sweep_run_key(r, key, sizeof(key));
         json_t *parts = json_object_get(runs, key);
         if (!parts) {
             parts = json_object();

@@ -342,7 +342,7 @@ expect_exit 0 "compare: a profile with made-up collectives" -- "$TOPOTUNE" compa
     p-bogus/*/v1
 check "two plots, one per real collective" test "$(grep -c '<svg' bogus.html)" = 2
 # An all_reduce-only NCCL_ALGO leaves the workload's all_gather its own algorithms, as NCCL and
-# the sim do: every predicted run of the mix is ok.
+# the sim do: every predicted run of the mix is ok (2 runs: 2 configurations, a line per collective).
 cat >nvls.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "16M", "factor": 4},
  "vars": {"NCCL_ALGO": [null, "allreduce:nvls"]}, "repeat": 1}
@@ -352,7 +352,26 @@ expect_exit 0 "compare: all_reduce-only NCCL_ALGO" -- "$TOPOTUNE" compare --work
 check "compare: every predicted run ok" python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))["inputs"][0]["profile"]
-assert p["sweep"]["outcomes"] == {"ok": 4}, p["sweep"]' "$TEST_TMP/out"
+assert p["sweep"]["outcomes"] == {"ok": 2}, p["sweep"]' "$TEST_TMP/out"
+# A run of a mix is ok only when every collective of it is: with NCCL_ALGO=Tree fixed all_gather
+# fails in every run while all_reduce runs ok. The sweep, its metrics, gen's exit status and the
+# profile counted the 6 ok all_reduce lines as 6 ok runs (gen exited 0 with nothing to recommend).
+cat >tree.json <<'JSON'
+{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1M", "max": "16M", "factor": 4},
+ "vars": {"NCCL_PROTO": [null, "Simple"]}, "fixed": {"NCCL_ALGO": "Tree"}, "repeat": 2, "iters": 5,
+ "warmup": 1, "timeout_s": 20, "cv_max": 0.05}
+JSON
+expect_exit 1 "a mix whose all_gather never runs" -- "$TOPOTUNE" sweep --backend sim --space tree.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --workload mix.json --out s-tree --seed 1 \
+    --metrics tree.prom
+expect_stderr_has "6 runs (12 lines, one per collective of the workload): 6 error" "runs counted, not lines"
+check "metrics count runs" grep -qx 'topotune_sweep_runs{class="[^"]*",outcome="ok"} 0' tree.prom
+expect_exit 1 "gen: no run of the mix was ok" -- "$TOPOTUNE" gen --runs s-tree --profiles p-tree
+check "the profile counts runs" python3 -c '
+import glob, json, sys
+p = json.load(open(glob.glob("p-tree/*/v1/profile.json")[0]))
+assert (p["sweep"]["runs"], p["sweep"]["outcomes"]) == (6, {"error": 6}), p["sweep"]'
+
 # Profiles side by side must share a mix: one made for FSDP is not lined up with dp's predictions,
 # nor an all_reduce profile with a workload one.
 p_fsdp=$(ls -d p-fsdp/*/v1)
