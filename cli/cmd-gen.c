@@ -13,6 +13,22 @@
 
 static const char gen_usage[] = "--runs DIR [DIR...] [--profiles ROOT]";
 
+/* Loads sweep dir unless seen (its real path: dir name) names it already: a sweep given twice
+ * would count each run twice, and a configuration measured fewer times than the space repeats it
+ * would pass as stable. Nonzero after an error. */
+static int load_once(const char *dir, json_t *seen, json_t *sweeps, json_t *results)
+{
+    char *real = realpath(dir, NULL);
+    const char *before = real ? json_string_value(json_object_get(seen, real)) : NULL;
+    int rc = 0;
+    if (before)
+        rc = util_error("'%s' and '%s' are the same sweep: give each sweep once", before, dir);
+    else if (real)
+        json_object_set_new(seen, real, json_string(dir));
+    free(real);
+    return rc ? rc : gen_load_sweep(dir, sweeps, results);
+}
+
 int cmd_gen(int argc, char **argv)
 {
     const char *runs = NULL, *root = "profiles";
@@ -30,10 +46,11 @@ int cmd_gen(int argc, char **argv)
     if (!runs && !npos)
         return util_error("topotune gen needs --runs DIR (a directory written by topotune sweep)"),
                2;
-    json_t *sweeps = json_array(), *results = json_array();
-    rc = runs ? gen_load_sweep(runs, sweeps, results) : 0;
+    json_t *sweeps = json_array(), *results = json_array(), *seen = json_object();
+    rc = runs ? load_once(runs, seen, sweeps, results) : 0;
     for (int i = 0; !rc && i < npos; i++)
-        rc = gen_load_sweep(pos[i], sweeps, results);
+        rc = load_once(pos[i], seen, sweeps, results);
+    json_decref(seen);
     json_t *classes = json_object();
     size_t i;
     json_t *s;

@@ -153,6 +153,13 @@ assert any(r["algorithm"] == "tree" and r["collective"] == "allreduce" for r in 
 assert ring["winner"]["env"] == {"NCCL_ALGO": "Ring"}, ring["summary"]
 PY
 
+# 3c. A sweep named twice counted each run twice: a configuration with one of its two runs made
+# stable, and every row claimed twice its runs.
+expect_exit 2 "gen: one sweep twice" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rows" "$TEST_TMP/rows/" \
+    --profiles "$TEST_TMP/p-twice"
+expect_stderr_has "are the same sweep: give each sweep once" "said"
+expect_no_file "$TEST_TMP/p-twice" "nothing written"
+
 # 4. Every simulated number says predicted: gen, profiles list, show and diff.
 expect_exit 0 "gen" -- "$TOPOTUNE" gen --runs "$TEST_TMP/h100" --profiles "$TEST_TMP/p-pred"
 expect_exit 0 "gen: a second version" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rows" --profiles "$TEST_TMP/p-pred"
