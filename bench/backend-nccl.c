@@ -416,7 +416,27 @@ static int check_pass(struct bench_ctx *c, struct nccl_state *s, const struct be
     return rc;
 }
 
-static void read_log(struct bench_ctx *c, struct nccl_state *s, size_t bytes,
+/* NCCL's name of a collective in its logs; NULL for alltoall and sendrecv, which it runs as
+ * point-to-point calls without an algorithm. */
+static const char *nccl_func(int coll)
+{
+    switch (coll) {
+    case MODEL_ALL_REDUCE:
+        return "AllReduce";
+    case MODEL_ALL_GATHER:
+        return "AllGather";
+    case MODEL_REDUCE_SCATTER:
+        return "ReduceScatter";
+    case MODEL_BROADCAST:
+        return "Broadcast";
+    case MODEL_REDUCE:
+        return "Reduce";
+    default:
+        return NULL;
+    }
+}
+
+static void read_log(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *n,
                      struct bench_result *r)
 {
     struct util_buf log = UTIL_BUF_INIT;
@@ -424,7 +444,10 @@ static void read_log(struct bench_ctx *c, struct nccl_state *s, size_t bytes,
         util_buf_release(&log);
         return;
     }
-    bench_nccl_log_choice(util_buf_str(&log), bytes, r->algo, r->proto);
+    /* NCCL logs the count the call was given: one rank's part of an all_gather */
+    if (nccl_func(c->coll))
+        bench_nccl_log_choice(util_buf_str(&log), nccl_func(c->coll),
+                              n->param * bench_dtype_size(c->dtype), r->algo, r->proto);
     json_decref(c->effective_env);
     c->effective_env = bench_nccl_log_env(util_buf_str(&log));
     util_buf_release(&log);
@@ -459,7 +482,7 @@ static int nccl_run(struct bench_ctx *c, const struct bench_counts *n, int in_pl
     if (in_place && c->coll == MODEL_ALLTOALL)
         r->wrong = -1; /* NCCL's alltoall reads what it overwrites: unchecked, as nccl-tests */
     if (!rc)
-        read_log(c, s, bytes, r);
+        read_log(c, s, n, r);
     return rc;
 }
 

@@ -172,6 +172,10 @@ void bench_report_groups(const struct bench_ctx *c, json_t *groups);
 
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);
-int bench_nccl_log_choice(const char *log_text, size_t bytes, char algo[16], char proto[16]);
+/* The algorithm and protocol NCCL's TUNING line (2.24 and later, rank 0) gives the last call of
+ * function func (NCCL's name: "AllGather") of bytes, which NCCL counts as the call's count times
+ * the element size: one rank's part for AllGather and ReduceScatter. 1 when found. */
+int bench_nccl_log_choice(const char *log_text, const char *func, size_t bytes, char algo[16],
+                          char proto[16]);
 
 #endif

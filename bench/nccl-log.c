@@ -42,14 +42,18 @@ json_t *bench_nccl_log_env(const char *log)
     return env;
 }
 
-int bench_nccl_log_choice(const char *log, size_t bytes, char algo[16], char proto[16])
+int bench_nccl_log_choice(const char *log, const char *func, size_t bytes, char algo[16],
+                          char proto[16])
 {
     int found = 0;
-    for (const char *p = log; p && (p = strstr(p, "AllReduce: ")); p++) {
+    char head[32];
+    size_t hlen = (size_t)snprintf(head, sizeof(head), "%s: ", func);
+    for (const char *p = log; p && (p = strstr(p, head)); p += hlen) {
         unsigned long long b;
         char a[16], pr[16];
-        if (sscanf(p, "AllReduce: %llu Bytes -> Algo %15s proto %15s", &b, a, pr) == 3 &&
-            b == bytes) {
+        if (p > log && p[-1] != ' ') /* "Reduce: " inside "AllReduce: " */
+            continue;
+        if (sscanf(p + hlen, "%llu Bytes -> Algo %15s proto %15s", &b, a, pr) == 3 && b == bytes) {
             snprintf(algo, 16, "%s", a);
             snprintf(proto, 16, "%s", pr);
             found = 1; /* keep the last one: the timed batch, not the first warm-up call */
