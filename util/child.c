@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -235,7 +236,17 @@ struct exec_plan {
     char **envp;  /* this process's environment with c->env added or replacing */
     int err;      /* the program was not found: reported as the exec's errno */
     int log, out; /* the capture files, opened by the parent (util_file_open_output), or -1 */
+    unsigned long long max_file; /* RLIMIT_FSIZE for the child (UTIL_CHILD_MAX_FILE_BYTES) */
 };
+
+/* UTIL_CHILD_MAX_FILE_BYTES, or the smaller TOPOTUNE_CHILD_MAX_FILE_BYTES (tests: never larger). */
+static unsigned long long max_file_bytes(void)
+{
+    const char *v = getenv("TOPOTUNE_CHILD_MAX_FILE_BYTES");
+    char *end;
+    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
+    return n > 0 && !*end && n < UTIL_CHILD_MAX_FILE_BYTES ? n : UTIL_CHILD_MAX_FILE_BYTES;
+}
 
 static int same_name(const char *a, const char *b)
 {
@@ -328,6 +339,14 @@ static void exec_child(const struct util_child *c, const struct exec_plan *plan,
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    /* no file it writes grows past UTIL_CHILD_MAX_FILE_BYTES: a rank printing in a loop fills
+     * its log at hundreds of MB a second, and a sweep's deadline is minutes (never raised) */
+    signal(SIGXFSZ, SIG_DFL);
+    struct rlimit fsize;
+    if (!getrlimit(RLIMIT_FSIZE, &fsize) && fsize.rlim_cur > plan->max_file) {
+        fsize.rlim_cur = plan->max_file;
+        setrlimit(RLIMIT_FSIZE, &fsize);
+    }
     int fd = plan->log >= 0 ? plan->log : open("/dev/null", O_WRONLY | O_CLOEXEC);
     int in = open("/dev/null", O_RDONLY);
     int out = plan->out >= 0 ? plan->out : fd;
@@ -412,7 +431,7 @@ int util_child_start(struct util_child *c)
         return -1;
     }
     nbefore = children_of_me(before, MAX_LIVE * 4);
-    struct exec_plan plan = {NULL, build_env(c->env), 0, -1, -1};
+    struct exec_plan plan = {NULL, build_env(c->env), 0, -1, -1, max_file_bytes()};
     plan.path = resolve(c->argv[0], &plan.err);
     int captured = plan.envp ? open_captures(c, &plan) : 0;
     if (!plan.envp || captured || pipe2(pipefd, O_CLOEXEC)) {

@@ -12,6 +12,11 @@
 
 #include <sys/types.h>
 
+/* The largest file a child (and what it starts) may write: its log, NCCL's, a /dev/shm segment.
+ * Beyond it the writer gets SIGXFSZ, so a child that prints for ever ends as a crash instead of
+ * filling the disk before its deadline. */
+#define UTIL_CHILD_MAX_FILE_BYTES (4ull << 30)
+
 struct util_child {
     /* set by the caller */
     char **argv;      /* argv[0] is looked up in PATH */

@@ -65,6 +65,9 @@ grandchild)
 crash)
     kill -SEGV $$
     ;;
+flood) # a rank printing a warning in a loop, for ever
+    while :; do printf 'warning: something went wrong, retrying\n'; done >&2
+    ;;
 fill)
     if [ ! -e "$FAKE_PIDS.filled" ]; then
         : >"$FAKE_PIDS.filled"

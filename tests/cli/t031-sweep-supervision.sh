@@ -37,6 +37,22 @@ assert mode("crash")["outcome"] == "crash" and mode("crash")["signal"] == "SIGSE
 assert mode("no-json")["outcome"] == "error" and mode("no-json")["stage"] == "results-missing", mode("no-json")
 PY
 check "grandchildren were recorded" test -s "$pids"
+
+# A child printing for ever filled its log at hundreds of MB a second until its deadline (over
+# 1 TB in the 960 s of a default run): no file a child writes grows past the cap, the writer gets
+# SIGXFSZ and the run is a crash (the cap lowered to 256 KiB here, as only a test may).
+sed 's/"ignore-term", "grandchild", "crash", "no-json"/"flood"/; s/"timeout_s": 1/"timeout_s": 20/' \
+    "$TEST_TMP/space.json" >"$TEST_TMP/flood.json"
+expect_exit 0 "sweep of a child that prints for ever" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
+    TOPOTUNE_CHILD_MAX_FILE_BYTES=262144 "$TOPOTUNE" sweep --space "$TEST_TMP/flood.json" \
+    --out "$TEST_TMP/flood"
+check "stopped at the cap: a crash by SIGXFSZ, its log 256 KiB" python3 - "$TEST_TMP/flood" <<'PY'
+import json, os, sys
+(r,) = [json.loads(l) for l in open(sys.argv[1] + "/results.jsonl") if "NCCL_FAKE_MODE" in l]
+assert (r["outcome"], r["signal"]) == ("crash", "SIGXFSZ"), r
+assert r["wall_s"] < 15, r
+assert os.path.getsize(os.path.join(sys.argv[1], r["log"])) <= 262144, r["log"]
+PY
 alive=0
 while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done <"$pids"
 check "no grandchild outlives the sweep ($alive alive)" test "$alive" -eq 0
