@@ -760,11 +760,24 @@ int topo_load_buffer(struct topo *t, const char *name, const char *data, size_t 
                    name);
         return UTIL_EINVAL;
     }
+    if (len >= 2 &&
+        ((data[0] == '\xff' && data[1] == '\xfe') || (data[0] == '\xfe' && data[1] == '\xff'))) {
+        util_error(
+            "cannot read topology '%s': UTF-16 text (a Windows editor's): convert it to UTF-8 "
+            "(iconv -f UTF-16 -t UTF-8 FILE)",
+            name);
+        return UTIL_EINVAL;
+    }
     if (nul) {
         util_error("cannot read topology '%s': a NUL byte at offset %zu: not a text file (topology "
                    "files are XML or JSON text)",
                    name, (size_t)(nul - data));
         return UTIL_EINVAL;
+    }
+    if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3)) { /* UTF-8's byte order mark, as editors
+                                                         * save it: the text starts after it */
+        data += 3;
+        len -= 3;
     }
     while (i < len && isspace((unsigned char)data[i]))
         i++;

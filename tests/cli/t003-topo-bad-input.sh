@@ -12,6 +12,7 @@ head -c 2000 "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >"$bad/truncated-hwloc.
 head -c 700 "$fx/nccl-topo-azure-ndv4.xml" >"$bad/truncated-nccl.xml"
 echo '<html><body>not a topology</body></html>' >"$bad/html.xml"
 echo 'just text' >"$bad/text.xml"
+iconv -f UTF-8 -t UTF-16 "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" >"$bad/utf16.xml"
 sed 's/<topology version="2.0">/<topology version="3.0">/' "$fx/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$bad/hwloc-v3.xml"
 sed 's/<system version="1">/<system version="2">/' "$fx/nccl-topo-azure-ndv2.xml" >"$bad/nccl-v2.xml"
 sed '0,/link_width="16"/s//link_width="sixteen"/' "$fx/nccl-topo-azure-ndv4.xml" >"$bad/nccl-width.xml"
@@ -103,6 +104,19 @@ for input in "$bad"/*.xml "$bad"/*.json "$bad/missing.xml"; do
     expect_stderr_has "$input" "$name names the file"
     expect_no_file "$out" "$name"
     if ls "$TEST_TMP"/out-*.tmp.* >/dev/null 2>&1; then fail "$name: temporary file left"; fi
+done
+
+# A byte order mark, as editors save UTF-8, starts a valid export or spec: read past, as xmllint
+# does (it was "not XML"). UTF-16 (above) is named, with the conversion.
+expect_exit 2 "UTF-16" -- "$TOPOTUNE" topo --input "$bad/utf16.xml"
+expect_stderr_has "UTF-16 text (a Windows editor's): convert it to UTF-8" "said, with the fix"
+for f in "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"; do
+    ext=${f##*.}
+    { printf '\357\273\277'; cat "$f"; } >"$TEST_TMP/bom.$ext"
+    expect_exit 0 "a byte order mark before $(basename "$f")" -- "$TOPOTUNE" topo --input "$TEST_TMP/bom.$ext"
+    with=$(grep '^Class:' "$TEST_TMP/out")
+    expect_exit 0 "$(basename "$f") without it" -- "$TOPOTUNE" topo --input "$f"
+    check "the same class with the mark" test "$with" = "$(grep '^Class:' "$TEST_TMP/out")"
 done
 
 # The odd but real AWS p5 rate string is read, not rejected.
