@@ -23,8 +23,8 @@
 #include "verify/internal.h"
 #include "verify/verify.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,16 +117,22 @@ static void name_after(const char *at, const char *marker, char *out, size_t len
  */
 static int read_nccl_log(const char *log, struct measured *m, int which)
 {
-    char pattern[4600];
-    snprintf(pattern, sizeof(pattern), "%s.nccl.*", log);
-    glob_t g;
+    /* the files by name in log's folder: a pattern (glob) would read a '[' or '*' in --out as
+     * its own, and find none */
+    const char *slash = strrchr(log, '/');
+    char dir[4600], prefix[4600];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - log) : 1, slash ? log : ".");
+    snprintf(prefix, sizeof(prefix), "%s.nccl.", slash ? slash + 1 : log);
+    DIR *d = opendir(dir[0] ? dir : "/");
     int found = 0;
-    if (glob(pattern, 0, NULL, &g) != 0)
-        return 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        char path[4900];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         struct util_buf text = UTIL_BUF_INIT;
         const char *why;
-        util_file_read_regular(g.gl_pathv[i], 64 << 20, &text, &why);
+        util_file_read_regular(path, 64 << 20, &text, &why);
         for (const char *line = text.data; line && *line;) {
             const char *end = strchr(line, '\n');
             size_t len = end ? (size_t)(end - line) : strlen(line);
@@ -151,7 +157,8 @@ static int read_nccl_log(const char *log, struct measured *m, int which)
         }
         util_buf_release(&text);
     }
-    globfree(&g);
+    if (d)
+        closedir(d);
     return found;
 }
 

@@ -50,6 +50,10 @@ PY
 check "the reference named, with the cure" grep -q "reference: NCCL's defaults with the profile's system variable(s) NCCL_P2P_DISABLE=1" "$TEST_TMP/out"
 check "the cleared names said" grep -q "^# cleared from this shell for every run: .*NCCL_IB_HCA" "$TEST_TMP/out"
 
+# 1b. A '[' in --out is a character of the folder's name: NCCL's logs there were looked for as a
+# pattern, none found, and the table called not applied (exit 3).
+expect_exit 0 "verify into a folder named with brackets" -- measured verify --out "$TEST_TMP/o[1]"
+
 # 2. An earlier verify's logs in the reused --out prove nothing: the plugin did not load now.
 cp -r "$TEST_TMP/v1" "$TEST_TMP/v2"
 for f in "$TEST_TMP"/v2/env-table-r0.*.log.nccl.*; do cp "$f" "$TEST_TMP/v2/env-table-r0.log.nccl.host.1"; done
