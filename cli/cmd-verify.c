@@ -94,6 +94,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         rc = (util_error("topotune verify needs PROFILE (a profile directory)"), UTIL_EUSAGE);
     if (!rc)
         rc = parse_coll(coll, o);
+    if (!rc && o->max_bytes < o->min_bytes) /* else a table without a row, and exit 0 */
+        rc = (util_error("-e (--maxbytes) %zu is below -b (--minbytes) %zu: give -e at least as "
+                         "large as -b",
+                         o->max_bytes, o->min_bytes),
+              UTIL_EUSAGE);
     if (rc)
         return rc;
     o->profile = argv[1];

@@ -55,6 +55,9 @@ check "the row's pair applied" grep -q "^ *predicted *1048576 .* RING/SIMPLE\*" 
 # 72 GPUs an all_gather of 1000 B runs nothing, 4000 B runs 3456 B.
 expect_exit 0 "verify -C all_gather on 72 ranks" -- "$TOPOTUNE" verify "$p" -C all_gather --topology "$specs/gb200-nvl72.json" -b 1000 -e 4000
 check "one line, at 3456 B" test "$(awk '/^ *predicted/ {printf "%s ", $2}' "$TEST_TMP/out")" = "3456 "
+# -b above -e printed a header without a row and exited 0
+expect_exit 2 "verify -b 1G -e 8" -- "$TOPOTUNE" verify "$p" -b 1G -e 8 --topology "$specs/hgx-h100.json"
+expect_stderr_has "-e (--maxbytes) 8 is below -b (--minbytes) 1073741824" "said"
 expect_exit 2 "verify -C sendrecv" -- "$TOPOTUNE" verify "$p" -C sendrecv --topology "$specs/hgx-h100.json"
 expect_stderr_has "asks no tuner" "sends and receives refused, with why"
 finish
