@@ -297,10 +297,47 @@ static void one_line(struct acc *a, const char *line)
     util_buf_release(&rank);
 }
 
+/*
+ * The ranks seen. Processes that write one file cut each other's lines: "...count 1nodeB:21:22
+ * [1] NCCL INFO AllReduce: ..." holds B's whole line after A's first part, and its words read
+ * "1nodeB:21 [1]", a rank that never ran. A key that ends with another's whole "host:pid [dev]"
+ * after a character a host name cannot end a cut with is that rank's, and not counted apart.
+ */
+static size_t ranks_seen(const json_t *ranks)
+{
+    /* a cut key keeps its rank's "pid [dev]": only keys that share it are compared */
+    json_t *by_tail = json_object(), *v, *group, *o;
+    const char *k;
+    json_object_foreach((json_t *)ranks, k, v) {
+        const char *tail = strrchr(k, ':') ? strrchr(k, ':') : k;
+        if (!json_object_get(by_tail, tail))
+            json_object_set_new(by_tail, tail, json_array());
+        json_array_append_new(json_object_get(by_tail, tail), json_string(k));
+    }
+    size_t n = 0, i, j;
+    json_object_foreach(by_tail, k, group) {
+        json_array_foreach(group, i, v) {
+            const char *key = json_string_value(v);
+            size_t len = strlen(key);
+            int cut = 0;
+            json_array_foreach(group, j, o) {
+                const char *other = json_string_value(o);
+                size_t olen = strlen(other);
+                cut |= olen < len && !strcmp(key + len - olen, other) &&
+                       key[len - olen - 1] != '-' && key[len - olen - 1] != '.';
+            }
+            n += !cut;
+        }
+    }
+    json_decref(by_tail);
+    return n;
+}
+
 /* The entries, weights and totals from what was counted. */
 static json_t *document(const struct acc *a, json_t *sources)
 {
-    double nranks = json_object_size(a->ranks) ? (double)json_object_size(a->ranks) : 1, sum = 0;
+    size_t seen = ranks_seen(a->ranks);
+    double nranks = seen ? (double)seen : 1, sum = 0;
     json_t *entries = json_array(), *totals = json_object(), *v;
     const char *key;
     json_object_foreach(a->calls, key, v) {
@@ -332,8 +369,8 @@ static json_t *document(const struct acc *a, json_t *sources)
                               : 0));
     return json_pack(
         "{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1", "from",
-        "nccl-log", "sources", sources, "ranks_seen", (json_int_t)json_object_size(a->ranks),
-        "lines", (json_int_t)a->lines, "skipped",
+        "nccl-log", "sources", sources, "ranks_seen", (json_int_t)seen, "lines",
+        (json_int_t)a->lines, "skipped",
         (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank + a->other_comm),
         "entries", entries, "totals", totals, "assumed", 0);
 }

@@ -146,6 +146,18 @@ printf 'node1:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 c
 expect_exit 0 "a line cut by another" -- "$TOPOTUNE" workload --from-nccl-log cut.log --out cut.json
 check "the cut call skipped, the whole one counted" python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); assert d["skipped"] == 1 and d["lines"] == 2 and d["ranks_seen"] == 1, d' cut.json
+# Cut at another place, the whole line's words began with the cut one's last characters: "1nodeB"
+# or "[nodeB" counted as ranks of their own, 3 or 4 ranks seen where 2 ran, and calls per rank
+# divided by as much. A rank's words that end with another's whole "host:pid [dev]" are that rank.
+line='NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1048576 datatype 7 op 0 root 0 comm 0x5 [nranks=2] stream 0x1'
+{
+    for _ in 1 2 3; do printf 'nodeA:11:12 [0] %s\nnodeB:21:22 [1] %s\n' "$line" "$line"; done
+    printf 'nodeA:11:12 [0] %s\n' "${line% count*} count 1nodeB:21:22 [1] $line"
+    printf 'nodeA:11:12 [nodeB:21:22 [1] %s\n' "$line"
+} >cut2.log
+expect_exit 0 "lines cut inside the words" -- "$TOPOTUNE" workload --from-nccl-log cut2.log --out cut2.json
+check "2 ranks, 8 whole lines: 4 calls a rank" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); assert d["ranks_seen"] == 2 and d["entries"][0]["calls"] == 4, d' cut2.json
 expect_exit 2 "standard input" -- "$TOPOTUNE" workload --from-nccl-log -
 expect_stderr_has "save the log to a file first" "says how to give it"
 { send 0 7 1 1024 4; send 0 7 3 1024 4; send 0 8 1 1024 4; } >ring.log
