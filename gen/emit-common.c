@@ -91,23 +91,30 @@ void gen_shape(const json_t *profile, struct gen_shape *shape)
         shape->known = (gpus > 0 && shape->ranks % gpus == 0) || rows > 0 || asked > 0;
     }
     shape->ppn = (shape->ranks + shape->nodes - 1) / shape->nodes;
+    long long domain = count(json_object_get(profile, "hardware"), "nvlink_domain");
+    shape->domain_hosts = gpus > 0 && domain > gpus && domain / gpus < 1 << 20 ? domain / gpus : 1;
     /* A rank per GPU; an mpi profile measured CPU ranks and asks for none. */
     shape->gpus = !strcmp(str(profile, "backend", "nccl"), "mpi") || gpus < 1 ? 0
                   : shape->ppn < gpus                                         ? shape->ppn
                                                                               : gpus;
 }
 
-void gen_shape_check(struct util_buf *out)
+void gen_shape_check(struct util_buf *out, const struct gen_shape *shape)
 {
-    util_buf_adds(
+    util_buf_addf(
         out,
         "# The per-size table's rows apply to communicators of the shape (nodes x ranks) they "
         "were\n"
-        "# measured on: say so before starting a job whose communicator none of them fits.\n"
+        "# measured on: say so before starting a job whose communicator none of them fits. Its\n"
+        "# nodes are NCCL's: the hosts of one NVLink domain (%lld here) are one node.\n"
         "shape_check() {\n"
-        "    local table=$profile_dir/tuner-table.txt measured\n"
+        "    local table=$profile_dir/tuner-table.txt measured n=$1 c=%lld\n"
         "    [ -z \"${TOPOTUNE_SHAPE_CHECKED:-}\" ] && [ -r \"$table\" ] || return 0\n"
-        "    measured=$(awk -F, -v n=\"$1\" -v r=\"$2\" '\n"
+        "    [ \"$n\" -ge \"$c\" ] || c=$n\n"
+        "    n=$(((n + c - 1) / c))\n"
+        "    local said=\"$1 node(s)\"\n"
+        "    [ \"$n\" = \"$1\" ] || said=\"$1 hosts ($n node(s) as NCCL counts NVLink domains)\"\n"
+        "    measured=$(awk -F, -v n=\"$n\" -v r=\"$2\" '\n"
         "        /^[[:space:]]*(#|$)/ || $1 == \"collective\" { next }\n"
         "        { rows++; if (($4 == \"*\" || $4 == n) && ($5 == \"*\" || $5 == r)) fit++ }\n"
         "        { s = $4 \" node(s) x \" $5 \" ranks\"; if (!(s in seen)) list = list (list == "
@@ -116,10 +123,11 @@ void gen_shape_check(struct util_buf *out)
         "    if [ -n \"$measured\" ]; then\n"
         "        echo \"$0: warning: the per-size table (tuner-table.txt) was measured on "
         "$measured; "
-        "this job runs $1 node(s) x $2 ranks: none of its rows applies to the job's communicator "
+        "this job runs $said x $2 ranks: none of its rows applies to the job's communicator "
         "(NCCL decides per size there): start the measured shape, or sweep this one\" >&2\n"
         "    fi\n"
-        "}\n\n");
+        "}\n\n",
+        shape->domain_hosts, shape->domain_hosts);
 }
 
 int gen_each_var(const json_t *profile,
@@ -359,7 +367,9 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "    py=$(script_python \"$torchrun_path\")\n"
         "fi\n"
         "py=${py:-python3}\n\n");
-    gen_shape_check(out);
+    struct gen_shape shape;
+    gen_shape(profile, &shape);
+    gen_shape_check(out, &shape);
     util_buf_addf(
         out,
         "# PyTorch's NCCL and its own version, from one import (a second or more each). Older\n"

@@ -129,7 +129,7 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
         "ppn=${TOPOTUNE_PPN:-%lld}\n",
         shape.nodes, shape.ppn);
     counts_check(out, "\"$nodes\" \"$ppn\"");
-    gen_shape_check(out);
+    gen_shape_check(out, &shape);
     util_buf_adds(
         out,
         "shape_check \"$nodes\" \"$((nodes * ppn))\"\n"

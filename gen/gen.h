@@ -44,6 +44,8 @@ struct gen_shape {
     long long ppn;          /* ranks per node (at least 1) */
     long long gpus;         /* GPUs per node to ask for: 0 for an mpi profile or GPU-less nodes */
     int known;              /* 0: the profile says nothing of its nodes (one is assumed) */
+    long long domain_hosts; /* hosts per NVLink domain, which NCCL counts as one node (the
+                             * per-size table's rows do): 1 but for multi-node NVLink racks */
 };
 void gen_shape(const json_t *profile, struct gen_shape *shape);
 

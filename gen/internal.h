@@ -41,10 +41,11 @@ json_t *gen_tuner_rows(json_t *candidates, json_t *reference, double cv_max, con
  */
 void gen_measured(json_t *profile, json_t *results);
 
-/* A bash function `shape_check NODES RANKS` (uses $profile_dir): a warning on stderr when
- * tuner-table.txt has rows and none fits a communicator of that shape; nothing under
+/* A bash function `shape_check HOSTS RANKS` (uses $profile_dir): a warning on stderr when
+ * tuner-table.txt has rows and none fits a communicator of that shape, HOSTS counted as NCCL
+ * counts nodes (shape's hosts per NVLink domain as one, as the rows are); nothing under
  * TOPOTUNE_SHAPE_CHECKED (sbatch.sh checked once for the whole job). */
-void gen_shape_check(struct util_buf *out);
+void gen_shape_check(struct util_buf *out, const struct gen_shape *shape);
 
 /* The /dev/shm the SHM transport needs for the profile's GPUs, in KiB (as the model estimates). */
 long long gen_shm_need_kb(const json_t *profile);

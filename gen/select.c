@@ -418,6 +418,9 @@ static json_t *hardware(json_t *topo)
     json_object_set_new(h, "gpus", json_integer((json_int_t)json_array_size(gpus)));
     json_object_set_new(h, "gpu_model", gpu_model(gpus));
     json_object_set(h, "nvswitches", json_object_get(topo, "nvswitches"));
+    json_int_t domain = json_integer_value(json_object_get(topo, "nvlink_domain"));
+    if (domain > (json_int_t)json_array_size(gpus)) /* hosts NCCL counts as one node */
+        json_object_set_new(h, "nvlink_domain", json_integer(domain));
     json_object_set_new(h, "nics",
                         json_integer((json_int_t)json_array_size(json_object_get(topo, "nics"))));
     json_object_set(h, "cpu", json_object_get(topo, "cpu"));

@@ -168,4 +168,34 @@ for y in "$p/launch/pytorchjob.yaml" "$p2/launch/pytorchjob.yaml"; do
         check "yamllint $y" yamllint --strict -d '{extends: default, rules: {line-length: disable}}' "$y"
     fi
 done
+# GB200 NVL72: 18 hosts of 4 GPUs in one NVLink domain, which NCCL counts as one node, as the
+# table's rows do ("1,72"): the measured shape itself was warned about as 18 node(s) that no row
+# fits. The same forced Tree row, at 18 hosts.
+"$TOPOTUNE" -q sweep --topology "$TOPOTUNE_SRC/profiles/specs/gb200-nvl72.json" --space space.json \
+    --nodes 18 --out plain72 || true
+mkdir -p forced72
+cp plain72/sweep.json forced72/
+python3 - plain72/results.jsonl forced72/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as out:
+    for r in runs:
+        if r["env"].get("NCCL_ALGO") == "Tree":
+            base = next(b for b in runs if not b["env"] and b["rep"] == r["rep"] and b["final"] == r["final"])
+            bw = {s["size"]: s["busbw"] for s in base["sizes"]}
+            for s in r["sizes"]:
+                if s["size"] == max(bw):
+                    s["busbw"] = bw[s["size"]] * 3
+        out.write(json.dumps(r) + "\n")
+PY
+expect_exit 0 "gen (GB200 NVL72 rows)" -- "$TOPOTUNE" gen --runs forced72 --profiles p72
+p72=$(echo "$TEST_TMP"/p72/*/latest)
+check "its row: one NCCL node of 72 ranks" grep -q '^allreduce,.*,1,72,tree,' "$p72/tuner-table.txt"
+run72() { env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false "$p72/launch/torchrun.sh" "$@"; }
+expect_exit 0 "torchrun.sh on the 18 hosts measured" -- run72 --rdzv-endpoint h0:29500 -- train.py
+check "no warning for the measured shape" bash -c "! grep -q 'per-size table' '$TEST_TMP/err'"
+expect_exit 0 "torchrun.sh on 9 hosts" -- env TOPOTUNE_NODES=9 PATH="$TEST_TMP/bin:$PATH" \
+    TOPOTUNE_PYTHON=false "$p72/launch/torchrun.sh" --rdzv-endpoint h0:29500 -- train.py
+expect_stderr_has "this job runs 9 hosts (1 node(s) as NCCL counts NVLink domains) x 36 ranks" \
+    "another shape warned about, as NCCL counts it"
 finish
