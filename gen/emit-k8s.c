@@ -11,6 +11,8 @@
 #include "ops/ops.h"
 #include "util/quote.h"
 
+#include <string.h>
+
 #include <stdio.h>
 
 /* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
@@ -22,6 +24,30 @@ static int yaml_env(const char *name, const char *value, const char *role, void 
     util_quote_yaml(ctx, value);
     util_buf_adds(ctx, "\n");
     return 0;
+}
+
+/* 1 when the profile's variables set name: its value is the one to write, once (Kubernetes
+ * refuses a container's env that names a variable twice under server-side apply). */
+static int profile_sets(const json_t *profile, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(profile, "variables"), i, v)
+        if (!strcmp(json_string_value(json_object_get(v, "name")) ?: "", name))
+            return 1;
+    return 0;
+}
+
+/* PyTorch's settings for a job that must not hang, where the profile sets none of its own. */
+static void torch_env(const json_t *profile, struct util_buf *out)
+{
+    static const char *const env[][2] = {{"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+                                         {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"},
+                                         {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"}};
+    for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+        if (!profile_sets(profile, env[i][0]))
+            util_buf_addf(out, "                - name: %s\n                  value: \"%s\"\n",
+                          env[i][0], env[i][1]);
 }
 
 static int replica(const json_t *profile, const char *kind, long long replicas,
@@ -53,13 +79,8 @@ static int replica(const json_t *profile, const char *kind, long long replicas,
                        "              volumeMounts:\n"
                        "                - name: dshm\n"
                        "                  mountPath: /dev/shm\n"
-                       "              env:\n"
-                       "                - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n"
-                       "                  value: \"1\"\n"
-                       "                - name: TORCH_NCCL_TRACE_BUFFER_SIZE\n"
-                       "                  value: \"2000\"\n"
-                       "                - name: TORCH_NCCL_DUMP_ON_TIMEOUT\n"
-                       "                  value: \"1\"\n");
+                       "              env:\n");
+    torch_env(profile, out);
     if (json_array_size(json_object_get(profile, "tuner")))
         util_buf_adds(
             out,

@@ -198,4 +198,27 @@ expect_exit 0 "torchrun.sh on 9 hosts" -- env TOPOTUNE_NODES=9 PATH="$TEST_TMP/b
     TOPOTUNE_PYTHON=false "$p72/launch/torchrun.sh" --rdzv-endpoint h0:29500 -- train.py
 expect_stderr_has "this job runs 9 hosts (1 node(s) as NCCL counts NVLink domains) x 36 ranks" \
     "another shape warned about, as NCCL counts it"
+# A profile that sets one of PyTorch's variables the PyTorchJob also sets: one entry, the
+# profile's value (a name listed twice is refused by server-side apply).
+sed 's/"vars": {"NCCL_ALGO": \[null, "Tree"\]}/"vars": {"TORCH_NCCL_ASYNC_ERROR_HANDLING": [null, "3"]}/' \
+    space.json >torch.json
+"$TOPOTUNE" -q sweep --topology "$spec" --space torch.json --out torch || true
+python3 - torch/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for r in runs:
+    for s in r["sizes"] if r["env"] else []:
+        s["busbw"] *= 2
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in runs))
+PY
+expect_exit 0 "gen (a PyTorch variable)" -- "$TOPOTUNE" gen --runs torch --profiles ptorch
+check "the PyTorchJob names each variable once, the profile's value" python3 - \
+    "$(echo "$TEST_TMP"/ptorch/*/latest)/launch/pytorchjob.yaml" <<'PY'
+import sys, yaml
+(job,) = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+env = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]
+names = [e["name"] for e in env]
+assert len(names) == len(set(names)), names
+assert {e["name"]: e["value"] for e in env}["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "3", env
+PY
 finish
