@@ -355,6 +355,11 @@ int sweep_load_dir(const char *dir, json_t **meta, json_t **results)
                UTIL_EINVAL;
     if (sweep_meta_check(*meta, path))
         goto fail;
+    /* a recorded workload as its readers weigh it: entries without weight dropped, weights
+     * scaled to add up to 1 (an edited copy could hold a size of 0, which no profile may) */
+    json_t *workload = json_object_get(*meta, "workload");
+    if (json_is_object(workload))
+        json_object_set_new(*meta, "workload", workload_clean(workload, path, 1));
     snprintf(path, sizeof(path), "%s/results.jsonl", dir);
     *results = util_jsonl_load(path, UTIL_JSONL_READ);
     if (!*results)

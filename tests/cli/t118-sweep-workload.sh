@@ -282,6 +282,18 @@ ev = {(e["collective"], e["size"]) for e in p["evidence"]}
 assert ev == {(c, s) for c in ("all_gather", "reduce_scatter") for s in (16 << 20, 128 << 20)}, ev
 assert all(e["time_us"] > 0 and e["baseline_time_us"] > 0 for e in p["evidence"]), p["evidence"]
 ' "$(profile p-fsdp)"
+# An edited sweep.json's mix with entries of no weight (one of size 0): gen used the copy as it
+# was, and wrote evidence for them, size 0 included, which the profile schema refuses.
+cp -r fsdp fsdp-edited
+python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["workload"]["entries"] += [{"collective": "all_reduce", "size": 0, "weight": 0},
+                             {"collective": "all_gather", "size": 4096, "weight": 0}]
+json.dump(m, open(sys.argv[1], "w"))' fsdp-edited/sweep.json
+expect_exit 0 "gen, an edited mix" -- "$TOPOTUNE" gen --runs fsdp-edited --profiles p-edited
+check "the profile as for the mix itself, and valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/profile.schema.json" "$(ls p-edited/*/v1/profile.json)"
 # The buyer's view weighted by the same mix: two specs predicted for FSDP, per input the mix's
 # effective algbw, per 1,000 of price, and each (collective, size)'s time, all predicted.
 cat >cmp-space.json <<'JSON'
