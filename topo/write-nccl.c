@@ -228,18 +228,67 @@ static void affinity(struct util_buf *out, const char *list)
     util_buf_adds(out, "\"");
 }
 
-/* The CPUs near the devices of a NUMA node, from the first that says. */
+/* The CPUs in a list such as "0-3,8" (0 when it does not parse). */
+static long cpus_in(const char *list)
+{
+    long n = 0;
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            return 0;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        n += b >= a ? b - a + 1 : 0;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return 0;
+    }
+    return n;
+}
+
+/* The CPUs near the devices of a locality: the widest set its devices give (a device placed in
+ * a part of the NUMA node, an L3 group, gives that part). */
 static const char *cpuset_of(const struct topo *t, int locality)
 {
-    for (int i = 0; i < t->ngpus; i++)
-        for (int n = t->gpus[i].node; n >= 0; n = t->nodes[n].parent)
-            if (n == locality && t->gpus[i].cpuset)
-                return t->gpus[i].cpuset;
-    for (int i = 0; i < t->nnics; i++)
-        for (int n = t->nics[i].node; n >= 0; n = t->nodes[n].parent)
-            if (n == locality && t->nics[i].cpuset)
-                return t->nics[i].cpuset;
-    return NULL;
+    const char *best = NULL;
+    for (int i = 0; i < t->ngpus + t->nnics; i++) {
+        int node = i < t->ngpus ? t->gpus[i].node : t->nics[i - t->ngpus].node;
+        const char *set = i < t->ngpus ? t->gpus[i].cpuset : t->nics[i - t->ngpus].cpuset;
+        for (int n = node; n >= 0; n = t->nodes[n].parent)
+            if (n == locality && set && cpus_in(set) > cpus_in(best))
+                best = set;
+    }
+    return best;
+}
+
+/*
+ * The NUMA id NCCL is told for locality l. NCCL makes a CPU node per <cpu> element, never merging
+ * two of one id, so localities of one NUMA node share one element (an AMD node places devices in
+ * L3 groups of a NUMA node). A locality of no single NUMA node (a package holding two, as Intel's
+ * SNC exports place a NIC) gets an id no NUMA node has: the matrix calls it SYS to every other
+ * locality, and so will NCCL; an id counted on from the one before could be a real node's.
+ */
+static int numa_id(const struct topo *t, int l)
+{
+    if (t->nodes[l].numa >= 0)
+        return t->nodes[l].numa;
+    int top = -1, k = 0;
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == TOPO_PNODE_LOCALITY) {
+            top = t->nodes[i].numa > top ? t->nodes[i].numa : top;
+            k += i < l && t->nodes[i].numa < 0;
+        }
+    return top + 1 + k;
+}
+
+/* 1 when a locality before l has its NUMA id: l's devices went into that one's element. */
+static int numa_written(const struct topo *t, int l)
+{
+    for (int i = 0; i < l; i++)
+        if (t->nodes[i].kind == TOPO_PNODE_LOCALITY && numa_id(t, i) == numa_id(t, l))
+            return 1;
+    return 0;
 }
 
 int topo_write_nccl_xml(const struct topo *t, struct util_buf *out)
@@ -258,19 +307,24 @@ int topo_write_nccl_xml(const struct topo *t, struct util_buf *out)
     util_buf_addf(out, "<!-- NCCL_TOPO_FILE written by topotune for node class %s -->\n",
                   t->class_id && !strstr(t->class_id, "--") ? t->class_id : "unknown");
     util_buf_adds(out, "<system version=\"1\">\n");
-    int numa = 0;
     for (int l = 0; l < t->nnodes; l++) {
-        if (t->nodes[l].kind != TOPO_PNODE_LOCALITY)
+        if (t->nodes[l].kind != TOPO_PNODE_LOCALITY || numa_written(t, l))
             continue;
-        int id = t->nodes[l].numa >= 0 ? t->nodes[l].numa : numa;
-        numa = id + 1;
+        int id = numa_id(t, l);
+        const char *set = NULL; /* the widest of the id's localities */
+        for (int m = l; m < t->nnodes; m++)
+            if (t->nodes[m].kind == TOPO_PNODE_LOCALITY && numa_id(t, m) == id &&
+                cpus_in(cpuset_of(t, m)) > cpus_in(set))
+                set = cpuset_of(t, m);
         util_buf_addf(out, "  <cpu numaid=\"%d\"", id);
-        affinity(out, cpuset_of(t, l));
+        affinity(out, set);
         const char *vendor = t->cpu.vendor;
         if (vendor && (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "AuthenticAMD")))
             util_buf_addf(out, " arch=\"x86_64\" vendor=\"%s\"", vendor);
         util_buf_adds(out, ">\n");
-        children(&w, l, 2);
+        for (int m = l; m < t->nnodes; m++)
+            if (t->nodes[m].kind == TOPO_PNODE_LOCALITY && numa_id(t, m) == id)
+                children(&w, m, 2);
         util_buf_adds(out, "  </cpu>\n");
     }
     util_buf_adds(out, "</system>\n");

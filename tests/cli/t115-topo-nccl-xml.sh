@@ -28,7 +28,7 @@ for f in "$TOPOTUNE_FIXTURES"/hwloc-*.xml "$TOPOTUNE_FIXTURES"/nccl-topo-*.xml; 
 import json, re, sys
 text = open(sys.argv[1]).read()
 speeds = {"2.5 GT/s PCIe", "5.0 GT/s PCIe", "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe"}
-stack = []
+stack, ids = [], set()
 for line in text.splitlines():
     s = line.strip()
     assert "\t" not in line and s, repr(line)
@@ -47,8 +47,9 @@ for line in text.splitlines():
     assert len(a) <= 16, a
     if tag == "system":
         assert a == {"version": "1"}, a
-    if tag == "cpu":
-        assert a["numaid"].isdigit(), a
+    if tag == "cpu":  # NCCL makes a CPU node per element: one id twice is two nodes
+        assert a["numaid"].isdigit() and a["numaid"] not in ids, a
+        ids.add(a["numaid"])
     if tag == "pci":
         assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", a["busid"]), a
         assert a["class"] in ("0x060400", "0x030200", "0x020700", "0x020000"), a
