@@ -20,7 +20,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,8 +112,14 @@ static int check_flags(const struct bench_cmd *l)
 static int run_and_map(char **args)
 {
     fflush(stdout);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
+        /* the launcher and its ranks end with us: a kill of topotune (a scheduler's, a
+         * timeout's) left mpirun and its ranks running, hung for ever without -T. mpirun passes
+         * SIGTERM on to its ranks. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        if (getppid() != parent)
+            _exit(127);
         execvp(args[0], args);
         fprintf(stderr, "topotune: error: cannot run '%s': %s\n", args[0], strerror(errno));
         _exit(127);

@@ -29,4 +29,17 @@ check "3-rank text is still printed with --json FILE" grep -q "Out of bounds val
 # topotune bench drives the same through mpirun.
 expect_exit 0 "topotune bench --np 2" -- "$TOPOTUNE" bench --backend mpi --np 2 -b 8 -e 1M -f 2 -n 5
 check "topotune bench table" python3 "$check_py" text "$TEST_TMP/out" 2 18
+# Killed, topotune bench takes its launcher with it: mpirun and both ranks (one stalled at its
+# first size, as a hung NCCL would be) kept running for ever after a scheduler killed topotune.
+TOPOTUNE_BENCH_TEST_STALL=0 "$TOPOTUNE" bench --backend mpi --np 2 -b 1040 -e 1040 >/dev/null 2>&1 &
+bench_pid=$!
+ranks() { pgrep -f -- "topotune-bench --backend mpi -b 1040 -e 1040" >/dev/null; }
+for _ in $(seq 100); do ranks && break; sleep 0.2; done
+check "the ranks started" ranks
+kill -TERM "$bench_pid"
+wait "$bench_pid" 2>/dev/null
+for _ in $(seq 100); do ranks || break; sleep 0.2; done
+no_ranks() { ! ranks; }
+check "no rank left after topotune bench was killed" no_ranks
+pkill -KILL -f -- "-b 1040 -e 1040" 2>/dev/null
 finish
