@@ -46,6 +46,10 @@ const char *cli_env_lookup(const char *name, void *ctx);
 int cmd_topo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+/* The command an interrupted sweep names to continue it ("topotune run --resume --out DIR"), for
+ * a command that runs cmd_sweep with options of its own choosing; NULL: "topotune sweep --resume
+ * --out DIR" with the same options. */
+void cli_sweep_resume_as(const char *command);
 int cmd_gen(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_run(int argc, char **argv);

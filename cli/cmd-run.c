@@ -12,6 +12,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/quote.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -31,6 +32,7 @@ static int find_space(const char *backend, struct util_buf *out)
 int cmd_run(int argc, char **argv)
 {
     const char *backend = NULL, *root = "profiles", *out = NULL, *space_file = NULL;
+    int resume = 0;
     const struct util_opt opts[] = {
         {"backend", 0, UTIL_OPT_CHOICE, &backend, "B",
          "nccl or mpi (default: nccl when GPUs are visible)", .choices = "nccl mpi"},
@@ -39,10 +41,13 @@ int cmd_run(int argc, char **argv)
          "sweep directory (default sweeps/run-CLASS-TIME)"},
         {"space", 's', UTIL_OPT_STRING, &space_file, "FILE",
          "search space (default: the shipped spaces/<backend>-default.json)"},
+        {"resume", 0, UTIL_OPT_FLAG, &resume, NULL,
+         "continue the interrupted sweep in --out, then write the profile"},
         {0},
     };
     const struct util_opts_cmd cmd = {
-        "topotune run", "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE]", opts, 0, 0};
+        "topotune run", "[--backend B] [--profiles ROOT] [--out DIR] [--space FILE] [--resume]",
+        opts, 0, 0};
     int npos = 0, status, rc = 0;
     if (cli_parse(&cmd, argc, argv, &npos, &status))
         return status;
@@ -51,6 +56,17 @@ int cmd_run(int argc, char **argv)
     if (topo_load(&t, NULL))
         return 3;
     util_info("this machine: %d GPU(s), %d NIC(s), class %s", t.ngpus, t.nnics, t.class_id);
+    if (backend && !strcmp(backend, "nccl") && !t.ngpus) {
+        util_error("--backend nccl: no GPU visible here (check nvidia-smi and "
+                   "CUDA_VISIBLE_DEVICES), or measure MPI with --backend mpi");
+        topo_release(&t);
+        return 3;
+    }
+    if (resume && !out) {
+        util_error("--resume continues the sweep of an earlier run: give its --out DIR");
+        topo_release(&t);
+        return 2;
+    }
     if (!backend) {
         backend = t.ngpus > 0 ? "nccl" : "mpi";
         if (!t.ngpus)
@@ -80,10 +96,26 @@ int cmd_run(int argc, char **argv)
     /* MPI: two ranks (this machine's cores); NCCL: a rank per GPU. */
     snprintf(np, sizeof(np), "%d", !strcmp(backend, "nccl") ? t.ngpus : 2);
     topo_release(&t);
-    char *sweep_argv[] = {"sweep",         "--space", space.data, "--backend",
-                          (char *)backend, "--np",    np,         "--strategy",
-                          "halving",       "--out",   dir,        NULL};
-    rc = cmd_sweep(11, sweep_argv);
+    char *sweep_argv[] = {"sweep", "--space",  space.data,   "--backend", (char *)backend,
+                          "--np",  np,         "--strategy", "halving",   "--out",
+                          dir,     "--resume", NULL};
+    /* the options are run's choice: continuing them is run's too */
+    struct util_buf again = UTIL_BUF_INIT;
+    util_buf_adds(&again, "topotune run --resume --out ");
+    util_quote_shell(&again, dir);
+    util_buf_addf(&again, " --backend %s", backend); /* run's choice: GPUs may appear or go */
+    if (space_file) {
+        util_buf_adds(&again, " --space ");
+        util_quote_shell(&again, space_file);
+    }
+    if (strcmp(root, "profiles")) {
+        util_buf_adds(&again, " --profiles ");
+        util_quote_shell(&again, root);
+    }
+    cli_sweep_resume_as(util_buf_str(&again));
+    rc = cmd_sweep(resume ? 12 : 11, sweep_argv);
+    cli_sweep_resume_as(NULL);
+    util_buf_release(&again);
     util_buf_release(&space);
     if (rc > 1)
         return rc;

@@ -32,6 +32,13 @@
 #include <unistd.h>
 
 /* The options as given; numbers left 0 (the seed -1) take the space's or the defaults. */
+static const char *resume_as; /* cli_sweep_resume_as */
+
+void cli_sweep_resume_as(const char *command)
+{
+    resume_as = command;
+}
+
 struct sweep_options {
     const char *space, *backend, *out, *strategy, *launcher, *hosts, *topology, *calibration;
     const char *metrics, *workload;
@@ -335,10 +342,15 @@ static void say_interrupted(const struct sweep *sw)
                 name, sw->cut);
     else
         fprintf(stderr, "topotune: sweep interrupted by %s\n", name);
-    fprintf(stderr,
-            "topotune: %zu finished runs are in '%s/results.jsonl'; 'topotune sweep --resume "
-            "--out %s' with the same options continues\n",
-            sw->results ? json_array_size(sw->results) : 0, sw->dir, sw->dir);
+    if (resume_as)
+        fprintf(stderr,
+                "topotune: %zu finished runs are in '%s/results.jsonl'; continue with: %s\n",
+                sw->results ? json_array_size(sw->results) : 0, sw->dir, resume_as);
+    else
+        fprintf(stderr,
+                "topotune: %zu finished runs are in '%s/results.jsonl'; 'topotune sweep --resume "
+                "--out %s' with the same options continues\n",
+                sw->results ? json_array_size(sw->results) : 0, sw->dir, sw->dir);
 }
 
 /* What gen will judge from this sweep, by gen's own rule (the best single run may belong to an

@@ -17,4 +17,27 @@ if [ ! -e /dev/nvidia0 ]; then
     expect_stderr_has "no GPU visible" "says it falls back to mpi"
 fi
 check "says where and what" grep -q "profile written under" "$TEST_TMP/out"
+# run chooses the sweep's options itself, so continuing one is run's too: interrupted, it named
+# 'topotune sweep --resume' "with the same options" (which it had chosen and not shown: strategy,
+# ranks, space), and run had no --resume.
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "64"},
+ "vars": {"OMPI_MCA_coll_tuned_use_dynamic_rules": [null, "1"]}, "repeat": 2, "timeout_s": 20}' >slow.json
+fake_bench "$TEST_TMP/slow-bench" ok 'sleep 1'
+TOPOTUNE_BENCH_PROGRAM=$TEST_TMP/slow-bench "$TOPOTUNE" run --backend mpi --space slow.json \
+    --profiles "$TEST_TMP/p2" --out "$TEST_TMP/cut" >run.out 2>run.err &
+run_pid=$!
+for _ in $(seq 100); do [ -s "$TEST_TMP/cut/results.jsonl" ] && break; sleep 0.1; done
+kill -INT "$run_pid"
+wait "$run_pid"
+check "interrupted: run names its own command to continue" \
+    grep -qF "continue with: topotune run --resume --out '$TEST_TMP/cut' --backend mpi --space 'slow.json' --profiles '$TEST_TMP/p2'" run.err
+# the command as printed (the backend in it: with GPUs visible run would choose nccl)
+expect_exit 0 "topotune run --resume" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/slow-bench" \
+    "$TOPOTUNE" run --resume --out "$TEST_TMP/cut" --backend mpi --space slow.json --profiles "$TEST_TMP/p2"
+expect_stderr_has "already in" "the finished runs kept"
+check "and its profile written" grep -q "profile written under" "$TEST_TMP/out"
+if [ ! -e /dev/nvidia0 ]; then
+    expect_exit 3 "--backend nccl without a GPU" -- "$TOPOTUNE" run --backend nccl --out "$TEST_TMP/nogpu"
+    expect_stderr_has "--backend nccl: no GPU visible here" "said, not a --np of 0"
+fi
 finish
