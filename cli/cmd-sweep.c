@@ -122,6 +122,13 @@ static int same_plan(const char *dir, const json_t *old, const json_t *now)
                               "the same workload, or another --out",
                               dir, why);
         }
+        if (!strcmp(k, "workload") && json_is_object(o) != json_is_object(v)) /* one side none */
+            return util_error("cannot resume '%s': it was swept %s, this sweep %s: give the same "
+                              "--workload, or another --out",
+                              dir,
+                              json_is_object(o) ? "for a workload (--workload)"
+                                                : "for all_reduce alone (no --workload)",
+                              json_is_object(v) ? "gives --workload" : "gives none");
         int same = o && (json_equal(o, v) || (json_is_number(o) && json_is_number(v) &&
                                               json_number_value(o) == json_number_value(v)));
         if (!same) {

@@ -118,6 +118,8 @@ expect_stderr_has "12 runs (24 lines, one per collective of the workload)" "runs
 expect_exit 2 "resume with another workload" -- sweep --out mix --workload fsdp --resume
 expect_stderr_has "it was swept with another workload (all_reduce at 4194304 B weighs 0.7 in the recorded workload and nothing in the other)" \
     "resume: says what differs, whole"
+expect_exit 2 "resume without the workload" -- sweep --out mix --resume
+expect_stderr_has "it was swept for a workload (--workload), this sweep gives none" "said, not 'null'"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); d["entries"].reverse(); json.dump(d, open(sys.argv[2], "w"))' mix.json mix-reversed.json
 expect_exit 0 "resume with the same entries in another order" -- sweep --out mix --workload mix-reversed.json --resume
