@@ -185,16 +185,18 @@ void bench_options_init(struct bench_options *o)
 }
 
 /* NCCL_TESTS_MIN_BW, which nccl-tests reads leniently (a word is 0 there: never failing); here
- * an empty value is unset and one that is not a number of GB/s is refused, naming the variable. */
+ * an empty value is unset and one that is not a number of GB/s is refused, naming the variable.
+ * -1 is nccl-tests' default, "unchecked" (its JSON says so): a script may set it to turn the
+ * check off. */
 static int min_bw_from_env(struct bench_options *o)
 {
     const char *v = getenv("NCCL_TESTS_MIN_BW");
     if (!v || !*v)
         return 0;
     double x;
-    if (util_parse_double(v, 0, 1e9, &x)) {
-        util_error("invalid value '%.40s' for NCCL_TESTS_MIN_BW: expected GB/s, a number from 0 "
-                   "(the run fails when its Avg bus bandwidth is below 0.9 x it)",
+    if (util_parse_double(v, -1e9, 1e9, &x)) {
+        util_error("invalid value '%.40s' for NCCL_TESTS_MIN_BW: expected GB/s, a number (the run "
+                   "fails when its Avg bus bandwidth is below 0.9 x it; -1: unchecked)",
                    v);
         return BENCH_EXIT_USAGE;
     }

@@ -350,15 +350,16 @@ int bench_report_end(const struct bench_ctx *c, int code)
     double avg = rep.nresults ? rep.busbw_sum / rep.nresults : 0;
     /* nccl-tests' NCCL_TESTS_MIN_BW: the mean over every size and placement against 0.9 x it */
     double min_bw = c->opt->min_bw;
-    int below = min_bw >= 0 && avg < min_bw * 0.9; /* the line's word, as nccl-tests': bw alone */
-    int slow = code == BENCH_EXIT_OK && below;     /* the outcome: wrong results come first */
+    /* -1 is nccl-tests' own "unchecked"; any other value checks, a negative one never fails */
+    int below = min_bw != -1 && avg < min_bw * 0.9; /* the line's word, as nccl-tests': bw alone */
+    int slow = code == BENCH_EXIT_OK && below;      /* the outcome: wrong results come first */
     if (rep.text && rep.table && code != BENCH_EXIT_TIMEOUT) {
         fprintf(rep.text, "# Out of bounds values : %lld %s\n", rep.wrong_total,
                 rep.wrong_total ? "FAILED" : "OK");
         fprintf(rep.text, "# Avg bus bandwidth    : %g %s\n#\n", avg,
-                min_bw < 0 ? ""
-                : below    ? "FAILED"
-                           : "OK");
+                min_bw == -1 ? ""
+                : below      ? "FAILED"
+                             : "OK");
         fprintf(rep.text, "# Collective test concluded: %s_perf\n#\n", c->opt->collective);
         fflush(rep.text);
     }

@@ -26,6 +26,14 @@ expect_exit 7 "wrong results and too slow" -- env NCCL_TESTS_MIN_BW=1000 TOPOTUN
     "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -f 2 -n 1 -w 0
 check "both lines say FAILED" sh -c "grep -q '^# Out of bounds values : [1-9][0-9]* FAILED$' out &&
     grep -q '^# Avg bus bandwidth    : [0-9.e+-]* FAILED$' out"
+# -1 is nccl-tests' own default, "unchecked" (common.cu): a script that sets it turns the check
+# off, no word on the line; it was refused (exit 6). Any other negative value checks and passes.
+expect_exit 0 "NCCL_TESTS_MIN_BW=-1" -- env NCCL_TESTS_MIN_BW=-1 "$TOPOTUNE_BENCH" --backend sim \
+    --topology "$spec" -b 8 -e 8 -n 1 -w 0
+check "unchecked: no word" grep -qE '^# Avg bus bandwidth    : [0-9.e+-]* ?$' out
+expect_exit 0 "NCCL_TESTS_MIN_BW=-5" -- env NCCL_TESTS_MIN_BW=-5 "$TOPOTUNE_BENCH" --backend sim \
+    --topology "$spec" -b 8 -e 8 -n 1 -w 0
+check "checked: OK" grep -qE '^# Avg bus bandwidth    : [0-9.e+-]* OK$' out
 # The sim's header names each rank's simulated host, as its JSON does; an NVL72 rack is 18 hosts
 # of 4 GPUs (NCCL merges them into one node, a real run still has 18 hosts).
 expect_exit 0 "a 2-node sim" -- "$TOPOTUNE_BENCH" --backend sim --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100-2nodes.json" -b 1M -e 1M
