@@ -21,7 +21,7 @@ static const char bench_usage[] =
     "nccl|mpi|sim]\n"
     "       [--json FILE|-] [--topology FILE [--nodes N] [--seed S] [--noise SIGMA]\n"
     "       [--calibration FILE]]\n"
-    "       [--split node|H1,H2;H3,H4...] [--metrics FILE|-]";
+    "       [--split node|H1,H2;H3,H4...] [--metrics FILE]";
 
 /* What the flags gave before the checks that involve several of them; -1 or NULL: not given. */
 struct raw_options {

@@ -38,8 +38,8 @@ struct bench_cmd {
 static int parse(int argc, char **argv, struct bench_cmd *l, int *status)
 {
     const struct util_opt opts[] = {
-        {"backend", 0, UTIL_OPT_CHOICE, &l->backend, "NAME", "nccl (default) or mpi",
-         .choices = "nccl mpi sim"},
+        {"backend", 0, UTIL_OPT_CHOICE, &l->backend, "NAME",
+         "nccl (default), mpi or sim (the model)", .choices = "nccl mpi sim"},
         {"np", 0, UTIL_OPT_INT, &l->np, "N", "ranks in all (default 1)", .min = 1, .max = 4096},
         {"launcher", 0, UTIL_OPT_CHOICE, &l->launcher, "NAME",
          "direct or mpirun (default: mpirun when N > 1 or --hosts)", .choices = "direct mpirun",
