@@ -128,6 +128,61 @@ static const char *var_value(json_t *p, const char *name, const char **role)
     return NULL;
 }
 
+/* A per-size table row as diff shows it: its collective, sizes, shape and choice. */
+static void row_text(struct util_buf *out, const json_t *r)
+{
+    const json_t *max = json_object_get(r, "max_bytes");
+    util_buf_reset(out);
+    util_buf_addf(out, "%s %lld..", json_string_value(json_object_get(r, "collective")) ?: "?",
+                  (long long)json_integer_value(json_object_get(r, "min_bytes")));
+    if (json_is_integer(max))
+        util_buf_addf(out, "%lld", (long long)json_integer_value(max));
+    else
+        util_buf_adds(out, "inf");
+    util_buf_addf(out, " B, %lld node(s) x %lld ranks: %s/%s",
+                  (long long)json_integer_value(json_object_get(r, "nodes")),
+                  (long long)json_integer_value(json_object_get(r, "ranks")),
+                  json_string_value(json_object_get(r, "algorithm")) ?: "?",
+                  json_string_value(json_object_get(r, "protocol")) ?: "?");
+    json_int_t ch = json_integer_value(json_object_get(r, "channels"));
+    if (ch > 0)
+        util_buf_addf(out, ", %lld channels", (long long)ch);
+}
+
+/* The per-size table's rows one side has and the other lacks: a version can differ in its table
+ * alone, and then nothing else shows a change. */
+static void diff_rows(json_t *both[2])
+{
+    struct util_buf t = UTIL_BUF_INIT, u = UTIL_BUF_INIT, c = UTIL_BUF_INIT;
+    size_t na = json_array_size(json_object_get(both[0], "tuner")),
+           nb = json_array_size(json_object_get(both[1], "tuner"));
+    printf("  per-size table: %zu row(s) -> %zu\n", na, nb);
+    for (int side = 0; side < 2; side++) {
+        size_t i, j;
+        json_t *r, *o;
+        json_array_foreach(json_object_get(both[side], "tuner"), i, r) {
+            row_text(&t, r);
+            int found = 0;
+            json_array_foreach(json_object_get(both[!side], "tuner"), j, o) {
+                row_text(&u, o);
+                found |= !strcmp(util_buf_str(&t), util_buf_str(&u));
+            }
+            if (!found)
+                printf("  %c row %s\n", side ? '+' : '-', shown(&c, util_buf_str(&t)));
+        }
+    }
+    util_buf_release(&t);
+    util_buf_release(&u);
+    util_buf_release(&c);
+}
+
+/* What a profile's objective measures: a workload's effective algbw, or all_reduce's mean busbw. */
+static const char *objective_of(const json_t *p)
+{
+    return json_is_object(json_object_get(p, "workload")) ? "GB/s effective algbw of its workload"
+                                                          : "GB/s mean busbw of all_reduce";
+}
+
 static int diff(const char *root, const char *cls, int a, int b)
 {
     if (!b) {
@@ -174,17 +229,26 @@ static int diff(const char *root, const char *cls, int a, int b)
     }
     for (int k = 0; k < 4; k++)
         util_buf_release(&t[k]);
+    diff_rows(both);
+    /* The winner's, or the defaults' where the profile keeps them (no winner); two measures of
+     * different things (a workload's and all_reduce's, or two workloads') are not one change */
+    int same = json_equal(json_object_get(pa, "workload"), json_object_get(pb, "workload")) ||
+               (!json_object_get(pa, "workload") && !json_object_get(pb, "workload"));
     printf("  objective:");
     for (int side = 0; side < 2; side++) {
-        /* The winner's, or the defaults' where the profile keeps them (no winner). */
         json_t *w = json_object_get(both[side], "winner");
         if (!json_is_object(w))
             w = json_object_get(both[side], "baseline");
         printf(" %s%s%.2f", side ? "-> " : "",
                json_is_true(json_object_get(both[side], "predicted")) ? "predicted " : "",
                json_number_value(json_object_get(w, "objective")));
+        if (!same)
+            printf(" %s", objective_of(both[side]));
     }
-    printf(" GB/s mean busbw\n");
+    if (same)
+        printf(" %s\n", objective_of(pb));
+    else
+        printf(" (not comparable: chosen for different workloads)\n");
     json_decref(pa);
     json_decref(pb);
     return 0;

@@ -153,6 +153,15 @@ assert any(r["algorithm"] == "tree" and r["collective"] == "allreduce" for r in 
 assert ring["winner"]["env"] == {"NCCL_ALGO": "Ring"}, ring["summary"]
 PY
 
+# 3b'. A version that differs in its per-size table alone: diff said nothing had changed.
+expect_exit 0 "gen: a table row" -- "$TOPOTUNE" gen --runs "$TEST_TMP/tree-fast" --profiles "$TEST_TMP/p-diff"
+expect_exit 0 "gen: no row" -- "$TOPOTUNE" gen --runs "$TEST_TMP/h100" --profiles "$TEST_TMP/p-diff"
+cls=$(basename "$(dirname "$(dirname "$(profile p-diff)")")")
+expect_exit 0 "profiles diff" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p-diff" diff "$cls"
+check "the table's change shown" grep -qE "^  per-size table: [1-9][0-9]* row\(s\) -> 0$" "$TEST_TMP/out"
+check "the row gone named" grep -qE "^  - row allreduce [0-9]+\.\.[0-9inf]+ B, 1 node\(s\) x 8 ranks: tree/" "$TEST_TMP/out"
+check "the objective says what it measures" grep -q "GB/s mean busbw of all_reduce$" "$TEST_TMP/out"
+
 # 3c. A sweep named twice counted each run twice: a configuration with one of its two runs made
 # stable, and every row claimed twice its runs.
 expect_exit 2 "gen: one sweep twice" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rows" "$TEST_TMP/rows/" \

@@ -386,6 +386,13 @@ import glob, json, sys
 p = json.load(open(glob.glob("p-tree/*/v1/profile.json")[0]))
 assert (p["sweep"]["runs"], p["sweep"]["outcomes"]) == (6, {"error": 6}), p["sweep"]'
 
+# Versions chosen for different objectives: diff showed a workload's effective algbw against
+# all_reduce's busbw as a change of one number.
+expect_exit 0 "gen, the mix into one store" -- "$TOPOTUNE" gen --runs mix --profiles p-both
+expect_exit 0 "gen, all_reduce alone into it" -- "$TOPOTUNE" gen --runs ar --profiles p-both
+expect_exit 0 "profiles diff" -- "$TOPOTUNE" profiles --profiles p-both diff "$(basename "$(ls -d p-both/*/)")"
+check "not comparable, each said" grep -q "effective algbw of its workload -> .* mean busbw of all_reduce (not comparable: chosen for different workloads)" "$TEST_TMP/out"
+
 # Profiles side by side must share a mix: one made for FSDP is not lined up with dp's predictions,
 # nor an all_reduce profile with a workload one.
 p_fsdp=$(ls -d p-fsdp/*/v1)
