@@ -74,6 +74,13 @@ check "rows: the tuner the job named is the next one" \
 expect_exit 0 "torchrun.sh, rows, no tuner" -- run env -u NCCL_TUNER_PLUGIN "$p2/launch/torchrun.sh"
 check "rows: ours named, next left to the plugin's search" \
     grep -qx "NCCL_TUNER_PLUGIN=$plugin TOPOTUNE_NEXT_TUNER=unset TOPOTUNE_CLASS=unset" "$TEST_TMP/out"
+# named as tuner.h allows, by name alone (the loader finds it): it was dropped, the table unused
+for name in topotune libnccl-tuner-topotune.so; do
+    expect_exit 0 "torchrun.sh, rows, NCCL_TUNER_PLUGIN=$name" -- env PATH="$TEST_TMP/bin:$PATH" \
+        TOPOTUNE_PYTHON=false NCCL_TUNER_PLUGIN=$name "$p2/launch/torchrun.sh" -- train.py
+    check "ours by name kept: $name" grep -qx "NCCL_TUNER_PLUGIN=$name TOPOTUNE_NEXT_TUNER=unset TOPOTUNE_CLASS=unset" \
+        "$TEST_TMP/out"
+done
 expect_exit 0 "torchrun.sh, rows, TOPOTUNE_TUNER_PLUGIN=none" -- env PATH="$TEST_TMP/bin:$PATH" \
     TOPOTUNE_PYTHON=false TOPOTUNE_TUNER_PLUGIN=none NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
     "$p2/launch/torchrun.sh" -- train.py
