@@ -380,9 +380,9 @@ static int take_next(struct tuner_ctx *c, void *lib, const char *where)
 }
 
 /* Finds the tuner NCCL would have loaded had NCCL_TUNER_PLUGIN not named us: the one the job
- * had (TOPOTUNE_NEXT_TUNER, saved by the launch scripts; "none": none), else NCCL's own search,
- * libnccl-tuner.so and then the network plugin's library (NCCL_NET_PLUGIN, else
- * libnccl-net.so). Never this library. */
+ * had (TOPOTUNE_NEXT_TUNER, saved by the launch scripts; "none": none), else (or when that names
+ * this library) NCCL's own search, libnccl-tuner.so and then the network plugin's library
+ * (NCCL_NET_PLUGIN, else libnccl-net.so). Never this library. */
 static void find_next(struct tuner_ctx *c)
 {
     snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
@@ -400,12 +400,14 @@ static void find_next(struct tuner_ctx *c)
         if (rc == -1 || rc == 1)
             WARN(c, "topotune tuner: %s=%s: %s; NCCL's defaults apply where the table has no row",
                  TUNER_ENV_NEXT, shown_name, rc == 1 ? "no ncclTunerPlugin_v2..6 in it" : why);
-        else if (rc == 2)
-            WARN(c,
-                 "topotune tuner: %s=%s is this plugin: not chained to itself; NCCL's defaults "
-                 "apply where the table has no row",
-                 TUNER_ENV_NEXT, shown_name);
-        return;
+        if (rc != 2)
+            return;
+        /* an image built on one that already named us saved us as the next tuner: the tuner
+         * the job had is lost, and NCCL's own search finds the one it would load */
+        WARN(c,
+             "topotune tuner: %s=%s is this plugin (an image built on one that had it?): not "
+             "chained to itself; the next tuner is NCCL's own search's",
+             TUNER_ENV_NEXT, shown_name);
     }
     if ((lib = open_like_nccl("libnccl-tuner", "libnccl-tuner.so", NULL, 0)) &&
         take_next(c, lib, "libnccl-tuner.so") == 0)

@@ -200,6 +200,11 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     env_main_table();
     env_set("TOPOTUNE_NEXT_TUNER", harness_plugin);
     expect_applied_warned("chained to itself", "is this plugin");
+    /* itself named next (an image built on one that had it): NCCL's own search follows, and
+     * the network plugin's tuner decides what the table does not (it was left to defaults) */
+    env_set("NCCL_NET_PLUGIN", next_path);
+    chain_all_releases(f, 0, "itself named next: the network plugin's tuner");
+    env_set("NCCL_NET_PLUGIN", NULL);
     env_set("TOPOTUNE_NEXT_TUNER", "/nonexistent/libnccl-tuner-x.so");
     expect_applied_warned("a missing next tuner", "/nonexistent/libnccl-tuner-x.so");
     env_set("TOPOTUNE_NEXT_TUNER", "none");
