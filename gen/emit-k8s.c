@@ -166,7 +166,8 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
             "build\n"
             "# it there, and let topotune verify --backend nccl show that it loads.\n"
             "COPY libnccl-tuner-topotune.so " IMAGE_PLUGIN "\n"
-            "ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}\n"
+            "# (an image built on one that had this fragment already saved its base's: kept)\n"
+            "ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-}}\n"
             "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
             "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
     else

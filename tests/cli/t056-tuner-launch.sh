@@ -89,7 +89,7 @@ check "mpirun.sh forwards TOPOTUNE_NEXT_TUNER" grep -q "TOPOTUNE_NEXT_TUNER" "$p
 check "Dockerfile: the base image's tuner saved before ours" python3 - "$p2/launch/Dockerfile.fragment" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-i = lines.index("ENV TOPOTUNE_NEXT_TUNER=${NCCL_TUNER_PLUGIN:-}")
+i = lines.index("ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-}}")
 assert lines[i + 1].startswith("ENV NCCL_TUNER_PLUGIN="), lines[i + 1]
 assert not any(l.startswith("ENV TOPOTUNE_CLASS") for l in lines), lines
 PY

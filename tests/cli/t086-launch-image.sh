@@ -56,6 +56,18 @@ if command -v buildah >/dev/null; then
     expect_exit 0 "buildah builds the fragment" -- timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
     "${b[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' topotune-test \
         | grep . >image.env
+    # Rebuilt on an image that had the fragment (the usual way to take a new profile), over a
+    # base that named a network plugin's tuner: that tuner stays next. It became ours, and the
+    # job's real tuner was lost.
+    mkdir -p ctx2
+    cp -r ctx/topotune-profile ctx/libnccl-tuner-topotune.so ctx2/
+    { echo "FROM topotune-test"; cat "$p/launch/Dockerfile.fragment"; } >ctx2/Dockerfile
+    sed -i '1a ENV NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so' ctx/Dockerfile
+    expect_exit 0 "buildah builds the fragment on a base with a tuner" -- \
+        timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
+    expect_exit 0 "buildah rebuilds on it" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
+    check "rebuilt: the base's tuner still next" sh -c "$(printf '%q ' "${b[@]}") inspect --type image \
+        --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt | grep -qx 'TOPOTUNE_NEXT_TUNER=/opt/aws/libnccl-net.so'"
     ctr=$("${b[@]}" from topotune-test)
     root=$("${b[@]}" mount "$ctr")
     cp -a "$root/opt" image-opt
