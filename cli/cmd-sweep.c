@@ -658,6 +658,13 @@ int cmd_sweep(int argc, char **argv)
         return util_error("--out: an empty directory name (give one, or leave --out out for "
                           "sweeps/CLASS-TIME)"),
                2;
+    /* its runs' logs and events go under it, named on launch lines: a longer one was cut there,
+     * and every run ended "results-missing" */
+    if (o.out && strlen(o.out) > SWEEP_MAX_DIR)
+        return util_error("--out: a directory name of %zu bytes, more than %d: give a shorter "
+                          "path (a relative one, or a link to the folder)",
+                          strlen(o.out), SWEEP_MAX_DIR),
+               2;
     struct sweep sw;
     memset(&sw, 0, sizeof(sw));
     struct topo t;

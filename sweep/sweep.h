@@ -47,6 +47,9 @@
 #define SWEEP_MAX_TIME_US 1e15 /* per operation */
 #define SWEEP_MAX_NODES   (1 << 20)
 #define SWEEP_MAX_RANKS   (1 << 24)
+/* The longest sweep directory name: its runs' files are named under it on launch lines of at
+ * most 1023 bytes an argument (--json=DIR/logs/NAME.jsonl). */
+#define SWEEP_MAX_DIR 900
 
 /* A search space (schema topotune/space/1). */
 struct sweep_space {

@@ -58,4 +58,10 @@ expect_exit 0 "the same plan resumes" -- resume --timeout 10.0
 # An empty --out names no directory: refused before anything is written (it made /logs).
 expect_exit 2 "an empty --out" -- "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out ''
 expect_stderr_has "an empty directory name" "said why"
+# A name too long for the launch lines that name files under it: every run was cut to
+# "error, results-missing", blaming a filesystem the hosts do not share.
+long=$TEST_TMP/$(printf 'd%.0s' $(seq 950))
+expect_exit 2 "--out of 950 bytes and more" -- "$TOPOTUNE" sweep --space "$TOPOTUNE_SRC/profiles/spaces/mpi-default.json" --out "$long"
+expect_stderr_has "more than 900: give a shorter path" "said why"
+expect_no_file "$long" "nothing made"
 finish
