@@ -332,13 +332,14 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
     if (hwloc_distances_get_by_name(h, "NVLinkBandwidth", &nr, &d, 0) || nr == 0)
         return;
     int *fabric = util_xcalloc((size_t)t->ngpus + 1, sizeof(int));
-    int ok = fabric != NULL;
+    int ok = fabric != NULL, matched = 0;
     for (unsigned i = 0; ok && i < d->nbobjs; i++) {
         int gi = gpu_of_obj(t, d->objs[i]);
         const struct topo_gpu_info *info =
             gi >= 0 ? topo_gpu_info_by_name(t->gpus[gi].model) : NULL;
         if (gi < 0)
             continue;
+        matched++;
         if (!info || info->link_mbs <= 0) {
             util_warning("NVLink bandwidth given for GPU%d (%s) but its per-link rate is unknown: "
                          "NVLink counts left unknown",
@@ -367,7 +368,13 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
                 fabric[gi] += links;
         }
     }
-    if (ok) {
+    /* a matrix of objects none of which is a GPU here (GPUs known by OS devices without a PCI
+     * parent, an edited export) says nothing of these GPUs: unknown, not "none" */
+    if (ok && !matched && t->ngpus)
+        util_warning("the export's NVLinkBandwidth matrix names none of its %d GPU(s): NVLink "
+                     "left unknown",
+                     t->ngpus);
+    if (ok && (matched || !t->ngpus)) {
         topo_set_nvlink_totals(t, fabric);
         t->nvlink_known = 1;
     } else { /* nothing half-read */

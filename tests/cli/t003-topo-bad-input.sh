@@ -119,6 +119,35 @@ for f in "$fx/hwloc-llnl-pascal-2xP100pcie-mlx5.xml" "$TOPOTUNE_SRC/profiles/spe
     check "the same class with the mark" test "$with" = "$(grep '^Class:' "$TEST_TMP/out")"
 done
 
+# An NVLinkBandwidth matrix whose objects are no GPU this export maps (GPUs known by NVML OS
+# devices without a PCI parent, as an export with PCI filtered out or edited has them) says
+# nothing of the GPUs: NVLink unknown, not "none" (which priced 4 NVLinked A100s as PCIe).
+python3 - "$TEST_TMP/osdev-nvlink.xml" <<'PY'
+import sys
+sets = 'cpuset="0x3" complete_cpuset="0x3" nodeset="0x1" complete_nodeset="0x1"'
+devs = "".join('<object type="OSDev" gp_index="%d" name="nvml%d" osdev_type="1"><info name="Backend" '
+               'value="NVML"/><info name="GPUModel" value="NVIDIA A100-SXM4-40GB"/></object>\n'
+               % (110 + i, i) for i in range(4))
+bw = " ".join("0" if i == j else "100000" for i in range(4) for j in range(4))
+open(sys.argv[1], "w").write(f'''<?xml version="1.0" encoding="UTF-8"?>
+<topology version="2.0">
+<object type="Machine" os_index="0" {sets} gp_index="1">
+<object type="Package" os_index="0" {sets} gp_index="2"><info name="CPUVendor" value="GenuineIntel"/>
+<object type="NUMANode" os_index="0" {sets} gp_index="3" local_memory="1000000000"/>
+<object type="Core" os_index="0" {sets} gp_index="4"><object type="PU" os_index="0" {sets} gp_index="5"/></object>
+{devs}</object>
+</object>
+<distances2hetero nbobjs="4" kind="25" name="NVLinkBandwidth">
+<indexes length="40">OSDev:110 OSDev:111 OSDev:112 OSDev:113 </indexes>
+<u64values length="{len(bw) + 1}">{bw} </u64values>
+</distances2hetero>
+</topology>
+''')
+PY
+expect_exit 0 "an NVLink matrix of no mapped GPU" -- "$TOPOTUNE" topo --input "$TEST_TMP/osdev-nvlink.xml"
+expect_stderr_has "NVLinkBandwidth matrix names none of its" "said"
+check "NVLink not described, not none" grep -q "^NVLink: *not described" "$TEST_TMP/out"
+
 # The odd but real AWS p5 rate string is read, not rejected.
 expect_exit 0 "p5 link_speed '32 GT/s PCIe/s'" -- "$TOPOTUNE" topo --input "$fx/nccl-topo-aws-p5-48xlarge.xml" --json "$TEST_TMP/p5.json"
 
