@@ -25,6 +25,12 @@ static int parse_measured(struct verify_opts *o)
         return util_error(
                    "verify --backend nccl needs --np N: the ranks, one per GPU (1 to 65536)"),
                UTIL_EUSAGE;
+    /* checked before --out is made: a direct launch is one process */
+    if (!strcmp(o->launcher, "direct") && o->np > 1)
+        return util_error("--launcher direct runs one rank, not --np %d: use --launcher mpirun "
+                          "(or srun) for more",
+                          o->np),
+               UTIL_EUSAGE;
     return 0;
 }
 

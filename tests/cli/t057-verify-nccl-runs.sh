@@ -54,6 +54,13 @@ check "the cleared names said" grep -q "^# cleared from this shell for every run
 # pattern, none found, and the table called not applied (exit 3).
 expect_exit 0 "verify into a folder named with brackets" -- measured verify --out "$TEST_TMP/o[1]"
 
+# A direct launch is one process: --np 2 with it said only "cannot build the direct launch",
+# after making --out.
+expect_exit 2 "--launcher direct --np 2" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" \
+    "$TOPOTUNE" verify "$p" --backend nccl --launcher direct --np 2 --out "$TEST_TMP/two"
+expect_stderr_has "--launcher direct runs one rank, not --np 2" "said, with the fix"
+expect_no_file "$TEST_TMP/two" "nothing made"
+
 # 2. An earlier verify's logs in the reused --out prove nothing: the plugin did not load now.
 cp -r "$TEST_TMP/v1" "$TEST_TMP/v2"
 for f in "$TEST_TMP"/v2/env-table-r0.*.log.nccl.*; do cp "$f" "$TEST_TMP/v2/env-table-r0.log.nccl.host.1"; done
