@@ -9,11 +9,12 @@
  */
 #include "gen/internal.h"
 #include "ops/ops.h"
+#include "util/json.h"
 #include "util/quote.h"
 
-#include <string.h>
-
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
 #define IMAGE_PLUGIN "/opt/topotune/lib/libnccl-tuner-topotune.so"
@@ -191,6 +192,12 @@ static int emit_check_daemonset(const json_t *profile, struct util_buf *out)
     gen_header(profile, "launch/check-daemonset.yaml", out);
     char cls[64], id[16];
     names(profile, cls, id);
+    /* one DaemonSet per class, named after the class, not the version: a new version's manifest
+     * replaces the old one's, which else went on checking against the old band, writing the same
+     * metrics file on the same nodes */
+    char *class_hash = util_json_hash(json_object_get(profile, "class"));
+    snprintf(id, sizeof(id), "%.12s", class_hash ? class_hash : "0");
+    free(class_hash);
     util_buf_addf(
         out,
         "# topotune check on every node of the class labelled topotune.io/check=enabled (label\n"

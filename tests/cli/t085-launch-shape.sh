@@ -221,4 +221,16 @@ names = [e["name"] for e in env]
 assert len(names) == len(set(names)), names
 assert {e["name"]: e["value"] for e in env}["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "3", env
 PY
+# The check DaemonSet of a class keeps one name across versions: v2's manifest replaces v1's. Named
+# per version, both ran on the same nodes against different bands, writing one metrics file.
+expect_exit 0 "gen v1" -- "$TOPOTUNE" gen --runs forced --profiles versions
+expect_exit 0 "gen v2 of the class" -- "$TOPOTUNE" gen --runs torch --profiles versions
+check "one DaemonSet name for v1 and v2" python3 - versions <<'PY'
+import glob, sys, yaml
+names = set()
+for f in sorted(glob.glob(sys.argv[1] + "/*/v[12]/launch/check-daemonset.yaml")):
+    (d,) = [x for x in yaml.safe_load_all(open(f)) if x]
+    names.add(d["metadata"]["name"])
+assert len(names) == 1 and len(glob.glob(sys.argv[1] + "/*/v2")) == 1, names
+PY
 finish
