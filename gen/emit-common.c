@@ -322,7 +322,9 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
         "# shellcheck source=/dev/null\n"
         ". \"$profile_dir/nccl.env\"\n"
-        "export NCCL_CONF_FILE=\"$profile_dir/nccl.conf\"\n\n");
+        "# nccl.env set the profile's variables. NCCL_CONF_FILE stays the caller's: NCCL (2.23 "
+        "on)\n"
+        "# reads it instead of ~/.nccl.conf, whose site settings pointing it here would drop.\n\n");
     per_node(profile, out);
     util_buf_adds(
         out,

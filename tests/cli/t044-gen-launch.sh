@@ -64,9 +64,10 @@ printf '%s\n' '#!/bin/sh' \
 chmod +x where.sh
 expect_exit 0 "mpirun.sh across 2 hosts, the caller's NCCL_SOCKET_IFNAME and NCCL_IB_HCA set" -- \
     env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 \
-    NCCL_SOCKET_IFNAME=lo NCCL_IB_HCA=mlx5_0 TOPOTUNE_PYTHON=python3 timeout 120 "$dir/launch/mpirun.sh" "$TEST_TMP/where.sh"
+    NCCL_SOCKET_IFNAME=lo NCCL_IB_HCA=mlx5_0 NCCL_CONF_FILE=/etc/site-nccl.conf TOPOTUNE_PYTHON=python3 \
+    timeout 120 "$dir/launch/mpirun.sh" "$TEST_TMP/where.sh"
 check "one rank on each host" bash -c "grep -q '^rank 0 remote=0 ' '$TEST_TMP/out' && grep -q '^rank 1 remote=1 ' '$TEST_TMP/out'"
-check "both ranks, local and remote, have them" \
+check "both ranks, local and remote, have them (the caller's NCCL_CONF_FILE too)" \
     test "$(grep -c '^rank [01] remote=[01] ifname=lo hca=mlx5_0 conf=set$' "$TEST_TMP/out")" -eq 2
 
 # A profile with variables: the 4090's, where P2P hangs (sim), for the launch files below.
@@ -119,7 +120,8 @@ check "no warning about an environment variable mpirun could not find" bash -c "
 check "each rank has what the script exported" python3 - "$TEST_TMP/out" "$dir/nccl.env" <<'PY'
 import re, sys
 seen = open(sys.argv[1]).read().splitlines()
-assert any(l.startswith("NCCL_CONF_FILE=") for l in seen), seen
+# NCCL_CONF_FILE stays the caller's (unset here): set, NCCL reads it instead of ~/.nccl.conf
+assert not any(l.startswith("NCCL_CONF_FILE=") for l in seen), seen
 exported = re.findall(r"^export ([A-Z_a-z0-9]+)=", open(sys.argv[2]).read(), re.M)
 for name in exported:
     assert sum(l.startswith(name + "=") for l in seen) == 2, (name, seen)
