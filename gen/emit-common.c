@@ -376,7 +376,19 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "if [ -z \"$py\" ] && [ -n \"$torchrun_path\" ]; then\n"
         "    py=$(script_python \"$torchrun_path\")\n"
         "fi\n"
-        "py=${py:-python3}\n\n");
+        "py=${py:-python3}\n"
+        "# mpirun.sh's program (torch_program=ask): Python by its name, or by its shebang as\n"
+        "# torchrun's is read (a console script on PATH: deepspeed, accelerate)\n"
+        "if [ \"${torch_program-}\" = ask ]; then\n"
+        "    torch_program=\n"
+        "    case ${1:-} in python* | */python* | pypy* | */pypy*) torch_program=1 ;; esac\n"
+        "    prog=$(command -v -- \"${1:-}\" 2>/dev/null || true)\n"
+        "    if [ -z \"$torch_program\" ] && [ -f \"$prog\" ] && [ -n \"$(script_python "
+        "\"$prog\")\" ]; "
+        "then\n"
+        "        torch_program=1\n"
+        "    fi\n"
+        "fi\n\n");
     struct gen_shape shape;
     gen_shape(profile, &shape);
     gen_shape_check(out, &shape);
@@ -398,9 +410,15 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
         "case $versions in */*) ;; *) versions=/ ;; esac\n"
         "have_nccl=${versions%%%%/*}\n"
         "torch_version=${versions#*/}\n\n"
-        "# The NCCL version must be the one this profile was measured with.\n"
+        "# The NCCL version must be the one this profile was measured with. PyTorch's NCCL is\n"
+        "# the program's only when it is Python (torch_program: mpirun.sh decides by its "
+        "program).\n"
         "want_nccl=%s\n"
-        "if [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" ] "
+        "if [ -z \"${torch_program-1}\" ] && [ -n \"$want_nccl\" ]; then\n"
+        "    echo \"$0: note: ${1:-the program} is not Python: the NCCL it loads is its own, not "
+        "checked against the profile's $want_nccl\" >&2\n"
+        "elif [ -n \"$want_nccl\" ] && [ -n \"$have_nccl\" ] && [ \"$have_nccl\" != \"$want_nccl\" "
+        "] "
         "&& [ -z \"${TOPOTUNE_IGNORE_NCCL_VERSION:-}\" ]; then\n"
         "    echo \"$0: profile measured with NCCL $want_nccl but this runs NCCL $have_nccl: run "
         "topotune sweep and gen again, or set TOPOTUNE_IGNORE_NCCL_VERSION=1\" >&2\n"

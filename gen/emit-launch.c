@@ -168,6 +168,10 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
                   "communicator of the job\n"
                   "# is a warning before mpirun starts.\n",
                   shape.nodes, shape.ppn, shape.ranks);
+    util_buf_adds(out, "# PyTorch's NCCL is the program's only when the program is Python: the "
+                       "prelude\n"
+                       "# looks at it (its name, else its shebang) before checking the version.\n"
+                       "torch_program=ask\n");
     gen_shell_prelude(profile, out);
     util_buf_addf(out,
                   "ppn=${TOPOTUNE_PPN:-%lld}\n"

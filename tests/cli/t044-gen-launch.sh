@@ -108,6 +108,20 @@ printf '%s\n' '#!/bin/sh' "'''exec' \"$TEST_TMP/long dir/python3.11\""' "$0" "$@
     >fakebin/torchrun
 expect_exit 3 "NCCL guard, pip's trampoline" -- env PATH="$TEST_TMP/fakebin:$PATH" "$vdir/launch/torchrun.sh" -- train.py
 expect_stderr_has "but this runs NCCL 2.18.1" "the guard asked the trampoline's Python"
+# mpirun.sh judged a binary's NCCL (nccl-tests', linked to the system's) by PyTorch's: refused
+# here for PyTorch's 2.18.1. A Python program is checked; another is said to be unchecked.
+expect_exit 0 "mpirun.sh, a binary" -- env PATH="$TEST_TMP/fakebin:$PATH" NP=1 "$vdir/launch/mpirun.sh" /bin/true
+expect_stderr_has "/bin/true is not Python: the NCCL it loads is its own" "said"
+expect_exit 3 "mpirun.sh, a Python program" -- env PATH="$TEST_TMP/fakebin:$PATH" NP=1 \
+    "$vdir/launch/mpirun.sh" python3 train.py
+expect_stderr_has "measured with NCCL 2.28.9 but this runs NCCL 2.18.1" "PyTorch's NCCL checked"
+# a console script on PATH (deepspeed, accelerate), and pip's trampoline, are Python by their shebang
+printf '%s\n' '#!/usr/bin/env python3' 'raise SystemExit(0)' >fakebin/deepspeed
+chmod +x fakebin/deepspeed
+expect_exit 3 "mpirun.sh, a console script on PATH" -- env PATH="$TEST_TMP/fakebin:$PATH" NP=1 \
+    "$vdir/launch/mpirun.sh" deepspeed train.py
+expect_exit 3 "mpirun.sh, pip's trampoline" -- env PATH="$TEST_TMP/fakebin:$PATH" NP=1 \
+    "$vdir/launch/mpirun.sh" fakebin/torchrun train.py
 
 # mpirun.sh under real Open MPI: ranks print their environment.
 cat >show-env.sh <<'EOF'
