@@ -191,24 +191,32 @@ static int run_sizes(struct bench_ctx *c, const struct bench_backend *b, int ave
         struct bench_counts n;
         bench_coll_counts(c->coll, size / tsize, tsize, c->nranks, &n);
         size_t bytes = bench_coll_size(&n, tsize);
-        if (n.param == 0)
-            continue; /* no part for every rank */
+        /* no part for every rank: skipped; with --split each group decides by its own ranks,
+         * and every process still joins the size's gather, or the groups fall out of step */
+        int runs = n.param > 0;
+        if (!runs && !c->ngroups)
+            continue;
         struct bench_result r[2] = {{0}};
         struct bench_line l[2] = {{0}};
-        for (int in_place = 0; c->group >= 0 && in_place < 2; in_place++) {
+        for (int in_place = 0; runs && c->group >= 0 && in_place < 2; in_place++) {
             int rc = b->run(c, &n, in_place, &r[in_place]);
             if (rc)
                 return fail(c, rc);
             to_line(c, bytes, &r[in_place], average, &l[in_place]);
         }
         if (c->ngroups)
-            bench_split_report(c, bytes, n.param, &l[0], &l[1]);
+            bench_split_report(c, bytes, n.param, runs ? &l[0] : NULL, runs ? &l[1] : NULL);
         else
             bench_report_size(c, bytes, n.param, &l[0], &l[1]);
         wrong |= l[0].wrong > 0 || l[1].wrong > 0; /* summed over ranks: all agree */
-        measured++;
+        measured += runs;
     }
-    if (!measured) { /* every process sees the same sizes and ranks: all stop here */
+    /* with --split a group of few ranks may measure a size another cannot: the launch fails
+     * only when no group measured one (every process asks, so all stop here or none) */
+    int any = measured;
+    if (c->ngroups)
+        MPI_Allreduce(&measured, &any, 1, MPI_INT, MPI_MAX, c->world);
+    if (!any) {
         char msg[200];
         snprintf(msg, sizeof(msg),
                  "%s on %d ranks: no size from -b %zu to -e %zu holds a 16-byte part per rank; "

@@ -164,7 +164,9 @@ int bench_report_end(const struct bench_ctx *c, int code);
 json_t *bench_split_groups(const struct bench_ctx *c, const char *spec, int *mine);
 /* Splits the world by group and makes c the group's (comm, proc, nprocs, rank, nranks, nodes). */
 int bench_split_comm(struct bench_ctx *c);
-/* One size's lines of every group to world process 0, which writes one size event per group. */
+/* One size's lines of every group to world process 0, which writes one size event per group,
+ * each with the group's own bytes and count. Every world process calls it for every size, oop
+ * and ip NULL where its group has no line (a size without a part for each of its ranks). */
 void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
                         const struct bench_line *oop, const struct bench_line *ip);
 /* The "groups" event: the hosts of each group. */

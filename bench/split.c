@@ -112,8 +112,9 @@ int bench_split_comm(struct bench_ctx *c)
     return 0;
 }
 
-/* What process 0 of each group sends per size. */
-enum { F_GROUP, F_OOP, F_IP = F_OOP + 4, F_FIELDS = F_IP + 4 };
+/* What process 0 of each group sends per size: its own size and count, which groups of other
+ * rank counts round otherwise (all_gather's parts). */
+enum { F_GROUP, F_BYTES, F_COUNT, F_OOP, F_IP = F_OOP + 4, F_FIELDS = F_IP + 4 };
 
 static void pack(double *v, const struct bench_line *l)
 {
@@ -136,8 +137,10 @@ void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
                         const struct bench_line *oop, const struct bench_line *ip)
 {
     double mine[F_FIELDS] = {-1};
-    if (c->group >= 0 && c->proc == 0) {
+    if (c->group >= 0 && c->proc == 0 && oop && ip) {
         mine[F_GROUP] = c->group;
+        mine[F_BYTES] = (double)bytes;
+        mine[F_COUNT] = (double)count;
         pack(mine + F_OOP, oop);
         pack(mine + F_IP, ip);
     }
@@ -154,7 +157,7 @@ void bench_split_report(struct bench_ctx *c, size_t bytes, size_t count,
         unpack(v + F_OOP, &l[0]);
         unpack(v + F_IP, &l[1]);
         c->report_group = (int)v[F_GROUP] + 1;
-        bench_report_size(c, bytes, count, &l[0], &l[1]);
+        bench_report_size(c, (size_t)v[F_BYTES], (size_t)v[F_COUNT], &l[0], &l[1]);
     }
     c->report_group = 0;
     free(all);

@@ -29,6 +29,45 @@ check "3-rank text is still printed with --json FILE" grep -q "Out of bounds val
 # topotune bench drives the same through mpirun.
 expect_exit 0 "topotune bench --np 2" -- "$TOPOTUNE" bench --backend mpi --np 2 -b 8 -e 1M -f 2 -n 5
 check "topotune bench table" python3 "$check_py" text "$TEST_TMP/out" 2 18
+# --split by node with groups of different rank counts (a host of 2 ranks, one of 1, each rank
+# given its host name in a UTS namespace): all_gather's 16 B has a part for each rank of the
+# 1-rank group only. Each group skipped by its own count while every size ended in one gather:
+# the groups fell out of step, sizes were reported one step off, or, with rank 0 in the larger
+# group, the run hung. Each group's lines carry its own sizes, in step.
+if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
+    for single in 0 2; do
+        cat >"$TEST_TMP/host-$single.sh" <<SH
+#!/bin/bash
+h=hosta; [ "\$OMPI_COMM_WORLD_RANK" = $single ] && h=hostb
+exec unshare -u sh -c 'hostname "\$0"; exec "\$@"' "\$h" "$TOPOTUNE_BENCH" "\$@"
+SH
+        chmod +x "$TEST_TMP/host-$single.sh"
+        expect_exit 0 "--split node, groups of 1 and 2 ranks (rank $single alone)" -- \
+            mpirun_np 3 "$TEST_TMP/host-$single.sh" --backend mpi -C all_gather -b 16 -e 64 -f 2 -n 2 \
+            -w 1 --split node -T 20 --json "$TEST_TMP/split-$single.jsonl"
+        check "each group's own sizes, each size's bytes its own (rank $single alone)" python3 - \
+            "$TEST_TMP/split-$single.jsonl" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+groups = next(e for e in events if e["event"] == "groups")["groups"]
+sizes = {}
+for e in (e for e in events if e["event"] == "size"):
+    sizes.setdefault(e["group"], []).append(e["size"])
+    assert abs(e["time_us"] * e["algbw"] * 1e3 - e["size"]) <= 0.02 * e["size"] + 1, e
+want = {g: ([16, 32, 64] if h == ["hostb"] else [32, 64]) for g, h in enumerate(groups)}  # hostb: 1 rank
+assert sizes == want, (sizes, groups)
+PY
+    done
+    # 16 B alone: the 1-rank group measures it, the other none. That group ended in an "init"
+    # error (exit 6) after the other's measurement; only no group measuring is an error.
+    expect_exit 0 "--split node, a size for one group only" -- mpirun_np 3 "$TEST_TMP/host-0.sh" \
+        --backend mpi -C all_gather -b 16 -e 16 -n 2 -w 1 --split node -T 20 --json "$TEST_TMP/one.jsonl"
+    check "its one line, no error" python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["size"] for e in ev if e["event"] == "size"] == [16], ev
+assert not any(e["event"] == "error" for e in ev), ev' "$TEST_TMP/one.jsonl"
+fi
+
 # Killed, topotune bench takes its launcher with it: mpirun and both ranks (one stalled at its
 # first size, as a hung NCCL would be) kept running for ever after a scheduler killed topotune.
 TOPOTUNE_BENCH_TEST_STALL=0 "$TOPOTUNE" bench --backend mpi --np 2 -b 1040 -e 1040 >/dev/null 2>&1 &
