@@ -152,6 +152,16 @@ int cmd_bench(int argc, char **argv)
     const char *launcher = l.launcher ? l.launcher : (np > 1 || l.hosts ? "mpirun" : "direct");
     if (strcmp(launcher, "direct") == 0 && np > 1)
         return util_error("--np %d needs a launcher: use --launcher mpirun", np), 2;
+    /* as the sweep refuses them: each would run other than asked, and exit 0 */
+    if (strcmp(launcher, "direct") == 0 && l.hosts)
+        return util_error("--hosts needs a launcher that reaches them: use --launcher mpirun "
+                          "(direct runs on this machine)"),
+               2;
+    if (!strcmp(l.backend, "sim") && np > 1)
+        return util_error("--backend sim with --np %d: the sim is one process that acts out "
+                          "every rank of --topology (its --nodes); give no --np",
+                          np),
+               2;
     int nhosts = launch_count_hosts(l.hosts);
     if (nhosts && np % nhosts)
         return util_error("--np %d is not a multiple of the %d host(s): every host runs the same "

@@ -29,6 +29,15 @@ check "3-rank text is still printed with --json FILE" grep -q "Out of bounds val
 # topotune bench drives the same through mpirun.
 expect_exit 0 "topotune bench --np 2" -- "$TOPOTUNE" bench --backend mpi --np 2 -b 8 -e 1M -f 2 -n 5
 check "topotune bench table" python3 "$check_py" text "$TEST_TMP/out" 2 18
+# Shapes the sweep refuses, refused here too: each ran other than asked and exited 0 (a sim run
+# twice into one --json, a "remote" host measured on this machine).
+expect_exit 2 "topotune bench --backend sim --np 2" -- "$TOPOTUNE" bench --backend sim --np 2 \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" -b 1M -e 1M
+expect_stderr_has "the sim is one process" "said"
+expect_exit 2 "topotune bench --launcher direct --hosts" -- "$TOPOTUNE" bench --launcher direct \
+    --hosts elsewhere --backend mpi -b 8 -e 8
+expect_stderr_has "--hosts needs a launcher that reaches them" "said"
+
 # --split by node with groups of different rank counts (a host of 2 ranks, one of 1, each rank
 # given its host name in a UTS namespace): all_gather's 16 B has a part for each rank of the
 # 1-rank group only. Each group skipped by its own count while every size ended in one gather:
