@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* nccl.env (sourceable shell) and nccl.conf (NCCL_CONF_FILE format). */
 #include "gen/internal.h"
+#include "util/env.h"
 #include "util/quote.h"
 
 #include <string.h>
@@ -16,7 +17,15 @@ static int env_line(const char *name, const char *value, const char *role, void 
 static int conf_line(const char *name, const char *value, const char *role, void *ctx)
 {
     (void)role;
-    util_buf_addf(ctx, "%s=%s\n", name, value);
+    /* the image points NCCL_CONF_FILE here for every node: a per-node value (one node's device
+     * names) is each node's own, from topotune env --node */
+    if (util_env_per_node(name))
+        util_buf_addf(ctx,
+                      "# %s: per node (its measured value is one node's): each node's own from "
+                      "'topotune env --node'\n",
+                      name);
+    else
+        util_buf_addf(ctx, "%s=%s\n", name, value);
     return 0;
 }
 

@@ -9,6 +9,7 @@
  */
 #include "gen/internal.h"
 #include "ops/ops.h"
+#include "util/env.h"
 #include "util/json.h"
 #include "util/quote.h"
 
@@ -19,8 +20,23 @@
 /* Where the Dockerfile fragment puts topotune's tuner plugin in the image. */
 #define IMAGE_PLUGIN "/opt/topotune/lib/libnccl-tuner-topotune.so"
 
+/* A per-node variable's value (NCCL_IB_HCA's device names) was measured on one node: an image or
+ * a pod spec that every node shares must not pin it. Its line says where each node's comes from. */
+static int per_node_note(struct util_buf *out, const char *indent, const char *name)
+{
+    if (!util_env_per_node(name))
+        return 0;
+    util_buf_addf(out,
+                  "%s# %s: per node (its measured value is one node's): each node's own from "
+                  "'topotune env --node', as the launch scripts do\n",
+                  indent, name);
+    return 1;
+}
+
 static int yaml_env(const char *name, const char *value, const char *role, void *ctx)
 {
+    if (per_node_note(ctx, "                ", name))
+        return 0;
     util_buf_addf(ctx, "                - name: %s  # %s\n                  value: ", name, role);
     util_quote_yaml(ctx, value);
     util_buf_adds(ctx, "\n");
@@ -134,6 +150,8 @@ static int emit_pytorchjob(const json_t *profile, struct util_buf *out)
 static int docker_env(const char *name, const char *value, const char *role, void *ctx)
 {
     (void)role;
+    if (per_node_note(ctx, "", name))
+        return 0;
     util_buf_addf(ctx, "ENV %s=", name);
     util_quote_dockerfile(ctx, value);
     util_buf_adds(ctx, "\n");

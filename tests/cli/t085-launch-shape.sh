@@ -233,4 +233,29 @@ for f in sorted(glob.glob(sys.argv[1] + "/*/v[12]/launch/check-daemonset.yaml"))
     names.add(d["metadata"]["name"])
 assert len(names) == 1 and len(glob.glob(sys.argv[1] + "/*/v2")) == 1, names
 PY
+# A per-node variable (NCCL_IB_HCA names one node's devices): the image and the pod spec, which
+# every node shares, pinned the measured node's value; they now say where each node's comes from.
+sed 's/"vars": {"NCCL_ALGO": \[null, "Tree"\]}/"vars": {"NCCL_IB_HCA": [null, "=mlx5_0:1"]}/' space.json >hca.json
+"$TOPOTUNE" -q sweep --topology "$spec" --space hca.json --out hca || true
+python3 - hca/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for r in runs:
+    for s in r["sizes"] if r["env"] else []:
+        s["busbw"] *= 2
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in runs))
+PY
+expect_exit 0 "gen (NCCL_IB_HCA)" -- "$TOPOTUNE" gen --runs hca --profiles phca
+hca=$(echo "$TEST_TMP"/phca/*/latest)
+check "the profile sets it" grep -q "NCCL_IB_HCA" "$hca/nccl.env"
+check "the image pins no NCCL_IB_HCA, and says why" bash -c "! grep -q '^ENV NCCL_IB_HCA' '$hca/launch/Dockerfile.fragment' &&
+    grep -q '^# NCCL_IB_HCA: per node' '$hca/launch/Dockerfile.fragment'"
+check "nor nccl.conf, which the image points NCCL_CONF_FILE at" bash -c "! grep -q '^NCCL_IB_HCA=' '$hca/nccl.conf' &&
+    grep -q '^# NCCL_IB_HCA: per node' '$hca/nccl.conf'"
+check "nor the PyTorchJob" python3 - "$hca/launch/pytorchjob.yaml" <<'PY'
+import sys, yaml
+(job,) = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+env = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]
+assert "NCCL_IB_HCA" not in [e["name"] for e in env], env
+PY
 finish
