@@ -4,10 +4,12 @@
  * job's NCCL COLL log or a preset (workload/); a table, or the document (topotune/workload/1).
  */
 #include "cli/cli.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/opts.h"
+#include "util/text.h"
 #include "workload/workload.h"
 
 #include <stdio.h>
@@ -29,12 +31,13 @@ static void table(const json_t *doc)
     json_t *e;
     json_array_foreach(json_object_get(doc, "entries"), i, e) {
         json_t *calls = json_object_get(e, "calls");
-        char c[32] = "-";
+        struct util_buf c = UTIL_BUF_INIT; /* 1,000,000, never 1e+06 */
         if (calls)
-            snprintf(c, sizeof(c), "%.6g", json_number_value(calls));
+            util_text_number(&c, json_number_value(calls), 7);
         printf(" %-15s %14lld %14s %8.4f\n", json_string_value(json_object_get(e, "collective")),
-               (long long)json_integer_value(json_object_get(e, "size")), c,
-               json_number_value(json_object_get(e, "weight")));
+               (long long)json_integer_value(json_object_get(e, "size")),
+               calls ? util_buf_str(&c) : "-", json_number_value(json_object_get(e, "weight")));
+        util_buf_release(&c);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "tuner/tuner.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/text.h"
 #include "util/version.h"
 
 #include <limits.h>
@@ -330,9 +331,18 @@ static const char *noisy_note(const struct config_stats *b, enum base_verdict v,
 
 /* A GB/s figure for people: two decimals, or three significant digits below 0.1 (a workload's
  * effective algbw of tiny calls would read 0.00). */
+/* GB/s as people write it: 2 decimals, 3 significant digits below 0.1 (0.0000339), never an
+ * exponent (a workload of 1-byte calls has one). */
 static const char *gbs(char *buf, size_t len, double v)
 {
-    snprintf(buf, len, v >= 0.1 ? "%.2f" : "%.3g", v);
+    if (v >= 0.1 || v <= 0 || !isfinite(v)) {
+        snprintf(buf, len, "%.2f", v);
+        return buf;
+    }
+    struct util_buf b = UTIL_BUF_INIT;
+    util_text_number(&b, v, 3);
+    snprintf(buf, len, "%s", util_buf_str(&b));
+    util_buf_release(&b);
     return buf;
 }
 

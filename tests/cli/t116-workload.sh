@@ -218,4 +218,9 @@ expect_exit 2 "a preset with files" -- "$TOPOTUNE" workload --preset dp "$logs/n
 expect_stderr_has "--preset dp takes no files" "files with a preset: said so"
 expect_exit 2 "--from-nccl-log without files" -- "$TOPOTUNE" workload --from-nccl-log
 expect_stderr_has "--from-nccl-log needs the log files" "no files: said so"
+# Numbers a person reads never take an exponent: a million calls a rank read "1e+06".
+yes 'h:1:2 [0] NCCL INFO AllReduce: opCount 0 count 1 datatype 0 [nranks=2]' | head -n 1000000 >million.log
+expect_exit 0 "a million calls" -- "$TOPOTUNE" workload --from-nccl-log million.log
+rm -f million.log
+check "1,000,000 calls a rank" grep -qE '^ all_reduce +1 +1,000,000 ' "$TEST_TMP/out"
 finish

@@ -393,6 +393,14 @@ expect_exit 0 "gen, all_reduce alone into it" -- "$TOPOTUNE" gen --runs ar --pro
 expect_exit 0 "profiles diff" -- "$TOPOTUNE" profiles --profiles p-both diff "$(basename "$(ls -d p-both/*/)")"
 check "not comparable, each said" grep -q "effective algbw of its workload -> .* mean busbw of all_reduce (not comparable: chosen for different workloads)" "$TEST_TMP/out"
 
+# A mix of 1-byte calls: its effective algbw is tiny, and was written 3.39e-05.
+printf '%s\n' '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 1, "weight": 1}]}' >tiny.json
+expect_exit 0 "sim sweep, a mix of 1-byte calls" -- "$TOPOTUNE" sweep --space tree.json -q --workload tiny.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out tiny
+no_exponent() { ! grep -qE "[0-9]e[-+][0-9]" "$1"; }
+check "no exponent in what gen will choose" no_exponent "$TEST_TMP/err"
+check "the number written out" grep -qE "effective algbw 0\.0000[0-9]+ GB/s" "$TEST_TMP/err"
+
 # Profiles side by side must share a mix: one made for FSDP is not lined up with dp's predictions,
 # nor an all_reduce profile with a workload one.
 p_fsdp=$(ls -d p-fsdp/*/v1)
