@@ -278,6 +278,21 @@ static enum topo_nic_kind nic_kind(hwloc_obj_t pci, hwloc_obj_t ofdev, hwloc_obj
     return TOPO_NIC_ETH;
 }
 
+/* RDMA devices the export gives without their PCI device (an export with PCI filtered out, or
+ * edited) are no NICs here: the model prices the node without them. Said, once. */
+static void warn_nics_unplaced(const struct topo *t, hwloc_topology_t h)
+{
+    int n = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(h, o));)
+        n += o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS &&
+             (!o->parent || o->parent->type != HWLOC_OBJ_PCI_DEVICE);
+    if (n)
+        util_warning("'%s': %d RDMA device(s) without a PCI device in the export are left out: "
+                     "the NICs seen are %d (export with PCI devices: lstopo --of xml, hwloc 2 "
+                     "keeps them by default)",
+                     t->source_path ? t->source_path : "topology", n, t->nnics);
+}
+
 static void add_nic_from_pci(struct topo *t, hwloc_topology_t h, hwloc_obj_t p)
 {
     hwloc_obj_t of = NULL, net = NULL;
@@ -436,6 +451,7 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
     free(pcis);
     if (t->ngpus == 0)
         add_gpus_from_osdevs(t, h);
+    warn_nics_unplaced(t, h);
     topo_alloc_nvlink(t);
     read_nvlink_distances(t, h);
     if (!t->nvlink_known && topo_gpus_lack_nvlink(t)) {

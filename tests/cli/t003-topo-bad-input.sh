@@ -122,7 +122,7 @@ done
 # An NVLinkBandwidth matrix whose objects are no GPU this export maps (GPUs known by NVML OS
 # devices without a PCI parent, as an export with PCI filtered out or edited has them) says
 # nothing of the GPUs: NVLink unknown, not "none" (which priced 4 NVLinked A100s as PCIe).
-python3 - "$TEST_TMP/osdev-nvlink.xml" <<'PY'
+python3 - "$TEST_TMP/osdev-nvlink.xml" "$TEST_TMP/osdev-nics.xml" <<'PY'
 import sys
 sets = 'cpuset="0x3" complete_cpuset="0x3" nodeset="0x1" complete_nodeset="0x1"'
 devs = "".join('<object type="OSDev" gp_index="%d" name="nvml%d" osdev_type="1"><info name="Backend" '
@@ -143,10 +143,20 @@ open(sys.argv[1], "w").write(f'''<?xml version="1.0" encoding="UTF-8"?>
 </distances2hetero>
 </topology>
 ''')
+# the same node's RDMA devices without their PCI devices
+nics = "".join('<object type="OSDev" gp_index="%d" name="mlx5_%d" osdev_type="3"/>\n' % (120 + i, i)
+               for i in range(2))
+text = open(sys.argv[1]).read().replace("</object>\n</object>\n<distances2hetero", nics + "</object>\n</object>\n<distances2hetero")
+assert nics in text
+open(sys.argv[2], "w").write(text)
 PY
 expect_exit 0 "an NVLink matrix of no mapped GPU" -- "$TOPOTUNE" topo --input "$TEST_TMP/osdev-nvlink.xml"
 expect_stderr_has "NVLinkBandwidth matrix names none of its" "said"
 check "NVLink not described, not none" grep -q "^NVLink: *not described" "$TEST_TMP/out"
+# RDMA devices given without their PCI device were dropped without a word: the node priced
+# without its NICs.
+expect_exit 0 "RDMA devices without a PCI device" -- "$TOPOTUNE" topo --input "$TEST_TMP/osdev-nics.xml"
+expect_stderr_has "2 RDMA device(s) without a PCI device in the export are left out" "said"
 
 # The odd but real AWS p5 rate string is read, not rejected.
 expect_exit 0 "p5 link_speed '32 GT/s PCIe/s'" -- "$TOPOTUNE" topo --input "$fx/nccl-topo-aws-p5-48xlarge.xml" --json "$TEST_TMP/p5.json"
