@@ -19,6 +19,8 @@
 
 #define MAX_DEPTH 64
 
+/* n's chain up to its root, n first; -1 when deeper than MAX_DEPTH (no machine's PCIe tree is:
+ * a damaged or forged export), whose cut chain would give another letter. */
 static int ancestors(const struct topo *t, int n, int *out)
 {
     int depth = 0;
@@ -26,7 +28,7 @@ static int ancestors(const struct topo *t, int n, int *out)
         out[depth++] = n;
         n = t->nodes[n].parent;
     }
-    return depth;
+    return n >= 0 ? -1 : depth;
 }
 
 static int locality_of(const struct topo *t, const int *chain, int depth)
@@ -53,6 +55,8 @@ const char *topo_path_letter(const struct topo *t, int a, int b)
         return NULL;
     int ca[MAX_DEPTH], cb[MAX_DEPTH];
     int da = ancestors(t, a, ca), db = ancestors(t, b, cb);
+    if (da < 0 || db < 0)
+        return NULL; /* unknown, as a pair without a path */
     /* Walk down from the roots while the chains agree. */
     int i = da - 1, j = db - 1, lca = -1;
     while (i >= 0 && j >= 0 && ca[i] == cb[j]) {

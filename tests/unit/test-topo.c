@@ -273,6 +273,16 @@ static void test_path_letters(void **state)
     assert_string_equal(topo_path_letter(&t, a, g), "SYS");
     assert_string_equal(topo_path_letter(&t, g, f), "SYS");
     assert_null(topo_path_letter(&t, a, -1));
+    /* two devices 70 bridges below host bridges of one NUMA node: no letter (a chain cut at 64
+     * levels read SYS, where 5 levels read NODE) */
+    int deep[2];
+    for (int k = 0; k < 2; k++) {
+        int n = topo_add_pnode(&t, TOPO_PNODE_HOSTBRIDGE, numa0, 0, -1);
+        for (int i = 0; i < 70; i++)
+            n = topo_add_pnode(&t, TOPO_PNODE_BRIDGE, n, 1, -1);
+        deep[k] = topo_add_pnode(&t, TOPO_PNODE_DEVICE, n, 0, -1);
+    }
+    assert_null(topo_path_letter(&t, deep[0], deep[1]));
     topo_release(&t);
 }
 
