@@ -237,6 +237,8 @@ static int check_sizes(const struct where *w, const json_t *sizes, int ok)
             check_number(w, s, "time_us", 0, SWEEP_MAX_TIME_US, 0))
             return UTIL_EINVAL;
         json_int_t size = json_integer_value(json_object_get(s, "size"));
+        if (size == 0 && json_number_value(json_object_get(s, "busbw")) > 0)
+            return bad(w, "sizes", "size 0 with a busbw: nothing moves at 0 bytes");
         if (size <= last)
             return bad(w, "sizes",
                        "size %lld follows %lld: a run measures each size once, "

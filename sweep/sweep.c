@@ -336,8 +336,9 @@ static json_t *take_effective_env(json_t *env)
 }
 
 /* INVALID: a size event with a value no benchmark writes (a busbw of 10^12 GB/s, a size of
- * text, a size not above the one before or above -e, wrong results in a run that exits 0, a size
- * after the end event): the run is an error, and the value is not recorded. */
+ * text, a size not above the one before or above -e, a busbw at size 0, wrong results in a run
+ * that exits 0, a size after the end event): the run is an error, and the value is not
+ * recorded. */
 enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4 };
 
 /*
@@ -355,7 +356,8 @@ static int size_follows(const json_t *sizes, const json_t *sz, size_t max)
     json_int_t size = json_integer_value(json_object_get(sz, "size"));
     json_t *last = json_array_get(sizes, json_array_size(sizes) - 1);
     json_int_t wrong = json_integer_value(json_object_get(sz, "wrong")); /* null: 0 */
-    return (size_t)size <= max && wrong == 0 &&
+    int moved = size > 0 || json_number_value(json_object_get(sz, "busbw")) == 0;
+    return (size_t)size <= max && wrong == 0 && moved &&
            (!last || size > json_integer_value(json_object_get(last, "size")));
 }
 

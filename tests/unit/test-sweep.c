@@ -397,7 +397,8 @@ static void result_check_refuses_what_no_sweep_writes(void **state)
         {"hosts", "\"h\""},
         {"sizes", "[{\"size\": 8, \"busbw\": 1}, {\"size\": 8, \"busbw\": 9}]"},
         {"sizes", "[{\"size\": 16, \"busbw\": 1}, {\"size\": 8, \"busbw\": 9}]"},
-        {"sizes", "[{\"size\": 8, \"busbw\": 1, \"wrong\": 3}]"}};
+        {"sizes", "[{\"size\": 8, \"busbw\": 1, \"wrong\": 3}]"},
+        {"sizes", "[{\"size\": 0, \"busbw\": 500}]"}};
     json_t *r = json_loads(good, 0, NULL);
     assert_int_equal(sweep_result_check(r, "r.jsonl", 1), 0);
     json_decref(r);
