@@ -336,31 +336,31 @@ static json_t *take_effective_env(json_t *env)
 }
 
 /* INVALID: a size event with a value no benchmark writes (a busbw of 10^12 GB/s, a size of
- * text, a size not above the one before or above -e, a busbw at size 0, wrong results in a run
- * that exits 0, a size after the end event): the run is an error, and the value is not
- * recorded. */
-enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4 };
+ * text, a size below the one before or above -e, a busbw at size 0, a size after the end
+ * event): the run is an error, and the value is not recorded. WRONG: a size with wrong results,
+ * which the bench follows with a nonzero exit (a run that exits 0 after one is INVALID). */
+enum { EVENTS_STARTED = 1, EVENTS_ENDED = 2, EVENTS_INVALID = 4, EVENTS_WRONG = 8 };
+
+/* A size event the bench could have written after those in sizes: the bench measures the sizes
+ * in order, none above the -e it was given (max); two requested sizes that round to one part
+ * size give that size twice, as nccl-tests prints them. A process it left behind, or a forged
+ * line, writes otherwise. */
+static int size_follows(const json_t *sizes, const json_t *sz, size_t max)
+{
+    json_int_t size = json_integer_value(json_object_get(sz, "size"));
+    json_t *last = json_array_get(sizes, json_array_size(sizes) - 1);
+    int moved = size > 0 || json_number_value(json_object_get(sz, "busbw")) == 0;
+    return (size_t)size <= max && moved &&
+           (!last || size >= json_integer_value(json_object_get(last, "size")));
+}
 
 /*
  * Reads the run's JSON events into the result: sizes, stage reached, hosts,
  * effective_env. The child wrote them: every field is checked against what the
  * bench writes (others are left out) and strings are cleaned, so the result is
  * a line the results loader and its schema accept. Returns EVENTS_* flags:
- * the start event came, the end event came, a size event was refused.
+ * the start event came, the end event came, a size event was refused, a size was wrong.
  */
-/* A size event the bench could have written after those in sizes: the bench measures each size
- * once, in increasing order, none above the -e it was given (max), and exits nonzero on wrong
- * results. A process it left behind, or a forged line, writes otherwise. */
-static int size_follows(const json_t *sizes, const json_t *sz, size_t max)
-{
-    json_int_t size = json_integer_value(json_object_get(sz, "size"));
-    json_t *last = json_array_get(sizes, json_array_size(sizes) - 1);
-    json_int_t wrong = json_integer_value(json_object_get(sz, "wrong")); /* null: 0 */
-    int moved = size > 0 || json_number_value(json_object_get(sz, "busbw")) == 0;
-    return (size_t)size <= max && wrong == 0 && moved &&
-           (!last || size > json_integer_value(json_object_get(last, "size")));
-}
-
 static int read_events(const char *path, size_t max, json_t *result, char *stage, size_t stagelen)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -391,6 +391,7 @@ static int read_events(const char *path, size_t max, json_t *result, char *stage
         } else if (ev && !strcmp(ev, "size")) {
             snprintf(stage, stagelen, "after size:%lld",
                      (long long)json_integer_value(json_object_get(sz, "size")));
+            flags |= json_integer_value(json_object_get(sz, "wrong")) > 0 ? EVENTS_WRONG : 0;
             json_array_append_new(sizes, sz);
         } else if (ev && !strcmp(ev, "error") && valid_stage(named)) {
             snprintf(stage, stagelen, "%s", named);
@@ -421,7 +422,7 @@ static void classify(const struct util_child *ch, int events, const char *stage,
          * whose filesystem is not this one (--out must be shared by every host) */
         outcome = "error";
         stage = "results-missing";
-    } else if (ch->exit_code == 0 && (events & EVENTS_INVALID)) {
+    } else if (ch->exit_code == 0 && (events & (EVENTS_INVALID | EVENTS_WRONG))) {
         outcome = "error"; /* what gen would refuse as damage is never an ok run */
         stage = "results-invalid";
     } else if (ch->exit_code == 0)

@@ -6,8 +6,10 @@
 # failure with exit 1. Every result line is one the sweep's own loader (--resume) and the result
 # schema accept, its text holds no control character, and none reaches the terminal.
 # Size events no benchmark writes make the run an error, the values unrecorded: one after the end
-# event (a process left behind), a size twice, a size above -e, wrong results in a run that exits 0
-# (one forged line had made a run's objective 499.5 GB/s instead of 0.008).
+# event (a process left behind), a size below the one before, a size above -e, wrong results in a
+# run that exits 0 (one forged line had made a run's objective 499.5 GB/s instead of 0.008). A
+# size twice in a row is the bench's own (two requested sizes that round to one), and wrong
+# results with their exit are recorded as wrong, sizes kept.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fake=$TEST_TMP/hostile-bench
@@ -43,16 +45,21 @@ bad-events) # (a size event of the wrong types makes an ok run an error: t063)
     printf '{"event":"start","ranks":"1","nodes":1,"hosts":"h"}\n{"event":"error","stage":"size:\\u00e9\\u001b[2J"}\n' >"$json"
     printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n' >>"$json"
     ;;
-after-end | twice | beyond | wrong-ok) # each: one size event no benchmark writes, exit 0
+after-end | down | beyond | wrong-ok | wrong-7 | repeat) # down..wrong-ok: one size event no
+    # benchmark writes, exit 0; wrong-7: wrong results and their exit; repeat: one size twice, as
+    # two requested sizes that round to one part size give it
     start='{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["h"],"predicted":false}'
     size='{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.008,"wrong":0}'
     end='{"event":"end","outcome":"ok","exit_code":0}'
     case "$NCCL_FAKE_MODE" in
     after-end) printf '%s\n' "$start" "$end" "$size" ;;
-    twice) printf '%s\n' "$start" "$size" "${size/0.008,\"busbw\":0.008/999,\"busbw\":999}" "$end" ;;
+    down) printf '%s\n' "$start" "$size" "${size/\"size\":8,\"count\":2,\"time_us\":1.0,\"algbw\":0.008,\"busbw\":0.008/\"size\":4,\"count\":1,\"time_us\":1.0,\"algbw\":999,\"busbw\":999}" "$end" ;;
     beyond) printf '%s\n' "$start" "$size" "${size/\"size\":8,/\"size\":1073741824,}" "$end" ;;
     wrong-ok) printf '%s\n' "$start" "${size/\"wrong\":0/\"wrong\":5}" "$end" ;;
+    wrong-7) printf '%s\n' "$start" "${size/\"wrong\":0/\"wrong\":5}" '{"event":"end","outcome":"wrong","exit_code":7}' ;;
+    repeat) printf '%s\n' "$start" "$size" "$size" "$end" ;;
     esac >"$json"
+    [ "$NCCL_FAKE_MODE" != wrong-7 ] || exit 7
     ;;
 long-stage) # 64 bytes of stage would end inside a character
     printf '{"event":"error","stage":"%s"}\n' "$(printf 'é%.0s' $(seq 100))" >"$json"
@@ -63,8 +70,8 @@ SH
 chmod +x "$fake"
 cat >"$TEST_TMP/space.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
- "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage", "after-end", "twice",
-                     "beyond", "wrong-ok"]}, "repeat": 1, "timeout_s": 5}
+ "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage", "after-end", "down",
+                     "beyond", "wrong-ok", "wrong-7", "repeat"]}, "repeat": 1, "timeout_s": 5}
 JSON
 
 expect_exit 0 "sweep of a hostile benchmark" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
@@ -105,10 +112,14 @@ r = by["bad-events"]
 assert (r["outcome"], r["stage"]) == ("error", "results-missing") and "hosts" not in r, r
 r = by["long-stage"]
 assert (r["outcome"], r["stage"], r["exit_code"]) == ("error", "init", 3), r
-for mode in ("after-end", "twice", "beyond", "wrong-ok"):
+for mode in ("after-end", "down", "beyond", "wrong-ok"):
     r = by[mode]
     assert (r["outcome"], r["stage"]) == ("error", "results-invalid"), (mode, r)
-    assert all(s["busbw"] < 1 and s["size"] == 8 and not s["wrong"] for s in r["sizes"]), (mode, r)
+    assert all(s["busbw"] < 1 and s["size"] == 8 for s in r["sizes"]), (mode, r)  # none forged
+r = by["wrong-7"]  # wrong results recorded, as the run ended with them
+assert (r["outcome"], r["stage"], [s["wrong"] for s in r["sizes"]]) == ("wrong", "after size:8", [5]), r
+r = by["repeat"]
+assert (r["outcome"], [s["size"] for s in r["sizes"]]) == ("ok", [8, 8]), r
 PY
 check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/result.schema.json" "$TEST_TMP/sweep/results.jsonl" --lines
@@ -116,5 +127,5 @@ check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-sch
 # The sweep's own loader takes every line back.
 expect_exit 0 "--resume" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
     "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep" --resume
-expect_stderr_has "8 runs already in" "every line read back, none run again"
+expect_stderr_has "10 runs already in" "every line read back, none run again"
 finish
