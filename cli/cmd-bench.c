@@ -120,6 +120,7 @@ static int run_and_map(char **args)
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         if (getppid() != parent)
             _exit(127);
+        signal(SIGPIPE, SIG_DFL);
         execvp(args[0], args);
         fprintf(stderr, "topotune: error: cannot run '%s': %s\n", args[0], strerror(errno));
         _exit(127);

@@ -16,6 +16,7 @@
 #include "util/quote.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,7 @@ int cmd_env(int argc, char **argv)
                 unsetenv(name);
         }
         fflush(stdout);
+        signal(SIGPIPE, SIG_DFL); /* topotune ignores it; the command expects the default */
         execvp(cmd[0], cmd);
         rc = errno == ENOENT ? 127 : 126; /* as a shell says a command it cannot run */
         util_error("cannot run '%s': %s", cmd[0], strerror(errno));

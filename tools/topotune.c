@@ -5,6 +5,7 @@
 #include "util/mem.h"
 #include "util/version.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ static int take_global_flags(int argc, char **argv)
 int main(int argc, char **argv)
 {
     util_mem_init();
+    /* a reader that went away (| head) is a write error: exit 1 with its message, as the page
+     * says, not a death by SIGPIPE a script cannot tell from a crash. Every exec puts the
+     * default back (util/child.c, env's and bench's), as a program expects it. */
+    signal(SIGPIPE, SIG_IGN);
     argc = take_global_flags(argc, argv);
     if (argc < 2) {
         cli_usage(stderr);

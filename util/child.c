@@ -339,6 +339,7 @@ static void exec_child(const struct util_child *c, const struct exec_plan *plan,
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL); /* topotune ignores it (a closed stdout is a write error) */
     /* no file it writes grows past UTIL_CHILD_MAX_FILE_BYTES: a rank printing in a loop fills
      * its log at hundreds of MB a second, and a sweep's deadline is minutes (never raised) */
     signal(SIGXFSZ, SIG_DFL);

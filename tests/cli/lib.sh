@@ -110,6 +110,16 @@ scaled() {
         x = s * f; printf "%d\n", x == int(x) ? x : int(x) + 1 }'
 }
 
+# closed_stdout COMMAND...: runs COMMAND with its stdout a pipe nobody reads any more (the read
+# end closed before it starts, as after `| head -1`), stderr to $TEST_TMP/err; its status.
+closed_stdout() {
+    python3 -c 'import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+sys.exit(subprocess.run(sys.argv[2:], stdout=w, stderr=open(sys.argv[1], "w")).returncode % 256)' \
+        "$TEST_TMP/err" "$@"
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]

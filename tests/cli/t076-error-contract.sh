@@ -50,4 +50,20 @@ if command -v mpirun >/dev/null; then
         --out "$TEST_TMP/s2"
     expect_no_file "$TEST_TMP/s2" "nothing written for it"
 fi
+# A reader gone (| head -1): topotune exits 1 with its message, as topotune-bench does; it died of
+# SIGPIPE (141). What it starts gets SIGPIPE's default back.
+closed_stdout "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+check "topo into a closed pipe: exit 1" test "$?" = 1
+expect_stderr_has "cannot write to standard output" "said"
+printf '%s\n' '#!/bin/sh' "grep '^SigIgn' /proc/self/status >'$TEST_TMP/sigign'" >"$TEST_TMP/sig-bench"
+chmod +x "$TEST_TMP/sig-bench"
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+ "vars": {"OMPI_MCA_coll_tuned_use_dynamic_rules": [null]}, "repeat": 1, "timeout_s": 10}' >"$TEST_TMP/sig-space.json"
+TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/sig-bench" "$TOPOTUNE" -q sweep --launcher direct \
+    --space "$TEST_TMP/sig-space.json" --out "$TEST_TMP/sig-sweep" >/dev/null 2>&1
+sigpipe_default() { # SIGPIPE is signal 13: bit 12 of the ignored mask
+    local mask
+    mask=$(awk '{print $2}' "$TEST_TMP/sigign") && [ $((0x$mask >> 12 & 1)) = 0 ]
+}
+check "a child of a sweep has SIGPIPE's default" sigpipe_default
 finish
