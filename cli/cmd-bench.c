@@ -50,7 +50,7 @@ static int parse(int argc, char **argv, struct bench_cmd *l, int *status)
     };
     const struct util_opts_cmd cmd = {
         "topotune bench",
-        "[--backend nccl|mpi] [--np N] [--launcher direct|mpirun] [--hosts LIST]\n"
+        "[--backend nccl|mpi|sim] [--np N] [--launcher direct|mpirun] [--hosts LIST]\n"
         "       [topotune-bench flags: -C -r -b -e -f -i -n -w -c -d -o -g -T -a --json]\n\n"
         "Runs topotune-bench once, N ranks under the launcher, and prints its nccl-tests table.\n"
         "'topotune-bench --help' lists the benchmark's own flags.",
