@@ -455,7 +455,8 @@ int cmd_survey(int argc, char **argv)
     if (!o.cluster) {
         bench = sweep_bench_program();
         l.bench = bench;
-        rc = survey_probe_launch(&s, &l) ? 3 : 0;
+        rc = survey_probe_launch(&s, &l);
+        rc = rc == UTIL_EINVAL ? 2 : rc ? 3 : 0; /* bad --out (a planted link), or the launch */
     }
     if (!rc) {
         if (s.nnodes) /* --allocation: the map counts them */

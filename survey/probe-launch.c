@@ -538,5 +538,11 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
     snprintf(logs, sizeof(logs), "%s/logs", s->dir);
     if (mkdir(logs, 0755) && errno != EEXIST)
         return util_error("cannot create '%s': %s", logs, strerror(errno)), UTIL_EIO;
+    struct stat st; /* a planted link would take every launch's files elsewhere */
+    if (lstat(logs, &st) || !S_ISDIR(st.st_mode))
+        return util_error("'%s' is a link, not the survey's own folder: remove it (the launches' "
+                          "logs are written there)",
+                          logs),
+               UTIL_EINVAL;
     return 0;
 }

@@ -194,4 +194,11 @@ expect_exit 0 "a hostfile with CRLF, indents and slots" -- "$TOPOTUNE" survey --
     --hostfile crlf.txt --iters 2 --out crlf
 check "its three hosts" python3 -c 'import json, sys
 assert [n["host"] for n in json.load(open(sys.argv[1]))["nodes"]] == ["h1", "h2", "h3"]' crlf/survey.json
+# A planted logs link in --out took every launch's files elsewhere; refused, as the sweep does.
+mkdir -p planted elsewhere
+ln -s ../elsewhere planted/logs
+expect_exit 2 "a planted logs link" -- "$TOPOTUNE" survey --backend mpi --hosts h1,h2,h3,h4 --iters 2 \
+    --out planted
+expect_stderr_has "'planted/logs' is a link, not the survey's own folder" "said"
+check "nothing written through it" test -z "$(ls elsewhere)"
 finish
