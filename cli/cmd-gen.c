@@ -74,8 +74,9 @@ int cmd_gen(int argc, char **argv)
         int version = 0, created = 0;
         if (!content) { /* refused: the sweeps cannot be judged together (named) */
             exit_code = 2;
-        } else if (gen_store(root, content, &version, &created)) {
-            exit_code = 1;
+        } else if ((rc = gen_store(root, content, &version, &created))) {
+            exit_code = cli_status(rc); /* a store gen cannot trust: 2; a write that failed: 1 */
+            rc = 0;
         } else {
             printf("%s: %s v%d: %s\n", cls, created ? "wrote" : "unchanged,", version,
                    json_string_value(json_object_get(content, "summary")));

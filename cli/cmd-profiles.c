@@ -25,10 +25,15 @@ static json_t *load_profile(const char *root, const char *cls, int version)
                           "those stored",
                           cls, root, root),
                NULL;
-    if (version > 0)
-        snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
-    else
-        snprintf(path, sizeof(path), "%s/%s/latest/profile.json", root, cls);
+    char dir[2400];
+    if (version <= 0) { /* latest: gen's link to a version, nothing else put there */
+        version = gen_latest_dir(path, dir, sizeof(dir));
+        if (version <= 0)
+            return version ? NULL
+                           : (util_error("class '%.128s' in '%s' has no latest version", cls, root),
+                              NULL);
+    }
+    snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
     /* a file found in the store: not followed if it is a link, and every field checked */
     json_t *p = util_json_load_regular(path);
     if (p && gen_profile_check(p, path)) {
@@ -60,7 +65,7 @@ static int list(const char *root)
 {
     char path[2048];
     snprintf(path, sizeof(path), "%s/index.json", root);
-    json_t *index = util_json_load(path);
+    json_t *index = util_json_load_regular(path); /* the store's own: a link is not followed */
     if (!index)
         return 2;
     const char *cls;

@@ -319,9 +319,12 @@ static json_t *versions_of(const json_t *doc, const char *root)
         /* a class id is a path component here: one from a survey.json made elsewhere is checked */
         if (!util_valid_id(cls) || json_object_get(versions, cls))
             continue;
-        char path[4200], file[4300];
-        snprintf(path, sizeof(path), "%s/%s/latest", root, cls);
-        json_t *p = access(path, F_OK) ? NULL : gen_profile_read(path, file, sizeof(file));
+        char path[4200], dir[4400], file[4600];
+        snprintf(path, sizeof(path), "%s/%s", root, cls);
+        /* gen's link to a version, nothing else planted there (said, and no label) */
+        json_t *p = access(path, F_OK) || gen_latest_dir(path, dir, sizeof(dir)) <= 0
+                        ? NULL
+                        : gen_profile_read(dir, file, sizeof(file));
         json_t *v = json_object_get(p, "version");
         if (json_is_integer(v))
             json_object_set_new(versions, cls,

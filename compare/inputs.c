@@ -240,14 +240,17 @@ static int load_root(const char *root, struct compare_input *out, int max)
             "directories you want",
             root, count, max);
     for (int i = 0; !rc && i < count; i++) {
-        struct util_buf latest = UTIL_BUF_INIT;
-        util_buf_addf(&latest, "%s/%s/latest", root, names[i]);
+        struct util_buf cls = UTIL_BUF_INIT;
+        char latest[2400];
+        util_buf_addf(&cls, "%s/%s", root, names[i]);
         out[n].path = root;
-        if (load_profile(latest.data, names[i], &out[n]) < 0)
+        /* gen's link to a version, nothing else planted there */
+        if (gen_latest_dir(cls.data, latest, sizeof(latest)) <= 0 ||
+            load_profile(latest, names[i], &out[n]) < 0)
             rc = -1;
         else
             n++;
-        util_buf_release(&latest);
+        util_buf_release(&cls);
     }
     for (int i = 0; i < count; i++)
         free(names[i]);

@@ -57,6 +57,14 @@ void gen_shape(const json_t *profile, struct gen_shape *shape);
 json_t *gen_profile_read(const char *arg, char *path, size_t len);
 
 /*
+ * A class directory's latest version as gen keeps it: CLASSDIR/latest, a link to v<N> beside it,
+ * written into out as CLASSDIR/v<N>. Returns N; 0 when there is no latest; -1 after an error
+ * naming it when it is anything else (a directory, a file, a link elsewhere: planted, its
+ * profile is no version of the store's).
+ */
+int gen_latest_dir(const char *classdir, char *out, size_t len);
+
+/*
  * What every reader of a profile relies on, each field of its type (the file may be damaged or
  * hostile): an object with a "class" of a node class id's characters, "version" a whole number
  * from 1 to 1000000 when present, "summary", "created" and "content_hash" text when present,

@@ -166,6 +166,33 @@ static void remove_tree(const char *dir)
         util_warning("could not remove '%s'", dir);
 }
 
+int gen_latest_dir(const char *classdir, char *out, size_t len)
+{
+    char link[2300], target[64];
+    struct stat st;
+    if (pathf(link, sizeof(link), "%s/latest", classdir))
+        return util_error("'%s': a path too long", classdir), -1;
+    if (lstat(link, &st))
+        return errno == ENOENT ? 0
+                               : (util_error("cannot read '%s': %s", link, strerror(errno)), -1);
+    ssize_t n = S_ISLNK(st.st_mode) ? readlink(link, target, sizeof(target) - 1) : -1;
+    int version = 0, used = 0;
+    if (n > 0) {
+        target[n] = '\0';
+        if (sscanf(target, "v%d%n", &version, &used) != 1 || used != n || version < 1 ||
+            version > GEN_MAX_VERSION)
+            version = 0;
+    }
+    if (!version)
+        return util_error("'%s' is not gen's link to a version beside it (v<N>): a directory, a "
+                          "file or a link elsewhere was put there; remove it (gen points it again)",
+                          link),
+               -1;
+    if (pathf(out, len, "%s/v%d", classdir, version))
+        return util_error("'%s': a path too long", classdir), -1;
+    return version;
+}
+
 /* latest -> v<N>, replaced atomically through a temporary link. */
 static int point_latest(const char *classdir, int version)
 {
@@ -318,6 +345,18 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
     int rc = class_dir(root, class_id, classdir, sizeof(classdir));
     if (rc)
         return rc;
+    /* what gen will replace, checked before anything is written: a planted latest would keep
+     * the store's readers on another profile, a linked index.json stop the index */
+    char latest_dir[2400], index[2300];
+    struct stat st;
+    if (gen_latest_dir(classdir, latest_dir, sizeof(latest_dir)) < 0)
+        return UTIL_EINVAL;
+    pathf(index, sizeof(index), "%s/index.json", root);
+    if (!lstat(index, &st) && !S_ISREG(st.st_mode))
+        return util_error("'%s' is not a regular file (a link?): remove it; gen writes the index "
+                          "there",
+                          index),
+               UTIL_EINVAL;
     char *hash = util_json_hash(content);
     *created = 0;
     /* Another gen on the same root may take a version number first: then the next one, unless

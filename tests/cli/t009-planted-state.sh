@@ -63,6 +63,31 @@ expect_exit 0 "profiles list" -- timeout 20 "$TOPOTUNE" profiles --profiles p li
 expect_exit 2 "profiles show v2147483648" -- "$TOPOTUNE" profiles --profiles p show "$class" v2147483648
 expect_stderr_has "invalid version 'v2147483648'" "profiles: the version range named"
 
+# 2b. A latest that is not gen's link to a version: a link to a folder elsewhere, whose profile
+# every reader then took (profiles show, compare); a folder; and index.json as a link. gen kept
+# the first ("unchanged"), wrote v1 then failed on the second, and wrote a version before failing
+# on the index. Each is refused before anything is written, and no reader takes it.
+mkdir -p elsewhere && cp "p/$class/v1/profile.json" elsewhere/
+cp -r p planted-latest && ln -sfn "$TEST_TMP/elsewhere" "planted-latest/$class/latest"
+cp -r p folder-latest && rm "folder-latest/$class/latest" && mkdir "folder-latest/$class/latest"
+for store in planted-latest folder-latest; do
+    expect_exit 2 "gen: $store" -- "$TOPOTUNE" gen --runs s --profiles "$store"
+    expect_stderr_has "is not gen's link to a version beside it" "said"
+    expect_exit 2 "profiles show: $store" -- "$TOPOTUNE" profiles --profiles "$store" show "$class"
+    expect_exit 2 "compare: $store" -- "$TOPOTUNE" compare "$store"
+done
+check "nothing new written" test "$(ls "folder-latest/$class")" = "latest
+v1
+v1999999999
+v2147483647
+v99999999999999999999"
+mkdir -p linked-index && echo secret >secret.txt && ln -s "$TEST_TMP/secret.txt" linked-index/index.json
+expect_exit 2 "gen: index.json a link" -- "$TOPOTUNE" gen --runs s --profiles linked-index
+check "no version written" test -z "$(find linked-index -name 'v*')"
+expect_exit 2 "profiles list: index.json a link" -- "$TOPOTUNE" profiles --profiles linked-index list
+not_shown() { ! grep -q secret "$TEST_TMP/err"; }
+check "its target not shown" not_shown
+
 # 3. The sim cluster file: keys the schema does not allow are refused, each level.
 for bad in '"nodes": [{"spec": "hgx-h100.json", "count": 2}], "nodse": []' \
     '"nodes": [{"spec": "hgx-h100.json", "count": 2, "cout": 3}]' \
