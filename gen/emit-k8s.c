@@ -185,8 +185,9 @@ static int emit_dockerfile(const json_t *profile, struct util_buf *out)
             "build\n"
             "# it there, and let topotune verify --backend nccl show that it loads.\n"
             "COPY libnccl-tuner-topotune.so " IMAGE_PLUGIN "\n"
-            "# (an image built on one that had this fragment already saved its base's: kept)\n"
-            "ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-}}\n"
+            "# (an image built on one that had this fragment already saved its base's: kept;\n"
+            "# auto: the base named none, and the plugin looks where NCCL would)\n"
+            "ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-auto}}\n"
             "ENV NCCL_TUNER_PLUGIN=" IMAGE_PLUGIN "\n"
             "ENV TOPOTUNE_TUNER_TABLE=/opt/topotune/profile/tuner-table.txt\n");
     else

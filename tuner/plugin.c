@@ -389,6 +389,8 @@ static void find_next(struct tuner_ctx *c)
     const char *named = env(TUNER_ENV_NEXT);
     char why[256] = "";
     void *lib;
+    if (named && !strcasecmp(named, "auto")) /* the fragment's word for "the base named none" */
+        named = NULL;
     if (named) {
         if (!strcasecmp(named, "none"))
             return;

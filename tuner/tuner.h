@@ -44,7 +44,8 @@
  *
  * The chain. NCCL loads one tuner, so this one passes on what its table does not decide to the
  * tuner NCCL would have loaded without it (docs/design.md, "The tuner plugin's chain"):
- * TOPOTUNE_NEXT_TUNER (a library name or path as NCCL_TUNER_PLUGIN takes it; "none": none),
+ * TOPOTUNE_NEXT_TUNER (a library name or path as NCCL_TUNER_PLUGIN takes it; "none": none;
+ * "auto", what an image's Dockerfile fragment saves when its base named no tuner: as unset),
  * else libnccl-tuner.so, else the network plugin's library (NCCL_NET_PLUGIN, else
  * libnccl-net.so), when it exports ncclTunerPlugin_v2..v6 and is not this library. The next
  * tuner gets every init and destroy, and every call no row decides.

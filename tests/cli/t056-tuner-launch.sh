@@ -59,6 +59,10 @@ check "no row: nothing in the Dockerfile" bash -c "! grep -q '^ENV NCCL_TUNER_PL
 expect_exit 0 "torchrun.sh, no row, ours from an image" -- run env \
     NCCL_TUNER_PLUGIN=/opt/topotune/lib/libnccl-tuner-topotune.so TOPOTUNE_NEXT_TUNER=ofi "$p1/launch/torchrun.sh"
 check "no row: the image's next tuner named again" grep -q "^NCCL_TUNER_PLUGIN=ofi " "$TEST_TMP/out"
+# an image whose base named none saved auto: no tuner is named, NCCL searches as it would
+expect_exit 0 "torchrun.sh, no row, ours from an image over no tuner" -- run env \
+    NCCL_TUNER_PLUGIN=/opt/topotune/lib/libnccl-tuner-topotune.so TOPOTUNE_NEXT_TUNER=auto "$p1/launch/torchrun.sh"
+check "no row: auto names no tuner" grep -q "^NCCL_TUNER_PLUGIN=unset " "$TEST_TMP/out"
 
 # 2. Rows: ours named, the job's tuner saved as the next one, no TOPOTUNE_CLASS copied.
 expect_exit 0 "torchrun.sh, rows, the job's tuner" -- run env NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
@@ -89,7 +93,7 @@ check "mpirun.sh forwards TOPOTUNE_NEXT_TUNER" grep -q "TOPOTUNE_NEXT_TUNER" "$p
 check "Dockerfile: the base image's tuner saved before ours" python3 - "$p2/launch/Dockerfile.fragment" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-i = lines.index("ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-}}")
+i = lines.index("ENV TOPOTUNE_NEXT_TUNER=${TOPOTUNE_NEXT_TUNER:-${NCCL_TUNER_PLUGIN:-auto}}")
 assert lines[i + 1].startswith("ENV NCCL_TUNER_PLUGIN="), lines[i + 1]
 assert not any(l.startswith("ENV TOPOTUNE_CLASS") for l in lines), lines
 PY

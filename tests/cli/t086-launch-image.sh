@@ -68,6 +68,13 @@ if command -v buildah >/dev/null; then
     expect_exit 0 "buildah rebuilds on it" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
     check "rebuilt: the base's tuner still next" sh -c "$(printf '%q ' "${b[@]}") inspect --type image \
         --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt | grep -qx 'TOPOTUNE_NEXT_TUNER=/opt/aws/libnccl-net.so'"
+    # a first base that named no tuner: auto, kept on the rebuild (it saved our own plugin)
+    sed -i '2d' ctx/Dockerfile
+    expect_exit 0 "buildah builds the fragment on a base without a tuner" -- \
+        timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
+    expect_exit 0 "buildah rebuilds on it" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
+    check "rebuilt: auto, not our own plugin" sh -c "$(printf '%q ' "${b[@]}") inspect --type image \
+        --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt | grep -qx 'TOPOTUNE_NEXT_TUNER=auto'"
     ctr=$("${b[@]}" from topotune-test)
     root=$("${b[@]}" mount "$ctr")
     cp -a "$root/opt" image-opt

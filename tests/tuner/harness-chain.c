@@ -204,6 +204,9 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
      * the network plugin's tuner decides what the table does not (it was left to defaults) */
     env_set("NCCL_NET_PLUGIN", next_path);
     chain_all_releases(f, 0, "itself named next: the network plugin's tuner");
+    /* auto: the Dockerfile fragment's word for a base image that named no tuner */
+    env_set("TOPOTUNE_NEXT_TUNER", "auto");
+    chain_all_releases(f, 0, "auto: the network plugin's tuner");
     env_set("NCCL_NET_PLUGIN", NULL);
     env_set("TOPOTUNE_NEXT_TUNER", "/nonexistent/libnccl-tuner-x.so");
     expect_applied_warned("a missing next tuner", "/nonexistent/libnccl-tuner-x.so");
