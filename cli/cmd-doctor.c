@@ -10,6 +10,7 @@
 #include "gen/gen.h"
 #include "launch/launch.h"
 #include "util/child.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -168,6 +169,9 @@ int cmd_doctor(int argc, char **argv)
                2;
     if (launch_check_nodes(hosts, allocation))
         return 2;
+    if (util_file_same(input, json) || util_file_same(profile_dir, json))
+        return util_error("--json '%s' is a file doctor reads: give the report another name", json),
+               2;
     json_t *profile = NULL;
     if (profile_dir) {
         char path[4096];

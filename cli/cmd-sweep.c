@@ -658,6 +658,16 @@ int cmd_sweep(int argc, char **argv)
         return util_error("--out: an empty directory name (give one, or leave --out out for "
                           "sweeps/CLASS-TIME)"),
                2;
+    /* --metrics is written after the whole sweep: what would refuse it then is refused now */
+    const char *inputs[] = {o.space, o.topology, o.calibration, o.workload};
+    for (size_t i = 0; o.metrics && i < sizeof(inputs) / sizeof(inputs[0]); i++)
+        if (util_file_same(o.metrics, inputs[i]))
+            return util_error("--metrics '%s' is an input of the sweep: give the metrics another "
+                              "name",
+                              o.metrics),
+                   2;
+    if (o.metrics && (util_file_replaceable(o.metrics) || util_file_folder_exists(o.metrics)))
+        return 2;
     /* its runs' logs and events go under it, named on launch lines: a longer one was cut there,
      * and every run ended "results-missing" */
     if (o.out && strlen(o.out) > SWEEP_MAX_DIR)

@@ -180,6 +180,12 @@ int cmd_topo(int argc, char **argv)
         util_error("--nccl-xml writes one file: give --json and --matrix another run");
         return 2;
     }
+    const char *out = o.nccl_xml ? o.nccl_xml : o.json;
+    if (util_file_same(o.input, out)) { /* the output would replace what it was made from */
+        util_error("--%s '%s' is the --input: give the output another name",
+                   o.nccl_xml ? "nccl-xml" : "json", out);
+        return 2;
+    }
     if ((o.hosts || o.allocation) && (o.input || o.matrix || o.nccl_xml)) {
         util_error(
             "--hosts and --allocation map live nodes: they take neither --input nor --matrix");

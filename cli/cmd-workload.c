@@ -74,6 +74,12 @@ int cmd_workload(int argc, char **argv)
                2;
     if (!from_log && !preset)
         return util_error("give --from-nccl-log FILE... or --preset NAME"), 2;
+    for (int i = 0; out && i < npos; i++)
+        if (util_file_same(argv[1 + i], out)) /* the log would be replaced by its workload */
+            return util_error("--out '%s' is one of the logs read: give the workload another "
+                              "name",
+                              out),
+                   2;
     if (ranks && !from_log)
         return util_error("--ranks picks a communicator's calls out of NCCL logs: give it with "
                           "--from-nccl-log"),

@@ -185,6 +185,29 @@ static void sync_parent_dir(const char *path)
     free(copy);
 }
 
+int util_file_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && strcmp(a, "-") && strcmp(b, "-") && !stat(a, &sa) && !stat(b, &sb) &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int util_file_folder_exists(const char *path)
+{
+    char dir[4096];
+    struct stat st;
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) /* this folder */
+        return 0;
+    *(slash == dir ? slash + 1 : slash) = '\0';
+    if (!stat(dir, &st) && S_ISDIR(st.st_mode))
+        return 0;
+    util_error("cannot write '%s': its folder '%s' does not exist: create it, or give another path",
+               path, dir);
+    return UTIL_ENOENT;
+}
+
 int util_file_replaceable(const char *path)
 {
     /* rename() would replace whatever has the name: a device (as root, /dev/null), a FIFO,

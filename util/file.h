@@ -62,6 +62,14 @@ int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *
  */
 int util_file_write_atomic(const char *path, const void *data, size_t len);
 
+/* 1 when a and b name one existing file (links followed; "-" is no file): an output option
+ * naming a command's input would replace what it reads. */
+int util_file_same(const char *a, const char *b);
+
+/* 0 when the folder path goes into exists (or path names none); else UTIL_ENOENT after its
+ * error: an output checked before long work. */
+int util_file_folder_exists(const char *path);
+
 /* 0 where util_file_write_atomic may write path (nothing there, or a regular file); else
  * UTIL_EIO after its error: a caller says so before long work, not after. */
 int util_file_replaceable(const char *path);

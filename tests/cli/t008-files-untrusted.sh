@@ -91,4 +91,22 @@ cp -r clean torn && rm torn/results.jsonl && ln torn-victim.txt torn/results.jso
 sweep --out torn --resume >/dev/null 2>&1
 check "a hard-linked results.jsonl is not repaired" grep -q torn torn-victim.txt
 check "nothing was written anywhere through the links" test "$(cat victim.txt)" = precious
+# An output option naming the command's own input replaced it (the log by its workload, a spec by
+# its map, the space by Prometheus text); --metrics was checked only after the whole sweep.
+printf 'h:1:2 [0] NCCL INFO AllReduce: opCount 0 count 1 datatype 0 [nranks=2]\n' >job.log
+cp "$specs/hgx-h100.json" spec.json
+cp space.json space.keep
+for args in "workload --from-nccl-log job.log --out job.log" "topo --input spec.json --json spec.json" \
+    "topo --input spec.json --nccl-xml spec.json" "doctor --input spec.json --json spec.json"; do
+    read -r -a words <<<"$args"
+    expect_exit 2 "$args" -- "$TOPOTUNE" "${words[@]}"
+done
+check "the log kept" grep -q "NCCL INFO AllReduce" job.log
+check "the spec kept" cmp -s spec.json "$specs/hgx-h100.json"
+ln -s "$TEST_TMP/victim.txt" metrics-link.prom
+for m in space.json metrics-link.prom /nonexistent-dir/x.prom; do
+    expect_exit 2 "sweep --metrics $m, refused before any run" -- sweep --out "m-$(basename "$m")" --metrics "$m"
+    expect_no_file "m-$(basename "$m")" "no run made"
+done
+check "the space kept" cmp -s space.json space.keep
 finish
