@@ -822,6 +822,45 @@ static void two_nodes(json_t *c, const double *v, int n, double tolerance, struc
     json_object_set_new(c, "alone_spread", json_real(0));
 }
 
+/*
+ * A class's "below its band alone" again, from what each node measured last (alone_of: a
+ * suspect's repeat, a reference's too): class_level decided it on the first short measurements,
+ * where a fleet-wide stall (a daemon on every node) pulls every node under the band and the
+ * repeats are healthy, and where one node's first value above the band kept a class slow all
+ * over from its verdict, each of its nodes then named on its own. Same rule: every measured node
+ * below, two or more measured.
+ */
+static void alone_below_again(struct survey *s)
+{
+    const char *cls;
+    json_t *c;
+    json_object_foreach(s->classes, cls, c) {
+        double model = json_number_value(json_object_get(c, "alone_expected"));
+        if (!(model > 0))
+            continue;
+        int measured = 0, below = 1;
+        double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
+        for (int i = 0; i < s->nnodes; i++) {
+            double a = alone_of(&s->nodes[i]);
+            if (!s->nodes[i].class_id || strcmp(s->nodes[i].class_id, cls) || a <= 0)
+                continue;
+            v[measured++] = a;
+            below &= a < survey_alone_low(s, model);
+        }
+        below &= measured >= 2;
+        if (below) {
+            struct survey_level own;
+            survey_level_of(v, measured, s->tolerance, &own);
+            json_object_set_new(c, "alone_below_expected", json_true());
+            json_object_set_new(c, "alone_own_median", json_real(own.level));
+        } else {
+            json_object_del(c, "alone_below_expected");
+            json_object_del(c, "alone_own_median");
+        }
+        free(v);
+    }
+}
+
 /* Per node, its class's level alone (in lv, one per class in s->classes' order). */
 static void alone_levels(struct survey *s, struct survey_level *lv, int *of)
 {
@@ -1051,6 +1090,8 @@ static int stage_alone(struct survey *s)
     double *ref = util_xcalloc(json_object_size(s->classes) + 1, sizeof(double));
     if (!rc && ns)
         reference_bounds(s, lv, of, g, ns, nr, longer, ref);
+    if (!rc && ns) /* the repeats decide whether the class is slow all over */
+        alone_below_again(s);
     for (int i = 0; !rc && i < s->nnodes; i++) {
         struct survey_node *x = &s->nodes[i];
         const struct survey_level *l = &lv[of[i]];
