@@ -145,6 +145,18 @@ for f in ["all075-%d/survey.json" % i for i in range(1, 16)]:
     assert ("class-below-expected", 16) in [(x["kind"], len(x["hosts"])) for x in v], (f, v)
     assert sum(x["kind"] == "node-slow" for x in v) <= 2, (f, v)
 PY
+# A NIC at 0.6 in a class of 5 or 8 at 1 MiB, where the band's low edge is under half the
+# prediction: its pairs against the class's own level (by twice the margin: few values back it),
+# not only against the band. It went unnamed in every seed, the report calling every link alike.
+for n in 5 8; do
+    cluster "link-$n.json" "$n" '[{"kind": "slow-link", "hosts": ["node0003"], "factor": 0.6}]' 0.03
+    surveys "link-$n.json" "link-$n" "1 2 3 4 5" --size 1M
+    check "a slow NIC in a class of $n at 1 MiB: named" python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    v = json.load(open(f + "/survey.json"))["verdicts"]
+    assert [(x["kind"], x["hosts"]) for x in v] == [("link-slow", ["node0003"])], (f, v)' \
+        "link-$n-1" "link-$n-2" "link-$n-3" "link-$n-4" "link-$n-5"
+done
 # A node alone in its class has no partner to pair with: its link is not judged, and the reports
 # say so (they said only that every node and link measured was like the others).
 # (Markdown escapes the name's underscore, as its tables do)
