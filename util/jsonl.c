@@ -25,12 +25,25 @@ json_t *util_jsonl_parse(const char *path, const char *data, size_t len, size_t 
         const char *start = data + at, *nl = memchr(start, '\n', len - at);
         if (!nl)
             break; /* no newline: torn by a kill, the caller decides */
+        if (line > UTIL_JSONL_MAX_LINES) {
+            util_error("'%s': more than %d lines, far more than a sweep or survey writes: not "
+                       "topotune's journal, or damaged",
+                       path, UTIL_JSONL_MAX_LINES);
+            json_decref(runs);
+            return NULL;
+        }
         json_error_t err;
         json_t *r = json_loadb(start, (size_t)(nl - start), JSON_REJECT_DUPLICATES, &err);
-        if (!r) {
-            util_error("'%s': line %zu is damaged (%s): only a torn last line may be cut; restore "
-                       "the file or make it again",
-                       path, line, err.text);
+        if (!json_is_object(r)) {
+            if (r)
+                util_error("'%s': line %zu: not a JSON object (every record is one): restore the "
+                           "file or make it again",
+                           path, line);
+            else
+                util_error("'%s': line %zu is damaged (%s): only a torn last line may be cut; "
+                           "restore the file or make it again",
+                           path, line, err.text);
+            json_decref(r);
             json_decref(runs);
             return NULL;
         }

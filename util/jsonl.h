@@ -21,7 +21,10 @@ enum util_jsonl_mode { UTIL_JSONL_READ, UTIL_JSONL_REPAIR };
 json_t *util_jsonl_load(const char *path, enum util_jsonl_mode mode);
 
 /* The whole, parsable lines of data (named path in messages) as an array; *good: their bytes (a
- * torn last line is not among them). NULL after an error naming a damaged line. */
+ * torn last line is not among them). NULL after an error naming a damaged line: one that is not
+ * a JSON object (every journal's record is one), or one past UTIL_JSONL_MAX_LINES (a hostile
+ * file of tiny lines took 45 times its size in memory, 46 GB at the 1 GiB a journal may be). */
+#define UTIL_JSONL_MAX_LINES 2000000
 json_t *util_jsonl_parse(const char *path, const char *data, size_t len, size_t *good);
 
 /* Appends doc as one line, with fsync; on failure nothing of the line stays. 0 or UTIL_EIO

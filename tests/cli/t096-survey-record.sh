@@ -83,7 +83,7 @@ damage "longer out of range" 'l["longer"] = 64' '"longer": a whole number from 1
 damage "a stage that is no name" 'l["stage"] = "\u001b[2J"' '"stage"'
 damage "no settings" 'del l["settings"]' 'no "settings"'
 damage "an unknown setting" 'l["settings"]["mode"] = 1' '"settings": one this topotune does not know'
-damage "a line that is no object" 'ls[1] = [1, 2]' 'not a launch'
+damage "a line that is no object" 'ls[1] = [1, 2]' 'not a JSON object'
 
 # Whole numbers where the survey wrote reals (jq writes 244.0 as 244) are the same numbers: the
 # replay once read them as 0, a failure, and named every node failed.

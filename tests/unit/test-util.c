@@ -697,6 +697,16 @@ static void test_jsonl_torn_last_line_left_out(void **state)
     assert_null(util_jsonl_parse("r.jsonl", damaged, strlen(damaged), &good));
     const char *dup = "{\"rep\": 0, \"rep\": 1}\n";
     assert_null(util_jsonl_parse("r.jsonl", dup, strlen(dup), &good));
+    /* every record is an object; a file of tiny lines past the cap is refused, not parsed
+     * into 45 times its size */
+    assert_null(util_jsonl_parse("r.jsonl", "[]\n", 3, &good));
+    size_t n = 3 * ((size_t)UTIL_JSONL_MAX_LINES + 1);
+    char *many = util_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i += 3)
+        memcpy(many + i, "{}\n", 3);
+    many[n] = '\0';
+    assert_null(util_jsonl_parse("r.jsonl", many, n, &good));
+    free(many);
 }
 
 /* A reader leaves the torn line in the file; the owner (--resume) cuts it; appends come back. */
