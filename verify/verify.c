@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The profile's variables as NAME -> value, for the model's environment lookups. */
 static const char *profile_env(const char *name, void *ctx)
@@ -42,6 +43,15 @@ json_t *verify_load_profile(const char *arg, char *table, size_t len)
         snprintf(table, len, "%.*s/tuner-table.txt", (int)(slash - path), path);
     else
         snprintf(table, len, "tuner-table.txt");
+    /* the profile's own file, as gen wrote it: a link planted there names another table (or any
+     * file) and is not followed, as profile.json in a profile directory is not */
+    struct stat st;
+    if (!lstat(table, &st) && !S_ISREG(st.st_mode)) {
+        json_decref(p);
+        return util_error("'%s' is not a regular file (a link?): a profile holds its own table",
+                          table),
+               NULL;
+    }
     return p;
 }
 

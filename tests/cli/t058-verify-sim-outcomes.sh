@@ -55,6 +55,15 @@ check "the row's pair applied" grep -q "^ *predicted *1048576 .* RING/SIMPLE\*" 
 # 72 GPUs an all_gather of 1000 B runs nothing, 4000 B runs 3456 B.
 expect_exit 0 "verify -C all_gather on 72 ranks" -- "$TOPOTUNE" verify "$p" -C all_gather --topology "$specs/gb200-nvl72.json" -b 1000 -e 4000
 check "one line, at 3456 B" test "$(awk '/^ *predicted/ {printf "%s ", $2}' "$TEST_TMP/out")" = "3456 "
+# A table planted as a link beside profile.json was read through it: refused, as profile.json
+# in a profile directory is not followed.
+mkdir -p "$TEST_TMP/linked"
+cp "$p/profile.json" "$TEST_TMP/linked/"
+echo "secret" >"$TEST_TMP/secret.txt"
+ln -s "$TEST_TMP/secret.txt" "$TEST_TMP/linked/tuner-table.txt"
+expect_exit 2 "a tuner-table.txt that is a link" -- "$TOPOTUNE" verify "$TEST_TMP/linked" \
+    --topology "$specs/hgx-h100.json"
+expect_stderr_has "tuner-table.txt' is not a regular file (a link?)" "said"
 # -b above -e printed a header without a row and exited 0
 expect_exit 2 "verify -b 1G -e 8" -- "$TOPOTUNE" verify "$p" -b 1G -e 8 --topology "$specs/hgx-h100.json"
 expect_stderr_has "-e (--maxbytes) 8 is below -b (--minbytes) 1073741824" "said"
