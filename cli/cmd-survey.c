@@ -76,7 +76,9 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
 {
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL;
-    if (util_file_read_regular(path, 16 << 20, &text, &why))
+    /* a file the user names: a link to it is followed, as for every other named input (a
+     * FIFO or device is still refused) */
+    if (util_file_read_input(path, 1, 16 << 20, &text, &why))
         return util_error("cannot read --hostfile '%s': %s", path, why ? why : "?"),
                util_buf_release(&text), -1;
     int n = 0, line = 0;

@@ -194,6 +194,11 @@ expect_exit 0 "a hostfile with CRLF, indents and slots" -- "$TOPOTUNE" survey --
     --hostfile crlf.txt --iters 2 --out crlf
 check "its three hosts" python3 -c 'import json, sys
 assert [n["host"] for n in json.load(open(sys.argv[1]))["nodes"]] == ["h1", "h2", "h3"]' crlf/survey.json
+# A hostfile the user names through a link is read (the scheduler's file, linked): it was refused
+# as "a symbolic link", where every other named input follows one.
+ln -s crlf.txt hosts-link.txt
+expect_exit 0 "a hostfile named through a link" -- "$TOPOTUNE" survey --backend mpi \
+    --hostfile hosts-link.txt --iters 2 --out linked
 # A planted logs link in --out took every launch's files elsewhere; refused, as the sweep does.
 mkdir -p planted elsewhere
 ln -s ../elsewhere planted/logs
