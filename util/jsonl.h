@@ -25,6 +25,9 @@ json_t *util_jsonl_load(const char *path, enum util_jsonl_mode mode);
  * a JSON object (every journal's record is one), or one past UTIL_JSONL_MAX_LINES (a hostile
  * file of tiny lines took 45 times its size in memory, 46 GB at the 1 GiB a journal may be). */
 #define UTIL_JSONL_MAX_LINES 2000000
+/* and at most this many values in all (each '[', '{' or ','), one line's or the file's: a line
+ * of nested empty arrays costs as much memory as as many lines */
+#define UTIL_JSONL_MAX_VALUES 16000000
 json_t *util_jsonl_parse(const char *path, const char *data, size_t len, size_t *good);
 
 /* Appends doc as one line, with fsync; on failure nothing of the line stays. 0 or UTIL_EIO

@@ -707,6 +707,17 @@ static void test_jsonl_torn_last_line_left_out(void **state)
     many[n] = '\0';
     assert_null(util_jsonl_parse("r.jsonl", many, n, &good));
     free(many);
+    /* one line of nested empty arrays: as many values as lines would be */
+    size_t m = 3 * ((size_t)UTIL_JSONL_MAX_VALUES + 1) + 8;
+    char *deep = util_xmalloc(m + 1);
+    memcpy(deep, "{\"a\":[", 6);
+    size_t at = 6;
+    for (size_t i = 0; i <= (size_t)UTIL_JSONL_MAX_VALUES; i++, at += 3)
+        memcpy(deep + at, "[],", 3);
+    memcpy(deep + at - 1, "]}\n", 3);
+    at += 2;
+    assert_null(util_jsonl_parse("r.jsonl", deep, at, &good));
+    free(deep);
 }
 
 /* A reader leaves the torn line in the file; the owner (--resume) cuts it; appends come back. */
