@@ -169,7 +169,7 @@ int cmd_doctor(int argc, char **argv)
                2;
     if (launch_check_nodes(hosts, allocation))
         return 2;
-    if (util_file_same(input, json) || util_file_same(profile_dir, json))
+    if (util_file_same(input, json))
         return util_error("--json '%s' is a file doctor reads: give the report another name", json),
                2;
     json_t *profile = NULL;
@@ -177,6 +177,12 @@ int cmd_doctor(int argc, char **argv)
         char path[4096];
         if (!(profile = gen_profile_read(profile_dir, path, sizeof(path))))
             return 2;
+        if (util_file_same(path, json)) /* the profile.json read, not its folder */
+            return json_decref(profile),
+                   util_error("--json '%s' is the profile doctor reads: give the report another "
+                              "name",
+                              json),
+                   2;
     }
     util_child_setup();
     rc = hosts || allocation ? across_nodes(hosts, profile_dir, copy_s, timeout_s, json)

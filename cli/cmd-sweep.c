@@ -97,6 +97,31 @@ static json_t *plan_params(const struct sweep *sw)
     return p;
 }
 
+/* 1 when file would be written inside the directory dir (its folder is dir, or below it, by
+ * real paths where they exist, else as written). */
+static int metrics_inside(const char *file, const char *dir)
+{
+    char folder[4096], *real_dir = realpath(dir, NULL), *real_folder;
+    snprintf(folder, sizeof(folder), "%s", file);
+    char *slash = strrchr(folder, '/');
+    if (slash)
+        *(slash == folder ? slash + 1 : slash) = '\0';
+    else
+        snprintf(folder, sizeof(folder), ".");
+    real_folder = realpath(folder, NULL);
+    int inside;
+    if (real_dir && real_folder) {
+        size_t n = strlen(real_dir);
+        inside = !strncmp(real_folder, real_dir, n) && (real_folder[n] == '/' || !real_folder[n]);
+    } else { /* --out not made yet: as written */
+        size_t n = strlen(dir);
+        inside = !strncmp(file, dir, n) && file[n] == '/';
+    }
+    free(real_dir);
+    free(real_folder);
+    return inside;
+}
+
 /* A parameter's value as the user would write it, into buf. */
 static const char *param_text(const json_t *v, char *buf, size_t len)
 {
@@ -668,6 +693,12 @@ int cmd_sweep(int argc, char **argv)
                    2;
     if (o.metrics && (util_file_replaceable(o.metrics) || util_file_folder_exists(o.metrics)))
         return 2;
+    if (o.metrics && o.out && metrics_inside(o.metrics, o.out))
+        return util_error("--metrics '%s' is inside --out '%s': the sweep's own files are there "
+                          "(results.jsonl, sweep.json); give the metrics a file elsewhere (the "
+                          "textfile collector's folder)",
+                          o.metrics, o.out),
+               2;
     /* its runs' logs and events go under it, named on launch lines: a longer one was cut there,
      * and every run ended "results-missing" */
     if (o.out && strlen(o.out) > SWEEP_MAX_DIR)

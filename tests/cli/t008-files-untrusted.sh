@@ -109,4 +109,12 @@ for m in space.json metrics-link.prom /nonexistent-dir/x.prom; do
     expect_no_file "m-$(basename "$m")" "no run made"
 done
 check "the space kept" cmp -s space.json space.keep
+# ... nor the sweep's own journal under --out, nor doctor --json the profile.json it reads
+expect_exit 2 "sweep --metrics inside --out" -- sweep --out clean --resume --metrics clean/results.jsonl
+check "the journal kept" grep -q '"config_id"' clean/results.jsonl
+mkdir -p dprof && printf '{"schema": "topotune/profile/1", "class": "x", "variables": []}\n' >dprof/profile.json
+cp dprof/profile.json dprof.keep
+expect_exit 2 "doctor --json the profile's file" -- "$TOPOTUNE" doctor --input spec.json --profile dprof \
+    --json dprof/profile.json
+check "the profile kept" cmp -s dprof/profile.json dprof.keep
 finish
