@@ -312,12 +312,11 @@ static int load_any(const char *path, int nodes, const char *space,
         }
         return load_profile(path, label, out);
     }
-    if (exists(path, "latest/profile.json")) {
-        struct util_buf b = UTIL_BUF_INIT;
-        util_buf_addf(&b, "%s/latest", path);
-        int rc = load_profile(b.data, label, out);
-        util_buf_release(&b);
-        return rc;
+    if (exists(path, "latest/profile.json") || exists(path, "latest")) {
+        /* a class directory: its latest as gen's link to a version, nothing planted */
+        char latest[4200];
+        return gen_latest_dir(path, latest, sizeof(latest)) <= 0 ? -1
+                                                                 : load_profile(latest, label, out);
     }
     if (exists(path, "sweep.json"))
         return load_sweep(path, out);

@@ -374,7 +374,11 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
         *version = latest;
         if (latest_is(classdir, latest, hash)) {
             free(hash);
-            return write_index(root) ? UTIL_EIO : 0;
+            /* unchanged: a latest removed (as a planted one must be) is pointed again */
+            char dir[2400];
+            rc = gen_latest_dir(classdir, dir, sizeof(dir)) == 0 ? point_latest(classdir, latest)
+                                                                 : 0;
+            return rc ? rc : write_index(root) ? UTIL_EIO : 0;
         }
         rc = try_version(classdir, content, hash, latest + 1);
         if (rc == 1)

@@ -76,6 +76,11 @@ for store in planted-latest folder-latest; do
     expect_exit 2 "profiles show: $store" -- "$TOPOTUNE" profiles --profiles "$store" show "$class"
     expect_exit 2 "compare: $store" -- "$TOPOTUNE" compare "$store"
 done
+expect_exit 2 "compare CLASS: a planted latest" -- "$TOPOTUNE" compare "planted-latest/$class"
+# removed as the message says, gen points it again even with nothing new to write
+rm "planted-latest/$class/latest"
+expect_exit 0 "gen after the planted latest is removed" -- "$TOPOTUNE" gen --runs s --profiles planted-latest
+check "latest points at v1 again" test "$(readlink "planted-latest/$class/latest")" = v1
 check "nothing new written" test "$(ls "folder-latest/$class")" = "latest
 v1
 v1999999999
