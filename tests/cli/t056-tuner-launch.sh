@@ -63,6 +63,11 @@ check "no row: the image's next tuner named again" grep -q "^NCCL_TUNER_PLUGIN=o
 expect_exit 0 "torchrun.sh, no row, ours from an image over no tuner" -- run env \
     NCCL_TUNER_PLUGIN=/opt/topotune/lib/libnccl-tuner-topotune.so TOPOTUNE_NEXT_TUNER=auto "$p1/launch/torchrun.sh"
 check "no row: auto names no tuner" grep -q "^NCCL_TUNER_PLUGIN=unset " "$TEST_TMP/out"
+# an image built before auto saved our own plugin as next: not named back either
+expect_exit 0 "torchrun.sh, no row, ours saved as next" -- run env \
+    NCCL_TUNER_PLUGIN=/opt/topotune/lib/libnccl-tuner-topotune.so \
+    TOPOTUNE_NEXT_TUNER=/opt/topotune/lib/libnccl-tuner-topotune.so "$p1/launch/torchrun.sh"
+check "no row: ours as next names no tuner" grep -q "^NCCL_TUNER_PLUGIN=unset " "$TEST_TMP/out"
 
 # 2. Rows: ours named, the job's tuner saved as the next one, no TOPOTUNE_CLASS copied.
 expect_exit 0 "torchrun.sh, rows, the job's tuner" -- run env NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so \
