@@ -32,6 +32,19 @@ static int take_global_flags(int argc, char **argv)
     return out;
 }
 
+static int run_command(const struct cli_command *c, int argc, char **argv)
+{
+    /* NCCL_TESTS_MIN_BW gates one benchmark run (topotune bench, as nccl-tests): the runs of a
+     * sweep, survey or verify measure configurations and nodes, and a slow one is a number for
+     * them, not a failed run. env passes the environment on to the command it becomes. */
+    if (strcmp(c->name, "bench") != 0 && strcmp(c->name, "env") != 0)
+        unsetenv("NCCL_TESTS_MIN_BW");
+    int rc = c->fn(argc - 1, argv + 1);
+    /* A command passes on a module's negative UTIL_E* code now and then: as a status it would
+     * read 255 (or 253...), which no page documents. cli_status makes it the documented one. */
+    return rc < 0 ? cli_status(rc) : rc;
+}
+
 int main(int argc, char **argv)
 {
     util_mem_init();
@@ -44,27 +57,21 @@ int main(int argc, char **argv)
         cli_usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cmd_help(1, argv);
-    if (strcmp(argv[1], "--version") == 0) {
+    int rc;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        rc = cmd_help(1, argv);
+    } else if (strcmp(argv[1], "--version") == 0) {
         printf("topotune %s\n", util_version());
-        return fflush(stdout) ? 1 : 0;
+        rc = 0;
+    } else {
+        const struct cli_command *c = cli_find(argv[1]);
+        if (!c) {
+            util_error("unknown command '%s' (see 'topotune help')", argv[1]);
+            return 2;
+        }
+        rc = run_command(c, argc, argv);
     }
-    const struct cli_command *c = cli_find(argv[1]);
-    if (!c) {
-        util_error("unknown command '%s' (see 'topotune help')", argv[1]);
-        return 2;
-    }
-    /* NCCL_TESTS_MIN_BW gates one benchmark run (topotune bench, as nccl-tests): the runs of a
-     * sweep, survey or verify measure configurations and nodes, and a slow one is a number for
-     * them, not a failed run. env passes the environment on to the command it becomes. */
-    if (strcmp(c->name, "bench") != 0 && strcmp(c->name, "env") != 0)
-        unsetenv("NCCL_TESTS_MIN_BW");
-    int rc = c->fn(argc - 1, argv + 1);
-    /* A command passes on a module's negative UTIL_E* code now and then: as a status it would
-     * read 255 (or 253...), which no page documents. cli_status makes it the documented one. */
-    if (rc < 0)
-        rc = cli_status(rc);
+    /* every path's output checked once: a closed pipe is exit 1 with its message */
     if (fflush(stdout) || ferror(stdout)) {
         util_error("cannot write to standard output");
         return rc ? rc : 1;

@@ -55,6 +55,11 @@ fi
 closed_stdout "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
 check "topo into a closed pipe: exit 1" test "$?" = 1
 expect_stderr_has "cannot write to standard output" "said"
+for flag in --help --version; do # (they returned before the check: exit 0, or 1 unsaid)
+    closed_stdout "$TOPOTUNE" "$flag"
+    check "$flag into a closed pipe: exit 1" test "$?" = 1
+    expect_stderr_has "cannot write to standard output" "$flag: said"
+done
 printf '%s\n' '#!/bin/sh' "grep '^SigIgn' /proc/self/status >'$TEST_TMP/sigign'" >"$TEST_TMP/sig-bench"
 chmod +x "$TEST_TMP/sig-bench"
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
