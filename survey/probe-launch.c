@@ -540,8 +540,8 @@ int survey_probe_launch(struct survey *s, const struct survey_launch *l)
         return util_error("cannot create '%s': %s", logs, strerror(errno)), UTIL_EIO;
     struct stat st; /* a planted link would take every launch's files elsewhere */
     if (lstat(logs, &st) || !S_ISDIR(st.st_mode))
-        return util_error("'%s' is a link, not the survey's own folder: remove it (the launches' "
-                          "logs are written there)",
+        return util_error("'%s' is not the survey's own folder (a link, or a file): remove it "
+                          "(the launches' logs are written there)",
                           logs),
                UTIL_EINVAL;
     return 0;

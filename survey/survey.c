@@ -1353,8 +1353,9 @@ static double pair_model(const struct survey *s, int i)
 /* Node i's capacity slow: below its class's level of capacities by more than its margin (the
  * tolerance at least). Where the model knows the class, also below the two-node band (the band's
  * low edge and the tolerance) whatever the class measures, and against the class only while it
- * is not too spread to say and has 8 values in its healthy population: fewer share too many
- * pairs for their spread to stand (3 noisy nodes' can come out 0), and the band judges them. */
+ * is not too spread to say: by its margin with 8 values in its healthy population, by twice it
+ * with 3 to 7 (fewer share too many pairs for their spread to stand: 3 noisy nodes' can come out
+ * 0); with 2 (a class of 3 with a slow node) the band alone judges, as more named the noise. */
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)

@@ -204,6 +204,6 @@ mkdir -p planted elsewhere
 ln -s ../elsewhere planted/logs
 expect_exit 2 "a planted logs link" -- "$TOPOTUNE" survey --backend mpi --hosts h1,h2,h3,h4 --iters 2 \
     --out planted
-expect_stderr_has "'planted/logs' is a link, not the survey's own folder" "said"
+expect_stderr_has "'planted/logs' is not the survey's own folder (a link, or a file)" "said"
 check "nothing written through it" test -z "$(ls elsewhere)"
 finish
