@@ -63,18 +63,20 @@ if command -v buildah >/dev/null; then
     cp -r ctx/topotune-profile ctx/libnccl-tuner-topotune.so ctx2/
     { echo "FROM topotune-test"; cat "$p/launch/Dockerfile.fragment"; } >ctx2/Dockerfile
     sed -i '1a ENV NCCL_TUNER_PLUGIN=/opt/aws/libnccl-net.so' ctx/Dockerfile
-    expect_exit 0 "buildah builds the fragment on a base with a tuner" -- \
-        timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
-    expect_exit 0 "buildah rebuilds on it" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
-    check "rebuilt: the base's tuner still next" sh -c "$(printf '%q ' "${b[@]}") inspect --type image \
-        --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt | grep -qx 'TOPOTUNE_NEXT_TUNER=/opt/aws/libnccl-net.so'"
+    # rebuilt WHAT NEXT: the fragment built on ctx's base, then again on that image: the
+    # rebuilt image's next tuner is NEXT
+    rebuilt() {
+        expect_exit 0 "buildah builds the fragment on a base $1" -- \
+            timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
+        expect_exit 0 "buildah rebuilds on it ($1)" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
+        "${b[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt \
+            >rebuilt.env
+        check "rebuilt on a base $1: TOPOTUNE_NEXT_TUNER=$2" grep -qx "TOPOTUNE_NEXT_TUNER=$2" rebuilt.env
+    }
+    rebuilt "with a tuner" /opt/aws/libnccl-net.so
     # a first base that named no tuner: auto, kept on the rebuild (it saved our own plugin)
     sed -i '2d' ctx/Dockerfile
-    expect_exit 0 "buildah builds the fragment on a base without a tuner" -- \
-        timeout 240 "${b[@]}" bud --isolation chroot -t topotune-test ctx
-    expect_exit 0 "buildah rebuilds on it" -- timeout 240 "${b[@]}" bud --isolation chroot -t rebuilt ctx2
-    check "rebuilt: auto, not our own plugin" sh -c "$(printf '%q ' "${b[@]}") inspect --type image \
-        --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' rebuilt | grep -qx 'TOPOTUNE_NEXT_TUNER=auto'"
+    rebuilt "without a tuner" auto
     ctr=$("${b[@]}" from topotune-test)
     root=$("${b[@]}" mount "$ctr")
     cp -a "$root/opt" image-opt
