@@ -450,35 +450,21 @@ static int summary(const struct sweep *sw, const char *metrics)
     const char *names[] = {"ok", "wrong", "error", "crash", "timeout", "launch-failed"};
     int counts[6] = {0}, baseline_ok = 0;
     size_t i;
-    json_t *r, *runs = json_object(), *base = json_object(), *v;
-    json_array_foreach(sw->results, i, r) {
-        const char *o = json_string_value(json_object_get(r, "outcome"));
-        /* a workload's run is a line per collective: it is ok when every line of it is, else
-         * its first other outcome; runs are counted, not lines */
-        char key[160];
-        snprintf(key, sizeof(key), "%s/%lld/%lld/%d",
-                 json_string_value(json_object_get(r, "config_id")),
-                 (long long)json_integer_value(json_object_get(r, "rep")),
-                 (long long)json_integer_value(json_object_get(r, "rung")),
-                 json_is_true(json_object_get(r, "final")));
-        const char *had = json_string_value(json_object_get(runs, key));
-        if (!had || (!strcmp(had, "ok") && o && strcmp(o, "ok")))
-            json_object_set_new(runs, key, json_string(o ? o : "error"));
-        if (json_is_true(json_object_get(r, "final")) &&
-            json_object_size(json_object_get(r, "env")) == 0) {
-            int ok = o && !strcmp(o, "ok") && !json_is_false(json_object_get(base, key));
-            json_object_set_new(base, key, json_boolean(ok));
-        }
+    /* runs are counted, not lines: a workload's run is a line per collective */
+    json_t *r, *runs = sweep_run_outcomes(sw->results), *v;
+    json_array_foreach(sw->results, i, r) { /* a full-effort baseline run that was ok */
+        char key[512];
+        sweep_run_key(r, key, sizeof(key));
+        baseline_ok |= json_is_true(json_object_get(r, "final")) &&
+                       json_object_size(json_object_get(r, "env")) == 0 &&
+                       !strcmp(json_string_value(json_object_get(runs, key)), "ok");
     }
     const char *key;
-    json_object_foreach(base, key, v)
-        baseline_ok |= json_is_true(v);
     json_object_foreach(runs, key, v)
         for (int k = 0; k < 6; k++)
             counts[k] += !strcmp(json_string_value(v), names[k]);
     size_t nruns = json_object_size(runs), nlines = json_array_size(sw->results);
     json_decref(runs);
-    json_decref(base);
     fprintf(stderr, "topotune: sweep '%s': %zu runs", sw->dir, nruns);
     if (nlines != nruns)
         fprintf(stderr, " (%zu lines, one per collective of the workload)", nlines);

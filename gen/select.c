@@ -329,8 +329,6 @@ static const char *noisy_note(const struct config_stats *b, enum base_verdict v,
     return buf;
 }
 
-/* A GB/s figure for people: two decimals, or three significant digits below 0.1 (a workload's
- * effective algbw of tiny calls would read 0.00). */
 /* GB/s as people write it: 2 decimals, 3 significant digits below 0.1 (0.0000339), never an
  * exponent (a workload of 1-byte calls has one). */
 static const char *gbs(char *buf, size_t len, double v)
@@ -439,26 +437,10 @@ static json_t *hardware(json_t *topo)
     return h;
 }
 
-/* Each run's outcome, by run: a workload sweep writes a line per collective of a run, and the run
- * is ok only when every line is (its first other outcome otherwise), as the sweep counts it. */
-static json_t *run_outcomes(json_t *lines)
-{
-    json_t *by_run = json_object(), *r;
-    size_t i;
-    json_array_foreach(lines, i, r) {
-        char key[512];
-        sweep_run_key(r, key, sizeof(key));
-        json_t *o = json_object_get(r, "outcome"), *had = json_object_get(by_run, key);
-        if (!had || (!strcmp(json_string_value(had), "ok") && strcmp(json_string_value(o), "ok")))
-            json_object_set(by_run, key, o);
-    }
-    return by_run;
-}
-
 static json_t *sweep_summary(json_t *sweeps, json_t *lines, size_t nconfigs)
 {
     json_t *s = json_object(), *outcomes = json_object(), *dirs = json_array();
-    json_t *runs = run_outcomes(lines), *r;
+    json_t *runs = sweep_run_outcomes(lines), *r;
     const char *key;
     json_object_foreach(runs, key, r) {
         const char *o = json_string_value(r);

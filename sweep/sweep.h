@@ -232,6 +232,9 @@ json_t *sweep_workload_views(const json_t *workload, const json_t *results);
 /* The run a results line belongs to, as text: its sweep (the "sweep" name gen adds, or none),
  * configuration, repetition and rung; a workload run's lines (one per collective) share it. */
 void sweep_run_key(const json_t *line, char *key, size_t len);
+/* Each run's outcome by its key (sweep_run_key), as a new object: a workload run is ok only
+ * when every line of it is, else its first other outcome. Runs are counted so, not lines. */
+json_t *sweep_run_outcomes(const json_t *lines);
 /*
  * A sweep directory as gen and compare read it (untrusted): sweep.json and every
  * results line checked for the fields they use (sweep_meta_check,

@@ -146,6 +146,22 @@ void sweep_run_key(const json_t *line, char *key, size_t len)
              (long long)json_integer_value(json_object_get(line, "rung")));
 }
 
+json_t *sweep_run_outcomes(const json_t *lines)
+{
+    json_t *by_run = json_object(), *r;
+    size_t i;
+    json_array_foreach(lines, i, r) {
+        char key[512];
+        sweep_run_key(r, key, sizeof(key));
+        const char *o = json_string_value(json_object_get(r, "outcome"));
+        const char *had = json_string_value(json_object_get(by_run, key));
+        o = o ? o : "error";
+        if (!had || (!strcmp(had, "ok") && strcmp(o, "ok")))
+            json_object_set_new(by_run, key, json_string(o));
+    }
+    return by_run;
+}
+
 json_t *sweep_workload_views(const json_t *workload, const json_t *results)
 {
     /* one pass: the lines of each run (sweep, config, rep, rung) by collective, in file order */
