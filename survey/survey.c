@@ -578,6 +578,19 @@ double survey_model_busbw(const struct topo *t, int nodes, size_t bytes, double 
  * edge of its band (docs/model.md, "Bands") once the level is below it. Stored in s->classes
  * (alone_ or pair_ median and spread).
  */
+/* 1 when two or more of the n values alone were measured (v > 0) and every one measured is
+ * below what a healthy node gives (one node measured is no class: it is named on its own). */
+static int every_below(const struct survey *s, const double *v, int n, double model)
+{
+    int measured = 0;
+    for (int i = 0; i < n; i++) {
+        if (v[i] > 0 && v[i] >= survey_alone_low(s, model))
+            return 0;
+        measured += v[i] > 0;
+    }
+    return measured >= 2;
+}
+
 static void class_level(struct survey *s, const char *cls, const double *v, int n, int alone,
                         struct survey_level *lv)
 {
@@ -598,13 +611,8 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
          * the others are named on their own); in pairs, when its level is (it grows each round)
          * and so is the median pair: in a small class one slow path pulls down the capacities
          * of both its nodes, not the pairs of the others */
-        int below = lv->values && lv->level < model * band.low, measured = 0;
-        for (int i = 0; alone && below && i < n; i++) {
-            below = v[i] <= 0 || v[i] < survey_alone_low(s, model);
-            measured += v[i] > 0;
-        }
-        if (alone && measured < 2) /* one node measured is no class: it is named on its own */
-            below = 0;
+        int below =
+            lv->values && lv->level < model * band.low && (!alone || every_below(s, v, n, model));
         if (!alone && below)
             below = class_pairs_median(s, cls) < model * band.low;
         snprintf(key, sizeof(key), "%s_below_expected", what);
@@ -838,17 +846,13 @@ static void alone_below_again(struct survey *s)
         double model = json_number_value(json_object_get(c, "alone_expected"));
         if (!(model > 0))
             continue;
-        int measured = 0, below = 1;
+        int measured = 0;
         double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
-        for (int i = 0; i < s->nnodes; i++) {
-            double a = alone_of(&s->nodes[i]);
-            if (!s->nodes[i].class_id || strcmp(s->nodes[i].class_id, cls) || a <= 0)
-                continue;
-            v[measured++] = a;
-            below &= a < survey_alone_low(s, model);
-        }
-        below &= measured >= 2;
-        if (below) {
+        for (int i = 0; i < s->nnodes; i++)
+            if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls) &&
+                alone_of(&s->nodes[i]) > 0)
+                v[measured++] = alone_of(&s->nodes[i]);
+        if (every_below(s, v, measured, model)) {
             struct survey_level own;
             survey_level_of(v, measured, s->tolerance, &own);
             json_object_set_new(c, "alone_below_expected", json_true());
