@@ -106,6 +106,22 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                                         "without a profile (--profile) or a spec"));
         return 1;
     }
+    /* the model prices NCCL on the GPUs: host MPI's numbers held to it failed every node */
+    if (!strcmp(o->backend, "mpi")) {
+        json_object_set_new(report, "reference_missing",
+                            json_string("the mpi backend measures host MPI between processes, "
+                                        "not NCCL on the GPUs the model prices: busbw is judged "
+                                        "only against a profile (--profile) measured with it"));
+        return 1;
+    }
+    /* one GPU: busbw counts traffic between ranks, 0 at one rank; every band passed it */
+    if (m.nranks < 2) {
+        json_object_set_new(report, "reference_missing",
+                            json_string("one GPU: busbw is 0 at one rank (it counts the traffic "
+                                        "between ranks), so no run can be below a band: busbw "
+                                        "is not judged"));
+        return 1;
+    }
     return expect_predicted(e, &m, t, o->input ? o->input : "this node", NULL, MODEL_ALL_REDUCE,
                             o->min, o->max, o->factor)
                ? UTIL_EINVAL
@@ -343,6 +359,17 @@ json_t *check_run(const struct check_opts *o, int *status)
         json_decref(profile);
         profile = NULL;
     }
+    /* a profile of another backend measured something else (host MPI, or NCCL on GPUs); the
+     * sim's profile is a prediction for NCCL, a reference for the nccl backend too */
+    const char *pb = json_string_value(json_object_get(profile, "backend"));
+    if (profile && pb && strcmp(pb, o->backend) &&
+        (strcmp(pb, "sim") || strcmp(o->backend, "nccl"))) {
+        util_error("the profile '%s' was measured with the %s backend, this check runs %s: give "
+                   "--backend %s (or the profile of this backend)",
+                   path, pb, o->backend, pb);
+        json_decref(profile);
+        profile = NULL;
+    }
     if (o->profile && !profile) {
         topo_release(&t);
         *status = 2;
@@ -380,10 +407,15 @@ json_t *check_run(const struct check_opts *o, int *status)
     json_t *sizes = json_object();
     bench_part(o, &t, profile, report, sizes);
     json_int_t ranks = json_integer_value(json_object_get(report, "ranks"));
-    if (!rc && e.measured && ranks && e.nranks && ranks != e.nranks)
+    if (!rc && o->profile && ranks && e.nranks && ranks != e.nranks)
         cannot(report, 2,
                "the profile was measured with %d rank(s), this check ran %lld: give --np %d (or "
                "the profile of this shape)",
+               e.nranks, (long long)ranks, e.nranks);
+    else if (!rc && ranks && e.nranks && ranks != e.nranks) /* the model's: one rank per GPU */
+        cannot(report, 2,
+               "the model's reference is for %d rank(s), one per GPU of this node, this check ran "
+               "%lld: give --np %d",
                e.nranks, (long long)ranks, e.nranks);
     judge(report, rc || json_object_get(report, "error") ? NULL : &e, sizes, predicted, o);
     json_decref(sizes);

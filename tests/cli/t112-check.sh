@@ -117,6 +117,12 @@ json.dump(p, open(sys.argv[1], "w"))' p/profile.json
     expect_stderr_has "measured with NCCL 2.18.1, this node has $nccl_here" "it says both versions"
     check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED ' '$TEST_TMP/out' && ! grep -q 'state=drain' '$TEST_TMP/out' '$TEST_TMP/err'"
 fi
+profile 1000000
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["backend"] = "nccl"
+json.dump(p, open(sys.argv[1], "w"))' p/profile.json
+expect_exit 2 "a profile of the nccl backend against MPI ranks: no verdict" -- "$TOPOTUNE" check \
+    --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "measured with the nccl backend, this check runs mpi" "it says both backends"
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
@@ -164,6 +170,25 @@ expect_exit 1 "a run that ends ok with no size measured fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
     ! grep -q '^OK' '$TEST_TMP/out'"
+# the model's reference is for one rank per GPU: a run of another count is no verdict
+sed 's/"ranks": 8/"ranks": 4/; s/"event": "end"/"event": "size", "size": 67108864, "busbw": 1}\n{"event": "end"/' \
+    bench-nosizes.sh >bench-4ranks.sh
+chmod +x bench-4ranks.sh
+expect_exit 2 "a run of 4 ranks against the model's 8: no verdict" -- env \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-4ranks.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+check "NOT CHECKED, both counts said" grep -q "^NOT CHECKED .*is for 8 rank(s), one per GPU of this node, this check ran 4" "$TEST_TMP/out"
+# no reference for what the run measures: host MPI's numbers held to the model's NCCL band failed
+# the node (1 rank: busbw 0), and one GPU's busbw of 0 passed every band
+expect_exit 0 "host MPI against the model: measured, not judged" -- "$TOPOTUNE" check --backend mpi \
+    --input "$h100" --no-doctor -b 1M -e 2M -n 2 --json
+check "says no reference, judges no size" python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert "mpi backend measures host MPI" in r["reference_missing"] and not r["failures"], r
+assert all(s.get("low") is None for s in r["sizes"]), r' "$TEST_TMP/out"
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 1}' >one.json
+expect_exit 0 "one GPU: measured, not judged" -- "$TOPOTUNE" check --backend sim --input one.json \
+    --no-doctor -b 64M -e 128M
+check "says why, not that every size is within its band" grep -q "^OK .*one GPU: busbw is 0 at one rank" "$TEST_TMP/out"
 expect_exit 0 "sizes of no whole number of floats" -- "$TOPOTUNE" check --backend sim --input "$h100" \
     --no-doctor -b 64000001 -e 256000004 --json
 check "judged at 64000000, 128000000 and 256000004, each measured" python3 -c 'import json, sys
