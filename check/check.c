@@ -51,8 +51,9 @@ static void cannot(json_t *report, int status, const char *fmt, ...)
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     if (!json_object_get(report, "error"))
-        json_object_set_new(report, "error",
-                            json_pack("{s:s,s:i}", "text", text, "status", status));
+        json_object_set_new(
+            report, "error",
+            json_pack("{s:o,s:i}", "text", util_json_shown(text), "status", status));
 }
 
 /* doctor's checks of this node; each that fails is a failure, its fix with it. */
@@ -246,8 +247,9 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         }
     }
     json_object_set_new(report, "bench",
-                        json_pack("{s:i,s:s,s:b,s:s}", "exit_code", c.exit_code, "outcome", outcome,
-                                  "timed_out", c.timed_out, "log", log));
+                        json_pack("{s:i,s:o,s:b,s:o}", "exit_code", c.exit_code, "outcome",
+                                  util_json_shown(outcome), "timed_out", c.timed_out, "log",
+                                  util_json_shown(log)));
     /* a benchmark that could not start says nothing of the node: the check did not run */
     if (!argv)
         cannot(report, 2, "cannot build the %s launch of %d ranks", o->launcher, o->np);
@@ -386,9 +388,11 @@ json_t *check_run(const struct check_opts *o, int *status)
                   "source", predicted ? "predicted" : "measured", "failures", json_array());
     util_buf_release(&shown);
     if (profile)
-        json_object_set_new(
-            report, "profile",
-            json_pack("{s:s,s:O?}", "path", path, "version", json_object_get(profile, "version")));
+        json_object_set_new(report, "profile",
+                            json_pack("{s:o,s:O*}", "path", util_json_shown(path), "version",
+                                      json_is_integer(json_object_get(profile, "version"))
+                                          ? json_object_get(profile, "version")
+                                          : NULL));
     if (!o->no_doctor)
         doctor_part(report, &t, profile);
     struct expect e;
@@ -476,9 +480,10 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
                (double)json_array_size(json_object_get(report, "failures")), "class", cls, OPS_END);
     const json_t *p = json_object_get(report, "profile");
     if (p) {
-        char version[32];
-        snprintf(version, sizeof(version), "v%" JSON_INTEGER_FORMAT,
-                 json_integer_value(json_object_get(p, "version")));
+        char version[32] = "unknown"; /* a profile gen wrote without one */
+        if (json_is_integer(json_object_get(p, "version")))
+            snprintf(version, sizeof(version), "v%" JSON_INTEGER_FORMAT,
+                     json_integer_value(json_object_get(p, "version")));
         ops_metric(m, "topotune_profile_info", "gauge",
                    "the profile the last check measured against", 1, "class", cls, "version",
                    version, OPS_END);

@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/child.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/opts.h"
@@ -148,12 +149,14 @@ static json_t *not_checked(const struct check_cli *o, int status)
 {
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
-    return json_pack("{s:s,s:s,s:s,s:s,s:[],s:[],s:{s:i,s:s,s:b,s:s},s:{s:s,s:i},s:b,s:I}",
-                     "schema", "topotune/check/1", "host", host, "backend", o->c.backend, "source",
-                     strcmp(o->c.backend, "sim") ? "measured" : "predicted", "failures", "sizes",
-                     "bench", "exit_code", -1, "outcome", "none", "timed_out", 0, "log", "",
-                     "error", "text", util_error_last(), "status", status == 3 ? 3 : 2, "ok", 0,
-                     "time", (json_int_t)time(NULL));
+    /* a host name or a reason naming a path is any bytes: json_pack refused them, and no
+     * report meant an "OK" line and a metrics file left to say ok */
+    return json_pack("{s:s,s:o,s:s,s:s,s:[],s:[],s:{s:i,s:s,s:b,s:s},s:{s:o,s:i},s:b,s:I}",
+                     "schema", "topotune/check/1", "host", util_json_shown(host), "backend",
+                     o->c.backend, "source", strcmp(o->c.backend, "sim") ? "measured" : "predicted",
+                     "failures", "sizes", "bench", "exit_code", -1, "outcome", "none", "timed_out",
+                     0, "log", "", "error", "text", util_json_shown(util_error_last()), "status",
+                     status == 3 ? 3 : 2, "ok", 0, "time", (json_int_t)time(NULL));
 }
 
 static int report_lines(const struct check_cli *o, const json_t *report)

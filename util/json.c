@@ -78,6 +78,14 @@ json_t *util_json_clean(const json_t *j)
     return out;
 }
 
+json_t *util_json_shown(const char *s)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    json_t *out = json_string(util_text_shown(&b, s));
+    util_buf_release(&b);
+    return out;
+}
+
 int util_json_set(json_t *obj, const char *key, json_t *value)
 {
     return json_object_set_new(obj, key, value) ? UTIL_ENOMEM : 0;

@@ -24,6 +24,10 @@ char *util_json_hash(const json_t *j);
  * file made safe to print anywhere. NULL when j is NULL.
  */
 json_t *util_json_clean(const json_t *j);
+/* New reference: s (NULL reads as "") as a JSON string cleaned as util_text_shown cleans it. A
+ * name or path of any bytes (a host name, a path the user gave) that json_string or json_pack
+ * would refuse as not UTF-8, losing the whole value it was part of. */
+json_t *util_json_shown(const char *s);
 
 /* The first key of obj that is none of allowed (NULL-terminated), or NULL: a file's misspelt or
  * unknown field, for its reader's error. */

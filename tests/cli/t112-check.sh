@@ -35,6 +35,14 @@ if [ "$(id -u)" = 0 ] && unshare -u true 2>/dev/null; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ok"] is False and r["failures"] and r["host"].startswith("node"), r' "$TEST_TMP/out"
+    # a check that cannot start had printed "OK" and left an earlier metrics file saying ok
+    echo 'topotune_check_ok 1' >odd.prom
+    # shellcheck disable=SC2016 # the words of the inner shell
+    expect_exit 2 "a host name of odd bytes, an input not there" -- unshare -u bash -c \
+        'python3 -c "import socket; socket.sethostname(b\"node\\xff01\")" && exec "$1" check --input /nonexistent --metrics odd.prom' \
+        _ "$TOPOTUNE"
+    check "NOT CHECKED, never OK" sh -c "grep -q '^NOT CHECKED node' '$TEST_TMP/out' && ! grep -q '^OK' '$TEST_TMP/out'"
+    check "the metrics say not ok" grep -qx 'topotune_check_ok 0' odd.prom
 fi
 
 # 2. A slow configuration: a line per size below its band, the drain, JSON and metrics.
@@ -123,6 +131,15 @@ json.dump(p, open(sys.argv[1], "w"))' p/profile.json
 expect_exit 2 "a profile of the nccl backend against MPI ranks: no verdict" -- "$TOPOTUNE" check \
     --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
 expect_stderr_has "measured with the nccl backend, this check runs mpi" "it says both backends"
+# a profile gen wrote without a version: the report kept its schema, the metrics said "v0"
+profile 0.000001
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); del p["version"]
+json.dump(p, open(sys.argv[1], "w"))' p/profile.json
+expect_exit 0 "a profile without a version" -- "$TOPOTUNE" check --backend mpi --np 2 --no-doctor \
+    --profile p -b 64K -e 256K -n 2 --json --metrics nover.prom
+check "the JSON keeps the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/check.schema.json" "$TEST_TMP/out"
+check "the metrics say its version is unknown" grep -q '^topotune_profile_info{.*version="unknown"} 1$' nover.prom
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
