@@ -244,13 +244,16 @@ int cmd_check(int argc, char **argv)
     if (error && started) /* no verdict on the node: it is not drained */
         util_error("the check could not be made: %s",
                    json_string_value(json_object_get(error, "text")));
+    /* the drain is the verdict's, whatever became of the report: a prolog with its standard
+     * output closed drains a failing node all the same */
+    int verdict = rc;
     if (report && report_lines(&o, report))
         rc = 3;
-    if (rc == 1 && o.drain && drain(&o, report))
+    if (verdict == 1 && o.drain && drain(&o, report))
         rc = 3;
     if (report && o.metrics && write_metrics(&o, report))
         rc = 3;
-    if (rc == 1 && tmp[0])
+    if (verdict == 1 && tmp[0])
         util_info("the benchmark's events and log are kept in '%s'", tmp);
     else if (tmp[0])
         util_remove_tree_at(AT_FDCWD, tmp, 2);
