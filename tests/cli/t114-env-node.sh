@@ -103,4 +103,16 @@ check "NCCL_IB_HCA unset, not left as the profile's" grep -qx "unset NCCL_IB_HCA
 expect_exit 0 "and a command run without it" -- env NCCL_IB_HCA=mlx5_0 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/bare" \
     "$TOPOTUNE" env --node --profile p -- sh -c 'echo "[${NCCL_IB_HCA-unset}]"'
 check "unset in the command" grep -qx "\[unset\]" "$TEST_TMP/out"
+
+# 5. A hostile profile's NCCL_IB_HCA of 300,000 entries (2 MB) is read in one pass: each entry's
+# port was sought to the value's end, and env --node (every rank of mpirun.sh) ran for minutes.
+# The bound is far above the one pass's time, even under ASan on a loaded machine.
+python3 - <<'PY'
+import json
+p = json.load(open("p/profile.json"))
+p["variables"][0]["value"] = "=" + ",".join("nic%d" % i for i in range(300000))
+json.dump(p, open("p/profile.json", "w"))
+PY
+expect_exit 0 "300,000 entries" -- node b timeout 60 "$TOPOTUNE" env --node --profile p
+check "none is this node's: its own ports" grep -qx "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'" "$TEST_TMP/out"
 finish
