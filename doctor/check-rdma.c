@@ -153,7 +153,8 @@ static void scan_port(struct rdma_scan *s, const json_t *p)
             if (s->suggest < 0)
                 s->suggest = index;
             /* a negative index is NCCL's own default: it picks the GID itself */
-            if (want && *want && atoi(want) >= 0 && atoi(want) != index) {
+            long long w = want && *want ? strtoll(want, NULL, 0) : -1; /* as NCCL reads it */
+            if (w >= 0 && w != index) {
                 s->gid_wrong++;
                 util_buf_addf(&s->evidence, ", but NCCL_IB_GID_INDEX=%s", want);
             }

@@ -205,7 +205,9 @@ static const char *disagrees(const char *name, const char *set, const char *here
         else if (!found)
             util_buf_addf(why, "NCCL_SOCKET_IFNAME=%s takes no interface with an address here%s%s",
                           set, here ? "; this node's is " : "", here ? here : "");
-    } else if (here && strcmp(set, here)) {
+    } else if (here && strtoll(set, NULL, 0) >= 0 && strtoll(set, NULL, 0) != atoll(here)) {
+        /* read as NCCL reads it (strtoll, base 0: "03" is 3); a negative index is NCCL's
+         * default, which picks the GID itself */
         util_buf_addf(why, "%s=%s, but this node's RoCE v2 IPv4 GID is at index %s", name, set,
                       here);
     }

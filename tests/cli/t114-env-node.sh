@@ -86,6 +86,19 @@ for hca in mlx5 '=mlx5_3:1' '^mlx5_0' 'roce_0:1,mlx5_3'; do
 done
 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_HCA='=mlx5_3:2' "$TOPOTUNE" doctor --profile p --json d5.json >/dev/null 2>&1
 check "a port node b's device does not have fails" test "$(doctor_status d5.json)" = fail
+# NCCL_IB_GID_INDEX as NCCL reads it (strtoll, base 0; a negative index: NCCL picks the GID): -1,
+# 03 and 0x3 all agree with node b's index 3, where a comparison of strings failed them
+mkdir -p pg
+sed 's/"NCCL_ALGO", "value": "Ring", "role": "tuning"/"NCCL_IB_GID_INDEX", "value": "3", "role": "system"/' \
+    p/profile.json >pg/profile.json
+rdma_status() { python3 -c 'import json, sys; print([c["status"] for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "rdma"][0])' "$1"; }
+for gid in -1 03 0x3; do
+    TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_GID_INDEX=$gid "$TOPOTUNE" doctor --profile pg --json d6.json >/dev/null 2>&1
+    check "NCCL_IB_GID_INDEX=$gid on node b (index 3): node-values does not fail" test "$(doctor_status d6.json)" != fail
+    check "NCCL_IB_GID_INDEX=$gid on node b (index 3): nor does rdma" test "$(rdma_status d6.json)" != fail
+done
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" NCCL_IB_GID_INDEX=010 "$TOPOTUNE" doctor --profile pg --json d7.json >/dev/null 2>&1
+check "010 is 8 to NCCL, not node b's 3: fails" test "$(doctor_status d7.json)" = fail
 
 # 4. The profile's own forms: an exclusion list is kept as it is; a subset this node has is kept;
 # a name this node has nothing for is unset (the profile's value names another node's device).
