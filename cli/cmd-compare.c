@@ -139,6 +139,33 @@ static int replaces(const char *out, const char *dir, const char *input)
     return !strncmp(where, folder, n) && (where[n] == '/' || !where[n] || n == 1);
 }
 
+/* Where path lands: its folder's real path and its last part ("./a.json" and "a.json" alike,
+ * whether or not the file exists yet). */
+static void landing(const char *path, char *out, size_t size)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    snprintf(out, size, "%s/%s", realpath(slash ? dir : ".", real) ? real : dir, base);
+}
+
+/* 1 when the file at path exists and is not an earlier compare report: `--json A B` took A, an
+ * input, as the report's file, and replaced a spec or a profile with the report. */
+static int holds_other(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *schema = json_string_value(json_object_get(j, "schema"));
+    int other = !schema || strcmp(schema, "topotune/compare/1");
+    json_decref(j);
+    return other;
+}
+
 /* The report files, checked before anything is written (exit 2, nothing written): each a file
  * in a folder that exists, none of them a folder, another output or one of the inputs (--md on a
  * spec replaced it). "-" is standard output for --json only. */
@@ -154,6 +181,8 @@ static int check_outputs(const char *const *out, const char *const *flag, int no
                               flag[i], flag[i]);
         struct stat st;
         char dir[4096];
+        if (!out[i][0])
+            return util_error("--%s '': give a file name", flag[i]);
         snprintf(dir, sizeof(dir), "%s", out[i]);
         char *slash = strrchr(dir, '/');
         if (slash) /* the folder it goes into; none: this one */
@@ -162,16 +191,27 @@ static int check_outputs(const char *const *out, const char *const *flag, int no
             return util_error("--%s '%s': its folder '%s' does not exist: create it, or give "
                               "another path",
                               flag[i], out[i], dir);
-        if (!stat(out[i], &st) && !S_ISREG(st.st_mode))
-            return util_error("--%s '%s' is not a regular file (a folder?): give a file name",
+        /* a link is refused when written (never written through): refused here, before the
+         * other reports are written */
+        if (!lstat(out[i], &st) && !S_ISREG(st.st_mode))
+            return util_error("--%s '%s' is not a regular file (a folder or a link?): give a file "
+                              "name",
                               flag[i], out[i]);
+        if (!strcmp(flag[i], "json") && holds_other(out[i]))
+            return util_error("--json '%s' exists and is no compare report (a spec, a profile, "
+                              "another file?): --json takes the argument after it as its file; "
+                              "give --json=FILE naming a new file, or --json - for standard "
+                              "output",
+                              out[i]);
         for (int j = 0; j < ninputs; j++)
             if (replaces(out[i], slash ? dir : ".", inputs[j]))
                 return util_error("--%s '%s' is, or is inside, the input '%s': it would be "
                                   "replaced; give another file",
                                   flag[i], out[i], inputs[j]);
+        char here[2 * PATH_MAX], there[2 * PATH_MAX];
+        landing(out[i], here, sizeof(here));
         for (int j = 0; j < i; j++)
-            if (out[j] && !strcmp(out[i], out[j]))
+            if (out[j] && (landing(out[j], there, sizeof(there)), !strcmp(here, there)))
                 return util_error("--%s and --%s both name '%s': give each its own file", flag[j],
                                   flag[i], out[i]);
     }

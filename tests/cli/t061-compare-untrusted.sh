@@ -142,14 +142,25 @@ expect_exit 2 "a link to a real profile refused too" -- "$TOPOTUNE" compare link
 cp "$specs/hgx-h100.json" victim.json
 cp victim.json victim.orig
 mkdir -p adir
+ln -sf elsewhere.md alink.md
 for args in "--md victim.json" "--json same --md same" "--json first.json --md adir" \
-    "--json first.json --html nofolder/x.html" "--md -"; do
+    "--json first.json --html nofolder/x.html" "--md -" "--json first.json --md alink.md" \
+    "--json same --md ./same"; do
     rm -f first.json
     # shellcheck disable=SC2086 # the words of each case
     expect_exit 2 "compare $args refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" victim.json $args
     check "$args: nothing written, the input intact" bash -c \
         "test ! -e first.json && test ! -e same && test ! -e ./- && cmp -s victim.json victim.orig && test -z \"\$(cat '$TEST_TMP/out')\""
 done
+expect_exit 2 "--md '' refused before anything is written" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" \
+    --json first.json --md ''
+check "nothing written" test ! -e first.json
+# `--json A B` took the input A as the report's file and replaced the spec with the report: a
+# file that is no earlier compare report is refused; an earlier report is replaced
+expect_exit 2 "--json before the inputs" -- "$TOPOTUNE" compare --json victim.json "$specs/dgx-a100.json"
+check "the input intact" cmp -s victim.json victim.orig
+expect_exit 0 "a report" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --json again.json
+expect_exit 0 "the same report again" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --json again.json
 # a file inside an input folder (a profile's profile.json), and the files the options read (the
 # space) are inputs too: each was replaced
 cp slow/profile.json slow.orig
