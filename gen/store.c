@@ -218,7 +218,10 @@ static int write_index(const char *root)
         if (pathf(classdir, sizeof(classdir), "%s/%s", root, e->d_name))
             continue;
         size_t nv;
+        char dir[2400];
         int *list = versions_in(classdir, &nv), latest = nv ? list[nv - 1] : 0;
+        int pointed = latest ? gen_latest_dir(classdir, dir, sizeof(dir)) : 0;
+        latest = pointed > 0 ? pointed : latest; /* the version latest names (see gen_store) */
         if (!latest) {
             free(list);
             continue;
@@ -388,6 +391,18 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
             return rc;
         *version = latest + 1;
         *created = 1;
+        /* a sweep where no run ended ok is kept as its evidence, but latest, which launch
+         * scripts, check and env read, stays on the profile it named: a failed run replaced a
+         * good profile with one that recommends nothing */
+        char dir[2400];
+        int named = gen_latest_dir(classdir, dir, sizeof(dir));
+        json_t *outcomes = json_object_get(json_object_get(content, "sweep"), "outcomes");
+        if (named > 0 && !json_integer_value(json_object_get(outcomes, "ok"))) {
+            util_warning("'%s/v%d' records a sweep in which no run ended ok: 'latest' stays on "
+                         "v%d (launch scripts, check and env read it)",
+                         classdir, latest + 1, named);
+            return write_index(root) ? UTIL_EIO : 0;
+        }
         rc = point_latest(classdir, latest + 1);
         return rc ? rc : write_index(root) ? UTIL_EIO : 0;
     }

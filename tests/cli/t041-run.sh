@@ -36,6 +36,17 @@ expect_exit 0 "topotune run --resume" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/s
     "$TOPOTUNE" run --resume --out "$TEST_TMP/cut" --backend mpi --space slow.json --profiles "$TEST_TMP/p2"
 expect_stderr_has "already in" "the finished runs kept"
 check "and its profile written" grep -q "profile written under" "$TEST_TMP/out"
+# A run in which every benchmark crashed wrote a profile that recommends nothing and pointed
+# latest, which launch scripts and check read, at it: kept as evidence, latest stays on v1.
+fake_bench "$TEST_TMP/crash-bench" crash
+expect_exit 1 "a run whose every benchmark crashes" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/crash-bench" \
+    "$TOPOTUNE" run --backend mpi --space slow.json --profiles "$TEST_TMP/p2" --out "$TEST_TMP/crashed"
+class2=$(basename "$(ls -d "$TEST_TMP"/p2/*/)")
+check "its profile written, as v2" test -s "$TEST_TMP/p2/$class2/v2/profile.json"
+check "latest still names v1" test "$(readlink "$TEST_TMP/p2/$class2/latest")" = v1
+expect_stderr_has "no run ended ok: 'latest' stays on v1" "and says so"
+check "the index says v1 too" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["classes"][sys.argv[2]]["latest"] == 1' "$TEST_TMP/p2/index.json" "$class2"
 if [ ! -e /dev/nvidia0 ]; then
     expect_exit 3 "--backend nccl without a GPU" -- "$TOPOTUNE" run --backend nccl --out "$TEST_TMP/nogpu"
     expect_stderr_has "--backend nccl: no GPU visible here" "said, not a --np of 0"
