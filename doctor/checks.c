@@ -252,6 +252,7 @@ struct iface {
     long index;
     char addr[64]; /* its first address ("10.0.0.5/24"), "" when it has none */
     int v4;        /* it has an IPv4 address: getifaddrs lists those first, NCCL meets them so */
+    int link;      /* its address is IPv6 link-local (fe80::), shown only without another */
 };
 
 static int by_index(const void *a, const void *b)
@@ -273,18 +274,21 @@ static void add_addresses(struct iface *ifs, int n)
         ifs[i].v4 = !real;
         for (struct ifaddrs *a = all; a && !ifs[i].v4; a = a->ifa_next) {
             if (!a->ifa_addr || strcmp(a->ifa_name, ifs[i].name) ||
-                (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6) ||
-                (a->ifa_addr->sa_family == AF_INET6 && ifs[i].addr[0]))
+                (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6))
                 continue;
-            ifs[i].v4 = a->ifa_addr->sa_family == AF_INET;
             char host[INET6_ADDRSTRLEN] = "";
             const void *sa =
                 a->ifa_addr->sa_family == AF_INET
                     ? (const void *)&((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr
                     : (const void *)&((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr;
             inet_ntop(a->ifa_addr->sa_family, sa, host, sizeof(host));
-            if (a->ifa_addr->sa_family == AF_INET6 && starts(host, "fe80")) /* link-local only */
+            /* NCCL's interface search (src/os/linux.cc) skips IPv6 loopback only: an IPoIB
+             * interface with a link-local address alone is NCCL's bootstrap interface */
+            int v6 = a->ifa_addr->sa_family == AF_INET6, link = v6 && starts(host, "fe80");
+            if (v6 && (!strcmp(host, "::1") || (ifs[i].addr[0] && !(ifs[i].link && !link))))
                 continue;
+            ifs[i].v4 = !v6;
+            ifs[i].link = link;
             snprintf(ifs[i].addr, sizeof(ifs[i].addr), "%s", host);
         }
     }
@@ -393,8 +397,9 @@ static const char *nccl_pick(const struct iface *ifs, int n, const char *spec)
 static const char *data_interface(const struct iface *ifs, int n)
 {
     const char *good = find_first(ifs, n, "ib");
-    for (int i = 0; !good && i < n; i++)
-        if (ifs[i].addr[0] && strcmp(ifs[i].name, "lo") && !topo_iface_is_virtual(ifs[i].name))
+    for (int i = 0; !good && i < n; i++) /* a link-local address alone reaches one link only */
+        if (ifs[i].addr[0] && !ifs[i].link && strcmp(ifs[i].name, "lo") &&
+            !topo_iface_is_virtual(ifs[i].name))
             good = ifs[i].name;
     return good;
 }
@@ -714,7 +719,8 @@ char *doctor_up_interfaces(void)
     struct iface *ifs = up_interfaces(&n);
     /* what a node's traffic can leave by: its veths are named at random, lo and bridges alike */
     for (int i = 0; i < n; i++)
-        if (ifs[i].addr[0] && strcmp(ifs[i].name, "lo") && !topo_iface_is_virtual(ifs[i].name))
+        if (ifs[i].addr[0] && !ifs[i].link && strcmp(ifs[i].name, "lo") &&
+            !topo_iface_is_virtual(ifs[i].name))
             ifs[k++] = ifs[i];
     qsort(ifs, (size_t)k, sizeof(*ifs), by_name); /* nodes are compared by names, not order */
     struct util_buf b = UTIL_BUF_INIT;

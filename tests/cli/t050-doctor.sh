@@ -133,6 +133,7 @@ check "ACS fix names NCCL_P2P_DISABLE" bash -c "grep -q 'NCCL_P2P_DISABLE=1' '$T
 if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     ns=tt-doctor-$$
     ip -n "$ns" link add bond9 type veth peer name bond9p # first, up, no address: NCCL skips it
+    for l in bond9 bond9p; do ip -n "$ns" link set "$l" addrgenmode none 2>/dev/null; done # no fe80::
     ip -n "$ns" link add veth0 type veth peer name veth1
     ip -n "$ns" link add data0 type dummy 2>/dev/null || ip -n "$ns" link add data0 type veth peer name data1
     for l in veth0 veth1 data0 data1 bond9 bond9p; do ip -n "$ns" link set "$l" up 2>/dev/null; done
@@ -183,6 +184,28 @@ if [ "$(id -u)" = 0 ] && ip netns add "tt-doctor-$$" 2>/dev/null; then
     env NCCL_SOCKET_IFNAME=^docker ip netns exec "$ns" "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ib" --json "$TEST_TMP/nv2.json" >/dev/null 2>&1
     check "^docker takes lo, said" bash -c "grep -q 'NCCL_SOCKET_IFNAME=^docker takes lo here' '$TEST_TMP/nv2.json'"
     check "env --node: =ib0 (NCCL's order), not =eth0" bash -c "ip netns exec '$ns' '$TOPOTUNE' env --node --profile '$TEST_TMP/p-ib' | grep -qx \"export NCCL_SOCKET_IFNAME='=ib0'\""
+    ip netns del "$ns"
+
+    # IPoIB with a link-local IPv6 address alone: NCCL's search skips IPv6 loopback only, so ib0
+    # is its bootstrap interface; doctor read it as having no address, named eth0, and failed
+    # NCCL_SOCKET_IFNAME==ib0 as an init that fails
+    ns=tt-doctor-ll-$$
+    ip netns add "$ns"
+    ip -n "$ns" link add eth0 type dummy 2>/dev/null || ip -n "$ns" link add eth0 type veth peer name eth0p
+    ip -n "$ns" link add ib0 type dummy 2>/dev/null || ip -n "$ns" link add ib0 type veth peer name peer0
+    for l in lo eth0 eth0p ib0 peer0; do ip -n "$ns" link set "$l" up 2>/dev/null; done
+    ip -n "$ns" addr add 10.9.4.1/24 dev eth0
+    ip -n "$ns" addr add fe80::9/64 dev ib0 nodad 2>/dev/null
+    if ip -n "$ns" -6 addr show dev ib0 | grep -q 'fe80::'; then
+        expect_exit 0 "ib0 with a link-local address alone" -- ip netns exec "$ns" env -u NCCL_SOCKET_IFNAME \
+            "$TOPOTUNE" doctor --json "$TEST_TMP/ll1.json"
+        check "NCCL would pick ib0" grep -q 'NCCL would pick ib0 by default' "$TEST_TMP/ll1.json"
+        expect_exit 0 "NCCL_SOCKET_IFNAME==ib0" -- ip netns exec "$ns" env NCCL_SOCKET_IFNAME==ib0 \
+            "$TOPOTUNE" doctor --json "$TEST_TMP/ll2.json"
+        check "does not fail" test "$(status_of interfaces "$TEST_TMP/ll2.json")" != fail
+    else
+        echo "skipped: no IPv6 in the namespace"
+    fi
     ip netns del "$ns"
 else
     echo "skipped: the interface check needs root and network namespaces"
