@@ -76,6 +76,41 @@ static void run_rules(const struct expect *e, FILE *out)
              "(set the bound to the schedule of the checks)");
 }
 
+/* One rule on a series topotune check writes (labels class, and source="predicted" for the sim
+ * backend's, which never alerts). */
+static void check_rule(const struct expect *e, FILE *out, const char *alert, const char *before,
+                       const char *metric, const char *after, const char *severity,
+                       const char *summary, const char *description)
+{
+    fprintf(out, "      - alert: %s\n        expr: \"%s%s{", alert, before, metric);
+    if (e->class_id[0])
+        fprintf(out, "class=\\\"%s\\\",", e->class_id);
+    fprintf(out, "source!=\\\"predicted\\\"}%s\"\n", after);
+    fprintf(out, "        labels:\n          severity: %s\n", severity);
+    fprintf(out, "        annotations:\n          summary: \"%s\"\n          description: \"%s\"\n",
+            summary, description);
+}
+
+/* topotune check judges one node's all_reduce and writes no busbw when its run fails (the class's
+ * check DaemonSet feeds only its metrics): its verdict and its age alert. */
+static void check_rules(const struct expect *e, FILE *out)
+{
+    if (e->coll != MODEL_ALL_REDUCE || e->nodes != 1)
+        return;
+    char after[32], summary[96];
+    check_rule(e, out, "TopotuneCheckFailed", "", "topotune_check_ok", " == 0", "critical",
+               "the last topotune check failed, or could not be made",
+               "{{ $labels.instance }}: see the check's FAIL or NOT CHECKED line (its failures: "
+               "topotune_check_failures); a failed run measures no busbw, so the band alerts "
+               "cannot fire");
+    snprintf(after, sizeof(after), ") > %d", STALE_S);
+    snprintf(summary, sizeof(summary), "no topotune check in %d h", STALE_S / 3600);
+    check_rule(e, out, "TopotuneCheckStale", "(time() - ",
+               "topotune_check_last_run_timestamp_seconds", after, "warning", summary,
+               "{{ $labels.instance }}: the alerts judge the last check, and none ran since (set "
+               "the bound to the schedule of the checks)");
+}
+
 int expect_write_prometheus_rules(const struct expect *e, FILE *out)
 {
     if (expect_checkable(e))
@@ -115,6 +150,7 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
                 r->low, r->high, label, 100 * e->rate);
     }
     run_rules(e, out);
+    check_rules(e, out);
     return written(out);
 }
 

@@ -206,6 +206,33 @@ check "a failed measured run's exit code fires TopotuneBenchFailed, a sim run's 
     promtool test rules "$TEST_TMP/failed-test.yml"
 check "and 3 rules on each run: failed, wrong values, stale" test \
     "$(grep -cE 'alert: TopotuneBench(Failed|WrongResults|Stale)$' "$TEST_TMP/rules1.yml")" = 3
+# topotune check writes no topotune_bench_* series, and a failed check no busbw: no rule fired for
+# it (the class's check DaemonSet feeds only check's metrics). Its verdict and its age alert; a
+# sim check's (source="predicted") never.
+expect_exit 1 "a failed check" -- env TOPOTUNE_BENCH_PROGRAM=/bin/false "$TOPOTUNE" check --backend sim \
+    --input "$h100" --no-doctor -b 1M -e 1M --metrics "$TEST_TMP/check-failed.prom"
+python3 - "$TEST_TMP/check-failed.prom" "$TEST_TMP/rules1.yml" >"$TEST_TMP/check-test.yml" <<'PY'
+import sys
+ok = [l.rsplit(" ", 1) for l in open(sys.argv[1]) if l.startswith("topotune_check_ok{")]
+assert len(ok) == 1 and 'source="predicted"' in ok[0][0] and ok[0][1].strip() == "0", ok
+predicted = ok[0][0]
+measured = predicted.replace(',source="predicted"', "").replace('source="predicted",', "")
+cls = predicted.split('class="')[1].split('"')[0]
+print("rule_files: [%s]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:" % sys.argv[2])
+for k in (predicted, measured):
+    print("      - series: '%s'\n        values: '0 0'" % k)
+print("    alert_rule_test:\n      - eval_time: 1m\n        alertname: TopotuneCheckFailed")
+print("        exp_alerts:\n          - exp_labels: {severity: critical, class: %s}" % cls)
+import json, yaml  # the annotations as Prometheus renders them: no instance label
+rule = [r for g in yaml.safe_load(open(sys.argv[2]))["groups"] for r in g["rules"]
+        if r["alert"] == "TopotuneCheckFailed"][0]
+print("            exp_annotations: {%s}" % ", ".join(
+    "%s: %s" % (k, json.dumps(v.replace("{{ $labels.instance }}", "")))
+    for k, v in rule["annotations"].items()))
+PY
+check "a failed measured check fires TopotuneCheckFailed, a sim check's not (promtool test rules)" \
+    promtool test rules "$TEST_TMP/check-test.yml"
+check "and one on the age of the last check" grep -q "alert: TopotuneCheckStale$" "$TEST_TMP/rules1.yml"
 
 # The NHC check, called as NHC calls it: sourced, the nhc.conf line's words as arguments, die
 # (NHC's: logs and ends the check) on a failure. The sim backend stands for the GPUs.

@@ -252,11 +252,11 @@ printf 'topotune_check_ok 1\n' >stale.prom # an earlier check's, that node_expor
 expect_exit 2 "--out naming a file" -- "$TOPOTUNE" check --backend sim --input "$h100" --out afile --drain \
     --metrics stale.prom
 check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED .*is not a folder' '$TEST_TMP/out' && ! grep -q scontrol '$TEST_TMP/out'"
-check "its metrics say not ok, the earlier file replaced" grep -qx 'topotune_check_ok 0' stale.prom
+check "its metrics say not ok, the earlier file replaced" grep -qx 'topotune_check_ok{source="predicted"} 0' stale.prom
 # options that do not go together, or do not read, are no check made either: said as such
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim --metrics usage.prom
 check "NOT CHECKED, with the reason, and its metrics" sh -c "grep -q '^NOT CHECKED .*--input FILE' '$TEST_TMP/out' &&
-    grep -qx 'topotune_check_ok 0' usage.prom"
+    grep -qx 'topotune_check_ok{source=.predicted.} 0' usage.prom"
 expect_exit 2 "--metrics - refused, with --json" -- "$TOPOTUNE" check --backend sim --input "$h100" --json --metrics -
 check "standard output holds the JSON alone" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TEST_TMP/out"
 expect_exit 2 "an unknown option" -- "$TOPOTUNE" check --bogus
