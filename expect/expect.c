@@ -78,7 +78,7 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     if (m->fault != MODEL_FAULT_NONE)
         return util_error("the model's predicted outcome for '%s' is %s, not a bandwidth: %s",
                           source, model_fault_words(m->fault), m->why),
-               UTIL_EINVAL;
+               EXPECT_FAULT;
     if (m->gpus_unknown)
         return util_error("'%s': %d of its %d GPUs have no model the catalog knows (a name or "
                           "PCI device id it does not hold, or neither given: an NCCL topology dump "
@@ -113,10 +113,11 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
         }
         struct model_prediction p;
         if (model_predict_coll(m, coll, b, &p) || p.wrong) {
+            /* a fault of this collective (m->fault is all_reduce's): a verdict, as that is */
             expect_release(e);
             return util_error("the model predicts %s at %zu B for '%s', not a bandwidth",
                               p.wrong ? "wrong results" : "no usable algorithm", b, source),
-                   UTIL_EINVAL;
+                   EXPECT_FAULT;
         }
         if (!e->n)
             e->first = asked;

@@ -57,9 +57,11 @@ size_t expect_coll_run_size(size_t bytes, int coll, int nranks);
 
 /* The model's expectation of collective coll at the sizes min .. max growing factor times
  * (nccl-tests' -b -e -f), of the configuration env (the NAME=VALUE words m was made with, space
- * separated; NULL or "": NCCL's defaults). 0, or UTIL_EINVAL when the model predicts a fault (a
- * hang, an error or wrong results: said with the reason), knows none of the GPUs' models, or no
- * size lies in min .. max. */
+ * separated; NULL or "": NCCL's defaults). 0; EXPECT_FAULT when the model predicts a fault (a
+ * hang, an error, wrong results or no usable algorithm at a size: said with the reason), a
+ * verdict on the configuration, not an error; UTIL_EINVAL when it knows none of the GPUs'
+ * models, or no size lies in min .. max. */
+#define EXPECT_FAULT 1
 int expect_predicted(struct expect *e, const struct model *m, const struct topo *t,
                      const char *source, const char *env, int coll, size_t min, size_t max,
                      int factor);

@@ -511,6 +511,11 @@ expect_stderr_has "8 of its 8 GPUs have no model the catalog knows" "it says why
 # --env: the expectation of a configuration. A node of stock RTX 4090s hangs at NCCL's defaults
 # (exit 1), and its fix, NCCL_P2P_DISABLE=1, could not be given to expect.
 expect_exit 1 "RTX 4090s at NCCL's defaults: no bandwidth" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json"
+# a fault at a size, or of another collective than all_reduce, is the same verdict (it was exit 2)
+echo '{"schema": "topotune/spec/1", "gpu": "H100-PCIE-80GB", "count": 4}' >"$TEST_TMP/pcie4.json"
+expect_exit 1 "LL128 over PCIe: wrong results" -- "$TOPOTUNE" expect --input "$TEST_TMP/pcie4.json" --env NCCL_PROTO=LL128 -b 1M -e 1M
+expect_exit 1 "broadcast under NCCL_ALGO=Tree: no algorithm" -- "$TOPOTUNE" expect --input "$TEST_TMP/pcie4.json" \
+    -C broadcast --env NCCL_ALGO=Tree -b 1M -e 1M
 expect_exit 0 "with NCCL_P2P_DISABLE=1" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json" \
     -b 32M -e 1G --env NCCL_P2P_DISABLE=1 --format json
 check "the JSON says the configuration, by the schema" python3 - "$TEST_TMP/out" "$TOPOTUNE_SRC" <<'PY'
