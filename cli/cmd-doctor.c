@@ -159,7 +159,8 @@ int cmd_doctor(int argc, char **argv)
          "deadline for all nodes together with --hosts (default 300)", .min = 0.001, .max = 604800},
         {0},
     };
-    const struct util_opts_cmd cmd = {"topotune doctor", doctor_usage, opts, -1, 0};
+    /* no positional argument: a profile given without --profile was ignored, exit 0 */
+    const struct util_opts_cmd cmd = {"topotune doctor", doctor_usage, opts, 0, 0};
     int npos = 0, status, rc = 0;
     if (cli_parse(&cmd, argc, argv, &npos, &status))
         return status;
@@ -169,7 +170,9 @@ int cmd_doctor(int argc, char **argv)
                2;
     if (launch_check_nodes(hosts, allocation))
         return 2;
-    if (util_file_same(input, json))
+    /* the hardware file read: --input, or TOPOTUNE_TOPOLOGY without it (replaced by the report) */
+    const char *described = getenv("TOPOTUNE_TOPOLOGY");
+    if (util_file_same(input ? input : described && *described ? described : NULL, json))
         return util_error("--json '%s' is a file doctor reads: give the report another name", json),
                2;
     json_t *profile = NULL;

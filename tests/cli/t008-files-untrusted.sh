@@ -117,4 +117,11 @@ cp dprof/profile.json dprof.keep
 expect_exit 2 "doctor --json the profile's file" -- "$TOPOTUNE" doctor --input spec.json --profile dprof \
     --json dprof/profile.json
 check "the profile kept" cmp -s dprof/profile.json dprof.keep
+# the hardware read through TOPOTUNE_TOPOLOGY is doctor's input too: the report replaced it
+expect_exit 2 "doctor --json the TOPOTUNE_TOPOLOGY file" -- env TOPOTUNE_TOPOLOGY=spec.json "$TOPOTUNE" doctor \
+    --json spec.json
+check "the spec kept" cmp -s spec.json "$specs/hgx-h100.json"
+# a profile given without --profile was ignored: doctor ran without it, exit 0
+expect_exit 2 "doctor PROFILE, without --profile" -- "$TOPOTUNE" doctor --input spec.json dprof
+expect_stderr_has "unexpected argument 'dprof'" "it names the argument"
 finish
