@@ -51,8 +51,11 @@ static int parse(int argc, char **argv, struct env_opts *o, int *status, int *np
         return 1;
     if (!o->node)
         return *status = 2, util_error("topotune env needs --node (this node's values)"), 1;
-    if (!o->profile && !o->every)
+    if (!o->profile) /* with --all too: the profile's own values are kept where this node has them
+                      */
         o->profile = getenv("TOPOTUNE_PROFILE");
+    if (o->profile && !*o->profile)
+        o->profile = NULL;
     if (!o->profile && !o->every)
         return *status = 2,
                util_error("give --profile DIR (or set TOPOTUNE_PROFILE), or --all for every value"),

@@ -61,6 +61,10 @@ assert json.load(open(sys.argv[1])) == {"NCCL_IB_GID_INDEX": "3", "NCCL_IB_HCA":
 expect_exit 0 "-- COMMAND" -- node b "$TOPOTUNE" env --node --profile p -- sh -c 'echo "$NCCL_IB_HCA $NCCL_SOCKET_IFNAME" "$@"' sh -n 5
 check "the command got them, and its own flags" test "$(cat "$TEST_TMP/out")" = "=mlx5_3:1,roce_0:1 =ens5 -n 5"
 expect_exit 127 "a command that is not there" -- node b "$TOPOTUNE" env --node --profile p -- nosuch-program
+# --all with TOPOTUNE_PROFILE: the profile's own values where this node has them, as --profile
+expect_exit 0 "--all, the profile named by TOPOTUNE_PROFILE" -- node a env TOPOTUNE_PROFILE=p "$TOPOTUNE" env --node --all
+check "node a keeps the profile's devices and interface" sh -c "grep -qx \"export NCCL_IB_HCA='=mlx5_0:1'\" '$TEST_TMP/out' &&
+    grep -qx \"export NCCL_SOCKET_IFNAME='=eth0'\" '$TEST_TMP/out'"
 expect_exit 2 "no profile, no TOPOTUNE_PROFILE, no --all" -- env -u TOPOTUNE_PROFILE "$TOPOTUNE" env --node
 expect_exit 2 "without --node" -- "$TOPOTUNE" env --profile p
 expect_exit 2 "a profile that is not there" -- "$TOPOTUNE" env --node --profile nosuch
