@@ -145,11 +145,17 @@ static void gid(json_t *env, json_t *notes, const json_t *ports)
 static void ifname(json_t *env, json_t *notes, const char *want)
 {
     char name[256];
+    json_t *mine = NULL; /* a name of bytes that are not UTF-8 (the kernel allows them): none */
     if (want && doctor_data_interface(want, name, sizeof(name)))
         json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_string(want));
-    else if (doctor_data_interface(NULL, name, sizeof(name)))
-        json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_sprintf("=%s", name));
-    else {
+    else if (doctor_data_interface(NULL, name, sizeof(name)) && (mine = json_sprintf("=%s", name)))
+        json_object_set_new(env, "NCCL_SOCKET_IFNAME", mine);
+    else if (doctor_data_interface(NULL, name, sizeof(name))) {
+        json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_null());
+        json_array_append_new(notes, json_string("NCCL_SOCKET_IFNAME: this node's data interface "
+                                                 "has a name that is not UTF-8, which no value "
+                                                 "here can carry: unset, left to NCCL"));
+    } else {
         json_object_set_new(env, "NCCL_SOCKET_IFNAME", json_null());
         json_array_append_new(notes, json_string("NCCL_SOCKET_IFNAME: no interface with an "
                                                  "address here but bridges and veths: unset, "

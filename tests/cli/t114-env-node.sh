@@ -65,6 +65,11 @@ expect_exit 127 "a command that is not there" -- node b "$TOPOTUNE" env --node -
 expect_exit 0 "--all, the profile named by TOPOTUNE_PROFILE" -- node a env TOPOTUNE_PROFILE=p "$TOPOTUNE" env --node --all
 check "node a keeps the profile's devices and interface" sh -c "grep -qx \"export NCCL_IB_HCA='=mlx5_0:1'\" '$TEST_TMP/out' &&
     grep -qx \"export NCCL_SOCKET_IFNAME='=eth0'\" '$TEST_TMP/out'"
+# an interface named in bytes that are not UTF-8 (the kernel allows them): the value was dropped
+# without a word, and eval kept the profile's =eth0, which names nothing here
+python3 -c 'import os; os.makedirs(b"u/sys/class/net/e\xff0"); open(b"u/sys/class/net/e\xff0/operstate", "w").write("up\n")'
+expect_exit 0 "a data interface not named in UTF-8" -- node u "$TOPOTUNE" env --node --profile p
+check "NCCL_SOCKET_IFNAME unset, not left as the profile's" grep -qx "unset NCCL_SOCKET_IFNAME" "$TEST_TMP/out"
 expect_exit 2 "no profile, no TOPOTUNE_PROFILE, no --all" -- env -u TOPOTUNE_PROFILE "$TOPOTUNE" env --node
 expect_exit 2 "without --node" -- "$TOPOTUNE" env --profile p
 expect_exit 2 "a profile that is not there" -- "$TOPOTUNE" env --node --profile nosuch
