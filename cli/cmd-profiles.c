@@ -20,7 +20,7 @@ static json_t *load_profile(const char *root, const char *cls, int version)
     char path[2048];
     struct stat st;
     snprintf(path, sizeof(path), "%s/%s", root, cls);
-    if (!util_valid_id(cls) || stat(path, &st) || !S_ISDIR(st.st_mode))
+    if (!util_valid_id(cls) || lstat(path, &st) || !S_ISDIR(st.st_mode))
         return util_error("no class '%.128s' in '%s': 'topotune profiles --profiles %s list' names "
                           "those stored",
                           cls, root, root),
@@ -33,6 +33,14 @@ static json_t *load_profile(const char *root, const char *cls, int version)
                            : (util_error("class '%.128s' in '%s' has no latest version", cls, root),
                               NULL);
     }
+    /* links inside the store are never followed (design.md): a version folder that is one led
+     * to a profile planted elsewhere, shown under a version it is not */
+    snprintf(path, sizeof(path), "%s/%s/v%d", root, cls, version);
+    if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+        return util_error("'%s' is not a folder gen wrote (missing, or a link): 'topotune profiles "
+                          "--profiles %s show %.128s' shows the latest",
+                          path, root, cls),
+               NULL;
     snprintf(path, sizeof(path), "%s/%s/v%d/profile.json", root, cls, version);
     /* a file found in the store: not followed if it is a link, and every field checked */
     json_t *p = util_json_load_regular(path);
@@ -278,6 +286,14 @@ int cmd_profiles(int argc, char **argv)
     const char *args[4] = {0};
     for (int i = 0; i < n; i++)
         args[i] = argv[i + 1];
+    /* words past what the subcommand takes were dropped: "show CLASS v1 v2" showed v1 alone */
+    int most = !n || !strcmp(args[0], "list") ? 1 : !strcmp(args[0], "show") ? 3 : 4;
+    if (n > most)
+        return util_error("'topotune profiles %s' takes %s: see --help", args[0],
+                          most == 1   ? "no other argument"
+                          : most == 3 ? "a class and at most one version"
+                                      : "a class and at most two versions"),
+               2;
     if (!n || !strcmp(args[0], "list"))
         return list(root);
     int va = n > 2 ? parse_version(args[2]) : 0, vb = n > 3 ? parse_version(args[3]) : 0;

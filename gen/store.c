@@ -190,6 +190,13 @@ int gen_latest_dir(const char *classdir, char *out, size_t len)
                -1;
     if (pathf(out, len, "%s/v%d", classdir, version))
         return util_error("'%s': a path too long", classdir), -1;
+    /* the version it names must be gen's folder too: a link put there led every reader of
+     * latest to a profile planted elsewhere */
+    if (!lstat(out, &st) && !S_ISDIR(st.st_mode))
+        return util_error("'%s' is not a folder gen wrote (a link or a file was put there): "
+                          "remove it",
+                          out),
+               -1;
     return version;
 }
 
@@ -465,6 +472,20 @@ json_t *gen_profile_read(const char *arg, char *path, size_t len)
     struct stat st;
     int dir = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
     snprintf(path, len, dir ? "%s/profile.json" : "%s", arg);
+    /* a store's CLASS/latest is read as gen's link to a version folder beside it, as the store's
+     * own readers read it: a link planted there, or a version folder that is one, led
+     * `check --profile CLASS/latest` to a profile planted elsewhere */
+    const char *base = strrchr(arg, '/');
+    base = base ? base + 1 : arg;
+    if (dir && !strcmp(base, "latest")) {
+        char classdir[2100], version[2400];
+        int n = (int)(base - arg); /* the folder holding latest, without the '/' before it */
+        snprintf(classdir, sizeof(classdir), "%.*s", n > 1 ? n - 1 : n, arg);
+        if (!classdir[0])
+            snprintf(classdir, sizeof(classdir), ".");
+        if (gen_latest_dir(classdir, version, sizeof(version)) < 0)
+            return NULL;
+    }
     json_error_t jerr = {.text = ""};
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */

@@ -174,6 +174,23 @@ PY
 echo '{"class": "c1", "version": 3}' >outside.json
 mkdir -p store/c1/v3 && ln -s ../../../outside.json store/c1/v3/profile.json
 expect_exit 2 "profiles show: a profile.json planted as a link" -- "$TOPOTUNE" profiles --profiles store show c1 v3
+# a version folder planted as a link to another store: shown under a version it is not
+mkdir -p elsewhere/v9 && cp store/c1/v1/profile.json elsewhere/v9/profile.json
+ln -s ../../elsewhere/v9 store/c1/v4
+expect_exit 2 "profiles show: a version folder planted as a link" -- "$TOPOTUNE" profiles --profiles store show c1 v4
+expect_stderr_has "store/c1/v4' is not a folder gen wrote" "it names the folder"
+ln -sfn v4 store/c1/latest
+expect_exit 2 "profiles show: latest naming it" -- "$TOPOTUNE" profiles --profiles store show c1
+# ... nor by a reader given CLASS/latest (check, doctor and env read it so): it followed the link
+expect_exit 2 "doctor --profile CLASS/latest naming it" -- "$TOPOTUNE" doctor --profile store/c1/latest
+expect_stderr_has "store/c1/v4' is not a folder gen wrote" "the folder named"
+expect_exit 2 "compare CLASS/latest naming it" -- "$TOPOTUNE" compare store/c1/latest
+expect_stderr_has "store/c1/v4' is not a folder gen wrote" "the folder named"
+expect_stderr_has "store/c1/v4' is not a folder gen wrote" "it names the folder"
+ln -sfn v2 store/c1/latest
+# words past what a subcommand takes were dropped: v2 went unshown
+expect_exit 2 "profiles show CLASS v1 v2" -- "$TOPOTUNE" profiles --profiles store show c1 v1 v2
+expect_exit 2 "profiles list extra" -- "$TOPOTUNE" profiles --profiles store list extra
 expect_exit 2 "profiles show without a class" -- "$TOPOTUNE" profiles --profiles store show
 expect_stderr_has "needs a class: 'topotune profiles --profiles store list'" "says how to find one"
 expect_exit 2 "profiles show of a class not stored" -- "$TOPOTUNE" profiles --profiles store show nosuch

@@ -185,7 +185,9 @@ PY
 check "gen: every number predicted" all_predicted
 cls=$(basename "$(dirname "$(dirname "$(profile p-pred)")")")
 for cmd in list show diff; do
-    expect_exit 0 "profiles $cmd" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p-pred" $cmd "$cls"
+    args=("$cls")
+    [ "$cmd" != list ] || args=() # list takes no class
+    expect_exit 0 "profiles $cmd" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p-pred" $cmd "${args[@]}"
     check "profiles $cmd: every number predicted" all_predicted
 done
 
