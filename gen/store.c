@@ -464,6 +464,12 @@ int gen_profile_check(const json_t *p, const char *path)
             return util_error("profile '%s': variables[%zu] %s: give a profile topotune gen wrote",
                               path, i, why);
     }
+    /* the sim backend's numbers are the model's: a profile saying otherwise showed them as
+     * measured, without "predicted" or a band */
+    const char *backend = json_string_value(json_object_get(p, "backend"));
+    if (backend && !strcmp(backend, "sim") && !json_is_true(json_object_get(p, "predicted")))
+        return profile_bad(path, "\"backend\" is sim but \"predicted\" is not true (the sim "
+                                 "backend's numbers are the model's)");
     return 0;
 }
 

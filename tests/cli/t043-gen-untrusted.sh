@@ -155,6 +155,11 @@ for bad in '[1, 2]' '[{"name": "A", "value": 3}]' '[{"name": "A", "value": "x", 
     printf '{"class": "c1", "version": 2, "variables": %s}\n' "$bad" >store/c1/v2/profile.json
     expect_exit 2 "profiles show: variables $bad" -- "$TOPOTUNE" profiles --profiles store show c1
 done
+# the sim backend's profile said measured: shown without its PREDICTED note (and check, expect
+# and compare read it as measured)
+echo '{"class": "c1", "version": 2, "backend": "sim", "predicted": false, "variables": []}' >store/c1/v2/profile.json
+expect_exit 2 "profiles show: a sim profile said measured" -- "$TOPOTUNE" profiles --profiles store show c1
+expect_stderr_has '"backend" is sim but "predicted" is not true' "it says why"
 echo '{"class": "c1", "version": "v9"}' >store/c1/v2/profile.json
 expect_exit 2 "profiles show: a version that is no number" -- "$TOPOTUNE" profiles --profiles store show c1
 python3 - store/c1/v2/profile.json <<'PY'

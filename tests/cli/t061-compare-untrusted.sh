@@ -20,6 +20,7 @@ import json, sys
 p = json.load(open(sys.argv[1]))["inputs"][0]["profile"]
 p["predicted"] = False
 p["sweep"] = {"backend": "nccl"}
+p["backend"] = "nccl"
 exec(sys.argv[3])
 json.dump(p, open(sys.argv[2], "w"))
 PY
@@ -86,6 +87,10 @@ bad_profile variables-not-list 'p["variables"] = "NCCL_ALGO=Ring"' "variables"
 bad_profile matrix-numbers 'p["hardware"]["matrix"]["rows"][0][1] = 18' "hardware.matrix.rows[0]"
 bad_profile winner-text 'p["winner"] = "best"' "winner"
 bad_profile cv-negative 'p["winner"] = {"runs": 3, "cv": -1, "per_size": []}' "winner.cv"
+# the sim backend's numbers said measured (predicted false) were shown as measured, without a band;
+# without the flag, --json failed after the text was out (exit 1)
+bad_profile sim-measured 'p["backend"] = "sim"' "predicted: false, but its backend is sim"
+bad_profile no-predicted 'del p["predicted"]' "predicted: expected true or false"
 
 # 3. Prices that are no number: refused, never an input dropped from --json.
 for price in inf nan -inf 1e400 -3 0 '' 12abc; do
