@@ -30,23 +30,34 @@ static const char compare_usage[] =
     "An INPUT is a profile directory (or a profiles root: every class), a sweep directory, or a\n"
     "topology or hardware spec, predicted with the model (its numbers say predicted).";
 
-/* Two inputs named alike ("a/x.json", "b/x.json"): the later ones get "#2", "#3"... */
+/* label is another input's than skip's (already unique, or named so by its file). */
+static int label_taken(const struct compare_input *in, int n, int skip, const char *label)
+{
+    for (int j = 0; j < n; j++)
+        if (j != skip && !strcmp(in[j].label, label))
+            return 1;
+    return 0;
+}
+
+/* Two inputs named alike ("a/x.json", "b/x.json"): the later ones get "#2", "#3"..., the first
+ * suffix no other input's label holds (a file named "x#2.json" kept its name, and a second "x"
+ * became "x#2" too: one --price then went to both). */
 static void unique_labels(struct compare_input *in, int n)
 {
     for (int i = 1; i < n; i++) {
-        int same = 1;
-        for (int j = 0; j < i; j++)
-            same += !strcmp(in[j].label, in[i].label) ||
-                    (!strncmp(in[j].label, in[i].label, strlen(in[i].label)) &&
-                     in[j].label[strlen(in[i].label)] == '#');
-        char suffix[16];
-        int len = snprintf(suffix, sizeof(suffix), "#%d", same);
-        size_t keep = sizeof(in[i].label) - 1 - (size_t)len;
-        if (same > 1) {
-            if (strlen(in[i].label) > keep)
-                in[i].label[keep] = '\0';
-            strcat(in[i].label, suffix);
+        if (!label_taken(in, i, -1, in[i].label))
+            continue;
+        char base[sizeof(in[i].label)], name[sizeof(in[i].label)];
+        snprintf(base, sizeof(base), "%s", in[i].label);
+        for (int k = 2;; k++) {
+            char suffix[16];
+            int len = snprintf(suffix, sizeof(suffix), "#%d", k);
+            size_t keep = sizeof(name) - 1 - (size_t)len;
+            snprintf(name, sizeof(name), "%.*s%s", (int)keep, base, suffix);
+            if (!label_taken(in, n, i, name))
+                break;
         }
+        snprintf(in[i].label, sizeof(in[i].label), "%s", name);
     }
 }
 

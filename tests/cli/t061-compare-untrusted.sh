@@ -103,6 +103,17 @@ check "the input and its price in the JSON" python3 -c '
 import json, sys
 i = json.load(open(sys.argv[1]))["inputs"]
 assert len(i) == 1 and i[0]["price"] == 1e12, i' "$TEST_TMP/out"
+# Labels are unique: a file named "x#2" kept its name and a second "x" became "x#2" too, so one
+# --price went to two machines.
+mkdir -p l1 l2
+cp "$specs/hgx-h100.json" 'l1/x#2.json'
+cp "$specs/dgx-a100.json" l1/x.json
+cp "$specs/rtx4090-8x-pcie.json" l2/x.json
+expect_exit 0 "x#2, x and x" -- "$TOPOTUNE" compare 'l1/x#2.json' l1/x.json l2/x.json --price 'x#2=100' --json -
+check "three labels, the price on one input" python3 -c '
+import json, sys
+i = json.load(open(sys.argv[1]))["inputs"]
+assert [(x["label"], x["price"]) for x in i] == [("x#2", 100), ("x", None), ("x#3", None)], i' "$TEST_TMP/out"
 
 # 4. --nodes takes 32 counts: the 33rd is refused, not cut without a word, and a list past the
 # parser's own 64 is told the same bound (it once said "at most 64").
