@@ -82,6 +82,11 @@ static const char *bad_sizes(const json_t *list, struct util_buf *where, const c
 }
 
 /* The strings of an array of objects (variables), or of an array (labels). */
+/* The most entries of a list of a node's devices or of a profile's variables gen writes (a node
+ * has at most 1024 GPUs and NICs, topo's TOPO_MAX_DEVICES): a longer one is an edited file, and
+ * 12,000 matrix labels made a table of 144 million cells (compare died out of memory). */
+#define LIST_MAX 1024
+
 static const char *bad_strings(const json_t *list, const char *const *keys)
 {
     size_t i;
@@ -90,6 +95,8 @@ static const char *bad_strings(const json_t *list, const char *const *keys)
         return NULL;
     if (!json_is_array(list))
         return "expected an array";
+    if (json_array_size(list) > LIST_MAX)
+        return "expected at most 1024 entries";
     json_array_foreach(list, i, v)
         for (int k = 0; keys && keys[k]; k++)
             if (!json_is_object(v) || not_string(json_object_get(v, keys[k])))
@@ -156,6 +163,8 @@ static const char *bad_profile(const json_t *p, struct util_buf *where)
         !(json_is_number(cv) && isfinite(json_number_value(cv)) && json_number_value(cv) >= 0))
         return util_buf_adds(where, "winner.cv"), "expected a number, 0 or more";
     size_t i;
+    if (json_array_size(rows) > json_array_size(json_object_get(m, "labels")))
+        return util_buf_adds(where, "hardware.matrix.rows"), "expected a row per label at most";
     json_array_foreach(rows, i, row) {
         const char *why = bad_strings(row, NULL);
         if (why)

@@ -87,6 +87,9 @@ bad_profile variables-not-list 'p["variables"] = "NCCL_ALGO=Ring"' "variables"
 bad_profile matrix-numbers 'p["hardware"]["matrix"]["rows"][0][1] = 18' "hardware.matrix.rows[0]"
 bad_profile winner-text 'p["winner"] = "best"' "winner"
 bad_profile cv-negative 'p["winner"] = {"runs": 3, "cv": -1, "per_size": []}' "winner.cv"
+# a matrix of 12,000 labels (a 159 KB edit) made a table of 144 million cells: out of memory
+bad_profile matrix-huge 'p["hardware"]["matrix"]["labels"] = ["G"] * 12000' "hardware.matrix.labels: expected at most 1024 entries"
+bad_profile matrix-rows 'p["hardware"]["matrix"]["rows"] = [[]] * 200' "hardware.matrix.rows: expected a row per label at most"
 # the sim backend's numbers said measured (predicted false) were shown as measured, without a band;
 # without the flag, --json failed after the text was out (exit 1)
 bad_profile sim-measured 'p["backend"] = "sim"' "predicted: false, but its backend is sim"
