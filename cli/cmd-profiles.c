@@ -6,6 +6,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/opts.h"
 #include "util/text.h"
 
@@ -162,30 +163,51 @@ static void row_text(struct util_buf *out, const json_t *r)
         util_buf_addf(out, ", %lld channels", (long long)ch);
 }
 
-/* The per-size table's rows one side has and the other lacks: a version can differ in its table
- * alone, and then nothing else shows a change. */
-static void diff_rows(json_t *both[2])
+static int by_text(const void *a, const void *b)
 {
-    struct util_buf t = UTIL_BUF_INIT, u = UTIL_BUF_INIT, c = UTIL_BUF_INIT;
-    size_t na = json_array_size(json_object_get(both[0], "tuner")),
-           nb = json_array_size(json_object_get(both[1], "tuner"));
-    printf("  per-size table: %zu row(s) -> %zu\n", na, nb);
-    for (int side = 0; side < 2; side++) {
-        size_t i, j;
-        json_t *r, *o;
-        json_array_foreach(json_object_get(both[side], "tuner"), i, r) {
-            row_text(&t, r);
-            int found = 0;
-            json_array_foreach(json_object_get(both[!side], "tuner"), j, o) {
-                row_text(&u, o);
-                found |= !strcmp(util_buf_str(&t), util_buf_str(&u));
-            }
-            if (!found)
-                printf("  %c row %s\n", side ? '+' : '-', shown(&c, util_buf_str(&t)));
-        }
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Each row of a side's table as row_text writes it, sorted (*n of them; free with rows_free). */
+static char **rows_sorted(const json_t *profile, size_t *n)
+{
+    const json_t *rows = json_object_get(profile, "tuner");
+    struct util_buf t = UTIL_BUF_INIT;
+    char **out = util_xcalloc(json_array_size(rows) + 1, sizeof(char *));
+    size_t i;
+    json_t *r;
+    *n = 0;
+    json_array_foreach(rows, i, r) {
+        row_text(&t, r);
+        out[(*n)++] = util_xstrdup(util_buf_str(&t));
     }
     util_buf_release(&t);
-    util_buf_release(&u);
+    qsort(out, *n, sizeof(char *), by_text);
+    return out;
+}
+
+static void rows_free(char **rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(rows[i]);
+    free(rows);
+}
+
+/* The per-size table's rows one side has and the other lacks: a version can differ in its table
+ * alone, and then nothing else shows a change. Each side sorted once: a damaged store of 4,000
+ * rows a side, each formatted again for every row of the other, took 35 s. */
+static void diff_rows(json_t *both[2])
+{
+    struct util_buf c = UTIL_BUF_INIT;
+    size_t n[2];
+    char **rows[2] = {rows_sorted(both[0], &n[0]), rows_sorted(both[1], &n[1])};
+    printf("  per-size table: %zu row(s) -> %zu\n", n[0], n[1]);
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < n[side]; i++)
+            if (!bsearch(&rows[side][i], rows[!side], n[!side], sizeof(char *), by_text))
+                printf("  %c row %s\n", side ? '+' : '-', shown(&c, rows[side][i]));
+    rows_free(rows[0], n[0]);
+    rows_free(rows[1], n[1]);
     util_buf_release(&c);
 }
 

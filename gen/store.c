@@ -451,6 +451,9 @@ int gen_profile_check(const json_t *p, const char *path)
     json_t *vars = json_object_get(p, "variables");
     if (vars && !json_is_array(vars))
         return profile_bad(path, "\"variables\" is not an array");
+    /* NCCL reads a few hundred variables: more is an edited file (profiles diff pairs them) */
+    if (json_array_size(vars) > 1024)
+        return profile_bad(path, "\"variables\" holds more than 1024 entries");
     size_t i;
     json_array_foreach(vars, i, v) {
         json_t *role = json_object_get(v, "role");
