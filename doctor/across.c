@@ -172,13 +172,9 @@ static void node_checks(json_t *c, const json_t *nodes)
     util_buf_release(&unknown);
 }
 
-json_t *doctor_compare_nodes(const json_t *nodes)
+/* The facts every node that reported gives, compared across them. */
+static void compare_facts(json_t *c, const json_t *nodes)
 {
-    json_t *c = json_array();
-    if (!json_array_size(nodes)) {
-        doctor_add(c, "nodes", "fail", "check --hosts and mpirun's output", "no node reported");
-        return c;
-    }
     compare_fact(c, nodes, "nodes-class", fact_class, "fail",
                  "one job per node class: a profile tuned for one class misleads the other; "
                  "exclude the odd node or make a profile per class");
@@ -191,6 +187,25 @@ json_t *doctor_compare_nodes(const json_t *nodes)
     compare_fact(c, nodes, "nodes-shm", fact_shm, "warn",
                  "give every node's containers the same /dev/shm (--shm-size or --ipc=host)");
     compare_clocks(c, nodes);
+}
+
+json_t *doctor_compare_nodes(const json_t *nodes)
+{
+    json_t *c = json_array();
+    if (!json_array_size(nodes)) {
+        doctor_add(c, "nodes", "fail", "check --hosts and mpirun's output", "no node reported");
+        return c;
+    }
+    /* a node that could not report has no facts: compared, it showed class unknown, NCCL none,
+     * no interface and 0 MB of /dev/shm; its error is named by node_checks */
+    json_t *reported = json_array(), *node;
+    size_t i;
+    json_array_foreach(nodes, i, node)
+        if (!json_object_get(node, "error"))
+            json_array_append(reported, node);
+    if (json_array_size(reported))
+        compare_facts(c, reported);
+    json_decref(reported);
     node_checks(c, nodes);
     return c;
 }

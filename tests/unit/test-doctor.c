@@ -143,13 +143,34 @@ static void two_clocks_apart_warn(void **state)
     json_decref(nodes);
 }
 
+/* A node that could not report (topotune-node's {"error": ...}) is named by its error; its facts
+ * are not compared as values (it showed class unknown, NCCL none, no interface, 0 MB). */
+static void unreported_node_not_compared(void **state)
+{
+    (void)state;
+    json_t *nodes =
+        json_pack("[o,o,{s:s,s:s}]", node("h1", "a100-x", "2.21.5", "eth0", 100.0, NULL),
+                  node("h2", "a100-x", "2.21.5", "eth0", 100.2, NULL), "host", "h3", "error",
+                  "this node could not be mapped");
+    json_t *c = doctor_compare_nodes(nodes);
+    static const char *const facts[] = {"nodes-class", "nodes-software", "nodes-interfaces",
+                                        "nodes-shm", "nodes-clock"};
+    for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+        assert_string_equal(field(c, facts[i], "status"), "pass");
+        assert_null(strstr(field(c, facts[i], "evidence"), "h3"));
+    }
+    assert_string_equal(field(c, "nodes-checks", "status"), "fail");
+    assert_non_null(strstr(field(c, "nodes-checks", "evidence"), "h3: this node could not be"));
+    json_decref(c);
+    json_decref(nodes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(profile_software_drift),
-        cmocka_unit_test(rdma_on_slingshot),
-        cmocka_unit_test(compare_names_the_odd_node),
-        cmocka_unit_test(two_clocks_apart_warn),
+        cmocka_unit_test(profile_software_drift),       cmocka_unit_test(rdma_on_slingshot),
+        cmocka_unit_test(compare_names_the_odd_node),   cmocka_unit_test(two_clocks_apart_warn),
+        cmocka_unit_test(unreported_node_not_compared),
     };
     return cmocka_run_group_tests_name("unit.doctor", tests, NULL, NULL);
 }
