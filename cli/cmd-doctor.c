@@ -176,8 +176,8 @@ int cmd_doctor(int argc, char **argv)
         return util_error("--json '%s' is a file doctor reads: give the report another name", json),
                2;
     json_t *profile = NULL;
+    char path[4096] = "";
     if (profile_dir) {
-        char path[4096];
         if (!(profile = gen_profile_read(profile_dir, path, sizeof(path))))
             return 2;
         if (util_file_same(path, json)) /* the profile.json read, not its folder */
@@ -186,6 +186,9 @@ int cmd_doctor(int argc, char **argv)
                               "name",
                               json),
                    2;
+        /* each node reads the file read here: --profile DIR/profile.json became ".../
+         * profile.json/profile.json" there, a failed check on every node */
+        profile_dir = path;
     }
     util_child_setup();
     rc = hosts || allocation ? across_nodes(hosts, profile_dir, copy_s, timeout_s, json)

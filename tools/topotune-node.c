@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,8 +76,10 @@ static json_t *node_report(int argc, char **argv)
     else {
         json_t *profile = NULL;
         char path[4096];
-        if (profile_dir) {
-            snprintf(path, sizeof(path), "%s/profile.json", profile_dir);
+        if (profile_dir) { /* the file doctor read, or a profile folder */
+            struct stat st;
+            int file = !stat(profile_dir, &st) && S_ISREG(st.st_mode);
+            snprintf(path, sizeof(path), file ? "%s" : "%s/profile.json", profile_dir);
             profile = util_json_load(path);
         }
         report = doctor_node_report(&t, profile, copy_timeout);
