@@ -690,19 +690,27 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *have = name ? getenv(name) : NULL;
-        /* a device name resolved for this node (env --node) differs from the profile's by
-         * design: node-values judges it; a name no file may set (LD_PRELOAD) is in no nccl.env */
-        if (name && ((have && util_env_per_node(name)) || util_env_refused(name)))
+        /* a device name is resolved for this node (env --node) and differs from the profile's by
+         * design, set or not: node-values judges it (sourcing the profile's value, as advised
+         * here, failed it there); a name no file may set (LD_PRELOAD) is in no nccl.env */
+        if (name && (util_env_per_node(name) || util_env_refused(name)))
             continue;
         if (!have || strcmp(have, value))
             util_buf_addf(&missing, " %s=%s", name, value);
     }
-    int warn = missing.len || drift.len;
+    /* no NCCL found here (or one without ncclGetVersion): the versions were never compared */
+    int unknown = want && !t->software.nccl;
+    int warn = missing.len || drift.len || unknown;
     doctor_add(c, "profile", warn ? "warn" : "pass",
                missing.len ? "source the profile's nccl.env before launching"
+               : unknown   ? "check that the job's NCCL is the one the profile was measured with"
                : drift.len ? "sweep again on this software to confirm the profile still wins"
                            : NULL,
-               "class and NCCL version match%s%s%s", util_buf_str(&drift),
+               "class %s%s%s%s%s",
+               unknown ? "matches; this node's NCCL version is unknown, the "
+                         "profile's is "
+                       : "and NCCL version match",
+               unknown ? want : "", util_buf_str(&drift),
                missing.len ? "; not set in this environment:" : "", util_buf_str(&missing));
     util_buf_release(&drift);
     util_buf_release(&missing);

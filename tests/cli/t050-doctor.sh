@@ -329,6 +329,23 @@ printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "variables
 env NCCL_SOCKET_IFNAME=lo "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/pn.json" >/dev/null 2>&1
 check "a resolved NCCL_SOCKET_IFNAME, a refused LD_PRELOAD: the profile row passes" \
     test "$(status_of profile "$TEST_TMP/pn.json")" = pass
+# ... and unset too: it told to source nccl.env, whose value node-values then failed
+env -u NCCL_SOCKET_IFNAME "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/pu.json" >/dev/null 2>&1
+check "an unset NCCL_SOCKET_IFNAME: the profile row passes, no advice to source it" \
+    test "$(status_of profile "$TEST_TMP/pu.json")" = pass
+# A node where no NCCL answers its version (a libnccl without ncclGetVersion) was said to match
+# the profile's NCCL: unknown, warned.
+if command -v cc >/dev/null; then
+    mkdir -p "$TEST_TMP/stub"
+    echo 'int ncclStub(void) { return 0; }' | cc -shared -fPIC -x c -o "$TEST_TMP/stub/libnccl.so.2" -
+    printf '{"schema": "topotune/profile/1", "class": "%s", "version": 1, "software": {"nccl": "2.21.5"}, "variables": []}\n' \
+        "$class" >"$TEST_TMP/p-if/profile.json"
+    env LD_LIBRARY_PATH="$TEST_TMP/stub" "$TOPOTUNE" doctor --profile "$TEST_TMP/p-if" --json "$TEST_TMP/pv.json" >/dev/null 2>&1
+    row=$(python3 -c 'import json, sys
+print(*[c["status"] + " " + c["evidence"] for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "profile"])' "$TEST_TMP/pv.json")
+    check "NCCL unknown here: warned, not a match" test "$row" = \
+        "warn class matches; this node's NCCL version is unknown, the profile's is 2.21.5"
+fi
 expect_exit 0 "profile not sourced" -- "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p3.json"
 check "unset variable warned" test "$(status_of profile "$TEST_TMP/p3.json")" = warn
 expect_exit 0 "profile sourced" -- env NCCL_P2P_DISABLE=1 "$TOPOTUNE" doctor --profile "$TEST_TMP/p-ok" --json "$TEST_TMP/p4.json"
