@@ -591,19 +591,6 @@ static void against(const struct launch *l, const struct launcher *x, struct uti
         PROBLEM(p, "LOCAL_RANK %ld but %s's local rank %ld; ", l->local, x->name, x->local);
 }
 
-/* The GPUs this process can use: CUDA_VISIBLE_DEVICES' entries when set, else the node's. */
-static int visible_gpus(const struct topo *t, int *limited)
-{
-    const char *v = getenv("CUDA_VISIBLE_DEVICES");
-    *limited = v != NULL;
-    if (!v)
-        return t->ngpus;
-    int n = 0;
-    for (const char *q = v; *q; q += strcspn(q, ","), q += *q == ',')
-        n += strcspn(q, ",") > 0;
-    return n;
-}
-
 /* 6. The launch environment: ranks consistent, one launcher. */
 static void check_launch(json_t *c, const struct topo *t)
 {
@@ -629,10 +616,18 @@ static void check_launch(json_t *c, const struct topo *t)
     if (l.lworld > 0 && l.world > 0 && l.world % l.lworld)
         PROBLEM(&p, "WORLD_SIZE %ld is not a multiple of LOCAL_WORLD_SIZE %ld; ", l.world,
                 l.lworld);
-    int limited, visible = visible_gpus(t, &limited);
+    int limited, visible = topo_visible_gpus(t, &limited);
     if ((t->ngpus > 0 || limited) && l.local >= visible) /* cuda:LOCAL_RANK: invalid ordinal */
         PROBLEM(&p, "LOCAL_RANK %ld but only %d GPU(s) visible%s; ", l.local, visible,
                 limited ? " (CUDA_VISIBLE_DEVICES)" : "");
+    /* more ranks on the node than its GPUs: two share one, which NCCL refuses ("Duplicate GPU
+     * detected"), whatever this rank's own LOCAL_RANK; where CUDA_VISIBLE_DEVICES limits them,
+     * each rank may have been given its own (srun --gpus-per-task=1): not judged */
+    else if (t->ngpus > 0 && !limited && l.lworld > visible)
+        PROBLEM(&p,
+                "LOCAL_WORLD_SIZE %ld but only %d GPU(s) visible%s: two ranks would share "
+                "a GPU, which NCCL refuses; ",
+                l.lworld, visible, limited ? " (CUDA_VISIBLE_DEVICES)" : "");
     against(&l, &l.slurm, &p);
     against(&l, &l.mpi, &p);
     int master = l.rank >= 0 && (!getenv("MASTER_ADDR") || !getenv("MASTER_PORT"));

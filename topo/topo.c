@@ -941,6 +941,19 @@ int topo_gpus_lack_nvlink(const struct topo *t)
     return 1;
 }
 
+int topo_visible_gpus(const struct topo *t, int *limited)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (limited)
+        *limited = v != NULL;
+    if (!v)
+        return t->ngpus;
+    int n = 0;
+    for (const char *q = v; *q; q += strcspn(q, ","), q += *q == ',')
+        n += strcspn(q, ",") > 0;
+    return t->ngpus > 0 && n > t->ngpus ? t->ngpus : n; /* none seen here: the variable's */
+}
+
 int topo_iface_is_virtual(const char *name)
 {
     const char *prefixes[] = {"docker", "virbr", "veth", "br-", "cni", "flannel", "cali", "lxc"};

@@ -129,6 +129,13 @@ struct topo {
  */
 int topo_iface_is_virtual(const char *name);
 
+/*
+ * The GPUs of t this process can use: as many as CUDA_VISIBLE_DEVICES names when it is set (""
+ * hides them all), at most t's when t has any; else all of t's. *limited (may be NULL) is 1 when
+ * the variable is set. CUDA stops at an entry it cannot use; the entries are counted, not checked.
+ */
+int topo_visible_gpus(const struct topo *t, int *limited);
+
 /* Empty topology; topo_release frees what loading added. */
 void topo_init(struct topo *t);
 void topo_release(struct topo *t);

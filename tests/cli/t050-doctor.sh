@@ -296,6 +296,13 @@ launch_is pass "mpirun's ranks in an allocation" SLURM_STEP_ID=0 SLURM_PROCID=1 
 launch_is fail "RANK=abc" RANK=abc WORLD_SIZE=2 LOCAL_RANK=0 "${M[@]}"
 launch_is fail "RANK without WORLD_SIZE" RANK=3 "${M[@]}"
 launch_is fail "LOCAL_RANK 3, one GPU visible" RANK=3 WORLD_SIZE=4 LOCAL_RANK=3 CUDA_VISIBLE_DEVICES=0 "${M[@]}"
+# more ranks on a node than GPUs: two share one, which NCCL refuses; rank 0 alone was checked.
+# With CUDA_VISIBLE_DEVICES each rank may see its own GPU (srun --gpus-per-task=1): not judged.
+launch_is pass "LOCAL_WORLD_SIZE 8, each rank its own GPU" RANK=0 WORLD_SIZE=8 LOCAL_RANK=0 \
+    LOCAL_WORLD_SIZE=8 CUDA_VISIBLE_DEVICES=0 "${M[@]}"
+env -u CUDA_VISIBLE_DEVICES RANK=0 WORLD_SIZE=16 LOCAL_RANK=0 LOCAL_WORLD_SIZE=16 "${M[@]}" \
+    "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" --json "$TEST_TMP/lw.json" >/dev/null 2>&1
+check "LOCAL_WORLD_SIZE 16 on 8 GPUs: launch fail" test "$(status_of launch "$TEST_TMP/lw.json")" = fail
 
 # 7. Profiles from another class and from another NCCL version.
 class=$("$TOPOTUNE" topo --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
