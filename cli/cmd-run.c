@@ -55,8 +55,15 @@ int cmd_run(int argc, char **argv)
     topo_init(&t);
     if (topo_load(&t, NULL))
         return 3;
-    util_info("this machine: %d GPU(s), %d NIC(s), class %s", t.ngpus, t.nnics, t.class_id);
-    if (backend && !strcmp(backend, "nccl") && !t.ngpus) {
+    /* the GPUs this process may use: NVML lists every one, CUDA_VISIBLE_DEVICES may hide them
+     * (run swept nccl with ranks for GPUs it could not see, every run an error) */
+    /* none here (NVML lists none): none to see, whatever CUDA_VISIBLE_DEVICES names (a CI
+     * runner's or a Slurm job's "0" swept nccl with a rank for a GPU that is not there) */
+    int limited = 0, gpus = t.ngpus ? topo_visible_gpus(&t, &limited) : 0;
+    util_info("this machine: %d GPU(s)%s, %d NIC(s), class %s", gpus,
+              limited && gpus < t.ngpus ? " visible (CUDA_VISIBLE_DEVICES)" : "", t.nnics,
+              t.class_id);
+    if (backend && !strcmp(backend, "nccl") && !gpus) {
         util_error("--backend nccl: no GPU visible here (check nvidia-smi and "
                    "CUDA_VISIBLE_DEVICES), or measure MPI with --backend mpi");
         topo_release(&t);
@@ -68,8 +75,8 @@ int cmd_run(int argc, char **argv)
         return 2;
     }
     if (!backend) {
-        backend = t.ngpus > 0 ? "nccl" : "mpi";
-        if (!t.ngpus)
+        backend = gpus > 0 ? "nccl" : "mpi";
+        if (!gpus)
             util_info(
                 "no GPU visible: measuring MPI_Allreduce with the mpi backend instead of NCCL");
     }
@@ -94,7 +101,7 @@ int cmd_run(int argc, char **argv)
         snprintf(dir, sizeof(dir), "sweeps/run-%s-%s", t.class_id, stamp);
     }
     /* MPI: two ranks (this machine's cores); NCCL: a rank per GPU. */
-    snprintf(np, sizeof(np), "%d", !strcmp(backend, "nccl") ? t.ngpus : 2);
+    snprintf(np, sizeof(np), "%d", !strcmp(backend, "nccl") ? gpus : 2);
     topo_release(&t);
     char *sweep_argv[] = {"sweep", "--space",  space.data,   "--backend", (char *)backend,
                           "--np",  np,         "--strategy", "halving",   "--out",

@@ -47,7 +47,17 @@ check "latest still names v1" test "$(readlink "$TEST_TMP/p2/$class2/latest")" =
 expect_stderr_has "no run ended ok: 'latest' stays on v1" "and says so"
 check "the index says v1 too" python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["classes"][sys.argv[2]]["latest"] == 1' "$TEST_TMP/p2/index.json" "$class2"
+# The GPUs this process may use: NVML (here, a topology standing for this node) lists 8, but
+# CUDA_VISIBLE_DEVICES hides them all; run swept nccl with 8 ranks, every run an error.
+expect_exit 1 "8 GPUs, none visible" -- env TOPOTUNE_TOPOLOGY="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" \
+    CUDA_VISIBLE_DEVICES= TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/crash-bench" "$TOPOTUNE" run --space slow.json \
+    --profiles "$TEST_TMP/p3" --out "$TEST_TMP/hidden"
+expect_stderr_has "this machine: 0 GPU(s) visible (CUDA_VISIBLE_DEVICES)" "it counts the visible ones"
+expect_stderr_has "no GPU visible: measuring MPI_Allreduce" "and measures MPI"
 if [ ! -e /dev/nvidia0 ]; then
+    # no GPU here, whatever CUDA_VISIBLE_DEVICES names (a CI runner's "0")
+    expect_exit 3 "--backend nccl without a GPU, CUDA_VISIBLE_DEVICES=0,1" -- env CUDA_VISIBLE_DEVICES=0,1 \
+        "$TOPOTUNE" run --backend nccl --out "$TEST_TMP/nogpu2"
     expect_exit 3 "--backend nccl without a GPU" -- "$TOPOTUNE" run --backend nccl --out "$TEST_TMP/nogpu"
     expect_stderr_has "--backend nccl: no GPU visible here" "said, not a --np of 0"
 fi
