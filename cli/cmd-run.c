@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,10 +52,19 @@ int cmd_run(int argc, char **argv)
     int npos = 0, status, rc = 0;
     if (cli_parse(&cmd, argc, argv, &npos, &status))
         return status;
+    /* the profile store, checked before the sweep: a file there failed only once it had run */
+    struct stat st;
+    if (!stat(root, &st) && !S_ISDIR(st.st_mode))
+        return util_error("--profiles '%s' is not a folder: give the folder profiles are stored "
+                          "in",
+                          root),
+               2;
     struct topo t;
     topo_init(&t);
-    if (topo_load(&t, NULL))
-        return 3;
+    if (topo_load(&t, NULL)) { /* a file standing for this node is input; hwloc failing is not */
+        const char *described = getenv("TOPOTUNE_TOPOLOGY");
+        return described && *described ? 2 : 3;
+    }
     /* the GPUs this process may use: NVML lists every one, CUDA_VISIBLE_DEVICES may hide them
      * (run swept nccl with ranks for GPUs it could not see, every run an error) */
     /* none here (NVML lists none): none to see, whatever CUDA_VISIBLE_DEVICES names (a CI

@@ -54,6 +54,12 @@ expect_exit 1 "8 GPUs, none visible" -- env TOPOTUNE_TOPOLOGY="$TOPOTUNE_SRC/pro
     --profiles "$TEST_TMP/p3" --out "$TEST_TMP/hidden"
 expect_stderr_has "this machine: 0 GPU(s) visible (CUDA_VISIBLE_DEVICES)" "it counts the visible ones"
 expect_stderr_has "no GPU visible: measuring MPI_Allreduce" "and measures MPI"
+# bad input is refused before the sweep (exit 2): --profiles naming a file failed after it had run
+# (exit 1), and a TOPOTUNE_TOPOLOGY that cannot be read was the environment's (exit 3)
+touch afile
+expect_exit 2 "--profiles naming a file" -- "$TOPOTUNE" run --profiles afile --out "$TEST_TMP/never"
+expect_no_file "$TEST_TMP/never" "no sweep run"
+expect_exit 2 "TOPOTUNE_TOPOLOGY not there" -- env TOPOTUNE_TOPOLOGY=/nonexistent "$TOPOTUNE" run --out "$TEST_TMP/never"
 if [ ! -e /dev/nvidia0 ]; then
     # no GPU here, whatever CUDA_VISIBLE_DEVICES names (a CI runner's "0")
     expect_exit 3 "--backend nccl without a GPU, CUDA_VISIBLE_DEVICES=0,1" -- env CUDA_VISIBLE_DEVICES=0,1 \
