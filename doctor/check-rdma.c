@@ -66,12 +66,20 @@ static int roce_v2_index(const char *dev, const char *port, char *addr, size_t l
     return found;
 }
 
-/* One port's facts: {dev, port, active, roce, gid (the RoCE v2 IPv4 GID index, -1), addr}. */
+/* One port's facts: {dev, port, active, roce, gid (the RoCE v2 IPv4 GID index, -1), addr}; NULL
+ * for a port of another link layer than InfiniBand or Ethernet (the kernel's "Unknown": EFA),
+ * which NCCL's IB transport skips (net_ib/init.cc) and reaches, if at all, through a net plugin. */
 static json_t *port_facts(const char *dev, const char *port)
 {
     struct util_buf state = UTIL_BUF_INIT, layer = UTIL_BUF_INIT;
     read_attr(&state, dev, port, "state", -1);
     read_attr(&layer, dev, port, "link_layer", -1);
+    const char *l = util_buf_str(&layer);
+    if (*l && strcmp(l, "InfiniBand") && strcmp(l, "Ethernet")) {
+        util_buf_release(&state);
+        util_buf_release(&layer);
+        return NULL;
+    }
     int active = strstr(util_buf_str(&state), "ACTIVE") != NULL;
     int roce = strcmp(util_buf_str(&layer), "Ethernet") == 0;
     char addr[64] = "";
@@ -99,8 +107,11 @@ static void device_ports(json_t *out, const char *dev)
     util_buf_addf(&dir, "%s/sys/class/infiniband/%s/ports", util_sysfs_root(), dev);
     DIR *d = opendir(dir.data);
     for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            json_array_append_new(out, port_facts(dev, e->d_name));
+        if (e->d_name[0] != '.') {
+            json_t *p = port_facts(dev, e->d_name);
+            if (p)
+                json_array_append_new(out, p);
+        }
     if (d)
         closedir(d);
     util_buf_release(&dir);

@@ -126,6 +126,19 @@ expect_exit 0 "and a command run without it" -- env NCCL_IB_HCA=mlx5_0 TOPOTUNE_
     "$TOPOTUNE" env --node --profile p -- sh -c 'echo "[${NCCL_IB_HCA-unset}]"'
 check "unset in the command" grep -qx "\[unset\]" "$TEST_TMP/out"
 
+# An EFA device's port (link layer "Unknown" in sysfs) is no port of NCCL's IB transport, which
+# skips it: --all put it in NCCL_IB_HCA and doctor counted it an active IB port.
+tree e ens5 mlx5_3
+mkdir -p e/sys/class/infiniband/efa_0/ports/1
+echo "4: ACTIVE" >e/sys/class/infiniband/efa_0/ports/1/state
+echo "Unknown" >e/sys/class/infiniband/efa_0/ports/1/link_layer
+expect_exit 0 "--all, an EFA port beside IB and RoCE" -- node e env -u TOPOTUNE_PROFILE "$TOPOTUNE" env --node --all
+check "NCCL_IB_HCA without efa_0" grep -qx "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'" "$TEST_TMP/out"
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/e" "$TOPOTUNE" doctor --json de.json >/dev/null 2>&1
+check "doctor's rdma row does not count it" python3 -c 'import json, sys
+r = [c for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "rdma"][0]
+assert "efa_0" not in r["evidence"] and "2 of 3 port(s) active" in r["evidence"], r' de.json
+
 # 5. A hostile profile's NCCL_IB_HCA of 300,000 entries (2 MB) is read in one pass: each entry's
 # port was sought to the value's end, and env --node (every rank of mpirun.sh) ran for minutes.
 # The bound is far above the one pass's time, even under ASan on a loaded machine.
