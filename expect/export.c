@@ -196,7 +196,7 @@ static const char nhc_body[] =
     "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
     "then\n"
     "        die 1 \"${FUNCNAME[0]}: %s Avg bus bandwidth $avg GB/s, the mean over the "
-    "sizes, below 0.9 x $min_bw (the mean of the low edges of the band)\"\n"
+    "sizes, below 0.9 x $min_bw (the mean of the low edges of the %s band)\"\n"
     "    else\n"
     "        last=$(printf '%%s\\n' \"$out\" | tail -n 1)\n"
     "        last=${last//\\'/}\n"
@@ -304,7 +304,8 @@ int expect_write_nhc(const struct expect *e, FILE *out)
         util_buf_addf(&env, " ");
     }
     fprintf(out, nhc_body, name, min_bw, bench.data, coll, env.data ? env.data : "", NHC_DEADLINE_S,
-            e->ppn, min, max, factor, NHC_DEADLINE_S, model_coll_name(e->coll));
+            e->ppn, min, max, factor, NHC_DEADLINE_S, model_coll_name(e->coll),
+            e->measured ? "measured" : "predicted"); /* the reason a node goes offline with */
     util_buf_release(&bench);
     util_buf_release(&env);
     return written(out);

@@ -253,6 +253,7 @@ expect_exit 0 "the conf line passes a healthy node" -- nhc_run "$check_line $TOP
 expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $h100 --calibration $TEST_TMP/slow.json"
 check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
 check "and the node marked offline with that message" grep -q "^OFFLINE host1: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
+check "a threshold it says is predicted" grep -q "^OFFLINE host1: .*(the mean of the low edges of the predicted band)$" "$TEST_TMP/out"
 # A bench whose path and last line hold a quote still marks the node offline (NHC's eval).
 printf '#!/bin/sh\necho "it'"'"'s broken"\nexit 3\n' >"$TEST_TMP/it's-bench"
 chmod +x "$TEST_TMP/it's-bench"
