@@ -31,10 +31,12 @@ struct expect_row {
 struct expect {
     int coll;               /* the collective (enum model_coll; a profile's: all_reduce) */
     int measured;           /* 1: from a profile's runs; 0: predicted by the model */
-    char basis[1280];       /* where the numbers and the band come from, in words */
+    char basis[5632];       /* where the numbers and the band come from, in words (with the
+                             * calibration file's path) */
     char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
-    char source[512];       /* the input as the user named it, or "this node" */
-    char calibration[512];  /* the calibration file of the model's parameters ("": defaults) */
+    char source[4096];      /* the input as the user named it, or "this node" (a path any file
+                             * opens: 511 bytes cut a longer one into a name of no file) */
+    char calibration[4096]; /* the calibration file of the model's parameters ("": defaults) */
     char env[512];          /* the configuration predicted: NAME=VALUE words ("": NCCL's defaults;
                              * each checked, cli_env_check: no space, quoted in a script) */
     int nodes, ppn, nranks; /* machines, the GPUs of each (a GB200 tray: 4), ranks */

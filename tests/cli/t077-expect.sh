@@ -512,6 +512,12 @@ expect_stderr_has "8 of its 8 GPUs have no model the catalog knows" "it says why
 # --env: the expectation of a configuration. A node of stock RTX 4090s hangs at NCCL's defaults
 # (exit 1), and its fix, NCCL_P2P_DISABLE=1, could not be given to expect.
 expect_exit 1 "RTX 4090s at NCCL's defaults: no bandwidth" -- "$TOPOTUNE" expect --input "$specs/rtx4090-8x-pcie.json"
+# an input path of 800 bytes was cut at 511 in the JSON's source (a file that is not there)
+long=$TEST_TMP/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 200))/$(printf 'g%.0s' $(seq 200))
+mkdir -p "$long" && cp "$h100" "$long/h100.json"
+expect_exit 0 "an input of a long path" -- "$TOPOTUNE" expect --input "$long/h100.json" -b 1M -e 1M --format json
+check "its source whole" python3 -c 'import json, sys
+assert json.load(open(sys.argv[1]))["source"] == sys.argv[2]' "$TEST_TMP/out" "$long/h100.json"
 # a fault at a size, or of another collective than all_reduce, is the same verdict (it was exit 2)
 echo '{"schema": "topotune/spec/1", "gpu": "H100-PCIE-80GB", "count": 4}' >"$TEST_TMP/pcie4.json"
 expect_exit 1 "LL128 over PCIe: wrong results" -- "$TOPOTUNE" expect --input "$TEST_TMP/pcie4.json" --env NCCL_PROTO=LL128 -b 1M -e 1M
