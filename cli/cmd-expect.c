@@ -56,9 +56,8 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
     const struct util_opts_cmd cmd = {
         "topotune expect",
         "[-C COLLECTIVE] [--input FILE | --profile DIR] [--nodes N] [--env NAME=VALUE]...\n"
-        "       [--calibration FILE]"
-        "       [-b MIN] [-e MAX] [-f N] [--format "
-        "text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
+        "       [--calibration FILE] [-b MIN] [-e MAX] [-f N]\n"
+        "       [--format text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
         "What a healthy system should measure: a collective's busbw and time per size with a\n"
         "band, predicted by the model (and its measured error) or measured by a profile's runs.",
         opts, 0, 0};

@@ -310,6 +310,8 @@ for cmd in "${commands[@]}"; do
 done
 expect_exit 0 "topotune-bench --help" -- "$TOPOTUNE_BENCH" --help
 cp "$TEST_TMP/out" "$helps/topotune-bench"
+# a usage's options run on a line of their own: a lost line break left "FILE]       [-b MIN]"
+check "no usage line with a lost line break" sh -c "! grep -n '[^ ]       \[' '$helps'/*"
 
 # 3. The pages against it, and ENVIRONMENT against the sources.
 run_checker topotune.1 topotune "$helps" "$man1" "$version"
