@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +212,19 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         cannot(report, 3,
                "no GPU on this node for the nccl backend (give --backend mpi to check the launch "
                "and the network without one)");
+        return;
+    }
+    /* the log is never written through a link (the child opens it O_NOFOLLOW): a planted one
+     * was said as the benchmark that could not run */
+    struct stat st;
+    if (!lstat(log, &st) && (!S_ISREG(st.st_mode) || st.st_nlink > 1)) {
+        json_object_set_new(report, "bench",
+                            json_pack("{s:i,s:s,s:b,s:o}", "exit_code", -1, "outcome", "none",
+                                      "timed_out", 0, "log", util_json_shown(log)));
+        cannot(report, 2,
+               "'%s' is a link or not a file of its own: remove it, or give --out "
+               "another folder",
+               log);
         return;
     }
     if (unlink(events) && errno != ENOENT) {

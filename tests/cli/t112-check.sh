@@ -193,6 +193,13 @@ expect_exit 1 "a run that ends ok with no size measured fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
     ! grep -q '^OK' '$TEST_TMP/out'"
+# a link planted as the run's log is refused, and said so: it was "cannot run topotune-bench:
+# Too many levels of symbolic links", the benchmark blamed (exit 3)
+mkdir -p planted && ln -sf "$TEST_TMP/victim.log" planted/check-bench.log
+expect_exit 2 "a planted log link" -- "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --out planted --json
+check "the log named, not the benchmark; the schema kept" sh -c "grep -q 'check-bench.log.* is a link' '$TEST_TMP/out' &&
+    python3 '$TOPOTUNE_SRC/tests/cli/validate-schema.py' '$TOPOTUNE_SRC/docs/schemas/check.schema.json' '$TEST_TMP/out'"
+expect_no_file "$TEST_TMP/victim.log" "nothing written through it"
 # the model's reference is for one rank per GPU: a run of another count is no verdict
 sed 's/"ranks": 8/"ranks": 4/; s/"event": "end"/"event": "size", "size": 67108864, "busbw": 1}\n{"event": "end"/' \
     bench-nosizes.sh >bench-4ranks.sh
