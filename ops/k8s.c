@@ -77,7 +77,7 @@ json_t *ops_k8s_plan(const json_t *survey, const json_t *versions, json_t **note
         const char *cls = json_string_value(json_object_get(n, "class"));
         if (!host)
             continue;
-        if (!ops_valid_node(host)) {
+        if (!ops_valid_k8s_node(host)) { /* kubectl would refuse it: "gpu_x" or "Node1" */
             struct util_buf shown = UTIL_BUF_INIT;
             json_array_append_new(*notes, json_sprintf("'%s': not a node name kubectl takes as one "
                                                        "node: skipped",

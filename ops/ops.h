@@ -26,6 +26,9 @@
  * would read as an option or a host list. The plans skip any other name, with a note.
  */
 int ops_valid_node(const char *name);
+/* 1 when name is a Kubernetes node name (an RFC 1123 subdomain): dot-separated labels of lower
+ * case letters, digits and '-', each starting and ending with a letter or digit, at most 253. */
+int ops_valid_k8s_node(const char *name);
 
 /* Every drain reason topotune writes starts with this; resume touches no other. */
 #define OPS_REASON_PREFIX "topotune:"

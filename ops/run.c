@@ -58,6 +58,27 @@ int ops_valid_node(const char *name)
     return util_text_in_set(name, 253, "._-") && strcasecmp(name, "ALL") != 0;
 }
 
+static int alnum_lower(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int ops_valid_k8s_node(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (!n || n > 253)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        /* a label's ends: the name's ends, and either side of a dot */
+        int edge = i == 0 || i == n - 1 || name[i - 1] == '.' || name[i + 1] == '.';
+        if (c == '.' ? i == 0 || i == n - 1 || name[i - 1] == '.'
+                     : !(alnum_lower(c) || (c == '-' && !edge)))
+            return 0;
+    }
+    return 1;
+}
+
 /* A word as a POSIX shell reads it back: as is when plain, else quoted. */
 void ops_add_word(struct util_buf *b, const char *w)
 {

@@ -231,6 +231,11 @@ static void test_hostile_names(void **state)
     assert_false(ops_valid_node("all") || ops_valid_node("n[1-9]") || ops_valid_node("a,b"));
     assert_false(ops_valid_node("") || ops_valid_node(NULL) || ops_valid_node(".x"));
     assert_true(ops_valid_node("node0001") && ops_valid_node("gpu-7.cluster"));
+    /* kubectl takes RFC 1123 names only: "gpu_x.0001" and "Node1" drew commands it refuses */
+    assert_true(ops_valid_k8s_node("node0001") && ops_valid_k8s_node("gpu-7.cluster.local"));
+    assert_false(ops_valid_k8s_node("gpu_x.0001") || ops_valid_k8s_node("Node1") ||
+                 ops_valid_k8s_node("a..b") || ops_valid_k8s_node("-a") ||
+                 ops_valid_k8s_node("a-.b") || ops_valid_k8s_node("a.") || ops_valid_k8s_node(""));
     json_t *s =
         load("{\"verdicts\": [{\"kind\": \"node-slow\", \"hosts\": [\"--all\"], "
              "\"evidence\": {}}, {\"kind\": \"check-fails\", \"hosts\": [\"n1\"], "
@@ -248,6 +253,19 @@ static void test_hostile_names(void **state)
     for (size_t i = 0; i < json_array_size(a); i++)
         assert_string_equal(field(a, i, "node"), "n1");
     assert_int_equal(json_array_size(notes), 2);
+    json_decref(a);
+    json_decref(notes);
+    json_decref(s);
+    /* a name Slurm takes but kubectl refuses: Slurm's commands kept, kubectl's skipped, said */
+    s = load("{\"verdicts\": [{\"kind\": \"node-slow\", \"hosts\": [\"gpu_x.0001\"], "
+             "\"evidence\": {}}], \"nodes\": [{\"host\": \"gpu_x.0001\"}]}");
+    a = ops_slurm_plan(s, 1, 0, NULL, &notes);
+    assert_int_equal(json_array_size(a), 1);
+    json_decref(a);
+    json_decref(notes);
+    a = ops_k8s_plan(s, NULL, &notes);
+    assert_int_equal(json_array_size(a), 0);
+    assert_int_equal(json_array_size(notes), 1);
     json_decref(a);
     json_decref(notes);
     json_decref(s);
