@@ -35,6 +35,11 @@ void compare_gpus(const struct compare_input *in, struct util_buf *out)
     gen_shape(in->profile, &shape);
     if (shape.nodes > 1)
         util_buf_addf(out, " per node, %lld nodes", shape.nodes);
+    /* a rack's trays joined by NVLink (GB200 NVL72: 72 GPUs) are not nodes of 4 on a network:
+     * a rack and its trays apart once showed "no difference" */
+    json_int_t domain = json_integer_value(json_object_get(hw(in), "nvlink_domain"));
+    if (domain > n)
+        util_buf_addf(out, ", NVLink domain of %lld GPUs", (long long)domain);
 }
 
 /* Counts of each matrix letter over GPU pairs (each pair once): {"NV18": 28}. */

@@ -57,7 +57,8 @@ static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, 
         m.params = *params;
     if (coll)
         json_object_set_new(r, "collective", json_string(coll));
-    json_object_set_new(r, "nodes", json_integer(m.nodes));
+    /* machines, as a run counts its hosts (gen counts an NVLink domain's as NCCL's one node) */
+    json_object_set_new(r, "nodes", json_integer(model_hosts(&m)));
     json_object_set_new(r, "ranks", json_integer(m.nranks));
     json_t *sizes = json_array();
     int wrong = 0, none = 0;

@@ -398,4 +398,11 @@ long = [(f, len(l.rstrip("\n"))) for f in sys.argv[1:] for l in open(f, encoding
 assert not long, long[:3]' wide1.txt wide2.txt
 check "the matrix keeps its rows' names in each part" bash -c "test \$(grep -c '^GPU0 ' wide2.txt) -ge 2"
 
+# A GB200 NVL72 rack is 18 trays of 4 GPUs in one NVLink domain: it was shown as one node of 4,
+# and against one tray alone as "no difference".
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s.pop("nvlink_domain"); s["nodes"] = 1
+s["name"] = "tray"; json.dump(s, open("tray.json", "w"))' "$specs/gb200-nvl72.json"
+expect_exit 0 "a rack and one tray" -- "$TOPOTUNE" compare "$specs/gb200-nvl72.json" tray.json
+check "the rack: 18 nodes in a domain of 72 GPUs" grep -q "GPUs  *4 x NVIDIA GB200 per node, 18 nodes, NVLink domain of 72 GPUs" "$TEST_TMP/out"
+check "the difference named" grep -q "^tray  *GPUs  *4 x NVIDIA GB200 per node, 18 nodes, NVLink domain of 72 GPUs  *4 x NVIDIA GB200" "$TEST_TMP/out"
 finish
