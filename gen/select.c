@@ -150,28 +150,15 @@ struct gen_choice {
 /* Workload sweeps (sweep.h, "Workloads"): a configuration is judged on every (collective, size)
  * the workload weights, not on its objective alone. */
 
-/* The mean time (us) at size of collective coll over the ok runs (workload views); -1: none. */
-static double mean_time(json_t *runs, const char *coll, size_t size)
-{
-    double sum = 0;
-    int n = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(runs, i, r) {
-        double t = sweep_time_at(json_object_get(json_object_get(r, "parts"), coll), size);
-        if (!strcmp(json_string_value(json_object_get(r, "outcome")), "ok") && t > 0)
-            sum += t, n++;
-    }
-    return n ? sum / n : -1;
-}
-
-/* A workload entry's evidence: the defaults' time and the runs' (b and t; -1: none). */
-static void entry_times(const json_t *e, json_t *runs, json_t *base_runs, double *b, double *t)
+/* A workload entry's evidence: the mean times (us) over the ok runs of the defaults and of the
+ * configuration (b and t; -1: none; base NULL: no defaults measured). */
+static void entry_times(const json_t *e, const struct sweep_times *runs,
+                        const struct sweep_times *base, double *b, double *t)
 {
     const char *coll = json_string_value(json_object_get(e, "collective"));
     size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
-    *b = base_runs ? mean_time(base_runs, coll, size) : -1;
-    *t = mean_time(runs, coll, size);
+    *b = base ? sweep_times_mean(base, coll, size) : -1;
+    *t = sweep_times_mean(runs, coll, size);
 }
 
 static json_t *entry_json(const json_t *e, double b, double t)
@@ -191,10 +178,14 @@ static json_t *evidence(const json_t *workload, json_t *runs, json_t *base_runs)
     json_t *out = json_array(), *e;
     size_t i;
     double b, t;
+    struct sweep_times *r = sweep_times_of(runs),
+                       *base = base_runs ? sweep_times_of(base_runs) : NULL;
     json_array_foreach(json_object_get(workload, "entries"), i, e) {
-        entry_times(e, runs, base_runs, &b, &t);
+        entry_times(e, r, base, &b, &t);
         json_array_append_new(out, entry_json(e, b, t));
     }
+    sweep_times_free(r);
+    sweep_times_free(base);
     return out;
 }
 
@@ -203,17 +194,23 @@ static json_t *evidence(const json_t *workload, json_t *runs, json_t *base_runs)
  * of every configuration: nothing is built for an entry that is not slower. */
 static json_t *slows(const json_t *workload, json_t *runs, json_t *base_runs, double margin)
 {
-    json_t *e;
+    json_t *e, *found = NULL;
     size_t i;
     double b, t;
+    struct sweep_times *r = sweep_times_of(runs),
+                       *base = base_runs ? sweep_times_of(base_runs) : NULL;
     json_array_foreach(json_object_get(workload, "entries"), i, e) {
         if (!(json_number_value(json_object_get(e, "weight")) > 0))
             continue;
-        entry_times(e, runs, base_runs, &b, &t);
-        if (b > 0 && t > 0 && t / b - 1 > margin)
-            return entry_json(e, b, t);
+        entry_times(e, r, base, &b, &t);
+        if (b > 0 && t > 0 && t / b - 1 > margin) {
+            found = entry_json(e, b, t);
+            break;
+        }
     }
-    return NULL;
+    sweep_times_free(r);
+    sweep_times_free(base);
+    return found;
 }
 
 static const char *env_value(const char *name, void *ctx)
@@ -229,7 +226,9 @@ static const char *env_value(const char *name, void *ctx)
 struct swept {
     struct topo topo;
     int loaded, nodes;
-    const json_t *measured; /* the workload, or NULL: all_reduce alone */
+    unsigned measured; /* the collectives the sweep measured (1 << coll): the workload's, read
+                        * once (asked for each configuration, its 100,000 entries were read
+                        * again each time), or all_reduce alone */
 };
 
 static void swept_load(struct swept *w, const json_t *sweep, const json_t *workload)
@@ -237,7 +236,13 @@ static void swept_load(struct swept *w, const json_t *sweep, const json_t *workl
     const char *backend = json_string_value(json_object_get(sweep, "backend"));
     char *text = json_dumps(json_object_get(sweep, "topology"), JSON_COMPACT);
     topo_init(&w->topo);
-    w->measured = workload;
+    w->measured = workload ? 0 : 1u << MODEL_ALL_REDUCE;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(workload, "entries"), i, e) {
+        int c = model_coll_parse(json_string_value(json_object_get(e, "collective")));
+        w->measured |= c >= 0 && c < 32 ? 1u << c : 0;
+    }
     w->nodes = (int)json_integer_value(json_object_get(sweep, "nodes"));
     w->nodes = w->nodes > 0 ? w->nodes : 1;
     w->loaded = backend && strcmp(backend, "mpi") && text &&
@@ -247,14 +252,7 @@ static void swept_load(struct swept *w, const json_t *sweep, const json_t *workl
 
 static int measured(const struct swept *w, int coll)
 {
-    size_t i;
-    json_t *e;
-    if (!w->measured)
-        return coll == MODEL_ALL_REDUCE;
-    json_array_foreach(json_object_get(w->measured, "entries"), i, e)
-        if (model_coll_parse(json_string_value(json_object_get(e, "collective"))) == coll)
-            return 1;
-    return 0;
+    return coll >= 0 && coll < 32 && (w->measured >> coll & 1u);
 }
 
 /*

@@ -221,6 +221,14 @@ int sweep_workload_slower(const json_t *workload, const json_t *view, const json
 /* Time (us) of a result's out-of-place operation at size: log-log between the measured sizes
  * around it, the nearest measured size beyond them; -1 when it measured none. */
 double sweep_time_at(const json_t *result, size_t size);
+/* The ok runs among views (workload views: {outcome, parts}), each collective's line read once
+ * for many sizes: sweep_times_mean is the mean of sweep_time_at over them (-1: none measured it),
+ * at the cost of a bisection, where reading every line again for each of 100,000 entries and each
+ * configuration took minutes. Free with sweep_times_free. */
+struct sweep_times;
+struct sweep_times *sweep_times_of(const json_t *views);
+double sweep_times_mean(const struct sweep_times *times, const char *coll, size_t size);
+void sweep_times_free(struct sweep_times *times);
 /* A view of parts (collective -> results line, borrowed): a new object {config_id, env, rep,
  * rung, final, outcome, stage, objective, wall_s, sizes (the all_reduce part's, or none),
  * parts}. */

@@ -4,10 +4,12 @@
  * weights, joined into the job's effective algbw (sweep.h, "Workloads").
  */
 #include "sweep/sweep.h"
+#include "util/mem.h"
 #include "workload/workload.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_t *sweep_workload_collectives(const json_t *workload)
@@ -51,49 +53,184 @@ void sweep_workload_grid(size_t min, size_t *max, size_t unit)
         *max = top;
 }
 
-double sweep_time_at(const json_t *result, size_t size)
+/* A result's measured (size, time) points, sorted by size (of one size, the first measured): read
+ * once, then at each of a workload's sizes by bisection. A workload of 100,000 entries read every
+ * line's sizes from JSON for each entry and each configuration: compare ran for minutes. */
+struct curve {
+    size_t n;
+    double *s, *t;
+};
+
+struct point {
+    double s, t;
+    size_t at; /* its place in the line */
+};
+
+static int by_size_then_place(const void *a, const void *b)
 {
-    /* the measured sizes nearest below and above (nccl-tests may round a size down a little) */
-    double lo_s = 0, lo_t = -1, hi_s = 0, hi_t = -1;
+    const struct point *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s ? 1 : (x->at > y->at) - (x->at < y->at);
+}
+
+static void curve_of(const json_t *result, struct curve *c)
+{
+    const json_t *sizes = json_object_get(result, "sizes");
+    struct point *p = util_xcalloc(json_array_size(sizes) + 1, sizeof(*p));
     json_t *s;
-    size_t i;
-    json_array_foreach(json_object_get(result, "sizes"), i, s) {
+    size_t i, n = 0;
+    json_array_foreach(sizes, i, s) {
         double at = (double)json_integer_value(json_object_get(s, "size"));
         double t = json_number_value(json_object_get(s, "time_us"));
-        if (at <= 0 || !(t > 0))
-            continue;
-        if (at <= (double)size && (lo_t < 0 || at > lo_s))
-            lo_s = at, lo_t = t;
-        if (at >= (double)size && (hi_t < 0 || at < hi_s))
-            hi_s = at, hi_t = t;
+        if (at > 0 && t > 0)
+            p[n++] = (struct point){at, t, i};
     }
-    if (lo_t < 0) /* below every measured size: the smallest's time (an upper bound) */
-        return hi_t;
-    if (hi_t < 0) /* above: the largest's, growing with the bytes */
-        return lo_t * (double)size / lo_s;
-    if (hi_s == lo_s)
-        return lo_t;
-    double f = log((double)size / lo_s) / log(hi_s / lo_s);
+    qsort(p, n, sizeof(*p), by_size_then_place);
+    c->s = util_xcalloc(n + 1, sizeof(double));
+    c->t = util_xcalloc(n + 1, sizeof(double));
+    c->n = 0;
+    for (i = 0; i < n; i++) /* one point a size: its first measurement */
+        if (!c->n || p[i].s > c->s[c->n - 1])
+            c->s[c->n] = p[i].s, c->t[c->n++] = p[i].t;
+    free(p);
+}
+
+static void curve_free(struct curve *c)
+{
+    free(c->s);
+    free(c->t);
+}
+
+/* sweep_time_at on a curve: the measured sizes nearest below and above (nccl-tests may round a
+ * size down a little), log-log between them. */
+static double curve_time(const struct curve *c, size_t size)
+{
+    double x = (double)size;
+    size_t lo = 0, hi = c->n; /* the first point at or above x: hi */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->s[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!c->n)
+        return -1;
+    if (hi == c->n) /* above every measured size: the largest's, growing with the bytes */
+        return c->t[c->n - 1] * x / c->s[c->n - 1];
+    if (c->s[hi] == x || hi == 0) /* measured there; or below every size: the smallest's */
+        return c->t[hi];
+    double lo_s = c->s[hi - 1], lo_t = c->t[hi - 1], hi_s = c->s[hi], hi_t = c->t[hi];
+    double f = log(x / lo_s) / log(hi_s / lo_s);
     return exp(log(lo_t) + f * (log(hi_t) - log(lo_t)));
+}
+
+double sweep_time_at(const json_t *result, size_t size)
+{
+    struct curve c;
+    curve_of(result, &c);
+    double t = curve_time(&c, size);
+    curve_free(&c);
+    return t;
+}
+
+/* The curves of the collectives of parts ({collective: result}), by name. */
+struct curves {
+    size_t n;
+    const char **names;
+    struct curve *c;
+};
+
+static void curves_of(const json_t *parts, struct curves *cs)
+{
+    const char *coll;
+    json_t *line;
+    cs->n = 0;
+    cs->names = util_xcalloc(json_object_size(parts) + 1, sizeof(char *));
+    cs->c = util_xcalloc(json_object_size(parts) + 1, sizeof(struct curve));
+    json_object_foreach((json_t *)parts, coll, line) {
+        cs->names[cs->n] = coll;
+        curve_of(line, &cs->c[cs->n++]);
+    }
+}
+
+/* The time of coll at size, -1 when parts had no line of it (or it measured nothing). */
+static double curves_time(const struct curves *cs, const char *coll, size_t size)
+{
+    for (size_t i = 0; coll && i < cs->n; i++) /* a handful of collectives */
+        if (!strcmp(cs->names[i], coll))
+            return curve_time(&cs->c[i], size);
+    return -1;
+}
+
+static void curves_free(struct curves *cs)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        curve_free(&cs->c[i]);
+    free(cs->c);
+    free(cs->names);
+}
+
+struct sweep_times {
+    size_t n;
+    struct curves *runs;
+};
+
+struct sweep_times *sweep_times_of(const json_t *views)
+{
+    struct sweep_times *st = util_xcalloc(1, sizeof(*st));
+    st->runs = util_xcalloc(json_array_size(views) + 1, sizeof(struct curves));
+    size_t i;
+    json_t *r;
+    json_array_foreach((json_t *)views, i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "outcome")) ?: "", "ok"))
+            curves_of(json_object_get(r, "parts"), &st->runs[st->n++]);
+    return st;
+}
+
+double sweep_times_mean(const struct sweep_times *st, const char *coll, size_t size)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; st && i < st->n; i++) {
+        double t = curves_time(&st->runs[i], coll, size);
+        if (t > 0)
+            sum += t, n++;
+    }
+    return n ? sum / n : -1;
+}
+
+void sweep_times_free(struct sweep_times *st)
+{
+    for (size_t i = 0; st && i < st->n; i++)
+        curves_free(&st->runs[i]);
+    if (st)
+        free(st->runs);
+    free(st);
 }
 
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,
                           double margin)
 {
-    const json_t *parts = json_object_get(view, "parts"), *base = json_object_get(ref, "parts");
+    struct curves parts, base;
+    curves_of(json_object_get(view, "parts"), &parts);
+    curves_of(json_object_get(ref, "parts"), &base);
     json_t *e;
     size_t i;
+    int slower = 0;
     json_array_foreach(json_object_get(workload, "entries"), i, e) {
         const char *coll = json_string_value(json_object_get(e, "collective"));
         size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
         if (!(json_number_value(json_object_get(e, "weight")) > 0))
             continue;
-        double t = sweep_time_at(json_object_get(parts, coll), size);
-        double b = sweep_time_at(json_object_get(base, coll), size);
-        if (t > 0 && b > 0 && t > b * (1 + margin))
-            return 1;
+        double t = curves_time(&parts, coll, size), b = curves_time(&base, coll, size);
+        if (t > 0 && b > 0 && t > b * (1 + margin)) {
+            slower = 1;
+            break;
+        }
     }
-    return 0;
+    curves_free(&parts);
+    curves_free(&base);
+    return slower;
 }
 
 json_t *sweep_workload_view(const json_t *workload, json_t *parts)
@@ -111,16 +248,18 @@ json_t *sweep_workload_view(const json_t *workload, json_t *parts)
         }
     }
     size_t i;
+    struct curves cs;
+    curves_of(parts, &cs);
     json_array_foreach(json_object_get(workload, "entries"), i, e) {
         double w = json_number_value(json_object_get(e, "weight"));
         size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
-        json_t *line = json_object_get(parts, json_string_value(json_object_get(e, "collective")));
-        double t = line ? sweep_time_at(line, size) : -1;
         if (w <= 0)
             continue;
+        double t = curves_time(&cs, json_string_value(json_object_get(e, "collective")), size);
         weight += w;
         cost = t > 0 && cost >= 0 ? cost + w * t * 1e3 / (double)size : -1; /* w / algbw */
     }
+    curves_free(&cs);
     static const char *const keys[] = {"config_id", "env",   "rep",      "rung",
                                        "final",     "class", "predicted"};
     for (size_t k = 0; first && k < sizeof(keys) / sizeof(keys[0]); k++)

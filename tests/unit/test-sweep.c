@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +543,33 @@ static void workload_grid_reaches_the_size_as_run(void **state)
     assert_int_equal(max, 4194304);
 }
 
+/* A line's time at any size: the first measurement of a size, the smallest's below every size,
+ * growing with the bytes above the largest, log-log between; the mean over ok runs only. */
+static void time_at_sizes(void **state)
+{
+    (void)state;
+    json_t *line = json_loads("{\"sizes\": [{\"size\": 4096, \"time_us\": 40}, "
+                              "{\"size\": 1024, \"time_us\": 10}, {\"size\": 2048, \"time_us\": "
+                              "20}, {\"size\": 2048, \"time_us\": 99}, {\"size\": 8192, "
+                              "\"time_us\": 0}]}",
+                              0, NULL);
+    assert_float_equal(sweep_time_at(line, 512), 10, 1e-9);
+    assert_float_equal(sweep_time_at(line, 1024), 10, 1e-9);
+    assert_float_equal(sweep_time_at(line, 2048), 20, 1e-9);
+    assert_float_equal(sweep_time_at(line, 2896), 20 * pow(2, log(2896.0 / 2048) / log(2)), 1e-6);
+    assert_float_equal(sweep_time_at(line, 16384), 160, 1e-9);
+    json_t *views =
+        json_pack("[{s:s,s:{s:O}},{s:s,s:{s:{s:[{s:i,s:f}]}}},{s:s,s:{}}]", "outcome", "ok",
+                  "parts", "all_reduce", line, "outcome", "ok", "parts", "all_reduce", "sizes",
+                  "size", 1024, "time_us", 30.0, "outcome", "error", "parts");
+    struct sweep_times *t = sweep_times_of(views);
+    assert_float_equal(sweep_times_mean(t, "all_reduce", 1024), 20, 1e-9);
+    assert_float_equal(sweep_times_mean(t, "all_gather", 1024), -1, 1e-9);
+    sweep_times_free(t);
+    json_decref(views);
+    json_decref(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -555,6 +583,7 @@ int main(void)
         cmocka_unit_test(configs_over_the_limit_refused),
         cmocka_unit_test(config_id_stable),
         cmocka_unit_test(workload_grid_reaches_the_size_as_run),
+        cmocka_unit_test(time_at_sizes),
         cmocka_unit_test(prune_drops_what_the_node_lacks),
         cmocka_unit_test(prune_verbs_and_cxi),
         cmocka_unit_test(env_fixed_then_config_and_checked),
