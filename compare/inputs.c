@@ -285,10 +285,12 @@ static int load_file(const char *path, int nodes, const char *space,
     if (topo_load(&t, path) == 0) {
         int job = nodes ? nodes : t.job_nodes > 0 ? t.job_nodes : 1;
         if (!t.ngpus)
-            util_error("'%s' describes no GPU: there is no all_reduce to predict on it", path);
+            util_error("'%s' describes no %sGPU: there is no all_reduce to predict on it", path,
+                       t.other_gpus ? "NVIDIA " : "");
         else if (t.ngpus == 1 && job == 1) /* a rank alone: its "busbw" is a local copy's */
             util_error("'%s' is one GPU on one node: no collective communicates there (busbw 0, "
-                       "alltoall a copy in memory); give --nodes 2 or more",
+                       "alltoall a copy in memory); give --nodes N, one count of 2 or more (a "
+                       "list of counts sets the scaling table only)",
                        path);
         else if ((in->profile = compare_predict(&t, nodes, space, params, workload)))
             rc = 1;

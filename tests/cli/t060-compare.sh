@@ -248,6 +248,12 @@ d = json.load(open(sys.argv[1])); d.update(count=1, fabric="pcie"); d["nics"][0]
 d["cpu"]["sockets"] = 1; json.dump(d, open("one.json", "w"))' "$specs/hgx-h100.json"
 expect_exit 2 "compare a 1-GPU spec" -- "$TOPOTUNE" compare one.json "$specs/hgx-h100.json" --workload moe
 expect_stderr_has "is one GPU on one node: no collective communicates there" "said, with the fix"
+# a list of counts (a scaling table) was told "give --nodes 2 or more", which it had; and AMD GPUs
+# were "no GPU", where predict says their vendor
+expect_exit 2 "one GPU, --nodes 2,4" -- "$TOPOTUNE" compare one.json --nodes 2,4
+expect_stderr_has "a list of counts sets the scaling table only" "said what a list does"
+expect_exit 2 "AMD GPUs" -- "$TOPOTUNE" compare "$TOPOTUNE_FIXTURES/hwloc-llnl-tioga-ex235a-8xMI200-amd.xml"
+expect_stderr_has "describes no NVIDIA GPU" "said"
 expect_exit 0 "compare it on 2 nodes" -- "$TOPOTUNE" compare one.json --nodes 2
 # With a workload the price is set against its effective algbw (the workload table's figure), not
 # all_reduce's busbw at some size of its grid (fsdp has no all_reduce: it showed none).
