@@ -411,4 +411,14 @@ s["name"] = "tray"; json.dump(s, open("tray.json", "w"))' "$specs/gb200-nvl72.js
 expect_exit 0 "a rack and one tray" -- "$TOPOTUNE" compare "$specs/gb200-nvl72.json" tray.json
 check "the rack: 18 nodes in a domain of 72 GPUs" grep -q "GPUs  *4 x NVIDIA GB200 per node, 18 nodes, NVLink domain of 72 GPUs" "$TEST_TMP/out"
 check "the difference named" grep -q "^tray  *GPUs  *4 x NVIDIA GB200 per node, 18 nodes, NVLink domain of 72 GPUs  *4 x NVIDIA GB200" "$TEST_TMP/out"
+# NCCL_SOCKET_IFNAME's @interfaces, one value per NIC, predict alike (the model only sees that
+# each names an interface): 8 NICs made 9 times the configurations, and 128 NICs were refused.
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["name"] = "many"
+s["nics"] = [{"model": "CX7-400G-IB", "count": 64}, {"model": "ETH-25G", "count": 64}]
+json.dump(s, open("many-nics.json", "w"))' "$specs/hgx-h100.json"
+configs() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["inputs"][0]["profile"]["sweep"]["configurations"])' "$1"; }
+expect_exit 0 "8 NICs, 2 nodes" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --nodes 2 --json eight.json
+expect_exit 0 "128 NICs, 2 nodes" -- "$TOPOTUNE" compare many-nics.json --nodes 2 --json many.json
+check "as many configurations for both, two values of NCCL_SOCKET_IFNAME each" \
+    test "$(configs eight.json)" = "$(configs many.json)"
 finish
