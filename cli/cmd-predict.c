@@ -132,6 +132,9 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n",
            o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
            "algo", "proto", "band (busbw)");
+    /* the units, as nccl-tests gives them on a line of their own */
+    printf("#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n", "", "(elements)", "",
+           "(GB/s)", "(GB/s)", "", "", "(GB/s)");
     /* NCCL_ALGO/NCCL_PROTO leaving all_reduce nothing leave another collective its own */
     if (m->fault != MODEL_FAULT_NONE &&
         (m->fault != MODEL_FAULT_FAIL_COLL || coll == MODEL_ALL_REDUCE)) {

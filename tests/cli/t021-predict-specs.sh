@@ -79,6 +79,7 @@ done
 expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
 check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
 check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"
+check "and the units of its columns, as nccl-tests gives them" grep -qE '^# +\(elements\) +\(GB/s\) +\(GB/s\) +\(GB/s\)$' "$TEST_TMP/out"
 expect_exit 0 "predict --json" -- "$TOPOTUNE" predict --input "$specs/hgx-h100-2nodes.json" --json
 check "JSON events predicted, 16 ranks" python3 -c '
 import json, sys
