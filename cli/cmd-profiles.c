@@ -81,8 +81,13 @@ static int list(const char *root)
     json_t *c;
     struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT;
     json_object_foreach(json_object_get(index, "classes"), cls, c) {
-        json_t *versions = json_object_get(c, "versions");
-        json_t *last = json_array_get(versions, json_array_size(versions) - 1);
+        /* latest's own summary: not the newest version's, which a sweep where no run ended ok
+         * writes without taking latest */
+        json_t *versions = json_object_get(c, "versions"), *v, *last = NULL;
+        size_t i;
+        json_array_foreach(versions, i, v)
+            if (json_equal(json_object_get(v, "version"), json_object_get(c, "latest")))
+                last = v;
         printf("%s  v%lld (%zu version%s)  %s\n", shown(&a, cls),
                (long long)json_integer_value(json_object_get(c, "latest")),
                json_array_size(versions), json_array_size(versions) == 1 ? "" : "s",

@@ -47,6 +47,9 @@ check "latest still names v1" test "$(readlink "$TEST_TMP/p2/$class2/latest")" =
 expect_stderr_has "no run ended ok: 'latest' stays on v1" "and says so"
 check "the index says v1 too" python3 -c 'import json, sys
 assert json.load(open(sys.argv[1]))["classes"][sys.argv[2]]["latest"] == 1' "$TEST_TMP/p2/index.json" "$class2"
+expect_exit 0 "profiles list" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p2" list
+check "v1 with v1's summary, not v2's" sh -c "grep -q ' v1 (2 versions) ' '$TEST_TMP/out' &&
+    ! grep -q 'nothing to recommend' '$TEST_TMP/out'"
 # The GPUs this process may use: NVML (here, a topology standing for this node) lists 8, but
 # CUDA_VISIBLE_DEVICES hides them all; run swept nccl with 8 ranks, every run an error.
 expect_exit 1 "8 GPUs, none visible" -- env TOPOTUNE_TOPOLOGY="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" \
