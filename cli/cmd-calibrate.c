@@ -12,6 +12,7 @@
 #include "sweep/sweep.h"
 #include "topo/topo.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -216,25 +217,47 @@ static void print_errors(const char *mean_label, double mean, double med, double
 {
     const double v[3] = {mean, med, max};
     const char *label[3] = {mean_label, ", median ", ", max "};
-    for (int i = 0; i < 3; i++)
-        printf(fabs(v[i]) < 1e5 ? "%s%.1f%%" : "%s%.3g%%", label[i], v[i]);
+    struct util_buf b = UTIL_BUF_INIT;
+    for (int i = 0; i < 3; i++) {
+        util_buf_reset(&b);
+        /* as people write numbers: never 1.2e+05; an astronomical error (a damaged result) is
+         * said as such, not in 300 digits */
+        if (fabs(v[i]) < 1e6)
+            util_text_fixed(&b, v[i], 1);
+        else
+            util_buf_adds(&b, v[i] < 0 ? "below -1,000,000" : "over 1,000,000");
+        printf("%s%s%%", label[i], util_buf_str(&b));
+    }
+    util_buf_release(&b);
+}
+
+/* A parameter's value as people write it, with 4 significant digits. */
+static const char *number(struct util_buf *b, double v)
+{
+    util_buf_reset(b);
+    util_text_number(b, v, 4);
+    return util_buf_str(b);
 }
 
 /* The parameters, one a line, each with how the runs settled it. */
 static void print_params(const struct model_fit *f)
 {
     struct model_params p = f->params;
+    struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT, c = UTIL_BUF_INIT;
     for (int k = 0; k < MODEL_NPARAMS; k++) {
-        printf("  %-15s %12.4g", model_param_names[k], *model_param(&p, k));
+        printf("  %-15s %12s", model_param_names[k], number(&a, *model_param(&p, k)));
         if (f->kind[k] == MODEL_FIT_DEFAULT)
             printf("  (not determined by these runs: the default)");
         else if (f->kind[k] == MODEL_FIT_BOUNDED)
-            printf("  (bounded, not determined: %.4g to %.4g fit as well; the default, %.4g, "
-                   "fits worse)",
-                   f->lo[k], f->hi[k],
-                   *model_param((struct model_params *)&model_params_default, k));
+            printf("  (bounded, not determined: %s to %s fit as well; the default, %s, fits "
+                   "worse)",
+                   number(&a, f->lo[k]), number(&b, f->hi[k]),
+                   number(&c, *model_param((struct model_params *)&model_params_default, k)));
         printf("\n");
     }
+    util_buf_release(&a);
+    util_buf_release(&b);
+    util_buf_release(&c);
 }
 
 /* The "fit" object of the file: the fit's error and the defaults' on the same points, and the

@@ -8,6 +8,7 @@
  */
 #include "model/model.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/file.h"
 #include "util/log.h"
 
@@ -92,10 +93,16 @@ static int field(const char *path, json_t *params, int k, struct model_params *p
     if (!v)
         return 0;
     double x = json_is_number(v) ? json_number_value(v) : NAN;
-    if (!(x >= ranges[k][0] && x <= ranges[k][1]))
-        return util_error("%s: params.%s: a number from %g to %g (schema topotune/calibration/1)",
-                          path, model_param_names[k], ranges[k][0], ranges[k][1]),
-               -1;
+    if (!(x >= ranges[k][0] && x <= ranges[k][1])) {
+        struct util_buf lo = UTIL_BUF_INIT, hi = UTIL_BUF_INIT; /* "10,000,000,000", not 1e+10 */
+        util_text_number(&lo, ranges[k][0], 6);
+        util_text_number(&hi, ranges[k][1], 6);
+        util_error("%s: params.%s: a number from %s to %s (schema topotune/calibration/1)", path,
+                   model_param_names[k], util_buf_str(&lo), util_buf_str(&hi));
+        util_buf_release(&lo);
+        util_buf_release(&hi);
+        return -1;
+    }
     *model_param(p, k) = x;
     return 0;
 }

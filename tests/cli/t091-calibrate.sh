@@ -27,6 +27,11 @@ expect_exit 2 "resume a sim sweep of model v2" -- "$TOPOTUNE" -q sweep --backend
 expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/19" \
     "the versions named"
 expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
+# numbers as people write them (design.md): nvls_fill_bytes printed 6.711e+07
+check "no exponent in what it prints" sh -c "! grep -E '[0-9]e[+-][0-9]' '$TEST_TMP/out'"
+echo '{"schema": "topotune/calibration/1", "params": {"nvls_fill_bytes": -1}}' >badcal.json
+expect_exit 2 "a parameter out of its range" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration badcal.json
+expect_stderr_has "params.nvls_fill_bytes: a number from 0 to 10,000,000,000" "its range as people write it"
 check "the known parameters fitted back within 5% (net_scale 15%)" python3 - fit.json known.json <<'PY'
 import json, sys
 fit, known = (json.load(open(f)) for f in sys.argv[1:])
