@@ -13,12 +13,14 @@
 #include "util/log.h"
 #include "util/text.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The most hosts a launch may name (before --allocation's map, the count is not known). */
@@ -28,8 +30,56 @@
 static const char *const outputs[] = {"survey.json", "excluded.txt", "healthy.hostfile",
                                       "report.txt",  "report.md",    "report.html"};
 
+/* What the last survey's launches and its hand-over to Slurm and Kubernetes left (a new survey
+ * only): its launch logs, Slurm's node states as read, each scontrol's and kubectl's output. A
+ * rerun into the same --out kept them beside the new record. */
+static const char *const traces[] = {"slurm-nodes.txt", "slurm-nodes.log"};
+static const char *const trace_prefixes[] = {"scontrol.log", "kubectl.log"};
+
+static int traces_clear(const struct survey *s)
+{
+    char path[1100];
+    for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", s->dir, traces[i]);
+        if (unlink(path) && errno != ENOENT)
+            return util_error("cannot remove the previous survey's '%s': %s: remove it, or give "
+                              "another --out",
+                              path, strerror(errno)),
+                   UTIL_EIO;
+    }
+    DIR *d = opendir(s->dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        for (size_t k = 0; k < sizeof(trace_prefixes) / sizeof(trace_prefixes[0]); k++)
+            if (!strncmp(e->d_name, trace_prefixes[k], strlen(trace_prefixes[k])) &&
+                unlinkat(dirfd(d), e->d_name, 0) && errno != ENOENT) {
+                util_error("cannot remove the previous survey's '%s/%s': %s", s->dir, e->d_name,
+                           strerror(errno));
+                closedir(d);
+                return UTIL_EIO;
+            }
+    if (d)
+        closedir(d);
+    /* the launch logs in the survey's own folder (made ready before this; anything else there is
+     * refused when the launches write) */
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/logs", s->dir);
+    DIR *logs = !lstat(path, &st) && S_ISDIR(st.st_mode) ? opendir(path) : NULL;
+    int rc = 0;
+    for (struct dirent *e; logs && (e = readdir(logs));)
+        if (!strncmp(e->d_name, "launch-", 7) && unlinkat(dirfd(logs), e->d_name, 0) &&
+            errno != ENOENT)
+            rc = util_error("cannot remove the previous survey's '%s/%s': %s", path, e->d_name,
+                            strerror(errno)),
+            rc = UTIL_EIO;
+    if (logs)
+        closedir(logs);
+    return rc;
+}
+
 int survey_outputs_clear(const struct survey *s, int record)
 {
+    if (record && traces_clear(s))
+        return UTIL_EIO;
     for (size_t i = 0; i <= sizeof(outputs) / sizeof(outputs[0]); i++) {
         const char *name = i < sizeof(outputs) / sizeof(outputs[0]) ? outputs[i] : NULL;
         if (!name && !record)

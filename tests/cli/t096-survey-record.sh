@@ -25,6 +25,15 @@ for f in survey.json healthy.hostfile excluded.txt report.txt report.md report.h
     expect_no_file "o/$f" "the first survey's $f removed"
 done
 check "the link removed, not followed" test "$(cat victim)" = "keep me"
+# ... nor what its launches and its hand-over to Slurm and Kubernetes left: its launch logs,
+# Slurm's node states as read, scontrol's and kubectl's output
+expect_exit 1 "a survey that drains" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out d --drain
+check "it read Slurm's node states" test -e d/slurm-nodes.log
+mkdir -p d/logs && echo x >d/logs/launch-1-1.jsonl && echo x >d/scontrol.log.1 && echo x >d/kubectl.log.1
+expect_exit 1 "a new survey into it" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out d
+for f in slurm-nodes.txt slurm-nodes.log scontrol.log.1 kubectl.log.1 logs/launch-1-1.jsonl; do
+    expect_no_file "d/$f" "the first survey's $f removed"
+done
 
 # --resume with other settings: refused, the setting named, nothing measured or removed.
 expect_exit 1 "a sim survey" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s
