@@ -425,7 +425,13 @@ json_t *check_run(const struct check_opts *o, int *status)
     json_t *sizes = json_object();
     bench_part(o, &t, profile, report, sizes);
     json_int_t ranks = json_integer_value(json_object_get(report, "ranks"));
-    if (!rc && o->profile && ranks && e.nranks && ranks != e.nranks)
+    if (!rc && o->profile && ranks && e.nranks && ranks != e.nranks && predicted)
+        /* the sim's ranks are its --input's GPUs on one node: --np changes nothing */
+        cannot(report, 2,
+               "the profile was measured with %d rank(s), this check ran %lld: the sim backend "
+               "runs one node of --input's GPUs; give the profile of that shape",
+               e.nranks, (long long)ranks);
+    else if (!rc && o->profile && ranks && e.nranks && ranks != e.nranks)
         cannot(report, 2,
                "the profile was measured with %d rank(s), this check ran %lld: give --np %d (or "
                "the profile of this shape)",

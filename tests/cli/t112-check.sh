@@ -146,6 +146,15 @@ expect_exit 0 "a profile without a version" -- "$TOPOTUNE" check --backend mpi -
 check "the JSON keeps the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/check.schema.json" "$TEST_TMP/out"
 check "the metrics say its version is unknown" grep -q '^topotune_profile_info{.*version="unknown"} 1$' nover.prom
+# a sim profile of 16 ranks (two nodes) against the sim's one node of 8: --np, as it advised,
+# changes nothing there
+h100_cls=$("$TOPOTUNE" topo --input "$h100" --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+profile 1000000 "$h100_cls" 16
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p.update(backend="sim", predicted=True)
+json.dump(p, open(sys.argv[1], "w"))' p/profile.json
+expect_exit 2 "a sim profile of 16 ranks against 8" -- "$TOPOTUNE" check --backend sim --input "$h100" \
+    --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "the sim backend runs one node of --input's GPUs" "no advice to give --np"
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
