@@ -326,7 +326,11 @@ int verify_measured(const struct verify_opts *o, const json_t *profile, const ch
             return UTIL_EINVAL;
         }
     }
-    snprintf(dir, sizeof(dir), "%s", o->out ? o->out : "/tmp/topotune-verify-XXXXXX");
+    const char *tmp = getenv("TMPDIR"); /* where temporary files go (the man page, ENVIRONMENT) */
+    if (o->out)
+        snprintf(dir, sizeof(dir), "%s", o->out);
+    else
+        snprintf(dir, sizeof(dir), "%s/topotune-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (o->out ? (mkdir(dir, 0755) && errno != EEXIST) : !mkdtemp(dir)) {
         json_decref(vars);
         json_decref(ref);

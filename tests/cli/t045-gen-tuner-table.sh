@@ -171,6 +171,11 @@ for i, r in enumerate(runs):
         assert "NCCL_TUNER_PLUGIN" not in r and "TOPOTUNE_TUNER_TABLE" not in r, r
 PY
 check "the runs' events and NCCL's logs kept" bash -c "test -s '$TEST_TMP/vm/env-table-r1.jsonl' && cat '$TEST_TMP/vm/env-table-r0.'*.log.nccl.* | grep -q 'topotune tuner: loaded'"
+# without --out the runs go into TMPDIR, as every temporary file does (it was /tmp, always)
+mkdir -p "$TEST_TMP/tmpdir"
+expect_exit 0 "verify without --out" -- env TMPDIR="$TEST_TMP/tmpdir" TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-verify" \
+    "$TOPOTUNE" verify "$p2" --backend nccl --launcher direct --np 1 --repeat 1 -b 8 -e 8
+check "its runs in TMPDIR" sh -c "ls -d '$TEST_TMP'/tmpdir/topotune-verify-* >/dev/null 2>&1"
 # the shell's own NCCL_DEBUG_FILE does not hide NCCL's log from the check
 export NCCL_DEBUG_FILE="$TEST_TMP/elsewhere.%p"
 expect_exit 0 "verify with NCCL_DEBUG_FILE set in the shell" -- measured verify
