@@ -51,7 +51,9 @@ static int parse(int argc, char **argv, struct bench_cmd *l, int *status)
     const struct util_opts_cmd cmd = {
         "topotune bench",
         "[--backend nccl|mpi|sim] [--np N] [--launcher direct|mpirun] [--hosts LIST]\n"
-        "       [topotune-bench flags: -C -r -b -e -f -i -n -w -c -d -o -g -T -a --json]\n\n"
+        "       [topotune-bench flags: -C -r -b -e -f -i -n -w -c -d -o -g -T -a --json,\n"
+        "        --metrics, and the sim backend's --topology --nodes --seed --noise\n"
+        "        --calibration]\n\n"
         "Runs topotune-bench once, N ranks under the launcher, and prints its nccl-tests table.\n"
         "'topotune-bench --help' lists the benchmark's own flags.",
         opts, -1, 1};
