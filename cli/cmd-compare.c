@@ -6,6 +6,7 @@
 #include "model/model.h"
 #include "topo/topo.h"
 #include "util/child.h"
+#include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -297,8 +298,8 @@ int cmd_compare(int argc, char **argv)
         }
         int got = compare_load(pos[i], (int)nodes, space, calibration ? &params : NULL, workload,
                                &in[n], MAX_INPUTS - n);
-        if (got < 0)
-            rc = 2;
+        if (got < 0) /* bad input, or the shipped data missing (the environment's) */
+            rc = got == UTIL_EENV ? 3 : 2;
         else
             n += got;
     }

@@ -40,7 +40,8 @@ json_t *compare_scale(const struct compare_input *in, const int *nodes, int n, j
  * latest), a sweep directory, or a topology/spec file predicted for nodes nodes
  * over the space space_path (NULL: the sim backend's default space). A profiles
  * root yields one input per class: up to max inputs are filled. Returns how
- * many, or -1 after one error line naming path.
+ * many, or -1 after one error line naming path (UTIL_EENV: the shipped space a prediction needs
+ * is not installed).
  */
 int compare_load(const char *path, int nodes, const char *space_path,
                  const struct model_params *params, const json_t *workload,

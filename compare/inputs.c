@@ -4,6 +4,8 @@
 #include "compare/compare.h"
 #include "gen/gen.h"
 #include "util/buf.h"
+#include "util/error.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -282,6 +284,7 @@ static int load_file(const char *path, int nodes, const char *space,
     struct topo t;
     topo_init(&t);
     int rc = -1;
+    struct util_buf found = UTIL_BUF_INIT;
     if (topo_load(&t, path) == 0) {
         int job = nodes ? nodes : t.job_nodes > 0 ? t.job_nodes : 1;
         if (!t.ngpus)
@@ -292,11 +295,19 @@ static int load_file(const char *path, int nodes, const char *space,
                        "alltoall a copy in memory); give --nodes N, one count of 2 or more (a "
                        "list of counts sets the scaling table only)",
                        path);
+        else if (!space && util_data_file("spaces/nccl-default.json", &found))
+            /* the environment's (exit 3, as run says), not bad input */
+            rc = util_error("cannot find the shipped space spaces/nccl-default.json (looked at "
+                            "%s): reinstall topotune, set TOPOTUNE_DATA to its data directory, or "
+                            "give --space",
+                            util_buf_str(&found)),
+            rc = UTIL_EENV;
         else if ((in->profile = compare_predict(&t, nodes, space, params, workload)))
             rc = 1;
         in->kind = t.source == TOPO_SOURCE_SPEC ? "spec" : "topology";
         label_of(path, in->label, sizeof(in->label));
     }
+    util_buf_release(&found);
     topo_release(&t);
     return rc;
 }

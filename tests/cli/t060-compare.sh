@@ -421,4 +421,9 @@ expect_exit 0 "8 NICs, 2 nodes" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --
 expect_exit 0 "128 NICs, 2 nodes" -- "$TOPOTUNE" compare many-nics.json --nodes 2 --json many.json
 check "as many configurations for both, two values of NCCL_SOCKET_IFNAME each" \
     test "$(configs eight.json)" = "$(configs many.json)"
+# A topotune without its shipped data (a copy of the binary alone) cannot predict: the
+# environment's failure, exit 3 as for run (it was 2, bad input)
+mkdir -p alone && cp "$TOPOTUNE" alone/topotune
+expect_exit 3 "compare without the shipped space" -- env -u TOPOTUNE_DATA alone/topotune compare "$specs/hgx-h100.json"
+expect_stderr_has "cannot find the shipped space spaces/nccl-default.json" "said"
 finish
