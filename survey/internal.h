@@ -28,6 +28,8 @@ struct survey_level {
     int too_spread; /* under a third of the values back the level: the class cannot be judged */
     int wide;       /* the noise hides twice the tolerance: values below bound are judged, those
                        between bound and cut cannot be (neither slow nor healthy) */
+    double own, own_bound; /* a class whose level was raised to the model's (slow all over in
+                            * pairs): its own level and bound before that; 0 otherwise */
 };
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
 

@@ -629,6 +629,8 @@ static void class_level(struct survey *s, const char *cls, const double *v, int 
         /* a class short of the model is judged against it: the sim's against its value, measured
          * numbers against the band's low edge; the noise margins below scale with the level */
         double r = (s->probe.predicted ? model : floor) / lv->level;
+        lv->own = lv->level;
+        lv->own_bound = lv->bound;
         lv->level *= r;
         lv->bound *= r;
         lv->cut *= r;
@@ -1659,15 +1661,40 @@ static int slow_alone_too(const struct survey *s, const struct fit *f, int i, do
            log(alone / alone_level) <= 0.5 * log(f->cap[i] / l->level);
 }
 
+/* Partners of node i whose capacity is within its class's own population, when the class's level
+ * was raised to the model's (l->own): its healthy nodes by its own measure. */
+static int own_strong(const struct survey *s, const struct fit *f, int i,
+                      const struct survey_level *l)
+{
+    int n = 0;
+    for (int k = 0; l->own > 0 && k < s->nodes[i].npairs; k++) {
+        const struct survey_pair *x = &s->pairs[s->nodes[i].pair_index[k]];
+        int other = x->a == i ? x->b : x->a;
+        n += node_ok(s, other) && f->cap[other] >= l->own_bound;
+    }
+    return n;
+}
+
 static void node_pair_verdict(struct survey *s, const struct fit *f, int i, double alone_level)
 {
     int partners, valued, strong, failed;
     partner_counts(s, f, i, &partners, &valued, &strong, &failed);
     const struct survey_level *l = &f->lv[f->of[i]];
+    /* in a class slow all over in pairs (every NIC at 0.6) no partner is healthy by the model's
+     * measure, and a NIC at 0.05 went unnamed: one far below the class's own level, beside
+     * partners within it, is named too (the class's verdict says the rest) */
+    int by_own = 0; /* judged against the class's own level: said, with it, in the verdict */
+    if (!strong && l->own > 0 && f->cap[i] > 0 && f->cap[i] < l->own_bound && !l->too_spread)
+        by_own = (strong = own_strong(s, f, i, l)) > 0;
+    double level = by_own ? l->own : l->level;
     json_t *ev =
         json_pack("{s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "partners", partners, "healthy_partners", strong,
                   "failed", failed, "capacity", f->cap[i], "class_pair_median", l->level, "bound",
                   l->bound, "alone", s->nodes[i].intra);
+    if (by_own) { /* the class below its band in pairs: its own level decided */
+        json_object_set_new(ev, "class_own_pair_median", json_real(l->own));
+        json_object_set_new(ev, "class_own_bound", json_real(l->own_bound));
+    }
     if (failed >= 2 && 3 * failed >= 2 * partners) {
         add_verdict(s, "link-fails", i, -1, ev,
                     "%s fails with %d of its %d partners, though it runs alone: its network "
@@ -1679,13 +1706,15 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
             add_verdict(s, "node-slow", i, -1, ev,
                         "%s is slow with its partners (%.2f GB/s, class %.2f) and alone too "
                         "(%.2f GB/s, class %.2f): the node itself",
-                        s->nodes[i].host, f->cap[i], l->level, alone_of(&s->nodes[i]), alone_level);
+                        s->nodes[i].host, f->cap[i], level, alone_of(&s->nodes[i]), alone_level);
         else
             add_verdict(s, "link-slow", i, -1, ev,
                         "%s runs at %.2f GB/s with its partners (%d of them, %d healthy; class "
-                        "%.2f GB/s) but not alone (%.2f GB/s): its network link (NIC, cable or "
+                        "%.2f GB/s%s) but not alone (%.2f GB/s): its network link (NIC, cable or "
                         "switch port)",
-                        s->nodes[i].host, f->cap[i], valued, strong, l->level, s->nodes[i].intra);
+                        s->nodes[i].host, f->cap[i], valued, strong, level,
+                        by_own ? ", its own level in pairs, below the band" : "",
+                        s->nodes[i].intra);
     } else {
         json_decref(ev);
     }

@@ -122,6 +122,29 @@ v = json.load(open(sys.argv[1]))["verdicts"]
 assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
     [("path-slow", ["node0003", "node0008"])], v' "slowpath-$seed/survey.json"
 done
+# ... and where the class is slow in pairs only (every NIC at 0.6, the nodes fine alone), a NIC at
+# 0.35 among them, or at 0.05, went unnamed in every seed: against the model no partner was
+# healthy. It is named against the class's own level, the class's verdict beside it.
+for n in 8 16; do
+    faults=""
+    for i in $(seq 1 $((n - 1))); do faults="$faults${faults:+,}{\"kind\": \"slow-link\", \"hosts\": [\"node$(printf %04d "$i")\"], \"factor\": 0.6}"; done
+    for worst in 0.35 0.05; do
+        cluster "nics$n-$worst.json" "$n" "[$faults, {\"kind\": \"slow-link\", \"hosts\": [\"node$(printf %04d "$n")\"], \"factor\": $worst}]"
+        surveys "nics$n-$worst.json" "nics$n-$worst" "1 2 3"
+        check "$n nodes' NICs at 0.6, one at $worst: it is named beside the class" python3 - "$n" nics$n-$worst-1 nics$n-$worst-2 nics$n-$worst-3 <<'PY'
+import json, sys
+n = int(sys.argv[1])
+for d in sys.argv[2:]:
+    v = json.load(open(d + "/survey.json"))["verdicts"]
+    assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
+        [("link-slow", ["node%04d" % n])], (d, v)
+    assert ("class-below-expected", n) in [(x["kind"], len(x["hosts"])) for x in v], (d, v)
+    e = [x for x in v if x["kind"] == "link-slow"][0]
+    assert e["evidence"]["class_own_pair_median"] < e["evidence"]["class_pair_median"], e
+    assert "its own level in pairs, below the band" in e["text"], e
+PY
+    done
+done
 # Whether a class is slow all over is decided on what its nodes measured last, the repeats: a
 # stall on every node (a fleet-wide daemon) put every first value under the band, repeats healthy,
 # and the class was named below expectation (10 of 10 seeds); 16 nodes at 0.75 of the model with
