@@ -32,6 +32,9 @@ struct survey_level {
                             * pairs): its own level and bound before that; 0 otherwise */
 };
 void survey_level_of(const double *v, int n, double tolerance, struct survey_level *out);
+/* 1 when every pair of class cls's nodes was measured (--pairs all, or a small class whose
+ * matchings met them all): no route between them went unmeasured. */
+int survey_every_pair(const struct survey *s, const char *cls);
 
 /* The spread of n values (logarithms) about center, robust to a low tail however long: 1.4826 x
  * the median distance of those above it (a normal's sigma, center its median); 0 where fewer

@@ -210,15 +210,11 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static struct class_said class_said(const struct survey *s, const char *cls)
+int survey_every_pair(const struct survey *s, const char *cls)
 {
-    struct class_said c = {0};
     long long nodes = 0, pairs = 0;
     for (int i = 0; i < s->nnodes; i++)
-        if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls)) {
-            nodes++;
-            c.excluded += survey_excluded(s, i);
-        }
+        nodes += s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls);
     /* the class's distinct pairs measured: their keys sorted, each counted once */
     unsigned long long *key = util_xmalloc(sizeof(*key) * ((size_t)s->npairs + 1));
     size_t nk = 0;
@@ -231,7 +227,16 @@ static struct class_said class_said(const struct survey *s, const char *cls)
     for (size_t k = 0; k < nk; k++)
         pairs += !k || key[k] != key[k - 1];
     free(key);
-    c.every_pair = s->all_pairs || (nodes >= 2 && pairs >= nodes * (nodes - 1) / 2);
+    return s->all_pairs || (nodes >= 2 && pairs >= nodes * (nodes - 1) / 2);
+}
+
+static struct class_said class_said(const struct survey *s, const char *cls)
+{
+    struct class_said c = {0};
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].class_id && !strcmp(s->nodes[i].class_id, cls))
+            c.excluded += survey_excluded(s, i);
+    c.every_pair = survey_every_pair(s, cls);
     size_t i, k;
     json_t *v, *h;
     json_array_foreach(s->verdicts, i, v) {

@@ -1897,9 +1897,14 @@ static void whole_below(struct survey *s, const char *cls, const struct survey_g
         s, "class-below-expected", hosts, ev,
         "the %d healthy node(s) of class %s measure %.2f GB/s together%s, below the band that "
         "many give (%.2f to %.2f GB/s, predicted %.2f), with no path among them or class verdict "
-        "named: a route the pair rounds did not measure (--pairs all) or what they share at that "
-        "scale",
-        n, cls, bw, runs, pred * band.low, pred * band.high, pred);
+        "named: %s",
+        n, cls, bw, runs, pred * band.low, pred * band.high, pred,
+        /* under --pairs all every route was measured: the advice to take it was no advice */
+        survey_every_pair(s, cls)
+            ? "a path slow beyond the noise of one measurement, or what they share at that scale "
+              "(every pair was measured)"
+            : "a route the pair rounds did not measure (--pairs all) or what they share "
+              "at that scale");
 }
 
 /* Stage 5: the healthy nodes of each class at once, against the model's prediction. */

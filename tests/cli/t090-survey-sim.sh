@@ -633,4 +633,9 @@ expect_exit 6 "--split with a shell word" -- "$TOPOTUNE_BENCH" --backend mpi --s
 expect_exit 6 "--split with the sim backend" -- "$TOPOTUNE_BENCH" --backend sim --split node
 expect_exit 6 "--split naming no group" -- mpirun --allow-run-as-root --oversubscribe -np 2 \
     "$TOPOTUNE_BENCH" --backend mpi -b 1M -e 1M --split ";"
+# Under --pairs all every route was measured: the class's verdict on the whole run advised
+# "--pairs all" all the same (a path at 0.8 measured once, 16% short, seed 4)
+cluster path08.json 8 '[{"kind": "slow-path", "hosts": ["node0002", "node0004"], "factor": 0.8}]'
+surveys path08.json path08 4 --pairs all
+check "no advice to take --pairs all under --pairs all" sh -c "! grep -q 'did not measure (--pairs all)' path08-4/survey.json"
 finish
