@@ -224,6 +224,8 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
         a = ha ? host_index(s, ha) : -1;
         if (link)
             b = hb ? host_index(s, hb) : -1;
+        if (!ha || (link && !hb))
+            return bad(file, where, "\"hosts\": host names are text");
         if (a < 0 || (link && b < 0))
             return bad(file, where, "a host that is not in the cluster (names: PREFIX0001...)");
         if (link && b == a)
@@ -239,10 +241,11 @@ static int load_faults(struct survey *s, struct sim *m, const char *file, json_t
         } else if (!strcmp(kind, "stalls")) {
             double x = factor_of(file, f, k, &rc);
             m->stall_f[a] = rc ? 1 : 1 / (1 / m->stall_f[a] + 1 / x - 1);
-        } else if (!strcmp(kind, "dead")) {
-            m->dead[a] = 1;
-        } else if (!strcmp(kind, "hang")) {
-            m->hang[a] = 1;
+        } else if (!strcmp(kind, "dead") || !strcmp(kind, "hang")) {
+            /* no factor to take, but one given is held to the schema's range (7 was taken) */
+            if (json_object_get(f, "factor"))
+                factor_of(file, f, k, &rc);
+            (!strcmp(kind, "dead") ? m->dead : m->hang)[a] = 1;
         } else {
             return bad(file, where,
                        "kind '%s': expected slow-node, slow-link, slow-path, stalls, "
@@ -444,6 +447,10 @@ int survey_probe_sim(struct survey *s, const char *file)
     if (util_file_read_input(file, 1, 4 << 20, &text, &why)) {
         util_buf_release(&text);
         return bad(file, "file", "cannot read it: %s", why ? why : "?");
+    }
+    if (!text.len) { /* Jansson said "line -1: wrong arguments" of an empty buffer */
+        util_buf_release(&text);
+        return bad(file, "file", "empty: give a sim cluster document");
     }
     json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr);
     util_buf_release(&text);

@@ -204,4 +204,14 @@ html = open(sys.argv[1] + "/report.html").read()
 assert "<p>1 node (predicted). Alone: median" in html and "Pairs: none measured." in html
 PY
 
+# A cluster file that is empty ("line: -1: wrong arguments"), a dead node given a factor of 7
+# (the schema's range is (0, 1], taken), a host named by a number ("not in the cluster"): each
+# refused, saying what is wrong.
+: >empty.json
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "dead", "hosts": ["node0001"], "factor": 7}]}\n' >dead7.json
+printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "dead", "hosts": [1]}]}\n' >host1.json
+for f in "empty.json:file: empty" "dead7.json:faults[0].factor: a number in (0, 1]" "host1.json:host names are text"; do
+    expect_exit 2 "${f%%:*} refused" -- "$TOPOTUNE" survey --backend sim --cluster "${f%%:*}" --out refused
+    expect_stderr_has "${f#*:}" "${f%%:*}: said what"
+done
 finish
