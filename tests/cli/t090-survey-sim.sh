@@ -638,4 +638,21 @@ expect_exit 6 "--split naming no group" -- mpirun --allow-run-as-root --oversubs
 cluster path08.json 8 '[{"kind": "slow-path", "hosts": ["node0002", "node0004"], "factor": 0.8}]'
 surveys path08.json path08 4 --pairs all
 check "no advice to take --pairs all under --pairs all" sh -c "! grep -q 'did not measure (--pairs all)' path08-4/survey.json"
+# A class of two both below the band, one far slower (0.45 beside 0.7): named in classes of 3 and
+# more, never in one of two (the faster node stopped being its reference); two alike stay the
+# class's verdict alone
+cluster two-apart.json 2 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.7}, {"kind": "slow-node", "hosts": ["node0002"], "factor": 0.45}]'
+cluster two-alike.json 2 '[{"kind": "slow-node", "hosts": ["node0001"], "factor": 0.6}, {"kind": "slow-node", "hosts": ["node0002"], "factor": 0.6}]'
+surveys two-apart.json two-apart "1 2 3"
+surveys two-alike.json two-alike "1 2 3"
+check "two apart: the slower named beside the class; two alike: the class alone" python3 - <<'PY'
+import json
+for s in (1, 2, 3):
+    v = json.load(open("two-apart-%d/survey.json" % s))["verdicts"]
+    assert [(x["kind"], x["hosts"]) for x in v if not x["kind"].startswith("class-")] == \
+        [("node-slow", ["node0002"])], v
+    assert any(x["kind"] == "class-below-expected" for x in v), v
+    v = json.load(open("two-alike-%d/survey.json" % s))["verdicts"]
+    assert all(x["kind"] == "class-below-expected" for x in v) and v, v
+PY
 finish
