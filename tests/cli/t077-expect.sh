@@ -210,7 +210,7 @@ check "and 3 rules on each run: failed, wrong values, stale" test \
 # it (the class's check DaemonSet feeds only check's metrics). Its verdict and its age alert; a
 # sim check's (source="predicted") never.
 expect_exit 1 "a failed check" -- env TOPOTUNE_BENCH_PROGRAM=/bin/false "$TOPOTUNE" check --backend sim \
-    --input "$h100" --no-doctor -b 1M -e 1M --metrics "$TEST_TMP/check-failed.prom"
+    --input "$h100" --no-doctor -b 1M -e 1M --metrics "$TEST_TMP/check-failed.prom" --out "$TEST_TMP/check-failed"
 python3 - "$TEST_TMP/check-failed.prom" "$TEST_TMP/rules1.yml" >"$TEST_TMP/check-test.yml" <<'PY'
 import sys
 ok = [l.rsplit(" ", 1) for l in open(sys.argv[1]) if l.startswith("topotune_check_ok{")]

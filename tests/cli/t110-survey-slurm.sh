@@ -78,7 +78,7 @@ check "sinfo: node0001 still drained by its administrator" test "$(state node000
 
 # 5. topotune check as a HealthCheckProgram: a failing check drains its own node (Slurm's name
 # from SLURMD_NODENAME), and the next clean survey resumes it.
-SLURMD_NODENAME=node0002 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0002 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
     --backend sim --input h100.json --drain --apply >check.out 2>check.err
 rc=$?
 check "a failing check: exit 1 (exit $rc: $(tail -n 1 check.err))" test "$rc" -eq 1
@@ -89,7 +89,7 @@ expect_exit 0 "a clean survey resumes it" -- "$TOPOTUNE" survey --backend sim --
 check "sinfo: node0002 back (got: $(state node0002))" settled node0002 "idle|none"
 
 # A failing check on node0001, which its administrator drained, leaves the reason as it is.
-SLURMD_NODENAME=node0001 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0001 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
     --backend sim --input h100.json --drain --apply >check1.out 2>check1.err
 check "the check fails on node0001" grep -q "^FAIL busbw" check1.out
 check "node0001 keeps its administrator's reason" test "$(state node0001)" = "drained|admin: new DIMMs"
