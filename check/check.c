@@ -269,6 +269,13 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         cannot(report, 2, "cannot build the %s launch of %d ranks", o->launcher, o->np);
     else if (c.exec_errno)
         cannot(report, 3, "cannot run %s: %s", started, strerror(c.exec_errno));
+    /* 126 and 127 before any event: the program could not be loaded (its libnccl.so.2 not
+     * found), as exec failing is: the environment's, no verdict on the node, never a drain */
+    else if (!c.timed_out && !json_array_size(ev) && (c.exit_code == 126 || c.exit_code == 127))
+        cannot(report, 3,
+               "%s could not be started (exit %d before its run began: a library it needs "
+               "missing?): see '%s'",
+               started, c.exit_code, log);
     else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
              c.timed_out ? "passed its deadline" : "failed", outcome, log);

@@ -202,6 +202,15 @@ expect_exit 1 "a run that ends ok with no size measured fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
     ! grep -q '^OK' '$TEST_TMP/out'"
+# a benchmark the loader cannot start (its libnccl.so.2 missing: exit 127 before any event) was a
+# failing node, exit 1, drained with --drain: the environment's, no verdict
+printf '#!/bin/sh\necho "error while loading shared libraries: libnccl.so.2" >&2\nexit 127\n' >noload.sh
+chmod +x noload.sh
+expect_exit 3 "a benchmark that cannot be loaded" -- env SLURMD_NODENAME=n1 \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/noload.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
+    --no-doctor --drain --out noload
+check "NOT CHECKED, no drain" sh -c "grep -q '^NOT CHECKED .*could not be started (exit 127' '$TEST_TMP/out' &&
+    ! grep -q scontrol '$TEST_TMP/out' '$TEST_TMP/err'"
 # a link planted as the run's log is refused, and said so: it was "cannot run topotune-bench:
 # Too many levels of symbolic links", the benchmark blamed (exit 3)
 mkdir -p planted && ln -sf "$TEST_TMP/victim.log" planted/check-bench.log
