@@ -55,6 +55,10 @@ else
     expect_exit 0 "dpkg-deb -f Depends" -- dpkg-deb -f "$deb" Depends
     check "it declares hwloc, Jansson, libxml2 and Open MPI" bash -c \
         "grep -q libhwloc '$TEST_TMP/out' && grep -q libjansson '$TEST_TMP/out' && grep -q libxml2 '$TEST_TMP/out' && grep -q openmpi-bin '$TEST_TMP/out'"
+    # hwloc's PCI plugin (only recommended by libhwloc15: --no-install-recommends dropped it, and
+    # a live node showed no GPU), and the glibc whose symbols the programs use
+    check "and hwloc's plugins, glibc 2.34" bash -c \
+        "grep -q 'libhwloc-plugins' '$TEST_TMP/out' && grep -q 'libc6 (>= 2.34)' '$TEST_TMP/out'"
     mkdir -p "$TEST_TMP/root"
     expect_exit 0 "dpkg-deb -x" -- dpkg-deb -x "$deb" "$TEST_TMP/root"
     works "$TEST_TMP/root/usr" deb
