@@ -2,6 +2,7 @@
 /* Topology lifecycle, the builders readers share, and loading with format detection. */
 #include "topo/internal.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -816,6 +817,26 @@ int topo_load_as_this_node(struct topo *t, const char *file)
     return 0;
 }
 
+/* The file named is not there: said, with the shipped spec of that name where one is installed
+ * (README's examples name profiles/specs/X.json, the source tree's: installed, they live under
+ * PREFIX/share/topotune/specs/). */
+static void not_found(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    struct util_buf rel = UTIL_BUF_INIT, found = UTIL_BUF_INIT;
+    util_buf_addf(&rel, "specs/%s%s", base, strchr(base, '.') ? "" : ".json");
+    if (*base && strcmp(base, ".") && strcmp(base, "..") && !strchr(base, '/') &&
+        !util_data_file(util_buf_str(&rel), &found) && strcmp(util_buf_str(&found), path))
+        util_error("cannot read topology '%s': no such file (the shipped spec of that name is "
+                   "'%s')",
+                   path, util_buf_str(&found));
+    else
+        util_error("cannot read topology '%s': no such file", path);
+    util_buf_release(&rel);
+    util_buf_release(&found);
+}
+
 /*
  * Reads a topology file into out: a regular file only, opened without blocking
  * (a FIFO without a writer would wait forever), at most TOPO_MAX_INPUT bytes.
@@ -829,7 +850,7 @@ static int read_input(const char *path, struct util_buf *out)
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR)
-            util_error("cannot read topology '%s': no such file", path);
+            not_found(path);
         else if (e == EACCES || e == EPERM)
             util_error(
                 "cannot read topology '%s': permission denied: make it readable (chmod a+r) or "

@@ -193,4 +193,8 @@ rm -f "$bad/nccl-big-lines.xml"
 
 expect_exit 0 "topo --help" -- "$TOPOTUNE" topo --help
 check "topo --help lists --input" grep -q -- "--input" "$TEST_TMP/out"
+# README's examples name profiles/specs/X.json, the source tree's: elsewhere (an installed
+# topotune) that file is not there, and the message names the shipped spec of that name
+(cd "$TEST_TMP" && "$TOPOTUNE" predict --input profiles/specs/hgx-h100.json >/dev/null 2>"$TEST_TMP/err")
+check "a missing spec: the shipped one of that name said" grep -q "no such file (the shipped spec of that name is '.*specs/hgx-h100.json')" "$TEST_TMP/err"
 finish
