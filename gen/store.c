@@ -213,6 +213,25 @@ static int point_latest(const char *classdir, int version)
     return 0;
 }
 
+/* The version a class's latest names, read without a word (0: none, or not gen's link): the index
+ * is rewritten over every class, and another class's planted latest is that class's reader's to
+ * refuse, not an error of the gen that wrote this one. */
+static int latest_named(const char *classdir)
+{
+    char link[2300], target[64];
+    int version = 0, used = 0;
+    if (pathf(link, sizeof(link), "%s/latest", classdir))
+        return 0;
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0)
+        return 0;
+    target[n] = '\0';
+    if (sscanf(target, "v%d%n", &version, &used) != 1 || used != n || version < 1 ||
+        version > GEN_MAX_VERSION)
+        return 0;
+    return version;
+}
+
 static int write_index(const char *root)
 {
     json_t *index = json_object(), *classes = json_object();
@@ -225,9 +244,8 @@ static int write_index(const char *root)
         if (pathf(classdir, sizeof(classdir), "%s/%s", root, e->d_name))
             continue;
         size_t nv;
-        char dir[2400];
         int *list = versions_in(classdir, &nv), latest = nv ? list[nv - 1] : 0;
-        int pointed = latest ? gen_latest_dir(classdir, dir, sizeof(dir)) : 0;
+        int pointed = latest ? latest_named(classdir) : 0;
         latest = pointed > 0 ? pointed : latest; /* the version latest names (see gen_store) */
         if (!latest) {
             free(list);

@@ -50,6 +50,12 @@ assert json.load(open(sys.argv[1]))["classes"][sys.argv[2]]["latest"] == 1' "$TE
 expect_exit 0 "profiles list" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p2" list
 check "v1 with v1's summary, not v2's" sh -c "grep -q ' v1 (2 versions) ' '$TEST_TMP/out' &&
     ! grep -q 'nothing to recommend' '$TEST_TMP/out'"
+# the index is written over every class: another class's planted latest printed an error line
+# from a gen that succeeded
+mkdir -p "$TEST_TMP/p2/other-class/v1" && ln -s /tmp "$TEST_TMP/p2/other-class/latest"
+expect_exit 0 "gen beside another class's planted latest" -- "$TOPOTUNE" gen --runs "$TEST_TMP/cut" \
+    --profiles "$TEST_TMP/p2"
+check "no error said of the other class" sh -c "! grep -q 'error' '$TEST_TMP/err'"
 # The GPUs this process may use: NVML (here, a topology standing for this node) lists 8, but
 # CUDA_VISIBLE_DEVICES hides them all; run swept nccl with 8 ranks, every run an error.
 expect_exit 1 "8 GPUs, none visible" -- env TOPOTUNE_TOPOLOGY="$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" \
