@@ -236,6 +236,15 @@ static int diff(const char *root, const char *cls, int a, int b)
         b = (int)v;
         a = a ? a : b - 1;
     }
+    char newer[2300];
+    struct stat st;
+    snprintf(newer, sizeof(newer), "%s/%s/v%d", root, cls, b + 1);
+    if (a < 1 && !lstat(newer, &st) && S_ISDIR(st.st_mode)) /* kept without taking latest */
+        return util_error("class '%s': latest is v%d, its first; v%d is newer (a sweep where no "
+                          "run ended ok keeps its version without taking latest): 'topotune "
+                          "profiles diff %s v%d v%d' compares them",
+                          cls, b, b + 1, cls, b, b + 1),
+               2;
     if (a < 1)
         return util_error("class '%s' has only v%d: nothing to compare", cls, b), 2;
     json_t *pa = load_profile(root, cls, a), *pb = load_profile(root, cls, b);

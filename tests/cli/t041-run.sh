@@ -50,6 +50,9 @@ assert json.load(open(sys.argv[1]))["classes"][sys.argv[2]]["latest"] == 1' "$TE
 expect_exit 0 "profiles list" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p2" list
 check "v1 with v1's summary, not v2's" sh -c "grep -q ' v1 (2 versions) ' '$TEST_TMP/out' &&
     ! grep -q 'nothing to recommend' '$TEST_TMP/out'"
+# diff by default compares latest with the version before it: latest v1 was "the only one"
+expect_exit 2 "profiles diff, latest v1 and a newer v2" -- "$TOPOTUNE" profiles --profiles "$TEST_TMP/p2" diff "$class2"
+expect_stderr_has "latest is v1, its first; v2 is newer" "it names the newer version"
 # the index is written over every class: another class's planted latest printed an error line
 # from a gen that succeeded
 mkdir -p "$TEST_TMP/p2/other-class/v1" && ln -s /tmp "$TEST_TMP/p2/other-class/latest"
