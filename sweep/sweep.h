@@ -218,11 +218,10 @@ void sweep_workload_grid(size_t min, size_t *max, size_t unit);
  * (collective, size) the workload weights: what gen rejects, so no strategy should keep it. */
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,
                           double margin);
-/* Time (us) of a result's out-of-place operation at size: log-log between the measured sizes
- * around it, the nearest measured size beyond them; -1 when it measured none. */
-double sweep_time_at(const json_t *result, size_t size);
 /* The ok runs among views (workload views: {outcome, parts}), each collective's line read once
- * for many sizes: sweep_times_mean is the mean of sweep_time_at over them (-1: none measured it),
+ * for many sizes: sweep_times_mean is the mean over them of each line's time (us) of its
+ * out-of-place operation at size (log-log between the measured sizes around it, the nearest
+ * measured size's beyond them; -1: none measured it),
  * at the cost of a bisection, where reading every line again for each of 100,000 entries and each
  * configuration took minutes. Free with sweep_times_free. */
 struct sweep_times;

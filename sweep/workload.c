@@ -100,8 +100,9 @@ static void curve_free(struct curve *c)
     free(c->t);
 }
 
-/* sweep_time_at on a curve: the measured sizes nearest below and above (nccl-tests may round a
- * size down a little), log-log between them. */
+/* A line's time (us) at size on its curve: the measured sizes nearest below and above (nccl-tests
+ * may round a size down a little), log-log between them; the nearest measured size's beyond
+ * them (above, growing with the bytes); -1 when it measured none. */
 static double curve_time(const struct curve *c, size_t size)
 {
     double x = (double)size;
@@ -122,15 +123,6 @@ static double curve_time(const struct curve *c, size_t size)
     double lo_s = c->s[hi - 1], lo_t = c->t[hi - 1], hi_s = c->s[hi], hi_t = c->t[hi];
     double f = log(x / lo_s) / log(hi_s / lo_s);
     return exp(log(lo_t) + f * (log(hi_t) - log(lo_t)));
-}
-
-double sweep_time_at(const json_t *result, size_t size)
-{
-    struct curve c;
-    curve_of(result, &c);
-    double t = curve_time(&c, size);
-    curve_free(&c);
-    return t;
 }
 
 /* The curves of the collectives of parts ({collective: result}), by name. */
