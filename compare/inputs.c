@@ -327,21 +327,8 @@ static int load_any(const char *path, int nodes, const char *space,
     if (exists(path, "profile.json")) {
         /* CLASS/latest: gen's link to a version folder beside it, as the store's readers take it
          * (a version folder that is a link was followed to a profile planted elsewhere) */
-        char version[4200];
-        if (!strcmp(label, "latest")) {
-            char classdir[4096]; /* by name: "latest/.." resolves through the link itself */
-            snprintf(classdir, sizeof(classdir), "%s", path);
-            size_t n = strlen(classdir);
-            while (n > 1 && classdir[n - 1] == '/')
-                classdir[--n] = '\0';
-            char *slash = strrchr(classdir, '/');
-            if (slash)
-                *(slash == classdir ? slash + 1 : slash) = '\0';
-            else
-                snprintf(classdir, sizeof(classdir), ".");
-            if (gen_latest_dir(classdir, version, sizeof(version)) < 0)
-                return -1;
-        }
+        if (gen_latest_path_check(path))
+            return -1;
         /* a version directory (v3, latest): name it after its class directory */
         if (!strcmp(label, "latest") || (label[0] == 'v' && atoi(label + 1) > 0)) {
             char copy[4096];

@@ -63,6 +63,10 @@ json_t *gen_profile_read(const char *arg, char *path, size_t len);
  * profile is no version of the store's).
  */
 int gen_latest_dir(const char *classdir, char *out, size_t len);
+/* When path names a store's CLASS/latest (its last part "latest"), gen_latest_dir's judgement of
+ * it, the class folder taken by name ("latest/.." resolves through the link): -1 after an error
+ * naming a link, or a version folder that is one, planted there; else 0. */
+int gen_latest_path_check(const char *path);
 
 /*
  * What every reader of a profile relies on, each field of its type (the file may be damaged or

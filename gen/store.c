@@ -494,6 +494,23 @@ int gen_profile_check(const json_t *p, const char *path)
     return 0;
 }
 
+int gen_latest_path_check(const char *path)
+{
+    char classdir[2100], version[2400];
+    snprintf(classdir, sizeof(classdir), "%s", path);
+    size_t n = strlen(classdir);
+    while (n > 1 && classdir[n - 1] == '/')
+        classdir[--n] = '\0';
+    char *slash = strrchr(classdir, '/'), *base = slash ? slash + 1 : classdir;
+    if (strcmp(base, "latest"))
+        return 0;
+    if (slash)
+        *(slash == classdir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(classdir, sizeof(classdir), ".");
+    return gen_latest_dir(classdir, version, sizeof(version)) < 0 ? -1 : 0;
+}
+
 json_t *gen_profile_read(const char *arg, char *path, size_t len)
 {
     struct stat st;
@@ -502,17 +519,8 @@ json_t *gen_profile_read(const char *arg, char *path, size_t len)
     /* a store's CLASS/latest is read as gen's link to a version folder beside it, as the store's
      * own readers read it: a link planted there, or a version folder that is one, led
      * `check --profile CLASS/latest` to a profile planted elsewhere */
-    const char *base = strrchr(arg, '/');
-    base = base ? base + 1 : arg;
-    if (dir && !strcmp(base, "latest")) {
-        char classdir[2100], version[2400];
-        int n = (int)(base - arg); /* the folder holding latest, without the '/' before it */
-        snprintf(classdir, sizeof(classdir), "%.*s", n > 1 ? n - 1 : n, arg);
-        if (!classdir[0])
-            snprintf(classdir, sizeof(classdir), ".");
-        if (gen_latest_dir(classdir, version, sizeof(version)) < 0)
-            return NULL;
-    }
+    if (dir && gen_latest_path_check(arg))
+        return NULL;
     json_error_t jerr = {.text = ""};
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL; /* a FIFO named profile.json is refused, not waited on */
