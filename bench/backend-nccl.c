@@ -416,26 +416,6 @@ static int check_pass(struct bench_ctx *c, struct nccl_state *s, const struct be
     return rc;
 }
 
-/* NCCL's name of a collective in its logs; NULL for alltoall and sendrecv, which it runs as
- * point-to-point calls without an algorithm. */
-static const char *nccl_func(int coll)
-{
-    switch (coll) {
-    case MODEL_ALL_REDUCE:
-        return "AllReduce";
-    case MODEL_ALL_GATHER:
-        return "AllGather";
-    case MODEL_REDUCE_SCATTER:
-        return "ReduceScatter";
-    case MODEL_BROADCAST:
-        return "Broadcast";
-    case MODEL_REDUCE:
-        return "Reduce";
-    default:
-        return NULL;
-    }
-}
-
 static void read_log(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *n,
                      struct bench_result *r)
 {
@@ -445,9 +425,8 @@ static void read_log(struct bench_ctx *c, struct nccl_state *s, const struct ben
         return;
     }
     /* NCCL logs the count the call was given: one rank's part of an all_gather */
-    if (nccl_func(c->coll))
-        bench_nccl_log_choice(util_buf_str(&log), nccl_func(c->coll),
-                              n->param * bench_dtype_size(c->dtype), r->algo, r->proto);
+    bench_nccl_log_choice(util_buf_str(&log), c->coll, n->param * bench_dtype_size(c->dtype),
+                          r->algo, r->proto);
     json_decref(c->effective_env);
     c->effective_env = bench_nccl_log_env(util_buf_str(&log));
     util_buf_release(&log);

@@ -175,9 +175,10 @@ void bench_report_groups(const struct bench_ctx *c, json_t *groups);
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);
 /* The algorithm and protocol NCCL's TUNING line (2.24 and later, rank 0) gives the last call of
- * function func (NCCL's name: "AllGather") of bytes, which NCCL counts as the call's count times
- * the element size: one rank's part for AllGather and ReduceScatter. 1 when found. */
-int bench_nccl_log_choice(const char *log_text, const char *func, size_t bytes, char algo[16],
+ * collective coll (enum model_coll; its line names NCCL's function: "AllGather") of bytes, which
+ * NCCL counts as the call's count times the element size: one rank's part for AllGather and
+ * ReduceScatter. 1 when found; alltoall and sendrecv, point-to-point calls, have no such line. */
+int bench_nccl_log_choice(const char *log_text, int coll, size_t bytes, char algo[16],
                           char proto[16]);
 
 #endif

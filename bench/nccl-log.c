@@ -6,6 +6,7 @@
  * channel{Lo..Hi}={0..3}" for the choice per size.
  */
 #include "bench/internal.h"
+#include "model/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,18 +43,17 @@ json_t *bench_nccl_log_env(const char *log)
     return env;
 }
 
-int bench_nccl_log_choice(const char *log, const char *func, size_t bytes, char algo[16],
-                          char proto[16])
+int bench_nccl_log_choice(const char *log, int coll, size_t bytes, char algo[16], char proto[16])
 {
+    static const char info[] = "NCCL INFO ";
     int found = 0;
-    char head[32];
-    size_t hlen = (size_t)snprintf(head, sizeof(head), "%s: ", func);
-    for (const char *p = log; p && (p = strstr(p, head)); p += hlen) {
+    for (const char *p = log; p && (p = strstr(p, info)); p += sizeof(info) - 1) {
         unsigned long long b;
-        char a[16], pr[16];
-        if (p > log && p[-1] != ' ') /* "Reduce: " inside "AllReduce: " */
-            continue;
-        if (sscanf(p + hlen, "%llu Bytes -> Algo %15s proto %15s", &b, a, pr) == 3 && b == bytes) {
+        char func[32], a[16], pr[16];
+        /* the function by the model's reading of its name (AllGather, Reduce), never a prefix */
+        if (sscanf(p + sizeof(info) - 1, "%31[A-Za-z]: %llu Bytes -> Algo %15s proto %15s", func,
+                   &b, a, pr) == 4 &&
+            b == bytes && model_coll_parse(func) == coll) {
             snprintf(algo, 16, "%s", a);
             snprintf(proto, 16, "%s", pr);
             found = 1; /* keep the last one: the timed batch, not the first warm-up call */

@@ -724,12 +724,12 @@ static void test_nccl_log(void **state)
     assert_string_equal(json_string_value(json_object_get(env, "NCCL_P2P_LEVEL")), "PHB");
     json_decref(env);
     char algo[16] = "", proto[16] = "";
-    assert_int_equal(bench_nccl_log_choice(log, "AllReduce", 1048576, algo, proto), 1);
+    assert_int_equal(bench_nccl_log_choice(log, MODEL_ALL_REDUCE, 1048576, algo, proto), 1);
     assert_string_equal(algo, "RING");
     assert_string_equal(proto, "SIMPLE");
-    assert_int_equal(bench_nccl_log_choice(log, "AllReduce", 8, algo, proto), 1);
+    assert_int_equal(bench_nccl_log_choice(log, MODEL_ALL_REDUCE, 8, algo, proto), 1);
     assert_string_equal(proto, "LL");
-    assert_int_equal(bench_nccl_log_choice(log, "AllReduce", 4096, algo, proto), 0);
+    assert_int_equal(bench_nccl_log_choice(log, MODEL_ALL_REDUCE, 4096, algo, proto), 0);
     /* every function by its name, "Reduce" not inside "AllReduce" (NCCL 2.24's enqueue.cc) */
     const char *more = "n:1:2 [0] NCCL INFO AllGather: 131072 Bytes -> Algo NVLS proto SIMPLE "
                        "channel{Lo..Hi}={0..15}\n"
@@ -737,11 +737,11 @@ static void test_nccl_log(void **state)
                        "channel{Lo..Hi}={0..0}\n"
                        "n:1:2 [0] NCCL INFO Reduce: 4096 Bytes -> Algo RING proto LL128 "
                        "channel{Lo..Hi}={0..1}\n";
-    assert_int_equal(bench_nccl_log_choice(more, "AllGather", 131072, algo, proto), 1);
+    assert_int_equal(bench_nccl_log_choice(more, MODEL_ALL_GATHER, 131072, algo, proto), 1);
     assert_string_equal(algo, "NVLS");
-    assert_int_equal(bench_nccl_log_choice(more, "Reduce", 4096, algo, proto), 1);
+    assert_int_equal(bench_nccl_log_choice(more, MODEL_REDUCE, 4096, algo, proto), 1);
     assert_string_equal(proto, "LL128");
-    assert_int_equal(bench_nccl_log_choice(more, "Broadcast", 4096, algo, proto), 0);
+    assert_int_equal(bench_nccl_log_choice(more, MODEL_BROADCAST, 4096, algo, proto), 0);
 }
 
 /* ---- the model ---- */
