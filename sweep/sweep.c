@@ -596,15 +596,22 @@ char *sweep_bench_program(void)
     return util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
 }
 
-static void progress(struct sweep *sw, const struct planned_run *r, const json_t *res)
+/* the progress line's best so far: a run of this sweep or one a resumed sweep reuses */
+static double note_best(struct sweep *sw, const json_t *res, const char *id)
 {
     const char *outcome = json_string_value(json_object_get(res, "outcome"));
     double obj = sweep_objective(res, sw->space.obj_min, sw->space.obj_max);
-    if (!strcmp(outcome, "ok") && obj > sw->best) {
+    if (outcome && id && !strcmp(outcome, "ok") && obj > sw->best) {
         sw->best = obj;
-        snprintf(sw->best_id, sizeof(sw->best_id), "%s",
-                 json_string_value(json_object_get(r->config, "id")));
+        snprintf(sw->best_id, sizeof(sw->best_id), "%s", id);
     }
+    return obj;
+}
+
+static void progress(struct sweep *sw, const struct planned_run *r, const json_t *res)
+{
+    const char *outcome = json_string_value(json_object_get(res, "outcome"));
+    double obj = note_best(sw, res, json_string_value(json_object_get(r->config, "id")));
     sw->done++;
     sw->spent_s += json_real_value(json_object_get(res, "wall_s"));
     /* the defaults' probe for cures runs before the plan: its count and time left are unknown */
@@ -938,6 +945,8 @@ int sweep_run(struct sweep *sw)
     json_array_foreach(sw->results, i, r)
         if (sweep_result_check(r, path, i + 1))
             return UTIL_EINVAL;
+    json_array_foreach(sw->results, i, r)
+        note_best(sw, r, json_string_value(json_object_get(r, "config_id")));
     if (json_array_size(sw->results))
         util_info("resuming: %zu runs already in '%s' are not measured again",
                   json_array_size(sw->results), path);

@@ -18,6 +18,7 @@ assert lines[0].startswith("[1/?] ") and lines[0].rstrip().endswith("| ETA ?"), 
 assert all(re.search(r"\[(\d+/\d+|1/\?)\] ", l) for l in lines), lines[:3]
 assert all(re.search(r" GB/s predicted \| best [0-9.]+ GB/s predicted ", l) for l in lines), lines[:3]
 PY
+best=$(grep -o '| best [0-9.]* GB/s predicted ([0-9a-f]*)' "$TEST_TMP/err" | tail -1) # for --resume
 check "sweep.json, results.jsonl and logs" test -s "$TEST_TMP/h100/sweep.json" -a -s "$TEST_TMP/h100/results.jsonl" \
     -a -n "$(ls "$TEST_TMP/h100/logs")"
 check "every run classified, every configuration twice" python3 - "$TEST_TMP/h100" <<'PY'
@@ -70,6 +71,27 @@ import collections, json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 per = collections.Counter((r["config_id"], r["rep"]) for r in runs)
 assert set(per.values()) == {1} and set(collections.Counter(r["config_id"] for r in runs).values()) == {2}, per
+PY
+
+# The progress line's best so far counts the runs a resumed sweep reuses: with the last four
+# other configurations' runs lost, every line names the whole sweep's best (it named the first
+# run measured again).
+cp -r "$TEST_TMP/h100" "$TEST_TMP/best-kept"
+python3 - "$TEST_TMP/best-kept/results.jsonl" "$best" <<'PY'
+import json, sys
+assert sys.argv[2], "the first sweep's best"
+runs = [json.loads(l) for l in open(sys.argv[1])]
+order = list(dict.fromkeys(r["config_id"] for r in runs if r["config_id"] not in sys.argv[2]))
+with open(sys.argv[1], "w") as f:
+    f.writelines(json.dumps(r) + "\n" for r in runs if r["config_id"] not in order[-4:])
+PY
+expect_exit 0 "--resume with four configurations lost" -- "$TOPOTUNE" sweep --backend sim \
+    --topology "$specs/hgx-h100.json" --space "$spaces/nccl-quick.json" --out "$TEST_TMP/best-kept" --resume
+check "eight runs again, each progress line naming the reused best ($best)" \
+    python3 - "$TEST_TMP/err" "$best" <<'PY'
+import sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("[")]
+assert len(lines) == 8 and all(sys.argv[2] in l for l in lines), lines[:2]
 PY
 
 # kill -9 in the middle, then --resume: every configuration exactly `repeat` times (once: each
