@@ -54,24 +54,36 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
         "nnodes=${SLURM_NNODES:-${TOPOTUNE_NODES:-%lld}}\n"
         "node_rank=${SLURM_NODEID:-0}\n"
         "nproc=${TOPOTUNE_PPN:-%lld}\n"
-        "rdzv_id=${SLURM_JOB_ID:-topotune-$$}\n"
+        "# every node of a job must name the same rendezvous: no per-process default\n"
+        "rdzv_id=${SLURM_JOB_ID:-topotune}\n"
         "rdzv_endpoint=\n"
-        "if [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
-        "    rdzv_endpoint=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n "
-        "1):29400\"\n"
-        "fi\n"
+        "# --name VALUE or --name=VALUE, dashes or underscores (as torchrun spells them)\n"
         "while [ $# -gt 0 ]; do\n"
-        "    case \"$1\" in\n"
-        "    --nnodes) nnodes=$2; shift 2 ;;\n"
-        "    --node-rank) node_rank=$2; shift 2 ;;\n"
-        "    --nproc-per-node) nproc=$2; shift 2 ;;\n"
-        "    --rdzv-endpoint) rdzv_endpoint=$2; shift 2 ;;\n"
-        "    --rdzv-id) rdzv_id=$2; shift 2 ;;\n"
+        "    name=${1%%%%=*}\n"
+        "    case $1 in\n"
+        "    --*=*) value=${1#*=}; step=1 ;;\n"
+        "    *) value=${2-}; step=2 ;;\n"
+        "    esac\n"
+        "    case ${name//_/-} in\n"
+        "    --nnodes) nnodes=$value ;;\n"
+        "    --node-rank) node_rank=$value ;;\n"
+        "    --nproc-per-node) nproc=$value ;;\n"
+        "    --rdzv-endpoint) rdzv_endpoint=$value ;;\n"
+        "    --rdzv-id) rdzv_id=$value ;;\n"
         "    --) shift; break ;;\n"
+        "    -*) echo \"$0: unknown option '$1' (torchrun's own flags go in "
+        "TOPOTUNE_TORCHRUN_ARGS; the program after --)\" >&2; exit 2 ;;\n"
         "    *) break ;;\n"
         "    esac\n"
+        "    [ $# -ge \"$step\" ] || { echo \"$0: $1 needs a value\" >&2; exit 2; }\n"
+        "    shift \"$step\"\n"
         "done\n"
-        "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n",
+        "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n"
+        "# the job's first node (the whole list read: head would close the pipe on scontrol)\n"
+        "if [ -z \"$rdzv_endpoint\" ] && [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
+        "    rdzv_endpoint=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk 'NR == "
+        "1'):29400\"\n"
+        "fi\n",
         shape.nodes, shape.ppn);
     counts_check(out, "\"$nnodes\" \"$nproc\"");
     util_buf_addf(
@@ -79,15 +91,15 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
         "shape_check \"$nnodes\" \"$((nnodes * nproc))\"\n"
         "read -r -a extra <<<\"${TOPOTUNE_TORCHRUN_ARGS:-}\"\n"
         "if [ \"$nnodes\" = 1 ]; then\n"
-        "    exec torchrun --standalone --nnodes 1 --nproc_per_node \"$nproc\" \"${extra[@]}\" "
-        "\"$@\"\n"
+        "    exec torchrun --standalone --nnodes 1 --nproc_per_node \"$nproc\" "
+        "${extra[@]+\"${extra[@]}\"} \"$@\"\n"
         "fi\n"
         "[ -n \"$rdzv_endpoint\" ] || { echo \"$0: --rdzv-endpoint HOST:PORT is needed for $nnodes "
         "nodes (the profile was measured on %lld; --nnodes 1: this node alone)\" >&2; exit 2; }\n"
         "exec torchrun --nnodes \"$nnodes\" --node_rank \"$node_rank\" --nproc_per_node \"$nproc\" "
         "\\\n"
         "    --rdzv_backend c10d --rdzv_endpoint \"$rdzv_endpoint\" --rdzv_id \"$rdzv_id\" "
-        "\"${extra[@]}\" \"$@\"\n",
+        "${extra[@]+\"${extra[@]}\"} \"$@\"\n",
         shape.nodes);
     return 0;
 }
@@ -136,7 +148,8 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
         "# memlock must be unlimited for RDMA registration\n"
         "ulimit -l unlimited 2>/dev/null || echo \"$0: warning: cannot raise the memlock limit "
         "(RDMA needs it unlimited)\" >&2\n"
-        "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+        "# the whole list read: head would close the pipe on scontrol, which pipefail ends\n"
+        "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk 'NR == 1')\n"
         "# through srun's environment (--export=ALL), so a comma in a path stays in it\n"
         "export TOPOTUNE_PROFILE=$profile_dir TOPOTUNE_SHAPE_CHECKED=1\n"
         "srun --ntasks-per-node=1 --export=ALL \\\n"
@@ -149,8 +162,11 @@ static int fwd_name(const char *name, const char *value, const char *role, void 
 {
     (void)value;
     (void)role;
-    if (strncmp(name, "NCCL_", 5) && strncmp(name, "TORCH_NCCL_", 11)) /* not forwarded yet */
-        util_buf_addf(ctx, " | %s", name);
+    static const char *const families[] = {"NCCL_", "TORCH_", "FI_", "UCX_", "CUDA_"};
+    for (size_t i = 0; i < sizeof(families) / sizeof(*families); i++)
+        if (!strncmp(name, families[i], strlen(families[i])))
+            return 0; /* forwarded as one of the families */
+    util_buf_addf(ctx, " | %s", name);
     return 0;
 }
 
@@ -182,37 +198,39 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
     util_buf_adds(
         out,
         "shape_check \"$(((np + ppn - 1) / ppn))\" \"$np\"\n"
-        "# Remote ranks get exactly what is exported here, as the local ranks see it: -x for "
-        "every\n"
-        "# NCCL_* and TORCH_NCCL_* variable set (the caller's own NCCL_SOCKET_IFNAME or "
-        "NCCL_IB_HCA\n"
-        "# too: a remote rank without them picks other interfaces and hangs), the plugin's and "
-        "the\n"
-        "# profile's.\n"
+        "# Remote ranks get what is exported here, as the local ranks see it: -x for every\n"
+        "# NCCL_*, TORCH_*, FI_* (libfabric: EFA, Slingshot), UCX_* and CUDA_* variable set\n"
+        "# (the caller's own NCCL_SOCKET_IFNAME or NCCL_IB_HCA too: a remote rank without them\n"
+        "# picks other interfaces and hangs), the plugin's and the profile's; not\n"
+        "# CUDA_VISIBLE_DEVICES, which each node's allocation sets for itself.\n"
         "fwd=()\n"
         "while read -r name; do\n"
         "    case $name in\n"
-        "    NCCL_* | TORCH_NCCL_* | TOPOTUNE_TUNER_TABLE | TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS "
-        "| "
-        "TOPOTUNE_NEXT_TUNER");
+        "    CUDA_VISIBLE_DEVICES) ;;\n"
+        "    NCCL_* | TORCH_* | FI_* | UCX_* | CUDA_* | TOPOTUNE_TUNER_TABLE | "
+        "TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
     util_buf_adds(out,
                   ") fwd+=(-x \"$name\") ;;\n"
                   "    esac\n"
                   "done < <(compgen -e)\n"
-                  "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n");
+                  "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
+                  "# Open MPI refuses root without this, and containers run as root\n"
+                  "[ \"$(id -u)\" != 0 ] || [ -n \"${OMPI_ALLOW_RUN_AS_ROOT:-}\" ] ||\n"
+                  "    hostfile+=(--allow-run-as-root)\n");
     if (gen_per_node(profile))
         util_buf_adds(out,
                       "# each rank resolves its own node's device names, then becomes the program\n"
                       "per_rank=()\n"
                       "[ -z \"$topotune_bin\" ] || per_rank=(\"$topotune_bin\" env --node "
                       "--profile \"$profile_dir\" --)\n"
-                      "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
-                      "\"${fwd[@]}\" \"${per_rank[@]}\" \"$@\"\n");
+                      "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" "
+                      "${hostfile[@]+\"${hostfile[@]}\"} ${fwd[@]+\"${fwd[@]}\"} \\\n"
+                      "    ${per_rank[@]+\"${per_rank[@]}\"} \"$@\"\n");
     else
-        util_buf_adds(out, "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" \"${hostfile[@]}\" "
-                           "\"${fwd[@]}\" \"$@\"\n");
+        util_buf_adds(out, "exec mpirun -np \"$np\" --map-by \"ppr:$ppn:node\" "
+                           "${hostfile[@]+\"${hostfile[@]}\"} ${fwd[@]+\"${fwd[@]}\"} \"$@\"\n");
     return 0;
 }
 

@@ -60,15 +60,24 @@ printf '%s\n' "localhost slots=2" "remotehost slots=2" >hosts
 # shellcheck disable=SC2016 # the rank's own variables
 printf '%s\n' '#!/bin/sh' \
     'echo "rank $OMPI_COMM_WORLD_RANK remote=${REMOTE:-0} ifname=${NCCL_SOCKET_IFNAME:-unset} hca=${NCCL_IB_HCA:-unset} conf=${NCCL_CONF_FILE:+set}"' \
+    'echo "rank $OMPI_COMM_WORLD_RANK fi=${FI_PROVIDER:-unset} ucx=${UCX_TLS:-unset} torch=${TORCH_DISTRIBUTED_DEBUG:-unset} cuda=${CUDA_DEVICE_MAX_CONNECTIONS:-unset} visible=${CUDA_VISIBLE_DEVICES:-unset}"' \
     >where.sh
 chmod +x where.sh
 expect_exit 0 "mpirun.sh across 2 hosts, the caller's NCCL_SOCKET_IFNAME and NCCL_IB_HCA set" -- \
     env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 \
     NCCL_SOCKET_IFNAME=lo NCCL_IB_HCA=mlx5_0 NCCL_CONF_FILE=/etc/site-nccl.conf TOPOTUNE_PYTHON=python3 \
+    FI_PROVIDER=efa UCX_TLS=rc TORCH_DISTRIBUTED_DEBUG=DETAIL CUDA_DEVICE_MAX_CONNECTIONS=1 CUDA_VISIBLE_DEVICES=3 \
     timeout 120 "$dir/launch/mpirun.sh" "$TEST_TMP/where.sh"
 check "one rank on each host" bash -c "grep -q '^rank 0 remote=0 ' '$TEST_TMP/out' && grep -q '^rank 1 remote=1 ' '$TEST_TMP/out'"
 check "both ranks, local and remote, have them (the caller's NCCL_CONF_FILE too)" \
     test "$(grep -c '^rank [01] remote=[01] ifname=lo hca=mlx5_0 conf=set$' "$TEST_TMP/out")" -eq 2
+check "the remote rank has the caller's libfabric, UCX, PyTorch and CUDA settings, not its GPUs" \
+    grep -qx 'rank 1 fi=efa ucx=rc torch=DETAIL cuda=1 visible=unset' "$TEST_TMP/out"
+# As root (a container's user) without Open MPI's own permission: mpirun.sh gives it.
+if [ "$(id -u)" = 0 ]; then
+    expect_exit 0 "mpirun.sh as root, OMPI_ALLOW_RUN_AS_ROOT unset" -- env -u OMPI_ALLOW_RUN_AS_ROOT \
+        -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM NP=1 TOPOTUNE_PYTHON=python3 "$dir/launch/mpirun.sh" "$TEST_TMP/rank.sh"
+fi
 
 # A profile with variables: the 4090's, where P2P hangs (sim), for the launch files below.
 printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "64K", "max": "64M", "factor": 8},

@@ -161,6 +161,32 @@ PY
 expect_exit 2 "torchrun.sh: 2 nodes need a rendezvous" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
     "$p2/launch/torchrun.sh" -- train.py
 expect_stderr_has "measured on 2; --nnodes 1" "says how to run one node alone"
+# torchrun's own spellings (--name=value, underscores) are options, not the program; every node
+# of a job outside Slurm names one rendezvous (each made up its own: none ever started).
+run2() { env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false "$p2/launch/torchrun.sh" "$@"; }
+expect_exit 0 "torchrun.sh --nnodes=2 --node_rank=1 --rdzv-endpoint=head:29400" -- \
+    run2 --nnodes=2 --node_rank=1 --rdzv-endpoint=head:29400 -- train.py
+check "2 nodes, node rank 1, the rendezvous every node names" grep -q -- \
+    '--nnodes 2 --node_rank 1 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint head:29400 --rdzv_id topotune train.py' \
+    "$TEST_TMP/out"
+expect_exit 2 "an option torchrun.sh does not know" -- run2 --bogus 1 -- train.py
+expect_stderr_has "unknown option '--bogus'" "named"
+expect_exit 2 "an option without its value" -- run2 --nnodes
+expect_stderr_has "--nnodes needs a value" "named"
+# A job of thousands of nodes: the first of scontrol's list (head closed the pipe on it, and
+# pipefail ended the script without a word).
+printf '%s\n' '#!/bin/sh' 'seq -f "node%05g" 20000' >bin/scontrol
+printf '%s\n' '#!/bin/sh' 'echo "srun $*"' >bin/srun
+chmod +x bin/scontrol bin/srun
+expect_exit 0 "torchrun.sh under a 20,000-node allocation" -- env PATH="$TEST_TMP/bin:$PATH" \
+    SLURM_JOB_NODELIST='node[00001-20000]' SLURM_NNODES=2 SLURM_NODEID=1 SLURM_JOB_ID=77 \
+    TOPOTUNE_PYTHON=false "$p2/launch/torchrun.sh" -- train.py
+check "its first node the rendezvous" grep -q -- '--rdzv_endpoint node00001:29400 --rdzv_id 77 ' "$TEST_TMP/out"
+expect_exit 0 "sbatch.sh under a 20,000-node allocation" -- env PATH="$TEST_TMP/bin:$PATH" \
+    SLURM_JOB_NODELIST='node[00001-20000]' SLURM_NNODES=2 SLURM_JOB_ID=77 TOPOTUNE_PYTHON=false \
+    "$p2/launch/sbatch.sh" train.py
+check "srun starts torchrun.sh with the first node" grep -q -- '--rdzv-endpoint node00001:29400 --rdzv-id 77 -- train.py' \
+    "$TEST_TMP/out"
 
 # Every emitted script passes shellcheck, every YAML yamllint (where installed) and a YAML parser.
 for sh in "$p"/launch/*.sh "$p2"/launch/*.sh; do
