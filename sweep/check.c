@@ -104,7 +104,10 @@ static int check_env(const struct where *w, const char *field, const json_t *env
             return bad(w, field, "variable \"%.64s\" refused: %s", name, why);
         if (!json_is_string(v) || !sweep_valid_value(json_string_value(v)) ||
             strchr(json_string_value(v), '@'))
-            return bad(w, field, "value of %s: expected a string of [A-Za-z0-9_.,:=^/+-]", name);
+            return bad(w, field,
+                       "value of %s: expected a string of [A-Za-z0-9_.,:=^/+-], at most %d "
+                       "characters",
+                       name, SWEEP_VALUE_MAX);
     }
     return 0;
 }

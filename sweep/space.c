@@ -65,10 +65,11 @@ int sweep_valid_name(const char *s)
 
 int sweep_valid_value(const char *s)
 {
+    const char *start = s;
     for (; s && *s; s++)
         if (!isalnum((unsigned char)*s) && !strchr("_.,:=^/+-@", *s))
             return 0;
-    return s != NULL;
+    return s != NULL && s - start <= SWEEP_VALUE_MAX;
 }
 
 /* A value as a string: strings as they are, integers printed; anything else is invalid. */

@@ -65,7 +65,9 @@ struct sweep_space {
 };
 
 /* Names [A-Z_][A-Za-z0-9_]* (MCA names carry lowercase), values [A-Za-z0-9_.,:=^/+-]* (and @ for
- * space macros). */
+ * space macros) of at most SWEEP_VALUE_MAX characters: nccl.conf's NAME=VALUE line then fits
+ * NCCL's 4096-byte line buffer, whose rest NCCL would read as another line (another variable). */
+#define SWEEP_VALUE_MAX 255
 int sweep_valid_name(const char *s);
 int sweep_valid_value(const char *s);
 /*

@@ -53,6 +53,23 @@ check "nothing escaped the profiles root" test ! -e "$TEST_TMP/../x" -a ! -e /x
 # 4. variables outside the policy, in a configuration and in a result
 attack ld-preload "LD_PRELOAD" "meta['configs'][1]['env']['LD_PRELOAD'] = '/tmp/x.so'"
 attack bash-env "BASH_ENV" "[r['env'].__setitem__('BASH_ENV', '/tmp/x') for r in runs if r['env']]"
+# a value past NCCL's 4096-byte nccl.conf line, its configuration's id made again (sweep's
+# FNV-1a of its NAME=VALUE lines): the rest of the line would be read as a variable of its own
+# shellcheck disable=SC2016 # Python
+attack long-value "at most 255 characters" '
+def cid(env):
+    h = 1469598103934665603
+    for line in ("%s=%s\n" % (k, env[k]) for k in sorted(env)):
+        for b in line.encode():
+            h = ((h ^ b) * 1099511628211) % 2**64
+    return "%012x" % (h >> 16)
+c = meta["configs"][1]
+old = c["id"]
+c["env"]["NCCL_P2P_DISABLE"] = "x" * 4087 + "NCCL_NET_PLUGIN=/tmp/x.so"
+c["id"] = cid(c["env"])
+for r in runs:
+    if r["config_id"] == old:
+        r["env"], r["config_id"] = dict(c["env"]), c["id"]'
 # 8. results lines missing the fields gen keys on (a segfault before), sweep.json without class
 attack no-class "class" "[r.pop('class') for r in runs]"
 attack no-config "config_id" "runs[0].pop('config_id')"
