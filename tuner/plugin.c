@@ -315,12 +315,15 @@ static void load_table(struct tuner_ctx *c, uint64_t comm_id)
 
 /* --- The next tuner. ------------------------------------------------------------------------ */
 
-/* dlopen as NCCL opens a plugin: the name as given, then, for a bare name, PREFIX-NAME.so. */
+/* dlopen as NCCL opens a plugin: the name as given, then, for a bare name, PREFIX-NAME.so; a
+ * name that begins STATIC_PLUGIN (any case, NCCL 2.26.2 on: plugin_open.cc) is a tuner linked
+ * into the application, found in the process's global scope. */
 static void *open_like_nccl(const char *prefix, const char *name, char *why, size_t whylen)
 {
-    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     size_t n = strlen(name);
-    if (!lib && !strchr(name, '/') &&
+    int in_process = n && !strncasecmp(name, "STATIC_PLUGIN", n);
+    void *lib = dlopen(in_process ? NULL : name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib && !in_process && !strchr(name, '/') &&
         (strncmp(name, "lib", 3) != 0 || n < 3 || strcmp(name + n - 3, ".so") != 0)) {
         char alt[512];
         snprintf(alt, sizeof(alt), "%s-%s.so", prefix, name);
@@ -379,41 +382,11 @@ static int take_next(struct tuner_ctx *c, void *lib, const char *where)
     return 1;
 }
 
-/* Finds the tuner NCCL would have loaded had NCCL_TUNER_PLUGIN not named us: the one the job
- * had (TOPOTUNE_NEXT_TUNER, saved by the launch scripts; "none": none), else (or when that names
- * this library) NCCL's own search, libnccl-tuner.so and then the network plugin's library
- * (NCCL_NET_PLUGIN, else libnccl-net.so). Never this library. */
-static void find_next(struct tuner_ctx *c)
+/* The network plugin's library as the next tuner's, where NCCL looks when no tuner library
+ * opens. */
+static void net_tuner(struct tuner_ctx *c)
 {
-    snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
-    const char *named = env(TUNER_ENV_NEXT);
-    char why[256] = "";
     void *lib;
-    if (named && !strcasecmp(named, "auto")) /* the fragment's word for "the base named none" */
-        named = NULL;
-    if (named) {
-        if (!strcasecmp(named, "none"))
-            return;
-        char shown_name[256];
-        shown(named, shown_name, sizeof(shown_name));
-        int rc = (lib = open_like_nccl("libnccl-tuner", named, why, sizeof(why)))
-                     ? take_next(c, lib, named)
-                     : -1;
-        if (rc == -1 || rc == 1)
-            WARN(c, "topotune tuner: %s=%s: %s; NCCL's defaults apply where the table has no row",
-                 TUNER_ENV_NEXT, shown_name, rc == 1 ? "no ncclTunerPlugin_v2..6 in it" : why);
-        if (rc != 2)
-            return;
-        /* an image built on one that already named us saved us as the next tuner: the tuner
-         * the job had is lost, and NCCL's own search finds the one it would load */
-        WARN(c,
-             "topotune tuner: %s=%s is this plugin (an image built on one that had it?): not "
-             "chained to itself; the next tuner is NCCL's own search's",
-             TUNER_ENV_NEXT, shown_name);
-    }
-    if ((lib = open_like_nccl("libnccl-tuner", "libnccl-tuner.so", NULL, 0)) &&
-        take_next(c, lib, "libnccl-tuner.so") == 0)
-        return;
     /* NCCL_NET_PLUGIN is a comma-separated list from NCCL 2.27 (net.cc): NCCL's network is the
      * first of them that loads, and its tuner is that library's */
     const char *net = env("NCCL_NET_PLUGIN");
@@ -434,6 +407,58 @@ static void find_next(struct tuner_ctx *c)
         }
         at += n + (at[n] == ',');
     }
+}
+
+/* Finds the tuner NCCL would have loaded had NCCL_TUNER_PLUGIN not named us, as NCCL looks
+ * (plugin/tuner.cc): the library the job named (TOPOTUNE_NEXT_TUNER, saved by the launch
+ * scripts; "none": none), else libnccl-tuner.so; a library that opens decides, and one without a
+ * tuner NCCL takes means none; one that does not open leaves the network plugin's library
+ * (NCCL_NET_PLUGIN, else libnccl-net.so). Never this library: named, NCCL's own search follows. */
+static void find_next(struct tuner_ctx *c)
+{
+    snprintf(c->next_said, sizeof(c->next_said), "NCCL's defaults apply");
+    const char *named = env(TUNER_ENV_NEXT);
+    char why[256] = "";
+    void *lib;
+    if (named && !strcasecmp(named, "auto")) /* the fragment's word for "the base named none" */
+        named = NULL;
+    if (named) {
+        if (!strcasecmp(named, "none"))
+            return;
+        char shown_name[256];
+        shown(named, shown_name, sizeof(shown_name));
+        int rc = (lib = open_like_nccl("libnccl-tuner", named, why, sizeof(why)))
+                     ? take_next(c, lib, named)
+                     : -1;
+        if (rc == 0)
+            return;
+        if (rc == 1) {
+            WARN(c,
+                 "topotune tuner: %s=%s: none of ncclTunerPlugin_v2..v%d (the interfaces this "
+                 "NCCL takes) in it; NCCL's defaults apply where the table has no row",
+                 TUNER_ENV_NEXT, shown_name, c->version);
+            return;
+        }
+        if (rc == -1) {
+            WARN(c,
+                 "topotune tuner: %s=%s: %s; the network plugin's tuner, if any, decides where "
+                 "the table has no row, as NCCL would",
+                 TUNER_ENV_NEXT, shown_name, why);
+            net_tuner(c);
+            return;
+        }
+        /* an image built on one that already named us saved us as the next tuner: the tuner
+         * the job had is lost, and NCCL's own search finds the one it would load */
+        WARN(c,
+             "topotune tuner: %s=%s is this plugin (an image built on one that had it?): not "
+             "chained to itself; the next tuner is NCCL's own search's",
+             TUNER_ENV_NEXT, shown_name);
+    }
+    /* a libnccl-tuner.so that opens is NCCL's tuner library even without a tuner it takes */
+    if ((lib = open_like_nccl("libnccl-tuner", "libnccl-tuner.so", NULL, 0)) &&
+        take_next(c, lib, "libnccl-tuner.so") != 2)
+        return;
+    net_tuner(c);
 }
 
 /* The next tuner's init for this communicator. v5 and v6 get NCCL's arguments as we got them. */

@@ -210,6 +210,10 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     env_set("NCCL_NET_PLUGIN", NULL);
     env_set("TOPOTUNE_NEXT_TUNER", "/nonexistent/libnccl-tuner-x.so");
     expect_applied_warned("a missing next tuner", "/nonexistent/libnccl-tuner-x.so");
+    /* NCCL, its named tuner library missing, takes the network plugin's tuner */
+    env_set("NCCL_NET_PLUGIN", next_path);
+    chain_all_releases(f, 0, "a missing next tuner: the network plugin's");
+    env_set("NCCL_NET_PLUGIN", NULL);
     env_set("TOPOTUNE_NEXT_TUNER", "none");
     expect_applied("TOPOTUNE_NEXT_TUNER=none");
 
@@ -225,9 +229,49 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "a cycle: no hit");
     CHECK(emu_comm_destroy(&c) == 0, "a cycle of tuners: destroy failed");
     env_set("FAKE_CYCLE_NEXT", NULL);
+    /* STATIC_PLUGIN (any case, a prefix of it: NCCL 2.26.2 on): the tuner linked into the
+     * application, in the process's global scope (the fake made global to stand for it) */
+    void *global = dlopen(next_path, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    CHECK(global != NULL, "cannot make the fake next tuner global: %s", dlerror());
+    env_set("TOPOTUNE_NEXT_TUNER", "STATIC_PLUGIN");
+    chain_all_releases(f, 0, "STATIC_PLUGIN: the application's own tuner");
+    env_set("TOPOTUNE_NEXT_TUNER", "static");
+    chain_all_releases(f, 0, "static: the application's own tuner");
+    if (global)
+        dlclose(global);
     env_set("TOPOTUNE_NEXT_TUNER", NULL);
     dlclose(next);
     dlclose(next_v2);
+    return 0;
+}
+
+/* Run with a libnccl-tuner.so without a tuner in the loader's path: NCCL opens it, finds no
+ * interface it takes and loads no tuner; the network plugin's is not the next one either. */
+int scenario_chain_unsupported(const char *next_path)
+{
+    void *next = dlopen(next_path, RTLD_NOW | RTLD_LOCAL);
+    counts_fn f = counts_of(next);
+    CHECK(f != NULL, "cannot open the fake next tuner: %s", dlerror());
+    if (!f)
+        return -1;
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", NULL);
+    env_set("NCCL_NET_PLUGIN", next_path);
+    for (size_t g = 1; g < emu_ngens; g++) {
+        int v = loaded[g].version, i0, i1, c0;
+        f(v, &i0, &c0, &i1);
+        struct emu_comm c;
+        emu_log_reset();
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) == 0, "init");
+        CHECK(emu_log_count("elsewhere NCCL's defaults apply") == 1,
+              "NCCL %s: libnccl-tuner.so without a tuner: %s", emu_gens[g].release,
+              emu_logged.n ? emu_logged.line[0] : "(none)");
+        CHECK(emu_comm_destroy(&c) == 0, "destroy");
+        f(v, &i1, &c0, &c0);
+        CHECK(i1 == i0, "NCCL %s: the network plugin's tuner was started", emu_gens[g].release);
+    }
+    env_set("NCCL_NET_PLUGIN", NULL);
+    dlclose(next);
     return 0;
 }
 

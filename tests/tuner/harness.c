@@ -590,10 +590,12 @@ static int run_hits_4x8(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) &&
+    int unsupported = argc == 4 && !strcmp(argv[2], "chain-unsupported");
+    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) && !unsupported &&
         !(argc == 6 && !strcmp(argv[2], "chain"))) {
         fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so | "
-                        "PLUGIN.so chain NEXT.so NEXT-V2.so CYCLE.so\n");
+                        "PLUGIN.so chain NEXT.so NEXT-V2.so CYCLE.so | PLUGIN.so "
+                        "chain-unsupported NEXT.so\n");
         return 2;
     }
     harness_plugin = argv[1];
@@ -618,9 +620,10 @@ int main(int argc, char **argv)
     env_main_table();
     if (load_all() != 0)
         return 1;
-    int rc = argc == 6   ? scenario_chain(argv[3], argv[4], argv[5])
-             : argc == 4 ? scenario_local_nccl(argv[3])
-                         : run();
+    int rc = argc == 6     ? scenario_chain(argv[3], argv[4], argv[5])
+             : unsupported ? scenario_chain_unsupported(argv[3])
+             : argc == 4   ? scenario_local_nccl(argv[3])
+                           : run();
     unload_all();
     int failed = atomic_load(&harness_failures);
     printf("%s: %s (%d failed checks)\n", argv[2], rc == 0 && failed == 0 ? "ok" : "FAILED",

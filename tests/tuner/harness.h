@@ -67,6 +67,7 @@ int scenario_mismatch(void);
 int scenario_malformed(void);
 /* Scenarios in harness-chain.c: the next tuner, the node's kind, the channel clamp. */
 int scenario_chain(const char *next_path, const char *next_v2_path, const char *cycle_path);
+int scenario_chain_unsupported(const char *next_path);
 int scenario_node_kind(void);
 int scenario_digest(void);
 int scenario_channels(void);
