@@ -150,6 +150,13 @@ PY
 expect_exit 0 "torchrun.sh, rows: the digest" -- env PATH="$TEST_TMP/bin2:$PATH" TOPOTUNE_PYTHON=false \
     TOPOTUNE_TUNER_PLUGIN="$plugin" "$p2/launch/torchrun.sh" -- train.py
 check "rows: the table's digest exported ($want)" grep -qx "DIGEST=$want" "$TEST_TMP/out"
+# A copy with CRLF line ends (git's autocrlf, a Windows share), which the plugin reads alike:
+# the same digest (it was lost, and with it the check that every rank applies one table).
+cp -rL "$p2" "$TEST_TMP/crlf"
+sed -i 's/$/\r/' "$TEST_TMP/crlf/tuner-table.txt"
+expect_exit 0 "torchrun.sh, a CRLF copy of the table" -- env PATH="$TEST_TMP/bin2:$PATH" TOPOTUNE_PYTHON=false \
+    TOPOTUNE_TUNER_PLUGIN="$plugin" TOPOTUNE_PROFILE="$TEST_TMP/crlf" "$TEST_TMP/crlf/launch/torchrun.sh" -- train.py
+check "CRLF: the same digest exported" grep -qx "DIGEST=$want" "$TEST_TMP/out"
 check "mpirun.sh forwards TOPOTUNE_TUNER_DIGEST" grep -q "TOPOTUNE_TUNER_DIGEST" "$p2/launch/mpirun.sh"
 check "the table carries it (the launch scripts read it there)" grep -qx "# digest=$want" "$p2/tuner-table.txt"
 check "image and pod: none (one image holds one table: a digest pasted from another version would fail every pod)" \
