@@ -189,24 +189,18 @@ static json_t *evidence(const json_t *workload, json_t *runs, json_t *base_runs)
     return out;
 }
 
-/* The first weighted (collective, size) where runs are slower than the defaults' by more than
- * margin, as {collective, size, weight, time_us, baseline_time_us, change}; NULL: none. Asked
- * of every configuration: nothing is built for an entry that is not slower. */
+/* The first (collective, size) carrying weight where runs are slower than the defaults' beyond
+ * the noise (sweep_workload_slows), as {collective, size, weight, time_us, baseline_time_us,
+ * change, noise_bound}; NULL: none. Asked of every configuration: nothing is built for an entry
+ * that is not slower. */
 static json_t *slows(const json_t *workload, json_t *runs, json_t *base_runs, double margin)
 {
-    json_t *e, *found = NULL;
-    size_t i;
-    double b, t;
-    struct sweep_times *r = sweep_times_of(runs),
-                       *base = base_runs ? sweep_times_of(base_runs) : NULL;
-    json_array_foreach(json_object_get(workload, "entries"), i, e) {
-        if (!(json_number_value(json_object_get(e, "weight")) > 0))
-            continue;
-        entry_times(e, r, base, &b, &t);
-        if (b > 0 && t > 0 && t / b - 1 > margin) {
-            found = entry_json(e, b, t);
-            break;
-        }
+    json_t *found = NULL;
+    struct sweep_times *r = sweep_times_of(runs), *base = sweep_times_of(base_runs);
+    struct sweep_slowdown s;
+    if (sweep_workload_slows(workload, r, base, margin, &s)) {
+        found = entry_json(s.entry, s.base_us, s.time_us);
+        json_object_set_new(found, "noise_bound", json_real(s.bar));
     }
     sweep_times_free(r);
     sweep_times_free(base);

@@ -41,10 +41,6 @@ int survey_every_pair(const struct survey *s, const char *cls);
  * than 4 are above it (too few to say). */
 double survey_upper_spread(const double *x, int n, double center);
 
-/* How many sigmas a value must lie below its reference for one of tests values to be named on
- * noise alone in about one survey of twenty (a normal's tail of 5% / tests), 3 at least. */
-double survey_family_sigmas(int tests);
-
 /*
  * Each node's capacity (GB/s; 0: no pair measured) fitted from the pairs (a pair runs at its
  * slower node's speed): the median of its pairs with partners no slower than itself. Failed

@@ -82,20 +82,6 @@ double survey_upper_spread(const double *x, int n, double center)
     return spread;
 }
 
-double survey_family_sigmas(int tests)
-{
-    /* the z of a normal's lower tail holding 5% / tests: erfc is monotone, bisect it */
-    double p = 0.05 / (tests > 1 ? tests : 1), lo = 0, hi = 40;
-    for (int i = 0; i < 100; i++) {
-        double mid = (lo + hi) / 2;
-        if (0.5 * erfc(mid / sqrt(2)) > p)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return fmax(3, lo);
-}
-
 struct edge {
     int a, b;
     double v; /* log busbw */

@@ -1746,7 +1746,7 @@ static int slow_beyond_noise(const struct survey *s, const struct fit *f, int a,
             sum += log(v[i]), k++;
     if (!k || ref <= 0 || l->level <= 0)
         return 1;
-    double z = survey_family_sigmas(f->tests[f->of[a]]);
+    double z = util_family_sigmas(f->tests[f->of[a]]);
     double mean = sum / k, sigmas = z * f->noise[f->of[a]] / sqrt(k);
     int below = mean < log(ref) - fmax(log(l->level / l->bound), sigmas);
     if (model > 0) /* below the band's edge, and its nodes' capacity by the sigmas too */

@@ -216,8 +216,25 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
  * ones, interpolated, not extrapolated from below (1000 B from 512 B read twice its time). Left
  * as it is past WORKLOAD_MAX_SIZE. */
 void sweep_workload_grid(size_t min, size_t *max, size_t unit);
-/* 1 when the run view is slower than the reference view (the defaults') beyond margin at a
- * (collective, size) the workload weights: what gen rejects, so no strategy should keep it. */
+/*
+ * What gen rejects: a (collective, size) of the workload that carries weight (at least
+ * SWEEP_WORKLOAD_SHARE of the workload's time under the reference runs: a size with a
+ * billionth of the bytes does not veto a configuration) where the runs' mean time is longer than
+ * the reference's beyond the noise: by more than margin (the space's cv_max) and by more than
+ * util_family_sigmas(entries judged) standard errors of the difference of the two means (3 at
+ * least), the run-to-run spread pooled over the entries and both sets (no spread without
+ * repeats: the margin alone). 1 with *out the first such entry (borrowed), else 0.
+ */
+#define SWEEP_WORKLOAD_SHARE 0.01
+struct sweep_slowdown {
+    const json_t *entry;
+    double base_us, time_us, bar; /* the means and the change (relative) held to */
+};
+struct sweep_times;
+int sweep_workload_slows(const json_t *workload, const struct sweep_times *runs,
+                         const struct sweep_times *base, double margin, struct sweep_slowdown *out);
+/* The same for one run view against the reference view (the defaults'), as a strategy asks:
+ * what gen rejects, so no strategy should keep it. */
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,
                           double margin);
 /* The ok runs among views (workload views: {outcome, parts}), each collective's line read once
@@ -226,7 +243,6 @@ int sweep_workload_slower(const json_t *workload, const json_t *view, const json
  * measured size's beyond them; -1: none measured it),
  * at the cost of a bisection, where reading every line again for each of 100,000 entries and each
  * configuration took minutes. Free with sweep_times_free. */
-struct sweep_times;
 struct sweep_times *sweep_times_of(const json_t *views);
 double sweep_times_mean(const struct sweep_times *times, const char *coll, size_t size);
 void sweep_times_free(struct sweep_times *times);

@@ -413,4 +413,32 @@ expect_exit 2 "an all_reduce profile beside a workload one" -- "$TOPOTUNE" compa
 expect_stderr_has "was chosen for all_reduce alone" "refused, and said"
 expect_exit 0 "the FSDP profile with --workload fsdp" -- "$TOPOTUNE" compare --workload fsdp \
     "$p_fsdp" "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json"
+# Only a slowdown beyond the noise, at a size that carries weight, vetoes a configuration: values
+# equal to NCCL's own defaults (no-ops) over a mix of 28 sizes (4 of 7 were vetoed on the sim's
+# per-size noise), and a 4-byte entry with a billionth of the bytes (Simple vetoed "at 4 B").
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "8", "max": "1G", "factor": 4},
+ "objective": {"min": "1M", "max": "1G"}, "vars": {"NCCL_BUFFSIZE": [null, "4194304"],
+ "NCCL_NTHREADS": [null, "512"], "NCCL_P2P_NVL_CHUNKSIZE": [null, "524288"]}, "repeat": 2, "iters": 20,
+ "warmup": 5, "timeout_s": 60, "cv_max": 0.05}' >noop.json
+python3 -c 'import json
+print(json.dumps({"schema": "topotune/workload/1", "entries": [
+    {"collective": "all_reduce", "size": 8 << i, "weight": 1 / 28} for i in range(28)]}))' >many.json
+expect_exit 0 "sim sweep of no-op values over 28 sizes" -- "$TOPOTUNE" sweep --space noop.json -q \
+    --workload many.json --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out noop
+expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs noop --profiles p-noop
+check "no no-op value vetoed" python3 -c 'import glob, json
+p = json.load(open(glob.glob("p-noop/*/v1/profile.json")[0]))
+assert not p.get("rejected"), p["rejected"]'
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "4", "max": "256M", "factor": 4},
+ "vars": {"NCCL_PROTO": [null, "Simple", "LL"]}, "repeat": 2, "iters": 20, "warmup": 5, "timeout_s": 60,
+ "cv_max": 0.05}' >proto.json
+printf '%s\n' '{"schema": "topotune/workload/1", "entries": [
+ {"collective": "all_reduce", "size": 268435456, "weight": 0.999999999},
+ {"collective": "all_reduce", "size": 4, "weight": 0.000000001}]}' >bytes.json
+expect_exit 0 "sim sweep, a 4-byte entry with a billionth of the bytes" -- "$TOPOTUNE" sweep --space proto.json -q \
+    --workload bytes.json --topology "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json" --out bytes
+expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs bytes --profiles p-bytes
+check "no configuration vetoed at 4 B" python3 -c 'import glob, json
+p = json.load(open(glob.glob("p-bytes/*/v1/profile.json")[0]))
+assert not any(r["size"] == 4 for r in p.get("rejected", [])), p["rejected"]'
 finish

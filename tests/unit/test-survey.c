@@ -6,6 +6,7 @@
 #include "topo/topo.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/num.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,11 +74,11 @@ static void upper_spread_ignores_low_tail(void **state)
 static void family_sigmas_grow_with_tests(void **state)
 {
     (void)state;
-    assert_true(survey_family_sigmas(0) == 3 && survey_family_sigmas(10) == 3);
-    double z = survey_family_sigmas(496);
+    assert_true(util_family_sigmas(0) == 3 && util_family_sigmas(10) == 3);
+    double z = util_family_sigmas(496);
     assert_true(fabs(0.5 * erfc(z / sqrt(2)) - 0.05 / 496) < 1e-9 && z > 3.7 && z < 3.75);
     for (int n = 1; n < 100000; n *= 3)
-        assert_true(survey_family_sigmas(3 * n) >= survey_family_sigmas(n));
+        assert_true(util_family_sigmas(3 * n) >= util_family_sigmas(n));
 }
 
 /* Values from 1x to 0.25x: no level backed by a third of them, or noise that hides the
