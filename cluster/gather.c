@@ -42,19 +42,59 @@ static int count_args(char *const *args)
     return n;
 }
 
+/* The reports of the {"nodes": [...]} line on stdout: of every such line (any rank's output
+ * reaches stdout, a damaged or stray one too), the first whose count is want (any, want 0), else
+ * the first that parses; a new reference or NULL. */
+static json_t *nodes_line(const char *text, int want)
+{
+    json_t *first = NULL;
+    for (const char *at = text; (at = strstr(at, "{\"nodes\":")); at++) {
+        if (at != text && at[-1] != '\n')
+            continue;
+        json_t *doc = json_loads(at, JSON_DISABLE_EOF_CHECK, NULL);
+        json_t *nodes = json_incref(json_object_get(doc, "nodes"));
+        json_decref(doc);
+        if (!json_is_array(nodes)) {
+            json_decref(nodes);
+            continue;
+        }
+        if (want <= 0 || (int)json_array_size(nodes) == want) {
+            json_decref(first);
+            return nodes;
+        }
+        if (!first)
+            first = nodes;
+        else
+            json_decref(nodes);
+    }
+    return first;
+}
+
+/* The nodes of the Slurm allocation this runs in (one rank each), or 0 when it does not say. */
+static int allocation_nodes(void)
+{
+    const char *n = getenv("SLURM_JOB_NUM_NODES");
+    n = n && *n ? n : getenv("SLURM_NNODES");
+    long v = n ? strtol(n, NULL, 10) : 0;
+    return launch_in_slurm() && v > 0 && v < 1 << 20 ? (int)v : 0;
+}
+
+/* want: the hosts named; 0 for the allocation's, whose count Slurm says. */
 static json_t *parse_result(const char *out_path, int want)
 {
     struct util_buf b = UTIL_BUF_INIT;
-    json_t *doc = NULL, *nodes = NULL;
-    if (util_file_read(out_path, 256 << 20, &b) == 0) {
-        const char *line = strstr(util_buf_str(&b), "{\"nodes\":");
-        doc = line ? json_loads(line, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-    }
+    int allocation = want ? 0 : allocation_nodes();
+    json_t *nodes = NULL;
+    if (util_file_read(out_path, 256 << 20, &b) == 0)
+        nodes = nodes_line(util_buf_str(&b), want ? want : allocation);
     util_buf_release(&b);
-    nodes = json_incref(json_object_get(doc, "nodes"));
-    json_decref(doc);
     if (!json_is_array(nodes))
         util_error("the nodes' reports did not come back: topotune-node printed no result");
+    else if (allocation && (int)json_array_size(nodes) != allocation)
+        util_error("%zu node report(s) came back for the allocation's %d nodes: mpirun did not "
+                   "start one on each (an Open MPI built without Slurm's support starts them "
+                   "here): give --hosts, or use an Open MPI that reads the allocation",
+                   json_array_size(nodes), allocation);
     else if (want > 0 && (int)json_array_size(nodes) != want)
         util_error("%zu node report(s) came back for %d host(s): is topotune-node built with the "
                    "same MPI as mpirun?",

@@ -30,4 +30,23 @@ import json, sys
 text = json.dumps(json.load(open(sys.argv[1])))
 assert "other-class-12345678" not in text and "cannot read" not in text, text[:2000]
 PY
+# Three "hosts" through an rsh agent that runs them here (as t044's), n3 printing a damaged
+# {"nodes": line of its own first: rank 0's whole line is read (the first such line was, and
+# doctor failed with "no result").
+# shellcheck disable=SC2016 # the agent's own variables
+printf '%s\n' '#!/bin/sh' 'host=$1; shift' 'exec env FAKEHOST="$host" sh -c "$*"' >agent.sh
+cat >node.sh <<SH
+#!/bin/sh
+[ "\$FAKEHOST" = n3 ] && printf '%s\\n' '{"nodes": garbage'
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+chmod +x agent.sh node.sh
+expect_exit 0 "three hosts, one printing a damaged result line" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts n1,n2,n3 --json
+check "the three reports" python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["nodes"]) == 3' out
+# --allocation: as many reports as Slurm says it has nodes (an mpirun that saw no allocation
+# started one rank here, and "1 node(s)" passed).
+expect_exit 3 "topo --allocation of 4 nodes, one report" -- timeout 120 env SLURM_JOB_ID=123 SLURM_JOB_NUM_NODES=4 \
+    "$TOPOTUNE" topo --allocation
+expect_stderr_has "1 node report(s) came back for the allocation's 4 nodes" "said"
 finish
