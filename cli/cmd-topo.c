@@ -117,11 +117,26 @@ static int topo_hosts(const struct topo_options *o)
     json_t *nodes = cluster_gather(o->hosts, "topo", NULL, 300);
     if (!nodes)
         return 3;
+    /* a node that could not map itself is in the table as such; its reason is said, and the
+     * map is not whole (exit 1) */
+    int exit_code = 0;
+    size_t k;
+    json_t *node;
+    json_array_foreach(nodes, k, node) {
+        const char *err = json_string_value(json_object_get(node, "error"));
+        char host[256], why[512];
+        if (!err)
+            continue;
+        util_error(
+            "%s: %s",
+            topo_text_into(json_string_value(json_object_get(node, "host")), host, sizeof(host)),
+            topo_text_into(err, why, sizeof(why)));
+        exit_code = 1;
+    }
     json_t *doc = group_classes(nodes);
     json_decref(nodes);
-    int exit_code = 0;
     if (o->json) {
-        exit_code = util_json_write(o->json, doc) ? 1 : 0;
+        exit_code = util_json_write(o->json, doc) ? 1 : exit_code;
     } else {
         size_t i;
         json_t *c;

@@ -49,4 +49,14 @@ check "the three reports" python3 -c 'import json, sys; assert len(json.load(ope
 expect_exit 3 "topo --allocation of 4 nodes, one report" -- timeout 120 env SLURM_JOB_ID=123 SLURM_JOB_NUM_NODES=4 \
     "$TOPOTUNE" topo --allocation
 expect_stderr_has "1 node report(s) came back for the allocation's 4 nodes" "said"
+# topo --hosts with a node that cannot map itself: named with its reason, exit 1 (it was one
+# class "could not be mapped" among the others, exit 0).
+cat >node.sh <<SH
+#!/bin/sh
+[ "\$FAKEHOST" = n2 ] && export TOPOTUNE_TOPOLOGY=/nonexistent/topology.json
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+expect_exit 1 "topo --hosts, n2 unmapped" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" topo --hosts n1,n2,n3
+expect_stderr_has "could not be mapped: its TOPOTUNE_TOPOLOGY file is unreadable" "the reason said"
 finish
