@@ -62,22 +62,6 @@ static int parse(int argc, char **argv, struct bench_cmd *l, int *status)
     return rc;
 }
 
-static int in_path(const char *prog)
-{
-    const char *path = getenv("PATH");
-    struct util_buf b = UTIL_BUF_INIT;
-    int found = 0;
-    for (const char *p = path ? path : ""; *p && !found;) {
-        size_t len = strcspn(p, ":");
-        util_buf_reset(&b);
-        util_buf_addf(&b, "%.*s/%s", (int)len, p, prog);
-        found = access(b.data, X_OK) == 0;
-        p += len + (p[len] == ':');
-    }
-    util_buf_release(&b);
-    return found;
-}
-
 static void trace(char **argv)
 {
     const char *t = getenv("TOPOTUNE_TRACE");
@@ -171,10 +155,9 @@ int cmd_bench(int argc, char **argv)
                           "number of ranks",
                           np, nhosts),
                2;
-    if (strcmp(launcher, "mpirun") == 0 && !in_path("mpirun"))
-        return util_error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
-                          "--launcher direct"),
-               3;
+    int unusable = launch_usable(launcher);
+    if (unusable)
+        return unusable;
     char **program = util_xcalloc((size_t)l.npass + 4, sizeof(char *));
     int n = 0;
     char *bench = sweep_bench_program();

@@ -110,6 +110,35 @@ int launch_in_slurm(void)
     return job && *job;
 }
 
+static int in_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    struct util_buf b = UTIL_BUF_INIT;
+    int found = 0;
+    for (const char *p = path ? path : ""; *p && !found;) {
+        size_t len = strcspn(p, ":");
+        util_buf_reset(&b);
+        util_buf_addf(&b, "%.*s/%s", (int)len, p, prog);
+        found = access(b.data, X_OK) == 0;
+        p += len + (p[len] == ':');
+    }
+    util_buf_release(&b);
+    return found;
+}
+
+int launch_usable(const char *launcher)
+{
+    if (!strcmp(launcher, "srun") && !in_path("srun"))
+        return util_error("srun not found on PATH: install Slurm's client (slurm-client) or use "
+                          "--launcher mpirun"),
+               3;
+    if (!strcmp(launcher, "mpirun") && !in_path("mpirun"))
+        return util_error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
+                          "--launcher direct"),
+               3;
+    return 0;
+}
+
 int launch_count_hosts(const char *hosts)
 {
     int n = 0;

@@ -41,6 +41,10 @@ int launch_count_hosts(const char *hosts);
 /* 1 when this process runs inside a Slurm allocation. */
 int launch_in_slurm(void);
 
+/* 0 when launcher can start ranks from here (srun outside an allocation makes its own); else
+ * says why and returns 3: mpirun or srun is not on PATH. */
+int launch_usable(const char *launcher);
+
 /*
  * Checks a command's --hosts LIST and --allocation flag: not both, a list with
  * names in it, an allocation only inside Slurm. Returns 0, or UTIL_EUSAGE after

@@ -89,6 +89,16 @@ import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 assert runs and all(r["outcome"] == "launch-failed" for r in runs), runs
 assert "No such file" in runs[0]["stderr_tail"]' "$TEST_TMP/missing/results.jsonl"
+# mpirun (or srun) not on PATH: refused before the first run (exit 3, the fix named); every run
+# was launch-failed, the whole space tried, exit 1.
+mkdir -p "$TEST_TMP/nompi"
+expect_exit 3 "--launcher mpirun without mpirun" -- env PATH="$TEST_TMP/nompi" \
+    "$TOPOTUNE" sweep --launcher mpirun --space "$TEST_TMP/space.json" --out "$TEST_TMP/nompi/sweep"
+expect_stderr_has "mpirun not found: install Open MPI" "said once, with the fix"
+check "nothing swept" test ! -e "$TEST_TMP/nompi/sweep/results.jsonl"
+expect_exit 3 "--launcher srun without srun" -- env PATH="$TEST_TMP/nompi" \
+    "$TOPOTUNE" sweep --launcher srun --space "$TEST_TMP/space.json" --out "$TEST_TMP/nompi/sweep"
+expect_stderr_has "srun not found on PATH" "said"
 
 # A full disk for the results file: the sweep directory on a tmpfs, filled once sweep.json is
 # there (a first sweep wrote it; results.jsonl, never a symlink, is removed), then --resume: the
