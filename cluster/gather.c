@@ -105,6 +105,23 @@ static json_t *parse_result(const char *out_path, int want)
     return NULL;
 }
 
+/* What every node's topotune-node gets (NAME=VALUE, NULL-terminated, malloc'd): Open MPI's TCP
+ * pinning, and every NCCL_* variable set here, which doctor's checks read (a remote shell gives a
+ * node none of them: each node was checked as with none set, this one as with them). */
+static char **node_env(void)
+{
+    extern char **environ;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = util_xcalloc(n + LAUNCH_TCP_ENV_MAX + 1, sizeof(char *));
+    int k = launch_tcp_env(env, 1);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(environ[i], "NCCL_", 5) && strchr(environ[i], '='))
+            env[k++] = util_xstrdup(environ[i]);
+    return env;
+}
+
 json_t *cluster_gather(const char *hosts, const char *what, char *const *args, double timeout_s)
 {
     int nhosts = launch_count_hosts(hosts);
@@ -113,8 +130,7 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
                           "--hosts h1,h2 or run inside salloc/sbatch"),
                NULL;
     char *node = util_sibling_program("topotune-node", "TOPOTUNE_NODE_PROGRAM");
-    char *env[LAUNCH_TCP_ENV_MAX + 1] = {NULL};
-    launch_tcp_env(env, 1);
+    char **env = node_env();
     char **program = util_xcalloc(4 + (size_t)count_args(args), sizeof(char *));
     int n = 0;
     program[n++] = node;
@@ -163,6 +179,7 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
 done:
     for (char **e = env; *e; e++)
         free(*e);
+    free(env);
     if (lfd >= 0)
         close(lfd), unlink(log);
     if (ofd >= 0)

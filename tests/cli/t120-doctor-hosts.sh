@@ -59,4 +59,20 @@ SH
 expect_exit 1 "topo --hosts, n2 unmapped" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
     OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" topo --hosts n1,n2,n3
 expect_stderr_has "could not be mapped: its TOPOTUNE_TOPOLOGY file is unreadable" "the reason said"
+# The caller's NCCL variables reach every node's checks, through a remote shell that gives none
+# (ssh's): NCCL_SOCKET_IFNAME naming no interface failed here but passed on the nodes. (This
+# agent drops the NCCL_* variables only: the sanitized run's own settings stay.)
+# shellcheck disable=SC2016 # the agent's own variables
+printf '%s\n' '#!/bin/sh' 'host=$1; shift' 'for v in $(env | sed -n "s/^\(NCCL_[A-Za-z0-9_]*\)=.*/\1/p"); do unset "$v"; done' \
+    'exec env FAKEHOST="$host" sh -c "$*"' >clean-agent.sh
+chmod +x clean-agent.sh
+expect_exit 1 "doctor --hosts, NCCL_SOCKET_IFNAME=bogus0" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/clean-agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 NCCL_SOCKET_IFNAME=bogus0 "$TOPOTUNE" doctor --hosts n1,n2 --json
+check "both nodes checked with it" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for n in d["nodes"]:
+    c = {x["name"]: x for x in n["checks"]}
+    assert c["interfaces"]["status"] == "fail" and "bogus0" in c["interfaces"]["evidence"], c["interfaces"]
+PY
 finish
