@@ -701,9 +701,51 @@ static json_t *clean_entry(const char *path, size_t i, json_t *e)
                    path, i, WORKLOAD_MAX_SIZE);
     else if (!(wv >= 0 && wv <= 1))
         util_error("%s: entries[%zu].weight: a number from 0 to 1", path, i);
+    else if (json_object_get(e, "calls") && !(json_is_number(json_object_get(e, "calls")) &&
+                                              json_number_value(json_object_get(e, "calls")) >= 0))
+        util_error("%s: entries[%zu].calls: a number of 0 or more", path, i);
     else
         return json_pack("{s:O,s:O,s:f}", "collective", c, "size", s, "weight", wv);
     util_buf_release(&shown);
+    return NULL;
+}
+
+static int count_ok(const json_t *v)
+{
+    return !v || (json_is_integer(v) && json_integer_value(v) >= 0);
+}
+
+/* The fields besides the entries, as the schema types them (what a sweep and a profile copy
+ * must hold); the field that is not, or NULL. */
+static const char *bad_field(const json_t *doc)
+{
+    const json_t *from = json_object_get(doc, "from"), *v;
+    const char *f = json_string_value(from), *key;
+    if (from && !(f && (!strcmp(f, "nccl-log") || !strcmp(f, "preset") || !strcmp(f, "file"))))
+        return "from (nccl-log, preset or file)";
+    if ((v = json_object_get(doc, "assumed")) && !json_is_boolean(v))
+        return "assumed (true or false)";
+    if ((v = json_object_get(doc, "preset")) && !json_is_string(v))
+        return "preset (a string)";
+    if (!count_ok(json_object_get(doc, "ranks_seen")) || !count_ok(json_object_get(doc, "lines")) ||
+        !count_ok(json_object_get(doc, "skipped")))
+        return "ranks_seen, lines and skipped (integers of 0 or more)";
+    size_t i;
+    json_t *s;
+    if ((v = json_object_get(doc, "sources")) && !json_is_array(v))
+        return "sources (an array of {file, lines})";
+    json_array_foreach(v, i, s)
+        if (!json_is_string(json_object_get(s, "file")) || !json_object_get(s, "lines") ||
+            !count_ok(json_object_get(s, "lines")) || json_object_size(s) != 2)
+            return "sources (an array of {file, lines})";
+    if ((v = json_object_get(doc, "totals")) && !json_is_object(v))
+        return "totals (an object of {calls, bytes} per collective)";
+    json_object_foreach((json_t *)v, key, s) {
+        json_t *c = json_object_get(s, "calls"), *b = json_object_get(s, "bytes");
+        if (json_object_size(s) != 2 || !json_is_number(c) || !json_is_number(b) ||
+            json_number_value(c) < 0 || json_number_value(b) < 0)
+            return "totals (an object of {calls, bytes} per collective)";
+    }
     return NULL;
 }
 
@@ -724,6 +766,11 @@ json_t *workload_clean(const json_t *doc, const char *name, int recorded)
         util_error("%s: unknown field \"%s\" (docs/schemas/workload.schema.json)", name,
                    util_text_shown(&shown, extra));
         util_buf_release(&shown);
+        return NULL;
+    }
+    const char *bad_one = bad_field(doc);
+    if (bad_one) {
+        util_error("%s: %s (docs/schemas/workload.schema.json)", name, bad_one);
         return NULL;
     }
     if (!json_is_array(entries) || !json_array_size(entries) ||

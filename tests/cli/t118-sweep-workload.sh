@@ -142,6 +142,18 @@ expect_stderr_has 'entries[0]: unknown field "typo_weigth"' "names the field"
 echo '{"schema": "topotune/workload/1", "wieghts": 1, "entries": [{"collective": "all_reduce", "size": 8, "weight": 1}]}' >bad.json
 expect_exit 2 "an unknown field" -- sweep --out bad --workload bad.json
 expect_stderr_has 'unknown field "wieghts"' "names it"
+# every field the schema names is of its type (these were taken as they were)
+for bad in '"calls": -5' '"calls": "x"'; do
+    echo "{\"schema\": \"topotune/workload/1\", \"entries\": [{\"collective\": \"all_reduce\", \"size\": 8, \"weight\": 1, $bad}]}" >bad.json
+    expect_exit 2 "workload entry $bad" -- sweep --out bad --workload bad.json
+    expect_stderr_has "entries[0].calls" "$bad: named"
+done
+for bad in '"sources": 5' '"lines": "x"' '"totals": [1]' '"from": "elsewhere"' '"assumed": "yes"' \
+    '"ranks_seen": -1' '"sources": [{"file": 1, "lines": 2}]' '"totals": {"all_reduce": {"calls": -1, "bytes": 8}}'; do
+    echo "{\"schema\": \"topotune/workload/1\", $bad, \"entries\": [{\"collective\": \"all_reduce\", \"size\": 8, \"weight\": 1}]}" >bad.json
+    expect_exit 2 "workload field $bad" -- sweep --out bad --workload bad.json
+    expect_stderr_has "workload.schema.json" "$bad: the schema named"
+done
 # one weight per (collective, size): a second once made the file differ from itself, so that a
 # sweep of it could never resume (and compare refused it)
 echo '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 1024, "weight": 0.3},
