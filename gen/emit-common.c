@@ -442,10 +442,20 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
                   gen_shm_need_kb(profile), gen_shm_need_kb(profile) / 1024);
     util_buf_adds(
         out,
-        "# PyTorch's NCCL error handling and flight recorder, by the names this PyTorch reads.\n"
-        "if printf '%s\\n2.1.999\\n' \"${torch_version:-0}\" | sort -V -C; then\n"
+        "# PyTorch's NCCL error handling and flight recorder, by the names this PyTorch reads;\n"
+        "# both when its version is unknown here (no torch on this node's Python: a login node).\n"
+        "if [ -z \"$torch_version\" ] && [ -n \"${torch_program-1}\" ]; then\n"
+        "    echo \"$0: note: PyTorch's version is unknown here ($py cannot import torch): its "
+        "NCCL "
+        "is not checked, and its error handling is set by both its old and new names\" >&2\n"
+        "fi\n"
+        "if [ -z \"$torch_version\" ] || printf '%s\\n2.1.999\\n' \"$torch_version\" | sort -V -C; "
+        "then\n"
         "    export NCCL_ASYNC_ERROR_HANDLING=\"${NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"
-        "else\n"
+        "fi\n"
+        "if [ -z \"$torch_version\" ] || ! printf '%s\\n2.1.999\\n' \"$torch_version\" | sort -V "
+        "-C; "
+        "then\n"
         "    export TORCH_NCCL_ASYNC_ERROR_HANDLING=\"${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}\"\n"
         "    export TORCH_NCCL_TRACE_BUFFER_SIZE=\"${TORCH_NCCL_TRACE_BUFFER_SIZE:-2000}\"\n"
         "    export TORCH_NCCL_DUMP_ON_TIMEOUT=\"${TORCH_NCCL_DUMP_ON_TIMEOUT:-1}\"\n"

@@ -120,6 +120,12 @@ stub_torch 2.18.3 2.3.0 3
 expect_stderr_has "profile measured with NCCL 2.99.1 but this runs NCCL 2.18.3: run topotune" "another NCCL refused"
 stub_torch 2708 2.3.0 3 # NCCL 2.7.8's code, before 2.9's
 expect_stderr_has "but this runs NCCL 2.7.8: run topotune" "an old NCCL's code read as its version"
+# A Python without torch (a login node): the version unknown, said; both names set (only the
+# deprecated one was, which PyTorch 2.2 on reads no more, and no flight recorder).
+expect_exit 0 "torchrun.sh, a Python without torch" -- env PATH="$TEST_TMP/fakebin:$PATH" \
+    TOPOTUNE_PYTHON=/nonexistent/python3 "$pv/launch/torchrun.sh" -- train.py
+check "both names of PyTorch's error handling" grep -qx 'torchrun async=1/1' "$TEST_TMP/out"
+expect_stderr_has "PyTorch's version is unknown here" "said"
 
 # mpirun.sh under real Open MPI: the measured 8 ranks, no warning; 2 nodes x 1 rank, a warning.
 cat >rank.sh <<'EOF'
