@@ -24,6 +24,11 @@ static int conf_line(const char *name, const char *value, const char *role, void
                       "# %s: per node (its measured value is one node's): each node's own from "
                       "'topotune env --node'\n",
                       name);
+    else if (strncmp(name, "NCCL_", 5)) /* NCCL sets what it reads at its own init: too late */
+        util_buf_addf(ctx,
+                      "# %s: not NCCL's (CUDA, MPI or PyTorch read it before NCCL would set it "
+                      "from here): nccl.env, the launch scripts and the image set it\n",
+                      name);
     else
         util_buf_addf(ctx, "%s=%s\n", name, value);
     return 0;
