@@ -10,9 +10,11 @@
 #include "topo/topo.h"
 #include "util/buf.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/opts.h"
 #include "util/quote.h"
+#include "util/text.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -28,6 +30,30 @@ static int find_space(const char *backend, struct util_buf *out)
     char rel[64];
     snprintf(rel, sizeof(rel), "spaces/%s-default.json", backend);
     return util_data_file(rel, out);
+}
+
+/* Where the profile went, and the command that explains it, as a shell takes it. */
+static void say_written(const char *root, const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/sweep.json", dir);
+    json_t *sweep = util_json_load(path);
+    const char *cls = json_string_value(json_object_get(sweep, "class"));
+    struct util_buf show = UTIL_BUF_INIT;
+    util_buf_adds(&show, "topotune profiles");
+    if (strcmp(root, "profiles")) {
+        util_buf_adds(&show, " --profiles ");
+        util_quote_shell(&show, root);
+    }
+    util_buf_adds(&show, " show ");
+    if (cls && util_valid_id(cls))
+        util_quote_shell(&show, cls);
+    else
+        util_buf_adds(&show, "CLASS");
+    printf("profile written under '%s' (sweep in '%s'); '%s' explains it\n", root, dir,
+           util_buf_str(&show));
+    util_buf_release(&show);
+    json_decref(sweep);
 }
 
 int cmd_run(int argc, char **argv)
@@ -139,8 +165,6 @@ int cmd_run(int argc, char **argv)
     char *gen_argv[] = {"gen", "--runs", dir, "--profiles", (char *)root, NULL};
     rc = cmd_gen(5, gen_argv);
     if (!rc)
-        printf("profile written under '%s' (sweep in '%s'); 'topotune profiles show CLASS' "
-               "explains it\n",
-               root, dir);
+        say_written(root, dir);
     return rc;
 }

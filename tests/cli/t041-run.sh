@@ -17,6 +17,10 @@ if [ ! -e /dev/nvidia0 ]; then
     expect_stderr_has "no GPU visible" "says it falls back to mpi"
 fi
 check "says where and what" grep -q "profile written under" "$TEST_TMP/out"
+# the command it names runs as written (it named the default root and "CLASS")
+show=$(sed -n "s/.*; '\(topotune profiles .*\)' explains it\$/\1/p" "$TEST_TMP/out")
+check "it names this root and class: $show" test "$show" = "topotune profiles --profiles '$TEST_TMP/profiles' show '$class'"
+expect_exit 0 "that command" -- bash -c "${show/topotune/\"\$TOPOTUNE\"}"
 # run chooses the sweep's options itself, so continuing one is run's too: interrupted, it named
 # 'topotune sweep --resume' "with the same options" (which it had chosen and not shown: strategy,
 # ranks, space), and run had no --resume.
