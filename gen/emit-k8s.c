@@ -27,9 +27,13 @@ static int per_node_note(struct util_buf *out, const char *indent, const char *n
     if (!util_env_per_node(name))
         return 0;
     util_buf_addf(out,
-                  "%s# %s: per node (its measured value is one node's): each node's own from "
-                  "'topotune env --node', as the launch scripts do\n",
-                  indent, name);
+                  "%s# %s: per node (its measured value is one node's): not set here, so NCCL "
+                  "picks its own on\n"
+                  "%s# each node; to set each node's, start the command through 'topotune env "
+                  "--node --profile\n"
+                  "%s# /opt/topotune/profile --' (an image with topotune), as the launch scripts "
+                  "do\n",
+                  indent, name, indent, indent);
     return 1;
 }
 

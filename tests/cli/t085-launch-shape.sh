@@ -277,4 +277,9 @@ import sys, yaml
 env = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]
 assert "NCCL_IB_HCA" not in [e["name"] for e in env], env
 PY
+# whose command is a bare torchrun: its note says the pod does not set it (it said "as the
+# launch scripts do", which no command of the pod did)
+check "the PyTorchJob's note says it is not set there, and how to" bash -c "
+    grep -q '# NCCL_IB_HCA: per node (its measured value is one node.s): not set here' '$hca/launch/pytorchjob.yaml' &&
+    grep -q \"start the command through 'topotune env --node --profile\" '$hca/launch/pytorchjob.yaml'"
 finish
