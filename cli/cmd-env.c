@@ -87,6 +87,35 @@ static int print(const json_t *env, int json)
     return 0;
 }
 
+/* 1 when name is a word of the space-separated list. */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p; p += strcspn(p, " "), p += *p == ' ')
+        if (strcspn(p, " ") == n && !strncmp(p, name, n))
+            return 1;
+    return 0;
+}
+
+/* A variable the launch script's caller set itself (TOPOTUNE_CALLER_VARS, which the scripts
+ * export and mpirun.sh forwards) keeps that value: it is the caller's, not this node's to
+ * resolve. */
+static void keep_callers(json_t *env, json_t *notes)
+{
+    const char *list = getenv("TOPOTUNE_CALLER_VARS"), *name;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(env, tmp, name, v) {
+        const char *now = getenv(name);
+        json_t *kept = now && listed(list, name) ? json_string(now) : NULL;
+        if (!kept) /* not the caller's (or not text JSON holds): resolved */
+            continue;
+        json_object_set_new(env, name, kept);
+        json_array_append_new(notes, json_sprintf("%s: the caller's own value kept (%s)", name,
+                                                  "TOPOTUNE_CALLER_VARS"));
+    }
+}
+
 int cmd_env(int argc, char **argv)
 {
     struct env_opts o = {0};
@@ -98,6 +127,7 @@ int cmd_env(int argc, char **argv)
     if (o.profile && !profile)
         return 2;
     json_t *notes, *env = doctor_node_env(profile, o.every, &notes), *n;
+    keep_callers(env, notes);
     size_t i;
     json_array_foreach(notes, i, n)
         util_info("%s", json_string_value(n));

@@ -318,16 +318,60 @@ static void per_node(const json_t *profile, struct util_buf *out)
         "fi\n\n");
 }
 
+static int add_name(const char *name, const char *value, const char *role, void *ctx)
+{
+    (void)value;
+    (void)role;
+    util_buf_addf(ctx, " %s", name);
+    return 0;
+}
+
+/* nccl.env sourced; a variable of the profile that the caller set keeps the caller's value, as
+ * NCCL lets the environment win over nccl.conf (to chase a hang, say), each said so that a stale
+ * one from a login shell is seen; TOPOTUNE_CALLER_VARS names them for topotune env --node. */
+static void source_env(const json_t *profile, struct util_buf *out)
+{
+    struct util_buf names = UTIL_BUF_INIT;
+    if (gen_each_var(profile, add_name, &names) || !names.len) {
+        util_buf_adds(out, "# shellcheck source=/dev/null\n. \"$profile_dir/nccl.env\"\n");
+        util_buf_release(&names);
+        return;
+    }
+    util_buf_addf(
+        out,
+        "# The caller's own value of a profile variable wins, as NCCL lets the environment win\n"
+        "# over nccl.conf (to chase a hang, say); each is said, so that a stale one is seen.\n"
+        "caller_env=()\n"
+        "for name in%s; do\n"
+        "    if [ -n \"${!name+x}\" ]; then caller_env+=(\"$name=${!name}\"); fi\n"
+        "done\n"
+        "# shellcheck source=/dev/null\n"
+        ". \"$profile_dir/nccl.env\"\n"
+        "TOPOTUNE_CALLER_VARS=\n"
+        "for kv in ${caller_env[@]+\"${caller_env[@]}\"}; do\n"
+        "    name=${kv%%%%=*}\n"
+        "    TOPOTUNE_CALLER_VARS=\"$TOPOTUNE_CALLER_VARS $name\"\n"
+        "    if [ \"${!name}\" != \"${kv#*=}\" ]; then\n"
+        "        echo \"$0: note: $name=${kv#*=} from the environment, not the profile's "
+        "${!name}\" >&2\n"
+        "        export \"$kv\"\n"
+        "    fi\n"
+        "done\n"
+        "export TOPOTUNE_CALLER_VARS\n",
+        util_buf_str(&names));
+    util_buf_release(&names);
+}
+
 void gen_shell_prelude(const json_t *profile, struct util_buf *out)
 {
     struct util_buf want = UTIL_BUF_INIT;
     util_quote_shell(&want, str(json_object_get(profile, "software"), "nccl", ""));
+    util_buf_adds(out, "set -euo pipefail\n"
+                       "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname "
+                       "\"${BASH_SOURCE[0]}\")/..\" && pwd)}\n");
+    source_env(profile, out);
     util_buf_adds(
         out,
-        "set -euo pipefail\n"
-        "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)}\n"
-        "# shellcheck source=/dev/null\n"
-        ". \"$profile_dir/nccl.env\"\n"
         "# nccl.env set the profile's variables. NCCL_CONF_FILE stays the caller's: NCCL (2.23 "
         "on)\n"
         "# reads it instead of ~/.nccl.conf, whose site settings pointing it here would drop.\n\n");

@@ -208,7 +208,7 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
         "    case $name in\n"
         "    CUDA_VISIBLE_DEVICES) ;;\n"
         "    NCCL_* | TORCH_* | FI_* | UCX_* | CUDA_* | TOPOTUNE_TUNER_TABLE | "
-        "TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER");
+        "TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER | TOPOTUNE_CALLER_VARS");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
     util_buf_adds(out,

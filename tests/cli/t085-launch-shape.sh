@@ -282,4 +282,22 @@ PY
 check "the PyTorchJob's note says it is not set there, and how to" bash -c "
     grep -q '# NCCL_IB_HCA: per node (its measured value is one node.s): not set here' '$hca/launch/pytorchjob.yaml' &&
     grep -q \"start the command through 'topotune env --node --profile\" '$hca/launch/pytorchjob.yaml'"
+# The caller's own value of a profile variable wins, said (the scripts overwrote it, and no
+# variable could be set otherwise to chase a problem): per node too, on this node and on a
+# remote rank of mpirun.sh, which resolves the others on its own node.
+mkdir -p hcabin
+# shellcheck disable=SC2016 # the stand-in's own variable
+printf '%s\n' '#!/bin/sh' 'echo "hca=${NCCL_IB_HCA:-unset}"' >hcabin/torchrun
+chmod +x hcabin/torchrun
+expect_exit 0 "torchrun.sh, the caller's NCCL_IB_HCA" -- env PATH="$TEST_TMP/hcabin:$PATH" TOPOTUNE="$TOPOTUNE" \
+    TOPOTUNE_PYTHON=false NCCL_IB_HCA==mlx5_9 "$hca/launch/torchrun.sh" -- train.py
+check "the caller's value reached torchrun" grep -qx 'hca==mlx5_9' "$TEST_TMP/out"
+expect_stderr_has "note: NCCL_IB_HCA==mlx5_9 from the environment, not the profile's" "said"
+# shellcheck disable=SC2016 # the rank's own variables
+printf '%s\n' '#!/bin/sh' 'echo "rank $OMPI_COMM_WORLD_RANK remote=${REMOTE:-0} hca=${NCCL_IB_HCA:-unset}"' >hca-rank.sh
+chmod +x hca-rank.sh
+expect_exit 0 "mpirun.sh across 2 hosts, the caller's NCCL_IB_HCA" -- env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 TOPOTUNE_PYTHON=python3 TOPOTUNE="$TOPOTUNE" NCCL_IB_HCA==mlx5_9 \
+    timeout 120 "$hca/launch/mpirun.sh" "$TEST_TMP/hca-rank.sh"
+check "both ranks, local and remote, have it" test "$(grep -c '^rank [01] remote=[01] hca==mlx5_9$' "$TEST_TMP/out")" -eq 2
 finish
