@@ -6,11 +6,15 @@
  * sendrecv to the next rank, from the previous) on GPU buffers, one rank per GPU;
  * -g N GPUs per process, MPI broadcasting the unique id between processes.
  *
- * Nothing here may wait forever (NCCL reference section 8): communicators are
- * non-blocking, and every wait polls the stream's event and
- * ncclCommGetAsyncError against the stage deadline; on an error or timeout all
- * local communicators are aborted before the process exits with 3 or 4. Times
- * come from CUDA events around the timed batch (the slowest local GPU).
+ * Nothing here may wait forever (NCCL reference section 8): every wait polls the
+ * stream's event and ncclCommGetAsyncError against the stage deadline; on an
+ * error or timeout all local communicators are aborted before the process exits
+ * with 3 or 4. Communicators are blocking, as nccl-tests' are: a non-blocking
+ * one starts a thread in every ncclGroupEnd (group.cc, groupLaunchNonBlocking)
+ * and the batch waited for it between calls, tens of microseconds of an idle GPU
+ * in every timed call; an init or a connection that hangs inside NCCL is the
+ * stage watchdog's to end. Times come from CUDA events around the timed batch
+ * (the slowest local GPU).
  */
 #include "bench/internal.h"
 #include "util/buf.h"
@@ -137,24 +141,13 @@ static int wait_all(struct nccl_state *s, int events)
     }
 }
 
-/* NCCL_DEBUG_FILE with %h (host) and %p (pid) as NCCL expands them. */
+/* The file NCCL writes its log to (NCCL_DEBUG_FILE as NCCL expands it), or NULL. */
 static char *resolve_log_path(void)
 {
     const char *pattern = getenv("NCCL_DEBUG_FILE");
-    if (!pattern || !*pattern)
-        return NULL;
-    struct util_buf b = UTIL_BUF_INIT;
-    char host[64] = "";
+    char host[1024] = "";
     gethostname(host, sizeof(host) - 1);
-    for (const char *p = pattern; *p; p++) {
-        if (p[0] == '%' && p[1] == 'h')
-            util_buf_adds(&b, host), p++;
-        else if (p[0] == '%' && p[1] == 'p')
-            util_buf_addf(&b, "%d", (int)getpid()), p++;
-        else
-            util_buf_add(&b, p, 1);
-    }
-    return util_buf_detach(&b);
+    return pattern && *pattern ? bench_nccl_log_path(pattern, host, (int)getpid()) : NULL;
 }
 
 static int pick_devices(struct bench_ctx *c, struct nccl_state *s)
@@ -200,6 +193,9 @@ static int alloc_buffers(struct nccl_gpu *g, size_t bytes)
     if (ncclMemAlloc(&g->send, bytes) == ncclSuccess &&
         ncclMemAlloc(&g->recv, bytes) == ncclSuccess)
         return 0;
+    if (g->send) /* the send buffer came, the receive did not: both from cudaMalloc then */
+        ncclMemFree(g->send);
+    g->send = g->recv = NULL;
 #endif
     CUDA_TRY(cudaMalloc(&g->send, bytes));
     CUDA_TRY(cudaMalloc(&g->recv, bytes));
@@ -225,7 +221,7 @@ static int init_comms(struct bench_ctx *c, struct nccl_state *s)
         return msg.status;
     ncclUniqueId id = msg.id;
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
+    config.blocking = 1; /* see the top of this file */
     ncclResult_t r = ncclGroupStart();
     cudaError_t ce = cudaSuccess;
     for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++) {
@@ -360,7 +356,7 @@ static int launch(struct bench_ctx *c, struct nccl_state *s, const struct bench_
         return nccl_fail(s, c->opt->collective, r);
     if (end != ncclSuccess && end != ncclInProgress)
         return nccl_fail(s, "ncclGroupEnd", end);
-    /* Non-blocking: no further call on a communicator until it leaves ncclInProgress. */
+    /* (a non-blocking communicator, were one configured, takes no call in ncclInProgress) */
     return end == ncclInProgress || r == ncclInProgress ? wait_all(s, 0) : 0;
 }
 
@@ -395,8 +391,9 @@ static int check_pass(struct bench_ctx *c, struct nccl_state *s, const struct be
         /* On the run's own stream, which is non-blocking: a copy or memset on the legacy
          * default stream would not be ordered before the collective that reads it. The host
          * buffer is reused for the next GPU, so each fill waits for its copy. */
-        if (!in_place)
-            CUDA_TRY(cudaMemsetAsync(gpu->recv, 0, n->recv * elt, gpu->stream));
+        /* cleared in place too (all_gather: the others' parts would still hold the last
+         * pass's right values, and a part NCCL failed to write would pass), as nccl-tests */
+        CUDA_TRY(cudaMemsetAsync(gpu->recv, 0, n->recv * elt, gpu->stream));
         CUDA_TRY(cudaMemcpyAsync(input_of(c, gpu, c->rank + g, n, in_place), s->host, n->send * elt,
                                  cudaMemcpyHostToDevice, gpu->stream));
         CUDA_TRY(cudaStreamSynchronize(gpu->stream));
@@ -458,8 +455,11 @@ static int nccl_run(struct bench_ctx *c, const struct bench_counts *n, int in_pl
     r->wrong = o->check ? 0 : -1;
     for (int rep = 0; rep < o->check && !rc; rep++)
         rc = check_pass(c, s, n, in_place, rep, &r->wrong);
-    if (in_place && c->coll == MODEL_ALLTOALL)
-        r->wrong = -1; /* NCCL's alltoall reads what it overwrites: unchecked, as nccl-tests */
+    /* in place, alltoall reads what it overwrites and sendrecv sends the buffer it receives
+     * into (ahead of a slower next rank, the receive overwrites unsent chunks): unchecked, as
+     * nccl-tests leaves them */
+    if (in_place && (c->coll == MODEL_ALLTOALL || c->coll == MODEL_SENDRECV))
+        r->wrong = -1;
     if (!rc)
         read_log(c, s, n, r);
     return rc;

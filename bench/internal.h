@@ -174,6 +174,10 @@ void bench_report_groups(const struct bench_ctx *c, json_t *groups);
 
 /* NCCL debug log: settings NCCL says it applied, and its algorithm/protocol per size. */
 json_t *bench_nccl_log_env(const char *log_text);
+/* NCCL_DEBUG_FILE's pattern expanded as NCCL (debug.cc) does: %h the host name up to its first
+ * '.', its '%' and '/' made '-'; %p the pid; %% a '%'; any other %x kept; at most PATH_MAX
+ * characters. A new string. */
+char *bench_nccl_log_path(const char *pattern, const char *host, int pid);
 /* The algorithm and protocol NCCL's TUNING line (2.24 and later, rank 0) gives the last call of
  * collective coll (enum model_coll; its line names NCCL's function: "AllGather") of bytes, which
  * NCCL counts as the call's count times the element size: one rank's part for AllGather and

@@ -7,10 +7,38 @@
  */
 #include "bench/internal.h"
 #include "model/model.h"
+#include "util/buf.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+char *bench_nccl_log_path(const char *pattern, const char *host, int pid)
+{
+    char name[1024];
+    size_t n = strcspn(host, "."); /* NCCL's host name for its log: up to the first dot */
+    snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), host);
+    for (char *p = name; *p; p++)
+        if (*p == '%' || *p == '/')
+            *p = '-';
+    struct util_buf b = UTIL_BUF_INIT;
+    for (const char *p = pattern; *p && b.len < PATH_MAX; p++) {
+        if (*p != '%' || !p[1])
+            util_buf_add(&b, p, 1);
+        else if (*++p == '%')
+            util_buf_adds(&b, "%");
+        else if (*p == 'h')
+            util_buf_adds(&b, name);
+        else if (*p == 'p')
+            util_buf_addf(&b, "%d", pid);
+        else /* NCCL echoes what it does not know */
+            util_buf_addf(&b, "%%%c", *p);
+    }
+    if (b.len > PATH_MAX)
+        b.data[b.len = PATH_MAX] = '\0';
+    return util_buf_detach(&b);
+}
 
 json_t *bench_nccl_log_env(const char *log)
 {

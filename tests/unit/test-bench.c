@@ -704,6 +704,26 @@ static void test_text_clean(void **state)
     assert_string_equal(CLEAN("a\nb\tc", 0, &n), "a" FFFD "b" FFFD "c");
 }
 
+/* NCCL_DEBUG_FILE as NCCL's debug.cc expands it: the host name cut at its first dot (a dotted
+ * node's log was looked for under its whole name, and never found), %% one %. */
+static void test_nccl_log_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pattern, *host, *want;
+    } cases[] = {
+        {"/tmp/nccl.%h.%p.log", "gpu01.cluster.example", "/tmp/nccl.gpu01.42.log"},
+        {"/tmp/n-%h", "plain", "/tmp/n-plain"},
+        {"/tmp/100%%-%h", "a%b/c.d", "/tmp/100%-a-b-c"},
+        {"/tmp/x%q%", "h", "/tmp/x%q%"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = bench_nccl_log_path(cases[i].pattern, cases[i].host, 42);
+        assert_string_equal(got, cases[i].want);
+        free(got);
+    }
+}
+
 static void test_nccl_log(void **state)
 {
     (void)state;
@@ -1091,6 +1111,7 @@ int main(void)
         cmocka_unit_test(test_model_collectives),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_nccl_log_path),
         cmocka_unit_test(test_nccl_log),
         cmocka_unit_test(test_model_rules),
         cmocka_unit_test(test_model_network),
