@@ -19,6 +19,11 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
+# a packed tree (tests/gpu/pack.sh) brings its own loader paths: taken when it is here
+if [ -z "${TOPOTUNE_BIN:-}" ] && [ -r "$root/.gpu/env.sh" ]; then
+    # shellcheck source=/dev/null
+    . "$root/.gpu/env.sh"
+fi
 
 ngpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -45,11 +50,26 @@ mid=64M
 [ "$quick" = 1 ] && mid=64K
 echo "GPUs: $ngpus; results in $out"
 
+# summary: $OUT/summary.json from the steps so far (written after each, so that a run cut short
+# by its deadline leaves one); exits 1 when a step failed.
+summary() {
+    python3 - "$steps" "$out/summary.json" "$ngpus" <<'PY'
+import json, sys
+steps = [json.loads(l) for l in open(sys.argv[1])]
+failed = [s["name"] for s in steps if not s["ok"]]
+summary = {"gpus": int(sys.argv[3]), "steps": steps, "passed": len(steps) - len(failed), "failed": failed}
+json.dump(summary, open(sys.argv[2], "w"), indent=1)
+print(f"{len(steps) - len(failed)} passed, {len(failed)} failed")
+sys.exit(1 if failed else 0)
+PY
+}
+
 # record NAME OK DETAIL SECONDS: one line of the summary.
 record() {
     python3 -c 'import json, sys; print(json.dumps({"name": sys.argv[1], "ok": sys.argv[2] == "1", "detail": sys.argv[3], "seconds": float(sys.argv[4])}))' \
         "$1" "$2" "$3" "$4" >>"$steps"
     printf '%-34s %s  %s\n' "$1" "$([ "$2" = 1 ] && echo ok || echo FAILED)" "$3"
+    summary >/dev/null
 }
 
 # step NAME WANT_EXIT COMMAND...: runs COMMAND (output to logs/NAME.log), checks its exit code.
@@ -124,11 +144,16 @@ else:
 print(c["status"] + ": " + c["evidence"])
 ' "$out/doctor.json" "$ngpus"
 
-# 3. Correctness for every dtype and op, one rank on one GPU; float sum up to 8 GiB.
+# 3. Correctness for every dtype and op, across every GPU (one rank is a local copy, which NCCL
+#    reduces nothing in: on one GPU it proves the buffers and the check only); float sum up to
+#    8 GiB on one GPU. Across GPUs to 1 MiB: the check fills and reads every GPU's buffers on
+#    one CPU thread, about 17 ns an element (to 64 MiB, 50 runs on 8 GPUs took minutes).
+matrix_max=$mid
+[ "$ngpus" -gt 1 ] && [ "$quick" != 1 ] && matrix_max=1M
 for dtype in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
     for op in sum prod min max avg; do
-        step "dtype-$dtype-$op" 0 bench "dtype-$dtype-$op" "$bin/topotune-bench" --backend nccl -g 1 \
-            -d "$dtype" -o "$op" -b 8 -e "$mid" -f 8 -n 2 -w 1 -c 1 -T 120
+        step "dtype-$dtype-$op" 0 bench "dtype-$dtype-$op" "$bin/topotune-bench" --backend nccl -g "$ngpus" \
+            -d "$dtype" -o "$op" -b 8 -e "$matrix_max" -f 8 -n 2 -w 1 -c 1 -T 120
     done
 done
 step float-sum-to-8G 0 bench float-sum-8g "$bin/topotune-bench" --backend nccl -g 1 -b 8 -e "$big" -f 4 -n 5 -w 2 -c 1 -T 180
@@ -152,8 +177,8 @@ for coll in all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
         --backend nccl -C "$coll" -g "$ngpus" -b 1M -e 1M -T 30
 done
 
-# 4. Events against the formula: wrong 0 (null only for an in-place alltoall, unchecked as in
-#    nccl-tests), algbw = bytes / time, busbw = algbw x the collective's nccl-tests factor.
+# 4. Events against the formula: wrong 0 (null only for an in-place alltoall or sendrecv,
+#    unchecked as in nccl-tests), algbw = bytes / time, busbw = algbw x the collective's nccl-tests factor.
 verify events-formula '
 import glob, json, os, sys
 bad, n_files = [], 0
@@ -173,7 +198,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
             continue
         for r in (e, e["in_place"]):
             where = "%s %d" % (os.path.basename(path), e["size"])
-            if r["wrong"] != 0 and not (r["wrong"] is None and coll == "alltoall" and r is not e):
+            if r["wrong"] != 0 and not (r["wrong"] is None and coll in ("alltoall", "sendrecv") and r is not e):
                 bad.append("%s: wrong %s" % (where, r["wrong"]))
             if abs(r["algbw"] - e["size"] / (r["time_us"] * 1e-6) / 1e9) > 1e-6 * max(1, r["algbw"]):
                 bad.append(where + ": algbw off the formula")
@@ -184,19 +209,18 @@ print("%d runs: every size right, algbw and busbw as the formula says" % n_files
 ' "$out/logs"
 
 # 5. NCCL's log parsed: a forced algorithm shows in effective_env and per-size choices. On one
-#    GPU NCCL never reads NCCL_ALGO (a one-rank all_reduce is a local copy: no algorithm, no
-#    line in its log), so there the run must show no algorithm at all; step 8 proves the parsing
-#    of effective_env with the plugin's variable.
+#    GPU NCCL reads NCCL_ALGO at init (tuning.cc logs it for any rank count) but a one-rank
+#    all_reduce is a local copy: no algorithm per size.
 step forced-ring 0 bench forced-ring env NCCL_ALGO=Ring "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 64M -f 4 -n 5 -w 2 -T 60
 verify forced-ring-effective-env '
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 env = events[-1].get("effective_env") or {}
 algos = {e.get("algo") for e in events if e["event"] == "size"} - {None}
+assert env.get("NCCL_ALGO", "").lower() == "ring", env
 if int(sys.argv[2]) == 1:
-    assert not algos and "NCCL_ALGO" not in env, (env, algos)
+    assert not algos, algos
 else:
-    assert env.get("NCCL_ALGO", "").lower() == "ring", env
     assert {a.lower() for a in algos} <= {"ring"}, algos
 print("effective_env %s; algorithms per size %s" % (env, sorted(algos)))
 ' "$out/logs/forced-ring.jsonl" "$ngpus"
@@ -209,11 +233,11 @@ step corruption-caught 7 env TOPOTUNE_BENCH_TEST_CORRUPT=0 timeout 60 "$bin/topo
 # 6b. NCCL_TESTS_MIN_BW on the real backend, as nccl-tests: an Avg bus bandwidth below 0.9 x it
 #     fails with exit 7, and topotune expect's figure for this node (the model's band, every GPU
 #     driven by one process) passes a healthy run of the same sizes.
-step min-bw-fails 7 env NCCL_TESTS_MIN_BW=1000000 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -T 60
-step min-bw-zero 0 env NCCL_TESTS_MIN_BW=0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -T 60
+step min-bw-fails 7 env NCCL_TESTS_MIN_BW=1000000 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -c 0 -T 60
+step min-bw-zero 0 env NCCL_TESTS_MIN_BW=0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 4M -f 2 -c 0 -T 60
 step expect-live 0 "$bin/topotune" expect -b 32M -e 1G --format json
 gate=$("$bin/topotune" expect -b 32M -e 1G --format nccl-tests-min-bw 2>/dev/null)
-step expect-gate 0 env "${gate:-NCCL_TESTS_MIN_BW=}" "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 32M -e 1G -f 2 -T 120
+step expect-gate 0 env "${gate:-NCCL_TESTS_MIN_BW=}" "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 32M -e 1G -f 2 -c 0 -T 120
 
 # 6c. For operators, on the real backend: topotune check of this node (doctor, a short run,
 #     the model's band; one process drives every GPU), its JSON and metrics; topotune-bench's
@@ -230,7 +254,7 @@ m = open(sys.argv[1] + "/check.prom").read()
 assert "topotune_check_ok{" in m and "source=\"measured\"" in m, m[:500]
 print(r["class"], [round(s["busbw"], 1) for s in r["sizes"]], r.get("reference_missing", r.get("reference", {}).get("kind")))
 ' "$out"
-step bench-metrics 0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 64M -f 4 -T 60 \
+step bench-metrics 0 "$bin/topotune-bench" --backend nccl -g "$ngpus" -b 1M -e 64M -f 4 -c 0 -T 60 \
     --metrics "$out/bench.prom"
 verify bench-metrics-labels '
 import json, re, sys
@@ -258,12 +282,21 @@ assert mine and all(b in dump for b in mine), (mine, dump[:400])
 print("NCCL loaded it; its dump has", mine)
 ' "$out"
 
-# 7. With two or more GPUs: one rank per GPU under mpirun, and the P2P copy test for real.
-if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then
-    root_flag=()
-    [ "$(id -u)" = 0 ] && root_flag=(--allow-run-as-root)
-    step mpi-ranks 0 bench mpi-ranks mpirun -np "$ngpus" "${root_flag[@]}" "$bin/topotune-bench" --backend nccl -b 8 -e 1G -f 4 -T 120
+# 7. With two or more GPUs: the P2P copy test for real, and one rank per GPU under mpirun (said
+#    skipped where the image has none; the ranks must be one job, not singletons).
+if [ "$ngpus" -gt 1 ]; then
     [ -x "$bin/topotune-p2p-copy" ] && step p2p-copy 0 "$bin/topotune-p2p-copy"
+    if command -v mpirun >/dev/null; then
+        root_flag=()
+        [ "$(id -u)" = 0 ] && root_flag=(--allow-run-as-root)
+        step mpi-ranks 0 bench mpi-ranks mpirun -np "$ngpus" "${root_flag[@]}" "$bin/topotune-bench" --backend nccl -b 8 -e 1G -f 4 -T 120
+        verify mpi-ranks-one-job 'import json, sys
+start = json.loads(open(sys.argv[1]).readline())
+assert start["ranks"] == int(sys.argv[2]), start
+print(start["ranks"], "ranks in one job")' "$out/logs/mpi-ranks.jsonl" "$ngpus"
+    else
+        record mpi-ranks 1 "skipped: no mpirun in this image" 0
+    fi
 fi
 
 # 8. topotune's tuner plugin inside the real NCCL: a table forcing ring/simple above 1 MiB and
@@ -279,7 +312,7 @@ if [ -r "$plugin" ]; then
     printf '{"class": "gpu-check", "variables": []}\n' >"$out/profile/profile.json"
     step plugin-loads 0 bench plugin env NCCL_TUNER_PLUGIN="$plugin" \
         TOPOTUNE_TUNER_TABLE="$out/profile/tuner-table.txt" "$bin/topotune-bench" --backend nccl \
-        -g "$ngpus" -b 64K -e 64M -f 4 -n 5 -w 2 -T 60
+        -g "$ngpus" -b 64K -e 64M -f 4 -n 5 -w 2 -c 0 -T 60
     verify plugin-log "import glob, json, sys
 text = ''.join(open(f).read() for f in glob.glob(sys.argv[1] + '/logs/plugin.nccl.*.log'))
 assert 'TUNER/Plugin: Using topotune' in text, 'NCCL did not say it uses the plugin'
@@ -287,7 +320,7 @@ assert 'topotune tuner: ' in text and \"loaded '\" in text, 'no loaded line in N
 env = [json.loads(l) for l in open(sys.argv[1] + '/logs/plugin.jsonl')][-1]['effective_env']
 assert env.get('NCCL_TUNER_PLUGIN', '').endswith('libnccl-tuner-topotune.so'), env
 print([l.split('NCCL INFO ')[-1] for l in text.splitlines() if 'TUNER/Plugin: Using' in l][0])" "$out"
-    if [ "$ngpus" -gt 1 ]; then
+    if [ "$ngpus" -gt 1 ] && command -v mpirun >/dev/null; then
         step verify-measured 0 "$bin/topotune" verify "$out/profile" --backend nccl --np "$ngpus" \
             --launcher mpirun --repeat 2 -b 64K -e 256M --timeout 60 --out "$out/verify" --json
     else
@@ -298,12 +331,4 @@ else
     record plugin-loads 0 "the plugin was not built (no NCCL headers at build time)" 0
 fi
 
-python3 - "$steps" "$out/summary.json" "$ngpus" <<'PY'
-import json, sys
-steps = [json.loads(l) for l in open(sys.argv[1])]
-failed = [s["name"] for s in steps if not s["ok"]]
-summary = {"gpus": int(sys.argv[3]), "steps": steps, "passed": len(steps) - len(failed), "failed": failed}
-json.dump(summary, open(sys.argv[2], "w"), indent=1)
-print(f"{len(steps) - len(failed)} passed, {len(failed)} failed")
-sys.exit(1 if failed else 0)
-PY
+summary
