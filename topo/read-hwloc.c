@@ -20,11 +20,31 @@ static int is_io(hwloc_obj_t o)
            o->type == HWLOC_OBJ_OS_DEVICE;
 }
 
+/* The NUMA nodes of the topology being read that hold a GPU's memory, not the CPUs': hwloc 2.10
+ * on keeps Grace's GPU-memory nodes (subtype GPUMemory, the Grace cores their cpuset), and a v1
+ * export of POWER9 lists V100 memory as NUMA nodes without a core. They are neither the node's
+ * NUMA count nor what a device is local to. Set while topo_read_hwloc runs. */
+static hwloc_bitmap_t gpu_memory;
+
+static void find_gpu_memory(hwloc_topology_t h)
+{
+    gpu_memory = hwloc_bitmap_alloc();
+    for (hwloc_obj_t n = NULL; (n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n));)
+        if ((n->subtype && !strcmp(n->subtype, "GPUMemory")) || !n->cpuset ||
+            hwloc_bitmap_iszero(n->cpuset))
+            hwloc_bitmap_set(gpu_memory, n->os_index);
+}
+
 static int single_numa(hwloc_obj_t o)
 {
-    if (!o->nodeset || hwloc_bitmap_weight(o->nodeset) != 1)
+    if (!o->nodeset)
         return TOPO_UNKNOWN;
-    return hwloc_bitmap_first(o->nodeset);
+    hwloc_bitmap_t cpu = hwloc_bitmap_dup(o->nodeset);
+    if (gpu_memory)
+        hwloc_bitmap_andnot(cpu, cpu, gpu_memory);
+    int one = hwloc_bitmap_weight(cpu) == 1 ? hwloc_bitmap_first(cpu) : TOPO_UNKNOWN;
+    hwloc_bitmap_free(cpu);
+    return one;
 }
 
 /* The tree node of an object, made on first use and remembered in userdata. */
@@ -402,7 +422,8 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
 static void read_cpu(struct topo *t, hwloc_topology_t h)
 {
     t->cpu.sockets = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE);
-    t->cpu.numa_nodes = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    t->cpu.numa_nodes = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE) -
+                        (gpu_memory ? hwloc_bitmap_weight(gpu_memory) : 0);
     t->cpu.cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
     t->cpu.pus = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
     hwloc_obj_t pkg = hwloc_get_obj_by_type(h, HWLOC_OBJ_PACKAGE, 0);
@@ -425,6 +446,7 @@ static char *version_or_null(const char *v)
 
 int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
 {
+    find_gpu_memory(h);
     read_cpu(t, h);
     hwloc_obj_t root = hwloc_get_root_obj(h);
     if (!live) {
@@ -459,5 +481,7 @@ int topo_read_hwloc(struct topo *t, hwloc_topology_t h, int live)
         topo_set_nvlink_totals(t, NULL);
     }
     topo_infer_nvlink(t);
+    hwloc_bitmap_free(gpu_memory);
+    gpu_memory = NULL;
     return 0;
 }

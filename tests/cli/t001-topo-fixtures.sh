@@ -16,6 +16,14 @@ for xml in "$TOPOTUNE_FIXTURES"/*.xml; do
     if python3 "$facts" "$TEST_TMP/$name.json" "$expected"; then pass; else fail "$name: facts differ"; fi
 done
 
+# One node in hwloc 1.x's format and 2.x's: its V100s' memory, NUMA nodes without a core in the
+# 1.x export, is neither the NUMA count nor the GPUs' affinity (6 nodes, affinity unknown).
+check "the hwloc 1.x Lassen as the 2.x one: 2 NUMA nodes, the GPUs on 0, 0, 8, 8" python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"])
+assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
+    "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
+
 # A driver that prints a name the model table does not know (older drivers: a bare "A40"): the
 # PCI device names the model, so its SM and NVLink rate are known and NVLinks are counted.
 sed 's/Tesla P100-SXM2-16GB/A40/g; s/\[10de:15f9\]/[10de:2235]/g' \
