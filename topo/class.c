@@ -77,16 +77,14 @@ static json_t *nics_key(const struct topo *t)
     return sorted_strings(items, t->nnics);
 }
 
-/* "model/memory" of every GPU, sorted: mixed nodes differ from uniform ones. */
+/* The model of every GPU, sorted: mixed nodes differ from uniform ones. Not its memory, which
+ * each source gives otherwise (CUDA's global memory in an hwloc export, NVML's total live, none
+ * from an hwloc without its CUDA plugin): the model names the memory variant. */
 static json_t *gpus_key(const struct topo *t)
 {
     char **items = util_xcalloc((size_t)t->ngpus + 1, sizeof(char *));
-    for (int i = 0; i < t->ngpus; i++) {
-        struct util_buf b = UTIL_BUF_INIT;
-        util_buf_addf(&b, "%s/%lld", t->gpus[i].model ? t->gpus[i].model : "?",
-                      t->gpus[i].memory_mib);
-        items[i] = util_buf_detach(&b);
-    }
+    for (int i = 0; i < t->ngpus; i++)
+        items[i] = util_xstrdup(t->gpus[i].model ? t->gpus[i].model : "?");
     return sorted_strings(items, t->ngpus);
 }
 

@@ -24,6 +24,29 @@ assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"
 assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
     "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
 
+# The class is the hardware's, whatever gave the facts: the same node exported by hwloc 1.x and
+# 2.x, and an export without hwloc's CUDA plugin (no GPU memory size; the class changed).
+check "the hwloc 1.x and 2.x Lassen exports: one class" python3 -c 'import json, sys
+a, b = (json.load(open(f))["class"]["id"] for f in sys.argv[1:])
+assert a == b, (a, b)' "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" \
+    "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
+python3 - "$TOPOTUNE_FIXTURES/hwloc-aws-g4dn-metal-8xT4.xml" "$TEST_TMP/g4dn-nocuda.xml" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1])
+for parent in t.iter():
+    for child in list(parent):
+        if child.get("type") == "OSDev" and (child.get("name") or "").startswith("cuda"):
+            parent.remove(child)
+t.write(sys.argv[2])
+PY
+expect_exit 0 "the g4dn export without its cuda OS devices" -- "$TOPOTUNE" topo --input "$TEST_TMP/g4dn-nocuda.xml" \
+    --json "$TEST_TMP/g4dn-nocuda.out"
+check "the class of the whole export" python3 -c 'import json, sys
+a, b = (json.load(open(f))["class"]["id"] for f in sys.argv[1:])
+assert a == b, (a, b)' "$TEST_TMP/g4dn-nocuda.out" "$TEST_TMP/hwloc-aws-g4dn-metal-8xT4.json"
+rm -f "$TEST_TMP/g4dn-nocuda.out" "$TEST_TMP/g4dn-nocuda.xml"
+
 # A driver that prints a name the model table does not know (older drivers: a bare "A40"): the
 # PCI device names the model, so its SM and NVLink rate are known and NVLinks are counted.
 sed 's/Tesla P100-SXM2-16GB/A40/g; s/\[10de:15f9\]/[10de:2235]/g' \
@@ -52,7 +75,10 @@ assert (g["model"], g["sm"], g["nvlinks"]) == (sys.argv[2], want(sys.argv[3]), w
 done
 rm -f "$TEST_TMP/card.xml" "$TEST_TMP/card.out"
 
-# Different machines never share a class id.
-ids=$(for f in "$TEST_TMP"/*.json; do python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"]["id"])' "$f"; done)
+# Different machines never share a class id (the Lassen's second export is the same machine).
+ids=$(for f in "$TEST_TMP"/*.json; do
+    case $f in */hwloc1-*) continue ;; esac
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["class"]["id"])' "$f"
+done)
 if [ "$(echo "$ids" | sort | uniq -d)" = "" ]; then pass; else fail "class ids shared: $(echo "$ids" | sort | uniq -d)"; fi
 finish
