@@ -302,6 +302,13 @@ int topo_write_nccl_xml(const struct topo *t, struct util_buf *out)
                               i < t->ngpus ? "GPU" : "NIC", i < t->ngpus ? i : i - t->ngpus),
                    UTIL_EINVAL;
     }
+    /* a topology JSON keeps the devices, not the PCI tree they hang in: the file would hold no
+     * device at all, and NCCL would take it for this node's whole topology */
+    if (t->ngpus + t->nnics > 0 && t->nnodes == 0)
+        return util_error("the input has no PCI tree (a topology JSON keeps the devices, not the "
+                          "bridges they sit under), which NCCL's topology file is: give the "
+                          "hwloc or NCCL XML it came from, or map the node itself"),
+               UTIL_EINVAL;
     struct writer w = {t, out, 0};
     /* a comment ends at "--" for a strict XML reader: a class id holding one is not named */
     util_buf_addf(out, "<!-- NCCL_TOPO_FILE written by topotune for node class %s -->\n",

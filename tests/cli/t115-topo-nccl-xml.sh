@@ -130,6 +130,11 @@ check "stdout holds the file" grep -q '^<system version="1">$' "$TEST_TMP/out"
 expect_exit 2 "a spec: no bus ids" -- "$TOPOTUNE" topo --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --nccl-xml spec.xml
 expect_stderr_has "no PCI bus id" "it says why"
 check "and writes nothing" test ! -e spec.xml
+# a topology JSON keeps bus ids but no PCI tree: the file held no device (exit 0)
+"$TOPOTUNE" topo --input "$TOPOTUNE_FIXTURES/hwloc-aws-g4dn-metal-8xT4.xml" --json g4dn.json 2>/dev/null
+expect_exit 2 "a topology JSON: no PCI tree" -- "$TOPOTUNE" topo --input g4dn.json --nccl-xml g4dn-json.xml
+expect_stderr_has "no PCI tree" "it says why"
+check "and writes nothing" test ! -e g4dn-json.xml
 echo keep >target
 ln -s "$TEST_TMP/target" link.xml
 expect_exit 1 "over a planted link: refused (a link in /dev, as root, would be replaced)" -- \
