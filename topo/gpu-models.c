@@ -58,9 +58,9 @@ static const struct topo_gpu_info gpu_table[] = {
     {"H200", 0x2335, "NVIDIA H200", 90, 18, 25000, 5},
     {"H20", 0, "NVIDIA H20", 90, 18, 25000, 5},
     {"GB200", 0x2941, "NVIDIA GB200", 100, 18, 50000, 5, 1},
-    {"B200", 0x2901, "NVIDIA B200", 100, 18, 50000, 5},
+    {"B200", 0x2901, "NVIDIA B200", 100, 18, 50000, 5, 1},
     {"GB300", 0, "NVIDIA GB300", 103, 18, 50000, 6, 1},
-    {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000, 6},
+    {"B300", 0, "NVIDIA B300 SXM6 AC", 103, 18, 50000, 6, 1},
     {"L40S", 0x26b9, "NVIDIA L40S", 89, 0, 0, 4},
     {"NVIDIA L40", 0x26b5, "NVIDIA L40", 89, 0, 0, 4}, /* after "L40S", which holds it */
     {"NVIDIA L20", 0x26ba, "NVIDIA L20", 89, 0, 0, 4},

@@ -83,8 +83,9 @@ struct topo_gpu_info {
     int nvlinks;  /* NVLinks per GPU, 0 for PCIe cards without a bridge */
     int link_mbs; /* MB/s per link per direction, as hwloc reports NVLink bandwidth */
     int pcie_gen; /* the PCIe generation its host link is built for */
-    int switched; /* made for NVSwitch racks only (NVL72 trays): their switches are never on the
-                   * host's PCI */
+    int switched; /* made for NVSwitch boards and racks only (HGX B200 and B300, NVL72 trays):
+                   * their switches are never on the host's PCI (HGX Blackwell's are reached
+                   * through a ConnectX "IB bridge", not as PCI devices of their own) */
 };
 const struct topo_gpu_info *topo_gpu_info_by_name(const char *model);
 const struct topo_gpu_info *topo_gpu_info_by_device(unsigned device_id);

@@ -58,6 +58,17 @@ g = json.load(open(sys.argv[1]))["gpus"][0]
 assert (g["model"], g["sm"]) == ("NVIDIA A40", 86) and g["nvlinks"], g' "$TEST_TMP/bare-a40.out"
 expect_stderr_lines 0 "no warning"
 rm -f "$TEST_TMP/bare-a40.out"
+# HGX B200 and B300 reach their NVSwitches through a ConnectX bridge, never as PCI devices of
+# their own: 8 B200s named in an export (the g4dn's T4s renamed) are 18 NVLinks each to switches
+# present but uncounted ("NVSwitch: 0" and no NVLink was said).
+sed 's/Tesla T4/NVIDIA B200/g; s/\[10de:1eb8\]/[10de:2901]/g' "$TOPOTUNE_FIXTURES/hwloc-aws-g4dn-metal-8xT4.xml" \
+    >"$TEST_TMP/b200.xml"
+expect_exit 0 "8 B200s, no NVSwitch on PCI" -- "$TOPOTUNE" topo --input "$TEST_TMP/b200.xml" --json "$TEST_TMP/b200.out"
+check "NV18 inferred, the switches present, their count unknown" python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+assert [g["nvlinks"] for g in t["gpus"]] == [18] * 8 and t["nvswitches"] is None, (t["nvswitches"], t["gpus"][0])' \
+    "$TEST_TMP/b200.out"
+rm -f "$TEST_TMP/b200.out" "$TEST_TMP/b200.xml"
 # Current cards an export may name (once unknown: no SM, so no protocol rules and no NVLink rate):
 # each name to its SM and NVLinks; L40 not read as L40S, nor a laptop's RTX A3000 as an A30.
 for card in "NVIDIA RTX 6000 Ada Generation:89:0" "NVIDIA L40:89:0" "NVIDIA L40S:89:0" "NVIDIA L20:89:0" \
