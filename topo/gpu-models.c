@@ -2,13 +2,13 @@
 /*
  * A few facts per NVIDIA GPU model, for sources that name a GPU but do not
  * describe it (hwloc XML exports, NCCL topology files). NVLink per-link rates
- * are those hwloc reports in its NVLinkBandwidth matrix (MB/s per direction:
- * NVLink 1 20000, NVLink 2 to 4 25000, NVLink 5 50000). nvlinks is -1 for PCIe
- * cards that may or may not carry an NVLink bridge. pcie_gen is the generation
- * the GPU's host link is built for (profiles/hardware/gpus.json's). The hardware
- * catalog in profiles/hardware/ (with sources) supersedes this table for specs. Device ids
- * and names: NVIDIA's table of supported GPUs (github.com/NVIDIA/open-gpu-kernel-modules,
- * README.md); SM: developer.nvidia.com/cuda-gpus.
+ * are those hwloc reports in its NVLinkBandwidth matrix (MB/s per direction, by
+ * NVML's link version, not the link's real rate: NVLink 1 20000, NVLink 2 to 4
+ * 25000, NVLink 5 50000; GA102's 14 GB/s NVLink 3 bridge links too are 25000). nvlinks is -1 for
+ * PCIe cards that may or may not carry an NVLink bridge. pcie_gen is the generation the GPU's host
+ * link is built for (profiles/hardware/gpus.json's). The hardware catalog in profiles/hardware/
+ * (with sources) supersedes this table for specs. Device ids and names: NVIDIA's table of supported
+ * GPUs (github.com/NVIDIA/open-gpu-kernel-modules, README.md); SM: developer.nvidia.com/cuda-gpus.
  */
 #include "topo/internal.h"
 
@@ -38,13 +38,13 @@ static const struct topo_gpu_info gpu_table[] = {
     {"A800 80GB PCIe", 0x20f5, "NVIDIA A800 80GB PCIe", 80, -1, 25000, 4},
     {"A800 40GB Active", 0x20f6, "NVIDIA A800 40GB Active", 80, -1, 25000, 4},
     {"A800", 0x20f3, "NVIDIA A800-SXM4-80GB", 80, 8, 25000, 4},
-    {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 14062, 4}, /* not "A40": "RTX A4000" has it */
-    {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 14062, 4},
+    {"NVIDIA A40", 0x2235, "NVIDIA A40", 86, -1, 25000, 4}, /* not "A40": "RTX A4000" has it */
+    {"RTX A6000", 0x2230, "NVIDIA RTX A6000", 86, -1, 25000, 4},
     {"A10G", 0x2237, "NVIDIA A10G", 86, 0, 0, 4},
     {"A10", 0x2236, "NVIDIA A10", 86, 0, 0, 4},
     /* A16 and A2 share device 25b6 (told apart by subsystem): by name only */
     {"NVIDIA A16", 0, "NVIDIA A16", 86, 0, 0, 4},
-    {"RTX A5000", 0x2231, "NVIDIA RTX A5000", 86, -1, 14062, 4},
+    {"RTX A5000", 0x2231, "NVIDIA RTX A5000", 86, -1, 25000, 4},
     {"RTX A4000", 0x24b0, "NVIDIA RTX A4000", 86, 0, 0, 4},
     {"H100 80GB HBM3", 0x2330, "NVIDIA H100 80GB HBM3", 90, 18, 25000, 5},
     {"H100 PCIe", 0x2331, "NVIDIA H100 PCIe", 90, -1, 25000, 5},
@@ -73,7 +73,7 @@ static const struct topo_gpu_info gpu_table[] = {
     {"Quadro RTX 6000", 0x1e30, "Quadro RTX 6000", 75, -1, 25000, 3},
     {"RTX 3080", 0x2206, "NVIDIA GeForce RTX 3080", 86, 0, 0, 4},
     {"RTX 4080", 0x2704, "NVIDIA GeForce RTX 4080", 89, 0, 0, 4},
-    {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 14062, 4},
+    {"RTX 3090", 0x2204, "NVIDIA GeForce RTX 3090", 86, -1, 25000, 4},
     {"RTX 4090", 0x2684, "NVIDIA GeForce RTX 4090", 89, 0, 0, 4},
     {"RTX 5090", 0x2b85, "NVIDIA GeForce RTX 5090", 120, 0, 0, 5},
     /* by name (Server, Workstation and Max-Q editions): gpus.json's RTX-PRO-6000-BW */

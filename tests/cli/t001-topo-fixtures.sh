@@ -58,6 +58,13 @@ g = json.load(open(sys.argv[1]))["gpus"][0]
 assert (g["model"], g["sm"]) == ("NVIDIA A40", 86) and g["nvlinks"], g' "$TEST_TMP/bare-a40.out"
 expect_stderr_lines 0 "no warning"
 rm -f "$TEST_TMP/bare-a40.out"
+# hwloc reports an NVLink 3 link at 25000 MB/s whatever its rate (NVML's version: the A40's
+# bridge links carry 14 GB/s): 3 links, 75000 MB/s, were read as 5.
+sed 's/Tesla P100-SXM2-16GB/NVIDIA A40/g; s/\[10de:15f9\]/[10de:2235]/g; s/\b40000\b/75000/g' \
+    "$TOPOTUNE_FIXTURES/hwloc-ibm-power8-minsky-4xP100-nvlink.xml" >"$TEST_TMP/a40-nv3.xml"
+expect_exit 0 "two A40s, 75000 MB/s between them" -- "$TOPOTUNE" topo --input "$TEST_TMP/a40-nv3.xml" --matrix
+check "NV3" grep -q "^GPU0.*NV3" "$TEST_TMP/out"
+rm -f "$TEST_TMP/a40-nv3.xml"
 # HGX B200 and B300 reach their NVSwitches through a ConnectX bridge, never as PCI devices of
 # their own: 8 B200s named in an export (the g4dn's T4s renamed) are 18 NVLinks each to switches
 # present but uncounted ("NVSwitch: 0" and no NVLink was said).

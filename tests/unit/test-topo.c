@@ -716,7 +716,7 @@ static void test_gpu_models(void **state)
 {
     (void)state;
     assert_int_equal(topo_gpu_info_by_name("NVIDIA A40")->sm, 86);
-    assert_int_equal(topo_gpu_info_by_name("NVIDIA A40")->link_mbs, 14062);
+    assert_int_equal(topo_gpu_info_by_name("NVIDIA A40")->link_mbs, 25000);
     assert_string_equal(topo_gpu_info_by_name("NVIDIA RTX A4000")->name, "NVIDIA RTX A4000");
     assert_null(topo_gpu_info_by_name("A40"));
     assert_string_equal(topo_gpu_info_by_device(0x2235)->name, "NVIDIA A40");
