@@ -151,6 +151,18 @@ static int is_ib_class(long cls)
     return cls >= 0 && ((cls >> 8) == 0x0207 || (cls >> 8) == 0x0c06);
 }
 
+/* 1 for a verbs device's name (NCCL's IB transport names a port by it), as the drivers name
+ * them: mlx4/mlx5 (NVIDIA), bnxt_re (Broadcom), irdma (Intel), erdma, ionic (AMD), qedr. */
+static int verbs_name(const char *name)
+{
+    static const char *const prefixes[] = {"mlx4_", "mlx5_",  "bnxt_re", "irdma",
+                                           "erdma", "ionic_", "qedr"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
 static enum topo_nic_kind kind_of(long cls, long vendor, long device, const char *name)
 {
     /* Amazon's devices: EFA's are 0xefa0-0xefa4 today (the Linux efa driver's efa_pci_tbl);
@@ -165,6 +177,10 @@ static enum topo_nic_kind kind_of(long cls, long vendor, long device, const char
         return TOPO_NIC_IB;
     if (name && strncmp(name, "cxi", 3) == 0 && cls < 0) /* libfabric's name for a Cassini */
         return TOPO_NIC_CXI;
+    /* an Ethernet adapter whose port NCCL names by its verbs device (mlx5_0, bnxt_re0): RoCE;
+     * NCCL's socket transport names the interface (eth0) instead */
+    if (cls >= 0 && (cls >> 16) == 0x02 && name && verbs_name(name))
+        return TOPO_NIC_ROCE;
     if (cls >= 0 && (cls >> 16) == 0x02)
         return TOPO_NIC_ETH;
     return name ? TOPO_NIC_ETH : TOPO_NIC_UNKNOWN;
@@ -238,7 +254,13 @@ static void read_pci(struct nccl_reader *r, xmlNode *pci, int parent, int numa)
         !int_attr(r, pci, "link_width", 0, 32, 10, &width) && !parse_link_speed(r, pci, &gen)) {
         xmlNode *gpu = child(pci, "gpu"), *nic = child(pci, "nic");
         int has_pci_child = child(pci, "pci") != NULL;
-        if (gpu || (cls >= 0 && (cls >> 16) == 0x03)) {
+        /* another vendor's GPU or accelerator (RCCL's dumps of AMD's, class 0x0380 or 0x1200):
+         * counted and said, as the hwloc reader does, never read as an NVIDIA GPU */
+        int foreign = vendor >= 0 && vendor != 0x10de &&
+                      (gpu || (cls >= 0 && ((cls >> 16) == 0x03 || (cls >> 16) == 0x12)));
+        if (foreign) {
+            r->t->other_gpus++;
+        } else if (gpu || (cls >= 0 && (cls >> 16) == 0x03)) {
             add_gpu(r, pci, gpu, topo_add_pnode(r->t, TOPO_PNODE_DEVICE, parent, 0, TOPO_UNKNOWN),
                     numa, device, gen, width);
         } else if (nic || (cls >= 0 && (cls >> 16) == 0x02) || is_ib_class(cls)) {
@@ -368,6 +390,9 @@ static void resolve_nvlinks(struct nccl_reader *r)
             t->nvlink[l->gpu * t->ngpus + peer] = l->count;
         } else if (l->tclass == 0x068001) {
             continue; /* a CPU */
+        } else if ((l->tclass >> 16) == 0x03) {
+            continue; /* a GPU this file does not hold (a dump of some of a node's GPUs): NCCL
+                       * ignores the link (topo.cc, ncclTopoAddNvLinks), and so does this */
         } else {
             fabric[l->gpu] += l->count;
             int seen = 0;

@@ -58,6 +58,33 @@ g = json.load(open(sys.argv[1]))["gpus"][0]
 assert (g["model"], g["sm"]) == ("NVIDIA A40", 86) and g["nvlinks"], g' "$TEST_TMP/bare-a40.out"
 expect_stderr_lines 0 "no warning"
 rm -f "$TEST_TMP/bare-a40.out"
+# NCCL topology files as NCCL reads them (graph/topo.cc), each a variant of Azure's NCv4 file:
+# an NVLink to a GPU the file does not hold (a dump of some of a node's GPUs) is ignored (it was
+# counted as an NVSwitch); AMD's GPUs (RCCL's dumps) are another vendor's, counted and left out
+# (they were NVIDIA GPUs of an unknown model); an Ethernet adapter whose port NCCL names by its
+# verbs device is RoCE (it was plain Ethernet).
+ncv4=$TOPOTUNE_FIXTURES/nccl-topo-azure-ncv4.xml
+nccl_variant() { # NAME SED-EXPRESSION...: the NCv4 file edited, read as JSON into $TEST_TMP/NAME.out
+    local name=$1
+    shift
+    sed "$@" "$ncv4" >"$TEST_TMP/$name.xml"
+    "$TOPOTUNE" topo --input "$TEST_TMP/$name.xml" --json "$TEST_TMP/$name.out" 2>/dev/null
+}
+nccl_variant absent-peer -e '0,/target="0001:00:00.0"/s//target="0009:00:00.0"/'
+check "an NVLink to a GPU not in the file: no NVSwitch" python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["nvswitches"] == 0 and len(t["gpus"]) == 4, (t["nvswitches"], len(t["gpus"]))' "$TEST_TMP/absent-peer.out"
+nccl_variant amd -e 's/vendor="0x10de"/vendor="0x1002"/'
+check "AMD GPUs: none of NVIDIA's, 4 of another vendor" python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+assert (len(t["gpus"]), t["other_gpus"]) == (0, 4), (len(t["gpus"]), t["other_gpus"])' "$TEST_TMP/amd.out"
+nccl_variant roce -e 's|^    <nic>|    <pci busid="0001:01:00.0" class="0x020000" vendor="0x15b3" device="0x1021" link_speed="16 GT/s" link_width="16"><nic>|' \
+    -e 's|^    </nic>|    </nic></pci>|' -e 's/name="eth0"/name="mlx5_0"/'
+check "a ConnectX port named mlx5_0 under an Ethernet class: RoCE" python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+assert [n["kind"] for n in t["nics"]] == ["roce"], t["nics"]' "$TEST_TMP/roce.out"
+rm -f "$TEST_TMP"/absent-peer.* "$TEST_TMP"/amd.* "$TEST_TMP"/roce.*
+
 # hwloc reports an NVLink 3 link at 25000 MB/s whatever its rate (NVML's version: the A40's
 # bridge links carry 14 GB/s): 3 links, 75000 MB/s, were read as 5.
 sed 's/Tesla P100-SXM2-16GB/NVIDIA A40/g; s/\[10de:15f9\]/[10de:2235]/g; s/\b40000\b/75000/g' \
