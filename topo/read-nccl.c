@@ -410,6 +410,19 @@ static void resolve_nvlinks(struct nccl_reader *r)
     free(switches);
 }
 
+/* 1 when a <cpu> before c names the host hash. */
+static int seen_host(xmlNode *root, xmlNode *c, const char *hash)
+{
+    for (xmlNode *p = root->children; p && p != c; p = p->next) {
+        char *h = is(p, "cpu") ? attr(p, "host_hash") : NULL;
+        int same = h && !strcmp(h, hash);
+        xmlFree(h);
+        if (same)
+            return 1;
+    }
+    return 0;
+}
+
 int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
 {
     struct nccl_reader r = {.t = t, .name = name};
@@ -422,9 +435,31 @@ int topo_read_nccl_xml(struct topo *t, const char *name, xmlDoc *doc)
     char *sysname = attr(root, "name");
     t->host = topo_text(sysname);
     xmlFree(sysname);
-    for (xmlNode *c = root->children; c && !r.failed; c = c->next)
-        if (is(c, "cpu"))
-            read_cpu(&r, c);
+    /* NCCL fuses the topologies of every host of an NVLink domain into one dump (GB200 NVL72:
+     * each <cpu> names its host by host_hash): one node's is its first host's */
+    char *first = NULL;
+    int hosts = 0;
+    for (xmlNode *c = root->children; c && !r.failed; c = c->next) {
+        if (!is(c, "cpu"))
+            continue;
+        char *hash = attr(c, "host_hash");
+        if (hash && !first) {
+            first = hash, hosts = 1;
+        } else if (hash && strcmp(hash, first)) {
+            hosts += !seen_host(root, c, hash);
+            xmlFree(hash);
+            continue;
+        } else if (hash) {
+            xmlFree(hash);
+        }
+        read_cpu(&r, c);
+    }
+    char shown[40];
+    if (hosts > 1 && !r.failed)
+        util_info("'%s' holds %d hosts (an NVLink domain's fused dump): this node is its first, "
+                  "host_hash %s",
+                  name, hosts, topo_text_into(first, shown, sizeof(shown)));
+    xmlFree(first);
     if (!r.failed) {
         topo_alloc_nvlink(t);
         if (r.any_nvlink) {

@@ -84,6 +84,21 @@ check "a ConnectX port named mlx5_0 under an Ethernet class: RoCE" python3 -c 'i
 t = json.load(open(sys.argv[1]))
 assert [n["kind"] for n in t["nics"]] == ["roce"], t["nics"]' "$TEST_TMP/roce.out"
 rm -f "$TEST_TMP"/absent-peer.* "$TEST_TMP"/amd.* "$TEST_TMP"/roce.*
+# NCCL fuses an NVLink domain's hosts into one dump, each <cpu> naming its host_hash (GB200
+# NVL72): two hosts of NCv4's GPUs are read as the first (refused: "both at PCI bus id").
+python3 - "$ncv4" "$TEST_TMP/fused.xml" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+head, body = text.split("\n", 1)
+body = body.rsplit("</system>", 1)[0]
+one, two = (body.replace("<cpu numaid", '<cpu host_hash="%s" numaid' % h) for h in ("0x1a2b", "0x3c4d"))
+open(sys.argv[2], "w").write(head + "\n" + one + two + "</system>\n")
+PY
+expect_exit 0 "a dump of two hosts" -- "$TOPOTUNE" topo --input "$TEST_TMP/fused.xml" --json "$TEST_TMP/fused.out"
+check "the first host's 4 GPUs" python3 -c 'import json, sys
+assert len(json.load(open(sys.argv[1]))["gpus"]) == 4' "$TEST_TMP/fused.out"
+expect_stderr_has "holds 2 hosts (an NVLink domain's fused dump): this node is its first, host_hash 0x1a2b" "said"
+rm -f "$TEST_TMP"/fused.*
 
 # hwloc reports an NVLink 3 link at 25000 MB/s whatever its rate (NVML's version: the A40's
 # bridge links carry 14 GB/s): 3 links, 75000 MB/s, were read as 5.
