@@ -188,6 +188,53 @@ int launch_tcp_env(char **env, int btl)
     return n;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every name of the list a host name (what mpirun's --host and a hostfile take), none twice in
+ * any case (DNS ignores it): else says which, with the fix, and returns UTIL_EUSAGE. */
+static int check_names(const char *hosts)
+{
+    static const char name_chars[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
+    char slurm_chars[sizeof(name_chars) + 3];
+    snprintf(slurm_chars, sizeof(slurm_chars), "%s[],", name_chars);
+    if (strchr(hosts, '[') && strchr(hosts, ']') && !hosts[strspn(hosts, slurm_chars)])
+        return util_error("--hosts: Slurm's node list form (node[01-04]), which mpirun does not "
+                          "expand: give the names (scontrol show hostnames LIST | paste -sd,) "
+                          "or --allocation inside the job"),
+               UTIL_EUSAGE;
+    int n = launch_count_hosts(hosts), k = 0, rc = 0;
+    char **names = util_xcalloc((size_t)n + 1, sizeof(char *));
+    for (const char *p = hosts; *p && !rc; p += strcspn(p, ","), p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        if (!len)
+            continue;
+        names[k] = util_xstrndup(p, len);
+        if (strspn(names[k], name_chars) < len || strchr(".-_", *p) || len > 255)
+            rc = (util_error("--hosts: host %d is not a host name (letters, digits, '.', '-' and "
+                             "'_', a letter or digit first, at most 255; no blank, no ':slots')",
+                             k + 1),
+                  UTIL_EUSAGE);
+        k++;
+    }
+    qsort(names, (size_t)k, sizeof(char *), by_name);
+    for (int i = 1; !rc && i < k; i++)
+        if (!strcasecmp(names[i - 1], names[i]))
+            rc = (strcmp(names[i - 1], names[i])
+                      ? util_error("--hosts: hosts '%s' and '%s' are one host: host names ignore "
+                                   "case",
+                                   names[i - 1], names[i])
+                      : util_error("--hosts: host '%s' is listed twice", names[i]),
+                  UTIL_EUSAGE);
+    for (int i = 0; i < k; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
 int launch_check_nodes(const char *hosts, int allocation)
 {
     if (hosts && allocation)
@@ -195,6 +242,8 @@ int launch_check_nodes(const char *hosts, int allocation)
     if (hosts && !launch_count_hosts(hosts))
         return util_error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts),
                UTIL_EUSAGE;
+    if (hosts && check_names(hosts))
+        return UTIL_EUSAGE;
     if (allocation && !launch_in_slurm())
         return util_error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "
                           "inside salloc or sbatch, or give --hosts"),

@@ -76,4 +76,15 @@ for n in d["nodes"]:
     c = {x["name"]: x for x in n["checks"]}
     assert c["interfaces"]["status"] == "fail" and "bogus0" in c["interfaces"]["evidence"], c["interfaces"]
 PY
+# --hosts as every command takes it, checked before mpirun starts (exit 2, the fix named): a
+# host twice, Slurm's node list form, a blank after a comma, a host:slots (they reached mpirun,
+# whose words named no host, or another).
+for bad in "n1,n1|listed twice" "gpu1,GPU1|are one host" "node[01-04,07]|Slurm's node list form" \
+    "n1, n2|host 2 is not a host name" "n1:2,n2|host 1 is not a host name"; do
+    hosts=${bad%%|*}
+    for cmd in topo doctor; do
+        expect_exit 2 "$cmd --hosts '$hosts'" -- timeout 60 "$TOPOTUNE" "$cmd" --hosts "$hosts"
+        expect_stderr_has "${bad#*|}" "$cmd --hosts '$hosts': said"
+    done
+done
 finish
