@@ -20,17 +20,27 @@
 
 #define WORDS (8u << 20) /* 32 MiB of 32-bit words per copy */
 
-/* Enables access from device `from` to device `to`'s memory; already enabled is fine. */
-static cudaError_t enable_peer(int from, int to)
+/* Enables access from device `from` to device `to`'s memory; already enabled is fine. *mine
+ * is set when this call enabled it (and the pair's end disables it again). */
+static cudaError_t enable_peer(int from, int to, int *mine)
 {
     cudaError_t e = cudaSetDevice(from);
     if (e == cudaSuccess)
         e = cudaDeviceEnablePeerAccess(to, 0);
+    *mine = e == cudaSuccess;
     if (e == cudaErrorPeerAccessAlreadyEnabled) {
         cudaGetLastError(); /* clear the sticky "already enabled" */
         e = cudaSuccess;
     }
     return e;
+}
+
+/* Undoes what enable_peer enabled: a device keeps at most 8 peer mappings on a system without
+ * NVSwitch, and a ninth pair's enable failed (cudaErrorTooManyPeers) as if P2P were broken. */
+static void disable_peer(int from, int to, int mine)
+{
+    if (mine && cudaSetDevice(from) == cudaSuccess)
+        cudaDeviceDisablePeerAccess(to);
 }
 
 static int cuda_failed(cudaError_t e, const char *what)
@@ -52,7 +62,7 @@ static int copy_pair(int src, int dst, uint32_t *host)
     void *a = NULL, *b = NULL;
     cudaStream_t s = NULL;
     cudaEvent_t t0 = NULL, t1 = NULL;
-    int rc = 2;
+    int rc = 2, ab = 0, ba = 0;
     size_t bytes = (size_t)WORDS * sizeof(uint32_t);
     for (uint32_t i = 0; i < WORDS; i++)
         host[i] = pattern(i, src);
@@ -68,8 +78,8 @@ static int copy_pair(int src, int dst, uint32_t *host)
         cuda_failed(cudaMemcpy(a, host, bytes, cudaMemcpyHostToDevice), "copy to GPU"))
         goto out;
     rc = 5; /* from here on, a failure is the peer path's */
-    if (cuda_failed(enable_peer(src, dst), "enable peer access") ||
-        cuda_failed(enable_peer(dst, src), "enable peer access") ||
+    if (cuda_failed(enable_peer(src, dst, &ab), "enable peer access") ||
+        cuda_failed(enable_peer(dst, src, &ba), "enable peer access") ||
         cuda_failed(cudaSetDevice(src), "cudaSetDevice") ||
         cuda_failed(cudaEventRecord(t0, s), "cudaEventRecord") ||
         cuda_failed(cudaMemcpyPeerAsync(b, dst, a, src, bytes, s), "peer copy") ||
@@ -92,6 +102,8 @@ static int copy_pair(int src, int dst, uint32_t *host)
     rc = wrong ? 7 : 0;
 out:
     fflush(stdout);
+    disable_peer(src, dst, ab);
+    disable_peer(dst, src, ba);
     if (t0)
         cudaEventDestroy(t0);
     if (t1)
