@@ -21,17 +21,21 @@ static int is_io(hwloc_obj_t o)
 }
 
 /* The NUMA nodes of the topology being read that hold a GPU's memory, not the CPUs': hwloc 2.10
- * on keeps Grace's GPU-memory nodes (subtype GPUMemory, the Grace cores their cpuset), and a v1
- * export of POWER9 lists V100 memory as NUMA nodes without a core. They are neither the node's
- * NUMA count nor what a device is local to. Set while topo_read_hwloc runs. */
+ * on keeps Grace's GPU-memory nodes (subtype GPUMemory, the Grace cores their cpuset), and an
+ * hwloc 1.x export of POWER9 lists V100 memory as NUMA nodes without a core. They are neither
+ * the node's NUMA count nor what a device is local to. (An empty cpuset says so in a 1.x export
+ * only: a 2.x one restricted to some cores, a job's cgroup, keeps DRAM nodes without a core.)
+ * Set while topo_read_hwloc runs. */
 static hwloc_bitmap_t gpu_memory;
 
 static void find_gpu_memory(hwloc_topology_t h)
 {
+    const char *version = hwloc_obj_get_info_by_name(hwloc_get_root_obj(h), "hwlocVersion");
+    int v1 = version && !strncmp(version, "1.", 2);
     gpu_memory = hwloc_bitmap_alloc();
     for (hwloc_obj_t n = NULL; (n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n));)
-        if ((n->subtype && !strcmp(n->subtype, "GPUMemory")) || !n->cpuset ||
-            hwloc_bitmap_iszero(n->cpuset))
+        if ((n->subtype && !strcmp(n->subtype, "GPUMemory")) ||
+            (v1 && (!n->cpuset || hwloc_bitmap_iszero(n->cpuset))))
             hwloc_bitmap_set(gpu_memory, n->os_index);
 }
 

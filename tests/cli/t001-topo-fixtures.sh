@@ -24,6 +24,21 @@ assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"
 assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
     "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
 
+# An export of a job's cgroup (hwloc 2.x, restricted to package 1's cores) keeps the other
+# socket's memory as a NUMA node without a core: still a CPU NUMA node, and the node's class.
+if command -v hwloc-calc >/dev/null && command -v lstopo-no-graphics >/dev/null; then
+    g4=$TOPOTUNE_FIXTURES/hwloc-aws-g4dn-metal-8xT4.xml
+    lstopo-no-graphics --input "$g4" --restrict "$(hwloc-calc --input "$g4" package:1)" -f \
+        "$TEST_TMP/g4-restricted.xml" 2>/dev/null
+    expect_exit 0 "the g4dn export restricted to package 1" -- "$TOPOTUNE" topo --input "$TEST_TMP/g4-restricted.xml" \
+        --json "$TEST_TMP/g4-restricted.out"
+    check "2 NUMA nodes, the whole node's class" python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["cpu"]["numa_nodes"] == 2 and a["class"]["id"] == b["class"]["id"], (a["cpu"], a["class"]["id"])' \
+        "$TEST_TMP/g4-restricted.out" "$TEST_TMP/hwloc-aws-g4dn-metal-8xT4.json"
+    rm -f "$TEST_TMP"/g4-restricted.*
+fi
+
 # The class is the hardware's, whatever gave the facts: the same node exported by hwloc 1.x and
 # 2.x, and an export without hwloc's CUDA plugin (no GPU memory size; the class changed).
 check "the hwloc 1.x and 2.x Lassen exports: one class" python3 -c 'import json, sys
