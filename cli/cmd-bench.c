@@ -155,9 +155,8 @@ int cmd_bench(int argc, char **argv)
                           "number of ranks",
                           np, nhosts),
                2;
-    int unusable = launch_usable(launcher);
-    if (unusable)
-        return unusable;
+    if (launch_usable(launcher))
+        return cli_status(UTIL_EENV);
     char **program = util_xcalloc((size_t)l.npass + 4, sizeof(char *));
     int n = 0;
     char *bench = sweep_bench_program();

@@ -574,9 +574,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
     sw->launcher = o->launcher ? o->launcher : sw->np > 1 || o->hosts ? "mpirun" : "direct";
     if (!strcmp(sw->launcher, "direct") && sw->np > 1)
         return util_error("--np %d needs --launcher mpirun or srun", sw->np), 2;
-    int unusable = launch_usable(sw->launcher); /* said once, not as every run's launch-failed */
-    if (unusable)
-        return unusable;
+    if (launch_usable(sw->launcher)) /* said once, not as every run's launch-failed */
+        return cli_status(UTIL_EENV);
     if (!strcmp(sw->backend, "sim") && !o->topology && !o->hosts)
         return util_error("--backend sim needs --topology FILE (a topology or hardware spec to "
                           "predict) or --hosts (their class is predicted)"),

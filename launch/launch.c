@@ -131,11 +131,11 @@ int launch_usable(const char *launcher)
     if (!strcmp(launcher, "srun") && !in_path("srun"))
         return util_error("srun not found on PATH: install Slurm's client (slurm-client) or use "
                           "--launcher mpirun"),
-               3;
+               UTIL_EENV;
     if (!strcmp(launcher, "mpirun") && !in_path("mpirun"))
         return util_error("mpirun not found: install Open MPI (apt-get install openmpi-bin) or use "
                           "--launcher direct"),
-               3;
+               UTIL_EENV;
     return 0;
 }
 

@@ -42,7 +42,7 @@ int launch_count_hosts(const char *hosts);
 int launch_in_slurm(void);
 
 /* 0 when launcher can start ranks from here (srun outside an allocation makes its own); else
- * says why and returns 3: mpirun or srun is not on PATH. */
+ * says why and returns UTIL_EENV: mpirun or srun is not on PATH. */
 int launch_usable(const char *launcher);
 
 /*
