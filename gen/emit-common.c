@@ -322,7 +322,7 @@ static int add_name(const char *name, const char *value, const char *role, void 
 {
     (void)value;
     (void)role;
-    util_buf_addf(ctx, " %s", name);
+    util_buf_addf(ctx, "%s%s", ((struct util_buf *)ctx)->len ? " " : "", name);
     return 0;
 }
 
@@ -341,20 +341,22 @@ static void source_env(const json_t *profile, struct util_buf *out)
         out,
         "# The caller's own value of a profile variable wins, as NCCL lets the environment win\n"
         "# over nccl.conf (to chase a hang, say); each is said, so that a stale one is seen.\n"
+        "profile_vars=(%s)\n"
         "caller_env=()\n"
-        "for name in%s; do\n"
+        "for name in \"${profile_vars[@]}\"; do\n"
         "    if [ -n \"${!name+x}\" ]; then caller_env+=(\"$name=${!name}\"); fi\n"
         "done\n"
         "# shellcheck source=/dev/null\n"
         ". \"$profile_dir/nccl.env\"\n"
+        "# those the caller set otherwise than the profile, which topotune env --node keeps\n"
         "TOPOTUNE_CALLER_VARS=\n"
         "for kv in ${caller_env[@]+\"${caller_env[@]}\"}; do\n"
         "    name=${kv%%%%=*}\n"
-        "    TOPOTUNE_CALLER_VARS=\"$TOPOTUNE_CALLER_VARS $name\"\n"
         "    if [ \"${!name}\" != \"${kv#*=}\" ]; then\n"
         "        echo \"$0: note: $name=${kv#*=} from the environment, not the profile's "
         "${!name}\" >&2\n"
-        "        export \"$kv\"\n"
+        "        export \"${kv?}\"\n"
+        "        TOPOTUNE_CALLER_VARS=\"$TOPOTUNE_CALLER_VARS $name\"\n"
         "    fi\n"
         "done\n"
         "export TOPOTUNE_CALLER_VARS\n",

@@ -293,6 +293,12 @@ expect_exit 0 "torchrun.sh, the caller's NCCL_IB_HCA" -- env PATH="$TEST_TMP/hca
     TOPOTUNE_PYTHON=false NCCL_IB_HCA==mlx5_9 "$hca/launch/torchrun.sh" -- train.py
 check "the caller's value reached torchrun" grep -qx 'hca==mlx5_9' "$TEST_TMP/out"
 expect_stderr_has "note: NCCL_IB_HCA==mlx5_9 from the environment, not the profile's" "said"
+# the profile's own value in the caller's shell (nccl.env sourced there) is the profile's: this
+# node's is resolved (none here: no InfiniBand), and nothing is said (it was kept, silently)
+expect_exit 0 "torchrun.sh, the profile's own NCCL_IB_HCA in the shell" -- env PATH="$TEST_TMP/hcabin:$PATH" \
+    TOPOTUNE="$TOPOTUNE" TOPOTUNE_PYTHON=false NCCL_IB_HCA==mlx5_0:1 "$hca/launch/torchrun.sh" -- train.py
+check "this node's resolved (unset here), not kept" grep -qx 'hca=unset' "$TEST_TMP/out"
+check "no note of a caller's value" bash -c "! grep -q 'from the environment' '$TEST_TMP/err'"
 # shellcheck disable=SC2016 # the rank's own variables
 printf '%s\n' '#!/bin/sh' 'echo "rank $OMPI_COMM_WORLD_RANK remote=${REMOTE:-0} hca=${NCCL_IB_HCA:-unset}"' >hca-rank.sh
 chmod +x hca-rank.sh
