@@ -217,7 +217,9 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
                   "done < <(compgen -e)\n"
                   "hostfile=()\n[ -z \"${HOSTFILE:-}\" ] || hostfile=(--hostfile \"$HOSTFILE\")\n"
                   "# Open MPI refuses root without this, and containers run as root\n"
-                  "[ \"$(id -u)\" != 0 ] || [ -n \"${OMPI_ALLOW_RUN_AS_ROOT:-}\" ] ||\n"
+                  "[ \"$(id -u)\" != 0 ] ||\n"
+                  "    { [ -n \"${OMPI_ALLOW_RUN_AS_ROOT:-}\" ] && [ -n "
+                  "\"${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-}\" ]; } ||\n"
                   "    hostfile+=(--allow-run-as-root)\n");
     if (gen_per_node(profile))
         util_buf_adds(out,
