@@ -217,9 +217,10 @@ void sweep_workload_sizes(const json_t *workload, const char *coll, size_t *min,
  * as it is past WORKLOAD_MAX_SIZE. */
 void sweep_workload_grid(size_t min, size_t *max, size_t unit);
 /*
- * What gen rejects: a (collective, size) of the workload that carries weight (at least
- * SWEEP_WORKLOAD_SHARE of the workload's time under the reference runs: a size with a
- * billionth of the bytes does not veto a configuration) where the runs' mean time is longer than
+ * What gen rejects: a (collective, size) of the workload that carries weight (all but the
+ * lightest entries, which together take at most SWEEP_WORKLOAD_SHARE of the workload's time
+ * under the reference runs: a size with a billionth of the bytes does not veto a
+ * configuration) where the runs' mean time is longer than
  * the reference's beyond the noise: by more than margin (the space's cv_max) and by more than
  * util_family_sigmas(entries judged) standard errors of the difference of the two means (3 at
  * least), the run-to-run spread pooled over the entries and both sets (no spread without

@@ -240,6 +240,17 @@ static double pooled_variance(const json_t *workload, const char *carries,
     return dof ? sum / dof : 0;
 }
 
+struct by_share {
+    double share; /* of the workload's time under the reference (not yet divided by the total) */
+    size_t at;
+};
+
+static int lighter_first(const void *a, const void *b)
+{
+    double x = ((const struct by_share *)a)->share, y = ((const struct by_share *)b)->share;
+    return x < y ? -1 : x > y;
+}
+
 int sweep_workload_slows(const json_t *workload, const struct sweep_times *runs,
                          const struct sweep_times *base, double margin, struct sweep_slowdown *out)
 {
@@ -255,11 +266,21 @@ int sweep_workload_slows(const json_t *workload, const struct sweep_times *runs,
         if (w > 0 && b[i] > 0)
             total += w * b[i] / (double)size;
     }
+    /* the entries that carry weight: all but the lightest ones, which together take at most
+     * SWEEP_WORKLOAD_SHARE of the time (a floor per entry judged none of a flat mix of 101) */
+    struct by_share *order = util_xcalloc(n + 1, sizeof(*order));
     json_array_foreach(entries, i, e) {
         double w = json_number_value(json_object_get(e, "weight"));
         size_t size = (size_t)json_integer_value(json_object_get(e, "size"));
-        carries[i] = w > 0 && b[i] > 0 && w * b[i] / (double)size >= SWEEP_WORKLOAD_SHARE * total;
+        order[i] = (struct by_share){w > 0 && b[i] > 0 ? w * b[i] / (double)size : 0, i};
     }
+    qsort(order, n, sizeof(*order), lighter_first);
+    double left_out = 0;
+    for (size_t k = 0; k < n; k++) {
+        left_out += order[k].share;
+        carries[order[k].at] = order[k].share > 0 && left_out > SWEEP_WORKLOAD_SHARE * total;
+    }
+    free(order);
     /* standard errors of the difference of the two means, relative: as many as keep a false
      * veto among the entries judged to about one configuration in twenty */
     int judged = 0;

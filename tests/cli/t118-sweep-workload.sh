@@ -453,4 +453,17 @@ expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs bytes --profiles p-bytes
 check "no configuration vetoed at 4 B" python3 -c 'import glob, json
 p = json.load(open(glob.glob("p-bytes/*/v1/profile.json")[0]))
 assert not any(r["size"] == 4 for r in p.get("rejected", [])), p["rejected"]'
+# A flat mix of 300 sizes, none of which alone takes 1% of its time: LL, about twice as slow at
+# every one of them, is vetoed (an entry had to take 1% alone to be judged, and none was).
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "1G", "max": "8G", "factor": 2},
+ "vars": {"NCCL_PROTO": [null, "LL"]}, "repeat": 2, "iters": 20, "warmup": 5, "timeout_s": 60, "cv_max": 0.05}' >ll.json
+python3 -c 'import json
+print(json.dumps({"schema": "topotune/workload/1", "entries": [
+    {"collective": "all_reduce", "size": (1 << 30) + i * (16 << 20), "weight": 1 / 300} for i in range(300)]}))' >flat.json
+expect_exit 0 "sim sweep, a flat mix of 300 sizes" -- "$TOPOTUNE" sweep --space ll.json -q --workload flat.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out flat
+expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs flat --profiles p-flat
+check "LL vetoed" python3 -c 'import glob, json
+p = json.load(open(glob.glob("p-flat/*/v1/profile.json")[0]))
+assert [r["env"] for r in p.get("rejected", [])] == [{"NCCL_PROTO": "LL"}], p.get("rejected")'
 finish
