@@ -945,8 +945,13 @@ int sweep_run(struct sweep *sw)
     json_array_foreach(sw->results, i, r)
         if (sweep_result_check(r, path, i + 1))
             return UTIL_EINVAL;
-    json_array_foreach(sw->results, i, r)
+    /* a workload's lines are one collective each: its runs are their views, with the mix's
+     * objective, as progress() sees them */
+    json_t *reused =
+        sw->workload ? sweep_workload_views(sw->workload, sw->results) : json_incref(sw->results);
+    json_array_foreach(reused, i, r)
         note_best(sw, r, json_string_value(json_object_get(r, "config_id")));
+    json_decref(reused);
     if (json_array_size(sw->results))
         util_info("resuming: %zu runs already in '%s' are not measured again",
                   json_array_size(sw->results), path);

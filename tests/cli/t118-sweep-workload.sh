@@ -466,4 +466,26 @@ expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs flat --profiles p-flat
 check "LL vetoed" python3 -c 'import glob, json
 p = json.load(open(glob.glob("p-flat/*/v1/profile.json")[0]))
 assert [r["env"] for r in p.get("rejected", [])] == [{"NCCL_PROTO": "LL"}], p.get("rejected")'
+# A resumed workload sweep's best so far is the mix's, of the runs it reuses (it was one
+# collective's busbw, all_gather's at 64 MiB: nearly 4x the mix's).
+printf '%s\n' '{"schema": "topotune/workload/1", "entries": [{"collective": "all_reduce", "size": 1048576, "weight": 0.3},
+ {"collective": "all_gather", "size": 67108864, "weight": 0.7}]}' >mix2.json
+quick=$TOPOTUNE_SRC/profiles/spaces/nccl-quick.json
+"$TOPOTUNE" sweep --backend sim --space "$quick" --workload mix2.json --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" \
+    --out whole >/dev/null 2>whole.err
+best=$(grep -o '| best [0-9.]* GB/s' whole.err | tail -1)
+cp -r whole cut
+python3 - cut/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+order = list(dict.fromkeys(r["config_id"] for r in runs))
+open(sys.argv[1], "w").writelines(json.dumps(r) + "\n" for r in runs if r["config_id"] not in order[-4:])
+PY
+expect_exit 0 "a workload sweep resumed" -- "$TOPOTUNE" sweep --backend sim --space "$quick" --workload mix2.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out cut --resume
+check "every progress line's best the whole sweep's ($best)" python3 - "$TEST_TMP/err" "$best" <<'PY'
+import sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("[")]
+assert sys.argv[2] and lines and all(sys.argv[2] + " " in l for l in lines), (sys.argv[2], lines[:2])
+PY
 finish
