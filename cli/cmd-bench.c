@@ -149,6 +149,8 @@ int cmd_bench(int argc, char **argv)
                           "every rank of --topology (its --nodes); give no --np",
                           np),
                2;
+    if (l.hosts && launch_check_nodes(l.hosts, 0))
+        return 2;
     int nhosts = launch_count_hosts(l.hosts);
     if (nhosts && np % nhosts)
         return util_error("--np %d is not a multiple of the %d host(s): every host runs the same "

@@ -82,8 +82,10 @@ PY
 for bad in "n1,n1|listed twice" "gpu1,GPU1|are one host" "node[01-04,07]|Slurm's node list form" \
     "n1, n2|host 2 is not a host name" "n1:2,n2|host 1 is not a host name"; do
     hosts=${bad%%|*}
-    for cmd in topo doctor; do
-        expect_exit 2 "$cmd --hosts '$hosts'" -- timeout 60 "$TOPOTUNE" "$cmd" --hosts "$hosts"
+    for cmd in topo doctor bench; do
+        extra=()
+        [ "$cmd" = bench ] && extra=(--backend sim --launcher mpirun)
+        expect_exit 2 "$cmd --hosts '$hosts'" -- timeout 60 "$TOPOTUNE" "$cmd" "${extra[@]}" --hosts "$hosts"
         expect_stderr_has "${bad#*|}" "$cmd --hosts '$hosts': said"
     done
 done
