@@ -152,11 +152,12 @@ static int is_ib_class(long cls)
 }
 
 /* 1 for a verbs device's name (NCCL's IB transport names a port by it), as the drivers name
- * them: mlx4/mlx5 (NVIDIA), bnxt_re (Broadcom), irdma (Intel), erdma, ionic (AMD), qedr. */
+ * them: mlx4/mlx5 (NVIDIA), bnxt_re (Broadcom), irdma (Intel), erdma, ionic (AMD), qedr, hns
+ * (Huawei), or rdma-core's udev rule does by the bus (rocep59s0f0). */
 static int verbs_name(const char *name)
 {
-    static const char *const prefixes[] = {"mlx4_", "mlx5_",  "bnxt_re", "irdma",
-                                           "erdma", "ionic_", "qedr"};
+    static const char *const prefixes[] = {"mlx4_",  "mlx5_", "bnxt_re", "irdma", "erdma",
+                                           "ionic_", "qedr",  "hns_",    "rocep"};
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
             return 1;

@@ -98,6 +98,12 @@ nccl_variant roce -e 's|^    <nic>|    <pci busid="0001:01:00.0" class="0x020000
 check "a ConnectX port named mlx5_0 under an Ethernet class: RoCE" python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))
 assert [n["kind"] for n in t["nics"]] == ["roce"], t["nics"]' "$TEST_TMP/roce.out"
+# the name rdma-core's udev rule gives it by its bus
+sed 's/name="mlx5_0"/name="rocep1s0f0"/' "$TEST_TMP/roce.xml" >"$TEST_TMP/rocep.xml"
+"$TOPOTUNE" topo --input "$TEST_TMP/rocep.xml" --json "$TEST_TMP/rocep.out" 2>/dev/null
+check "named rocep1s0f0: RoCE" python3 -c 'import json, sys
+assert [n["kind"] for n in json.load(open(sys.argv[1]))["nics"]] == ["roce"]' "$TEST_TMP/rocep.out"
+rm -f "$TEST_TMP"/rocep.*
 rm -f "$TEST_TMP"/absent-peer.* "$TEST_TMP"/amd.* "$TEST_TMP"/roce.*
 # NCCL fuses an NVLink domain's hosts into one dump, each <cpu> naming its host_hash (GB200
 # NVL72): two hosts of NCv4's GPUs are read as the first (refused: "both at PCI bus id").
