@@ -110,20 +110,29 @@ int launch_in_slurm(void)
     return job && *job;
 }
 
-static int in_path(const char *prog)
+/* The path of prog in PATH (malloc'd), or NULL. */
+static char *find_in_path(const char *prog)
 {
     const char *path = getenv("PATH");
     struct util_buf b = UTIL_BUF_INIT;
-    int found = 0;
-    for (const char *p = path ? path : ""; *p && !found;) {
+    for (const char *p = path ? path : ""; *p;) {
         size_t len = strcspn(p, ":");
         util_buf_reset(&b);
         util_buf_addf(&b, "%.*s/%s", (int)len, p, prog);
-        found = access(b.data, X_OK) == 0;
+        if (access(b.data, X_OK) == 0)
+            return util_buf_detach(&b);
         p += len + (p[len] == ':');
     }
     util_buf_release(&b);
-    return found;
+    return NULL;
+}
+
+static int in_path(const char *prog)
+{
+    char *found = find_in_path(prog);
+    int ok = found != NULL;
+    free(found);
+    return ok;
 }
 
 int launch_usable(const char *launcher)
@@ -148,6 +157,60 @@ int launch_count_hosts(const char *hosts)
 }
 
 /* The user's own choice of interfaces or address family for kind (oob or btl). */
+/* 1 when the Open MPI parameter file at path sets name ("name = value" lines, # comments). */
+static int file_sets(const char *path, const char *name)
+{
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    char line[1024];
+    int found = 0;
+    size_t n = strlen(name);
+    while (f && !found && fgets(line, sizeof(line), f)) {
+        const char *p = line + strspn(line, " \t");
+        found = !strncmp(p, name, n) && (p[n] == '=' || p[n] == ' ' || p[n] == '\t');
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* 1 when one of Open MPI's parameter files sets name: OMPI_MCA_mca_base_param_files' (a colon
+ * list), else the user's and the installation's (OPAL_PREFIX's, Debian's /etc/openmpi, or beside
+ * the mpirun on PATH). */
+static int param_files_set(const char *name)
+{
+    const char *list = getenv("OMPI_MCA_mca_base_param_files"), *home = getenv("HOME"),
+               *prefix = getenv("OPAL_PREFIX");
+    char path[4096];
+    if (list) {
+        for (const char *p = list; *p; p += strcspn(p, ":"), p += *p == ':') {
+            snprintf(path, sizeof(path), "%.*s", (int)strcspn(p, ":"), p);
+            if (file_sets(path, name))
+                return 1;
+        }
+        return 0;
+    }
+    snprintf(path, sizeof(path), "%s/.openmpi/mca-params.conf", home ? home : "");
+    if (home && file_sets(path, name))
+        return 1;
+    snprintf(path, sizeof(path), "%s/etc/openmpi-mca-params.conf", prefix ? prefix : "");
+    if (prefix && file_sets(path, name))
+        return 1;
+    if (file_sets("/etc/openmpi/openmpi-mca-params.conf", name))
+        return 1;
+    char *mpirun = find_in_path("mpirun"), *bin = mpirun ? strrchr(mpirun, '/') : NULL;
+    int found = 0;
+    if (bin) { /* PREFIX/bin/mpirun: PREFIX/etc */
+        *bin = '\0';
+        snprintf(path, sizeof(path), "%s/../etc/openmpi-mca-params.conf", mpirun);
+        found = file_sets(path, name);
+    }
+    free(mpirun);
+    return found;
+}
+
+/* 1 when the user chose Open MPI's TCP interfaces or families for kind (oob, btl): in the
+ * environment or a parameter file (a site's oob_tcp_if_include with our exclude: Open MPI
+ * refuses both, and every --hosts run failed). */
 static int set_by_user(const char *kind)
 {
     const char *suffixes[] = {"if_include", "if_exclude", "disable_family", "disable_ipv4_family",
@@ -155,7 +218,7 @@ static int set_by_user(const char *kind)
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
         char name[64];
         snprintf(name, sizeof(name), "OMPI_MCA_%s_tcp_%s", kind, suffixes[i]);
-        if (getenv(name))
+        if (getenv(name) || param_files_set(name + strlen("OMPI_MCA_")))
             return 1;
     }
     return 0;

@@ -89,4 +89,14 @@ for bad in "n1,n1|listed twice" "gpu1,GPU1|are one host" "node[01-04,07]|Slurm's
         expect_stderr_has "${bad#*|}" "$cmd --hosts '$hosts': said"
     done
 done
+# A site's Open MPI parameter file choosing the TCP interfaces (the user's here, or one
+# OMPI_MCA_mca_base_param_files names): topotune adds no exclude of its own, which Open MPI
+# refuses beside an include ("No network interfaces were found for out-of-band communications").
+mkdir -p home/.openmpi
+printf '%s\n' '# a site file' 'oob_tcp_if_include = lo' >home/.openmpi/mca-params.conf
+expect_exit 0 "topo --hosts localhost, the user's oob_tcp_if_include" -- timeout 120 env HOME="$TEST_TMP/home" \
+    "$TOPOTUNE" topo --hosts localhost
+cp home/.openmpi/mca-params.conf site.conf
+expect_exit 0 "the same through OMPI_MCA_mca_base_param_files" -- timeout 120 \
+    env OMPI_MCA_mca_base_param_files="$TEST_TMP/site.conf" "$TOPOTUNE" topo --hosts localhost
 finish
