@@ -633,12 +633,20 @@ static void progress(struct sweep *sw, const struct planned_run *r, const json_t
                        : strcmp(sw->backend, "mpi") == 0 ? "(MPI defaults)"
                                                          : "(NCCL defaults)";
     const char *pred = strcmp(sw->backend, "sim") == 0 ? " predicted" : "";
+    /* two decimals, or three significant digits below 0.1 (a mix of small calls: its effective
+     * algbw read 0.00 on every line) */
+    struct util_buf now = UTIL_BUF_INIT, best = UTIL_BUF_INIT;
+    obj<0.1 && obj> 0 ? util_text_number(&now, obj, 3) : util_buf_addf(&now, "%.2f", obj);
+    sw->best<0.1 && sw->best> 0 ? util_text_number(&best, sw->best, 3)
+                                : util_buf_addf(&best, "%.2f", sw->best);
     if (util_log_level() >= UTIL_LOG_INFO)
-        fprintf(stderr, "%s[%s] %s %s %s%d: %s %.2f GB/s%s | best %.2f GB/s%s (%s) | ETA %s%s",
+        fprintf(stderr, "%s[%s] %s %s %s%d: %s %s GB/s%s | best %s GB/s%s (%s) | ETA %s%s",
                 isatty(STDERR_FILENO) ? "\r\033[K" : "", count,
                 json_string_value(json_object_get(r->config, "id")), what, r->final ? "r" : "rung ",
-                r->final ? r->rep : r->rung, outcome, obj, pred, sw->best, pred,
-                sw->best_id[0] ? sw->best_id : "-", eta, isatty(STDERR_FILENO) ? "" : "\n");
+                r->final ? r->rep : r->rung, outcome, util_buf_str(&now), pred, util_buf_str(&best),
+                pred, sw->best_id[0] ? sw->best_id : "-", eta, isatty(STDERR_FILENO) ? "" : "\n");
+    util_buf_release(&now);
+    util_buf_release(&best);
     util_buf_release(&env);
 }
 

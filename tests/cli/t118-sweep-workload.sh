@@ -412,6 +412,13 @@ expect_exit 0 "sim sweep, a mix of 1-byte calls" -- "$TOPOTUNE" sweep --space tr
 no_exponent() { ! grep -qE "[0-9]e[-+][0-9]" "$1"; }
 check "no exponent in what gen will choose" no_exponent "$TEST_TMP/err"
 check "the number written out" grep -qE "effective algbw 0\.0000[0-9]+ GB/s" "$TEST_TMP/err"
+expect_exit 0 "the same with its progress lines" -- "$TOPOTUNE" sweep --space tree.json --workload tiny.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out tiny-progress
+check "progress in three significant digits, not 0.00" python3 - "$TEST_TMP/err" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("[")]
+assert lines and all(re.search(r"ok 0\.0000\d+ GB/s predicted \| best 0\.0000\d+ GB/s", l) for l in lines), lines[:2]
+PY
 
 # Profiles side by side must share a mix: one made for FSDP is not lined up with dp's predictions,
 # nor an all_reduce profile with a workload one.
