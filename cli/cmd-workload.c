@@ -31,13 +31,18 @@ static void table(const json_t *doc)
     json_t *e;
     json_array_foreach(json_object_get(doc, "entries"), i, e) {
         json_t *calls = json_object_get(e, "calls");
-        struct util_buf c = UTIL_BUF_INIT; /* 1,000,000, never 1e+06 */
+        struct util_buf c = UTIL_BUF_INIT, w = UTIL_BUF_INIT; /* 1,000,000, never 1e+06 */
         if (calls)
             util_text_number(&c, json_number_value(calls), 7);
-        printf(" %-15s %14lld %14s %8.4f\n", json_string_value(json_object_get(e, "collective")),
+        /* a real entry's weight never reads 0.0000: three significant digits below it */
+        double weight = json_number_value(json_object_get(e, "weight"));
+        weight > 0 && weight < 0.001 ? util_text_number(&w, weight, 3)
+                                     : util_buf_addf(&w, "%.4f", weight);
+        printf(" %-15s %14lld %14s %8s\n", json_string_value(json_object_get(e, "collective")),
                (long long)json_integer_value(json_object_get(e, "size")),
-               calls ? util_buf_str(&c) : "-", json_number_value(json_object_get(e, "weight")));
+               calls ? util_buf_str(&c) : "-", util_buf_str(&w));
         util_buf_release(&c);
+        util_buf_release(&w);
     }
 }
 

@@ -25,6 +25,9 @@ check "int64 x 53 = 424 B, float16 x 25503912 = 51007824 B; the interleaved line
     test "$(entries bc.json)" = "broadcast 424 0.75
 broadcast 51007824 0.25
 ranks 4"
+expect_exit 0 "its table" -- "$TOPOTUNE" workload --from-nccl-log "$logs/nccl-147-broadcast.log"
+check "the 424 B broadcast's weight in significant digits (it read 0.0000)" \
+    grep -qE '^ broadcast +424 +0\.75 +0\.0000249$' "$TEST_TMP/out"
 expect_exit 0 "Ray Train at 128 ranks (NCCL #1193) and send/recv (NCCL #584), two files" -- \
     "$TOPOTUNE" workload --from-nccl-log "$logs/nccl-1193-ray.log" "$logs/nccl-584-sendrecv.log" --out two.json
 check "the two files together: 4 ranks, Recv not counted again" test "$(entries two.json)" = "all_reduce 29528912 0.5
