@@ -192,18 +192,22 @@ int topo_compute_class(struct topo *t)
         util_buf_addf(&b, "-nvs%d", nv);
     else if (nv)
         util_buf_addf(&b, "-nv%d", nv);
-    int rdma = 0, speed = 0;
-    const char *kind = NULL;
-    for (int i = 0; i < t->nnics; i++)
-        if (t->nics[i].kind != TOPO_NIC_ETH && t->nics[i].kind != TOPO_NIC_UNKNOWN) {
-            rdma++;
-            kind = topo_nic_kind_name(t->nics[i].kind);
-            speed = t->nics[i].speed_gbps > speed ? t->nics[i].speed_gbps : speed;
-        }
-    if (rdma && speed > 0)
-        util_buf_addf(&b, "-%dx%s%d", rdma, kind, speed);
-    else if (rdma)
-        util_buf_addf(&b, "-%dx%s", rdma, kind);
+    /* the RDMA NICs, a count per kind in the kinds' order (a node of 2 EFA and 2 InfiniBand
+     * ports read "4xefa" or "4xib", whichever came last) */
+    int count[TOPO_NIC_NKINDS] = {0}, speed[TOPO_NIC_NKINDS] = {0};
+    for (int i = 0; i < t->nnics; i++) {
+        int k = (int)t->nics[i].kind;
+        if (k == TOPO_NIC_ETH || k == TOPO_NIC_UNKNOWN || k < 0 || k >= TOPO_NIC_NKINDS)
+            continue;
+        count[k]++;
+        speed[k] = t->nics[i].speed_gbps > speed[k] ? t->nics[i].speed_gbps : speed[k];
+    }
+    for (int k = 0; k < TOPO_NIC_NKINDS; k++)
+        if (count[k] && speed[k] > 0)
+            util_buf_addf(&b, "-%dx%s%d", count[k], topo_nic_kind_name((enum topo_nic_kind)k),
+                          speed[k]);
+        else if (count[k])
+            util_buf_addf(&b, "-%dx%s", count[k], topo_nic_kind_name((enum topo_nic_kind)k));
     util_buf_addf(&b, "-%.8s", hash);
     free(hash);
     free(t->class_id);

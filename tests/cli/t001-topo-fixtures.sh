@@ -105,6 +105,13 @@ check "named rocep1s0f0: RoCE" python3 -c 'import json, sys
 assert [n["kind"] for n in json.load(open(sys.argv[1]))["nics"]] == ["roce"]' "$TEST_TMP/rocep.out"
 rm -f "$TEST_TMP"/rocep.*
 rm -f "$TEST_TMP"/absent-peer.* "$TEST_TMP"/amd.* "$TEST_TMP"/roce.*
+# A node of two kinds of RDMA NIC: a count of each in the class's slug (p4d's first EFA made an
+# InfiniBand HCA: it read "4xib", the last kind seen naming them all)
+sed '0,/class="0x020000" vendor="0x1d0f" device="0xefa0"/s//class="0x020700" vendor="0x15b3" device="0x101b"/' \
+    "$TOPOTUNE_FIXTURES/nccl-topo-aws-p4d-24xlarge.xml" >"$TEST_TMP/mixed.xml"
+expect_exit 0 "p4d with one InfiniBand HCA" -- "$TOPOTUNE" topo --input "$TEST_TMP/mixed.xml"
+check "the slug counts each kind" grep -qE '^Class: +a100-sxm4-40gb-8x.*-1xib[0-9]*-3xefa[0-9]*-[0-9a-f]{8}$' "$TEST_TMP/out"
+rm -f "$TEST_TMP/mixed.xml"
 # NCCL fuses an NVLink domain's hosts into one dump, each <cpu> naming its host_hash (GB200
 # NVL72): two hosts of NCv4's GPUs are read as the first (refused: "both at PCI bus id").
 python3 - "$ncv4" "$TEST_TMP/fused.xml" <<'PY'
