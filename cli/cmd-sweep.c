@@ -622,6 +622,8 @@ static int setup(struct sweep_options *o, struct sweep *sw, struct topo *t)
         sw->nodes = !strcmp(sw->backend, "sim") ? t->job_nodes : 1;
     sw->class_id = t->class_id;
     sw->ranks = !strcmp(sw->backend, "sim") ? t->ngpus * sw->nodes : sw->np;
+    if (sw->workload)
+        sweep_workload_ranks(sw->workload, sw->ranks);
     return 0;
 }
 

@@ -234,6 +234,10 @@ struct sweep_slowdown {
 struct sweep_times;
 int sweep_workload_slows(const json_t *workload, const struct sweep_times *runs,
                          const struct sweep_times *base, double margin, struct sweep_slowdown *out);
+/* Warns when the workload's calls came from communicators of another size than the sweep's
+ * ranks and it weights all_gather, reduce_scatter or alltoall (whose sizes are a rank's part
+ * times the ranks: the sweep runs parts of another size). */
+void sweep_workload_ranks(const json_t *workload, int ranks);
 /* The same for one run view against the reference view (the defaults'), as a strategy asks:
  * what gen rejects, so no strategy should keep it. */
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,

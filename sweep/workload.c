@@ -4,6 +4,7 @@
  * weights, joined into the job's effective algbw (sweep.h, "Workloads").
  */
 #include "sweep/sweep.h"
+#include "util/log.h"
 #include "util/mem.h"
 #include "util/num.h"
 #include "workload/workload.h"
@@ -306,6 +307,27 @@ int sweep_workload_slows(const json_t *workload, const struct sweep_times *runs,
     free(carries);
     free(b);
     return found;
+}
+
+void sweep_workload_ranks(const json_t *workload, int ranks)
+{
+    json_int_t job = json_integer_value(json_object_get(workload, "ranks"));
+    size_t i;
+    json_t *e;
+    const char *parts = NULL; /* a collective whose size is a rank's part times the ranks */
+    json_array_foreach(json_object_get(workload, "entries"), i, e) {
+        const char *c = json_string_value(json_object_get(e, "collective"));
+        if (c &&
+            (!strcmp(c, "all_gather") || !strcmp(c, "reduce_scatter") || !strcmp(c, "alltoall")))
+            parts = c;
+    }
+    if (job > 0 && ranks > 0 && job != ranks && parts)
+        util_warning("the workload's %s sizes are its job's %lld-rank communicator's (a rank's "
+                     "part times %lld, as nccl-tests counts them); this sweep runs %d ranks, so "
+                     "each rank's part is %s the job's: sweep the job's rank count, or build the "
+                     "workload of the communicator you sweep (topotune workload --ranks)",
+                     parts, (long long)job, (long long)job, ranks,
+                     ranks > job ? "smaller than" : "larger than");
 }
 
 int sweep_workload_slower(const json_t *workload, const json_t *view, const json_t *ref,

@@ -367,12 +367,19 @@ static json_t *document(const struct acc *a, json_t *sources)
             json_real(sum > 0 ? json_real_value(json_object_get(v, "calls")) *
                                     (double)json_integer_value(json_object_get(v, "size")) / sum
                               : 0));
-    return json_pack(
-        "{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1", "from",
-        "nccl-log", "sources", sources, "ranks_seen", (json_int_t)seen, "lines",
-        (json_int_t)a->lines, "skipped",
-        (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank + a->other_comm),
-        "entries", entries, "totals", totals, "assumed", 0);
+    json_t *doc =
+        json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:b}", "schema", "topotune/workload/1", "from",
+                  "nccl-log", "sources", sources, "ranks_seen", (json_int_t)seen, "lines",
+                  (json_int_t)a->lines, "skipped",
+                  (json_int_t)(a->unparsed + a->too_large + a->other + a->one_rank + a->other_comm),
+                  "entries", entries, "totals", totals, "assumed", 0);
+    /* the one communicator size every counted call had: nccl-tests' sizes of all_gather,
+     * reduce_scatter and alltoall are a rank's part times it */
+    void *only = json_object_iter(a->comms);
+    if (json_object_size(a->comms) == 1)
+        json_object_set_new(doc, "ranks",
+                            json_integer(strtoll(json_object_iter_key(only), NULL, 10)));
+    return doc;
 }
 
 /* Every line of the len bytes of text (with a byte after them; cut in place) into a. A NUL
@@ -727,6 +734,9 @@ static const char *bad_field(const json_t *doc)
         return "assumed (true or false)";
     if ((v = json_object_get(doc, "preset")) && !json_is_string(v))
         return "preset (a string)";
+    if ((v = json_object_get(doc, "ranks")) &&
+        !(json_is_integer(v) && json_integer_value(v) >= 2 && json_integer_value(v) <= 1 << 20))
+        return "ranks (an integer from 2)";
     if (!count_ok(json_object_get(doc, "ranks_seen")) || !count_ok(json_object_get(doc, "lines")) ||
         !count_ok(json_object_get(doc, "skipped")))
         return "ranks_seen, lines and skipped (integers of 0 or more)";
@@ -757,9 +767,9 @@ json_t *workload_clean(const json_t *doc, const char *name, int recorded)
                    name);
         return NULL;
     }
-    static const char *const fields[] = {"schema",     "from",   "assumed", "preset",
-                                         "sources",    "lines",  "skipped", "entries",
-                                         "ranks_seen", "totals", NULL};
+    static const char *const fields[] = {"schema",  "from",       "assumed", "preset",
+                                         "sources", "lines",      "skipped", "entries",
+                                         "ranks",   "ranks_seen", "totals",  NULL};
     const char *extra = util_json_unknown_key(doc, fields);
     if (extra) {
         struct util_buf shown = UTIL_BUF_INIT;
@@ -830,6 +840,8 @@ json_t *workload_clean(const json_t *doc, const char *name, int recorded)
             json_pack("{s:s,s:s,s:b,s:O}", "schema", "topotune/workload/1", "from",
                       preset || (from && !strcmp(from, "nccl-log")) ? from : "file", "assumed",
                       json_is_boolean(assumed) ? json_is_true(assumed) : preset, "entries", clean);
+    if (out && json_object_get(doc, "ranks"))
+        json_object_set(out, "ranks", json_object_get(doc, "ranks"));
     json_decref(clean);
     json_decref(seen);
     return out;

@@ -495,4 +495,16 @@ import sys
 lines = [l for l in open(sys.argv[1]) if l.startswith("[")]
 assert sys.argv[2] and lines and all(sys.argv[2] + " " in l for l in lines), (sys.argv[2], lines[:2])
 PY
+# A workload from a 2-rank job's AllGather lines records its communicator's size; a sweep of 8
+# ranks runs each rank a quarter of the job's part, which it says (it said nothing).
+printf '%s\n' 'h:1:2 [0] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 2097152 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4' \
+    'h:1:3 [1] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 2097152 datatype 7 op 0 root 0 comm 0x4 [nranks=2] stream 0x4' >ag2.log
+expect_exit 0 "a workload of a 2-rank all_gather" -- "$TOPOTUNE" workload --from-nccl-log ag2.log --out ag2.json
+check "its communicator's size recorded" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 2 and d["entries"][0]["size"] == 16777216, d' ag2.json
+expect_exit 0 "swept on 8 ranks" -- "$TOPOTUNE" sweep --backend sim --space "$quick" --workload ag2.json \
+    --topology "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" --out ag2
+expect_stderr_has "the workload's all_gather sizes are its job's 2-rank communicator's" "said"
+expect_stderr_has "this sweep runs 8 ranks, so each rank's part is smaller than the job's" "and what it means"
 finish
