@@ -156,7 +156,7 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
     char tail[1024];
     log_tail(log, tail, sizeof(tail));
     struct util_buf named = UTIL_BUF_INIT;
-    launch_hosts_blamed(log, hosts, &named);
+    launch_hosts_blamed(log, hosts, 1, &named); /* one rank a host */
     const char *fix = "check that every host resolves, takes passwordless ssh (mpirun's rsh "
                       "agent), and has topotune-node at the same path; mpirun --host ... hostname "
                       "tests the first two";

@@ -342,13 +342,35 @@ static int names(const char *text, size_t len, const char *name)
 }
 
 /* Open MPI's own reports name the node in a separate line: hence the second pass. */
-void launch_hosts_blamed(const char *log_path, const char *hosts, struct util_buf *out)
+/* The hosts of the ranks Open MPI's "Process name: [[J,1],R]" lines name (ppn a host), once. */
+static void ranks_blamed(const char *log, const char *hosts, int ppn, struct util_buf *out)
+{
+    int n = launch_count_hosts(hosts);
+    char *named = util_xcalloc((size_t)n + 1, 1);
+    for (const char *p = log; ppn > 0 && (p = strstr(p, "Process name: [[")); p++) {
+        unsigned job, step, rank;
+        if (sscanf(p, "Process name: [[%u,%u],%u]", &job, &step, &rank) == 3 &&
+            rank / (unsigned)ppn < (unsigned)n)
+            named[rank / (unsigned)ppn] = 1;
+    }
+    int i = 0;
+    for (const char *h = hosts; *h && i < n; h += *h == ',') {
+        size_t len = strcspn(h, ",");
+        if (len && named[i++])
+            util_buf_addf(out, "%s%.*s", out->len ? ", " : "", (int)len, h);
+        h += len;
+    }
+    free(named);
+}
+
+void launch_hosts_blamed(const char *log_path, const char *hosts, int ppn, struct util_buf *out)
 {
     struct util_buf log = UTIL_BUF_INIT;
     if (util_file_read(log_path, 4 << 20, &log) || !hosts) {
         util_buf_release(&log);
         return;
     }
+    ranks_blamed(util_buf_str(&log), hosts, ppn, out); /* an empty log has no data */
     for (int pass = 0; pass < 2 && !out->len; pass++) {
         for (const char *p = hosts; *p;) {
             size_t len = strcspn(p, ",");

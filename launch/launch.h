@@ -69,11 +69,14 @@ int launch_check_nodes(const char *hosts, int allocation);
 int launch_tcp_env(char **env, int btl);
 
 /*
- * The hosts of the comma-separated list that a launcher's log blames: those
- * named on a line that says what failed (ssh's, the rsh agent's, Open MPI's
- * own words), else those named anywhere. Appends "h1, h2" to out.
+ * The hosts of the comma-separated list that a launcher's log blames: with ppn
+ * ranks on each host in list order (launch_argv's --map-by ppr:PPN:node; 0 when
+ * not known), the hosts of the ranks Open MPI names ("Process name:
+ * [[J,1],R]": a rank that exited non-zero or died, which names no host); else
+ * those named on a line that says what failed (ssh's, the rsh agent's, Open
+ * MPI's own words), else those named anywhere. Appends "h1, h2" to out.
  */
 struct util_buf;
-void launch_hosts_blamed(const char *log_path, const char *hosts, struct util_buf *out);
+void launch_hosts_blamed(const char *log_path, const char *hosts, int ppn, struct util_buf *out);
 
 #endif

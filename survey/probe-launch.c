@@ -422,7 +422,7 @@ static int run_bench(struct survey *s, const char *hosts, int nhosts, const char
                UTIL_EINVAL;
     if (ch.timed_out || ch.exit_code != 0 || rc) {
         struct util_buf blamed = UTIL_BUF_INIT;
-        launch_hosts_blamed(log, hosts, &blamed);
+        launch_hosts_blamed(log, hosts, c->l.ppn ? c->l.ppn : c->ppn, &blamed);
         util_buf_addf(why, "%s%s", why->len ? "; " : "",
                       ch.exec_errno  ? "the launcher could not start"
                       : ch.timed_out ? "timeout"

@@ -263,8 +263,8 @@ static void tcp_env_excludes_bridges_unless_user_chose(void **state)
         unsetenv(vars[i]);
 }
 
-/* The hosts that log names, for hosts, as launch_hosts_blamed writes them. */
-static void blamed_is(const char *log, const char *hosts, const char *want)
+/* The hosts that log names, for hosts of ppn ranks each, as launch_hosts_blamed writes them. */
+static void blamed_ppn(const char *log, const char *hosts, int ppn, const char *want)
 {
     char path[] = "/tmp/topotune-unit-launch-XXXXXX";
     int fd = mkstemp(path);
@@ -272,11 +272,30 @@ static void blamed_is(const char *log, const char *hosts, const char *want)
     assert_true(write(fd, log, strlen(log)) == (ssize_t)strlen(log));
     close(fd);
     struct util_buf out = UTIL_BUF_INIT;
-    launch_hosts_blamed(path, hosts, &out);
+    launch_hosts_blamed(path, hosts, ppn, &out);
     unlink(path);
     if (strcmp(util_buf_str(&out), want))
         fail_msg("log blames '%s', want '%s'", util_buf_str(&out), want);
     util_buf_release(&out);
+}
+
+static void blamed_is(const char *log, const char *hosts, const char *want)
+{
+    blamed_ppn(log, hosts, 0, want);
+}
+
+/* Open MPI names a rank that exited non-zero by its number, no host: the host that runs it (the
+ * log named n1, in Open MPI's later routing message, for n3's rank). */
+static void blamed_by_rank(void **state)
+{
+    (void)state;
+    static const char log[] = "Primary job terminated normally, but 1 process returned\n"
+                              "  Process name: [[15015,1],2]\n  Exit code:    127\n"
+                              "target node: n1\n";
+    blamed_ppn(log, "n1,n2,n3", 1, "n3");
+    blamed_ppn(log, "n1,n2,n3", 2, "n2"); /* ranks 2 and 3 on the second host */
+    blamed_ppn(log, "n1,n2,n3", 0, "n1"); /* ranks per host unknown: the mention */
+    blamed_ppn("  Process name: [[1,1],9]\n", "n1,n2", 1, ""); /* no such rank here */
 }
 
 /* A line that says what failed names the host; hosts merely mentioned elsewhere are not blamed. */
@@ -318,7 +337,7 @@ static void blamed_nothing_without_log_or_hosts(void **state)
 {
     (void)state;
     struct util_buf out = UTIL_BUF_INIT;
-    launch_hosts_blamed("/nonexistent/topotune-unit.log", "h1", &out);
+    launch_hosts_blamed("/nonexistent/topotune-unit.log", "h1", 1, &out);
     assert_int_equal(out.len, 0);
     blamed_is("h1: Connection refused\n", NULL, "");
     util_buf_release(&out);
@@ -340,6 +359,7 @@ int main(void)
         cmocka_unit_test(count_hosts),
         cmocka_unit_test(check_nodes_rules),
         cmocka_unit_test(tcp_env_excludes_bridges_unless_user_chose),
+        cmocka_unit_test(blamed_by_rank),
         cmocka_unit_test(blamed_on_the_failure_line),
         cmocka_unit_test(blamed_whole_names_only),
         cmocka_unit_test(blamed_by_any_mention_without_failure_words),
