@@ -4,6 +4,7 @@
 #include "launch/launch.h"
 #include "topo/topo.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -110,26 +111,9 @@ int launch_in_slurm(void)
     return job && *job;
 }
 
-/* The path of prog in PATH (malloc'd), or NULL. */
-static char *find_in_path(const char *prog)
-{
-    const char *path = getenv("PATH");
-    struct util_buf b = UTIL_BUF_INIT;
-    for (const char *p = path ? path : ""; *p;) {
-        size_t len = strcspn(p, ":");
-        util_buf_reset(&b);
-        util_buf_addf(&b, "%.*s/%s", (int)len, p, prog);
-        if (access(b.data, X_OK) == 0)
-            return util_buf_detach(&b);
-        p += len + (p[len] == ':');
-    }
-    util_buf_release(&b);
-    return NULL;
-}
-
 static int in_path(const char *prog)
 {
-    char *found = find_in_path(prog);
+    char *found = util_child_which(prog);
     int ok = found != NULL;
     free(found);
     return ok;
@@ -197,7 +181,7 @@ static int param_files_set(const char *name)
         return 1;
     if (file_sets("/etc/openmpi/openmpi-mca-params.conf", name))
         return 1;
-    char *mpirun = find_in_path("mpirun"), *bin = mpirun ? strrchr(mpirun, '/') : NULL;
+    char *mpirun = util_child_which("mpirun"), *bin = mpirun ? strrchr(mpirun, '/') : NULL;
     int found = 0;
     if (bin) { /* PREFIX/bin/mpirun: PREFIX/etc */
         *bin = '\0';

@@ -277,6 +277,14 @@ static char **build_env(char *const *add)
 }
 
 /* argv0 itself when it has a slash, else the first executable of that name in PATH. */
+static char *resolve(const char *argv0, int *err);
+
+char *util_child_which(const char *name)
+{
+    int err = 0;
+    return resolve(name, &err);
+}
+
 static char *resolve(const char *argv0, int *err)
 {
     if (strchr(argv0, '/'))

@@ -82,6 +82,11 @@ int util_child_wait(struct util_child *c);
 /* util_child_start then util_child_wait. */
 int util_child_run(struct util_child *c);
 
+/* The file a child started as name would run, as util_child_start finds it: name itself when it
+ * holds a '/', else the first executable of that name in PATH (unset: /usr/local/bin:/usr/bin:
+ * /bin). A new string, or NULL when there is none. */
+char *util_child_which(const char *name);
+
 /* SIGKILL to every registered child's process group. Async-signal-safe. */
 void util_child_kill_all(void);
 
