@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,42 +109,19 @@ static int read_hostfile(const char *path, struct util_buf *hosts)
     return 0;
 }
 
-static int by_host(const void *a, const void *b)
-{
-    return strcasecmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The nodes of a host list; a host listed twice is refused, in any case as DNS compares names
- * (sorted: a list may be long), and so is a name longer than a DNS name may be (255). */
+/* The nodes of a host list (--hosts, or a --hostfile's lines joined), checked as every
+ * command's --hosts is (launch_check_names). */
 static int nodes_from(struct survey *s, const char *hosts)
 {
+    if (launch_check_names(hosts ? hosts : ""))
+        return -1;
     s->nnodes = launch_count_hosts(hosts);
     s->nodes = util_xcalloc((size_t)s->nnodes, sizeof(*s->nodes));
-    char **sorted = util_xmalloc(sizeof(char *) * ((size_t)s->nnodes + 1));
-    int i = 0, rc = 0;
-    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
-        size_t len = strcspn(p, ",");
-        if (!len)
-            continue;
-        if (strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < len ||
-            strchr("._-", *p) || len > 255)
-            return util_error("--hosts: host %d is not a host name (letters, digits, '.', '_' and "
-                              "'-', a letter or digit first, at most 255, as in a hostfile)",
-                              i + 1),
-                   free(sorted), -1;
-        s->nodes[i].host = util_xstrndup(p, len);
-        sorted[i] = s->nodes[i].host;
-        i++;
-    }
-    qsort(sorted, (size_t)i, sizeof(char *), by_host);
-    for (int k = 1; !rc && k < i; k++)
-        if (!strcasecmp(sorted[k - 1], sorted[k]))
-            rc = strcmp(sorted[k - 1], sorted[k])
-                     ? util_error("hosts '%s' and '%s' are one host: host names ignore case",
-                                  sorted[k - 1], sorted[k])
-                     : util_error("host '%s' is listed twice", sorted[k]);
-    free(sorted);
-    return rc;
+    int i = 0;
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',')
+        if (strcspn(p, ","))
+            s->nodes[i++].host = util_xstrndup(p, strcspn(p, ","));
+    return 0;
 }
 
 /* DIR/.lock for the survey's life: a second survey of DIR is refused, naming the holder. */

@@ -240,9 +240,7 @@ static int by_name(const void *a, const void *b)
     return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every name of the list a host name (what mpirun's --host and a hostfile take), none twice in
- * any case (DNS ignores it): else says which, with the fix, and returns UTIL_EUSAGE. */
-static int check_names(const char *hosts)
+int launch_check_names(const char *hosts)
 {
     static const char name_chars[] =
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
@@ -289,7 +287,7 @@ int launch_check_nodes(const char *hosts, int allocation)
     if (hosts && !launch_count_hosts(hosts))
         return util_error("invalid value '%s' for --hosts: expected host names, h1,h2,...", hosts),
                UTIL_EUSAGE;
-    if (hosts && check_names(hosts))
+    if (hosts && launch_check_names(hosts))
         return UTIL_EUSAGE;
     if (allocation && !launch_in_slurm())
         return util_error("--allocation: not inside a Slurm allocation (no SLURM_JOB_ID): run it "

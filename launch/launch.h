@@ -38,6 +38,11 @@ void launch_argv_free(char **argv);
 /* The number of comma-separated names in hosts (0 for NULL or ""). */
 int launch_count_hosts(const char *hosts);
 
+/* Every name of the comma-separated list a host name (what mpirun's --host and a hostfile
+ * take: letters, digits, '.', '-', '_', at most 255), none twice in any case (DNS ignores it),
+ * and not Slurm's node[..] form: else says which, with the fix, and returns UTIL_EUSAGE. */
+int launch_check_names(const char *hosts);
+
 /* 1 when this process runs inside a Slurm allocation. */
 int launch_in_slurm(void);
 
