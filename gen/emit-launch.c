@@ -158,11 +158,13 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
     return 0;
 }
 
+/* The families of variables mpirun.sh forwards whole (CUDA_VISIBLE_DEVICES excepted). */
+static const char *const families[] = {"NCCL_", "TORCH_", "FI_", "UCX_", "CUDA_"};
+
 static int fwd_name(const char *name, const char *value, const char *role, void *ctx)
 {
     (void)value;
     (void)role;
-    static const char *const families[] = {"NCCL_", "TORCH_", "FI_", "UCX_", "CUDA_"};
     for (size_t i = 0; i < sizeof(families) / sizeof(*families); i++)
         if (!strncmp(name, families[i], strlen(families[i])))
             return 0; /* forwarded as one of the families */
@@ -207,8 +209,11 @@ static int emit_mpirun(const json_t *profile, struct util_buf *out)
         "while read -r name; do\n"
         "    case $name in\n"
         "    CUDA_VISIBLE_DEVICES) ;;\n"
-        "    NCCL_* | TORCH_* | FI_* | UCX_* | CUDA_* | TOPOTUNE_TUNER_TABLE | "
-        "TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS | TOPOTUNE_NEXT_TUNER | TOPOTUNE_CALLER_VARS");
+        "    ");
+    for (size_t i = 0; i < sizeof(families) / sizeof(*families); i++)
+        util_buf_addf(out, "%s* | ", families[i]);
+    util_buf_adds(out, "TOPOTUNE_TUNER_TABLE | TOPOTUNE_TUNER_DIGEST | TOPOTUNE_CLASS | "
+                       "TOPOTUNE_NEXT_TUNER | TOPOTUNE_CALLER_VARS");
     if (gen_each_var(profile, fwd_name, out))
         return -1;
     util_buf_adds(out,
