@@ -127,10 +127,12 @@ static int topo_hosts(const struct topo_options *o)
         char host[256], why[512];
         if (!err)
             continue;
-        util_error(
-            "%s: %s",
-            topo_text_into(json_string_value(json_object_get(node, "host")), host, sizeof(host)),
-            topo_text_into(err, why, sizeof(why)));
+        if (json_is_string(json_object_get(node, "host")))
+            topo_text_into(json_string_value(json_object_get(node, "host")), host, sizeof(host));
+        else /* an allocation's node that printed nothing, not even its name */
+            snprintf(host, sizeof(host), "rank %lld of the allocation",
+                     (long long)json_integer_value(json_object_get(node, "rank")));
+        util_error("%s: %s", host, topo_text_into(err, why, sizeof(why)));
         exit_code = 1;
     }
     json_t *doc = group_classes(nodes);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cluster_gather: mpirun + topotune-node, supervised, the result parsed from stdout. */
+/* cluster_gather: mpirun + topotune-node, each rank's lines out of its tagged output. */
 #include "cluster/cluster.h"
 #include "launch/launch.h"
 #include "util/buf.h"
@@ -42,34 +42,6 @@ static int count_args(char *const *args)
     return n;
 }
 
-/* The reports of the {"nodes": [...]} line on stdout: of every such line (any rank's output
- * reaches stdout, a damaged or stray one too), the first whose count is want (any, want 0), else
- * the first that parses; a new reference or NULL. */
-static json_t *nodes_line(const char *text, int want)
-{
-    json_t *first = NULL;
-    for (const char *at = text; (at = strstr(at, "{\"nodes\":")); at++) {
-        if (at != text && at[-1] != '\n')
-            continue;
-        json_t *doc = json_loads(at, JSON_DISABLE_EOF_CHECK, NULL);
-        json_t *nodes = json_incref(json_object_get(doc, "nodes"));
-        json_decref(doc);
-        if (!json_is_array(nodes)) {
-            json_decref(nodes);
-            continue;
-        }
-        if (want <= 0 || (int)json_array_size(nodes) == want) {
-            json_decref(first);
-            return nodes;
-        }
-        if (!first)
-            first = nodes;
-        else
-            json_decref(nodes);
-    }
-    return first;
-}
-
 /* The nodes of the Slurm allocation this runs in (one rank each), or 0 when it does not say. */
 static int allocation_nodes(void)
 {
@@ -79,30 +51,119 @@ static int allocation_nodes(void)
     return launch_in_slurm() && v > 0 && v < 1 << 20 ? (int)v : 0;
 }
 
-/* want: the hosts named; 0 for the allocation's, whose count Slurm says. */
-static json_t *parse_result(const char *out_path, int want)
+/* ---- each rank's lines, out of mpirun's --tag-output stream ---- */
+
+/* The length of the tag Open MPI puts before each piece a rank writes ("[1,3]<stdout>:", Open
+ * MPI 5's with a space after it) at p, the rank in *rank; 0 when no tag starts at p. */
+static size_t tag_at(const char *p, long *rank)
 {
-    struct util_buf b = UTIL_BUF_INIT;
-    int allocation = want ? 0 : allocation_nodes();
-    json_t *nodes = NULL;
-    if (util_file_read(out_path, 256 << 20, &b) == 0)
-        nodes = nodes_line(util_buf_str(&b), want ? want : allocation);
-    util_buf_release(&b);
-    if (!json_is_array(nodes))
-        util_error("the nodes' reports did not come back: topotune-node printed no result");
-    else if (allocation && (int)json_array_size(nodes) != allocation)
-        util_error("%zu node report(s) came back for the allocation's %d nodes: mpirun did not "
-                   "start one on each (an Open MPI built without Slurm's support starts them "
-                   "here): give --hosts, or use an Open MPI that reads the allocation",
-                   json_array_size(nodes), allocation);
-    else if (want > 0 && (int)json_array_size(nodes) != want)
-        util_error("%zu node report(s) came back for %d host(s): is topotune-node built with the "
-                   "same MPI as mpirun?",
-                   json_array_size(nodes), want);
-    else
-        return nodes;
-    json_decref(nodes);
+    static const char close[] = "]<stdout>:";
+    const char *q = p + 1;
+    size_t job = strcspn(q, ",]\n");
+    if (*p != '[' || job == 0 || job > 64 || q[job] != ',' || !isdigit((unsigned char)q[job + 1]))
+        return 0;
+    char *end;
+    long r = strtol(q + job + 1, &end, 10);
+    if (strncmp(end, close, sizeof(close) - 1))
+        return 0;
+    end += sizeof(close) - 1;
+    *rank = r;
+    return (size_t)(end + (*end == ' ') - p);
+}
+
+/*
+ * Splits the stream into each rank's own output (out[r] for rank r < n). Open MPI tags every
+ * piece a rank wrote, and cuts a long line into pieces that other ranks' pieces interleave:
+ * each rank's pieces, joined in order, are what it wrote. topotune-node writes no '<' and no
+ * space, so nothing it prints is taken for a tag; a NUL one prints hides nothing after it.
+ * Returns the highest rank seen + 1.
+ */
+static int split_ranks(const char *text, size_t len, struct util_buf *out, int n)
+{
+    long rank = -1, r = -1;
+    int seen = 0;
+    const char *piece = NULL, *end = text + len;
+    for (const char *p = text;; p++) {
+        size_t tag = p < end && *p == '[' ? tag_at(p, &r) : 0;
+        if (p == end || tag) {
+            if (piece && rank >= 0 && rank < n)
+                util_buf_add(&out[rank], piece, (size_t)(p - piece));
+            if (p == end)
+                return seen;
+            rank = r;
+            seen = r >= 0 && r < n && r + 1 > seen ? (int)r + 1 : seen;
+            piece = p + tag;
+            p += tag - 1;
+        }
+    }
+}
+
+/* What rank r's lines said: its host line, its report (NULL when none came, or more than one:
+ * damaged) and its clock (-1 when it did not pass the barrier). */
+struct said {
+    const char *host;
+    json_t *report;
+    int reports;
+    double clock;
+    json_t *lines; /* owns them */
+};
+
+static void read_said(const char *text, size_t len, struct said *s)
+{
+    *s = (struct said){.clock = -1, .lines = json_array()};
+    for (const char *line = text, *end = text + len, *nl; line < end; line = nl + 1) {
+        nl = memchr(line, '\n', (size_t)(end - line));
+        nl = nl ? nl : end;
+        json_t *doc = json_loadb(line, (size_t)(nl - line), 0, NULL), *v;
+        if (!json_is_object(doc)) {
+            json_decref(doc);
+            continue;
+        }
+        json_array_append_new(s->lines, doc);
+        if (json_is_object(v = json_object_get(doc, "report")))
+            s->report = s->reports++ ? NULL : v;
+        else if (json_is_string(v = json_object_get(doc, "host")) && !s->host)
+            s->host = json_string_value(v);
+        else if (json_is_number(v = json_object_get(doc, "clock")))
+            s->clock = json_number_value(v);
+    }
+    if (s->reports > 1)
+        s->report = NULL;
+}
+
+/* The comma-separated list's name number i, or NULL. */
+static char *listed_host(const char *hosts, int i)
+{
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',')
+        if (i-- == 0)
+            return util_xstrndup(p, strcspn(p, ","));
     return NULL;
+}
+
+/* Rank r's node: its report with "rank" (and "clock" past the barrier), or {"host", "rank",
+ * "error"} saying why no report came. */
+static json_t *rank_node(const struct said *s, int r, const char *hosts, const char *ended)
+{
+    if (s->report) {
+        json_t *node = json_deep_copy(s->report);
+        json_object_set_new(node, "rank", json_integer(r));
+        if (s->clock >= 0)
+            json_object_set_new(node, "clock", json_real(s->clock));
+        return node;
+    }
+    /* its own name when it said it (a launcher may place the hosts in another order), else the
+     * list's in rank order */
+    char *host = s->host ? util_xstrdup(s->host) : listed_host(hosts, r);
+    json_t *node = json_pack("{s:i}", "rank", r);
+    if (host)
+        json_object_set_new(node, "host", json_string(host));
+    json_object_set_new(
+        node, "error",
+        s->reports > 1 ? json_string("it printed more than one report: its output is damaged")
+        : s->host      ? json_sprintf("topotune-node started there but sent no report: %s", ended)
+                       : json_sprintf("topotune-node sent nothing from there: %s", ended));
+    free(host);
+    return node;
 }
 
 /* What every node's topotune-node gets (NAME=VALUE, NULL-terminated, malloc'd): Open MPI's TCP
@@ -122,6 +183,41 @@ static char **node_env(void)
     return env;
 }
 
+/* The nodes' reports out of mpirun's stdout, one per rank; NULL when none came back (said). n:
+ * the ranks started (the hosts named, or the allocation's nodes; 0 when not known). */
+static json_t *read_nodes(const char *out_path, const char *hosts, int n, int allocation,
+                          const struct util_child *ch, const char *ended)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    int cap = n ? n : 1 << 16, got = 0;
+    struct util_buf *text = util_xcalloc((size_t)cap, sizeof(*text));
+    util_file_read(out_path, 256 << 20, &b);
+    int seen = split_ranks(util_buf_str(&b), b.len, text, cap);
+    util_buf_release(&b);
+    json_t *nodes = json_array();
+    for (int r = 0; r < (n ? n : seen); r++) {
+        struct said s;
+        read_said(util_buf_str(&text[r]), text[r].len, &s);
+        got += s.report != NULL;
+        json_array_append_new(nodes, rank_node(&s, r, hosts, ended));
+        json_decref(s.lines);
+        util_buf_release(&text[r]);
+    }
+    free(text);
+    const char *fix = "is topotune-node installed at the same path on every host?";
+    if (!got)
+        util_error("the nodes' reports did not come back: %s; %s", ended, fix);
+    else if (allocation && seen < allocation && !ch->timed_out) /* not hung: never started */
+        util_error("%d node report(s) came back for the allocation's %d nodes: mpirun did not "
+                   "start one on each (an Open MPI built without Slurm's support starts them "
+                   "here): give --hosts, or use an Open MPI that reads the allocation",
+                   seen, allocation);
+    else
+        return nodes;
+    json_decref(nodes);
+    return NULL;
+}
+
 json_t *cluster_gather(const char *hosts, const char *what, char *const *args, double timeout_s)
 {
     int nhosts = launch_count_hosts(hosts);
@@ -137,8 +233,11 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
     program[n++] = (char *)what;
     for (char *const *a = args; a && *a; a++)
         program[n++] = *a;
-    struct launch l = {
-        .launcher = "mpirun", .np = nhosts, .hosts = nhosts ? hosts : NULL, .env = env};
+    struct launch l = {.launcher = "mpirun",
+                       .np = nhosts,
+                       .hosts = nhosts ? hosts : NULL,
+                       .env = env,
+                       .tag_output = 1};
     char **argv = launch_argv(&l, program);
     char log[4096], out[4096];
     int lfd = util_temp_file(log, sizeof(log), "topotune-gather-log"),
@@ -153,29 +252,33 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
     struct util_child ch = {
         .argv = argv, .env = env, .log = log, .out = out, .timeout_s = timeout_s, .grace_s = 3};
     util_child_run(&ch);
-    char tail[1024];
+    if (ch.exec_errno) {
+        util_error("cannot start mpirun: %s: install Open MPI (tools/install-deps.sh)",
+                   strerror(ch.exec_errno));
+        goto done;
+    }
+    char tail[1024], ended[1536];
     log_tail(log, tail, sizeof(tail));
     struct util_buf named = UTIL_BUF_INIT;
     launch_hosts_blamed(log, hosts, 1, &named); /* one rank a host */
-    const char *fix = "check that every host resolves, takes passwordless ssh (mpirun's rsh "
-                      "agent), and has topotune-node at the same path; mpirun --host ... hostname "
-                      "tests the first two";
-    if (ch.exec_errno)
-        util_error("cannot start mpirun: %s: install Open MPI (tools/install-deps.sh)",
-                   strerror(ch.exec_errno));
-    else if (ch.timed_out)
-        util_error(
-            "mpirun did not finish within %.0f s: a host is unreachable or hung%s%s (%s): %s",
-            timeout_s, named.len ? "; its log names " : "", util_buf_str(&named),
-            tail[0] ? tail : "no output", fix);
+    if (ch.timed_out)
+        snprintf(ended, sizeof(ended),
+                 "mpirun did not finish within %.0f s (a node hung or could not be reached: run "
+                 "topotune doctor on it alone)%s%s (%s)",
+                 timeout_s, named.len ? "; its log names " : "", util_buf_str(&named),
+                 tail[0] ? tail : "no output");
     else if (ch.exit_code != 0)
-        util_error("mpirun failed (%s %d) on %s%s%s: %s; %s", ch.signal ? "signal" : "exit",
-                   ch.signal ? ch.signal : ch.exit_code, nhosts ? hosts : "the allocation",
-                   named.len ? "; its log names " : "", util_buf_str(&named),
-                   tail[0] ? tail : "no output", fix);
+        snprintf(ended, sizeof(ended), "mpirun failed (%s %d)%s%s: %s",
+                 ch.signal ? "signal" : "exit", ch.signal ? ch.signal : ch.exit_code,
+                 named.len ? "; its log names " : "", util_buf_str(&named),
+                 tail[0] ? tail : "no output");
     else
-        nodes = parse_result(out, nhosts);
+        snprintf(ended, sizeof(ended), "topotune-node printed no report");
     util_buf_release(&named);
+    int allocation = nhosts ? 0 : allocation_nodes();
+    nodes = read_nodes(out, hosts, nhosts ? nhosts : allocation, allocation, &ch, ended);
+    if (nodes && (ch.timed_out || ch.exit_code != 0)) /* every node's own words said after */
+        util_warning("%s", ended);
 done:
     for (char **e = env; *e; e++)
         free(*e);

@@ -101,13 +101,30 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
     util_buf_release(&odd);
 }
 
-/* Clocks read right after a barrier: more than a second apart means no time sync. */
+/* Clocks read right after a barrier: more than a second apart means no time sync. A node past no
+ * barrier (one node hung: no node got past it) has no clock, and is not compared. */
 static void compare_clocks(json_t *c, const json_t *nodes)
 {
-    size_t n = json_array_size(nodes);
-    double *t = util_xcalloc(n, sizeof(double)), *sorted = util_xcalloc(n, sizeof(double));
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = t[i] = json_number_value(json_object_get(json_array_get(nodes, i), "clock"));
+    size_t all = json_array_size(nodes), n = 0;
+    double *t = util_xcalloc(all + 1, sizeof(double)),
+           *sorted = util_xcalloc(all + 1, sizeof(double));
+    const json_t **of = util_xcalloc(all + 1, sizeof(*of));
+    for (size_t i = 0; i < all; i++) {
+        const json_t *clock = json_object_get(json_array_get(nodes, i), "clock");
+        if (json_is_number(clock)) {
+            of[n] = json_array_get(nodes, i);
+            sorted[n] = t[n] = json_number_value(clock);
+            n++;
+        }
+    }
+    if (n < all) {
+        doctor_add(c, "nodes-clock", "unknown", "run doctor --hosts again once every node answers",
+                   "%zu of the %zu node(s) that reported read no clock (a node did not reach "
+                   "the barrier after the reports): clocks not compared",
+                   all - n, all);
+        free(t), free(sorted), free(of);
+        return;
+    }
     util_sort_doubles(sorted, n);
     /* the upper middle: one host's own clock, not the mean of two (of two hosts a second
      * apart, each would be half a second off) */
@@ -117,8 +134,7 @@ static void compare_clocks(json_t *c, const json_t *nodes)
         double off = t[i] - median;
         worst = fabs(off) > worst ? fabs(off) : worst;
         if (fabs(off) > 1.0)
-            util_buf_addf(&odd, "%s%s is %+.1f s off", odd.len ? "; " : "",
-                          host_of(json_array_get(nodes, i)), off);
+            util_buf_addf(&odd, "%s%s is %+.1f s off", odd.len ? "; " : "", host_of(of[i]), off);
     }
     if (odd.len)
         doctor_add(c, "nodes-clock", "warn",
@@ -130,6 +146,7 @@ static void compare_clocks(json_t *c, const json_t *nodes)
     util_buf_release(&odd);
     free(t);
     free(sorted);
+    free(of);
 }
 
 /*

@@ -56,6 +56,8 @@ static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
     if (geteuid() == 0)
         add(argv, n, "--allow-run-as-root");
     add(argv, n, "--oversubscribe");
+    if (l->tag_output)
+        add(argv, n, "--tag-output");
     if (l->np > 0) {
         add(argv, n, "-np");
         add_int(argv, n, "", l->np, "");

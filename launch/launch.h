@@ -21,6 +21,8 @@ struct launch {
     const char *hosts;    /* comma-separated host names (srun: nodes of the allocation, -w), or
                              NULL (mpirun: this host or Slurm's; srun: what Slurm places) */
     char *const *env;     /* NAME=VALUE for every rank (NULL-terminated, may be NULL) */
+    int tag_output;       /* mpirun: --tag-output ("[1,R]<stdout>:" before each piece rank R
+                             writes; Open MPI 5 adds a space) */
 };
 
 /* 1 when launcher is "direct", "mpirun" or "srun". */

@@ -268,6 +268,23 @@ static char *host_of_report(const char *host)
     return clean;
 }
 
+/* why (len bytes) = text, cleaned (a node's words) and cut, when it must be, between UTF-8
+ * characters (the report refuses a broken one). */
+static void set_why(char *why, size_t len, const char *text)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    snprintf(why, len, "%s", util_text_shown(&b, text));
+    size_t n = strlen(why);
+    if (n + 1 == len) {
+        while (n && ((unsigned char)why[n - 1] & 0xC0) == 0x80)
+            n--;
+        if (n && ((unsigned char)why[n - 1] & 0xC0) == 0xC0)
+            n--;
+        why[n] = '\0';
+    }
+    util_buf_release(&b);
+}
+
 /* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
@@ -324,9 +341,11 @@ static int launch_map(struct survey *s)
             if (s->probe.predict)
                 keep_class_map(c, id, json_object_get(one, "topology"), s->nodes[i].name);
         } else {
-            snprintf(s->nodes[i].why, sizeof(s->nodes[i].why), "%s",
-                     one ? "its map has no valid node class or host name"
-                         : "no answer to the map within its deadline (see the messages above)");
+            set_why(s->nodes[i].why, sizeof(s->nodes[i].why),
+                    util_json_str(one, "error", NULL)
+                        ?: (one ? "its map has no valid node class or host name"
+                                : "no answer to the map within its deadline (see the messages "
+                                  "above)"));
         }
         json_decref(one);
     }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * topotune-node: started by mpirun once per node (see cluster/cluster.h). Each
- * rank maps its node, or runs doctor's checks on it, and rank 0 gathers the
- * reports over MPI and prints {"nodes": [...]} as one line on stdout. A node
- * that cannot be mapped reports {"error": ...} instead of failing the job, so
- * the others are still compared.
+ * rank prints three JSON lines on its stdout, which mpirun tags with its rank:
+ * {"host": NAME} at once, {"report": {...}} when it has mapped its node or run
+ * doctor's checks on it, and {"clock": SECONDS} after a barrier with the
+ * others. Nothing waits for another node before the report, so a node that
+ * hangs costs its own report only. A node that cannot be mapped reports
+ * {"error": ...} instead of failing the job, so the others are still compared.
  *   topotune-node topo
  *   topotune-node doctor [--profile DIR] [--copy-timeout S]
  */
@@ -98,6 +100,26 @@ static json_t *node_report(int argc, char **argv)
     return report;
 }
 
+/* One line on stdout, at once. No '<' or space in it (JSON escapes them in strings; a compact
+ * dump has none outside): the piece of another rank's tag ("[1,3]<stdout>:") that a hostile host
+ * name could print is never printed. */
+static void say(json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    for (const char *p = text ? text : ""; *p; p++) {
+        if (*p == '<')
+            fputs("\\u003c", stdout);
+        else if (*p == ' ')
+            fputs("\\u0020", stdout);
+        else
+            putchar(*p);
+    }
+    putchar('\n');
+    fflush(stdout);
+    free(text);
+    json_decref(doc);
+}
+
 int main(int argc, char **argv)
 {
     util_mem_init();
@@ -106,44 +128,20 @@ int main(int argc, char **argv)
                         "(started by topotune topo --hosts and topotune doctor --hosts)\n");
         return 2;
     }
-    /* The report first: doctor's checks start child processes (the P2P copy test), which is
+    /* The host first: a node that hangs while mapping is still named by its own word. */
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    say(json_pack("{s:s}", "host", host));
+    /* The report before MPI_Init: MPI_Init waits for every rank (a hung node would hold every
+     * report back), and doctor's checks start child processes (the P2P copy test), which is
      * safer before MPI_Init than after it (fork under some interconnects' drivers). */
-    json_t *report = node_report(argc, argv);
+    say(json_pack("{s:o}", "report", node_report(argc, argv)));
     MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* Every node reads its clock at the same moment (within the barrier's latency). */
     MPI_Barrier(MPI_COMM_WORLD);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    json_object_set_new(report, "clock", json_real((double)ts.tv_sec + ts.tv_nsec / 1e9));
-    json_object_set_new(report, "rank", json_integer(rank));
-    char *text = json_dumps(report, JSON_COMPACT);
-    json_decref(report);
-    int len = text ? (int)strlen(text) : 0;
-    int *lens = rank == 0 ? util_xcalloc((size_t)size, sizeof(int)) : NULL;
-    int *offs = rank == 0 ? util_xcalloc((size_t)size, sizeof(int)) : NULL;
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    char *all = NULL;
-    if (rank == 0) {
-        long total = 0;
-        for (int i = 0; i < size; i++)
-            offs[i] = (int)total, total += lens[i];
-        all = util_xmalloc((size_t)total + 1);
-    }
-    MPI_Gatherv(text, len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        fputs("{\"nodes\":[", stdout);
-        for (int i = 0; i < size; i++)
-            printf("%s%.*s", i ? "," : "", lens[i], all + offs[i]);
-        fputs("]}\n", stdout);
-        fflush(stdout);
-    }
-    free(all);
-    free(lens);
-    free(offs);
-    free(text);
+    say(json_pack("{s:f}", "clock", (double)ts.tv_sec + ts.tv_nsec / 1e9));
     MPI_Finalize();
     return 0;
 }

@@ -4,9 +4,11 @@
 
 Installed as `mpirun` on PATH. It takes the command line topotune builds (-np, --host, --map-by,
 -x, then the program) and plays the program's part on every host:
-  topotune-node topo|doctor  prints {"nodes": [...]} as rank 0 of the gather would, one report
-                             per host, in the order FAKE_ORDER says (reverse: the launcher placed
-                             the hosts otherwise than --host named them; given: as named).
+  topotune-node topo|doctor  prints each rank's host, report and clock lines as --tag-output
+                             does (Open MPI 5's tags, a space after each; every report cut in two
+                             pieces, the ranks' pieces interleaved), one rank per host, in the
+                             order FAKE_ORDER says (reverse: the launcher placed the hosts
+                             otherwise than --host named them; given: as named).
   topotune-bench --split S   writes the benchmark's events to --json=PATH: a size event per group,
                              FAKE_BW GB/s (default 10), half that when the group holds the node
                              FAKE_SLOW (FAKE_WHOLE_BW, when set, for one group of more than two
@@ -67,9 +69,9 @@ def node(what, names, gpus):
         return 1
     if os.environ.get("FAKE_ORDER", "reverse") == "reverse":
         names = names[::-1]
-    reports = []
+    lines = []
     for rank, n in enumerate(names):
-        r = {"host": n, "rank": rank}
+        r = {"host": n}
         if what == "topo" and os.environ.get("FAKE_TOPOLOGY"):
             with open(os.environ["FAKE_TOPOLOGY"]) as f:
                 r["topology"] = json.load(f)
@@ -77,8 +79,16 @@ def node(what, names, gpus):
             r["topology"] = {"class": {"id": "fake-%dgpu" % gpus[n]}, "gpus": [{}] * gpus[n]}
         else:
             r["checks"] = []
-        reports.append(r)
-    print(json.dumps({"nodes": reports}))
+        # as topotune-node writes it: compact, no '<' or space
+        text = json.dumps({"report": r}, separators=(",", ":")).replace("<", "\\u003c")
+        lines.append((rank, json.dumps({"host": n}, separators=(",", ":")),
+                      text.replace(" ", "\\u0020") + "\n", '{"clock":1.5}'))
+    tag = "[1,%d]<stdout>: "
+    out = [tag % r + h + "\n" for r, h, _, _ in lines]
+    out += [tag % r + t[:len(t) // 2] for r, _, t, _ in lines]
+    out += [tag % r + t[len(t) // 2:] for r, _, t, _ in lines]
+    out += [tag % r + c + "\n" for r, _, _, c in lines]
+    sys.stdout.write("".join(out))
     return 0
 
 

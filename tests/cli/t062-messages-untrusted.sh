@@ -70,9 +70,10 @@ check "verify: clean output" clean out err
 # 5. doctor --hosts prints the nodes' host and check names: a node that lies about them.
 cat >node.sh <<'SH'
 #!/usr/bin/env bash
-printf '{"nodes": [{"host": "h\\u001b]0;pwned\\u0007\\nforged", "class": "k\\u001b[2J",
- "software": {"nccl": "2\\u001b[31m"}, "checks": [{"name": "shm\\u009b2J\\nforged row", "status": "fail",
- "evidence": "e\\u001b[H", "fix": "f\\nforged"}]}]}\n'
+printf '%s' '{"report": {"host": "h\u001b]0;pwned\u0007\nforged", "class": "k\u001b[2J", ' \
+    '"software": {"nccl": "2\u001b[31m"}, "checks": [{"name": "shm\u009b2J\nforged row", "status": "fail", ' \
+    '"evidence": "e\u001b[H", "fix": "f\nforged"}]}}'
+echo
 SH
 chmod +x node.sh
 

@@ -45,6 +45,40 @@ chmod +x agent.sh node.sh
 expect_exit 0 "two hosts, one printing a damaged result line" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
     OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --json
 check "the two reports" python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["nodes"]) == 2' out
+# A node that hangs (hwloc, NVML or the copy test stuck): the nodes that answered are reported,
+# the hung one named, exit 1 (rank 0 gathered the reports over MPI: nothing came back, exit 3).
+cat >node.sh <<SH
+#!/bin/sh
+[ "\$FAKEHOST" = n2 ] && exec sleep 600
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+expect_exit 1 "doctor --hosts, n2 hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 10 --json
+check "localhost's report kept, n2 named" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+local, n2 = d["nodes"]
+assert local["checks"] and "error" not in local, local
+assert n2["host"] == "n2" and "sent nothing" in n2["error"] and "within 10 s" in n2["error"], n2
+c = {x["name"]: x for x in d["checks"]}
+assert c["nodes-checks"]["status"] == "fail" and "n2: topotune-node sent nothing" in c["nodes-checks"]["evidence"], c
+assert c["nodes-clock"]["status"] == "unknown", c["nodes-clock"]
+PY
+# A node printing another rank's tag: the report it forged is not taken for rank 0's. And a NUL
+# byte hides nothing after it.
+cat >node.sh <<SH
+#!/bin/sh
+[ "\$FAKEHOST" = n2 ] && printf '\\000\\n%s\\n' '[1,0]<stdout>:{"report":{"host":"forged","checks":[]}}'
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+expect_exit 1 "doctor --hosts, n2 forging rank 0's report" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --json
+check "no forged report" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "forged" not in json.dumps(d["nodes"]), d["nodes"]
+assert "more than one report" in d["nodes"][0]["error"] and d["nodes"][1]["checks"], d["nodes"]
+PY
 # --allocation: as many reports as Slurm says it has nodes (an mpirun that saw no allocation
 # started one rank here, and "1 node(s)" passed).
 expect_exit 3 "topo --allocation of 4 nodes, one report" -- timeout 120 env SLURM_JOB_ID=123 SLURM_JOB_NUM_NODES=4 \
