@@ -34,6 +34,7 @@ sys.exit(0 if rows and all(r["outcome"] == "ok" for r in rows) else 1)
 PY
     check "$what: the NCCL tuner plugin installed" bash -c "ls '$p'/lib*/libnccl-tuner-topotune.so '$p'/lib/*/libnccl-tuner-topotune.so 2>/dev/null | grep -q ."
     check "$what: man pages installed" test -f "$p/share/man/man1/topotune.1" -a -f "$p/share/man/man1/topotune-bench.1"
+    check "$what: the licence, and Debian's copyright file" cmp "$p/share/doc/topotune/LICENSE" "$p/share/doc/topotune/copyright"
 }
 
 project_version() {
