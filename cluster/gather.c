@@ -284,9 +284,9 @@ done:
         free(*e);
     free(env);
     if (lfd >= 0)
-        close(lfd), unlink(log);
+        close(lfd), util_temp_remove(log);
     if (ofd >= 0)
-        close(ofd), unlink(out);
+        close(ofd), util_temp_remove(out);
     launch_argv_free(argv);
     free(program);
     free(node);

@@ -145,7 +145,7 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
             close(fd);
             util_child_run(&ch);
             util_file_read(log, 1 << 20, &text);
-            unlink(log);
+            util_temp_remove(log);
             report(c, t, &ch, util_buf_str(&text), deadline);
         } else {
             doctor_add(c, "p2p-copy", "unknown", NULL, "no temporary file for the copy test's log");

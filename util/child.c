@@ -78,6 +78,7 @@ static void on_signal(int sig)
         interrupted = sig;
         return;
     }
+    util_temp_remove_all(); /* the caller's cleanup is never reached */
     signal(sig, SIG_DFL);
     _exit(128 + sig);
 }

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,13 +358,43 @@ int util_data_file(const char *rel, struct util_buf *out)
     return -1;
 }
 
+/* The temporary files alive, for a signal handler: a slot's path is whole before it is marked
+ * used, and unmarked before it changes. */
+#define TEMP_MAX 16
+static char temp_path[TEMP_MAX][4096];
+static volatile sig_atomic_t temp_used[TEMP_MAX];
+
 int util_temp_file(char *path, size_t len, const char *prefix)
 {
     const char *dir = getenv("TMPDIR");
     int n = snprintf(path, len, "%s/%s-XXXXXX", dir && *dir ? dir : "/tmp", prefix);
     if (n < 0 || (size_t)n >= len)
         return -1;
-    return mkstemp(path);
+    int fd = mkstemp(path);
+    for (int i = 0; fd >= 0 && i < TEMP_MAX; i++)
+        if (!temp_used[i] && strlen(path) < sizeof(temp_path[i])) {
+            memcpy(temp_path[i], path, strlen(path) + 1);
+            temp_used[i] = 1;
+            break;
+        }
+    return fd;
+}
+
+void util_temp_remove(const char *path)
+{
+    for (int i = 0; i < TEMP_MAX; i++)
+        if (temp_used[i] && !strcmp(temp_path[i], path))
+            temp_used[i] = 0;
+    unlink(path);
+}
+
+void util_temp_remove_all(void)
+{
+    for (int i = 0; i < TEMP_MAX; i++)
+        if (temp_used[i]) {
+            temp_used[i] = 0;
+            unlink(temp_path[i]);
+        }
 }
 
 int util_mkdir_p(const char *dir)

@@ -115,9 +115,18 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len);
 
 /*
  * Creates an empty temporary file named PREFIX-XXXXXX in $TMPDIR (else /tmp),
- * its path in path. Returns an open descriptor, or -1.
+ * its path in path. Returns an open descriptor, or -1. The path is remembered
+ * (at most 16 at once) until util_temp_remove: a signal that ends the process
+ * removes the file (util_temp_remove_all), which the caller's cleanup never
+ * reaches.
  */
 int util_temp_file(char *path, size_t len, const char *prefix);
+
+/* Unlinks a path util_temp_file made and forgets it. */
+void util_temp_remove(const char *path);
+
+/* Unlinks every temporary file not yet removed. Async-signal-safe (a signal handler's). */
+void util_temp_remove_all(void);
 
 /*
  * The path of a companion program installed next to this one: $override_env

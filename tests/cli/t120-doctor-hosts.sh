@@ -64,6 +64,23 @@ c = {x["name"]: x for x in d["checks"]}
 assert c["nodes-checks"]["status"] == "fail" and "n2: topotune-node sent nothing" in c["nodes-checks"]["evidence"], c
 assert c["nodes-clock"]["status"] == "unknown", c["nodes-clock"]
 PY
+# Stopped by SIGTERM while n2 hangs: mpirun's log and output files are removed (they stayed in
+# TMPDIR: the handler exits, the caller's cleanup is never reached). Open MPI's own session
+# folder is not topotune's.
+mkdir -p tmp
+env TMPDIR="$TEST_TMP/tmp" OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" OMPI_MCA_plm_rsh_no_tree_spawn=1 \
+    TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 100 >/dev/null 2>&1 &
+pid=$!
+ours() { find tmp -maxdepth 1 -name 'topotune-*' | tr '\n' ' '; }
+for _ in $(seq 100); do
+    [ -n "$(ours)" ] && break
+    sleep 0.1
+done
+check "the gather's files were made" test -n "$(ours)"
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM: exit 143" test $? = 143
+check "SIGTERM: no temporary file left ($(ours))" test -z "$(ours)"
 # A node printing another rank's tag: the report it forged is not taken for rank 0's. And a NUL
 # byte hides nothing after it.
 cat >node.sh <<SH
