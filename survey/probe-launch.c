@@ -285,7 +285,47 @@ static void set_why(char *why, size_t len, const char *text)
     util_buf_release(&b);
 }
 
-/* Maps every host at once; when that fails, each host alone, so the silent ones are named. */
+/* The reports of a gather of nodes lo..hi-1, each matched to its node (rep[i], a new reference;
+ * none for a node without one). */
+static void keep_reports(const struct survey *s, int lo, int hi, const json_t *all, json_t **rep)
+{
+    struct survey sub = *s; /* the hosts of this launch only */
+    sub.nnodes = hi - lo;
+    sub.nodes = s->nodes + lo;
+    int *order = util_xcalloc((size_t)(hi - lo) + 1, sizeof(int));
+    match_reports(&sub, all, order);
+    for (int i = 0; i < hi - lo; i++)
+        if (order[i] >= 0)
+            rep[lo + i] = json_incref(json_array_get(all, (size_t)order[i]));
+    free(order);
+}
+
+/* Maps nodes lo..hi-1 in one launch; a launch that fails (a host down fails all of Open MPI's)
+ * is split in halves, down to single hosts: a dead host among n costs about 2 log2(n) launches,
+ * not n (each 1 to 2 s through ssh, minutes on a large cluster). A signal ends it. */
+static void map_halves(struct survey *s, int lo, int hi, double deadline, json_t **rep)
+{
+    if (util_child_interrupted()) /* a signal ends the map: the caller says so */
+        return;
+    struct util_buf hosts = UTIL_BUF_INIT;
+    for (int i = lo; i < hi; i++)
+        util_buf_addf(&hosts, "%s%s", i > lo ? "," : "", s->nodes[i].host);
+    if (hi - lo == 1)
+        util_info("mapping %s alone", s->nodes[lo].host);
+    else
+        util_info("mapping %d hosts, %s to %s", hi - lo, s->nodes[lo].host, s->nodes[hi - 1].host);
+    json_t *all = cluster_gather(util_buf_str(&hosts), "topo", NULL, deadline);
+    util_buf_release(&hosts);
+    if (all)
+        keep_reports(s, lo, hi, all, rep);
+    else if (hi - lo > 1) {
+        map_halves(s, lo, lo + (hi - lo) / 2, deadline, rep);
+        map_halves(s, lo + (hi - lo) / 2, hi, deadline, rep);
+    }
+    json_decref(all);
+}
+
+/* Maps every host at once; when that fails, halves of them, so the silent ones are named. */
 static int launch_map(struct survey *s)
 {
     struct launch_ctx *c = s->probe.ctx;
@@ -304,26 +344,19 @@ static int launch_map(struct survey *s)
         s->nodes = util_xcalloc((size_t)s->nnodes, sizeof(*s->nodes));
         util_info("the allocation's map: %d node(s) answered", s->nnodes);
     }
-    int *order = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
+    json_t **rep = util_xcalloc((size_t)s->nnodes + 1, sizeof(json_t *));
     for (int i = 0; allocation && i < s->nnodes; i++)
-        order[i] = i;
+        rep[i] = json_incref(json_array_get(all, (size_t)i));
     if (all && !allocation)
-        match_reports(s, all, order);
-    else if (s->nnodes > 1)
-        util_info("mapping each of the %d hosts alone, to name those that do not answer",
-                  s->nnodes);
+        keep_reports(s, 0, s->nnodes, all, rep);
+    else if (!all && s->nnodes > 1) {
+        util_info("mapping the %d hosts in halves, to name those that do not answer", s->nnodes);
+        map_halves(s, 0, s->nnodes / 2, deadline, rep);
+        map_halves(s, s->nnodes / 2, s->nnodes, deadline, rep);
+    }
     c->gpus = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
-    for (int i = 0; i < s->nnodes; i++) {
-        json_t *one =
-            all && order[i] >= 0 ? json_incref(json_array_get(all, (size_t)order[i])) : NULL;
-        if (!all) {
-            if (util_child_interrupted()) /* a signal ends the map: the caller says so */
-                break;
-            util_info("mapping %s alone", s->nodes[i].host);
-            json_t *a = cluster_gather(s->nodes[i].host, "topo", NULL, deadline);
-            one = a ? json_incref(json_array_get(a, 0)) : NULL;
-            json_decref(a);
-        }
+    for (int i = 0; i < s->nnodes && !util_child_interrupted(); i++) {
+        json_t *one = rep[i];
         const char *host = util_json_str(one, "host", NULL);
         if (!s->nodes[i].host) /* the allocation's: a name that is no host name is cleaned */
             s->nodes[i].host = host_of_report(host);
@@ -348,9 +381,12 @@ static int launch_map(struct survey *s)
                                   "above)"));
         }
         json_decref(one);
+        rep[i] = NULL;
     }
+    for (int i = 0; i < s->nnodes; i++)
+        json_decref(rep[i]);
     json_decref(all);
-    free(order);
+    free(rep);
     if (util_child_interrupted())
         return UTIL_EINTR;
     run_doctor(s, deadline);

@@ -20,6 +20,8 @@ Environment:
   FAKE_ALLOC  the hosts of the Slurm allocation, when no --host is given
   FAKE_MAP    fail: a gather of several hosts fails (exit 1); a gather of one host sleeps 1 s and
               fails
+  FAKE_DEAD   a host that is down: a gather naming it fails at once (exit 1), as Open MPI's whole
+              launch fails when one host's ssh does
   FAKE_BENCH  usage: every benchmark launch refuses its options (exit 6)
   FAKE_LOG    a file each command line is appended to
   FAKE_GPUS   host=count,...: how many GPUs a host's map reports (default 2); its class id says
@@ -62,6 +64,10 @@ def main():
 
 
 def node(what, names, gpus):
+    if os.environ.get("FAKE_DEAD") in names:
+        print("ssh: connect to host %s port 22: No route to host" % os.environ["FAKE_DEAD"],
+              file=sys.stderr)
+        return 1
     if os.environ.get("FAKE_MAP") == "fail":
         if len(names) == 1:
             time.sleep(1)

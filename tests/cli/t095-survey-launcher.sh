@@ -100,6 +100,15 @@ check "interrupted: exit 143" test $? -eq 143
 check "the map stopped at the signal ($(grep -c 'mapping h[0-9]* alone' term.err) hosts mapped)" \
     test "$(grep -c 'mapping h[0-9]* alone' term.err)" -le 2
 
+# A host down among 16 fails the whole map (as Open MPI's launch does): the map splits the hosts
+# in halves down to that one, in at most 9 launches in all (each alone: 17), names it, and
+# surveys the others.
+FAKE_DEAD=h7 FAKE_LOG="$TEST_TMP/dead.log" "$TOPOTUNE" survey --backend mpi \
+    --hosts "$(seq -f 'h%g' 1 16 | paste -sd,)" --iters 2 --out dead >/dev/null 2>dead.err
+check "h7 named unreachable, no other ($(verdicts dead))" test "$(verdicts dead)" = "h7 node-unreachable"
+check "the map took $(grep -c "topotune-node topo" dead.log) launches, at most 9" test "$(grep -c "topotune-node topo" dead.log)" -le 9
+check "the others surveyed" test "$(wc -l <dead/healthy.hostfile)" = 15
+
 # 100,000 hosts, the first listed again last: refused at once (it was quadratic: minutes).
 seq -f 'host%g' 1 100000 >many.txt
 echo host1 >>many.txt
