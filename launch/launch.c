@@ -50,6 +50,39 @@ static void add_forward(char ***argv, int *n, char *const *env)
     }
 }
 
+/* The hostfiles launch_argv wrote, removed by launch_argv_free (the launch's argv names them). */
+#define HOSTFILES_MAX 8
+static char *hostfiles[HOSTFILES_MAX];
+
+/*
+ * A list longer than this goes in a hostfile: Linux takes no argument longer than 128 KiB
+ * (MAX_ARG_STRLEN), so --host with a few thousand names could not start (E2BIG), nor could
+ * srun -w. One name a line, with slots (mpirun) or plain (srun reads a -w value holding a '/'
+ * as a file). Returns the file's path (kept until launch_argv_free), or NULL.
+ */
+#define LAUNCH_HOSTS_INLINE_MAX (32 * 1024)
+static const char *hostfile(const char *hosts, int slots)
+{
+    int k = 0;
+    while (k < HOSTFILES_MAX && hostfiles[k])
+        k++;
+    char path[4096];
+    int fd = k < HOSTFILES_MAX ? util_temp_file(path, sizeof(path), "topotune-hosts") : -1;
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    for (const char *p = hosts; f && *p; p += strcspn(p, ","), p += *p == ',')
+        if (strcspn(p, ","))
+            fprintf(f, slots ? "%.*s slots=%d\n" : "%.*s\n", (int)strcspn(p, ","), p, slots);
+    if (!f || ferror(f) | fclose(f)) {
+        if (!f)
+            close(fd);
+        util_temp_remove(path);
+        return NULL;
+    }
+    return hostfiles[k] = util_xstrdup(path);
+}
+
 static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
 {
     add(argv, n, "mpirun");
@@ -63,8 +96,10 @@ static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
         add_int(argv, n, "", l->np, "");
     }
     if (nhosts) { /* the same number of ranks on every host, consecutive ranks together */
-        add(argv, n, "--host");
-        add(argv, n, l->hosts);
+        const char *file =
+            strlen(l->hosts) > LAUNCH_HOSTS_INLINE_MAX ? hostfile(l->hosts, l->np / nhosts) : NULL;
+        add(argv, n, file ? "--hostfile" : "--host");
+        add(argv, n, file ? file : l->hosts);
         add(argv, n, "--map-by");
         add_int(argv, n, "ppr:", l->np / nhosts, ":node");
     } else if (l->np <= 0) { /* Open MPI reads the allocation: one process per node */
@@ -88,8 +123,10 @@ char **launch_argv(const struct launch *l, char *const *program)
         add(&argv, &n, "srun");
         add_int(&argv, &n, "-n", l->np > 0 ? l->np : 1, "");
         if (nhosts) { /* these nodes of the allocation, the same number of ranks on each */
+            const char *file =
+                strlen(l->hosts) > LAUNCH_HOSTS_INLINE_MAX ? hostfile(l->hosts, 0) : NULL;
             add(&argv, &n, "-w");
-            add(&argv, &n, l->hosts);
+            add(&argv, &n, file ? file : l->hosts);
             add_int(&argv, &n, "-N", nhosts, "");
             add_int(&argv, &n, "--ntasks-per-node=", l->np / nhosts, "");
         }
@@ -102,8 +139,15 @@ char **launch_argv(const struct launch *l, char *const *program)
 
 void launch_argv_free(char **argv)
 {
-    for (char **p = argv; p && *p; p++)
+    for (char **p = argv; p && *p; p++) {
+        for (int k = 0; k < HOSTFILES_MAX; k++)
+            if (hostfiles[k] && !strcmp(hostfiles[k], *p)) {
+                util_temp_remove(hostfiles[k]);
+                free(hostfiles[k]);
+                hostfiles[k] = NULL;
+            }
         free(*p);
+    }
     free(argv);
 }
 

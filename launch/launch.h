@@ -10,7 +10,10 @@
  *    launcher (srun splits --export lists on commas);
  *  - mpirun runs as root with --allow-run-as-root and may place more ranks
  *    than cores (--oversubscribe): benchmark ranks wait on GPUs or the network;
- *  - with a host list, every host gets the same number of consecutive ranks.
+ *  - with a host list, every host gets the same number of consecutive ranks;
+ *    a list longer than 32 KiB goes in a temporary hostfile (mpirun's
+ *    --hostfile, srun's -w FILE): Linux refuses an argument of 128 KiB, a
+ *    few thousand host names.
  */
 #ifndef LAUNCH_LAUNCH_H
 #define LAUNCH_LAUNCH_H
@@ -30,7 +33,8 @@ int launch_known(const char *launcher);
 
 /*
  * The command line that starts program (a NULL-terminated argv) under l.
- * Returns a NULL-terminated argv owned by the caller (launch_argv_free), or NULL
+ * Returns a NULL-terminated argv owned by the caller (launch_argv_free, which
+ * also removes the hostfile it names), or NULL
  * when l is invalid: an unknown launcher, direct with np > 1, np not a multiple
  * of the hosts.
  */

@@ -558,7 +558,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
     json_t *res = json_object();
     if (ch.capture_errno) { /* its log could not be opened: nothing ran, nothing to record */
         json_object_set_new(res, "capture_errno", json_integer(ch.capture_errno));
-        free_strv(argv);
+        launch_argv_free(argv); /* and the hostfile it names */
         free_strv(env);
         return res;
     }
@@ -586,7 +586,7 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
     json_object_set_new(res, "deadline_s", json_real(ch.timeout_s));
     json_object_set_new(res, "log", json_sprintf("logs/%s.log", name));
     json_object_set_new(res, "predicted", json_boolean(strcmp(sw->backend, "sim") == 0));
-    free_strv(argv);
+    launch_argv_free(argv); /* and the hostfile it names */
     free_strv(env);
     return res;
 }

@@ -181,6 +181,44 @@ static void program_words_kept_whole(void **state)
     launch_argv_free(NULL);
 }
 
+/* A list of thousands of hosts: a hostfile, one name a line (Linux refuses an argument of 128
+ * KiB: mpirun --host with 7,000 names could not start), removed with the line. */
+static void long_host_list_in_a_hostfile(void **state)
+{
+    (void)state;
+    struct util_buf hosts = UTIL_BUF_INIT;
+    for (int i = 0; i < 7000; i++)
+        util_buf_addf(&hosts, "%sgpu-rack%02d-node%04d", i ? "," : "", i / 100, i);
+    assert_true(hosts.len > 128 * 1024);
+    const char *launchers[] = {"mpirun", "srun"}, *flag[] = {"--hostfile", "-w"};
+    for (int k = 0; k < 2; k++) {
+        struct launch l = {.launcher = launchers[k], .np = 14000, .hosts = util_buf_str(&hosts)};
+        char **argv = launch_argv(&l, program);
+        assert_non_null(argv);
+        int at = -1;
+        for (int i = 0; argv[i]; i++) {
+            assert_true(strlen(argv[i]) < 4096);
+            if (!strcmp(argv[i], flag[k]))
+                at = i + 1;
+        }
+        assert_true(at > 0);
+        char *path = strdup(argv[at]);
+        struct util_buf text = UTIL_BUF_INIT;
+        assert_int_equal(util_file_read(path, 1 << 20, &text), 0);
+        assert_true(!strncmp(util_buf_str(&text),
+                             k ? "gpu-rack00-node0000\ngpu-rack00-node0001\n"
+                               : "gpu-rack00-node0000 slots=2\ngpu-rack00-node0001 slots=2\n",
+                             k ? 40 : 56));
+        assert_non_null(strstr(util_buf_str(&text),
+                               k ? "\ngpu-rack69-node6999\n" : "\ngpu-rack69-node6999 slots=2\n"));
+        launch_argv_free(argv);
+        assert_int_equal(access(path, F_OK), -1);
+        util_buf_release(&text);
+        free(path);
+    }
+    util_buf_release(&hosts);
+}
+
 static void count_hosts(void **state)
 {
     (void)state;
@@ -356,6 +394,7 @@ int main(void)
         cmocka_unit_test(srun_exports_all),
         cmocka_unit_test(srun_hosts_nodes_and_tasks_per_node),
         cmocka_unit_test(program_words_kept_whole),
+        cmocka_unit_test(long_host_list_in_a_hostfile),
         cmocka_unit_test(count_hosts),
         cmocka_unit_test(check_nodes_rules),
         cmocka_unit_test(tcp_env_excludes_bridges_unless_user_chose),
