@@ -14,7 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+
+/* What to check when mpirun could not bring a report back. */
+#define SSH_FIX                                                                                    \
+    "check that every host resolves, takes passwordless ssh (mpirun's rsh agent), and has "        \
+    "topotune-node at the same path; mpirun --host ... hostname tests the first two"
 
 /* The last lines of a log, joined on one line, for an error message. */
 static void log_tail(const char *path, char *out, size_t len)
@@ -59,7 +65,11 @@ static size_t tag_at(const char *p, long *rank)
 {
     static const char close[] = "]<stdout>:";
     const char *q = p + 1;
-    size_t job = strcspn(q, ",]\n");
+    /* the job id: letters, digits, '.', '-', '_' or '@' (never a '[': a piece that ends in one,
+     * "matrix":[, stays the piece's); at most 65 looked at, so a run of '[' stays linear */
+    size_t job = 0;
+    while (job <= 64 && (isalnum((unsigned char)q[job]) || strchr(".-_@", q[job])) && q[job])
+        job++;
     if (*p != '[' || job == 0 || job > 64 || q[job] != ',' || !isdigit((unsigned char)q[job + 1]))
         return 0;
     char *end;
@@ -99,11 +109,11 @@ static int split_ranks(const char *text, size_t len, struct util_buf *out, int n
 }
 
 /* What rank r's lines said: its host line, its report (NULL when none came, or more than one:
- * damaged) and its clock (-1 when it did not pass the barrier). */
+ * damaged) and its clock (-1 when it did not pass the barrier, or said it twice). */
 struct said {
     const char *host;
     json_t *report;
-    int reports;
+    int reports, clocks;
     double clock;
     json_t *lines; /* owns them */
 };
@@ -125,25 +135,61 @@ static void read_said(const char *text, size_t len, struct said *s)
         else if (json_is_string(v = json_object_get(doc, "host")) && !s->host)
             s->host = json_string_value(v);
         else if (json_is_number(v = json_object_get(doc, "clock")))
-            s->clock = json_number_value(v);
+            s->clock = s->clocks++ ? -1 : json_number_value(v);
     }
     if (s->reports > 1)
         s->report = NULL;
+    if (s->clocks > 1)
+        s->clock = -1;
 }
 
-/* The comma-separated list's name number i, or NULL. */
-static char *listed_host(const char *hosts, int i)
+/* The name a node gives itself, from its host line or its report. */
+static const char *own_name(const struct said *s)
 {
-    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',')
-        if (i-- == 0)
-            return util_xstrndup(p, strcspn(p, ","));
-    return NULL;
+    return s->host ? s->host : json_string_value(json_object_get(s->report, "host"));
 }
 
-/* Rank r's node: its report with "rank" (and "clock" past the barrier), or {"host", "rank",
- * "error"} saying why no report came. */
-static json_t *rank_node(const struct said *s, int r, const char *hosts, const char *ended)
+/* 1 when a node calling itself own is the listed name (whole, or its first label: n1 of
+ * n1.cluster.local, either way). */
+static int names_match(const char *own, const char *listed)
 {
+    size_t a = strcspn(own, "."), b = strcspn(listed, ".");
+    return !strcasecmp(own, listed) || (a == b && !strncasecmp(own, listed, a));
+}
+
+/*
+ * The host of rank r, which said nothing of itself: Open MPI places the ranks in its own order (the
+ * rank on mpirun's host first), so the list's r-th name may be another's. The one listed name no
+ * rank claimed, when one is left; else the r-th when no rank claimed it; else none (NULL).
+ */
+static char *unclaimed_host(const struct said *s, int n, int r, const char *hosts)
+{
+    char *only = NULL, *rth = NULL;
+    int unclaimed = 0, i = 0;
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',', i++) {
+        char *name = util_xstrndup(p, strcspn(p, ","));
+        int claimed = 0;
+        for (int k = 0; k < n && !claimed; k++)
+            claimed = own_name(&s[k]) && names_match(own_name(&s[k]), name);
+        if (!claimed && !unclaimed++)
+            only = util_xstrdup(name);
+        if (!claimed && i == r)
+            rth = util_xstrdup(name);
+        free(name);
+    }
+    if (unclaimed == 1) {
+        free(rth);
+        return only;
+    }
+    free(only);
+    return rth;
+}
+
+/* Rank r's node (of n, said by s): its report with "rank" (and "clock" past the barrier), or
+ * {"host", "rank", "error"} saying why no report came. */
+static json_t *rank_node(const struct said *all, int n, int r, const char *hosts, const char *ended)
+{
+    const struct said *s = &all[r];
     if (s->report) {
         json_t *node = json_deep_copy(s->report);
         json_object_set_new(node, "rank", json_integer(r));
@@ -151,9 +197,8 @@ static json_t *rank_node(const struct said *s, int r, const char *hosts, const c
             json_object_set_new(node, "clock", json_real(s->clock));
         return node;
     }
-    /* its own name when it said it (a launcher may place the hosts in another order), else the
-     * list's in rank order */
-    char *host = s->host ? util_xstrdup(s->host) : listed_host(hosts, r);
+    /* its own name when it said it, else the listed one none claimed */
+    char *host = s->host ? util_xstrdup(s->host) : unclaimed_host(all, n, r, hosts);
     json_t *node = json_pack("{s:i}", "rank", r);
     if (host)
         json_object_set_new(node, "host", json_string(host));
@@ -175,8 +220,12 @@ static char **node_env(void)
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = util_xcalloc(n + LAUNCH_TCP_ENV_MAX + 1, sizeof(char *));
+    char **env = util_xcalloc(n + LAUNCH_TCP_ENV_MAX + 3, sizeof(char *));
     int k = launch_tcp_env(env, 1);
+    /* a site's Open MPI settings that change what the tags look like (a date before each, XML)
+     * are off for this launch: the reports are read out of the tagged stream */
+    env[k++] = util_xstrdup("OMPI_MCA_orte_timestamp_output=0");
+    env[k++] = util_xstrdup("OMPI_MCA_orte_xml_output=0");
     for (size_t i = 0; i < n; i++)
         if (!strncmp(environ[i], "NCCL_", 5) && strchr(environ[i], '='))
             env[k++] = util_xstrdup(environ[i]);
@@ -189,31 +238,48 @@ static json_t *read_nodes(const char *out_path, const char *hosts, int n, int al
                           const struct util_child *ch, const char *ended)
 {
     struct util_buf b = UTIL_BUF_INIT;
-    int cap = n ? n : 1 << 16, got = 0;
+    int cap = n ? n : 1 << 16, got = 0, clocks = 0;
     struct util_buf *text = util_xcalloc((size_t)cap, sizeof(*text));
-    util_file_read(out_path, 256 << 20, &b);
-    int seen = split_ranks(util_buf_str(&b), b.len, text, cap);
+    if (util_file_read(out_path, 256 << 20, &b))
+        util_warning("mpirun's output could not be read whole (over 256 MiB): the reports past "
+                     "its first 256 MiB are lost");
+    int seen = split_ranks(util_buf_str(&b), b.len, text, cap), ranks = n ? n : seen;
     util_buf_release(&b);
-    json_t *nodes = json_array();
-    for (int r = 0; r < (n ? n : seen); r++) {
-        struct said s;
-        read_said(util_buf_str(&text[r]), text[r].len, &s);
-        got += s.report != NULL;
-        json_array_append_new(nodes, rank_node(&s, r, hosts, ended));
-        json_decref(s.lines);
-        util_buf_release(&text[r]);
+    struct said *s = util_xcalloc((size_t)ranks + 1, sizeof(*s));
+    for (int r = 0; r < ranks; r++) {
+        read_said(util_buf_str(&text[r]), text[r].len, &s[r]);
+        got += s[r].report != NULL;
+        clocks += s[r].clock >= 0;
     }
+    json_t *nodes = json_array();
+    for (int r = 0; r < ranks; r++)
+        json_array_append_new(nodes, rank_node(s, ranks, r, hosts, ended));
+    for (int r = 0; r < cap; r++)
+        util_buf_release(&text[r]);
+    for (int r = 0; r < ranks; r++)
+        json_decref(s[r].lines);
     free(text);
-    const char *fix = "is topotune-node installed at the same path on every host?";
+    free(s);
     if (!got)
-        util_error("the nodes' reports did not come back: %s; %s", ended, fix);
-    else if (allocation && seen < allocation && !ch->timed_out) /* not hung: never started */
+        util_error("the nodes' reports did not come back: %s; %s", ended,
+                   ch->exit_code == 0 ? "is topotune-node installed at the same path on every "
+                                        "host?"
+                                      : SSH_FIX);
+    else if (allocation && seen < allocation && !ch->timed_out && ch->exit_code == 0)
         util_error("%d node report(s) came back for the allocation's %d nodes: mpirun did not "
                    "start one on each (an Open MPI built without Slurm's support starts them "
                    "here): give --hosts, or use an Open MPI that reads the allocation",
-                   seen, allocation);
-    else
+                   got, allocation);
+    else {
+        if (got == ranks && !clocks && ch->timed_out)
+            util_warning("every node reported, but none passed the MPI barrier after the reports "
+                         "within the deadline: MPI could not connect the nodes (a firewall "
+                         "between them, or Open MPI on the wrong interface: set "
+                         "OMPI_MCA_btl_tcp_if_include); clocks not compared");
+        else if (ch->timed_out || ch->exit_code != 0)
+            util_warning("%s", ended); /* every node's own words said after */
         return nodes;
+    }
     json_decref(nodes);
     return NULL;
 }
@@ -273,12 +339,10 @@ json_t *cluster_gather(const char *hosts, const char *what, char *const *args, d
                  named.len ? "; its log names " : "", util_buf_str(&named),
                  tail[0] ? tail : "no output");
     else
-        snprintf(ended, sizeof(ended), "topotune-node printed no report");
+        snprintf(ended, sizeof(ended), "mpirun ended without it");
     util_buf_release(&named);
     int allocation = nhosts ? 0 : allocation_nodes();
     nodes = read_nodes(out, hosts, nhosts ? nhosts : allocation, allocation, &ch, ended);
-    if (nodes && (ch.timed_out || ch.exit_code != 0)) /* every node's own words said after */
-        util_warning("%s", ended);
 done:
     for (char **e = env; *e; e++)
         free(*e);

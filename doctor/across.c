@@ -102,8 +102,9 @@ static void compare_fact(json_t *c, const json_t *nodes, const char *name, fact_
 }
 
 /* Clocks read right after a barrier: more than a second apart means no time sync. A node past no
- * barrier (one node hung: no node got past it) has no clock, and is not compared. */
-static void compare_clocks(json_t *c, const json_t *nodes)
+ * barrier (one node hung: no node got past it) has no clock, and is not compared; when every node
+ * reported (whole) and none has one, MPI could not connect them. */
+static void compare_clocks(json_t *c, const json_t *nodes, int whole)
 {
     size_t all = json_array_size(nodes), n = 0;
     double *t = util_xcalloc(all + 1, sizeof(double)),
@@ -116,6 +117,15 @@ static void compare_clocks(json_t *c, const json_t *nodes)
             sorted[n] = t[n] = json_number_value(clock);
             n++;
         }
+    }
+    if (!n && all > 1 && whole) {
+        doctor_add(c, "nodes-clock", "fail",
+                   "let the nodes reach each other over TCP (a firewall between them?), or name "
+                   "the interface Open MPI should use: OMPI_MCA_btl_tcp_if_include=eth0",
+                   "every node reported, but none passed the MPI barrier after the reports: MPI "
+                   "could not connect the nodes (clocks not compared)");
+        free(t), free(sorted), free(of);
+        return;
     }
     if (n < all) {
         doctor_add(c, "nodes-clock", "unknown", "run doctor --hosts again once every node answers",
@@ -189,8 +199,8 @@ static void node_checks(json_t *c, const json_t *nodes)
     util_buf_release(&unknown);
 }
 
-/* The facts every node that reported gives, compared across them. */
-static void compare_facts(json_t *c, const json_t *nodes)
+/* The facts every node that reported gives, compared across them (whole: every node did). */
+static void compare_facts(json_t *c, const json_t *nodes, int whole)
 {
     compare_fact(c, nodes, "nodes-class", fact_class, "fail",
                  "one job per node class: a profile tuned for one class misleads the other; "
@@ -203,7 +213,7 @@ static void compare_facts(json_t *c, const json_t *nodes)
                  "prefix list that matches each node (NCCL_SOCKET_IFNAME=eth,ens)");
     compare_fact(c, nodes, "nodes-shm", fact_shm, "warn",
                  "give every node's containers the same /dev/shm (--shm-size or --ipc=host)");
-    compare_clocks(c, nodes);
+    compare_clocks(c, nodes, whole);
 }
 
 json_t *doctor_compare_nodes(const json_t *nodes)
@@ -221,7 +231,7 @@ json_t *doctor_compare_nodes(const json_t *nodes)
         if (!json_object_get(node, "error"))
             json_array_append(reported, node);
     if (json_array_size(reported))
-        compare_facts(c, reported);
+        compare_facts(c, reported, json_array_size(reported) == json_array_size(nodes));
     json_decref(reported);
     node_checks(c, nodes);
     return c;

@@ -12,10 +12,12 @@
  */
 #include "doctor/doctor.h"
 #include "topo/topo.h"
+#include "util/buf.h"
 #include "util/json.h"
 #include "util/mem.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <mpi.h>
 #include <net/if.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +103,58 @@ static json_t *node_report(int argc, char **argv)
     return report;
 }
 
+/* node_report in a child process: a crash while mapping or checking (hwloc, NVML on a sick GPU)
+ * is this node's report, not the end of every node's (Open MPI ends the job when a rank dies). */
+static json_t *report_in_child(int argc, char **argv, const char *host)
+{
+    int fd[2];
+    pid_t pid = -1;
+    fflush(stdout);
+    if (pipe(fd) == 0 && (pid = fork()) < 0)
+        close(fd[0]), close(fd[1]);
+    if (pid < 0) /* no child to be had: the report here */
+        return node_report(argc, argv);
+    if (pid == 0) {
+        close(fd[0]);
+        json_t *r = node_report(argc, argv);
+        char *text = json_dumps(r, JSON_COMPACT);
+        size_t len = text ? strlen(text) : 0, off = 0;
+        for (ssize_t w = 1; off < len && w > 0; off += w > 0 ? (size_t)w : 0)
+            w = write(fd[1], text + off, len - off);
+        _exit(len && off == len ? 0 : 1);
+    }
+    close(fd[1]);
+    struct util_buf b = UTIL_BUF_INIT;
+    char chunk[65536];
+    for (ssize_t got; (got = read(fd[0], chunk, sizeof(chunk))) != 0;)
+        if (got > 0)
+            util_buf_add(&b, chunk, (size_t)got);
+        else if (errno != EINTR)
+            break;
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    json_t *r = WIFEXITED(status) && WEXITSTATUS(status) == 0 && b.len
+                    ? json_loadb(b.data, b.len, 0, NULL)
+                    : NULL;
+    util_buf_release(&b);
+    if (json_is_object(r))
+        return r;
+    json_decref(r);
+    char why[256];
+    const char *what = strcmp(argv[1], "topo") ? "doctor" : "topo";
+    if (WIFSIGNALED(status))
+        snprintf(why, sizeof(why),
+                 "topotune-node crashed (%s) while reading this node: run topotune %s on it",
+                 strsignal(WTERMSIG(status)), what);
+    else
+        snprintf(why, sizeof(why),
+                 "topotune-node's report of this node failed (exit %d): run topotune %s on it",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, what);
+    return json_pack("{s:s,s:s}", "host", host, "error", why);
+}
+
 /* One line on stdout, at once. No '<' or space in it (JSON escapes them in strings; a compact
  * dump has none outside): the piece of another rank's tag ("[1,3]<stdout>:") that a hostile host
  * name could print is never printed. */
@@ -135,7 +190,7 @@ int main(int argc, char **argv)
     /* The report before MPI_Init: MPI_Init waits for every rank (a hung node would hold every
      * report back), and doctor's checks start child processes (the P2P copy test), which is
      * safer before MPI_Init than after it (fork under some interconnects' drivers). */
-    say(json_pack("{s:o}", "report", node_report(argc, argv)));
+    say(json_pack("{s:o}", "report", report_in_child(argc, argv, host)));
     MPI_Init(&argc, &argv);
     /* Every node reads its clock at the same moment (within the barrier's latency). */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -5,10 +5,11 @@
 Installed as `mpirun` on PATH. It takes the command line topotune builds (-np, --host, --map-by,
 -x, then the program) and plays the program's part on every host:
   topotune-node topo|doctor  prints each rank's host, report and clock lines as --tag-output
-                             does (Open MPI 5's tags, a space after each; every report cut in two
-                             pieces, the ranks' pieces interleaved), one rank per host, in the
-                             order FAKE_ORDER says (reverse: the launcher placed the hosts
-                             otherwise than --host named them; given: as named).
+                             does (Open MPI 5's tags, a space after each; every report cut in
+                             two pieces just after its first '[', the ranks' pieces
+                             interleaved), one rank per host, in the order FAKE_ORDER says
+                             (reverse: the launcher placed the hosts otherwise than --host named
+                             them; given: as named).
   topotune-bench --split S   writes the benchmark's events to --json=PATH: a size event per group,
                              FAKE_BW GB/s (default 10), half that when the group holds the node
                              FAKE_SLOW (FAKE_WHOLE_BW, when set, for one group of more than two
@@ -90,9 +91,11 @@ def node(what, names, gpus):
         lines.append((rank, json.dumps({"host": n}, separators=(",", ":")),
                       text.replace(" ", "\\u0020") + "\n", '{"clock":1.5}'))
     tag = "[1,%d]<stdout>: "
+    # each report cut just after its first '[' (a piece ending in one, the next rank's tag after)
+    cut = lambda t: t.index("[") + 1 if "[" in t else len(t) // 2
     out = [tag % r + h + "\n" for r, h, _, _ in lines]
-    out += [tag % r + t[:len(t) // 2] for r, _, t, _ in lines]
-    out += [tag % r + t[len(t) // 2:] for r, _, t, _ in lines]
+    out += [tag % r + t[:cut(t)] for r, _, t, _ in lines]
+    out += [tag % r + t[cut(t):] for r, _, t, _ in lines]
     out += [tag % r + c + "\n" for r, _, _, c in lines]
     sys.stdout.write("".join(out))
     return 0

@@ -64,6 +64,60 @@ c = {x["name"]: x for x in d["checks"]}
 assert c["nodes-checks"]["status"] == "fail" and "n2: topotune-node sent nothing" in c["nodes-checks"]["evidence"], c
 assert c["nodes-clock"]["status"] == "unknown", c["nodes-clock"]
 PY
+# Each "host" its own host name (a UTS namespace): Open MPI places the rank on mpirun's own host
+# first, so a rank that said nothing is named by the one listed host no rank claimed, not by its
+# place in the list (n2 was named, which answered).
+# shellcheck disable=SC2016 # the agent's own variables
+printf '%s\n' '#!/bin/sh' 'host=$1' 'shift' \
+    'exec unshare --uts sh -c '"'"'hostname "$0"; exec env FAKEHOST="$0" sh -c "$1"'"'"' "$host" "$*"' >uts-agent.sh
+cat >local-hangs.sh <<SH
+#!/bin/sh
+[ -z "\$FAKEHOST" ] && exec sleep 600
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+chmod +x uts-agent.sh local-hangs.sh
+if unshare --uts true 2>/dev/null; then
+    expect_exit 1 "doctor --hosts n2,localhost, this host hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/uts-agent.sh" \
+        OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/local-hangs.sh" "$TOPOTUNE" doctor --hosts n2,localhost --timeout 10 --json
+    check "the hung one is localhost, n2 reported" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {n["host"]: n for n in d["nodes"]}
+assert set(by) == {"localhost", "n2"}, list(by)
+assert "sent nothing" in by["localhost"]["error"] and "error" not in by["n2"], d["nodes"]
+PY
+    # MPI cannot connect the nodes (no transport between them): every node reported, the check
+    # says so (the clocks read 0 and were compared, or the gather failed whole).
+    expect_exit 1 "doctor --hosts, OMPI_MCA_btl=self" -- timeout 120 env OMPI_MCA_btl=self OMPI_MCA_plm_rsh_agent="$TEST_TMP/uts-agent.sh" \
+        OMPI_MCA_plm_rsh_no_tree_spawn=1 "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 60 --json
+    check "nodes-clock fails: MPI could not connect them" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all("error" not in n for n in d["nodes"]), d["nodes"]
+c = {x["name"]: x for x in d["checks"]}
+assert c["nodes-clock"]["status"] == "fail" and "MPI could not connect" in c["nodes-clock"]["evidence"], c["nodes-clock"]
+PY
+fi
+# A node whose mapping crashes (NVML on a sick GPU, tests/fakes/fake-nvml.c): its report says
+# so, the others' are kept, at once (Open MPI ended the whole job when its rank died: no node's
+# report came back).
+if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
+    cat >crash.sh <<SH
+#!/bin/sh
+[ "\$FAKEHOST" = n2 ] && export FAKE_NVML_CRASH=1 LD_LIBRARY_PATH="$TOPOTUNE_FAKE_NVML"
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+    chmod +x crash.sh
+    expect_exit 1 "doctor --hosts, n2's NVML crashing" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/crash.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 60 --json
+check "localhost's report kept, n2's crash said" python3 - out <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+local, n2 = d["nodes"]
+assert local["checks"] and "error" not in local, local
+assert "crashed (Segmentation fault) while reading this node" in n2["error"], n2
+PY
+fi
 # Stopped by SIGTERM while n2 hangs: mpirun's log and output files are removed (they stayed in
 # TMPDIR: the handler exits, the caller's cleanup is never reached). Open MPI's own session
 # folder is not topotune's.

@@ -4,8 +4,10 @@
  * (never installed, never beside the programs): topotune loads NVML by dlopen, and this gives it
  * the GPUs FAKE_NVML_BUSES names (hex bus numbers in domain 0, comma-separated: "34,36"),
  * FAKE_NVML_NAME as their name, and no NVLink calls at all, as an NVML too old to have them.
+ * FAKE_NVML_CRASH set: nvmlInit crashes the process (SIGSEGV), as a driver can on a sick GPU.
  * Only the calls the probe needs; every other symbol is absent, as a driver's may be.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,8 @@ int nvmlDeviceGetName(void *device, char *name, unsigned length);
 
 int nvmlInit_v2(void)
 {
+    if (getenv("FAKE_NVML_CRASH"))
+        raise(SIGSEGV);
     const char *s = getenv("FAKE_NVML_BUSES");
     char *end;
     nbuses = 0;
