@@ -19,7 +19,7 @@
 #include <string.h>
 
 struct expect_opts {
-    const char *input, *profile, *calibration, *format, *collective;
+    const char *input, *profile, *calibration, *format, *collective, *class_id;
     size_t min, max;
     int nodes, factor;
     struct util_opt_list env_list;
@@ -48,6 +48,9 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
          .max = (double)BENCH_MAX_BYTES},
         {"stepfactor", 'f', UTIL_OPT_INT, &o->factor, "N",
          "each size N times the last, as nccl-tests' -f (default 2)", .min = 2, .max = 1024},
+        {"class", 0, UTIL_OPT_STRING, &o->class_id, "ID",
+         "the node class the Prometheus rules select and the NHC check is named for (topotune "
+         "topo prints a node's; default the input's)"},
         {"format", 0, UTIL_OPT_CHOICE, &o->format, "FORMAT",
          "text (default), json, nccl-tests-min-bw, prometheus-rules or nhc",
          .choices = "text json nccl-tests-min-bw prometheus-rules nhc"},
@@ -56,7 +59,7 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
     const struct util_opts_cmd cmd = {
         "topotune expect",
         "[-C COLLECTIVE] [--input FILE | --profile DIR] [--nodes N] [--env NAME=VALUE]...\n"
-        "       [--calibration FILE] [-b MIN] [-e MAX] [-f N]\n"
+        "       [--calibration FILE] [-b MIN] [-e MAX] [-f N] [--class ID]\n"
         "       [--format text|json|nccl-tests-min-bw|prometheus-rules|nhc]\n\n"
         "What a healthy system should measure: a collective's busbw and time per size with a\n"
         "band, predicted by the model (and its measured error) or measured by a profile's runs.",
@@ -83,6 +86,10 @@ static int parse(int argc, char **argv, struct expect_opts *o, int *status)
                                        "a profile's runs had their own nodes and configuration");
     if (cli_env_check(&o->env, &o->env_list))
         return *status = 2, 1;
+    if (o->class_id && !topo_class_id_valid(o->class_id))
+        return *status = 2, util_error("--class '%s': not a node class id (letters, digits, '.', "
+                                       "'-', '_'; topotune topo prints a node's)",
+                                       o->class_id);
     return 0;
 }
 
@@ -182,6 +189,15 @@ int cmd_expect(int argc, char **argv)
         return status;
     struct expect e;
     int rc = o.profile ? expect_measured(&e, o.profile, o.min, o.max) : predicted(&o, &e);
+    if (!rc && o.class_id)
+        snprintf(e.class_id, sizeof(e.class_id), "%s", o.class_id);
+    else if (!rc && e.class_of_no_node && !strcmp(o.format, "prometheus-rules"))
+        rc = util_error("--format prometheus-rules: the class of '%s' (%s) is no live node's (a "
+                        "spec's or NCCL topology file's matrix and CPU are its own), so the rules "
+                        "would select no node's series: give --class with the id topotune topo "
+                        "prints on a node of this hardware",
+                        e.source, e.class_id),
+        expect_release(&e), rc = UTIL_EUSAGE;
     if (!rc) {
         rc = write_as(&o, &e);
         expect_release(&e);

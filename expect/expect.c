@@ -62,6 +62,7 @@ int expect_predicted(struct expect *e, const struct model *m, const struct topo 
     snprintf(e->env, sizeof(e->env), "%s", env ? env : "");
     snprintf(e->source, sizeof(e->source), "%s", source);
     snprintf(e->class_id, sizeof(e->class_id), "%s", t->class_id ? t->class_id : "");
+    e->class_of_no_node = t->source == TOPO_SOURCE_SPEC || t->source == TOPO_SOURCE_NCCL_XML;
     e->min = min, e->max = max, e->factor = factor;
     /* the machines, not NCCL's view, which counts an NVLink domain's trays as one node */
     e->nodes = model_hosts(m), e->ppn = model_gpus_per_host(m), e->nranks = m->nranks;
@@ -320,6 +321,14 @@ json_t *expect_json(const struct expect *e)
                   "gpus_per_node", e->ppn, "ranks", e->nranks, "model", MODEL_VERSION, "rate",
                   e->rate, "nccl_tests_min_bw", expect_nccl_tests_min_bw(e));
     json_object_set_new(j, "class", util_json_str_or_null(e->class_id[0] ? e->class_id : NULL));
+    size_t min, max;
+    int factor;
+    /* nccl_tests_min_bw holds for a run of these flags only: its mean is over their sizes */
+    json_object_set_new(j, "nccl_tests_flags",
+                        expect_series_quiet(e, &min, &max, &factor)
+                            ? json_null()
+                            : json_pack("{s:I,s:I,s:i}", "minbytes", (json_int_t)min, "maxbytes",
+                                        (json_int_t)max, "stepfactor", factor));
     json_object_set_new(j, "calibration",
                         e->calibration[0] ? json_string(util_text_shown(&src, e->calibration))
                                           : json_null());

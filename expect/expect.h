@@ -34,6 +34,8 @@ struct expect {
     char basis[5632];       /* where the numbers and the band come from, in words (with the
                              * calibration file's path) */
     char class_id[256];     /* the node class ("" when unknown; ids reach 200 characters) */
+    int class_of_no_node;   /* 1: class_id is a hardware spec's or NCCL topology file's, which no
+                             * live node's class is (its matrix and CPU are made up or absent) */
     char source[4096];      /* the input as the user named it, or "this node" (a path any file
                              * opens: 511 bytes cut a longer one into a name of no file) */
     char calibration[4096]; /* the calibration file of the model's parameters ("": defaults) */
@@ -124,5 +126,7 @@ int expect_checkable(const struct expect *e);
  * smaller ones too, at a busbw of 0 that its mean counts), or a profile's when they are its first
  * size times the powers of one factor. 0, or UTIL_EUSAGE, said. */
 int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor);
+/* The same without the error message: UTIL_EUSAGE or 0. */
+int expect_series_quiet(const struct expect *e, size_t *min, size_t *max, int *factor);
 
 #endif

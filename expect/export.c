@@ -33,19 +33,27 @@ static void comment(FILE *out, const char *what, const char *s)
 /* How old the last run may be before its numbers are stale: the checks run at least daily. */
 #define STALE_S 86400
 
+/* The labels of a run's or check's health alert: its severity, and the class of the rules file
+ * (two files' alerts on one series stay apart, as Prometheus needs). */
+static void health_labels(const struct expect *e, FILE *out, const char *severity)
+{
+    fprintf(out, "        labels:\n          severity: %s\n          expected_class: \"%s\"\n",
+            severity, e->class_id[0] ? e->class_id : "any");
+}
+
 /* One rule on a series topotune-bench --metrics writes with every run (labels collective, class,
- * nodes): expr is before, the series with this expectation's labels, then after. */
+ * nodes): expr is before, the series with this expectation's labels, then after. Any class: a
+ * node that lost a GPU, an NVLink or a NIC reports under another class, and its failed or
+ * missing runs must still alert. */
 static void run_rule(const struct expect *e, FILE *out, const char *alert, const char *before,
                      const char *metric, const char *after, const char *severity,
                      const char *summary, const char *description)
 {
     fprintf(out, "      - alert: %s\n        expr: \"%s%s{collective=\\\"%s\\\"", alert, before,
             metric, model_coll_name(e->coll));
-    if (e->class_id[0])
-        fprintf(out, ",class=\\\"%s\\\"", e->class_id);
     /* a sim run's status is a prediction's: it never alerts */
     fprintf(out, ",nodes=\\\"%d\\\",source=\\\"measured\\\"}%s\"\n", e->nodes, after);
-    fprintf(out, "        labels:\n          severity: %s\n", severity);
+    health_labels(e, out, severity);
     fprintf(out, "        annotations:\n          summary: \"%s\"\n          description: \"%s\"\n",
             summary, description);
 }
@@ -77,16 +85,14 @@ static void run_rules(const struct expect *e, FILE *out)
 }
 
 /* One rule on a series topotune check writes (labels class, and source="predicted" for the sim
- * backend's, which never alerts). */
+ * backend's, which never alerts); any class, as for a run. */
 static void check_rule(const struct expect *e, FILE *out, const char *alert, const char *before,
                        const char *metric, const char *after, const char *severity,
                        const char *summary, const char *description)
 {
     fprintf(out, "      - alert: %s\n        expr: \"%s%s{", alert, before, metric);
-    if (e->class_id[0])
-        fprintf(out, "class=\\\"%s\\\",", e->class_id);
     fprintf(out, "source!=\\\"predicted\\\"}%s\"\n", after);
-    fprintf(out, "        labels:\n          severity: %s\n", severity);
+    health_labels(e, out, severity);
     fprintf(out, "        annotations:\n          summary: \"%s\"\n          description: \"%s\"\n",
             summary, description);
 }
@@ -179,10 +185,10 @@ static const char nhc_body[] =
     "            return 0\n"
     "        fi\n"
     "    fi\n"
-    "    out=$(%sNCCL_TESTS_MIN_BW=\"$min_bw\" timeout -k 5 %d \"$bench\" "
-    "${coll[@]+\"${coll[@]}\"} "
+    "    out=$(%sNCCL_TESTS_MIN_BW=\"$min_bw\" timeout --foreground -k 5 %d \"$bench\" "
+    "${coll[@]+\"${coll[@]}\"} \"$@\" "
     "-g %d -b %zu "
-    "-e %zu -f %d -T 60 \"$@\" 2>&1) && rc=0 || rc=$?\n"
+    "-e %zu -f %d -T 60 2>&1) && rc=0 || rc=$?\n"
     "    avg=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Avg bus bandwidth *: *\\([0-9.eE+-]*\\).*/"
     "\\1/p')\n"
     "    name=${bench//\\'/}\n"
@@ -217,7 +223,7 @@ static void nhc_name(const struct expect *e, char *buf, size_t len)
             buf[i] = '_';
 }
 
-int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
+int expect_series_quiet(const struct expect *e, size_t *min, size_t *max, int *factor)
 {
     if (e->factor) {
         *min = e->first, *max = e->max, *factor = e->factor;
@@ -229,7 +235,12 @@ int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
     for (int i = 0; *factor >= 2 && i < e->n; i++, b *= (size_t)*factor)
         if (e->rows[i].bytes != b)
             *factor = 0;
-    if (*factor < 2)
+    return *factor < 2 ? UTIL_EUSAGE : 0;
+}
+
+int expect_series(const struct expect *e, size_t *min, size_t *max, int *factor)
+{
+    if (expect_series_quiet(e, min, max, factor))
         return util_error("the profile's sizes from %zu to %zu B are not one size times the powers "
                           "of a factor, as one nccl-tests run measures: give -b and -e that "
                           "select such sizes",
@@ -275,14 +286,18 @@ int expect_write_nhc(const struct expect *e, FILE *out)
             name + 6);
     fprintf(out, "#   * || %s %s\n", name, min_bw);
     fprintf(out,
-            "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth, "
-            "the mean over the sizes,\n# is below 0.9 x it), the benchmark program (default: "
-            "the topotune-bench installed with this topotune,\n# run with -C %s; another, "
-            "such as nccl-tests' %s_perf, runs as it is), then more of its flags.\n# The run "
-            "takes seconds, at most %d: give nhc a timeout (-t) that allows it. A node whose\n"
-            "# GPUs run a job (nvidia-smi lists compute processes) passes unmeasured: its numbers "
-            "would be\n# the job's contention (TOPOTUNE_NHC_BUSY=run measures it anyway).\n",
-            model_coll_name(e->coll), model_coll_name(e->coll), NHC_DEADLINE_S);
+            "# Arguments: NCCL_TESTS_MIN_BW (GB/s; the run fails when its Avg bus bandwidth,\n"
+            "# the mean over the sizes, is below 0.9 x it), the benchmark program (default:\n"
+            "# the topotune-bench installed with this topotune, run with -C %s; another, such\n"
+            "# as nccl-tests' %s_perf, runs as it is), then more of its flags. This check's\n"
+            "# -g -b -e -f come after them and win: NCCL_TESTS_MIN_BW holds for their sizes only.\n"
+            "# The run takes seconds, at most %d: nhc's own timeout (TIMEOUT, 30 s by default)\n"
+            "# must be longer, or its watchdog marks the node offline: run nhc -t %d, or set\n"
+            "# TIMEOUT=%d in /etc/sysconfig/nhc. A node whose GPUs run a job (nvidia-smi lists\n"
+            "# compute processes) passes unmeasured: its numbers would be the job's contention\n"
+            "# (TOPOTUNE_NHC_BUSY=run measures it anyway).\n",
+            model_coll_name(e->coll), model_coll_name(e->coll), NHC_DEADLINE_S, NHC_DEADLINE_S + 60,
+            NHC_DEADLINE_S + 60);
     /* NHC sets PATH to the system's directories: the benchmark by its full path */
     char *prog = util_sibling_program("topotune-bench", "TOPOTUNE_BENCH_PROGRAM");
     struct util_buf bench = {0};

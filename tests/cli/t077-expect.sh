@@ -161,17 +161,26 @@ expect_exit 2 "a topology silent on NVLink is no reference" -- \
     "$TOPOTUNE" expect --input "$TOPOTUNE_FIXTURES/nccl-topo-aws-p4d-24xlarge.xml"
 expect_stderr_has "does not describe NVLink" "the refusal says why"
 
+# Prometheus rules select a live node's class: a spec's is no node's (its matrix and CPU are its
+# own), so its rules selected nothing; --class gives the id topotune topo prints on a node.
+expect_exit 2 "prometheus-rules of a spec without --class" -- "$TOPOTUNE" expect --input "$h100" --format prometheus-rules
+expect_stderr_has "give --class" "says what to give"
+expect_exit 2 "--class that is no class id" -- "$TOPOTUNE" expect --input "$h100" --class 'a b' --format prometheus-rules
+node_class="h100-80gb-hbm3-8x-nvs18-8xib400-0123abcd" # stands for a node's, as topotune topo prints it
 # Prometheus rules: promtool accepts them; one alert per size at the band's low edge.
-"$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
+"$TOPOTUNE" expect --input "$specs/hgx-h100-2nodes.json" --class "$node_class" -b 1M -e 1G -f 4 --format prometheus-rules >"$TEST_TMP/rules.yml"
+check "the band's rules select --class" grep -q "class=\\\\\"$node_class\\\\\"" "$TEST_TMP/rules.yml"
 check "promtool check rules accepts them" promtool check rules "$TEST_TMP/rules.yml"
 check "6 alerts on topotune_busbw_bytes_per_second" test "$(grep -c 'expr: "topotune_busbw_bytes_per_second{' "$TEST_TMP/rules.yml")" = 6
 # A run that fails measures no busbw, so the band's rules cannot fire: its exit status does. A
 # real failed run's --metrics (an unknown NCCL_ALGO: exit 3), against the rules of its own spec.
-"$TOPOTUNE" expect --input "$h100" -b 1M -e 1M --format prometheus-rules >"$TEST_TMP/rules1.yml"
+# The failed run's node reports under another class (it lost a GPU): its failure still alerts
+# (the rules selected the class: the degraded node went silent).
+"$TOPOTUNE" expect --input "$h100" --class "$node_class" -b 1M -e 1M --format prometheus-rules >"$TEST_TMP/rules1.yml"
 check "promtool accepts the run rules" promtool check rules "$TEST_TMP/rules1.yml"
 expect_exit 3 "a failed run" -- env NCCL_ALGO=bogus "$TOPOTUNE_BENCH" --backend sim --topology "$h100" \
     -b 1M -e 1M --metrics "$TEST_TMP/failed.prom"
-python3 - "$TEST_TMP/failed.prom" "$TEST_TMP/rules1.yml" >"$TEST_TMP/failed-test.yml" <<'PY'
+python3 - "$TEST_TMP/failed.prom" "$TEST_TMP/rules1.yml" "$node_class" >"$TEST_TMP/failed-test.yml" <<'PY'
 import sys
 series = {}
 for line in open(sys.argv[1]):
@@ -185,14 +194,16 @@ predicted = [k for k in series if k.startswith("topotune_bench_exit_code")][0]
 assert 'source="predicted"' in predicted, predicted
 assert all('source="predicted"' in k for k in series), series
 exit_series = predicted.replace('source="predicted"', 'source="measured"')
+cls = exit_series.split('class="')[1].split('"')[0]
+exit_series = exit_series.replace('class="%s"' % cls, 'class="h100-80gb-hbm3-7x-degraded-1"')
 series[exit_series] = series[predicted]
 print("rule_files: [%s]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:" % sys.argv[2])
 for k in (predicted, exit_series):
     print("      - series: '%s'\n        values: '%s %s'" % (k, series[k], series[k]))
 print("    alert_rule_test:\n      - eval_time: 1m\n        alertname: TopotuneBenchFailed")
 labels = exit_series[exit_series.index("{") + 1:-1]
-print("        exp_alerts:\n          - exp_labels: {severity: critical, %s}" %
-      ", ".join(k + ": " + v for k, v in (kv.split("=", 1) for kv in labels.split(","))))
+print("        exp_alerts:\n          - exp_labels: {severity: critical, expected_class: %s, %s}" %
+      (sys.argv[3], ", ".join(k + ": " + v for k, v in (kv.split("=", 1) for kv in labels.split(",")))))
 import json, yaml  # the annotations as Prometheus renders them: no instance label, the value
 rule = [r for g in yaml.safe_load(open(sys.argv[2]))["groups"] for r in g["rules"]
         if r["alert"] == "TopotuneBenchFailed"][0]
@@ -211,7 +222,7 @@ check "and 3 rules on each run: failed, wrong values, stale" test \
 # sim check's (source="predicted") never.
 expect_exit 1 "a failed check" -- env TOPOTUNE_BENCH_PROGRAM=/bin/false "$TOPOTUNE" check --backend sim \
     --input "$h100" --no-doctor -b 1M -e 1M --metrics "$TEST_TMP/check-failed.prom" --out "$TEST_TMP/check-failed"
-python3 - "$TEST_TMP/check-failed.prom" "$TEST_TMP/rules1.yml" >"$TEST_TMP/check-test.yml" <<'PY'
+python3 - "$TEST_TMP/check-failed.prom" "$TEST_TMP/rules1.yml" "$node_class" >"$TEST_TMP/check-test.yml" <<'PY'
 import sys
 ok = [l.rsplit(" ", 1) for l in open(sys.argv[1]) if l.startswith("topotune_check_ok{")]
 assert len(ok) == 1 and 'source="predicted"' in ok[0][0] and ok[0][1].strip() == "0", ok
@@ -222,7 +233,8 @@ print("rule_files: [%s]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    
 for k in (predicted, measured):
     print("      - series: '%s'\n        values: '0 0'" % k)
 print("    alert_rule_test:\n      - eval_time: 1m\n        alertname: TopotuneCheckFailed")
-print("        exp_alerts:\n          - exp_labels: {severity: critical, class: %s}" % cls)
+print("        exp_alerts:\n          - exp_labels: {severity: critical, class: %s, expected_class: %s}"
+      % (cls, sys.argv[3]))
 import json, yaml  # the annotations as Prometheus renders them: no instance label
 rule = [r for g in yaml.safe_load(open(sys.argv[2]))["groups"] for r in g["rules"]
         if r["alert"] == "TopotuneCheckFailed"][0]
@@ -299,7 +311,7 @@ for r in e["sizes"]:
     if r["size"] > 4 << 20:
         assert abs(r["low"] / r["busbw"] - 0.533) < 0.002 and abs(r["high"] / r["busbw"] - 1.182) < 0.002, r
 PY
-"$TOPOTUNE" expect -C reduce_scatter --input "$h100" -b 32M -e 1G --format prometheus-rules >"$TEST_TMP/rs-rules.yml"
+"$TOPOTUNE" expect -C reduce_scatter --input "$h100" --class "$node_class" -b 32M -e 1G --format prometheus-rules >"$TEST_TMP/rs-rules.yml"
 check "-C reduce_scatter: promtool accepts the rules" promtool check rules "$TEST_TMP/rs-rules.yml"
 check "their group is reduce_scatter's own (rule files of two collectives join)" grep -q '^  - name: "topotune-expect-.*-1n-reduce_scatter"$' "$TEST_TMP/rs-rules.yml"
 check "they select reduce_scatter's series, never all_reduce's" sh -c "grep -q 'collective=\\\\\"reduce_scatter' '$TEST_TMP/rs-rules.yml' &&
@@ -317,6 +329,13 @@ export NCCL_P2P_DISABLE=1
 expect_exit 1 "and fails a slow one" -- nhc_run "$ag_line $TOPOTUNE_BENCH --backend sim --topology $h100"
 unset NCCL_P2P_DISABLE
 check "naming all_gather" grep -q "^ERROR: nhc: Health check failed: check_topotune_all_gather_h100[a-z0-9_]*: all_gather Avg bus bandwidth" "$TEST_TMP/out"
+# Flags the conf line adds come before the check's own -g -b -e -f, which win (nccl-tests keeps
+# the last): NCCL_TESTS_MIN_BW is the mean of the band over the check's sizes only.
+printf '#!/bin/sh\nprintf "%%s\\n" "$*" >"%s/bench-args"\necho "# Avg bus bandwidth    : 999"\n' "$TEST_TMP" >"$TEST_TMP/argbench.sh"
+chmod +x "$TEST_TMP/argbench.sh"
+expect_exit 0 "a conf line with -b 8 -e 8" -- nhc_run "$ag_line $TEST_TMP/argbench.sh -b 8 -e 8"
+check "its -b 8 -e 8 come first, the check's range last ($(cat "$TEST_TMP/bench-args"))" \
+    grep -q -- '^-b 8 -e 8 -g 8 -b 33554432 -e 1073741824 -f 2 ' "$TEST_TMP/bench-args"
 unset NHC_FILE
 expect_exit 2 "-C another collective with --profile" -- "$TOPOTUNE" expect -C all_gather --profile "$TEST_TMP/p"
 expect_exit 2 "-C no collective" -- "$TOPOTUNE" expect -C allreduce2 --input "$h100"
@@ -326,18 +345,22 @@ expect_exit 2 "--format nhc for 2 nodes is refused" -- "$TOPOTUNE" expect --inpu
 expect_exit 1 "a bench that exits 0 without measuring fails the check" -- nhc_run "$check_line /bin/true"
 check "through die: nothing was measured" grep -q "check_topotune_[a-z0-9_]*: /bin/true exited 0 without an Avg bus bandwidth" "$TEST_TMP/out"
 # shellcheck disable=SC2016 # the words of the written function
-check "the run has its own deadline" grep -q 'timeout -k 5 300 "$bench"' "$TEST_TMP/topotune.nhc"
+check "the run has its own deadline, in NHC's process group (its watchdog kills it)" grep -q 'timeout --foreground -k 5 300 "$bench"' "$TEST_TMP/topotune.nhc"
 # GB200 NVL72: nodes are trays of 4 GPUs, though NCCL merges the rack's 18 into one node.
 expect_exit 2 "the rack's expectation (18 trays) makes no NHC check" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format nhc
 expect_exit 0 "one tray's does" -- "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 1 -b 1G -e 1G --format nhc
 # shellcheck disable=SC2016 # the words of the written function
-check "on its 4 GPUs" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} -g 4 -b 1073741824 -e 1073741824' "$TEST_TMP/out"
+check "on its 4 GPUs, its flags after the caller's" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} "$@" -g 4 -b 1073741824 -e 1073741824' "$TEST_TMP/out"
 "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --format json >"$TEST_TMP/nvl.json"
 check "the rack's JSON: 18 nodes of 4 GPUs, 72 ranks" python3 -c 'import json, sys
 e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ranks"]) == (18, 4, 72), e' "$TEST_TMP/nvl.json"
 "$TOPOTUNE" expect --input "$specs/gb200-nvl72.json" --nodes 48 --format json >"$TEST_TMP/nvl48.json"
 check "48 trays: 48 nodes, not whole racks' 54" python3 -c 'import json, sys
 e = json.load(open(sys.argv[1])); assert (e["nodes"], e["gpus_per_node"], e["ranks"]) == (48, 4, 192), e' "$TEST_TMP/nvl48.json"
+"$TOPOTUNE" expect --input "$h100" -b 32M -e 1G -f 4 --format json >"$TEST_TMP/flags.json"
+check "the JSON says the nccl-tests run its NCCL_TESTS_MIN_BW holds for" python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["nccl_tests_flags"] == {"minbytes": 33554432, "maxbytes": 1073741824, "stepfactor": 4}, e["nccl_tests_flags"]' "$TEST_TMP/flags.json"
 check "a small NCCL_TESTS_MIN_BW keeps its digits (0.01204, not 0.01)" test "$("$TOPOTUNE" expect --input "$h100" -b 256 -e 512 --format nccl-tests-min-bw)" = "NCCL_TESTS_MIN_BW=0.01204"
 # One GPU: busbw is 0, so no check made of it could fail.
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["count"] = 1; json.dump(d, open(sys.argv[2], "w"))' "$h100" "$TEST_TMP/one.json"
@@ -447,7 +470,7 @@ row() { printf '{"size": %s, "busbw": %s}' "$1" "$2"; }
 prof2 "$(row 33554432 300), $(row 1048576 40)"
 expect_exit 0 "sizes listed large first" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 32M --format nhc
 # shellcheck disable=SC2016 # the words of the written function
-check "run from the smallest" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
+check "run from the smallest" grep -qF '"$bench" ${coll[@]+"${coll[@]}"} "$@" -g 8 -b 1048576 -e 33554432 -f 32 ' "$TEST_TMP/out"
 prof2 "$(row 1048576 40), $(row 2097152 60), $(row 8388608 90)"
 expect_exit 2 "sizes no one run measures (1M, 2M, 8M)" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p2" -b 1M -e 8M --format nhc
 # NCCL_TESTS_MIN_BW judges the mean over one run's sizes: a figure from sizes no run makes would

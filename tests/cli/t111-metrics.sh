@@ -96,8 +96,10 @@ check "written there" test -s s-new/survey.prom
 
 # 6. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
 # label is set to measured (a predicted series never alerts, checked too), under two instances,
-# healthy and slow; promtool evaluates the rules and lists what fires.
-"$TOPOTUNE" expect --input "$h100" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml
+# healthy and slow; promtool evaluates the rules and lists what fires. The sim run's class is
+# the spec's, so the rules select it (--class: a spec's class is no live node's).
+cls=$("$TOPOTUNE" topo --input "$h100" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+"$TOPOTUNE" expect --input "$h100" --class "$cls" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml
 env "${slow[@]}" "$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 8M -f 2 --metrics slow.prom >/dev/null
 check "rules over the bench's series: alerts exactly where a measured value is below the band" python3 - <<'PY'
 import re, subprocess, yaml
