@@ -57,13 +57,32 @@ json_t *ops_slurm_nodes(const char *out_path, const char *log_path, double timeo
     return nodes;
 }
 
-/* 1 when Slurm shows the node drained (or draining) by topotune. */
+/* 1 when Slurm shows the node drained (or draining) by topotune, and nothing else: a node also
+ * down, failing or not responding ("drained*") is not resumed (resume would bring it back). */
 static int drained_by_us(const json_t *node)
 {
     const char *state = json_string_value(json_object_get(node, "state"));
     const char *reason = json_string_value(json_object_get(node, "reason"));
-    return state && reason && strstr(state, "drain") &&
+    return state && reason && (!strcmp(state, "drained") || !strcmp(state, "draining")) &&
            !strncmp(reason, OPS_REASON_PREFIX, strlen(OPS_REASON_PREFIX));
+}
+
+/* 1 when the node is out of service for someone else's reason: a state an administrator or
+ * Slurm set (down, fail, maint, reboot, drain, ... with any of sinfo's flag suffixes), or a reason
+ * not topotune's. Draining it over replaces that reason, and a later clean survey would resume
+ * what was never topotune's to resume. */
+static int held_by_others(const json_t *node)
+{
+    static const char *const held[] = {"down",  "fail",   "maint",   "reboot",
+                                       "drain", "future", "unknown", "inval"};
+    const char *state = json_string_value(json_object_get(node, "state"));
+    const char *reason = json_string_value(json_object_get(node, "reason"));
+    if (drained_by_us(node))
+        return 0;
+    for (size_t i = 0; state && i < sizeof(held) / sizeof(held[0]); i++)
+        if (strstr(state, held[i]))
+            return 1;
+    return reason && *reason && strncmp(reason, OPS_REASON_PREFIX, strlen(OPS_REASON_PREFIX));
 }
 
 /* Appends s to b with every character outside the reason's set made '_': a reason is a word
@@ -140,9 +159,16 @@ static void plan_drain(const char *host, const json_t *verdict, int predicted, c
     if (slurm && !node)
         util_buf_addf(&note, "%s: not a node Slurm knows (sinfo does not list it): not drained",
                       host);
-    else if (node && state && strstr(state, "drain") && !drained_by_us(node))
+    else if (node && state && strstr(state, "drain") && held_by_others(node))
         util_buf_addf(&note, "%s: already drained by someone else (reason: %s): left as it is",
                       host, util_text_shown(&shown, reason));
+    else if (node && held_by_others(node)) {
+        util_buf_addf(&note, "%s: %s in Slurm", host, util_text_shown(&shown, state));
+        util_buf_addf(&note,
+                      " (reason: %s): someone else's, left as it is (neither drained nor "
+                      "later resumed by topotune)",
+                      util_text_shown(&shown, reason && *reason ? reason : "none"));
+    }
     if (note.len)
         json_array_append_new(notes, json_string(util_buf_str(&note)));
     else {

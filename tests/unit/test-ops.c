@@ -111,6 +111,41 @@ static void test_with_slurm(void **state)
     json_decref(s);
 }
 
+/* A node an administrator or Slurm took out without a drain (fail, down, reboot, maint, or any
+ * reason not topotune's) is neither drained over (which replaced the reason and made the node
+ * look topotune's) nor resumed; nor is a node drained by topotune that is now also down or not
+ * responding ("drained*": resume would bring it back). */
+static void test_held_by_others(void **state)
+{
+    (void)state;
+    json_t *s = load(survey), *notes;
+    json_t *slurm = load("{\"n1\": {\"state\": \"fail\", \"reason\": \"admin: GPU3 Xid 79\"},"
+                         " \"n2\": {\"state\": \"reboot^\", \"reason\": \"\"},"
+                         " \"n8\": {\"state\": \"drained*\", \"reason\": \"topotune: link-slow\"},"
+                         " \"n9\": {\"state\": \"down\", \"reason\": \"topotune: node-slow\"}}");
+    json_t *a = ops_slurm_plan(s, 1, 1, slurm, &notes);
+    assert_int_equal(json_array_size(a), 0);
+    assert_int_equal(json_array_size(notes), 2);
+    assert_non_null(strstr(json_string_value(json_array_get(notes, 1)),
+                           "n1: fail in Slurm (reason: admin: GPU3 Xid 79): someone else's"));
+    assert_non_null(
+        strstr(json_string_value(json_array_get(notes, 0)), "n2: reboot^ in Slurm (reason: none)"));
+    json_decref(a);
+    json_decref(notes);
+    /* an idle node with another's reason, and the states' other words */
+    const char *held[] = {"down*", "maint", "failing", "future", "idle"};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+        json_object_set_new(slurm, "n1",
+                            json_pack("{s:s,s:s}", "state", held[i], "reason", "RMA 42"));
+        a = ops_slurm_plan(s, 1, 0, slurm, &notes);
+        assert_int_equal(json_array_size(a), 0);
+        json_decref(a);
+        json_decref(notes);
+    }
+    json_decref(slurm);
+    json_decref(s);
+}
+
 /* The printed line: plain words as they are, the reason one quoted word. */
 static void test_printed(void **state)
 {
@@ -274,10 +309,11 @@ static void test_hostile_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kinds),      cmocka_unit_test(test_drains),
-        cmocka_unit_test(test_with_slurm), cmocka_unit_test(test_printed),
-        cmocka_unit_test(test_metrics),    cmocka_unit_test(test_label_value),
-        cmocka_unit_test(test_k8s_plan),   cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_kinds),         cmocka_unit_test(test_drains),
+        cmocka_unit_test(test_with_slurm),    cmocka_unit_test(test_held_by_others),
+        cmocka_unit_test(test_printed),       cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_label_value),   cmocka_unit_test(test_k8s_plan),
+        cmocka_unit_test(test_hostile_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
