@@ -77,6 +77,22 @@ for path in sys.argv[1:]:
 assert all(len(h) == 1 for h in helps.values()), {n: h for n, h in helps.items() if len(h) > 1}
 assert "topotune_busbw_bytes_per_second" in helps and "topotune_expected_busbw_bytes_per_second" in helps, helps
 PY
+# A node's textfile folder holds topotune-bench's file and topotune check's, of one run shape:
+# node_exporter refuses a series two files give (client_golang: "collected before with the same
+# name and label values"), so the check's busbw says its program.
+"$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 64M -e 512M -f 2 --metrics both-bench.prom >/dev/null
+check "bench's and check's files give no series twice" python3 - both-bench.prom check.prom <<'PY'
+import re, sys
+seen = {}
+for path in sys.argv[1:]:
+    for line in open(path):
+        if not line.startswith("#") and line.strip():
+            key = line.rsplit(" ", 1)[0]
+            assert key not in seen, (key, seen.get(key), path)
+            seen[key] = path
+assert any(k.startswith("topotune_busbw") and "both-bench" in p for k, p in seen.items())
+assert any(k.startswith("topotune_busbw") and "check" in p for k, p in seen.items())
+PY
 expect_exit 6 "bench --metrics - (stdout holds the table)" -- "$TOPOTUNE_BENCH" --backend sim --topology "$h100" --metrics -
 expect_exit 2 "survey --metrics - with --drain" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s2 \
     --metrics - --drain
