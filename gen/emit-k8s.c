@@ -301,7 +301,19 @@ static int emit_survey_job(const json_t *profile, struct util_buf *out)
         "# topotune survey of the hosts listed in the ConfigMap, one per line, through mpirun\n"
         "# (the hosts take passwordless ssh from this pod, with topotune-bench at the same path):\n"
         "# the slow or broken nodes and links named, the labels and taints printed (its log),\n"
-        "# the survey's metrics and report in the results volume. The image: as the check's.\n"
+        "# the survey's metrics and report in the results claim (a pod's own volume is deleted\n"
+        "# with it: read them from the claim, kubectl cp, or a pod that mounts it). The image: as\n"
+        "# the check's.\n"
+        "---\n"
+        "apiVersion: v1\n"
+        "kind: PersistentVolumeClaim\n"
+        "metadata:\n"
+        "  name: topotune-survey-results-%s\n"
+        "spec:\n"
+        "  accessModes: [\"ReadWriteOnce\"]\n"
+        "  resources:\n"
+        "    requests:\n"
+        "      storage: 1Gi\n"
         "---\n"
         "apiVersion: v1\n"
         "kind: ConfigMap\n"
@@ -342,8 +354,9 @@ static int emit_survey_job(const json_t *profile, struct util_buf *out)
         "          configMap:\n"
         "            name: topotune-survey-hosts-%s\n"
         "        - name: results\n"
-        "          emptyDir: {}\n",
-        id, cls, id, id);
+        "          persistentVolumeClaim:\n"
+        "            claimName: topotune-survey-results-%s\n",
+        id, id, cls, id, id, id);
     return 0;
 }
 

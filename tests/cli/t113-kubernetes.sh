@@ -26,9 +26,17 @@ dir=$(ls -d p/*/latest)
 for m in check-daemonset survey-job; do
     check "$m.yaml is YAML" to_json "$dir/launch/$m.yaml" "$m.json"
 done
-expect_exit 0 "kubernetes-models: the DaemonSet, the ConfigMap and the Job are valid" -- \
+expect_exit 0 "kubernetes-models: the DaemonSet, the claim, the ConfigMap and the Job are valid" -- \
     node k8s-validate.mjs check-daemonset.json survey-job.json
-check "three objects checked" test "$(grep -c ': valid$' "$TEST_TMP/out")" = 3
+check "four objects checked" test "$(grep -c ': valid$' "$TEST_TMP/out")" = 4
+# the survey's results outlive its pod: a claim, not the pod's own emptyDir (deleted with it)
+check "the Job keeps its results in the claim it comes with" python3 - survey-job.json <<'PY'
+import json, sys
+claim, _, job = json.load(open(sys.argv[1]))
+assert claim["kind"] == "PersistentVolumeClaim", claim["kind"]
+vols = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
+assert vols["results"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"], vols
+PY
 check "the DaemonSet runs topotune check on its class's nodes, writing metrics" python3 - check-daemonset.json "$dir" <<'PY'
 import json, sys
 (d,) = json.load(open(sys.argv[1]))
@@ -42,8 +50,8 @@ PY
 python3 - survey-job.json broken.json <<'PY'
 import json, sys
 docs = json.load(open(sys.argv[1]))
-docs[1]["spec"]["template"]["spec"]["containers"][0]["image"] = 3
-docs[1]["spec"]["backoffLimit"] = "none"
+docs[2]["spec"]["template"]["spec"]["containers"][0]["image"] = 3
+docs[2]["spec"]["backoffLimit"] = "none"
 json.dump(docs, open(sys.argv[2], "w"))
 PY
 expect_exit 1 "a broken Job fails the same validation" -- node k8s-validate.mjs broken.json
