@@ -425,6 +425,11 @@ static void classify(const struct util_child *ch, int events, const char *stage,
     } else if (ch->exit_code == 0 && (events & (EVENTS_INVALID | EVENTS_WRONG))) {
         outcome = "error"; /* what gen would refuse as damage is never an ok run */
         stage = "results-invalid";
+    } else if (ch->exit_code == 0 && !(events & EVENTS_ENDED)) {
+        /* its events stop before the end the benchmark writes last: the sizes it has are some
+         * of those asked for, and a mean over them is no configuration's */
+        outcome = "error";
+        stage = "results-incomplete";
     } else if (ch->exit_code == 0)
         outcome = "ok";
     else if (ch->exit_code == BENCH_EXIT_TIMEOUT)

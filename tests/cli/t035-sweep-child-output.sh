@@ -9,7 +9,8 @@
 # event (a process left behind), a size below the one before, a size above -e, wrong results in a
 # run that exits 0 (one forged line had made a run's objective 499.5 GB/s instead of 0.008). A
 # size twice in a row is the bench's own (two requested sizes that round to one), and wrong
-# results with their exit are recorded as wrong, sizes kept.
+# results with their exit are recorded as wrong, sizes kept. Events that stop before the end
+# event, exit 0, are an incomplete run, not an ok one.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fake=$TEST_TMP/hostile-bench
@@ -45,9 +46,10 @@ bad-events) # (a size event of the wrong types makes an ok run an error: t063)
     printf '{"event":"start","ranks":"1","nodes":1,"hosts":"h"}\n{"event":"error","stage":"size:\\u00e9\\u001b[2J"}\n' >"$json"
     printf '{"event":"size","size":-8,"count":"2","time_us":"fast","algbw":0,"busbw":0,"wrong":0}\n' >>"$json"
     ;;
-after-end | down | beyond | wrong-ok | wrong-7 | repeat) # down..wrong-ok: one size event no
+after-end | down | beyond | wrong-ok | wrong-7 | repeat | no-end) # down..wrong-ok: one size event no
     # benchmark writes, exit 0; wrong-7: wrong results and their exit; repeat: one size twice, as
-    # two requested sizes that round to one part size give it
+    # two requested sizes that round to one part size give it; no-end: the events stop before
+    # the end event, exit 0 (its one size's mean won a sweep of four sizes)
     start='{"event":"start","backend":"mpi","ranks":1,"nodes":1,"hosts":["h"],"predicted":false}'
     size='{"event":"size","size":8,"count":2,"time_us":1.0,"algbw":0.008,"busbw":0.008,"wrong":0}'
     end='{"event":"end","outcome":"ok","exit_code":0}'
@@ -58,6 +60,7 @@ after-end | down | beyond | wrong-ok | wrong-7 | repeat) # down..wrong-ok: one s
     wrong-ok) printf '%s\n' "$start" "${size/\"wrong\":0/\"wrong\":5}" "$end" ;;
     wrong-7) printf '%s\n' "$start" "${size/\"wrong\":0/\"wrong\":5}" '{"event":"end","outcome":"wrong","exit_code":7}' ;;
     repeat) printf '%s\n' "$start" "$size" "$size" "$end" ;;
+    no-end) printf '%s\n' "$start" "$size" ;;
     esac >"$json"
     [ "$NCCL_FAKE_MODE" != wrong-7 ] || exit 7
     ;;
@@ -71,7 +74,7 @@ chmod +x "$fake"
 cat >"$TEST_TMP/space.json" <<'JSON'
 {"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
  "vars": {"NCCL_FAKE_MODE": [null, "fail-init", "bad-events", "long-stage", "after-end", "down",
-                     "beyond", "wrong-ok", "wrong-7", "repeat"]}, "repeat": 1, "timeout_s": 5}
+                     "beyond", "wrong-ok", "wrong-7", "repeat", "no-end"]}, "repeat": 1, "timeout_s": 5}
 JSON
 
 expect_exit 0 "sweep of a hostile benchmark" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
@@ -120,6 +123,8 @@ r = by["wrong-7"]  # wrong results recorded, as the run ended with them
 assert (r["outcome"], r["stage"], [s["wrong"] for s in r["sizes"]]) == ("wrong", "after size:8", [5]), r
 r = by["repeat"]
 assert (r["outcome"], [s["size"] for s in r["sizes"]]) == ("ok", [8, 8]), r
+r = by["no-end"]
+assert (r["outcome"], r["stage"]) == ("error", "results-incomplete"), r
 PY
 check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/result.schema.json" "$TEST_TMP/sweep/results.jsonl" --lines
@@ -127,5 +132,5 @@ check "results match their schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-sch
 # The sweep's own loader takes every line back.
 expect_exit 0 "--resume" -- env TOPOTUNE_BENCH_PROGRAM="$fake" \
     "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out "$TEST_TMP/sweep" --resume
-expect_stderr_has "10 runs already in" "every line read back, none run again"
+expect_stderr_has "11 runs already in" "every line read back, none run again"
 finish
