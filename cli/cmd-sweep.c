@@ -262,6 +262,13 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
         free(hash);
         return rc ? 2 : 0;
     }
+    char results[1100];
+    snprintf(results, sizeof(results), "%s/results.jsonl", sw->dir);
+    if (lstat(results, &st) == 0) /* its runs would be reused as this sweep's */
+        return util_error("'%s' holds results.jsonl but no sweep.json: a damaged or partial sweep "
+                          "directory whose runs would pass for this sweep's; give another --out",
+                          sw->dir),
+               2;
     char started[32];
     time_t now = time(NULL);
     strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -770,6 +777,7 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.configs);
     json_decref(sw.cures);
     json_decref(sw.results);
+    json_decref(sw.resumed_keys);
     json_decref(sw.calibration_params);
     json_decref(sw.workload);
     json_decref(sw.views);

@@ -8,6 +8,7 @@
  */
 #include "model/model.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
 #include "util/buf.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -20,6 +21,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The file and the place in it, for one error message. */
@@ -199,6 +201,18 @@ int sweep_meta_check(const json_t *m, const char *path)
         return bad(&w, "backend", "expected nccl, mpi or sim");
     if (!json_is_object(json_object_get(m, "topology")))
         return bad(&w, "topology", "expected the topology object the sweep measured");
+    /* gen reads it as a topology (the checks of configurations that break others need it): one
+     * that does not load is refused here, not skipped there */
+    char *text = json_dumps(json_object_get(m, "topology"), JSON_COMPACT);
+    struct topo t;
+    topo_init(&t);
+    int unreadable = !text || topo_load_buffer(&t, path, text, strlen(text));
+    topo_release(&t);
+    free(text);
+    if (unreadable)
+        return bad(&w, "topology",
+                   "expected the topology the sweep measured (topotune topo's "
+                   "JSON); it does not load");
     /* what gen's profile says of its numbers: a measured label on the model's would be a lie */
     json_t *predicted = json_object_get(m, "predicted");
     int sim = !strcmp(backend, "sim");

@@ -677,6 +677,42 @@ static int cannot_record(const char *dir)
     return err;
 }
 
+/* A line reused is this sweep's: its class, a collective exactly when a workload is swept, and no
+ * run twice (gen refuses a directory that has one). UTIL_EINVAL after an error naming it. */
+static int resumed_line_check(struct sweep *sw, const json_t *r, const char *path, size_t line)
+{
+    const char *cls = json_string_value(json_object_get(r, "class"));
+    const char *coll = json_string_value(json_object_get(r, "collective"));
+    char key[600], run[512];
+    sweep_run_key(r, run, sizeof(run));
+    snprintf(key, sizeof(key), "%s/%s", run, coll ? coll : "");
+    if (!sw->resumed_keys)
+        sw->resumed_keys = json_object();
+    const char *what = cls && strcmp(cls, sw->class_id)         ? "class"
+                       : !sw->workload != !coll                 ? "collective"
+                       : json_object_get(sw->resumed_keys, key) ? "run"
+                                                                : NULL;
+    json_object_set_new(sw->resumed_keys, key, json_integer((json_int_t)line));
+    if (!what)
+        return 0;
+    struct util_buf shown = UTIL_BUF_INIT;
+    if (!strcmp(what, "class"))
+        util_error("%s: line %zu: class '%s' is not this sweep's (%s): the file was edited or "
+                   "is another sweep's; give another --out",
+                   path, line, util_text_shown(&shown, cls), sw->class_id);
+    else if (!strcmp(what, "collective"))
+        util_error("%s: line %zu: %s, and this sweep %s: the file was edited or is another "
+                   "sweep's; give another --out",
+                   path, line, coll ? "a workload's line (a collective)" : "no collective",
+                   sw->workload ? "runs a workload" : "runs no workload");
+    else
+        util_error("%s: line %zu: the same run as an earlier line (configuration, repetition, "
+                   "rung%s): gen refuses a directory that has one; give another --out",
+                   path, line, coll ? ", collective" : "");
+    util_buf_release(&shown);
+    return UTIL_EINVAL;
+}
+
 /* The line on file for r (and coll: NULL, none), or NULL. */
 static json_t *on_file(const struct sweep *sw, const struct planned_run *r, const char *coll)
 {
@@ -699,8 +735,19 @@ static int measure_one(struct sweep *sw, const struct planned_run *r, const char
                        json_t **result, int *ran)
 {
     *ran = 0;
-    if ((*result = on_file(sw, r, coll)))
-        return 0;
+    if ((*result = on_file(sw, r, coll))) {
+        /* gen takes final lines only: a line this sweep plans final that is not (or the other
+         * way) was taken for done here and ignored there */
+        if (json_is_true(json_object_get(*result, "final")) == !!r->final)
+            return 0;
+        char name[96];
+        util_error("%s/results.jsonl: run %s is on file with \"final\": %s, and this sweep plans "
+                   "it %s: the file was edited or is another strategy's; give another --out",
+                   sw->dir, run_name(r, coll, name, sizeof(name)), r->final ? "false" : "true",
+                   r->final ? "final" : "not final");
+        *result = NULL;
+        return UTIL_EINVAL;
+    }
     if (util_child_interrupted())
         return UTIL_EINTR;
     json_t *res = run_one(sw, r, coll);
@@ -952,11 +999,12 @@ int sweep_run(struct sweep *sw)
     struct stat st;
     if (!sw->results) /* a link, FIFO or directory planted there is bad input, not a failure */
         return lstat(path, &st) == 0 && !S_ISREG(st.st_mode) ? UTIL_EINVAL : UTIL_EIO;
-    /* every line reused is checked as gen checks it: an edited one stops the resume here */
+    /* every line reused is checked as gen checks it, and as this sweep's: an edited one stops
+     * the resume here (a line it took for done that gen ignores or refuses chose otherwise) */
     size_t i;
     json_t *r;
     json_array_foreach(sw->results, i, r)
-        if (sweep_result_check(r, path, i + 1))
+        if (sweep_result_check(r, path, i + 1) || resumed_line_check(sw, r, path, i + 1))
             return UTIL_EINVAL;
     /* a workload's lines are one collective each: its runs are their views, with the mix's
      * objective, as progress() sees them */

@@ -55,6 +55,49 @@ if command -v mpirun >/dev/null; then
 fi
 check "nothing ran again" test "$(wc -l <"$TEST_TMP/plan/results.jsonl")" -eq 2
 expect_exit 0 "the same plan resumes" -- resume --timeout 10.0
+# Lines a resume would take for done that gen ignores or refuses stop it (exit 2), each named:
+# a line flipped to "final": false (gen then found no defaults and chose otherwise), one of
+# another class, one twice, a workload's line in a sweep of none. And a directory with
+# results.jsonl but no sweep.json is no new sweep (its runs passed for the new one's).
+for edit in final class twice collective; do
+    rm -rf "$TEST_TMP/edited"
+    cp -r "$TEST_TMP/plan" "$TEST_TMP/edited"
+    rm -f "$TEST_TMP/edited/.lock"
+    python3 - "$TEST_TMP/edited/results.jsonl" "$edit" <<'PY'
+import json, sys
+path, edit = sys.argv[1:]
+lines = [json.loads(l) for l in open(path)]
+if edit == "final":
+    lines[0]["final"] = False
+elif edit == "class":
+    lines[0]["class"] = "another-class-12345678"
+elif edit == "twice":
+    lines.append(lines[0])
+else:
+    lines[0]["collective"] = "all_reduce"
+open(path, "w").write("".join(json.dumps(l) + "\n" for l in lines))
+PY
+    expect_exit 2 "resume of a results.jsonl edited: $edit" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" \
+        --out "$TEST_TMP/edited" --resume
+    case $edit in
+    final) expect_stderr_has '"final": false, and this sweep plans it final' "$edit: said" ;;
+    class) expect_stderr_has "line 1: class 'another-class-12345678' is not this sweep's" "$edit: said" ;;
+    twice) expect_stderr_has "line 3: the same run as an earlier line" "$edit: said" ;;
+    collective) expect_stderr_has "line 1: a workload's line (a collective), and this sweep runs no workload" "$edit: said" ;;
+    esac
+done
+rm "$TEST_TMP/edited/sweep.json"
+expect_exit 2 "results.jsonl without sweep.json" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/edited"
+expect_stderr_has "holds results.jsonl but no sweep.json" "said"
+# A sweep.json whose topology does not load: gen refuses it (it said so, exit 0, and skipped the
+# check of configurations that break others, which needs it).
+rm -rf "$TEST_TMP/edited"
+cp -r "$TEST_TMP/plan" "$TEST_TMP/edited"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["topology"]["gpus"] = "x"; json.dump(d, open(sys.argv[1], "w"))' \
+    "$TEST_TMP/edited/sweep.json"
+expect_exit 2 "gen of a sweep.json whose topology does not load" -- "$TOPOTUNE" gen --runs "$TEST_TMP/edited" --profiles "$TEST_TMP/prof"
+expect_stderr_has "topology: expected the topology the sweep measured" "said"
+expect_no_file "$TEST_TMP/prof" "no profile written"
 # An empty --out names no directory: refused before anything is written (it made /logs).
 expect_exit 2 "an empty --out" -- "$TOPOTUNE" sweep --space "$TEST_TMP/space.json" --out ''
 expect_stderr_has "an empty directory name" "said why"
