@@ -418,25 +418,34 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len)
     char path[2100], pid[32] = "";
     if (snprintf(path, sizeof(path), "%s/.lock", dir) >= (int)sizeof(path))
         return errno = ENAMETOOLONG, -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
-    if (fd < 0)
+    /* the directory itself is locked: a .lock file removed while its holder runs (rm, a clean-up
+     * script) let a second holder lock a new one beside it */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
         return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd < 0) {
+        int err = errno;
+        close(dfd);
+        return errno = err, -1;
+    }
     int bad = regular_or_refuse(fd, 1); /* a planted FIFO or hard link is never cut or written */
     if (bad) {
-        close(fd);
+        close(fd), close(dfd);
         snprintf(holder, holder_len, "unknown");
         return errno = bad, -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
+    if (flock(dfd, LOCK_EX | LOCK_NB)) {
         int err = errno;
         ssize_t n = err == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
         pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
         snprintf(holder, holder_len, "%s", pid[0] ? pid : "unknown");
-        close(fd);
+        close(fd), close(dfd);
         return errno = err, -1;
     }
     int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
         util_warning("cannot write this process's pid into '%s': %s", path, strerror(errno));
-    return fd;
+    close(fd);
+    return dfd;
 }

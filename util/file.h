@@ -104,8 +104,9 @@ int util_sysfs_read(const char *path, struct util_buf *out);
 int util_mkdir_p(const char *dir);
 
 /*
- * Holds dir/.lock for the caller's life: flock'ed, close-on-exec (children never hold it), the
- * caller's pid written into it for the message a second holder gets. Returns the descriptor, or
+ * Holds dir for the caller's life: the directory flock'ed (removing dir/.lock frees nothing),
+ * close-on-exec (children never hold it), the caller's pid written into dir/.lock for the
+ * message a second holder gets. Returns the descriptor (closing it releases the lock), or
  * -1 with errno: EWOULDBLOCK when another process holds it (its pid in holder, or "unknown"),
  * EINVAL, EISDIR or EMLINK when dir/.lock is no regular file of one name (a planted FIFO or hard
  * link is never truncated or written), ELOOP for a link,

@@ -73,12 +73,12 @@ fake_bench "$TEST_TMP/bench-nojson" no-json
 expect_exit 3 "a reused --out with an earlier run's events" -- measured nojson --out "$TEST_TMP/v3"
 expect_stderr_has "the reference run failed" "the run without events failed"
 
-# 3. --out is locked while a verify uses it.
+# 3. --out is locked while a verify uses it (the directory itself, as util_lock_dir locks it).
 # the sleep holds the lock itself (exec): killed, it lets go, and leaves no process behind that
 # keeps ctest's output open (flock's child did: the test waited 30 s for it)
-(exec 9>"$TEST_TMP/v1/.lock" && flock 9 && exec sleep 30) &
+(exec 9<"$TEST_TMP/v1" && flock 9 && exec sleep 30) &
 holder=$!
-for _ in $(seq 100); do flock -n "$TEST_TMP/v1/.lock" true || break; sleep 0.1; done
+for _ in $(seq 100); do flock -n "$TEST_TMP/v1" true || break; sleep 0.1; done
 expect_exit 3 "--out held by another verify" -- measured verify --out "$TEST_TMP/v1"
 expect_stderr_has "in use by another verify" "said why"
 kill "$holder"

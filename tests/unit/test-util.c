@@ -638,6 +638,11 @@ static void test_dirs(void **state)
     char pid[32];
     snprintf(pid, sizeof(pid), "%d", (int)getpid());
     assert_string_equal(holder, pid); /* the holder is named */
+    char lockfile[2200];
+    snprintf(lockfile, sizeof(lockfile), "%s/.lock", dir);
+    assert_int_equal(unlink(lockfile), 0); /* removed while held: still held */
+    assert_int_equal(util_lock_dir(dir, holder, sizeof(holder)), -1);
+    assert_int_equal(errno, EWOULDBLOCK);
     close(fd);
     fd = util_lock_dir(dir, holder, sizeof(holder)); /* released with its descriptor */
     assert_true(fd >= 0);
