@@ -535,7 +535,14 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
     run_name(r, coll, name, sizeof(name));
     snprintf(logpath, sizeof(logpath), "%s/logs/%s.log", sw->dir, name);
     snprintf(events, sizeof(events), "%s/logs/%s.jsonl", sw->dir, name);
-    unlink(events); /* a resumed run starts clean */
+    /* a resumed run starts clean; what cannot be removed (a directory planted there) would be
+     * read as the run's events, or keep the benchmark from writing them: the folder's fault, not
+     * the configuration's, as for a log that cannot be opened */
+    if (unlink(events) && errno != ENOENT) {
+        json_t *res = json_object();
+        json_object_set_new(res, "capture_errno", json_integer(errno));
+        return res;
+    }
     clear_nccl_logs(sw->dir, name);
     char **env = run_env(sw, r, name);
     char **argv = run_argv(sw, r, coll, env, name);

@@ -89,6 +89,17 @@ done
 rm "$TEST_TMP/edited/sweep.json"
 expect_exit 2 "results.jsonl without sweep.json" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/edited"
 expect_stderr_has "holds results.jsonl but no sweep.json" "said"
+# A directory planted where a run's events go (logs/NAME.jsonl): the run is not recorded, the
+# folder named (it ran, read no events, and was recorded an error at init, never run again).
+rm -rf "$TEST_TMP/edited"
+cp -r "$TEST_TMP/plan" "$TEST_TMP/edited"
+second=$(python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])][1]; print("%s-r%d" % (r["config_id"], r["rep"]))' "$TEST_TMP/edited/results.jsonl")
+head -n 1 "$TEST_TMP/plan/results.jsonl" >"$TEST_TMP/edited/results.jsonl"
+rm -f "$TEST_TMP/edited/logs/$second".*
+mkdir "$TEST_TMP/edited/logs/$second.jsonl"
+expect_exit 1 "a directory planted at a run's events" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/edited" --resume
+expect_stderr_has "cannot write its log in" "the folder named, not the configuration"
+check "the run not recorded" test "$(wc -l <"$TEST_TMP/edited/results.jsonl")" -eq 1
 # A sweep.json whose topology does not load: gen refuses it (it said so, exit 0, and skipped the
 # check of configurations that break others, which needs it).
 rm -rf "$TEST_TMP/edited"
