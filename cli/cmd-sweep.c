@@ -264,11 +264,14 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     }
     char results[1100];
     snprintf(results, sizeof(results), "%s/results.jsonl", sw->dir);
-    if (lstat(results, &st) == 0) /* its runs would be reused as this sweep's */
-        return util_error("'%s' holds results.jsonl but no sweep.json: a damaged or partial sweep "
-                          "directory whose runs would pass for this sweep's; give another --out",
-                          sw->dir),
-               2;
+    if (lstat(results, &st) == 0 && S_ISREG(st.st_mode)) { /* its runs would pass for ours */
+        util_error("'%s' holds results.jsonl but no sweep.json: a damaged or partial sweep "
+                   "directory whose runs would pass for this sweep's; give another --out",
+                   sw->dir);
+        json_decref(plan);
+        free(hash);
+        return 2;
+    }
     char started[32];
     time_t now = time(NULL);
     strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
