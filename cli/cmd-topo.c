@@ -129,9 +129,10 @@ static int topo_hosts(const struct topo_options *o)
             continue;
         if (json_is_string(json_object_get(node, "host")))
             topo_text_into(json_string_value(json_object_get(node, "host")), host, sizeof(host));
-        else /* an allocation's node that printed nothing, not even its name */
-            snprintf(host, sizeof(host), "rank %lld of the allocation",
-                     (long long)json_integer_value(json_object_get(node, "rank")));
+        else /* a node that printed nothing, not even its name: its error lists the candidates */
+            snprintf(host, sizeof(host), "rank %lld%s",
+                     (long long)json_integer_value(json_object_get(node, "rank")),
+                     o->hosts ? "" : " of the allocation");
         util_error("%s: %s", host, topo_text_into(err, why, sizeof(why)));
         exit_code = 1;
     }

@@ -17,7 +17,8 @@
  * each with "host" and "rank" ("clock" when every node reached the barrier).
  * A node that hung or ended before its report is {"host", "rank", "error"}:
  * the error says what mpirun said (the others' reports are kept; "host" is
- * missing when neither the node nor the list can name it). NULL, after
+ * missing when neither the node nor the list can name it: its error lists the
+ * listed hosts no report named). NULL, after
  * printing what failed (mpirun's own words, the host it names) with the fix,
  * when no report came back at all, mpirun could not start, or it started
  * fewer ranks than the Slurm allocation has nodes.

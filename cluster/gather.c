@@ -109,38 +109,42 @@ static int split_ranks(const char *text, size_t len, struct util_buf *out, int n
 }
 
 /* What rank r's lines said: its host line, its report (NULL when none came, or more than one:
- * damaged) and its clock (-1 when it did not pass the barrier, or said it twice). */
+ * damaged) and its clock (-1 when it did not pass the barrier, or said it twice). Only those are
+ * kept: a node printing a flood of other lines costs what it printed, not a document each. */
 struct said {
-    const char *host;
+    char *host;
     json_t *report;
     int reports, clocks;
     double clock;
-    json_t *lines; /* owns them */
 };
 
 static void read_said(const char *text, size_t len, struct said *s)
 {
-    *s = (struct said){.clock = -1, .lines = json_array()};
+    *s = (struct said){.clock = -1};
     for (const char *line = text, *end = text + len, *nl; line < end; line = nl + 1) {
         nl = memchr(line, '\n', (size_t)(end - line));
         nl = nl ? nl : end;
         json_t *doc = json_loadb(line, (size_t)(nl - line), 0, NULL), *v;
-        if (!json_is_object(doc)) {
-            json_decref(doc);
-            continue;
-        }
-        json_array_append_new(s->lines, doc);
-        if (json_is_object(v = json_object_get(doc, "report")))
-            s->report = s->reports++ ? NULL : v;
+        if (json_is_object(v = json_object_get(doc, "report")) && !s->reports++)
+            s->report = json_incref(v);
         else if (json_is_string(v = json_object_get(doc, "host")) && !s->host)
-            s->host = json_string_value(v);
+            s->host = util_xstrdup(json_string_value(v));
         else if (json_is_number(v = json_object_get(doc, "clock")))
             s->clock = s->clocks++ ? -1 : json_number_value(v);
+        json_decref(doc);
     }
-    if (s->reports > 1)
+    if (s->reports > 1) {
+        json_decref(s->report);
         s->report = NULL;
+    }
     if (s->clocks > 1)
         s->clock = -1;
+}
+
+static void said_release(struct said *s)
+{
+    free(s->host);
+    json_decref(s->report);
 }
 
 /* The name a node gives itself, from its host line or its report. */
@@ -149,47 +153,52 @@ static const char *own_name(const struct said *s)
     return s->host ? s->host : json_string_value(json_object_get(s->report, "host"));
 }
 
-/* 1 when a node calling itself own is the listed name (whole, or its first label: n1 of
- * n1.cluster.local, either way). */
-static int names_match(const char *own, const char *listed)
+/* Adds name's keys to set: the whole name and its first label, lowercase (DNS ignores case). */
+static void add_keys(json_t *set, const char *name, size_t len)
 {
-    size_t a = strcspn(own, "."), b = strcspn(listed, ".");
-    return !strcasecmp(own, listed) || (a == b && !strncasecmp(own, listed, a));
+    char key[256];
+    size_t n = len < sizeof(key) ? len : sizeof(key) - 1;
+    for (size_t i = 0; i < n; i++)
+        key[i] = (char)tolower((unsigned char)name[i]);
+    key[n] = '\0';
+    json_object_set_new(set, key, json_true());
+    key[strcspn(key, ".")] = '\0';
+    json_object_set_new(set, key, json_true());
 }
 
 /*
- * The host of rank r, which said nothing of itself: Open MPI places the ranks in its own order (the
- * rank on mpirun's host first), so the list's r-th name may be another's. The one listed name no
- * rank claimed, when one is left; else the r-th when no rank claimed it; else none (NULL).
+ * The listed names no rank claimed (by its own name: whole, or its first label either way), in
+ * list order, as a new array: Open MPI places the ranks in its own order (the rank on mpirun's
+ * host first), so the list's r-th name may be another's. One pass over each: a list of thousands.
  */
-static char *unclaimed_host(const struct said *s, int n, int r, const char *hosts)
+static json_t *unclaimed_hosts(const struct said *s, int n, const char *hosts)
 {
-    char *only = NULL, *rth = NULL;
-    int unclaimed = 0, i = 0;
-    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',', i++) {
-        char *name = util_xstrndup(p, strcspn(p, ","));
-        int claimed = 0;
-        for (int k = 0; k < n && !claimed; k++)
-            claimed = own_name(&s[k]) && names_match(own_name(&s[k]), name);
-        if (!claimed && !unclaimed++)
-            only = util_xstrdup(name);
-        if (!claimed && i == r)
-            rth = util_xstrdup(name);
-        free(name);
+    json_t *claimed = json_object(), *left = json_array();
+    for (int k = 0; k < n; k++)
+        if (own_name(&s[k]))
+            add_keys(claimed, own_name(&s[k]), strlen(own_name(&s[k])));
+    for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        json_t *keys = json_object();
+        add_keys(keys, p, strcspn(p, ","));
+        const char *key;
+        json_t *v;
+        int taken = 0;
+        json_object_foreach(keys, key, v)
+            taken |= json_object_get(claimed, key) != NULL;
+        json_decref(keys);
+        if (!taken)
+            json_array_append_new(left, json_stringn(p, strcspn(p, ",")));
     }
-    if (unclaimed == 1) {
-        free(rth);
-        return only;
-    }
-    free(only);
-    return rth;
+    json_decref(claimed);
+    return left;
 }
 
-/* Rank r's node (of n, said by s): its report with "rank" (and "clock" past the barrier), or
- * {"host", "rank", "error"} saying why no report came. */
-static json_t *rank_node(const struct said *all, int n, int r, const char *hosts, const char *ended)
+/* Rank r's node (said by s): its report with "rank" (and "clock" past the barrier), or {"host",
+ * "rank", "error"} saying why no report came. A rank that said nothing is named by the one
+ * listed host no rank claimed; else not at all (the list's r-th name may be another's), its
+ * error saying which hosts it is one of. */
+static json_t *rank_node(const struct said *s, int r, const json_t *unclaimed, const char *ended)
 {
-    const struct said *s = &all[r];
     if (s->report) {
         json_t *node = json_deep_copy(s->report);
         json_object_set_new(node, "rank", json_integer(r));
@@ -197,17 +206,28 @@ static json_t *rank_node(const struct said *all, int n, int r, const char *hosts
             json_object_set_new(node, "clock", json_real(s->clock));
         return node;
     }
-    /* its own name when it said it, else the listed one none claimed */
-    char *host = s->host ? util_xstrdup(s->host) : unclaimed_host(all, n, r, hosts);
     json_t *node = json_pack("{s:i}", "rank", r);
+    const char *host = s->host;
+    size_t i;
+    json_t *u;
+    if (!host && json_array_size(unclaimed) == 1)
+        host = json_string_value(json_array_get(unclaimed, 0));
+    struct util_buf among = UTIL_BUF_INIT;
+    json_array_foreach(host ? NULL : unclaimed, i, u)
+        if (i < 5)
+            util_buf_addf(&among, "%s%s",
+                          i ? ", " : " (one of the hosts no report named: ", json_string_value(u));
+    if (among.len)
+        util_buf_adds(&among, json_array_size(unclaimed) > 5 ? ", ...)" : ")");
     if (host)
         json_object_set_new(node, "host", json_string(host));
     json_object_set_new(
         node, "error",
         s->reports > 1 ? json_string("it printed more than one report: its output is damaged")
         : s->host      ? json_sprintf("topotune-node started there but sent no report: %s", ended)
-                       : json_sprintf("topotune-node sent nothing from there: %s", ended));
-    free(host);
+                       : json_sprintf("topotune-node sent nothing from there%s: %s",
+                                      util_buf_str(&among), ended));
+    util_buf_release(&among);
     return node;
 }
 
@@ -248,17 +268,19 @@ static json_t *read_nodes(const char *out_path, const char *hosts, int n, int al
     struct said *s = util_xcalloc((size_t)ranks + 1, sizeof(*s));
     for (int r = 0; r < ranks; r++) {
         read_said(util_buf_str(&text[r]), text[r].len, &s[r]);
+        util_buf_release(&text[r]);
         got += s[r].report != NULL;
         clocks += s[r].clock >= 0;
     }
-    json_t *nodes = json_array();
-    for (int r = 0; r < ranks; r++)
-        json_array_append_new(nodes, rank_node(s, ranks, r, hosts, ended));
-    for (int r = 0; r < cap; r++)
+    for (int r = ranks; r < cap; r++)
         util_buf_release(&text[r]);
-    for (int r = 0; r < ranks; r++)
-        json_decref(s[r].lines);
     free(text);
+    json_t *nodes = json_array(), *unclaimed = got ? unclaimed_hosts(s, ranks, hosts) : NULL;
+    for (int r = 0; got && r < ranks; r++) /* none came back: nothing to name */
+        json_array_append_new(nodes, rank_node(&s[r], r, unclaimed, ended));
+    json_decref(unclaimed);
+    for (int r = 0; r < ranks; r++)
+        said_release(&s[r]);
     free(s);
     if (!got)
         util_error("the nodes' reports did not come back: %s; %s", ended,

@@ -74,16 +74,22 @@ else
     expect_exit 1 "doctor --hosts, n2 hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
         OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 30 --json
 fi
-check "the answering node's report kept, the hung $hung named" python3 - out "$hung" <<'PY'
+# (without them both "hosts" call themselves alike, so neither is claimed: the hung one is not
+# named, its error lists both)
+check "the answering node's report kept, the hung one named (or its candidates)" python3 - out "$hung" <<'PY'
 import json, sys
 d, hung = json.load(open(sys.argv[1])), sys.argv[2]
-by = {n["host"]: n for n in d["nodes"]}
-assert len(d["nodes"]) == 2 and hung in by, d["nodes"]
-other = [n for n in d["nodes"] if n is not by[hung]][0]
-assert other["checks"] and "error" not in other, other
-assert "sent nothing" in by[hung]["error"] and "within 30 s" in by[hung]["error"], by[hung]
+silent = [n for n in d["nodes"] if "error" in n]
+other = [n for n in d["nodes"] if "error" not in n]
+assert len(silent) == 1 and len(other) == 1 and other[0]["checks"], d["nodes"]
+s = silent[0]
+assert "sent nothing" in s["error"] and "within 30 s" in s["error"], s
+if hung == "localhost":
+    assert s["host"] == "localhost", s
+else:
+    assert "host" not in s and "one of the hosts no report named: localhost, n2" in s["error"], s
 c = {x["name"]: x for x in d["checks"]}
-assert c["nodes-checks"]["status"] == "fail" and hung + ": topotune-node sent nothing" in c["nodes-checks"]["evidence"], c
+assert c["nodes-checks"]["status"] == "fail" and "topotune-node sent nothing" in c["nodes-checks"]["evidence"], c
 assert c["nodes-clock"]["status"] == "unknown", c["nodes-clock"]
 PY
 if unshare --uts true 2>/dev/null; then
