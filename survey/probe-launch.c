@@ -300,13 +300,12 @@ static void keep_reports(const struct survey *s, int lo, int hi, const json_t *a
     free(order);
 }
 
-/* Maps nodes lo..hi-1 in one launch; a launch that fails (a host down fails all of Open MPI's)
- * is split in halves, down to single hosts: a dead host among n costs about 2 log2(n) launches,
- * not n (each 1 to 2 s through ssh, minutes on a large cluster). A signal ends it. */
-static void map_halves(struct survey *s, int lo, int hi, double deadline, json_t **rep)
+/* Maps nodes lo..hi-1 in one launch: 1 when their reports came back (kept in rep), 0 when the
+ * launch failed; -1 when a signal came. */
+static int map_group(struct survey *s, int lo, int hi, double deadline, json_t **rep)
 {
     if (util_child_interrupted()) /* a signal ends the map: the caller says so */
-        return;
+        return -1;
     struct util_buf hosts = UTIL_BUF_INIT;
     for (int i = lo; i < hi; i++)
         util_buf_addf(&hosts, "%s%s", i > lo ? "," : "", s->nodes[i].host);
@@ -318,11 +317,32 @@ static void map_halves(struct survey *s, int lo, int hi, double deadline, json_t
     util_buf_release(&hosts);
     if (all)
         keep_reports(s, lo, hi, all, rep);
-    else if (hi - lo > 1) {
-        map_halves(s, lo, lo + (hi - lo) / 2, deadline, rep);
-        map_halves(s, lo + (hi - lo) / 2, hi, deadline, rep);
-    }
     json_decref(all);
+    return all != NULL;
+}
+
+/*
+ * Nodes lo..hi-1, whose launch failed (a host down fails all of Open MPI's): each half in one
+ * launch, and a half that fails in halves again, down to single hosts, so a dead host among n
+ * costs about 2 log2(n) launches, not n (each 1 to 2 s through ssh, minutes on a large cluster).
+ * When both halves fail the fault is not one host (no ssh at all, no topotune-node there):
+ * each host alone, n launches, not the 2n of halving on. A signal ends it.
+ */
+static void map_halves(struct survey *s, int lo, int hi, double deadline, json_t **rep)
+{
+    int mid = lo + (hi - lo) / 2, a, b;
+    if (hi - lo < 2 || (a = map_group(s, lo, mid, deadline, rep)) < 0 ||
+        (b = map_group(s, mid, hi, deadline, rep)) < 0)
+        return;
+    for (int i = lo; !a && !b && hi - lo > 2 && i < hi; i++)
+        if (map_group(s, i, i + 1, deadline, rep) < 0)
+            return;
+    if (a || b || hi - lo == 2) {
+        if (!a)
+            map_halves(s, lo, mid, deadline, rep);
+        if (!b)
+            map_halves(s, mid, hi, deadline, rep);
+    }
 }
 
 /* Maps every host at once; when that fails, halves of them, so the silent ones are named. */
@@ -351,8 +371,7 @@ static int launch_map(struct survey *s)
         keep_reports(s, 0, s->nnodes, all, rep);
     else if (!all && s->nnodes > 1) {
         util_info("mapping the %d hosts in halves, to name those that do not answer", s->nnodes);
-        map_halves(s, 0, s->nnodes / 2, deadline, rep);
-        map_halves(s, s->nnodes / 2, s->nnodes, deadline, rep);
+        map_halves(s, 0, s->nnodes, deadline, rep);
     }
     c->gpus = util_xcalloc((size_t)s->nnodes + 1, sizeof(int));
     for (int i = 0; i < s->nnodes && !util_child_interrupted(); i++) {

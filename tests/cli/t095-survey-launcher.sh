@@ -85,8 +85,9 @@ expect_exit 0 "h1 and h1.cluster.local, one machine" -- env FAKE_NAMES=h1.cluste
     "$TOPOTUNE" survey --backend mpi --hosts h1,h1.cluster.local,h3,h4 --iters 2 --out twice
 expect_stderr_has "hosts 'h1' and 'h1.cluster.local' both answer the map as 'h1'" "the two named"
 
-# The gather of every host fails, so each is mapped alone (1 s each): SIGTERM after the first
-# ends the map there, not after the 20 hosts (every later gather started and killed at once).
+# The gather of every host fails, so each is mapped alone once both halves fail (1 s each):
+# SIGTERM after the first ends the map there, not after the 20 hosts (every later gather
+# started and killed at once).
 hosts=$(seq -f 'h%g' 1 20 | paste -sd,)
 FAKE_MAP=fail "$TOPOTUNE" survey --backend mpi --hosts "$hosts" --out term 2>term.err &
 pid=$!
@@ -108,6 +109,11 @@ FAKE_DEAD=h7 FAKE_LOG="$TEST_TMP/dead.log" "$TOPOTUNE" survey --backend mpi \
 check "h7 named unreachable, no other ($(verdicts dead))" test "$(verdicts dead)" = "h7 node-unreachable"
 check "the map took $(grep -c "topotune-node topo" dead.log) launches, at most 9" test "$(grep -c "topotune-node topo" dead.log)" -le 9
 check "the others surveyed" test "$(wc -l <dead/healthy.hostfile)" = 15
+# Every host failing (no ssh at all): after both halves fail, each host alone: 1 + 2 + 6
+# launches for 6 hosts (halving on took 2n - 1, 11).
+FAKE_MAP=fail FAKE_LOG="$TEST_TMP/allfail.log" "$TOPOTUNE" survey --backend mpi \
+    --hosts h1,h2,h3,h4,h5,h6 --iters 2 --out allfail >/dev/null 2>allfail.err
+check "every host failing: $(grep -c "topotune-node topo" allfail.log) launches, 9" test "$(grep -c "topotune-node topo" allfail.log)" = 9
 
 # 100,000 hosts, the first listed again last: refused at once (it was quadratic: minutes).
 seq -f 'host%g' 1 100000 >many.txt
