@@ -435,8 +435,18 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len)
         snprintf(holder, holder_len, "unknown");
         return errno = bad, -1;
     }
-    if (flock(dfd, LOCK_EX | LOCK_NB)) {
-        int err = errno;
+    /* NFS locks only a file opened for writing, which a directory cannot be: there the file (as
+     * every holder on it does: a removed one is not noticed) */
+    int held = -1, err = 0;
+    if (flock(dfd, LOCK_EX | LOCK_NB) == 0)
+        held = dfd;
+    else if (errno == EWOULDBLOCK)
+        err = EWOULDBLOCK;
+    else if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        held = fd;
+    else
+        err = errno;
+    if (held < 0) {
         ssize_t n = err == EWOULDBLOCK ? pread(fd, pid, sizeof(pid) - 1, 0) : -1;
         pid[n > 0 ? strcspn(pid, "\n") : 0] = '\0';
         snprintf(holder, holder_len, "%s", pid[0] ? pid : "unknown");
@@ -446,6 +456,6 @@ int util_lock_dir(const char *dir, char *holder, size_t holder_len)
     int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len)
         util_warning("cannot write this process's pid into '%s': %s", path, strerror(errno));
-    close(fd);
-    return dfd;
+    close(held == fd ? dfd : fd);
+    return held;
 }

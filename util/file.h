@@ -104,7 +104,8 @@ int util_sysfs_read(const char *path, struct util_buf *out);
 int util_mkdir_p(const char *dir);
 
 /*
- * Holds dir for the caller's life: the directory flock'ed (removing dir/.lock frees nothing),
+ * Holds dir for the caller's life: the directory flock'ed (removing dir/.lock frees nothing;
+ * where the filesystem locks no directory, NFS, dir/.lock is, as every holder there does),
  * close-on-exec (children never hold it), the caller's pid written into dir/.lock for the
  * message a second holder gets. Returns the descriptor (closing it releases the lock), or
  * -1 with errno: EWOULDBLOCK when another process holds it (its pid in holder, or "unknown"),
