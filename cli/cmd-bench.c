@@ -11,6 +11,7 @@
 #include "launch/launch.h"
 #include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -169,10 +170,13 @@ int cmd_bench(int argc, char **argv)
         program[n++] = l.pass[i];
     struct launch spec = {.launcher = launcher, .np = np, .hosts = l.hosts};
     char **args = launch_argv(&spec, program);
-    trace(args);
-    int rc = check_flags(&l);
-    if (!rc)
+    int rc = args ? check_flags(&l) : 3; /* no hostfile could be written: said */
+    if (!rc) {
+        trace(args);
+        /* a signal removes the hostfile of a long host list on its way out */
+        util_child_setup();
         rc = run_and_map(args);
+    }
     free(bench);
     free(program);
     launch_argv_free(args);

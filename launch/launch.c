@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,8 @@ static const char *hostfile(const char *hosts, int slots)
     while (k < HOSTFILES_MAX && hostfiles[k])
         k++;
     char path[4096];
-    int fd = k < HOSTFILES_MAX ? util_temp_file(path, sizeof(path), "topotune-hosts") : -1;
+    int fd = k < HOSTFILES_MAX ? util_temp_file(path, sizeof(path), "topotune-hosts")
+                               : (errno = EMFILE, -1); /* every slot's launch line alive */
     if (fd < 0)
         return NULL;
     FILE *f = fdopen(fd, "w");
@@ -75,15 +77,17 @@ static const char *hostfile(const char *hosts, int slots)
         if (strcspn(p, ","))
             fprintf(f, slots ? "%.*s slots=%d\n" : "%.*s\n", (int)strcspn(p, ","), p, slots);
     if (!f || ferror(f) | fclose(f)) {
+        int err = errno ? errno : EIO;
         if (!f)
             close(fd);
         util_temp_remove(path);
+        errno = err;
         return NULL;
     }
     return hostfiles[k] = util_xstrdup(path);
 }
 
-static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
+static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts, const char *file)
 {
     add(argv, n, "mpirun");
     if (geteuid() == 0)
@@ -96,8 +100,6 @@ static void add_mpirun(char ***argv, int *n, const struct launch *l, int nhosts)
         add_int(argv, n, "", l->np, "");
     }
     if (nhosts) { /* the same number of ranks on every host, consecutive ranks together */
-        const char *file =
-            strlen(l->hosts) > LAUNCH_HOSTS_INLINE_MAX ? hostfile(l->hosts, l->np / nhosts) : NULL;
         add(argv, n, file ? "--hostfile" : "--host");
         add(argv, n, file ? file : l->hosts);
         add(argv, n, "--map-by");
@@ -115,16 +117,21 @@ char **launch_argv(const struct launch *l, char *const *program)
     if (!launch_known(l->launcher) || (nhosts && (l->np < nhosts || l->np % nhosts)) ||
         (!strcmp(l->launcher, "direct") && l->np > 1))
         return NULL;
+    const char *file = NULL; /* a list Linux would refuse as one argument: its hostfile */
+    if (nhosts && strcmp(l->launcher, "direct") && strlen(l->hosts) > LAUNCH_HOSTS_INLINE_MAX &&
+        !(file = hostfile(l->hosts, strcmp(l->launcher, "mpirun") ? 0 : l->np / nhosts)))
+        return util_error("cannot write a hostfile for the %d hosts (a list of %zu bytes, more "
+                          "than one argument may hold) in TMPDIR or /tmp: %s",
+                          nhosts, strlen(l->hosts), strerror(errno)),
+               NULL;
     char **argv = NULL;
     int n = 0;
     if (!strcmp(l->launcher, "mpirun")) {
-        add_mpirun(&argv, &n, l, nhosts);
+        add_mpirun(&argv, &n, l, nhosts, file);
     } else if (!strcmp(l->launcher, "srun")) {
         add(&argv, &n, "srun");
         add_int(&argv, &n, "-n", l->np > 0 ? l->np : 1, "");
         if (nhosts) { /* these nodes of the allocation, the same number of ranks on each */
-            const char *file =
-                strlen(l->hosts) > LAUNCH_HOSTS_INLINE_MAX ? hostfile(l->hosts, 0) : NULL;
             add(&argv, &n, "-w");
             add(&argv, &n, file ? file : l->hosts);
             add_int(&argv, &n, "-N", nhosts, "");

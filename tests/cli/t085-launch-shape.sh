@@ -306,4 +306,22 @@ expect_exit 0 "mpirun.sh across 2 hosts, the caller's NCCL_IB_HCA" -- env OMPI_M
     HOSTFILE="$TEST_TMP/hosts" NP=2 TOPOTUNE_PPN=1 TOPOTUNE_PYTHON=python3 TOPOTUNE="$TOPOTUNE" NCCL_IB_HCA==mlx5_9 \
     timeout 120 "$hca/launch/mpirun.sh" "$TEST_TMP/hca-rank.sh"
 check "both ranks, local and remote, have it" test "$(grep -c '^rank [01] remote=[01] hca==mlx5_9$' "$TEST_TMP/out")" -eq 2
+# topotune bench across 2,000 hosts: a list over 32 KiB goes in a hostfile (one argument of 128 KiB is
+# refused), which a SIGTERM on its way out removes (the command had no handler: it stayed).
+mkdir -p fakebin tmp
+printf '%s\n' '#!/bin/sh' 'exec sleep 100' >fakebin/mpirun
+chmod +x fakebin/mpirun
+many=$(seq -f 'gpu-rack-node%05g' 1 2000 | paste -sd,)
+env PATH="$TEST_TMP/fakebin:$PATH" TMPDIR="$TEST_TMP/tmp" "$TOPOTUNE" bench --backend mpi --launcher mpirun \
+    --hosts "$many" --np 2000 -b 8 -e 8 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    [ -n "$(find tmp -name 'topotune-hosts-*')" ] && break
+    sleep 0.1
+done
+check "the hostfile written" test -n "$(find tmp -name 'topotune-hosts-*')"
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM: exit 143" test $? = 143
+check "SIGTERM: the hostfile removed" test -z "$(find tmp -name 'topotune-hosts-*')"
 finish
