@@ -225,10 +225,11 @@ static int setup(struct survey *s, const struct survey_opts *o, struct survey_la
     if (launch_check_nodes(o->hosts, o->allocation))
         return 2;
     if (o->resume_nodes && o->allocation)
-        util_warning("--resume-nodes with --allocation: Slurm allocates no drained node, so this "
-                     "survey resumes none drained before its job; survey the drained ones by "
-                     "name to resume them (sinfo -h -N -t drain -o %%N >drained.txt, then "
-                     "--hostfile drained.txt)");
+        util_warning(
+            "--resume-nodes with --allocation: Slurm allocates no drained node, so this "
+            "survey resumes none drained before its job; survey the drained ones by "
+            "name to resume them (sinfo -h -N -t drain -o %%N | sort -u >drained.txt, then "
+            "--hostfile drained.txt)");
     if (o->apply && !o->drain && !o->resume_nodes && !o->kubernetes)
         return util_error("--apply runs what --drain, --resume-nodes or --kubernetes print: give "
                           "one of them"),

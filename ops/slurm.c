@@ -156,9 +156,13 @@ static void plan_drain(const char *host, const json_t *verdict, int predicted, c
     const char *state = json_string_value(json_object_get(node, "state"));
     const char *reason = json_string_value(json_object_get(node, "reason"));
     struct util_buf note = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
+    int ours = reason && !strncmp(reason, OPS_REASON_PREFIX, strlen(OPS_REASON_PREFIX));
     if (slurm && !node)
         util_buf_addf(&note, "%s: not a node Slurm knows (sinfo does not list it): not drained",
                       host);
+    else if (node && ours && held_by_others(node)) /* topotune's drain, and down or silent now */
+        util_buf_addf(&note, "%s: drained by topotune, and now %s in Slurm: left as it is", host,
+                      util_text_shown(&shown, state ? state : "?"));
     else if (node && state && strstr(state, "drain") && held_by_others(node))
         util_buf_addf(&note, "%s: already drained by someone else (reason: %s): left as it is",
                       host, util_text_shown(&shown, reason));

@@ -132,6 +132,15 @@ static void test_held_by_others(void **state)
         strstr(json_string_value(json_array_get(notes, 0)), "n2: reboot^ in Slurm (reason: none)"));
     json_decref(a);
     json_decref(notes);
+    /* topotune's own drain, the node now not responding: said as topotune's, not another's */
+    json_object_set_new(slurm, "n1",
+                        json_pack("{s:s,s:s}", "state", "drained*", "reason", "topotune: x"));
+    a = ops_slurm_plan(s, 1, 0, slurm, &notes);
+    assert_int_equal(json_array_size(a), 0);
+    assert_non_null(strstr(json_string_value(json_array_get(notes, 1)),
+                           "n1: drained by topotune, and now drained* in Slurm"));
+    json_decref(a);
+    json_decref(notes);
     /* an idle node with another's reason, and the states' other words */
     const char *held[] = {"down*", "maint", "failing", "future", "idle"};
     for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
