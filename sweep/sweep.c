@@ -539,8 +539,10 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
      * read as the run's events, or keep the benchmark from writing them: the folder's fault, not
      * the configuration's, as for a log that cannot be opened */
     if (unlink(events) && errno != ENOENT) {
+        int err = errno;
         json_t *res = json_object();
-        json_object_set_new(res, "capture_errno", json_integer(errno));
+        json_object_set_new(res, "capture_errno", json_integer(err));
+        json_object_set_new(res, "capture_path", json_string(events));
         return res;
     }
     clear_nccl_logs(sw->dir, name);
@@ -765,9 +767,12 @@ static int measure_one(struct sweep *sw, const struct planned_run *r, const char
     }
     if (json_object_get(res, "capture_errno")) { /* the folder, not the configuration */
         char name[96];
-        util_error("run %s: cannot write its log in '%s/logs': %s: the run is not recorded; "
-                   "remove what is in the way and run 'topotune sweep --resume'",
-                   run_name(r, coll, name, sizeof(name)), sw->dir,
+        const char *at = json_string_value(json_object_get(res, "capture_path"));
+        char logs[1100];
+        snprintf(logs, sizeof(logs), "%s/logs", sw->dir);
+        util_error("run %s: cannot write its %s '%s': %s: the run is not recorded; remove what "
+                   "is in the way and run 'topotune sweep --resume'",
+                   run_name(r, coll, name, sizeof(name)), at ? "events" : "log in", at ? at : logs,
                    strerror((int)json_integer_value(json_object_get(res, "capture_errno"))));
         json_decref(res);
         return UTIL_EIO;

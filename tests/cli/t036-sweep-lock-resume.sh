@@ -98,7 +98,7 @@ head -n 1 "$TEST_TMP/plan/results.jsonl" >"$TEST_TMP/edited/results.jsonl"
 rm -f "$TEST_TMP/edited/logs/$second".*
 mkdir "$TEST_TMP/edited/logs/$second.jsonl"
 expect_exit 1 "a directory planted at a run's events" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/edited" --resume
-expect_stderr_has "cannot write its log in" "the folder named, not the configuration"
+expect_stderr_has "cannot write its events '$TEST_TMP/edited/logs/$second.jsonl': Is a directory" "the path named, not the configuration"
 check "the run not recorded" test "$(wc -l <"$TEST_TMP/edited/results.jsonl")" -eq 1
 # A sweep.json whose topology does not load: gen refuses it (it said so, exit 0, and skipped the
 # check of configurations that break others, which needs it).
