@@ -123,7 +123,7 @@ static void compare_clocks(json_t *c, const json_t *nodes, int whole)
                    "let the nodes reach each other over TCP (a firewall between them?), or name "
                    "the interface Open MPI should use: OMPI_MCA_btl_tcp_if_include=eth0",
                    "every node reported, but none passed the MPI barrier after the reports: MPI "
-                   "could not connect the nodes (clocks not compared)");
+                   "could not start or could not connect the nodes (clocks not compared)");
         free(t), free(sorted), free(of);
         return;
     }

@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <mpi.h>
 #include <net/if.h>
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -108,13 +111,17 @@ static json_t *node_report(int argc, char **argv)
 static json_t *report_in_child(int argc, char **argv, const char *host)
 {
     int fd[2];
-    pid_t pid = -1;
+    pid_t pid = -1, parent = getpid();
     fflush(stdout);
-    if (pipe(fd) == 0 && (pid = fork()) < 0)
+    /* close-on-exec: the copy test's process does not hold the pipe open past the report */
+    if (pipe2(fd, O_CLOEXEC) == 0 && (pid = fork()) < 0)
         close(fd[0]), close(fd[1]);
     if (pid < 0) /* no child to be had: the report here */
         return node_report(argc, argv);
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* a rank killed takes its report along */
+        if (getppid() != parent)
+            _exit(1);
         close(fd[0]);
         json_t *r = node_report(argc, argv);
         char *text = json_dumps(r, JSON_COMPACT);

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,7 @@ int util_temp_file(char *path, size_t len, const char *prefix)
     for (int i = 0; fd >= 0 && i < TEMP_MAX; i++)
         if (!temp_used[i] && strlen(path) < sizeof(temp_path[i])) {
             memcpy(temp_path[i], path, strlen(path) + 1);
+            atomic_signal_fence(memory_order_release); /* the path whole before it is used */
             temp_used[i] = 1;
             break;
         }
