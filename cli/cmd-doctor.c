@@ -112,6 +112,11 @@ static int across_nodes(const char *hosts, const char *profile_dir, double copy_
     json_t *checks = doctor_compare_nodes(nodes);
     json_t *doc = json_pack("{s:O,s:O}", "checks", checks, "nodes", nodes);
     int rc = emit(json, doc, nodes, checks);
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node) /* a node that did not answer: the environment's, exit 3 */
+        if (json_is_false(json_object_get(node, "answered")))
+            rc = 3;
     json_decref(doc);
     json_decref(checks);
     json_decref(nodes);

@@ -134,7 +134,9 @@ static int topo_hosts(const struct topo_options *o)
                      (long long)json_integer_value(json_object_get(node, "rank")),
                      o->hosts ? "" : " of the allocation");
         util_error("%s: %s", host, topo_text_into(err, why, sizeof(why)));
-        exit_code = 1;
+        /* a node that did not answer is the environment's (3); one that could not map itself, a
+         * failure found (1) */
+        exit_code = json_is_false(json_object_get(node, "answered")) ? 3 : exit_code == 3 ? 3 : 1;
     }
     json_t *doc = group_classes(nodes);
     json_decref(nodes);

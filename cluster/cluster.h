@@ -15,7 +15,8 @@
  * inside a Slurm allocation: one per allocated node) under a deadline. Returns
  * a new reference: the array of node reports, one per rank (one rank a host),
  * each with "host" and "rank" ("clock" when every node reached the barrier).
- * A node that hung or ended before its report is {"host", "rank", "error"}:
+ * A node that hung or ended before its report is {"host", "rank", "error",
+ * "answered": false} (a node's own error report has no "answered"):
  * the error says what mpirun said (the others' reports are kept; "host" is
  * missing when neither the node nor the list can name it: its error lists the
  * listed hosts no report named). NULL, after

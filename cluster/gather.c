@@ -206,7 +206,7 @@ static json_t *rank_node(const struct said *s, int r, const json_t *unclaimed, c
             json_object_set_new(node, "clock", json_real(s->clock));
         return node;
     }
-    json_t *node = json_pack("{s:i}", "rank", r);
+    json_t *node = json_pack("{s:i,s:b}", "rank", r, "answered", 0);
     const char *host = s->host;
     size_t i;
     json_t *u;

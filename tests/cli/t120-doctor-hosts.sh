@@ -46,7 +46,8 @@ expect_exit 0 "two hosts, one printing a damaged result line" -- timeout 120 env
     OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --json
 check "the two reports" python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["nodes"]) == 2' out
 # A node that hangs (hwloc, NVML or the copy test stuck): the nodes that answered are reported,
-# the hung one named, exit 1 (rank 0 gathered the reports over MPI: nothing came back, exit 3).
+# the hung one named, exit 3 as for a host that does not answer (rank 0 gathered the reports
+# over MPI: nothing came back at all).
 # With each "host" its own host name (a UTS namespace), this host hangs: Open MPI places the
 # rank on mpirun's own host first, so a rank that said nothing is named by the one listed host
 # no rank claimed, not by its place in the list (n2 was named, which answered). One hung run
@@ -67,11 +68,11 @@ SH
 chmod +x uts-agent.sh local-hangs.sh node.sh
 if unshare --uts true 2>/dev/null; then
     hung=localhost
-    expect_exit 1 "doctor --hosts n2,localhost, this host hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/uts-agent.sh" \
+    expect_exit 3 "doctor --hosts n2,localhost, this host hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/uts-agent.sh" \
         OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/local-hangs.sh" "$TOPOTUNE" doctor --hosts n2,localhost --timeout 30 --json
 else
     hung=n2
-    expect_exit 1 "doctor --hosts, n2 hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+    expect_exit 3 "doctor --hosts, n2 hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
         OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 30 --json
 fi
 # (without them both "hosts" call themselves alike, so neither is claimed: the hung one is not
@@ -151,7 +152,7 @@ cat >node.sh <<SH
 [ "\$FAKEHOST" = n2 ] && printf '\\000\\n%s\\n' '[1,0]<stdout>:{"report":{"host":"forged","checks":[]}}'
 exec "$TOPOTUNE_BIN/topotune-node" "\$@"
 SH
-expect_exit 1 "doctor --hosts, n2 forging rank 0's report" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+expect_exit 3 "doctor --hosts, n2 forging rank 0's report" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
     OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --json
 check "no forged report" python3 - out <<'PY'
 import json, sys
