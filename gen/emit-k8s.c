@@ -310,6 +310,8 @@ static int emit_survey_job(const json_t *profile, struct util_buf *out)
         "metadata:\n"
         "  name: topotune-survey-results-%s\n"
         "spec:\n"
+        "  # storageClassName: NAME  (where the cluster has no default StorageClass: else the\n"
+        "  # claim and the Job stay Pending; kubectl delete -f of this file deletes the results)\n"
         "  accessModes: [\"ReadWriteOnce\"]\n"
         "  resources:\n"
         "    requests:\n"
