@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/text.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 
 #include <ctype.h>
@@ -161,6 +162,19 @@ int model_params_load(struct model_params *p, const char *path)
         rc = util_error("%s: schema: \"topotune/calibration/1\" expected", path);
     else if (!json_is_object(params))
         rc = util_error("%s: params: an object of the model's parameters", path);
+    const char *names[MODEL_NPARAMS + 1] = {NULL}, *unknown = NULL;
+    for (int k = 0; k < MODEL_NPARAMS; k++)
+        names[k] = model_param_names[k];
+    /* a misspelt parameter would leave the default in place, unsaid */
+    if (!rc && (unknown = util_json_unknown_key(params, names))) {
+        struct util_buf shown = UTIL_BUF_INIT, list = UTIL_BUF_INIT;
+        for (int k = 0; k < MODEL_NPARAMS; k++)
+            util_buf_addf(&list, "%s%s", k ? ", " : "", names[k]);
+        rc = util_error("%s: params.%s: not a parameter of the model (%s)", path,
+                        util_text_shown(&shown, unknown), util_buf_str(&list));
+        util_buf_release(&shown);
+        util_buf_release(&list);
+    }
     for (int k = 0; !rc && k < MODEL_NPARAMS; k++)
         rc = field(path, params, k, p);
     if (!rc)

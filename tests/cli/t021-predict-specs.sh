@@ -430,6 +430,10 @@ assert round(s["busbw"], 1) == 586.4, s' "$TEST_TMP/out"
 printf '{"schema": "topotune/calibration/1", "params": {"nvls_scale": 7}}\n' >"$TEST_TMP/bad.json"
 expect_exit 2 "a calibration out of range" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration "$TEST_TMP/bad.json"
 expect_stderr_has "params.nvls_scale" "the parameter named"
+# a misspelt parameter: it left the default in place, unsaid (exit 0)
+printf '{"schema": "topotune/calibration/1", "params": {"nvls_scal": 0.4}}\n' >"$TEST_TMP/bad.json"
+expect_exit 2 "a calibration's misspelt parameter" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration "$TEST_TMP/bad.json"
+expect_stderr_has "params.nvls_scal: not a parameter of the model (nvls_scale," "named, with the parameters there are"
 printf '{"schema": "x", "params": {}}\n' >"$TEST_TMP/bad.json"
 expect_exit 2 "another schema" -- "$TOPOTUNE" predict -i "$specs/hgx-h100.json" --calibration "$TEST_TMP/bad.json"
 # Chains (broadcast, reduce) across nodes, model v7: a network hop per node boundary (NCCL's
