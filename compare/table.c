@@ -35,8 +35,8 @@ void compare_escape(struct util_buf *out, const char *s, enum compare_format f)
             util_buf_adds(out, "&gt;");
         else if (f != COMPARE_TEXT && *s == '&')
             util_buf_adds(out, "&amp;");
-        else if (f == COMPARE_MD && *s == '|')
-            util_buf_adds(out, "\\|");
+        else if (f == COMPARE_MD && strchr("|\\`*[]!", *s)) /* no link, image or code span */
+            util_buf_addf(out, "\\%c", *s);
         else if (f != COMPARE_TEXT && *s == '\n')
             util_buf_adds(out, " ");
         else

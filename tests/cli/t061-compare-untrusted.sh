@@ -47,6 +47,18 @@ expect_exit 0 "a profile with escape sequences" -- "$TOPOTUNE" compare "$odd" --
 check "nothing of them on the terminal, in Markdown or HTML" no_escape out err odd.md odd.html
 check "no forged line" bash -c "! grep -q '^topotune: error: forged' out err odd.md"
 check "the text is still there, cleaned" grep -q 'GPU.*topotune: error: forged' out
+# Markdown a profile's strings write: no live link, image or code span (a report read in a
+# browser fetched the image, and the link looked like the report's own).
+# shellcheck disable=SC2016 # Markdown backquotes, not a command
+profile mdlink '
+p["hardware"]["gpu_model"] = "![x](https://evil.example/p.png) [click](https://evil.example/) `code`"'
+expect_exit 0 "a profile whose strings are Markdown" -- "$TOPOTUNE" compare mdlink --md mdlink.md
+check "no link, image or code span of theirs" python3 - mdlink.md <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert "evil.example" in text, "the text is still there"
+assert not re.search(r"(?<!\\)\]\(https://evil", text) and not re.search(r"(?<!\\)`code", text), text
+PY
 expect_exit 0 "the same as JSON" -- "$TOPOTUNE" compare "$odd" --json
 # (source is the path as the user gave it, JSON-escaped: a program reads it back)
 check "nor in the JSON's strings" python3 -c '
