@@ -128,7 +128,8 @@ static const char *bad_profile(const json_t *p, struct util_buf *where)
         {"predicted",
          !json_is_boolean(json_object_get(p, "predicted")) ? "expected true or false"
          : !json_is_true(json_object_get(p, "predicted")) &&
-                 !strcmp(util_json_str(p, "backend", ""), "sim")
+                 (!strcmp(util_json_str(p, "backend", ""), "sim") ||
+                  !strcmp(util_json_str(json_object_get(p, "sweep"), "backend", ""), "sim"))
              ? "false, but its backend is sim: the sim backend's numbers are the model's"
              : NULL},
         {"class", not_string(json_object_get(p, "class"))},

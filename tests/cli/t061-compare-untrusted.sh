@@ -105,6 +105,8 @@ bad_profile matrix-rows 'p["hardware"]["matrix"]["rows"] = [[]] * 200' "hardware
 # the sim backend's numbers said measured (predicted false) were shown as measured, without a band;
 # without the flag, --json failed after the text was out (exit 1)
 bad_profile sim-measured 'p["backend"] = "sim"' "predicted: false, but its backend is sim"
+# ... the same said by the sweep's backend only (the report reads that one: "measured, sim backend")
+bad_profile sim-sweep 'p.pop("backend", None); p.setdefault("sweep", {})["backend"] = "sim"' "predicted: false, but its backend is sim"
 bad_profile no-predicted 'del p["predicted"]' "predicted: expected true or false"
 
 # 3. Prices that are no number: refused, never an input dropped from --json.
