@@ -38,6 +38,7 @@ struct fit_data {
     int nmodels;
     struct model_point *pts;
     int npts, cap;
+    char cls[256], cls_dir[1024]; /* the node class of the first sweep, and its directory */
 };
 
 static const char *env_lookup(const char *name, void *ctx)
@@ -127,6 +128,17 @@ static int load_runs(struct fit_data *d, const char *dir)
     }
     if (d->ntopos == 64) {
         rc = util_error("at most 64 sweep directories");
+        goto out;
+    }
+    /* one kind of node: the fit is that hardware's (another's runs pull it away from both) */
+    const char *cls = json_string_value(json_object_get(meta, "class"));
+    if (!d->cls[0]) {
+        snprintf(d->cls, sizeof(d->cls), "%s", cls);
+        snprintf(d->cls_dir, sizeof(d->cls_dir), "%s", dir);
+    } else if (strcmp(cls, d->cls)) {
+        rc = util_error("'%s' is a sweep of node class %s, '%s' of %s: a calibration is one kind "
+                        "of node's; calibrate each class on its own sweeps",
+                        dir, cls, d->cls_dir, d->cls);
         goto out;
     }
     char *topology = json_dumps(json_object_get(meta, "topology"), JSON_COMPACT);

@@ -115,6 +115,13 @@ expect_stderr_has "line 1: nodes: expected an integer from 1 to" "said"
 expect_exit 2 "the same sweep twice" -- "$TOPOTUNE" calibrate --runs good --runs ./good/ --out twice.json
 expect_stderr_has "--runs 'good' and './good/' are the same sweep: give each sweep once" "said"
 expect_no_file twice.json "nothing written"
+# Sweeps of two node classes: a calibration is one kind of node's (an H100 and an A100 sweep
+# were fitted together, exit 0, a fit neither machine's).
+expect_exit 0 "an A100 sim sweep" -- "$TOPOTUNE" -q sweep --backend sim \
+    --topology "$TOPOTUNE_SRC/profiles/specs/dgx-a100.json" --space space.json --out a100
+expect_exit 2 "sweeps of two classes" -- "$TOPOTUNE" calibrate --runs good --runs a100 --out mixed.json
+expect_stderr_has "a calibration is one kind of node's" "said, both classes named"
+expect_no_file mixed.json "nothing written"
 # --out naming the sweep's own file would replace it with the calibration.
 cp good/sweep.json sweep.before
 expect_exit 2 "--out the sweep's sweep.json" -- "$TOPOTUNE" calibrate --runs good --out ./good/sweep.json
