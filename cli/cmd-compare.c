@@ -69,11 +69,12 @@ static int apply_prices(const struct util_opt_list *prices, struct compare_input
         const char *eq = strchr(prices->items[p], '=');
         double amount = 0;
         /* inf or nan would be no number in --json (Jansson refuses them) nor in a table */
-        if (!eq || eq == prices->items[p] || util_parse_double(eq + 1, 0, 1e15, &amount) ||
+        /* below a cent a price prints as 0, its busbw per 1,000 of it in 300 digits */
+        if (!eq || eq == prices->items[p] || util_parse_double(eq + 1, 0.01, 1e15, &amount) ||
             !(amount > 0))
             return util_error(
                        "invalid value '%s' for --price: expected NAME=AMOUNT, AMOUNT a number "
-                       "above 0 and at most 10^15",
+                       "from 0.01 to 10^15",
                        prices->items[p]),
                    2;
         int found = 0;

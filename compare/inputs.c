@@ -370,6 +370,16 @@ int compare_load(const char *path, int nodes, const char *space, const struct mo
         json_decref(out[i].profile);
         out[i].profile = clean;
         snprintf(out[i].label, sizeof(out[i].label), "%s", util_text_shown(&b, out[i].label));
+        /* a long name is cut between UTF-8 characters: half of one printed as U+FFFD, and
+         * --price never matched it */
+        size_t len = strlen(out[i].label);
+        if (len + 1 == sizeof(out[i].label)) {
+            while (len && ((unsigned char)out[i].label[len - 1] & 0xC0) == 0x80)
+                len--;
+            if (len && ((unsigned char)out[i].label[len - 1] & 0xC0) == 0xC0)
+                len--;
+            out[i].label[len] = '\0';
+        }
     }
     util_buf_release(&b);
     return n;

@@ -109,8 +109,16 @@ bad_profile sim-measured 'p["backend"] = "sim"' "predicted: false, but its backe
 bad_profile sim-sweep 'p.pop("backend", None); p.setdefault("sweep", {})["backend"] = "sim"' "predicted: false, but its backend is sim"
 bad_profile no-predicted 'del p["predicted"]' "predicted: expected true or false"
 
+# A name longer than a label holds is cut between characters (half of one printed as U+FFFD,
+# and no --price could name it).
+long=$(printf 'é%.0s' $(seq 120))
+cp "$specs/dgx-a100.json" "$long.json"
+expect_exit 0 "a name of 120 two-byte characters, priced by its label" -- "$TOPOTUNE" compare "$long.json" \
+    "$specs/hgx-h100.json" --price "$(printf 'é%.0s' $(seq 63))=5"
+check "no half character in the report" bash -c "! grep -q \$'\\xef\\xbf\\xbd' '$TEST_TMP/out'"
+
 # 3. Prices that are no number: refused, never an input dropped from --json.
-for price in inf nan -inf 1e400 -3 0 '' 12abc; do
+for price in inf nan -inf 1e400 -3 0 '' 12abc 1e-300 0.001; do
     expect_exit 2 "--price dgx-a100=$price refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" \
         --price "dgx-a100=$price" --json
     expect_stderr_has "for --price: expected NAME=AMOUNT" "--price $price: why"
