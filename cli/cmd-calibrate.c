@@ -272,6 +272,30 @@ static void print_params(const struct model_fit *f)
     util_buf_release(&c);
 }
 
+/* Runs mostly below the band healthy systems of their hardware measure (the model's defaults):
+ * a degraded node's or link's, which a calibration absorbs (halved busbw fitted nvls_scale 0.4,
+ * lat_scale 4), then predicting that system for every later question. Said, not refused: a
+ * slower system may be the one the user owns. */
+static void warn_below_band(struct fit_data *d, const struct model_point *pts, int npts)
+{
+    int below = 0, n = 0;
+    for (int i = 0; i < npts; i++) {
+        struct model *m = &d->models[pts[i].model];
+        struct model_prediction pr;
+        m->params = model_params_default;
+        if (pts[i].busbw <= 0 || model_predict(m, pts[i].bytes, &pr) || !(pr.busbw > 0))
+            continue;
+        n++;
+        below += pts[i].busbw < pr.busbw * model_band_at(pts[i].bytes).low;
+    }
+    if (n && 2 * below > n)
+        util_warning("%d of the %d measured points are below the band where healthy systems of "
+                     "this hardware measure (the model's defaults): the runs look like a degraded "
+                     "system's, and a calibration from them predicts that system; check the nodes "
+                     "first (topotune check, topotune doctor)",
+                     below, n);
+}
+
 /* The "fit" object of the file: the fit's error and the defaults' on the same points, and the
  * parameters the runs did not determine. */
 static json_t *fit_json(const struct model_fit *f, int npts, double med, double max, double dmed,
@@ -365,6 +389,7 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     print_errors("fit: mean |error| ", f.error, med, max);
     print_errors(" (predicted vs measured); the defaults: mean ", f.default_error, dmed, dmax);
     printf("\n");
+    warn_below_band(d, fit, nfit);
     int usable = model_fit_check(&f, why, sizeof(why));
     if (usable == -2) {
         rc = (util_error("calibration not written to '%s': the runs are too few for this fit: %s",

@@ -115,6 +115,16 @@ expect_stderr_has "line 1: nodes: expected an integer from 1 to" "said"
 expect_exit 2 "the same sweep twice" -- "$TOPOTUNE" calibrate --runs good --runs ./good/ --out twice.json
 expect_stderr_has "--runs 'good' and './good/' are the same sweep: give each sweep once" "said"
 expect_no_file twice.json "nothing written"
+# Every run at half the busbw (a degraded system): a calibration absorbs it (nvls_scale 0.4,
+# lat_scale 4) and predicted that system from then on, unsaid; it is said now.
+edit halved '
+for r in rows:
+    for s in r["sizes"]:
+        s["busbw"] /= 2; s["algbw"] /= 2; s["time_us"] *= 2'
+"$TOPOTUNE" calibrate --runs halved --out halved.json >/dev/null 2>halved.err
+check "a degraded system's runs: said ($(tail -n 1 halved.err))" grep -q "below the band where healthy systems of this hardware measure" halved.err
+"$TOPOTUNE" calibrate --runs good --out good2.json >/dev/null 2>good.err
+check "the sweep as measured: not said" bash -c "! grep -q 'below the band' good.err"
 # Sweeps of two node classes: a calibration is one kind of node's (an H100 and an A100 sweep
 # were fitted together, exit 0, a fit neither machine's).
 expect_exit 0 "an A100 sim sweep" -- "$TOPOTUNE" -q sweep --backend sim \
