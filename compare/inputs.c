@@ -3,6 +3,7 @@
  */
 #include "compare/compare.h"
 #include "gen/gen.h"
+#include "topo/topo.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -369,17 +370,11 @@ int compare_load(const char *path, int nodes, const char *space, const struct mo
         json_t *clean = util_json_clean(out[i].profile);
         json_decref(out[i].profile);
         out[i].profile = clean;
-        snprintf(out[i].label, sizeof(out[i].label), "%s", util_text_shown(&b, out[i].label));
-        /* a long name is cut between UTF-8 characters: half of one printed as U+FFFD, and
-         * --price never matched it */
-        size_t len = strlen(out[i].label);
-        if (len + 1 == sizeof(out[i].label)) {
-            while (len && ((unsigned char)out[i].label[len - 1] & 0xC0) == 0x80)
-                len--;
-            if (len && ((unsigned char)out[i].label[len - 1] & 0xC0) == 0xC0)
-                len--;
-            out[i].label[len] = '\0';
-        }
+        /* a long name is cut between characters, ending "...": cut inside one, half of it
+         * printed as U+FFFD, and --price never matched it */
+        char label[sizeof(out[i].label)];
+        topo_text_into(util_text_shown(&b, out[i].label), label, sizeof(label));
+        memcpy(out[i].label, label, sizeof(label));
     }
     util_buf_release(&b);
     return n;

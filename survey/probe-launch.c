@@ -268,23 +268,6 @@ static char *host_of_report(const char *host)
     return clean;
 }
 
-/* why (len bytes) = text, cleaned (a node's words) and cut, when it must be, between UTF-8
- * characters (the report refuses a broken one). */
-static void set_why(char *why, size_t len, const char *text)
-{
-    struct util_buf b = UTIL_BUF_INIT;
-    snprintf(why, len, "%s", util_text_shown(&b, text));
-    size_t n = strlen(why);
-    if (n + 1 == len) {
-        while (n && ((unsigned char)why[n - 1] & 0xC0) == 0x80)
-            n--;
-        if (n && ((unsigned char)why[n - 1] & 0xC0) == 0xC0)
-            n--;
-        why[n] = '\0';
-    }
-    util_buf_release(&b);
-}
-
 /* The reports of a gather of nodes lo..hi-1, each matched to its node (rep[i], a new reference;
  * none for a node without one). */
 static void keep_reports(const struct survey *s, int lo, int hi, const json_t *all, json_t **rep)
@@ -393,11 +376,13 @@ static int launch_map(struct survey *s)
             if (s->probe.predict)
                 keep_class_map(c, id, json_object_get(one, "topology"), s->nodes[i].name);
         } else {
-            set_why(s->nodes[i].why, sizeof(s->nodes[i].why),
-                    util_json_str(one, "error", NULL)
-                        ?: (one ? "its map has no valid node class or host name"
-                                : "no answer to the map within its deadline (see the messages "
-                                  "above)"));
+            /* a node's words, cleaned and cut between characters (the report refuses half of
+             * one) */
+            topo_text_into(util_json_str(one, "error", NULL)
+                               ?: (one ? "its map has no valid node class or host name"
+                                       : "no answer to the map within its deadline (see the "
+                                         "messages above)"),
+                           s->nodes[i].why, sizeof(s->nodes[i].why));
         }
         json_decref(one);
         rep[i] = NULL;
