@@ -136,7 +136,7 @@ static int topo_hosts(const struct topo_options *o)
         util_error("%s: %s", host, topo_text_into(err, why, sizeof(why)));
         /* a node that did not answer is the environment's (3); one that could not map itself, a
          * failure found (1) */
-        exit_code = json_is_false(json_object_get(node, "answered")) ? 3 : exit_code == 3 ? 3 : 1;
+        exit_code = exit_code == 3 || json_is_false(json_object_get(node, "answered")) ? 3 : 1;
     }
     json_t *doc = group_classes(nodes);
     json_decref(nodes);
