@@ -153,17 +153,17 @@ static const char *own_name(const struct said *s)
     return s->host ? s->host : json_string_value(json_object_get(s->report, "host"));
 }
 
-/* Adds name's keys to set: the whole name and its first label, lowercase (DNS ignores case). */
-static void add_keys(json_t *set, const char *name, size_t len)
+/* The key of name (len bytes): the whole of it or its first label (first), lowercase (DNS
+ * ignores case). */
+static const char *key_of(const char *name, size_t len, int first, char key[256])
 {
-    char key[256];
-    size_t n = len < sizeof(key) ? len : sizeof(key) - 1;
+    size_t n = first ? strcspn(name, ".,") : len;
+    n = n < len ? n : len;
+    n = n < 255 ? n : 255;
     for (size_t i = 0; i < n; i++)
         key[i] = (char)tolower((unsigned char)name[i]);
     key[n] = '\0';
-    json_object_set_new(set, key, json_true());
-    key[strcspn(key, ".")] = '\0';
-    json_object_set_new(set, key, json_true());
+    return key;
 }
 
 /*
@@ -174,20 +174,17 @@ static void add_keys(json_t *set, const char *name, size_t len)
 static json_t *unclaimed_hosts(const struct said *s, int n, const char *hosts)
 {
     json_t *claimed = json_object(), *left = json_array();
-    for (int k = 0; k < n; k++)
-        if (own_name(&s[k]))
-            add_keys(claimed, own_name(&s[k]), strlen(own_name(&s[k])));
+    char key[256];
+    for (int k = 0; k < n; k++) {
+        const char *own = own_name(&s[k]);
+        for (int first = 0; own && first < 2; first++)
+            json_object_set_new(claimed, key_of(own, strlen(own), first, key), json_true());
+    }
     for (const char *p = hosts; p && *p; p += strcspn(p, ","), p += *p == ',') {
-        json_t *keys = json_object();
-        add_keys(keys, p, strcspn(p, ","));
-        const char *key;
-        json_t *v;
-        int taken = 0;
-        json_object_foreach(keys, key, v)
-            taken |= json_object_get(claimed, key) != NULL;
-        json_decref(keys);
-        if (!taken)
-            json_array_append_new(left, json_stringn(p, strcspn(p, ",")));
+        size_t len = strcspn(p, ",");
+        if (!json_object_get(claimed, key_of(p, len, 0, key)) &&
+            !json_object_get(claimed, key_of(p, len, 1, key)))
+            json_array_append_new(left, json_stringn(p, len));
     }
     json_decref(claimed);
     return left;
