@@ -32,7 +32,30 @@ struct config_stats {
     double mean, cv;
     json_t *outcomes;  /* outcome -> count */
     const char *stage; /* of the first failure */
+    /* busbw summed over the objective's sizes of the ok runs, and each weighted by its size's
+     * band edges (model_band_at): the band of the mean, for a predicted objective */
+    double bw_sum, low_sum, high_sum;
 };
+
+/* A run's part of its mean's band: a mean of values each within its own band lies within their
+ * busbw-weighted edges. A workload view (its own objective) adds nothing. */
+static void band_sums(const json_t *run, size_t omin, size_t omax, struct config_stats *s)
+{
+    size_t i;
+    json_t *e;
+    if (json_is_number(json_object_get(run, "objective")))
+        return;
+    json_array_foreach(json_object_get(run, "sizes"), i, e) {
+        json_int_t size = json_integer_value(json_object_get(e, "size"));
+        double bw = json_number_value(json_object_get(e, "busbw"));
+        if (size < 0 || (size_t)size < omin || (size_t)size > omax || !(bw > 0))
+            continue;
+        struct model_band b = model_band_at((size_t)size);
+        s->bw_sum += bw;
+        s->low_sum += bw * b.low;
+        s->high_sum += bw * b.high;
+    }
+}
 
 /* The final runs of every configuration, by id: read once, where a walk over every result per
  * configuration took seconds for a predicted sweep of a large space (configurations x results). */
@@ -76,6 +99,7 @@ static void stats(json_t *runs, size_t omin, size_t omax, struct config_stats *s
             continue;
         }
         double obj = sweep_objective(r, omin, omax);
+        band_sums(r, omin, omax, s);
         s->ok++;
         sum += obj;
         sq += obj * obj;
@@ -145,6 +169,7 @@ struct gen_choice {
     double cv_max;
     int repeat, predicted;
     size_t omin, omax;
+    struct model_band band; /* a predicted objective's band (model_band_for); rows 0: none */
 };
 
 /* Workload sweeps (sweep.h, "Workloads"): a configuration is judged on every (collective, size)
@@ -336,13 +361,50 @@ static const char *gbs(char *buf, size_t len, double v)
     return buf;
 }
 
+/* A configuration's objective in GB/s; a predicted one with its band, so that no predicted number
+ * stands alone: the busbw-weighted band of its sizes, or the workload's (c->band). */
+static const char *objective_text(char *buf, size_t len, const struct config_stats *s,
+                                  const struct gen_choice *c)
+{
+    char n[32], lo[32], hi[32];
+    double v = s->mean, low = c->band.low, high = c->band.high;
+    if (s->bw_sum > 0) {
+        low = s->low_sum / s->bw_sum;
+        high = s->high_sum / s->bw_sum;
+    }
+    gbs(n, sizeof(n), v);
+    if (!c->predicted || !(high > 0) || !(v > 0))
+        snprintf(buf, len, "%s GB/s", n);
+    else
+        snprintf(buf, len, "%s GB/s [band %s-%s]", n, gbs(lo, sizeof(lo), v * low),
+                 gbs(hi, sizeof(hi), v * high));
+    return buf;
+}
+
+/* The band of a workload's effective algbw (bytes over time): within the widest band of the
+ * (collective, size) pairs it joins, as each pair's time is within its own. */
+static struct model_band workload_band(const json_t *workload)
+{
+    struct model_band band = {0, 0, 0};
+    json_t *colls = sweep_workload_collectives(workload), *c;
+    size_t i, lo, hi;
+    json_array_foreach(colls, i, c) {
+        int coll = model_coll_parse(json_string_value(c));
+        sweep_workload_sizes(workload, json_string_value(c), &lo, &hi);
+        struct model_band b = model_band_wider(model_band_for(coll, lo), model_band_for(coll, hi));
+        band = band.rows ? model_band_wider(band, b) : b;
+    }
+    json_decref(colls);
+    return band;
+}
+
 static json_t *variables(const struct config_stats *w, const struct config_stats *base,
                          enum base_verdict bv, const struct gen_choice *c)
 {
     json_t *vars = json_array();
     const char *name, *pred = c->predicted ? "predicted " : "";
     int base_ref = bv >= BASE_NOISY;
-    char note[160], over[96], wb[32], bb[32];
+    char note[160], over[96], wb[80], bb[80];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
     if (c->workload) /* the workload's sizes, not the space's objective range */
         snprintf(over, sizeof(over), "over the workload's (collective, size) pairs");
@@ -365,12 +427,12 @@ static json_t *variables(const struct config_stats *w, const struct config_stats
                      w->runs);
         else if (base_ref)
             snprintf(evidence, sizeof(evidence),
-                     "%s%s %s GB/s against %s with %s %s, %d runs, cv %.3f%s", pred, c->metric,
-                     gbs(wb, sizeof(wb), w->mean), gbs(bb, sizeof(bb), base->mean),
+                     "%s%s %s against %s with %s %s, %d runs, cv %.3f%s", pred, c->metric,
+                     objective_text(wb, sizeof(wb), w, c), objective_text(bb, sizeof(bb), base, c),
                      defaults_of(c->backend), over, w->runs, w->cv, note);
         else
-            snprintf(evidence, sizeof(evidence), "%s%s %s GB/s %s, %d runs, cv %.3f (%s %s)", pred,
-                     c->metric, gbs(wb, sizeof(wb), w->mean), over, w->runs, w->cv,
+            snprintf(evidence, sizeof(evidence), "%s%s %s %s, %d runs, cv %.3f (%s %s)", pred,
+                     c->metric, objective_text(wb, sizeof(wb), w, c), over, w->runs, w->cv,
                      defaults_of(c->backend), bv == BASE_FAILED ? "failed" : "were not measured");
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(name));
@@ -635,19 +697,19 @@ static json_t *summary_line(const struct config_stats *best, int winner,
                             const struct gen_choice *c)
 {
     const char *pred = c->predicted ? "predicted " : "";
-    char note[160], b[32], w[32];
+    char note[160], b[80], w[80];
     noisy_note(base, bv, c->repeat, c->cv_max, note, sizeof(note));
-    gbs(b, sizeof(b), base->mean);
-    gbs(w, sizeof(w), best->mean);
+    objective_text(b, sizeof(b), base, c);
+    objective_text(w, sizeof(w), best, c);
     if (bv >= BASE_NOISY && !winner)
-        return json_sprintf("%s are best here (%s%s %s GB/s): no stable configuration "
+        return json_sprintf("%s are best here (%s%s %s): no stable configuration "
                             "beat them beyond the noise%s",
                             defaults_of(c->backend), pred, c->metric, b, note);
     if (winner && bv >= BASE_NOISY)
-        return json_sprintf("configuration %s: %s%s %s GB/s against %s with %s%s", best->id, pred,
+        return json_sprintf("configuration %s: %s%s %s against %s with %s%s", best->id, pred,
                             c->metric, w, b, defaults_of(c->backend), note);
     if (winner)
-        return json_sprintf("configuration %s: %s%s %s GB/s (%s %s)", best->id, pred, c->metric, w,
+        return json_sprintf("configuration %s: %s%s %s (%s %s)", best->id, pred, c->metric, w,
                             defaults_of(c->backend),
                             bv == BASE_FAILED ? "failed here" : "were not measured");
     return json_string("no configuration was stable: nothing to recommend");
@@ -693,6 +755,8 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     ch.workload = workload != NULL;
     if (!ch.omax) /* a sweep.json without the objective: every size counts */
         ch.omax = (size_t)-1;
+    if (ch.predicted && workload)
+        ch.band = workload_band(workload);
     double cv_max = ch.cv_max;
     int repeat = ch.repeat;
     size_t omin = ch.omin, omax = ch.omax;

@@ -36,8 +36,8 @@ id_of() { python3 -c 'import json, sys; print([c["id"] for c in json.load(open(s
 expect_exit 0 "sweep" -- "$TOPOTUNE" sweep --space space.json --out s
 stable_id=$(id_of s '{"NCCL_FAKE_S": "1"}')
 noisy_id=$(id_of s '{"NCCL_FAKE_N": "1"}')
-expect_stderr_has "gen will choose: configuration $stable_id: mean busbw 12.00 GB/s against 10.00 with Open MPI's defaults" \
-    "sweep names the stable winner, as gen will"
+expect_stderr_has "gen will choose: configuration $stable_id: mean busbw 12.00 GB/s against 10.00 GB/s with Open MPI's defaults" \
+    "sweep names the stable winner, as gen will, measured numbers without a band"
 # (the progress lines name the best run so far; the closing lines, topotune's, say gen's choice)
 closing_lacks() { ! grep -h '^topotune: ' "$TEST_TMP/err" "$TEST_TMP/out" | grep -v "^topotune: sweep: " | grep -qE "$1"; }
 check "sweep does not name the unstable best single run" closing_lacks "$noisy_id|30\.00"
@@ -64,5 +64,12 @@ expect_exit 1 "sim sweep whose defaults hang" -- "$TOPOTUNE" sweep --no-cures \
 expect_stderr_has "gen will choose: configuration $(id_of rtx '{"NCCL_P2P_DISABLE": "1"}'): predicted mean busbw" \
     "gen's choice, its number predicted"
 expect_stderr_has "(NCCL's defaults failed here)" "the defaults' failure said in words"
+# A predicted number never stands alone: its band (the busbw-weighted band of the objective's sizes).
+check "the predicted objective with its band" python3 - "$TEST_TMP/err" <<'PY'
+import re, sys
+m = re.search(r"predicted mean busbw ([0-9.]+) GB/s \[band ([0-9.]+)-([0-9.]+)\]", open(sys.argv[1]).read())
+v, lo, hi = (float(x) for x in m.groups())
+assert 0 < lo < v < hi, (v, lo, hi)
+PY
 check "no negative baseline" bash -c "! grep -q -- '-1.00' '$TEST_TMP/err'"
 finish
