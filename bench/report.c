@@ -250,6 +250,10 @@ void bench_report_size(const struct bench_ctx *c, size_t bytes, size_t count,
         struct model_band band = model_band_for(c->coll, bytes);
         json_object_set_new(ev, "busbw_band",
                             json_pack("[f,f]", oop->busbw * band.low, oop->busbw * band.high));
+        if (oop->time_us > 0) /* the same error, the other way round */
+            json_object_set_new(
+                ev, "time_us_band",
+                json_pack("[f,f]", oop->time_us / band.high, oop->time_us / band.low));
     }
     if (c->report_group)
         json_object_set_new(ev, "group", json_integer(c->report_group - 1));

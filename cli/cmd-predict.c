@@ -77,12 +77,16 @@ static int parse(int argc, char **argv, struct predict_opts *o)
     return 0;
 }
 
-/* A row, with the busbw band a healthy system measures in (the model's measured error). */
+/* A row, with the bands a healthy system measures in (the model's measured error): busbw's, and
+ * the time's the other way round (algbw's is busbw's, the same factor apart). */
 static void print_row(int coll, size_t bytes, size_t count, const struct model_prediction *p)
 {
     struct model_band b = model_band_for(coll, bytes);
-    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %.2f-%.2f\n", bytes, count,
-           p->time_us, p->algbw, p->busbw, p->algo, p->proto, p->busbw * b.low, p->busbw * b.high);
+    char busbw[64];
+    snprintf(busbw, sizeof(busbw), "%.2f-%.2f", p->busbw * b.low, p->busbw * b.high);
+    printf("   predicted  %12zu  %12zu  %9.2f  %7.2f  %7.2f  %-8s  %-6s  %-13s  %.2f-%.2f\n", bytes,
+           count, p->time_us, p->algbw, p->busbw, p->algo, p->proto, busbw, p->time_us / b.high,
+           p->time_us / b.low);
 }
 
 /* The text table; --json goes through the benchmark's own events instead. */
@@ -129,12 +133,12 @@ static int report(struct predict_opts *o, const struct topo *t, const struct mod
     printf("; environment:");
     for (int i = 0; i < o->env.n; i++)
         printf(" %s", o->env.vars[i]);
-    printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n",
+    printf("%s\n#\n#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %-13s  %s\n",
            o->env.n ? "" : " (NCCL defaults)", "size (B)", "count", "time (us)", "algbw", "busbw",
-           "algo", "proto", "band (busbw)");
+           "algo", "proto", "band (busbw)", "band (time)");
     /* the units, as nccl-tests gives them on a line of their own */
-    printf("#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %s\n", "", "(elements)", "",
-           "(GB/s)", "(GB/s)", "", "", "(GB/s)");
+    printf("#            %12s  %12s  %9s  %7s  %7s  %-8s  %-6s  %-13s  %s\n", "", "(elements)", "",
+           "(GB/s)", "(GB/s)", "", "", "(GB/s)", "(us)");
     /* NCCL_ALGO/NCCL_PROTO leaving all_reduce nothing leave another collective its own */
     if (m->fault != MODEL_FAULT_NONE &&
         (m->fault != MODEL_FAULT_FAIL_COLL || coll == MODEL_ALL_REDUCE)) {

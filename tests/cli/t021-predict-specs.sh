@@ -79,7 +79,7 @@ done
 expect_exit 0 "predict" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json"
 check "every row predicted" bash -c "grep -v '^#' '$TEST_TMP/out' | grep -v '^ *predicted ' | wc -l | grep -qx 0"
 check "header says PREDICTED" grep -q "^# PREDICTED" "$TEST_TMP/out"
-check "and the units of its columns, as nccl-tests gives them" grep -qE '^# +\(elements\) +\(GB/s\) +\(GB/s\) +\(GB/s\)$' "$TEST_TMP/out"
+check "and the units of its columns, as nccl-tests gives them" grep -qE '^# +\(elements\) +\(GB/s\) +\(GB/s\) +\(GB/s\) +\(us\)$' "$TEST_TMP/out"
 expect_exit 0 "predict --json" -- "$TOPOTUNE" predict --input "$specs/hgx-h100-2nodes.json" --json
 check "JSON events predicted, 16 ranks" python3 -c '
 import json, sys
@@ -533,14 +533,18 @@ expect_exit 0 "predict -b 3 -e 12 --json" -- pred -b 3 -e 12 --json
 check "--json: the same sizes" python3 -c 'import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 assert [e["size"] for e in ev if e["event"] == "size"] == [4, 12], ev' "$TEST_TMP/out"
-# Each predicted size event carries the band the table shows beside its busbw.
+# Each predicted size event carries the bands the table shows beside its busbw and its time.
 expect_exit 0 "predict -b 1M -e 1M" -- pred -b 1M -e 1M
-band=$(awk '/^ *predicted/ {print $NF}' "$TEST_TMP/out")
+band=$(awk '/^ *predicted/ {print $(NF-1)}' "$TEST_TMP/out")
+tband=$(awk '/^ *predicted/ {print $NF}' "$TEST_TMP/out")
 expect_exit 0 "predict -b 1M -e 1M --json" -- pred -b 1M -e 1M --json
-check "--json: the busbw band, the table's ($band)" python3 -c 'import json, sys
+check "--json: the busbw and time bands, the table's ($band, $tband)" python3 -c 'import json, sys
 e = [json.loads(l) for l in open(sys.argv[1]) if "\"size\"" in l][0]
 lo, hi = e["busbw_band"]
-assert "%.2f-%.2f" % (lo, hi) == sys.argv[2] and lo < e["busbw"] < hi, (e, sys.argv[2])' "$TEST_TMP/out" "$band"
+assert "%.2f-%.2f" % (lo, hi) == sys.argv[2] and lo < e["busbw"] < hi, (e, sys.argv[2])
+lo, hi = e["time_us_band"]
+assert "%.2f-%.2f" % (lo, hi) == sys.argv[3] and lo < e["time_us"] < hi, (e, sys.argv[3])' \
+    "$TEST_TMP/out" "$band" "$tband"
 check "--json: valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/bench-event.schema.json" "$TEST_TMP/out" --lines
 for args in "-b 1 -e 2" "-C all_gather -b 100 -e 100"; do
