@@ -3,8 +3,10 @@
  * busbw against message size, and a workload's time per call of each collective, as SVG drawn
  * by gnuplot (a child under a deadline, reading a script with the data inline). Best (chosen)
  * configurations are solid, the defaults (nothing set) dashed; predicted curves have hollow
- * points and say "(predicted)" in their titles. No scripts or links in the SVG: it is pasted
- * into an HTML file that must open from disk with no network.
+ * points and say "(predicted)" in their titles, and the reference curve of a predicted input (the
+ * best, else the defaults) is shaded with its band, where 90% of healthy systems measure. No
+ * scripts or links in the SVG: it is pasted into an HTML file that must open from disk with no
+ * network.
  */
 #include "compare/internal.h"
 #include "util/buf.h"
@@ -16,8 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A point's band columns: busbw's edges (model_band_at), or a time's (the other way round). */
+static void band_columns(struct util_buf *s, double v, struct model_band b, int is_time)
+{
+    util_buf_addf(s, " %.6g %.6g", is_time ? v / b.high : v * b.low,
+                  is_time ? v / b.low : v * b.high);
+}
+
 /* Appends a datablock of (size, busbw) within [min, max), or (size, time per call in us) when
- * as_time; returns the points written. */
+ * as_time, each with its band's low and high edges (columns 3, 4); returns the points written. */
 static int datablock(struct util_buf *s, const char *name, const struct compare_input *in,
                      const json_t *per_size, size_t min, size_t max, int as_time)
 {
@@ -29,8 +38,10 @@ static int datablock(struct util_buf *s, const char *name, const struct compare_
         json_int_t size = json_integer_value(json_object_get(row, "size"));
         double bw = json_number_value(json_object_get(row, "busbw"));
         if (size >= (json_int_t)min && size < (json_int_t)max && bw > 0) {
-            util_buf_addf(s, "%lld %.6g\n", (long long)size,
-                          as_time ? compare_time_us(in, bw, size) : bw);
+            double v = as_time ? compare_time_us(in, bw, size) : bw;
+            util_buf_addf(s, "%lld %.6g", (long long)size, v);
+            band_columns(s, v, model_band_at((size_t)size), as_time);
+            util_buf_adds(s, "\n");
             n++;
         }
     }
@@ -54,6 +65,35 @@ static void quoted(struct util_buf *s, const char *text)
             util_buf_add(s, p, 1);
     }
     util_buf_adds(s, "'");
+}
+
+/* A predicted curve's band, shaded in its colour under the lines (bands holds them: drawn first).
+ */
+static void band_plot(struct util_buf *bands, const char *block, int colour, const char *label,
+                      const char *what)
+{
+    struct util_buf t = UTIL_BUF_INIT;
+    util_buf_addf(bands,
+                  "%s$%s using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc %d",
+                  bands->len ? ", " : "", block, colour);
+    util_buf_addf(&t, "%s %s: band (predicted)", label, what);
+    util_buf_adds(bands, " title ");
+    quoted(bands, util_buf_str(&t));
+    util_buf_adds(bands, " noenhanced");
+    util_buf_release(&t);
+}
+
+/* The plot line: the bands first, so that every curve is drawn over them. */
+static void plot_line(struct util_buf *s, struct util_buf *bands, struct util_buf *plots,
+                      const char *empty)
+{
+    if (!plots->len) /* nothing in this range: an empty frame says so */
+        util_buf_addf(s, "plot NaN title '%s'\n", empty);
+    else
+        util_buf_addf(s, "plot %s%s%s\n", util_buf_str(bands), bands->len ? ", " : "",
+                      util_buf_str(plots));
+    util_buf_release(bands);
+    util_buf_release(plots);
 }
 
 static void title(struct util_buf *s, const char *label, const char *what, int predicted)
@@ -80,11 +120,14 @@ static void script(struct util_buf *s, const struct compare_input *in, int n, si
     util_buf_adds(s, "set title ");
     quoted(s, plot_title);
     util_buf_adds(s, " noenhanced\nset grid\nset key left top\n");
-    struct util_buf plots = UTIL_BUF_INIT;
+    struct util_buf plots = UTIL_BUF_INIT, bands = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         const json_t *p = in[i].profile, *winner = json_object_get(p, "winner");
         const json_t *base = json_object_get(json_object_get(p, "baseline"), "per_size");
         int predicted = json_is_true(json_object_get(p, "predicted")), pt = predicted ? 6 : 7;
+        int banded = 0; /* one band per input: its best curve's, else its defaults' */
+        const char *base_what =
+            json_is_true(json_object_get(p, "defaults_best")) ? "defaults (best here)" : "defaults";
         char name[32];
         snprintf(name, sizeof(name), "best%d", i);
         if (json_is_object(winner) &&
@@ -92,21 +135,20 @@ static void script(struct util_buf *s, const struct compare_input *in, int n, si
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 1 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
             title(&plots, in[i].label, "best", predicted);
+            if (predicted)
+                band_plot(&bands, name, i + 1, in[i].label, "best");
+            banded = predicted;
         }
         snprintf(name, sizeof(name), "base%d", i);
         if (datablock(s, name, &in[i], base, min, max, as_time)) {
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 2 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
-            title(&plots, in[i].label,
-                  json_is_true(json_object_get(p, "defaults_best")) ? "defaults (best here)"
-                                                                    : "defaults",
-                  predicted);
+            title(&plots, in[i].label, base_what, predicted);
+            if (predicted && !banded)
+                band_plot(&bands, name, i + 1, in[i].label, base_what);
         }
     }
-    if (!plots.len) /* nothing ran ok in this range: an empty frame says so */
-        util_buf_adds(&plots, "NaN title 'no configuration ran ok in this range'");
-    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
-    util_buf_release(&plots);
+    plot_line(s, &bands, &plots, "no configuration ran ok in this range");
 }
 
 /* The scaling plot: busbw at one size against the node count, a curve per input. */
@@ -120,7 +162,7 @@ static void scaling_script(struct util_buf *s, const struct compare_input *in, i
                      "set yrange [0:*]\nset title ");
     quoted(s, plot_title);
     util_buf_adds(s, " noenhanced\nset grid\nset key right top\n");
-    struct util_buf plots = UTIL_BUF_INIT;
+    struct util_buf plots = UTIL_BUF_INIT, bands = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         size_t k;
         json_t *r;
@@ -129,9 +171,12 @@ static void scaling_script(struct util_buf *s, const struct compare_input *in, i
         json_array_foreach(in[i].scaling, k, r) {
             double bw = json_number_value(json_object_get(r, "busbw"));
             predicted |= json_is_true(json_object_get(r, "predicted"));
+            json_t *band = json_object_get(r, "busbw_band"); /* a predicted number's */
             if (bw > 0) {
-                util_buf_addf(s, "%lld %.6g\n",
-                              (long long)json_integer_value(json_object_get(r, "nodes")), bw);
+                util_buf_addf(s, "%lld %.6g %.6g %.6g\n",
+                              (long long)json_integer_value(json_object_get(r, "nodes")), bw,
+                              band ? json_number_value(json_array_get(band, 0)) : bw,
+                              band ? json_number_value(json_array_get(band, 1)) : bw);
                 points++;
             }
         }
@@ -141,15 +186,18 @@ static void scaling_script(struct util_buf *s, const struct compare_input *in, i
         util_buf_addf(&plots, "%s$scale%d using 1:2 with linespoints lw 2 pt %d lc %d",
                       plots.len ? ", " : "", i, predicted ? 6 : 7, i + 1);
         title(&plots, in[i].label, "defaults", predicted);
+        if (predicted) {
+            char name[32];
+            snprintf(name, sizeof(name), "scale%d", i);
+            band_plot(&bands, name, i + 1, in[i].label, "defaults");
+        }
     }
-    if (!plots.len)
-        util_buf_adds(&plots, "NaN title 'no number'");
-    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
-    util_buf_release(&plots);
+    plot_line(s, &bands, &plots, "no number");
 }
 
 /* Appends a datablock of (size, us per call) of one collective's evidence, the chosen
- * configuration's time or the defaults'; returns the points written. */
+ * configuration's time or the defaults', each with its band's edges (columns 3, 4, the
+ * collective's band: compare_evidence_band); returns the points written. */
 static int evidence_block(struct util_buf *s, const char *name, const json_t *evidence,
                           const char *collective, const char *key)
 {
@@ -161,8 +209,10 @@ static int evidence_block(struct util_buf *s, const char *name, const json_t *ev
         double us = json_number_value(json_object_get(e, key));
         const char *c = json_string_value(json_object_get(e, "collective"));
         if (us > 0 && c && !strcmp(c, collective)) {
-            util_buf_addf(s, "%lld %.6g\n",
-                          (long long)json_integer_value(json_object_get(e, "size")), us);
+            util_buf_addf(s, "%lld %.6g", (long long)json_integer_value(json_object_get(e, "size")),
+                          us);
+            band_columns(s, us, compare_evidence_band(e), 1);
+            util_buf_adds(s, "\n");
             points++;
         }
     }
@@ -183,9 +233,10 @@ static void collective_script(struct util_buf *s, const struct compare_input *in
                      "set title ");
     quoted(s, plot_title);
     util_buf_adds(s, " noenhanced\nset grid\nset key left top\n");
-    struct util_buf plots = UTIL_BUF_INIT;
+    struct util_buf plots = UTIL_BUF_INIT, bands = UTIL_BUF_INIT;
     for (int i = 0; i < n; i++) {
         const json_t *ev = json_object_get(in[i].profile, "evidence");
+        int banded = 0;
         int predicted = compare_predicted(&in[i]), pt = predicted ? 6 : 7;
         char name[32];
         snprintf(name, sizeof(name), "chosen%d", i);
@@ -193,18 +244,20 @@ static void collective_script(struct util_buf *s, const struct compare_input *in
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 1 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
             title(&plots, in[i].label, "chosen", predicted);
+            if (predicted)
+                band_plot(&bands, name, i + 1, in[i].label, "chosen");
+            banded = predicted;
         }
         snprintf(name, sizeof(name), "defaults%d", i);
         if (evidence_block(s, name, ev, collective, "baseline_time_us")) {
             util_buf_addf(&plots, "%s$%s using 1:2 with linespoints lw 2 dt 2 pt %d lc %d",
                           plots.len ? ", " : "", name, pt, i + 1);
             title(&plots, in[i].label, "defaults", predicted);
+            if (predicted && !banded)
+                band_plot(&bands, name, i + 1, in[i].label, "defaults");
         }
     }
-    if (!plots.len)
-        util_buf_adds(&plots, "NaN title 'no time for this collective'");
-    util_buf_addf(s, "plot %s\n", util_buf_str(&plots));
-    util_buf_release(&plots);
+    plot_line(s, &bands, &plots, "no time for this collective");
 }
 
 /* What draw() plots: busbw by size over a range, the scaling, or one collective's times. */

@@ -683,7 +683,8 @@ int compare_write_html(const struct compare_input *in, int n, const char *path)
     compare_escape(&b, legend, COMPARE_HTML);
     util_buf_adds(
         &b, " Solid lines: best configuration; dashed: the defaults (nothing set); hollow points "
-            "and the word predicted: the model's.</p>\n");
+            "and the word predicted: the model's, shaded around the best (else the defaults) "
+            "where 90% of healthy systems measure.</p>\n");
     sections(in, n, COMPARE_HTML, &b);
     util_buf_adds(&b, "<h2>Plots</h2>\n");
     for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {

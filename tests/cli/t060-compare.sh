@@ -111,6 +111,17 @@ titles = set(re.findall(r"<title>([^<]*(?:best|defaults)[^<]*)</title>", open(sy
 assert titles, "no curve titles"
 assert all(t.endswith("(predicted)") == t.startswith("hgx-h100") for t in titles), titles
 PY
+check "plots: the predicted input's reference curve shaded with its band, the measured's not" python3 - mixed.html <<'PY'
+import re, sys
+svgs = re.findall(r"<svg.*?</svg>", open(sys.argv[1]).read(), re.S)
+curves = [s for s in svgs if "<title>hgx-h100 " in s]
+assert curves, "no predicted curve"
+for s in curves:
+    bands = re.findall(r"<title>([^<]*: band \(predicted\))</title>", s)
+    assert len(bands) == 1 and bands[0].startswith("hgx-h100 "), bands
+assert all(": band" not in t for s in svgs for t in re.findall(r"<title>([^<]*)</title>", s)
+           if not t.startswith("hgx-h100")), "a band on a measured curve"
+PY
 
 # 3. Headless Chromium renders the HTML: the SVG is in the page, no console error, a PNG is made.
 if command -v chromium >/dev/null; then

@@ -340,7 +340,7 @@ for l in open(sys.argv[1]).read().splitlines():
         if l.startswith(("all_gather", "reduce_scatter")):  # a time: / 1.182 to / 0.533
             assert abs(v / hi - 0.533) < 0.01 and abs(v / lo - 1.182) < 0.02, l
 PY
-check "compare: a plot per collective of the mix, each input's curves predicted" python3 - cmp.html <<'PY'
+check "compare: a plot per collective of the mix, each input's curves predicted, one banded" python3 - cmp.html <<'PY'
 import re, sys
 page = open(sys.argv[1]).read()
 plots = re.findall(r"<svg.*?</svg>", page, flags=re.S)
@@ -348,9 +348,13 @@ by = {c: [p for p in plots if c + " in the workload: time per call" in p]
       for c in ("all_gather", "reduce_scatter")}
 assert all(len(v) == 1 for v in by.values()), {c: len(v) for c, v in by.items()}
 for c, (svg,) in by.items():
-    curves = re.findall(r"<title>([^<]*(?:chosen|defaults)[^<]*)</title>", svg)
+    titles = re.findall(r"<title>([^<]*(?:chosen|defaults)[^<]*)</title>", svg)
+    curves = [t for t in titles if ": band" not in t]
     assert sorted(curves) == sorted(f"{i} {w} (predicted)" for i in ("hgx-h100", "dgx-a100")
                                     for w in ("chosen", "defaults")), (c, curves)
+    bands = sorted(t for t in titles if ": band" in t)  # each input's reference curve, shaded
+    assert len(bands) == 2 and all(re.fullmatch(r"(hgx-h100|dgx-a100) (chosen|defaults): band \(predicted\)", b)
+                                   for b in bands) and bands[0][:8] != bands[1][:8], bands
 ids = re.findall(r"id='([^']*)'", page)
 assert len(ids) == len(set(ids)), "element ids repeat across plots"
 PY
