@@ -35,8 +35,8 @@ const struct model_params model_params_default = {
  * (docs/model.md, "Bands"): the published value over the prediction, its 5% and 95% quantiles. */
 static const struct model_band band_small = {0.484, 2.864, 31}, band_large = {0.822, 1.244, 163};
 /* The same of bench/perf/calibrate-collectives.py: NCCL's chains (broadcast, reduce), the rest. */
-static const struct model_band chain_small = {0.437, 3.840, 14}, chain_large = {0.813, 1.158, 33};
-static const struct model_band other_small = {0.442, 1.725, 42}, other_large = {0.533, 1.182, 117};
+static const struct model_band chain_small = {0.441, 3.695, 34}, chain_large = {0.824, 2.355, 73};
+static const struct model_band other_small = {0.443, 2.312, 62}, other_large = {0.460, 1.929, 157};
 
 struct model_band model_band_at(size_t bytes)
 {

@@ -41,6 +41,17 @@ BOUND = 30.0
 S, NVL72 = me.spec, me.nvl72
 A100_NDMV4 = S("A100-SXM4-80GB", [("CX6-200G-IB", 8)], "amd")
 RTX2080TI = S("RTX-2080-TI", [], fabric="pcie", count=2, sockets=1)
+# Panlichen/nccl-tests (the OCCL project): one folder per machine, NCCL_ALGO=Ring NCCL_PROTO=Simple.
+PAN_H800 = (S("H800-SXM5-80GB", []), "SXM on an NVSwitch baseboard (the name has no PCIe); CPU not "
+            "stated (one node: 2 Intel sockets assumed)")
+PAN_A100_PCIE = (S("A100-PCIE-40GB", [], fabric="pcie"),
+                 "no NVLink bridges (not stated); 2 sockets of 4 GPUs each (the bus ids' two groups)")
+PAN_4090 = (S("RTX-4090", [], fabric="pcie"), "CPU not stated (2 Intel sockets assumed); P2P as the "
+            "stock driver reports it (none: NCCL_IGNORE_DISABLED_P2P=1 makes NCCL go through host "
+            "memory without an error)")
+PAN_4090X2 = (S("RTX-4090", [], fabric="pcie", count=2), PAN_4090[1])
+THOMAS_A100_PCIE = (S("A100-PCIE-40GB", [("CX6-200G-IB", 1)], fabric="pcie", count=1),
+                    "the HCA as 200G HDR (NCCL's NET[25.0]); CPU not stated (2 Intel sockets)")
 # The SuperBench test data's one A100 run, whose five collectives are five row groups.
 SUPERBENCH_A100 = (S("A100-SXM4-40GB", [], "amd"),
                    "an Azure ND A100 v4 VM (from the host name): two AMD sockets; one node, "
@@ -132,9 +143,19 @@ SYSTEMS = {
     "snellius-h100-reduce_scatter-1n": SNELLIUS_H100,
     "snellius-h100-all_gather-2n": SNELLIUS_H100,
     "snellius-h100-reduce_scatter-2n": SNELLIUS_H100,
+    **{"panlichen-%s-%s-1n" % (m, c): s for m, s in (("h800", PAN_H800),
+                                                     ("a100pcie", PAN_A100_PCIE),
+                                                     ("4090-para", PAN_4090),
+                                                     ("4090x2-para", PAN_4090X2))
+       for c in ("all_gather", "reduce_scatter", "broadcast", "reduce")},
+    **{"thomaslie-a100pcie-%s-2n1g" % c: THOMAS_A100_PCIE
+       for c in ("all_gather", "reduce_scatter", "broadcast", "reduce")},
 }
 # Row groups left out on purpose, and why (besides flagged rows).
 NOT_USED = {
+    **{"panlichen-v100-%s-1n" % c: "V100-SXM2 hybrid cube-mesh: a spec's fabric is nvswitch, "
+                                   "nvlink (pairs) or pcie"
+       for c in ("all_gather", "reduce_scatter", "broadcast", "reduce")},
     "together-h100-reduce_scatter-nvls-1n": "the same host and run as the ring file, within 1% of "
                                             "it at every size: not an independent measurement",
 }
@@ -144,16 +165,20 @@ BAND_GROUPS = (("chain", ("broadcast", "reduce")),
                ("other", ("all_gather", "reduce_scatter", "alltoall", "sendrecv")))
 
 
-def predict_group(binary, path, nodes, coll, sizes, calib):
-    """Every size's predicted busbw, one predict call (sizes double: powers of two here)."""
-    cmd = [binary, "predict", "--input", path, "--nodes", str(nodes), "-C", coll, "-b",
-           str(min(sizes) // 2), "-e", str(max(sizes) * 2), "--json", "--calibration", calib]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+def predict_group(binary, path, nodes, coll, env, sizes, calib):
+    """Every size's predicted busbw, with the row's stated NCCL variables: one predict call for the
+    powers of two (doubling from half the smallest), one more from each size between two."""
     got = {}
-    for line in p.stdout.splitlines():
-        e = json.loads(line) if line.startswith("{") else {}
-        if e.get("event") == "size" and e.get("predicted"):
-            got[e["size"]] = e["busbw"]
+    for start in sorted({s for s in sizes if s & (s - 1)} | {max(1, min(sizes) // 2)}):
+        cmd = [binary, "predict", "--input", path, "--nodes", str(nodes), "-C", coll, "-b",
+               str(start), "-e", str(max(sizes) * 2), "--json", "--calibration", calib]
+        for e in env:
+            cmd += ["--env", e]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        for line in p.stdout.splitlines():
+            e = json.loads(line) if line.startswith("{") else {}
+            if e.get("event") == "size" and e.get("predicted"):
+                got[e["size"]] = e["busbw"]
     # nccl-tests' size of a collective in parts may round below the row's: the nearest size
     return {s: got[min(got, key=lambda x, s=s: abs(x - s))] for s in sizes} if got else {}
 
@@ -184,7 +209,8 @@ def main():
             sp = dict(SYSTEMS[g][0], schema="topotune/spec/1", name=g, count=row["gpus_per_node"])
             path = os.path.join(tmp, g + ".json")
             json.dump(sp, open(path, "w", encoding="utf-8"))
-            key = (path, row["nodes"], row["collective"])
+            env = tuple(me.FLAG_ENV[f] for f in row["flags"] if f in me.FLAG_ENV)
+            key = (path, row["nodes"], row["collective"], env)
             groups.setdefault(key, set()).add(row["size_bytes"])
             used.append((row, key))
         pool = ThreadPoolExecutor(max_workers=4)
@@ -196,8 +222,8 @@ def main():
                 json.dump({"schema": "topotune/calibration/1", "params": {"p2p_scale": p2p}},
                           open(calib, "w", encoding="utf-8"))
                 keys = list(groups)
-                outs = pool.map(lambda k: predict_group(args.bin, k[0], k[1], k[2], groups[k],
-                                                        calib), keys)
+                outs = pool.map(lambda k: predict_group(args.bin, k[0], k[1], k[2], k[3],
+                                                        groups[k], calib), keys)
                 pred[p2p] = dict(zip(keys, outs))
             return pred[p2p]
 

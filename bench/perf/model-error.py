@@ -185,6 +185,7 @@ FLAG_ENV = {
     "algo_forced_ring": "NCCL_ALGO=Ring",
     "nvls_disabled": "NCCL_NVLS_ENABLE=0",
     "proto_forced_ll128": "NCCL_PROTO=LL128",
+    "proto_forced_simple": "NCCL_PROTO=Simple",
     "ib_disabled": "NCCL_IB_DISABLE=1",
 }
 
