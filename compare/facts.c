@@ -22,6 +22,14 @@ int compare_predicted(const struct compare_input *in)
     return json_is_true(json_object_get(in->profile, "predicted"));
 }
 
+double compare_per_price(const struct compare_input *in, double bw)
+{
+    json_int_t gpus = json_integer_value(json_object_get(hw(in), "gpus"));
+    if (in->price <= 0 || gpus <= 0 || !(bw > 0))
+        return -1;
+    return bw / (in->price / (double)gpus) * 1000;
+}
+
 void compare_gpus(const struct compare_input *in, struct util_buf *out)
 {
     json_int_t n = json_integer_value(json_object_get(hw(in), "gpus"));
@@ -274,7 +282,7 @@ json_t *compare_workload_bands_json(const struct compare_input *in)
                       "baseline_time_us_band",
                       band_json(json_number_value(json_object_get(e, "baseline_time_us")), b, 1)));
     }
-    double per_price = in->price > 0 && chosen > 0 ? chosen / in->price * 1000 : -1;
+    double per_price = compare_per_price(in, chosen);
     return json_pack("{s:{s:o,s:o},s:o,s:o}", "effective_algbw", "winner",
                      band_json(chosen, mix, 0), "baseline",
                      band_json(compare_workload_objective(in, "baseline"), mix, 0),

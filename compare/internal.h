@@ -20,6 +20,11 @@ void compare_best(const struct compare_input *in, struct util_buf *out);
 void compare_evidence(const struct compare_input *in, struct util_buf *out);
 
 int compare_predicted(const struct compare_input *in);
+/* What 1,000 of an input's price buys of bw (GB/s, per GPU as busbw and algbw are): bw over the
+ * price of one of its GPUs (--price is per node), x 1,000; -1 without a price, a GPU or bw > 0.
+ * Per GPU, so that a tray of 4 GPUs and a node of 8 at one price are not 2x apart for the same
+ * bandwidth per GPU. */
+double compare_per_price(const struct compare_input *in, double bw);
 /* The per-size lists of the best configuration (the defaults when they are best) and the defaults.
  */
 const json_t *compare_best_sizes(const struct compare_input *in);

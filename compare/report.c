@@ -155,7 +155,7 @@ static double priced_bw(const struct compare_input *in, json_int_t at, struct mo
     return best_at(in, at);
 }
 
-/* The narrow price table of the text report: price per node, GB/s per 1,000 of it. */
+/* The narrow price table of the text report: price per node, GB/s per 1,000 of a GPU's share. */
 static void price_table(const struct compare_input *in, int n, json_int_t at, enum compare_format f,
                         struct util_buf *out)
 {
@@ -167,9 +167,10 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
     compare_table_sets(&t, 0, 0, "input");
     compare_table_sets(&t, 0, 1, "price per node");
     if (n && json_object_get(in[0].profile, "workload"))
-        util_buf_adds(&b, "GB/s per 1,000 (the workload's effective algbw)");
+        util_buf_adds(&b, "GB/s per 1,000 of the price per GPU (the workload's effective algbw)");
     else
-        util_buf_addf(&b, "GB/s per 1,000 (best busbw at %s)", at > 0 ? size : "the largest size");
+        util_buf_addf(&b, "GB/s per 1,000 of the price per GPU (best busbw at %s)",
+                      at > 0 ? size : "the largest size");
     compare_table_set(&t, 0, 2, &b);
     for (int i = 0; i < n; i++) {
         compare_table_sets(&t, i + 1, 0, in[i].label);
@@ -179,7 +180,7 @@ static void price_table(const struct compare_input *in, int n, json_int_t at, en
         compare_table_set(&t, i + 1, 1, &b);
         struct model_band band;
         double bw = priced_bw(&in[i], at, &band);
-        number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]), band, 0);
+        number(&b, compare_per_price(&in[i], bw), 1, compare_predicted(&in[i]), band, 0);
         compare_table_set(&t, i + 1, 2, &b);
     }
     util_buf_adds(out, "\n");
@@ -252,9 +253,9 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
         compare_table_sets(&t, 0, cols, "price per node");
         if (n && json_object_get(in[0].profile, "workload"))
             util_buf_adds(&b, "the workload's effective algbw, GB/s per 1,000 of the price per "
-                              "node");
+                              "GPU");
         else
-            util_buf_addf(&b, "best busbw at %s, GB/s per 1,000 of the price per node",
+            util_buf_addf(&b, "best busbw at %s, GB/s per 1,000 of the price per GPU",
                           at > 0 ? size : "each input's largest size (no size common to all)");
         compare_table_set(&t, 0, cols + 1, &b);
     }
@@ -269,8 +270,7 @@ static void hardware_table(const struct compare_input *in, int n, enum compare_f
             double bw = priced_bw(&in[i], at, &band);
             util_text_number(&b, in[i].price, 6);
             compare_table_set(&t, i + 1, cols, &b);
-            number(&b, bw >= 0 ? bw / in[i].price * 1000 : -1, 1, compare_predicted(&in[i]), band,
-                   0);
+            number(&b, compare_per_price(&in[i], bw), 1, compare_predicted(&in[i]), band, 0);
             compare_table_set(&t, i + 1, cols + 1, &b);
         }
     }
@@ -502,7 +502,7 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
     compare_table_sets(&t, 0, 0, "");
     compare_table_sets(&t, 1, 0, "effective algbw (GB/s), chosen");
     compare_table_sets(&t, 2, 0, "effective algbw (GB/s), NCCL's defaults");
-    compare_table_sets(&t, 3, 0, "chosen GB/s per 1,000 of price");
+    compare_table_sets(&t, 3, 0, "chosen GB/s per 1,000 of the price per GPU");
     size_t k;
     json_t *e;
     json_array_foreach(ev, k, e) {
@@ -525,8 +525,7 @@ static void workload_table(const struct compare_input *in, int n, enum compare_f
         objective_cell(&b, &in[i], "baseline", compare_workload_objective(&in[i], "baseline"), pred,
                        mix);
         compare_table_set(&t, 2, i + 1, &b);
-        number(&b, in[i].price > 0 && chosen > 0 ? chosen / in[i].price * 1000 : -1, 1, pred, mix,
-               0);
+        number(&b, compare_per_price(&in[i], chosen), 1, pred, mix, 0);
         compare_table_set(&t, 3, i + 1, &b);
         /* the same (collective, size) in this input's evidence, found by key: a workload of
          * 100,000 entries costs its length, not its square */

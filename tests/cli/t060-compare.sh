@@ -41,7 +41,7 @@ assert "| dgx-a100 | GPU links | NV18 (4 NVSwitch) | NV12 (6 NVSwitch) |" in tex
 assert "| 1 MiB (GB/s) |" in text and "| 1 GiB (GB/s) |" in text, "sizes of the table"
 assert "| 512 KiB (us) |" in text, "small sizes as time"
 # busbw per unit of price at a size common to all, three significant digits, predicted
-m = re.search(r"best busbw at (\d+ \w+), GB/s per 1,000 of the price per node", text)
+m = re.search(r"best busbw at (\d+ \w+), GB/s per 1,000 of the price per GPU", text)
 assert m, "price column header"
 per = re.findall(r"\| 300,000 \| ([0-9.,]+) \([0-9.,]+-[0-9.,]+\) predicted \|", text)
 assert per and float(per[0].replace(",", "")) > 0, per
@@ -210,7 +210,24 @@ check "text under 120 columns ($(awk '{ if (length > m) m = length } END { print
 check "a scaling table, predicted with the expected error" grep -q "^== Scaling: NCCL's defaults at 512 MiB by node count" "$TEST_TMP/out"
 check "hgx-h100 at 64 nodes predicted, with its band" grep -qE "^hgx-h100 +64 +[0-9][0-9,]*\.[0-9]+ \([0-9][0-9,]*\.[0-9]+-[0-9][0-9,]*\.[0-9]+\) predicted" "$TEST_TMP/out"
 check "small sizes as time per call" grep -qE "^512 KiB \(us\) +[0-9][0-9,.]* \([0-9][0-9,.]*-[0-9][0-9,.]*\) predicted" "$TEST_TMP/out"
-check "GB/s per 1,000 of the price per node" grep -q "GB/s per 1,000" "$TEST_TMP/out"
+check "GB/s per 1,000 of the price per GPU" grep -q "GB/s per 1,000 of the price per GPU" "$TEST_TMP/out"
+# --price is per node; what it buys is counted per GPU, as busbw is: a GB200 tray of 4 GPUs at
+# half an 8-GPU node's price is not set 2x apart from it for the same busbw per GPU.
+expect_exit 0 "compare a tray of 4 and a node of 8, priced" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" \
+    "$specs/gb200-nvl72.json" --price hgx-h100=300000 --price gb200-nvl72=150000 --json priced.json
+check "GB/s per 1,000 of a GPU's share of the price" python3 - "$TEST_TMP/out" priced.json <<'PY'
+import json, re, sys
+text, doc = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+at = re.search(r"GB/s per 1,000 of the price per GPU \(best busbw at 1 GiB\)", text)
+assert at, text
+for i in doc["inputs"]:
+    p = i["profile"]
+    sizes = (p["winner"] or p["baseline"])["per_size"] if p.get("winner") else p["baseline"]["per_size"]
+    bw = [s["busbw"] for s in sizes if s["size"] == 1 << 30][0]
+    want = bw * p["hardware"]["gpus"] / i["price"] * 1000
+    got = float(re.search(r"^%s +[0-9,]+ +([0-9.,]+) " % re.escape(i["label"]), text, re.M).group(1))
+    assert abs(got - want) / want < 0.01, (i["label"], got, want)
+PY
 check "Markdown has the scaling table with its node counts" grep -q "| input | 1 node(s) | 2 node(s) |" buyer.md
 check "HTML: the small messages plotted as time, and the scaling plot" python3 - buyer.html <<'PY'
 import sys
@@ -273,9 +290,9 @@ expect_exit 0 "compare --workload fsdp --price" -- "$TOPOTUNE" compare "$specs/h
 check "the price table's figure is the workload table's" python3 - "$TEST_TMP/out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-assert "GB/s per 1,000 (the workload's effective algbw)" in text, text
+assert "GB/s per 1,000 of the price per GPU (the workload's effective algbw)" in text, text
 price = re.search(r"^hgx-h100  +300,000  +(\S+) ", text, re.M).group(1)
-row = re.search(r"^chosen GB/s per 1,000 of price +(\S+) ", text, re.M).group(1)
+row = re.search(r"^chosen GB/s per 1,000 of the price per GPU +(\S+) ", text, re.M).group(1)
 assert price == row and price != "-", (price, row)
 PY
 check "the legend says where the band is" grep -q "the range in brackets after such a number" "$TEST_TMP/out"
@@ -340,8 +357,8 @@ for k, e in enumerate(ev):
     assert near(band[0] / t, want[0]) and near(band[1] / t, want[1]), (e, band, t, want)
     ratios.append(round(band[1] / band[0], 3))
 assert ratios[0] != ratios[1], ratios
-# per 1,000 of price: the hgx's, none for the input without a price
-[(v, lo, hi)] = cells("chosen GB/s per 1,000 of price")
+# per 1,000 of the price per GPU: the hgx's, none for the input without a price
+[(v, lo, hi)] = cells("chosen GB/s per 1,000 of the price per GPU")
 band = inputs[1]["workload_bands"]["per_1000_of_price"]
 assert near(lo, band[0]) and near(hi, band[1]), ((lo, hi), band)
 assert inputs[0]["workload_bands"]["per_1000_of_price"] is None
