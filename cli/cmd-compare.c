@@ -246,14 +246,14 @@ int cmd_compare(int argc, char **argv)
         {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
          "{\"inputs\": [{label, kind, source, predicted, price, profile}]} (stdout: - or none)"},
         {"price", 0, UTIL_OPT_LIST, &prices, "NAME=AMOUNT",
-         "price per node of an input (by its label): adds GB/s per 1,000 of it"},
+         "price per node of an input (by its label): adds GB/s per 1,000 of its price per GPU"},
         {"nodes", 0, UTIL_OPT_INTS, &scale, "N",
          "predict topology and spec inputs for N nodes (default: the file's); a list N1,N2,...: "
          "a scaling table of busbw by node count",
          .min = 1, .max = 4096, .max_items = MAX_SCALE},
         {"at", 0, UTIL_OPT_SIZE, &at, "SIZE",
          "the size of the scaling table (default: the largest all inputs' defaults ran, else 1G)",
-         .min = 1, .max = 1099511627776.0},
+         .min = 4, .max = 1099511627776.0}, /* one float: nccl-tests runs no smaller all_reduce */
         {"space", 0, UTIL_OPT_STRING, &space, "FILE",
          "configurations the model tries for predicted inputs (default nccl-default)"},
         {"calibration", 0, UTIL_OPT_STRING, &calibration, "FILE",

@@ -162,6 +162,9 @@ printf '{"schema": "topotune/spec/1", "gpu": {"model": "NVIDIA Z9000", "count": 
 expect_exit 2 "unknown spec GPU" -- "$TOPOTUNE" compare z9000.json "$specs/dgx-a100.json" --md bad2.md
 expect_stderr_has "z9000.json" "the spec named"
 expect_no_file bad2.md "no Markdown for bad input"
+# A scaling table below one float: nccl-tests runs no such all_reduce (it printed 0.00 predicted).
+expect_exit 2 "--at 2: refused" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --nodes 1,2 --at 2
+expect_stderr_has "invalid value '2' for --at: expected bytes from 4 to" "--at: the smallest said"
 expect_exit 2 "price for no input" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" --price h200=1
 expect_stderr_has "the inputs are: dgx-a100" "labels listed"
 expect_exit 2 "no input" -- "$TOPOTUNE" compare
