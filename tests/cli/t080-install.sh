@@ -34,6 +34,12 @@ sys.exit(0 if rows and all(r["outcome"] == "ok" for r in rows) else 1)
 PY
     check "$what: the NCCL tuner plugin installed" bash -c "ls '$p'/lib*/libnccl-tuner-topotune.so '$p'/lib/*/libnccl-tuner-topotune.so 2>/dev/null | grep -q ."
     check "$what: man pages installed" test -f "$p/share/man/man1/topotune.1" -a -f "$p/share/man/man1/topotune-bench.1"
+    # every program installed has its page, and each renders without a warning
+    # shellcheck disable=SC2016 # the script is bash -c's, its $1 the prefix
+    check "$what: a man page for every program in bin" bash -c 'for b in "$1"/bin/*; do
+        m=$1/share/man/man1/$(basename "$b").1
+        test -f "$m" || { echo "no page: $m"; exit 1; }
+        test -z "$(groff -man -Tutf8 -ww -z "$m" 2>&1)" || exit 1; done' _ "$p"
     check "$what: the licence, and Debian's copyright file" cmp "$p/share/doc/topotune/LICENSE" "$p/share/doc/topotune/copyright"
 }
 
