@@ -166,21 +166,35 @@ BAND_GROUPS = (("chain", ("broadcast", "reduce")),
 
 
 def predict_group(binary, path, nodes, coll, env, sizes, calib):
-    """Every size's predicted busbw, with the row's stated NCCL variables: one predict call for the
-    powers of two (doubling from half the smallest), one more from each size between two."""
+    """Every size's predicted busbw, with the row's stated NCCL variables: one predict call per
+    odd factor of the sizes (3 x 2^k sizes from one, powers of two from another), each doubling
+    from half the smallest size of its kind."""
     got = {}
-    for start in sorted({s for s in sizes if s & (s - 1)} | {max(1, min(sizes) // 2)}):
+    starts = {}
+    for s in sizes:
+        odd = s >> ((s & -s).bit_length() - 1)
+        starts[odd] = min(starts.get(odd, s), s)
+    for start in sorted(starts.values()):
         cmd = [binary, "predict", "--input", path, "--nodes", str(nodes), "-C", coll, "-b",
-               str(start), "-e", str(max(sizes) * 2), "--json", "--calibration", calib]
-        for e in env:
-            cmd += ["--env", e]
+               str(max(1, start // 2)), "-e", str(max(sizes) * 2), "--json", "--calibration",
+               calib]
+        for var in env:
+            cmd += ["--env", var]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
         for line in p.stdout.splitlines():
-            e = json.loads(line) if line.startswith("{") else {}
-            if e.get("event") == "size" and e.get("predicted"):
-                got[e["size"]] = e["busbw"]
-    # nccl-tests' size of a collective in parts may round below the row's: the nearest size
-    return {s: got[min(got, key=lambda x, s=s: abs(x - s))] for s in sizes} if got else {}
+            ev = json.loads(line) if line.startswith("{") else {}
+            if ev.get("event") == "size" and ev.get("predicted"):
+                got[ev["size"]] = ev["busbw"]
+    out = {}
+    for s in sizes:
+        # nccl-tests' size of a collective in parts may round below the row's (a part of whole
+        # elements per rank): the nearest size, never another size's value
+        near = min(got, key=lambda x, s=s: abs(x - s)) if got else None
+        if near is None or abs(near - s) > max(64, s // 100):
+            raise SystemExit("calibrate-collectives: no prediction of %s at %d B for %s (%s)"
+                             % (coll, s, path, p.stderr.strip()[-300:]))
+        out[s] = got[near]
+    return out
 
 
 def stats(errs):
