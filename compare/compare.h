@@ -65,7 +65,7 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
 json_t *compare_bands_json(const struct compare_input *in);
 /*
  * The bands of a predicted workload input's numbers, as its workload table shows them:
- * {"effective_algbw": {"winner", "baseline"}, "per_1000_of_price", "evidence": [{collective,
+ * {"effective_algbw": {"winner", "baseline"}, "per_1000_of_gpu_price", "evidence": [{collective,
  * size, time_us_band, baseline_time_us_band}]}, each [low, high] (GB/s; us for times) or null
  * where the number is not above 0 (no price: none per price); the effective algbw's band is the
  * mix's (one that holds each (collective, size)'s), the times' their own.

@@ -286,7 +286,7 @@ json_t *compare_workload_bands_json(const struct compare_input *in)
     return json_pack("{s:{s:o,s:o},s:o,s:o}", "effective_algbw", "winner",
                      band_json(chosen, mix, 0), "baseline",
                      band_json(compare_workload_objective(in, "baseline"), mix, 0),
-                     "per_1000_of_price", band_json(per_price, mix, 0), "evidence", rows);
+                     "per_1000_of_gpu_price", band_json(per_price, mix, 0), "evidence", rows);
 }
 
 json_t *compare_bands_json(const struct compare_input *in)

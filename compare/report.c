@@ -490,7 +490,8 @@ static json_t *evidence_times(const json_t *ev)
 }
 
 /* The first input's workload, per input: the mix's effective algbw (the chosen configuration's
- * and the defaults'), per 1,000 of price, and each (collective, size)'s time per call. */
+ * and the defaults'), per 1,000 of the price per GPU, and each (collective, size)'s time per
+ * call. */
 static void workload_table(const struct compare_input *in, int n, enum compare_format f,
                            struct util_buf *out)
 {

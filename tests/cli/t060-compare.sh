@@ -362,9 +362,9 @@ for k, e in enumerate(ev):
 assert ratios[0] != ratios[1], ratios
 # per 1,000 of the price per GPU: the hgx's, none for the input without a price
 [(v, lo, hi)] = cells("chosen GB/s per 1,000 of the price per GPU")
-band = inputs[1]["workload_bands"]["per_1000_of_price"]
+band = inputs[1]["workload_bands"]["per_1000_of_gpu_price"]
 assert near(lo, band[0]) and near(hi, band[1]), ((lo, hi), band)
-assert inputs[0]["workload_bands"]["per_1000_of_price"] is None
+assert inputs[0]["workload_bands"]["per_1000_of_gpu_price"] is None
 PY
 check "JSON: the workload bands valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" w.json

@@ -309,7 +309,7 @@ expect_exit 0 "gen, an edited mix" -- "$TOPOTUNE" gen --runs fsdp-edited --profi
 check "the profile as for the mix itself, and valid" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/profile.schema.json" "$(ls p-edited/*/v1/profile.json)"
 # The buyer's view weighted by the same mix: two specs predicted for FSDP, per input the mix's
-# effective algbw, per 1,000 of price, and each (collective, size)'s time, all predicted.
+# effective algbw, per 1,000 of the price per GPU, and each (collective, size)'s time, all predicted.
 cat >cmp-space.json <<'JSON'
 {"schema": "topotune/space/1", "backend": "nccl", "sizes": {"min": "1M", "max": "16M", "factor": 4},
  "vars": {"NCCL_PROTO": [null, "Simple"]}, "repeat": 1}
