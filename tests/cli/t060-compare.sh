@@ -119,6 +119,14 @@ assert curves, "no predicted curve"
 for s in curves:
     bands = re.findall(r"<title>([^<]*: band \(predicted\))</title>", s)
     assert len(bands) == 1 and bands[0].startswith("hgx-h100 "), bands
+    # the shaded area has a width: at each size its low and high edges apart (not the line twice)
+    areas = [p for p in re.findall(r"fill-opacity = '0\.15[0-9]*' points = '([^']*)'", s) if p.count(",") > 4]
+    assert areas, "no shaded area"
+    for area in areas:
+        ys = {}
+        for x, y in (pt.split(",") for pt in area.split()):
+            ys.setdefault(x, []).append(float(y))
+        assert all(max(v) - min(v) > 1 for v in ys.values() if len(v) == 2), area
 assert all(": band" not in t for s in svgs for t in re.findall(r"<title>([^<]*)</title>", s)
            if not t.startswith("hgx-h100")), "a band on a measured curve"
 PY

@@ -262,6 +262,15 @@ import json, re, sys
 s = json.loads(sys.argv[1])["summary"]
 assert re.search(r"effective algbw 0\.0\d*[1-9]", s) and "0.00 GB/s" not in s, s
 ' "$(profile p-tiny)"
+# ... and carries its band: the mix's, all_reduce's at 8 B (the band expect gives there).
+"$TOPOTUNE" expect --input "$TOPOTUNE_SRC/profiles/specs/hgx-h100.json" -b 8 -e 8 --format json >tiny-expect.json
+check "its summary's predicted figure with the mix's band" python3 -c '
+import json, re, sys
+s = json.loads(sys.argv[1])["summary"]
+v, lo, hi = (float(x) for x in re.search(r"effective algbw ([0-9.]+) GB/s \[band ([0-9.]+)-([0-9.]+)\]", s).groups())
+e = json.load(open(sys.argv[2]))["sizes"][0]
+assert abs(lo / v - e["low"] / e["busbw"]) < 0.02 and abs(hi / v - e["high"] / e["busbw"]) < 0.05, (s, e)
+' "$(profile p-tiny)" tiny-expect.json
 # A weighted size off the doubling grid from the smallest (8 B and 1000 B: 8 x 2^k never hits
 # 1000) lies between two measured sizes, not extrapolated from 512 B at twice its time.
 cat >offgrid.json <<'JSON'
