@@ -291,6 +291,10 @@ static int diff(const char *root, const char *cls, int a, int b)
         printf(" %s%s%.2f", side ? "-> " : "",
                json_is_true(json_object_get(both[side], "predicted")) ? "predicted " : "",
                json_number_value(json_object_get(w, "objective")));
+        json_t *band = json_object_get(w, "objective_band"); /* a predicted number's */
+        if (json_array_size(band) == 2)
+            printf(" [band %.2f-%.2f]", json_number_value(json_array_get(band, 0)),
+                   json_number_value(json_array_get(band, 1)));
         if (!same)
             printf(" %s", objective_of(both[side]));
     }

@@ -363,22 +363,44 @@ static const char *gbs(char *buf, size_t len, double v)
 
 /* A configuration's objective in GB/s; a predicted one with its band, so that no predicted number
  * stands alone: the busbw-weighted band of its sizes, or the workload's (c->band). */
+/* A predicted objective's band in GB/s (*low, *high); 0 when it has none (measured, or no
+ * number above 0). */
+static int objective_band(const struct config_stats *s, const struct gen_choice *c, double *low,
+                          double *high)
+{
+    double l = c->band.low, h = c->band.high;
+    if (s->bw_sum > 0) {
+        l = s->low_sum / s->bw_sum;
+        h = s->high_sum / s->bw_sum;
+    }
+    if (!c->predicted || !(h > 0) || !(s->mean > 0))
+        return 0;
+    *low = s->mean * l;
+    *high = s->mean * h;
+    return 1;
+}
+
 static const char *objective_text(char *buf, size_t len, const struct config_stats *s,
                                   const struct gen_choice *c)
 {
     char n[32], lo[32], hi[32];
-    double v = s->mean, low = c->band.low, high = c->band.high;
-    if (s->bw_sum > 0) {
-        low = s->low_sum / s->bw_sum;
-        high = s->high_sum / s->bw_sum;
-    }
-    gbs(n, sizeof(n), v);
-    if (!c->predicted || !(high > 0) || !(v > 0))
+    double low, high;
+    gbs(n, sizeof(n), s->mean);
+    if (!objective_band(s, c, &low, &high))
         snprintf(buf, len, "%s GB/s", n);
     else
-        snprintf(buf, len, "%s GB/s [band %s-%s]", n, gbs(lo, sizeof(lo), v * low),
-                 gbs(hi, sizeof(hi), v * high));
+        snprintf(buf, len, "%s GB/s [band %s-%s]", n, gbs(lo, sizeof(lo), low),
+                 gbs(hi, sizeof(hi), high));
     return buf;
+}
+
+/* The profile's objective of a configuration, with its band where predicted (objective_band). */
+static void set_objective(json_t *o, const struct config_stats *s, const struct gen_choice *c)
+{
+    double low, high;
+    json_object_set_new(o, "objective", json_real(s->mean));
+    if (objective_band(s, c, &low, &high))
+        json_object_set_new(o, "objective_band", json_pack("[f,f]", low, high));
 }
 
 /* The band of a workload's effective algbw (bytes over time): within the widest band of the
@@ -716,12 +738,12 @@ static json_t *summary_line(const struct config_stats *best, int winner,
 }
 
 static json_t *baseline_json(const struct config_stats *base, enum base_verdict bv,
-                             json_t *base_runs)
+                             json_t *base_runs, const struct gen_choice *c)
 {
     json_t *b = json_object();
     json_object_set_new(b, "stable", json_boolean(bv == BASE_STABLE));
     json_object_set_new(b, "verdict", json_string(verdict_name(bv)));
-    json_object_set_new(b, "objective", json_real(base->mean));
+    set_objective(b, base, c);
     json_object_set_new(b, "cv", json_real(base->cv));
     json_object_set_new(b, "runs", json_integer(base->runs));
     json_object_set_new(b, "outcomes",
@@ -857,7 +879,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
     }
     json_object_set_new(p, "summary", summary);
     json_object_set_new(p, "variables", winner ? variables(&best, &base, bv, &ch) : json_array());
-    json_object_set_new(p, "baseline", baseline_json(&base, bv, base_runs));
+    json_object_set_new(p, "baseline", baseline_json(&base, bv, base_runs, &ch));
     if (workload) {
         json_object_set(p, "workload", workload);
         json_object_set_new(p, "evidence",
@@ -870,7 +892,7 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id)
         json_t *w = json_object();
         json_object_set_new(w, "config_id", json_string(best.id));
         json_object_set(w, "env", best.env);
-        json_object_set_new(w, "objective", json_real(best.mean));
+        set_objective(w, &best, &ch);
         json_object_set_new(w, "cv", json_real(best.cv));
         json_object_set_new(w, "runs", json_integer(best.runs));
         json_object_set_new(w, "per_size", per_size(best_runs));

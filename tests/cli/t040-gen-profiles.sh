@@ -46,6 +46,18 @@ expect_exit 0 "gen with more results" -- "$TOPOTUNE" gen --runs "$TEST_TMP/rtx-a
 check "v2 written" test -d "$root/$rtx/v2" -a "$(readlink "$root/$rtx/latest")" = v2
 expect_exit 0 "profiles diff" -- "$TOPOTUNE" profiles --profiles "$root" diff "$rtx"
 check "diff names the dropped variable" grep -q -- "- NCCL_SHM_DISABLE=1" "$TEST_TMP/out"
+check "diff: each predicted objective with its band" grep -qE \
+    "objective: predicted [0-9.]+ \[band [0-9.]+-[0-9.]+\] -> predicted [0-9.]+ \[band [0-9.]+-[0-9.]+\]" "$TEST_TMP/out"
+check "the profile: a predicted objective's band around it, by the schema" python3 - "$root/$rtx/v2/profile.json" "$TOPOTUNE_SRC" <<'PY'
+import json, subprocess, sys
+p = json.load(open(sys.argv[1]))
+for o in (p["winner"], p["baseline"]):
+    if o and o["objective"] > 0:
+        lo, hi = o["objective_band"]
+        assert 0 < lo < o["objective"] < hi, o
+subprocess.run([sys.executable, sys.argv[2] + "/tests/cli/validate-schema.py",
+                sys.argv[2] + "/docs/schemas/profile.schema.json", sys.argv[1]], check=True)
+PY
 expect_exit 0 "profiles list" -- "$TOPOTUNE" profiles --profiles "$root" list
 check "list shows both classes" test "$(grep -c . "$TEST_TMP/out")" -eq 2
 expect_exit 0 "profiles show" -- "$TOPOTUNE" profiles --profiles "$root" show "$rtx" v1
