@@ -316,8 +316,8 @@ static void load_table(struct tuner_ctx *c, uint64_t comm_id)
 /* --- The next tuner. ------------------------------------------------------------------------ */
 
 /* dlopen as NCCL opens a plugin: the name as given, then, for a bare name, PREFIX-NAME.so; a
- * name that begins STATIC_PLUGIN (any case, NCCL 2.26.2 on: plugin_open.cc) is a tuner linked
- * into the application, found in the process's global scope. */
+ * name that begins STATIC_PLUGIN (any case, NCCL 2.22.3 on: misc/tuner.cc, plugin_open.cc) is a
+ * tuner linked into the application, found in the process's global scope. */
 static void *open_like_nccl(const char *prefix, const char *name, char *why, size_t whylen)
 {
     size_t n = strlen(name);
@@ -336,21 +336,15 @@ static void *open_like_nccl(const char *prefix, const char *name, char *why, siz
     return lib;
 }
 
-static const void *own_symbol(int v)
+/* Whether s lies in this plugin's own library. Not by comparing with &ncclTunerPlugin_vN: this
+ * library's references to its exported symbols resolve through the global scope, where an
+ * application's own tuner (STATIC_PLUGIN, its symbols exported) comes first, and the plugin
+ * took that tuner for itself and chained to nothing. */
+static int in_this_library(const void *s)
 {
-    extern struct tuner_nccl_v2 ncclTunerPlugin_v2;
-    extern struct tuner_nccl_v3 ncclTunerPlugin_v3;
-    extern struct tuner_nccl_v4 ncclTunerPlugin_v4;
-    extern struct tuner_nccl_v5 ncclTunerPlugin_v5;
-    extern struct tuner_nccl_v6 ncclTunerPlugin_v6;
-    const void *own[7] = {NULL,
-                          NULL,
-                          &ncclTunerPlugin_v2,
-                          &ncclTunerPlugin_v3,
-                          &ncclTunerPlugin_v4,
-                          &ncclTunerPlugin_v5,
-                          &ncclTunerPlugin_v6};
-    return v >= 2 && v <= 6 ? own[v] : NULL;
+    Dl_info theirs, mine;
+    return dladdr(s, &theirs) && dladdr((const void *)&in_this_library, &mine) &&
+           theirs.dli_fbase == mine.dli_fbase;
 }
 
 /* Takes the newest interface of `lib` that the NCCL calling us (through c->version) would have
@@ -364,7 +358,7 @@ static int take_next(struct tuner_ctx *c, void *lib, const char *where)
         if (!s)
             continue;
         const char *name = *(const char *const *)s;
-        if (s == own_symbol(v) || (name && !strcmp(name, TUNER_PLUGIN_NAME))) {
+        if (in_this_library(s) || (name && !strcmp(name, TUNER_PLUGIN_NAME))) {
             dlclose(lib);
             return 2;
         }

@@ -78,8 +78,9 @@
  * unavailable here, and per collective the first call no row matched.
  *
  * State. Each communicator reads and checks the table in its own init and keeps it in its own
- * context until destroy; calls only read that context. There is no mutable global state, so
- * any number of communicators in any number of threads may use the plugin at once.
+ * context until destroy; calls only read that context. The only global state is a set of atomic
+ * flags (what has been said once), so any number of communicators in any number of threads may
+ * use the plugin at once.
  *
  * The table format, version 1 (what `topotune gen` writes; a text file, at most
  * TUNER_TABLE_MAX_BYTES, lines at most TUNER_TABLE_MAX_LINE bytes, LF or CRLF):

@@ -229,7 +229,7 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "a cycle: no hit");
     CHECK(emu_comm_destroy(&c) == 0, "a cycle of tuners: destroy failed");
     env_set("FAKE_CYCLE_NEXT", NULL);
-    /* STATIC_PLUGIN (any case, a prefix of it: NCCL 2.26.2 on): the tuner linked into the
+    /* STATIC_PLUGIN (any case, a prefix of it: NCCL 2.22.3 on): the tuner linked into the
      * application, in the process's global scope (the fake made global to stand for it) */
     void *global = dlopen(next_path, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
     CHECK(global != NULL, "cannot make the fake next tuner global: %s", dlerror());
@@ -242,6 +242,21 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     env_set("TOPOTUNE_NEXT_TUNER", NULL);
     dlclose(next);
     dlclose(next_v2);
+    return 0;
+}
+
+int scenario_chain_static(const char *next_path)
+{
+    void *next = dlopen(next_path, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL); /* main opened it */
+    counts_fn f = counts_of(next);
+    CHECK(f != NULL, "the fake next tuner is not loaded: %s", dlerror());
+    if (!f)
+        return -1;
+    env_main_table();
+    env_set("TOPOTUNE_NEXT_TUNER", "STATIC_PLUGIN");
+    chain_all_releases(f, 0, "STATIC_PLUGIN, global before the plugin");
+    env_set("TOPOTUNE_NEXT_TUNER", NULL);
+    dlclose(next);
     return 0;
 }
 

@@ -591,11 +591,18 @@ static int run_hits_4x8(void)
 int main(int argc, char **argv)
 {
     int unsupported = argc == 4 && !strcmp(argv[2], "chain-unsupported");
-    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) && !unsupported &&
+    int app_tuner = argc == 4 && !strcmp(argv[2], "chain-static");
+    if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) && !unsupported && !app_tuner &&
         !(argc == 6 && !strcmp(argv[2], "chain"))) {
         fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so | "
                         "PLUGIN.so chain NEXT.so NEXT-V2.so CYCLE.so | PLUGIN.so "
-                        "chain-unsupported NEXT.so\n");
+                        "chain-unsupported NEXT.so | PLUGIN.so chain-static NEXT.so\n");
+        return 2;
+    }
+    /* the application's tuner in the global scope before NCCL loads the plugin */
+    void *app = app_tuner ? dlopen(argv[3], RTLD_NOW | RTLD_GLOBAL) : NULL;
+    if (app_tuner && !app) {
+        fprintf(stderr, "tuner-harness: %s\n", dlerror());
         return 2;
     }
     harness_plugin = argv[1];
@@ -622,6 +629,7 @@ int main(int argc, char **argv)
         return 1;
     int rc = argc == 6     ? scenario_chain(argv[3], argv[4], argv[5])
              : unsupported ? scenario_chain_unsupported(argv[3])
+             : app_tuner   ? scenario_chain_static(argv[3])
              : argc == 4   ? scenario_local_nccl(argv[3])
                            : run();
     unload_all();

@@ -68,6 +68,10 @@ int scenario_malformed(void);
 /* Scenarios in harness-chain.c: the next tuner, the node's kind, the channel clamp. */
 int scenario_chain(const char *next_path, const char *next_v2_path, const char *cycle_path);
 int scenario_chain_unsupported(const char *next_path);
+/* The application's own tuner (STATIC_PLUGIN) global before the plugin is loaded, as one linked
+ * into the program with its symbols exported: the plugin must chain to it, not take it for
+ * itself. main opens next_path RTLD_GLOBAL before loading the plugin. */
+int scenario_chain_static(const char *next_path);
 int scenario_node_kind(void);
 int scenario_digest(void);
 int scenario_channels(void);
