@@ -689,11 +689,13 @@ static void log_skip(struct tuner_ctx *c, const struct tuner_rule *r, size_t byt
 
 /* CollNet, and NVLS across nodes: NCCL schedules such a call on the channel count it is given,
  * unchecked against its own (enqueue.cc, scheduleCollTasksToPlan: isCollnet), so a row's count
- * is never passed for them. */
+ * is never passed for them. Nor, to NCCL 2.21 (interface v2), for NVLS and NVLS tree anywhere:
+ * it caps a tuned call at the group's largest count, not at its NVLS channels (2.22 on does). */
 static int unbounded_channels(const struct tuner_ctx *c, const struct tuner_rule *r)
 {
+    int nvls = r->algo == TUNER_ALGO_NVLS || r->algo == TUNER_ALGO_NVLS_TREE;
     return r->algo == TUNER_ALGO_COLLNET_DIRECT || r->algo == TUNER_ALGO_COLLNET_CHAIN ||
-           (r->algo == TUNER_ALGO_NVLS && c->nodes > 1);
+           (r->algo == TUNER_ALGO_NVLS && c->nodes > 1) || (nvls && c->version == 2);
 }
 
 /* The row's channel count within what NCCL runs for any algorithm: MAXCHANNELS, 32 in the
@@ -710,9 +712,7 @@ static void log_apply(struct tuner_ctx *c, const struct tuner_rule *r, size_t by
     char clamped[80] = "";
     if (r->channels && unbounded_channels(c, r))
         snprintf(clamped, sizeof(clamped),
-                 " (the row's %u not passed: NCCL runs this "
-                 "algorithm on as many as it is given)",
-                 (unsigned)r->channels);
+                 " (the row's %u not passed: NCCL does not bound it here)", (unsigned)r->channels);
     else if (r->channels > TUNER_NCCL_MAX_CHANNELS)
         snprintf(clamped, sizeof(clamped), " (the row's %u is above NCCL's limit)",
                  (unsigned)r->channels);
