@@ -73,8 +73,11 @@ static const char *then_not_the_table(struct tuner_ctx *c)
 
 /*
  * The version of the NCCL that loaded us, as a code, or 0 when it cannot be told. The logger
- * NCCL hands in lives in the NCCL library itself, so ncclGetVersion is looked up there first:
- * that works when NCCL was loaded RTLD_LOCAL (PyTorch) or is linked into a larger library.
+ * NCCL hands in lives in the NCCL library itself, so ncclGetVersion is looked up there: that
+ * works when NCCL was loaded RTLD_LOCAL (PyTorch) or is linked into a larger library. Only where
+ * the logger's library cannot be found is the process searched: a library that has the logger
+ * but no ncclGetVersion (a static NCCL exporting none) is an NCCL of unknown version, not
+ * whatever other NCCL the process holds.
  */
 static unsigned nccl_version(tuner_nccl_logger log)
 {
@@ -86,7 +89,7 @@ static unsigned nccl_version(tuner_nccl_logger log)
         lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     if (lib)
         get = (get_version_fn)dlsym(lib, "ncclGetVersion");
-    if (!get)
+    else
         get = (get_version_fn)dlsym(RTLD_DEFAULT, "ncclGetVersion");
     int code = 0;
     if (!get || get(&code) != TUNER_NCCL_SUCCESS || code <= 0)

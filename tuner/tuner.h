@@ -56,7 +56,8 @@
  * `class=` header other than TOPOTUNE_CLASS (when that is set), a `gpus=` or `gpu_model=`
  * header other than what the NVIDIA driver lists on this node (/proc/driver/nvidia/gpus; not
  * checked when that cannot be read), or an NCCL version (ncclGetVersion of the library that
- * loaded the plugin) outside the table's nccl_min..nccl_max. It never aborts the job, and
+ * loaded the plugin; not checked when that library exports none) outside the table's
+ * nccl_min..nccl_max. It never aborts the job, and
  * returns an error to NCCL (which fails the communicator's init) only as "One table" says.
  *
  * One table. NCCL does not check that its ranks chose alike, and a rank that leaves a call to

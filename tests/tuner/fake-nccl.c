@@ -16,12 +16,14 @@
 static int warnings;
 static char last[512];
 
+#ifndef FAKE_NCCL_NO_VERSION /* a static NCCL build that exports no ncclGetVersion */
 int ncclGetVersion(int *version);
 int ncclGetVersion(int *version)
 {
     *version = FAKE_NCCL_VERSION;
     return 0;
 }
+#endif
 
 void fake_nccl_log(tuner_nccl_log_level level, unsigned long subsys, const char *where, int line,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -519,6 +519,40 @@ static int scenario_local_nccl(const char *fake_path)
     return 0;
 }
 
+/* An NCCL whose library exports no ncclGetVersion (a static build inside a larger one) while
+ * another NCCL in the process does: that one is not the NCCL calling, so the version is unknown
+ * and the table's range not checked (it was read from the other one and the table refused). */
+static int scenario_local_nccl_noversion(const char *fake_path)
+{
+    void *fake = dlopen(fake_path, RTLD_LAZY | RTLD_LOCAL);
+    CHECK(fake != NULL, "cannot open %s: %s", fake_path, dlerror());
+    if (!fake)
+        return -1;
+    int (*warnings)(const char **) = (int (*)(const char **))dlsym(fake, "fake_nccl_warnings");
+    emu_logger = (tuner_nccl_logger)dlsym(fake, "fake_nccl_log");
+    CHECK(warnings && emu_logger && !dlsym(fake, "ncclGetVersion"), "fake NCCL not as meant");
+    if (!warnings || !emu_logger)
+        return -1;
+    emu_nccl_version = 22903; /* this program's ncclGetVersion: another NCCL, 2.29.3 */
+    char table[4096];
+    snprintf(table, sizeof(table),
+             "# topotune tuner table 1\n# nccl_min=2.21.0\n"
+             "# nccl_max=2.29.2\n%s",
+             strstr(main_table, "collective,"));
+    env_set("TOPOTUNE_TUNER_TABLE", table_file("noversion.txt", table, strlen(table)));
+    const char *text;
+    int before = warnings(&text);
+    struct emu_comm c;
+    CHECK(emu_comm_init(&c, &loaded[5], 1, 8) == 0, "init");
+    CHECK(warnings(&text) == before, "refused by another NCCL's version: %s", text);
+    CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "table not applied");
+    CHECK(emu_comm_destroy(&c) == 0, "destroy");
+    emu_nccl_version = 0;
+    emu_logger = emu_log;
+    dlclose(fake);
+    return 0;
+}
+
 /* Many communicators at once in many threads, each with its own context. */
 #define THREADS 16
 #define ROUNDS  6
@@ -594,11 +628,13 @@ int main(int argc, char **argv)
 {
     int unsupported = argc == 4 && !strcmp(argv[2], "chain-unsupported");
     int app_tuner = argc == 4 && !strcmp(argv[2], "chain-static");
+    int noversion = argc == 4 && !strcmp(argv[2], "local-nccl-noversion");
     if (argc != 3 && !(argc == 4 && !strcmp(argv[2], "local-nccl")) && !unsupported && !app_tuner &&
-        !(argc == 6 && !strcmp(argv[2], "chain"))) {
+        !noversion && !(argc == 6 && !strcmp(argv[2], "chain"))) {
         fprintf(stderr, "usage: tuner-harness PLUGIN.so SCENARIO | PLUGIN.so local-nccl FAKE.so | "
                         "PLUGIN.so chain NEXT.so NEXT-V2.so CYCLE.so | PLUGIN.so "
-                        "chain-unsupported NEXT.so | PLUGIN.so chain-static NEXT.so\n");
+                        "chain-unsupported NEXT.so | PLUGIN.so chain-static NEXT.so | "
+                        "PLUGIN.so local-nccl-noversion FAKE.so\n");
         return 2;
     }
     /* the application's tuner in the global scope before NCCL loads the plugin */
@@ -632,6 +668,7 @@ int main(int argc, char **argv)
     int rc = argc == 6     ? scenario_chain(argv[3], argv[4], argv[5])
              : unsupported ? scenario_chain_unsupported(argv[3])
              : app_tuner   ? scenario_chain_static(argv[3])
+             : noversion   ? scenario_local_nccl_noversion(argv[3])
              : argc == 4   ? scenario_local_nccl(argv[3])
                            : run();
     unload_all();
