@@ -311,9 +311,13 @@ static ncclResult_t alltoall(const struct bench_ctx *c, const struct nccl_state 
 }
 
 static ncclResult_t call(const struct bench_ctx *c, const struct nccl_state *s,
-                         struct nccl_gpu *gpu, int rank, const struct bench_counts *n, int in_place)
+                         struct nccl_gpu *gpu, int rank, const struct bench_counts *n, int in_place,
+                         int iter)
 {
-    char *in = input_of(c, gpu, rank, n, in_place), *out = output_of(c, gpu, rank, n, in_place);
+    /* each iteration further along the -e sized buffers, as nccl-tests (bench_coll_shift) */
+    size_t shift = bench_coll_shift(n, bench_dtype_size(c->dtype), s->bytes, iter);
+    char *in = input_of(c, gpu, rank, n, in_place) + shift;
+    char *out = output_of(c, gpu, rank, n, in_place) + shift;
     ncclDataType_t t = nccl_type(c->dtype);
     ncclRedOp_t op = nccl_op(c->op);
     size_t count = n->param;
@@ -346,11 +350,11 @@ static ncclResult_t call(const struct bench_ctx *c, const struct nccl_state *s,
 
 /* One collective per local GPU, as one group. */
 static int launch(struct bench_ctx *c, struct nccl_state *s, const struct bench_counts *n,
-                  int in_place)
+                  int in_place, int iter)
 {
     ncclResult_t r = ncclGroupStart();
     for (int g = 0; g < s->ngpus && (r == ncclSuccess || r == ncclInProgress); g++)
-        r = call(c, s, &s->gpu[g], c->rank + g, n, in_place);
+        r = call(c, s, &s->gpu[g], c->rank + g, n, in_place, iter);
     ncclResult_t end = ncclGroupEnd();
     if (r != ncclSuccess && r != ncclInProgress)
         return nccl_fail(s, c->opt->collective, r);
@@ -374,7 +378,7 @@ static int batch(struct bench_ctx *c, struct nccl_state *s, const struct bench_c
 {
     int rc = record(s, 1);
     for (int i = 0; i < n && !rc; i++)
-        rc = launch(c, s, counts, in_place);
+        rc = launch(c, s, counts, in_place, i);
     if (!rc)
         rc = record(s, 0);
     return rc ? rc : wait_all(s, 1);
@@ -441,6 +445,9 @@ static int nccl_run(struct bench_ctx *c, const struct bench_counts *n, int in_pl
         return rc; /* each failure keeps the stage it happened in */
     bench_stage(c, "size:%zu", bytes);
     bench_hook_stall(c, "size");
+    /* every process starts the timed calls together, as nccl-tests (a barrier after the
+     * warmup): a late process would count in the others' time */
+    MPI_Barrier(c->comm);
     rc = batch(c, s, n, in_place, o->iters);
     r->time_us = 0;
     for (int g = 0; !rc && g < s->ngpus; g++) {

@@ -34,6 +34,13 @@ size_t bench_coll_size(const struct bench_counts *n, size_t elt)
     return (n->send > n->recv ? n->send : n->recv) * elt;
 }
 
+size_t bench_coll_shift(const struct bench_counts *n, size_t elt, size_t max_bytes, int iter)
+{
+    size_t total = bench_coll_size(n, elt);
+    size_t steps = total ? max_bytes / total : 1;
+    return steps > 1 && iter > 0 ? total * ((size_t)iter % steps) : 0;
+}
+
 size_t bench_float_size(int coll, size_t size, int nranks, size_t *count)
 {
     struct bench_counts n;

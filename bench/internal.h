@@ -53,6 +53,11 @@ struct bench_counts {
 void bench_coll_counts(int coll, size_t count, size_t elt, int nranks, struct bench_counts *n);
 /* The size column: the larger buffer, in bytes (0: too small for one part per rank). */
 size_t bench_coll_size(const struct bench_counts *n, size_t elt);
+/* Where iteration iter's buffers start, in bytes, within buffers of max_bytes: nccl-tests moves
+ * them along at each iteration (common.cu, startColl: shift = bytes x (iter % (max / bytes))), so
+ * that a size that fits in the GPU's cache is not timed from it. Iteration 0 (the check's) at 0;
+ * shift + bench_coll_size is never beyond max_bytes. */
+size_t bench_coll_shift(const struct bench_counts *n, size_t elt, size_t max_bytes, int iter);
 struct bench_ctx;
 /* Rank's input (n->send elements) for pass seed. */
 void bench_coll_fill(const struct bench_ctx *c, void *buf, const struct bench_counts *n, int rank,

@@ -176,6 +176,16 @@ static void test_coll_counts(void **state)
         assert_int_equal(n.send, 1001);
         assert_int_equal(n.recv, 1001);
     }
+    /* each iteration's buffers further along, as nccl-tests: 3968 B in 16 KiB: 4 places */
+    bench_coll_counts(MODEL_ALL_GATHER, 1000, 4, 8, &n);
+    size_t want[] = {0, 3968, 7936, 11904, 0, 3968};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(bench_coll_shift(&n, 4, 16384, i), want[i]);
+        assert_true(bench_coll_shift(&n, 4, 16384, i) + bench_coll_size(&n, 4) <= 16384);
+    }
+    assert_int_equal(bench_coll_shift(&n, 4, 3968, 5), 0);    /* the whole buffer: no room */
+    assert_int_equal(bench_coll_shift(&n, 4, 7935, 3), 0);    /* one place only */
+    assert_int_equal(bench_coll_shift(&n, 4, 1 << 20, 0), 0); /* the check's iteration */
     /* nccl-tests' bus factors (GetBw) */
     assert_true(fabs(model_coll_bus_factor(MODEL_ALL_REDUCE, 8) - 1.75) < 1e-12);
     assert_true(fabs(model_coll_bus_factor(MODEL_ALL_GATHER, 8) - 0.875) < 1e-12);
