@@ -39,6 +39,7 @@ struct nccl_gpu {
     cudaStream_t stream;
     cudaEvent_t start, stop;
     void *send, *recv;
+    int nccl_mem; /* send and recv from ncclMemAlloc (freed by ncclMemFree), else cudaMalloc */
 };
 
 struct nccl_state {
@@ -183,19 +184,28 @@ static int pick_devices(struct bench_ctx *c, struct nccl_state *s)
     return 0;
 }
 
-static int alloc_buffers(struct nccl_gpu *g, size_t bytes)
+/* ncclMemAlloc as nccl-tests (AllocateBuffs) where the NCCL running has it: built against 2.19
+ * or later is not enough, as the library loaded at run time may be older (its symbol missing: a
+ * lookup error on first call under lazy binding), so its version decides. */
+static int alloc_buffers(struct nccl_gpu *g, size_t bytes, int nccl_version)
 {
     CUDA_TRY(cudaSetDevice(g->device));
     CUDA_TRY(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     CUDA_TRY(cudaEventCreate(&g->start));
     CUDA_TRY(cudaEventCreate(&g->stop));
 #ifdef HAVE_NCCL_MEM_ALLOC
-    if (ncclMemAlloc(&g->send, bytes) == ncclSuccess &&
-        ncclMemAlloc(&g->recv, bytes) == ncclSuccess)
-        return 0;
-    if (g->send) /* the send buffer came, the receive did not: both from cudaMalloc then */
-        ncclMemFree(g->send);
-    g->send = g->recv = NULL;
+    if (nccl_version >= NCCL_VERSION(2, 19, 0)) {
+        if (ncclMemAlloc(&g->send, bytes) == ncclSuccess &&
+            ncclMemAlloc(&g->recv, bytes) == ncclSuccess) {
+            g->nccl_mem = 1;
+            return 0;
+        }
+        if (g->send) /* the send buffer came, the receive did not: both from cudaMalloc then */
+            ncclMemFree(g->send);
+        g->send = g->recv = NULL;
+    }
+#else
+    (void)nccl_version;
 #endif
     CUDA_TRY(cudaMalloc(&g->send, bytes));
     CUDA_TRY(cudaMalloc(&g->recv, bytes));
@@ -264,7 +274,7 @@ static int nccl_init(struct bench_ctx *c)
     if (!rc)
         rc = pick_devices(c, s);
     for (int g = 0; !rc && g < s->ngpus; g++)
-        rc = alloc_buffers(&s->gpu[g], s->bytes);
+        rc = alloc_buffers(&s->gpu[g], s->bytes, s->version);
     /* Every process must have its devices before any enters the collective init. */
     int worst = rc;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, c->comm);
@@ -485,10 +495,13 @@ static void nccl_release(struct bench_ctx *c)
         }
         cudaSetDevice(gpu->device);
 #ifdef HAVE_NCCL_MEM_ALLOC
-        if (gpu->send && ncclMemFree(gpu->send) != ncclSuccess)
+        if (gpu->nccl_mem) {
+            ncclMemFree(gpu->send);
+            ncclMemFree(gpu->recv);
+        } else {
             cudaFree(gpu->send);
-        if (gpu->recv && ncclMemFree(gpu->recv) != ncclSuccess)
             cudaFree(gpu->recv);
+        }
 #else
         cudaFree(gpu->send);
         cudaFree(gpu->recv);
