@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The GPU check's steps without a GPU (tests/gpu/steps.sh, which check-on-gpu.sh sources): a step
+# may be a program or one of its functions (bench), runs under its time limit (a hang costs that
+# step only, said), and each is recorded with its exit code against the one wanted, the summary
+# rewritten after each. A step that was a function once failed under timeout as "not found".
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+out=$TEST_TMP/gpu
+mkdir -p "$out/logs"
+steps=$out/steps.jsonl
+: >"$steps"
+ngpus=1
+export TOPOTUNE_GPU_STEP_S=3
+# shellcheck source=../gpu/steps.sh
+. "$TOPOTUNE_SRC/tests/gpu/steps.sh"
+step program 0 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 >/dev/null
+step function 0 bench fn "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 >/dev/null
+step function-env 0 bench fne env NCCL_DEBUG=WARN "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 >/dev/null
+step wrong-exit 0 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 --no-such-flag >/dev/null
+step hangs 0 sleep 60 >/dev/null
+check "summary: each step as it went" python3 - "$out" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+by = {x["name"]: x for x in s["steps"]}
+assert [x["name"] for x in s["steps"]] == ["program", "function", "function-env", "wrong-exit", "hangs"], s
+assert by["program"]["ok"] and by["function"]["ok"] and by["function-env"]["ok"], s
+assert not by["wrong-exit"]["ok"] and by["wrong-exit"]["detail"].startswith("exit 6, expected 0"), by["wrong-exit"]
+assert not by["hangs"]["ok"] and "killed after 3 s" in by["hangs"]["detail"] and by["hangs"]["seconds"] < 30, by["hangs"]
+assert s["failed"] == ["wrong-exit", "hangs"], s
+PY
+check "bench's events where the function puts them" test -s "$out/logs/fn.jsonl" -a -s "$out/logs/fne.jsonl"
+finish
