@@ -74,23 +74,28 @@ static const char *then_not_the_table(struct tuner_ctx *c)
 /*
  * The version of the NCCL that loaded us, as a code, or 0 when it cannot be told. The logger
  * NCCL hands in lives in the NCCL library itself, so ncclGetVersion is looked up there: that
- * works when NCCL was loaded RTLD_LOCAL (PyTorch) or is linked into a larger library. Only where
- * the logger's library cannot be found is the process searched: a library that has the logger
- * but no ncclGetVersion (a static NCCL exporting none) is an NCCL of unknown version, not
- * whatever other NCCL the process holds.
+ * works when NCCL was loaded RTLD_LOCAL (PyTorch) or is linked into a larger library. The
+ * function must lie in the logger's own object: one that has the logger but no ncclGetVersion
+ * (a static NCCL exporting none) is an NCCL of unknown version, not whatever other NCCL the
+ * process holds. Only a logger that cannot be placed at all leaves the process's.
  */
 static unsigned nccl_version(tuner_nccl_logger log)
 {
     typedef int (*get_version_fn)(int *);
     get_version_fn get = NULL;
     void *lib = NULL;
-    Dl_info where;
-    if (log && dladdr((void *)log, &where) && where.dli_fname && where.dli_fname[0])
+    Dl_info where, found;
+    int placed = log && dladdr((void *)log, &where) && where.dli_fname && where.dli_fname[0];
+    if (placed)
         lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     if (lib)
         get = (get_version_fn)dlsym(lib, "ncclGetVersion");
-    else
+    else /* a program NCCL is linked into does not reopen by its name */
         get = (get_version_fn)dlsym(RTLD_DEFAULT, "ncclGetVersion");
+    /* only the logger's own object's: dlsym searches a library's dependencies too, and the
+     * process holds what else it loaded */
+    if (get && placed && (!dladdr((void *)get, &found) || found.dli_fbase != where.dli_fbase))
+        get = NULL;
     int code = 0;
     if (!get || get(&code) != TUNER_NCCL_SUCCESS || code <= 0)
         code = 0;
