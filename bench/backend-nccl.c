@@ -31,6 +31,13 @@
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
 #define HAVE_NCCL_MEM_ALLOC 1
+/* weak: the NCCL loaded at run time may be older than the headers (a container's) and lack them;
+ * a program bound at load (LD_BIND_NOW, -z now) would not start. Called only where present. */
+#pragma weak ncclMemAlloc
+#pragma weak ncclMemFree
+#endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+#pragma weak ncclAlltoAll
 #endif
 
 struct nccl_gpu {
@@ -185,8 +192,9 @@ static int pick_devices(struct bench_ctx *c, struct nccl_state *s)
 }
 
 /* ncclMemAlloc as nccl-tests (AllocateBuffs) where the NCCL running has it: built against 2.19
- * or later is not enough, as the library loaded at run time may be older (its symbol missing: a
- * lookup error on first call under lazy binding), so its version decides. */
+ * or later is not enough, as the library loaded at run time may be older (the symbol missing,
+ * weak here), so its version and the symbol decide. A failed ncclMemAlloc may have set its
+ * pointer: only a buffer it returned is freed. */
 static int alloc_buffers(struct nccl_gpu *g, size_t bytes, int nccl_version)
 {
     CUDA_TRY(cudaSetDevice(g->device));
@@ -194,15 +202,17 @@ static int alloc_buffers(struct nccl_gpu *g, size_t bytes, int nccl_version)
     CUDA_TRY(cudaEventCreate(&g->start));
     CUDA_TRY(cudaEventCreate(&g->stop));
 #ifdef HAVE_NCCL_MEM_ALLOC
-    if (nccl_version >= NCCL_VERSION(2, 19, 0)) {
-        if (ncclMemAlloc(&g->send, bytes) == ncclSuccess &&
-            ncclMemAlloc(&g->recv, bytes) == ncclSuccess) {
+    if (nccl_version >= NCCL_VERSION(2, 19, 0) && ncclMemAlloc && ncclMemFree) {
+        void *send = NULL, *recv = NULL;
+        int sent = ncclMemAlloc(&send, bytes) == ncclSuccess;
+        if (sent && ncclMemAlloc(&recv, bytes) == ncclSuccess) {
+            g->send = send;
+            g->recv = recv;
             g->nccl_mem = 1;
             return 0;
         }
-        if (g->send) /* the send buffer came, the receive did not: both from cudaMalloc then */
-            ncclMemFree(g->send);
-        g->send = g->recv = NULL;
+        if (sent) /* the send buffer came, the receive did not: both from cudaMalloc then */
+            ncclMemFree(send);
     }
 #else
     (void)nccl_version;
@@ -305,7 +315,7 @@ static ncclResult_t alltoall(const struct bench_ctx *c, const struct nccl_state 
                              char *out, size_t count, ncclComm_t comm, cudaStream_t stream)
 {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-    if (s->version >= NCCL_VERSION(2, 28, 0))
+    if (s->version >= NCCL_VERSION(2, 28, 0) && ncclAlltoAll)
         return ncclAlltoAll(in, out, count, nccl_type(c->dtype), comm, stream);
 #endif
     (void)s;

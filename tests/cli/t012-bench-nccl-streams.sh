@@ -10,4 +10,11 @@ src=$TOPOTUNE_SRC/bench/backend-nccl.c
 check "no copy or memset on the legacy default stream" bash -c "! grep -nE '\\bcuda(Memcpy|Memset)\\(' '$src'"
 check "the check's copies are on the run's stream" bash -c \
     "[ \$(grep -cE 'cuda(MemcpyAsync|MemsetAsync)\\(.*' '$src') -ge 3 ] && grep -q 'gpu->stream));' '$src'"
+# NCCL functions newer than some NCCL a container may load (ncclMemAlloc/Free 2.19, ncclAlltoAll
+# 2.28) are weak references, called only where present: a strong one stops the program at load
+# under LD_BIND_NOW or -z now before its version check runs.
+if command -v nm >/dev/null; then
+    check "newer NCCL functions are weak references" bash -c \
+        "! nm -D '$TOPOTUNE_BENCH' | grep -E ' U (ncclMemAlloc|ncclMemFree|ncclAlltoAll)\$'"
+fi
 finish
