@@ -19,15 +19,17 @@ step function 0 bench fn "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 >/dev/
 step function-env 0 bench fne env NCCL_DEBUG=WARN "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 >/dev/null
 step wrong-exit 0 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 --no-such-flag >/dev/null
 step hangs 0 sleep 60 >/dev/null
+step inner-timeout 0 timeout 1 sleep 60 >/dev/null # a limit inside the step: its own 124
 check "summary: each step as it went" python3 - "$out" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
 by = {x["name"]: x for x in s["steps"]}
-assert [x["name"] for x in s["steps"]] == ["program", "function", "function-env", "wrong-exit", "hangs"], s
+assert [x["name"] for x in s["steps"]] == ["program", "function", "function-env", "wrong-exit", "hangs", "inner-timeout"], s
 assert by["program"]["ok"] and by["function"]["ok"] and by["function-env"]["ok"], s
 assert not by["wrong-exit"]["ok"] and by["wrong-exit"]["detail"].startswith("exit 6, expected 0"), by["wrong-exit"]
 assert not by["hangs"]["ok"] and "killed after 3 s" in by["hangs"]["detail"] and by["hangs"]["seconds"] < 30, by["hangs"]
-assert s["failed"] == ["wrong-exit", "hangs"], s
+assert by["inner-timeout"]["detail"].startswith("exit 124, expected 0"), by["inner-timeout"]
+assert s["failed"] == ["wrong-exit", "hangs", "inner-timeout"], s
 PY
 check "bench's events where the function puts them" test -s "$out/logs/fn.jsonl" -a -s "$out/logs/fne.jsonl"
 finish

@@ -48,8 +48,9 @@ steps=$out/steps.jsonl
 : >"$steps"
 # A program that cannot load its libraries (a tree carried without .gpu/) fails every step alike:
 # said once, before the device time goes.
-if ldd "$bin/topotune-bench" 2>&1 | grep -q "not found"; then
-    echo "topotune-bench cannot load: $(ldd "$bin/topotune-bench" 2>&1 | grep "not found" | tr '\n' ' ')"
+libs=$(ldd "$bin/topotune-bench" 2>&1)
+if [ ! -x "$bin/topotune-bench" ] || grep -q "not found" <<<"$libs"; then
+    echo "topotune-bench cannot run: $(grep "not found" <<<"$libs" | tr '\n' ' ')"
     exit 1
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/logs/driver.txt" 2>&1

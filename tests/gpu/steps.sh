@@ -40,7 +40,9 @@ step() {
     rc=$?
     local took
     took=$(python3 -c "import sys; print(round($(date +%s.%N) - $start, 2))")
-    if [ "$rc" -eq 124 ] && [ "$want" -ne 124 ]; then
+    # the step's own limit ran out (124, or 137 after -k): not a timeout inside the step
+    if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$rc" -ne "$want" ] &&
+        python3 -c "import sys; sys.exit(0 if $took >= $step_limit else 1)"; then
         record "$name" 0 "killed after ${step_limit} s (TOPOTUNE_GPU_STEP_S)" "$took"
     elif [ "$rc" -eq "$want" ]; then record "$name" 1 "exit $rc" "$took"; else
         record "$name" 0 "exit $rc, expected $want: $(tail -n 2 "$out/logs/$name.log" | tr '\n' ' ' | cut -c1-300)" "$took"
