@@ -20,6 +20,7 @@ step function-env 0 bench fne env NCCL_DEBUG=WARN "$TOPOTUNE_BENCH" --backend mp
 step wrong-exit 0 "$TOPOTUNE_BENCH" --backend mpi -b 8 -e 64 -T 20 --no-such-flag >/dev/null
 step hangs 0 sleep 60 >/dev/null
 step inner-timeout 0 timeout 1 sleep 60 >/dev/null # a limit inside the step: its own 124
+untested no-second-gpu "one GPU: no pair to copy between" >/dev/null
 check "summary: each step as it went" python3 - "$out" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
@@ -30,6 +31,7 @@ assert not by["wrong-exit"]["ok"] and by["wrong-exit"]["detail"].startswith("exi
 assert not by["hangs"]["ok"] and "killed after 3 s" in by["hangs"]["detail"] and by["hangs"]["seconds"] < 30, by["hangs"]
 assert by["inner-timeout"]["detail"].startswith("exit 124, expected 0"), by["inner-timeout"]
 assert s["failed"] == ["wrong-exit", "hangs", "inner-timeout"], s
+assert s["passed"] == 3 and [n["name"] for n in s["not_tested"]] == ["no-second-gpu"], s  # not a pass
 PY
 check "bench's events where the function puts them" test -s "$out/logs/fn.jsonl" -a -s "$out/logs/fne.jsonl"
 finish

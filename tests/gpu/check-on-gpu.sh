@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The GPU check: everything that needs a real NVIDIA GPU, in one go, meaningful on ONE GPU and
 # using every GPU present when there are more. Builds topotune if needed. Each step is recorded
-# (name, ok, detail, seconds) in $OUT/summary.json, its logs beside it; a failing step does not
-# stop the others. Exits 0 when every step passed, 1 otherwise, 77 (CTest's skip) without a GPU.
+# (name, ok, detail, seconds) in $OUT/summary.json, its logs beside it, and what this machine
+# cannot exercise under not_tested (never counted as passed); a failing step does not stop the
+# others. Exits 0 when every step passed, 1 otherwise, 77 (CTest's skip) without a GPU.
 # Budget: about 5 minutes on one H200 (TOPOTUNE_GPU_QUICK=1: the smallest sizes only).
 #
 # Steps: topology facts from NVML and CUDA; doctor (its P2P copy test runs with 2+ GPUs, says why
@@ -260,7 +261,7 @@ start = json.loads(open(sys.argv[1]).readline())
 assert start["ranks"] == int(sys.argv[2]), start
 print(start["ranks"], "ranks in one job")' "$out/logs/mpi-ranks.jsonl" "$ngpus"
     else
-        record mpi-ranks 1 "skipped: no mpirun in this image" 0
+        untested mpi-ranks "no mpirun in this image"
     fi
 fi
 
@@ -299,6 +300,6 @@ fi
 # What one GPU cannot show: a one-rank collective is a local copy (NCCL runs no kernel of its
 # algorithms, and never asks a tuner), so these are said untested rather than passed.
 if [ "$ngpus" -eq 1 ]; then
-    record one-gpu-limits 1 "not exercised with one rank: NCCL's algorithm kernels, the tuner's per-call decisions (the plugin loads only), in-place offsets past rank 0, a root other than the rank, alltoall's pairing, busbw (0 for all_reduce, all_gather, reduce_scatter, alltoall)" 0
+    untested one-gpu-limits "not exercised with one rank: NCCL's algorithm kernels, the tuner's per-call decisions (the plugin loads only), in-place offsets past rank 0, a root other than the rank, alltoall's pairing, busbw (0 for all_reduce, all_gather, reduce_scatter, alltoall)"
 fi
 summary

@@ -13,11 +13,14 @@ step_limit=${TOPOTUNE_GPU_STEP_S:-240}
 summary() {
     python3 - "$steps" "$out/summary.json" "$ngpus" <<'PY'
 import json, sys
-steps = [json.loads(l) for l in open(sys.argv[1])]
+lines = [json.loads(l) for l in open(sys.argv[1])]
+steps = [s for s in lines if not s.get("note")]
 failed = [s["name"] for s in steps if not s["ok"]]
-summary = {"gpus": int(sys.argv[3]), "steps": steps, "passed": len(steps) - len(failed), "failed": failed}
+notes = [s for s in lines if s.get("note")]  # what was not tested: neither passed nor failed
+summary = {"gpus": int(sys.argv[3]), "steps": steps, "passed": len(steps) - len(failed), "failed": failed,
+           "not_tested": notes}
 json.dump(summary, open(sys.argv[2], "w"), indent=1)
-print(f"{len(steps) - len(failed)} passed, {len(failed)} failed")
+print(f"{len(steps) - len(failed)} passed, {len(failed)} failed, {len(notes)} not tested")
 sys.exit(1 if failed else 0)
 PY
 }
@@ -27,6 +30,15 @@ record() {
     python3 -c 'import json, sys; print(json.dumps({"name": sys.argv[1], "ok": sys.argv[2] == "1", "detail": sys.argv[3], "seconds": float(sys.argv[4])}))' \
         "$1" "$2" "$3" "$4" >>"$steps"
     printf '%-34s %s  %s\n' "$1" "$([ "$2" = 1 ] && echo ok || echo FAILED)" "$3"
+    summary >/dev/null
+}
+
+# untested NAME DETAIL: what this machine cannot exercise, said in the summary apart from the
+# steps (neither passed nor failed).
+untested() {
+    python3 -c 'import json, sys; print(json.dumps({"name": sys.argv[1], "note": True, "detail": sys.argv[2]}))' \
+        "$1" "$2" >>"$steps"
+    printf '%-34s %s  %s\n' "$1" "not tested" "$2"
     summary >/dev/null
 }
 
