@@ -904,6 +904,21 @@ static tuner_nccl_result destroy(void *context)
     return TUNER_NCCL_SUCCESS;
 }
 
+/* NCCL 2.30's chunk-size hook: the table sets no chunk size, so the next tuner's hook, where it
+ * has one, keeps deciding it (NCCL's own where neither does: *chunk_size left as it came). */
+static tuner_nccl_result chunk_size_v6(void *context, tuner_nccl_func coll, size_t n_bytes,
+                                       int algorithm, int protocol, int n_channels,
+                                       size_t *chunk_size)
+{
+    const struct tuner_ctx *c = context;
+    const struct tuner_nccl_v6 *n =
+        c && c->next.version == 6 ? (const struct tuner_nccl_v6 *)c->next.sym : NULL;
+    if (!n || !n->get_chunk_size)
+        return TUNER_NCCL_SUCCESS;
+    return n->get_chunk_size(c->next.ctx, coll, n_bytes, algorithm, protocol, n_channels,
+                             chunk_size);
+}
+
 /* Not const: NCCL holds them through non-const pointers (2.28 and 2.29 use v5 in place, 2.30
  * v6). */
 TUNER_EXPORT struct tuner_nccl_v2 ncclTunerPlugin_v2 = {TUNER_PLUGIN_NAME, init_v2, coll_info_v2,
@@ -915,4 +930,4 @@ TUNER_EXPORT struct tuner_nccl_v4 ncclTunerPlugin_v4 = {TUNER_PLUGIN_NAME, init_
 TUNER_EXPORT struct tuner_nccl_v5 ncclTunerPlugin_v5 = {TUNER_PLUGIN_NAME, init_v5, coll_info_v4,
                                                         destroy};
 TUNER_EXPORT struct tuner_nccl_v6 ncclTunerPlugin_v6 = {TUNER_PLUGIN_NAME, init_v6, coll_info_v4,
-                                                        destroy, NULL};
+                                                        destroy, chunk_size_v6};

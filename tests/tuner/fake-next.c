@@ -146,5 +146,23 @@ DESTROY(6)
 EXPORT struct tuner_nccl_v3 ncclTunerPlugin_v3 = {"fake-next", init_v3, coll_v3, destroy_v3};
 EXPORT struct tuner_nccl_v4 ncclTunerPlugin_v4 = {"fake-next", init_v4, coll_v4, destroy_v4};
 EXPORT struct tuner_nccl_v5 ncclTunerPlugin_v5 = {"fake-next", init_v5, coll_v5, destroy_v5};
-EXPORT struct tuner_nccl_v6 ncclTunerPlugin_v6 = {"fake-next", init_v6, coll_v6, destroy_v6, NULL};
+static atomic_int chunk_calls;
+/* NCCL 2.30's chunk-size hook: counted, and a chunk size no NCCL computes. */
+static tuner_nccl_result chunk_v6(void *context, tuner_nccl_func coll, size_t n_bytes, int algo,
+                                  int proto, int n_channels, size_t *chunk_size)
+{
+    (void)coll, (void)n_bytes, (void)algo, (void)proto, (void)n_channels;
+    if (context != &ctx_token)
+        abort();
+    atomic_fetch_add(&chunk_calls, 1);
+    *chunk_size = 12345;
+    return TUNER_NCCL_SUCCESS;
+}
+EXPORT int fake_next_chunk_calls(void);
+EXPORT int fake_next_chunk_calls(void)
+{
+    return atomic_load(&chunk_calls);
+}
+EXPORT struct tuner_nccl_v6 ncclTunerPlugin_v6 = {"fake-next", init_v6, coll_v6, destroy_v6,
+                                                  chunk_v6};
 #endif

@@ -17,6 +17,26 @@ static counts_fn counts_of(void *lib)
     return lib ? (counts_fn)dlsym(lib, "fake_next_counts") : NULL;
 }
 
+/* The fake next tuner's chunk-size hook calls (NCCL 2.30, v6): set by the scenarios that load it.
+ */
+static int (*chunk_calls)(void);
+
+/* Through NCCL 2.30's chunk-size hook: a v6 next tuner's decides (the fake's 12345, called once);
+ * with an older one, or none, the chunk NCCL computed stays. */
+static void chunk_call(const struct emu_comm *c, int next_v6, const char *what)
+{
+    if (c->p->version != 6)
+        return;
+    const struct tuner_nccl_v6 *ours = c->p->sym;
+    int before = chunk_calls ? chunk_calls() : 0;
+    size_t chunk = 4096;
+    CHECK(ours->get_chunk_size(c->ctx, 4, 1 << 20, 1, 2, 4, &chunk) == 0, "%s: chunk hook failed",
+          what);
+    int after = chunk_calls ? chunk_calls() : 0;
+    CHECK(next_v6 ? chunk == 12345 && after == before + 1 : chunk == 4096 && after == before,
+          "%s: chunk size %zu after %d forwarded calls", what, chunk, after - before);
+}
+
 static int calls_of(counts_fn f, int v)
 {
     int i, c, d;
@@ -64,6 +84,7 @@ static void chain_all_releases(counts_fn f, int v2_only, const char *what)
         chained_call(&c, f, v, 4, 300000, 1, 0, "no row");
         chained_call(&c, f, v, 4, 100000, 0, 0, "a row unavailable here (LL128 off)");
         chained_call(&c, f, v, 1, 100, 1, 0, "a collective without rows");
+        chunk_call(&c, !v2_only, what);
         CHECK(emu_comm_destroy(&c) == 0, "destroy");
         f(v, &i1, &c0, &d1);
         CHECK(i1 == i0 + 1 && d1 == d0 + 1, "NCCL %s: %s: %d inits, %d destroys forwarded",
@@ -145,6 +166,7 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     CHECK(f && f2, "cannot open the fake next tuners: %s", dlerror());
     if (!f || !f2)
         return -1;
+    chunk_calls = (int (*)(void))dlsym(next, "fake_next_chunk_calls");
     env_main_table();
     env_set("TOPOTUNE_NEXT_TUNER", next_path);
     chain_all_releases(f, 0, "TOPOTUNE_NEXT_TUNER");
@@ -252,6 +274,7 @@ int scenario_chain_static(const char *next_path)
     CHECK(f != NULL, "the fake next tuner is not loaded: %s", dlerror());
     if (!f)
         return -1;
+    chunk_calls = (int (*)(void))dlsym(next, "fake_next_chunk_calls");
     env_main_table();
     env_set("TOPOTUNE_NEXT_TUNER", "STATIC_PLUGIN");
     chain_all_releases(f, 0, "STATIC_PLUGIN, global before the plugin");

@@ -252,8 +252,8 @@ static int scenario_load(void)
     CHECK(v3 && v3->init && v3->get_coll_info && v3->destroy, "v3 incomplete");
     CHECK(v4 && v4->init && v4->get_coll_info && v4->destroy, "v4 incomplete");
     CHECK(v5 && v5->init && v5->get_coll_info && v5->finalize, "v5 incomplete");
-    CHECK(v6 && v6->init && v6->get_coll_info && v6->finalize && !v6->get_chunk_size,
-          "v6 incomplete, or a chunk-size hook");
+    CHECK(v6 && v6->init && v6->get_coll_info && v6->finalize && v6->get_chunk_size,
+          "v6 incomplete (its chunk-size hook forwards to a next tuner's)");
     CHECK(!dlsym(lib, "ncclTunerPlugin_v1"), "v1 exported (2.19/2.20 would load it)");
     static const char *const internal[] = {"tuner_table_parse", "tuner_table_load",
                                            "tuner_table_match", "ctx_new", "decide"};
@@ -266,6 +266,9 @@ static int scenario_load(void)
                   ch == SENTINEL_CHANNELS && t[0][0] == 1.0f,
               "a NULL context is not a no-op");
         CHECK(v6->finalize(NULL) == 0, "finalize(NULL) failed");
+        size_t chunk = 4096;
+        CHECK(v6->get_chunk_size(NULL, 4, 100, 1, 2, 4, &chunk) == 0 && chunk == 4096,
+              "a NULL context's chunk size changed");
     }
     for (int round = 0; round < 3; round++) {
         unload_all();
