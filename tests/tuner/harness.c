@@ -483,18 +483,33 @@ static int scenario_logs(void)
     return 0;
 }
 
+typedef int (*warnings_fn)(const char **text);
+
+/* A fake NCCL (fake-nccl.c) opened RTLD_LOCAL, its logger made the one every init gets; its
+ * warning counter in *warnings. NULL, said, when it cannot be opened or lacks them. */
+static void *open_fake_nccl(const char *path, warnings_fn *warnings)
+{
+    void *fake = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    CHECK(fake != NULL, "cannot open %s: %s", path, dlerror());
+    if (!fake)
+        return NULL;
+    *warnings = (warnings_fn)dlsym(fake, "fake_nccl_warnings");
+    emu_logger = (tuner_nccl_logger)dlsym(fake, "fake_nccl_log");
+    CHECK(*warnings && emu_logger, "fake NCCL incomplete");
+    if (*warnings && emu_logger)
+        return fake;
+    emu_logger = emu_log;
+    dlclose(fake);
+    return NULL;
+}
+
 /* NCCL loaded RTLD_LOCAL (PyTorch): the plugin must find ncclGetVersion in the library its
  * logger comes from, since dlsym(RTLD_DEFAULT) sees only this program's (made to fail here). */
 static int scenario_local_nccl(const char *fake_path)
 {
-    void *fake = dlopen(fake_path, RTLD_LAZY | RTLD_LOCAL);
-    CHECK(fake != NULL, "cannot open %s: %s", fake_path, dlerror());
+    warnings_fn warnings;
+    void *fake = open_fake_nccl(fake_path, &warnings);
     if (!fake)
-        return -1;
-    int (*warnings)(const char **) = (int (*)(const char **))dlsym(fake, "fake_nccl_warnings");
-    emu_logger = (tuner_nccl_logger)dlsym(fake, "fake_nccl_log");
-    CHECK(warnings && emu_logger, "fake NCCL incomplete");
-    if (!warnings || !emu_logger)
         return -1;
     env_main_table();
     emu_nccl_version = 0; /* this program's ncclGetVersion fails */
@@ -527,15 +542,11 @@ static int scenario_local_nccl(const char *fake_path)
  * and the table's range not checked (it was read from the other one and the table refused). */
 static int scenario_local_nccl_noversion(const char *fake_path)
 {
-    void *fake = dlopen(fake_path, RTLD_LAZY | RTLD_LOCAL);
-    CHECK(fake != NULL, "cannot open %s: %s", fake_path, dlerror());
+    warnings_fn warnings;
+    void *fake = open_fake_nccl(fake_path, &warnings);
     if (!fake)
         return -1;
-    int (*warnings)(const char **) = (int (*)(const char **))dlsym(fake, "fake_nccl_warnings");
-    emu_logger = (tuner_nccl_logger)dlsym(fake, "fake_nccl_log");
-    CHECK(warnings && emu_logger && !dlsym(fake, "ncclGetVersion"), "fake NCCL not as meant");
-    if (!warnings || !emu_logger)
-        return -1;
+    CHECK(!dlsym(fake, "ncclGetVersion"), "the fake NCCL has ncclGetVersion");
     emu_nccl_version = 22903; /* this program's ncclGetVersion: another NCCL, 2.29.3 */
     char table[4096];
     snprintf(table, sizeof(table),
