@@ -32,6 +32,17 @@ check() {
     shift
     if "$@"; then pass; else fail "$what"; fi
 }
+# poll TRIES SECONDS COMMAND...: COMMAND every SECONDS until it succeeds, TRIES times at most (a
+# wait for what a background process makes, as long as a loaded machine needs); its last status.
+poll() {
+    local tries=$1 pause=$2
+    shift 2
+    for _ in $(seq "$tries"); do
+        "$@" && return 0
+        sleep "$pause"
+    done
+    return 1
+}
 fail() {
     checks=$((checks + 1))
     failures=$((failures + 1))

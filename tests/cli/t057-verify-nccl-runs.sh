@@ -78,7 +78,8 @@ expect_stderr_has "the reference run failed" "the run without events failed"
 # keeps ctest's output open (flock's child did: the test waited 30 s for it)
 (exec 9<"$TEST_TMP/v1" && flock 9 && exec sleep 30) &
 holder=$!
-for _ in $(seq 100); do flock -n "$TEST_TMP/v1" true || break; sleep 0.1; done
+held() { ! flock -n "$TEST_TMP/v1" true; }
+poll 100 0.1 held
 expect_exit 3 "--out held by another verify" -- measured verify --out "$TEST_TMP/v1"
 expect_stderr_has "in use by another verify" "said why"
 kill "$holder"

@@ -315,11 +315,9 @@ many=$(seq -f 'gpu-rack-node%05g' 1 2000 | paste -sd,)
 env PATH="$TEST_TMP/fakebin:$PATH" TMPDIR="$TEST_TMP/tmp" "$TOPOTUNE" bench --backend mpi --launcher mpirun \
     --hosts "$many" --np 2000 -b 8 -e 8 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-    [ -n "$(find tmp -name 'topotune-hosts-*')" ] && break
-    sleep 0.1
-done
-check "the hostfile written" test -n "$(find tmp -name 'topotune-hosts-*')"
+hostfile_made() { [ -n "$(find tmp -name 'topotune-hosts-*')" ]; }
+poll 100 0.1 hostfile_made
+check "the hostfile written" hostfile_made
 kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM: exit 143" test $? = 143

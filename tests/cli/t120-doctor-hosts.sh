@@ -136,11 +136,9 @@ env TMPDIR="$TEST_TMP/tmp" OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" OMPI_MCA_
     TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" doctor --hosts localhost,n2 --timeout 100 >/dev/null 2>&1 &
 pid=$!
 ours() { find tmp -maxdepth 1 -name 'topotune-*' | tr '\n' ' '; }
-for _ in $(seq 100); do
-    [ -n "$(ours)" ] && break
-    sleep 0.1
-done
-check "the gather's files were made" test -n "$(ours)"
+made() { [ -n "$(ours)" ]; }
+poll 100 0.1 made
+check "the gather's files were made" made
 kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM: exit 143" test $? = 143
