@@ -780,7 +780,6 @@ int cmd_sweep(int argc, char **argv)
     json_decref(sw.configs);
     json_decref(sw.cures);
     json_decref(sw.results);
-    json_decref(sw.resumed_keys);
     json_decref(sw.calibration_params);
     json_decref(sw.workload);
     json_decref(sw.views);

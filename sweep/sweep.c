@@ -687,39 +687,38 @@ static int cannot_record(const char *dir)
 }
 
 /* A line reused is this sweep's: its class, a collective exactly when a workload is swept, and no
- * run twice (gen refuses a directory that has one). UTIL_EINVAL after an error naming it. */
-static int resumed_line_check(struct sweep *sw, const json_t *r, const char *path, size_t line)
+ * run twice (gen refuses a directory that has one; seen holds the runs of the lines before).
+ * UTIL_EINVAL after an error naming it. */
+static int resumed_line_check(const struct sweep *sw, const json_t *r, json_t *seen,
+                              const char *path, size_t line)
 {
     const char *cls = json_string_value(json_object_get(r, "class"));
     const char *coll = json_string_value(json_object_get(r, "collective"));
     char key[600], run[512];
     sweep_run_key(r, run, sizeof(run));
     snprintf(key, sizeof(key), "%s/%s", run, coll ? coll : "");
-    if (!sw->resumed_keys)
-        sw->resumed_keys = json_object();
-    const char *what = cls && strcmp(cls, sw->class_id)         ? "class"
-                       : !sw->workload != !coll                 ? "collective"
-                       : json_object_get(sw->resumed_keys, key) ? "run"
-                                                                : NULL;
-    json_object_set_new(sw->resumed_keys, key, json_integer((json_int_t)line));
-    if (!what)
-        return 0;
-    struct util_buf shown = UTIL_BUF_INIT;
-    if (!strcmp(what, "class"))
+    if (cls && strcmp(cls, sw->class_id)) {
+        struct util_buf shown = UTIL_BUF_INIT;
         util_error("%s: line %zu: class '%s' is not this sweep's (%s): the file was edited or "
                    "is another sweep's; give another --out",
                    path, line, util_text_shown(&shown, cls), sw->class_id);
-    else if (!strcmp(what, "collective"))
-        util_error("%s: line %zu: %s, and this sweep %s: the file was edited or is another "
-                   "sweep's; give another --out",
-                   path, line, coll ? "a workload's line (a collective)" : "no collective",
-                   sw->workload ? "runs a workload" : "runs no workload");
-    else
-        util_error("%s: line %zu: the same run as an earlier line (configuration, repetition, "
-                   "rung%s): gen refuses a directory that has one; give another --out",
-                   path, line, coll ? ", collective" : "");
-    util_buf_release(&shown);
-    return UTIL_EINVAL;
+        util_buf_release(&shown);
+        return UTIL_EINVAL;
+    }
+    if (!sw->workload != !coll)
+        return util_error("%s: line %zu: %s, and this sweep %s: the file was edited or is another "
+                          "sweep's; give another --out",
+                          path, line, coll ? "a workload's line (a collective)" : "no collective",
+                          sw->workload ? "runs a workload" : "runs no workload"),
+               UTIL_EINVAL;
+    if (json_object_get(seen, key))
+        return util_error("%s: line %zu: the same run as an earlier line (configuration, "
+                          "repetition, rung%s): gen refuses a directory that has one; give "
+                          "another --out",
+                          path, line, coll ? ", collective" : ""),
+               UTIL_EINVAL;
+    json_object_set_new(seen, key, json_true());
+    return 0;
 }
 
 /* The line on file for r (and coll: NULL, none), or NULL. */
@@ -1014,10 +1013,13 @@ int sweep_run(struct sweep *sw)
     /* every line reused is checked as gen checks it, and as this sweep's: an edited one stops
      * the resume here (a line it took for done that gen ignores or refuses chose otherwise) */
     size_t i;
-    json_t *r;
+    json_t *r, *seen = json_object();
     json_array_foreach(sw->results, i, r)
-        if (sweep_result_check(r, path, i + 1) || resumed_line_check(sw, r, path, i + 1))
+        if (sweep_result_check(r, path, i + 1) || resumed_line_check(sw, r, seen, path, i + 1)) {
+            json_decref(seen);
             return UTIL_EINVAL;
+        }
+    json_decref(seen);
     /* a workload's lines are one collective each: its runs are their views, with the mix's
      * objective, as progress() sees them */
     json_t *reused =

@@ -160,7 +160,6 @@ struct sweep {
     double timeout_s;
     /* progress */
     json_t *results;
-    json_t *resumed_keys; /* the runs of the lines a resume read, each once (sweep.c) */
     int total, done, ran;
     double spent_s, best;
     char best_id[32];
