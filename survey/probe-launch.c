@@ -317,15 +317,16 @@ static void map_halves(struct survey *s, int lo, int hi, double deadline, json_t
     if (hi - lo < 2 || (a = map_group(s, lo, mid, deadline, rep)) < 0 ||
         (b = map_group(s, mid, hi, deadline, rep)) < 0)
         return;
-    for (int i = lo; !a && !b && hi - lo > 2 && i < hi; i++)
-        if (map_group(s, i, i + 1, deadline, rep) < 0)
-            return;
-    if (a || b || hi - lo == 2) {
-        if (!a)
-            map_halves(s, lo, mid, deadline, rep);
-        if (!b)
-            map_halves(s, mid, hi, deadline, rep);
+    if (!a && !b && hi - lo > 2) { /* not one host's fault: each alone */
+        for (int i = lo; i < hi; i++)
+            if (map_group(s, i, i + 1, deadline, rep) < 0)
+                return;
+        return;
     }
+    if (!a)
+        map_halves(s, lo, mid, deadline, rep);
+    if (!b)
+        map_halves(s, mid, hi, deadline, rep);
 }
 
 /* Maps every host at once; when that fails, halves of them, so the silent ones are named. */
