@@ -189,15 +189,17 @@ int cmd_expect(int argc, char **argv)
         return status;
     struct expect e;
     int rc = o.profile ? expect_measured(&e, o.profile, o.min, o.max) : predicted(&o, &e);
-    if (!rc && o.class_id)
+    if (!rc && o.class_id) {
         snprintf(e.class_id, sizeof(e.class_id), "%s", o.class_id);
-    else if (!rc && e.class_of_no_node && !strcmp(o.format, "prometheus-rules"))
-        rc = util_error("--format prometheus-rules: the class of '%s' (%s) is no live node's (a "
-                        "spec's or NCCL topology file's matrix and CPU are its own), so the rules "
-                        "would select no node's series: give --class with the id topotune topo "
-                        "prints on a node of this hardware",
-                        e.source, e.class_id),
-        expect_release(&e), rc = UTIL_EUSAGE;
+    } else if (!rc && e.class_of_no_node && !strcmp(o.format, "prometheus-rules")) {
+        util_error("--format prometheus-rules: the class of '%s' (%s) is no live node's (a "
+                   "spec's or NCCL topology file's matrix and CPU are its own), so the rules "
+                   "would select no node's series: give --class with the id topotune topo "
+                   "prints on a node of this hardware",
+                   e.source, e.class_id);
+        expect_release(&e);
+        rc = UTIL_EUSAGE;
+    }
     if (!rc) {
         rc = write_as(&o, &e);
         expect_release(&e);
