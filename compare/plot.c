@@ -69,18 +69,29 @@ static void quoted(struct util_buf *s, const char *text)
 
 /* A predicted curve's band, shaded in its colour under the lines (bands holds them: drawn first).
  */
+/* A curve's title, "LABEL WHAT" and suffix, quoted for gnuplot. */
+static void titled(struct util_buf *s, const char *label, const char *what, const char *suffix)
+{
+    struct util_buf t = UTIL_BUF_INIT;
+    util_buf_addf(&t, "%s %s%s", label, what, suffix);
+    util_buf_adds(s, " title ");
+    quoted(s, util_buf_str(&t));
+    util_buf_adds(s, " noenhanced");
+    util_buf_release(&t);
+}
+
+static void title(struct util_buf *s, const char *label, const char *what, int predicted)
+{
+    titled(s, label, what, predicted ? " (predicted)" : "");
+}
+
 static void band_plot(struct util_buf *bands, const char *block, int colour, const char *label,
                       const char *what)
 {
-    struct util_buf t = UTIL_BUF_INIT;
     util_buf_addf(bands,
                   "%s$%s using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc %d",
                   bands->len ? ", " : "", block, colour);
-    util_buf_addf(&t, "%s %s: band (predicted)", label, what);
-    util_buf_adds(bands, " title ");
-    quoted(bands, util_buf_str(&t));
-    util_buf_adds(bands, " noenhanced");
-    util_buf_release(&t);
+    titled(bands, label, what, ": band (predicted)");
 }
 
 /* The plot line: the bands first, so that every curve is drawn over them. */
@@ -94,16 +105,6 @@ static void plot_line(struct util_buf *s, struct util_buf *bands, struct util_bu
                       util_buf_str(plots));
     util_buf_release(bands);
     util_buf_release(plots);
-}
-
-static void title(struct util_buf *s, const char *label, const char *what, int predicted)
-{
-    struct util_buf t = UTIL_BUF_INIT;
-    util_buf_addf(&t, "%s %s%s", label, what, predicted ? " (predicted)" : "");
-    util_buf_adds(s, " title ");
-    quoted(s, util_buf_str(&t));
-    util_buf_adds(s, " noenhanced");
-    util_buf_release(&t);
 }
 
 static void script(struct util_buf *s, const struct compare_input *in, int n, size_t min,
