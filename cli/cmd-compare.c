@@ -7,6 +7,7 @@
 #include "topo/topo.h"
 #include "util/child.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -231,6 +232,40 @@ static int check_outputs(const char *const *out, const char *const *flag, int no
     return 0;
 }
 
+/*
+ * The reports, all or none (a full disk or a read-only folder for the last left the first
+ * written): the JSON (rendered, json_text), Markdown and HTML files staged, then renamed together;
+ * then standard output: the JSON for --json -, else the text tables. 0 or 1.
+ */
+static int write_reports(const struct compare_input *in, int n, const char *json, const char *md,
+                         const char *html, const struct util_buf *json_text)
+{
+    struct util_files files = UTIL_FILES_INIT;
+    struct util_buf b = UTIL_BUF_INIT;
+    int to_stdout = json && !strcmp(json, "-"), rc = 0;
+    if (json && !to_stdout)
+        rc = util_files_stage(&files, json, json_text->data, json_text->len);
+    if (!rc && md) {
+        compare_render_md(in, n, &b);
+        rc = util_files_stage(&files, md, b.data, b.len);
+    }
+    if (!rc && html) {
+        util_buf_reset(&b);
+        compare_render_html(in, n, &b);
+        rc = util_files_stage(&files, html, b.data, b.len);
+    }
+    if (!rc)
+        rc = util_files_commit(&files);
+    util_files_release(&files);
+    util_buf_release(&b);
+    if (rc)
+        return 1;
+    if (to_stdout)
+        return fwrite(json_text->data, 1, json_text->len, stdout) == json_text->len ? 0 : 1;
+    compare_print_text(in, n, stdout);
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     const char *md = NULL, *html = NULL, *json = NULL, *space = NULL, *calibration = NULL,
@@ -329,6 +364,7 @@ int cmd_compare(int argc, char **argv)
             in[i].scaling = compare_scale(&in[i], scale.v, nscale, (json_int_t)at,
                                           calibration ? &params : NULL);
     }
+    struct util_buf json_text = UTIL_BUF_INIT;
     if (!rc && json) {
         json_t *list = json_array();
         struct util_buf label = UTIL_BUF_INIT, path = UTIL_BUF_INIT; /* JSON is UTF-8 only */
@@ -350,17 +386,12 @@ int cmd_compare(int argc, char **argv)
         util_buf_release(&path);
         json_t *doc = json_pack("{s:s,s:o}", "schema", "topotune/compare/1", "inputs", list);
         if (!rc)
-            rc = util_json_write(json, doc) ? 1 : 0;
+            rc = util_json_text(json, doc, &json_text) ? 1 : 0;
         json_decref(doc);
     }
-    if (!rc) {
-        if (!json || strcmp(json, "-")) /* stdout carries the JSON when asked for */
-            compare_print_text(in, n, stdout);
-        if (md && compare_write_md(in, n, md))
-            rc = 1;
-        if (html && compare_write_html(in, n, html))
-            rc = 1;
-    }
+    if (!rc)
+        rc = write_reports(in, n, json, md, html, &json_text);
+    util_buf_release(&json_text);
     for (int i = 0; i < n; i++) {
         json_decref(in[i].profile);
         json_decref(in[i].scaling);

@@ -10,6 +10,7 @@
 #define COMPARE_COMPARE_H
 
 #include "topo/topo.h"
+#include "util/buf.h"
 
 #include <jansson.h>
 
@@ -73,10 +74,11 @@ json_t *compare_bands_json(const struct compare_input *in);
  */
 json_t *compare_workload_bands_json(const struct compare_input *in);
 
-/* Reports: plain text on stdout, Markdown, and one self-contained HTML file. */
+/* Reports: plain text on stdout; Markdown and one self-contained HTML page into out (appended),
+ * for the caller to write with the rest of its files, all or none. */
 void compare_print_text(const struct compare_input *in, int n, FILE *out);
-int compare_write_md(const struct compare_input *in, int n, const char *path);
-int compare_write_html(const struct compare_input *in, int n, const char *path);
+void compare_render_md(const struct compare_input *in, int n, struct util_buf *out);
+void compare_render_html(const struct compare_input *in, int n, struct util_buf *out);
 
 /*
  * Plots busbw against size, one curve per input (baseline dashed), for sizes in

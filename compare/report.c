@@ -585,14 +585,10 @@ void compare_print_text(const struct compare_input *in, int n, FILE *out)
     util_buf_release(&b);
 }
 
-int compare_write_md(const struct compare_input *in, int n, const char *path)
+void compare_render_md(const struct compare_input *in, int n, struct util_buf *b)
 {
-    struct util_buf b = UTIL_BUF_INIT;
-    util_buf_addf(&b, "# topotune compare\n\n%s\n", legend);
-    sections(in, n, COMPARE_MD, &b);
-    int rc = util_file_write_atomic(path, b.data, b.len);
-    util_buf_release(&b);
-    return rc;
+    util_buf_addf(b, "# topotune compare\n\n%s\n", legend);
+    sections(in, n, COMPARE_MD, b);
 }
 
 /* The plot ranges, half-open: latency-bound, the middle, and bandwidth-bound sizes. */
@@ -669,54 +665,50 @@ static void collective_plots(const struct compare_input *in, int n, struct util_
     }
 }
 
-int compare_write_html(const struct compare_input *in, int n, const char *path)
+void compare_render_html(const struct compare_input *in, int n, struct util_buf *out)
 {
-    struct util_buf b = UTIL_BUF_INIT;
-    util_buf_adds(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                      "<title>topotune compare</title>\n<style>\n"
-                      "body{font-family:sans-serif;margin:2em;color:#222}"
-                      "table{border-collapse:collapse;margin:1em 0}"
-                      "td,th{border:1px solid #bbb;padding:4px 8px;text-align:left;"
-                      "vertical-align:top}th{background:#eee}"
-                      ".plot{margin:1em 0}.note{color:#555}\n"
-                      "</style></head><body>\n<h1>topotune compare</h1>\n<p class=\"note\">");
-    compare_escape(&b, legend, COMPARE_HTML);
+    util_buf_adds(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                       "<title>topotune compare</title>\n<style>\n"
+                       "body{font-family:sans-serif;margin:2em;color:#222}"
+                       "table{border-collapse:collapse;margin:1em 0}"
+                       "td,th{border:1px solid #bbb;padding:4px 8px;text-align:left;"
+                       "vertical-align:top}th{background:#eee}"
+                       ".plot{margin:1em 0}.note{color:#555}\n"
+                       "</style></head><body>\n<h1>topotune compare</h1>\n<p class=\"note\">");
+    compare_escape(out, legend, COMPARE_HTML);
     util_buf_adds(
-        &b, " Solid lines: best configuration; dashed: the defaults (nothing set); hollow points "
-            "and the word predicted: the model's, shaded around the best (else the defaults) "
-            "where 90% of healthy systems measure.</p>\n");
-    sections(in, n, COMPARE_HTML, &b);
-    util_buf_adds(&b, "<h2>Plots</h2>\n");
+        out, " Solid lines: best configuration; dashed: the defaults (nothing set); hollow points "
+             "and the word predicted: the model's, shaded around the best (else the defaults) "
+             "where 90% of healthy systems measure.</p>\n");
+    sections(in, n, COMPARE_HTML, out);
+    util_buf_adds(out, "<h2>Plots</h2>\n");
     for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
         if (!range_has_data(in, n, ranges[r].min, ranges[r].max))
             continue;
         const char *why = NULL;
         char *svg = compare_plot_svg(in, n, ranges[r].min, ranges[r].max, ranges[r].title, &why);
         if (!svg) {
-            util_buf_addf(&b, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", ranges[r].title,
+            util_buf_addf(out, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", ranges[r].title,
                           why);
             continue;
         }
-        util_buf_adds(&b, "<div class=\"plot\">\n");
-        inline_svg(&b, svg, (int)r);
-        util_buf_adds(&b, "</div>\n");
+        util_buf_adds(out, "<div class=\"plot\">\n");
+        inline_svg(out, svg, (int)r);
+        util_buf_adds(out, "</div>\n");
         free(svg);
     }
-    collective_plots(in, n, &b);
+    collective_plots(in, n, out);
     if (n && in[0].scaling) {
         const char *why = NULL, *t = "busbw of NCCL's defaults by node count";
         char *svg = compare_plot_scaling_svg(in, n, t, &why);
         if (svg) {
-            util_buf_adds(&b, "<div class=\"plot\">\n");
-            inline_svg(&b, svg, (int)(sizeof(ranges) / sizeof(ranges[0])));
-            util_buf_adds(&b, "</div>\n");
+            util_buf_adds(out, "<div class=\"plot\">\n");
+            inline_svg(out, svg, (int)(sizeof(ranges) / sizeof(ranges[0])));
+            util_buf_adds(out, "</div>\n");
             free(svg);
         } else {
-            util_buf_addf(&b, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", t, why);
+            util_buf_addf(out, "<p class=\"note\">Plot of %s skipped: %s.</p>\n", t, why);
         }
     }
-    util_buf_adds(&b, "</body></html>\n");
-    int rc = util_file_write_atomic(path, b.data, b.len);
-    util_buf_release(&b);
-    return rc;
+    util_buf_adds(out, "</body></html>\n");
 }

@@ -226,18 +226,22 @@ int util_file_replaceable(const char *path)
     return UTIL_EIO;
 }
 
-int util_file_write_atomic(const char *path, const void *data, size_t len)
+/* data written whole and fsync'ed into a new temporary file beside path: its name (free it), or
+ * NULL after an error naming path, nothing left behind */
+static char *stage(const char *path, const void *data, size_t len)
 {
     if (util_file_replaceable(path))
-        return UTIL_EIO;
+        return NULL;
     struct util_buf tmp = UTIL_BUF_INIT;
-    if (util_buf_addf(&tmp, "%s.tmp.XXXXXX", path))
-        return UTIL_ENOMEM;
+    if (util_buf_addf(&tmp, "%s.tmp.XXXXXX", path)) {
+        util_error("cannot write '%s': out of memory", path);
+        return NULL;
+    }
     int fd = mkstemp(tmp.data);
     if (fd < 0) {
         util_error("cannot write '%s': %s", path, strerror(errno));
         util_buf_release(&tmp);
-        return UTIL_EIO;
+        return NULL;
     }
     int err = 0;
     if (write_all(fd, data, len) || fsync(fd))
@@ -246,17 +250,71 @@ int util_file_write_atomic(const char *path, const void *data, size_t len)
         err = errno;
     if (close(fd) && !err)
         err = errno;
-    if (!err && rename(tmp.data, path))
-        err = errno;
     if (err) {
         unlink(tmp.data);
         util_error("cannot write '%s': %s", path, strerror(err));
         util_buf_release(&tmp);
+        return NULL;
+    }
+    return util_buf_detach(&tmp);
+}
+
+/* The staged tmp renamed over path; removed when it cannot be. 0 or UTIL_EIO. */
+static int commit(const char *path, const char *tmp)
+{
+    if (rename(tmp, path)) {
+        int err = errno;
+        unlink(tmp);
+        util_error("cannot write '%s': %s", path, strerror(err));
         return UTIL_EIO;
     }
     sync_parent_dir(path);
-    util_buf_release(&tmp);
     return 0;
+}
+
+int util_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    char *tmp = stage(path, data, len);
+    int rc = tmp ? commit(path, tmp) : UTIL_EIO;
+    free(tmp);
+    return rc;
+}
+
+int util_files_stage(struct util_files *f, const char *path, const void *data, size_t len)
+{
+    if (f->n == UTIL_FILES_MAX) {
+        util_error("cannot write '%s': more than %d files at once", path, UTIL_FILES_MAX);
+        return UTIL_EIO;
+    }
+    char *tmp = stage(path, data, len);
+    if (!tmp)
+        return UTIL_EIO;
+    f->path[f->n] = util_xstrdup(path);
+    f->tmp[f->n++] = tmp;
+    return 0;
+}
+
+int util_files_commit(struct util_files *f)
+{
+    int rc = 0;
+    for (int i = 0; i < f->n; i++) {
+        if (commit(f->path[i], f->tmp[i]))
+            rc = UTIL_EIO;
+        free(f->tmp[i]);
+        f->tmp[i] = NULL; /* renamed or removed: nothing left to release */
+    }
+    return rc;
+}
+
+void util_files_release(struct util_files *f)
+{
+    for (int i = 0; i < f->n; i++) {
+        if (f->tmp[i])
+            unlink(f->tmp[i]);
+        free(f->tmp[i]);
+        free(f->path[i]);
+    }
+    f->n = 0;
 }
 
 const char *util_sysfs_root(void)

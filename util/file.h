@@ -62,6 +62,31 @@ int util_file_read_regular(const char *path, size_t max_bytes, struct util_buf *
  */
 int util_file_write_atomic(const char *path, const void *data, size_t len);
 
+/*
+ * Several files a command writes together, all or none (a report's JSON, Markdown and HTML): each
+ * staged as util_file_write_atomic writes, a temporary file beside its path written whole and
+ * fsync'ed; renamed over their paths only once every one is staged. Only a rename refused after
+ * others succeeded (a folder whose permissions changed meanwhile) leaves some written.
+ */
+#define UTIL_FILES_MAX 8
+struct util_files {
+    int n;
+    char *path[UTIL_FILES_MAX], *tmp[UTIL_FILES_MAX];
+};
+#define UTIL_FILES_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
+
+/* Stages data for path. 0, or UTIL_EIO after an error naming path (nothing left behind). */
+int util_files_stage(struct util_files *f, const char *path, const void *data, size_t len);
+
+/* Renames every staged file over its path. 0, or UTIL_EIO after an error. */
+int util_files_commit(struct util_files *f);
+
+/* Removes what is staged and not committed, and frees f's names. */
+void util_files_release(struct util_files *f);
+
 /* 1 when a and b name one existing file (links followed; "-" is no file): an output option
  * naming a command's input would replace what it reads. */
 int util_file_same(const char *a, const char *b);

@@ -91,24 +91,27 @@ int util_json_set(json_t *obj, const char *key, json_t *value)
     return json_object_set_new(obj, key, value) ? UTIL_ENOMEM : 0;
 }
 
-int util_json_write(const char *path, const json_t *j)
+int util_json_text(const char *path, const json_t *j, struct util_buf *out)
 {
     char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (!text)
+    util_buf_reset(out);
+    if (!text || util_buf_adds(out, text) || util_buf_adds(out, "\n")) {
+        free(text);
         return util_error("cannot serialise JSON for '%s'", path ? path : "-"), UTIL_ENOMEM;
-    size_t len = strlen(text);
-    int rc = 0;
-    if (!path || strcmp(path, "-") == 0) {
-        if (fwrite(text, 1, len, stdout) != len || fputc('\n', stdout) == EOF)
-            rc = UTIL_EIO;
-    } else {
-        char *withnl = util_xmalloc(len + 2);
-        memcpy(withnl, text, len);
-        withnl[len] = '\n';
-        rc = util_file_write_atomic(path, withnl, len + 1);
-        free(withnl);
     }
     free(text);
+    return 0;
+}
+
+int util_json_write(const char *path, const json_t *j)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    int rc = util_json_text(path, j, &text);
+    if (!rc && (!path || strcmp(path, "-") == 0))
+        rc = fwrite(text.data, 1, text.len, stdout) == text.len ? 0 : UTIL_EIO;
+    else if (!rc)
+        rc = util_file_write_atomic(path, text.data, text.len);
+    util_buf_release(&text);
     return rc;
 }
 

@@ -3,6 +3,8 @@
 #ifndef UTIL_JSON_H
 #define UTIL_JSON_H
 
+#include "util/buf.h"
+
 #include <jansson.h>
 
 /* New reference: s as a JSON string, or JSON null when s is NULL. */
@@ -41,6 +43,10 @@ int util_json_set(json_t *obj, const char *key, json_t *value);
  * NULL or "-". Files are written atomically. Returns 0 or UTIL_EIO.
  */
 int util_json_write(const char *path, const json_t *j);
+
+/* j as util_json_write writes it, into out (replaced). 0, or UTIL_ENOMEM after an error naming
+ * path, the file it is for. */
+int util_json_text(const char *path, const json_t *j, struct util_buf *out);
 
 /*
  * Reads a JSON document of at most 64 MiB from path, a regular file the user

@@ -213,5 +213,23 @@ check "both intact" bash -c "cmp -s slow/profile.json slow.orig && cmp -s myspac
 # a new report beside an input's files replaces nothing: written (a run from inside the folder)
 expect_exit 0 "--md a new file in an input folder" -- "$TOPOTUNE" compare slow "$specs/dgx-a100.json" --md slow/report.md
 check "written" test -s slow/report.md
+# The reports are written all or none: the HTML on a full disk (passing every check above) left
+# the JSON and the Markdown written, the tables printed.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p full
+    rm -f first.json first.md
+    expect_exit 1 "an HTML report on a full disk" -- unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs full &&
+        { head -c 1M /dev/zero >full/filler 2>/dev/null || true; } &&
+        '$TOPOTUNE' compare '$specs/dgx-a100.json' --json first.json --md first.md --html full/x.html"
+    check "the error names the HTML file" grep -q "cannot write 'full/x.html'" err
+    check "no report written, no temporary left, no tables printed" bash -c \
+        "test ! -e first.json && test ! -e first.md && test -z \"\$(ls -a | grep '\.tmp\.')\" && ! grep -q . out"
+    expect_exit 0 "the same reports where there is room" -- "$TOPOTUNE" compare "$specs/dgx-a100.json" \
+        --json first.json --md first.md --html first.html
+    check "all three written, the tables printed" bash -c \
+        "test -s first.json && test -s first.md && test -s first.html && grep -q . out"
+else
+    echo "skipped: a full disk needs root and mount namespaces"
+fi
 
 finish

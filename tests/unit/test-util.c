@@ -189,6 +189,46 @@ static void test_atomic_write(void **state)
     util_buf_release(&b);
 }
 
+/* Files written together: none lands until all are staged; a failed stage leaves the earlier
+ * ones' temporaries for release to remove and their names untouched. */
+static void test_files_all_or_none(void **state)
+{
+    (void)state;
+    char a[128], b[128], bad[160];
+    snprintf(a, sizeof(a), "%s/a.json", tmpdir);
+    snprintf(b, sizeof(b), "%s/b.md", tmpdir);
+    snprintf(bad, sizeof(bad), "%s/no/such/dir/c.html", tmpdir);
+    assert_int_equal(util_file_write_atomic(a, "old", 3), 0);
+    int entries = count_entries(tmpdir);
+    util_log_init("test", UTIL_LOG_QUIET);
+    struct util_files f = UTIL_FILES_INIT;
+    assert_int_equal(util_files_stage(&f, a, "new", 3), 0);
+    assert_int_equal(util_files_stage(&f, b, "md", 2), 0);
+    assert_int_equal(util_files_stage(&f, bad, "x", 1), UTIL_EIO);
+    util_files_release(&f);
+    struct util_buf text = UTIL_BUF_INIT;
+    assert_int_equal(util_file_read(a, 16, &text), 0);
+    assert_string_equal(util_buf_str(&text), "old");
+    assert_int_equal(access(b, F_OK), -1);
+    assert_int_equal(count_entries(tmpdir), entries); /* no temporary left */
+    assert_int_equal(util_files_stage(&f, a, "new", 3), 0);
+    assert_int_equal(util_files_stage(&f, b, "md", 2), 0);
+    util_buf_reset(&text);
+    assert_int_equal(util_file_read(a, 16, &text), 0); /* staged, not yet landed */
+    assert_string_equal(util_buf_str(&text), "old");
+    assert_int_equal(util_files_commit(&f), 0);
+    util_files_release(&f);
+    util_buf_reset(&text);
+    assert_int_equal(util_file_read(a, 16, &text), 0);
+    assert_string_equal(util_buf_str(&text), "new");
+    util_buf_reset(&text);
+    assert_int_equal(util_file_read(b, 16, &text), 0);
+    assert_string_equal(util_buf_str(&text), "md");
+    assert_int_equal(count_entries(tmpdir), entries + 1);
+    util_buf_release(&text);
+    unlink(a), unlink(b);
+}
+
 static void test_json(void **state)
 {
     (void)state;
@@ -795,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_median),
         cmocka_unit_test(test_text_tail),
         cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_files_all_or_none),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_opts),
         cmocka_unit_test(test_opts_typed),
