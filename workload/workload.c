@@ -383,14 +383,17 @@ static json_t *document(const struct acc *a, json_t *sources)
 }
 
 /* Every line of the len bytes of text (with a byte after them; cut in place) into a. A NUL
- * (a crashed node's log, a shared file system's hole) ends its line only, not the text. */
+ * ends a line as a newline does, not the text: a crashed node's log ends in NULs, and ranks
+ * that share NCCL_DEBUG_FILE (each opens it "w") leave holes of NULs that the next line written
+ * follows on the same line. */
 static void all_lines(struct acc *a, char *text, size_t len)
 {
     if (!text || !len) /* an empty file: no buffer at all */
         return;
     for (char *line = text, *end = text + len; line <= end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *stop = nl ? nl : end;
+        char *stop = line;
+        while (stop < end && *stop != '\n' && *stop != '\0')
+            stop++;
         *stop = '\0';
         one_line(a, line);
         line = stop + 1;

@@ -86,6 +86,13 @@ expect_exit 0 "a NUL byte in a log" -- "$TOPOTUNE" workload --from-nccl-log nul.
 check "ends its line only: the lines after it counted" test "$(entries nul.json)" = "all_reduce 4096 1
 all_reduce 1048576 2
 ranks 1"
+# Ranks given one NCCL_DEBUG_FILE (each opens it "w") leave holes: NULs, then a rank's line on
+# the same line: read as the line after a line break (it was lost: 1.5 calls per rank).
+{ coll AllReduce 1024 7 2 0; printf '\0\0\0\0'; coll AllReduce 1024 7 2 1; coll AllReduce 1024 7 2 0
+    printf '\0\0'; coll AllReduce 1024 7 2 1; } >hole.log
+expect_exit 0 "NULs of a hole before a line" -- "$TOPOTUNE" workload --from-nccl-log hole.log --out hole.json
+check "every line counted: two calls per rank" test "$(entries hole.json)" = "all_reduce 4096 2
+ranks 2"
 { printf '50%%|#####     |\r'; coll AllReduce 1024 7 8 0; printf '\377'; coll AllReduce 1024 7 8 1; } >cr.log
 expect_exit 0 "a progress bar's carriage return and a stray byte before the host" -- \
     "$TOPOTUNE" workload --from-nccl-log cr.log --out cr.json
