@@ -88,7 +88,10 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
 
 struct acc {
     json_t *calls; /* "collective size" -> calls over every rank */
-    json_t *ranks; /* rank -> true */
+    /* "host:pid [dev]" -> a process's collective lines in runs: {"sig": the last line's call,
+     * "comms": {comm: true} (those that logged it in a row), "runs": {length: how many}}
+     * (process_line); its ranks: the most common length */
+    json_t *ranks;
     /* "rank comm" -> the Sends and Recvs of its last group: {"op", "nranks", "peers": {peer:
      * true} (sent to), "from": {peer: true} (received from), "bytes": [...] (sent)}, until a
      * Send or Recv of another group (opCount, or a peer met again) ends it (group_end) */
@@ -117,6 +120,66 @@ static void count_call(struct acc *a, const char *name, unsigned long long bytes
     snprintf(key, sizeof(key), "%s %llu", name, bytes);
     json_t *c = json_object_get(a->calls, key);
     json_object_set_new(a->calls, key, json_integer(json_integer_value(c) + 1));
+}
+
+/* A process's run (process_line) ended: its length counted. */
+static void run_end(json_t *p)
+{
+    json_t *comms = json_object_get(p, "comms"), *runs = json_object_get(p, "runs");
+    char len[24];
+    if (!json_object_size(comms))
+        return;
+    snprintf(len, sizeof(len), "%zu", json_object_size(comms));
+    json_object_set_new(runs, len,
+                        json_integer(json_integer_value(json_object_get(runs, len)) + 1));
+    json_object_clear(comms);
+}
+
+/* The ranks a process drives: its runs' most common length (the shorter of two as common), 1
+ * for a process of Sends and Recvs only. */
+static size_t process_ranks(json_t *p)
+{
+    run_end(p);
+    const char *len;
+    json_t *n;
+    size_t best = 1;
+    json_int_t most = 0;
+    json_object_foreach(json_object_get(p, "runs"), len, n) {
+        size_t l = (size_t)strtoull(len, NULL, 10);
+        if (json_integer_value(n) > most || (json_integer_value(n) == most && l < best))
+            best = l, most = json_integer_value(n);
+    }
+    return best;
+}
+
+/* A process seen (a rank whose log holds only Sends or Recvs too). */
+static void process_seen(struct acc *a, const char *process)
+{
+    if (!json_object_get(a->ranks, process))
+        json_object_set_new(a->ranks, process,
+                            json_pack("{s:s,s:{},s:{}}", "sig", "", "comms", "runs"));
+}
+
+/*
+ * A collective line of process (its "host:pid [dev]") on comm, for the ranks it drives. One
+ * process may drive several GPUs (nccl-tests' -g, ncclCommInitAll): NCCL logs each GPU's call
+ * under the calling thread's device, so every line reads "[0]"; only the comm pointer differs.
+ * Such a process logs each call once per GPU, in a row, each on its own comm: a run of the same
+ * call (function, opCount, count, datatype, ranks) on comms not yet in the run. A process of one
+ * GPU logs runs of 1 (its tensor-parallel and data-parallel comms rarely log one call in a row).
+ */
+static void process_line(struct acc *a, const char *process, const char *sig,
+                         unsigned long long comm)
+{
+    process_seen(a, process);
+    json_t *p = json_object_get(a->ranks, process), *comms = json_object_get(p, "comms");
+    char key[24];
+    snprintf(key, sizeof(key), "%llx", comm);
+    if (strcmp(json_string_value(json_object_get(p, "sig")), sig) || json_object_get(comms, key)) {
+        run_end(p);
+        json_object_set_new(p, "sig", json_string(sig));
+    }
+    json_object_set_new(comms, key, json_true());
 }
 
 /* Most of a communicator's ranks: every rank, or 3 or more and at least half of them. */
@@ -249,7 +312,7 @@ static void one_line(struct acc *a, const char *line)
                 return; /* its Send, in another rank's log, is the one counted */
             struct util_buf rank = UTIL_BUF_INIT;
             rank_of(line, info, &rank);
-            json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
+            process_seen(a, util_buf_str(&rank));
             group_p2p(a, util_buf_str(&rank), what, ranks, 1, 0);
             util_buf_release(&rank);
             return;
@@ -289,11 +352,16 @@ static void one_line(struct acc *a, const char *line)
     unsigned long long bytes = (unsigned long long)count * el * (unsigned long long)per;
     struct util_buf rank = UTIL_BUF_INIT;
     rank_of(line, info, &rank);
-    json_object_set_new(a->ranks, util_buf_str(&rank), json_true());
-    if (!strcmp(colls[k].name, "sendrecv"))
+    if (!strcmp(colls[k].name, "sendrecv")) {
+        process_seen(a, util_buf_str(&rank));
         group_p2p(a, util_buf_str(&rank), what, ranks, 0, bytes);
-    else
+    } else {
+        char sig[128];
+        snprintf(sig, sizeof(sig), "%s %lld %lld %lld %lld", colls[k].name,
+                 field(what, ": opCount ", 1), count, type, ranks);
+        process_line(a, util_buf_str(&rank), sig, (unsigned long long)field(what, " comm 0x", 1));
         count_call(a, colls[k].name, bytes, ranks);
+    }
     util_buf_release(&rank);
 }
 
@@ -303,12 +371,12 @@ static void one_line(struct acc *a, const char *line)
  * "1nodeB:21 [1]", a rank that never ran. A key that ends with another's whole "host:pid [dev]"
  * after a character a host name cannot end a cut with is that rank's, and not counted apart.
  */
-static size_t ranks_seen(const json_t *ranks)
+static size_t ranks_seen(json_t *ranks)
 {
     /* a cut key keeps its rank's "pid [dev]": only keys that share it are compared */
     json_t *by_tail = json_object(), *v, *group, *o;
     const char *k;
-    json_object_foreach((json_t *)ranks, k, v) {
+    json_object_foreach(ranks, k, v) {
         const char *tail = strrchr(k, ':') ? strrchr(k, ':') : k;
         if (!json_object_get(by_tail, tail))
             json_object_set_new(by_tail, tail, json_array());
@@ -326,7 +394,7 @@ static size_t ranks_seen(const json_t *ranks)
                 cut |= olen < len && !strcmp(key + len - olen, other) &&
                        key[len - olen - 1] != '-' && key[len - olen - 1] != '.';
             }
-            n += !cut;
+            n += cut ? 0 : process_ranks(json_object_get(ranks, key));
         }
     }
     json_decref(by_tail);

@@ -98,6 +98,19 @@ expect_exit 0 "a progress bar's carriage return and a stray byte before the host
     "$TOPOTUNE" workload --from-nccl-log cr.log --out cr.json
 check "two ranks, each one call" test "$(entries cr.json)" = "all_reduce 4096 1
 ranks 2"
+# One process driving 4 GPUs (nccl-tests' -g 4): NCCL logs each GPU's call under the calling
+# thread's device, "[0]" on every line, the comm pointer alone differs: 4 ranks of 3 calls each
+# (read as one rank of 12). A process of one GPU with two comms (tensor and data parallel), which
+# once logged one call on both in a row, is one rank.
+on() { echo "gpu1:$1:9 [0] NCCL INFO AllReduce: opCount $2 sendbuff 0x1 recvbuff 0x2 count $3 datatype 7 op 0 root 0 comm 0x$4 [nranks=4] stream 0x4"; }
+for op in 1 2 3; do for c in 5000 5100 5200 5300; do on 100 "$op" 262144 "$c"; done; done >g4.log
+expect_exit 0 "one process, 4 GPUs" -- "$TOPOTUNE" workload --from-nccl-log g4.log --out g4.json
+check "4 ranks, 3 calls each" test "$(entries g4.json)" = "all_reduce 1048576 3
+ranks 4"
+{ on 200 1 100 a; on 200 1 200 b; on 200 2 100 a; on 200 3 100 a; on 200 2 200 b; on 200 4 100 a
+    on 200 4 100 b; on 200 5 100 a; } >tpdp.log
+expect_exit 0 "one GPU, two comms" -- "$TOPOTUNE" workload --from-nccl-log tpdp.log --out tpdp.json
+check "one rank" test "$(entries tpdp.json | tail -1)" = "ranks 1"
 # Before NCCL 2.28 an alltoall is a group of a Send and a Recv per rank, under one opCount
 # (PyTorch's all_to_all sends to itself too; others leave themselves out): one alltoall per rank,
 # not sends.
