@@ -8,7 +8,9 @@
 #include <jansson.h>
 
 /* The profile's variables as NAME -> value (a new object); with system_only, only those of role
- * "system" (what cured a failing default or names the fabric: the reference runs with them). */
+ * "system" (what cured a failing default or names the fabric: the reference runs with them).
+ * NULL after an error naming one that a sweep could not have set (util_env_refused, or a value
+ * not of sweep_valid_value's characters): verify neither runs nor models nor prints it. */
 json_t *verify_variables(const json_t *profile, int system_only);
 
 /* "NAME=value, NAME=value" of an env object, appended to out, for the header. */

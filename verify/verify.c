@@ -4,7 +4,9 @@
 #include "gen/gen.h"
 #include "model/model.h"
 #include "tuner/tuner.h"
+#include "sweep/sweep.h"
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -63,8 +65,16 @@ json_t *verify_variables(const json_t *profile, int system_only)
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *role = json_string_value(json_object_get(v, "role"));
-        if (name && value && (!system_only || (role && !strcmp(role, "system"))))
-            json_object_set_new(env, name, json_string(value));
+        if (!name || !value || (system_only && (!role || strcmp(role, "system"))))
+            continue;
+        const char *why = util_env_refused(name);
+        if (why || !sweep_valid_value(value)) { /* name: a variable name, checked on reading */
+            util_error("the profile sets %.64s, which verify does not set: %s", name,
+                       why ? why : "its value is not of letters, digits and _.,:=^/+-@");
+            json_decref(env);
+            return NULL;
+        }
+        json_object_set_new(env, name, json_string(value));
     }
     return env;
 }
@@ -199,9 +209,13 @@ int verify_predicted(const struct verify_opts *o, const json_t *profile, const c
     if (t->class_id && strcmp(t->class_id, class_id))
         util_warning("'%s' is class %s, the profile is for %s: the prediction is for the topology",
                      o->topology, t->class_id, class_id);
-    json_t *env = verify_variables(profile, 0), *ref = verify_variables(profile, 1);
+    json_t *env = verify_variables(profile, 0), *ref = env ? verify_variables(profile, 1) : NULL;
     struct model m[3];
     int rc = 0;
+    if (!ref) {
+        rc = UTIL_EINVAL;
+        goto out;
+    }
     if (model_init(&m[0], t, o->nodes, profile_env, ref) ||
         model_init(&m[1], t, o->nodes, profile_env, env) ||
         model_init(&m[2], t, o->nodes, profile_env, env)) {

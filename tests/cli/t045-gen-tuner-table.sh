@@ -136,6 +136,19 @@ mkdir -p "$TEST_TMP/bad" && printf 'not a table\n' >"$TEST_TMP/bad/tuner-table.t
 cp "$p2/profile.json" "$TEST_TMP/bad/"
 expect_exit 2 "verify: a malformed table is refused" -- "$TOPOTUNE" verify "$TEST_TMP/bad" --topology "$spec"
 expect_stderr_has "tuner table" "the table is named"
+# A damaged profile's variable that no sweep sets is refused by the prediction too, as by the
+# measured verify (it printed a value's newline and escape sequence raw, a forged line, and
+# modelled LD_PRELOAD as a tuning variable).
+cp -rL "$p2" "$TEST_TMP/forged"
+for var in '{"name": "NCCL_PROTO", "value": "Simple\n# forged\u001b[2J", "role": "system"}' \
+    '{"name": "LD_PRELOAD", "value": "/tmp/evil.so", "role": "system"}'; do
+    python3 -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["variables"] = [json.loads(sys.argv[2])]
+json.dump(p, open(sys.argv[1], "w"))' "$TEST_TMP/forged/profile.json" "$var"
+    expect_exit 2 "verify: a profile setting $var" -- "$TOPOTUNE" verify "$TEST_TMP/forged" --topology "$spec"
+    expect_stderr_has "which verify does not set" "refused, named"
+    check "nothing printed" test ! -s "$TEST_TMP/out"
+done
 
 # 5. verify --backend nccl: measured, interleaved runs of each configuration through a launcher.
 # fake-bench.sh (mode verify) stands in for topotune-bench on a GPU machine: busbw x1.5 when
