@@ -264,10 +264,14 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     }
     char results[1100];
     snprintf(results, sizeof(results), "%s/results.jsonl", sw->dir);
-    if (lstat(results, &st) == 0 && S_ISREG(st.st_mode)) { /* its runs would pass for ours */
-        util_error("'%s' holds results.jsonl but no sweep.json: a damaged or partial sweep "
-                   "directory whose runs would pass for this sweep's; give another --out",
-                   sw->dir);
+    if (lstat(results, &st) == 0) { /* its runs would pass for ours */
+        if (S_ISREG(st.st_mode))
+            util_error("'%s' holds results.jsonl but no sweep.json: a damaged or partial sweep "
+                       "directory whose runs would pass for this sweep's; give another --out",
+                       sw->dir);
+        else /* refused before sweep.json is written: it blocked the folder as a sweep's */
+            util_error("'%s' is %s, never written through: remove it, or give another --out",
+                       results, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
         json_decref(plan);
         free(hash);
         return 2;

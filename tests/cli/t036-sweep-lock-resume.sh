@@ -89,6 +89,16 @@ done
 rm "$TEST_TMP/edited/sweep.json"
 expect_exit 2 "results.jsonl without sweep.json" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/edited"
 expect_stderr_has "holds results.jsonl but no sweep.json" "said"
+# A link or FIFO there is refused before sweep.json is written: it was refused after, and the
+# folder then read as a sweep's (a second run, the link removed, wanted --resume).
+for kind in link fifo; do
+    rm -rf "$TEST_TMP/planted" && mkdir "$TEST_TMP/planted"
+    if [ $kind = link ]; then ln -s /etc/hostname "$TEST_TMP/planted/results.jsonl"; else mkfifo "$TEST_TMP/planted/results.jsonl"; fi
+    expect_exit 2 "a $kind for results.jsonl" -- timeout 20 "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/planted"
+    check "$kind: no sweep.json written" test ! -e "$TEST_TMP/planted/sweep.json"
+    rm "$TEST_TMP/planted/results.jsonl"
+    expect_exit 0 "$kind removed: the sweep runs" -- "$TOPOTUNE" sweep --space "$TEST_TMP/quick.json" --out "$TEST_TMP/planted"
+done
 # A directory planted where a run's events go (logs/NAME.jsonl): the run is not recorded, the
 # folder named (it ran, read no events, and was recorded an error at init, never run again).
 rm -rf "$TEST_TMP/edited"
