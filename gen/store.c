@@ -369,22 +369,22 @@ static int try_version(const char *classdir, const json_t *content, const char *
 int gen_store(const char *root, json_t *content, int *version, int *created)
 {
     const char *class_id = json_string_value(json_object_get(content, "class"));
-    char classdir[2100];
-    int rc = class_dir(root, class_id, classdir, sizeof(classdir));
-    if (rc)
-        return rc;
-    /* what gen will replace, checked before anything is written: a planted latest would keep
-     * the store's readers on another profile, a linked index.json stop the index */
-    char latest_dir[2400], index[2300];
+    /* what gen will replace, checked before anything is written (the class folder made): a
+     * linked index.json would stop the index, a planted latest keep the store's readers on
+     * another profile */
+    char classdir[2100], latest_dir[2400], index[2300];
     struct stat st;
-    if (gen_latest_dir(classdir, latest_dir, sizeof(latest_dir)) < 0)
-        return UTIL_EINVAL;
     pathf(index, sizeof(index), "%s/index.json", root);
     if (!lstat(index, &st) && !S_ISREG(st.st_mode))
         return util_error("'%s' is not a regular file (a link?): remove it; gen writes the index "
                           "there",
                           index),
                UTIL_EINVAL;
+    int rc = class_dir(root, class_id, classdir, sizeof(classdir));
+    if (rc)
+        return rc;
+    if (gen_latest_dir(classdir, latest_dir, sizeof(latest_dir)) < 0)
+        return UTIL_EINVAL;
     char *hash = util_json_hash(content);
     *created = 0;
     /* Another gen on the same root may take a version number first: then the next one, unless

@@ -89,6 +89,7 @@ v99999999999999999999"
 mkdir -p linked-index && echo secret >secret.txt && ln -s "$TEST_TMP/secret.txt" linked-index/index.json
 expect_exit 2 "gen: index.json a link" -- "$TOPOTUNE" gen --runs s --profiles linked-index
 check "no version written" test -z "$(find linked-index -name 'v*')"
+check "nothing made: no class folder either" test "$(ls -A linked-index)" = index.json
 expect_exit 2 "profiles list: index.json a link" -- "$TOPOTUNE" profiles --profiles linked-index list
 not_shown() { ! grep -q secret "$TEST_TMP/err"; }
 check "its target not shown" not_shown
