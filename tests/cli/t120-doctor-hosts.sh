@@ -173,6 +173,30 @@ SH
 expect_exit 1 "topo --hosts, n2 unmapped" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
     OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" topo --hosts localhost,n2
 expect_stderr_has "could not be mapped: its TOPOTUNE_TOPOLOGY file is unreadable" "the reason said"
+# A node whose name no reader may take (a host name with ';', which hostname(1) refuses and the
+# kernel takes): its report is refused as damaged,
+# said per node, exit 1 (topo --hosts put it in its JSON as it came, class and name).
+if unshare -u true 2>/dev/null; then
+    cat >node.sh <<SH
+#!/bin/sh
+if [ "\$FAKEHOST" = n2 ]; then
+    exec unshare -u sh -c 'printf "n2;x" >/proc/sys/kernel/hostname && exec "\$0" "\$@"' "$TOPOTUNE_BIN/topotune-node" "\$@"
+fi
+exec "$TOPOTUNE_BIN/topotune-node" "\$@"
+SH
+    expect_exit 1 "topo --hosts, n2 naming itself 'n2;x'" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/agent.sh" \
+        OMPI_MCA_plm_rsh_no_tree_spawn=1 TOPOTUNE_NODE_PROGRAM="$TEST_TMP/node.sh" "$TOPOTUNE" topo \
+        --hosts localhost,n2 --json hosts-bad.json
+    expect_stderr_has "its report is damaged: it names no valid host" "said"
+    check "nothing of its name in the JSON, localhost's report kept" python3 - hosts-bad.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "n2;x" not in json.dumps(d), d
+assert sum("error" in n for n in d["nodes"]) == 1 and any(n.get("topology") for n in d["nodes"]), d["nodes"]
+PY
+else
+    echo "skipped: a node of another host name needs a UTS namespace (root)"
+fi
 # The caller's NCCL variables reach every node's checks, through a remote shell that gives none
 # (ssh's): NCCL_SOCKET_IFNAME naming no interface failed here but passed on the nodes. (This
 # agent drops the NCCL_* variables only: the sanitized run's own settings stay.)
