@@ -24,6 +24,20 @@ assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"
 assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
     "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
 
+# hwloc 2 keeps the padding of an AMD CPU's brand string, hwloc 1.11 cuts it: one node's two
+# exports are one class (they were two, only the spaces apart).
+tioga=$TOPOTUNE_FIXTURES/hwloc-llnl-tioga-ex235a-8xMI200-amd.xml
+check "the fixture's CPU model is padded" grep -q 'CPUModel" value="AMD EPYC 7A53 64-Core Processor  ' "$tioga"
+sed 's/\(CPUModel" value="[^"]*[^ "]\) *"/\1"/' "$tioga" >"$TEST_TMP/tioga-trimmed.xml"
+expect_exit 0 "the export with its CPU model trimmed" -- "$TOPOTUNE" topo --input "$TEST_TMP/tioga-trimmed.xml" \
+    --json "$TEST_TMP/tioga-trimmed.json"
+check "one class, one model" python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["class"]["id"] == b["class"]["id"] and a["cpu"]["model"] == b["cpu"]["model"], (a["cpu"], b["cpu"])
+assert b["cpu"]["model"] == "AMD EPYC 7A53 64-Core Processor", b["cpu"]' \
+    "$TEST_TMP/tioga-trimmed.json" "$TEST_TMP/hwloc-llnl-tioga-ex235a-8xMI200-amd.json"
+rm -f "$TEST_TMP"/tioga-trimmed.* # the same machine: not counted apart below
+
 # An export of a job's cgroup (hwloc 2.x, restricted to package 1's cores) keeps the other
 # socket's memory as a NUMA node without a core: still a CPU NUMA node, and the node's class.
 if command -v hwloc-calc >/dev/null && command -v lstopo-no-graphics >/dev/null; then
