@@ -134,8 +134,10 @@ static double link_gbs(hwloc_obj_t p)
 }
 
 /* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
- * accelerator), or any device a GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A
- * board's display controller (ASPEED's, class 0x0300, its OS devices card*) is none. */
+ * accelerator), their VGA class with a DRM render node (renderD*: an export without a GPU stack
+ * of theirs shows AMD's MI50 as VGA, its OS devices card*, renderD*, controlD*), or any device a
+ * GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A board's display controller
+ * (ASPEED's or Matrox's, class 0x0300, its OS devices card* only) is none. */
 static int is_other_gpu_pci(hwloc_obj_t p)
 {
     unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;
@@ -147,10 +149,11 @@ static int is_other_gpu_pci(hwloc_obj_t p)
         return 1;
     if (v == PCI_VENDOR_AMD && cls == 0x1200)
         return 1;
+    int vga = (v == PCI_VENDOR_AMD || v == PCI_VENDOR_INTEL) && cls == 0x0300;
     for (hwloc_obj_t c = p->io_first_child; c; c = c->next_sibling)
         if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
             (!strncmp(c->name, "rsmi", 4) || !strncmp(c->name, "ze", 2) ||
-             !strncmp(c->name, "opencl", 6)))
+             !strncmp(c->name, "opencl", 6) || (vga && !strncmp(c->name, "renderD", 7))))
             return 1;
     return 0;
 }

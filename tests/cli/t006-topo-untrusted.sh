@@ -176,6 +176,17 @@ check "its 8 GPUs said, left out" grep -qx 'GPUs:      0 (and 8 GPU(s) of anothe
 check "its class is no cpu-only one" grep -q '^Class:     non-nvidia-gpu-8x-4xcxi-' out
 expect_exit 2 "predict on it" -- "$TOPOTUNE" predict --input "$amd"
 expect_stderr_has "has no NVIDIA GPU (its GPUs are of another vendor" "says why"
+# The same GPUs in an export without a GPU stack of AMD's (hwloc 1.11 on LLNL's Corona: MI50s of
+# VGA class, their OS devices card*, renderD*): GPUs too (they were none, a CPU-only class). A
+# board's VGA controller (ASPEED's, card* only) stays none.
+sed -e 's/pci_type="0380 \[1002:7408\]/pci_type="0300 [1002:7408]/' \
+    -e 's/name="rsmi\([0-9]\)" subtype="RSMI"/name="renderD12\1"/' "$amd" >amd-vga.xml
+check "no RSMI device left" sh -c "! grep -q 'name=\"rsmi' amd-vga.xml"
+expect_exit 0 "AMD GPUs of VGA class, DRM render nodes" -- "$TOPOTUNE" topo --input amd-vga.xml
+check "its 8 GPUs said" grep -qx 'GPUs:      0 (and 8 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
+sed -e 's/pci_type="0300 \[1002:7408\]/pci_type="0300 [1a03:2000]/' -e 's/name="renderD12/name="card/' amd-vga.xml >aspeed.xml
+expect_exit 0 "ASPEED display controllers" -- "$TOPOTUNE" topo --input aspeed.xml
+check "no GPU" grep -qx 'GPUs:      0' out
 
 # An export made without NVML names SXM GPUs but not their NVLinks (AWS's p4d and p6e exports):
 # with the NVSwitches on PCI (the DGX-2 export without its NVLinkBandwidth matrix), or for trays
