@@ -349,12 +349,25 @@ static int finish(struct topo *t)
     return rc ? rc : topo_compute_class(t);
 }
 
+/*
+ * What every load of ours asks hwloc for: the I/O devices (io: the important ones of this
+ * machine, every one of a file), and the whole machine, the CPUs and memory a job may not use
+ * included. Inside a job's cgroup (a Slurm allocation of some cores), or from an export made
+ * there (its allowed_cpuset a part), hwloc leaves the others out: the GPUs under a socket the job
+ * has none of lost their NUMA node and affinity, and the node's class depended on the job.
+ */
+static void whole_machine(hwloc_topology_t h, enum hwloc_type_filter_e io)
+{
+    hwloc_topology_set_io_types_filter(h, io);
+    hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+}
+
 static int load_live(struct topo *t)
 {
     hwloc_topology_t h;
     if (hwloc_topology_init(&h))
         return util_error("cannot initialise hwloc"), UTIL_ENOMEM;
-    hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    whole_machine(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (hwloc_topology_load(h)) {
         hwloc_topology_destroy(h);
         return util_error("cannot map this machine: hwloc failed to load its topology"), UTIL_EIO;
@@ -418,7 +431,7 @@ static void __attribute__((noreturn)) hwloc_import_child(const char *xml, int le
     hwloc_topology_t h;
     int ok = hwloc_topology_init(&h) == 0;
     if (ok) {
-        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL);
+        whole_machine(h, HWLOC_TYPE_FILTER_KEEP_ALL);
         ok = hwloc_topology_set_xmlbuffer(h, xml, len + 1) == 0 && hwloc_topology_load(h) == 0;
     }
     _exit(ok ? 0 : 1);
@@ -575,7 +588,7 @@ static int load_hwloc_xml(struct topo *t, const char *name, xmlDoc *doc)
         xmlFree(xml);
         return rc;
     }
-    hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_ALL);
+    whole_machine(h, HWLOC_TYPE_FILTER_KEEP_ALL);
     /* hwloc wants the size including the final NUL. */
     if (hwloc_topology_set_xmlbuffer(h, (const char *)xml, len + 1) || hwloc_topology_load(h)) {
         hwloc_topology_destroy(h);

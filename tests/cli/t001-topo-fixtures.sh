@@ -38,6 +38,22 @@ assert b["cpu"]["model"] == "AMD EPYC 7A53 64-Core Processor", b["cpu"]' \
     "$TEST_TMP/tioga-trimmed.json" "$TEST_TMP/hwloc-llnl-tioga-ex235a-8xMI200-amd.json"
 rm -f "$TEST_TMP"/tioga-trimmed.* # the same machine: not counted apart below
 
+# An export made inside a job allowed package 0's cores and memory only (its allowed_cpuset and
+# allowed_nodeset a part): the whole machine still, the GPUs under package 1 on NUMA node 1 (they
+# had none, the node 1 NUMA node and another class).
+g4=$TOPOTUNE_FIXTURES/hwloc-aws-g4dn-metal-8xT4.xml
+sed 's/allowed_cpuset="0xffffffff,0xffffffff,0xffffffff" \(nodeset="0x00000003" complete_nodeset="0x00000003"\) allowed_nodeset="0x00000003"/allowed_cpuset="0x000000ff,0xffff0000,0x00ffffff" \1 allowed_nodeset="0x00000001"/' \
+    "$g4" >"$TEST_TMP/g4-allowed.xml"
+check "the allowed sets cut" grep -q 'allowed_nodeset="0x00000001"' "$TEST_TMP/g4-allowed.xml"
+expect_exit 0 "the g4dn export of a job on package 0" -- "$TOPOTUNE" topo --input "$TEST_TMP/g4-allowed.xml" \
+    --json "$TEST_TMP/g4-allowed.out"
+check "the whole machine, the whole node's class" python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["cpu"] == b["cpu"] and a["class"]["id"] == b["class"]["id"], (a["cpu"], a["class"]["id"])
+assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 0, 0, 1, 1, 1, 1], a["gpus"]' \
+    "$TEST_TMP/g4-allowed.out" "$TEST_TMP/hwloc-aws-g4dn-metal-8xT4.json"
+rm -f "$TEST_TMP"/g4-allowed.*
+
 # An export of a job's cgroup (hwloc 2.x, restricted to package 1's cores) keeps the other
 # socket's memory as a NUMA node without a core: still a CPU NUMA node, and the node's class.
 if command -v hwloc-calc >/dev/null && command -v lstopo-no-graphics >/dev/null; then
