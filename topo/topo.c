@@ -559,6 +559,36 @@ static int check_os_indexes(const char *name, xmlNode *node)
     return 0;
 }
 
+/* 1 when an object below node, or node, is of type (any case, as hwloc reads it). */
+static int has_object(xmlNode *node, const char *type)
+{
+    for (; node; node = node->next) {
+        if (node->type != XML_ELEMENT_NODE || xmlStrcmp(node->name, (const xmlChar *)"object"))
+            continue;
+        xmlChar *t = xmlGetProp(node, (const xmlChar *)"type");
+        int found = t && !xmlStrcasecmp(t, (const xmlChar *)type);
+        xmlFree(t);
+        if (found || has_object(node->children, type))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 for hwloc 1.x's export of several machines: a System root holding Machines (one machine's
+ * root is its Machine; hwloc 2 takes a System root alone as one), which hwloc 2 refuses ("invalid
+ * normal object Machine P#0 without cpuset", hidden with its other complaints). */
+static int several_machines(xmlNode *topology)
+{
+    for (xmlNode *n = topology ? topology->children : NULL; n; n = n->next)
+        if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, (const xmlChar *)"object")) {
+            xmlChar *type = xmlGetProp(n, (const xmlChar *)"type");
+            int system = type && !xmlStrcasecmp(type, (const xmlChar *)"System");
+            xmlFree(type);
+            return system && has_object(n->children, "Machine");
+        }
+    return 0;
+}
+
 /*
  * hwloc gets our parse written back as UTF-8 without any DOCTYPE (it would
  * honour whatever encoding the file declares), imported first in a child
@@ -568,6 +598,12 @@ static int load_hwloc_xml(struct topo *t, const char *name, xmlDoc *doc)
 {
     if (check_os_indexes(name, xmlDocGetRootElement(doc)))
         return UTIL_EINVAL;
+    if (several_machines(xmlDocGetRootElement(doc)))
+        return util_error("cannot read topology '%s': an hwloc 1.x export of several machines (its "
+                          "root object a System), which hwloc 2 cannot import: export each node "
+                          "alone (lstopo --of xml on it)",
+                          name),
+               UTIL_EINVAL;
     xmlDtd *dtd = xmlGetIntSubset(doc);
     if (dtd) {
         xmlUnlinkNode((xmlNode *)dtd);

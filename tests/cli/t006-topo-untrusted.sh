@@ -176,6 +176,25 @@ check "its 8 GPUs said, left out" grep -qx 'GPUs:      0 (and 8 GPU(s) of anothe
 check "its class is no cpu-only one" grep -q '^Class:     non-nvidia-gpu-8x-4xcxi-' out
 expect_exit 2 "predict on it" -- "$TOPOTUNE" predict --input "$amd"
 expect_stderr_has "has no NVIDIA GPU (its GPUs are of another vendor" "says why"
+# hwloc 1.x's export of several machines (a System root holding them), which hwloc 2 cannot
+# import: said so, not "hwloc rejected the XML export (check that it comes from lstopo --of
+# xml)", which it does. A System root holding one machine's objects is one machine: read.
+python3 - "$fx/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+start = s.index('<object type="Machine"')
+end = s.rindex("</topology>")
+machine = s[start:end]
+open("two-machines.xml", "w").write(s[:start] + '<object type="System" os_index="0">\n' + machine
+                                      + machine + "</object>\n" + s[end:])
+open("system-root.xml", "w").write(s.replace('<object type="Machine"', '<object type="System"', 1))
+PY
+expect_exit 2 "an hwloc 1.x export of two machines" -- "$TOPOTUNE" topo --input two-machines.xml
+expect_stderr_has "an hwloc 1.x export of several machines" "said so"
+expect_stderr_has "export each node alone" "how to fix"
+expect_exit 0 "a System root of one machine" -- "$TOPOTUNE" topo --input system-root.xml
+check "the machine read" grep -q '^GPUs:      4 x' out
+
 # The same GPUs in an export without a GPU stack of AMD's (hwloc 1.11 on LLNL's Corona: MI50s of
 # VGA class, their OS devices card*, renderD*): GPUs too (they were none, a CPU-only class). A
 # board's VGA controller (ASPEED's, card* only) stays none.
