@@ -24,6 +24,14 @@ assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"
 assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
     "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
 
+# A 1.x export's NUMA nodes without a core are GPU memory on a machine with NVIDIA GPUs only:
+# the Lassen with its GPUs of another vendor has 6 NUMA nodes of its own (an Itanium's or KNL's
+# memory without a core was left out of the count).
+sed 's/\[10de:/[1234:/g' "$TOPOTUNE_FIXTURES/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml" >"$TEST_TMP/lassen1-nogpu.xml"
+expect_exit 0 "the hwloc 1.x Lassen without NVIDIA GPUs" -- "$TOPOTUNE" topo --input "$TEST_TMP/lassen1-nogpu.xml"
+check "6 NUMA nodes" grep -q ', 6 NUMA node(s),' "$TEST_TMP/out"
+rm -f "$TEST_TMP/lassen1-nogpu.xml"
+
 # hwloc 2 keeps the padding of an AMD CPU's brand string, hwloc 1.11 cuts it: one node's two
 # exports are one class (they were two, only the spaces apart).
 tioga=$TOPOTUNE_FIXTURES/hwloc-llnl-tioga-ex235a-8xMI200-amd.xml
