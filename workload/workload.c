@@ -88,9 +88,9 @@ static void rank_of(const char *line, const char *info, struct util_buf *rank)
 
 struct acc {
     json_t *calls; /* "collective size" -> calls over every rank */
-    /* "host:pid [dev]" -> a process's collective lines in runs: {"sig": the last line's call,
-     * "comms": {comm: true} (those that logged it in a row), "runs": {length: how many}}
-     * (process_line); its ranks: the most common length */
+    /* "host:pid [dev]" -> a process's collective and Send lines in runs (process_line): {"sig":
+     * the last line's call, "comms": {comm: true} and "lines": the run's so far, "runs": {length
+     * (comms): lines}}; its ranks: process_ranks */
     json_t *ranks;
     /* "rank comm" -> the Sends and Recvs of its last group: {"op", "nranks", "peers": {peer:
      * true} (sent to), "from": {peer: true} (received from), "bytes": [...] (sent)}, until a
@@ -122,64 +122,75 @@ static void count_call(struct acc *a, const char *name, unsigned long long bytes
     json_object_set_new(a->calls, key, json_integer(json_integer_value(c) + 1));
 }
 
-/* A process's run (process_line) ended: its length counted. */
+/* A process's run (process_line) ended: its lines counted under its length, the comms it had. */
 static void run_end(json_t *p)
 {
     json_t *comms = json_object_get(p, "comms"), *runs = json_object_get(p, "runs");
+    json_int_t lines = json_integer_value(json_object_get(p, "lines"));
     char len[24];
-    if (!json_object_size(comms))
+    if (!lines)
         return;
     snprintf(len, sizeof(len), "%zu", json_object_size(comms));
     json_object_set_new(runs, len,
-                        json_integer(json_integer_value(json_object_get(runs, len)) + 1));
+                        json_integer(json_integer_value(json_object_get(runs, len)) + lines));
     json_object_clear(comms);
+    json_object_set_new(p, "lines", json_integer(0));
 }
 
-/* The ranks a process drives: its runs' most common length (the shorter of two as common), 1
- * for a process of Sends and Recvs only. */
+/*
+ * The ranks a process drives: the length of the runs that hold most of its lines, when they hold
+ * nearly all (90%) and the process logged each call at least twice per GPU; else 1. A process of
+ * one GPU whose comms once logged one call in a row (a barrier on two) is one rank: its other
+ * lines are runs of 1, or it logged too little to tell.
+ */
 static size_t process_ranks(json_t *p)
 {
     run_end(p);
     const char *len;
     json_t *n;
     size_t best = 1;
-    json_int_t most = 0;
+    json_int_t most = 0, total = 0;
     json_object_foreach(json_object_get(p, "runs"), len, n) {
         size_t l = (size_t)strtoull(len, NULL, 10);
+        total += json_integer_value(n);
         if (json_integer_value(n) > most || (json_integer_value(n) == most && l < best))
             best = l, most = json_integer_value(n);
     }
-    return best;
+    return best > 1 && 10 * most >= 9 * total && total >= 2 * (json_int_t)best ? best : 1;
 }
 
-/* A process seen (a rank whose log holds only Sends or Recvs too). */
+/* A process seen (a rank whose log holds only Recvs too). */
 static void process_seen(struct acc *a, const char *process)
 {
     if (!json_object_get(a->ranks, process))
-        json_object_set_new(a->ranks, process,
-                            json_pack("{s:s,s:{},s:{}}", "sig", "", "comms", "runs"));
+        json_object_set_new(
+            a->ranks, process,
+            json_pack("{s:s,s:{},s:i,s:{}}", "sig", "", "comms", "lines", 0, "runs"));
 }
 
 /*
- * A collective line of process (its "host:pid [dev]") on comm, for the ranks it drives. One
- * process may drive several GPUs (nccl-tests' -g, ncclCommInitAll): NCCL logs each GPU's call
+ * A collective or Send line of process (its "host:pid [dev]") on comm, for the ranks it drives.
+ * One process may drive several GPUs (nccl-tests' -g, ncclCommInitAll): NCCL logs each GPU's call
  * under the calling thread's device, so every line reads "[0]"; only the comm pointer differs.
- * Such a process logs each call once per GPU, in a row, each on its own comm: a run of the same
- * call (function, opCount, count, datatype, ranks) on comms not yet in the run. A process of one
- * GPU logs runs of 1 (its tensor-parallel and data-parallel comms rarely log one call in a row).
+ * Such a process logs each call once per GPU, in a row, each on its own comm: a run of lines of
+ * one call (function, opCount, count, datatype, ranks; a Send's peer left out: each GPU has its
+ * own) on as many comms as GPUs (an alltoall's Sends too: each GPU's to every peer, then the
+ * next's). A process of one GPU logs runs on one comm. Recvs are no part of a run.
  */
 static void process_line(struct acc *a, const char *process, const char *sig,
                          unsigned long long comm)
 {
     process_seen(a, process);
-    json_t *p = json_object_get(a->ranks, process), *comms = json_object_get(p, "comms");
+    json_t *p = json_object_get(a->ranks, process);
     char key[24];
     snprintf(key, sizeof(key), "%llx", comm);
-    if (strcmp(json_string_value(json_object_get(p, "sig")), sig) || json_object_get(comms, key)) {
+    if (strcmp(json_string_value(json_object_get(p, "sig")), sig)) {
         run_end(p);
         json_object_set_new(p, "sig", json_string(sig));
     }
-    json_object_set_new(comms, key, json_true());
+    json_object_set_new(json_object_get(p, "comms"), key, json_true());
+    json_object_set_new(p, "lines",
+                        json_integer(json_integer_value(json_object_get(p, "lines")) + 1));
 }
 
 /* Most of a communicator's ranks: every rank, or 3 or more and at least half of them. */
@@ -352,16 +363,14 @@ static void one_line(struct acc *a, const char *line)
     unsigned long long bytes = (unsigned long long)count * el * (unsigned long long)per;
     struct util_buf rank = UTIL_BUF_INIT;
     rank_of(line, info, &rank);
-    if (!strcmp(colls[k].name, "sendrecv")) {
-        process_seen(a, util_buf_str(&rank));
+    char sig[128]; /* the call, a Send's peer ("root") left out */
+    snprintf(sig, sizeof(sig), "%s %lld %lld %lld %lld", colls[k].name,
+             field(what, ": opCount ", 1), count, type, ranks);
+    process_line(a, util_buf_str(&rank), sig, (unsigned long long)field(what, " comm 0x", 1));
+    if (!strcmp(colls[k].name, "sendrecv"))
         group_p2p(a, util_buf_str(&rank), what, ranks, 0, bytes);
-    } else {
-        char sig[128];
-        snprintf(sig, sizeof(sig), "%s %lld %lld %lld %lld", colls[k].name,
-                 field(what, ": opCount ", 1), count, type, ranks);
-        process_line(a, util_buf_str(&rank), sig, (unsigned long long)field(what, " comm 0x", 1));
+    else
         count_call(a, colls[k].name, bytes, ranks);
-    }
     util_buf_release(&rank);
 }
 

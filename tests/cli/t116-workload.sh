@@ -111,6 +111,22 @@ ranks 4"
     on 200 4 100 b; on 200 5 100 a; } >tpdp.log
 expect_exit 0 "one GPU, two comms" -- "$TOPOTUNE" workload --from-nccl-log tpdp.log --out tpdp.json
 check "one rank" test "$(entries tpdp.json | tail -1)" = "ranks 1"
+{ on 300 0 1 a; on 300 0 1 b; } >barrier.log
+expect_exit 0 "one GPU: a barrier on two comms, nothing else" -- "$TOPOTUNE" workload --from-nccl-log barrier.log --out barrier.json
+check "one rank, two calls" test "$(entries barrier.json)" = "all_reduce 4 2
+ranks 1"
+# The same for Sends: 4 GPUs' sendrecv (each sends to the next, receives from the one before),
+# and before NCCL 2.28 their alltoall (each GPU's Send and Recv with every peer, then the next
+# GPU's): 4 ranks (read as one rank of 12 sends).
+gp2p() { echo "gpu1:400:9 [0] NCCL INFO $1: opCount $2 sendbuff 0x1 recvbuff 0x2 count $3 datatype 7 op 0 root $4 comm 0x6$5 [nranks=4] stream 0x4"; }
+for op in 1 2 3; do for g in 0 1 2 3; do gp2p Send "$op" 262144 $(((g + 1) % 4)) "$g"; gp2p Recv "$op" 262144 $(((g + 3) % 4)) "$g"; done; done >g4-sendrecv.log
+expect_exit 0 "one process, 4 GPUs, sendrecv" -- "$TOPOTUNE" workload --from-nccl-log g4-sendrecv.log --out g4s.json
+check "4 ranks, 3 sends each" test "$(entries g4s.json)" = "sendrecv 1048576 3
+ranks 4"
+for op in 1 2; do for g in 0 1 2 3; do for peer in 0 1 2 3; do gp2p Send "$op" 1024 "$peer" "$g"; gp2p Recv "$op" 1024 "$peer" "$g"; done; done; done >g4-a2a.log
+expect_exit 0 "one process, 4 GPUs, alltoall before NCCL 2.28" -- "$TOPOTUNE" workload --from-nccl-log g4-a2a.log --out g4a.json
+check "4 ranks, 2 alltoalls each" test "$(entries g4a.json)" = "alltoall 16384 2
+ranks 4"
 # Before NCCL 2.28 an alltoall is a group of a Send and a Recv per rank, under one opCount
 # (PyTorch's all_to_all sends to itself too; others leave themselves out): one alltoall per rank,
 # not sends.
