@@ -432,22 +432,6 @@ static void read_nvlink_distances(struct topo *t, hwloc_topology_t h)
     hwloc_distances_release(h, d);
 }
 
-/* s with its runs of spaces made one and none at either end, in place: hwloc 2 keeps the padding
- * of the CPU's brand string ("AMD EPYC 7402 24-Core Processor" and 16 spaces), hwloc 1.11 cuts
- * it, and one node's two exports gave two node classes. */
-static char *squeeze_spaces(char *s)
-{
-    size_t o = 0;
-    for (size_t i = 0; s && s[i]; i++)
-        if (s[i] != ' ' || (o && s[o - 1] != ' '))
-            s[o++] = s[i];
-    while (o && s[o - 1] == ' ')
-        o--;
-    if (s)
-        s[o] = '\0';
-    return s;
-}
-
 static void read_cpu(struct topo *t, hwloc_topology_t h)
 {
     t->cpu.sockets = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE);
@@ -464,7 +448,7 @@ static void read_cpu(struct topo *t, hwloc_topology_t h)
     if (!vendor && model && strncmp(model, "POWER", 5) == 0)
         vendor = "IBM";
     t->cpu.vendor = topo_text(vendor);
-    t->cpu.model = squeeze_spaces(topo_text(model));
+    t->cpu.model = topo_model_text(model);
 }
 
 /* Versions end up in generated scripts: kept only when they look like one (else unknown). */

@@ -102,6 +102,20 @@ char *topo_text(const char *s)
     return topo_strdup(topo_text_into(s, buf, sizeof(buf)));
 }
 
+char *topo_model_text(const char *s)
+{
+    char *m = topo_text(s);
+    size_t o = 0;
+    for (size_t i = 0; m && m[i]; i++)
+        if (m[i] != ' ' || (o && m[o - 1] != ' '))
+            m[o++] = m[i];
+    while (o && m[o - 1] == ' ')
+        o--;
+    if (m)
+        m[o] = '\0';
+    return m;
+}
+
 #define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 int topo_valid_busid(const char *s)

@@ -44,6 +44,16 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["class"]["id"] == b["class"]["id"] and a["cpu"]["model"] == b["cpu"]["model"], (a["cpu"], b["cpu"])
 assert b["cpu"]["model"] == "AMD EPYC 7A53 64-Core Processor", b["cpu"]' \
     "$TEST_TMP/tioga-trimmed.json" "$TEST_TMP/hwloc-llnl-tioga-ex235a-8xMI200-amd.json"
+# ... and as a topology JSON that keeps the padding (an older topotune's, a node's report), or a
+# spec naming the model so: the same class.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["cpu"]["model"] = "  AMD EPYC 7A53  64-Core Processor          "
+json.dump(d, open(sys.argv[2], "w"))' "$TEST_TMP/tioga-trimmed.json" "$TEST_TMP/tioga-trimmed.padded"
+expect_exit 0 "its topology JSON with the padding" -- "$TOPOTUNE" topo --input "$TEST_TMP/tioga-trimmed.padded" \
+    --json "$TEST_TMP/tioga-trimmed.back"
+check "the same class" python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["class"]["id"] == b["class"]["id"], (a["cpu"], b["cpu"])' "$TEST_TMP/tioga-trimmed.back" "$TEST_TMP/tioga-trimmed.json"
 rm -f "$TEST_TMP"/tioga-trimmed.* # the same machine: not counted apart below
 
 # An export made inside a job allowed package 0's cores and memory only (its allowed_cpuset and
