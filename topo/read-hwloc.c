@@ -139,11 +139,20 @@ static double link_gbs(hwloc_obj_t p)
     return v > 0 && v <= 1.05 * topo_pcie_link_gbs(6, 16) ? v : -1;
 }
 
+/* AMD's Instinct cards that show as VGA (class 0x0300) in an export without a GPU stack of
+ * AMD's (hwloc 1.11 on LLNL's Corona: MI50s, OS devices card*, renderD*, controlD* only): Vega 10
+ * (MI25) and Vega 20 (MI50, MI60). By device id: integrated graphics (an AMD APU's, an Intel
+ * CPU's) are VGA with a render node too, and no GPU a job runs on. */
+static int is_instinct_vga(unsigned vendor, unsigned device)
+{
+    return vendor == PCI_VENDOR_AMD &&
+           ((device >= 0x6860 && device <= 0x686f) || (device >= 0x66a0 && device <= 0x66af));
+}
+
 /* A GPU of another vendor: AMD's or Intel's compute classes (display other, 3D, processing
- * accelerator), their VGA class with a DRM render node (renderD*: an export without a GPU stack
- * of theirs shows AMD's MI50 as VGA, its OS devices card*, renderD*, controlD*), or any device a
- * GPU stack other than NVIDIA's names (rsmi*, ze*, opencl*). A board's display controller
- * (ASPEED's or Matrox's, class 0x0300, its OS devices card* only) is none. */
+ * accelerator), AMD's Instinct cards of VGA class, or any device a GPU stack other than NVIDIA's
+ * names (rsmi*, ze*, opencl*). A board's display controller (ASPEED's, class 0x0300, its OS
+ * devices card*) and integrated graphics are none. */
 static int is_other_gpu_pci(hwloc_obj_t p)
 {
     unsigned v = p->attr->pcidev.vendor_id, cls = p->attr->pcidev.class_id;
@@ -155,11 +164,12 @@ static int is_other_gpu_pci(hwloc_obj_t p)
         return 1;
     if (v == PCI_VENDOR_AMD && cls == 0x1200)
         return 1;
-    int vga = (v == PCI_VENDOR_AMD || v == PCI_VENDOR_INTEL) && cls == 0x0300;
+    if (cls == 0x0300 && is_instinct_vga(v, p->attr->pcidev.device_id))
+        return 1;
     for (hwloc_obj_t c = p->io_first_child; c; c = c->next_sibling)
         if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
             (!strncmp(c->name, "rsmi", 4) || !strncmp(c->name, "ze", 2) ||
-             !strncmp(c->name, "opencl", 6) || (vga && !strncmp(c->name, "renderD", 7))))
+             !strncmp(c->name, "opencl", 6)))
             return 1;
     return 0;
 }

@@ -195,17 +195,24 @@ expect_stderr_has "export each node alone" "how to fix"
 expect_exit 0 "a System root of one machine" -- "$TOPOTUNE" topo --input system-root.xml
 check "the machine read" grep -q '^GPUs:      4 x' out
 
-# The same GPUs in an export without a GPU stack of AMD's (hwloc 1.11 on LLNL's Corona: MI50s of
+# AMD's GPUs in an export without a GPU stack of AMD's (hwloc 1.11 on LLNL's Corona: MI50s of
 # VGA class, their OS devices card*, renderD*): GPUs too (they were none, a CPU-only class). A
-# board's VGA controller (ASPEED's, card* only) stays none.
-sed -e 's/pci_type="0380 \[1002:7408\]/pci_type="0300 [1002:7408]/' \
+# board's VGA controller (ASPEED's, card* only) and integrated graphics (an Intel CPU's, an AMD
+# APU's: VGA with a render node too) stay none.
+sed -e 's/pci_type="0380 \[1002:7408\]/pci_type="0300 [1002:66a1]/' \
     -e 's/name="rsmi\([0-9]\)" subtype="RSMI"/name="renderD12\1"/' "$amd" >amd-vga.xml
 check "no RSMI device left" sh -c "! grep -q 'name=\"rsmi' amd-vga.xml"
 expect_exit 0 "AMD GPUs of VGA class, DRM render nodes" -- "$TOPOTUNE" topo --input amd-vga.xml
 check "its 8 GPUs said" grep -qx 'GPUs:      0 (and 8 GPU(s) of another vendor, left out: NCCL drives NVIDIA GPUs only)' out
-sed -e 's/pci_type="0300 \[1002:7408\]/pci_type="0300 [1a03:2000]/' -e 's/name="renderD12/name="card/' amd-vga.xml >aspeed.xml
+sed -e 's/pci_type="0300 \[1002:66a1\]/pci_type="0300 [1a03:2000]/' -e 's/name="renderD12/name="card/' amd-vga.xml >aspeed.xml
 expect_exit 0 "ASPEED display controllers" -- "$TOPOTUNE" topo --input aspeed.xml
 check "no GPU" grep -qx 'GPUs:      0' out
+for igpu in 8086:9a49 1002:1638; do
+    sed -e "s/pci_type=\"0300 \\[1002:66a1\\]/pci_type=\"0300 [$igpu]/" amd-vga.xml >igpu.xml
+    check "$igpu in the file" grep -q "0300 \\[$igpu\\]" igpu.xml
+    expect_exit 0 "integrated graphics $igpu, a render node" -- "$TOPOTUNE" topo --input igpu.xml
+    check "$igpu: no GPU" grep -qx 'GPUs:      0' out
+done
 
 # An export made without NVML names SXM GPUs but not their NVLinks (AWS's p4d and p6e exports):
 # with the NVSwitches on PCI (the DGX-2 export without its NVLinkBandwidth matrix), or for trays
