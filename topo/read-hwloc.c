@@ -24,9 +24,9 @@ static int is_io(hwloc_obj_t o)
  * on keeps Grace's GPU-memory nodes (subtype GPUMemory, the Grace cores their cpuset), and an
  * hwloc 1.x export of POWER9 lists V100 memory as NUMA nodes without a core. They are neither
  * the node's NUMA count nor what a device is local to. (An empty cpuset says so in a 1.x export
- * of a machine with NVIDIA GPUs only: a 2.x one restricted to some cores, a job's cgroup, keeps
- * DRAM nodes without a core, and a 1.x one of a machine without them, Itanium's or KNL's, memory
- * of its own.) Set while topo_read_hwloc runs. */
+ * of a machine with NVIDIA GPUs, or POWER9's from 252, only: a 2.x one restricted to some cores,
+ * a job's cgroup, keeps DRAM nodes without a core, and a 1.x one of a machine without them,
+ * Itanium's or KNL's, memory of its own.) Set while topo_read_hwloc runs. */
 static hwloc_bitmap_t gpu_memory;
 
 static int is_gpu_pci(hwloc_obj_t p);
@@ -37,11 +37,12 @@ static void find_gpu_memory(hwloc_topology_t h)
     int v1 = version && !strncmp(version, "1.", 2), nvidia = 0;
     for (hwloc_obj_t p = NULL; v1 && !nvidia && (p = hwloc_get_next_pcidev(h, p));)
         nvidia = is_gpu_pci(p);
-    v1 = v1 && nvidia;
     gpu_memory = hwloc_bitmap_alloc();
+    /* POWER9 numbers its GPUs' memory from 252 (an export without I/O lists no GPU) */
     for (hwloc_obj_t n = NULL; (n = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, n));)
         if ((n->subtype && !strcmp(n->subtype, "GPUMemory")) ||
-            (v1 && (!n->cpuset || hwloc_bitmap_iszero(n->cpuset))))
+            (v1 && (nvidia || n->os_index >= 252) &&
+             (!n->cpuset || hwloc_bitmap_iszero(n->cpuset))))
             hwloc_bitmap_set(gpu_memory, n->os_index);
 }
 

@@ -24,13 +24,28 @@ assert a["cpu"]["numa_nodes"] == b["cpu"]["numa_nodes"] == 2, (a["cpu"], b["cpu"
 assert [g["numa"] for g in a["gpus"]] == [g["numa"] for g in b["gpus"]] == [0, 0, 8, 8], a["gpus"]' \
     "$TEST_TMP/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json" "$TEST_TMP/hwloc-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.json"
 
-# A 1.x export's NUMA nodes without a core are GPU memory on a machine with NVIDIA GPUs only:
-# the Lassen with its GPUs of another vendor has 6 NUMA nodes of its own (an Itanium's or KNL's
-# memory without a core was left out of the count).
-sed 's/\[10de:/[1234:/g' "$TOPOTUNE_FIXTURES/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml" >"$TEST_TMP/lassen1-nogpu.xml"
+# A 1.x export's NUMA nodes without a core are GPU memory on a machine with NVIDIA GPUs, or
+# POWER9's from 252, only: the Lassen with its GPUs of another vendor and its memory without a
+# core numbered 2 to 5 has 6 NUMA nodes of its own (an Itanium's or KNL's memory without a core
+# was left out of the count); without its I/O (lstopo --no-io), its V100 memory is still none.
+lassen1=$TOPOTUNE_FIXTURES/hwloc1-llnl-lassen-ac922-4xV100-nvlink-4xmlx5.xml
+sed -e 's/\[10de:/[1234:/g' -e 's/type="NUMANode" os_index="25\([2-5]\)"/type="NUMANode" os_index="\1"/' \
+    "$lassen1" >"$TEST_TMP/lassen1-nogpu.xml"
 expect_exit 0 "the hwloc 1.x Lassen without NVIDIA GPUs" -- "$TOPOTUNE" topo --input "$TEST_TMP/lassen1-nogpu.xml"
 check "6 NUMA nodes" grep -q ', 6 NUMA node(s),' "$TEST_TMP/out"
-rm -f "$TEST_TMP/lassen1-nogpu.xml"
+python3 - "$lassen1" "$TEST_TMP/lassen1-noio.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+tree = ET.parse(sys.argv[1])
+for parent in tree.iter():
+    for child in list(parent):
+        if child.tag == "object" and child.get("type") in ("Bridge", "PCIDev", "OSDev"):
+            parent.remove(child)
+tree.write(sys.argv[2])
+PY
+check "no I/O left" sh -c "! grep -q PCIDev '$TEST_TMP/lassen1-noio.xml'"
+expect_exit 0 "the hwloc 1.x Lassen without I/O" -- "$TOPOTUNE" topo --input "$TEST_TMP/lassen1-noio.xml"
+check "2 NUMA nodes" grep -q ', 2 NUMA node(s),' "$TEST_TMP/out"
+rm -f "$TEST_TMP"/lassen1-no*.xml
 
 # hwloc 2 keeps the padding of an AMD CPU's brand string, hwloc 1.11 cuts it: one node's two
 # exports are one class (they were two, only the spaces apart).
