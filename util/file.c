@@ -296,14 +296,14 @@ int util_files_stage(struct util_files *f, const char *path, const void *data, s
 
 int util_files_commit(struct util_files *f)
 {
-    int rc = 0;
     for (int i = 0; i < f->n; i++) {
-        if (commit(f->path[i], f->tmp[i]))
-            rc = UTIL_EIO;
+        int rc = commit(f->path[i], f->tmp[i]);
         free(f->tmp[i]);
         f->tmp[i] = NULL; /* renamed or removed: nothing left to release */
+        if (rc)           /* the rest stay staged, for util_files_release to remove: no more land */
+            return rc;
     }
-    return rc;
+    return 0;
 }
 
 void util_files_release(struct util_files *f)

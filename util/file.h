@@ -81,7 +81,8 @@ struct util_files {
 /* Stages data for path. 0, or UTIL_EIO after an error naming path (nothing left behind). */
 int util_files_stage(struct util_files *f, const char *path, const void *data, size_t len);
 
-/* Renames every staged file over its path. 0, or UTIL_EIO after an error. */
+/* Renames every staged file over its path, in order. 0, or UTIL_EIO after an error naming the
+ * first that could not be: those after it are not renamed (util_files_release removes them). */
 int util_files_commit(struct util_files *f);
 
 /* Removes what is staged and not committed, and frees f's names. */

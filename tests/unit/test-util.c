@@ -225,8 +225,25 @@ static void test_files_all_or_none(void **state)
     assert_int_equal(util_file_read(b, 16, &text), 0);
     assert_string_equal(util_buf_str(&text), "md");
     assert_int_equal(count_entries(tmpdir), entries + 1);
+    /* a rename refused (a folder made at b's name after staging): the first landed, the one
+     * after it is not renamed but removed with the rest */
+    char c[128];
+    snprintf(c, sizeof(c), "%s/c.html", tmpdir);
+    unlink(b);
+    assert_int_equal(util_files_stage(&f, a, "newer", 5), 0);
+    assert_int_equal(util_files_stage(&f, b, "md", 2), 0);
+    assert_int_equal(util_files_stage(&f, c, "html", 4), 0);
+    assert_int_equal(mkdir(b, 0755), 0);
+    assert_int_equal(util_files_commit(&f), UTIL_EIO);
+    util_files_release(&f);
+    util_buf_reset(&text);
+    assert_int_equal(util_file_read(a, 16, &text), 0);
+    assert_string_equal(util_buf_str(&text), "newer");
+    assert_int_equal(access(c, F_OK), -1);
+    assert_int_equal(count_entries(tmpdir), entries + 1); /* a.json and the folder b.md */
+    rmdir(b);
     util_buf_release(&text);
-    unlink(a), unlink(b);
+    unlink(a);
 }
 
 static void test_json(void **state)
