@@ -113,15 +113,6 @@ static void print_class(const json_t *c)
     printf("\n");
 }
 
-/* A host name as DNS writes one: letters, digits, '.', '-' and '_', 1 to 253 characters. */
-static int host_valid(const json_t *host)
-{
-    const char *s = json_string_value(host);
-    size_t n = s ? strlen(s) : 0;
-    return n && n <= 253 &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
 /* The nodes' reports, as survey takes them: one whose host is no host name or whose class is no
  * class id (a node's words are untrusted, and the JSON's readers take both as they are) is
  * replaced by its rank and an error, a failure found (no "answered": exit 1). */
@@ -132,14 +123,14 @@ static void refuse_damaged(json_t *nodes)
     json_array_foreach(nodes, i, n) {
         const json_t *cls = json_object_get(json_object_get(n, "topology"), "class");
         if (json_object_get(n, "error") ||
-            (host_valid(json_object_get(n, "host")) &&
+            (util_valid_host(json_string_value(json_object_get(n, "host"))) &&
              util_valid_id(json_string_value(json_object_get(cls, "id")))))
             continue;
         json_array_set_new(
             nodes, i,
             json_pack("{s:O,s:s}", "rank", json_object_get(n, "rank"), "error",
                       "its report is damaged: it names no valid host (letters, digits, '.', '-' "
-                      "and '_') or node class"));
+                      "and '_', at most 63) or node class"));
     }
 }
 

@@ -115,14 +115,6 @@ static void run_doctor(struct survey *s, double deadline)
     json_decref(nodes);
 }
 
-/* A host name the benchmark's --split takes: [A-Za-z0-9._-], 1 to 63 characters. */
-static int valid_name(const char *s)
-{
-    size_t n = strlen(s);
-    return n && n < 64 &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
 /* ---- which report is which node's ---- */
 
 /* The length of a host name's first label ("n1" of "n1.cluster"), or the whole when short. */
@@ -259,7 +251,7 @@ static void match_reports(const struct survey *s, const json_t *all, int *order)
  * replaced (a newline would forge a line of excluded.txt). The caller frees it. */
 static char *host_of_report(const char *host)
 {
-    if (host && valid_name(host))
+    if (util_valid_host(host))
         return util_xstrdup(host);
     struct util_buf b = UTIL_BUF_INIT;
     util_text_clean(&b, host ? host : "?", host ? strlen(host) : 1, 0);
@@ -365,7 +357,7 @@ static int launch_map(struct survey *s)
             s->nodes[i].host = host_of_report(host);
         const char *id = json_string_value(
             json_object_get(json_object_get(json_object_get(one, "topology"), "class"), "id"));
-        if (id && util_valid_id(id) && host && valid_name(host)) {
+        if (util_valid_id(id) && util_valid_host(host)) {
             s->nodes[i].class_id = util_xstrdup(id);
             s->nodes[i].name = util_xstrdup(host);
             json_t *key =

@@ -211,6 +211,11 @@ int util_valid_id(const char *s)
     return s && util_text_in_set(s, 128, "._-") && s[0] != '.' && s[0] != '-' && !strstr(s, "..");
 }
 
+int util_valid_host(const char *s)
+{
+    return s && util_text_in_set(s, 63, "._-");
+}
+
 int util_valid_version(const char *s)
 {
     return s && util_text_in_set(s, 64, " .+~_:()-") && s[0] != ' ' && s[0] != '-';

@@ -52,5 +52,8 @@ int util_text_in_set(const char *s, size_t max, const char *extra);
  * component. Versions: [A-Za-z0-9 .+~_:()-], at most 64. 1 when valid (NULL is not). */
 int util_valid_id(const char *s);
 int util_valid_version(const char *s);
+/* A host name a node reports for itself (gethostname: at most 64 bytes; the benchmark's --split
+ * takes 63) and every reader may take as it is: [A-Za-z0-9._-], 1 to 63. 1 when valid. */
+int util_valid_host(const char *s);
 
 #endif

@@ -817,6 +817,19 @@ static void test_valid_id_is_one_path_component(void **state)
 {
     (void)state;
     assert_true(util_valid_id("hgx-h100.8gpu_v2"));
+    /* a host a node names itself: what gethostname gives, nothing a reader must quote */
+    assert_true(util_valid_host("gpu-node01.cluster_a"));
+    assert_false(util_valid_host(NULL));
+    assert_false(util_valid_host(""));
+    assert_false(util_valid_host("n2;x"));
+    assert_false(util_valid_host("n$(id)"));
+    char long_host[70];
+    memset(long_host, 'a', sizeof(long_host) - 1);
+    long_host[63] = '\0';
+    assert_true(util_valid_host(long_host));
+    long_host[63] = 'a';
+    long_host[64] = '\0';
+    assert_false(util_valid_host(long_host));
     assert_false(util_valid_id(".hidden"));
     assert_false(util_valid_id("-rf"));
     assert_false(util_valid_id("a..b"));
