@@ -267,13 +267,15 @@ static const char *cpuset_of(const struct topo *t, int locality)
  * two of one id, so localities of one NUMA node share one element (an AMD node places devices in
  * L3 groups of a NUMA node). A locality of no single NUMA node (a package holding two, as Intel's
  * SNC exports place a NIC) gets an id no NUMA node has: the matrix calls it SYS to every other
- * locality, and so will NCCL; an id counted on from the one before could be a real node's.
+ * locality, and so will NCCL; an id counted on from the one before could be a real node's. Past
+ * the machine's NUMA count too: a NUMA node without a device is no locality (a Dell R910's
+ * groups of nodes {0, 2} and {1, 3} were written as nodes 0 and 1).
  */
 static int numa_id(const struct topo *t, int l)
 {
     if (t->nodes[l].numa >= 0)
         return t->nodes[l].numa;
-    int top = -1, k = 0;
+    int top = t->cpu.numa_nodes - 1, k = 0;
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].kind == TOPO_PNODE_LOCALITY) {
             top = t->nodes[i].numa > top ? t->nodes[i].numa : top;

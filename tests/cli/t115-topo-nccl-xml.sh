@@ -116,6 +116,9 @@ PY
 check "hwloc's GB/s as gen and width" grep -q \
     'vendor="0x17db" device="0x0501" link_speed="16.0 GT/s PCIe" link_width="16"' \
     hwloc-llnl-tioga-ex235a-8xMI200-amd.nccl.xml
+# A locality of no single NUMA node (the R910's groups of nodes {0, 2} and {1, 3}) gets an id no
+# NUMA node of the machine has: 4 and 5 (they were 0 and 1, nodes without a device).
+check "the R910's groups past its 4 NUMA nodes" test "$(grep -o 'numaid="[0-9]*"' hwloc-dell-r910-4s-groups-pci.nccl.xml | tr '\n' ' ')" = 'numaid="4" numaid="5" '
 # A GPU's rate in an export is the one it ran at then (a GPU at rest trains down): the SL390s'
 # GPUs at 4 GB/s keep NCCL's gen 3 x16, never a gen 1 link handed to NCCL.
 check "no GPU below gen 3 x16 from an export's rate" sh -c "test \$(grep -c 'class=\"0x030200\" link_speed=\"8.0 GT/s PCIe\" link_width=\"16\"' hwloc-hp-sl390s-g7-3xM20x0-mlx4-ib.nccl.xml) -eq 3"
