@@ -1703,6 +1703,17 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
         json_object_set_new(ev, "class_own_pair_median", json_real(l->own));
         json_object_set_new(ev, "class_own_bound", json_real(l->own_bound));
     }
+    /* where the model knows the class, its two-node band (as a node-slow alone shows its own):
+     * a capacity above the class's bound, below the band's low edge, was named showing a bound
+     * it passed (in the drain reason too) */
+    double model = pair_model(s, i);
+    if (model > 0) {
+        double low = survey_alone_low(s, model);
+        json_object_set_new(ev, "predicted", json_real(model));
+        json_object_set_new(ev, "band_low", json_real(low));
+        if (f->cap[i] < low && f->cap[i] >= l->bound)
+            json_object_set_new(ev, "bound", json_real(low));
+    }
     if (failed >= 2 && 3 * failed >= 2 * partners) {
         add_verdict(s, "link-fails", i, -1, ev,
                     "%s fails with %d of its %d partners, though it runs alone: its network "

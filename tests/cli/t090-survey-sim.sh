@@ -655,4 +655,16 @@ for s in (1, 2, 3):
     v = json.load(open("two-alike-%d/survey.json" % s))["verdicts"]
     assert all(x["kind"] == "class-below-expected" for x in v) and v, v
 PY
+# A link named by the two-node band alone (its capacity above the class's bound, below the
+# band's edge, at 10% noise) shows that band and the bound it fell below: it showed the class's
+# bound, which it passed, in its evidence and the drain reason.
+cluster nicband.json 16 '[{"kind": "slow-link", "hosts": ["node0002"], "factor": 0.75}]' 0.10
+surveys nicband.json nicband 19
+check "link-slow, its bound the band's edge above its capacity" python3 - nicband-19/survey.json <<'PY'
+import json, sys
+v = [x for x in json.load(open(sys.argv[1]))["verdicts"] if x["kind"] == "link-slow"]
+assert [x["hosts"] for x in v] == [["node0002"]], v
+e = v[0]["evidence"]
+assert e["capacity"] < e["bound"] == e["band_low"] < e["predicted"], e
+PY
 finish
