@@ -667,4 +667,15 @@ assert [x["hosts"] for x in v] == [["node0002"]], v
 e = v[0]["evidence"]
 assert e["capacity"] < e["bound"] == e["band_low"] < e["predicted"], e
 PY
+# The same NIC, seeds where two nodes' lucky first values of 1 ms set the class's level alone
+# 30% above its repeats: its shortfall alone, its repeat against that level, named the node
+# (node-slow, "the node itself"); against the level of the values the alone stage stood by, the
+# link.
+surveys nicband.json nicband "13 23"
+check "seeds 13 and 23: the link, not the node" python3 - nicband-13/survey.json nicband-23/survey.json <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    v = json.load(open(f))["verdicts"]
+    assert [(x["kind"], x["hosts"]) for x in v] == [("link-slow", ["node0002"])], (f, v)
+PY
 finish
