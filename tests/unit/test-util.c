@@ -189,6 +189,15 @@ static void test_atomic_write(void **state)
     util_buf_release(&b);
 }
 
+/* path holds exactly want (at most 15 bytes). */
+static void assert_file_is(const char *path, const char *want)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    assert_int_equal(util_file_read(path, 16, &text), 0);
+    assert_string_equal(util_buf_str(&text), want);
+    util_buf_release(&text);
+}
+
 /* Files written together: none lands until all are staged; a failed stage leaves the earlier
  * ones' temporaries for release to remove and their names untouched. */
 static void test_files_all_or_none(void **state)
@@ -206,24 +215,16 @@ static void test_files_all_or_none(void **state)
     assert_int_equal(util_files_stage(&f, b, "md", 2), 0);
     assert_int_equal(util_files_stage(&f, bad, "x", 1), UTIL_EIO);
     util_files_release(&f);
-    struct util_buf text = UTIL_BUF_INIT;
-    assert_int_equal(util_file_read(a, 16, &text), 0);
-    assert_string_equal(util_buf_str(&text), "old");
+    assert_file_is(a, "old");
     assert_int_equal(access(b, F_OK), -1);
     assert_int_equal(count_entries(tmpdir), entries); /* no temporary left */
     assert_int_equal(util_files_stage(&f, a, "new", 3), 0);
     assert_int_equal(util_files_stage(&f, b, "md", 2), 0);
-    util_buf_reset(&text);
-    assert_int_equal(util_file_read(a, 16, &text), 0); /* staged, not yet landed */
-    assert_string_equal(util_buf_str(&text), "old");
+    assert_file_is(a, "old"); /* staged, not yet landed */
     assert_int_equal(util_files_commit(&f), 0);
     util_files_release(&f);
-    util_buf_reset(&text);
-    assert_int_equal(util_file_read(a, 16, &text), 0);
-    assert_string_equal(util_buf_str(&text), "new");
-    util_buf_reset(&text);
-    assert_int_equal(util_file_read(b, 16, &text), 0);
-    assert_string_equal(util_buf_str(&text), "md");
+    assert_file_is(a, "new");
+    assert_file_is(b, "md");
     assert_int_equal(count_entries(tmpdir), entries + 1);
     /* a rename refused (a folder made at b's name after staging): the first landed, the one
      * after it is not renamed but removed with the rest */
@@ -236,13 +237,10 @@ static void test_files_all_or_none(void **state)
     assert_int_equal(mkdir(b, 0755), 0);
     assert_int_equal(util_files_commit(&f), UTIL_EIO);
     util_files_release(&f);
-    util_buf_reset(&text);
-    assert_int_equal(util_file_read(a, 16, &text), 0);
-    assert_string_equal(util_buf_str(&text), "newer");
+    assert_file_is(a, "newer");
     assert_int_equal(access(c, F_OK), -1);
     assert_int_equal(count_entries(tmpdir), entries + 1); /* a.json and the folder b.md */
     rmdir(b);
-    util_buf_release(&text);
     unlink(a);
 }
 
