@@ -112,11 +112,12 @@ char *topo_strdup(const char *s);
  */
 char *topo_text(const char *s);
 
-/* topo_text of a model name (a CPU's), its runs of spaces made one and none kept at either end:
+/* A model name (a CPU's) a reader kept (topo_text's copy), its runs of spaces made one and none
+ * kept at either end, in place (NULL stays NULL):
  * hwloc 2 keeps the padding of the CPU's brand string ("AMD EPYC 7402 24-Core Processor" and 16
  * spaces), hwloc 1.11 cuts it, and the model is part of the node class. Every reader of a CPU
  * model goes through it, so one node's exports, its topology JSON and a spec are one class. */
-char *topo_model_text(const char *s);
+char *topo_model_squeeze(char *s);
 
 /*
  * What the topology schema allows (docs/schemas/topology.schema.json), 1 or 0:

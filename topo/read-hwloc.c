@@ -459,7 +459,7 @@ static void read_cpu(struct topo *t, hwloc_topology_t h)
     if (!vendor && model && strncmp(model, "POWER", 5) == 0)
         vendor = "IBM";
     t->cpu.vendor = topo_text(vendor);
-    t->cpu.model = topo_model_text(model);
+    t->cpu.model = topo_model_squeeze(topo_text(model));
 }
 
 /* Versions end up in generated scripts: kept only when they look like one (else unknown). */

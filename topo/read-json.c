@@ -275,9 +275,7 @@ static void read_top(struct json_reader *r, struct topo *t, json_t *doc)
         bad(r, "cpu", "expected an object");
     t->host = opt_str(r, doc, "host", "");
     t->cpu.vendor = opt_str(r, cpu, "vendor", "cpu");
-    char *model = opt_str(r, cpu, "model", "cpu"); /* squeezed, as the export's (class key) */
-    t->cpu.model = model ? topo_model_text(model) : NULL;
-    free(model);
+    t->cpu.model = topo_model_squeeze(opt_str(r, cpu, "model", "cpu")); /* as an export's */
     t->cpu.sockets = (int)opt_int(r, cpu, "sockets", "cpu", 0, MAX_CPUS);
     t->cpu.numa_nodes = (int)opt_int(r, cpu, "numa_nodes", "cpu", 0, MAX_NUMA + 1);
     t->cpu.cores = (int)opt_int(r, cpu, "cores", "cpu", 0, MAX_CPUS);

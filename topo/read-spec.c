@@ -301,7 +301,7 @@ int topo_read_spec(struct topo *t, const char *name, json_t *spec)
     t->source = TOPO_SOURCE_SPEC;
     t->host = topo_text(json_string_value(json_object_get(spec, "name")));
     t->cpu.vendor = topo_strdup(vendor);
-    t->cpu.model = topo_model_text(json_string_value(json_object_get(cpu, "model")));
+    t->cpu.model = topo_model_squeeze(topo_text(json_string_value(json_object_get(cpu, "model"))));
     t->cpu.sockets = t->cpu.numa_nodes = sockets;
     t->job_nodes = nodes;
     t->nvlink_domain = domain > count ? domain : 0;

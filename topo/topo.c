@@ -102,9 +102,8 @@ char *topo_text(const char *s)
     return topo_strdup(topo_text_into(s, buf, sizeof(buf)));
 }
 
-char *topo_model_text(const char *s)
+char *topo_model_squeeze(char *m)
 {
-    char *m = topo_text(s);
     size_t o = 0;
     for (size_t i = 0; m && m[i]; i++)
         if (m[i] != ' ' || (o && m[o - 1] != ' '))
