@@ -110,6 +110,13 @@ scontrol update nodename=node0002 state=resume
 # 6. Refusals and failures: --apply alone; Slurm not answering.
 expect_exit 2 "--apply without --drain or --resume-nodes" -- "$TOPOTUNE" survey --backend sim \
     --cluster clean.json --out x --apply
-SLURM_CONF=/nonexistent expect_exit 3 "--resume-nodes when sinfo cannot answer" -- "$TOPOTUNE" survey \
+# sinfo as it ends when its controller is down (a real sinfo without a configuration here waits
+# a minute first, and topotune's 30 s deadline cut it: the suite's time, not a second path)
+mkdir -p down
+printf '%s\n' '#!/bin/sh' 'echo "sinfo: error: Unable to contact slurm controller (connect failure)" >&2' 'exit 1' \
+    >down/sinfo
+chmod +x down/sinfo
+PATH="$TEST_TMP/down:$PATH" expect_exit 3 "--resume-nodes when sinfo cannot answer" -- "$TOPOTUNE" survey \
     --backend sim --cluster clean.json --out y --resume-nodes
+expect_stderr_has "sinfo exited 1: sinfo: error: Unable to contact slurm controller" "said, with sinfo's words"
 finish
