@@ -1701,6 +1701,12 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
         json_pack("{s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "partners", partners, "healthy_partners", strong,
                   "failed", failed, "capacity", f->cap[i], "class_pair_median", l->level, "bound",
                   l->bound, "alone", s->nodes[i].intra);
+    /* the verdict reads the node alone by its repeat where it has one (a first value stalled
+     * 40% low was shown as the node's value alone, in a verdict saying it runs fine alone) */
+    if (s->nodes[i].intra_rep)
+        json_object_set_new(ev, "alone_repeat",
+                            s->nodes[i].intra_rep > 0 ? json_real(s->nodes[i].intra_rep)
+                                                      : json_string("failed"));
     if (by_own) { /* the class below its band in pairs: its own level decided */
         json_object_set_new(ev, "class_own_pair_median", json_real(l->own));
         json_object_set_new(ev, "class_own_bound", json_real(l->own_bound));
@@ -1735,7 +1741,7 @@ static void node_pair_verdict(struct survey *s, const struct fit *f, int i, doub
                         "switch port)",
                         s->nodes[i].host, f->cap[i], valued, strong, level,
                         by_own ? ", its own level in pairs, below the band" : "",
-                        s->nodes[i].intra);
+                        alone_of(&s->nodes[i]));
     } else {
         json_decref(ev);
     }

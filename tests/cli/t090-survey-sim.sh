@@ -157,6 +157,23 @@ surveys allstall.json allstall "1 2 3 4 5"
 check "every node stalls, repeats healthy: nothing named" python3 -c 'import json, sys
 bad = {f: json.load(open(f + "/survey.json"))["verdicts"] for f in sys.argv[1:]}
 assert not any(bad.values()), bad' allstall-1 allstall-2 allstall-3 allstall-4 allstall-5
+# A slow link on a node whose first value alone stalled: "not alone" shows its repeat, the value
+# it passed on (it showed the stalled first one, 40% below the class, as the node's value alone),
+# and the evidence holds both.
+cluster stalllink.json 8 '[{"kind": "stalls", "hosts": ["node0003"], "factor": 0.6},
+    {"kind": "slow-link", "hosts": ["node0003"], "factor": 0.5}]'
+surveys stalllink.json stalllink "1 2"
+check "a stalled node's slow link: its repeat alone shown and kept" python3 - stalllink-1 stalllink-2 <<'PY'
+import json, sys
+for d in sys.argv[1:]:
+    s = json.load(open(d + "/survey.json"))
+    node = [n for n in s["nodes"] if n["host"] == "node0003"][0]
+    v = [x for x in s["verdicts"] if x["hosts"] == ["node0003"]]
+    assert [x["kind"] for x in v] == ["link-slow"], (d, v)
+    ev, rep = v[0]["evidence"], node["alone_repeat_busbw"]
+    assert ev["alone"] == node["alone_busbw"] and ev["alone_repeat"] == rep, (d, ev, node)
+    assert "not alone (%.2f GB/s)" % rep in v[0]["text"], (d, v[0]["text"], rep)
+PY
 faults=""
 for i in $(seq -w 1 16); do faults="$faults${faults:+,}{\"kind\": \"slow-node\", \"hosts\": [\"node00$i\"], \"factor\": 0.75}"; done
 cluster all075.json 16 "[$faults]" 0.05
