@@ -116,12 +116,15 @@ static char *reason_of(const json_t *verdict, int predicted)
             add_safe(&b, json_string_value(v));
         }
     }
-    if (predicted)
-        util_buf_adds(&b, " (predicted)");
-    if (b.len > OPS_REASON_MAX) {
-        b.len = OPS_REASON_MAX;
+    /* the marker after the cut, never cut itself: a long reason read as measured in sinfo -R */
+    static const char mark[] = " (predicted)";
+    size_t max = OPS_REASON_MAX - (predicted ? strlen(mark) : 0);
+    if (b.len > max) {
+        b.len = max;
         b.data[b.len] = '\0';
     }
+    if (predicted)
+        util_buf_adds(&b, mark);
     return util_buf_detach(&b);
 }
 

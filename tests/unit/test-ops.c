@@ -71,6 +71,21 @@ static void test_drains(void **state)
     assert_string_equal(field(a, 0, "reason"), "topotune: node-slow busbw=0.0123 (predicted)");
     json_decref(a);
     json_decref(notes);
+    /* ... a long one too: the cut keeps the marker (it was cut off, a model's number read as
+     * measured in sinfo -R) */
+    json_t *ev = json_object_get(json_array_get(json_object_get(s, "verdicts"), 0), "evidence");
+    json_object_set_new(ev, "detail",
+                        json_string("gpus 8 vs 8, nics 2 vs 4, the rest the same as "
+                                    "the larger class beside it, by every fact read"));
+    json_object_set_new(ev, "class",
+                        json_string("h100-80gb-hbm3-8x-nvs18-8xib400-f03aba64-and-"
+                                    "a-suffix-long-enough-to-pass-the-cut-alone"));
+    a = ops_slurm_plan(s, 1, 0, NULL, &notes);
+    const char *r = field(a, 1, "reason"); /* n2: its link */
+    assert_int_equal(strlen(r), OPS_REASON_MAX);
+    assert_string_equal(r + strlen(r) - strlen(" (predicted)"), " (predicted)");
+    json_decref(a);
+    json_decref(notes);
     json_decref(s);
 }
 
