@@ -150,7 +150,8 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
         fprintf(out, "          summary: \"%s busbw below its expected band at %zu B\"\n",
                 model_coll_name(e->coll), r->bytes);
         fprintf(out,
-                "          description: \"{{ $labels.instance }} measured {{ $value | humanize "
+                "          description: \"{{ or $labels.host $labels.instance }} measured {{ "
+                "$value | humanize "
                 "}}B/s; a healthy system measures %.2f to %.2f GB/s (%s, %.3g%% of healthy "
                 "measurements)\"\n",
                 r->low, r->high, label, 100 * e->rate);

@@ -385,6 +385,26 @@ test = {"rule_files": [], "evaluation_interval": "1m", "tests": [{"interval": "1
 open(tmp + "/rules-test.yml", "w").write(json.dumps(test))
 subprocess.run(["promtool", "test", "rules", tmp + "/rules-test.yml"], check=True)
 PY
+# A survey's series are scraped from the host that ran it and carry the node measured in host:
+# the alert names that node (it named the scraped host, the login node).
+check "the alert names the survey's node, not the scraped host" python3 - "$TEST_TMP/rules.yml" "$TEST_TMP" <<'PY'
+import json, subprocess, sys, yaml
+rules, tmp = sys.argv[1:]
+rule = yaml.safe_load(open(rules))["groups"][0]["rules"][0]
+expr = rule["expr"]
+lab = dict(kv.split("=", 1) for kv in expr[expr.index("{") + 1:expr.index("}")].split(",") if "!" not in kv)
+labels = {k: v.strip('"') for k, v in lab.items()}
+labels.update(host="node0002", instance="login1:9100", config="best")
+series = "topotune_busbw_bytes_per_second{%s}" % ",".join('%s="%s"' % kv for kv in labels.items())
+tail = rule["annotations"]["description"].split(" measured {{ $value | humanize }}B/s; ", 1)[1]
+test = {"rule_files": [rules], "evaluation_interval": "1m", "tests": [{"interval": "1m",
+    "input_series": [{"series": series, "values": "1 1"}],
+    "alert_rule_test": [{"eval_time": "1m", "alertname": rule["alert"], "exp_alerts": [{
+        "exp_labels": dict(labels, **rule["labels"]),
+        "exp_annotations": dict(rule["annotations"], description="node0002 measured 1B/s; " + tail)}]}]}]}
+open(tmp + "/host-test.yml", "w").write(json.dumps(test))
+subprocess.run(["promtool", "test", "rules", tmp + "/host-test.yml"], check=True)
+PY
 
 # A profile's measured expectation.
 mkdir -p "$TEST_TMP/p"
