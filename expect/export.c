@@ -172,7 +172,7 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
  * the same name (another class's GPUs and sizes) would replace the first. */
 static const char nhc_body[] =
     "function %s() {\n"
-    "    local min_bw=${1:-%s} bench=%s out rc avg name last busy\n"
+    "    local min_bw=${1:-%s} bench=%s out rc avg name last busy bad\n"
     "    local -a coll=(%s)\n"
     "    [[ -n ${2:-} ]] && bench=$2 && [[ ${2##*/} != topotune-bench ]] && coll=()\n"
     "    shift 2 2>/dev/null || shift $#\n"
@@ -200,6 +200,11 @@ static const char nhc_body[] =
     "    elif [[ $rc -eq 0 ]]; then\n"
     "        die 1 \"${FUNCNAME[0]}: $name exited 0 without an Avg bus bandwidth: nothing was "
     "measured\"\n"
+    "    elif bad=$(printf '%%s\\n' \"$out\" | sed -n 's/^# Out of bounds values *: "
+    "*\\([1-9][0-9]*\\) "
+    "FAILED.*/\\1/p') && [[ -n $bad ]]; then\n"
+    "        die 1 \"${FUNCNAME[0]}: $name returned wrong results: $bad values out of bounds (data "
+    "corrupted on the way: a GPU, a link or a setting)\"\n"
     "    elif [[ -n $avg ]] && printf '%%s\\n' \"$out\" | grep -q '^# Avg bus bandwidth.*FAILED'; "
     "then\n"
     "        die 1 \"${FUNCNAME[0]}: %s Avg bus bandwidth $avg GB/s, the mean over the "

@@ -266,6 +266,11 @@ expect_exit 1 "and fails a slow one" -- nhc_run "$check_line $TOPOTUNE_BENCH --b
 check "through die, naming the Avg bus bandwidth" grep -q "^ERROR: nhc: Health check failed: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
 check "and the node marked offline with that message" grep -q "^OFFLINE host1: check_topotune_all_reduce_h100[a-z0-9_]*: all_reduce Avg bus bandwidth" "$TEST_TMP/out"
 check "a threshold it says is predicted" grep -q "^OFFLINE host1: .*(the mean of the low edges of the predicted band)$" "$TEST_TMP/out"
+# Wrong results (LL128 forced over PCIe corrupts data on the sim as on GPUs): said so; the reason
+# was the output's last line, "#" of nccl-tests' footer.
+NCCL_P2P_DISABLE=1 NCCL_PROTO=LL128 expect_exit 1 "a node returning wrong results" -- \
+    nhc_run "$check_line $TOPOTUNE_BENCH --backend sim --topology $specs/rtx4090-8x-pcie.json"
+check "marked offline for its wrong results" grep -q "^OFFLINE host1: check_topotune_[a-z0-9_]*: .*topotune-bench returned wrong results: [0-9]* values out of bounds" "$TEST_TMP/out"
 # A bench whose path and last line hold a quote still marks the node offline (NHC's eval).
 printf '#!/bin/sh\necho "it'"'"'s broken"\nexit 3\n' >"$TEST_TMP/it's-bench"
 chmod +x "$TEST_TMP/it's-bench"
