@@ -299,9 +299,12 @@ int expect_write_nhc(const struct expect *e, FILE *out)
             "# -g -b -e -f come after them and win: NCCL_TESTS_MIN_BW holds for their sizes only.\n"
             "# The run takes seconds, at most %d: nhc's own timeout (TIMEOUT, 30 s by default)\n"
             "# must be longer, or its watchdog marks the node offline: run nhc -t %d, or set\n"
-            "# TIMEOUT=%d in /etc/sysconfig/nhc. A node whose GPUs run a job (nvidia-smi lists\n"
-            "# compute processes) passes unmeasured: its numbers would be the job's contention\n"
-            "# (TOPOTUNE_NHC_BUSY=run measures it anyway).\n",
+            "# TIMEOUT=%d in /etc/sysconfig/nhc. As Slurm's HealthCheckProgram, which slurmd\n"
+            "# kills after 60 s, run nhc detached (DETACHED_MODE=1 in /etc/sysconfig/nhc): else\n"
+            "# a run that hangs is killed with nhc, and the node is never marked offline.\n"
+            "# A node whose GPUs run a job (nvidia-smi lists compute processes) passes\n"
+            "# unmeasured: its numbers would be the job's contention (TOPOTUNE_NHC_BUSY=run\n"
+            "# measures it anyway).\n",
             model_coll_name(e->coll), model_coll_name(e->coll), NHC_DEADLINE_S, NHC_DEADLINE_S + 60,
             NHC_DEADLINE_S + 60);
     /* NHC sets PATH to the system's directories: the benchmark by its full path */
