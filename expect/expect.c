@@ -368,12 +368,22 @@ void expect_print(const struct expect *e, FILE *out)
                 r->bytes, r->busbw, r->low, r->high, r->time_us, r->time_low_us, r->time_high_us,
                 r->algo[0] ? r->algo : "-", r->proto[0] ? r->proto : "-");
     }
-    char bw[32], flags[96] = "";
-    if (e->factor) /* a smaller -b runs sizes of no part per rank, whose busbw 0 the mean counts */
-        snprintf(flags, sizeof(flags), " (-b %zu -e %zu -f %d)", e->first, e->max, e->factor);
-    fprintf(out,
-            "#\n# NCCL_TESTS_MIN_BW=%s makes nccl-tests fail a run at exactly these sizes%s whose "
-            "Avg bus bandwidth, the mean over them, is below 0.9 x that (the mean of the band's "
-            "low edges): the mean is judged, not each size\n",
-            expect_min_bw_text(e, bw), flags);
+    /* the figure only where --format nccl-tests-min-bw gives it: a check that can fail, of one
+     * nccl-tests run's sizes (the table gave 0 at one rank, and a mean of sizes no run measures) */
+    char bw[32];
+    size_t min, max;
+    int factor;
+    if (e->nranks < 2)
+        fprintf(out, "#\n# no NCCL_TESTS_MIN_BW: at one rank busbw is 0, so no run is below any "
+                     "figure\n");
+    else if (expect_series_quiet(e, &min, &max, &factor))
+        fprintf(out, "#\n# no NCCL_TESTS_MIN_BW: these sizes are not one size times the powers of "
+                     "a factor, as one nccl-tests run measures (give -b and -e that select such "
+                     "sizes)\n");
+    else /* a smaller -b runs sizes of no part per rank, whose busbw 0 the mean counts */
+        fprintf(out,
+                "#\n# NCCL_TESTS_MIN_BW=%s makes nccl-tests fail a run at exactly these sizes (-b "
+                "%zu -e %zu -f %d) whose Avg bus bandwidth, the mean over them, is below 0.9 x "
+                "that (the mean of the band's low edges): the mean is judged, not each size\n",
+                expect_min_bw_text(e, bw), min, max, factor);
 }

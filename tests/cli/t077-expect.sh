@@ -372,6 +372,10 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["count"] = 1; 
 for f in nhc prometheus-rules nccl-tests-min-bw; do
     expect_exit 2 "one GPU: --format $f is refused" -- "$TOPOTUNE" expect --input "$TEST_TMP/one.json" -b 1G -e 1G --format "$f"
 done
+# ... and the table gives no figure either (it printed NCCL_TESTS_MIN_BW=0, a check that never fails)
+expect_exit 0 "one GPU: the table" -- "$TOPOTUNE" expect --input "$TEST_TMP/one.json" -b 1G -e 1G
+check "one GPU: the table says why it has no NCCL_TESTS_MIN_BW" grep -q "^# no NCCL_TESTS_MIN_BW: at one rank" "$TEST_TMP/out"
+check "one GPU: and gives none" test "$(grep -c "NCCL_TESTS_MIN_BW=" "$TEST_TMP/out")" = 0
 # Prometheus: a sweep's config="defaults" series (NCCL's defaults, measured for comparison) alerts
 # nothing; a node's measured series below the band does (promtool test rules on the rule's expr).
 check "the alert selects measured series, not the sweep's defaults" python3 - "$TEST_TMP/rules.yml" "$TEST_TMP" <<'PY'
@@ -431,6 +435,16 @@ assert b["algo"] is None and abs(b["low"] - 285.0) < 1e-9, b
 PY
 check "its JSON valid by the expect schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/expect.schema.json" "$TEST_TMP/out"
+# Sizes no one nccl-tests run measures (1, 3 and 4 MiB): the table gives no figure for their mean,
+# as --format nccl-tests-min-bw gives none (it printed one "at exactly these sizes").
+mkdir -p "$TEST_TMP/p3"
+python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+p["baseline"]["per_size"] = [{"size": s << 20, "busbw": 40.0} for s in (1, 3, 4)]
+json.dump(p, open(sys.argv[2], "w"))' "$TEST_TMP/p/profile.json" "$TEST_TMP/p3/profile.json"
+expect_exit 2 "1, 3 and 4 MiB: --format nccl-tests-min-bw refused" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p3" --format nccl-tests-min-bw
+expect_exit 0 "1, 3 and 4 MiB: the table" -- "$TOPOTUNE" expect --profile "$TEST_TMP/p3"
+check "1, 3 and 4 MiB: no figure, and why" grep -q "^# no NCCL_TESTS_MIN_BW: these sizes are not one size times the powers" "$TEST_TMP/out"
 # A profile written before gen recorded sweep.nodes: read as one node, 16 ranks of two 8-GPU
 # nodes made an NHC check of -g 16 and rules of nodes="1". Its hardware says 8 GPUs a node.
 python3 - "$TEST_TMP/p/profile.json" "$TEST_TMP/pold.json" "$TEST_TMP/pold2.json" <<'PY'
