@@ -371,6 +371,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     util_buf_adds(out, "set -euo pipefail\n"
                        "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname "
                        "\"${BASH_SOURCE[0]}\")/..\" && pwd)}\n");
+    util_buf_adds(out, GEN_SHELL_RESOLVE);
     source_env(profile, out);
     util_buf_adds(
         out,

@@ -137,9 +137,10 @@ static int emit_sbatch(const json_t *profile, struct util_buf *out)
         "directory (the one holding nccl.env)\" >&2\n"
         "    exit 2\n"
         "fi\n"
+        "%s"
         "nodes=${SLURM_NNODES:-%lld}\n"
         "ppn=${TOPOTUNE_PPN:-%lld}\n",
-        shape.nodes, shape.ppn);
+        GEN_SHELL_RESOLVE, shape.nodes, shape.ppn);
     counts_check(out, "\"$nodes\" \"$ppn\"");
     gen_shape_check(out, &shape);
     util_buf_adds(

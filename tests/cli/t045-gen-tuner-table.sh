@@ -105,6 +105,21 @@ touch "$TEST_TMP/libnccl-tuner-topotune.so"
 expect_exit 0 "torchrun.sh with the plugin" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
     TOPOTUNE_TUNER_PLUGIN="$TEST_TMP/libnccl-tuner-topotune.so" "$p2/launch/torchrun.sh" -- train.py
 check "plugin exported" grep -q "NCCL_TUNER_PLUGIN=$TEST_TMP/libnccl-tuner-topotune.so" "$TEST_TMP/out"
+# The table as the version's own file: NCCL's plugin reads it at every communicator's init, and a
+# gen after the launch moves latest (the job's next communicator failed on the new table's
+# digest); a relative TOPOTUNE_PROFILE would follow a rank into another working folder.
+v=$(readlink "$p2")
+check "launched through latest: the table by its version ($v)" \
+    grep -q "TOPOTUNE_TUNER_TABLE=$(cd -P "$p2" && pwd -P)/tuner-table.txt\$" "$TEST_TMP/out"
+# shellcheck disable=SC2016 # the inner shell's arguments
+expect_exit 0 "torchrun.sh with a relative TOPOTUNE_PROFILE" -- \
+    bash -c 'cd "$1/.." && env PATH="$2:$PATH" TOPOTUNE_PYTHON=false TOPOTUNE_PROFILE=latest latest/launch/torchrun.sh -- train.py' \
+    _ "$p2" "$TEST_TMP/bin"
+check "relative TOPOTUNE_PROFILE: the table's path absolute" \
+    grep -q "TOPOTUNE_TUNER_TABLE=$(cd -P "$p2" && pwd -P)/tuner-table.txt\$" "$TEST_TMP/out"
+expect_exit 2 "a TOPOTUNE_PROFILE that is not there" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    TOPOTUNE_PROFILE="$TEST_TMP/nowhere" "$p2/launch/torchrun.sh" -- train.py
+expect_stderr_has "no profile at '$TEST_TMP/nowhere'" "said, with the fix"
 
 # 3. The sim backend applies the table as the plugin does (the plugin's parser), only when a
 # plugin is loaded.
