@@ -79,10 +79,13 @@ static int emit_torchrun(const json_t *profile, struct util_buf *out)
         "    shift \"$step\"\n"
         "done\n"
         "[ $# -gt 0 ] || { echo \"usage: $0 [options] -- train.py [args]\" >&2; exit 2; }\n"
-        "# the job's first node (the whole list read: head would close the pipe on scontrol)\n"
-        "if [ -z \"$rdzv_endpoint\" ] && [ -n \"${SLURM_JOB_NODELIST:-}\" ]; then\n"
-        "    rdzv_endpoint=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk 'NR == "
-        "1'):29400\"\n"
+        "# the job's first node (the whole list read: head would close the pipe on scontrol);\n"
+        "# a container of the job may have no scontrol: then --rdzv-endpoint is asked for\n"
+        "if [ -z \"$rdzv_endpoint\" ] && [ -n \"${SLURM_JOB_NODELIST:-}\" ] &&\n"
+        "    command -v scontrol >/dev/null 2>&1; then\n"
+        "    first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null | awk 'NR == 1') "
+        "|| first=\n"
+        "    [ -z \"$first\" ] || rdzv_endpoint=$first:29400\n"
         "fi\n",
         shape.nodes, shape.ppn);
     counts_check(out, "\"$nnodes\" \"$nproc\"");

@@ -193,6 +193,15 @@ expect_exit 0 "sbatch.sh under a 20,000-node allocation" -- env PATH="$TEST_TMP/
     "$p2/launch/sbatch.sh" train.py
 check "srun starts torchrun.sh with the first node" grep -q -- '--rdzv-endpoint node00001:29400 --rdzv-id 77 -- train.py' \
     "$TEST_TMP/out"
+# A job's container whose scontrol cannot answer (or that has none): the rendezvous is asked for
+# (set -e ended the script on scontrol's failure, "command not found" its only word).
+mkdir -p nobin
+printf '%s\n' '#!/bin/sh' 'echo "scontrol: error: Unable to contact slurm controller" >&2' 'exit 1' >nobin/scontrol
+chmod +x nobin/scontrol
+expect_exit 2 "torchrun.sh where scontrol fails" -- env PATH="$TEST_TMP/nobin:$PATH" \
+    SLURM_JOB_NODELIST='node[1-2]' SLURM_NNODES=2 SLURM_NODEID=1 SLURM_JOB_ID=77 \
+    TOPOTUNE_PYTHON=false "$p2/launch/torchrun.sh" -- train.py
+expect_stderr_has "--rdzv-endpoint HOST:PORT is needed for 2 nodes" "the rendezvous asked for"
 
 # Every emitted script passes shellcheck, every YAML yamllint (where installed) and a YAML parser.
 for sh in "$p"/launch/*.sh "$p2"/launch/*.sh; do
