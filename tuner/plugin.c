@@ -529,11 +529,13 @@ static int simple_listed(const float *t, int num_algo, int num_proto, int algo)
            t[algo * num_proto + TUNER_PROTO_SIMPLE] != -1.0f;
 }
 
-/* A cost-table call the table does not decide, passed on. A v2 next tuner (under NCCL 2.22 and
- * later) gets the support flags the table implies, and its choice becomes the cheapest entry. */
-static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, int pipe_ops,
-                           float **table, int num_algo, int num_proto, int reg_buff,
-                           int *n_channels)
+/* A cost-table call the table does not decide, passed on; its result is the next tuner's, which
+ * NCCL would have had from it without us (an error fails the collective there, as it would). A
+ * v2 next tuner (under NCCL 2.22 and later) gets the support flags the table implies, and its
+ * choice becomes the cheapest entry, unless it failed (NCCL's own adapter checks first). */
+static tuner_nccl_result next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes,
+                                        int pipe_ops, float **table, int num_algo, int num_proto,
+                                        int reg_buff, int *n_channels)
 {
     const struct next_tuner *n = &c->next;
     switch (n->version) {
@@ -544,35 +546,34 @@ static void next_cost_call(const struct tuner_ctx *c, int coll, size_t bytes, in
         int collnet = simple_listed(t, num_algo, num_proto, TUNER_ALGO_COLLNET_CHAIN);
         int nvls = simple_listed(t, num_algo, num_proto, TUNER_ALGO_NVLS) ||
                    simple_listed(t, num_algo, num_proto, TUNER_ALGO_NVLS_TREE);
-        ((const struct tuner_nccl_v2 *)n->sym)
-            ->get_coll_info(n->ctx, coll, bytes, collnet, nvls, pipe_ops, &a, &p, n_channels);
+        tuner_nccl_result rc =
+            ((const struct tuner_nccl_v2 *)n->sym)
+                ->get_coll_info(n->ctx, coll, bytes, collnet, nvls, pipe_ops, &a, &p, n_channels);
+        if (rc != TUNER_NCCL_SUCCESS)
+            return rc;
         if (t && a >= 0 && a < num_algo && p >= 0 && p < num_proto && t[a * num_proto + p] >= 0) {
             for (int i = 0; i < num_algo * num_proto; i++)
                 if (i != a * num_proto + p && t[i] == 0.0f)
                     t[i] = FLT_MIN;
             t[a * num_proto + p] = 0.0f;
         }
-        break;
+        return TUNER_NCCL_SUCCESS;
     }
     case 3:
-        ((const struct tuner_nccl_v3 *)n->sym)
+        return ((const struct tuner_nccl_v3 *)n->sym)
             ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, n_channels);
-        break;
     case 4:
-        ((const struct tuner_nccl_v4 *)n->sym)
+        return ((const struct tuner_nccl_v4 *)n->sym)
             ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
                             n_channels);
-        break;
     case 5:
-        ((const struct tuner_nccl_v5 *)n->sym)
+        return ((const struct tuner_nccl_v5 *)n->sym)
             ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
                             n_channels);
-        break;
     default:
-        ((const struct tuner_nccl_v6 *)n->sym)
+        return ((const struct tuner_nccl_v6 *)n->sym)
             ->get_coll_info(n->ctx, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
                             n_channels);
-        break;
     }
 }
 
@@ -766,13 +767,16 @@ static int decide(struct tuner_ctx *c, int coll, size_t bytes, float **cost_tabl
     return 1;
 }
 
-/* A cost-table call: the table's row, else the next tuner. */
-static void cost_call(void *context, int coll, size_t bytes, int pipe_ops, float **table,
-                      int num_algo, int num_proto, int reg_buff, int *n_channels)
+/* A cost-table call: the table's row, else the next tuner (its result). */
+static tuner_nccl_result cost_call(void *context, int coll, size_t bytes, int pipe_ops,
+                                   float **table, int num_algo, int num_proto, int reg_buff,
+                                   int *n_channels)
 {
     struct tuner_ctx *c = context;
     if (c && !decide(c, coll, bytes, table, num_algo, num_proto, n_channels) && c->next.lib)
-        next_cost_call(c, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff, n_channels);
+        return next_cost_call(c, coll, bytes, pipe_ops, table, num_algo, num_proto, reg_buff,
+                              n_channels);
+    return TUNER_NCCL_SUCCESS;
 }
 
 /*
@@ -861,8 +865,8 @@ static tuner_nccl_result coll_info_v2(void *context, tuner_nccl_func coll, size_
     if (r && why)
         log_skip(c, r, n_bytes, why);
     if (!r || why) {
-        if (c->next.lib) /* NCCL 2.21 resolves v2 only: so is the next tuner's */
-            ((const struct tuner_nccl_v2 *)c->next.sym)
+        if (c->next.lib) /* NCCL 2.21 resolves v2 only: so is the next tuner's (its result) */
+            return ((const struct tuner_nccl_v2 *)c->next.sym)
                 ->get_coll_info(c->next.ctx, coll, n_bytes, collnet_support, nvls_support,
                                 num_pipe_ops, algorithm, protocol, n_channels);
         return TUNER_NCCL_SUCCESS;
@@ -879,17 +883,16 @@ static tuner_nccl_result coll_info_v3(void *context, tuner_nccl_func coll, size_
                                       int num_pipe_ops, float **cost_table, int num_algo,
                                       int num_proto, int *n_channels)
 {
-    cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, 0, n_channels);
-    return TUNER_NCCL_SUCCESS;
+    return cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, 0,
+                     n_channels);
 }
 
 static tuner_nccl_result coll_info_v4(void *context, tuner_nccl_func coll, size_t n_bytes,
                                       int num_pipe_ops, float **cost_table, int num_algo,
                                       int num_proto, int reg_buff, int *n_channels)
 {
-    cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, reg_buff,
-              n_channels);
-    return TUNER_NCCL_SUCCESS;
+    return cost_call(context, coll, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto,
+                     reg_buff, n_channels);
 }
 
 static tuner_nccl_result destroy(void *context)

@@ -3,12 +3,19 @@
  * A stand-in for the tuner NCCL would load without topotune's (aws-ofi-nccl's, say), for the
  * chain scenarios: named "fake-next", exporting ncclTunerPlugin_v2..v6 (or only _v2 when built
  * with FAKE_NEXT_V2_ONLY). Every call it gets picks ring/LL with 3 channels, and is counted per
- * interface version; fake_next_counts reads the counts.
+ * interface version; fake_next_counts reads the counts. With FAKE_NEXT_FAIL set, every call
+ * writes its pick all the same and returns an error, as a tuner failing halfway would.
  */
 #include "tuner/nccl-tuner-abi.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
+
+/* What a getCollInfo returns: an error under FAKE_NEXT_FAIL. */
+static tuner_nccl_result coll_result(void)
+{
+    return getenv("FAKE_NEXT_FAIL") ? TUNER_NCCL_INTERNAL_ERROR : TUNER_NCCL_SUCCESS;
+}
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -66,7 +73,7 @@ static tuner_nccl_result coll_v2(void *context, tuner_nccl_func coll, size_t n_b
     *algorithm = 1;
     *protocol = 0;
     *n_channels = 3;
-    return TUNER_NCCL_SUCCESS;
+    return coll_result();
 }
 
 static tuner_nccl_result destroy_v2(void *context)
@@ -109,7 +116,7 @@ EXPORT struct tuner_nccl_v2 ncclTunerPlugin_v2 = {"fake-next", init_v2, coll_v2,
             abort();                                                                               \
         atomic_fetch_add(&calls[v], 1);                                                            \
         pick(table, num_algo, num_proto, n_channels);                                              \
-        return TUNER_NCCL_SUCCESS;                                                                 \
+        return coll_result();                                                                      \
     }
 #define DESTROY(v)                                                                                 \
     static tuner_nccl_result destroy_v##v(void *context)                                           \
@@ -128,7 +135,7 @@ static tuner_nccl_result coll_v3(void *context, tuner_nccl_func coll, size_t n_b
         abort();
     atomic_fetch_add(&calls[3], 1);
     pick(table, num_algo, num_proto, n_channels);
-    return TUNER_NCCL_SUCCESS;
+    return coll_result();
 }
 
 OLD_INIT(3)

@@ -120,6 +120,34 @@ static void expect_applied_warned(const char *what, const char *needle)
     }
 }
 
+/* A next tuner whose getCollInfo fails, in every release: NCCL gets its error, as it would have
+ * from it directly (it got success, and the half-written choice), and a v2-only one's outputs
+ * stay out of the cost table (NCCL's own adapter checks the call first). A row still decides. */
+static void next_fails(counts_fn f, int v2_only, const char *what)
+{
+    env_set("FAKE_NEXT_FAIL", "1");
+    for (size_t g = 0; g < emu_ngens; g++) {
+        struct emu_comm c;
+        CHECK(emu_comm_init(&c, &loaded[g], 1, 8) == 0, "%s: init", what);
+        int v = v2_only || g == 0 ? 2 : loaded[g].version, before = calls_of(f, v);
+        struct emu_call call = {.coll = 4, .bytes = 300000, .algo = -1, .proto = -1, .nvls = 1};
+        call.n_channels = SENTINEL_CHANNELS;
+        emu_costs(4, c.nodes, c.ranks, 300000, c.p->gen->num_algo, 1, call.table);
+        float costs[EMU_ALGOS][EMU_PROTOS];
+        memcpy(costs, call.table, sizeof(costs));
+        emu_call(&c, &call);
+        CHECK(calls_of(f, v) == before + 1 && call.rc == 3, "NCCL %s: %s: result %d, not its error",
+              c.p->gen->release, what, call.rc);
+        CHECK(!v2_only || g == 0 || !memcmp(costs, call.table, sizeof(costs)),
+              "NCCL %s: %s: a failed v2 call's choice written into the cost table",
+              c.p->gen->release, what);
+        if (g > 0)
+            CHECK(check_call(&c, main_rows, main_nrows, 4, 100, 1) == OUT_HIT, "%s: no hit", what);
+        CHECK(emu_comm_destroy(&c) == 0, "%s: destroy", what);
+    }
+    env_set("FAKE_NEXT_FAIL", NULL);
+}
+
 /* The support flags a v2-only next tuner gets from a cost table, as NCCL's own v2 adapter
  * (plugin/tuner/tuner_v2.cc) computes them: NVLS where NVLS or NVLS tree Simple is available,
  * CollNet where CollNet chain Simple is. */
@@ -170,6 +198,7 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     env_main_table();
     env_set("TOPOTUNE_NEXT_TUNER", next_path);
     chain_all_releases(f, 0, "TOPOTUNE_NEXT_TUNER");
+    next_fails(f, 0, "a next tuner failing its calls");
 
     /* NCCL 2.21 (v2): outputs, no cost table; the next tuner's v2 decides what the table
      * does not. */
@@ -189,6 +218,7 @@ int scenario_chain(const char *next_path, const char *next_v2_path, const char *
     /* A next tuner with v2 only, under cost-table releases: its choice becomes the cheapest. */
     env_set("TOPOTUNE_NEXT_TUNER", next_v2_path);
     chain_all_releases(f2, 1, "a v2-only next tuner");
+    next_fails(f2, 1, "a v2-only next tuner failing its calls");
     v2_support_flags(next_v2);
 
     /* Unset: found as NCCL finds it, in the network plugin's library. */
