@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,17 +201,41 @@ int gen_latest_dir(const char *classdir, char *out, size_t len)
     return version;
 }
 
-/* latest -> v<N>, replaced atomically through a temporary link. */
+static int latest_named(const char *classdir);
+
+/* latest names a version after `version` that is there (a racing gen's, written first). */
+static int newer_named(const char *classdir, int version)
+{
+    char dir[2300];
+    struct stat st;
+    int named = latest_named(classdir);
+    return named > version && !pathf(dir, sizeof(dir), "%s/v%d", classdir, named) &&
+           !lstat(dir, &st) && S_ISDIR(st.st_mode);
+}
+
+/* latest -> v<N>, replaced atomically through a temporary link of this process's own, never
+ * back: under the class folder's lock, a later version another gen pointed it at stays (gens
+ * racing shared one temporary name, and one failed or moved latest back to its older version). */
 static int point_latest(const char *classdir, int version)
 {
     char link[2300], tmp[2300], target[32];
     pathf(link, sizeof(link), "%s/latest", classdir);
-    pathf(tmp, sizeof(tmp), "%s/.latest.tmp", classdir);
+    pathf(tmp, sizeof(tmp), "%s/.latest.tmp-%d", classdir, (int)getpid());
     pathf(target, sizeof(target), "v%d", version);
-    unlink(tmp);
-    if (symlink(target, tmp) || rename(tmp, link))
-        return util_error("cannot point '%s' at %s: %s", link, target, strerror(errno)), UTIL_EIO;
-    return 0;
+    int fd = open(classdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+    if (fd < 0 || flock(fd, LOCK_EX))
+        rc = (util_error("cannot lock '%s': %s", classdir, strerror(errno)), UTIL_EIO);
+    else if (!newer_named(classdir, version)) {
+        unlink(tmp);
+        if (symlink(target, tmp) || rename(tmp, link)) {
+            rc = (util_error("cannot point '%s' at %s: %s", link, target, strerror(errno)),
+                  UTIL_EIO);
+            unlink(tmp);
+        }
+    }
+    if (fd >= 0)
+        close(fd); /* the lock with it */
+    return rc;
 }
 
 /* The version a class's latest names, read without a word (0: none, or not gen's link): the index

@@ -209,14 +209,67 @@ check "nccl.env sets OMPI_MCA_btl" grep -q "^export OMPI_MCA_btl='self,vader'" "
 check "nccl.conf does not, and says where it is set" bash -c "! grep -q '^OMPI_MCA_btl=' '$fdir/nccl.conf' &&
     grep -q '^# OMPI_MCA_btl: not NCCL' '$fdir/nccl.conf'"
 
-# Four gens racing on one root, each with other content (its own sweep copy): four versions.
-for n in a b c d; do cp -r mpi "race-$n"; done
-for n in a b c d; do "$TOPOTUNE" -q gen --runs "race-$n" --profiles race >"gen-$n.out" 2>"gen-$n.err" & done
+# Gens racing on one root, each with other content (its own sweep copy): each a version, and
+# latest on the newest (they shared one temporary link, and one failed, or pointed latest back
+# at its older version, which the shim below makes happen).
+for n in a b c d e f; do cp -r mpi "race-$n"; done
+for n in a b c d e f; do "$TOPOTUNE" -q gen --runs "race-$n" --profiles race >"gen-$n.out" 2>"gen-$n.err" & done
 codes=0
 for job in $(jobs -p); do wait "$job" || codes=$((codes + 1)); done
 check "every racing gen succeeded" test "$codes" -eq 0
-check "each took its own version" test "$(find race -mindepth 2 -maxdepth 2 -name 'v[0-9]*' | wc -l)" -eq 4
-check "no leftover temporary directory" test -z "$(find race -name '.v*' | head -1)"
+check "each took its own version" test "$(find race -mindepth 2 -maxdepth 2 -name 'v[0-9]*' | wc -l)" -eq 6
+check "latest on the newest" test "$(readlink "$(find race -mindepth 2 -maxdepth 2 -name latest)")" = v6
+check "no leftover temporary" test -z "$(find race -name '.*tmp*' | head -1)"
 cat gen-*.err >&2
+# Two gens meeting where they point latest: a shim holds each symlink() of a temporary link until
+# the other arrives (2 s at most). They shared the name .latest.tmp: one's link stood in the
+# other's way, and that gen failed after writing its version.
+if command -v cc >/dev/null; then
+    cat >meet.c <<'C'
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+static int arrived(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, "in.", 3) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+int symlink(const char *target, const char *path)
+{
+    const char *dir = getenv("MEET_DIR");
+    if (dir && strstr(path, ".latest.tmp")) {
+        char mine[4096];
+        snprintf(mine, sizeof(mine), "%s/in.%d", dir, (int)getpid());
+        fclose(fopen(mine, "w"));
+        struct timespec t = {0, 10000000};
+        for (int i = 0; i < 200 && arrived(dir) < 2; i++)
+            nanosleep(&t, NULL);
+    }
+    int (*real)(const char *, const char *) = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "symlink");
+    return real(target, path);
+}
+C
+    cc -shared -fPIC -o meet.so meet.c -ldl
+    mkdir -p meet
+    for n in a b; do
+        env MEET_DIR="$TEST_TMP/meet" LD_PRELOAD="$TEST_TMP/meet.so${LD_PRELOAD:+:$LD_PRELOAD}" \
+            "$TOPOTUNE" -q gen --runs "race-$n" --profiles met >"gen-$n.out" 2>"gen-$n.err" &
+    done
+    codes=0
+    for job in $(jobs -p); do wait "$job" || codes=$((codes + 1)); done
+    check "two gens meeting at latest: both succeeded ($(cat gen-a.err gen-b.err))" test "$codes" -eq 0
+    check "two gens meeting at latest: latest on v2" \
+        test "$(readlink "$(find met -mindepth 2 -maxdepth 2 -name latest)")" = v2
+fi
 
 finish
