@@ -313,7 +313,8 @@ static int write_metrics(const struct bench_ctx *c, int code, double avg)
                  json_integer_value(json_array_get(r, 0)));
         ops_metric(&m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                    json_real_value(json_array_get(r, 1)) * 1e9, "collective", coll, "class", cls,
-                   "nodes", nodes, "size", size, "source", source, OPS_END);
+                   "nodes", nodes, "size", size, "source", source, "backend", c->opt->backend,
+                   OPS_END);
     }
     ops_metric(&m, "topotune_bench_avg_busbw_bytes_per_second", "gauge",
                "nccl-tests' Avg bus bandwidth of the last run (every size, both placements)",

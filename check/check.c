@@ -493,7 +493,8 @@ void check_metrics(struct ops_metrics *m, const json_t *report)
             ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                        json_number_value(json_object_get(r, "busbw")) * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "source", src,
-                       "program", "check", OPS_END);
+                       "backend", util_json_str(report, "backend", ""), "program", "check",
+                       OPS_END);
         static const char *const bounds[] = {"low", "expected", "high"};
         for (int k = 0; k < 3; k++)
             ops_metric(m, OPS_EXPECTED, "gauge", OPS_EXPECTED_HELP,

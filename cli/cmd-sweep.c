@@ -417,7 +417,8 @@ static json_t *say_choice(const struct sweep *sw)
 
 /* One configuration's busbw per size (a profile's per_size) as topotune_busbw_bytes_per_second. */
 static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, const char *config,
-                             const char *cls, const char *nodes, const char *source)
+                             const char *cls, const char *nodes, const char *source,
+                             const char *backend)
 {
     size_t i;
     json_t *s;
@@ -427,8 +428,8 @@ static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, cons
                  json_integer_value(json_object_get(s, "size")));
         ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP,
                    json_number_value(json_object_get(s, "busbw")) * 1e9, "collective", "all_reduce",
-                   "class", cls, "nodes", nodes, "size", size, "source", source, "config", config,
-                   OPS_END);
+                   "class", cls, "nodes", nodes, "size", size, "source", source, "backend", backend,
+                   "config", config, OPS_END);
     }
 }
 
@@ -447,9 +448,9 @@ static int sweep_metrics(const struct sweep *sw, const json_t *choice, const cha
         ops_metric(&m, "topotune_sweep_runs", "gauge", "runs of the last sweep by outcome",
                    counts[k], "class", cls, "outcome", names[k], OPS_END);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "baseline"), "per_size"),
-                     "defaults", cls, nodes, source);
+                     "defaults", cls, nodes, source, sw->backend);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "winner"), "per_size"), "chosen",
-                     cls, nodes, source);
+                     cls, nodes, source, sw->backend);
     ops_metric(&m, "topotune_sweep_last_run_timestamp_seconds", "gauge",
                "when the last sweep ended, in seconds since the epoch", (double)time(NULL), "class",
                cls, OPS_END);

@@ -126,8 +126,9 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
     comment(out, "input: ", e->source);
     comment(out, "expected values: ", e->basis);
     fprintf(out, "# metric: topotune_busbw_bytes_per_second{collective, class, nodes, size, "
-                 "source}, the busbw topotune exports (source \"measured\": a prediction never "
-                 "alerts; a sweep's config=\"defaults\" series, NCCL's defaults measured for "
+                 "source, backend}, the busbw topotune exports (source \"measured\": a prediction "
+                 "never alerts; backend \"nccl\": a run of host MPI between processes measures "
+                 "no GPU; a sweep's config=\"defaults\" series, NCCL's defaults measured for "
                  "comparison, neither)\ngroups:\n");
     /* all_reduce's name as before; another collective's its own, so that files join */
     fprintf(out, "  - name: \"topotune-expect-%s-%dn%s%s\"\n    rules:\n",
@@ -141,8 +142,8 @@ int expect_write_prometheus_rules(const struct expect *e, FILE *out)
         if (e->class_id[0])
             fprintf(out, ",class=\\\"%s\\\"", e->class_id);
         fprintf(out,
-                ",nodes=\\\"%d\\\",size=\\\"%zu\\\",source=\\\"measured\\\",config!="
-                "\\\"defaults\\\"} < %.6g\"\n",
+                ",nodes=\\\"%d\\\",size=\\\"%zu\\\",source=\\\"measured\\\",backend=\\\"nccl\\\","
+                "config!=\\\"defaults\\\"} < %.6g\"\n",
                 e->nodes, r->bytes, r->low * 1e9);
         fprintf(out, "        labels:\n          severity: warning\n          size: \"%zu\"\n",
                 r->bytes);

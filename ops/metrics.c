@@ -3,6 +3,7 @@
 #include "ops/ops.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/json.h"
 #include "util/log.h"
 
 #include <math.h>
@@ -117,6 +118,7 @@ int ops_metrics_write(const struct ops_metrics *m, const char *path)
 static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char *source,
                          const char *size)
 {
+    const char *backend = util_json_str(survey, "backend", "");
     size_t i;
     json_t *n;
     json_array_foreach(json_object_get(survey, "nodes"), i, n) {
@@ -128,7 +130,7 @@ static void survey_nodes(struct ops_metrics *m, const json_t *survey, const char
         if (alone > 0)
             ops_metric(m, OPS_BUSBW, "gauge", OPS_BUSBW_HELP, alone * 1e9, "collective",
                        "all_reduce", "class", cls, "nodes", "1", "size", size, "source", source,
-                       "host", host, OPS_END);
+                       "backend", backend, "host", host, OPS_END);
         ops_metric(m, "topotune_survey_node_healthy", "gauge",
                    "1 when the last survey named no node or link verdict for the host",
                    json_is_true(json_object_get(n, "healthy")), "host", host, "class", cls,

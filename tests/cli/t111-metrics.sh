@@ -17,13 +17,13 @@ series() { grep -c "^$1[{ ]" "$2"; }
 expect_exit 0 "sim bench with --metrics" -- "$TOPOTUNE_BENCH" --backend sim --topology "$h100" \
     -b 1M -e 8M -f 2 --metrics sim.prom
 check "promtool check metrics: sim.prom" promtool check metrics <sim.prom
-check "4 sizes, source predicted, the spec's class" test "$(grep -c '^topotune_busbw_bytes_per_second{collective="all_reduce",class="h100-[^"]*",nodes="1",size="[0-9]*",source="predicted"} [0-9.e+]*$' sim.prom)" = 4
+check "4 sizes, source predicted, the spec's class" test "$(grep -c '^topotune_busbw_bytes_per_second{collective="all_reduce",class="h100-[^"]*",nodes="1",size="[0-9]*",source="predicted",backend="sim"} [0-9.e+]*$' sim.prom)" = 4
 
 # 2. Real MPI ranks: measured; NCCL_TESTS_MIN_BW's failure is in the file too.
 expect_exit 0 "mpi bench with --metrics" -- mpirun_np 2 "$TOPOTUNE_BENCH" --backend mpi -b 64K -e 256K \
     -f 2 -n 2 -w 1 --metrics mpi.prom
 check "promtool check metrics: mpi.prom" promtool check metrics <mpi.prom
-check "3 sizes measured" test "$(grep -c '^topotune_busbw_bytes_per_second{.*source="measured"}' mpi.prom)" = 3
+check "3 sizes measured, of the mpi backend" test "$(grep -c '^topotune_busbw_bytes_per_second{.*source="measured",backend="mpi"}' mpi.prom)" = 3
 check "exit code 0 recorded" grep -q '^topotune_bench_exit_code{.*} 0$' mpi.prom
 echo untouched >target
 ln -s "$TEST_TMP/target" link.prom
@@ -44,7 +44,7 @@ check "no file left by the refusal" test ! -e x.prom
 printf '{"schema": "topotune/sim-cluster/1", "nodes": [{"spec": "hgx-h100.json", "count": 4}], "faults": [{"kind": "slow-node", "hosts": ["node0002"], "factor": 0.3}]}\n' >c.json
 expect_exit 1 "survey with --metrics" -- "$TOPOTUNE" survey --backend sim --cluster c.json --out s --metrics survey.prom
 check "promtool check metrics: survey.prom" promtool check metrics <survey.prom
-check "4 nodes alone, predicted, with their hosts" test "$(grep -c '^topotune_busbw_bytes_per_second{.*nodes="1",size="33554432",source="predicted",host="node000[1-4]"}' survey.prom)" = 4
+check "4 nodes alone, predicted, with their hosts" test "$(grep -c '^topotune_busbw_bytes_per_second{.*nodes="1",size="33554432",source="predicted",backend="sim",host="node000[1-4]"}' survey.prom)" = 4
 check "node0002's verdict and health" sh -c "grep -q '^topotune_survey_verdict{host=\"node0002\",kind=\"node-slow\"} 1$' survey.prom &&
     grep -q '^topotune_survey_node_healthy{host=\"node0002\",.*} 0$' survey.prom"
 check "the class's band: expected, low, high" test "$(series topotune_expected_busbw_bytes_per_second survey.prom)" = 3
@@ -58,7 +58,7 @@ check "18 runs ok; the defaults per size, predicted; no choice" python3 - sweep.
 import re, sys
 text = open(sys.argv[1]).read()
 assert re.search(r'^topotune_sweep_runs\{class="h100-[^"]*",outcome="ok"\} 18$', text, re.M), text
-sizes = re.findall(r'^topotune_busbw_bytes_per_second\{.*size="(\d+)",source="predicted",config="defaults"\}', text, re.M)
+sizes = re.findall(r'^topotune_busbw_bytes_per_second\{.*size="(\d+)",source="predicted",backend="sim",config="defaults"\}', text, re.M)
 assert len(sizes) >= 10 and 'config="chosen"' not in text, sizes
 PY
 
@@ -111,9 +111,10 @@ expect_exit 1 "survey --metrics into its own new --out" -- "$TOPOTUNE" survey --
 check "written there" test -s s-new/survey.prom
 
 # 6. The rules over the series the bench exports. A sim run stands for a GPU node's: its source
-# label is set to measured (a predicted series never alerts, checked too), under two instances,
-# healthy and slow; promtool evaluates the rules and lists what fires. The sim run's class is
-# the spec's, so the rules select it (--class: a spec's class is no live node's).
+# label is set to measured and its backend to nccl (a predicted series never alerts, checked too,
+# nor one of host MPI, backend mpi: a diagnostic run on the node paged as its GPUs), under two
+# instances, healthy and slow; promtool evaluates the rules and lists what fires. The sim run's
+# class is the spec's, so the rules select it (--class: a spec's class is no live node's).
 cls=$("$TOPOTUNE" topo --input "$h100" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
 "$TOPOTUNE" expect --input "$h100" --class "$cls" -b 1M -e 8M -f 2 --format prometheus-rules >rules.yml
 env "${slow[@]}" "$TOPOTUNE_BENCH" --backend sim --topology "$h100" -b 1M -e 8M -f 2 --metrics slow.prom >/dev/null
@@ -133,12 +134,13 @@ series, want = [], []
 for inst, path in (("healthy", "sim.prom"), ("slow", "slow.prom")):
     for name, value in read(path):
         size = re.search(r'size="(\d+)"', name).group(1)
-        for source in ("measured", "predicted"):
-            s = name.replace('source="predicted"', 'source="%s",instance="%s"' % (source, inst))
+        for source, backend in (("measured", "nccl"), ("predicted", "sim"), ("measured", "mpi")):
+            s = name.replace('source="predicted",backend="sim"', 'source="%s",backend="%s",instance="%s-%s"'
+                             % (source, backend, inst, backend))
             series.append({"series": s, "values": "%r+0x3" % value})
-            if source == "measured" and value < low[size]:
-                want.append((inst, size))
-assert ("slow", "8388608") in want and not [w for w in want if w[0] == "healthy"], want
+            if backend == "nccl" and value < low[size]:
+                want.append((inst + "-nccl", size))
+assert ("slow-nccl", "8388608") in want and not [w for w in want if w[0].startswith("healthy")], want
 test = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": [{
     "interval": "1m", "input_series": series,
     "promql_expr_test": [{"expr": 'count by (instance, size, source) (ALERTS{alertname="TopotuneBusbwBelowExpected",alertstate="firing"})',

@@ -227,7 +227,7 @@ import json, re, sys
 m = open(sys.argv[1] + "/bench.prom").read()
 cls = json.load(open(sys.argv[1] + "/topology.json"))["class"]["id"]
 rows = re.findall(r"^topotune_busbw_bytes_per_second\{(.*)\} (\S+)$", m, re.M)
-assert len(rows) == 4 and all("class=\"%s\"" % cls in l and "source=\"measured\"" in l for l, v in rows), rows
+assert len(rows) == 4 and all("class=\"%s\"" % cls in l and "source=\"measured\",backend=\"nccl\"" in l for l, v in rows), rows
 print(len(rows), "sizes for", cls)
 ' "$out"
 step env-node 0 "$bin/topotune" env --node --all --json
