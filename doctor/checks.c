@@ -744,6 +744,17 @@ int doctor_nccl_interface(const char *spec, char *out, size_t len)
     return pick != NULL;
 }
 
+json_t *doctor_up_interface_names(void)
+{
+    int n;
+    struct iface *ifs = up_interfaces(&n);
+    json_t *names = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(names, json_string(ifs[i].name));
+    free(ifs);
+    return names;
+}
+
 int doctor_data_interface(const char *spec, char *out, size_t len)
 {
     int n;

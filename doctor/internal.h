@@ -25,6 +25,9 @@ int doctor_data_interface(const char *spec, char *out, size_t len);
  * out; 1 when found, else 0 and "". */
 int doctor_nccl_interface(const char *spec, char *out, size_t len);
 
+/* The names of the interfaces that are up here, lo included, in ifindex order: a new array. */
+json_t *doctor_up_interface_names(void);
+
 /* Whether NCCL_IB_HCA's value (NULL or "": unset, every port) takes port p of
  * doctor_rdma_ports, as NCCL reads it: "^" leaves out, "=" whole device names, an entry's ":port"
  * that port only. */

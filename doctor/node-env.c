@@ -60,6 +60,27 @@ int doctor_hca_takes(const char *value, const json_t *p)
     return exclude ? !hit : hit;
 }
 
+/* A value as a note shows it: its first 140 bytes. */
+static const char *clip(const char *s, char buf[160])
+{
+    if (strlen(s) < 150)
+        return s;
+    snprintf(buf, 160, "%.140s...", s);
+    return buf;
+}
+
+/* One more entry that is not here (n before it): the first few into missing, then "..." (a note,
+ * not a copy: a hostile list of 300,000 entries made one of megabytes). */
+static void add_missing(struct util_buf *missing, const char *e, size_t len, int n)
+{
+    if (n && missing->len > 200) { /* the cut said once */
+        if (memcmp(missing->data + missing->len - 4, ",...", 4))
+            util_buf_adds(missing, ",...");
+        return;
+    }
+    util_buf_addf(missing, "%s%.*s", missing->len ? "," : "", len > 64 ? 64 : (int)len, e);
+}
+
 /*
  * The entries of an NCCL_IB_HCA value that no usable port here takes, comma-joined into missing;
  * 0 for an exclusion list ("^..."), which names what NCCL leaves out, not what it needs.
@@ -68,7 +89,7 @@ static int hca_missing(const char *value, const json_t *ports, struct util_buf *
 {
     if (value[0] == '^')
         return 0;
-    int exact = value[0] == '=';
+    int exact = value[0] == '=', n = 0;
     for (const char *e = value + exact; *e; e += strcspn(e, ","), e += *e == ',') {
         size_t len = strcspn(e, ","), i;
         int taken = 0;
@@ -76,9 +97,9 @@ static int hca_missing(const char *value, const json_t *ports, struct util_buf *
         json_array_foreach(ports, i, p)
             taken |= len && usable(p) && entry_takes(e, len, exact, p);
         if (len && !taken)
-            util_buf_addf(missing, "%s%.*s", missing->len ? "," : "", (int)len, e);
+            add_missing(missing, e, len, n++);
     }
-    return (int)missing->len;
+    return n;
 }
 
 /* The profile's NCCL_IB_HCA where this node has what it names (an exclusion list always), else
@@ -86,6 +107,7 @@ static int hca_missing(const char *value, const json_t *ports, struct util_buf *
 static void hca(json_t *env, json_t *notes, const json_t *ports, const char *want)
 {
     struct util_buf b = UTIL_BUF_INIT, missing = UTIL_BUF_INIT;
+    char shown[160];
     if (want && !hca_missing(want, ports, &missing)) {
         json_object_set_new(env, "NCCL_IB_HCA", json_string(want));
         goto out;
@@ -102,7 +124,7 @@ static void hca(json_t *env, json_t *notes, const json_t *ports, const char *wan
             json_array_append_new(notes,
                                   json_sprintf("NCCL_IB_HCA: the profile's %s names what this "
                                                "node lacks (%s): its active ports instead",
-                                               want, util_buf_str(&missing)));
+                                               clip(want, shown), util_buf_str(&missing)));
     } else {
         json_object_set_new(env, "NCCL_IB_HCA", json_null());
         json_array_append_new(notes, json_string("NCCL_IB_HCA: no active InfiniBand or RoCE port "
@@ -163,13 +185,91 @@ static void ifname(json_t *env, json_t *notes, const char *want)
     }
 }
 
+/* The per-node names other than NCCL's: interface and device lists of Open MPI and UCX, which
+ * name one node's devices as NCCL_IB_HCA and NCCL_SOCKET_IFNAME do (an image that pinned them
+ * left a node whose devices are named otherwise without its transport). Exclusion lists
+ * (..._if_exclude) name what to leave out: every node's, not resolved. */
+static const char *const other_lists[] = {"OMPI_MCA_btl_tcp_if_include",
+                                          "OMPI_MCA_oob_tcp_if_include", "UCX_NET_DEVICES"};
+
+/* One entry of such a list present here: a subnet (a.b.c.d/n: every node's), UCX's "all", an
+ * RDMA device:port that is usable here, or one of the interfaces up here (ifs). */
+static int entry_here(const char *e, size_t len, const json_t *ports, const json_t *ifs)
+{
+    size_t i;
+    json_t *x;
+    if (len == 0 || memchr(e, '/', len) || (len == 3 && !strncmp(e, "all", 3)))
+        return 1;
+    if (memchr(e, ':', len)) {
+        json_array_foreach(ports, i, x)
+            if (usable(x) && entry_takes(e, len, 1, x))
+                return 1;
+        return 0;
+    }
+    json_array_foreach(ifs, i, x) {
+        const char *name = json_string_value(x);
+        if (strlen(name) == len && !strncmp(name, e, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* How many entries of the list are not here, the first of them comma-joined into missing (a
+ * few hundred bytes: a note, not a copy). The interfaces are read once (a hostile list of
+ * 300,000 entries would have read sysfs once each). */
+static int list_missing(const char *value, const json_t *ports, struct util_buf *missing)
+{
+    json_t *ifs = doctor_up_interface_names();
+    int n = 0;
+    for (const char *e = value; *e; e += strcspn(e, ","), e += *e == ',') {
+        size_t len = strcspn(e, ",");
+        if (!entry_here(e, len, ports, ifs))
+            add_missing(missing, e, len, n++);
+    }
+    json_decref(ifs);
+    return n;
+}
+
+/* The profile's list where this node has all it names; else this node's own: its usable RDMA
+ * ports (dev:port) for a UCX list that named ports, its data interface for the rest; else unset,
+ * left to the library (every device). */
+static void other_list(json_t *env, json_t *notes, const json_t *ports, const char *name,
+                       const char *want)
+{
+    struct util_buf b = UTIL_BUF_INIT, missing = UTIL_BUF_INIT;
+    char data[256], shown[160];
+    if (!list_missing(want, ports, &missing)) {
+        json_object_set_new(env, name, json_string(want));
+        goto out;
+    }
+    size_t i;
+    json_t *p;
+    if (!strcmp(name, "UCX_NET_DEVICES") && strchr(want, ':'))
+        json_array_foreach(ports, i, p)
+            if (usable(p))
+                util_buf_addf(&b, "%s%s:%s", b.len ? "," : "", util_json_str(p, "dev", "?"),
+                              util_json_str(p, "port", "?"));
+    if (!b.len && doctor_data_interface(NULL, data, sizeof(data)))
+        util_buf_adds(&b, data);
+    json_object_set_new(env, name, b.len ? json_string(util_buf_str(&b)) : json_null());
+    json_array_append_new(
+        notes, json_sprintf("%s: the profile's %s names what this node lacks "
+                            "(%s): %s",
+                            name, clip(want, shown), util_buf_str(&missing),
+                            b.len ? "this node's own instead" : "unset, left to the library"));
+out:
+    util_buf_release(&b);
+    util_buf_release(&missing);
+}
+
 /* doctor_node_env over ports already read (NULL: read here when a name needs them). */
 static json_t *node_env(const json_t *profile, int every, const json_t *ports, json_t **notes)
 {
     json_t *env = json_object(), *read = NULL;
     *notes = json_array();
     const char *want_hca = profile_value(profile, "NCCL_IB_HCA");
-    int rdma = every || want_hca || profile_value(profile, "NCCL_IB_GID_INDEX");
+    int rdma = every || want_hca || profile_value(profile, "NCCL_IB_GID_INDEX") ||
+               profile_value(profile, "UCX_NET_DEVICES");
     if (rdma && !ports)
         ports = read = doctor_rdma_ports();
     if (every || want_hca)
@@ -179,6 +279,9 @@ static json_t *node_env(const json_t *profile, int every, const json_t *ports, j
     const char *want = profile_value(profile, "NCCL_SOCKET_IFNAME");
     if (every || want)
         ifname(env, *notes, want);
+    for (size_t i = 0; i < sizeof(other_lists) / sizeof(other_lists[0]); i++)
+        if ((want = profile_value(profile, other_lists[i])))
+            other_list(env, *notes, ports, other_lists[i], want);
     json_decref(read);
     return env;
 }
@@ -192,13 +295,23 @@ json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
 static const char *disagrees(const char *name, const char *set, const char *here,
                              const json_t *ports, struct util_buf *why)
 {
-    if (!strcmp(name, "NCCL_IB_HCA")) {
+    if (strcmp(name, "NCCL_IB_HCA") && strcmp(name, "NCCL_SOCKET_IFNAME") &&
+        strcmp(name, "NCCL_IB_GID_INDEX")) { /* Open MPI's and UCX's lists */
         struct util_buf missing = UTIL_BUF_INIT;
+        char shown[160];
+        if (list_missing(set, ports, &missing))
+            util_buf_addf(why, "%s=%s names what this node lacks (%s); this node's is %s", name,
+                          clip(set, shown), util_buf_str(&missing),
+                          here ? here : "none (the library's own)");
+        util_buf_release(&missing);
+    } else if (!strcmp(name, "NCCL_IB_HCA")) {
+        struct util_buf missing = UTIL_BUF_INIT;
+        char shown[160];
         if (hca_missing(set, ports, &missing))
             util_buf_addf(why,
                           "NCCL_IB_HCA=%s names what no active port here takes (%s); this "
                           "node's are %s",
-                          set, util_buf_str(&missing), here ? here : "none");
+                          clip(set, shown), util_buf_str(&missing), here ? here : "none");
         util_buf_release(&missing);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
         char raw[256]; /* NCCL's pick; lo by an exclusion ("^docker") is no data interface */

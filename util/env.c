@@ -331,8 +331,10 @@ static int in_names(const char *list, const char *name)
 
 int util_env_per_node(const char *name)
 {
-    return name && (!strcmp(name, "NCCL_IB_HCA") || !strcmp(name, "NCCL_IB_GID_INDEX") ||
-                    !strcmp(name, "NCCL_SOCKET_IFNAME"));
+    return name &&
+           (!strcmp(name, "NCCL_IB_HCA") || !strcmp(name, "NCCL_IB_GID_INDEX") ||
+            !strcmp(name, "NCCL_SOCKET_IFNAME") || !strcmp(name, "OMPI_MCA_btl_tcp_if_include") ||
+            !strcmp(name, "OMPI_MCA_oob_tcp_if_include") || !strcmp(name, "UCX_NET_DEVICES"));
 }
 
 const char *util_env_refused(const char *name)

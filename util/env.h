@@ -30,8 +30,9 @@ const char *util_env_value_refused(const char *name, const char *value);
 
 /*
  * 1 when name's value differs from node to node on the same hardware (device and interface
- * names, GID indexes): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME. A profile's value of
- * one was measured on one node; each node resolves its own (topotune env --node).
+ * names, GID indexes): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, Open MPI's
+ * OMPI_MCA_btl_tcp_if_include and OMPI_MCA_oob_tcp_if_include, UCX_NET_DEVICES. A profile's
+ * value of one was measured on one node; each node resolves its own (topotune env --node).
  */
 int util_env_per_node(const char *name);
 

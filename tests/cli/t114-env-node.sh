@@ -139,7 +139,33 @@ check "doctor's rdma row does not count it" python3 -c 'import json, sys
 r = [c for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "rdma"][0]
 assert "efa_0" not in r["evidence"] and "2 of 3 port(s) active" in r["evidence"], r' de.json
 
-# 5. A hostile profile's NCCL_IB_HCA of 300,000 entries (2 MB) is read in one pass: each entry's
+# 5. Open MPI's and UCX's lists name one node's devices too (an image or a pod spec pinned them,
+# and a node whose devices are named otherwise lost its transport): kept where this node has
+# them, a subnet everywhere; else this node's own, said.
+mkdir -p po
+cat >po/profile.json <<'JSON'
+{"schema": "topotune/profile/1", "class": "c1", "predicted": false, "version": 2,
+ "variables": [{"name": "UCX_NET_DEVICES", "value": "mlx5_0:1", "role": "system", "evidence": {}},
+               {"name": "OMPI_MCA_btl_tcp_if_include", "value": "eth0", "role": "system", "evidence": {}},
+               {"name": "OMPI_MCA_oob_tcp_if_include", "value": "10.0.0.0/8", "role": "system", "evidence": {}},
+               {"name": "OMPI_MCA_btl_tcp_if_exclude", "value": "docker0,lo", "role": "system", "evidence": {}}]}
+JSON
+expect_exit 0 "Open MPI's and UCX's lists, node a" -- node a "$TOPOTUNE" env --node --profile po
+check "node a keeps them (the exclusion list is no per-node value)" test "$(cat "$TEST_TMP/out")" = \
+    "export OMPI_MCA_btl_tcp_if_include='eth0'
+export OMPI_MCA_oob_tcp_if_include='10.0.0.0/8'
+export UCX_NET_DEVICES='mlx5_0:1'"
+expect_exit 0 "node b" -- node b "$TOPOTUNE" env --node --profile po
+check "node b: its own ports and interface, the subnet kept" test "$(cat "$TEST_TMP/out")" = \
+    "export OMPI_MCA_btl_tcp_if_include='ens5'
+export OMPI_MCA_oob_tcp_if_include='10.0.0.0/8'
+export UCX_NET_DEVICES='mlx5_3:1,roce_0:1'"
+expect_stderr_has "UCX_NET_DEVICES: the profile's mlx5_0:1 names what this node lacks (mlx5_0:1)" "said"
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/b" UCX_NET_DEVICES=mlx5_0:1 "$TOPOTUNE" doctor --profile po --json d8.json >/dev/null 2>&1
+check "node a's UCX_NET_DEVICES on node b fails node-values" test "$(doctor_status d8.json)" = fail
+check "and says why" grep -q "UCX_NET_DEVICES=mlx5_0:1 names what this node lacks (mlx5_0:1); this node's is mlx5_3:1,roce_0:1" d8.json
+
+# 6. A hostile profile's NCCL_IB_HCA of 300,000 entries (2 MB) is read in one pass: each entry's
 # port was sought to the value's end, and env --node (every rank of mpirun.sh) ran for minutes.
 # The bound is far above the one pass's time, even under ASan on a loaded machine.
 python3 - <<'PY'
@@ -150,4 +176,15 @@ json.dump(p, open("p/profile.json", "w"))
 PY
 expect_exit 0 "300,000 entries" -- node b timeout 60 "$TOPOTUNE" env --node --profile p
 check "none is this node's: its own ports" grep -qx "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'" "$TEST_TMP/out"
+check "the note a few hundred bytes" test "$(wc -c <"$TEST_TMP/err")" -lt 2000
+# ... and an Open MPI list of as many, all but the last here: the interfaces read once
+python3 - <<'PY'
+import json
+p = json.load(open("po/profile.json"))
+p["variables"][1]["value"] = ",".join(["ens5"] * 300000 + ["nic%d" % i for i in range(1000)])
+json.dump(p, open("po/profile.json", "w"))
+PY
+expect_exit 0 "300,000 interfaces" -- node b timeout 60 "$TOPOTUNE" env --node --profile po
+check "this node's own" grep -qx "export OMPI_MCA_btl_tcp_if_include='ens5'" "$TEST_TMP/out"
+check "its note a few hundred bytes" test "$(wc -c <"$TEST_TMP/err")" -lt 2000
 finish
