@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,29 +212,53 @@ static int newer_named(const char *classdir, int version)
            !lstat(dir, &st) && S_ISDIR(st.st_mode);
 }
 
-/* latest -> v<N>, replaced atomically through a temporary link of this process's own, never
- * back: under the class folder's lock, a later version another gen pointed it at stays (gens
- * racing shared one temporary name, and one failed or moved latest back to its older version). */
+/* The class folder's lock: a record lock on its .lock file (NFS carries those between hosts; it
+ * does not carry flock), waited for. -1 without one, said: on a filesystem that refuses locks
+ * gen goes on unlocked rather than fail after writing its version. */
+static int lock_class(const char *classdir)
+{
+    char path[2300];
+    struct stat st;
+    pathf(path, sizeof(path), "%s/.lock", classdir);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int rc = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 : 0;
+    while (!rc && fcntl(fd, F_SETLKW, &l) == -1)
+        rc = errno == EINTR ? 0 : -1;
+    if (!rc)
+        return fd;
+    util_warning("cannot lock '%s' (%s): latest is pointed without it (gens racing on this class "
+                 "may leave it on an older version)",
+                 path, fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file" : strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* latest -> v<N> through a temporary link of this gen's own (host and process: gens racing
+ * shared one, and one failed), never back: a later version another gen pointed it at stays. */
 static int point_latest(const char *classdir, int version)
 {
-    char link[2300], tmp[2300], target[32];
+    char link[2300], tmp[2400], target[32], host[64] = "";
+    if (gethostname(host, sizeof(host) - 1) || !*host)
+        snprintf(host, sizeof(host), "host");
+    for (char *c = host; *c; c++) /* a file name's bytes */
+        *c = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                     *c == '-'
+                 ? *c
+                 : '_';
     pathf(link, sizeof(link), "%s/latest", classdir);
-    pathf(tmp, sizeof(tmp), "%s/.latest.tmp-%d", classdir, (int)getpid());
+    pathf(tmp, sizeof(tmp), "%s/.latest.tmp-%s-%d", classdir, host, (int)getpid());
     pathf(target, sizeof(target), "v%d", version);
-    int fd = open(classdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
-    if (fd < 0 || flock(fd, LOCK_EX))
-        rc = (util_error("cannot lock '%s': %s", classdir, strerror(errno)), UTIL_EIO);
-    else if (!newer_named(classdir, version)) {
+    if (newer_named(classdir, version))
+        return 0;
+    unlink(tmp);
+    if (symlink(target, tmp) || rename(tmp, link)) {
+        int err = errno;
         unlink(tmp);
-        if (symlink(target, tmp) || rename(tmp, link)) {
-            rc = (util_error("cannot point '%s' at %s: %s", link, target, strerror(errno)),
-                  UTIL_EIO);
-            unlink(tmp);
-        }
+        return util_error("cannot point '%s' at %s: %s", link, target, strerror(err)), UTIL_EIO;
     }
-    if (fd >= 0)
-        close(fd); /* the lock with it */
-    return rc;
+    return 0;
 }
 
 /* The version a class's latest names, read without a word (0: none, or not gen's link): the index
@@ -303,6 +326,20 @@ static int write_index(const char *root)
     pathf(path, sizeof(path), "%s/index.json", root);
     int rc = util_json_write(path, index);
     json_decref(index);
+    return rc;
+}
+
+/* latest pointed at `version` (0: left as it is) and the index rewritten, under the class's lock:
+ * renames of racing gens crossed (latest back on the older version), and an index written
+ * outside the lock could name the older one. */
+static int publish(const char *root, const char *classdir, int version)
+{
+    int fd = lock_class(classdir);
+    int rc = version ? point_latest(classdir, version) : 0;
+    if (!rc && write_index(root))
+        rc = UTIL_EIO;
+    if (fd >= 0)
+        close(fd); /* the lock with it */
     return rc;
 }
 
@@ -429,9 +466,8 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
             free(hash);
             /* unchanged: a latest removed (as a planted one must be) is pointed again */
             char dir[2400];
-            rc = gen_latest_dir(classdir, dir, sizeof(dir)) == 0 ? point_latest(classdir, latest)
-                                                                 : 0;
-            return rc ? rc : write_index(root) ? UTIL_EIO : 0;
+            return publish(root, classdir,
+                           gen_latest_dir(classdir, dir, sizeof(dir)) == 0 ? latest : 0);
         }
         rc = try_version(classdir, content, hash, latest + 1);
         if (rc == 1)
@@ -451,10 +487,9 @@ int gen_store(const char *root, json_t *content, int *version, int *created)
             util_warning("'%s/v%d' records a sweep in which no run ended ok: 'latest' stays on "
                          "v%d (launch scripts, check and env read it)",
                          classdir, latest + 1, named);
-            return write_index(root) ? UTIL_EIO : 0;
+            return publish(root, classdir, 0);
         }
-        rc = point_latest(classdir, latest + 1);
-        return rc ? rc : write_index(root) ? UTIL_EIO : 0;
+        return publish(root, classdir, latest + 1);
     }
     free(hash);
     return util_error("'%s': versions kept appearing while writing: is a gen looping on it?",
