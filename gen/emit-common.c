@@ -369,7 +369,7 @@ void gen_shell_prelude(const json_t *profile, struct util_buf *out)
     struct util_buf want = UTIL_BUF_INIT;
     util_quote_shell(&want, str(json_object_get(profile, "software"), "nccl", ""));
     util_buf_adds(out, "set -euo pipefail\n"
-                       "profile_dir=${TOPOTUNE_PROFILE:-$(cd \"$(dirname "
+                       "profile_dir=${TOPOTUNE_PROFILE:-$(CDPATH='' cd \"$(dirname "
                        "\"${BASH_SOURCE[0]}\")/..\" && pwd)}\n");
     util_buf_adds(out, GEN_SHELL_RESOLVE);
     source_env(profile, out);

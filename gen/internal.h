@@ -53,16 +53,23 @@ long long gen_shm_need_kb(const json_t *profile);
  * PyTorch's NCCL error handling under the names the installed PyTorch reads. */
 void gen_shell_prelude(const json_t *profile, struct util_buf *out);
 
-/* The shell lines that make $profile_dir the version's own folder, every link resolved: NCCL's
- * plugin reads the table at each communicator's init, and a later gen moves latest (a job
- * launched through it failed its next communicator's init on the new table's digest), and a
- * relative TOPOTUNE_PROFILE follows a rank that changes its working folder. */
+/* The shell lines that make $profile_dir absolute and the version's own folder where it ends in a
+ * link (latest): NCCL's plugin reads the table at each communicator's init, and a later gen
+ * moves latest (a job launched through it failed its next communicator's init on the new
+ * table's digest); a relative TOPOTUNE_PROFILE followed a rank that changed its working folder.
+ * The path stays logical (a physical one, every link of it resolved, may not exist on the other
+ * nodes), and cd ignores CDPATH (which sent it to another folder of that name). */
 #define GEN_SHELL_RESOLVE                                                                          \
-    "if ! resolved=$(cd -P -- \"$profile_dir\" 2>/dev/null && pwd -P); then\n"                     \
+    "if ! resolved=$(CDPATH='' cd -- \"$profile_dir\" 2>/dev/null && pwd); then\n"                 \
     "    echo \"$0: no profile at '$profile_dir': set TOPOTUNE_PROFILE to the profile directory "  \
     "(the one holding nccl.env)\" >&2\n"                                                           \
     "    exit 2\n"                                                                                 \
     "fi\n"                                                                                         \
+    "for _ in 1 2 3 4 5 6 7 8; do\n"                                                               \
+    "    [ -L \"$resolved\" ] || break\n"                                                          \
+    "    target=$(readlink -- \"$resolved\")\n"                                                    \
+    "    case $target in /*) resolved=$target ;; *) resolved=${resolved%/*}/$target ;; esac\n"     \
+    "done\n"                                                                                       \
     "profile_dir=$resolved\n"
 
 /* 1 when the profile sets a variable whose value differs from node to node (util_env_per_node):

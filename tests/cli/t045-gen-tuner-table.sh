@@ -117,6 +117,19 @@ expect_exit 0 "torchrun.sh with a relative TOPOTUNE_PROFILE" -- \
     _ "$p2" "$TEST_TMP/bin"
 check "relative TOPOTUNE_PROFILE: the table's path absolute" \
     grep -q "TOPOTUNE_TUNER_TABLE=$(cd -P "$p2" && pwd -P)/tuner-table.txt\$" "$TEST_TMP/out"
+# a CDPATH naming a folder with its own "latest" (cd took it, and the other profile's table); a
+# root reached through a link keeps that path (a physical one may not exist on the other nodes)
+mkdir -p "$TEST_TMP/decoy/latest"
+# shellcheck disable=SC2016 # the inner shell's arguments
+expect_exit 0 "torchrun.sh with CDPATH set" -- \
+    bash -c 'cd "$1/.." && env CDPATH="$3" PATH="$2:$PATH" TOPOTUNE_PYTHON=false TOPOTUNE_PROFILE=latest latest/launch/torchrun.sh -- train.py' \
+    _ "$p2" "$TEST_TMP/bin" "$TEST_TMP/decoy"
+check "CDPATH ignored" grep -q "TOPOTUNE_TUNER_TABLE=$(cd -P "$p2" && pwd -P)/tuner-table.txt\$" "$TEST_TMP/out"
+ln -s "$TEST_TMP/p2" "$TEST_TMP/p2-link"
+linked=$TEST_TMP/p2-link/${p2#"$TEST_TMP/p2/"}
+expect_exit 0 "torchrun.sh through a linked root" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
+    "$linked/launch/torchrun.sh" -- train.py
+check "the linked root's path kept, latest resolved" grep -q "TOPOTUNE_TUNER_TABLE=${linked%/latest}/$v/tuner-table.txt\$" "$TEST_TMP/out"
 expect_exit 2 "a TOPOTUNE_PROFILE that is not there" -- env PATH="$TEST_TMP/bin:$PATH" TOPOTUNE_PYTHON=false \
     TOPOTUNE_PROFILE="$TEST_TMP/nowhere" "$p2/launch/torchrun.sh" -- train.py
 expect_stderr_has "no profile at '$TEST_TMP/nowhere'" "said, with the fix"
