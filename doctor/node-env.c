@@ -60,12 +60,21 @@ int doctor_hca_takes(const char *value, const json_t *p)
     return exclude ? !hit : hit;
 }
 
-/* A value as a note shows it: its first 140 bytes. */
+/* How many of s's first n bytes end on a whole UTF-8 character (a note cut inside one is no
+ * UTF-8, and Jansson dropped it without a word). */
+static int whole_chars(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return (int)n;
+}
+
+/* A value as a note shows it: its first 140 bytes or so. */
 static const char *clip(const char *s, char buf[160])
 {
     if (strlen(s) < 150)
         return s;
-    snprintf(buf, 160, "%.140s...", s);
+    snprintf(buf, 160, "%.*s...", whole_chars(s, 140), s);
     return buf;
 }
 
@@ -78,7 +87,8 @@ static void add_missing(struct util_buf *missing, const char *e, size_t len, int
             util_buf_adds(missing, ",...");
         return;
     }
-    util_buf_addf(missing, "%s%.*s", missing->len ? "," : "", len > 64 ? 64 : (int)len, e);
+    util_buf_addf(missing, "%s%.*s", missing->len ? "," : "",
+                  len > 64 ? whole_chars(e, 64) : (int)len, e);
 }
 
 /*

@@ -187,4 +187,14 @@ PY
 expect_exit 0 "300,000 interfaces" -- node b timeout 60 "$TOPOTUNE" env --node --profile po
 check "this node's own" grep -qx "export OMPI_MCA_btl_tcp_if_include='ens5'" "$TEST_TMP/out"
 check "its note a few hundred bytes" test "$(wc -c <"$TEST_TMP/err")" -lt 2000
+# a long name of two-byte characters, cut for the note inside none of them (the note, no longer
+# UTF-8, was dropped without a word)
+python3 - <<'PY'
+import json
+p = json.load(open("po/profile.json"))
+p["variables"][1]["value"] = "a" + "\u00e9" * 80
+json.dump(p, open("po/profile.json", "w"))
+PY
+expect_exit 0 "a long name of two-byte characters" -- node b "$TOPOTUNE" env --node --profile po
+check "its note said" grep -q "OMPI_MCA_btl_tcp_if_include: the profile's a.* names what this node lacks" "$TEST_TMP/err"
 finish
