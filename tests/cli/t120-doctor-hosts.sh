@@ -68,7 +68,7 @@ SH
 chmod +x uts-agent.sh local-hangs.sh node.sh
 # the hung node costs its whole deadline (it was 30 s); the answering one reports in a few seconds,
 # under ASan too, and a slow machine sets TOPOTUNE_TEST_TIME_SCALE
-deadline=$(scaled 12)
+deadline=$(scaled 20)
 if unshare --uts true 2>/dev/null; then
     hung=localhost
     expect_exit 3 "doctor --hosts n2,localhost, this host hung" -- timeout 120 env OMPI_MCA_plm_rsh_agent="$TEST_TMP/uts-agent.sh" \
