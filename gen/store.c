@@ -329,12 +329,28 @@ static int write_index(const char *root)
     return rc;
 }
 
+/* The temporary links of gens that died between making one and renaming it: under the lock no
+ * other gen has one (those that run unlocked, where the lock cannot be had, take none of this). */
+static void remove_stale_links(const char *classdir)
+{
+    DIR *d = opendir(classdir);
+    struct stat st;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, ".latest.tmp", 11) &&
+            !fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+}
+
 /* latest pointed at `version` (0: left as it is) and the index rewritten, under the class's lock:
  * renames of racing gens crossed (latest back on the older version), and an index written
  * outside the lock could name the older one. */
 static int publish(const char *root, const char *classdir, int version)
 {
     int fd = lock_class(classdir);
+    if (fd >= 0)
+        remove_stale_links(classdir);
     int rc = version ? point_latest(classdir, version) : 0;
     if (!rc && write_index(root))
         rc = UTIL_EIO;

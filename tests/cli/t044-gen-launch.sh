@@ -277,6 +277,13 @@ fi
 # The lock is a file of the class folder: one planted as a link is not followed, and gen goes on
 # unlocked, saying so (as where a filesystem refuses locks), rather than fail after writing.
 lockdir=$(dirname "$(find race -mindepth 2 -maxdepth 2 -name latest)")
+# the temporary links of gens that died before their rename (the old shared name too) are
+# removed by the next gen that holds the lock; they stayed for good
+ln -s v1 "$lockdir/.latest.tmp"
+ln -s v2 "$lockdir/.latest.tmp-deadhost-12345"
+cp -r mpi race-h
+expect_exit 0 "gen beside dead gens' temporary links" -- "$TOPOTUNE" gen --runs race-h --profiles race
+check "their links removed" test -z "$(find "$lockdir" -name '.latest.tmp*' | head -1)"
 rm -f "$lockdir/.lock"
 echo untouched >victim
 ln -s "$TEST_TMP/victim" "$lockdir/.lock"
@@ -284,6 +291,6 @@ cp -r mpi race-g
 expect_exit 0 "gen with a planted .lock link" -- "$TOPOTUNE" gen --runs race-g --profiles race
 expect_stderr_has "cannot lock" "said"
 check "the link not followed" test "$(cat victim)" = untouched
-check "latest on the new version" test "$(readlink "$lockdir/latest")" = v7
+check "latest on the new version" test "$(readlink "$lockdir/latest")" = v8
 
 finish
