@@ -222,14 +222,18 @@ static int lock_class(const char *classdir)
     pathf(path, sizeof(path), "%s/.lock", classdir);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    int rc = fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ? -1 : 0;
-    while (!rc && fcntl(fd, F_SETLKW, &l) == -1)
-        rc = errno == EINTR ? 0 : -1;
-    if (!rc)
+    const char *why = NULL;
+    if (fd < 0 || fstat(fd, &st))
+        why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    while (!why && fcntl(fd, F_SETLKW, &l) == -1)
+        why = errno == EINTR ? NULL : strerror(errno);
+    if (!why)
         return fd;
     util_warning("cannot lock '%s' (%s): latest is pointed without it (gens racing on this class "
                  "may leave it on an older version)",
-                 path, fd >= 0 && !S_ISREG(st.st_mode) ? "not a regular file" : strerror(errno));
+                 path, why);
     if (fd >= 0)
         close(fd);
     return -1;
