@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/mem.h"
 #include "util/size.h"
 
 #include <stdio.h>
@@ -31,18 +32,17 @@ static const char *fault_outcome(enum model_fault f, const char **stage)
 }
 
 /* One result line, shaped as results.jsonl's: all_reduce over the space's sizes, or (coll not
- * NULL) a workload's collective over the sizes it weights, doubling. */
+ * NULL) a workload's collective over the sizes it weights (lo to hi: sweep_workload_sizes, read
+ * once per collective, not per configuration: a workload of 100,000 entries spent half of
+ * compare's time reading them again), doubling. */
 static json_t *predicted_run(const struct sweep_space *s, const struct topo *t, int nodes,
                              const json_t *config, const struct model_params *params,
-                             const json_t *workload, const char *coll)
+                             const char *coll, size_t lo, size_t hi)
 {
-    size_t lo = s->min_bytes, hi = s->max_bytes;
-    double factor = s->factor;
+    double factor = coll ? 2 : s->factor;
     int c = coll ? model_coll_parse(coll) : MODEL_ALL_REDUCE;
-    if (coll) {
-        sweep_workload_sizes(workload, coll, &lo, &hi);
-        factor = 2;
-    }
+    if (!coll)
+        lo = s->min_bytes, hi = s->max_bytes;
     json_t *env = sweep_space_env(s, config);
     struct model m;
     json_t *r = json_pack("{s:O,s:O,s:i,s:b,s:b,s:s}", "config_id", json_object_get(config, "id"),
@@ -158,13 +158,17 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
     one_interface(&s);
     json_t *configs = sweep_space_configs(&s), *results = json_array(), *c, *coll;
     json_t *colls = workload ? sweep_workload_collectives(workload) : json_pack("[n]");
-    size_t i, k;
+    size_t i, k, *lo = util_xcalloc(json_array_size(colls) + 1, sizeof(size_t)),
+                 *hi = util_xcalloc(json_array_size(colls) + 1, sizeof(size_t));
     if (!configs) /* too many configurations: sweep_space_configs said so */
         goto out;
+    json_array_foreach(colls, k, coll)
+        if (json_is_string(coll))
+            sweep_workload_sizes(workload, json_string_value(coll), &lo[k], &hi[k]);
     json_array_foreach(configs, i, c) {
         json_array_foreach(colls, k, coll) {
             json_t *r =
-                predicted_run(&s, t, job_nodes, c, params, workload, json_string_value(coll));
+                predicted_run(&s, t, job_nodes, c, params, json_string_value(coll), lo[k], hi[k]);
             if (!r)
                 goto out; /* no GPU: the caller says so */
             json_array_append_new(results, r);
@@ -182,6 +186,8 @@ json_t *compare_predict(const struct topo *t, int nodes, const char *space_path,
     json_object_set_new(profile, "nodes", json_integer(job_nodes));
     json_decref(sweeps);
 out:
+    free(lo);
+    free(hi);
     json_decref(colls);
     json_decref(results);
     json_decref(configs);
