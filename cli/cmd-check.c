@@ -253,6 +253,10 @@ int cmd_check(int argc, char **argv)
         rc = 3;
     if (report && o.metrics && write_metrics(&o, report))
         rc = 3;
+    /* a failing node stays failed when a report could not be written: exit 3 is no verdict, and
+     * a Prolog passing it put a node that failed back in service (a full disk, Slurm away) */
+    if (verdict == 1)
+        rc = 1;
     if (verdict == 1 && tmp[0])
         util_info("the benchmark's events and log are kept in '%s'", tmp);
     else if (tmp[0])

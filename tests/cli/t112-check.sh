@@ -67,12 +67,16 @@ assert [s["below"] for s in r["sizes"]] == [True] * 4 and len(r["failures"]) == 
 assert r["bench"]["exit_code"] == 0 and r["bench"]["outcome"] == "ok", r["bench"]
 PY
 check "--out keeps the run's events" test -s kept/check-bench.jsonl
-# the drain is the verdict's: a prolog whose standard output is closed drains a failing node too
+# the drain is the verdict's: a prolog whose standard output is closed drains a failing node too,
+# and exits 1 (it exited 3, no verdict, and a Prolog passing 3 put the node back in service)
 # shellcheck disable=SC2016 # the words of the inner shell
-expect_exit 3 "a failing check, its standard output full" -- env SLURMD_NODENAME=n1 \
+expect_exit 1 "a failing check, its standard output full" -- env SLURMD_NODENAME=n1 \
     TOPOTUNE_BENCH_PROGRAM=/bin/false sh -c 'exec "$1" check --backend sim --input "$2" --no-doctor \
     -b 64M -e 64M --drain --json --out full >/dev/full' _ "$TOPOTUNE" "$h100"
 check "the drain was said all the same" grep -q "^scontrol update nodename=n1 state=drain" "$TEST_TMP/err"
+check "and the write's error" grep -q "cannot write to standard output" "$TEST_TMP/err"
+expect_exit 1 "a failing check whose metrics cannot be written" -- env "${slow[@]}" "$TOPOTUNE" check \
+    --backend sim --input "$h100" --no-doctor --metrics /nonexistent-dir/check.prom
 
 # 3. doctor's failure for real: 64 MB of /dev/shm for 8 GPUs (needs root and mount namespaces).
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
