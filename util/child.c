@@ -337,6 +337,18 @@ static void close_captures(struct exec_plan *plan)
 }
 
 /* In the child, after fork: only async-signal-safe calls until exec. */
+/* fd as the child's descriptor `to`. Where it already is `to` (the caller's own was closed, and
+ * the log's open took its number) dup2 does nothing and its close-on-exec stayed: the program
+ * started with its standard output closed, and a check with its own closed read the benchmark's
+ * text as damaged events and drained a healthy node. */
+static void onto(int fd, int to)
+{
+    if (fd == to)
+        fcntl(to, F_SETFD, 0);
+    else
+        dup2(fd, to);
+}
+
 static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd,
                        pid_t parent)
 {
@@ -363,11 +375,11 @@ static void exec_child(const struct util_child *c, const struct exec_plan *plan,
     if (out < 0) /* never the parent's stdout: the result file is what the caller parses */
         out = fd >= 0 ? fd : open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (fd >= 0)
-        dup2(fd, STDERR_FILENO);
+        onto(fd, STDERR_FILENO);
     if (out >= 0)
-        dup2(out, STDOUT_FILENO);
+        onto(out, STDOUT_FILENO);
     if (in >= 0)
-        dup2(in, STDIN_FILENO);
+        onto(in, STDIN_FILENO);
     if (plan->path)
         execve(plan->path, c->argv, plan->envp);
     int err = plan->path ? errno : plan->err;

@@ -77,6 +77,15 @@ check "the drain was said all the same" grep -q "^scontrol update nodename=n1 st
 check "and the write's error" grep -q "cannot write to standard output" "$TEST_TMP/err"
 expect_exit 1 "a failing check whose metrics cannot be written" -- env "${slow[@]}" "$TOPOTUNE" check \
     --backend sim --input "$h100" --no-doctor --metrics /nonexistent-dir/check.prom
+# A healthy node with its standard output closed (a daemon's child): the benchmark's text went to
+# the check's event file through the closed descriptor's number, read as damaged events, and the
+# node failed. Exit 3 now (its report could not be written), its metrics saying ok.
+# shellcheck disable=SC2016 # the words of the inner shell
+expect_exit 3 "a healthy check, its standard output closed" -- sh -c \
+    'exec "$1" check --backend sim --input "$2" --no-doctor --metrics "$3" >&-' _ "$TOPOTUNE" "$h100" \
+    "$TEST_TMP/closed.prom"
+check "its metrics say ok" grep -q '^topotune_check_ok{.*} 1$' "$TEST_TMP/closed.prom"
+check "no damaged events read" test "$(grep -c damaged "$TEST_TMP/err")" = 0
 
 # 3. doctor's failure for real: 64 MB of /dev/shm for 8 GPUs (needs root and mount namespaces).
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
