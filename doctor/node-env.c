@@ -5,6 +5,7 @@
 #include "util/buf.h"
 #include "util/env.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,22 +61,17 @@ int doctor_hca_takes(const char *value, const json_t *p)
     return exclude ? !hit : hit;
 }
 
-/* How many of s's first n bytes end on a whole UTF-8 character (a note cut inside one is no
- * UTF-8, and Jansson dropped it without a word). */
-static int whole_chars(const char *s, size_t n)
+/* A value as a note shows it, into b: its first 140 bytes, made safe text (a cut inside a UTF-8
+ * character, or a shell's value of other bytes, made the note no UTF-8, and Jansson dropped it
+ * without a word). */
+static const char *clip(struct util_buf *b, const char *s)
 {
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
-    return (int)n;
-}
-
-/* A value as a note shows it: its first 140 bytes or so. */
-static const char *clip(const char *s, char buf[160])
-{
-    if (strlen(s) < 150)
-        return s;
-    snprintf(buf, 160, "%.*s...", whole_chars(s, 140), s);
-    return buf;
+    size_t len = strlen(s);
+    util_buf_reset(b);
+    util_text_clean(b, s, len < 150 ? len : 140, 0);
+    if (len >= 150)
+        util_buf_adds(b, "...");
+    return util_buf_str(b);
 }
 
 /* One more entry that is not here (n before it): the first few into missing, then "..." (a note,
@@ -87,8 +83,9 @@ static void add_missing(struct util_buf *missing, const char *e, size_t len, int
             util_buf_adds(missing, ",...");
         return;
     }
-    util_buf_addf(missing, "%s%.*s", missing->len ? "," : "",
-                  len > 64 ? whole_chars(e, 64) : (int)len, e);
+    if (missing->len)
+        util_buf_adds(missing, ",");
+    util_text_clean(missing, e, len > 64 ? 64 : len, 0);
 }
 
 /*
@@ -117,7 +114,7 @@ static int hca_missing(const char *value, const json_t *ports, struct util_buf *
 static void hca(json_t *env, json_t *notes, const json_t *ports, const char *want)
 {
     struct util_buf b = UTIL_BUF_INIT, missing = UTIL_BUF_INIT;
-    char shown[160];
+    struct util_buf shown = UTIL_BUF_INIT;
     if (want && !hca_missing(want, ports, &missing)) {
         json_object_set_new(env, "NCCL_IB_HCA", json_string(want));
         goto out;
@@ -134,7 +131,7 @@ static void hca(json_t *env, json_t *notes, const json_t *ports, const char *wan
             json_array_append_new(notes,
                                   json_sprintf("NCCL_IB_HCA: the profile's %s names what this "
                                                "node lacks (%s): its active ports instead",
-                                               clip(want, shown), util_buf_str(&missing)));
+                                               clip(&shown, want), util_buf_str(&missing)));
     } else {
         json_object_set_new(env, "NCCL_IB_HCA", json_null());
         json_array_append_new(notes, json_string("NCCL_IB_HCA: no active InfiniBand or RoCE port "
@@ -143,6 +140,7 @@ static void hca(json_t *env, json_t *notes, const json_t *ports, const char *wan
 out:
     util_buf_release(&b);
     util_buf_release(&missing);
+    util_buf_release(&shown);
 }
 
 /* The RoCE v2 IPv4 GID index of the active RoCE ports, when they agree. */
@@ -202,6 +200,14 @@ static void ifname(json_t *env, json_t *notes, const char *want)
 static const char *const other_lists[] = {"OMPI_MCA_btl_tcp_if_include",
                                           "OMPI_MCA_oob_tcp_if_include", "UCX_NET_DEVICES"};
 
+static int other_list_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof(other_lists) / sizeof(other_lists[0]); i++)
+        if (!strcmp(name, other_lists[i]))
+            return 1;
+    return 0;
+}
+
 /* One entry of such a list present here: a subnet (a.b.c.d/n: every node's), UCX's "all", an
  * RDMA device:port that is usable here, or one of the interfaces up here (ifs). */
 static int entry_here(const char *e, size_t len, const json_t *ports, const json_t *ifs)
@@ -247,7 +253,8 @@ static void other_list(json_t *env, json_t *notes, const json_t *ports, const ch
                        const char *want)
 {
     struct util_buf b = UTIL_BUF_INIT, missing = UTIL_BUF_INIT;
-    char data[256], shown[160];
+    char data[256];
+    struct util_buf shown = UTIL_BUF_INIT;
     if (!list_missing(want, ports, &missing)) {
         json_object_set_new(env, name, json_string(want));
         goto out;
@@ -265,11 +272,12 @@ static void other_list(json_t *env, json_t *notes, const json_t *ports, const ch
     json_array_append_new(
         notes, json_sprintf("%s: the profile's %s names what this node lacks "
                             "(%s): %s",
-                            name, clip(want, shown), util_buf_str(&missing),
+                            name, clip(&shown, want), util_buf_str(&missing),
                             b.len ? "this node's own instead" : "unset, left to the library"));
 out:
     util_buf_release(&b);
     util_buf_release(&missing);
+    util_buf_release(&shown);
 }
 
 /* doctor_node_env over ports already read (NULL: read here when a name needs them). */
@@ -305,24 +313,23 @@ json_t *doctor_node_env(const json_t *profile, int every, json_t **notes)
 static const char *disagrees(const char *name, const char *set, const char *here,
                              const json_t *ports, struct util_buf *why)
 {
-    if (strcmp(name, "NCCL_IB_HCA") && strcmp(name, "NCCL_SOCKET_IFNAME") &&
-        strcmp(name, "NCCL_IB_GID_INDEX")) { /* Open MPI's and UCX's lists */
-        struct util_buf missing = UTIL_BUF_INIT;
-        char shown[160];
+    if (other_list_name(name)) {
+        struct util_buf missing = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
         if (list_missing(set, ports, &missing))
             util_buf_addf(why, "%s=%s names what this node lacks (%s); this node's is %s", name,
-                          clip(set, shown), util_buf_str(&missing),
+                          clip(&shown, set), util_buf_str(&missing),
                           here ? here : "none (the library's own)");
         util_buf_release(&missing);
+        util_buf_release(&shown);
     } else if (!strcmp(name, "NCCL_IB_HCA")) {
-        struct util_buf missing = UTIL_BUF_INIT;
-        char shown[160];
+        struct util_buf missing = UTIL_BUF_INIT, shown = UTIL_BUF_INIT;
         if (hca_missing(set, ports, &missing))
             util_buf_addf(why,
                           "NCCL_IB_HCA=%s names what no active port here takes (%s); this "
                           "node's are %s",
-                          clip(set, shown), util_buf_str(&missing), here ? here : "none");
+                          clip(&shown, set), util_buf_str(&missing), here ? here : "none");
         util_buf_release(&missing);
+        util_buf_release(&shown);
     } else if (!strcmp(name, "NCCL_SOCKET_IFNAME")) {
         char raw[256]; /* NCCL's pick; lo by an exclusion ("^docker") is no data interface */
         int found = doctor_nccl_interface(set, raw, sizeof(raw));
