@@ -39,6 +39,12 @@ cat >p/profile.json <<'JSON'
                {"name": "NCCL_SOCKET_IFNAME", "value": "=eth0", "role": "system", "evidence": {}},
                {"name": "NCCL_ALGO", "value": "Ring", "role": "tuning", "evidence": {}}]}
 JSON
+set_value() { # set_value PROFILE INDEX PYTHON-EXPRESSION: that variable's value, computed
+    python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+p["variables"][int(sys.argv[2])]["value"] = eval(sys.argv[3])
+json.dump(p, open(sys.argv[1], "w"))' "$@"
+}
 node() { env -u NCCL_IB_HCA -u NCCL_SOCKET_IFNAME -u NCCL_IB_GID_INDEX TOPOTUNE_SYSFS_ROOT="$TEST_TMP/$1" "${@:2}"; }
 
 # 1. Each node's own values; the profile's names only (not the GID index, not NCCL_ALGO).
@@ -168,33 +174,18 @@ check "and says why" grep -q "UCX_NET_DEVICES=mlx5_0:1 names what this node lack
 # 6. A hostile profile's NCCL_IB_HCA of 300,000 entries (2 MB) is read in one pass: each entry's
 # port was sought to the value's end, and env --node (every rank of mpirun.sh) ran for minutes.
 # The bound is far above the one pass's time, even under ASan on a loaded machine.
-python3 - <<'PY'
-import json
-p = json.load(open("p/profile.json"))
-p["variables"][0]["value"] = "=" + ",".join("nic%d" % i for i in range(300000))
-json.dump(p, open("p/profile.json", "w"))
-PY
+set_value p/profile.json 0 '"=" + ",".join("nic%d" % i for i in range(300000))'
 expect_exit 0 "300,000 entries" -- node b timeout 60 "$TOPOTUNE" env --node --profile p
 check "none is this node's: its own ports" grep -qx "export NCCL_IB_HCA='=mlx5_3:1,roce_0:1'" "$TEST_TMP/out"
 check "the note a few hundred bytes" test "$(wc -c <"$TEST_TMP/err")" -lt 2000
 # ... and an Open MPI list of as many, all but the last here: the interfaces read once
-python3 - <<'PY'
-import json
-p = json.load(open("po/profile.json"))
-p["variables"][1]["value"] = ",".join(["ens5"] * 300000 + ["nic%d" % i for i in range(1000)])
-json.dump(p, open("po/profile.json", "w"))
-PY
+set_value po/profile.json 1 '",".join(["ens5"] * 300000 + ["nic%d" % i for i in range(1000)])'
 expect_exit 0 "300,000 interfaces" -- node b timeout 60 "$TOPOTUNE" env --node --profile po
 check "this node's own" grep -qx "export OMPI_MCA_btl_tcp_if_include='ens5'" "$TEST_TMP/out"
 check "its note a few hundred bytes" test "$(wc -c <"$TEST_TMP/err")" -lt 2000
 # a long name of two-byte characters, cut for the note inside none of them (the note, no longer
 # UTF-8, was dropped without a word)
-python3 - <<'PY'
-import json
-p = json.load(open("po/profile.json"))
-p["variables"][1]["value"] = "a" + "\u00e9" * 80
-json.dump(p, open("po/profile.json", "w"))
-PY
+set_value po/profile.json 1 '"a" + "\u00e9" * 80'
 expect_exit 0 "a long name of two-byte characters" -- node b "$TOPOTUNE" env --node --profile po
 check "its note said" grep -q "OMPI_MCA_btl_tcp_if_include: the profile's a.* names what this node lacks" "$TEST_TMP/err"
 finish
