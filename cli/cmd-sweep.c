@@ -417,9 +417,9 @@ static json_t *say_choice(const struct sweep *sw)
 
 /* One configuration's busbw per size (a profile's per_size) as topotune_busbw_bytes_per_second. */
 static void per_size_metrics(struct ops_metrics *m, const json_t *per_size, const char *config,
-                             const char *cls, const char *nodes, const char *source,
-                             const char *backend)
+                             const char *cls, const char *nodes, const char *backend)
 {
+    const char *source = !strcmp(backend, "sim") ? "predicted" : "measured";
     size_t i;
     json_t *s;
     json_array_foreach(per_size, i, s) {
@@ -440,7 +440,6 @@ static int sweep_metrics(const struct sweep *sw, const json_t *choice, const cha
     struct ops_metrics m;
     ops_metrics_init(&m);
     const char *cls = sw->class_id;
-    const char *source = !strcmp(sw->backend, "sim") ? "predicted" : "measured";
     char nodes[16];
     snprintf(nodes, sizeof(nodes), "%" JSON_INTEGER_FORMAT,
              json_integer_value(json_object_get(json_object_get(choice, "sweep"), "nodes")));
@@ -448,9 +447,9 @@ static int sweep_metrics(const struct sweep *sw, const json_t *choice, const cha
         ops_metric(&m, "topotune_sweep_runs", "gauge", "runs of the last sweep by outcome",
                    counts[k], "class", cls, "outcome", names[k], OPS_END);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "baseline"), "per_size"),
-                     "defaults", cls, nodes, source, sw->backend);
+                     "defaults", cls, nodes, sw->backend);
     per_size_metrics(&m, json_object_get(json_object_get(choice, "winner"), "per_size"), "chosen",
-                     cls, nodes, source, sw->backend);
+                     cls, nodes, sw->backend);
     ops_metric(&m, "topotune_sweep_last_run_timestamp_seconds", "gauge",
                "when the last sweep ended, in seconds since the epoch", (double)time(NULL), "class",
                cls, OPS_END);
