@@ -286,6 +286,32 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     json_decref(ev);
 }
 
+/* The hardware this node has less of than its profile's class was swept on (a GPU off the bus, a
+ * NIC or NVSwitch gone): said in why, 1. Another class with as much of each is another machine,
+ * no loss: 0. The profile names the class the node is meant to be, so a loss is a verdict. */
+static int hardware_lost(const json_t *profile, const struct topo *t, char *why, size_t n)
+{
+    const json_t *h = json_object_get(profile, "hardware");
+    const struct {
+        const char *key, *what;
+        int have;
+    } part[] = {{"gpus", "GPU(s)", t->ngpus},
+                {"nics", "NIC(s)", t->nnics},
+                {"nvswitches", "NVSwitch(es)", t->nvswitches}};
+    size_t used = 0;
+    why[0] = '\0';
+    for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+        const json_t *want = json_object_get(h, part[i].key);
+        if (!json_is_integer(want) || part[i].have == TOPO_UNKNOWN ||
+            part[i].have >= json_integer_value(want) || used >= n)
+            continue;
+        used += (size_t)snprintf(why + used, n - used, "%s%d %s where the class has %lld",
+                                 used ? ", " : "", part[i].have, part[i].what,
+                                 (long long)json_integer_value(want));
+    }
+    return why[0] != '\0';
+}
+
 /* A failure of that check is already listed. */
 static int failed(const json_t *report, const char *check)
 {
@@ -365,7 +391,9 @@ json_t *check_run(const struct check_opts *o, int *status)
     char path[4200];
     json_t *profile = o->profile ? gen_profile_read(o->profile, path, sizeof(path)) : NULL;
     const char *want = json_string_value(json_object_get(profile, "class"));
-    if (profile && t.class_id && want && strcmp(want, t.class_id)) {
+    char lost[512] = "";
+    if (profile && t.class_id && want && strcmp(want, t.class_id) &&
+        !hardware_lost(profile, &t, lost, sizeof(lost))) {
         util_error("the profile '%s' is of class %s, this node of %s: give this class's profile",
                    path, want, t.class_id);
         json_decref(profile);
@@ -375,7 +403,7 @@ json_t *check_run(const struct check_opts *o, int *status)
      * class at once, and a prolog reads the host's libnccl, not the job image's): no verdict */
     const char *nccl =
         json_string_value(json_object_get(json_object_get(profile, "software"), "nccl"));
-    if (profile && nccl && t.software.nccl && strcmp(nccl, t.software.nccl)) {
+    if (profile && !lost[0] && nccl && t.software.nccl && strcmp(nccl, t.software.nccl)) {
         util_error("the profile '%s' was measured with NCCL %s, this node has %s: it is no "
                    "reference here; sweep this NCCL (topotune sweep, then gen) for one",
                    path, nccl, t.software.nccl);
@@ -385,7 +413,7 @@ json_t *check_run(const struct check_opts *o, int *status)
     /* a profile of another backend measured something else (host MPI, or NCCL on GPUs); the
      * sim's profile is a prediction for NCCL, a reference for the nccl backend too */
     const char *pb = json_string_value(json_object_get(profile, "backend"));
-    if (profile && pb && strcmp(pb, o->backend) &&
+    if (profile && !lost[0] && pb && strcmp(pb, o->backend) &&
         (strcmp(pb, "sim") || strcmp(o->backend, "nccl"))) {
         util_error("the profile '%s' was measured with the %s backend, this check runs %s: give "
                    "--backend %s (or the profile of this backend)",
@@ -414,6 +442,23 @@ json_t *check_run(const struct check_opts *o, int *status)
                                       json_is_integer(json_object_get(profile, "version"))
                                           ? json_object_get(profile, "version")
                                           : NULL));
+    if (lost[0]) { /* no band applies to other hardware: the loss is the verdict, no run */
+        fail(report, "hardware",
+             "this node has %s of its profile's class %s (now %s): a device lost or not seen "
+             "(check nvidia-smi, lspci and dmesg)",
+             lost, want, t.class_id);
+        if (!o->no_doctor)
+            doctor_part(report, &t, NULL);
+        json_object_set_new(report, "bench",
+                            json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",
+                                      "timed_out", 0, "log", ""));
+        json_object_set_new(report, "sizes", json_array());
+        json_object_set_new(report, "ok", json_false());
+        json_object_set_new(report, "time", json_integer((json_int_t)time(NULL)));
+        json_decref(profile);
+        topo_release(&t);
+        return report;
+    }
     if (!o->no_doctor)
         doctor_part(report, &t, profile);
     struct expect e;

@@ -35,11 +35,13 @@ struct check_opts {
  * Runs the check. Returns a new reference, the report (schema topotune/check/1): "ok", the
  * "failures" ([{check, text}], one per failed doctor check, a failed benchmark run or one that
  * exited 0 without its end, each size of the band it gave no busbw for, each size below its
- * band), the sizes with their busbw and band, the doctor checks, the reference; and
+ * band; or, with no run, the node's hardware when it has fewer GPUs, NICs or NVSwitches than its
+ * profile's class), the sizes with their busbw and band, the doctor checks, the reference; and
  * "error" {text, status} when the check could not be made as asked (the benchmark could not
  * start: 3; a profile of another shape, or none of its sizes measured: 2), which is no verdict on
  * the node. NULL after an error that left nothing to judge, said, with *status 2 (the hardware
- * file or the profile unreadable, or a profile of another class) or 3 (this node not mapped).
+ * file or the profile unreadable, or a profile of another class with as much of each device) or 3
+ * (this node not mapped).
  */
 json_t *check_run(const struct check_opts *o, int *status);
 

@@ -168,6 +168,30 @@ json.dump(p, open(sys.argv[1], "w"))' p/profile.json
 expect_exit 2 "a sim profile of 16 ranks against 8" -- "$TOPOTUNE" check --backend sim --input "$h100" \
     --no-doctor --profile p -b 64K -e 256K -n 2
 expect_stderr_has "the sim backend runs one node of --input's GPUs" "no advice to give --np"
+# A node that lost a GPU is of another class than its profile's: that was no verdict (exit 2,
+# which the README's Prolog passes) where the node is broken. Less of the class's hardware fails
+# it, drained; another machine with as much of each is still no verdict.
+profile 1000000 "$h100_cls" 8
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p.update(backend="sim", predicted=True,
+    hardware={"gpus": 8, "gpu_model": "H100-SXM5-80GB", "nvswitches": 4, "nics": 0, "cpu": None,
+              "matrix": None, "class_key": None})
+json.dump(p, open(sys.argv[1], "w"))' p/profile.json
+echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 7}' >h100x7.json
+expect_exit 1 "7 of the class's 8 GPUs: a verdict" -- env SLURMD_NODENAME=n1 "$TOPOTUNE" check \
+    --backend sim --input h100x7.json --no-doctor --profile p --drain --json
+check "the loss is the failure, the drain said, the report valid" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] is False and [f["check"] for f in r["failures"]] == ["hardware"], r
+assert "7 GPU(s) where the class has 8" in r["failures"][0]["text"], r
+assert "error" not in r and r["sizes"] == [], r' "$TEST_TMP/out"
+check "drained" grep -q "state=drain 'reason=topotune: check-fails checks=hardware" "$TEST_TMP/err"
+check "valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+    "$TOPOTUNE_SRC/docs/schemas/check.schema.json" "$TEST_TMP/out"
+echo '{"schema": "topotune/spec/1", "gpu": "H200-SXM5-141GB", "count": 8}' >h200.json
+expect_exit 2 "another machine with as many GPUs: no verdict" -- "$TOPOTUNE" check --backend sim \
+    --input h200.json --no-doctor --profile p
+expect_stderr_has "is of class $h100_cls" "it names the profile's class"
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
