@@ -73,6 +73,33 @@ static void doctor_part(json_t *report, const struct topo *t, const json_t *prof
     json_object_set_new(report, "doctor", checks);
 }
 
+/* The NCCL variables of this process the model reads, as the benchmark gets them: a site's
+ * NCCL_P2P_DISABLE=1 or NCCL_ALGO (a profile.d) priced as NCCL's defaults failed healthy nodes.
+ * Each read is kept as NAME=VALUE words for the report, once, while they fit. */
+struct read_env {
+    char words[480];
+};
+
+static const char *this_env(const char *name, void *ctx)
+{
+    struct read_env *r = ctx;
+    const char *value = strncmp(name, "NCCL_", 5) ? NULL : getenv(name);
+    if (!value)
+        return NULL;
+    char word[480];
+    size_t used = strlen(r->words);
+    int n = snprintf(word, sizeof(word), "%s=%s", name, value);
+    if (n <= 0 || used + (size_t)n + 2 > sizeof(r->words) || strpbrk(value, " \n"))
+        return value; /* the model reads it all the same; the words only say it while they fit */
+    for (const char *at = r->words; (at = strstr(at, word)); at++)
+        if ((at == r->words || at[-1] == ' ') && (at[n] == ' ' || !at[n]))
+            return value;
+    if (used)
+        r->words[used++] = ' ';
+    memcpy(r->words + used, word, (size_t)n + 1);
+    return value;
+}
+
 /* What this node should measure: the profile's runs, or the model's prediction for one node of
  * t. 0 with e filled; 1 when there is no reference (said in the report); or an error code. */
 static int expectation(const struct check_opts *o, const struct topo *t, struct expect *e,
@@ -81,7 +108,8 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
     if (o->profile)
         return expect_measured(e, o->profile, o->min, o->max) ? UTIL_EINVAL : 0;
     struct model m;
-    if (model_init(&m, t, 1, model_env_none, NULL)) {
+    struct read_env read = {""};
+    if (model_init(&m, t, 1, this_env, &read)) {
         json_object_set_new(report, "reference_missing",
                             json_string("no GPU in the hardware: busbw is not judged without a "
                                         "profile (--profile)"));
@@ -89,9 +117,9 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
     }
     if (m.fault != MODEL_FAULT_NONE) {
         json_object_set_new(report, "reference_missing",
-                            json_sprintf("the model predicts no bandwidth with NCCL's defaults "
+                            json_sprintf("the model predicts no bandwidth with %s "
                                          "(%s): busbw is not judged without a profile",
-                                         m.why));
+                                         read.words[0] ? read.words : "NCCL's defaults", m.why));
         return 1;
     }
     if (m.gpus_unknown) {
@@ -124,10 +152,37 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
                                         "is not judged"));
         return 1;
     }
-    return expect_predicted(e, &m, t, o->input ? o->input : "this node", NULL, MODEL_ALL_REDUCE,
-                            o->min, o->max, o->factor)
+    return expect_predicted(e, &m, t, o->input ? o->input : "this node", read.words,
+                            MODEL_ALL_REDUCE, o->min, o->max, o->factor)
                ? UTIL_EINVAL
                : 0;
+}
+
+/* This process's NCCL variables the profile does not set reach the run, which its runs were not
+ * measured with (a site's profile.d): said, since a failure may be theirs. */
+static void warn_unmeasured(const json_t *profile)
+{
+    extern char **environ;
+    struct util_buf names = UTIL_BUF_INIT;
+    for (char **e = environ; e && *e; e++) {
+        size_t n = strcspn(*e, "=");
+        if (strncmp(*e, "NCCL_", 5) || n > 64)
+            continue;
+        int set = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(profile, "variables"), i, v) {
+            const char *name = util_json_str(v, "name", "");
+            set |= strlen(name) == n && !strncmp(name, *e, n);
+        }
+        if (!set)
+            util_buf_addf(&names, "%s%.*s", names.len ? ", " : "", (int)n, *e);
+    }
+    if (names.len)
+        util_warning("this environment's %.400s reach the benchmark, which the profile's runs "
+                     "were not measured with: a failure may be theirs",
+                     util_buf_str(&names));
+    util_buf_release(&names);
 }
 
 /* The profile's variables (system and tuning roles) as NAME=VALUE, each allowed by name; those
@@ -231,6 +286,8 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         fail(report, "bench", "cannot remove the last check's '%s': %s", events, strerror(errno));
         return;
     }
+    if (profile)
+        warn_unmeasured(profile);
     char **env = profile ? profile_env(profile) : NULL;
     struct launch l = {o->launcher, o->np, NULL, env};
     char **argv = launch_argv(&l, program);

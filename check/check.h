@@ -4,8 +4,9 @@
  * HealthCheckProgram) and LBNL NHC. It runs doctor's checks, then one short topotune-bench run
  * (a few large sizes), and judges each size's busbw against the band of what this node should
  * measure: a profile's measured runs when one is given, else the model's prediction for this
- * node's hardware (expect/). Every failure is one line; the report is also JSON
- * (docs/schemas/check.schema.json) and Prometheus metrics (ops/). Errors follow util/error.h.
+ * node's hardware (expect/) with the NCCL variables of this process, which the run gets too. Every
+ * failure is one line; the report is also JSON (docs/schemas/check.schema.json) and Prometheus
+ * metrics (ops/). Errors follow util/error.h.
  */
 #ifndef CHECK_CHECK_H
 #define CHECK_CHECK_H

@@ -14,7 +14,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # 8 H100 on NVSwitch, no RDMA NIC: nothing of doctor's depends on this machine's locked memory
 echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 8}' >h100.json
 h100=$TEST_TMP/h100.json
-slow=(NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2)
+# A slow node: its benchmark runs a configuration the check's reference knows nothing of (the
+# same variables in the check's own environment are priced by the model: section 2).
+slow_vars=(NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2)
+cat >slow-bench.sh <<EOF
+#!/bin/sh
+exec env ${slow_vars[*]} "$TOPOTUNE_BENCH" "\$@"
+EOF
+chmod +x slow-bench.sh
+slow=(TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/slow-bench.sh")
 export TMPDIR=$TEST_TMP/tmp
 mkdir -p "$TMPDIR"
 
@@ -67,6 +75,15 @@ assert [s["below"] for s in r["sizes"]] == [True] * 4 and len(r["failures"]) == 
 assert r["bench"]["exit_code"] == 0 and r["bench"]["outcome"] == "ok", r["bench"]
 PY
 check "--out keeps the run's events" test -s kept/check-bench.jsonl
+# The same variables set for the check (a site's profile.d) reach its run and the model's
+# reference alike: priced as NCCL's defaults they failed every healthy node.
+expect_exit 0 "a slow configuration of this environment, priced as such" -- env "${slow_vars[@]}" \
+    "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --json
+check "the reference says it" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+b = r["reference"]["basis"]
+assert r["ok"] is True and all(w in b for w in sys.argv[2:]), b' "$TEST_TMP/out" "${slow_vars[@]}"
 # the drain is the verdict's: a prolog whose standard output is closed drains a failing node too,
 # and exits 1 (it exited 3, no verdict, and a Prolog passing 3 put the node back in service)
 # shellcheck disable=SC2016 # the words of the inner shell
@@ -124,6 +141,9 @@ expect_exit 0 "2 MPI ranks above a profile's band pass" -- env TOPOTUNE_BENCH_PR
 check "the profile's allowed variable reached the benchmark" grep -qx "NCCL_ALGO=Ring" bench.env
 check "the refused one did not" test -z "$(grep '^LD_PRELOAD=/nonexistent' bench.env)"
 check "its version in the metrics" grep -q '^topotune_profile_info{class="[^"]*",version="v3"} 1$' mpi.prom
+expect_exit 0 "a variable of this environment the profile was not measured with" -- env NCCL_PROTO=Simple \
+    NCCL_ALGO=Tree "$TOPOTUNE" check --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
+expect_stderr_has "this environment's NCCL_PROTO reach the benchmark" "it is said, the profile's own not"
 profile 1000000
 expect_exit 1 "2 MPI ranks far below a profile's band fail" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
