@@ -369,6 +369,18 @@ static int hardware_lost(const json_t *profile, const struct topo *t, char *why,
     return why[0] != '\0';
 }
 
+/* The report of a check that ran nothing (no benchmark, no sizes), ended. */
+static json_t *ended_unrun(json_t *report)
+{
+    json_object_set_new(report, "bench",
+                        json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",
+                                  "timed_out", 0, "log", ""));
+    json_object_set_new(report, "sizes", json_array());
+    json_object_set_new(report, "ok", json_false());
+    json_object_set_new(report, "time", json_integer((json_int_t)time(NULL)));
+    return report;
+}
+
 /* A failure of that check is already listed. */
 static int failed(const json_t *report, const char *check)
 {
@@ -506,15 +518,22 @@ json_t *check_run(const struct check_opts *o, int *status)
              lost, want, t.class_id);
         if (!o->no_doctor)
             doctor_part(report, &t, NULL);
-        json_object_set_new(report, "bench",
-                            json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",
-                                      "timed_out", 0, "log", ""));
-        json_object_set_new(report, "sizes", json_array());
-        json_object_set_new(report, "ok", json_false());
-        json_object_set_new(report, "time", json_integer((json_int_t)time(NULL)));
         json_decref(profile);
         topo_release(&t);
-        return report;
+        return ended_unrun(report);
+    }
+    /* a job on the GPUs (Slurm runs its HealthCheckProgram on busy nodes, a shared node's Prolog
+     * while another job runs): its contention, and its /dev/shm, are no measure of the node */
+    int busy = o->input || o->busy_run || !strcmp(o->backend, "sim") ? -1 : topo_gpu_processes();
+    if (busy > 0) {
+        cannot(report, 3,
+               "this node's GPUs run %d compute process(es), a job's: not measured (--busy run "
+               "measures anyway)",
+               busy);
+        json_object_set_new(report, "busy", json_integer(busy));
+        json_decref(profile);
+        topo_release(&t);
+        return ended_unrun(report);
     }
     if (!o->no_doctor)
         doctor_part(report, &t, profile);

@@ -31,13 +31,14 @@ struct check_cli {
     struct check_opts c;
     const char *out, *metrics;
     int json, drain, apply;
-    int read; /* the options were read (they may still not go together) */
+    const char *busy; /* --busy skip|run */
+    int read;         /* the options were read (they may still not go together) */
 };
 
 static const char usage[] =
     "[--profile DIR] [--input FILE] [--backend nccl|mpi|sim] [--np N] [-b MIN] [-e MAX] [-f N]\n"
-    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--out DIR] [--json] [--metrics FILE]\n"
-    "       [--drain [--apply]]\n\n"
+    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--busy skip|run] [--out DIR] [--json]\n"
+    "       [--metrics FILE] [--drain [--apply]]\n\n"
     "A fast health check of this node for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL\n"
     "NHC: doctor's checks, then one short all_reduce run whose busbw at each size must lie within\n"
     "the band this node should measure (the profile's runs, else the model's prediction for its\n"
@@ -69,6 +70,10 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
         {"timeout", 'T', UTIL_OPT_DOUBLE, &o->c.timeout_s, "SECONDS",
          "a wait's deadline in the benchmark (default 30)", .min = 1, .max = 86400},
         {"no-doctor", 0, UTIL_OPT_FLAG, &o->c.no_doctor, NULL, "skip doctor's checks"},
+        {"busy", 0, UTIL_OPT_CHOICE, &o->busy, "WHAT",
+         "when this node's GPUs run a job's processes: skip (default: not checked, exit 3) or "
+         "run",
+         .choices = "skip run"},
         {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR",
          "keep the benchmark's events and log there (default: a temporary folder, kept only "
          "when the check fails)"},
@@ -89,6 +94,7 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
     struct check_opts *c = &o->c;
     o->read = 1;
     c->backend = c->backend ? c->backend : "nccl";
+    c->busy_run = o->busy && !strcmp(o->busy, "run");
     c->launcher = c->np > 1 ? "mpirun" : "direct";
     c->np = c->np ? c->np : 1;
     c->min = c->min ? c->min : 64u << 20;
@@ -251,7 +257,11 @@ int cmd_check(int argc, char **argv)
         rc = 3;
     if (verdict == 1 && o.drain && drain(&o, report))
         rc = 3;
-    if (report && o.metrics && write_metrics(&o, report))
+    /* a busy node's skipped check leaves the last check's metrics, their time saying how old
+     * they are: a "not ok" every hour alerted on every node running a job */
+    if (report && o.metrics && json_object_get(report, "busy"))
+        util_info("'%s' left as the last check wrote it: nothing was measured", o.metrics);
+    else if (report && o.metrics && write_metrics(&o, report))
         rc = 3;
     /* a failing node stays failed when a report could not be written: exit 3 is no verdict, and
      * a Prolog passing it put a node that failed back in service (a full disk, Slurm away) */

@@ -223,9 +223,10 @@ static int emit_check_daemonset(const json_t *profile, struct util_buf *out)
     free(class_hash);
     util_buf_addf(
         out,
-        "# topotune check on every node of the class labelled topotune.io/check=enabled (label\n"
-        "# idle nodes: the check runs all_reduce on every GPU, beside any job): doctor, a short\n"
-        "# run against this profile's band, its metrics in node_exporter's textfile folder. The\n"
+        "# topotune check on every node of the class labelled topotune.io/check=enabled (a node\n"
+        "# whose GPUs run a job's processes is not measured, its last metrics kept): doctor, a\n"
+        "# short run against this profile's band, its metrics in node_exporter's textfile folder. "
+        "The\n"
         "# image: one built with launch/Dockerfile.fragment and topotune installed. The GPUs are\n"
         "# reached through NVIDIA_VISIBLE_DEVICES, as a monitoring agent's, so that the pod holds\n"
         "# none; the interval is TOPOTUNE_CHECK_INTERVAL seconds.\n"

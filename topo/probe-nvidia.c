@@ -32,6 +32,7 @@ struct nvml_api {
     int (*link_remote)(nvml_device, unsigned, void *);
     int (*p2p)(nvml_device, nvml_device, int, int *);
     int (*driver)(char *, unsigned);
+    int (*processes)(nvml_device, unsigned *, void *);
 };
 
 struct cuda_api {
@@ -85,6 +86,11 @@ static int load_nvml(struct nvml_api *n)
     *(void **)&n->link_remote = sym(n->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     *(void **)&n->p2p = sym(n->lib, "nvmlDeviceGetP2PStatus");
     *(void **)&n->driver = sym(n->lib, "nvmlSystemGetDriverVersion");
+    static const char *const procs[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                        "nvmlDeviceGetComputeRunningProcesses_v2",
+                                        "nvmlDeviceGetComputeRunningProcesses"};
+    for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]) && !n->processes; i++)
+        *(void **)&n->processes = sym(n->lib, procs[i]);
     if (!n->init || !n->count || !n->handle || !n->pci || n->init() != 0) {
         util_debug("NVML not available (libnvidia-ml.so.1 %s)",
                    n->lib ? "did not initialise" : "not found");
@@ -291,6 +297,29 @@ static void probe_cuda(struct topo *t, struct cuda_api *c)
     if (t->p2p)
         t->p2p_source = "cuda";
     free(map);
+}
+
+#define NVML_INSUFFICIENT_SIZE 7
+
+int topo_gpu_processes(void)
+{
+    struct nvml_api n;
+    if (!load_nvml(&n))
+        return -1;
+    unsigned count = 0;
+    int total = n.processes && !n.count(&count) && count ? 0 : -1;
+    for (unsigned i = 0; total >= 0 && i < count; i++) {
+        nvml_device dev;
+        unsigned procs = 0; /* asked with no room: the count comes back with "too small" */
+        int rc = n.handle(i, &dev) ? -1 : n.processes(dev, &procs, NULL);
+        if (rc == 0 || rc == NVML_INSUFFICIENT_SIZE)
+            total += rc ? (int)procs : 0;
+        else
+            total = -1;
+    }
+    if (n.shutdown)
+        n.shutdown();
+    return total;
 }
 
 int topo_probe_nvidia(struct topo *t, hwloc_topology_t h)

@@ -352,7 +352,39 @@ check "the JSON holds the error and keeps the schema" sh -c "python3 '$TOPOTUNE_
     '$TOPOTUNE_SRC/docs/schemas/check.schema.json' '$TEST_TMP/out' &&
     grep -q '\"status\": 2' '$TEST_TMP/out'"
 
-# 6. Refusals.
+# 6. A node whose GPUs run a job (NVML counts its compute processes; Slurm runs the
+# HealthCheckProgram on busy nodes): measured, its contention failed it and drained it. Now not
+# measured (exit 3, no verdict); --busy run measures anyway. The node: a DGX-2's hwloc export
+# as this machine, with tests/fakes/fake-nvml.c as its driver.
+if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
+    printf '#!/bin/sh\ntouch "%s/bench-ran"\nexit 1\n' "$TEST_TMP" >bench-mark.sh
+    chmod +x bench-mark.sh
+    live=(env HWLOC_XMLFILE="$TOPOTUNE_FIXTURES/hwloc-nvidia-dgx2h-16xV100-nvswitch.xml" HWLOC_THISSYSTEM=1
+        LD_LIBRARY_PATH="$TOPOTUNE_FAKE_NVML${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        FAKE_NVML_BUSES="34,36,39,3b,57,59,5c,5e,b7,b9,bc,be,e0,e2,e5,e7"
+        TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-mark.sh" SLURMD_NODENAME=n1)
+    # the last check's metrics stay, their time saying how old: "not ok" alerted every hour
+    printf 'topotune_check_ok{class="c",source=""} 1\n' >busy.prom
+    expect_exit 3 "GPUs busy with a job: not measured" -- "${live[@]}" FAKE_NVML_PROCS=2 "$TOPOTUNE" check \
+        --no-doctor --drain --json --metrics busy.prom
+    check "no run, no drain, the reason" python3 -c '
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] is False and r["error"]["status"] == 3 and "2 compute process(es)" in r["error"]["text"], r
+assert r["busy"] == 2 and r["bench"]["outcome"] == "none" and not os.path.exists(sys.argv[2]), r' "$TEST_TMP/out" "$TEST_TMP/bench-ran"
+    check "valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+        "$TOPOTUNE_SRC/docs/schemas/check.schema.json" "$TEST_TMP/out"
+    check "nothing drained" test -z "$(grep -h scontrol "$TEST_TMP/out" "$TEST_TMP/err")"
+    check "the metrics left as they were" grep -qx 'topotune_check_ok{class="c",source=""} 1' busy.prom
+    expect_exit 1 "--busy run measures anyway" -- "${live[@]}" FAKE_NVML_PROCS=2 "$TOPOTUNE" check --no-doctor \
+        --busy run
+    check "the benchmark ran" test -e bench-ran
+    rm -f bench-ran
+    expect_exit 1 "idle GPUs: measured" -- "${live[@]}" "$TOPOTUNE" check --no-doctor
+    check "the benchmark ran" test -e bench-ran
+fi
+
+# 7. Refusals.
 expect_exit 2 "--backend sim without --input" -- "$TOPOTUNE" check --backend sim
 expect_exit 2 "--apply without --drain" -- "$TOPOTUNE" check --backend sim --input "$h100" --apply
 expect_exit 2 "--metrics - (stdout holds the lines)" -- "$TOPOTUNE" check --backend sim --input "$h100" --metrics -

@@ -5,6 +5,7 @@
  * the GPUs FAKE_NVML_BUSES names (hex bus numbers in domain 0, comma-separated: "34,36"),
  * FAKE_NVML_NAME as their name, and no NVLink calls at all, as an NVML too old to have them.
  * FAKE_NVML_CRASH set: nvmlInit crashes the process (SIGSEGV), as a driver can on a sick GPU.
+ * FAKE_NVML_PROCS=N: N compute processes run on the first GPU (a job).
  * Only the calls the probe needs; every other symbol is absent, as a driver's may be.
  */
 #include <signal.h>
@@ -23,6 +24,7 @@ int nvmlDeviceGetCount_v2(unsigned *count);
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **device);
 int nvmlDeviceGetPciInfo_v3(void *device, unsigned char *pci);
 int nvmlDeviceGetName(void *device, char *name, unsigned length);
+int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, void *infos);
 
 int nvmlInit_v2(void)
 {
@@ -81,4 +83,16 @@ int nvmlDeviceGetName(void *device, char *name, unsigned length)
     const char *n = getenv("FAKE_NVML_NAME");
     snprintf(name, length, "%s", n ? n : "NVIDIA H100 80GB HBM3");
     return 0;
+}
+
+/* Asked with no room (count 0), NVML gives the count and NVML_ERROR_INSUFFICIENT_SIZE (7) when
+ * processes run, else success. */
+int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, void *infos)
+{
+    (void)infos;
+    const char *n = getenv("FAKE_NVML_PROCS");
+    unsigned procs = n && device == &buses[0] ? (unsigned)atoi(n) : 0;
+    unsigned room = *count;
+    *count = procs;
+    return procs > room ? 7 : 0;
 }
