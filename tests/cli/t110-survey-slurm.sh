@@ -11,11 +11,17 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=slurm.sh
 . "$(dirname "$0")/slurm.sh"
-# a Prolog that runs `topotune check` once the test says so (a slow configuration on the sim)
+# a slow node: its benchmark runs a configuration the check's reference knows nothing of
+cat >"$TEST_TMP/slow-bench.sh" <<EOF
+#!/bin/sh
+exec env NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE_BENCH" "\$@"
+EOF
+chmod +x "$TEST_TMP/slow-bench.sh"
+# a Prolog that runs `topotune check` once the test says so (a slow node on the sim)
 cat >"$TEST_TMP/prolog.sh" <<EOF
 #!/bin/sh
 [ -e "$TEST_TMP/prolog-on" ] || exit 0
-exec env TMPDIR="$TEST_TMP" NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+exec env TMPDIR="$TEST_TMP" TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/slow-bench.sh" "$TOPOTUNE" check \
     --backend sim --input "$TEST_TMP/h100.json" --no-doctor >>"$TEST_TMP/prolog.log" 2>&1
 EOF
 chmod +x "$TEST_TMP/prolog.sh"
@@ -78,7 +84,7 @@ check "sinfo: node0001 still drained by its administrator" test "$(state node000
 
 # 5. topotune check as a HealthCheckProgram: a failing check drains its own node (Slurm's name
 # from SLURMD_NODENAME), and the next clean survey resumes it.
-TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0002 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0002 TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/slow-bench.sh" "$TOPOTUNE" check \
     --backend sim --input h100.json --drain --apply >check.out 2>check.err
 rc=$?
 check "a failing check: exit 1 (exit $rc: $(tail -n 1 check.err))" test "$rc" -eq 1
@@ -89,7 +95,7 @@ expect_exit 0 "a clean survey resumes it" -- "$TOPOTUNE" survey --backend sim --
 check "sinfo: node0002 back (got: $(state node0002))" settled node0002 "idle|none"
 
 # A failing check on node0001, which its administrator drained, leaves the reason as it is.
-TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0001 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_MAX_NCHANNELS=2 "$TOPOTUNE" check \
+TMPDIR="$TEST_TMP" SLURMD_NODENAME=node0001 TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/slow-bench.sh" "$TOPOTUNE" check \
     --backend sim --input h100.json --drain --apply >check1.out 2>check1.err
 check "the check fails on node0001" grep -q "^FAIL busbw" check1.out
 check "node0001 keeps its administrator's reason" test "$(state node0001)" = "drained|admin: new DIMMs"
