@@ -83,7 +83,10 @@ struct read_env {
 static const char *this_env(const char *name, void *ctx)
 {
     struct read_env *r = ctx;
-    const char *value = strncmp(name, "NCCL_", 5) ? NULL : getenv(name);
+    /* names of this node's devices (NCCL_SOCKET_IFNAME=bond0, NCCL_IB_HCA) are checked against
+     * the devices the hardware lists, which a bond or a spec does not: a fault, no reference, and
+     * a node of degraded NVLink passed. One node's run prices none of them. */
+    const char *value = strncmp(name, "NCCL_", 5) || util_env_per_node(name) ? NULL : getenv(name);
     if (!value)
         return NULL;
     char word[480];
