@@ -346,29 +346,96 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     json_decref(ev);
 }
 
-/* The hardware this node has less of than its profile's class was swept on (a GPU off the bus, a
- * NIC or NVSwitch gone): said in why, 1. Another class with as much of each is another machine,
- * no loss: 0. The profile names the class the node is meant to be, so a loss is a verdict. */
+/* The profile's class key (hardware.class_key) could be this node's machine: the same CPUs and
+ * GPU model where both are known. A node given another machine's profile is no loss. */
+static int same_machine(const json_t *key, const struct topo *t)
+{
+    const json_t *cpu = json_object_get(key, "cpu");
+    const char *vendor = json_string_value(json_object_get(cpu, "vendor")),
+               *model = json_string_value(json_object_get(cpu, "model"));
+    const json_t *sockets = json_object_get(cpu, "sockets");
+    if ((vendor && t->cpu.vendor && strcmp(vendor, t->cpu.vendor)) ||
+        (model && t->cpu.model && strcmp(model, t->cpu.model)) ||
+        (json_is_integer(sockets) && t->cpu.sockets > 0 &&
+         json_integer_value(sockets) != t->cpu.sockets))
+        return 0;
+    const json_t *models = json_object_get(json_object_get(key, "gpu"), "models");
+    for (int g = 0; g < t->ngpus; g++) {
+        int known = 0;
+        size_t i;
+        const json_t *m;
+        json_array_foreach(models, i, m)
+            known |= !strcmp(json_string_value(m) ? json_string_value(m) : "",
+                             t->gpus[g].model ? t->gpus[g].model : "?");
+        if (!known)
+            return 0;
+    }
+    return 1;
+}
+
+/* NICs of kind (its name) in a class key's "kind:speed" list, or on t. */
+static int key_nics(const json_t *nics, const char *kind)
+{
+    int n = 0;
+    size_t i, len = strlen(kind);
+    const json_t *v;
+    json_array_foreach(nics, i, v) {
+        const char *s = json_string_value(v);
+        n += s && !strncmp(s, kind, len) && s[len] == ':';
+    }
+    return n;
+}
+
+static int live_nics(const struct topo *t, const char *kind)
+{
+    int n = 0;
+    for (int i = 0; i < t->nnics; i++)
+        n += !strcmp(topo_nic_kind_name(t->nics[i].kind), kind);
+    return n;
+}
+
+/*
+ * The hardware this node, the same machine as its profile's class, has less of (a GPU off the
+ * bus, an InfiniBand, RoCE or EFA NIC or an NVSwitch gone): said in why, 1. The profile names the
+ * class the node is meant to be, so a loss is a verdict. Plain Ethernet ports are not counted
+ * (management ports, virtual functions and netdevs a container does not see come and go); a NIC
+ * that is down changes its class by its speed, not its count: doctor's checks say it.
+ */
 static int hardware_lost(const json_t *profile, const struct topo *t, char *why, size_t n)
 {
-    const json_t *h = json_object_get(profile, "hardware");
-    const struct {
-        const char *key, *what;
-        int have;
-    } part[] = {{"gpus", "GPU(s)", t->ngpus},
-                {"nics", "NIC(s)", t->nnics},
-                {"nvswitches", "NVSwitch(es)", t->nvswitches}};
-    size_t used = 0;
+    const json_t *key = json_object_get(json_object_get(profile, "hardware"), "class_key");
     why[0] = '\0';
-    for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
-        const json_t *want = json_object_get(h, part[i].key);
-        if (!json_is_integer(want) || part[i].have == TOPO_UNKNOWN ||
-            part[i].have >= json_integer_value(want) || used >= n)
+    if (!json_is_object(key) || !same_machine(key, t))
+        return 0;
+    struct util_buf b = UTIL_BUF_INIT;
+    const json_t *gpus = json_object_get(json_object_get(key, "gpu"), "count"),
+                 *nvs = json_object_get(key, "nvswitches"), *nics = json_object_get(key, "nics");
+    if (json_is_integer(gpus) && t->ngpus < json_integer_value(gpus))
+        util_buf_addf(&b, "%d GPU(s) where the class has %lld", t->ngpus,
+                      (long long)json_integer_value(gpus));
+    if (json_is_integer(nvs) && t->nvswitches != TOPO_UNKNOWN &&
+        t->nvswitches < json_integer_value(nvs))
+        util_buf_addf(&b, "%s%d NVSwitch(es) where the class has %lld", b.len ? ", " : "",
+                      t->nvswitches, (long long)json_integer_value(nvs));
+    size_t i;
+    const json_t *v;
+    json_array_foreach(nics, i, v) { /* each kind once: at its first entry (the list is sorted) */
+        char kind[32];
+        const char *s = json_string_value(v),
+                   *last = json_string_value(json_array_get(nics, i - 1));
+        size_t len = s ? strcspn(s, ":") : 0;
+        if (!len || len >= sizeof(kind) ||
+            (i && last && !strncmp(last, s, len) && last[len] == ':'))
             continue;
-        used += (size_t)snprintf(why + used, n - used, "%s%d %s where the class has %lld",
-                                 used ? ", " : "", part[i].have, part[i].what,
-                                 (long long)json_integer_value(want));
+        memcpy(kind, s, len);
+        kind[len] = '\0';
+        int want = key_nics(nics, kind), have = live_nics(t, kind);
+        if (strcmp(kind, "eth") && have < want)
+            util_buf_addf(&b, "%s%d %s NIC(s) where the class has %d", b.len ? ", " : "", have,
+                          kind, want);
     }
+    snprintf(why, n, "%s", util_buf_str(&b));
+    util_buf_release(&b);
     return why[0] != '\0';
 }
 

@@ -202,29 +202,45 @@ expect_exit 2 "a sim profile of 16 ranks against 8" -- "$TOPOTUNE" check --backe
     --no-doctor --profile p -b 64K -e 256K -n 2
 expect_stderr_has "the sim backend runs one node of --input's GPUs" "no advice to give --np"
 # A node that lost a GPU is of another class than its profile's: that was no verdict (exit 2,
-# which the README's Prolog passes) where the node is broken. Less of the class's hardware fails
-# it, drained; another machine with as much of each is still no verdict.
-profile 1000000 "$h100_cls" 8
-python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p.update(backend="sim", predicted=True,
-    hardware={"gpus": 8, "gpu_model": "H100-SXM5-80GB", "nvswitches": 4, "nics": 0, "cpu": None,
-              "matrix": None, "class_key": None})
+# which the README's Prolog passes) where the node is broken. The same machine (CPUs, GPU model)
+# with fewer GPUs, InfiniBand NICs or NVSwitches than the profile's class fails, drained; another
+# machine, with as many or fewer, is still no verdict.
+hgx=$TOPOTUNE_SRC/profiles/specs/hgx-h100.json
+hgx_cls=$("$TOPOTUNE" topo --input "$hgx" --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+profile 1000000 "$hgx_cls" 8
+"$TOPOTUNE" topo --input "$hgx" --json 2>/dev/null | python3 -c 'import json, sys
+t = json.load(sys.stdin); p = json.load(open(sys.argv[1]))
+p.update(backend="sim", predicted=True, hardware={"gpus": 8, "gpu_model": "H100-SXM5-80GB",
+    "nvswitches": 4, "nics": 8, "cpu": t["cpu"], "matrix": t["matrix"], "class_key": t["class"]["key"]})
 json.dump(p, open(sys.argv[1], "w"))' p/profile.json
-echo '{"schema": "topotune/spec/1", "gpu": "H100-SXM5-80GB", "count": 7}' >h100x7.json
+node() { # node FILE GPU COUNT IB_NICS: a spec of the profile's machine, or another
+    printf '{"schema": "topotune/spec/1", "gpu": "%s", "count": %d, "fabric": "nvswitch",
+ "nics": [{"model": "CX7-400G-IB", "count": %d}], "cpu": {"vendor": "intel", "sockets": 2}}\n' \
+        "$2" "$3" "$4" >"$1"
+}
+node h100x7.json H100-SXM5-80GB 7 7
 expect_exit 1 "7 of the class's 8 GPUs: a verdict" -- env SLURMD_NODENAME=n1 "$TOPOTUNE" check \
     --backend sim --input h100x7.json --no-doctor --profile p --drain --json
 check "the loss is the failure, the drain said, the report valid" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ok"] is False and [f["check"] for f in r["failures"]] == ["hardware"], r
-assert "7 GPU(s) where the class has 8" in r["failures"][0]["text"], r
+assert "7 GPU(s) where the class has 8, 7 ib NIC(s) where the class has 8" in r["failures"][0]["text"], r
 assert "error" not in r and r["sizes"] == [], r' "$TEST_TMP/out"
 check "drained" grep -q "state=drain 'reason=topotune: check-fails checks=hardware" "$TEST_TMP/err"
 check "valid against the schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
     "$TOPOTUNE_SRC/docs/schemas/check.schema.json" "$TEST_TMP/out"
-echo '{"schema": "topotune/spec/1", "gpu": "H200-SXM5-141GB", "count": 8}' >h200.json
+node ib7.json H100-SXM5-80GB 8 7
+expect_exit 1 "7 of the class's 8 InfiniBand NICs: a verdict" -- "$TOPOTUNE" check --backend sim \
+    --input ib7.json --no-doctor --profile p
+check "it names the NICs" grep -q "^FAIL hardware: this node has 7 ib NIC(s) where the class has 8 " "$TEST_TMP/out"
+node h200.json H200-SXM5-141GB 8 8
 expect_exit 2 "another machine with as many GPUs: no verdict" -- "$TOPOTUNE" check --backend sim \
     --input h200.json --no-doctor --profile p
-expect_stderr_has "is of class $h100_cls" "it names the profile's class"
+expect_stderr_has "is of class $hgx_cls" "it names the profile's class"
+node a100x4.json A100-SXM4-80GB 4 4
+expect_exit 2 "another machine with fewer GPUs (a profile given to the wrong node): no verdict" -- \
+    "$TOPOTUNE" check --backend sim --input a100x4.json --no-doctor --profile p
 profile 1000000 "$cls" 16
 expect_exit 2 "a profile of 16 ranks against 2: no verdict" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2
