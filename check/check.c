@@ -594,12 +594,18 @@ json_t *check_run(const struct check_opts *o, int *status)
     }
     /* a job on the GPUs (Slurm runs its HealthCheckProgram on busy nodes, a shared node's Prolog
      * while another job runs): its contention, and its /dev/shm, are no measure of the node */
-    int busy = o->input || o->busy_run || !strcmp(o->backend, "sim") ? -1 : topo_gpu_processes();
-    if (busy > 0) {
+    int busy = o->busy == CHECK_BUSY_RUN || !strcmp(o->backend, "sim") ? -1 : topo_gpu_processes();
+    if (busy > 0 && o->busy == CHECK_BUSY_FAIL) /* a Prolog of exclusive nodes: the last job's */
+        fail(report, "busy",
+             "this node's GPUs run %d compute process(es) before the job: left by the last job "
+             "(stuck after an Xid error, or holding memory)? see nvidia-smi",
+             busy);
+    else if (busy > 0)
         cannot(report, 3,
                "this node's GPUs run %d compute process(es), a job's: not measured (--busy run "
                "measures anyway)",
                busy);
+    if (busy > 0) {
         json_object_set_new(report, "busy", json_integer(busy));
         json_decref(profile);
         topo_release(&t);

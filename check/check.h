@@ -26,9 +26,11 @@ struct check_opts {
     size_t min, max; /* the sizes: nccl-tests' -b, -e ... */
     int factor;      /* ... and -f */
     int iters;
-    double timeout_s;  /* the benchmark's -T; the whole run gets 20 x it */
-    int no_doctor;     /* skip doctor's checks (the bench alone) */
-    int busy_run;      /* this node's GPUs running a job's processes: measure anyway (else none) */
+    double timeout_s; /* the benchmark's -T; the whole run gets 20 x it */
+    int no_doctor;    /* skip doctor's checks (the bench alone) */
+    /* this node's GPUs running compute processes: measure nothing (no verdict), measure anyway,
+     * or fail (a Prolog of exclusive nodes: what the last job left) */
+    enum { CHECK_BUSY_SKIP, CHECK_BUSY_RUN, CHECK_BUSY_FAIL } busy;
     const char *dir;   /* where the benchmark's events and log go (exists) */
     const char *bench; /* the topotune-bench program */
 };
@@ -40,10 +42,11 @@ struct check_opts {
  * band; or, with no run, the node's hardware when it has fewer GPUs, NICs or NVSwitches than its
  * profile's class), the sizes with their busbw and band, the doctor checks, the reference; and
  * "error" {text, status} when the check could not be made as asked (the benchmark could not
- * start, or this node's GPUs run a job's processes and busy_run is 0: 3; a profile of another
- * shape, or none of its sizes measured: 2), which is no verdict on the node. NULL after an error
- * that left nothing to judge, said, with *status 2 (the hardware file or the profile unreadable, or
- * a profile of another class with as much of each device) or 3 (this node not mapped).
+ * start, or this node's GPUs run compute processes and busy is CHECK_BUSY_SKIP: 3; a profile of
+ * another shape, or none of its sizes measured: 2), which is no verdict on the node. NULL after an
+ * error that left nothing to judge, said, with *status 2 (the hardware file or the profile
+ * unreadable, or a profile of another class with as much of each device) or 3 (this node not
+ * mapped).
  */
 json_t *check_run(const struct check_opts *o, int *status);
 

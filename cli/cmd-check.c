@@ -37,7 +37,7 @@ struct check_cli {
 
 static const char usage[] =
     "[--profile DIR] [--input FILE] [--backend nccl|mpi|sim] [--np N] [-b MIN] [-e MAX] [-f N]\n"
-    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--busy skip|run] [--out DIR] [--json]\n"
+    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--busy skip|run|fail] [--out DIR] [--json]\n"
     "       [--metrics FILE] [--drain [--apply]]\n\n"
     "A fast health check of this node for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL\n"
     "NHC: doctor's checks, then one short all_reduce run whose busbw at each size must lie within\n"
@@ -71,9 +71,9 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
          "a wait's deadline in the benchmark (default 30)", .min = 1, .max = 86400},
         {"no-doctor", 0, UTIL_OPT_FLAG, &o->c.no_doctor, NULL, "skip doctor's checks"},
         {"busy", 0, UTIL_OPT_CHOICE, &o->busy, "WHAT",
-         "when this node's GPUs run a job's processes: skip (default: not checked, exit 3) or "
-         "run",
-         .choices = "skip run"},
+         "when this node's GPUs run compute processes: skip (default: not checked, exit 3), "
+         "run, or fail (a Prolog of exclusive nodes: what the last job left)",
+         .choices = "skip run fail"},
         {"out", 'o', UTIL_OPT_STRING, &o->out, "DIR",
          "keep the benchmark's events and log there (default: a temporary folder, kept only "
          "when the check fails)"},
@@ -94,7 +94,9 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
     struct check_opts *c = &o->c;
     o->read = 1;
     c->backend = c->backend ? c->backend : "nccl";
-    c->busy_run = o->busy && !strcmp(o->busy, "run");
+    c->busy = !o->busy || !strcmp(o->busy, "skip") ? CHECK_BUSY_SKIP
+              : !strcmp(o->busy, "run")            ? CHECK_BUSY_RUN
+                                                   : CHECK_BUSY_FAIL;
     c->launcher = c->np > 1 ? "mpirun" : "direct";
     c->np = c->np ? c->np : 1;
     c->min = c->min ? c->min : 64u << 20;
@@ -259,7 +261,7 @@ int cmd_check(int argc, char **argv)
         rc = 3;
     /* a busy node's skipped check leaves the last check's metrics, their time saying how old
      * they are: a "not ok" every hour alerted on every node running a job */
-    if (report && o.metrics && json_object_get(report, "busy"))
+    if (report && o.metrics && json_object_get(report, "busy") && error)
         util_info("'%s' left as the last check wrote it: nothing was measured", o.metrics);
     else if (report && o.metrics && write_metrics(&o, report))
         rc = 3;

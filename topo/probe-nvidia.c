@@ -307,16 +307,21 @@ int topo_gpu_processes(void)
     if (!load_nvml(&n))
         return -1;
     unsigned count = 0;
-    int total = n.processes && !n.count(&count) && count ? 0 : -1;
-    for (unsigned i = 0; total >= 0 && i < count; i++) {
+    int total = 0, answered = 0;
+    if (!n.processes || n.count(&count))
+        count = 0;
+    /* a GPU that does not answer (off the bus, a MIG parent without the privilege, one the
+     * cgroup denies) leaves the others' count: -1 only when none answers */
+    for (unsigned i = 0; i < count; i++) {
         nvml_device dev;
         unsigned procs = 0; /* asked with no room: the count comes back with "too small" */
         int rc = n.handle(i, &dev) ? -1 : n.processes(dev, &procs, NULL);
-        if (rc == 0 || rc == NVML_INSUFFICIENT_SIZE)
+        if (rc == 0 || rc == NVML_INSUFFICIENT_SIZE) {
+            answered++;
             total += rc ? (int)procs : 0;
-        else
-            total = -1;
+        }
     }
+    total = answered ? total : -1;
     if (n.shutdown)
         n.shutdown();
     return total;

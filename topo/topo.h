@@ -136,12 +136,12 @@ int topo_iface_is_virtual(const char *name);
  */
 int topo_visible_gpus(const struct topo *t, int *limited);
 
-/* Empty topology; topo_release frees what loading added. */
 /* Compute processes on this machine's NVIDIA GPUs, as NVML counts them (those of every PID
- * namespace, a container's job included): a job is running. -1 when NVML cannot say (no driver,
- * no GPU, a driver without the call). */
+ * namespace, a container's job included): a job is running. The GPUs that answer are counted;
+ * -1 when none does (no driver, no GPU, a driver without the call). */
 int topo_gpu_processes(void);
 
+/* Empty topology; topo_release frees what loading added. */
 void topo_init(struct topo *t);
 void topo_release(struct topo *t);
 

@@ -411,6 +411,17 @@ assert r["busy"] == 2 and r["bench"]["outcome"] == "none" and not os.path.exists
     rm -f bench-ran
     expect_exit 1 "idle GPUs: measured" -- "${live[@]}" "$TOPOTUNE" check --no-doctor
     check "the benchmark ran" test -e bench-ran
+    rm -f bench-ran
+    # a hardware file for the GPUs this node runs on (a VM's export): they are busy all the same
+    expect_exit 3 "--input with the nccl backend, GPUs busy" -- "${live[@]}" FAKE_NVML_PROCS=1 "$TOPOTUNE" \
+        check --input "$h100" --no-doctor
+    check "not run" test ! -e bench-ran
+    # a Prolog of exclusive nodes: a process before the job is the last job's, stuck: a failure
+    expect_exit 1 "--busy fail: a verdict" -- "${live[@]}" FAKE_NVML_PROCS=3 "$TOPOTUNE" check --no-doctor \
+        --busy fail --drain --metrics busy.prom
+    check "FAIL busy, drained, not run" sh -c "grep -q '^FAIL busy: .*3 compute process' '$TEST_TMP/out' &&
+        grep -q 'checks=busy' '$TEST_TMP/out' && test ! -e bench-ran"
+    check "its metrics written" grep -q '^topotune_check_ok{.*} 0$' busy.prom
 fi
 
 # 7. Refusals.
