@@ -598,10 +598,20 @@ static void intra(struct model *m, const struct topo *t, model_env_fn env, void 
     }
 }
 
+/* NCCL's network of RDMA NICs: where libfabric's are (EFA, Slingshot), NCCL runs through the
+ * aws-ofi-nccl plugin and sees only theirs, so verbs HCAs beside them carry nothing (a p6-b200's
+ * two ConnectX-7 that manage its NVSwitches); else the verbs HCAs unless NCCL_IB_DISABLE. */
+static int carries(const struct topo_nic *nic, int libfabric, int ib_off)
+{
+    return topo_nic_libfabric(nic->kind) || (!libfabric && !ib_off && is_rdma(nic));
+}
+
 /* The network between nodes: usable RDMA NICs (GDR or staged), or sockets. */
 static void inter(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
-    int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1;
+    int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1, libfabric = 0;
+    for (int i = 0; i < t->nnics; i++)
+        libfabric |= topo_nic_libfabric(t->nics[i].kind);
     int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
     if (gdr_level < 0)
         gdr_level = 4; /* PXB */
@@ -609,12 +619,14 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
     int gdr = 1, other_rdma = 0, rdma_unknown = 0, socket_unknown = 0;
     for (int i = 0; i < t->nnics; i++) {
         const struct topo_nic *nic = &t->nics[i];
+        if (libfabric && nic->kind != TOPO_NIC_ETH && !topo_nic_libfabric(nic->kind))
+            continue; /* not NCCL's network, nor its sockets' */
         double gbs = (nic->speed_gbps > 0 ? nic->speed_gbps : 10) / 8.0; /* NCCL: Mb/s / 8000 */
         m->nic_bw = fmax(m->nic_bw, gbs);
         if (nic->kind == TOPO_NIC_ETH) {
             eth += gbs;
             socket_unknown += nic->speed_gbps <= 0;
-        } else if (topo_nic_libfabric(nic->kind) || (!ib_off && is_rdma(nic))) {
+        } else if (carries(nic, libfabric, ib_off)) {
             rdma += gbs;
             m->net_nics += m->clique;
             m->net_nic_bw = fmax(m->net_nic_bw, gbs);
@@ -629,7 +641,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
             int lv = level_of(cell(t, g, t->ngpus + i));
             best = lv >= 0 && lv < best ? lv : best;
         }
-        if (is_rdma(nic) && best > gdr_level)
+        if (carries(nic, libfabric, ib_off) && best > gdr_level)
             gdr = 0;
     }
     /* the NICs of no stated speed that carry the traffic: RDMA's, else the sockets' */
@@ -643,7 +655,7 @@ static void inter(struct model *m, const struct topo *t, model_env_fn env, void 
         int has = 0;
         for (int i = 0; i < t->nnics && !has; i++) {
             int lv = level_of(cell(t, g, t->ngpus + i));
-            has = is_rdma(&t->nics[i]) && below_switch(lv) && lv <= gdr_level;
+            has = carries(&t->nics[i], libfabric, ib_off) && below_switch(lv) && lv <= gdr_level;
         }
         below = has;
     }

@@ -229,6 +229,17 @@ done
 check "a tree's size correction ends at 512 MiB (x 1/0.9 past it)" python3 -c '
 import sys; a, b = map(float, sys.argv[1:]); assert 1.08 < b / a < 1.2, (a, b)' \
     "${bw[tree256M]}" "${bw[tree512M]}"
+# Beside EFA, NCCL runs through aws-ofi-nccl and sees only its NICs: a p6-b200's two ConnectX-7
+# that manage its NVSwitches (an hwloc export of one shows them) carry nothing. Counted, they
+# priced 10 NICs for 8 GPUs with InfiniBand's costs (+78% at 8 MiB, +4% at 1 GiB).
+for n in 0 2; do
+    printf '{"schema": "topotune/spec/1", "gpu": "B200-SXM-180GB", "count": 8, "fabric": "nvswitch",
+ "nics": [{"model": "EFA-400G", "count": 8, "per": "gpu"}%s], "cpu": {"vendor": "intel", "sockets": 2}}\n' \
+        "$([ "$n" = 0 ] || echo ', {"model": "CX7-400G-IB", "count": 2}')" >"$TEST_TMP/p6-$n.json"
+    "$TOPOTUNE" predict --input "$TEST_TMP/p6-$n.json" --nodes 2 -b 8M -e 1G |
+        awk '/^ +predicted/ {print $2, $6, $7, $8}' >"$TEST_TMP/p6-$n.txt"
+done
+check "EFA beside two InfiniBand HCAs: predicted as EFA alone" cmp "$TEST_TMP/p6-0.txt" "$TEST_TMP/p6-2.txt"
 # One GPU per node: NCCL's search builds only the simple tree pattern, priced at 0.85 (tuning.cc).
 # With the network at its line rate (net_scale 1), a 2-node tree of one 200G NIC each moves
 # 0.85 x 0.92 x 2 x 25 GB/s, half of it as algbw (busbw = algbw at 2 ranks): 19.55.
