@@ -1830,6 +1830,49 @@ static int by_capacity(const void *a, const void *b)
     return x->cap < y->cap ? -1 : x->cap > y->cap ? 1 : x->node - y->node; /* ties: host order */
 }
 
+/*
+ * Node i's capacity as survey_capacities finds it, with a window the width of its class's noise
+ * instead of the tolerance where that is narrower: three sigmas of one pair measurement (at least
+ * 5%). A partner within the tolerance but beyond the noise is slower than the node, and its pairs
+ * say its speed, not the node's: beside half a class of NICs at 0.8 (measured 0.84 on noise 0.03)
+ * a healthy node's capacity was their speed, and it was named. The fit's capacity where the noise
+ * is wider.
+ */
+static double cap_now(const struct survey *s, const struct fit *f, int i)
+{
+    const struct survey_node *n = &s->nodes[i];
+    double tol = -log(1 - s->tolerance), w = fmax(3 * f->noise[f->of[i]], 0.05);
+    if (w >= tol || f->cap[i] <= 0)
+        return f->cap[i];
+    double *v = util_xmalloc(sizeof(double) * (2 * (size_t)n->npairs + 1)), *pc = v + n->npairs,
+           *kept = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
+    int m = 0;
+    for (int k = 0; k < n->npairs; k++) {
+        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
+        int other = x->a == i ? x->b : x->a, seen = 0;
+        for (int q = 0; q < k && !seen; q++) {
+            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
+            seen = y->a == other || y->b == other;
+        }
+        double value = seen ? 0 : pair_value(s, i, other, NULL);
+        if (value > 0)
+            v[m] = value, pc[m++] = f->cap[other];
+    }
+    double c = 0;
+    for (int k = 0; k < m; k++)
+        c = fmax(c, v[k]);
+    for (int round = 0; m && round < 6; round++) {
+        int nk = 0;
+        for (int k = 0; k < m; k++)
+            if (pc[k] > 0 && log(pc[k]) >= log(c) - w)
+                kept[nk++] = v[k];
+        c = nk ? util_median(kept, nk) : c;
+    }
+    free(kept);
+    free(v);
+    return m ? c : f->cap[i];
+}
+
 /* The verdicts from the pairs: node by node against its class's level, a class too spread to
  * judge said so, then paths between nodes found fine. */
 static void pair_verdicts(struct survey *s)
@@ -1850,8 +1893,10 @@ static void pair_verdicts(struct survey *s)
     qsort(order, (size_t)s->nnodes, sizeof(*order), by_capacity);
     for (int k = 0; k < s->nnodes; k++) {
         int i = order[k].node;
-        if (node_ok(s, i) && s->nodes[i].npairs)
-            node_pair_verdict(s, &f, i, alone[aof[i]].level);
+        if (!node_ok(s, i) || !s->nodes[i].npairs)
+            continue;
+        f.cap[i] = cap_now(s, &f, i);
+        node_pair_verdict(s, &f, i, alone[aof[i]].level);
     }
     free(order);
     const char *cls;

@@ -370,6 +370,20 @@ check "at most one healthy node named slow alone in 22 noisy surveys ($alone)" t
 # suspect meets a healthy partner in a focus round before it is named. One pair measurement is
 # as noisy as the sim says, its node's capacity (a median of several) less: a path is judged by
 # the former.
+# Half a class with NICs at 0.8, 3% noise: measured 0.82-0.84, within the tolerance of a healthy
+# node, its pairs with them made a healthy node's capacity, and it was named (seeds 4, 8, 9, 11,
+# 12, 14 and 15 of 1-20, a node each). A node's partners within its class's noise count now.
+links=""
+for h in $(seq -f "node%04g" 1 16); do links="$links${links:+,}{\"kind\": \"slow-link\", \"hosts\": [\"$h\"], \"factor\": 0.8}"; done
+cluster halfnic.json 32 "[$links]" 0.03
+surveys halfnic.json halfnic "4 8 9 11 12 14 15"
+named=""
+for seed in 4 8 9 11 12 14 15; do
+    v=$(verdicts "halfnic-$seed" | tr ';' '\n' | grep -v -E '^node00(0[1-9]|1[0-6]) (link|node)-slow$')
+    test -z "$v" && test "$(verdicts "halfnic-$seed" | tr ';' '\n' | grep -c .)" = 16 ||
+        named="$named seed $seed: $v."
+done
+check "the 16 slow NICs named, no healthy node ($named)" test -z "$named"
 cluster noisy32.json 32 '[]' 0.1
 surveys noisy32.json noisy32 "$(seq 1 40)"
 named="" paths=0
