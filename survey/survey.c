@@ -1372,6 +1372,33 @@ static double pair_model(const struct survey *s, int i)
  * is not too spread to say: by its margin with 8 values in its healthy population, by twice it
  * with 3 to 7 (fewer share too many pairs for their spread to stand: 3 noisy nodes' can come out
  * 0); with 2 (a class of 3 with a slow node) the band alone judges, as more named the noise. */
+/* Node i below the bound with every healthy partner it met, three of them at least: in a class of
+ * 3 to 7 values, judged by twice the margin, a NIC at 0.75 went unnamed at sizes where the band's
+ * low edge is far below (4 MiB and under), its three pairs with healthy partners 25% low at a
+ * spread of 0.3%. Three such pairs of a healthy node, each past the tolerance on noise, are one
+ * in ten thousand at 10% noise. */
+static int low_with_all(const struct survey *s, const struct fit *f, int i,
+                        const struct survey_level *l)
+{
+    /* below the bound and three sigmas of one pair measurement (f->noise) under the level */
+    double below = fmin(l->bound, l->level * exp(-3 * f->noise[f->of[i]]));
+    int low = 0, fine = 0;
+    for (int k = 0; k < s->nodes[i].npairs; k++) {
+        const struct survey_pair *x = &s->pairs[s->nodes[i].pair_index[k]];
+        int other = x->a == i ? x->b : x->a, seen = 0;
+        for (int q = 0; q < k && !seen; q++) {
+            const struct survey_pair *y = &s->pairs[s->nodes[i].pair_index[q]];
+            seen = y->a == other || y->b == other;
+        }
+        if (seen || !node_ok(s, other) || f->cap[other] < l->bound)
+            continue;
+        double v = pair_value(s, i, other, NULL);
+        low += v > 0 && v < below;
+        fine += v >= below;
+    }
+    return low >= 3 && !fine;
+}
+
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)
@@ -1390,7 +1417,9 @@ static int cap_slow(const struct survey *s, const struct fit *f, int i)
     double twice = l->level - 2 * (l->level - l->bound);
     return f->cap[i] < survey_alone_low(s, model) ||
            (!l->too_spread && l->support >= 8 && f->cap[i] < l->bound) ||
-           (!l->too_spread && l->support >= 3 && l->support < 8 && f->cap[i] < twice);
+           (!l->too_spread && l->support >= 3 && l->support < 8 &&
+            (f->cap[i] < twice ||
+             (l->support >= 5 && f->cap[i] < l->bound && low_with_all(s, f, i, l))));
 }
 
 /* A pair value slow for its two nodes: below the two-node band where the model knows the class
