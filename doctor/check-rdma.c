@@ -190,6 +190,19 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
             scan_port(&s, p);
     }
     json_decref(ports);
+    int libfabric = 0; /* NICs NCCL reaches through its net plugin, not its verbs transport */
+    for (int k = 0; k < t->nnics; k++)
+        libfabric += topo_nic_libfabric(t->nics[k].kind);
+    if (libfabric) { /* NCCL runs on the plugin's NICs alone: the verbs ports are not its */
+        doctor_add(c, "rdma", "pass", NULL,
+                   "%d EFA or Slingshot NIC(s), which NCCL reaches through its net plugin "
+                   "(aws-ofi-nccl), not verbs%s",
+                   libfabric,
+                   all ? "; the InfiniBand or RoCE ports beside them carry none of NCCL's "
+                         "traffic (an AWS p6's manage its NVSwitches)"
+                       : "");
+        goto out;
+    }
     if (all && hca && *hca && !s.active) { /* NCCL then finds no device and uses sockets */
         doctor_add(c, "rdma", "fail",
                    usable.len ? "set NCCL_IB_HCA to this node's active ports, or leave it unset"
@@ -200,16 +213,6 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
         goto out;
     }
     const char *status = "pass";
-    int libfabric = 0; /* NICs NCCL reaches through its net plugin, not its verbs transport */
-    for (int k = 0; k < t->nnics; k++)
-        libfabric += topo_nic_libfabric(t->nics[k].kind);
-    if (!s.ports && libfabric) {
-        doctor_add(c, "rdma", "pass", NULL,
-                   "no InfiniBand or RoCE port; %d EFA or Slingshot NIC(s), which NCCL reaches "
-                   "through its net plugin (aws-ofi-nccl), not verbs",
-                   libfabric);
-        goto out;
-    }
     if (!s.ports) {
         doctor_add(c, "rdma", "pass", NULL, "no InfiniBand or RoCE device: NCCL uses sockets");
         goto out;

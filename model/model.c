@@ -374,7 +374,8 @@ static void check_names(struct model *m, const struct topo *t, model_env_fn env,
         if (topo_nic_verbs(t->nics[i].kind) && t->nics[i].name)
             names[n++] = t->nics[i].name;
     }
-    if (hca && *hca && !(libfabric && !n) && !selects_any(hca, names, n)) {
+    /* beside EFA or Slingshot NCCL runs on its plugin, which does not read NCCL_IB_HCA */
+    if (hca && *hca && !libfabric && !selects_any(hca, names, n)) {
         char why[256];
         snprintf(why, sizeof(why),
                  "NCCL_IB_HCA=%s matches no RDMA device of this node (NCCL: NET/IB no "

@@ -240,6 +240,10 @@ for n in 0 2; do
         awk '/^ +predicted/ {print $2, $6, $7, $8}' >"$TEST_TMP/p6-$n.txt"
 done
 check "EFA beside two InfiniBand HCAs: predicted as EFA alone" cmp "$TEST_TMP/p6-0.txt" "$TEST_TMP/p6-2.txt"
+# NCCL_IB_HCA is read by NCCL's verbs transport, not by the plugin: naming none of those HCAs
+# was predicted as NCCL failing to start
+expect_exit 0 "NCCL_IB_HCA beside EFA: no fault" -- "$TOPOTUNE" predict --input "$TEST_TMP/p6-2.json" \
+    --nodes 2 -b 1G -e 1G --env NCCL_IB_HCA=mlx5_0
 # One GPU per node: NCCL's search builds only the simple tree pattern, priced at 0.85 (tuning.cc).
 # With the network at its line rate (net_scale 1), a 2-node tree of one 200G NIC each moves
 # 0.85 x 0.92 x 2 x 25 GB/s, half of it as algbw (busbw = algbw at 2 ranks): 19.55.

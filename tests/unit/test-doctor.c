@@ -96,6 +96,62 @@ static void rdma_on_slingshot(void **state)
     assert_int_equal(rmdir(root), 0);
 }
 
+/* An AWS p6-b200: beside its EFA NICs two ConnectX-7 manage the NVSwitches. NCCL runs on the
+ * plugin's NICs; their InfiniBand ports, down, failed the node as "NCCL falls back to sockets".
+ */
+static void rdma_beside_efa(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"sys",
+                                       "sys/class",
+                                       "sys/class/infiniband",
+                                       "sys/class/infiniband/mlx5_0",
+                                       "sys/class/infiniband/mlx5_0/ports",
+                                       "sys/class/infiniband/mlx5_0/ports/1"};
+    static const char *const files[][2] = {{"link_layer", "InfiniBand\n"}, {"state", "1: DOWN\n"}};
+    char root[] = "/tmp/topotune-doctor-XXXXXX", path[256], file[300], spec[300];
+    assert_non_null(mkdtemp(root));
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(file, sizeof(file), "%s/%s", path, files[i][0]);
+        FILE *f = fopen(file, "w");
+        assert_non_null(f);
+        fputs(files[i][1], f);
+        fclose(f);
+    }
+    snprintf(spec, sizeof(spec), "%s/p6.json", root);
+    FILE *f = fopen(spec, "w");
+    assert_non_null(f);
+    fputs("{\"schema\": \"topotune/spec/1\", \"gpu\": \"B200-SXM-180GB\", \"count\": 8, "
+          "\"fabric\": \"nvswitch\", \"nics\": [{\"model\": \"EFA-400G\", \"count\": 8, \"per\": "
+          "\"gpu\"}, {\"model\": \"CX7-400G-IB\", \"count\": 2}]}\n",
+          f);
+    fclose(f);
+    setenv("TOPOTUNE_SYSFS_ROOT", root, 1);
+    struct topo t;
+    topo_init(&t);
+    assert_int_equal(topo_load(&t, spec), 0);
+    json_t *checks = doctor_run(&t, NULL, 0);
+    assert_string_equal(field(checks, "rdma", "status"), "pass");
+    assert_non_null(strstr(field(checks, "rdma", "evidence"), "carry none of NCCL's"));
+    json_decref(checks);
+    topo_release(&t);
+    unsetenv("TOPOTUNE_SYSFS_ROOT");
+    assert_int_equal(unlink(spec), 0);
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(file, sizeof(file), "%s/%s", path, files[i][0]);
+        assert_int_equal(unlink(file), 0);
+    }
+    for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i-- > 0;) {
+        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+        assert_int_equal(rmdir(path), 0);
+    }
+    assert_int_equal(rmdir(root), 0);
+}
+
 static json_t *node(const char *host, const char *cls, const char *nccl, const char *ifs,
                     double clock, const char *failing)
 {
@@ -168,9 +224,9 @@ static void unreported_node_not_compared(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(profile_software_drift),       cmocka_unit_test(rdma_on_slingshot),
-        cmocka_unit_test(compare_names_the_odd_node),   cmocka_unit_test(two_clocks_apart_warn),
-        cmocka_unit_test(unreported_node_not_compared),
+        cmocka_unit_test(profile_software_drift), cmocka_unit_test(rdma_on_slingshot),
+        cmocka_unit_test(rdma_beside_efa),        cmocka_unit_test(compare_names_the_odd_node),
+        cmocka_unit_test(two_clocks_apart_warn),  cmocka_unit_test(unreported_node_not_compared),
     };
     return cmocka_run_group_tests_name("unit.doctor", tests, NULL, NULL);
 }

@@ -322,6 +322,21 @@ static void prune_verbs_and_cxi(void **state)
     json_decref(p);
     sweep_space_release(&s);
     topo_release(&ss);
+    /* an AWS p6-b200: two ConnectX-7 beside its EFA manage the NVSwitches; NCCL runs on the
+     * plugin and never reads NCCL_IB_*, which were swept there */
+    static const char p6[] =
+        "{\"schema\": \"topotune/spec/1\", \"gpu\": \"B200-SXM-180GB\", \"count\": 8, \"fabric\": "
+        "\"nvswitch\", \"nics\": [{\"model\": \"EFA-400G\", \"count\": 8, \"per\": \"gpu\"}, "
+        "{\"model\": \"CX7-400G-IB\", \"count\": 2}]}";
+    topo_init(&ss);
+    assert_int_equal(topo_load_buffer(&ss, "p6.json", p6, strlen(p6)), 0);
+    assert_int_equal(sweep_space_load_buffer(&s, "t.json", text, strlen(text)), 0);
+    p = sweep_space_prune(&s, &ss, 2);
+    assert_null(json_object_get(s.vars, "NCCL_IB_QPS_PER_CONNECTION"));
+    assert_non_null(json_object_get(s.vars, "NCCL_NET_GDR_LEVEL"));
+    json_decref(p);
+    sweep_space_release(&s);
+    topo_release(&ss);
 }
 
 /* A run's environment: the fixed variables (numbers in decimal) and the configuration's; the last
