@@ -43,11 +43,12 @@ double survey_upper_spread(const double *x, int n, double center);
 
 /*
  * Each node's capacity (GB/s; 0: no pair measured) fitted from the pairs (a pair runs at its
- * slower node's speed): the median of its pairs with partners no slower than itself. Failed
- * pairs and pairs of a bisected launch (lighter load) are left out.
+ * slower node's speed): the median of its pairs with partners no slower than itself, "no slower"
+ * meaning within the tolerance, or within window[i] (a log ratio) where window is not NULL.
+ * Failed pairs and pairs of a bisected launch (lighter load) are left out.
  */
 void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, double tolerance,
-                       double *cap);
+                       const double *window, double *cap);
 
 /*
  * New reference: the facts of a node class from its key (topology "class"."key"): gpu_model,

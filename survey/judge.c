@@ -131,7 +131,7 @@ static int collapse(const struct survey_pair *pairs, int npairs, struct edge **o
  * slow shows their speed until it meets a fast one (the focused rounds see to that).
  */
 void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, double tolerance,
-                       double *cap)
+                       const double *window, double *cap)
 {
     struct edge *e;
     int ne = collapse(pairs, npairs, &e);
@@ -159,7 +159,7 @@ void survey_capacities(int nnodes, const struct survey_pair *pairs, int npairs, 
             int n = 0;
             for (int k = deg[i]; k < deg[i + 1]; k++) {
                 const struct edge *x = &e[adj[k]];
-                if (c[x->a == i ? x->b : x->a] >= c[i] - w)
+                if (c[x->a == i ? x->b : x->a] >= c[i] - (window ? window[i] : w))
                     vals[n++] = x->v;
             }
             next[i] = n ? util_median(vals, n) : c[i];

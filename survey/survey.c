@@ -1313,14 +1313,13 @@ static double pair_noise(const struct survey *s, const struct fit *f, const char
     return noise;
 }
 
-static void fit_pairs(struct survey *s, struct fit *f)
+/* Each class's level of capacities and the noise of its pairs, from f->cap. */
+static void fit_levels(struct survey *s, struct fit *f)
 {
     double *v = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1));
     const char *cls;
     json_t *c;
     int k = 0;
-    survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, f->cap);
-    memset(f->slow_at, 0, sizeof(size_t) * ((size_t)s->nnodes + 1));
     json_object_foreach(s->classes, cls, c) {
         int n = 0;
         for (int i = 0; i < s->nnodes; i++)
@@ -1334,6 +1333,78 @@ static void fit_pairs(struct survey *s, struct fit *f)
         k++;
     }
     free(v);
+}
+
+/* The noise of class k measured well enough to judge by: 8 pairs between its healthy nodes. */
+static int noise_known(const struct fit *f, int k)
+{
+    return f->noise[k] > 0 && f->tests[k] >= 8;
+}
+
+/* The sigma of node i's class's values alone (1.4826 x their MAD about their median, in logs,
+ * both sides): what one measurement of its nodes scatters by, a slow NIC not showing; 0 with fewer
+ * than min_nodes values. */
+static double alone_sigma(const struct survey *s, int i, int min_nodes)
+{
+    double *v = util_xmalloc(sizeof(double) * ((size_t)s->nnodes + 1));
+    int n = 0;
+    for (int k = 0; k < s->nnodes; k++)
+        if (node_ok(s, k) && s->nodes[k].class_id &&
+            !strcmp(s->nodes[k].class_id, s->nodes[i].class_id) && alone_of(&s->nodes[k]) > 0)
+            v[n++] = log(alone_of(&s->nodes[k]));
+    double sigma = 0;
+    if (n >= min_nodes) {
+        double m = util_median(v, n);
+        for (int k = 0; k < n; k++)
+            v[k] = fabs(v[k] - m);
+        sigma = 1.4826 * util_median(v, n);
+    }
+    free(v);
+    return sigma;
+}
+
+/* The sigma of one measurement of node i's class: the larger of its pairs' noise where known and
+ * its values' alone (a noise read above a level that sits near the top, at 15% noise, came out
+ * 3%, and a window of it named a healthy node; with half a class slow too few pairs stand above
+ * its level to say, and a slow NIC leaves the node fast alone); 0: unknown. */
+static double class_sigma(const struct survey *s, const struct fit *f, int i, int min_nodes)
+{
+    if (!s->nodes[i].class_id)
+        return 0;
+    return fmax(noise_known(f, f->of[i]) ? f->noise[f->of[i]] : 0, alone_sigma(s, i, min_nodes));
+}
+
+/*
+ * The capacities, the classes' levels and their noise. A capacity counts partners within the
+ * tolerance of the node; where three sigmas of its class's noise (5% at least) are narrower, the
+ * capacities are fitted again within them: beside half a class of NICs at 0.8, measured at 0.84
+ * on 3% noise, within the tolerance of a healthy node, a healthy node with more of them than
+ * healthy partners took their speed and was named.
+ */
+static void fit_pairs(struct survey *s, struct fit *f)
+{
+    memset(f->slow_at, 0, sizeof(size_t) * ((size_t)s->nnodes + 1));
+    survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, NULL, f->cap);
+    fit_levels(s, f);
+    size_t nclasses = json_object_size(s->classes);
+    double *w = util_xmalloc(sizeof(double) * (size_t)(s->nnodes + 1)),
+           *sigma = util_xmalloc(sizeof(double) * (nclasses + 1)), tol = -log(1 - s->tolerance);
+    for (size_t k = 0; k <= nclasses; k++)
+        sigma[k] = -1; /* not worked out yet: once per class, not per node */
+    int narrower = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        int k = f->of[i];
+        if (s->nodes[i].class_id && sigma[k] < 0)
+            sigma[k] = class_sigma(s, f, i, 8);
+        w[i] = s->nodes[i].class_id && sigma[k] > 0 ? fmin(tol, fmax(3 * sigma[k], 0.05)) : tol;
+        narrower |= w[i] < tol;
+    }
+    if (narrower) {
+        survey_capacities(s->nnodes, s->pairs, s->npairs, s->tolerance, w, f->cap);
+        fit_levels(s, f);
+    }
+    free(sigma);
+    free(w);
 }
 
 static void fit_init(struct survey *s, struct fit *f)
@@ -1375,13 +1446,16 @@ static double pair_model(const struct survey *s, int i)
 /* Node i below the bound with every healthy partner it met, three of them at least: in a class of
  * 3 to 7 values, judged by twice the margin, a NIC at 0.75 went unnamed at sizes where the band's
  * low edge is far below (4 MiB and under), its three pairs with healthy partners 25% low at a
- * spread of 0.3%. Three such pairs of a healthy node, each past the tolerance on noise, are one
- * in ten thousand at 10% noise. */
+ * spread of 0.3%. Only where the class's noise is known (class_sigma): each pair must also be
+ * three of its sigmas below the level. */
 static int low_with_all(const struct survey *s, const struct fit *f, int i,
                         const struct survey_level *l)
 {
-    /* below the bound and three sigmas of one pair measurement (f->noise) under the level */
-    double below = fmin(l->bound, l->level * exp(-3 * f->noise[f->of[i]]));
+    double sigma = class_sigma(s, f, i, 5);
+    if (sigma <= 0) /* a noise read as 0 guards nothing */
+        return 0;
+    /* below the bound and three sigmas of one measurement under the level */
+    double below = fmin(l->bound, l->level * exp(-3 * sigma));
     int low = 0, fine = 0;
     for (int k = 0; k < s->nodes[i].npairs; k++) {
         const struct survey_pair *x = &s->pairs[s->nodes[i].pair_index[k]];
@@ -1396,7 +1470,21 @@ static int low_with_all(const struct survey *s, const struct fit *f, int i,
         low += v > 0 && v < below;
         fine += v >= below;
     }
-    return low >= 3 && !fine;
+    if (low < 3 || fine)
+        return 0;
+    /* and the class's other pairs seldom so low: at 15% noise a small class's level comes out
+     * above most of its pairs, its spread read low, and a healthy node's three did it */
+    int others = 0, others_low = 0;
+    for (int p = 0; p < s->npairs; p++) {
+        const struct survey_pair *x = &s->pairs[p];
+        if (x->busbw <= 0 || x->bisected || x->a == i || x->b == i || !node_ok(s, x->a) ||
+            !node_ok(s, x->b) || f->of[x->a] != f->of[i] || f->of[x->b] != f->of[i] ||
+            !s->nodes[x->a].class_id || !s->nodes[x->b].class_id)
+            continue;
+        others++;
+        others_low += x->busbw < below;
+    }
+    return others >= 4 && 20 * others_low <= others;
 }
 
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
@@ -1859,49 +1947,6 @@ static int by_capacity(const void *a, const void *b)
     return x->cap < y->cap ? -1 : x->cap > y->cap ? 1 : x->node - y->node; /* ties: host order */
 }
 
-/*
- * Node i's capacity as survey_capacities finds it, with a window the width of its class's noise
- * instead of the tolerance where that is narrower: three sigmas of one pair measurement (at least
- * 5%). A partner within the tolerance but beyond the noise is slower than the node, and its pairs
- * say its speed, not the node's: beside half a class of NICs at 0.8 (measured 0.84 on noise 0.03)
- * a healthy node's capacity was their speed, and it was named. The fit's capacity where the noise
- * is wider.
- */
-static double cap_now(const struct survey *s, const struct fit *f, int i)
-{
-    const struct survey_node *n = &s->nodes[i];
-    double tol = -log(1 - s->tolerance), w = fmax(3 * f->noise[f->of[i]], 0.05);
-    if (w >= tol || f->cap[i] <= 0)
-        return f->cap[i];
-    double *v = util_xmalloc(sizeof(double) * (2 * (size_t)n->npairs + 1)), *pc = v + n->npairs,
-           *kept = util_xmalloc(sizeof(double) * ((size_t)n->npairs + 1));
-    int m = 0;
-    for (int k = 0; k < n->npairs; k++) {
-        const struct survey_pair *x = &s->pairs[n->pair_index[k]];
-        int other = x->a == i ? x->b : x->a, seen = 0;
-        for (int q = 0; q < k && !seen; q++) {
-            const struct survey_pair *y = &s->pairs[n->pair_index[q]];
-            seen = y->a == other || y->b == other;
-        }
-        double value = seen ? 0 : pair_value(s, i, other, NULL);
-        if (value > 0)
-            v[m] = value, pc[m++] = f->cap[other];
-    }
-    double c = 0;
-    for (int k = 0; k < m; k++)
-        c = fmax(c, v[k]);
-    for (int round = 0; m && round < 6; round++) {
-        int nk = 0;
-        for (int k = 0; k < m; k++)
-            if (pc[k] > 0 && log(pc[k]) >= log(c) - w)
-                kept[nk++] = v[k];
-        c = nk ? util_median(kept, nk) : c;
-    }
-    free(kept);
-    free(v);
-    return m ? c : f->cap[i];
-}
-
 /* The verdicts from the pairs: node by node against its class's level, a class too spread to
  * judge said so, then paths between nodes found fine. */
 static void pair_verdicts(struct survey *s)
@@ -1922,10 +1967,8 @@ static void pair_verdicts(struct survey *s)
     qsort(order, (size_t)s->nnodes, sizeof(*order), by_capacity);
     for (int k = 0; k < s->nnodes; k++) {
         int i = order[k].node;
-        if (!node_ok(s, i) || !s->nodes[i].npairs)
-            continue;
-        f.cap[i] = cap_now(s, &f, i);
-        node_pair_verdict(s, &f, i, alone[aof[i]].level);
+        if (node_ok(s, i) && s->nodes[i].npairs)
+            node_pair_verdict(s, &f, i, alone[aof[i]].level);
     }
     free(order);
     const char *cls;

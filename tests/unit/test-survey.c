@@ -150,7 +150,7 @@ static void capacities_min_model(void **state)
             p[n++] = (struct survey_pair){i, j, fmin(cap[i], cap[j]), 1, 0, 0};
         }
     p[n++] = (struct survey_pair){1, 3, 150, 2, 0, 1};
-    survey_capacities(8, p, n, 0.15, got);
+    survey_capacities(8, p, n, 0.15, NULL, got);
     for (int i = 0; i < 8; i++)
         assert_true(fabs(got[i] - cap[i]) < 1e-9);
 }
@@ -161,7 +161,7 @@ static void capacities_unpaired(void **state)
     (void)state;
     struct survey_pair p[] = {{0, 1, 100, 1, 0, 0}};
     double got[3];
-    survey_capacities(3, p, 1, 0.15, got);
+    survey_capacities(3, p, 1, 0.15, NULL, got);
     assert_true(fabs(got[0] - 100) < 1e-9 && fabs(got[1] - 100) < 1e-9 && got[2] == 0);
 }
 
