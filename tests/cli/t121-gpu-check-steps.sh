@@ -38,4 +38,21 @@ assert s["failed"] == ["wrong-exit", "hangs", "inner-timeout"], s
 assert s["passed"] == 3 and [n["name"] for n in s["not_tested"]] == ["no-second-gpu"], s  # not a pass
 PY
 check "bench's events where the function puts them" test -s "$out/logs/fn.jsonl" -a -s "$out/logs/fne.jsonl"
+
+# The device machine gives back 8 files of $OUT: with results set, summary.json and the whole
+# folder as gpu-check.tgz are there after each step; past the check's deadline a step is said not
+# run, and the summary stays whole.
+results=$TEST_TMP/results
+mkdir -p "$results"
+packed_at=-100
+deadline=1
+steps_started=$((SECONDS - 5))
+step late 0 true >/dev/null
+check "past the deadline: not run, not passed" python3 - "$results/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+late = [n for n in s["not_tested"] if n["name"] == "late"]
+assert late and "deadline" in late[0]["detail"] and "late" not in [x["name"] for x in s["steps"]], s
+PY
+check "every log in the archive" sh -c "tar -tzf '$results/gpu-check.tgz' | grep -q 'gpu/logs/fn.jsonl'"
 finish

@@ -44,8 +44,10 @@ cat >"$dir/env.sh" <<'ENV'
 # Sourced on the GPU machine: this directory's programs, libraries and Open MPI components.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nccl=""
-for d in /usr/local/cuda/lib64 /usr/local/cuda/lib \
-    "$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) + "/lib")' 2>/dev/null)"; do
+# the CUDA toolkit's, a versioned toolkit's, the distribution's, or pip's nvidia-nccl (a namespace
+# package: no __file__, its __path__ holds lib/)
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu \
+    "$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0] + "/lib")' 2>/dev/null)"; do
     [ -n "$d" ] && [ -e "$d/libnccl.so.2" ] && { nccl=$d; break; }
 done
 export LD_LIBRARY_PATH="$here/lib${nccl:+:$nccl}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -3,10 +3,31 @@
 # The GPU check's steps (sourced by check-on-gpu.sh; tests/cli/t121-gpu-check-steps.sh tries them
 # without a GPU): each step's exit code against the one wanted, under a time limit, recorded
 # (name, ok, detail, seconds) in $steps and summed up in $out/summary.json after each.
-# Needs: out (the results folder, with logs/), steps (its steps.jsonl), ngpus.
+# Needs: out (the results folder, with logs/), steps (its steps.jsonl), ngpus; results, when set,
+# is the folder the device machine gives back ($OUT: at most 8 files come back), which gets
+# summary.json and gpu-check.tgz (the whole of out) after each step, so that a run cut short at
+# its limit still brings them.
 # shellcheck disable=SC2154 # those three are the caller's
 # One step's limit: a hang costs that step, not the whole device budget.
 step_limit=${TOPOTUNE_GPU_STEP_S:-240}
+# The whole check's: a step that would start after it is said not run (0: none), so that the
+# machine's time limit never cuts the summary.
+deadline=${TOPOTUNE_GPU_DEADLINE_S:-0}
+steps_started=$SECONDS
+packed_at=-100
+
+# pack: summary.json and gpu-check.tgz into results (the archive at most every 20 s, or now when
+# packed_at is reset), each written beside and renamed: a kill leaves the last whole one.
+pack() {
+    [ -n "${results:-}" ] || return 0
+    cp "$out/summary.json" "$results/summary.json.tmp" 2>/dev/null &&
+        mv -f "$results/summary.json.tmp" "$results/summary.json"
+    if [ $((SECONDS - packed_at)) -ge 20 ]; then
+        tar -czf "$results/gpu-check.tgz.tmp" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null &&
+            mv -f "$results/gpu-check.tgz.tmp" "$results/gpu-check.tgz"
+        packed_at=$SECONDS
+    fi
+}
 
 # summary: $OUT/summary.json from the steps so far (written after each, so that a run cut short
 # by its deadline leaves one); exits 1 when a step failed.
@@ -23,6 +44,9 @@ json.dump(summary, open(sys.argv[2], "w"), indent=1)
 print(f"{len(steps) - len(failed)} passed, {len(failed)} failed, {len(notes)} not tested")
 sys.exit(1 if failed else 0)
 PY
+    local rc=$?
+    pack
+    return $rc
 }
 
 # record NAME OK DETAIL SECONDS: one line of the summary.
@@ -42,10 +66,15 @@ untested() {
     summary >/dev/null
 }
 
-# step NAME WANT_EXIT COMMAND...: runs COMMAND (output to logs/NAME.log), checks its exit code.
+# step NAME WANT_EXIT COMMAND...: runs COMMAND (output to logs/NAME.log), checks its exit code;
+# past the deadline, says it was not run.
 step() {
     local name=$1 want=$2 start rc
     shift 2
+    if [ "$deadline" -gt 0 ] && [ $((SECONDS - steps_started)) -ge "$deadline" ]; then
+        untested "$name" "not run: the check's deadline (TOPOTUNE_GPU_DEADLINE_S=$deadline) had passed"
+        return 0
+    fi
     start=$(date +%s.%N)
     # through bash: timeout runs programs, and a step may be a function of this script (bench)
     timeout -k 10 "$step_limit" bash -c '"$@"' _ "$@" >"$out/logs/$name.log" 2>&1
