@@ -1437,14 +1437,8 @@ static double pair_model(const struct survey *s, int i)
     return below_alone(s, i) ? 0 : json_number_value(json_object_get(c, "pair_expected"));
 }
 
-/* Node i's capacity slow: below its class's level of capacities by more than its margin (the
- * tolerance at least). Where the model knows the class, also below the two-node band (the band's
- * low edge and the tolerance) whatever the class measures, and against the class only while it
- * is not too spread to say: by its margin with 8 values in its healthy population, by twice it
- * with 3 to 7 (fewer share too many pairs for their spread to stand: 3 noisy nodes' can come out
- * 0); with 2 (a class of 3 with a slow node) the band alone judges, as more named the noise. */
 /* Node i below the bound with every healthy partner it met, three of them at least: in a class of
- * 3 to 7 values, judged by twice the margin, a NIC at 0.75 went unnamed at sizes where the band's
+ * 5 to 7 values, judged by twice the margin, a NIC at 0.75 went unnamed at sizes where the band's
  * low edge is far below (4 MiB and under), its three pairs with healthy partners 25% low at a
  * spread of 0.3%. Only where the class's noise is known (class_sigma): each pair must also be
  * three of its sigmas below the level. */
@@ -1487,6 +1481,13 @@ static int low_with_all(const struct survey *s, const struct fit *f, int i,
     return others >= 4 && 20 * others_low <= others;
 }
 
+/* Node i's capacity slow: below its class's level of capacities by more than its margin (the
+ * tolerance at least). Where the model knows the class, also below the two-node band (the band's
+ * low edge and the tolerance) whatever the class measures, and against the class only while it
+ * is not too spread to say: by its margin with 8 values in its healthy population, by twice it
+ * with 3 to 7 (fewer share too many pairs for their spread to stand: 3 noisy nodes' can come out
+ * 0), or with 5 to 7 by it alone where low_with_all says; with 2 (a class of 3 with a slow node)
+ * the band alone judges, as more named the noise. */
 static int cap_slow(const struct survey *s, const struct fit *f, int i)
 {
     if (!node_ok(s, i) || f->cap[i] <= 0)
