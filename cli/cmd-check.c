@@ -31,7 +31,7 @@ struct check_cli {
     struct check_opts c;
     const char *out, *metrics;
     int json, drain, apply;
-    const char *busy; /* --busy skip|run */
+    const char *busy; /* --busy skip|run|fail */
     int read;         /* the options were read (they may still not go together) */
 };
 
