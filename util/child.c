@@ -336,7 +336,6 @@ static void close_captures(struct exec_plan *plan)
     plan->log = plan->out = -1;
 }
 
-/* In the child, after fork: only async-signal-safe calls until exec. */
 /* fd as the child's descriptor `to`. Where it already is `to` (the caller's own was closed, and
  * the log's open took its number) dup2 does nothing and its close-on-exec stayed: the program
  * started with its standard output closed, and a check with its own closed read the benchmark's
@@ -349,6 +348,7 @@ static void onto(int fd, int to)
         dup2(fd, to);
 }
 
+/* In the child, after fork: only async-signal-safe calls until exec. */
 static void exec_child(const struct util_child *c, const struct exec_plan *plan, int errfd,
                        pid_t parent)
 {
