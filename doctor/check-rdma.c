@@ -190,9 +190,7 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
             scan_port(&s, p);
     }
     json_decref(ports);
-    int libfabric = 0; /* NICs NCCL reaches through its net plugin, not its verbs transport */
-    for (int k = 0; k < t->nnics; k++)
-        libfabric += topo_nic_libfabric(t->nics[k].kind);
+    int libfabric = topo_libfabric_nics(t); /* NICs reached through the plugin, not verbs */
     if (libfabric) { /* NCCL runs on the plugin's NICs alone: the verbs ports are not its */
         doctor_add(c, "rdma", "pass", NULL,
                    "%d EFA or Slingshot NIC(s), which NCCL reaches through its net plugin "

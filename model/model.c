@@ -368,14 +368,11 @@ static void check_names(struct model *m, const struct topo *t, model_env_fn env,
     }
     const char *hca = env("NCCL_IB_HCA", ctx);
     n = 0;
-    int libfabric = 0;
-    for (int i = 0; i < t->nnics && n < 512; i++) {
-        libfabric += topo_nic_libfabric(t->nics[i].kind);
+    for (int i = 0; i < t->nnics && n < 512; i++)
         if (topo_nic_verbs(t->nics[i].kind) && t->nics[i].name)
             names[n++] = t->nics[i].name;
-    }
     /* beside EFA or Slingshot NCCL runs on its plugin, which does not read NCCL_IB_HCA */
-    if (hca && *hca && !libfabric && !selects_any(hca, names, n)) {
+    if (hca && *hca && !topo_libfabric_nics(t) && !selects_any(hca, names, n)) {
         char why[256];
         snprintf(why, sizeof(why),
                  "NCCL_IB_HCA=%s matches no RDMA device of this node (NCCL: NET/IB no "
@@ -610,9 +607,7 @@ static int carries(const struct topo_nic *nic, int libfabric, int ib_off)
 /* The network between nodes: usable RDMA NICs (GDR or staged), or sockets. */
 static void inter(struct model *m, const struct topo *t, model_env_fn env, void *ctx)
 {
-    int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1, libfabric = 0;
-    for (int i = 0; i < t->nnics; i++)
-        libfabric |= topo_nic_libfabric(t->nics[i].kind);
+    int ib_off = env_int(env, ctx, "NCCL_IB_DISABLE", 0) == 1, libfabric = topo_libfabric_nics(t);
     int gdr_level = level_of(env("NCCL_NET_GDR_LEVEL", ctx));
     if (gdr_level < 0)
         gdr_level = 4; /* PXB */

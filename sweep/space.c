@@ -421,12 +421,11 @@ void sweep_space_release(struct sweep_space *s)
 
 static int has_feature(const struct topo *t, int nodes, const char *f)
 {
-    int kinds[TOPO_NIC_NKINDS] = {0}, rdma = 0, verbs = 0, libfabric = 0;
+    int kinds[TOPO_NIC_NKINDS] = {0}, rdma = 0, verbs = 0;
     for (int i = 0; i < t->nnics; i++) {
         kinds[t->nics[i].kind]++;
         rdma += topo_nic_rdma(t->nics[i].kind);
         verbs += topo_nic_verbs(t->nics[i].kind);
-        libfabric += topo_nic_libfabric(t->nics[i].kind);
     }
     if (!strcmp(f, "gpu"))
         return t->ngpus > 0;
@@ -445,7 +444,7 @@ static int has_feature(const struct topo *t, int nodes, const char *f)
     if (!strcmp(f, "rdma"))
         return rdma > 0;
     if (!strcmp(f, "verbs")) /* beside EFA or Slingshot NCCL runs on its plugin, not verbs */
-        return verbs > 0 && !libfabric;
+        return verbs > 0 && !topo_libfabric_nics(t);
     return nodes > 1; /* multinode */
 }
 

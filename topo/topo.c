@@ -312,6 +312,14 @@ int topo_nic_verbs(enum topo_nic_kind kind)
     return topo_nic_rdma(kind) && !topo_nic_libfabric(kind);
 }
 
+int topo_libfabric_nics(const struct topo *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->nnics; i++)
+        n += topo_nic_libfabric(t->nics[i].kind);
+    return n;
+}
+
 int topo_nic_rdma(enum topo_nic_kind kind)
 {
     return kind == TOPO_NIC_IB || kind == TOPO_NIC_ROCE || kind == TOPO_NIC_EFA ||

@@ -237,4 +237,9 @@ int topo_nic_libfabric(enum topo_nic_kind kind);
  * NCCL_IB_HCA selects and the NCCL_IB_* variables tune. */
 int topo_nic_verbs(enum topo_nic_kind kind);
 
+/* The NICs of t that NCCL reaches through libfabric. Where there are any, NCCL runs on its net
+ * plugin and sees only theirs: InfiniBand or RoCE HCAs beside them carry none of its traffic (an
+ * AWS p6's two ConnectX-7 manage its NVSwitches) and no NCCL_IB_* variable is read. */
+int topo_libfabric_nics(const struct topo *t);
+
 #endif
