@@ -165,22 +165,18 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
  * measured with (a site's profile.d): said, since a failure may be theirs. */
 static void warn_unmeasured(const json_t *profile)
 {
-    extern char **environ;
+    json_t *here = util_env_recorded(), *v, *value;
     struct util_buf names = UTIL_BUF_INIT;
-    for (char **e = environ; e && *e; e++) {
-        size_t n = strcspn(*e, "=");
-        if (strncmp(*e, "NCCL_", 5) || n > 64)
-            continue;
+    const char *name;
+    json_object_foreach(here, name, value) {
         int set = 0;
         size_t i;
-        json_t *v;
-        json_array_foreach(json_object_get(profile, "variables"), i, v) {
-            const char *name = util_json_str(v, "name", "");
-            set |= strlen(name) == n && !strncmp(name, *e, n);
-        }
-        if (!set)
-            util_buf_addf(&names, "%s%.*s", names.len ? ", " : "", (int)n, *e);
+        json_array_foreach(json_object_get(profile, "variables"), i, v)
+            set |= !strcmp(util_json_str(v, "name", ""), name);
+        if (!strncmp(name, "NCCL_", 5) && !set)
+            util_buf_addf(&names, "%s%.64s", names.len ? ", " : "", name);
     }
+    json_decref(here);
     if (names.len)
         util_warning("this environment's %.400s reach the benchmark, which the profile's runs "
                      "were not measured with: a failure may be theirs",
