@@ -369,7 +369,7 @@ static int same_machine(const json_t *key, const struct topo *t)
     return 1;
 }
 
-/* NICs of kind (its name) in a class key's "kind:speed" list, or on t. */
+/* NICs of kind (its name) in a class key's "kind:speed" list. */
 static int key_nics(const json_t *nics, const char *kind)
 {
     int n = 0;
@@ -379,14 +379,6 @@ static int key_nics(const json_t *nics, const char *kind)
         const char *s = json_string_value(v);
         n += s && !strncmp(s, kind, len) && s[len] == ':';
     }
-    return n;
-}
-
-static int live_nics(const struct topo *t, const char *kind)
-{
-    int n = 0;
-    for (int i = 0; i < t->nnics; i++)
-        n += !strcmp(topo_nic_kind_name(t->nics[i].kind), kind);
     return n;
 }
 
@@ -413,21 +405,14 @@ static int hardware_lost(const json_t *profile, const struct topo *t, char *why,
         t->nvswitches < json_integer_value(nvs))
         util_buf_addf(&b, "%s%d NVSwitch(es) where the class has %lld", b.len ? ", " : "",
                       t->nvswitches, (long long)json_integer_value(nvs));
-    size_t i;
-    const json_t *v;
-    json_array_foreach(nics, i, v) { /* each kind once: at its first entry (the list is sorted) */
-        char kind[32];
-        const char *s = json_string_value(v),
-                   *last = json_string_value(json_array_get(nics, i - 1));
-        size_t len = s ? strcspn(s, ":") : 0;
-        if (!len || len >= sizeof(kind) ||
-            (i && last && !strncmp(last, s, len) && last[len] == ':'))
-            continue;
-        memcpy(kind, s, len);
-        kind[len] = '\0';
-        int want = key_nics(nics, kind), have = live_nics(t, kind);
-        if (strcmp(kind, "eth") && have < want)
-            util_buf_addf(&b, "%s%d %s NIC(s) where the class has %d", b.len ? ", " : "", have,
+    int have[TOPO_NIC_NKINDS] = {0};
+    for (int i = 0; i < t->nnics; i++)
+        have[t->nics[i].kind]++;
+    for (int k = 0; k < TOPO_NIC_NKINDS; k++) {
+        const char *kind = topo_nic_kind_name((enum topo_nic_kind)k);
+        int want = key_nics(nics, kind);
+        if (topo_nic_rdma((enum topo_nic_kind)k) && have[k] < want)
+            util_buf_addf(&b, "%s%d %s NIC(s) where the class has %d", b.len ? ", " : "", have[k],
                           kind, want);
     }
     snprintf(why, n, "%s", util_buf_str(&b));
