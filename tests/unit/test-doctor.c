@@ -53,31 +53,60 @@ static void profile_software_drift(void **state)
     topo_release(&t);
 }
 
+/* A sysfs under a temporary root (TOPOTUNE_SYSFS_ROOT, set) with one RDMA device's port 1 and
+ * its attributes (NAME, VALUE pairs up to a NULL name); removed, and the variable unset, by
+ * sysfs_remove. */
+struct fake_sysfs {
+    char root[32], port[256];
+    const char *const (*files)[2];
+};
+
+static void sysfs_port(struct fake_sysfs *f, const char *dev, const char *const (*files)[2])
+{
+    char path[300];
+    snprintf(f->root, sizeof(f->root), "/tmp/topotune-doctor-XXXXXX");
+    assert_non_null(mkdtemp(f->root));
+    f->files = files;
+    snprintf(f->port, sizeof(f->port), "%s/sys/class/infiniband/%s/ports/1", f->root, dev);
+    for (char *p = f->port + strlen(f->root) + 1; (p = strchr(p, '/')); *p++ = '/') {
+        *p = '\0';
+        assert_int_equal(mkdir(f->port, 0700), 0);
+    }
+    assert_int_equal(mkdir(f->port, 0700), 0);
+    for (size_t i = 0; files[i][0]; i++) {
+        snprintf(path, sizeof(path), "%s/%s", f->port, files[i][0]);
+        FILE *out = fopen(path, "w");
+        assert_non_null(out);
+        fputs(files[i][1], out);
+        fclose(out);
+    }
+    setenv("TOPOTUNE_SYSFS_ROOT", f->root, 1);
+}
+
+static void sysfs_remove(struct fake_sysfs *f)
+{
+    char path[300];
+    unsetenv("TOPOTUNE_SYSFS_ROOT");
+    for (size_t i = 0; f->files[i][0]; i++) {
+        snprintf(path, sizeof(path), "%s/%s", f->port, f->files[i][0]);
+        assert_int_equal(unlink(path), 0);
+    }
+    for (char *p; strlen(f->port) > strlen(f->root); *p = '\0') {
+        assert_int_equal(rmdir(f->port), 0);
+        p = strrchr(f->port, '/');
+    }
+    assert_int_equal(rmdir(f->root), 0);
+}
+
 /* A Slingshot node: NCCL reaches its Cassini NICs through libfabric, so the rdma check says so,
  * not "NCCL uses sockets", and a cxi verbs device (HPE's newer driver) is no RoCE port of NCCL's.
  */
 static void rdma_on_slingshot(void **state)
 {
     (void)state;
-    static const char *const dirs[] = {"sys",
-                                       "sys/class",
-                                       "sys/class/infiniband",
-                                       "sys/class/infiniband/cxi0",
-                                       "sys/class/infiniband/cxi0/ports",
-                                       "sys/class/infiniband/cxi0/ports/1"};
-    char root[] = "/tmp/topotune-doctor-XXXXXX", path[256];
-    assert_non_null(mkdtemp(root));
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-        assert_int_equal(mkdir(path, 0700), 0);
-    }
-    char layer[300];
-    snprintf(layer, sizeof(layer), "%s/link_layer", path);
-    FILE *f = fopen(layer, "w");
-    assert_non_null(f);
-    fputs("Ethernet\n", f);
-    fclose(f);
-    setenv("TOPOTUNE_SYSFS_ROOT", root, 1);
+    static const char *const files[][2] = {{"link_layer", "Ethernet\n"}, {NULL, NULL}};
+    struct fake_sysfs f;
+    sysfs_port(&f, "cxi0", files);
     struct topo t;
     topo_init(&t);
     assert_int_equal(
@@ -87,13 +116,7 @@ static void rdma_on_slingshot(void **state)
     assert_non_null(strstr(field(checks, "rdma", "evidence"), "4 EFA or Slingshot NIC(s)"));
     json_decref(checks);
     topo_release(&t);
-    unsetenv("TOPOTUNE_SYSFS_ROOT");
-    assert_int_equal(unlink(layer), 0);
-    for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i-- > 0;) {
-        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-        assert_int_equal(rmdir(path), 0);
-    }
-    assert_int_equal(rmdir(root), 0);
+    sysfs_remove(&f);
 }
 
 /* An AWS p6-b200: beside its EFA NICs two ConnectX-7 manage the NVSwitches. NCCL runs on the
@@ -102,54 +125,23 @@ static void rdma_on_slingshot(void **state)
 static void rdma_beside_efa(void **state)
 {
     (void)state;
-    static const char *const dirs[] = {"sys",
-                                       "sys/class",
-                                       "sys/class/infiniband",
-                                       "sys/class/infiniband/mlx5_0",
-                                       "sys/class/infiniband/mlx5_0/ports",
-                                       "sys/class/infiniband/mlx5_0/ports/1"};
-    static const char *const files[][2] = {{"link_layer", "InfiniBand\n"}, {"state", "1: DOWN\n"}};
-    char root[] = "/tmp/topotune-doctor-XXXXXX", path[256], file[300], spec[300];
-    assert_non_null(mkdtemp(root));
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-        assert_int_equal(mkdir(path, 0700), 0);
-    }
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(file, sizeof(file), "%s/%s", path, files[i][0]);
-        FILE *f = fopen(file, "w");
-        assert_non_null(f);
-        fputs(files[i][1], f);
-        fclose(f);
-    }
-    snprintf(spec, sizeof(spec), "%s/p6.json", root);
-    FILE *f = fopen(spec, "w");
-    assert_non_null(f);
-    fputs("{\"schema\": \"topotune/spec/1\", \"gpu\": \"B200-SXM-180GB\", \"count\": 8, "
-          "\"fabric\": \"nvswitch\", \"nics\": [{\"model\": \"EFA-400G\", \"count\": 8, \"per\": "
-          "\"gpu\"}, {\"model\": \"CX7-400G-IB\", \"count\": 2}]}\n",
-          f);
-    fclose(f);
-    setenv("TOPOTUNE_SYSFS_ROOT", root, 1);
+    static const char *const files[][2] = {
+        {"link_layer", "InfiniBand\n"}, {"state", "1: DOWN\n"}, {NULL, NULL}};
+    static const char p6[] =
+        "{\"schema\": \"topotune/spec/1\", \"gpu\": \"B200-SXM-180GB\", \"count\": 8, \"fabric\": "
+        "\"nvswitch\", \"nics\": [{\"model\": \"EFA-400G\", \"count\": 8, \"per\": \"gpu\"}, "
+        "{\"model\": \"CX7-400G-IB\", \"count\": 2}]}";
+    struct fake_sysfs f;
+    sysfs_port(&f, "mlx5_0", files);
     struct topo t;
     topo_init(&t);
-    assert_int_equal(topo_load(&t, spec), 0);
+    assert_int_equal(topo_load_buffer(&t, "p6.json", p6, strlen(p6)), 0);
     json_t *checks = doctor_run(&t, NULL, 0);
     assert_string_equal(field(checks, "rdma", "status"), "pass");
     assert_non_null(strstr(field(checks, "rdma", "evidence"), "carry none of NCCL's"));
     json_decref(checks);
     topo_release(&t);
-    unsetenv("TOPOTUNE_SYSFS_ROOT");
-    assert_int_equal(unlink(spec), 0);
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(file, sizeof(file), "%s/%s", path, files[i][0]);
-        assert_int_equal(unlink(file), 0);
-    }
-    for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i-- > 0;) {
-        snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-        assert_int_equal(rmdir(path), 0);
-    }
-    assert_int_equal(rmdir(root), 0);
+    sysfs_remove(&f);
 }
 
 static json_t *node(const char *host, const char *cls, const char *nccl, const char *ifs,
