@@ -105,7 +105,7 @@ static void rdma_on_slingshot(void **state)
 {
     (void)state;
     static const char *const files[][2] = {{"link_layer", "Ethernet\n"}, {NULL, NULL}};
-    struct fake_sysfs f;
+    struct fake_sysfs f = {0};
     sysfs_port(&f, "cxi0", files);
     struct topo t;
     topo_init(&t);
@@ -131,7 +131,7 @@ static void rdma_beside_efa(void **state)
         "{\"schema\": \"topotune/spec/1\", \"gpu\": \"B200-SXM-180GB\", \"count\": 8, \"fabric\": "
         "\"nvswitch\", \"nics\": [{\"model\": \"EFA-400G\", \"count\": 8, \"per\": \"gpu\"}, "
         "{\"model\": \"CX7-400G-IB\", \"count\": 2}]}";
-    struct fake_sysfs f;
+    struct fake_sysfs f = {0};
     sysfs_port(&f, "mlx5_0", files);
     struct topo t;
     topo_init(&t);
