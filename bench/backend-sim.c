@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "topo/topo.h"
 #include "tuner/tuner.h"
+#include "util/env.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -38,10 +39,11 @@ static const char *sim_unsupported(int coll, int dtype, int op)
     return NULL;
 }
 
+/* NCCL's stand-in reads what NCCL would: the environment, then NCCL's configuration files */
 static const char *process_env(const char *name, void *ctx)
 {
     (void)ctx;
-    return getenv(name);
+    return util_env_nccl(name, NULL);
 }
 
 static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)

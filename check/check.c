@@ -74,10 +74,12 @@ static void doctor_part(json_t *report, const struct topo *t, const json_t *prof
 }
 
 /* The NCCL variables of this process the model reads, as the benchmark gets them: a site's
- * NCCL_P2P_DISABLE=1 or NCCL_ALGO (a profile.d) priced as NCCL's defaults failed healthy nodes.
- * Each read is kept as NAME=VALUE words for the report, once, while they fit. */
+ * NCCL_P2P_DISABLE=1 or NCCL_ALGO (a profile.d, /etc/nccl.conf) priced as NCCL's defaults
+ * failed healthy nodes. Each read is kept as NAME=VALUE words for the report, once, while they
+ * fit; one that a configuration file of NCCL's sets is said on standard error. */
 struct read_env {
     char words[480];
+    char conf[480]; /* those from a file of NCCL's: NAME=VALUE (FILE), while they fit */
 };
 
 static const char *this_env(const char *name, void *ctx)
@@ -86,17 +88,23 @@ static const char *this_env(const char *name, void *ctx)
     /* names of this node's devices (NCCL_SOCKET_IFNAME=bond0, NCCL_IB_HCA) are checked against
      * the devices the hardware lists, which a bond or a spec does not: a fault, no reference, and
      * a node of degraded NVLink passed. One node's run prices none of them. */
-    const char *value = strncmp(name, "NCCL_", 5) || util_env_per_node(name) ? NULL : getenv(name);
+    const char *from = NULL;
+    const char *value =
+        strncmp(name, "NCCL_", 5) || util_env_per_node(name) ? NULL : util_env_nccl(name, &from);
     if (!value)
         return NULL;
     char word[480];
     size_t used = strlen(r->words);
     int n = snprintf(word, sizeof(word), "%s=%s", name, value);
+    for (const char *at = r->words; n > 0 && (at = strstr(at, word)); at++)
+        if ((at == r->words || at[-1] == ' ') && (at[n] == ' ' || !at[n]))
+            return value; /* read before, said before */
+    size_t had = strlen(r->conf);
+    if (from)
+        snprintf(r->conf + had, sizeof(r->conf) - had, "%s%.64s=%.64s (%.200s)", had ? ", " : "",
+                 name, value, from);
     if (n <= 0 || used + (size_t)n + 2 > sizeof(r->words) || strpbrk(value, " \n"))
         return value; /* the model reads it all the same; the words only say it while they fit */
-    for (const char *at = r->words; (at = strstr(at, word)); at++)
-        if ((at == r->words || at[-1] == ' ') && (at[n] == ' ' || !at[n]))
-            return value;
     if (used)
         r->words[used++] = ' ';
     memcpy(r->words + used, word, (size_t)n + 1);
@@ -111,8 +119,13 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
     if (o->profile)
         return expect_measured(e, o->profile, o->min, o->max) ? UTIL_EINVAL : 0;
     struct model m;
-    struct read_env read = {""};
-    if (model_init(&m, t, 1, this_env, &read)) {
+    struct read_env read = {"", ""};
+    int none = model_init(&m, t, 1, this_env, &read);
+    if (read.conf[0])
+        util_warning("NCCL's configuration files set %s: the benchmark's NCCL reads them, and "
+                     "the reference prices them",
+                     read.conf);
+    if (none) {
         json_object_set_new(report, "reference_missing",
                             json_string("no GPU in the hardware: busbw is not judged without a "
                                         "profile (--profile)"));
@@ -162,10 +175,12 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
 }
 
 /* This process's NCCL variables the profile does not set reach the run, which its runs were not
- * measured with (a site's profile.d): said, since a failure may be theirs. */
+ * measured with (a site's profile.d or /etc/nccl.conf): said, since a failure may be theirs. */
 static void warn_unmeasured(const json_t *profile)
 {
-    json_t *here = util_env_recorded(), *v, *value;
+    json_t *here = util_env_recorded(), *v, *value, *files = util_env_nccl_files();
+    json_object_update_missing(here, files);
+    json_decref(files);
     struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, value) {
@@ -173,8 +188,12 @@ static void warn_unmeasured(const json_t *profile)
         size_t i;
         json_array_foreach(json_object_get(profile, "variables"), i, v)
             set |= !strcmp(util_json_str(v, "name", ""), name);
-        if (!strncmp(name, "NCCL_", 5) && !set)
-            util_buf_addf(&names, "%s%.64s", names.len ? ", " : "", name);
+        /* the file NCCL_CONF_FILE names is read above: what it sets is named instead */
+        if (!strncmp(name, "NCCL_", 5) && strcmp(name, "NCCL_CONF_FILE") && !set)
+            util_buf_addf(&names, "%s%.64s%s%.200s%s", names.len ? ", " : "", name,
+                          json_is_array(value) ? " (set in " : "",
+                          json_is_array(value) ? json_string_value(json_array_get(value, 1)) : "",
+                          json_is_array(value) ? ")" : "");
     }
     json_decref(here);
     if (names.len)

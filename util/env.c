@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The environment: what files may set (exact names) and what results may record (families). */
 #include "util/env.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 #include <stdio.h>
@@ -387,5 +391,83 @@ json_t *util_env_recorded(void)
         json_object_set_new(o, key, json_string(eq + 1));
     }
     free(names);
+    return o;
+}
+
+/* NCCL's configuration files as NCCL would load them: each name's first value, with its file. */
+static struct {
+    char user[1024]; /* the user file's path they were read with ("" for none) */
+    int read;
+    json_t *vars; /* name -> [value, file] */
+} conf;
+
+static void conf_add_file(const char *path)
+{
+    struct util_buf text = UTIL_BUF_INIT;
+    const char *why = NULL;
+    int rc = util_file_read_input(path, 1, 64 * 1024, &text, &why);
+    if (rc == UTIL_EINVAL || rc == UTIL_EIO) /* NCCL reads it: what it sets is not known here */
+        util_warning("%.200s (NCCL's configuration file) is not read: %s", path, why);
+    for (const char *line = text.len ? util_buf_str(&text) : ""; *line;) {
+        size_t len = strcspn(line, "\n"), s = strcspn(line, "=\n");
+        const char *next = line + len + (line[len] == '\n');
+        if (len && line[len - 1] == '\r')
+            len--;
+        if (line[0] != '#' && s < len) {
+            char name[1024], value[1024];
+            snprintf(name, sizeof(name), "%.*s", (int)(s < 1023 ? s : 1023), line);
+            snprintf(value, sizeof(value), "%.*s", (int)(len - s - 1), line + s + 1);
+            if (!json_object_get(conf.vars, name) && name[0])
+                json_object_set_new(conf.vars, name, json_pack("[ss]", value, path));
+        }
+        line = next;
+    }
+    util_buf_release(&text);
+}
+
+/* The files as this process's $NCCL_CONF_FILE and $HOME name them, read again when they change. */
+static void conf_load(void)
+{
+    const char *file = getenv("NCCL_CONF_FILE"), *home = getenv("HOME");
+    char user[1024] = "";
+    if (file && *file)
+        snprintf(user, sizeof(user), "%s", file);
+    else if (home)
+        snprintf(user, sizeof(user), "%s/.nccl.conf", home);
+    if (!conf.read || strcmp(user, conf.user)) {
+        json_decref(conf.vars);
+        conf.vars = json_object();
+        snprintf(conf.user, sizeof(conf.user), "%s", user);
+        if (user[0])
+            conf_add_file(user);
+        conf_add_file("/etc/nccl.conf");
+        conf.read = 1;
+    }
+}
+
+const char *util_env_nccl(const char *name, const char **from)
+{
+    if (from)
+        *from = NULL;
+    const char *value = getenv(name);
+    if (value)
+        return value;
+    conf_load();
+    json_t *v = json_object_get(conf.vars, name);
+    if (!v)
+        return NULL;
+    if (from)
+        *from = json_string_value(json_array_get(v, 1));
+    return json_string_value(json_array_get(v, 0));
+}
+
+json_t *util_env_nccl_files(void)
+{
+    conf_load();
+    json_t *o = json_object(), *v;
+    const char *name;
+    json_object_foreach(conf.vars, name, v)
+        if (!getenv(name))
+            json_object_set(o, name, v);
     return o;
 }

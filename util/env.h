@@ -52,4 +52,20 @@ int util_env_nccl_version(const char *text);
 /* New reference: an object of the recordable variables of this process, sorted by name. */
 json_t *util_env_recorded(void);
 
+/*
+ * The value NCCL reads for variable name in a process started from this one: the environment's,
+ * else that of the first of NCCL's configuration files that sets it ($NCCL_CONF_FILE when set
+ * and not empty, else $HOME/.nccl.conf; then /etc/nccl.conf), which NCCL loads into its own
+ * environment at init without replacing what is set. Their lines are NAME=VALUE, read as NCCL
+ * reads them: '#' at the start makes a comment, nothing is trimmed but the line's end. NULL when
+ * nothing sets it. *from (when from is not NULL) is the file's path, or NULL for the
+ * environment. A file that is not regular or is over 64 KiB is not read (a warning, once).
+ * The values stay valid until $NCCL_CONF_FILE or $HOME changes.
+ */
+const char *util_env_nccl(const char *name, const char **from);
+
+/* New reference: what NCCL's configuration files set (util_env_nccl) that this process's
+ * environment does not, as an object of NAME: [VALUE, FILE]. */
+json_t *util_env_nccl_files(void);
+
 #endif

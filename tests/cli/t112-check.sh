@@ -96,6 +96,35 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 b = r["reference"]["basis"]
 assert r["ok"] is True and all(w in b for w in sys.argv[2:]), b' "$TEST_TMP/out" "${slow_vars[@]}"
+# ... and so do NCCL's configuration files, which NCCL loads at init under what the environment
+# sets: $NCCL_CONF_FILE (else ~/.nccl.conf), then /etc/nccl.conf (Azure's images set variables
+# there). Read as NCCL reads them: a comment, a CRLF line end, a line without '='.
+{ printf '# the site\r\nNCCL_ALGO=Ring\r\nno assignment\n'
+  printf '%s\n' "${slow_vars[@]:1}"; } >site.conf
+expect_exit 0 "a slow configuration of \$NCCL_CONF_FILE, priced as such" -- env \
+    NCCL_CONF_FILE="$TEST_TMP/site.conf" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+expect_stderr_has "NCCL_ALGO=Ring ($TEST_TMP/site.conf)" "the file's variables are named"
+mkdir -p home
+cp site.conf home/.nccl.conf
+expect_exit 0 "a slow configuration of ~/.nccl.conf, priced as such" -- env HOME="$TEST_TMP/home" \
+    "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+# the environment wins over the file, in NCCL's run and in the reference alike
+expect_exit 0 "a variable of the file the environment sets" -- env HOME="$TEST_TMP/home" \
+    NCCL_ALGO=Tree "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --json
+check "the environment's value priced" python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["reference"]["basis"]
+assert "NCCL_ALGO=Tree" in b and "NCCL_ALGO=Ring" not in b, b' "$TEST_TMP/out"
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p etc
+    cp site.conf etc/nccl.conf
+    # /etc/nccl.conf of this mount namespace only: /etc with the file laid over it
+    # shellcheck disable=SC2016 # the words of the inner shell
+    expect_exit 0 "a slow configuration of /etc/nccl.conf, priced as such" -- unshare -m bash -c \
+        'mount --make-rprivate / && mount -t overlay overlay -o "lowerdir=$1:/etc" /etc &&
+         exec "$2" check --backend sim --input "$3" --no-doctor' _ "$TEST_TMP/etc" "$TOPOTUNE" "$h100"
+    expect_stderr_has "NCCL_ALGO=Ring (/etc/nccl.conf)" "/etc/nccl.conf's variables are named"
+fi
 # the drain is the verdict's: a prolog whose standard output is closed drains a failing node too,
 # and exits 1 (it exited 3, no verdict, and a Prolog passing 3 put the node back in service)
 # shellcheck disable=SC2016 # the words of the inner shell
@@ -157,6 +186,14 @@ expect_exit 0 "a variable of this environment the profile was not measured with"
     NCCL_ALGO=Tree "$TOPOTUNE" check --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
 check "it is said, the profile's own not" sh -c "grep -q \"this environment's .*NCCL_PROTO.* reach the benchmark\" '$TEST_TMP/err' &&
     ! grep -q \"this environment's .*NCCL_ALGO.* reach\" '$TEST_TMP/err'"
+printf 'NCCL_PROTO=Simple\nNCCL_ALGO=Tree\n' >profile-site.conf
+expect_exit 0 "a variable of NCCL's configuration file the profile was not measured with" -- env \
+    NCCL_CONF_FILE="$TEST_TMP/profile-site.conf" "$TOPOTUNE" check --backend mpi --np 2 --no-doctor \
+    --profile p -b 64K -e 256K -n 2
+expect_stderr_has "NCCL_PROTO (set in $TEST_TMP/profile-site.conf) reach the benchmark" \
+    "the file's variable is said"
+check "the profile's own not, nor the file's name" sh -c \
+    "! grep -q -e NCCL_ALGO -e NCCL_CONF_FILE '$TEST_TMP/err'"
 profile 1000000
 expect_exit 1 "2 MPI ranks far below a profile's band fail" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2

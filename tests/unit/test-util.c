@@ -532,6 +532,60 @@ static void test_env_policy(void **state)
     assert_non_null(util_env_refused("NCCL_FAKE_MODE"));
 }
 
+/* NCCL's configuration files as NCCL loads them: under the environment, the user's file first,
+ * the first line of a name wins, nothing trimmed but the line end; a FIFO is not waited on. */
+static void test_env_nccl_conf(void **state)
+{
+    (void)state;
+    char user[128], home[128], dot[160], fifo[128];
+    snprintf(user, sizeof(user), "%s/site.conf", tmpdir);
+    const char *text = "# NCCL_UNIT_A=comment\r\nNCCL_UNIT_A=1\r\nNCCL_UNIT_A=2\n"
+                       "no assignment\nNCCL_UNIT_B= spaced \n=nameless\nNCCL_UNIT_C=";
+    assert_int_equal(util_file_write_atomic(user, text, strlen(text)), 0);
+    setenv("NCCL_CONF_FILE", user, 1);
+    const char *from = "x";
+    assert_string_equal(util_env_nccl("NCCL_UNIT_A", &from), "1");
+    assert_string_equal(from, user);
+    assert_string_equal(util_env_nccl("NCCL_UNIT_B", NULL), " spaced ");
+    assert_string_equal(util_env_nccl("NCCL_UNIT_C", NULL), "");
+    assert_null(util_env_nccl("no assignment", NULL));
+    assert_null(util_env_nccl("NCCL_UNIT_D", &from));
+    assert_null(from);
+    json_t *files = util_env_nccl_files();
+    assert_string_equal(json_string_value(json_array_get(json_object_get(files, "NCCL_UNIT_A"), 0)),
+                        "1");
+    json_decref(files);
+    setenv("NCCL_UNIT_A", "env", 1); /* the environment wins, and is no file's */
+    assert_string_equal(util_env_nccl("NCCL_UNIT_A", &from), "env");
+    assert_null(from);
+    files = util_env_nccl_files();
+    assert_null(json_object_get(files, "NCCL_UNIT_A"));
+    json_decref(files);
+    unsetenv("NCCL_UNIT_A");
+    /* NCCL_CONF_FILE empty: ~/.nccl.conf instead, read again for the new $HOME */
+    snprintf(home, sizeof(home), "%s/home", tmpdir);
+    snprintf(dot, sizeof(dot), "%s/.nccl.conf", home);
+    assert_int_equal(mkdir(home, 0755), 0);
+    assert_int_equal(util_file_write_atomic(dot, "NCCL_UNIT_A=home\n", 17), 0);
+    setenv("NCCL_CONF_FILE", "", 1);
+    char *old_home = getenv("HOME") ? util_xstrdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    assert_string_equal(util_env_nccl("NCCL_UNIT_A", &from), "home");
+    assert_string_equal(from, dot);
+    assert_null(util_env_nccl("NCCL_UNIT_B", NULL));
+    /* a FIFO NCCL would block on: not read, no wait */
+    snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    setenv("NCCL_CONF_FILE", fifo, 1);
+    assert_null(util_env_nccl("NCCL_UNIT_A", NULL));
+    unsetenv("NCCL_CONF_FILE");
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    else
+        unsetenv("HOME");
+    free(old_home);
+}
+
 /* Each format's quoting keeps a hostile value one value. */
 static void test_quote(void **state)
 {
@@ -868,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_opts),
         cmocka_unit_test(test_opts_typed),
         cmocka_unit_test(test_env_policy),
+        cmocka_unit_test(test_env_nccl_conf),
         cmocka_unit_test(test_file_open_kinds),
         cmocka_unit_test(test_quote),
         cmocka_unit_test(test_child),
