@@ -102,6 +102,10 @@ static int rdma_nics(const struct topo *t)
     return n;
 }
 
+/* Below this a locked-memory limit fails: the limits that break NCCL's registrations in the field
+ * are the defaults (64 KiB, 8 MiB); sites that set a finite limit set one of gigabytes. */
+#define MEMLOCK_LOW_BYTES (64LL << 20)
+
 /* 2. Locked memory where RDMA registers buffers. */
 static void check_memlock(json_t *c, const struct topo *t)
 {
@@ -118,10 +122,16 @@ static void check_memlock(json_t *c, const struct topo *t)
     else if (m == -1)
         doctor_add(c, "memlock", "pass", NULL, "memlock unlimited with %d RDMA NIC(s)",
                    rdma_nics(t));
-    else
+    else if (m < MEMLOCK_LOW_BYTES)
         doctor_add(c, "memlock", "fail", fix,
                    "memlock is %lld KB with %d RDMA NIC(s): memory registration fails or hangs",
                    m >> 10, rdma_nics(t));
+    else /* a site's own limit: NCCL's buffers per channel and peer may outgrow it in a big job */
+        doctor_add(c, "memlock", "warn", fix,
+                   "memlock is %lld MB, finite, with %d RDMA NIC(s): NCCL registers buffers per "
+                   "channel and peer (in host memory without GPUDirect RDMA), which a large job "
+                   "may need more of; NCCL and the NIC vendors ask for unlimited",
+                   m >> 20, rdma_nics(t));
 }
 
 /* Whether NCCL keeps P2P off PCIe for name=value, as its ncclGetLevel reads them (paths.cc):

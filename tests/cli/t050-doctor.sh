@@ -53,6 +53,17 @@ fi
 expect_exit 1 "low memlock" -- bash -c "ulimit -l 64 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
 check "memlock fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
 check "memlock fix" bash -c "grep -q 'ulimit -l unlimited' '$TEST_TMP/ml.json'"
+expect_exit 1 "memlock at systemd's default, 8 MiB" -- bash -c "ulimit -l 8192 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
+check "it fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
+# a site's finite limit of gigabytes is no failure (every node of such a site was drained): said.
+# Raising a hard limit takes CAP_SYS_RESOURCE, which a container's root may lack: the limits
+# are read from a /proc laid out here.
+mkdir -p "$TEST_TMP/fakeroot/proc/self"
+printf 'Limit                     Soft Limit           Hard Limit           Units\nMax locked memory         %s %s bytes\n' \
+    $((16 << 30)) $((16 << 30)) >"$TEST_TMP/fakeroot/proc/self/limits"
+TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
+    --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+check "a finite 16 GiB memlock warns" test "$(status_of memlock "$TEST_TMP/ml.json")" = warn
 
 # 3b. The functional P2P copy test, supervised. The real program, where it was built, finds no GPU
 # here (unknown); programs that really hang (ignoring SIGTERM) or report corruption give fail.
