@@ -267,6 +267,41 @@ static void bench_args(const struct check_opts *o, const struct topo *t, char ar
     argv[n] = NULL;
 }
 
+/* Above any fabric's busbw (GB/s): a child's number past it is damaged output, not a pass. */
+#define CHECK_MAX_BUSBW 1e9
+
+/* The run's events ev read: its ranks, each size's busbw into sizes ({size: busbw}), the outcome
+ * of its end. NULL, or what makes them damaged: a child's ranks below 1 or busbw out of range
+ * were copied into a report its schema refused, and a second value of one size hid the first
+ * (a size far below its band, then fine, passed). */
+static const char *read_events(const json_t *ev, json_t *sizes, json_int_t *ranks,
+                               const char **outcome)
+{
+    const json_t *e;
+    size_t i;
+    json_array_foreach(ev, i, e) {
+        const char *kind = util_json_str(e, "event", "");
+        json_t *size = json_object_get(e, "size"), *busbw = json_object_get(e, "busbw");
+        if (!strcmp(kind, "start")) {
+            *ranks = json_integer_value(json_object_get(e, "ranks"));
+            if (*ranks < 1 || *ranks > 1 << 24)
+                return *ranks = 0, "a start whose ranks are not a count of 1 or more";
+        } else if (!strcmp(kind, "end")) {
+            *outcome = util_json_str(e, "outcome", "?");
+        } else if (!strcmp(kind, "size") && json_is_integer(size) && json_is_number(busbw)) {
+            double v = json_number_value(busbw);
+            char key[32];
+            snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(size));
+            if (!(v >= 0 && v <= CHECK_MAX_BUSBW))
+                return "a size whose busbw is below 0 or past any fabric's";
+            if (json_object_get(sizes, key))
+                return "two values of one size";
+            json_object_set_new(sizes, key, json_real(v));
+        }
+    }
+    return NULL;
+}
+
 /* One short run; its busbw per size into sizes ({size: busbw}). 0, or the failure is said. */
 static void bench_part(const struct check_opts *o, const struct topo *t, const json_t *profile,
                        json_t *report, json_t *sizes)
@@ -318,23 +353,10 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     }
     launch_argv_free(argv);
     env_free(env);
-    json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ), *e;
+    json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ);
     const char *outcome = "none";
     json_int_t ranks = 0;
-    size_t i;
-    json_array_foreach(ev, i, e) {
-        const char *kind = util_json_str(e, "event", "");
-        if (!strcmp(kind, "start"))
-            ranks = json_integer_value(json_object_get(e, "ranks"));
-        json_t *size = json_object_get(e, "size"), *busbw = json_object_get(e, "busbw");
-        if (!strcmp(kind, "end"))
-            outcome = util_json_str(e, "outcome", "?");
-        else if (!strcmp(kind, "size") && json_is_integer(size) && json_is_number(busbw)) {
-            char key[32];
-            snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(size));
-            json_object_set_new(sizes, key, json_real(json_number_value(busbw)));
-        }
-    }
+    const char *damaged = read_events(ev, sizes, &ranks, &outcome);
     json_object_set_new(report, "bench",
                         json_pack("{s:i,s:o,s:b,s:o}", "exit_code", c.exit_code, "outcome",
                                   util_json_shown(outcome), "timed_out", c.timed_out, "log",
@@ -351,6 +373,9 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
                "%s could not be started (exit %d before its run began: a library it needs "
                "missing?): see '%s'",
                started, c.exit_code, log);
+    else if (damaged) /* what the node's benchmark said is no measurement to judge */
+        fail(report, "bench", "topotune-bench's events are damaged (%s): see '%s'", damaged,
+             events);
     else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
              c.timed_out ? "passed its deadline" : "failed", outcome, log);

@@ -325,6 +325,25 @@ expect_exit 1 "a run that ends ok with no size measured fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
     ! grep -q '^OK' '$TEST_TMP/out'"
+# Damaged events are no measurement: a size far below its band, then given again fine, passed;
+# ranks of -5 and a busbw of -3 were copied into a report its own schema refused (the ranks
+# blamed on --np, exit 2); a busbw of 1e308 passed as above the band.
+cat >bench-damaged.sh <<'EOF'
+#!/bin/sh
+# the real benchmark's sizes, with one event of $DAMAGE ('SIZE BUSBW' or 'ranks N') put first
+"$TOPOTUNE_BENCH" "$@" || exit
+for a in "$@"; do case $a in --json=*) f=${a#--json=} ;; esac; done
+set -- $DAMAGE
+if [ "$1" = ranks ]; then sed -i "s/\"ranks\": *[0-9]*/\"ranks\": $2/" "$f"
+else sed -i "0,/\"event\": *\"size\"/s//\"event\": \"size\", \"size\": $1, \"busbw\": $2}\\n{&/" "$f"; fi
+EOF
+chmod +x bench-damaged.sh
+for damage in "67108864 0.001" "67108864 -3" "67108864 1e308" "ranks -5"; do
+    expect_exit 1 "damaged events ($damage) fail" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-damaged.sh" \
+        DAMAGE="$damage" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --json
+    check "said as damaged ($damage), the report in its schema" sh -c "grep -q 'events are damaged' '$TEST_TMP/out' &&
+        python3 '$TOPOTUNE_SRC/tests/cli/validate-schema.py' '$TOPOTUNE_SRC/docs/schemas/check.schema.json' '$TEST_TMP/out'"
+done
 # a benchmark the loader cannot start (its libnccl.so.2 missing: exit 127 before any event) was a
 # failing node, exit 1, drained with --drain: the environment's, no verdict
 printf '#!/bin/sh\necho "error while loading shared libraries: libnccl.so.2" >&2\nexit 127\n' >noload.sh
