@@ -151,11 +151,16 @@ int model_params_load(struct model_params *p, const char *path)
         return util_error("cannot read calibration file '%s': %s", path, why ? why : "?"), -1;
     }
     json_error_t jerr;
-    json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr);
+    size_t len = text.len;
     util_buf_release(&text);
     json_t *params = json_object_get(doc, "params");
     int rc = 0;
-    if (!doc)
+    if (!len) /* jansson calls an empty buffer "wrong arguments" */
+        rc = util_error("%s: the file is empty: a calibration is the JSON object `topotune "
+                        "calibrate --out` writes",
+                        path);
+    else if (!doc)
         rc = util_error("%s: line %d: %s", path, jerr.line, jerr.text);
     else if (!json_is_string(json_object_get(doc, "schema")) ||
              strcmp(json_string_value(json_object_get(doc, "schema")), "topotune/calibration/1"))

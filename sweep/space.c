@@ -402,6 +402,8 @@ int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char 
     memset(s, 0, sizeof(*s));
     s->path = util_xstrdup(name);
     json_error_t err;
+    if (!len) /* jansson calls an empty buffer "wrong arguments" */
+        return space_bad(name, "document", "the file is empty: a space is a JSON object");
     s->doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
     if (!s->doc)
         return space_bad(name, "document", "line %d, column %d: %s", err.line, err.column,

@@ -947,11 +947,16 @@ json_t *workload_load(const char *arg)
         return NULL;
     }
     json_error_t jerr;
-    json_t *doc = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &jerr), *out = NULL;
-    util_buf_release(&text);
-    if (!doc)
+    /* an empty file's buffer is NULL, which jansson answers with "wrong arguments" */
+    json_t *doc = json_loadb(util_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &jerr),
+           *out = NULL;
+    if (!text.len)
+        util_error("%s: the file is empty: a workload is a JSON object (or give a preset: %s)", arg,
+                   workload_preset_names());
+    else if (!doc)
         util_error("%s: line %d: %s", arg, jerr.line, jerr.text);
-    else
+    util_buf_release(&text);
+    if (doc)
         out = workload_clean(doc, arg, 0);
     json_decref(doc);
     return out;

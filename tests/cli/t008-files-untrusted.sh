@@ -124,4 +124,15 @@ check "the spec kept" cmp -s spec.json "$specs/hgx-h100.json"
 # a profile given without --profile was ignored: doctor ran without it, exit 0
 expect_exit 2 "doctor PROFILE, without --profile" -- "$TOPOTUNE" doctor --input spec.json dprof
 expect_stderr_has "unexpected argument 'dprof'" "it names the argument"
+
+# An empty file is said as such: three loaders handed jansson its NULL buffer and printed
+# "line -1: wrong arguments".
+: >empty.json
+expect_exit 2 "an empty workload" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --workload empty.json
+expect_stderr_has "empty.json: the file is empty: a workload is a JSON object" "it says so"
+expect_exit 2 "an empty calibration" -- "$TOPOTUNE" predict --input "$specs/hgx-h100.json" \
+    --calibration empty.json
+expect_stderr_has "empty.json: the file is empty: a calibration is" "it says so"
+expect_exit 2 "an empty space" -- "$TOPOTUNE" compare "$specs/hgx-h100.json" --space empty.json
+expect_stderr_has "document: the file is empty: a space is a JSON object" "it says so"
 finish
