@@ -70,6 +70,38 @@ static int parse_version(const char *s)
     return (int)v;
 }
 
+/* What in the index at path is not as gen writes it (NULL: nothing): a list trusted it, and an
+ * index of [] listed nothing beside a stored class, a class "../../etc  v7" forged a line. */
+static const char *index_wrong(const json_t *index, const char **where)
+{
+    const json_t *classes = json_object_get(index, "classes"), *c, *v;
+    const char *cls;
+    *where = "";
+    if (!json_is_object(index) ||
+        strcmp(util_json_str(index, "schema", ""), "topotune/profiles-index/1"))
+        return "not a profiles index (schema \"topotune/profiles-index/1\")";
+    if (!json_is_object(classes))
+        return "\"classes\" is not an object";
+    json_object_foreach((json_t *)classes, cls, c) {
+        json_int_t latest = json_integer_value(json_object_get(c, "latest"));
+        size_t i;
+        *where = cls;
+        if (!util_valid_id(cls))
+            return "a class id gen never writes";
+        if (!json_is_integer(json_object_get(c, "latest")) || latest < 1 ||
+            latest > GEN_MAX_VERSION || !json_is_array(json_object_get(c, "versions")))
+            return "its latest or versions are not gen's";
+        json_array_foreach(json_object_get(c, "versions"), i, v) {
+            json_int_t n = json_integer_value(json_object_get(v, "version"));
+            const json_t *summary = json_object_get(v, "summary");
+            if (!json_is_integer(json_object_get(v, "version")) || n < 1 || n > GEN_MAX_VERSION ||
+                (summary && !json_is_string(summary) && !json_is_null(summary)))
+                return "a version entry that is not gen's";
+        }
+    }
+    return NULL;
+}
+
 static int list(const char *root)
 {
     char path[2048];
@@ -77,6 +109,16 @@ static int list(const char *root)
     json_t *index = util_json_load_regular(path); /* the store's own: a link is not followed */
     if (!index)
         return 2;
+    const char *where, *wrong = index_wrong(index, &where);
+    if (wrong) {
+        struct util_buf w = UTIL_BUF_INIT;
+        util_error("'%s' is damaged: %s%s%s; gen writes it again from the class folders "
+                   "(the next `topotune gen --profiles %s`), or remove it",
+                   path, wrong, where[0] ? ": class " : "", where[0] ? shown(&w, where) : "", root);
+        util_buf_release(&w);
+        json_decref(index);
+        return 2;
+    }
     const char *cls;
     json_t *c;
     struct util_buf a = UTIL_BUF_INIT, b = UTIL_BUF_INIT;

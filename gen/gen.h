@@ -27,6 +27,9 @@ json_t *gen_select(json_t *sweeps, json_t *results, const char *class_id);
  */
 int gen_store(const char *root, json_t *content, int *version, int *created);
 
+/* The largest version gen writes (v<N>, N from 1): a larger one in a store is planted. */
+#define GEN_MAX_VERSION 1000000
+
 /*
  * Adds DIR's sweep.json (with "dir" added) to sweeps and its result lines to
  * results, every field checked first (sweep_load_dir: a sweep directory is

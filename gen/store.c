@@ -57,7 +57,6 @@ __attribute__((format(printf, 3, 4))) static int pathf(char *buf, size_t len, co
  * makes, so a larger number is a planted or damaged entry (v2147483647 overflowed the next
  * version, an empty v1999999999 made every later gen walk two billion names).
  */
-#define GEN_MAX_VERSION 1000000
 static int version_of(const char *name)
 {
     if (name[0] != 'v' || name[1] < '1' || name[1] > '9')

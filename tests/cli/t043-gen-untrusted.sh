@@ -237,4 +237,18 @@ expect_exit 2 "profiles show without a class" -- "$TOPOTUNE" profiles --profiles
 expect_stderr_has "needs a class: 'topotune profiles --profiles store list'" "says how to find one"
 expect_exit 2 "profiles show of a class not stored" -- "$TOPOTUNE" profiles --profiles store show nosuch
 expect_stderr_has "no class 'nosuch' in 'store'" "names the class and the root"
+# list trusted index.json: [] listed nothing beside a stored class (exit 0), and a class id of
+# words forged a line of its own. A damaged index is said, and gen writes it again.
+expect_exit 0 "profiles list of a store gen wrote" -- "$TOPOTUNE" profiles --profiles clean-profiles list
+cp clean-profiles/index.json index.keep
+for bad in '[]' '{"schema": "nope", "classes": {}}' \
+    '{"schema": "topotune/profiles-index/1", "classes": {"../../etc  v7 (3 versions)": {"latest": 1, "versions": []}}}' \
+    '{"schema": "topotune/profiles-index/1", "classes": {"c1": {"latest": "x", "versions": 7}}}' \
+    '{"schema": "topotune/profiles-index/1", "classes": {"c1": {"latest": 1, "versions": [{"version": -1}]}}}'; do
+    printf '%s\n' "$bad" >clean-profiles/index.json
+    expect_exit 2 "profiles list: index $bad" -- "$TOPOTUNE" profiles --profiles clean-profiles list
+    expect_stderr_has "clean-profiles/index.json' is damaged" "said, with what fixes it"
+    check "no line listed" test ! -s "$TEST_TMP/out"
+done
+cp index.keep clean-profiles/index.json
 finish
