@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "util/json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,7 +205,8 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
     gen_shape(p, &shape);
     double n = shape.ranks > 0 ? (double)shape.ranks : (double)(gpus > 0 ? gpus : 1);
     double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
-    return busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
+    double us = busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
+    return isfinite(us) ? us : -1; /* a busbw of 5e-324 made a time of inf, printed */
 }
 
 /* [low, high] of a predicted value v with band b (a time: v / high to v / low), or null for no v

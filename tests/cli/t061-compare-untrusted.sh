@@ -156,6 +156,10 @@ expect_exit 0 "a slow profile" -- "$TOPOTUNE" compare slow --md slow.md
 check "1,370 us, not 1.37e+03" grep -qE '^512 KiB \(us\) +1,370 ' out
 check "1,234.50 GB/s" grep -qE '^1 MiB \(GB/s\) +1,234.50 ' out
 check "no exponent anywhere" bash -c "! grep -qE '[0-9]e[+-][0-9]' out slow.md"
+# a busbw of 5e-324 (the least double, above 0) made a time per call of inf, printed as "inf"
+profile tiny 'p["winner"] = None; p["baseline"]["per_size"] = [{"size": 8, "busbw": 5e-324}, {"size": 1048576, "busbw": 10}]'
+expect_exit 0 "a profile of a busbw of 5e-324" -- "$TOPOTUNE" compare tiny --md tiny.md
+check "no time of inf: none" bash -c "grep -qE '^8 B \(us\) +- ' out && ! grep -qi 'inf' out tiny.md"
 
 # 6. A file name of bytes that are not UTF-8 (JSON holds UTF-8 only) is shown with U+FFFD in the
 # JSON, not a failed document.
