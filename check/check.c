@@ -18,6 +18,7 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,27 @@ static void cannot(json_t *report, int status, const char *fmt, ...)
 }
 
 /* doctor's checks of this node; each that fails is a failure, its fix with it. */
-static void doctor_part(json_t *report, const struct topo *t, const json_t *profile)
+/* Seconds on CLOCK_MONOTONIC. */
+static double now_s(void)
 {
-    json_t *checks = doctor_run(t, profile, 0), *c;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* What is left of the check's --deadline (HUGE_VAL: none). */
+static double left_s(const struct check_opts *o)
+{
+    return o->deadline_s > 0 ? o->deadline_s - (now_s() - o->started_s) : HUGE_VAL;
+}
+
+static void doctor_part(const struct check_opts *o, json_t *report, const struct topo *t,
+                        const json_t *profile)
+{
+    /* under a deadline, the peer copies get two fifths of what is left (5 s at least): the
+     * benchmark needs the rest */
+    double copy_s = o->deadline_s > 0 ? fmax(5, 0.4 * left_s(o)) : 0;
+    json_t *checks = doctor_run(t, profile, copy_s), *c;
     size_t i;
     json_array_foreach(checks, i, c) {
         if (strcmp(util_json_str(c, "status", ""), "fail"))
@@ -235,9 +254,9 @@ static void env_free(char **env)
     free(env);
 }
 
-/* The benchmark's argv (before the launcher) for o on hardware t. */
-static void bench_args(const struct check_opts *o, const struct topo *t, char args[][4200],
-                       char **argv)
+/* The benchmark's argv (before the launcher) for o on hardware t, its watchdog at watch_s. */
+static void bench_args(const struct check_opts *o, const struct topo *t, double watch_s,
+                       char args[][4200], char **argv)
 {
     int n = 0, k = 0;
     argv[n++] = (char *)o->bench;
@@ -252,7 +271,7 @@ static void bench_args(const struct check_opts *o, const struct topo *t, char ar
     snprintf(args[k], 4200, "-n%d", o->iters);
     argv[n++] = args[k++];
     argv[n++] = "-w2";
-    snprintf(args[k], 4200, "-T%g", o->timeout_s);
+    snprintf(args[k], 4200, "-T%g", watch_s);
     argv[n++] = args[k++];
     snprintf(args[k], 4200, "--json=%s/check-bench.jsonl", o->dir);
     argv[n++] = args[k++];
@@ -308,7 +327,10 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
 {
     char args[8][4200], log[4200], events[4200];
     char *program[24];
-    bench_args(o, t, args, program);
+    /* under a deadline, the benchmark's watchdog at half of what is left, to say a hang itself
+     * before the deadline stops it */
+    double left = left_s(o) - 1, run_s = fmin(o->timeout_s * 20 + 30, left);
+    bench_args(o, t, fmax(1, fmin(o->timeout_s, left / 2)), args, program);
     snprintf(log, sizeof(log), "%s/check-bench.log", o->dir);
     snprintf(events, sizeof(events), "%s/check-bench.jsonl", o->dir);
     /* nothing for the nccl backend to run on: the node's environment, not its health */
@@ -344,9 +366,18 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     char **env = profile ? profile_env(profile) : NULL;
     struct launch l = {o->launcher, o->np, NULL, env};
     char **argv = launch_argv(&l, program);
-    struct util_child c = {
-        .argv = argv, .env = env, .log = log, .timeout_s = o->timeout_s * 20 + 30, .grace_s = 2};
+    struct util_child c = {.argv = argv, .env = env, .log = log, .timeout_s = run_s, .grace_s = 2};
     char started[256] = ""; /* what was run: the benchmark, or its launcher */
+    if (argv && run_s < 1) {
+        fail(report, "bench",
+             "the check's --deadline of %g s passed before the benchmark could run (doctor's "
+             "checks took it)",
+             o->deadline_s);
+        launch_argv_free(argv);
+        env_free(env);
+        json_object_set_new(report, "ranks", json_integer(0));
+        return;
+    }
     if (argv) {
         snprintf(started, sizeof(started), "%s", argv[0]);
         util_child_run(&c);
@@ -376,6 +407,11 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     else if (damaged) /* what the node's benchmark said is no measurement to judge */
         fail(report, "bench", "topotune-bench's events are damaged (%s): see '%s'", damaged,
              events);
+    else if (c.timed_out && run_s < o->timeout_s * 20 + 30)
+        fail(report, "bench",
+             "topotune-bench still ran at the check's --deadline of %g s, stopped (outcome %s): "
+             "see '%s'",
+             o->deadline_s, outcome, log);
     else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
              c.timed_out ? "passed its deadline" : "failed", outcome, log);
@@ -542,8 +578,11 @@ static void judge(json_t *report, const struct expect *e, const json_t *sizes, i
                e->measured ? "the profile's runs" : "the model");
 }
 
-json_t *check_run(const struct check_opts *o, int *status)
+json_t *check_run(const struct check_opts *opts, int *status)
 {
+    struct check_opts run = *opts; /* the deadline counts from here */
+    const struct check_opts *o = &run;
+    run.started_s = now_s();
     struct topo t;
     topo_init(&t);
     /* a file stands for this node's hardware: its system facts are this machine's, for doctor */
@@ -612,7 +651,7 @@ json_t *check_run(const struct check_opts *o, int *status)
              "(check nvidia-smi, lspci and dmesg)",
              lost, want, t.class_id);
         if (!o->no_doctor)
-            doctor_part(report, &t, NULL);
+            doctor_part(o, report, &t, NULL);
         json_decref(profile);
         topo_release(&t);
         return ended_unrun(report);
@@ -637,7 +676,7 @@ json_t *check_run(const struct check_opts *o, int *status)
         return ended_unrun(report);
     }
     if (!o->no_doctor)
-        doctor_part(report, &t, profile);
+        doctor_part(o, report, &t, profile);
     struct expect e;
     int rc = expectation(o, &t, &e, report);
     if (rc < 0) { /* a profile that holds none of these sizes, said */

@@ -325,6 +325,17 @@ expect_exit 1 "a run that ends ok with no size measured fails" -- env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-nosizes.sh" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
 check "each of the 4 sizes named, no OK" sh -c "test \$(grep -c '^FAIL bench: all_reduce at [0-9]* B: the benchmark gave no busbw for it$' '$TEST_TMP/out') = 4 &&
     ! grep -q '^OK' '$TEST_TMP/out'"
+# --deadline: a benchmark that hangs past it (a watchdog that never fires, here) is stopped and
+# fails, a verdict, before Slurm kills a HealthCheckProgram at 60 s with none (the run's own
+# limit is 20 x -T + 30 s: 630 s by default).
+printf '#!/bin/sh\nexec sleep 1000\n' >bench-hangs.sh
+chmod +x bench-hangs.sh
+expect_exit 1 "a benchmark still running at --deadline fails" -- timeout 120 env \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-hangs.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
+    --no-doctor --deadline 5
+check "said as the deadline's" grep -q "^FAIL bench: topotune-bench still ran at the check's --deadline of 5 s, stopped" \
+    "$TEST_TMP/out"
+expect_exit 2 "a deadline under 5 s is refused" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 1
 # Damaged events are no measurement: a size far below its band, then given again fine, passed;
 # ranks of -5 and a busbw of -3 were copied into a report its own schema refused (the ranks
 # blamed on --np, exit 2); a busbw of 1e308 passed as above the band.
