@@ -725,6 +725,7 @@ int cmd_sweep(int argc, char **argv)
         sweep_space_prune_unused(&sw.space, colls, model_nccl_nodes(&t, sw.nodes), pruned);
         json_decref(colls);
         sweep_space_version_warnings(&sw.space, &t, sw.backend);
+        sweep_space_inherited_warning(&sw.space, sw.backend);
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)

@@ -541,6 +541,35 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
+void sweep_space_inherited_warning(const struct sweep_space *s, const char *backend)
+{
+    if (backend && !strcmp(backend, "mpi")) /* host MPI between processes: no NCCL */
+        return;
+    json_t *here = util_env_recorded(), *files = util_env_nccl_files(), *v;
+    json_object_update_missing(here, files);
+    json_decref(files);
+    struct util_buf names = UTIL_BUF_INIT;
+    const char *name;
+    json_object_foreach(here, name, v) {
+        const char *value =
+            json_is_array(v) ? json_string_value(json_array_get(v, 0)) : json_string_value(v);
+        if (strncmp(name, "NCCL_", 5) || !strncmp(name, "NCCL_DEBUG", 10) ||
+            !strcmp(name, "NCCL_CONF_FILE") || util_env_per_node(name) ||
+            json_object_get(json_object_get(s->doc, "fixed"), name))
+            continue;
+        util_buf_addf(&names, "%s%.64s=%.64s", names.len ? ", " : "", name, value ? value : "");
+        if (json_is_array(v))
+            util_buf_addf(&names, " (%.200s)", json_string_value(json_array_get(v, 1)));
+    }
+    json_decref(here);
+    if (names.len)
+        util_warning("%s reach every run, the defaults' too: the runs, and a profile of them, "
+                     "are measured with them (unset them, or give them in the space's \"fixed\" "
+                     "to make them the profile's)",
+                     util_buf_str(&names));
+    util_buf_release(&names);
+}
+
 void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,
                                   const char *backend)
 {
