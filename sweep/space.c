@@ -402,15 +402,16 @@ int sweep_space_load_buffer(struct sweep_space *s, const char *name, const char 
     memset(s, 0, sizeof(*s));
     s->path = util_xstrdup(name);
     json_error_t err;
+    int rc;
     if (!len) /* jansson calls an empty buffer "wrong arguments" */
-        return space_bad(name, "document", "the file is empty: a space is a JSON object");
-    s->doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
-    if (!s->doc)
-        return space_bad(name, "document", "line %d, column %d: %s", err.line, err.column,
-                         err.text);
-    if (!s->path)
-        return UTIL_EINVAL;
-    return space_check(s, name);
+        rc = space_bad(name, "document", "the file is empty: a space is a JSON object");
+    else if (!(s->doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err)))
+        rc = space_bad(name, "document", "line %d, column %d: %s", err.line, err.column, err.text);
+    else
+        rc = space_check(s, name);
+    if (rc) /* nothing kept of a space refused: a caller that returns at once leaked it */
+        sweep_space_release(s);
+    return rc;
 }
 
 void sweep_space_release(struct sweep_space *s)

@@ -74,7 +74,8 @@ int sweep_valid_value(const char *s);
  * Loads and validates; errors name the file, the entry and the fix. Variable
  * names go through util_env_refused (a space cannot set LD_PRELOAD, PATH, ...),
  * values through sweep_valid_value; sizes, factor and counts are range-checked.
- * 0 or UTIL_EINVAL; release s either way.
+ * 0 or UTIL_EINVAL; release s after 0 (a refused space is released already: compare's
+ * --space returned at once and leaked it; releasing it again is harmless).
  */
 int sweep_space_load(struct sweep_space *s, const char *path);
 /* The same from len bytes of data, named name in messages (the fuzz target's entry point). */
