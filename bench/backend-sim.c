@@ -13,7 +13,6 @@
 #include "model/model.h"
 #include "topo/topo.h"
 #include "tuner/tuner.h"
-#include "util/env.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -39,11 +38,12 @@ static const char *sim_unsupported(int coll, int dtype, int op)
     return NULL;
 }
 
-/* NCCL's stand-in reads what NCCL would: the environment, then NCCL's configuration files */
+/* The run's environment; not this host's NCCL configuration files: the sim predicts the NCCL of
+ * --topology, often another machine's (a sweep of a spec took this host's /etc/nccl.conf). */
 static const char *process_env(const char *name, void *ctx)
 {
     (void)ctx;
-    return util_env_nccl(name, NULL);
+    return getenv(name);
 }
 
 static void add_devices(struct bench_ctx *c, const struct topo *t, int nodes)

@@ -99,6 +99,7 @@ static void doctor_part(const struct check_opts *o, json_t *report, const struct
 struct read_env {
     char words[480];
     char conf[480]; /* those from a file of NCCL's: NAME=VALUE (FILE), while they fit */
+    int files;      /* NCCL's files read too: the benchmark is NCCL on this node */
 };
 
 static const char *this_env(const char *name, void *ctx)
@@ -108,8 +109,9 @@ static const char *this_env(const char *name, void *ctx)
      * the devices the hardware lists, which a bond or a spec does not: a fault, no reference, and
      * a node of degraded NVLink passed. One node's run prices none of them. */
     const char *from = NULL;
-    const char *value =
-        strncmp(name, "NCCL_", 5) || util_env_per_node(name) ? NULL : util_env_nccl(name, &from);
+    const char *value = strncmp(name, "NCCL_", 5) || util_env_per_node(name) ? NULL
+                        : r->files ? util_env_nccl(name, &from)
+                                   : getenv(name);
     if (!value)
         return NULL;
     char word[480];
@@ -138,7 +140,8 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
     if (o->profile)
         return expect_measured(e, o->profile, o->min, o->max) ? UTIL_EINVAL : 0;
     struct model m;
-    struct read_env read = {"", ""};
+    /* the sim predicts another machine's NCCL, whose files are not this host's */
+    struct read_env read = {"", "", !strcmp(o->backend, "nccl")};
     int none = model_init(&m, t, 1, this_env, &read);
     if (read.conf[0])
         util_warning("NCCL's configuration files set %s: the benchmark's NCCL reads them, and "
@@ -195,11 +198,14 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
 
 /* This process's NCCL variables the profile does not set reach the run, which its runs were not
  * measured with (a site's profile.d or /etc/nccl.conf): said, since a failure may be theirs. */
-static void warn_unmeasured(const json_t *profile)
+static void warn_unmeasured(const struct check_opts *o, const json_t *profile)
 {
-    json_t *here = util_env_recorded(), *v, *value, *files = util_env_nccl_files();
-    json_object_update_missing(here, files);
-    json_decref(files);
+    json_t *here = util_env_recorded(), *v, *value;
+    if (!strcmp(o->backend, "nccl")) { /* NCCL on this node reads its files */
+        json_t *files = util_env_nccl_files();
+        json_object_update_missing(here, files);
+        json_decref(files);
+    }
     struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, value) {
@@ -362,7 +368,7 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         return;
     }
     if (profile)
-        warn_unmeasured(profile);
+        warn_unmeasured(o, profile);
     char **env = profile ? profile_env(profile) : NULL;
     struct launch l = {o->launcher, o->np, NULL, env};
     char **argv = launch_argv(&l, program);

@@ -725,7 +725,13 @@ int cmd_sweep(int argc, char **argv)
         sweep_space_prune_unused(&sw.space, colls, model_nccl_nodes(&t, sw.nodes), pruned);
         json_decref(colls);
         sweep_space_version_warnings(&sw.space, &t, sw.backend);
-        sweep_space_inherited_warning(&sw.space, sw.backend);
+        char *inherited = sweep_space_inherited(&sw.space, sw.backend);
+        if (inherited)
+            util_warning("%s reach every run, the defaults' too: the runs, and a profile of them, "
+                         "are measured with them (unset them, or give them in the space's "
+                         "\"fixed\" to make them the profile's)",
+                         inherited);
+        free(inherited);
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)

@@ -542,13 +542,16 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
-void sweep_space_inherited_warning(const struct sweep_space *s, const char *backend)
+char *sweep_space_inherited(const struct sweep_space *s, const char *backend)
 {
     if (backend && !strcmp(backend, "mpi")) /* host MPI between processes: no NCCL */
-        return;
-    json_t *here = util_env_recorded(), *files = util_env_nccl_files(), *v;
-    json_object_update_missing(here, files);
-    json_decref(files);
+        return NULL;
+    json_t *here = util_env_recorded(), *v;
+    if (!backend || !strcmp(backend, "nccl")) {
+        json_t *files = util_env_nccl_files();
+        json_object_update_missing(here, files);
+        json_decref(files);
+    }
     struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, v) {
@@ -563,12 +566,7 @@ void sweep_space_inherited_warning(const struct sweep_space *s, const char *back
             util_buf_addf(&names, " (%.200s)", json_string_value(json_array_get(v, 1)));
     }
     json_decref(here);
-    if (names.len)
-        util_warning("%s reach every run, the defaults' too: the runs, and a profile of them, "
-                     "are measured with them (unset them, or give them in the space's \"fixed\" "
-                     "to make them the profile's)",
-                     util_buf_str(&names));
-    util_buf_release(&names);
+    return names.len ? util_buf_detach(&names) : NULL;
 }
 
 void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,

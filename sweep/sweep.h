@@ -103,11 +103,14 @@ void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, 
  * NCCL of t does not read (set in every run, it changes nothing), and, when t names no NCCL
  * release, the swept variables only some releases read. For the nccl backend only (backend: the
  * sweep's, the space's or --backend). */
-/* The NCCL variables this process's environment and NCCL's configuration files (util_env_nccl)
- * give every run, that s's "fixed" does not set, as one warning: the defaults' run measures
- * them too (a shell's NCCL_ALGO=Ring made the baseline Ring's, unsaid). Those that name this
- * node's devices (util_env_per_node) and NCCL_DEBUG* are left out. Not for the mpi backend. */
-void sweep_space_inherited_warning(const struct sweep_space *s, const char *backend);
+/* The NCCL variables every run inherits that s's "fixed" does not set, as NAME=VALUE words
+ * (a file's with it in parentheses), or NULL for none; the caller frees it. The defaults' run
+ * measures them too: a shell's NCCL_ALGO=Ring made the baseline Ring's, unsaid. They are this
+ * process's environment's, and for the nccl backend, whose NCCL runs here, what NCCL's
+ * configuration files set (util_env_nccl: the sim predicts another machine's NCCL, the mpi
+ * backend runs none: no variable of NCCL's for it). Those that name this node's devices
+ * (util_env_per_node) and NCCL_DEBUG* are left out. */
+char *sweep_space_inherited(const struct sweep_space *s, const char *backend);
 void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,
                                   const char *backend);
 /*

@@ -98,23 +98,56 @@ b = r["reference"]["basis"]
 assert r["ok"] is True and all(w in b for w in sys.argv[2:]), b' "$TEST_TMP/out" "${slow_vars[@]}"
 # ... and so do NCCL's configuration files, which NCCL loads at init under what the environment
 # sets: $NCCL_CONF_FILE (else ~/.nccl.conf), then /etc/nccl.conf (Azure's images set variables
-# there). Read as NCCL reads them: a comment, a CRLF line end, a line without '='.
-{ printf '# the site\r\nNCCL_ALGO=Ring\r\nno assignment\n'
+# there). NCCL on this node is played by a benchmark that loads them as NCCL does, then runs the
+# sim on the spec (the sim itself predicts a machine whose files are not this host's).
+cat >nccl-here.sh <<EOF
+#!/bin/bash
+for f in "\${NCCL_CONF_FILE:-\$HOME/.nccl.conf}" /etc/nccl.conf; do
+    [ -f "\$f" ] || continue
+    while IFS= read -r line || [ -n "\$line" ]; do
+        case \$line in '#'* | [!=]*=*) ;; *) continue ;; esac
+        name=\${line%%=*}
+        [ "\${line:0:1}" = '#' ] || [ -n "\${!name+set}" ] || export "\$name=\${line#*=}"
+    done <"\$f"
+done
+args=() prev=
+for a in "\$@"; do
+    [ "\$prev" = --backend ] && a=sim
+    prev=\$a
+    case \$a in -g[0-9]*) continue ;; esac
+    args+=("\$a")
+done
+exec "$TOPOTUNE_BENCH" "\${args[@]}" --topology="$h100" --nodes=1
+EOF
+chmod +x nccl-here.sh
+here=(TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/nccl-here.sh")
+{ printf '# the site\nNCCL_ALGO=Ring\nno assignment\n'
   printf '%s\n' "${slow_vars[@]:1}"; } >site.conf
-expect_exit 0 "a slow configuration of \$NCCL_CONF_FILE, priced as such" -- env \
-    NCCL_CONF_FILE="$TEST_TMP/site.conf" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+expect_exit 0 "NCCL here without the files" -- env "${here[@]}" "$TOPOTUNE" check --backend nccl \
+    --input "$h100" --no-doctor --json
+cp "$TEST_TMP/out" plain.json
+expect_exit 0 "a slow configuration of \$NCCL_CONF_FILE, priced as such" -- env "${here[@]}" \
+    NCCL_CONF_FILE="$TEST_TMP/site.conf" "$TOPOTUNE" check --backend nccl --input "$h100" --no-doctor --json
 expect_stderr_has "NCCL_ALGO=Ring ($TEST_TMP/site.conf)" "the file's variables are named"
+check "the files slowed the run, and the band with it" python3 -c '
+import json, sys
+a, b = (json.load(open(f))["sizes"][0] for f in sys.argv[1:])
+assert b["busbw"] < a["busbw"] / 2 and b["expected"] < a["expected"] / 2, (a, b)' plain.json "$TEST_TMP/out"
 mkdir -p home
 cp site.conf home/.nccl.conf
-expect_exit 0 "a slow configuration of ~/.nccl.conf, priced as such" -- env HOME="$TEST_TMP/home" \
-    "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor
+expect_exit 0 "a slow configuration of ~/.nccl.conf, priced as such" -- env "${here[@]}" \
+    HOME="$TEST_TMP/home" "$TOPOTUNE" check --backend nccl --input "$h100" --no-doctor
 # the environment wins over the file, in NCCL's run and in the reference alike
-expect_exit 0 "a variable of the file the environment sets" -- env HOME="$TEST_TMP/home" \
-    NCCL_ALGO=Tree "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --json
+expect_exit 0 "a variable of the file the environment sets" -- env "${here[@]}" HOME="$TEST_TMP/home" \
+    NCCL_ALGO=Tree "$TOPOTUNE" check --backend nccl --input "$h100" --no-doctor --json
 check "the environment's value priced" python3 -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["reference"]["basis"]
 assert "NCCL_ALGO=Tree" in b and "NCCL_ALGO=Ring" not in b, b' "$TEST_TMP/out"
+# the sim predicts the spec's machine, not this host: its files are no part of either
+expect_exit 0 "the sim: this host's files read by neither" -- env HOME="$TEST_TMP/home" "$TOPOTUNE" check \
+    --backend sim --input "$h100" --no-doctor
+check "not named" test -z "$(grep 'configuration files' "$TEST_TMP/err")"
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     mkdir -p etc
     cp site.conf etc/nccl.conf
@@ -122,7 +155,8 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     # shellcheck disable=SC2016 # the words of the inner shell
     expect_exit 0 "a slow configuration of /etc/nccl.conf, priced as such" -- unshare -m bash -c \
         'mount --make-rprivate / && mount -t overlay overlay -o "lowerdir=$1:/etc" /etc &&
-         exec "$2" check --backend sim --input "$3" --no-doctor' _ "$TEST_TMP/etc" "$TOPOTUNE" "$h100"
+         exec env "$4" "$2" check --backend nccl --input "$3" --no-doctor' _ "$TEST_TMP/etc" \
+        "$TOPOTUNE" "$h100" "${here[0]}"
     expect_stderr_has "NCCL_ALGO=Ring (/etc/nccl.conf)" "/etc/nccl.conf's variables are named"
 fi
 # the drain is the verdict's: a prolog whose standard output is closed drains a failing node too,
@@ -186,14 +220,22 @@ expect_exit 0 "a variable of this environment the profile was not measured with"
     NCCL_ALGO=Tree "$TOPOTUNE" check --backend mpi --np 2 --no-doctor --profile p -b 64K -e 256K -n 2
 check "it is said, the profile's own not" sh -c "grep -q \"this environment's .*NCCL_PROTO.* reach the benchmark\" '$TEST_TMP/err' &&
     ! grep -q \"this environment's .*NCCL_ALGO.* reach\" '$TEST_TMP/err'"
+# NCCL on this node (nccl-here.sh) reads its files too: those the profile does not set are said
+h100_cls=$("$TOPOTUNE" topo --input "$h100" --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["class"]["id"])')
+profile 0.000001 "$h100_cls" 8
 printf 'NCCL_PROTO=Simple\nNCCL_ALGO=Tree\n' >profile-site.conf
 expect_exit 0 "a variable of NCCL's configuration file the profile was not measured with" -- env \
-    NCCL_CONF_FILE="$TEST_TMP/profile-site.conf" "$TOPOTUNE" check --backend mpi --np 2 --no-doctor \
-    --profile p -b 64K -e 256K -n 2
+    "${here[@]}" NCCL_CONF_FILE="$TEST_TMP/profile-site.conf" "$TOPOTUNE" check --backend nccl \
+    --input "$h100" --no-doctor --profile p -b 64K -e 256K -n 2
 expect_stderr_has "NCCL_PROTO (set in $TEST_TMP/profile-site.conf) reach the benchmark" \
     "the file's variable is said"
 check "the profile's own not, nor the file's name" sh -c \
     "! grep -q -e NCCL_ALGO -e NCCL_CONF_FILE '$TEST_TMP/err'"
+profile 1000000
+expect_exit 1 "MPI ranks run no NCCL: the files are not said" -- env \
+    NCCL_CONF_FILE="$TEST_TMP/profile-site.conf" "$TOPOTUNE" check --backend mpi --np 2 --no-doctor \
+    --profile p -b 64K -e 256K -n 2
+check "not said" test -z "$(grep 'set in' "$TEST_TMP/err")"
 profile 1000000
 expect_exit 1 "2 MPI ranks far below a profile's band fail" -- "$TOPOTUNE" check --backend mpi --np 2 \
     --no-doctor --profile p -b 64K -e 256K -n 2

@@ -596,10 +596,42 @@ static void time_at_sizes(void **state)
     json_decref(line);
 }
 
+/* The NCCL variables every run inherits: the environment's, and where NCCL runs here (the nccl
+ * backend) its configuration files' too; not the fixed, debug or device ones. */
+static void inherited_variables_named(void **state)
+{
+    (void)state;
+    struct sweep_space s;
+    const char *text = "{\"schema\": \"topotune/space/1\", \"vars\": {\"NCCL_ALGO\": [null, "
+                       "\"Ring\"]}, \"fixed\": {\"NCCL_MAX_NCHANNELS\": \"8\"}}";
+    assert_int_equal(sweep_space_load_buffer(&s, "t.json", text, strlen(text)), 0);
+    char conf[128];
+    snprintf(conf, sizeof(conf), "%s/site.conf", tmpdir);
+    const char *lines = "NCCL_PROTO=Simple\nNCCL_MAX_NCHANNELS=4\nNCCL_IB_HCA=mlx5_0\n";
+    assert_int_equal(util_file_write_atomic(conf, lines, strlen(lines)), 0);
+    setenv("NCCL_CONF_FILE", conf, 1);
+    setenv("NCCL_ALGO", "Tree", 1);
+    setenv("NCCL_DEBUG", "INFO", 1);
+    char *nccl = sweep_space_inherited(&s, "nccl"), *sim = sweep_space_inherited(&s, "sim"),
+         *mpi = sweep_space_inherited(&s, "mpi"), want[256];
+    snprintf(want, sizeof(want), "NCCL_ALGO=Tree, NCCL_PROTO=Simple (%s)", conf);
+    assert_non_null(nccl);
+    assert_string_equal(nccl, want);
+    assert_string_equal(sim, "NCCL_ALGO=Tree"); /* another machine's NCCL: not this host's file */
+    assert_null(mpi);
+    free(nccl);
+    free(sim);
+    unsetenv("NCCL_ALGO");
+    unsetenv("NCCL_DEBUG");
+    unsetenv("NCCL_CONF_FILE");
+    sweep_space_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(space_good_takes_defaults),
+        cmocka_unit_test(inherited_variables_named),
         cmocka_unit_test(space_refuses_unknown_variables),
         cmocka_unit_test(space_refuses_bad_values),
         cmocka_unit_test(space_refuses_numbers_out_of_range),
