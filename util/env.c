@@ -405,7 +405,7 @@ static void conf_add_file(const char *path)
 {
     struct util_buf text = UTIL_BUF_INIT;
     const char *why = NULL;
-    int rc = util_file_read_input(path, 1, 64 * 1024, &text, &why);
+    int rc = util_file_read_input(path, 1, 1 << 20, &text, &why);
     if (rc == UTIL_EINVAL || rc == UTIL_EIO) /* NCCL reads it: what it sets is not known here */
         util_warning("%.200s (NCCL's configuration file) is not read: %s", path, why);
     for (const char *line = text.len ? util_buf_str(&text) : ""; *line;) {

@@ -59,7 +59,7 @@ json_t *util_env_recorded(void);
  * environment at init without replacing what is set. Their lines are NAME=VALUE, read as NCCL
  * reads them: '#' at the start makes a comment, nothing is trimmed but the line's end. NULL when
  * nothing sets it. *from (when from is not NULL) is the file's path, or NULL for the
- * environment. A file that is not regular or is over 64 KiB is not read (a warning, once).
+ * environment. A file that is not regular or is over 1 MiB is not read (a warning, once).
  * The values stay valid until $NCCL_CONF_FILE or $HOME changes.
  */
 const char *util_env_nccl(const char *name, const char **from);

@@ -573,6 +573,18 @@ static void test_env_nccl_conf(void **state)
     assert_string_equal(util_env_nccl("NCCL_UNIT_A", &from), "home");
     assert_string_equal(from, dot);
     assert_null(util_env_nccl("NCCL_UNIT_B", NULL));
+    /* a site's long file (100 KiB of comments first): NCCL reads it all, and so is it here */
+    char big[160];
+    snprintf(big, sizeof(big), "%s/big.conf", tmpdir);
+    size_t pad = 100 * 1024;
+    char *long_text = util_xmalloc(pad + 32);
+    memset(long_text, '#', pad);
+    long_text[pad - 1] = '\n';
+    strcpy(long_text + pad, "NCCL_UNIT_A=far\n");
+    assert_int_equal(util_file_write_atomic(big, long_text, strlen(long_text)), 0);
+    free(long_text);
+    setenv("NCCL_CONF_FILE", big, 1);
+    assert_string_equal(util_env_nccl("NCCL_UNIT_A", NULL), "far");
     /* a FIFO NCCL would block on: not read, no wait */
     snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
     assert_int_equal(mkfifo(fifo, 0644), 0);
