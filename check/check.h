@@ -28,9 +28,10 @@ struct check_opts {
     int iters;
     double timeout_s; /* the benchmark's -T; the whole run gets 20 x it */
     /* the whole check's seconds (0: none), which doctor's peer copies and the benchmark share: a
-     * benchmark still running at it is stopped and fails. Slurm kills a HealthCheckProgram at 60 s
-     * without a verdict: a node whose P2P hangs, 47 s of doctor's copies and 30 s of the
-     * benchmark's watchdog on 8 GPUs, went undrained. */
+     * benchmark still running at it is stopped and fails; one left under 10 s is not started (no
+     * verdict, but a doctor check's failure). Slurm kills a HealthCheckProgram at 60 s without a
+     * verdict: a node whose P2P hangs, 47 s of doctor's copies and 30 s of the benchmark's
+     * watchdog on 8 GPUs, went undrained. */
     double deadline_s;
     double started_s; /* when the check began (CLOCK_MONOTONIC, set by check_run) */
     int no_doctor;    /* skip doctor's checks (the bench alone) */

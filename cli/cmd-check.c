@@ -70,10 +70,10 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
         {"timeout", 'T', UTIL_OPT_DOUBLE, &o->c.timeout_s, "SECONDS",
          "a wait's deadline in the benchmark (default 30)", .min = 1, .max = 86400},
         {"deadline", 0, UTIL_OPT_DOUBLE, &o->c.deadline_s, "SECONDS",
-         "finish within this: doctor's peer copies and the benchmark share it, a benchmark "
-         "still running at it fails (default: none; Slurm kills a HealthCheckProgram at 60 s, "
-         "without a verdict)",
-         .min = 5, .max = 86400},
+         "finish within this (20 at least): doctor's peer copies and the benchmark share it, a "
+         "benchmark still running at it fails (default: none; Slurm kills a HealthCheckProgram "
+         "at 60 s, without a verdict)",
+         .min = 20, .max = 86400},
         {"no-doctor", 0, UTIL_OPT_FLAG, &o->c.no_doctor, NULL, "skip doctor's checks"},
         {"busy", 0, UTIL_OPT_CHOICE, &o->busy, "WHAT",
          "when this node's GPUs run compute processes: skip (default: not checked, exit 3), "

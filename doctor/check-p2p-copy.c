@@ -118,6 +118,11 @@ static void report(json_t *c, const struct topo *t, const struct util_child *ch,
                    l.ok, l.min_gbps, l.skipped);
 }
 
+double doctor_copy_timeout_s(const struct topo *t)
+{
+    return 15 + 0.5 * t->ngpus * t->ngpus;
+}
+
 void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, const char *p2p_off)
 {
     char *prog = util_sibling_program("topotune-p2p-copy", "TOPOTUNE_P2P_PROGRAM");
@@ -137,7 +142,7 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
     } else {
         char log[4096];
         int fd = util_temp_file(log, sizeof(log), "topotune-p2p");
-        double deadline = timeout_s > 0 ? timeout_s : 15 + 0.5 * t->ngpus * t->ngpus;
+        double deadline = timeout_s > 0 ? timeout_s : doctor_copy_timeout_s(t);
         char *argv[] = {prog, NULL};
         struct util_child ch = {.argv = argv, .log = log, .timeout_s = deadline, .grace_s = 2};
         struct util_buf text = UTIL_BUF_INIT;

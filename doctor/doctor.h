@@ -18,6 +18,10 @@
  */
 json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_timeout_s);
 
+/* That default: the seconds the functional P2P test of t's GPUs gets (15 + n^2 / 2 for n GPUs:
+ * a copy between every pair). Its child gets 2 s more to stop once told. */
+double doctor_copy_timeout_s(const struct topo *t);
+
 /*
  * One node's part of `doctor --hosts`: the facts compared across nodes (class,
  * software versions, interfaces, /dev/shm) and its own checks. New reference.

@@ -374,10 +374,24 @@ printf '#!/bin/sh\nexec sleep 1000\n' >bench-hangs.sh
 chmod +x bench-hangs.sh
 expect_exit 1 "a benchmark still running at --deadline fails" -- timeout 120 env \
     TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-hangs.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
-    --no-doctor --deadline 5
-check "said as the deadline's" grep -q "^FAIL bench: topotune-bench still ran at the check's --deadline of 5 s, stopped" \
+    --no-doctor --deadline 20
+check "said as the deadline's" grep -q "^FAIL bench: topotune-bench still ran at the check's --deadline of 20 s, stopped" \
     "$TEST_TMP/out"
-expect_exit 2 "a deadline under 5 s is refused" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 1
+# a peer copy that hangs gets two fifths of the deadline (never more than its own 47 s on 8
+# GPUs): a verdict of its own, and no time left to start the benchmark in
+printf '#!/bin/sh\ntouch "%s/bench-started"\nexec sleep 1000\n' "$TEST_TMP" >bench-started.sh
+chmod +x bench-started.sh
+expect_exit 1 "a peer copy that hangs under --deadline fails" -- timeout 120 env \
+    TOPOTUNE_P2P_PROGRAM="$TEST_TMP/bench-hangs.sh" TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-started.sh" \
+    "$TOPOTUNE" check --backend sim --input "$h100" --deadline 20 --json
+check "the copy's failure, killed after 8 s; the benchmark not run" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = [f["text"] for f in r["failures"] if f["check"] == "doctor-p2p-copy"]
+assert t and "killed after 8 s" in t[0] and r["bench"]["exit_code"] == -1 and "error" not in r, r' \
+    "$TEST_TMP/out"
+check "the benchmark was not started in the 9 s left" test ! -e bench-started
+expect_exit 2 "a deadline under 20 s is refused" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 19
 # Damaged events are no measurement: a size far below its band, then given again fine, passed;
 # ranks of -5 and a busbw of -3 were copied into a report its own schema refused (the ranks
 # blamed on --np, exit 2); a busbw of 1e308 passed as above the band.
