@@ -290,7 +290,9 @@ static int write_index(const char *root)
     DIR *d = opendir(root);
     for (struct dirent *e; d && (e = readdir(d));) {
         char classdir[2100];
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "index.json"))
+        /* a folder of no class id gen writes ("CLASS (old)", a copy kept by hand) is no class of
+         * the store: listed, it made every `profiles list` refuse the index gen wrote */
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "index.json") || !util_valid_id(e->d_name))
             continue;
         if (pathf(classdir, sizeof(classdir), "%s/%s", root, e->d_name))
             continue;

@@ -251,4 +251,11 @@ for bad in '[]' '{"schema": "nope", "classes": {}}' \
     check "no line listed" test ! -s "$TEST_TMP/out"
 done
 cp index.keep clean-profiles/index.json
+# a class folder copied by hand under a name gen never writes is no class: gen's index left it
+# out, or every list refused the index gen wrote
+cls_dir=$(find clean-profiles -mindepth 1 -maxdepth 1 -type d | head -1)
+cp -r "$cls_dir" "$cls_dir (old)"
+expect_exit 0 "gen beside a copied class folder" -- "$TOPOTUNE" gen --runs clean --profiles clean-profiles
+expect_exit 0 "profiles list then" -- "$TOPOTUNE" profiles --profiles clean-profiles list
+check "the copy not listed" test -z "$(grep '(old)' "$TEST_TMP/out")"
 finish
