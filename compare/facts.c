@@ -206,7 +206,9 @@ double compare_time_us(const struct compare_input *in, double busbw, json_int_t 
     double n = shape.ranks > 0 ? (double)shape.ranks : (double)(gpus > 0 ? gpus : 1);
     double algbw = n > 1 ? busbw * n / (2.0 * (n - 1)) : busbw;
     double us = busbw > 0 && algbw > 0 ? (double)size / (algbw * 1e3) : -1;
-    return isfinite(us) ? us : -1; /* a busbw of 5e-324 made a time of inf, printed */
+    /* a busbw of 5e-324 made a time of inf, 1e-310 one whose band's end was: past 10^12 us (11
+     * days a call) a time is no measurement */
+    return isfinite(us) && us < 1e12 ? us : -1;
 }
 
 /* [low, high] of a predicted value v with band b (a time: v / high to v / low), or null for no v

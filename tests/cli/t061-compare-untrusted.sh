@@ -156,10 +156,29 @@ expect_exit 0 "a slow profile" -- "$TOPOTUNE" compare slow --md slow.md
 check "1,370 us, not 1.37e+03" grep -qE '^512 KiB \(us\) +1,370 ' out
 check "1,234.50 GB/s" grep -qE '^1 MiB \(GB/s\) +1,234.50 ' out
 check "no exponent anywhere" bash -c "! grep -qE '[0-9]e[+-][0-9]' out slow.md"
-# a busbw of 5e-324 (the least double, above 0) made a time per call of inf, printed as "inf"
-profile tiny 'p["winner"] = None; p["baseline"]["per_size"] = [{"size": 8, "busbw": 5e-324}, {"size": 1048576, "busbw": 10}]'
+# a busbw of 5e-324 (the least double, above 0) made a time per call of inf, printed as "inf";
+# 1e-310 a finite time of 300 digits and a band ending in inf
+profile tiny 'p["winner"] = None; p["baseline"]["per_size"] = [{"size": 8, "busbw": 5e-324}, {"size": 32, "busbw": 1e-310}, {"size": 1048576, "busbw": 10}]'
 expect_exit 0 "a profile of a busbw of 5e-324" -- "$TOPOTUNE" compare tiny --md tiny.md
 check "no time of inf: none" bash -c "grep -qE '^8 B \(us\) +- ' out && ! grep -qi 'inf' out tiny.md"
+# ... and a sweep's runs of 1e-310 at 8 B (the sweep's reader takes any number from 0): a time of
+# 300 digits, its band ending in inf
+printf '%s\n' '{"schema": "topotune/space/1", "backend": "sim", "sizes": {"min": "8", "max": "1M", "factor": 16},
+ "objective": {"min": "8", "max": "1M"}, "vars": {"NCCL_ALGO": [null, "Ring"]}, "repeat": 1, "iters": 2,
+ "warmup": 1, "timeout_s": 5}' >tiny-space.json
+"$TOPOTUNE" -q sweep --topology "$specs/dgx-a100.json" --space tiny-space.json --out tiny-sweep >/dev/null 2>&1
+python3 - tiny-sweep/results.jsonl <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for r in runs:
+    for s in r.get("sizes") or []:
+        if s["size"] == 8:
+            s["busbw"] = 1e-310
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in runs))
+PY
+expect_exit 0 "a sweep of a busbw of 1e-310" -- "$TOPOTUNE" compare tiny-sweep --md tiny-sweep.md
+check "no time of 300 digits, no inf: none" bash -c "grep -qE '^8 B \(us\) +- ' out &&
+    ! grep -qi 'inf' out tiny-sweep.md && ! grep -qE '[0-9,]{40}' out tiny-sweep.md"
 
 # 6. A file name of bytes that are not UTF-8 (JSON holds UTF-8 only) is shown with U+FFFD in the
 # JSON, not a failed document.
