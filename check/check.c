@@ -59,8 +59,7 @@ static void cannot(json_t *report, int status, const char *fmt, ...)
 }
 
 /* doctor's checks of this node; each that fails is a failure, its fix with it. */
-/* Seconds on CLOCK_MONOTONIC. */
-static double now_s(void)
+double check_clock_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -70,7 +69,7 @@ static double now_s(void)
 /* What is left of the check's --deadline (HUGE_VAL: none). */
 static double left_s(const struct check_opts *o)
 {
-    return o->deadline_s > 0 ? o->deadline_s - (now_s() - o->started_s) : HUGE_VAL;
+    return o->deadline_s > 0 ? o->deadline_s - (check_clock_s() - o->started_s) : HUGE_VAL;
 }
 
 static void doctor_part(const struct check_opts *o, json_t *report, const struct topo *t,
@@ -579,8 +578,11 @@ static void judge(json_t *report, const struct expect *e, const json_t *sizes, i
                  e->measured ? "measured by the profile" : "predicted by the model");
     }
     json_object_set_new(report, "sizes", rows);
-    /* a size the run was asked for and gave no busbw: nothing says it is healthy */
-    int bench_failed = failed(report, "bench");
+    /* a size the run was asked for and gave no busbw: nothing says it is healthy (a run never
+     * started, a doctor failure past --deadline's time for it, measured nothing to list) */
+    int bench_failed =
+        failed(report, "bench") ||
+        json_integer_value(json_object_get(json_object_get(report, "bench"), "exit_code")) == -1;
     for (int i = 0; e && !bench_failed && (compared || !json_object_size(sizes)) && i < e->n; i++) {
         char key[32];
         snprintf(key, sizeof(key), "%zu", e->rows[i].bytes);
@@ -599,7 +601,7 @@ json_t *check_run(const struct check_opts *opts, int *status)
 {
     struct check_opts run = *opts; /* the deadline counts from here */
     const struct check_opts *o = &run;
-    run.started_s = now_s();
+    run.started_s = run.started_s > 0 ? run.started_s : check_clock_s();
     struct topo t;
     topo_init(&t);
     /* a file stands for this node's hardware: its system facts are this machine's, for doctor */

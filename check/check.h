@@ -33,7 +33,7 @@ struct check_opts {
      * verdict: a node whose P2P hangs, 47 s of doctor's copies and 30 s of the benchmark's
      * watchdog on 8 GPUs, went undrained. */
     double deadline_s;
-    double started_s; /* when the check began (CLOCK_MONOTONIC, set by check_run) */
+    double started_s; /* when the check began (check_clock_s; 0: check_run sets it) */
     int no_doctor;    /* skip doctor's checks (the bench alone) */
     /* this node's GPUs running compute processes: measure nothing (no verdict), measure anyway,
      * or fail (a Prolog of exclusive nodes: what the last job left) */
@@ -56,6 +56,9 @@ struct check_opts {
  * mapped).
  */
 json_t *check_run(const struct check_opts *o, int *status);
+
+/* Seconds on CLOCK_MONOTONIC, the clock of --deadline. */
+double check_clock_s(void);
 
 /* The failures, one line each ("FAIL check: text"), then "NOT CHECKED host: text" when the check
  * could not be made, or else one "OK" line when nothing failed, to out. */

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,8 +150,13 @@ static int drain(const struct check_cli *o, const json_t *report)
                   !strcmp(json_string_value(json_object_get(report, "source")), "predicted"),
                   "verdicts", "kind", "check-fails", "hosts", node, "evidence", "checks",
                   util_buf_str(&checks), "text", "", "nodes");
+    /* Slurm's two commands (sinfo, scontrol) in what is left of --deadline, 2 s each to stop: a
+     * slow slurmctld took 64 s more, and Slurm killed the health check before its drain */
+    double left = o->c.deadline_s > 0 ? o->c.deadline_s - (check_clock_s() - o->c.started_s) : 0;
+    double each = o->c.deadline_s > 0 ? fmax(1, fmin(30, (left - 4) / 2)) : 30;
     /* with --json, standard output holds the report alone */
-    int rc = ops_slurm_step(survey, 1, 0, o->apply, o->out, o->json ? stderr : stdout) ? 3 : 0;
+    int rc =
+        ops_slurm_step(survey, 1, 0, o->apply, o->out, o->json ? stderr : stdout, each) ? 3 : 0;
     json_decref(survey);
     util_buf_release(&checks);
     return rc;
@@ -245,6 +251,7 @@ int cmd_check(int argc, char **argv)
     o.c.bench = bench;
     util_child_supervise();
     status = 0;
+    o.c.started_s = check_clock_s(); /* --deadline counts from here, the drain included */
     json_t *report = check_run(&o.c, &status);
     int started = report != NULL;
     if (!started) /* no verdict, said where a wrapper reads it (the reason is on stderr too) */

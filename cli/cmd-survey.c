@@ -290,7 +290,7 @@ static json_t *settings_of(const struct survey *s, const struct survey_launch *l
  */
 static int slurm_act(const struct survey_opts *o, const json_t *doc)
 {
-    return ops_slurm_step(doc, o->drain, o->resume_nodes, o->apply, o->out, stdout) ? 3 : 0;
+    return ops_slurm_step(doc, o->drain, o->resume_nodes, o->apply, o->out, stdout, 30) ? 3 : 0;
 }
 
 /* The latest profile version of each class the survey mapped, from ROOT/<class>/latest. */

@@ -81,11 +81,12 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
  * The whole Slurm step for a survey document (a survey's, or the one-verdict document of a
  * check): Slurm's node states read into DIR/slurm-nodes.txt (.log), the plan, its notes said,
  * the commands printed to out and, with apply, run (logs DIR/scontrol.log.N). Without sinfo's
- * answer a dry run of drains prints every drain, saying so; acting or resuming needs it. 0, or
- * UTIL_EENV (said) when Slurm could not be read or did not take a command.
+ * answer a dry run of drains prints every drain, saying so; acting or resuming needs it. Each
+ * Slurm command gets timeout_s (and 2 s to stop). 0, or UTIL_EENV (said) when Slurm could not be
+ * read or did not take a command.
  */
 int ops_slurm_step(const json_t *survey, int drain, int resume, int apply, const char *dir,
-                   FILE *out);
+                   FILE *out, double timeout_s);
 
 /*
  * Kubernetes. Labels: topotune.io/class (the node class), topotune.io/profile (the class's profile

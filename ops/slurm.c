@@ -283,12 +283,12 @@ int ops_slurm_act(const json_t *actions, int apply, FILE *out, const char *log_p
 }
 
 int ops_slurm_step(const json_t *survey, int drain, int resume, int apply, const char *dir,
-                   FILE *out)
+                   FILE *out, double timeout_s)
 {
     struct util_buf nodes = UTIL_BUF_INIT, log = UTIL_BUF_INIT, why = UTIL_BUF_INIT;
     util_buf_addf(&nodes, "%s/slurm-nodes.txt", dir);
     util_buf_addf(&log, "%s/slurm-nodes.log", dir);
-    json_t *slurm = ops_slurm_nodes(util_buf_str(&nodes), util_buf_str(&log), 30, &why);
+    json_t *slurm = ops_slurm_nodes(util_buf_str(&nodes), util_buf_str(&log), timeout_s, &why);
     json_t *notes = NULL, *actions = NULL, *n;
     int rc = 0;
     if (!slurm && (apply || resume)) {
@@ -306,7 +306,7 @@ int ops_slurm_step(const json_t *survey, int drain, int resume, int apply, const
             util_info("%s", json_string_value(n));
         util_buf_reset(&log);
         util_buf_addf(&log, "%s/scontrol.log", dir);
-        rc = ops_slurm_act(actions, apply, out, util_buf_str(&log), 30);
+        rc = ops_slurm_act(actions, apply, out, util_buf_str(&log), timeout_s);
         if (!rc && !json_array_size(actions))
             util_info("Slurm: nothing to %s", drain && resume ? "drain or resume"
                                               : drain         ? "drain"

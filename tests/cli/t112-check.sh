@@ -391,6 +391,16 @@ t = [f["text"] for f in r["failures"] if f["check"] == "doctor-p2p-copy"]
 assert t and "killed after 8 s" in t[0] and r["bench"]["exit_code"] == -1 and "error" not in r, r' \
     "$TEST_TMP/out"
 check "the benchmark was not started in the 9 s left" test ! -e bench-started
+check "no size listed as unmeasured by a run never started" test -z "$(grep 'gave no busbw' "$TEST_TMP/out")"
+# the drain too ends by the deadline: Slurm's commands get what is left of it (sinfo and scontrol
+# had 30 s each, and a slow slurmctld kept the check past Slurm's 60 s, undrained)
+mkdir -p slow-slurm
+printf '#!/bin/sh\nexec sleep 1000\n' >slow-slurm/sinfo
+chmod +x slow-slurm/sinfo
+expect_exit 1 "a drain under --deadline" -- timeout 120 env PATH="$TEST_TMP/slow-slurm:$PATH" \
+    TOPOTUNE_P2P_PROGRAM="$TEST_TMP/bench-hangs.sh" SLURMD_NODENAME=n1 "$TOPOTUNE" check --backend sim \
+    --input "$h100" --deadline 20 --drain --apply
+check "sinfo given what was left, not 30 s" sh -c "grep -q 'sinfo did not answer within [0-9] s' '$TEST_TMP/err'"
 expect_exit 2 "a deadline under 20 s is refused" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 19
 # Damaged events are no measurement: a size far below its band, then given again fine, passed;
 # ranks of -5 and a busbw of -3 were copied into a report its own schema refused (the ranks
