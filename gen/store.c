@@ -312,11 +312,15 @@ static int write_index(const char *root)
             json_t *prof = regular_json(p);
             if (!prof)
                 continue;
-            json_array_append_new(versions,
-                                  json_pack("{s:i,s:O,s:O,s:O}", "version", v, "created",
-                                            json_object_get(prof, "created"), "content_hash",
-                                            json_object_get(prof, "content_hash"), "summary",
-                                            json_object_get(prof, "summary")));
+            /* each as `profiles list` reads it: text or null (a version without a summary was
+             * dropped from the index, one whose summary was no text made every list refuse it) */
+            json_t *row = json_pack("{s:i}", "version", v);
+            static const char *const texts[] = {"created", "content_hash", "summary"};
+            for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+                json_t *x = json_object_get(prof, texts[k]);
+                json_object_set(row, texts[k], json_is_string(x) ? x : json_null());
+            }
+            json_array_append_new(versions, row);
             json_decref(prof);
         }
         free(list);

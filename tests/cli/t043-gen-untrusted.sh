@@ -258,4 +258,14 @@ cp -r "$cls_dir" "$cls_dir (old)"
 expect_exit 0 "gen beside a copied class folder" -- "$TOPOTUNE" gen --runs clean --profiles clean-profiles
 expect_exit 0 "profiles list then" -- "$TOPOTUNE" profiles --profiles clean-profiles list
 check "the copy not listed" test -z "$(grep '(old)' "$TEST_TMP/out")"
+# a version whose summary is no text (or that has none) is indexed with null: it made every list
+# refuse the index, and one without a summary dropped out of it
+python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); p["summary"] = {"text": "x"}; del p["created"]
+json.dump(p, open(sys.argv[1], "w"))' "$cls_dir/v1/profile.json"
+expect_exit 0 "gen over a version of an odd summary" -- "$TOPOTUNE" gen --runs clean --profiles clean-profiles
+expect_exit 0 "profiles list then" -- "$TOPOTUNE" profiles --profiles clean-profiles list
+check "v1 indexed, its summary null" python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["classes"][sys.argv[2]]
+v = [x for x in c["versions"] if x["version"] == 1]
+assert v and v[0]["summary"] is None and v[0]["created"] is None, c' clean-profiles/index.json "${cls_dir##*/}"
 finish
