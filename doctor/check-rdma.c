@@ -8,6 +8,7 @@
  */
 #include "doctor/internal.h"
 #include "util/buf.h"
+#include "util/env.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/mem.h"
@@ -153,7 +154,7 @@ static void scan_port(struct rdma_scan *s, const json_t *p)
                   roce ? "RoCE" : "IB", active ? "ACTIVE" : "not active");
     if (roce && active) {
         int index = (int)json_integer_value(json_object_get(p, "gid"));
-        const char *want = getenv("NCCL_IB_GID_INDEX");
+        const char *want = util_env_nccl("NCCL_IB_GID_INDEX", NULL);
         s->roce++;
         if (index < 0) {
             s->roce_bad++;
@@ -178,7 +179,7 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
     struct rdma_scan s = {.suggest = -1, .evidence = UTIL_BUF_INIT};
     struct util_buf fix = UTIL_BUF_INIT, usable = UTIL_BUF_INIT;
     json_t *ports = doctor_rdma_ports(), *p;
-    const char *hca = getenv("NCCL_IB_HCA");
+    const char *hca = util_env_nccl("NCCL_IB_HCA", NULL); /* nccl.conf's too: NCCL reads it */
     size_t i;
     int all = 0; /* every port here; s counts those NCCL_IB_HCA leaves NCCL */
     json_array_foreach(ports, i, p) {
@@ -230,8 +231,8 @@ void doctor_check_rdma(json_t *c, const struct topo *t)
         status = "warn";
         util_buf_addf(&fix, "NCCL skips ports that are not active: fix their cables or leave "
                             "them out on purpose with NCCL_IB_HCA");
-    } else if (s.suggest >= 0 &&
-               (!getenv("NCCL_IB_GID_INDEX") || atoi(getenv("NCCL_IB_GID_INDEX")) < 0)) {
+    } else if (s.suggest >= 0 && (!util_env_nccl("NCCL_IB_GID_INDEX", NULL) ||
+                                  atoi(util_env_nccl("NCCL_IB_GID_INDEX", NULL)) < 0)) {
         util_buf_addf(&s.evidence,
                       "; NCCL 2.21 and later find this GID themselves, older "
                       "NCCL needs NCCL_IB_GID_INDEX=%d",

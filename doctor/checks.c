@@ -153,12 +153,20 @@ static int p2p_off(const char *name, const char *value)
 
 const char *doctor_p2p_disabled_by(const json_t *profile)
 {
-    static char said[96]; /* doctor runs its checks on one thread */
-    const char *level = getenv("NCCL_P2P_LEVEL");
-    if (p2p_off("NCCL_P2P_DISABLE", getenv("NCCL_P2P_DISABLE")))
-        return "NCCL_P2P_DISABLE=1 (this environment)";
+    static char said[320]; /* doctor runs its checks on one thread */
+    /* as NCCL here reads them: the environment, then its configuration files (a site's
+     * /etc/nccl.conf with NCCL_P2P_DISABLE=1 had the copies run, and fail the node) */
+    const char *off_from = NULL, *level_from = NULL;
+    const char *off = util_env_nccl("NCCL_P2P_DISABLE", &off_from);
+    const char *level = util_env_nccl("NCCL_P2P_LEVEL", &level_from);
+    if (p2p_off("NCCL_P2P_DISABLE", off))
+        return snprintf(said, sizeof(said), "NCCL_P2P_DISABLE=1 (%.240s)",
+                        off_from ? off_from : "this environment"),
+               said;
     if (p2p_off("NCCL_P2P_LEVEL", level)) /* a value p2p_off took: no byte to clean */
-        return snprintf(said, sizeof(said), "NCCL_P2P_LEVEL=%.16s (this environment)", level), said;
+        return snprintf(said, sizeof(said), "NCCL_P2P_LEVEL=%.16s (%.240s)", level,
+                        level_from ? level_from : "this environment"),
+               said;
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(profile, "variables"), i, v) {
@@ -433,7 +441,7 @@ static void check_interfaces(json_t *c)
 {
     int n;
     struct iface *ifs = up_interfaces(&n);
-    const char *env = getenv("NCCL_SOCKET_IFNAME");
+    const char *env = util_env_nccl("NCCL_SOCKET_IFNAME", NULL); /* nccl.conf's too */
     int set = env && strlen(env) > 1;
     const char *pick = nccl_pick(ifs, n, set ? env : NULL), *good = data_interface(ifs, n);
     char route[64];
@@ -694,7 +702,7 @@ static void check_profile(json_t *c, const struct topo *t, const json_t *p)
     json_array_foreach(json_object_get(p, "variables"), i, v) {
         const char *name = json_string_value(json_object_get(v, "name"));
         const char *value = json_string_value(json_object_get(v, "value"));
-        const char *have = name ? getenv(name) : NULL;
+        const char *have = name ? util_env_nccl(name, NULL) : NULL; /* nccl.conf's count */
         /* a device name is resolved for this node (env --node) and differs from the profile's by
          * design, set or not: node-values judges it (sourcing the profile's value, as advised
          * here, failed it there); a name no file may set (LD_PRELOAD) is in no nccl.env */

@@ -110,6 +110,15 @@ expect_exit 0 "NCCL_P2P_DISABLE=1: the copy test not run" -- env NCCL_P2P_DISABL
     "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy3.json"
 check "p2p-copy passes" test "$(status_of p2p-copy "$TEST_TMP/copy3.json")" = pass
 check "it never started" test ! -e "$TEST_TMP/p2p-hang.pid"
+# ... and so it is where NCCL's configuration file sets it: NCCL here reads it (the copies ran, and
+# failed the node with "set NCCL_P2P_DISABLE=1" as the fix)
+printf '# the site\nNCCL_P2P_DISABLE=1\n' >"$TEST_TMP/p2p-off.conf"
+expect_exit 0 "NCCL_P2P_DISABLE=1 in NCCL's configuration file: not run either" -- env \
+    NCCL_CONF_FILE="$TEST_TMP/p2p-off.conf" TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-hang.sh" \
+    "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy4.json"
+check "p2p-copy passes" test "$(status_of p2p-copy "$TEST_TMP/copy4.json")" = pass
+check "naming the file" grep -q "NCCL_P2P_DISABLE=1 ($TEST_TMP/p2p-off.conf)" "$TEST_TMP/copy4.json"
+check "it never started" test ! -e "$TEST_TMP/p2p-hang.pid"
 expect_exit 2 "bad --copy-timeout" -- "$TOPOTUNE" doctor --copy-timeout 0
 expect_stderr_has "--copy-timeout" "bad --copy-timeout named"
 
