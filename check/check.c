@@ -345,14 +345,23 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     snprintf(log, sizeof(log), "%s/check-bench.log", o->dir);
     snprintf(events, sizeof(events), "%s/check-bench.jsonl", o->dir);
     /* nothing for the nccl backend to run on: the node's environment, not its health */
-    if (!strcmp(o->backend, "nccl") && t->ngpus == 0) {
+    /* nor for the sim, on a file of no NVIDIA GPU: the input's, no verdict (its run failed, and
+     * a Prolog drained a CPU-only node) */
+    int sim = !strcmp(o->backend, "sim");
+    if ((sim || !strcmp(o->backend, "nccl")) && t->ngpus == 0) {
         json_object_set_new(report, "bench",
                             json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",
                                       "timed_out", 0, "log", ""));
         json_object_set_new(report, "ranks", json_integer(0));
-        cannot(report, 3,
-               "no GPU on this node for the nccl backend (give --backend mpi to check the launch "
-               "and the network without one)");
+        if (sim)
+            cannot(report, 2,
+                   "'%s' has no NVIDIA GPU%s for the sim backend to predict (give a hardware "
+                   "file with GPUs, or --backend mpi to check the launch and the network)",
+                   o->input, t->other_gpus ? " (its GPUs are of another vendor)" : "");
+        else
+            cannot(report, 3,
+                   "no GPU on this node for the nccl backend (give --backend mpi to check the "
+                   "launch and the network without one)");
         return;
     }
     /* the log is never written through a link (the child opens it O_NOFOLLOW): a planted one

@@ -467,6 +467,14 @@ expect_exit 3 "a benchmark that cannot start" -- env TOPOTUNE_BENCH_PROGRAM=/non
 check "says NOT CHECKED, never OK" sh -c "grep -q '^NOT CHECKED .*: cannot run /nonexistent/topotune-bench' '$TEST_TMP/out' &&
     ! grep -q '^OK' '$TEST_TMP/out'"
 
+# A hardware file of no NVIDIA GPU (a CPU-only server, AMD's MI200) gives the sim nothing to
+# predict: its run failed, exit 1, and a Prolog drained the node. The input's: no verdict, exit 2.
+for f in hwloc-dell-r910-4s-groups-pci.xml hwloc-llnl-tioga-ex235a-8xMI200-amd.xml; do
+    expect_exit 2 "the sim on $f" -- "$TOPOTUNE" check --backend sim --input "$TOPOTUNE_FIXTURES/$f" \
+        --no-doctor --drain
+    check "NOT CHECKED, why, no drain" sh -c "grep -q '^NOT CHECKED .*has no NVIDIA GPU.* for the sim backend' '$TEST_TMP/out' &&
+        ! grep -q scontrol '$TEST_TMP/out' '$TEST_TMP/err'"
+done
 # GPUs of no model the catalog knows (an NCCL dump without <gpu> elements) give no reference:
 # the run is reported, busbw is not judged against the model's Volta guess.
 expect_exit 0 "GPUs of no known model: measured, not judged" -- "$TOPOTUNE" check --backend mpi --np 2 \
