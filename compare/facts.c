@@ -104,7 +104,12 @@ void compare_gpu_links(const struct compare_input *in, struct util_buf *out)
     json_object_foreach(counts, k, v)
         if (json_integer_value(v) > best_n)
             best = k, best_n = json_integer_value(v);
-    util_buf_addf(out, "%s", best ? best : "-");
+    /* links of several kinds are each counted: POWER8's two NV2 pairs, and NVLink-bridged PCIe
+     * cards, read as "SYS", their most common kind */
+    if (json_object_size(counts) > 1)
+        compare_gpu_pairs(in, out);
+    else
+        util_buf_addf(out, "%s", best ? best : "-");
     long long nvs = json_integer_value(json_object_get(hw(in), "nvswitches"));
     if (nvs > 0)
         util_buf_addf(out, " (%lld NVSwitch)", nvs);

@@ -465,4 +465,8 @@ check "as many configurations for both, two values of NCCL_SOCKET_IFNAME each" \
 mkdir -p alone && cp "$TOPOTUNE" alone/topotune
 expect_exit 3 "compare without the shipped space" -- env -u TOPOTUNE_DATA alone/topotune compare "$specs/hgx-h100.json"
 expect_stderr_has "cannot find the shipped space spaces/nccl-default.json" "said"
+# GPU links of several kinds are each counted: the 4090 server's PCIe paths read "SYS", their
+# most common kind, as if no pair shared a switch (POWER8's NVLink pairs did the same)
+expect_exit 0 "an 8 x PCIe server" -- "$TOPOTUNE" compare "$TOPOTUNE_SRC/profiles/specs/rtx4090-8x-pcie.json"
+check "its links counted by kind" grep -qE '^  GPU links +8 x PHB, 4 x PIX, 16 x SYS$' "$TEST_TMP/out"
 finish
