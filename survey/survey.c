@@ -1624,6 +1624,50 @@ static void partner_counts(const struct survey *s, const struct fit *f, int i, i
 
 /* Repeats of the slow pairs neither node explains (a path is slow on every measurement), in as
  * many rounds of disjoint pairs as that takes, at most 4. */
+/* Paths in a class slow all over in pairs (every NIC at 0.6: its level raised to the model's,
+ * l->own its own) are judged against the class's own pairs: against the band every pair was slow
+ * and no node fast elsewhere, and a route at half the class's speed went unnamed, unrepeated. */
+static int own_judged(const struct fit *f, int i)
+{
+    return f->lv[f->of[i]].own > 0;
+}
+
+/* The pair p slow for a path: pair_slow, and in a class own_judged (where the band makes every
+ * pair slow) short of its slower node's capacity by the tolerance too: its own spread reads wide
+ * in a class of 3 a slow route pulls down. */
+static int path_pair_slow(const struct survey *s, const struct fit *f, const struct survey_pair *p)
+{
+    double ref = fmin(f->cap[p->a], f->cap[p->b]);
+    return pair_slow(s, f, p) && (!own_judged(f, p->a) || p->busbw < 0 ||
+                                  (ref > 0 && p->busbw < ref * (1 - s->tolerance)));
+}
+
+/* Node a fast with a partner other than b, for a path: fast_elsewhere, or in a class own_judged
+ * at its own bound too. */
+static int path_fast_elsewhere(const struct survey *s, const struct fit *f, int a, int b)
+{
+    if (fast_elsewhere(s, f, a, b))
+        return 1;
+    if (!own_judged(f, a))
+        return 0;
+    double low = f->lv[f->of[a]].own_bound;
+    for (int k = 0; k < s->nodes[a].npairs; k++) {
+        const struct survey_pair *x = &s->pairs[s->nodes[a].pair_index[k]];
+        int other = x->a == a ? x->b : x->a;
+        if (other != b && node_ok(s, other) && x->busbw >= low &&
+            pair_value(s, a, other, NULL) >= low)
+            return 1;
+    }
+    return 0;
+}
+
+/* Node i slow in pairs, for a path: node_slow_in_pairs, or in a class own_judged below its own
+ * bound. */
+static int path_node_slow(const struct survey *s, const struct fit *f, int i)
+{
+    return own_judged(f, i) ? f->cap[i] < f->lv[f->of[i]].own_bound : node_slow_in_pairs(s, f, i);
+}
+
 static int repeat_paths(struct survey *s, struct fit *f)
 {
     int n0 = s->npairs, rc = 0;
@@ -1637,8 +1681,8 @@ static int repeat_paths(struct survey *s, struct fit *f)
         for (int p = 0; p < n0; p++) {
             struct survey_pair *x = &s->pairs[p];
             /* a node slow with every partner explains it; one fast with another does not */
-            if (repeated[p] || !node_ok(s, x->a) || !node_ok(s, x->b) || !pair_slow(s, f, x) ||
-                !fast_elsewhere(s, f, x->a, x->b) || !fast_elsewhere(s, f, x->b, x->a))
+            if (repeated[p] || !node_ok(s, x->a) || !node_ok(s, x->b) || !path_pair_slow(s, f, x) ||
+                !path_fast_elsewhere(s, f, x->a, x->b) || !path_fast_elsewhere(s, f, x->b, x->a))
                 continue;
             if (used[x->a] || used[x->b]) {
                 left = 1;
@@ -1902,13 +1946,13 @@ static void path_verdict(struct survey *s, const struct fit *f, int a, int b, ch
         if (y->a != b && y->b != b)
             continue;
         done[q] = 1;
-        all_slow &= pair_slow(s, f, y);
+        all_slow &= path_pair_slow(s, f, y);
         failed += y->busbw < 0;
         if (n < 8)
             v[n] = y->busbw;
         n++;
     }
-    if (n < 2 || !all_slow || node_slow_in_pairs(s, f, a) || node_slow_in_pairs(s, f, b) ||
+    if (n < 2 || !all_slow || path_node_slow(s, f, a) || path_node_slow(s, f, b) ||
         f->cap[a] <= 0 || f->cap[b] <= 0)
         return;
     /* both nodes faster elsewhere, by more than the tolerance: a mildly slow node's pairs sit
@@ -1985,7 +2029,7 @@ static void pair_verdicts(struct survey *s)
     char *done = util_xcalloc((size_t)s->npairs + 1, 1);
     for (int p = 0; p < s->npairs; p++) {
         struct survey_pair *x = &s->pairs[p];
-        if (!done[p] && node_ok(s, x->a) && node_ok(s, x->b) && pair_slow(s, &f, x))
+        if (!done[p] && node_ok(s, x->a) && node_ok(s, x->b) && path_pair_slow(s, &f, x))
             path_verdict(s, &f, x->a, x->b, done);
     }
     free(done);
