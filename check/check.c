@@ -58,7 +58,6 @@ static void cannot(json_t *report, int status, const char *fmt, ...)
             json_pack("{s:o,s:i}", "text", util_json_shown(text), "status", status));
 }
 
-/* doctor's checks of this node; each that fails is a failure, its fix with it. */
 double check_clock_s(void)
 {
     struct timespec ts;
@@ -72,6 +71,7 @@ static double left_s(const struct check_opts *o)
     return o->deadline_s > 0 ? o->deadline_s - (check_clock_s() - o->started_s) : HUGE_VAL;
 }
 
+/* doctor's checks of this node; each that fails is a failure, its fix with it. */
 static void doctor_part(const struct check_opts *o, json_t *report, const struct topo *t,
                         const json_t *profile)
 {
