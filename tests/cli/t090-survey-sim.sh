@@ -183,6 +183,21 @@ surveys allstall.json allstall "1 2 3 4 5"
 check "every node stalls, repeats healthy: nothing named" python3 -c 'import json, sys
 bad = {f: json.load(open(f + "/survey.json"))["verdicts"] for f in sys.argv[1:]}
 assert not any(bad.values()), bad' allstall-1 allstall-2 allstall-3 allstall-4 allstall-5
+# one node's stall cleared by its repeat is no verdict, and the report shows both values (only
+# the HTML had the repeat: report.txt showed a node at half its class's speed, unnamed)
+cluster onestall.json 16 '[{"kind": "stalls", "hosts": ["node0005"], "factor": 0.5}]'
+surveys onestall.json onestall "1"
+check "report.txt: the stalled node's first value and its repeat" python3 - onestall-1 <<'PY'
+import json, re, sys
+d = sys.argv[1]
+n = {x["host"]: x for x in json.load(open(d + "/survey.json"))["nodes"]}["node0005"]
+first, again = n["alone_busbw"], n["alone_repeat_busbw"]
+assert again > 1.5 * first, n
+row = [l for l in open(d + "/report.txt") if l.split()[:1] == ["node0005"]][0].split()
+assert row[1:3] == ["%.2f" % first, "%.2f" % again], row
+md = [l for l in open(d + "/report.md") if l.startswith("| node0005 |")][0]
+assert "| %.2f | %.2f |" % (first, again) in md, md
+PY
 # A slow link on a node whose first value alone stalled: "not alone" shows its repeat, the value
 # it passed on (it showed the stalled first one, 40% below the class, as the node's value alone),
 # and the evidence holds both.
