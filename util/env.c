@@ -7,10 +7,12 @@
 #include "util/log.h"
 #include "util/mem.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -429,6 +431,10 @@ static void conf_add_file(const char *path)
 static void conf_load(void)
 {
     const char *file = getenv("NCCL_CONF_FILE"), *home = getenv("HOME");
+    if (!home) { /* slurmd runs a Prolog without $HOME: NCCL to 2.29 asks getpwuid, 2.30 $HOME */
+        const struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
     char user[1024] = "";
     if (file && *file)
         snprintf(user, sizeof(user), "%s", file);

@@ -55,7 +55,8 @@ json_t *util_env_recorded(void);
 /*
  * The value NCCL reads for variable name in a process started from this one: the environment's,
  * else that of the first of NCCL's configuration files that sets it ($NCCL_CONF_FILE when set
- * and not empty, else $HOME/.nccl.conf; then /etc/nccl.conf), which NCCL loads into its own
+ * and not empty, else ~/.nccl.conf, the home directory $HOME or, without it, the user's, as NCCL
+ * 2.30 and NCCL up to 2.29 find it; then /etc/nccl.conf), which NCCL loads into its own
  * environment at init without replacing what is set. Their lines are NAME=VALUE, read as NCCL
  * reads them: '#' at the start makes a comment, nothing is trimmed but the line's end. NULL when
  * nothing sets it. *from (when from is not NULL) is the file's path, or NULL for the

@@ -102,7 +102,8 @@ assert r["ok"] is True and all(w in b for w in sys.argv[2:]), b' "$TEST_TMP/out"
 # sim on the spec (the sim itself predicts a machine whose files are not this host's).
 cat >nccl-here.sh <<EOF
 #!/bin/bash
-for f in "\${NCCL_CONF_FILE:-\$HOME/.nccl.conf}" /etc/nccl.conf; do
+home=\${HOME:-\$(getent passwd "\$(id -u)" | cut -d: -f6)}
+for f in "\${NCCL_CONF_FILE:-\$home/.nccl.conf}" /etc/nccl.conf; do
     [ -f "\$f" ] || continue
     while IFS= read -r line || [ -n "\$line" ]; do
         case \$line in '#'* | [!=]*=*) ;; *) continue ;; esac
@@ -158,6 +159,18 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
          exec env "$4" "$2" check --backend nccl --input "$3" --no-doctor' _ "$TEST_TMP/etc" \
         "$TOPOTUNE" "$h100" "${here[0]}"
     expect_stderr_has "NCCL_ALGO=Ring (/etc/nccl.conf)" "/etc/nccl.conf's variables are named"
+    # slurmd runs a Prolog without $HOME: NCCL up to 2.29 finds ~/.nccl.conf through getpwuid
+    home=$(getent passwd 0 | cut -d: -f6)
+    if [ -d "$home" ]; then
+        mkdir -p rootdir
+        cp site.conf rootdir/.nccl.conf
+        # shellcheck disable=SC2016 # the words of the inner shell
+        expect_exit 0 "a slow configuration of the user's ~/.nccl.conf without \$HOME" -- unshare -m bash -c \
+            'mount --make-rprivate / && mount --bind "$1" "$2" &&
+             exec env -u HOME "$5" "$3" check --backend nccl --input "$4" --no-doctor' _ \
+            "$TEST_TMP/rootdir" "$home" "$TOPOTUNE" "$h100" "${here[0]}"
+        expect_stderr_has "NCCL_ALGO=Ring ($home/.nccl.conf)" "the home directory's file named"
+    fi
 fi
 # the drain is the verdict's: a prolog whose standard output is closed drains a failing node too,
 # and exits 1 (it exited 3, no verdict, and a Prolog passing 3 put the node back in service)
