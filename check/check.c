@@ -68,7 +68,8 @@ double check_clock_s(void)
 /* What is left of the check's --deadline (HUGE_VAL: none). */
 static double left_s(const struct check_opts *o)
 {
-    return o->deadline_s > 0 ? o->deadline_s - (check_clock_s() - o->started_s) : HUGE_VAL;
+    return o->deadline_s > 0 ? o->deadline_s - o->reserve_s - (check_clock_s() - o->started_s)
+                             : HUGE_VAL;
 }
 
 /* doctor's checks of this node; each that fails is a failure, its fix with it. */
@@ -393,7 +394,8 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
         if (!json_array_size(json_object_get(report, "failures")))
             cannot(report, 3,
                    "%.0f s of the check's --deadline of %g s were left for the benchmark, less "
-                   "than %d: not run (doctor's checks took the rest; give a longer --deadline)",
+                   "than %d: not run (doctor's checks or the drain's share took the rest; give a "
+                   "longer --deadline)",
                    fmax(0, run_s), o->deadline_s, CHECK_BENCH_MIN_S);
         json_object_set_new(report, "bench",
                             json_pack("{s:i,s:s,s:b,s:s}", "exit_code", -1, "outcome", "none",

@@ -34,6 +34,7 @@ struct check_opts {
      * watchdog on 8 GPUs, went undrained. */
     double deadline_s;
     double started_s; /* when the check began (check_clock_s; 0: check_run sets it) */
+    double reserve_s; /* of deadline_s, kept for the caller after the check (its drain) */
     int no_doctor;    /* skip doctor's checks (the bench alone) */
     /* this node's GPUs running compute processes: measure nothing (no verdict), measure anyway,
      * or fail (a Prolog of exclusive nodes: what the last job left) */
@@ -56,6 +57,9 @@ struct check_opts {
  * mapped).
  */
 json_t *check_run(const struct check_opts *o, int *status);
+
+/* What --drain keeps of --deadline for its two Slurm commands (3 s each, 2 s each to stop). */
+#define CHECK_DRAIN_S 10
 
 /* Seconds on CLOCK_MONOTONIC, the clock of --deadline. */
 double check_clock_s(void);

@@ -114,6 +114,8 @@ static int parse(int argc, char **argv, struct check_cli *o, int *status)
                       : !strcmp(c->backend, "sim") && !c->input
                           ? "--backend sim predicts the hardware of --input FILE: give it"
                       : o->apply && !o->drain ? "--apply runs what --drain prints: give --drain"
+                      : o->drain && c->deadline_s > 0 && c->deadline_s < 20 + CHECK_DRAIN_S
+                          ? "--deadline with --drain: 30 s at least (its last 10 s are the drain's)"
                       : o->out && strlen(o->out) > 1000 ? "--out: at most 1000 characters"
                       : o->metrics && !strcmp(o->metrics, "-")
                           ? "--metrics -: standard output holds the check's lines: give a file"
@@ -153,7 +155,7 @@ static int drain(const struct check_cli *o, const json_t *report)
     /* Slurm's two commands (sinfo, scontrol) in what is left of --deadline, 2 s each to stop: a
      * slow slurmctld took 64 s more, and Slurm killed the health check before its drain */
     double left = o->c.deadline_s > 0 ? o->c.deadline_s - (check_clock_s() - o->c.started_s) : 0;
-    double each = o->c.deadline_s > 0 ? fmax(1, fmin(30, (left - 4) / 2)) : 30;
+    double each = o->c.deadline_s > 0 ? fmax(1, fmin(30, (left - 4) / 2)) : 30; /* 2 s to stop */
     /* with --json, standard output holds the report alone */
     int rc =
         ops_slurm_step(survey, 1, 0, o->apply, o->out, o->json ? stderr : stdout, each) ? 3 : 0;
@@ -252,6 +254,9 @@ int cmd_check(int argc, char **argv)
     util_child_supervise();
     status = 0;
     o.c.started_s = check_clock_s(); /* --deadline counts from here, the drain included */
+    /* --drain's two Slurm commands get 3 s each and 2 s to stop within the deadline: after a
+     * benchmark that hung to its end they had 1 s, and a slow slurmctld took the drain past it */
+    o.c.reserve_s = o.drain ? CHECK_DRAIN_S : 0;
     json_t *report = check_run(&o.c, &status);
     int started = report != NULL;
     if (!started) /* no verdict, said where a wrapper reads it (the reason is on stderr too) */

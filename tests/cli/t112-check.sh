@@ -412,9 +412,15 @@ printf '#!/bin/sh\nexec sleep 1000\n' >slow-slurm/sinfo
 chmod +x slow-slurm/sinfo
 expect_exit 1 "a drain under --deadline" -- timeout 120 env PATH="$TEST_TMP/slow-slurm:$PATH" \
     TOPOTUNE_P2P_PROGRAM="$TEST_TMP/bench-hangs.sh" SLURMD_NODENAME=n1 "$TOPOTUNE" check --backend sim \
-    --input "$h100" --deadline 20 --drain --apply
+    --input "$h100" --deadline 30 --drain --apply
 check "sinfo given what was left, not 30 s" sh -c "grep -q 'sinfo did not answer within [0-9] s' '$TEST_TMP/err'"
+# ... and a benchmark that hangs to its end leaves the drain its 10 s (it had 1 s for each command)
+expect_exit 1 "a hung benchmark's drain under --deadline" -- timeout 120 env PATH="$TEST_TMP/slow-slurm:$PATH" \
+    TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-hangs.sh" SLURMD_NODENAME=n1 "$TOPOTUNE" check --backend sim \
+    --input "$h100" --no-doctor --deadline 30 --drain --apply
+check "sinfo given 3 s or more" sh -c "grep -qE 'sinfo did not answer within ([3-9]|[1-9][0-9]) s' '$TEST_TMP/err'"
 expect_exit 2 "a deadline under 20 s is refused" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 19
+expect_exit 2 "with --drain, under 30 s" -- "$TOPOTUNE" check --backend sim --input "$h100" --deadline 29 --drain
 # Damaged events are no measurement: a size far below its band, then given again fine, passed;
 # ranks of -5 and a busbw of -3 were copied into a report its own schema refused (the ranks
 # blamed on --np, exit 2); a busbw of 1e308 passed as above the band.
