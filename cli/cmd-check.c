@@ -38,15 +38,15 @@ struct check_cli {
 
 static const char usage[] =
     "[--profile DIR] [--input FILE] [--backend nccl|mpi|sim] [--np N] [-b MIN] [-e MAX] [-f N]\n"
-    "       [-n ITERS] [-T SECONDS] [--no-doctor] [--busy skip|run|fail] [--out DIR] [--json]\n"
-    "       [--metrics FILE] [--drain [--apply]]\n\n"
+    "       [-n ITERS] [-T SECONDS] [--deadline SECONDS] [--no-doctor] [--busy skip|run|fail]\n"
+    "       [--out DIR] [--json] [--metrics FILE] [--drain [--apply]]\n\n"
     "A fast health check of this node for Slurm (Prolog, Epilog, HealthCheckProgram) and LBNL\n"
     "NHC: doctor's checks, then one short all_reduce run whose busbw at each size must lie within\n"
     "the band this node should measure (the profile's runs, else the model's prediction for its\n"
     "hardware). One line per failure (FAIL CHECK: ...), NOT CHECKED HOST: ... when the check\n"
     "could not be made, or one OK line.\n"
-    "Exit: 0 healthy, 1 a failure, 2 usage or input, 3 the check could not run (or, with\n"
-    "--apply, Slurm did not take the drain).";
+    "Exit: 0 healthy, 1 a failure (even when the drain or a report could not be made: said),\n"
+    "2 usage or input, 3 the check could not run.";
 
 static int parse(int argc, char **argv, struct check_cli *o, int *status)
 {

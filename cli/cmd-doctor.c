@@ -154,7 +154,7 @@ int cmd_doctor(int argc, char **argv)
         {"json", 0, UTIL_OPT_OPTSTRING, &json, "FILE",
          "JSON {\"checks\": [...]} (stdout: - or none)"},
         {"copy-timeout", 0, UTIL_OPT_DOUBLE, &copy_s, "S",
-         "deadline of the P2P copy test (default 15 s + 0.5 s per GPU pair)", .min = 0.001,
+         "deadline of the P2P copy test (default 15 s + n^2/2 s for n GPUs)", .min = 0.001,
          .max = 86400},
         {"hosts", 0, UTIL_OPT_STRING, &hosts, "LIST",
          "check these nodes through mpirun and compare them (h1,h2,...)"},
