@@ -1544,10 +1544,9 @@ static double elsewhere(const struct survey *s, int a, int b)
     return m;
 }
 
-/* Whether node a runs at speed (pair_low) with a partner other than b, without a verdict. */
-static int fast_elsewhere(const struct survey *s, const struct fit *f, int a, int b)
+/* Whether node a runs at low or faster with a partner other than b, without a verdict. */
+static int fast_at(const struct survey *s, int a, int b, double low)
 {
-    double low = pair_low(s, f, a);
     for (int k = 0; k < s->nodes[a].npairs; k++) {
         const struct survey_pair *x = &s->pairs[s->nodes[a].pair_index[k]];
         int other = x->a == a ? x->b : x->a;
@@ -1556,6 +1555,12 @@ static int fast_elsewhere(const struct survey *s, const struct fit *f, int a, in
             return 1;
     }
     return 0;
+}
+
+/* Whether node a runs at speed (pair_low) with a partner other than b, without a verdict. */
+static int fast_elsewhere(const struct survey *s, const struct fit *f, int a, int b)
+{
+    return fast_at(s, a, b, pair_low(s, f, a));
 }
 
 /* Whether node i is slow with its partners but its worst (distinct partners without a verdict):
@@ -1646,19 +1651,8 @@ static int path_pair_slow(const struct survey *s, const struct fit *f, const str
  * at its own bound too. */
 static int path_fast_elsewhere(const struct survey *s, const struct fit *f, int a, int b)
 {
-    if (fast_elsewhere(s, f, a, b))
-        return 1;
-    if (!own_judged(f, a))
-        return 0;
-    double low = f->lv[f->of[a]].own_bound;
-    for (int k = 0; k < s->nodes[a].npairs; k++) {
-        const struct survey_pair *x = &s->pairs[s->nodes[a].pair_index[k]];
-        int other = x->a == a ? x->b : x->a;
-        if (other != b && node_ok(s, other) && x->busbw >= low &&
-            pair_value(s, a, other, NULL) >= low)
-            return 1;
-    }
-    return 0;
+    return fast_elsewhere(s, f, a, b) ||
+           (own_judged(f, a) && fast_at(s, a, b, f->lv[f->of[a]].own_bound));
 }
 
 /* Node i slow in pairs, for a path: node_slow_in_pairs, or in a class own_judged below its own
