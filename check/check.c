@@ -203,12 +203,8 @@ static int expectation(const struct check_opts *o, const struct topo *t, struct 
  * measured with (a site's profile.d or /etc/nccl.conf): said, since a failure may be theirs. */
 static void warn_unmeasured(const struct check_opts *o, const json_t *profile)
 {
-    json_t *here = util_env_recorded(), *v, *value;
-    if (!strcmp(o->backend, "nccl")) { /* NCCL on this node reads its files */
-        json_t *files = util_env_nccl_files();
-        json_object_update_missing(here, files);
-        json_decref(files);
-    }
+    /* NCCL on this node reads its files too */
+    json_t *here = util_env_nccl_reaching(!strcmp(o->backend, "nccl")), *v, *value;
     struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, value) {
@@ -216,8 +212,7 @@ static void warn_unmeasured(const struct check_opts *o, const json_t *profile)
         size_t i;
         json_array_foreach(json_object_get(profile, "variables"), i, v)
             set |= !strcmp(util_json_str(v, "name", ""), name);
-        /* the file NCCL_CONF_FILE names is read above: what it sets is named instead */
-        if (!strncmp(name, "NCCL_", 5) && strcmp(name, "NCCL_CONF_FILE") && !set)
+        if (!set)
             util_buf_addf(&names, "%s%.64s%s%.200s%s", names.len ? ", " : "", name,
                           json_is_array(value) ? " (set in " : "",
                           json_is_array(value) ? json_string_value(json_array_get(value, 1)) : "",

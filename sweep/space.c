@@ -546,19 +546,13 @@ char *sweep_space_inherited(const struct sweep_space *s, const char *backend)
 {
     if (backend && !strcmp(backend, "mpi")) /* host MPI between processes: no NCCL */
         return NULL;
-    json_t *here = util_env_recorded(), *v;
-    if (!backend || !strcmp(backend, "nccl")) {
-        json_t *files = util_env_nccl_files();
-        json_object_update_missing(here, files);
-        json_decref(files);
-    }
+    json_t *here = util_env_nccl_reaching(!backend || !strcmp(backend, "nccl")), *v;
     struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, v) {
         const char *value =
             json_is_array(v) ? json_string_value(json_array_get(v, 0)) : json_string_value(v);
-        if (strncmp(name, "NCCL_", 5) || !strncmp(name, "NCCL_DEBUG", 10) ||
-            !strcmp(name, "NCCL_CONF_FILE") || util_env_per_node(name) ||
+        if (!strncmp(name, "NCCL_DEBUG", 10) || util_env_per_node(name) ||
             json_object_get(json_object_get(s->doc, "fixed"), name))
             continue;
         util_buf_addf(&names, "%s%.64s=%.64s", names.len ? ", " : "", name, value ? value : "");

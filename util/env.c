@@ -467,6 +467,21 @@ const char *util_env_nccl(const char *name, const char **from)
     return json_string_value(json_array_get(v, 0));
 }
 
+json_t *util_env_nccl_reaching(int files)
+{
+    json_t *here = util_env_recorded(), *v, *tmp;
+    const char *name;
+    json_object_foreach_safe(here, tmp, name, v)
+        if (strncmp(name, "NCCL_", 5) || !strcmp(name, "NCCL_CONF_FILE"))
+            json_object_del(here, name);
+    if (files) {
+        json_t *set = util_env_nccl_files();
+        json_object_update_missing(here, set);
+        json_decref(set);
+    }
+    return here;
+}
+
 json_t *util_env_nccl_files(void)
 {
     conf_load();

@@ -69,4 +69,9 @@ const char *util_env_nccl(const char *name, const char **from);
  * environment does not, as an object of NAME: [VALUE, FILE]. */
 json_t *util_env_nccl_files(void);
 
+/* New reference: the NCCL variables a process started from this one hands NCCL, NCCL_CONF_FILE
+ * left out (what its file sets is there instead): the environment's as NAME: VALUE and, with
+ * files (NCCL runs here), what NCCL's configuration files set under it as NAME: [VALUE, FILE]. */
+json_t *util_env_nccl_reaching(int files);
+
 #endif
