@@ -58,17 +58,10 @@ static void cannot(json_t *report, int status, const char *fmt, ...)
             json_pack("{s:o,s:i}", "text", util_json_shown(text), "status", status));
 }
 
-double check_clock_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* What is left of the check's --deadline (HUGE_VAL: none). */
 static double left_s(const struct check_opts *o)
 {
-    return o->deadline_s > 0 ? o->deadline_s - o->reserve_s - (check_clock_s() - o->started_s)
+    return o->deadline_s > 0 ? o->deadline_s - o->reserve_s - (util_clock_s() - o->started_s)
                              : HUGE_VAL;
 }
 
@@ -607,7 +600,7 @@ json_t *check_run(const struct check_opts *opts, int *status)
 {
     struct check_opts run = *opts; /* the deadline counts from here */
     const struct check_opts *o = &run;
-    run.started_s = run.started_s > 0 ? run.started_s : check_clock_s();
+    run.started_s = run.started_s > 0 ? run.started_s : util_clock_s();
     struct topo t;
     topo_init(&t);
     /* a file stands for this node's hardware: its system facts are this machine's, for doctor */

@@ -33,7 +33,7 @@ struct check_opts {
      * verdict: a node whose P2P hangs, 47 s of doctor's copies and 30 s of the benchmark's
      * watchdog on 8 GPUs, went undrained. */
     double deadline_s;
-    double started_s; /* when the check began (check_clock_s; 0: check_run sets it) */
+    double started_s; /* when the check began (util_clock_s; 0: check_run sets it) */
     double reserve_s; /* of deadline_s, kept for the caller after the check (its drain) */
     int no_doctor;    /* skip doctor's checks (the bench alone) */
     /* this node's GPUs running compute processes: measure nothing (no verdict), measure anyway,
@@ -60,9 +60,6 @@ json_t *check_run(const struct check_opts *o, int *status);
 
 /* What --drain keeps of --deadline for its two Slurm commands (3 s each, 2 s each to stop). */
 #define CHECK_DRAIN_S 10
-
-/* Seconds on CLOCK_MONOTONIC, the clock of --deadline. */
-double check_clock_s(void);
 
 /* The failures, one line each ("FAIL check: text"), then "NOT CHECKED host: text" when the check
  * could not be made, or else one "OK" line when nothing failed, to out. */

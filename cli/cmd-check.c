@@ -154,7 +154,7 @@ static int drain(const struct check_cli *o, const json_t *report)
                   util_buf_str(&checks), "text", "", "nodes");
     /* Slurm's two commands (sinfo, scontrol) in what is left of --deadline, 2 s each to stop: a
      * slow slurmctld took 64 s more, and Slurm killed the health check before its drain */
-    double left = o->c.deadline_s > 0 ? o->c.deadline_s - (check_clock_s() - o->c.started_s) : 0;
+    double left = o->c.deadline_s > 0 ? o->c.deadline_s - (util_clock_s() - o->c.started_s) : 0;
     double each = o->c.deadline_s > 0 ? fmax(1, fmin(30, (left - 4) / 2)) : 30; /* 2 s to stop */
     /* with --json, standard output holds the report alone */
     int rc =
@@ -253,7 +253,7 @@ int cmd_check(int argc, char **argv)
     o.c.bench = bench;
     util_child_supervise();
     status = 0;
-    o.c.started_s = check_clock_s(); /* --deadline counts from here, the drain included */
+    o.c.started_s = util_clock_s(); /* --deadline counts from here, the drain included */
     /* --drain's two Slurm commands get 3 s each and 2 s to stop within the deadline: after a
      * benchmark that hung to its end they had 1 s, and a slow slurmctld took the drain past it */
     o.c.reserve_s = o.drain ? CHECK_DRAIN_S : 0;

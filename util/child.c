@@ -220,7 +220,7 @@ int util_child_interrupted(void)
     return interrupted;
 }
 
-static double now(void)
+double util_clock_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -464,7 +464,7 @@ int util_child_start(struct util_child *c)
         return -1;
     }
     pid_t parent = getpid();
-    c->wall_s = now();
+    c->wall_s = util_clock_s();
     c->pid = fork();
     if (c->pid < 0) {
         c->exec_errno = errno;
@@ -490,7 +490,7 @@ int util_child_start(struct util_child *c)
         c->exec_errno = err;
         waitpid(c->pid, NULL, 0);
         untrack(c->pid);
-        c->wall_s = now() - c->wall_s;
+        c->wall_s = util_clock_s() - c->wall_s;
         return -1;
     }
     return 0;
@@ -533,7 +533,7 @@ int util_child_wait(struct util_child *c)
         }
         if (r < 0 && errno != EINTR)
             break; /* ECHILD: someone else reaped it; its status is unknown, never "exit 0" */
-        double t = now();
+        double t = util_clock_s();
         if (interrupted) /* started as the signal came: the handler did not know it yet */
             kill(-c->pid, SIGKILL);
         if (c->timeout_s > 0 && !c->timed_out && t - start > c->timeout_s) {
@@ -552,7 +552,7 @@ int util_child_wait(struct util_child *c)
      * reparented, next to the next run. The session keeps its number while a member lives, so
      * the kill cannot reach another's.
      */
-    for (double until = now() + 2; now() < until;) {
+    for (double until = util_clock_s() + 2; util_clock_s() < until;) {
         int left = kill(-c->pid, SIGKILL) == 0;
         left += kill_session(c->pid);
         if (!kill_orphans() && !left)
@@ -561,7 +561,7 @@ int util_child_wait(struct util_child *c)
         nanosleep(&ts, NULL);
     }
     untrack(c->pid);
-    c->wall_s = now() - start;
+    c->wall_s = util_clock_s() - start;
     c->lost = !reaped;
     if (reaped && WIFEXITED(status))
         c->exit_code = WEXITSTATUS(status);
@@ -620,12 +620,12 @@ int util_child_end_session(pid_t sid, const char *marker, double grace_s, int *k
     *killed = 0;
     for (int i = 0; i < n; i++)
         kill(pids[i], SIGTERM);
-    double until = now() + grace_s;
-    while (n && marked_in_session(sid, marker, pids, MAX_LIVE * 4) && now() < until) {
+    double until = util_clock_s() + grace_s;
+    while (n && marked_in_session(sid, marker, pids, MAX_LIVE * 4) && util_clock_s() < until) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    for (until = now() + 5; n && now() < until; *killed = 1) {
+    for (until = util_clock_s() + 5; n && util_clock_s() < until; *killed = 1) {
         int left = marked_in_session(sid, marker, pids, MAX_LIVE * 4);
         if (!left)
             break;

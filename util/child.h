@@ -56,6 +56,9 @@ void util_child_setup(void);
  */
 void util_child_supervise(void);
 
+/* Seconds on CLOCK_MONOTONIC: the clock a child's timeout_s is kept on. */
+double util_clock_s(void);
+
 /* The signal util_child_supervise deferred, else 0. Async-signal-safe. */
 int util_child_interrupted(void);
 
