@@ -375,7 +375,9 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     char **env = profile ? profile_env(profile) : NULL;
     struct launch l = {o->launcher, o->np, NULL, env};
     char **argv = launch_argv(&l, program);
-    struct util_child c = {.argv = argv, .env = env, .log = log, .timeout_s = run_s, .grace_s = 2};
+    /* SIGTERM 3 s before the deadline, SIGKILL 2 s later, its end awaited 1 s more */
+    struct util_child c = {
+        .argv = argv, .env = env, .log = log, .timeout_s = run_s, .grace_s = 2, .kill_wait_s = 1};
     char started[256] = "";                  /* what was run: the benchmark, or its launcher */
     if (argv && run_s < CHECK_BENCH_MIN_S) { /* no time to tell a slow start from a hang */
         /* a doctor check that failed (a peer copy that hung) is the verdict; else none */
@@ -422,6 +424,11 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     else if (damaged) /* what the node's benchmark said is no measurement to judge */
         fail(report, "bench", "topotune-bench's events are damaged (%s): see '%s'", damaged,
              events);
+    else if (c.stuck) /* the GPU driver holds it (a GPU off the bus): the node's fault */
+        fail(report, "bench",
+             "topotune-bench did not end after SIGKILL (asleep in the GPU driver: see the kernel "
+             "log for Xid errors), left behind (outcome %s): see '%s'",
+             outcome, log);
     else if (c.timed_out && run_s < o->timeout_s * 20 + 30)
         fail(report, "bench",
              "topotune-bench still ran at the check's --deadline of %g s, stopped (outcome %s): "

@@ -81,17 +81,22 @@ static void report(json_t *c, const struct topo *t, const struct util_child *ch,
     parse_log(text, &l);
     char tail[256];
     last_line(text, tail, sizeof(tail));
+    /* a copy SIGKILL does not end sleeps in the driver, where a GPU that fell off the bus keeps
+     * it: the node's fault too, said so; waiting for it would hang the check with it */
+    const char *stuck = ch->stuck ? ", and it did not end after SIGKILL (asleep in the GPU driver: "
+                                    "see the kernel log for Xid errors)"
+                                  : "";
     if (ch->exec_errno)
         doctor_add(c, "p2p-copy", "unknown", NULL, "the copy test could not start: %s",
                    strerror(ch->exec_errno));
     else if (ch->timed_out && l.open_src >= 0)
         doctor_add(c, "p2p-copy", "fail", copy_fix,
                    "the peer copy GPU%d->GPU%d hung: killed after %.0f s (%d pair(s) verified "
-                   "before it)",
-                   l.open_src, l.open_dst, deadline, l.ok);
+                   "before it)%s",
+                   l.open_src, l.open_dst, deadline, l.ok, stuck);
     else if (ch->timed_out)
-        doctor_add(c, "p2p-copy", "fail", copy_fix, "the copy test hung: killed after %.0f s",
-                   deadline);
+        doctor_add(c, "p2p-copy", "fail", copy_fix, "the copy test hung: killed after %.0f s%s",
+                   deadline, stuck);
     else if (l.wrong || ch->exit_code == 7)
         doctor_add(c, "p2p-copy", "fail", copy_fix,
                    "%d peer copy(ies) corrupted data (first: %s); %d verified", l.wrong,
@@ -144,7 +149,9 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
         int fd = util_temp_file(log, sizeof(log), "topotune-p2p");
         double deadline = timeout_s > 0 ? timeout_s : doctor_copy_timeout_s(t);
         char *argv[] = {prog, NULL};
-        struct util_child ch = {.argv = argv, .log = log, .timeout_s = deadline, .grace_s = 2};
+        /* a second after SIGKILL, not 5: under check's --deadline every second is counted */
+        struct util_child ch = {
+            .argv = argv, .log = log, .timeout_s = deadline, .grace_s = 2, .kill_wait_s = 1};
         struct util_buf text = UTIL_BUF_INIT;
         if (fd >= 0) {
             close(fd);

@@ -444,6 +444,7 @@ int util_child_start(struct util_child *c)
     int pipefd[2];
     c->exec_errno = c->capture_errno = 0;
     c->lost = 0;
+    c->stuck = 0;
     c->timed_out = 0;
     c->exit_code = -1;
     c->signal = 0;
@@ -500,6 +501,8 @@ int util_child_start(struct util_child *c)
  * Orphans reparented to us (we are their subreaper) that left the child's
  * process group (setsid): killed and reaped too, so none outlives its run.
  * Other live children of ours, and those we had before the run, are left alone.
+ * Reaped only when dead already: one asleep where SIGKILL does not reach would hold a blocking
+ * wait for as long as it sleeps (util_child_wait's loop tries again, for a while).
  */
 static int kill_orphans(void)
 {
@@ -507,7 +510,7 @@ static int kill_orphans(void)
     int n = children_of_me(kids, MAX_LIVE * 4), found = 0;
     for (int i = 0; i < n; i++)
         if (!tracked(kids[i]) && !in_list(kids[i], before, nbefore) && kill(kids[i], SIGKILL) == 0)
-            found += waitpid(kids[i], NULL, 0) > 0;
+            found += waitpid(kids[i], NULL, WNOHANG) >= 0;
     return found;
 }
 
@@ -523,7 +526,8 @@ static int kill_session(pid_t sid)
 
 int util_child_wait(struct util_child *c)
 {
-    double start = c->wall_s, term_at = 0;
+    double start = c->wall_s, term_at = 0, kill_at = 0;
+    double kill_wait = c->kill_wait_s > 0 ? c->kill_wait_s : UTIL_CHILD_KILL_WAIT_S;
     int status = 0, reaped = 0;
     for (;;) {
         pid_t r = waitpid(c->pid, &status, WNOHANG);
@@ -534,15 +538,20 @@ int util_child_wait(struct util_child *c)
         if (r < 0 && errno != EINTR)
             break; /* ECHILD: someone else reaped it; its status is unknown, never "exit 0" */
         double t = util_clock_s();
-        if (interrupted) /* started as the signal came: the handler did not know it yet */
-            kill(-c->pid, SIGKILL);
         if (c->timeout_s > 0 && !c->timed_out && t - start > c->timeout_s) {
             c->timed_out = 1;
             term_at = t;
             kill(-c->pid, SIGTERM);
         }
-        if (c->timed_out && t - term_at > c->grace_s)
+        /* interrupted: it may have started as the signal came, unknown to the handler */
+        if (interrupted || (c->timed_out && t - term_at > c->grace_s)) {
             kill(-c->pid, SIGKILL);
+            kill_at = kill_at > 0 ? kill_at : t;
+        }
+        if (kill_at > 0 && t - kill_at > kill_wait) { /* in the kernel, beyond any signal */
+            c->stuck = 1;
+            break;
+        }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -552,17 +561,17 @@ int util_child_wait(struct util_child *c)
      * reparented, next to the next run. The session keeps its number while a member lives, so
      * the kill cannot reach another's.
      */
-    for (double until = util_clock_s() + 2; util_clock_s() < until;) {
+    for (double until = util_clock_s() + (c->stuck ? 0 : 2);;) { /* stuck: once, no wait */
         int left = kill(-c->pid, SIGKILL) == 0;
         left += kill_session(c->pid);
-        if (!kill_orphans() && !left)
+        if ((!kill_orphans() && !left) || util_clock_s() >= until)
             break;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     untrack(c->pid);
     c->wall_s = util_clock_s() - start;
-    c->lost = !reaped;
+    c->lost = !reaped && !c->stuck;
     if (reaped && WIFEXITED(status))
         c->exit_code = WEXITSTATUS(status);
     else if (reaped && WIFSIGNALED(status))

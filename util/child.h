@@ -17,14 +17,20 @@
  * filling the disk before its deadline. */
 #define UTIL_CHILD_MAX_FILE_BYTES (4ull << 30)
 
+/* How long a child's end is waited for after SIGKILL by default: a CUDA process's teardown takes
+ * seconds; one that takes longer sleeps where no signal reaches, and a supervisor that waited for
+ * it would hang with it. */
+#define UTIL_CHILD_KILL_WAIT_S 5.0
+
 struct util_child {
     /* set by the caller */
-    char **argv;      /* argv[0] is looked up in PATH */
-    char **env;       /* NAME=VALUE added to (or replacing in) this process's environment */
-    const char *log;  /* stdout and stderr go here (created or truncated); NULL: /dev/null */
-    const char *out;  /* when set, stdout alone goes here instead (a result to parse) */
-    double timeout_s; /* 0: none */
-    double grace_s;   /* between SIGTERM and SIGKILL */
+    char **argv;        /* argv[0] is looked up in PATH */
+    char **env;         /* NAME=VALUE added to (or replacing in) this process's environment */
+    const char *log;    /* stdout and stderr go here (created or truncated); NULL: /dev/null */
+    const char *out;    /* when set, stdout alone goes here instead (a result to parse) */
+    double timeout_s;   /* 0: none */
+    double grace_s;     /* between SIGTERM and SIGKILL */
+    double kill_wait_s; /* after SIGKILL, its end waited for so long (0: UTIL_CHILD_KILL_WAIT_S) */
     /* set by util_child_start / util_child_wait */
     pid_t pid;
     int exec_errno;    /* the exec failed with this errno: nothing ran */
@@ -34,6 +40,9 @@ struct util_child {
     int exit_code;     /* when it exited, else -1 */
     int lost;          /* it was reaped by someone else: how it ended is unknown (exit_code -1) */
     int signal;        /* when a signal ended it (ours after a timeout included), else 0 */
+    int stuck;         /* SIGKILL did not end it within kill_wait_s: asleep in the kernel where no
+                        * signal reaches (a GPU driver's or a file system's hang), left there
+                        * unreaped to die when it wakes; exit_code -1 */
     double wall_s;
 };
 
@@ -78,7 +87,9 @@ int util_child_start(struct util_child *c);
 /*
  * Waits for c to end, enforcing its deadline; then kills whatever is left of
  * its process group and session and the orphans it left to us (never another live child
- * of ours, never a process we did not start through it). Returns 0.
+ * of ours, never a process we did not start through it). A child that SIGKILL does not end
+ * within kill_wait_s is left (c->stuck), and so are orphans it does not end: this returns
+ * anyway. Returns 0.
  */
 int util_child_wait(struct util_child *c);
 

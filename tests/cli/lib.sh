@@ -131,6 +131,23 @@ sys.exit(subprocess.run(sys.argv[2:], stdout=w, stderr=open(sys.argv[1], "w")).r
         "$TEST_TMP/err" "$@"
 }
 
+# frozen_dir: sets FROZEN to a directory where a write sleeps in the kernel beyond any signal, as a
+# process in a GPU driver's hang (or on a dead NFS server) does: an ext4 image frozen by fsfreeze
+# (root and a loop device; returns 1 without them). Thawed and unmounted when the test ends,
+# or after 300 s should the test be killed first.
+frozen_dir() {
+    local d="$TEST_TMP/frozen"
+    [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null && command -v mkfs.ext4 >/dev/null || return 1
+    mkdir -p "$d" && truncate -s 8M "$TEST_TMP/frozen.img" &&
+        mkfs.ext4 -q -F "$TEST_TMP/frozen.img" 2>/dev/null &&
+        mount -o loop "$TEST_TMP/frozen.img" "$d" 2>/dev/null || return 1
+    trap 'fsfreeze -u "$TEST_TMP/frozen" 2>/dev/null; umount -l "$TEST_TMP/frozen" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+    fsfreeze -f "$d" || return 1
+    (sleep 300 && fsfreeze -u "$d") >/dev/null 2>&1 </dev/null &
+    # shellcheck disable=SC2034 # read by the test that called it
+    FROZEN=$d
+}
+
 finish() {
     echo "$((checks - failures)) passed, $failures failed"
     [ "$failures" -eq 0 ]

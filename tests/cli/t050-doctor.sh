@@ -100,6 +100,17 @@ check "hang fails naming the pair" bash -c "grep -q 'peer copy GPU1->GPU0 hung' 
 check "hang fix is NCCL_P2P_DISABLE" test "$(fix_of p2p-copy "$TEST_TMP/copy1.json" | cut -c1-24)" = "set NCCL_P2P_DISABLE=1, "
 check "the hanging copy test started" test -s "$TEST_TMP/p2p-hang.pid"
 check "no copy process left" bash -c "! kill -0 \$(cat '$TEST_TMP/p2p-hang.pid') 2>/dev/null"
+# A copy that SIGKILL does not end (asleep in the GPU driver after an Xid: a write to a frozen
+# file system here) fails the node and is left behind: doctor waited for it for ever, and check
+# with it, past Slurm's limit, so the node was never drained.
+if frozen_dir; then
+    printf '#!/bin/sh\necho "pair 0 1 start"\necho x >"%s/copy"\n' "$FROZEN" >"$TEST_TMP/p2p-stuck.sh"
+    chmod +x "$TEST_TMP/p2p-stuck.sh"
+    expect_exit 1 "a copy stuck in the kernel" -- timeout 60 env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-stuck.sh" \
+        "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy-stuck.json"
+    check "said as hung and left behind" grep -q 'GPU0->GPU1 hung: killed after 2 s (0 pair(s) verified before it), and it did not end after SIGKILL' \
+        "$TEST_TMP/copy-stuck.json"
+fi
 expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
     "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"
 check "corruption fails with the pair" bash -c "grep -q 'corrupted data (first: GPU0->GPU1: 4096 words)' '$TEST_TMP/copy2.json'"

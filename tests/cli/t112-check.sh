@@ -390,6 +390,24 @@ expect_exit 1 "a benchmark still running at --deadline fails" -- timeout 120 env
     --no-doctor --deadline 20
 check "said as the deadline's" grep -q "^FAIL bench: topotune-bench still ran at the check's --deadline of 20 s, stopped" \
     "$TEST_TMP/out"
+# A benchmark asleep in the GPU driver (after an Xid; a write to a frozen file system here), or one
+# of its ranks: SIGKILL does not end it, and the check waited for it past its deadline, for ever,
+# with no verdict: now it fails the node and leaves the process behind.
+if frozen_dir; then
+    printf '#!/bin/sh\nexec sh -c "echo x >%s/bench"\n' "$FROZEN" >bench-stuck.sh
+    printf '#!/bin/sh\nsh -c "echo x >%s/rank" &\nexec sleep 1000\n' "$FROZEN" >rank-stuck.sh
+    chmod +x bench-stuck.sh rank-stuck.sh
+    expect_exit 1 "a benchmark SIGKILL does not end fails by the deadline" -- timeout 120 env \
+        TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-stuck.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
+        --no-doctor --deadline 20
+    check "said as stuck" grep -q "^FAIL bench: topotune-bench did not end after SIGKILL (asleep in the GPU driver" \
+        "$TEST_TMP/out"
+    expect_exit 1 "... and one whose rank SIGKILL does not end" -- timeout 120 env \
+        TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/rank-stuck.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
+        --no-doctor --deadline 20
+    check "said as the deadline's" grep -q "^FAIL bench: topotune-bench still ran at the check's --deadline of 20 s" \
+        "$TEST_TMP/out"
+fi
 # a peer copy that hangs gets two fifths of the deadline (never more than its own 47 s on 8
 # GPUs): a verdict of its own, and no time left to start the benchmark in
 printf '#!/bin/sh\ntouch "%s/bench-started"\nexec sleep 1000\n' "$TEST_TMP" >bench-started.sh
