@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 void doctor_add(json_t *checks, const char *name, const char *status, const char *fix,
                 const char *fmt, ...)
@@ -106,6 +107,17 @@ static int rdma_nics(const struct topo *t)
  * are the defaults (64 KiB, 8 MiB); sites that set a finite limit set one of gigabytes. */
 #define MEMLOCK_LOW_BYTES (64LL << 20)
 
+/*
+ * Whether the limit binds the job: CAP_IPC_LOCK lifts it for what a process pins, and the job
+ * holds it too where it was given to a process not root (ambient capabilities), or to a
+ * container's root (Kubernetes' capabilities: add: IPC_LOCK, a privileged container). Not to root
+ * on a host: a Slurm Prolog runs as root, its jobs as their users, with slurmd's limit.
+ */
+static int memlock_lifted(const struct topo *t)
+{
+    return t->system.ipc_lock == 1 && (getuid() != 0 || t->system.container == 1);
+}
+
 /* 2. Locked memory where RDMA registers buffers. */
 static void check_memlock(json_t *c, const struct topo *t)
 {
@@ -116,6 +128,11 @@ static void check_memlock(json_t *c, const struct topo *t)
     if (!rdma_nics(t))
         doctor_add(c, "memlock", "pass", NULL,
                    "no RDMA NIC on this node: the limit does not matter");
+    else if (m >= 0 && memlock_lifted(t))
+        doctor_add(c, "memlock", "pass", NULL,
+                   "memlock is %lld KB, but this process holds CAP_IPC_LOCK, which lifts it for "
+                   "memory registration (a process of this job without it is held to it)",
+                   m >> 10);
     else if (m == TOPO_MEMLOCK_UNKNOWN)
         doctor_add(c, "memlock", "unknown", fix,
                    "%d RDMA NIC(s), but the memlock limit could not be read", rdma_nics(t));

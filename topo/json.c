@@ -81,6 +81,8 @@ static json_t *system_json(const struct topo *t)
                   t->system.memlock_bytes == TOPO_MEMLOCK_UNKNOWN
                       ? json_null()
                       : json_integer(t->system.memlock_bytes));
+    util_json_set(o, "ipc_lock",
+                  t->system.ipc_lock < 0 ? json_null() : json_boolean(t->system.ipc_lock));
     util_json_set(o, "container",
                   t->system.container < 0 ? json_null() : json_boolean(t->system.container));
     util_json_set(o, "iommu", util_json_str_or_null(t->system.iommu));

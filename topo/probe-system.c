@@ -180,6 +180,11 @@ static void probe_acs(struct topo *t)
     t->system.acs_bridges = list;
 }
 
+/* CAP_IPC_LOCK's bit in /proc/PID/status's CapEff (linux/capability.h). */
+#define CAP_IPC_LOCK_BIT 14
+
+/* The memlock limit, and CAP_IPC_LOCK, which lifts it: the kernel lets memory registration (RDMA
+ * pinning, ib_umem_get) exceed the limit for a process that holds it. */
 static void probe_memlock(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -188,6 +193,13 @@ static void probe_memlock(struct topo *t)
         char soft[32];
         if (line && sscanf(line + strlen("Max locked memory"), "%31s", soft) == 1)
             t->system.memlock_bytes = strcmp(soft, "unlimited") == 0 ? -1 : atoll(soft);
+    }
+    util_buf_reset(&b);
+    if (util_sysfs_read("/proc/self/status", &b) == 0) {
+        const char *line = strstr(util_buf_str(&b), "\nCapEff:");
+        unsigned long long caps;
+        if (line && sscanf(line + strlen("\nCapEff:"), "%llx", &caps) == 1)
+            t->system.ipc_lock = (caps >> CAP_IPC_LOCK_BIT) & 1;
     }
     util_buf_release(&b);
 }

@@ -151,6 +151,7 @@ void topo_init(struct topo *t)
     t->p2p_source = "none";
     t->system.shm_bytes = TOPO_UNKNOWN;
     t->system.memlock_bytes = TOPO_MEMLOCK_UNKNOWN;
+    t->system.ipc_lock = TOPO_UNKNOWN;
     t->system.container = TOPO_UNKNOWN;
     t->p2p_broken = TOPO_UNKNOWN;
     t->job_nodes = 1;

@@ -49,11 +49,14 @@ else
     echo "skipped: the /dev/shm check needs root and mount namespaces"
 fi
 
-# 2. A low memlock limit with RDMA NICs.
-expect_exit 1 "low memlock" -- bash -c "ulimit -l 64 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
+# 2. A low memlock limit with RDMA NICs, in a process without CAP_IPC_LOCK (which lifts it:
+# below), as a job's.
+no_ipc_lock=()
+if [ "$(id -u)" = 0 ]; then no_ipc_lock=(setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock); fi
+expect_exit 1 "low memlock" -- "${no_ipc_lock[@]}" bash -c "ulimit -l 64 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
 check "memlock fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
 check "memlock fix" bash -c "grep -q 'ulimit -l unlimited' '$TEST_TMP/ml.json'"
-expect_exit 1 "memlock at systemd's default, 8 MiB" -- bash -c "ulimit -l 8192 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
+expect_exit 1 "memlock at systemd's default, 8 MiB" -- "${no_ipc_lock[@]}" bash -c "ulimit -l 8192 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json '$TEST_TMP/ml.json'"
 check "it fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
 # a site's finite limit of gigabytes is no failure (every node of such a site was drained): said.
 # Raising a hard limit takes CAP_SYS_RESOURCE, which a container's root may lack: the limits
@@ -64,6 +67,36 @@ printf 'Limit                     Soft Limit           Hard Limit           Unit
 TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
     --json "$TEST_TMP/ml.json" >/dev/null 2>&1
 check "a finite 16 GiB memlock warns" test "$(status_of memlock "$TEST_TMP/ml.json")" = warn
+# CAP_IPC_LOCK lifts the limit for what a process pins (the kernel's RDMA registration): a job
+# given it (Kubernetes' capabilities: add: [IPC_LOCK], the usual way for RDMA pods) failed with
+# the container's 64 KiB. Here a user's process holds it as an ambient capability, for real.
+if [ "$(id -u)" = 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+ipc_lock \
+    --ambient-caps=+ipc_lock true 2>/dev/null; then
+    for caps in +ipc_lock -ipc_lock; do
+        setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="$caps" --ambient-caps="$caps" \
+            bash -c "ulimit -l 64 && '$TOPOTUNE' doctor --input '$specs/hgx-h100.json' --json -" \
+            >"$TEST_TMP/ml-$caps.json" 2>/dev/null
+    done
+    check "a user's process with CAP_IPC_LOCK passes at 64 KiB" test "$(status_of memlock "$TEST_TMP/ml-+ipc_lock.json")" = pass
+    check "saying why" grep -q 'this process holds CAP_IPC_LOCK' "$TEST_TMP/ml-+ipc_lock.json"
+    check "... and fails without it" test "$(status_of memlock "$TEST_TMP/ml--ipc_lock.json")" = fail
+fi
+# A container's root given it passes; root on a host does not: a Slurm Prolog runs as root, its
+# jobs as their users, held to slurmd's limit. (/proc and /.dockerenv laid out here.)
+printf 'Limit                     Soft Limit           Hard Limit           Units\nMax locked memory         65536 65536 bytes\n' \
+    >"$TEST_TMP/fakeroot/proc/self/limits"
+# Docker's default capabilities and IPC_LOCK (bit 14)
+printf 'Name:\ttopotune\nCapInh:\t0000000000000000\nCapEff:\t00000000a80465fb\n' >"$TEST_TMP/fakeroot/proc/self/status"
+if [ "$(id -u)" = 0 ]; then
+    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
+        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    check "root on a host with CAP_IPC_LOCK: the limit still fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
+    touch "$TEST_TMP/fakeroot/.dockerenv"
+    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
+        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    check "a container's root with it passes" test "$(status_of memlock "$TEST_TMP/ml.json")" = pass
+    rm "$TEST_TMP/fakeroot/.dockerenv"
+fi
 
 # 3b. The functional P2P copy test, supervised. The real program, where it was built, finds no GPU
 # here (unknown); programs that really hang (ignoring SIGTERM) or report corruption give fail.
