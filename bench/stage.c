@@ -6,13 +6,13 @@
  * outlives -T. Backends that poll give up before it, at the plain deadline.
  */
 #include "bench/internal.h"
+#include "util/child.h"
 #include "util/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -24,13 +24,6 @@ static struct {
     int started;
 } wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .stage = "init"};
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void bench_stage(struct bench_ctx *c, const char *fmt, ...)
 {
     va_list ap;
@@ -38,7 +31,7 @@ void bench_stage(struct bench_ctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(wd.stage, sizeof(wd.stage), fmt, ap);
     va_end(ap);
-    wd.deadline = c->opt->timeout_s > 0 ? now() + c->opt->timeout_s : 0;
+    wd.deadline = c->opt->timeout_s > 0 ? util_clock_s() + c->opt->timeout_s : 0;
     pthread_mutex_unlock(&wd.lock);
 }
 
@@ -58,7 +51,7 @@ const char *bench_current_stage(void)
 int bench_deadline_passed(void)
 {
     pthread_mutex_lock(&wd.lock);
-    int passed = wd.deadline > 0 && now() > wd.deadline;
+    int passed = wd.deadline > 0 && util_clock_s() > wd.deadline;
     pthread_mutex_unlock(&wd.lock);
     return passed;
 }
@@ -69,7 +62,7 @@ static void *watchdog(void *arg)
     for (;;) {
         usleep(20000);
         pthread_mutex_lock(&wd.lock);
-        int fire = wd.deadline > 0 && now() > wd.deadline + wd.grace;
+        int fire = wd.deadline > 0 && util_clock_s() > wd.deadline + wd.grace;
         char stage[64];
         memcpy(stage, wd.stage, sizeof(stage));
         pthread_mutex_unlock(&wd.lock);

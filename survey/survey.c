@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 void survey_defaults(struct survey *s)
@@ -222,8 +221,7 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
         }
     }
     struct util_buf why = UTIL_BUF_INIT;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = util_clock_s();
     if (whole) {
         int *nodes = util_xmalloc(sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++)
@@ -233,10 +231,7 @@ int survey_launch(struct survey *s, const char *stage, const struct survey_group
     } else {
         rc = s->probe.groups(s, g, n, busbw, &why);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double wall = s->probe.launch_s
-                      ? s->probe.launch_s(s, whole ? 1 : n)
-                      : (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double wall = s->probe.launch_s ? s->probe.launch_s(s, whole ? 1 : n) : util_clock_s() - t0;
     if (rc < 0) {
         json_decref(groups);
         util_buf_release(&why);

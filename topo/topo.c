@@ -2,6 +2,7 @@
 /* Topology lifecycle, the builders readers share, and loading with format detection. */
 #include "topo/internal.h"
 #include "util/buf.h"
+#include "util/child.h"
 #include "util/file.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -23,7 +24,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TOPO_MAX_INPUT (64u << 20)
@@ -459,13 +459,6 @@ static void __attribute__((noreturn)) hwloc_import_child(const char *xml, int le
     _exit(ok ? 0 : 1);
 }
 
-static double monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * hwloc's XML import trusts the file: hwloc 2.9 dereferences the DOCTYPE's
  * system id without checking it (<!DOCTYPE topology> crashed it) and crashes
@@ -490,11 +483,11 @@ static int hwloc_import_probe(const char *name, const char *xml, int len)
         close(fds[0]);
         return util_error("cannot read topology '%s': %s", name, strerror(errno)), UTIL_EIO;
     }
-    double deadline = monotonic_s() + HWLOC_IMPORT_TIMEOUT_S;
+    double deadline = util_clock_s() + HWLOC_IMPORT_TIMEOUT_S;
     int timed_out = 0;
     for (;;) {
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        int left_ms = (int)((deadline - monotonic_s()) * 1000);
+        int left_ms = (int)((deadline - util_clock_s()) * 1000);
         int ready = left_ms > 0 ? poll(&p, 1, left_ms) : 0;
         char byte;
         if (ready < 0 && errno == EINTR)
