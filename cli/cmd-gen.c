@@ -29,6 +29,28 @@ static int load_once(const char *dir, json_t *seen, json_t *sweeps, json_t *resu
     return rc ? rc : gen_load_sweep(dir, sweeps, results);
 }
 
+/* The NCCL variables a sweep's runs inherited (sweep.json's "inherited": a shell's, a site's
+ * /etc/nccl.conf) that the profile does not set: where it is applied without them, NCCL runs
+ * otherwise than it was measured. Said per sweep. */
+static void warn_inherited(const json_t *sweeps, const json_t *content)
+{
+    size_t i, k;
+    json_t *sw, *v;
+    json_array_foreach((json_t *)sweeps, i, sw) {
+        json_t *left = json_deep_copy(json_object_get(sw, "inherited"));
+        json_array_foreach(json_object_get(content, "variables"), k, v)
+            json_object_del(left, json_string_value(json_object_get(v, "name")));
+        char *names = sweep_inherited_text(left);
+        if (names)
+            util_warning("the runs of '%s' inherited %s, which the profile does not set: where "
+                         "it is applied without them, NCCL runs otherwise than it was measured "
+                         "(give them in the space's \"fixed\" to make them the profile's)",
+                         json_string_value(json_object_get(sw, "dir")), names);
+        free(names);
+        json_decref(left);
+    }
+}
+
 int cmd_gen(int argc, char **argv)
 {
     const char *runs = NULL, *root = "profiles";
@@ -78,6 +100,7 @@ int cmd_gen(int argc, char **argv)
             exit_code = cli_status(rc); /* a store gen cannot trust: 2; a write that failed: 1 */
             rc = 0;
         } else {
+            warn_inherited(cs, content);
             printf("%s: %s v%d: %s\n", cls, created ? "wrote" : "unchanged,", version,
                    json_string_value(json_object_get(content, "summary")));
             size_t k;

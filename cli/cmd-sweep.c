@@ -195,10 +195,27 @@ static void pruned_names(const json_t *pruned, struct util_buf *out)
         util_buf_adds(out, "none");
 }
 
+/* A resumed sweep's runs would be measured under other inherited NCCL variables than its first
+ * runs (a shell's NCCL_ALGO, a site's /etc/nccl.conf edited between): said, 1. A sweep.json of an
+ * older topotune, without the record, is not judged. */
+static int inherited_differs(const char *dir, const json_t *then, const json_t *now)
+{
+    if (!then || json_equal((json_t *)then, (json_t *)now))
+        return 0;
+    char *was = sweep_inherited_text(then), *is = sweep_inherited_text(now);
+    util_error("cannot resume '%s': its runs inherited [%s], these would inherit [%s]: their "
+               "numbers would not compare; set the same, or give another --out",
+               dir, was ? was : "", is ? is : "");
+    free(was);
+    free(is);
+    return 1;
+}
+
 /* sweep.json: written on a new sweep; on --resume the space, class, backend, NCCL release (when
  * both are known), every planning parameter (plan_params) and the variables dropped must match.
  */
-static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, int resume)
+static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, json_t *inherited,
+                      int resume)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/sweep.json", sw->dir);
@@ -238,6 +255,8 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
                             "%s: their numbers would not compare (and the variables dropped "
                             "differ); give another --out",
                             sw->dir, on, t->software.nccl);
+        else if (inherited_differs(sw->dir, json_object_get(old, "inherited"), inherited))
+            rc = 2;
         else
             rc = same_plan(sw->dir, old, plan);
         const json_t *dropped = json_object_get(old, "pruned");
@@ -301,6 +320,7 @@ static int sweep_file(struct sweep *sw, const struct topo *t, json_t *pruned, in
     json_object_set_new(doc, "predicted", json_boolean(strcmp(sw->backend, "sim") == 0));
     json_object_set_new(doc, "configs", json_incref(sw->configs));
     json_object_set_new(doc, "pruned", json_incref(pruned));
+    json_object_set_new(doc, "inherited", json_incref(inherited));
     rc = util_json_write(path, doc) ? 1 : 0;
     json_decref(doc);
     json_decref(plan);
@@ -715,7 +735,7 @@ int cmd_sweep(int argc, char **argv)
     struct topo t;
     topo_init(&t);
     rc = setup(&o, &sw, &t);
-    json_t *pruned = NULL;
+    json_t *pruned = NULL, *inherited = NULL;
     char dir[1024];
     int lockfd = -1;
     if (!rc) {
@@ -725,13 +745,14 @@ int cmd_sweep(int argc, char **argv)
         sweep_space_prune_unused(&sw.space, colls, model_nccl_nodes(&t, sw.nodes), pruned);
         json_decref(colls);
         sweep_space_version_warnings(&sw.space, &t, sw.backend);
-        char *inherited = sweep_space_inherited(&sw.space, sw.backend);
-        if (inherited)
+        inherited = sweep_space_inherited(&sw.space, sw.backend);
+        char *names = sweep_inherited_text(inherited);
+        if (names)
             util_warning("%s reach every run, the defaults' too: the runs, and a profile of them, "
                          "are measured with them (unset them, or give them in the space's "
                          "\"fixed\" to make them the profile's)",
-                         inherited);
-        free(inherited);
+                         names);
+        free(names);
         size_t i;
         json_t *p;
         json_array_foreach(pruned, i, p)
@@ -766,7 +787,7 @@ int cmd_sweep(int argc, char **argv)
             rc = hosts_topology_file(&sw);
         }
         if (!rc)
-            rc = sweep_file(&sw, &t, pruned, o.resume);
+            rc = sweep_file(&sw, &t, pruned, inherited, o.resume);
     }
     if (!rc) {
         sw.bench = sweep_bench_program();
@@ -783,6 +804,7 @@ int cmd_sweep(int argc, char **argv)
     if (lockfd >= 0)
         close(lockfd); /* the lock goes with it */
     json_decref(pruned);
+    json_decref(inherited);
     json_decref(sw.host_nodes);
     free(sw.host_topology);
     free(sw.btl_subnet);

@@ -18,6 +18,7 @@
 #include "util/text.h"
 #include "workload/workload.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,6 +111,36 @@ static int check_env(const struct where *w, const char *field, const json_t *env
                        "value of %s: expected a string of [A-Za-z0-9_.,:=^/+-], at most %d "
                        "characters",
                        name, SWEEP_VALUE_MAX);
+    }
+    return 0;
+}
+
+/* "inherited": NCCL_* names of {value, from} texts (what the runs inherited: only said, never
+ * set by anyone), as sweep_space_inherited records them; absent in an older topotune's. */
+static int check_inherited(const struct where *w, const json_t *inherited)
+{
+    const char *name;
+    json_t *v;
+    if (!inherited)
+        return 0;
+    if (!json_is_object(inherited))
+        return bad(w, "inherited", "expected an object of NAME: {value, from}");
+    json_object_foreach((json_t *)inherited, name, v) {
+        size_t n = strlen(name);
+        int ok = n > 5 && n <= 64 && !strncmp(name, "NCCL_", 5);
+        for (size_t i = 5; ok && i < n; i++)
+            ok = isupper((unsigned char)name[i]) || isdigit((unsigned char)name[i]) ||
+                 name[i] == '_';
+        if (!ok)
+            return bad(w, "inherited", "\"%.64s\": expected an NCCL_* variable name", name);
+        const char *value = json_string_value(json_object_get(v, "value"));
+        const char *from = json_string_value(json_object_get(v, "from"));
+        if (!json_is_object(v) || json_object_size(v) != 2 || !value || !from ||
+            strlen(value) > 4096 || !*from || strlen(from) > 4096)
+            return bad(w, "inherited",
+                       "%s: expected {\"value\": text, \"from\": \"environment\" or a file}, "
+                       "each at most 4096 characters",
+                       name);
     }
     return 0;
 }
@@ -222,6 +253,7 @@ int sweep_meta_check(const json_t *m, const char *path)
                    "number is the model's",
                    sim ? "true" : "false");
     if (check_versions(&w, json_object_get(m, "versions")) ||
+        check_inherited(&w, json_object_get(m, "inherited")) ||
         check_int(&w, m, "repeat", 1, 1000, 1) || check_number(&w, m, "cv_max", 0, 100, 1) ||
         check_int(&w, m, "objective_min", 0, 1LL << 50, 1) ||
         check_int(&w, m, "objective_max", 0, 1LL << 50, 1) ||

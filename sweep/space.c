@@ -542,24 +542,40 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
-char *sweep_space_inherited(const struct sweep_space *s, const char *backend)
+json_t *sweep_space_inherited(const struct sweep_space *s, const char *backend)
 {
+    json_t *out = json_object();
     if (backend && !strcmp(backend, "mpi")) /* host MPI between processes: no NCCL */
-        return NULL;
+        return out;
     json_t *here = util_env_nccl_reaching(!backend || !strcmp(backend, "nccl")), *v;
-    struct util_buf names = UTIL_BUF_INIT;
     const char *name;
     json_object_foreach(here, name, v) {
         const char *value =
             json_is_array(v) ? json_string_value(json_array_get(v, 0)) : json_string_value(v);
+        const char *from = json_is_array(v) ? json_string_value(json_array_get(v, 1)) : NULL;
         if (!strncmp(name, "NCCL_DEBUG", 10) || util_env_per_node(name) ||
             json_object_get(json_object_get(s->doc, "fixed"), name))
             continue;
-        util_buf_addf(&names, "%s%.64s=%.64s", names.len ? ", " : "", name, value ? value : "");
-        if (json_is_array(v))
-            util_buf_addf(&names, " (%.200s)", json_string_value(json_array_get(v, 1)));
+        json_object_set_new(out, name,
+                            json_pack("{s:s,s:s}", "value", value ? value : "", "from",
+                                      from ? from : "environment"));
     }
     json_decref(here);
+    return out;
+}
+
+char *sweep_inherited_text(const json_t *inherited)
+{
+    struct util_buf names = UTIL_BUF_INIT;
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)inherited, name, v) {
+        const char *value = json_string_value(json_object_get(v, "value"));
+        const char *from = json_string_value(json_object_get(v, "from"));
+        util_buf_addf(&names, "%s%.64s=%.64s", names.len ? ", " : "", name, value ? value : "");
+        if (from && strcmp(from, "environment"))
+            util_buf_addf(&names, " (%.200s)", from);
+    }
     return names.len ? util_buf_detach(&names) : NULL;
 }
 

@@ -103,14 +103,18 @@ void sweep_space_prune_unused(struct sweep_space *s, const json_t *collectives, 
  * NCCL of t does not read (set in every run, it changes nothing), and, when t names no NCCL
  * release, the swept variables only some releases read. For the nccl backend only (backend: the
  * sweep's, the space's or --backend). */
-/* The NCCL variables every run inherits that s's "fixed" does not set, as NAME=VALUE words
- * (a file's with it in parentheses), or NULL for none; the caller frees it. The defaults' run
+/* The NCCL variables every run inherits that s's "fixed" does not set, as a new object of
+ * NAME: {"value": VALUE, "from": "environment" or the configuration file} (empty: none; sweep.json
+ * keeps it as "inherited"). The defaults' run
  * measures them too: a shell's NCCL_ALGO=Ring made the baseline Ring's, unsaid. They are this
  * process's environment's, and for the nccl backend, whose NCCL runs here, what NCCL's
  * configuration files set (util_env_nccl: the sim predicts another machine's NCCL, the mpi
  * backend runs none: no variable of NCCL's for it). Those that name this node's devices
  * (util_env_per_node) and NCCL_DEBUG* are left out. */
-char *sweep_space_inherited(const struct sweep_space *s, const char *backend);
+json_t *sweep_space_inherited(const struct sweep_space *s, const char *backend);
+/* inherited as NAME=VALUE words (a file's with it in parentheses), or NULL for none (or not an
+ * object); the caller frees it. */
+char *sweep_inherited_text(const json_t *inherited);
 void sweep_space_version_warnings(const struct sweep_space *s, const struct topo *t,
                                   const char *backend);
 /*

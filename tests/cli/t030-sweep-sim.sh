@@ -179,4 +179,29 @@ expect_exit 0 "a sweep under NCCL variables of the shell and a configuration fil
 expect_stderr_has "warning: NCCL_ALGO=Ring reach every run, the defaults' too" "the inherited one named"
 check "not the fixed, the debug, the device ones or the host's file" sh -c \
     "! grep 'reach every run' '$TEST_TMP/err' | grep -q -e NCCL_MAX_NCHANNELS -e NCCL_DEBUG -e NCCL_SOCKET_IFNAME -e NCCL_PROTO"
+# ... and recorded: the warning scrolled away, and the profile of the runs said nothing of them.
+check "sweep.json records what the runs inherited, in its schema" sh -c "python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))[\"inherited\"] == {\"NCCL_ALGO\": {\"value\": \"Ring\", \"from\": \"environment\"}}
+' '$TEST_TMP/inherit/sweep.json' && python3 '$TOPOTUNE_SRC/tests/cli/validate-schema.py' \
+    '$TOPOTUNE_SRC/docs/schemas/sweep.schema.json' '$TEST_TMP/inherit/sweep.json'"
+expect_exit 2 "--resume under other inherited variables is refused" -- env NCCL_ALGO=Tree "$TOPOTUNE" sweep \
+    --topology "$specs/hgx-h100.json" --space "$TEST_TMP/inherit.json" --out "$TEST_TMP/inherit" --resume
+expect_stderr_has "its runs inherited [NCCL_ALGO=Ring], these would inherit [NCCL_ALGO=Tree]" "both named"
+expect_exit 0 "... and under the same, resumed" -- env NCCL_ALGO=Ring "$TOPOTUNE" sweep \
+    --topology "$specs/hgx-h100.json" --space "$TEST_TMP/inherit.json" --out "$TEST_TMP/inherit" --resume
+# gen says what its profile was measured with and does not set (NCCL_PROTO here; a variable the
+# profile sets is its own)
+expect_exit 0 "a sweep inheriting NCCL_PROTO" -- env NCCL_PROTO=Simple "$TOPOTUNE" sweep \
+    --topology "$specs/hgx-h100.json" --space "$TEST_TMP/inherit.json" --out "$TEST_TMP/inherit-proto"
+expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs "$TEST_TMP/inherit-proto" --profiles "$TEST_TMP/inherit-prof"
+expect_stderr_has "warning: the runs of '$TEST_TMP/inherit-proto' inherited NCCL_PROTO=Simple, which the profile does not set" \
+    "gen names it"
+# a damaged record is refused, as the rest of sweep.json is
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); d["inherited"] = {"LD_PRELOAD": {"value": "/tmp/x.so", "from": "environment"}}
+json.dump(d, open(sys.argv[1], "w"))' "$TEST_TMP/inherit-proto/sweep.json"
+expect_exit 2 "gen refuses a sweep.json whose inherited names no NCCL variable" -- "$TOPOTUNE" gen \
+    --runs "$TEST_TMP/inherit-proto" --profiles "$TEST_TMP/inherit-prof2"
+expect_stderr_has "inherited" "the entry named"
 finish

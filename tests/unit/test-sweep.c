@@ -612,15 +612,26 @@ static void inherited_variables_named(void **state)
     setenv("NCCL_CONF_FILE", conf, 1);
     setenv("NCCL_ALGO", "Tree", 1);
     setenv("NCCL_DEBUG", "INFO", 1);
-    char *nccl = sweep_space_inherited(&s, "nccl"), *sim = sweep_space_inherited(&s, "sim"),
-         *mpi = sweep_space_inherited(&s, "mpi"), want[256];
+    json_t *nccl = sweep_space_inherited(&s, "nccl"), *sim = sweep_space_inherited(&s, "sim"),
+           *mpi = sweep_space_inherited(&s, "mpi");
+    char *nccl_text = sweep_inherited_text(nccl), *sim_text = sweep_inherited_text(sim), want[256];
     snprintf(want, sizeof(want), "NCCL_ALGO=Tree, NCCL_PROTO=Simple (%s)", conf);
-    assert_non_null(nccl);
-    assert_string_equal(nccl, want);
-    assert_string_equal(sim, "NCCL_ALGO=Tree"); /* another machine's NCCL: not this host's file */
-    assert_null(mpi);
-    free(nccl);
-    free(sim);
+    assert_non_null(nccl_text);
+    assert_string_equal(nccl_text, want);
+    /* as sweep.json records it */
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(nccl, "NCCL_PROTO"), "from")), conf);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(nccl, "NCCL_ALGO"), "from")),
+        "environment");
+    assert_string_equal(sim_text, "NCCL_ALGO=Tree"); /* another machine's NCCL: not this host's */
+    assert_int_equal(json_object_size(mpi), 0);
+    assert_null(sweep_inherited_text(mpi));
+    free(nccl_text);
+    free(sim_text);
+    json_decref(nccl);
+    json_decref(sim);
+    json_decref(mpi);
     unsetenv("NCCL_ALGO");
     unsetenv("NCCL_DEBUG");
     unsetenv("NCCL_CONF_FILE");
