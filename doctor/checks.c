@@ -277,6 +277,59 @@ static void check_acs(json_t *c, const struct topo *t)
                    iommu);
 }
 
+/* One device's link against what it can train to; 1 when it is degraded (said in bad). A GPU's
+ * rate is not judged: at rest it trains down to 2.5 GT/s to save power, as it should. */
+static int link_degraded(const char *what, const char *pci, int judge_rate, struct util_buf *bad,
+                         int *read)
+{
+    struct topo_pci_link l;
+    if (topo_pci_link_read(pci, &l) || (!l.width_now && !l.gts_now))
+        return 0;
+    ++*read;
+    int narrow = l.width_now > 0 && l.width_max > l.width_now;
+    int slow = judge_rate && l.gts_now > 0 && l.gts_max > l.gts_now + 0.01;
+    if (!narrow && !slow)
+        return 0;
+    util_buf_addf(bad, "%s%s (%s) at ", bad->len ? "; " : "", what, pci);
+    if (slow)
+        util_buf_addf(bad, "%g GT/s of %g", l.gts_now, l.gts_max);
+    if (narrow)
+        util_buf_addf(bad, "%sx%d of x%d", slow ? ", " : "", l.width_now, l.width_max);
+    return 1;
+}
+
+/* 4b. PCIe links trained below what both ends can: a card or riser badly seated, a damaged slot
+ * (the node that is slower than its class with nothing else to show for it). */
+static void check_pcie_links(json_t *c, const struct topo *t)
+{
+    struct util_buf bad = UTIL_BUF_INIT;
+    int read = 0, degraded = 0;
+    char what[96];
+    for (int i = 0; i < t->ngpus; i++) {
+        snprintf(what, sizeof(what), "GPU%d", i);
+        degraded += link_degraded(what, t->gpus[i].pci, 0, &bad, &read);
+    }
+    for (int i = 0; i < t->nnics; i++)
+        if (topo_nic_rdma(t->nics[i].kind))
+            degraded += link_degraded(t->nics[i].name ? t->nics[i].name : "NIC", t->nics[i].pci, 1,
+                                      &bad, &read);
+    if (degraded)
+        doctor_add(c, "pcie-links", "fail",
+                   "reseat the card or its riser and check the slot (lspci -vv: LnkSta against "
+                   "LnkCap) and the BIOS's PCIe settings",
+                   "%d PCIe link(s) trained below what both ends can: %s", degraded,
+                   util_buf_str(&bad));
+    else if (read)
+        doctor_add(c, "pcie-links", "pass", NULL,
+                   "%d PCIe link(s) of GPUs and RDMA NICs at the width (and the NICs' at the rate) "
+                   "both ends can; a GPU's rate at rest is not judged",
+                   read);
+    else
+        doctor_add(c, "pcie-links", "unknown", NULL,
+                   "no PCIe link of a GPU or an RDMA NIC could be read here");
+    util_buf_release(&bad);
+}
+
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -810,6 +863,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     check_p2p(checks, t, profile);
     doctor_check_p2p_copy(checks, t, copy_timeout_s, doctor_p2p_disabled_by(profile));
     check_acs(checks, t);
+    check_pcie_links(checks, t);
     check_interfaces(checks);
     doctor_check_rdma(checks, t);
     check_launch(checks, t);

@@ -77,20 +77,42 @@ static double link_value(const char *pci, const char *rel, const char *file)
     return v > 0 ? v : 0;
 }
 
-/* What the link can carry, as NCCL up to 2.29 reads it: the lesser of the device's and its port's
- * maximum (a GPU at rest trains its link down to 2.5 GT/s: its current rate says nothing), else
- * the current rate. A port that claims less than the link runs at is emulated (older QEMU root
- * ports say 2.5 GT/s x1 whatever they carry): only the device's maximum counts then. */
-static double link_rate(const char *pci, const char *what)
+/* The most a link can train to: the lesser of the device's and its port's maximum. A port that
+ * claims less than the link runs at is emulated (older QEMU root ports say 2.5 GT/s x1 whatever
+ * they carry): only the device's maximum counts then. *now: its value now. */
+static double link_max(const char *pci, const char *what, double *now)
 {
     char max[32], cur[32];
     snprintf(max, sizeof(max), "max_link_%s", what);
     snprintf(cur, sizeof(cur), "current_link_%s", what);
     double dev = link_value(pci, "", max), port = link_value(pci, "/..", max);
-    double now = link_value(pci, "", cur);
-    if (port > 0 && port < now)
+    *now = link_value(pci, "", cur);
+    if (port > 0 && port < *now)
         port = 0;
-    double v = dev > 0 && port > 0 ? fmin(dev, port) : dev;
+    return dev > 0 && port > 0 ? fmin(dev, port) : dev;
+}
+
+int topo_pci_link_read(const char *pci, struct topo_pci_link *l)
+{
+    struct util_buf path = UTIL_BUF_INIT;
+    memset(l, 0, sizeof(*l));
+    util_buf_addf(&path, "%s/sys/bus/pci/devices/%s", util_sysfs_root(), pci);
+    int there = pci[0] && !strchr(pci, '/') && access(path.data, F_OK) == 0;
+    util_buf_release(&path);
+    if (!there)
+        return -1;
+    double now;
+    l->width_max = (int)link_max(pci, "width", &now);
+    l->width_now = (int)now;
+    l->gts_max = link_max(pci, "speed", &l->gts_now);
+    return 0;
+}
+
+/* What the link can carry, as NCCL up to 2.29 reads it: its maximum (a GPU at rest trains its
+ * link down to 2.5 GT/s: its current rate says nothing), else the current rate. */
+static double link_rate(const char *pci, const char *what)
+{
+    double now, v = link_max(pci, what, &now);
     return v > 0 ? v : now;
 }
 

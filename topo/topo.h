@@ -143,6 +143,17 @@ int topo_visible_gpus(const struct topo *t, int *limited);
  * -1 when none does (no driver, no GPU, a driver without the call). */
 int topo_gpu_processes(void);
 
+/* The PCIe link of the device at PCI address pci ("0000:03:00.0") as this host's sysfs says
+ * (under TOPOTUNE_SYSFS_ROOT): its width and rate (GT/s) now, and the most it can train to, the
+ * lesser of the device's maximum and its port's (a port that claims less than the link runs at
+ * is emulated, a VM's: the device's alone then). 0 where sysfs does not say. Returns 0 when the
+ * device's folder is there, else -1. */
+struct topo_pci_link {
+    int width_now, width_max;
+    double gts_now, gts_max;
+};
+int topo_pci_link_read(const char *pci, struct topo_pci_link *l);
+
 /* Empty topology; topo_release frees what loading added. */
 void topo_init(struct topo *t);
 void topo_release(struct topo *t);

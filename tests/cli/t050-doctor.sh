@@ -15,7 +15,7 @@ fix_of() {
 
 # This machine: a full table, GPU checks unknown with the reason, exit 0; JSON with the same checks.
 expect_exit 0 "doctor here" -- "$TOPOTUNE" doctor
-for name in shm memlock p2p p2p-copy acs-iommu interfaces rdma launch; do
+for name in shm memlock p2p p2p-copy acs-iommu pcie-links interfaces rdma launch; do
     check "table has $name" grep -q "^$name " "$TEST_TMP/out"
 done
 if [ ! -e /dev/nvidia0 ]; then
@@ -29,7 +29,7 @@ expect_exit 0 "doctor --json" -- "$TOPOTUNE" doctor --json
 check "JSON parses with name/status/evidence/fix" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert len(d["checks"]) == 8 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
+assert len(d["checks"]) == 9 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
 assert all(c["status"] in ("pass", "warn", "fail", "unknown") for c in d["checks"])' "$TEST_TMP/out"
 
 root_ns() { [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; }
@@ -191,6 +191,52 @@ expect_exit 1 "ACS redirect" -- env TOPOTUNE_SYSFS_ROOT="$fake" "$TOPOTUNE" doct
 check "acs-iommu fails" test "$(status_of acs-iommu "$TEST_TMP/acs.json")" = fail
 check "IOMMU words reported" bash -c "grep -q 'intel_iommu=on iommu=pt' '$TEST_TMP/acs.json'"
 check "ACS fix names NCCL_P2P_DISABLE" bash -c "grep -q 'NCCL_P2P_DISABLE=1' '$TEST_TMP/acs.json'"
+
+# 4b. PCIe links trained below what both ends can (a card or riser badly seated: the node slower
+# than its class with nothing else to show for it), in a fake sysfs tree: a GPU at x8 of x16 and
+# a NIC at 8 GT/s of 16 fail; a GPU at rest at 2.5 GT/s does not (it saves power so), nor a slot
+# wired x8 (its port's maximum).
+links=$TEST_TMP/links.xml
+cat >"$links" <<'XML'
+<system version="1"><cpu numaid="0" affinity="0000ffff" vendor="GenuineIntel">
+<pci busid="0000:02:08.0" class="0x060400">
+<pci busid="0000:03:00.0" class="0x030200" device="0x2330"/><pci busid="0000:04:00.0" class="0x030200" device="0x2330"/>
+<pci busid="0000:05:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1" maxconn="131072"/></nic></pci>
+</pci></cpu></system>
+XML
+fake_links() { # ROOT GPU0_WIDTH NIC_SPEED PORT_WIDTH: the tree, every other value at its maximum
+    python3 - "$@" <<'PY'
+import os, sys
+root, gpu0_width, nic_speed, port_width = sys.argv[1:]
+port = root + "/sys/devices/pci0000:00/0000:00:01.0/0000:02:08.0"
+def put(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write(data + "\n")
+put(port + "/max_link_width", port_width)
+put(port + "/max_link_speed", "32.0 GT/s PCIe")
+for dev, width, speed, max_speed in (("0000:03:00.0", gpu0_width, "2.5 GT/s PCIe", "32.0 GT/s PCIe"),
+                                     ("0000:04:00.0", "16", "2.5 GT/s PCIe", "32.0 GT/s PCIe"),
+                                     ("0000:05:00.0", "16", nic_speed, "16.0 GT/s PCIe")):
+    d = port + "/" + dev
+    put(d + "/current_link_width", width)
+    put(d + "/max_link_width", "16")
+    put(d + "/current_link_speed", speed)
+    put(d + "/max_link_speed", max_speed)
+    os.makedirs(root + "/sys/bus/pci/devices", exist_ok=True)
+    os.symlink(os.path.relpath(d, root + "/sys/bus/pci/devices"), root + "/sys/bus/pci/devices/" + dev)
+PY
+}
+fake_links "$TEST_TMP/links-bad" 8 "8.0 GT/s PCIe" 16
+expect_exit 1 "links trained below their maximum" -- env TOPOTUNE_SYSFS_ROOT="$TEST_TMP/links-bad" "$TOPOTUNE" \
+    doctor --input "$links" --json "$TEST_TMP/links.json"
+check "pcie-links fails" test "$(status_of pcie-links "$TEST_TMP/links.json")" = fail
+check "naming the GPU and the NIC, not the GPU at rest" grep -q \
+    '2 PCIe link(s) trained below what both ends can: GPU0 (0000:03:00.0) at x8 of x16; mlx5_0 (0000:05:00.0) at 8 GT/s of 16"' \
+    "$TEST_TMP/links.json"
+fake_links "$TEST_TMP/links-x8-slot" 8 "16.0 GT/s PCIe" 8
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/links-x8-slot" "$TOPOTUNE" doctor --input "$links" --json "$TEST_TMP/links.json" >/dev/null 2>&1
+check "a slot wired x8, all at their maximum: passes" test "$(status_of pcie-links "$TEST_TMP/links.json")" = pass
+check "3 links read" grep -q '"3 PCIe link(s) of GPUs and RDMA NICs at the width' "$TEST_TMP/links.json"
 
 # 5. A veth picked by NCCL's default, and a data interface that is the right choice, in a network
 # namespace (a dummy where the kernel has the module; else the data interface is a veth named data0).
