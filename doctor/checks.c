@@ -330,6 +330,72 @@ static void check_pcie_links(json_t *c, const struct topo *t)
     util_buf_release(&bad);
 }
 
+/* One GPU's faults into bad (GPU index and address first); how severe: 2 fail, 1 warn, 0 none. */
+static int gpu_faults(int i, const struct topo_gpu_health *h, struct util_buf *bad)
+{
+    struct util_buf f = UTIL_BUF_INIT;
+    int worst = 0;
+    long long s = h->slowdown;
+    if (h->remap_failed == 1)
+        util_buf_addf(&f, "%sa row remapping failed (the GPU needs repair)", f.len ? ", " : "");
+    if (h->remap_pending == 1)
+        util_buf_addf(&f, "%srows remapped, pending a GPU reset", f.len ? ", " : "");
+    if (h->ecc_uncorrected > 0)
+        util_buf_addf(&f, "%s%lld uncorrectable ECC error(s) since the driver loaded",
+                      f.len ? ", " : "", h->ecc_uncorrected);
+    if (s > 0 && (s & (TOPO_SLOWDOWN_HW | TOPO_SLOWDOWN_HW_THERMAL | TOPO_SLOWDOWN_HW_POWER)))
+        util_buf_addf(&f, "%shardware slowdown (%s)", f.len ? ", " : "",
+                      s & TOPO_SLOWDOWN_HW_THERMAL ? "too hot"
+                      : s & TOPO_SLOWDOWN_HW_POWER ? "power brake"
+                                                   : "clocks halved or worse");
+    worst = f.len ? 2 : 0;
+    if (s > 0 && (s & TOPO_SLOWDOWN_SW_THERMAL)) {
+        util_buf_addf(&f, "%sthe driver's thermal slowdown", f.len ? ", " : "");
+        worst = worst ? worst : 1;
+    }
+    if (worst)
+        util_buf_addf(bad, "%sGPU%d (%s): %s", bad->len ? "; " : "", i, h->pci[0] ? h->pci : "?",
+                      util_buf_str(&f));
+    util_buf_release(&f);
+    return worst;
+}
+
+/* 4c. The GPUs' own health, as NVML says it: a GPU that needs a reset (rows remapped, pending)
+ * or a repair (a remapping failed, uncorrectable ECC errors) fails a job that lands on it, or
+ * corrupts it; one slowed down by the hardware (too hot, a power brake) is the node that drags
+ * the job. This machine's GPUs, whatever --input describes. */
+static void check_gpu_health(json_t *c)
+{
+    struct topo_gpu_health h[256]; /* GPUs of one machine: 8 today, 72 at most in sight */
+    int n = topo_gpu_health(h, 256), worst = 0, known = 0;
+    struct util_buf bad = UTIL_BUF_INIT;
+    for (int i = 0; i < n && i < 256; i++) {
+        int w = gpu_faults(i, &h[i], &bad);
+        worst = w > worst ? w : worst;
+        known += h[i].remap_pending >= 0 || h[i].ecc_uncorrected >= 0 || h[i].slowdown >= 0;
+    }
+    if (n < 0)
+        doctor_add(c, "gpu-health", "unknown", NULL,
+                   "NVML does not answer: no NVIDIA driver or GPU");
+    else if (n == 0)
+        doctor_add(c, "gpu-health", "unknown", NULL, "NVML lists no GPU");
+    else if (!known && !worst)
+        doctor_add(c, "gpu-health", "unknown", NULL,
+                   "NVML gives no row remapping, ECC count or clock events for these %d GPU(s)", n);
+    else if (worst)
+        doctor_add(c, "gpu-health", worst == 2 ? "fail" : "warn",
+                   "reset the GPU (nvidia-smi -r, or reboot) where rows wait for it; where a "
+                   "remapping failed or errors stay, send it for repair; a slowdown: the cooling "
+                   "or the power supply (nvidia-smi -q -d PERFORMANCE)",
+                   "%s", util_buf_str(&bad));
+    else
+        doctor_add(c, "gpu-health", "pass", NULL,
+                   "%d GPU(s): no row remapping pending or failed, no uncorrectable ECC error, no "
+                   "slowdown (where NVML says)",
+                   n);
+    util_buf_release(&bad);
+}
+
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -864,6 +930,7 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     doctor_check_p2p_copy(checks, t, copy_timeout_s, doctor_p2p_disabled_by(profile));
     check_acs(checks, t);
     check_pcie_links(checks, t);
+    check_gpu_health(checks);
     check_interfaces(checks);
     doctor_check_rdma(checks, t);
     check_launch(checks, t);

@@ -12,6 +12,7 @@
 #include "util/mem.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ struct nvml_api {
     int (*p2p)(nvml_device, nvml_device, int, int *);
     int (*driver)(char *, unsigned);
     int (*processes)(nvml_device, unsigned *, void *);
+    int (*remapped)(nvml_device, unsigned *, unsigned *, unsigned *, unsigned *);
+    int (*ecc)(nvml_device, int, int, unsigned long long *);
+    int (*events)(nvml_device, unsigned long long *);
 };
 
 struct cuda_api {
@@ -91,6 +95,12 @@ static int load_nvml(struct nvml_api *n)
                                         "nvmlDeviceGetComputeRunningProcesses"};
     for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]) && !n->processes; i++)
         *(void **)&n->processes = sym(n->lib, procs[i]);
+    *(void **)&n->remapped = sym(n->lib, "nvmlDeviceGetRemappedRows");
+    *(void **)&n->ecc = sym(n->lib, "nvmlDeviceGetTotalEccErrors");
+    /* renamed in the 535 drivers; the old name stays beside it */
+    *(void **)&n->events = sym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!n->events)
+        *(void **)&n->events = sym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     if (!n->init || !n->count || !n->handle || !n->pci || n->init() != 0) {
         util_debug("NVML not available (libnvidia-ml.so.1 %s)",
                    n->lib ? "did not initialise" : "not found");
@@ -325,6 +335,53 @@ int topo_gpu_processes(void)
     if (n.shutdown)
         n.shutdown();
     return total;
+}
+
+#define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
+#define NVML_VOLATILE_ECC                  0
+
+/* One GPU's health; each field -1 where the call fails (not supported there). */
+static void gpu_health(const struct nvml_api *n, nvml_device dev, struct topo_gpu_health *h)
+{
+    struct nvml_pci_raw raw;
+    unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+    unsigned long long ecc = 0, reasons = 0;
+    memset(&raw, 0, sizeof(raw));
+    if (n->pci(dev, &raw) == 0)
+        pci_from_nvml(&raw, h->pci);
+    int remap = n->remapped && n->remapped(dev, &corr, &unc, &pending, &failed) == 0;
+    h->remap_pending = remap ? pending != 0 : -1;
+    h->remap_failed = remap ? failed != 0 : -1;
+    h->ecc_uncorrected =
+        n->ecc && n->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc) == 0 &&
+                ecc < (1ull << 62)
+            ? (long long)ecc
+            : -1;
+    h->slowdown = n->events && n->events(dev, &reasons) == 0 && reasons < (1ull << 62)
+                      ? (long long)reasons
+                      : -1;
+}
+
+int topo_gpu_health(struct topo_gpu_health *out, int max)
+{
+    struct nvml_api n;
+    if (!load_nvml(&n))
+        return -1;
+    unsigned count = 0;
+    if (n.count(&count))
+        count = 0;
+    for (unsigned i = 0; i < count && (int)i < max; i++) {
+        nvml_device dev;
+        struct topo_gpu_health *h = &out[i];
+        memset(h, 0, sizeof(*h));
+        h->remap_pending = h->remap_failed = -1;
+        h->ecc_uncorrected = h->slowdown = -1;
+        if (n.handle(i, &dev) == 0) /* one that does not answer: unknown, the others said */
+            gpu_health(&n, dev, h);
+    }
+    if (n.shutdown)
+        n.shutdown();
+    return count > (unsigned)INT_MAX ? INT_MAX : (int)count;
 }
 
 int topo_probe_nvidia(struct topo *t, hwloc_topology_t h)

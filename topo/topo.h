@@ -143,6 +143,27 @@ int topo_visible_gpus(const struct topo *t, int *limited);
  * -1 when none does (no driver, no GPU, a driver without the call). */
 int topo_gpu_processes(void);
 
+/* The clock event reasons of NVML (nvmlClocksEventReason*) a health check reads. */
+#define TOPO_SLOWDOWN_HW         0x8ull  /* any hardware slowdown: clocks halved or worse */
+#define TOPO_SLOWDOWN_SW_THERMAL 0x20ull /* the driver holds the temperature down */
+#define TOPO_SLOWDOWN_HW_THERMAL 0x40ull /* the GPU too hot */
+#define TOPO_SLOWDOWN_HW_POWER   0x80ull /* an external power brake (the chassis' supply) */
+
+/* What NVML says of one NVIDIA GPU's health: not its topology, its state (one needing a reset or
+ * a repair, or running slowed down). -1 where NVML does not say (a GPU without ECC or row
+ * remapping, a driver without the call). */
+struct topo_gpu_health {
+    char pci[16];
+    int remap_pending;         /* rows remapped that take effect at the next reset */
+    int remap_failed;          /* a row could not be remapped: the GPU needs repair */
+    long long ecc_uncorrected; /* uncorrectable ECC errors since the driver loaded */
+    long long slowdown;        /* the clock event reasons active now, a mask */
+};
+
+/* The health of this machine's NVIDIA GPUs, at most max into out; returns how many NVML lists,
+ * or -1 when it does not answer (no driver, no GPU). */
+int topo_gpu_health(struct topo_gpu_health *out, int max);
+
 /* The PCIe link of the device at PCI address pci ("0000:03:00.0") as this host's sysfs says
  * (under TOPOTUNE_SYSFS_ROOT): its width and rate (GT/s) now, and the most it can train to, the
  * lesser of the device's maximum and its port's (a port that claims less than the link runs at

@@ -15,7 +15,7 @@ fix_of() {
 
 # This machine: a full table, GPU checks unknown with the reason, exit 0; JSON with the same checks.
 expect_exit 0 "doctor here" -- "$TOPOTUNE" doctor
-for name in shm memlock p2p p2p-copy acs-iommu pcie-links interfaces rdma launch; do
+for name in shm memlock p2p p2p-copy acs-iommu pcie-links gpu-health interfaces rdma launch; do
     check "table has $name" grep -q "^$name " "$TEST_TMP/out"
 done
 if [ ! -e /dev/nvidia0 ]; then
@@ -29,7 +29,7 @@ expect_exit 0 "doctor --json" -- "$TOPOTUNE" doctor --json
 check "JSON parses with name/status/evidence/fix" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert len(d["checks"]) == 9 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
+assert len(d["checks"]) == 10 and all(set(c) == {"name", "status", "evidence", "fix"} for c in d["checks"])
 assert all(c["status"] in ("pass", "warn", "fail", "unknown") for c in d["checks"])' "$TEST_TMP/out"
 
 root_ns() { [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; }
@@ -237,6 +237,29 @@ fake_links "$TEST_TMP/links-x8-slot" 8 "16.0 GT/s PCIe" 8
 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/links-x8-slot" "$TOPOTUNE" doctor --input "$links" --json "$TEST_TMP/links.json" >/dev/null 2>&1
 check "a slot wired x8, all at their maximum: passes" test "$(status_of pcie-links "$TEST_TMP/links.json")" = pass
 check "3 links read" grep -q '"3 PCIe link(s) of GPUs and RDMA NICs at the width' "$TEST_TMP/links.json"
+
+# 4c. The GPUs' own health as NVML says it (tests/fakes/fake-nvml.c as the driver, its last GPU
+# the sick one): a GPU whose remapped rows wait for a reset, one whose remapping failed, ECC errors
+# that were not corrected, a hardware slowdown fail; the driver's thermal slowdown warns; a driver
+# that says none of it is unknown, not a pass.
+if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
+    nvml=(env LD_LIBRARY_PATH="$TOPOTUNE_FAKE_NVML${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_NVML_BUSES="34,36")
+    health() { # WANT TEXT VARIABLES...: gpu-health's status is WANT, its evidence has TEXT
+        local want=$1 text=$2
+        shift 2
+        "${nvml[@]}" "$@" "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/health.json" >/dev/null 2>&1
+        check "gpu-health $want with $*" test "$(status_of gpu-health "$TEST_TMP/health.json")" = "$want"
+        check "... saying '$text'" grep -qF "$text" "$TEST_TMP/health.json"
+    }
+    health pass "2 GPU(s): no row remapping pending or failed" FAKE_NVML_EVENTS=0x1
+    health fail "GPU1 (0000:36:00.0): rows remapped, pending a GPU reset" FAKE_NVML_REMAP=pending
+    health fail "GPU1 (0000:36:00.0): a row remapping failed (the GPU needs repair)" FAKE_NVML_REMAP=failed
+    health fail "GPU1 (0000:36:00.0): 2 uncorrectable ECC error(s)" FAKE_NVML_ECC=2
+    health fail "GPU1 (0000:36:00.0): hardware slowdown (power brake)" FAKE_NVML_EVENTS=0x88
+    health warn "GPU1 (0000:36:00.0): the driver's thermal slowdown" FAKE_NVML_EVENTS=0x20
+    health unknown "NVML gives no row remapping, ECC count or clock events for these 2 GPU(s)" \
+        FAKE_NVML_REMAP=unsupported FAKE_NVML_ECC=unsupported FAKE_NVML_EVENTS=unsupported
+fi
 
 # 5. A veth picked by NCCL's default, and a data interface that is the right choice, in a network
 # namespace (a dummy where the kernel has the module; else the data interface is a veth named data0).

@@ -6,6 +6,9 @@
  * FAKE_NVML_NAME as their name, and no NVLink calls at all, as an NVML too old to have them.
  * FAKE_NVML_CRASH set: nvmlInit crashes the process (SIGSEGV), as a driver can on a sick GPU.
  * FAKE_NVML_PROCS=N: N compute processes run on the first GPU (a job).
+ * The last GPU's health: FAKE_NVML_REMAP "pending" or "failed" (its row remapping), FAKE_NVML_ECC=N
+ * (uncorrectable ECC errors since the driver loaded), FAKE_NVML_EVENTS=MASK (clock event reasons,
+ * as strtoull reads it); each "unsupported" makes the call fail as on a GPU without it.
  * Only the calls the probe needs; every other symbol is absent, as a driver's may be.
  */
 #include <signal.h>
@@ -25,6 +28,10 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **device);
 int nvmlDeviceGetPciInfo_v3(void *device, unsigned char *pci);
 int nvmlDeviceGetName(void *device, char *name, unsigned length);
 int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, void *infos);
+int nvmlDeviceGetRemappedRows(void *device, unsigned *corr, unsigned *unc, unsigned *pending,
+                              unsigned *failed);
+int nvmlDeviceGetTotalEccErrors(void *device, int type, int counter, unsigned long long *count);
+int nvmlDeviceGetCurrentClocksEventReasons(void *device, unsigned long long *reasons);
 
 int nvmlInit_v2(void)
 {
@@ -95,4 +102,48 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count, void 
     unsigned room = *count;
     *count = procs;
     return procs > room ? 7 : 0;
+}
+
+#define NVML_ERROR_NOT_SUPPORTED 3
+
+/* The value of variable name for device (the last GPU's; 0 for the others), or -1 for
+ * "unsupported". */
+static long long health(const void *device, const char *name)
+{
+    const char *v = getenv(name);
+    if (v && !strcmp(v, "unsupported"))
+        return -1;
+    return v && nbuses && device == &buses[nbuses - 1] ? (long long)strtoull(v, NULL, 0) : 0;
+}
+
+int nvmlDeviceGetRemappedRows(void *device, unsigned *corr, unsigned *unc, unsigned *pending,
+                              unsigned *failed)
+{
+    const char *v = getenv("FAKE_NVML_REMAP");
+    if (v && !strcmp(v, "unsupported"))
+        return NVML_ERROR_NOT_SUPPORTED;
+    int last = v && nbuses && device == &buses[nbuses - 1];
+    *corr = 0;
+    *unc = last ? 1 : 0;
+    *pending = last && !strcmp(v, "pending");
+    *failed = last && !strcmp(v, "failed");
+    return 0;
+}
+
+int nvmlDeviceGetTotalEccErrors(void *device, int type, int counter, unsigned long long *count)
+{
+    long long n = health(device, "FAKE_NVML_ECC");
+    if (n < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *count = type == 1 && counter == 0 ? (unsigned long long)n : 0;
+    return 0;
+}
+
+int nvmlDeviceGetCurrentClocksEventReasons(void *device, unsigned long long *reasons)
+{
+    long long mask = health(device, "FAKE_NVML_EVENTS");
+    if (mask < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *reasons = mask ? (unsigned long long)mask : 0x1; /* at rest: GpuIdle */
+    return 0;
 }
