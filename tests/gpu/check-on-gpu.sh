@@ -129,6 +129,19 @@ else:
     assert c["status"] in ("pass", "fail"), c
 print(c["status"] + ": " + c["evidence"])
 ' "$out/doctor.json" "$ngpus"
+# doctor's reading of the real driver and sysfs: the GPUs' health (row remapping, ECC, clock event
+# reasons) and their PCIe links said, not unknown; nvidia-smi's view beside it for the reader
+timeout 60 nvidia-smi --query-remapped-rows=gpu_bus_id,remapped_rows.pending,remapped_rows.failure \
+    --format=csv >"$out/logs/remapped-rows.csv" 2>&1
+timeout 60 nvidia-smi --query-gpu=pcie.link.width.current,pcie.link.width.max,clocks_event_reasons.active \
+    --format=csv >"$out/logs/link-events.csv" 2>&1
+verify doctor-gpu-state '
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["checks"]}
+for name in ("gpu-health", "pcie-links"):
+    assert c[name]["status"] != "unknown", c[name]
+    print("%s %s: %s" % (name, c[name]["status"], c[name]["evidence"]))
+' "$out/doctor.json"
 
 # 3. NCCL works at all: one small run first. A broken NCCL (init hanging under a VM's memory
 #    or IPC limits) would cost every step its full limit, and the machine's time with them.
