@@ -62,9 +62,12 @@ void gen_header(const json_t *profile, const char *what, struct util_buf *out)
                   mpi ? "MPI" : "NCCL", mpi ? "MPI" : "NCCL");
 }
 
+/* A count a profile states, 0 (unknown) for none that is one: past 2^30 nodes, ranks or GPUs a
+ * file is damaged, and its products (ranks from nodes x GPUs) would overflow. */
 static long long count(const json_t *o, const char *key)
 {
-    return json_integer_value(json_object_get(o, key));
+    json_int_t v = json_integer_value(json_object_get(o, key));
+    return v > 0 && v <= (1 << 30) ? (long long)v : 0;
 }
 
 void gen_shape(const json_t *profile, struct gen_shape *shape)
