@@ -194,9 +194,11 @@ static int load_profile(const char *dir, const char *label, struct compare_input
     }
     struct util_buf where = UTIL_BUF_INIT;
     const char *why = in->profile ? bad_profile(in->profile, &where) : NULL;
-    if (why) {
+    if (why)
         util_error("cannot read profile '%s': %s: %s: give what topotune gen or run wrote", b.data,
                    util_buf_str(&where), why);
+    /* then what every reader of a profile relies on (a class that is a class id) */
+    if (in->profile && (why || gen_profile_check(in->profile, b.data))) {
         json_decref(in->profile);
         in->profile = NULL;
     }

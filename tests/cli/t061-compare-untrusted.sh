@@ -107,10 +107,21 @@ bad_profile sim-measured 'p["backend"] = "sim"' "predicted: false, but its backe
 # ... the same said by the sweep's backend only (the report reads that one: "measured, sim backend")
 bad_profile sim-sweep 'p.pop("backend", None); p.setdefault("sweep", {})["backend"] = "sim"' "predicted: false, but its backend is sim"
 bad_profile no-predicted 'del p["predicted"]' "predicted: expected true or false"
-# A count past 2^30 (a sweep's ranks and nodes of 2^63 - 1) overflowed the shape compare computes
-# (UBSan stopped the sanitized build): taken as unknown.
+# what every reader of a profile relies on (expect and check refused it; compare printed it)
+profile class-path 'p["class"] = "a/../b"'
+expect_exit 2 "a class that is no class id refused" -- "$TOPOTUNE" compare class-path
+expect_stderr_has "profile 'class-path/profile.json': \"class\" is not a class id" "the field named"
+# Fields compare does not read are copied as found, which --json's schema says: a profile.json
+# with a text for its ranks and an unusable entry of a number gave JSON its own schema refused.
+# A count past 2^63 - 1's half overflowed the shape compare computes (UBSan in the sanitized
+# build), which now takes it as unknown.
+profile unread 'p["sweep"]["ranks"] = "eight"; p["unusable"] = [{"config_id": 5}]'
 profile huge-ranks 'p["sweep"]["ranks"] = 9223372036854775807; p["sweep"]["nodes"] = 9223372036854775807'
-expect_exit 0 "huge-ranks: compared" -- "$TOPOTUNE" compare huge-ranks --json
+for name in unread huge-ranks; do
+    expect_exit 0 "$name: compared" -- "$TOPOTUNE" compare "$name" --json
+    check "$name: --json in its schema" python3 "$TOPOTUNE_SRC/tests/cli/validate-schema.py" \
+        "$TOPOTUNE_SRC/docs/schemas/compare.schema.json" "$TEST_TMP/out"
+done
 
 # A name longer than a label holds is cut between characters, ending "..." (cut inside one, half
 # of it printed as U+FFFD, and no --price could name it).
