@@ -292,21 +292,31 @@ static void bench_args(const struct check_opts *o, const struct topo *t, double 
 /* The run's events ev read: its ranks, each size's busbw into sizes ({size: busbw}), the outcome
  * of its end. NULL, or what makes them damaged: a child's ranks below 1 or busbw out of range
  * were copied into a report its schema refused, and a second value of one size hid the first
- * (a size far below its band, then fine, passed). */
+ * (a size far below its band, then fine, passed). The order too, as the benchmark writes them
+ * (start, sizes, end; an error and end alone when it could not start): results without a start
+ * had no ranks to check the reference's against, and passed. */
 static const char *read_events(const json_t *ev, json_t *sizes, json_int_t *ranks,
                                const char **outcome)
 {
     const json_t *e;
     size_t i;
+    int started = 0, ended = 0;
     json_array_foreach(ev, i, e) {
         const char *kind = util_json_str(e, "event", "");
         json_t *size = json_object_get(e, "size"), *busbw = json_object_get(e, "busbw");
+        if (ended)
+            return "events after its end";
+        if (!strcmp(kind, "start") && started++)
+            return "two starts";
+        if (!strcmp(kind, "size") && !started)
+            return "a size before the start";
         if (!strcmp(kind, "start")) {
             *ranks = json_integer_value(json_object_get(e, "ranks"));
             if (*ranks < 1 || *ranks > 1 << 24)
                 return *ranks = 0, "a start whose ranks are not a count of 1 or more";
         } else if (!strcmp(kind, "end")) {
             *outcome = util_json_str(e, "outcome", "?");
+            ended = 1;
         } else if (!strcmp(kind, "size") && json_is_integer(size) && json_is_number(busbw)) {
             double v = json_number_value(busbw);
             char key[32];

@@ -444,15 +444,19 @@ expect_exit 2 "with --drain, under 30 s" -- "$TOPOTUNE" check --backend sim --in
 # blamed on --np, exit 2); a busbw of 1e308 passed as above the band.
 cat >bench-damaged.sh <<'EOF'
 #!/bin/sh
-# the real benchmark's sizes, with one event of $DAMAGE ('SIZE BUSBW' or 'ranks N') put first
+# the real benchmark's sizes, with one event of $DAMAGE ('SIZE BUSBW' or 'ranks N') put first,
+# or its start left out ('nostart'), or a size after its end ('late')
 "$TOPOTUNE_BENCH" "$@" || exit
 for a in "$@"; do case $a in --json=*) f=${a#--json=} ;; esac; done
 set -- $DAMAGE
 if [ "$1" = ranks ]; then sed -i "s/\"ranks\": *[0-9]*/\"ranks\": $2/" "$f"
+elif [ "$1" = nostart ]; then sed -i '/"event": *"start"/d' "$f"
+elif [ "$1" = late ]; then echo '{"event": "size", "size": 1, "busbw": 1}' >>"$f"
 else sed -i "0,/\"event\": *\"size\"/s//\"event\": \"size\", \"size\": $1, \"busbw\": $2}\\n{&/" "$f"; fi
 EOF
 chmod +x bench-damaged.sh
-for damage in "67108864 0.001" "67108864 -3" "67108864 1e308" "ranks -5"; do
+# without a start the results had no ranks to check the reference's against: OK, exit 0
+for damage in "67108864 0.001" "67108864 -3" "67108864 1e308" "ranks -5" nostart late; do
     expect_exit 1 "damaged events ($damage) fail" -- env TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-damaged.sh" \
         DAMAGE="$damage" "$TOPOTUNE" check --backend sim --input "$h100" --no-doctor --json
     check "said as damaged ($damage), the report in its schema" sh -c "grep -q 'events are damaged' '$TEST_TMP/out' &&
