@@ -60,7 +60,9 @@ assert all(len(n["checks"]) >= 8 for n in d["nodes"])' "$TEST_TMP/out"
 # container whose host-side veth has a name of its own (they failed as disagreeing before).
 ip -n "$MN_TAG-h1" link add veth3f2a1b type veth peer name vethc1 && ip -n "$MN_TAG-h1" link set veth3f2a1b up
 ip -n "$MN_TAG-h2" link add veth9c0d7e type veth peer name vethc2 && ip -n "$MN_TAG-h2" link set veth9c0d7e up
-expect_exit 1 "doctor --hosts h1,h2" -- mn_head "$TOPOTUNE" doctor --hosts h1,h2
+# (each node's own checks read this machine's limits: memlock fails or passes as it has CAP_IPC_LOCK)
+mn_head "$TOPOTUNE" doctor --hosts h1,h2 >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+check "doctor --hosts h1,h2: exit 0 or 1 (its nodes' own checks)" test $? -le 1
 check "one class" grep -qE "^nodes-class +pass +all 2 node\(s\): a100-" "$TEST_TMP/out"
 check "same interfaces, the veths aside" grep -qE "^nodes-interfaces +pass +all 2 node\(s\): eth0$" "$TEST_TMP/out"
 
