@@ -7,7 +7,7 @@
  * result.schema.json say the same for other readers.
  */
 #include "model/model.h"
-#include "sweep/sweep.h"
+#include "sweep/internal.h"
 #include "topo/topo.h"
 #include "util/buf.h"
 #include "util/env.h"
@@ -18,7 +18,6 @@
 #include "util/text.h"
 #include "workload/workload.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,17 +125,13 @@ static int check_inherited(const struct where *w, const json_t *inherited)
     if (!json_is_object(inherited))
         return bad(w, "inherited", "expected an object of NAME: {value, from}");
     json_object_foreach((json_t *)inherited, name, v) {
-        size_t n = strlen(name);
-        int ok = n > 5 && n <= 64 && !strncmp(name, "NCCL_", 5);
-        for (size_t i = 5; ok && i < n; i++)
-            ok = isupper((unsigned char)name[i]) || isdigit((unsigned char)name[i]) ||
-                 name[i] == '_';
-        if (!ok)
+        if (!sweep_inherited_name(name))
             return bad(w, "inherited", "\"%.64s\": expected an NCCL_* variable name", name);
         const char *value = json_string_value(json_object_get(v, "value"));
         const char *from = json_string_value(json_object_get(v, "from"));
         if (!json_is_object(v) || json_object_size(v) != 2 || !value || !from ||
-            strlen(value) > 4096 || !*from || strlen(from) > 4096)
+            strlen(value) > SWEEP_INHERITED_VALUE_MAX || !*from ||
+            strlen(from) > SWEEP_INHERITED_VALUE_MAX)
             return bad(w, "inherited",
                        "%s: expected {\"value\": text, \"from\": \"environment\" or a file}, "
                        "each at most 4096 characters",

@@ -7,7 +7,7 @@
  */
 #include "bench/bench.h"
 #include "model/model.h"
-#include "sweep/sweep.h"
+#include "sweep/internal.h"
 #include "util/buf.h"
 #include "util/env.h"
 #include "util/error.h"
@@ -542,6 +542,32 @@ static int nccl_unread(const char *name, int have, const char *version, char *wh
     return 1;
 }
 
+int sweep_inherited_name(const char *name)
+{
+    size_t n = strlen(name);
+    int ok = n > 5 && n <= SWEEP_INHERITED_NAME_MAX && !strncmp(name, "NCCL_", 5);
+    for (size_t i = 5; ok && i < n; i++)
+        ok = isupper((unsigned char)name[i]) || isdigit((unsigned char)name[i]) || name[i] == '_';
+    return ok;
+}
+
+/* text made one safe line of valid UTF-8 (a value of the environment may be any bytes), cut to
+ * SWEEP_INHERITED_VALUE_MAX bytes at a character's start: as sweep_meta_check reads it back. */
+static json_t *inherited_text(const char *text)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    util_text_shown(&b, text);
+    size_t n = b.len;
+    if (n > SWEEP_INHERITED_VALUE_MAX) {
+        n = SWEEP_INHERITED_VALUE_MAX;
+        while (n > 0 && ((unsigned char)b.data[n] & 0xc0) == 0x80)
+            n--;
+    }
+    json_t *s = json_stringn(b.data ? b.data : "", n);
+    util_buf_release(&b);
+    return s;
+}
+
 json_t *sweep_space_inherited(const struct sweep_space *s, const char *backend)
 {
     json_t *out = json_object();
@@ -553,12 +579,13 @@ json_t *sweep_space_inherited(const struct sweep_space *s, const char *backend)
         const char *value =
             json_is_array(v) ? json_string_value(json_array_get(v, 0)) : json_string_value(v);
         const char *from = json_is_array(v) ? json_string_value(json_array_get(v, 1)) : NULL;
+        /* a name NCCL never reads (lower case, a configuration file's "NCCL_PROTO ") is none */
         if (!strncmp(name, "NCCL_DEBUG", 10) || util_env_per_node(name) ||
-            json_object_get(json_object_get(s->doc, "fixed"), name))
+            !sweep_inherited_name(name) || json_object_get(json_object_get(s->doc, "fixed"), name))
             continue;
         json_object_set_new(out, name,
-                            json_pack("{s:s,s:s}", "value", value ? value : "", "from",
-                                      from ? from : "environment"));
+                            json_pack("{s:o,s:o}", "value", inherited_text(value), "from",
+                                      inherited_text(from ? from : "environment")));
     }
     json_decref(here);
     return out;

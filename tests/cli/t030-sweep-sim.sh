@@ -197,6 +197,17 @@ expect_exit 0 "a sweep inheriting NCCL_PROTO" -- env NCCL_PROTO=Simple "$TOPOTUN
 expect_exit 0 "gen of it" -- "$TOPOTUNE" gen --runs "$TEST_TMP/inherit-proto" --profiles "$TEST_TMP/inherit-prof"
 expect_stderr_has "warning: the runs of '$TEST_TMP/inherit-proto' inherited NCCL_PROTO=Simple, which the profile does not set" \
     "gen names it"
+# what the record keeps is what its reader takes: a name NCCL never reads (lower case) is none, a
+# value past 4096 bytes is cut (the sweep wrote both, then refused its own sweep.json, and gen
+# could not use its runs)
+long=$(head -c 5000 /dev/zero | tr '\0' x)
+expect_exit 0 "a sweep under a lower-case name and a long value" -- env NCCL_algo_x=1 NCCL_IB_HCA_LONG="$long" \
+    "$TOPOTUNE" sweep --topology "$specs/hgx-h100.json" --space "$TEST_TMP/inherit.json" --out "$TEST_TMP/inherit-odd"
+check "its record: the long value cut, no lower-case name" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["inherited"]
+assert "NCCL_algo_x" not in r and len(r["NCCL_IB_HCA_LONG"]["value"]) == 4096, r.keys()' "$TEST_TMP/inherit-odd/sweep.json"
+expect_exit 0 "... and gen reads it" -- "$TOPOTUNE" gen --runs "$TEST_TMP/inherit-odd" --profiles "$TEST_TMP/inherit-odd-prof"
 # a damaged record is refused, as the rest of sweep.json is
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); d["inherited"] = {"LD_PRELOAD": {"value": "/tmp/x.so", "from": "environment"}}
