@@ -436,8 +436,9 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
              events);
     else if (c.stuck) /* the GPU driver holds it (a GPU off the bus): the node's fault */
         fail(report, "bench",
-             "topotune-bench did not end after SIGKILL (asleep in the GPU driver: see the kernel "
-             "log for Xid errors), left behind (outcome %s): see '%s'",
+             "topotune-bench had not ended 1 s after SIGKILL (still tearing down, or asleep in "
+             "the GPU driver: see the kernel log for Xid errors), left behind (outcome %s): see "
+             "'%s'",
              outcome, log);
     else if (c.timed_out && run_s < o->timeout_s * 20 + 30)
         fail(report, "bench",

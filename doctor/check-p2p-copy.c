@@ -83,8 +83,9 @@ static void report(json_t *c, const struct topo *t, const struct util_child *ch,
     last_line(text, tail, sizeof(tail));
     /* a copy SIGKILL does not end sleeps in the driver, where a GPU that fell off the bus keeps
      * it: the node's fault too, said so; waiting for it would hang the check with it */
-    const char *stuck = ch->stuck ? ", and it did not end after SIGKILL (asleep in the GPU driver: "
-                                    "see the kernel log for Xid errors)"
+    const char *stuck = ch->stuck ? ", and it had not ended 1 s after SIGKILL (still tearing down, "
+                                    "or asleep in the GPU driver: see the kernel log for Xid "
+                                    "errors), left behind"
                                   : "";
     if (ch->exec_errno)
         doctor_add(c, "p2p-copy", "unknown", NULL, "the copy test could not start: %s",
@@ -128,8 +129,9 @@ double doctor_copy_timeout_s(const struct topo *t)
     return 15 + 0.5 * t->ngpus * t->ngpus;
 }
 
-void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, const char *p2p_off)
+int doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, const char *p2p_off)
 {
+    int stuck = 0;
     char *prog = util_sibling_program("topotune-p2p-copy", "TOPOTUNE_P2P_PROGRAM");
     int forced = getenv("TOPOTUNE_P2P_PROGRAM") && *getenv("TOPOTUNE_P2P_PROGRAM");
     if (!forced && (t->source != TOPO_SOURCE_LIVE || t->ngpus < 2)) {
@@ -159,10 +161,12 @@ void doctor_check_p2p_copy(json_t *c, const struct topo *t, double timeout_s, co
             util_file_read(log, 1 << 20, &text);
             util_temp_remove(log);
             report(c, t, &ch, util_buf_str(&text), deadline);
+            stuck = ch.stuck;
         } else {
             doctor_add(c, "p2p-copy", "unknown", NULL, "no temporary file for the copy test's log");
         }
         util_buf_release(&text);
     }
     free(prog);
+    return stuck;
 }

@@ -330,12 +330,30 @@ static void check_pcie_links(json_t *c, const struct topo *t)
     util_buf_release(&bad);
 }
 
+/* A GPU NVML cannot reach, said (NULL for an error that says nothing of the GPU itself). */
+static const char *gpu_unreachable(int nvml_error)
+{
+    switch (nvml_error) {
+    case TOPO_NVML_GPU_IS_LOST:
+        return "lost: fallen off the bus (Xid 79?)";
+    case TOPO_NVML_RESET_REQUIRED:
+        return "the driver asks for a GPU reset";
+    case TOPO_NVML_CORRUPTED_INFOROM:
+        return "its InfoROM is corrupted";
+    default:
+        return NULL;
+    }
+}
+
 /* One GPU's faults into bad (GPU index and address first); how severe: 2 fail, 1 warn, 0 none. */
 static int gpu_faults(int i, const struct topo_gpu_health *h, struct util_buf *bad)
 {
     struct util_buf f = UTIL_BUF_INIT;
     int worst = 0;
     long long s = h->slowdown;
+    const char *gone = gpu_unreachable(h->nvml_error);
+    if (gone)
+        util_buf_adds(&f, gone);
     if (h->remap_failed == 1)
         util_buf_addf(&f, "%sa row remapping failed (the GPU needs repair)", f.len ? ", " : "");
     if (h->remap_pending == 1)
@@ -360,39 +378,65 @@ static int gpu_faults(int i, const struct topo_gpu_health *h, struct util_buf *b
     return worst;
 }
 
-/* 4c. The GPUs' own health, as NVML says it: a GPU that needs a reset (rows remapped, pending)
- * or a repair (a remapping failed, uncorrectable ECC errors) fails a job that lands on it, or
- * corrupts it; one slowed down by the hardware (too hot, a power brake) is the node that drags
- * the job. This machine's GPUs, whatever --input describes. */
-static void check_gpu_health(json_t *c)
+/* What NVML said of the GPUs, counted: of each kind, how many GPUs it read. */
+struct health_read {
+    int gpus, remap, ecc, events, denied;
+};
+
+static void health_count(const struct topo_gpu_health *h, struct health_read *r)
 {
+    r->denied += h->nvml_error == TOPO_NVML_NO_PERMISSION;
+    r->remap += h->remap_pending >= 0;
+    r->ecc += h->ecc_uncorrected >= 0;
+    r->events += h->slowdown >= 0;
+    r->gpus += h->remap_pending >= 0 || h->ecc_uncorrected >= 0 || h->slowdown >= 0;
+}
+
+/* 4c. The GPUs' own health, as NVML says it: a GPU lost, or one that needs a reset (rows
+ * remapped, pending) or a repair (a remapping failed, uncorrectable ECC errors) fails a job that
+ * lands on it, or corrupts it; one slowed down by the hardware (too hot, a power brake) is the
+ * node that drags the job. This machine's GPUs, whatever --input describes; not asked after a
+ * copy test left asleep in the driver, where NVML's calls would wait with it. */
+static void check_gpu_health(json_t *c, int copy_stuck)
+{
+    if (copy_stuck) {
+        doctor_add(c, "gpu-health", "unknown", NULL,
+                   "not asked: the copy test's process is still in the GPU driver, and NVML would "
+                   "wait with it");
+        return;
+    }
     struct topo_gpu_health h[256]; /* GPUs of one machine: 8 today, 72 at most in sight */
-    int n = topo_gpu_health(h, 256), worst = 0, known = 0;
+    int n = topo_gpu_health(h, 256), worst = 0;
+    struct health_read r = {0};
     struct util_buf bad = UTIL_BUF_INIT;
     for (int i = 0; i < n && i < 256; i++) {
         int w = gpu_faults(i, &h[i], &bad);
         worst = w > worst ? w : worst;
-        known += h[i].remap_pending >= 0 || h[i].ecc_uncorrected >= 0 || h[i].slowdown >= 0;
+        health_count(&h[i], &r);
     }
     if (n < 0)
         doctor_add(c, "gpu-health", "unknown", NULL,
                    "NVML does not answer: no NVIDIA driver or GPU");
-    else if (n == 0)
-        doctor_add(c, "gpu-health", "unknown", NULL, "NVML lists no GPU");
-    else if (!known && !worst)
-        doctor_add(c, "gpu-health", "unknown", NULL,
-                   "NVML gives no row remapping, ECC count or clock events for these %d GPU(s)", n);
     else if (worst)
         doctor_add(c, "gpu-health", worst == 2 ? "fail" : "warn",
-                   "reset the GPU (nvidia-smi -r, or reboot) where rows wait for it; where a "
-                   "remapping failed or errors stay, send it for repair; a slowdown: the cooling "
-                   "or the power supply (nvidia-smi -q -d PERFORMANCE)",
+                   "reset the GPU (nvidia-smi -r, or reboot) where rows wait for it or the driver "
+                   "asks; a GPU lost, a failed remapping or errors that stay: send it for repair; "
+                   "a slowdown: the cooling or the power supply (nvidia-smi -q -d PERFORMANCE)",
                    "%s", util_buf_str(&bad));
-    else
-        doctor_add(c, "gpu-health", "pass", NULL,
-                   "%d GPU(s): no row remapping pending or failed, no uncorrectable ECC error, no "
-                   "slowdown (where NVML says)",
-                   n);
+    else if (!r.gpus)
+        doctor_add(c, "gpu-health", "unknown", NULL,
+                   "NVML gives no row remapping, ECC count or clock events for these %d GPU(s)%s",
+                   n, r.denied ? " (some another job's: not this one's to read)" : "");
+    else /* what was read, said as such (a consumer GPU has no ECC nor row remapping); a GPU NVML
+          * could not read, not another job's, is not passed */
+        doctor_add(c, "gpu-health", n - r.gpus - r.denied > 0 ? "warn" : "pass",
+                   n - r.gpus - r.denied > 0 ? "see nvidia-smi -q and the kernel log" : NULL,
+                   "%d of %d GPU(s) read: row remapping of %d (none pending or failed), "
+                   "uncorrectable ECC errors of %d (none), clock events of %d (no slowdown)%s",
+                   r.gpus, n, r.remap, r.ecc, r.events,
+                   n - r.gpus - r.denied > 0 ? "; NVML could not read the others"
+                   : r.denied                ? "; the others another job's"
+                                             : "");
     util_buf_release(&bad);
 }
 
@@ -927,10 +971,11 @@ json_t *doctor_run(const struct topo *t, const json_t *profile, double copy_time
     check_shm(checks, t);
     check_memlock(checks, t);
     check_p2p(checks, t, profile);
-    doctor_check_p2p_copy(checks, t, copy_timeout_s, doctor_p2p_disabled_by(profile));
+    int copy_stuck =
+        doctor_check_p2p_copy(checks, t, copy_timeout_s, doctor_p2p_disabled_by(profile));
     check_acs(checks, t);
     check_pcie_links(checks, t);
-    check_gpu_health(checks);
+    check_gpu_health(checks, copy_stuck);
     check_interfaces(checks);
     doctor_check_rdma(checks, t);
     check_launch(checks, t);

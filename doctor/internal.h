@@ -55,9 +55,11 @@ void doctor_check_node_values(json_t *checks, const json_t *profile);
  * NCCL reaches through libfabric (EFA, Slingshot) is said to be one. */
 void doctor_check_rdma(json_t *checks, const struct topo *t);
 
-/* 3b. A peer copy of a known pattern between every GPU pair, in a child under a deadline. */
-void doctor_check_p2p_copy(json_t *checks, const struct topo *t, double timeout_s,
-                           const char *p2p_off);
+/* 3b. A peer copy of a known pattern between every GPU pair, in a child under a deadline.
+ * Returns 1 when the copy's process did not end after SIGKILL (left behind: what asks the
+ * driver next may wait with it), else 0. */
+int doctor_check_p2p_copy(json_t *checks, const struct topo *t, double timeout_s,
+                          const char *p2p_off);
 /* What keeps P2P off PCIe for the job, in words ("NCCL_P2P_DISABLE=1 (this environment)"): that
  * variable as NCCL reads it (strtol's 1: "01" and "0x1" too) or NCCL_P2P_LEVEL below PIX (LOC,
  * NVL, NVB, C2C or 0), here or in the profile the job runs with; NULL: nothing. The text lives

@@ -347,8 +347,10 @@ static void gpu_health(const struct nvml_api *n, nvml_device dev, struct topo_gp
     unsigned corr = 0, unc = 0, pending = 0, failed = 0;
     unsigned long long ecc = 0, reasons = 0;
     memset(&raw, 0, sizeof(raw));
-    if (n->pci(dev, &raw) == 0)
+    if ((h->nvml_error = n->pci(dev, &raw)) == 0)
         pci_from_nvml(&raw, h->pci);
+    else
+        return; /* a GPU lost or reset-bound answers nothing more */
     int remap = n->remapped && n->remapped(dev, &corr, &unc, &pending, &failed) == 0;
     h->remap_pending = remap ? pending != 0 : -1;
     h->remap_failed = remap ? failed != 0 : -1;
@@ -376,7 +378,7 @@ int topo_gpu_health(struct topo_gpu_health *out, int max)
         memset(h, 0, sizeof(*h));
         h->remap_pending = h->remap_failed = -1;
         h->ecc_uncorrected = h->slowdown = -1;
-        if (n.handle(i, &dev) == 0) /* one that does not answer: unknown, the others said */
+        if ((h->nvml_error = n.handle(i, &dev)) == 0) /* one that does not answer: its error */
             gpu_health(&n, dev, h);
     }
     if (n.shutdown)

@@ -152,7 +152,13 @@ int topo_gpu_processes(void);
 /* What NVML says of one NVIDIA GPU's health: not its topology, its state (one needing a reset or
  * a repair, or running slowed down). -1 where NVML does not say (a GPU without ECC or row
  * remapping, a driver without the call). */
+#define TOPO_NVML_NO_PERMISSION     4 /* another job's GPU (the cgroup denies it): not ours */
+#define TOPO_NVML_CORRUPTED_INFOROM 14
+#define TOPO_NVML_GPU_IS_LOST       15 /* fallen off the bus (Xid 79) */
+#define TOPO_NVML_RESET_REQUIRED    16
 struct topo_gpu_health {
+    int nvml_error; /* NVML's error for the GPU itself (its handle or PCI info), 0 when it answered
+                     */
     char pci[16];
     int remap_pending;         /* rows remapped that take effect at the next reset */
     int remap_failed;          /* a row could not be remapped: the GPU needs repair */

@@ -141,8 +141,16 @@ if frozen_dir; then
     chmod +x "$TEST_TMP/p2p-stuck.sh"
     expect_exit 1 "a copy stuck in the kernel" -- timeout 60 env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-stuck.sh" \
         "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy-stuck.json"
-    check "said as hung and left behind" grep -q 'GPU0->GPU1 hung: killed after 2 s (0 pair(s) verified before it), and it did not end after SIGKILL' \
+    check "said as hung and left behind" grep -q 'GPU0->GPU1 hung: killed after 2 s (0 pair(s) verified before it), and it had not ended 1 s after SIGKILL' \
         "$TEST_TMP/copy-stuck.json"
+    # ... and NVML not asked after it: its calls on that GPU would wait with the copy
+    if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
+        expect_exit 1 "a stuck copy, NVML there" -- timeout 60 env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-stuck.sh" \
+            LD_LIBRARY_PATH="$TOPOTUNE_FAKE_NVML${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_NVML_BUSES="34,36" \
+            "$TOPOTUNE" doctor --input "$two_gpus" --copy-timeout 2 --json "$TEST_TMP/copy-stuck.json"
+        check "gpu-health not asked" grep -q 'not asked: the copy test.s process is still in the GPU driver' \
+            "$TEST_TMP/copy-stuck.json"
+    fi
 fi
 expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
     "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"
@@ -251,7 +259,17 @@ if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
         check "gpu-health $want with $*" test "$(status_of gpu-health "$TEST_TMP/health.json")" = "$want"
         check "... saying '$text'" grep -qF "$text" "$TEST_TMP/health.json"
     }
-    health pass "2 GPU(s): no row remapping pending or failed" FAKE_NVML_EVENTS=0x1
+    health pass "2 of 2 GPU(s) read: row remapping of 2 (none pending or failed), uncorrectable ECC errors of 2 (none), clock events of 2 (no slowdown)" FAKE_NVML_EVENTS=0x1
+    # a consumer GPU has no ECC nor row remapping: what was read is said
+    health pass "2 of 2 GPU(s) read: row remapping of 0 (none pending or failed), uncorrectable ECC errors of 0 (none), clock events of 2" \
+        FAKE_NVML_REMAP=unsupported FAKE_NVML_ECC=unsupported
+    # a GPU NVML cannot reach: lost (Xid 79), waiting for a reset; it passed, the others read
+    health fail "GPU1 (?): lost: fallen off the bus" FAKE_NVML_LOST=15
+    health fail "GPU1 (?): the driver asks for a GPU reset" FAKE_NVML_LOST=16
+    health pass "1 of 2 GPU(s) read: row remapping of 1 (none pending or failed), uncorrectable ECC errors of 1 (none), clock events of 1 (no slowdown); the others another job's" \
+        FAKE_NVML_LOST=4
+    health warn "1 of 2 GPU(s) read: row remapping of 1 (none pending or failed), uncorrectable ECC errors of 1 (none), clock events of 1 (no slowdown); NVML could not read the others" \
+        FAKE_NVML_LOST=999
     health fail "GPU1 (0000:36:00.0): rows remapped, pending a GPU reset" FAKE_NVML_REMAP=pending
     health fail "GPU1 (0000:36:00.0): a row remapping failed (the GPU needs repair)" FAKE_NVML_REMAP=failed
     health fail "GPU1 (0000:36:00.0): 2 uncorrectable ECC error(s)" FAKE_NVML_ECC=2

@@ -9,6 +9,7 @@
  * The last GPU's health: FAKE_NVML_REMAP "pending" or "failed" (its row remapping), FAKE_NVML_ECC=N
  * (uncorrectable ECC errors since the driver loaded), FAKE_NVML_EVENTS=MASK (clock event reasons,
  * as strtoull reads it); each "unsupported" makes the call fail as on a GPU without it.
+ * FAKE_NVML_LOST=N: the last GPU's handle comes back with NVML's error N (15: lost).
  * Only the calls the probe needs; every other symbol is absent, as a driver's may be.
  */
 #include <signal.h>
@@ -71,6 +72,8 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, void **device)
 {
     if (index >= nbuses)
         return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+    if (getenv("FAKE_NVML_LOST") && index + 1 == nbuses)
+        return atoi(getenv("FAKE_NVML_LOST"));
     *device = &buses[index];
     return 0;
 }
