@@ -107,15 +107,41 @@ static int rdma_nics(const struct topo *t)
  * are the defaults (64 KiB, 8 MiB); sites that set a finite limit set one of gigabytes. */
 #define MEMLOCK_LOW_BYTES (64LL << 20)
 
+/* Whether Slurm started this process (a Prolog or HealthCheckProgram: slurmd or slurmstepd up
+ * its line of parents, or a job's variables): its jobs run as their users. */
+static int under_slurm(void)
+{
+    if (getenv("SLURM_JOB_ID") || getenv("SLURMD_NODENAME"))
+        return 1;
+    struct util_buf b = UTIL_BUF_INIT;
+    long pid = (long)getppid();
+    int found = 0;
+    for (int up = 0; up < 16 && pid > 1 && !found; up++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        const char *s = util_sysfs_read(path, &b) ? NULL : util_buf_str(&b);
+        const char *open = s ? strchr(s, '(') : NULL, *close = s ? strrchr(s, ')') : NULL;
+        if (!open || !close || close < open)
+            break;
+        found = (close - open - 1 == 6 && !strncmp(open + 1, "slurmd", 6)) ||
+                (close - open - 1 == 10 && !strncmp(open + 1, "slurmstepd", 10));
+        pid = strtol(close + 3, NULL, 10); /* ") S PPID": the parent */
+    }
+    util_buf_release(&b);
+    return found;
+}
+
 /*
  * Whether the limit binds the job: CAP_IPC_LOCK lifts it for what a process pins, and the job
- * holds it too where it was given to a process not root (ambient capabilities), or to a
- * container's root (Kubernetes' capabilities: add: IPC_LOCK, a privileged container). Not to root
- * on a host: a Slurm Prolog runs as root, its jobs as their users, with slurmd's limit.
+ * holds it too where it was handed to a process not root (ambient capabilities), or to a
+ * container's root (Kubernetes' capabilities: add: IPC_LOCK, a privileged container). Not to
+ * root on a host, nor under Slurm (slurmd in a container too): a Prolog runs as root, its jobs
+ * as their users, with slurmd's limit.
  */
 static int memlock_lifted(const struct topo *t)
 {
-    return t->system.ipc_lock == 1 && (getuid() != 0 || t->system.container == 1);
+    return t->system.ipc_lock == 1 &&
+           (getuid() != 0 || (t->system.container == 1 && !under_slurm()));
 }
 
 /* 2. Locked memory where RDMA registers buffers. */

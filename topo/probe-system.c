@@ -206,7 +206,9 @@ static void probe_acs(struct topo *t)
 #define CAP_IPC_LOCK_BIT 14
 
 /* The memlock limit, and CAP_IPC_LOCK, which lifts it: the kernel lets memory registration (RDMA
- * pinning, ib_umem_get) exceed the limit for a process that holds it. */
+ * pinning, ib_umem_get) exceed the limit for a process that holds it. Held so that what this
+ * process starts holds it too: root's effective set (its programs get the bounding set back),
+ * another user's ambient set (file capabilities of one program are not handed down). */
 static void probe_memlock(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -218,9 +220,10 @@ static void probe_memlock(struct topo *t)
     }
     util_buf_reset(&b);
     if (util_sysfs_read("/proc/self/status", &b) == 0) {
-        const char *line = strstr(util_buf_str(&b), "\nCapEff:");
+        const char *set = geteuid() == 0 ? "\nCapEff:" : "\nCapAmb:";
+        const char *line = strstr(util_buf_str(&b), set);
         unsigned long long caps;
-        if (line && sscanf(line + strlen("\nCapEff:"), "%llx", &caps) == 1)
+        if (line && sscanf(line + strlen(set), "%llx", &caps) == 1)
             t->system.ipc_lock = (caps >> CAP_IPC_LOCK_BIT) & 1;
     }
     util_buf_release(&b);
@@ -238,7 +241,11 @@ static int root_has(const char *path)
 static void probe_container(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
-    t->system.container = root_has("/.dockerenv") || root_has("/run/.containerenv");
+    /* a Kubernetes pod on containerd under cgroup v2 has none of the files nor cgroup words
+     * below, but its service account's secrets, and every pod its API server's address */
+    t->system.container = root_has("/.dockerenv") || root_has("/run/.containerenv") ||
+                          root_has("/var/run/secrets/kubernetes.io") ||
+                          getenv("KUBERNETES_SERVICE_HOST");
     if (!t->system.container && util_sysfs_read("/proc/1/cgroup", &b) == 0) {
         const char *s = util_buf_str(&b);
         t->system.container = strstr(s, "docker") || strstr(s, "kubepods") ||

@@ -105,8 +105,9 @@ struct topo {
     struct {
         long long shm_bytes;     /* /dev/shm size, TOPO_UNKNOWN if unknown */
         long long memlock_bytes; /* -1 unlimited, -2 unknown */
-        int ipc_lock;            /* this process holds CAP_IPC_LOCK, which memlock does not bind:
-                                  * 1, 0, or TOPO_UNKNOWN */
+        int ipc_lock;            /* this process holds CAP_IPC_LOCK (which memlock does not bind)
+                                  * so that what it starts holds it too: root's effective set,
+                                  * another user's ambient set; 1, 0, or TOPO_UNKNOWN */
         int container;           /* 1, 0, or TOPO_UNKNOWN */
         char *iommu;             /* IOMMU words of the kernel command line, or NULL */
         json_t *acs_bridges;     /* array of {bridge, control, redirect}, or NULL if unreadable */

@@ -95,7 +95,18 @@ if [ "$(id -u)" = 0 ]; then
     TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
         --json "$TEST_TMP/ml.json" >/dev/null 2>&1
     check "a container's root with it passes" test "$(status_of memlock "$TEST_TMP/ml.json")" = pass
+    # ... but not under Slurm (slurmd in a container: its jobs run as their users)
+    SLURM_JOB_ID=7 TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
+        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    check "a container's root under Slurm: fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
     rm "$TEST_TMP/fakeroot/.dockerenv"
+    # a Kubernetes pod on containerd under cgroup v2 has no /.dockerenv nor cgroup words: its
+    # service account's secrets say it is one
+    mkdir -p "$TEST_TMP/fakeroot/var/run/secrets/kubernetes.io"
+    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
+        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    check "a Kubernetes pod's root with it passes" test "$(status_of memlock "$TEST_TMP/ml.json")" = pass
+    rm -r "$TEST_TMP/fakeroot/var"
 fi
 
 # 3b. The functional P2P copy test, supervised. The real program, where it was built, finds no GPU
