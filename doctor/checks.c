@@ -304,12 +304,17 @@ static void check_acs(json_t *c, const struct topo *t)
 }
 
 /* One device's link against what it can train to; 1 when it is degraded (said in bad). A GPU's
- * rate is not judged: at rest it trains down to 2.5 GT/s to save power, as it should. */
+ * rate is not judged: at rest it trains down to 2.5 GT/s to save power, as it should. A GPU
+ * (judge_rate 0) is an NVIDIA display or 3D controller, a NIC a network one: with --input the
+ * address is the file's, and this host may hold another device there, not judged. */
 static int link_degraded(const char *what, const char *pci, int judge_rate, struct util_buf *bad,
                          int *read)
 {
     struct topo_pci_link l;
     if (topo_pci_link_read(pci, &l) || (!l.width_now && !l.gts_now))
+        return 0;
+    int base = l.class_code >> 16;
+    if (judge_rate ? base != 0x02 : base != 0x03 || l.vendor != 0x10de)
         return 0;
     ++*read;
     int narrow = l.width_now > 0 && l.width_max > l.width_now;
@@ -335,10 +340,14 @@ static void check_pcie_links(json_t *c, const struct topo *t)
         snprintf(what, sizeof(what), "GPU%d", i);
         degraded += link_degraded(what, t->gpus[i].pci, 0, &bad, &read);
     }
-    for (int i = 0; i < t->nnics; i++)
-        if (topo_nic_rdma(t->nics[i].kind))
+    for (int i = 0; i < t->nnics; i++) {
+        int seen = 0; /* two ports of one function: one link */
+        for (int j = 0; j < i && !seen; j++)
+            seen = topo_nic_rdma(t->nics[j].kind) && !strcmp(t->nics[j].pci, t->nics[i].pci);
+        if (topo_nic_rdma(t->nics[i].kind) && !seen)
             degraded += link_degraded(t->nics[i].name ? t->nics[i].name : "NIC", t->nics[i].pci, 1,
                                       &bad, &read);
+    }
     if (degraded)
         doctor_add(c, "pcie-links", "fail",
                    "reseat the card or its riser and check the slot (lspci -vv: LnkSta against "

@@ -77,6 +77,20 @@ static double link_value(const char *pci, const char *rel, const char *file)
     return v > 0 ? v : 0;
 }
 
+/* A hexadecimal file of the device's folder ("0x10de"), or -1. */
+static long link_hex(const char *pci, const char *file)
+{
+    struct util_buf path = UTIL_BUF_INIT, val = UTIL_BUF_INIT;
+    util_buf_addf(&path, "/sys/bus/pci/devices/%s/%s", pci, file);
+    char *end = NULL;
+    long v = util_sysfs_read_line(path.data, &val) == 0 ? strtol(util_buf_str(&val), &end, 16) : -1;
+    if (!end || end == util_buf_str(&val) || v < 0 || v > 0xffffff)
+        v = -1;
+    util_buf_release(&path);
+    util_buf_release(&val);
+    return v;
+}
+
 /* The most a link can train to: the lesser of the device's and its port's maximum. A port that
  * claims less than the link runs at is emulated (older QEMU root ports say 2.5 GT/s x1 whatever
  * they carry): only the device's maximum counts then. *now: its value now. */
@@ -101,6 +115,8 @@ int topo_pci_link_read(const char *pci, struct topo_pci_link *l)
     util_buf_release(&path);
     if (!there)
         return -1;
+    l->vendor = (int)link_hex(pci, "vendor");
+    l->class_code = (int)link_hex(pci, "class");
     double now;
     l->width_max = (int)link_max(pci, "width", &now);
     l->width_now = (int)now;

@@ -179,6 +179,7 @@ int topo_gpu_health(struct topo_gpu_health *out, int max);
 struct topo_pci_link {
     int width_now, width_max;
     double gts_now, gts_max;
+    int vendor, class_code; /* what is at the address (0x10de, 0x030200), -1 where unknown */
 };
 int topo_pci_link_read(const char *pci, struct topo_pci_link *l);
 
