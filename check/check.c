@@ -411,6 +411,9 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     }
     launch_argv_free(argv);
     env_free(env);
+    /* ranks SIGKILL did not end (one asleep in the GPU driver), the benchmark itself ended */
+    const char *left_behind = ", but some of its processes did not end after SIGKILL (tearing "
+                              "down, or asleep in the GPU driver), left behind";
     json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ);
     const char *outcome = "none";
     json_int_t ranks = 0;
@@ -442,12 +445,13 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
              outcome, log);
     else if (c.timed_out && run_s < o->timeout_s * 20 + 30)
         fail(report, "bench",
-             "topotune-bench still ran at the check's --deadline of %g s, stopped (outcome %s): "
+             "topotune-bench still ran at the check's --deadline of %g s, stopped%s (outcome %s): "
              "see '%s'",
-             o->deadline_s, outcome, log);
+             o->deadline_s, c.left_behind ? left_behind : "", outcome, log);
     else if (c.timed_out || c.exit_code)
-        fail(report, "bench", "topotune-bench %s (outcome %s): see '%s'",
-             c.timed_out ? "passed its deadline" : "failed", outcome, log);
+        fail(report, "bench", "topotune-bench %s%s (outcome %s): see '%s'",
+             c.timed_out ? "passed its deadline" : "failed", c.left_behind ? left_behind : "",
+             outcome, log);
     else if (strcmp(outcome, "ok")) /* exit 0 but no result: nothing was measured to judge */
         fail(report, "bench",
              "topotune-bench exited 0 without ending its run (outcome %s): see '%s'", outcome, log);

@@ -445,6 +445,7 @@ int util_child_start(struct util_child *c)
     c->exec_errno = c->capture_errno = 0;
     c->lost = 0;
     c->stuck = 0;
+    c->left_behind = 0;
     c->timed_out = 0;
     c->exit_code = -1;
     c->signal = 0;
@@ -504,13 +505,18 @@ int util_child_start(struct util_child *c)
  * Reaped only when dead already: one asleep where SIGKILL does not reach would hold a blocking
  * wait for as long as it sleeps (util_child_wait's loop tries again, for a while).
  */
-static int kill_orphans(void)
+static int kill_orphans(int *alive)
 {
     pid_t kids[MAX_LIVE * 4];
     int n = children_of_me(kids, MAX_LIVE * 4), found = 0;
+    *alive = 0;
     for (int i = 0; i < n; i++)
-        if (!tracked(kids[i]) && !in_list(kids[i], before, nbefore) && kill(kids[i], SIGKILL) == 0)
-            found += waitpid(kids[i], NULL, WNOHANG) >= 0;
+        if (!tracked(kids[i]) && !in_list(kids[i], before, nbefore) &&
+            kill(kids[i], SIGKILL) == 0) {
+            pid_t r = waitpid(kids[i], NULL, WNOHANG);
+            found += r >= 0;
+            *alive += r == 0;
+        }
     return found;
 }
 
@@ -562,9 +568,11 @@ int util_child_wait(struct util_child *c)
      * the kill cannot reach another's.
      */
     for (double until = util_clock_s() + (c->stuck ? 0 : 2);;) { /* stuck: once, no wait */
-        int left = kill(-c->pid, SIGKILL) == 0;
+        int left = kill(-c->pid, SIGKILL) == 0, alive;
         left += kill_session(c->pid);
-        if ((!kill_orphans() && !left) || util_clock_s() >= until)
+        int orphans = kill_orphans(&alive);
+        c->left_behind = left > 0 || alive > 0;
+        if ((!orphans && !left) || util_clock_s() >= until)
             break;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);

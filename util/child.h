@@ -43,6 +43,8 @@ struct util_child {
     int stuck;         /* SIGKILL did not end it within kill_wait_s: asleep in the kernel where no
                         * signal reaches (a GPU driver's or a file system's hang), left there
                         * unreaped to die when it wakes; exit_code -1 */
+    int left_behind;   /* processes of its group, its session or orphaned by it were still there
+                        * when the wait gave up on them (2 s after its end; at once when stuck) */
     double wall_s;
 };
 
