@@ -8,7 +8,12 @@ set -u
 export TOPOTUNE="$TOPOTUNE_BIN/topotune"
 TOPOTUNE_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # this folder
 TEST_TMP=$(mktemp -d)
-trap 'rm -rf "$TEST_TMP"' EXIT
+FROZEN="" FROZEN_GUARD=""
+test_cleanup() {
+    [ -z "$FROZEN" ] || thaw_dir
+    rm -rf "$TEST_TMP"
+}
+trap test_cleanup EXIT
 # Debian's python3 (tools/install-deps.sh gives it jsonschema and yaml) ahead of a version
 # manager's shim in PATH, for the tests and the scripts they start (#!/usr/bin/env python3): a
 # pyenv shim is a few bash processes per call, 0.3 s on an idle machine and a second on a busy
@@ -133,19 +138,33 @@ sys.exit(subprocess.run(sys.argv[2:], stdout=w, stderr=open(sys.argv[1], "w")).r
 
 # frozen_dir: sets FROZEN to a directory where a write sleeps in the kernel beyond any signal, as a
 # process in a GPU driver's hang (or on a dead NFS server) does: an ext4 image frozen by fsfreeze
-# (root and a loop device; returns 1 without them). Thawed and unmounted when the test ends,
-# or after 300 s should the test be killed first.
+# (root and a loop device; says SKIP and returns 1 without them). thaw_dir ends it, and so does
+# the test's end; a guard in a session of its own does after 300 s, should ctest kill the test
+# first (the writers would sleep for ever).
 frozen_dir() {
     local d="$TEST_TMP/frozen"
-    [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null && command -v mkfs.ext4 >/dev/null || return 1
-    mkdir -p "$d" && truncate -s 8M "$TEST_TMP/frozen.img" &&
+    if ! { [ "$(id -u)" = 0 ] && command -v fsfreeze >/dev/null && command -v mkfs.ext4 >/dev/null &&
+        mkdir -p "$d" && truncate -s 8M "$TEST_TMP/frozen.img" &&
         mkfs.ext4 -q -F "$TEST_TMP/frozen.img" 2>/dev/null &&
-        mount -o loop "$TEST_TMP/frozen.img" "$d" 2>/dev/null || return 1
-    trap 'fsfreeze -u "$TEST_TMP/frozen" 2>/dev/null; umount -l "$TEST_TMP/frozen" 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
-    fsfreeze -f "$d" || return 1
-    (sleep 300 && fsfreeze -u "$d") >/dev/null 2>&1 </dev/null &
-    # shellcheck disable=SC2034 # read by the test that called it
+        mount -o loop "$TEST_TMP/frozen.img" "$d" 2>/dev/null; }; then
+        echo "SKIP: no frozen file system here (root, a loop device and fsfreeze): its cases not run" >&2
+        return 1
+    fi
     FROZEN=$d
+    fsfreeze -f "$d" || { thaw_dir; return 1; }
+    # shellcheck disable=SC2016 # $1 is the guard's own argument
+    setsid sh -c 'sleep 300; fsfreeze -u "$1"' sh "$d" >/dev/null 2>&1 </dev/null &
+    FROZEN_GUARD=$!
+}
+# thaw_dir: the frozen file system thawed (its writers wake, and end as they were killed) and gone.
+thaw_dir() {
+    fsfreeze -u "$FROZEN" 2>/dev/null
+    umount -l "$FROZEN" 2>/dev/null
+    if [ -n "$FROZEN_GUARD" ]; then
+        pkill -P "$FROZEN_GUARD" sleep 2>/dev/null
+        kill "$FROZEN_GUARD" 2>/dev/null
+    fi
+    FROZEN="" FROZEN_GUARD=""
 }
 
 finish() {

@@ -162,6 +162,7 @@ if frozen_dir; then
         check "gpu-health not asked" grep -q 'not asked: the copy test.s process is still in the GPU driver' \
             "$TEST_TMP/copy-stuck.json"
     fi
+    thaw_dir
 fi
 expect_exit 1 "copy that corrupts" -- env TOPOTUNE_P2P_PROGRAM="$TEST_TMP/p2p-corrupt.sh" \
     "$TOPOTUNE" doctor --input "$two_gpus" --json "$TEST_TMP/copy2.json"

@@ -397,17 +397,22 @@ if frozen_dir; then
     printf '#!/bin/sh\nexec sh -c "echo x >%s/bench"\n' "$FROZEN" >bench-stuck.sh
     printf '#!/bin/sh\nsh -c "echo x >%s/rank" &\nexec sleep 1000\n' "$FROZEN" >rank-stuck.sh
     chmod +x bench-stuck.sh rank-stuck.sh
+    start=$SECONDS
     expect_exit 1 "a benchmark SIGKILL does not end fails by the deadline" -- timeout 120 env \
         TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/bench-stuck.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
         --no-doctor --deadline 20
+    check "ended before Slurm's 60 s" test $((SECONDS - start)) -lt 60
     check "said as stuck" grep -q "^FAIL bench: topotune-bench had not ended 1 s after SIGKILL (still tearing down, or asleep in the GPU driver" \
         "$TEST_TMP/out"
+    start=$SECONDS
     expect_exit 1 "... and one whose rank SIGKILL does not end" -- timeout 120 env \
         TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/rank-stuck.sh" "$TOPOTUNE" check --backend sim --input "$h100" \
         --no-doctor --deadline 20
     check "said as the deadline's, its rank left behind" grep -q \
         "^FAIL bench: topotune-bench still ran at the check's --deadline of 20 s, stopped, but some of its processes did not end after SIGKILL" \
         "$TEST_TMP/out"
+    check "that one too before Slurm's 60 s" test $((SECONDS - start)) -lt 60
+    thaw_dir
 fi
 # a peer copy that hangs gets two fifths of the deadline (never more than its own 47 s on 8
 # GPUs): a verdict of its own, and no time left to start the benchmark in
