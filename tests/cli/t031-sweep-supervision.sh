@@ -122,4 +122,19 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 else
     echo "skipped: the full-disk check needs root and mount namespaces"
 fi
+
+# A run whose process SIGKILL does not end (asleep in the GPU driver; a write to a frozen file
+# system here): the sweep goes on, and says the runs after it may find its GPUs held (they were
+# measured, or failed, with nothing said).
+if frozen_dir; then
+    printf '#!/bin/sh\nsh -c "echo x >%s/run" &\nexec sleep 1000\n' "$FROZEN" >"$TEST_TMP/stuck-bench"
+    chmod +x "$TEST_TMP/stuck-bench"
+    printf '{"schema": "topotune/space/1", "backend": "mpi", "sizes": {"min": "8", "max": "8"},
+ "vars": {"NCCL_FAKE_MODE": [null]}, "repeat": 1, "timeout_s": 1}\n' >"$TEST_TMP/stuck.json"
+    expect_exit 1 "a sweep whose only run leaves a process SIGKILL does not end (none ran well)" -- timeout 120 env \
+        TOPOTUNE_BENCH_PROGRAM="$TEST_TMP/stuck-bench" "$TOPOTUNE" sweep --space "$TEST_TMP/stuck.json" \
+        --out "$TEST_TMP/stuck-sweep" --no-cures
+    expect_stderr_has "left processes SIGKILL had not ended" "said"
+    thaw_dir
+fi
 finish
