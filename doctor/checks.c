@@ -116,7 +116,7 @@ static int under_slurm(void)
     struct util_buf b = UTIL_BUF_INIT;
     long pid = (long)getppid();
     int found = 0;
-    for (int up = 0; up < 16 && pid > 1 && !found; up++) {
+    for (int up = 0; up < 16 && pid >= 1 && !found; up++) { /* PID 1 too: slurmd as a container's */
         char path[64];
         snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
         const char *s = util_sysfs_read(path, &b) ? NULL : util_buf_str(&b);
@@ -125,7 +125,7 @@ static int under_slurm(void)
             break;
         found = (close - open - 1 == 6 && !strncmp(open + 1, "slurmd", 6)) ||
                 (close - open - 1 == 10 && !strncmp(open + 1, "slurmstepd", 10));
-        pid = strtol(close + 3, NULL, 10); /* ") S PPID": the parent */
+        pid = pid == 1 ? 0 : strtol(close + 3, NULL, 10); /* ") S PPID": the parent */
     }
     util_buf_release(&b);
     return found;
@@ -141,7 +141,7 @@ static int under_slurm(void)
 static int memlock_lifted(const struct topo *t)
 {
     return t->system.ipc_lock == 1 &&
-           (getuid() != 0 || (t->system.container == 1 && !under_slurm()));
+           (geteuid() != 0 || (t->system.container == 1 && !under_slurm()));
 }
 
 /* 2. Locked memory where RDMA registers buffers. */

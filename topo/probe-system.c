@@ -221,10 +221,25 @@ static void probe_acs(struct topo *t)
 /* CAP_IPC_LOCK's bit in /proc/PID/status's CapEff (linux/capability.h). */
 #define CAP_IPC_LOCK_BIT 14
 
+/* Whether this process runs in the host's user namespace (uid_map the identity of every id): a
+ * capability held in another (a rootless container's root) is none where the kernel pins memory,
+ * which asks the host's namespace. */
+static int host_user_namespace(void)
+{
+    struct util_buf b = UTIL_BUF_INIT;
+    unsigned long inside, outside, count;
+    int host = util_sysfs_read("/proc/self/uid_map", &b) == 0 &&
+               sscanf(util_buf_str(&b), "%lu %lu %lu", &inside, &outside, &count) == 3 &&
+               inside == 0 && outside == 0 && count == 4294967295ul;
+    util_buf_release(&b);
+    return host;
+}
+
 /* The memlock limit, and CAP_IPC_LOCK, which lifts it: the kernel lets memory registration (RDMA
  * pinning, ib_umem_get) exceed the limit for a process that holds it. Held so that what this
  * process starts holds it too: root's effective set (its programs get the bounding set back),
- * another user's ambient set (file capabilities of one program are not handed down). */
+ * another user's ambient set (file capabilities of one program are not handed down); and in the
+ * host's user namespace. */
 static void probe_memlock(struct topo *t)
 {
     struct util_buf b = UTIL_BUF_INIT;
@@ -240,7 +255,7 @@ static void probe_memlock(struct topo *t)
         const char *line = strstr(util_buf_str(&b), set);
         unsigned long long caps;
         if (line && sscanf(line + strlen(set), "%llx", &caps) == 1)
-            t->system.ipc_lock = (caps >> CAP_IPC_LOCK_BIT) & 1;
+            t->system.ipc_lock = (caps >> CAP_IPC_LOCK_BIT) & 1 && host_user_namespace();
     }
     util_buf_release(&b);
 }

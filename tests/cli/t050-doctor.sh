@@ -87,24 +87,41 @@ printf 'Limit                     Soft Limit           Hard Limit           Unit
     >"$TEST_TMP/fakeroot/proc/self/limits"
 # Docker's default capabilities and IPC_LOCK (bit 14)
 printf 'Name:\ttopotune\nCapInh:\t0000000000000000\nCapEff:\t00000000a80465fb\n' >"$TEST_TMP/fakeroot/proc/self/status"
+# the host's user namespace (a rootless container's root holds it in its own only, where the
+# kernel's pinning does not look)
+printf '         0          0 4294967295\n' >"$TEST_TMP/fakeroot/proc/self/uid_map"
+# lifted or not by this environment's Slurm and Kubernetes variables too: not the runner's
+in_root() { # doctor in the laid-out root, the runner's Slurm and Kubernetes variables unset
+    env -u KUBERNETES_SERVICE_HOST -u SLURM_JOB_ID -u SLURMD_NODENAME TOPOTUNE_SYSFS_ROOT="$TEST_TMP/fakeroot" \
+        "$@" "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+}
 if [ "$(id -u)" = 0 ]; then
-    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
-        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    in_root
     check "root on a host with CAP_IPC_LOCK: the limit still fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
     touch "$TEST_TMP/fakeroot/.dockerenv"
-    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
-        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    in_root
     check "a container's root with it passes" test "$(status_of memlock "$TEST_TMP/ml.json")" = pass
     # ... but not under Slurm (slurmd in a container: its jobs run as their users)
-    SLURM_JOB_ID=7 TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
-        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    in_root SLURM_JOB_ID=7
     check "a container's root under Slurm: fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
+    # ... slurmd found among the parents where no variable says it (a HealthCheckProgram), PID 1
+    # of the container's PID namespace too (its parents laid out: this shell's, then PID 1)
+    mkdir -p "$TEST_TMP/fakeroot/proc/$$" "$TEST_TMP/fakeroot/proc/1"
+    echo "$$ (bash) S 1 1 1 0" >"$TEST_TMP/fakeroot/proc/$$/stat"
+    echo "1 (slurmd) S 0 1 1 0" >"$TEST_TMP/fakeroot/proc/1/stat"
+    in_root
+    check "a container's root under a slurmd that is PID 1: fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
+    rm -r "$TEST_TMP/fakeroot/proc/$$" "$TEST_TMP/fakeroot/proc/1"
+    # ... nor in a user namespace of its own (rootless Podman, Apptainer --fakeroot)
+    printf '         0      65534          1\n' >"$TEST_TMP/fakeroot/proc/self/uid_map"
+    in_root
+    check "a rootless container's root: fails" test "$(status_of memlock "$TEST_TMP/ml.json")" = fail
+    printf '         0          0 4294967295\n' >"$TEST_TMP/fakeroot/proc/self/uid_map"
     rm "$TEST_TMP/fakeroot/.dockerenv"
     # a Kubernetes pod on containerd under cgroup v2 has no /.dockerenv nor cgroup words: its
     # service account's secrets say it is one
     mkdir -p "$TEST_TMP/fakeroot/var/run/secrets/kubernetes.io"
-    TOPOTUNE_SYSFS_ROOT=$TEST_TMP/fakeroot "$TOPOTUNE" doctor --input "$specs/hgx-h100.json" \
-        --json "$TEST_TMP/ml.json" >/dev/null 2>&1
+    in_root
     check "a Kubernetes pod's root with it passes" test "$(status_of memlock "$TEST_TMP/ml.json")" = pass
     rm -r "$TEST_TMP/fakeroot/var"
 fi
