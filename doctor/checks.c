@@ -365,19 +365,28 @@ static void check_pcie_links(json_t *c, const struct topo *t)
     util_buf_release(&bad);
 }
 
-/* A GPU NVML cannot reach, said (NULL for an error that says nothing of the GPU itself). */
-static const char *gpu_unreachable(int nvml_error)
+/* A GPU NVML cannot reach, said into out; 0 for none, or for an error that says nothing of the
+ * GPU (3: the call not supported; 4: another job's GPU, behind the cgroup). */
+static int gpu_unreachable(int nvml_error, char *out, size_t len)
 {
     switch (nvml_error) {
+    case 0:
+    case 3:
+    case TOPO_NVML_NO_PERMISSION:
+        return 0;
     case TOPO_NVML_GPU_IS_LOST:
-        return "lost: fallen off the bus (Xid 79?)";
+        snprintf(out, len, "lost: fallen off the bus (Xid 79?)");
+        break;
     case TOPO_NVML_RESET_REQUIRED:
-        return "the driver asks for a GPU reset";
+        snprintf(out, len, "the driver asks for a GPU reset");
+        break;
     case TOPO_NVML_CORRUPTED_INFOROM:
-        return "its InfoROM is corrupted";
-    default:
-        return NULL;
+        snprintf(out, len, "its InfoROM is corrupted");
+        break;
+    default: /* 999 after an Xid 79, 8 not enough power, 11 an interrupt problem... */
+        snprintf(out, len, "NVML cannot reach it (error %d)", nvml_error);
     }
+    return 1;
 }
 
 /* One GPU's faults into bad (GPU index and address first); how severe: 2 fail, 1 warn, 0 none. */
@@ -386,8 +395,8 @@ static int gpu_faults(int i, const struct topo_gpu_health *h, struct util_buf *b
     struct util_buf f = UTIL_BUF_INIT;
     int worst = 0;
     long long s = h->slowdown;
-    const char *gone = gpu_unreachable(h->nvml_error);
-    if (gone)
+    char gone[64];
+    if (gpu_unreachable(h->nvml_error, gone, sizeof(gone)))
         util_buf_adds(&f, gone);
     if (h->remap_failed == 1)
         util_buf_addf(&f, "%sa row remapping failed (the GPU needs repair)", f.len ? ", " : "");
@@ -427,6 +436,29 @@ static void health_count(const struct topo_gpu_health *h, struct health_read *r)
     r->gpus += h->remap_pending >= 0 || h->ecc_uncorrected >= 0 || h->slowdown >= 0;
 }
 
+/* gpu-health's pass (a warning where a GPU said nothing, not another job's): what was read,
+ * said as such (a consumer GPU has no ECC nor row remapping). */
+static void health_pass(json_t *c, int n, const struct health_read *r)
+{
+    struct util_buf t = UTIL_BUF_INIT;
+    int unread = n - r->gpus - r->denied;
+    util_buf_addf(&t, "%d of %d GPU(s) read:", r->gpus, n);
+    if (r->remap)
+        util_buf_addf(&t, " row remapping of %d, none pending or failed;", r->remap);
+    if (r->ecc)
+        util_buf_addf(&t, " uncorrectable ECC errors of %d, none;", r->ecc);
+    if (r->events)
+        util_buf_addf(&t, " clock events of %d, no slowdown;", r->events);
+    if (unread > 0)
+        util_buf_addf(&t, " %d said nothing;", unread);
+    if (r->denied)
+        util_buf_addf(&t, " %d another job's;", r->denied);
+    t.data[--t.len] = '\0'; /* the last ';' */
+    doctor_add(c, "gpu-health", unread > 0 ? "warn" : "pass",
+               unread > 0 ? "see nvidia-smi -q and the kernel log" : NULL, "%s", util_buf_str(&t));
+    util_buf_release(&t);
+}
+
 /* 4c. The GPUs' own health, as NVML says it: a GPU lost, or one that needs a reset (rows
  * remapped, pending) or a repair (a remapping failed, uncorrectable ECC errors) fails a job that
  * lands on it, or corrupts it; one slowed down by the hardware (too hot, a power brake) is the
@@ -452,26 +484,22 @@ static void check_gpu_health(json_t *c, int copy_stuck)
     if (n < 0)
         doctor_add(c, "gpu-health", "unknown", NULL,
                    "NVML does not answer: no NVIDIA driver or GPU");
+    else if (n == 0)
+        doctor_add(c, "gpu-health", "unknown", NULL, "NVML lists no GPU");
     else if (worst)
         doctor_add(c, "gpu-health", worst == 2 ? "fail" : "warn",
                    "reset the GPU (nvidia-smi -r, or reboot) where rows wait for it or the driver "
-                   "asks; a GPU lost, a failed remapping or errors that stay: send it for repair; "
-                   "a slowdown: the cooling or the power supply (nvidia-smi -q -d PERFORMANCE)",
+                   "asks; a GPU lost or unreachable, a failed remapping or errors that stay: send "
+                   "it for repair; a slowdown: the cooling or the power supply (nvidia-smi -q -d "
+                   "PERFORMANCE)",
                    "%s", util_buf_str(&bad));
     else if (!r.gpus)
         doctor_add(c, "gpu-health", "unknown", NULL,
                    "NVML gives no row remapping, ECC count or clock events for these %d GPU(s)%s",
-                   n, r.denied ? " (some another job's: not this one's to read)" : "");
-    else /* what was read, said as such (a consumer GPU has no ECC nor row remapping); a GPU NVML
-          * could not read, not another job's, is not passed */
-        doctor_add(c, "gpu-health", n - r.gpus - r.denied > 0 ? "warn" : "pass",
-                   n - r.gpus - r.denied > 0 ? "see nvidia-smi -q and the kernel log" : NULL,
-                   "%d of %d GPU(s) read: row remapping of %d (none pending or failed), "
-                   "uncorrectable ECC errors of %d (none), clock events of %d (no slowdown)%s",
-                   r.gpus, n, r.remap, r.ecc, r.events,
-                   n - r.gpus - r.denied > 0 ? "; NVML could not read the others"
-                   : r.denied                ? "; the others another job's"
-                                             : "");
+                   n,
+                   r.denied ? " (another job's, behind the cgroup: not this job's to read)" : "");
+    else
+        health_pass(c, n, &r);
     util_buf_release(&bad);
 }
 

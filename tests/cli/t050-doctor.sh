@@ -303,17 +303,19 @@ if [ -e "${TOPOTUNE_FAKE_NVML:-}/libnvidia-ml.so.1" ]; then
         check "gpu-health $want with $*" test "$(status_of gpu-health "$TEST_TMP/health.json")" = "$want"
         check "... saying '$text'" grep -qF "$text" "$TEST_TMP/health.json"
     }
-    health pass "2 of 2 GPU(s) read: row remapping of 2 (none pending or failed), uncorrectable ECC errors of 2 (none), clock events of 2 (no slowdown)" FAKE_NVML_EVENTS=0x1
+    health pass "2 of 2 GPU(s) read: row remapping of 2, none pending or failed; uncorrectable ECC errors of 2, none; clock events of 2, no slowdown\"" FAKE_NVML_EVENTS=0x1
     # a consumer GPU has no ECC nor row remapping: what was read is said
-    health pass "2 of 2 GPU(s) read: row remapping of 0 (none pending or failed), uncorrectable ECC errors of 0 (none), clock events of 2" \
+    health pass "2 of 2 GPU(s) read: clock events of 2, no slowdown\"" \
         FAKE_NVML_REMAP=unsupported FAKE_NVML_ECC=unsupported
     # a GPU NVML cannot reach: lost (Xid 79), waiting for a reset; it passed, the others read
     health fail "GPU1 (?): lost: fallen off the bus" FAKE_NVML_LOST=15
     health fail "GPU1 (?): the driver asks for a GPU reset" FAKE_NVML_LOST=16
-    health pass "1 of 2 GPU(s) read: row remapping of 1 (none pending or failed), uncorrectable ECC errors of 1 (none), clock events of 1 (no slowdown); the others another job's" \
+    health pass "1 of 2 GPU(s) read: row remapping of 1, none pending or failed; uncorrectable ECC errors of 1, none; clock events of 1, no slowdown; 1 another job's\"" \
         FAKE_NVML_LOST=4
-    health warn "1 of 2 GPU(s) read: row remapping of 1 (none pending or failed), uncorrectable ECC errors of 1 (none), clock events of 1 (no slowdown); NVML could not read the others" \
-        FAKE_NVML_LOST=999
+    # any other error NVML gives for a GPU itself (999 after an Xid 79): unreachable, a failure
+    health fail "GPU1 (?): NVML cannot reach it (error 999)" FAKE_NVML_LOST=999
+    health fail "GPU0 (?): NVML cannot reach it (error 999)" FAKE_NVML_LOST=999 FAKE_NVML_BUSES=34
+    health unknown "NVML lists no GPU" FAKE_NVML_BUSES=
     health fail "GPU1 (0000:36:00.0): rows remapped, pending a GPU reset" FAKE_NVML_REMAP=pending
     health fail "GPU1 (0000:36:00.0): a row remapping failed (the GPU needs repair)" FAKE_NVML_REMAP=failed
     health fail "GPU1 (0000:36:00.0): 2 uncorrectable ECC error(s)" FAKE_NVML_ECC=2
