@@ -435,8 +435,8 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
                "missing?): see '%s'",
                started, c.exit_code, log);
     else if (damaged) /* what the node's benchmark said is no measurement to judge */
-        fail(report, "bench", "topotune-bench's events are damaged (%s): see '%s'", damaged,
-             events);
+        fail(report, "bench", "topotune-bench's events are damaged (%s)%s: see '%s'", damaged,
+             c.left_behind ? left_behind : "", events);
     else if (c.stuck) /* the GPU driver holds it (a GPU off the bus): the node's fault */
         fail(report, "bench",
              "topotune-bench had not ended 1 s after SIGKILL (still tearing down, or asleep in "
@@ -454,7 +454,10 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
              outcome, log);
     else if (strcmp(outcome, "ok")) /* exit 0 but no result: nothing was measured to judge */
         fail(report, "bench",
-             "topotune-bench exited 0 without ending its run (outcome %s): see '%s'", outcome, log);
+             "topotune-bench exited 0 without ending its run (outcome %s)%s: see '%s'", outcome,
+             c.left_behind ? left_behind : "", log);
+    else if (c.left_behind) /* its numbers stand, but a rank holds a GPU in the driver */
+        fail(report, "bench", "topotune-bench ended its run%s: see '%s'", left_behind, log);
     json_object_set_new(report, "ranks", json_integer(ranks));
     json_decref(ev);
 }
