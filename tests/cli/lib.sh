@@ -153,7 +153,7 @@ frozen_dir() {
     FROZEN=$d
     fsfreeze -f "$d" || { thaw_dir; return 1; }
     # shellcheck disable=SC2016 # $1 is the guard's own argument
-    setsid sh -c 'sleep 300; fsfreeze -u "$1"' sh "$d" >/dev/null 2>&1 </dev/null &
+    setsid sh -c 'sleep 300; fsfreeze -u "$1"; umount -l "$1"' sh "$d" >/dev/null 2>&1 </dev/null &
     FROZEN_GUARD=$!
 }
 # thaw_dir: the frozen file system thawed (its writers wake, and end as they were killed) and gone.
