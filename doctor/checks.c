@@ -313,8 +313,8 @@ static int link_degraded(const char *what, const char *pci, int judge_rate, stru
     struct topo_pci_link l;
     if (topo_pci_link_read(pci, &l) || (!l.width_now && !l.gts_now))
         return 0;
-    int base = l.class_code >> 16;
-    if (judge_rate ? base != 0x02 : base != 0x03 || l.vendor != 0x10de)
+    int base = l.class_code >> 16, nic = base == 0x02 || (l.class_code >> 8) == 0x0c06; /* or IB */
+    if (judge_rate ? !nic : base != 0x03 || l.vendor != 0x10de)
         return 0;
     ++*read;
     int narrow = l.width_now > 0 && l.width_max > l.width_now;
@@ -341,9 +341,12 @@ static void check_pcie_links(json_t *c, const struct topo *t)
         degraded += link_degraded(what, t->gpus[i].pci, 0, &bad, &read);
     }
     for (int i = 0; i < t->nnics; i++) {
-        int seen = 0; /* two ports of one function: one link */
+        /* two ports of one function, or two functions of one device ("0000:05:00.0" and ".1"),
+         * share one link: judged once */
+        int seen = 0;
         for (int j = 0; j < i && !seen; j++)
-            seen = topo_nic_rdma(t->nics[j].kind) && !strcmp(t->nics[j].pci, t->nics[i].pci);
+            seen = topo_nic_rdma(t->nics[j].kind) && t->nics[i].pci[0] &&
+                   !strncmp(t->nics[j].pci, t->nics[i].pci, strcspn(t->nics[i].pci, "."));
         if (topo_nic_rdma(t->nics[i].kind) && !seen)
             degraded += link_degraded(t->nics[i].name ? t->nics[i].name : "NIC", t->nics[i].pci, 1,
                                       &bad, &read);

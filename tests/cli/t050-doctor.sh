@@ -243,6 +243,7 @@ cat >"$links" <<'XML'
 <pci busid="0000:02:08.0" class="0x060400">
 <pci busid="0000:03:00.0" class="0x030200" device="0x2330"/><pci busid="0000:04:00.0" class="0x030200" device="0x2330"/>
 <pci busid="0000:05:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1" maxconn="131072"/></nic></pci>
+<pci busid="0000:05:00.1" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_1" dev="1" speed="400000" port="1" gdr="1" maxconn="131072"/></nic></pci>
 </pci></cpu></system>
 XML
 fake_links() { # ROOT GPU0_WIDTH NIC_SPEED PORT_WIDTH [NIC_CLASS]: the tree, the rest at its maximum
@@ -251,7 +252,7 @@ import os, sys
 root, gpu0_width, nic_speed, port_width = sys.argv[1:5]
 nic_class = sys.argv[5] if len(sys.argv) > 5 else "0x020700"
 ids = {"0000:03:00.0": ("0x10de", "0x030200"), "0000:04:00.0": ("0x10de", "0x030200"),
-       "0000:05:00.0": ("0x15b3", nic_class)}
+       "0000:05:00.0": ("0x15b3", nic_class), "0000:05:00.1": ("0x15b3", nic_class)}
 port = root + "/sys/devices/pci0000:00/0000:00:01.0/0000:02:08.0"
 def put(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -260,7 +261,8 @@ put(port + "/max_link_width", port_width)
 put(port + "/max_link_speed", "32.0 GT/s PCIe")
 for dev, width, speed, max_speed in (("0000:03:00.0", gpu0_width, "2.5 GT/s PCIe", "32.0 GT/s PCIe"),
                                      ("0000:04:00.0", "16", "2.5 GT/s PCIe", "32.0 GT/s PCIe"),
-                                     ("0000:05:00.0", "16", nic_speed, "16.0 GT/s PCIe")):
+                                     ("0000:05:00.0", "16", nic_speed, "16.0 GT/s PCIe"),
+                                     ("0000:05:00.1", "16", nic_speed, "16.0 GT/s PCIe")):
     d = port + "/" + dev
     put(d + "/vendor", ids[dev][0])
     put(d + "/class", ids[dev][1])
@@ -289,6 +291,11 @@ fake_links "$TEST_TMP/links-other" 8 "8.0 GT/s PCIe" 16 0x010802
 TOPOTUNE_SYSFS_ROOT="$TEST_TMP/links-other" "$TOPOTUNE" doctor --input "$links" --json "$TEST_TMP/links.json" >/dev/null 2>&1
 check "another device at the NIC's address: the GPU alone named" grep -q \
     '1 PCIe link(s) trained below what both ends can: GPU0 (0000:03:00.0) at x8 of x16"' "$TEST_TMP/links.json"
+# an InfiniBand controller of the older class (0x0c06: ConnectX-2, QLogic) is a NIC too
+fake_links "$TEST_TMP/links-ib-class" 16 "8.0 GT/s PCIe" 16 0x0c0600
+TOPOTUNE_SYSFS_ROOT="$TEST_TMP/links-ib-class" "$TOPOTUNE" doctor --input "$links" --json "$TEST_TMP/links.json" >/dev/null 2>&1
+check "an InfiniBand-class NIC judged" grep -q \
+    '1 PCIe link(s) trained below what both ends can: mlx5_0 (0000:05:00.0) at 8 GT/s of 16"' "$TEST_TMP/links.json"
 
 # 4c. The GPUs' own health as NVML says it (tests/fakes/fake-nvml.c as the driver, its last GPU
 # the sick one): a GPU whose remapped rows wait for a reset, one whose remapping failed, ECC errors
