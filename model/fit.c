@@ -54,11 +54,15 @@ double model_fit_error(struct model *models, const struct model_point *pts, int 
         e[n] = fabs(pr.busbw - pts[i].busbw) / pts[i].busbw * 100;
         sum += e[n++];
     }
-    double mid = util_median(e, n); /* sorts e */
-    if (median)
-        *median = mid;
-    if (max)
-        *max = n ? e[n - 1] : 0;
+    /* sorted for the median and the largest only when asked: the descent asks thousands of
+     * times for the mean alone, and sorting every time made most of a large fit's time */
+    if (median || max) {
+        double mid = util_median(e, n); /* sorts e */
+        if (median)
+            *median = mid;
+        if (max)
+            *max = n ? e[n - 1] : 0;
+    }
     free(e);
     return n ? sum / n : -1;
 }
