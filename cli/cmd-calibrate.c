@@ -373,6 +373,9 @@ static int report(struct fit_data *d, const char *out, size_t fit_max, const cha
     }
     struct model_fit f;
     char why[256];
+    if (nfit) /* the fit's time grows with its points: a large one takes a minute, said first */
+        util_info("calibrate: fitting %d point(s) of %d sweep(s)%s", nfit, ndirs,
+                  nheld ? " (larger sizes held out)" : "");
     if (!nfit || model_fit(d->models, fit, nfit, &f)) {
         /* sweeps that never ran ok: the work failed (exit 1), as for a class without a run */
         rc =

@@ -27,6 +27,8 @@ expect_exit 2 "resume a sim sweep of model v2" -- "$TOPOTUNE" -q sweep --backend
 expect_stderr_has "it was swept with model topotune-model/2, this sweep asks for topotune-model/19" \
     "the versions named"
 expect_exit 0 "calibrate" -- "$TOPOTUNE" calibrate --runs hgx-h100 --runs hgx-h100-2nodes --out fit.json
+# the fit's time grows with its points (a minute for a large sweep): said before it starts
+check "the fit's size said first" grep -qE '^topotune: calibrate: fitting [0-9]+ point\(s\) of 2 sweep\(s\)' "$TEST_TMP/err"
 # numbers as people write them (design.md): nvls_fill_bytes printed 6.711e+07
 check "no exponent in what it prints" sh -c "! grep -E '[0-9]e[+-][0-9]' '$TEST_TMP/out'"
 echo '{"schema": "topotune/calibration/1", "params": {"nvls_fill_bytes": -1}}' >badcal.json
