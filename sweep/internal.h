@@ -27,12 +27,13 @@ int sweep_measure(struct sweep *sw, const struct planned_run *r, json_t **result
  * descent: one variable at a time from the defaults (or their cure), for spaces too large to try.
  */
 int sweep_run_grid(struct sweep *sw);
+int sweep_run_halving(struct sweep *sw);
+int sweep_run_descent(struct sweep *sw);
+
 /* The longest name ("NCCL_" and 59 more) and value sweep.json's "inherited" holds. */
 #define SWEEP_INHERITED_NAME_MAX  64
 #define SWEEP_INHERITED_VALUE_MAX 4096
 /* A name sweep.json's "inherited" may hold: NCCL_ and capitals, digits, '_' (NCCL's own). */
 int sweep_inherited_name(const char *name);
-int sweep_run_halving(struct sweep *sw);
-int sweep_run_descent(struct sweep *sw);
 
 #endif
