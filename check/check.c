@@ -412,8 +412,10 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
     launch_argv_free(argv);
     env_free(env);
     /* ranks SIGKILL did not end (one asleep in the GPU driver), the benchmark itself ended */
-    const char *left_behind = ", but some of its processes did not end after SIGKILL (tearing "
-                              "down, or asleep in the GPU driver), left behind";
+    const char *behind = c.left_behind && !c.stuck
+                             ? ", but some of its processes did not end after "
+                               "SIGKILL (" UTIL_CHILD_LEFT_WHY "), left behind"
+                             : "";
     json_t *ev = util_jsonl_load(events, UTIL_JSONL_READ);
     const char *outcome = "none";
     json_int_t ranks = 0;
@@ -436,28 +438,26 @@ static void bench_part(const struct check_opts *o, const struct topo *t, const j
                started, c.exit_code, log);
     else if (damaged) /* what the node's benchmark said is no measurement to judge */
         fail(report, "bench", "topotune-bench's events are damaged (%s)%s: see '%s'", damaged,
-             c.left_behind ? left_behind : "", events);
+             behind, events);
     else if (c.stuck) /* the GPU driver holds it (a GPU off the bus): the node's fault */
         fail(report, "bench",
-             "topotune-bench had not ended 1 s after SIGKILL (still tearing down, or asleep in "
-             "the GPU driver: see the kernel log for Xid errors), left behind (outcome %s): see "
-             "'%s'",
-             outcome, log);
+             "topotune-bench had not ended %g s after SIGKILL (" UTIL_CHILD_LEFT_WHY
+             "), left behind (outcome %s): see '%s'",
+             c.kill_wait_s, outcome, log);
     else if (c.timed_out && run_s < o->timeout_s * 20 + 30)
         fail(report, "bench",
              "topotune-bench still ran at the check's --deadline of %g s, stopped%s (outcome %s): "
              "see '%s'",
-             o->deadline_s, c.left_behind ? left_behind : "", outcome, log);
+             o->deadline_s, behind, outcome, log);
     else if (c.timed_out || c.exit_code)
         fail(report, "bench", "topotune-bench %s%s (outcome %s): see '%s'",
-             c.timed_out ? "passed its deadline" : "failed", c.left_behind ? left_behind : "",
-             outcome, log);
+             c.timed_out ? "passed its deadline" : "failed", behind, outcome, log);
     else if (strcmp(outcome, "ok")) /* exit 0 but no result: nothing was measured to judge */
         fail(report, "bench",
              "topotune-bench exited 0 without ending its run (outcome %s)%s: see '%s'", outcome,
-             c.left_behind ? left_behind : "", log);
-    else if (c.left_behind) /* its numbers stand, but a rank holds a GPU in the driver */
-        fail(report, "bench", "topotune-bench ended its run%s: see '%s'", left_behind, log);
+             behind, log);
+    else if (*behind) /* its numbers stand, but a rank holds a GPU in the driver */
+        fail(report, "bench", "topotune-bench ended its run%s: see '%s'", behind, log);
     json_object_set_new(report, "ranks", json_integer(ranks));
     json_decref(ev);
 }

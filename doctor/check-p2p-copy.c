@@ -83,10 +83,11 @@ static void report(json_t *c, const struct topo *t, const struct util_child *ch,
     last_line(text, tail, sizeof(tail));
     /* a copy SIGKILL does not end sleeps in the driver, where a GPU that fell off the bus keeps
      * it: the node's fault too, said so; waiting for it would hang the check with it */
-    const char *stuck = ch->stuck ? ", and it had not ended 1 s after SIGKILL (still tearing down, "
-                                    "or asleep in the GPU driver: see the kernel log for Xid "
-                                    "errors), left behind"
-                                  : "";
+    char stuck[256] = "";
+    if (ch->stuck)
+        snprintf(stuck, sizeof(stuck),
+                 ", and it had not ended %g s after SIGKILL (" UTIL_CHILD_LEFT_WHY "), left behind",
+                 ch->kill_wait_s);
     if (ch->exec_errno)
         doctor_add(c, "p2p-copy", "unknown", NULL, "the copy test could not start: %s",
                    strerror(ch->exec_errno));

@@ -571,9 +571,8 @@ static json_t *run_one(struct sweep *sw, const struct planned_run *r, const char
         /* the runs after it may find its GPUs held: the numbers or failures that follow are
          * suspect, said where they are made (a GPU in the driver's hang stays so) */
         if (ch.stuck || ch.left_behind)
-            util_warning("run %s left processes SIGKILL had not ended (tearing down, or asleep "
-                         "in the GPU driver: see the kernel log for Xid errors): the runs after "
-                         "it may find its GPUs still held",
+            util_warning("run %s left processes SIGKILL had not ended (" UTIL_CHILD_LEFT_WHY
+                         "): the runs after it may find its GPUs still held",
                          util_json_str(r->config, "id", "?"));
     }
     json_t *res = json_object();

@@ -21,6 +21,9 @@
  * seconds; one that takes longer sleeps where no signal reaches, and a supervisor that waited for
  * it would hang with it. */
 #define UTIL_CHILD_KILL_WAIT_S 5.0
+/* Why a child (or what it left) outlived SIGKILL, in the words every caller reports it with. */
+#define UTIL_CHILD_LEFT_WHY                                                                        \
+    "still tearing down, or asleep in the GPU driver: see the kernel log for Xid errors"
 
 struct util_child {
     /* set by the caller */
